@@ -1,0 +1,27 @@
+"""`BaseOperationInput`: the base class of agentool input schemas."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ('BaseOperationInput',)
+
+
+class BaseOperationInput(BaseModel):
+    """Base input schema: an `operation` field plus the fields operations need.
+
+    Subclasses narrow `operation` to a `Literal` of the operations they route, so the JSON schema
+    shows an enum and pydantic rejects unknown operations. Unknown fields are rejected
+    (`extra='forbid'`) so a typo never goes unnoticed.
+
+    Example:
+        ```python {test="skip"}
+        class StorageInput(BaseOperationInput):
+            operation: Literal['read', 'write']
+            key: str
+        ```
+    """
+
+    model_config = ConfigDict(extra='forbid')
+
+    operation: str = Field(description='The operation to perform.')

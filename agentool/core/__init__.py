@@ -1,0 +1,1 @@
+"""Core components: model, manager, registry and the pydantic-ai capability."""

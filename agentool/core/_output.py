@@ -1,0 +1,131 @@
+"""Turning a tool's return value into a final `ModelResponse` in the output mode a run asks for.
+
+A model answers in the shape the agent's output type dictates: plain text, a call to one of the
+output tools (one per member of a union, scalars wrapped in an outer key), or JSON text for
+native and prompted modes (scalars wrapped in `response`, unions in `result`/`kind`/`data`).
+These shapes are read from the request parameters and JSON schemas pydantic-ai publishes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.models import ModelRequestParameters
+from pydantic_ai.tools import ToolDefinition
+from pydantic_core import to_json, to_jsonable_python
+
+from ..errors import OutputError
+
+__all__ = ('output_response',)
+
+
+def output_response(
+    value: Any, params: ModelRequestParameters, *, model_name: str, agentool: str, call_id: str
+) -> ModelResponse:
+    """The final response that carries `value` as the run's output."""
+    text_ok = params.allow_text_output and isinstance(value, str)
+    if params.output_tools and not text_ok:
+        tool, args = _tool_output(value, params.output_tools, agentool)
+        return ModelResponse(parts=[ToolCallPart(tool.name, args, tool_call_id=call_id)], model_name=model_name)
+    if params.output_mode in ('native', 'prompted') and params.output_object is not None:
+        fitted = _fit_object(value, params.output_object.json_schema, agentool)
+        return ModelResponse(parts=[TextPart(to_json(fitted).decode())], model_name=model_name)
+    if not params.allow_text_output:
+        raise OutputError(
+            f'agentool {agentool!r}: the agent accepts neither text nor an output tool for this value',
+            agentool=agentool,
+        )
+    text = value if isinstance(value, str) else to_json(value).decode()
+    return ModelResponse(parts=[TextPart(text)], model_name=model_name)
+
+
+def _tool_output(value: Any, tools: list[ToolDefinition], agentool: str) -> tuple[ToolDefinition, Any]:
+    jsonable = to_jsonable_python(value)
+    if len(tools) == 1:
+        return tools[0], _wrap(tools[0], jsonable)
+    for matcher in (_matches_title, _matches_shape):
+        for tool in tools:
+            if matcher(_inner_schema(tool), value, jsonable):
+                return tool, _wrap(tool, jsonable)
+    raise OutputError(
+        f'agentool {agentool!r}: the output value of type {type(value).__name__} fits none of the agent\'s '
+        f'output tools ({", ".join(t.name for t in tools)})',
+        agentool=agentool,
+        output_tools=[t.name for t in tools],
+    )
+
+
+def _wrap(tool: ToolDefinition, jsonable: Any) -> Any:
+    return {tool.outer_typed_dict_key: jsonable} if tool.outer_typed_dict_key else jsonable
+
+
+def _inner_schema(tool: ToolDefinition) -> dict[str, Any]:
+    schema = tool.parameters_json_schema
+    if key := tool.outer_typed_dict_key:
+        return schema.get('properties', {}).get(key, {})
+    return schema
+
+
+def _fit_object(value: Any, schema: dict[str, Any], agentool: str) -> Any:
+    jsonable = to_jsonable_python(value)
+    properties: dict[str, Any] = schema.get('properties', {})
+    if 'title' in schema or len(properties) != 1:
+        return jsonable
+    (key, inner), = properties.items()
+    if key == 'result' and 'anyOf' in inner:
+        branches: list[dict[str, Any]] = inner['anyOf']
+        for matcher in (_matches_title, _matches_shape):
+            for branch in branches:
+                data_schema = branch.get('properties', {}).get('data', {})
+                if matcher({**data_schema, 'title': branch.get('title')}, value, jsonable):
+                    kind = branch['properties']['kind'].get('const')
+                    return {'result': {'kind': kind, 'data': jsonable}}
+        raise OutputError(
+            f'agentool {agentool!r}: the output value of type {type(value).__name__} fits no member of the '
+            'output union',
+            agentool=agentool,
+        )
+    if key == 'response':
+        return {'response': jsonable}
+    return jsonable
+
+
+def _matches_title(schema: dict[str, Any], value: Any, jsonable: Any) -> bool:
+    if not isinstance(value, BaseModel):
+        return False
+    return schema.get('title') == (value.model_config.get('title') or type(value).__name__)
+
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    'object': (dict,),
+    'array': (list,),
+    'string': (str,),
+    'integer': (int,),
+    'number': (int, float),
+    'boolean': (bool,),
+    'null': (type(None),),
+}
+
+
+def _matches_shape(schema: dict[str, Any], value: Any, jsonable: Any) -> bool:
+    if 'const' in schema:
+        return jsonable == schema['const']
+    if 'enum' in schema:
+        return jsonable in schema['enum']
+    if 'anyOf' in schema:
+        return any(_matches_shape(s, value, jsonable) for s in schema['anyOf'])
+    kind = schema.get('type')
+    if isinstance(kind, str):
+        if isinstance(jsonable, bool) and kind in ('integer', 'number'):
+            return False
+        if not isinstance(jsonable, _JSON_TYPES.get(kind, (object,))):
+            return False
+    if isinstance(jsonable, dict):
+        required: list[str] = schema.get('required', [])
+        if any(key not in jsonable for key in required):
+            return False
+        if schema.get('additionalProperties') is False:
+            return all(key in schema.get('properties', {}) for key in jsonable)  # pyright: ignore[reportUnknownVariableType]
+    return True

@@ -1,0 +1,93 @@
+"""The manager tool as a pydantic-ai toolset, and a capability that brings model and toolset together.
+
+`AgenToolCapability(name)` is the explicit form of `Agent('agentool:NAME')`: it patches nothing,
+resolves the `agentool:NAME` model id, supplies the model when none is given and brings the manager
+toolset, so `deps=` reaches the tools through `ctx.deps`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
+from pydantic_ai import FunctionToolset, RunContext, Tool
+from pydantic_ai.capabilities import AbstractCapability
+from pydantic_ai.models import Model, ModelResolutionContext
+from pydantic_ai.toolsets import AbstractToolset
+
+from ..errors import ConfigurationError
+from .manager import MANAGER_TOOL_NAME, AgenToolManager
+from .model import AgenToolModel
+from .registry import AgenToolRegistry, get_registry
+
+__all__ = ('AgenToolCapability', 'manager_tool', 'manager_toolset', 'MODEL_ID_PREFIX')
+
+MODEL_ID_PREFIX = 'agentool:'
+
+
+def manager_tool(manager: AgenToolManager) -> Tool[Any]:
+    """The manager as a pydantic-ai `Tool` whose argument schema is exactly the input schema.
+
+    Its only non-context parameter is annotated with the input schema, so pydantic-ai publishes
+    that model's JSON schema (fields, descriptions, the operation enum) and validates arguments
+    with it before the manager runs.
+    """
+
+    async def agentool_manager(ctx: RunContext[Any], input: BaseModel) -> Any:
+        return await manager.execute(ctx, input)
+
+    agentool_manager.__annotations__ = {'ctx': RunContext[Any], 'input': manager.input_schema, 'return': Any}
+    description = manager.config.description or f'Run an operation of the {manager.name!r} agentool.'
+    return Tool(agentool_manager, takes_ctx=True, name=MANAGER_TOOL_NAME, description=description)
+
+
+def manager_toolset(manager: AgenToolManager) -> FunctionToolset[Any]:
+    """A toolset holding only the manager tool of `manager`'s agentool."""
+    return FunctionToolset([manager_tool(manager)], id=f'agentool:{manager.name}')
+
+
+def parse_model_id(model_id: str) -> str | None:
+    """The agentool name in an `agentool:NAME` model id, or `None` for any other id."""
+    if model_id.startswith(MODEL_ID_PREFIX):
+        return model_id[len(MODEL_ID_PREFIX) :]
+    return None
+
+
+@dataclass
+class AgenToolCapability(AbstractCapability[Any]):
+    """Runs agentool `name` in any pydantic-ai `Agent`, explicitly and without patching.
+
+    Example:
+        ```python {test="skip"}
+        agent = Agent(capabilities=[AgenToolCapability('storage')])
+        result = await agent.run('{"operation": "read", "key": "k"}', deps=my_deps)
+        ```
+    """
+
+    name: str
+    registry: AgenToolRegistry | None = field(default=None, kw_only=True)
+
+    def _registry(self) -> AgenToolRegistry:
+        return get_registry() if self.registry is None else self.registry
+
+    def get_model(self) -> Model:
+        return AgenToolModel(self.name, registry=self.registry)
+
+    async def resolve_model_id(self, ctx: ModelResolutionContext[Any], *, model_id: str) -> Model | None:
+        name = parse_model_id(model_id)
+        if name is None:
+            return None
+        if name != self.name:
+            raise ConfigurationError(
+                f'model id {model_id!r} names a different agentool than this capability ({self.name!r})',
+                agentool=name,
+            )
+        return AgenToolModel(name, registry=self.registry)
+
+    def get_toolset(self) -> AbstractToolset[Any]:
+        return manager_toolset(self._registry().get_manager(self.name))
+
+    @classmethod
+    def get_serialization_name(cls) -> str | None:
+        return None

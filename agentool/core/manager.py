@@ -1,0 +1,321 @@
+"""`AgenToolManager`: validated input → operation → route → transform → tool → typed output."""
+
+from __future__ import annotations
+
+import enum
+import functools
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, get_args, get_origin
+
+import anyio.to_thread
+from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic_ai import RunContext
+
+from ..errors import (
+    ConfigurationError,
+    InputTooLargeError,
+    InputValidationError,
+    InvalidJSONError,
+    NotAnObjectError,
+    OutputError,
+    ToolArgumentError,
+    TransformError,
+    UnknownOperationError,
+)
+from ._signature import ToolSignature, read_signature
+
+if TYPE_CHECKING:
+    from .registry import AgenToolConfig, Transform
+
+__all__ = ('AgenToolManager', 'MANAGER_TOOL_NAME')
+
+MANAGER_TOOL_NAME = '__agentool_manager__'
+"""Name of the tool whose argument schema is the agentool's input schema."""
+
+
+@dataclass(frozen=True)
+class _CompiledRoute:
+    operation: str
+    tool: ToolSignature
+    transform: Transform | None
+    matched_fields: tuple[str, ...]
+    """For the default transform: input fields passed to the tool because the names match."""
+
+
+class AgenToolManager:
+    """Runs one agentool's operations. Built (and checked) once per registration.
+
+    Construction refuses inconsistent configurations with `ConfigurationError`: an operation
+    field the schema lacks, a route to a tool that was not given, an operation value with no
+    route, a route for an operation the schema cannot produce, and a tool parameter the default
+    transform cannot fill.
+    """
+
+    def __init__(self, name: str, config: AgenToolConfig) -> None:
+        self.name = name
+        self.config = config
+        self.input_schema = config.input_schema
+        self.operation_field = config.routing_config.operation_field
+        self._routes = self._compile(config)
+        self._output_adapter = None if config.output_type is None else TypeAdapter[Any](config.output_type)
+        self._output_class = config.output_type if isinstance(config.output_type, type) else None
+
+    @property
+    def operations(self) -> list[str]:
+        """The routed operations, in routing order."""
+        return list(self._routes)
+
+    def tool_for(self, operation: str) -> ToolSignature:
+        """The tool an operation routes to."""
+        return self._routes[operation].tool
+
+    # --- creation-time checks ----------------------------------------------------------------
+
+    def _compile(self, config: AgenToolConfig) -> dict[str, _CompiledRoute]:
+        field_info = self.input_schema.model_fields.get(self.operation_field)
+        if field_info is None:
+            raise ConfigurationError(
+                f'agentool {self.name!r}: input schema {self.input_schema.__name__} has no operation field '
+                f'{self.operation_field!r}',
+                agentool=self.name,
+                field=self.operation_field,
+            )
+        tools = {getattr(t, '__name__', repr(t)): t for t in config.tools}
+        routes = config.routing_config.operation_map
+        if not routes:
+            raise ConfigurationError(f'agentool {self.name!r}: operation_map is empty', agentool=self.name)
+        producible = _operation_values(field_info.annotation)
+        if producible is not None:
+            if missing := [op for op in producible if op not in routes]:
+                raise ConfigurationError(
+                    f'agentool {self.name!r}: operation {missing[0]!r} of {self.input_schema.__name__}.'
+                    f'{self.operation_field} has no route in operation_map',
+                    agentool=self.name,
+                    operation=missing[0],
+                )
+            if extra := [op for op in routes if op not in producible]:
+                raise ConfigurationError(
+                    f'agentool {self.name!r}: operation_map routes {extra[0]!r}, which '
+                    f'{self.input_schema.__name__}.{self.operation_field} cannot produce '
+                    f'(allowed: {", ".join(map(repr, producible))})',
+                    agentool=self.name,
+                    operation=extra[0],
+                )
+        compiled: dict[str, _CompiledRoute] = {}
+        for operation, route in routes.items():
+            function = tools.get(route.tool)
+            if function is None:
+                raise ConfigurationError(
+                    f'agentool {self.name!r}: operation {operation!r} routes to tool {route.tool!r}, '
+                    f'which is not among the tools given ({", ".join(map(repr, tools)) or "none"})',
+                    agentool=self.name,
+                    operation=operation,
+                    tool=route.tool,
+                )
+            signature = read_signature(function)
+            matched: tuple[str, ...] = ()
+            if route.transform is None:
+                fields = self.input_schema.model_fields
+                matched = tuple(p for p in signature.params if p in fields)
+                if unfilled := sorted(signature.required - set(matched)):
+                    raise ConfigurationError(
+                        f'agentool {self.name!r}: operation {operation!r} has no transform, and tool '
+                        f'{route.tool!r} requires parameter {unfilled[0]!r}, which is not a field of '
+                        f'{self.input_schema.__name__}; add the field or give the route a transform',
+                        agentool=self.name,
+                        operation=operation,
+                        tool=route.tool,
+                        parameter=unfilled[0],
+                    )
+            compiled[operation] = _CompiledRoute(operation, signature, route.transform, matched)
+        return compiled
+
+    # --- input ---------------------------------------------------------------------------------
+
+    def validate_json(self, data: str | bytes) -> BaseModel:
+        """Validate a JSON prompt against the input schema, raising a typed `InvalidInputError`."""
+        size = len(data.encode() if isinstance(data, str) else data)
+        if size > self.config.max_input_bytes:
+            raise InputTooLargeError(
+                f'input to agentool {self.name!r} is {size} bytes, over the limit of '
+                f'{self.config.max_input_bytes} bytes (max_input_bytes)',
+                agentool=self.name,
+                size=size,
+                limit=self.config.max_input_bytes,
+            )
+        try:
+            return self.input_schema.model_validate_json(data)
+        except ValidationError as error:
+            raise self._diagnose_json(data, error) from None
+
+    def validate_python(self, data: Any) -> BaseModel:
+        """Validate an already-parsed value (a dict or a model) against the input schema."""
+        if isinstance(data, self.input_schema):
+            return data
+        if not isinstance(data, Mapping):
+            raise self._not_an_object(data)
+        try:
+            return self.input_schema.model_validate(data)
+        except ValidationError as error:
+            raise self._diagnose(data, error) from None  # pyright: ignore[reportUnknownArgumentType]
+
+    def _diagnose_json(self, data: str | bytes, error: ValidationError) -> Exception:
+        # The fast path failed; parse again with the standard library to say precisely why.
+        try:
+            parsed = json.loads(data)
+        except json.JSONDecodeError as bad:
+            return InvalidJSONError(
+                f'input to agentool {self.name!r} is not valid JSON: {bad.msg} at line {bad.lineno} '
+                f'column {bad.colno} (char {bad.pos})',
+                agentool=self.name,
+                position=bad.pos,
+                line=bad.lineno,
+                column=bad.colno,
+            )
+        except (RecursionError, ValueError) as bad:
+            return InvalidJSONError(
+                f'input to agentool {self.name!r} could not be parsed as JSON: {bad}', agentool=self.name
+            )
+        if not isinstance(parsed, dict):
+            return self._not_an_object(parsed)
+        return self._diagnose(parsed, error)  # pyright: ignore[reportUnknownArgumentType]
+
+    def _not_an_object(self, value: Any) -> NotAnObjectError:
+        kind = _json_type(value)
+        return NotAnObjectError(
+            f'input to agentool {self.name!r} must be a JSON object with an {self.operation_field!r} field, '
+            f'got {kind}',
+            agentool=self.name,
+            json_type=kind,
+        )
+
+    def _diagnose(self, data: Mapping[str, Any], error: ValidationError) -> Exception:
+        operation = data.get(self.operation_field)
+        if isinstance(operation, str) and operation not in self._routes:
+            known = list(self._routes)
+            return UnknownOperationError(
+                f'agentool {self.name!r} has no operation {operation!r}; known operations: '
+                f'{", ".join(map(repr, known))}',
+                agentool=self.name,
+                operation=operation,
+                known=known,
+            )
+        errors: list[dict[str, Any]] = json.loads(error.json(include_url=False))
+        where = f' operation {operation!r}' if isinstance(operation, str) else ''
+        problems = '; '.join(f'field {_loc(e["loc"])!r}: {e["msg"]}' for e in errors[:10])
+        more = f' (and {len(errors) - 10} more)' if len(errors) > 10 else ''
+        return InputValidationError(
+            f'invalid input for agentool {self.name!r}{where}: {problems}{more}',
+            agentool=self.name,
+            operation=operation if isinstance(operation, str) else None,
+            errors=errors,
+        )
+
+    # --- execution ------------------------------------------------------------------------------
+
+    async def execute(self, ctx: RunContext[Any], input: BaseModel) -> Any:
+        """Route validated `input` to its tool, call it and return its checked output.
+
+        A tool's own exception propagates unchanged.
+        """
+        operation = getattr(input, self.operation_field)
+        if isinstance(operation, enum.Enum):
+            operation = str(operation.value)
+        route = self._routes.get(operation)
+        if route is None:
+            raise UnknownOperationError(
+                f'agentool {self.name!r} has no operation {operation!r}; known operations: '
+                f'{", ".join(map(repr, self._routes))}',
+                agentool=self.name,
+                operation=operation,
+                known=list(self._routes),
+            )
+        kwargs = self._arguments(route, input)
+        tool = route.tool
+        args = (ctx,) if tool.takes_ctx else ()
+        if tool.is_async:
+            result = await tool.function(*args, **kwargs)
+        else:
+            result = await anyio.to_thread.run_sync(functools.partial(tool.function, *args, **kwargs))
+        return self._check_output(route, result)
+
+    def _arguments(self, route: _CompiledRoute, input: BaseModel) -> dict[str, Any]:
+        if route.transform is None:
+            fields_set = input.model_fields_set
+            return {
+                name: getattr(input, name)
+                for name in route.matched_fields
+                if name in fields_set or name in route.tool.required
+            }
+        try:
+            produced = route.transform(input)
+        except Exception as error:
+            raise TransformError(
+                f'agentool {self.name!r}: the transform of operation {route.operation!r} raised '
+                f'{type(error).__name__}: {error}',
+                agentool=self.name,
+                operation=route.operation,
+                tool=route.tool.name,
+            ) from error
+        if not isinstance(produced, Mapping):
+            raise TransformError(
+                f'agentool {self.name!r}: the transform of operation {route.operation!r} returned '
+                f'{type(produced).__name__}, expected a dict of arguments for tool {route.tool.name!r}',
+                agentool=self.name,
+                operation=route.operation,
+                tool=route.tool.name,
+            )
+        kwargs = dict(produced)  # pyright: ignore[reportUnknownArgumentType]
+        self._check_arguments(route, kwargs)
+        return kwargs
+
+    def _check_arguments(self, route: _CompiledRoute, kwargs: dict[str, Any]) -> None:
+        tool = route.tool
+        problem: tuple[str, str] | None = None
+        if missing := sorted(tool.required.difference(kwargs)):
+            problem = (missing[0], 'is required but the transform did not provide it')
+        elif not tool.accepts_var_kwargs and (unexpected := sorted(set(kwargs).difference(tool.params))):
+            problem = (unexpected[0], 'is not a parameter of the tool')
+        if problem:
+            raise ToolArgumentError(
+                f'agentool {self.name!r}, operation {route.operation!r}: parameter {problem[0]!r} of tool '
+                f'{tool.name!r} {problem[1]}',
+                agentool=self.name,
+                operation=route.operation,
+                tool=tool.name,
+                parameter=problem[0],
+            )
+
+    def _check_output(self, route: _CompiledRoute, result: Any) -> Any:
+        if self._output_adapter is None or (self._output_class is not None and type(result) is self._output_class):
+            return result
+        try:
+            return self._output_adapter.validate_python(result)
+        except ValidationError as error:
+            raise OutputError(
+                f'agentool {self.name!r}, operation {route.operation!r}: tool {route.tool.name!r} returned a '
+                f'value that does not fit the output type {self.config.output_type!r}: {error}',
+                agentool=self.name,
+                operation=route.operation,
+                tool=route.tool.name,
+            ) from error
+
+
+def _operation_values(annotation: Any) -> list[str] | None:
+    """The operation values a field annotation allows, or `None` when it allows any string."""
+    if get_origin(annotation) is Literal:
+        return [str(v) for v in get_args(annotation)]
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+        return [str(member.value) for member in annotation]
+    return None
+
+
+def _json_type(value: Any) -> str:
+    names = {dict: 'an object', list: 'an array', str: 'a string', bool: 'a boolean', type(None): 'null'}
+    return names.get(type(value), 'a number' if isinstance(value, int | float) else type(value).__name__)
+
+
+def _loc(loc: list[Any]) -> str:
+    return '.'.join(str(part) for part in loc) or '<root>'

@@ -1,0 +1,178 @@
+"""`AgenToolModel`: a synthetic model that turns a JSON prompt into one typed tool call.
+
+Phase 1 reads the run's JSON prompt, validates it against the agentool's input schema (bad input
+raises a typed `InvalidInputError` out of `agent.run`, with no retry loop) and calls the manager
+tool. Phase 2 turns the manager's return value into the final response, in whichever output mode
+the agent asks for. Usage is reported as zero: no tokens are spent.
+
+When the agent has no manager tool (a plain `Agent('agentool:NAME')`), the model runs the
+operation itself in phase 1. That form cannot receive `deps`: a tool reading `ctx.deps` there
+raises `DepsUnavailableError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from pydantic import BaseModel
+from pydantic_ai import RunContext
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+from pydantic_ai.models import CompletedStreamedResponse, Model, ModelRequestParameters, StreamedResponse
+from pydantic_ai.profiles import ModelProfile
+from pydantic_ai.settings import ModelSettings
+from pydantic_ai.usage import RunUsage
+
+from ..errors import AgenToolError, DepsUnavailableError, InvalidInputError, ToolRetryError
+from ._output import output_response
+from .manager import MANAGER_TOOL_NAME, AgenToolManager
+from .registry import AgenToolRegistry, get_registry
+
+__all__ = ('AgenToolModel',)
+
+_PROFILE = ModelProfile(
+    supports_tools=True,
+    supports_json_schema_output=True,
+    supports_json_object_output=True,
+    default_structured_output_mode='tool',
+)
+
+
+class AgenToolModel(Model):
+    """A deterministic model for agentool `name`.
+
+    Args:
+        name: The agentool to run.
+        registry: Where to find it; by default the registry in effect at request time.
+        settings: Model settings (accepted for interface parity; agentool ignores tuning knobs).
+    """
+
+    def __init__(
+        self, name: str, *, registry: AgenToolRegistry | None = None, settings: ModelSettings | None = None
+    ) -> None:
+        super().__init__(settings=settings, profile=_PROFILE)
+        self._name = name
+        self._registry = registry
+
+    @property
+    def model_name(self) -> str:
+        """The agentool's name."""
+        return self._name
+
+    @property
+    def system(self) -> str:
+        """The provider name reported in responses and telemetry."""
+        return 'agentool'
+
+    @property
+    def registry(self) -> AgenToolRegistry:
+        """The registry this model reads its agentool from."""
+        return get_registry() if self._registry is None else self._registry
+
+    async def request(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+    ) -> ModelResponse:
+        _, params = self.prepare_request(model_settings, model_request_parameters)
+        return await self._respond(messages, params)
+
+    @asynccontextmanager
+    async def request_stream(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+        run_context: RunContext[Any] | None = None,
+    ) -> AsyncGenerator[StreamedResponse]:
+        _, params = self.prepare_request(model_settings, model_request_parameters)
+        response = await self._respond(messages, params)
+        yield CompletedStreamedResponse(response, model_request_parameters=params, replay_events=True)
+
+    async def _respond(self, messages: list[ModelMessage], params: ModelRequestParameters) -> ModelResponse:
+        manager = self.registry.get_manager(self._name)
+        last = messages[-1]
+        if not isinstance(last, ModelRequest):  # pragma: no cover - the agent graph always ends with a request
+            raise AgenToolError(f'agentool {self._name!r}: expected a request to answer', agentool=self._name)
+        call_id = f'agentool_{self._name}_{sum(isinstance(m, ModelResponse) for m in messages)}'
+        for part in last.parts:
+            if isinstance(part, ToolReturnPart) and part.outcome == 'retried':
+                raise self._retry_error(part.tool_name, part.model_response_str())
+        for part in last.parts:
+            if isinstance(part, ToolReturnPart) and part.tool_name == MANAGER_TOOL_NAME:
+                return self._final(part.content, params, call_id)
+        prompt = self._prompt(messages, last)
+        validated = manager.validate_json(prompt)
+        if any(tool.name == MANAGER_TOOL_NAME for tool in params.function_tools):
+            return ModelResponse(
+                parts=[ToolCallPart(MANAGER_TOOL_NAME, prompt, tool_call_id=call_id)], model_name=self._name
+            )
+        output = await self._run_plain(manager, validated, prompt)
+        return self._final(output, params, call_id)
+
+    def _final(self, value: Any, params: ModelRequestParameters, call_id: str) -> ModelResponse:
+        return output_response(value, params, model_name=self._name, agentool=self._name, call_id=call_id)
+
+    def _prompt(self, messages: list[ModelMessage], last: ModelRequest) -> str:
+        prompts = [part for part in last.parts if isinstance(part, UserPromptPart)]
+        if not prompts:
+            raise InvalidInputError(f'agentool {self._name!r}: the request has no user prompt', agentool=self._name)
+        if _answered_in_run(messages, last):
+            # A user-voice part after our own answer in the same run is pydantic-ai's retry feedback.
+            raise self._retry_error(None, _text(prompts[-1], self._name))
+        return _text(prompts[-1], self._name)
+
+    def _retry_error(self, tool_name: str | None, feedback: str) -> ToolRetryError:
+        source = f'tool {tool_name!r}' if tool_name else 'the output'
+        return ToolRetryError(
+            f'agentool {self._name!r}: {source} asked the model to retry, which a deterministic model cannot '
+            f'do: {feedback}',
+            agentool=self._name,
+            tool=tool_name,
+            feedback=feedback,
+        )
+
+    async def _run_plain(self, manager: AgenToolManager, validated: BaseModel, prompt: str) -> Any:
+        ctx = _NoDepsRunContext(deps=None, model=self, usage=RunUsage(), prompt=prompt)
+        return await manager.execute(ctx, validated)
+
+
+def _answered_in_run(messages: list[ModelMessage], last: ModelRequest) -> bool:
+    if last.run_id is None:
+        return False
+    return any(isinstance(m, ModelResponse) and m.run_id == last.run_id for m in messages[:-1])
+
+
+def _text(part: UserPromptPart, agentool: str) -> str:
+    if isinstance(part.content, str):
+        return part.content
+    if all(isinstance(item, str) for item in part.content):
+        return ''.join(str(item) for item in part.content)
+    raise InvalidInputError(
+        f'agentool {agentool!r} takes a JSON text prompt; the prompt contains non-text content',
+        agentool=agentool,
+    )
+
+
+class _NoDepsRunContext(RunContext[Any]):
+    """The context of the plain model-string form, which has no public way to receive `deps`."""
+
+    def __getattribute__(self, name: str) -> Any:
+        if name == 'deps':
+            agentool = object.__getattribute__(self, 'model').model_name
+            raise DepsUnavailableError(
+                f'agentool {agentool!r}: a tool read ctx.deps, but a plain Agent("agentool:{agentool}") cannot '
+                f'receive deps; use Agent(capabilities=[AgenToolCapability({agentool!r})]) or the agent '
+                'create_agentool returned, and pass deps=...',
+                agentool=agentool,
+            )
+        return super().__getattribute__(name)

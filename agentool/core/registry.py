@@ -1,0 +1,261 @@
+"""Routing configuration, agentool configuration and the registry that holds them.
+
+The registry is a plain object. One default instance lives behind `get_registry()`; `use_registry()`
+swaps in another for a block of code or a task (it is a `contextvars` scope, so concurrent tasks
+do not see each other's registries).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+from pydantic import BaseModel
+
+from ..errors import AgenToolNotFoundError, ConfigurationError, DuplicateNameError
+
+if TYPE_CHECKING:
+    from .manager import AgenToolManager
+
+__all__ = (
+    'Transform',
+    'Route',
+    'RouteSpec',
+    'RoutingConfig',
+    'ToolMetadata',
+    'AgenToolConfig',
+    'AgenToolRegistry',
+    'get_registry',
+    'use_registry',
+    'DEFAULT_MAX_INPUT_BYTES',
+)
+
+DEFAULT_MAX_INPUT_BYTES = 1024 * 1024
+"""Default limit on a prompt's size, checked before parsing (1 MiB)."""
+
+Transform: TypeAlias = Callable[[Any], Mapping[str, Any]]
+"""Turns the validated input model into keyword arguments for the routed tool."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Route:
+    """Where one operation goes: a tool name and an optional transform.
+
+    Without a transform, the manager passes the input fields whose names match the tool's
+    parameters (fields left unset are skipped when the parameter has a default).
+    """
+
+    tool: str
+    """Name of the tool function the operation calls."""
+    transform: Transform | None = None
+    """Builds the tool's keyword arguments from the validated input; `None` matches fields by name."""
+    description: str | None = None
+    """What the operation does; defaults to the tool's docstring in catalogs."""
+
+
+RouteSpec: TypeAlias = 'str | tuple[str] | tuple[str, Transform | None] | Route'
+"""Accepted forms of an `operation_map` value: a tool name, `(tool,)`, `(tool, transform)` or a `Route`."""
+
+
+def _to_route(operation: str, spec: Any) -> Route:
+    if isinstance(spec, Route):
+        return spec
+    if isinstance(spec, str):
+        return Route(tool=spec)
+    if isinstance(spec, tuple) and 1 <= len(spec) <= 2 and isinstance(spec[0], str):  # pyright: ignore[reportUnknownArgumentType]
+        items: tuple[Any, ...] = spec  # pyright: ignore[reportUnknownVariableType]
+        transform = items[1] if len(items) == 2 else None
+        if transform is None or callable(transform):
+            return Route(tool=items[0], transform=transform)
+    raise ConfigurationError(
+        f'operation_map[{operation!r}] must be a tool name, (tool_name,), (tool_name, transform) or a Route; '
+        f'got {spec!r}',
+        operation=operation,
+    )
+
+
+@dataclass(init=False)
+class RoutingConfig:
+    """Maps each value of the operation field to a tool.
+
+    Example:
+        ```python {test="skip"}
+        RoutingConfig(operation_map={
+            'read': 'storage_read',                                   # fields matched by name
+            'write': ('storage_write', lambda x: {'key': x.key, 'data': x.data}),
+        })
+        ```
+    """
+
+    operation_field: str
+    """Name of the input field that selects the operation."""
+    operation_map: dict[str, Route]
+    """Operation value → route, normalised to `Route` objects."""
+
+    def __init__(self, operation_field: str = 'operation', operation_map: Mapping[str, Any] | None = None) -> None:
+        self.operation_field = operation_field
+        self.operation_map = {op: _to_route(op, spec) for op, spec in (operation_map or {}).items()}
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolMetadata:
+    """What agentool knows about one tool function (for catalogs and output inference)."""
+
+    name: str
+    description: str | None
+    is_async: bool
+    parameters: list[str]
+    parameter_types: dict[str, str]
+    return_type: str | None
+    return_annotation: Any = field(default=None, repr=False, compare=False)
+    """The return annotation itself (not a string), used to infer the output type."""
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+@dataclass(kw_only=True)
+class AgenToolConfig:
+    """Everything that defines one agentool. Built by `create_agentool`, stored by the registry."""
+
+    input_schema: type[BaseModel]
+    routing_config: RoutingConfig
+    tools: Sequence[Callable[..., Any]] = ()
+    """The tool functions operations route to, looked up by `__name__`."""
+    output_type: Any = None
+    """The typed output of every operation; `None` means JSON text."""
+    deps_type: Any = type(None)
+    description: str | None = None
+    version: str = '1.0.0'
+    tags: list[str] = field(default_factory=list[str])
+    tools_metadata: list[ToolMetadata] = field(default_factory=list[ToolMetadata])
+    dependencies: list[str] = field(default_factory=list[str])
+    examples: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+    max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES
+    created_at: datetime = field(default_factory=_now)
+    updated_at: datetime = field(default_factory=_now)
+
+    def __post_init__(self) -> None:
+        for stamp in (self.created_at, self.updated_at):
+            if stamp.tzinfo is None:
+                raise ConfigurationError('created_at and updated_at must be timezone-aware datetimes')
+
+
+@dataclass(frozen=True)
+class _Entry:
+    config: AgenToolConfig
+    manager: AgenToolManager
+
+
+class AgenToolRegistry:
+    """Holds agentool configurations by name, with the manager built from each.
+
+    `register` validates the configuration (routes, tools, transforms) by building its manager,
+    so a broken agentool is refused when it is registered, never at its first request.
+    """
+
+    def __init__(self) -> None:
+        self._entries: dict[str, _Entry] = {}
+
+    def register(self, name: str, config: AgenToolConfig, *, replace: bool = False) -> None:
+        """Validate and store `config` under `name`.
+
+        Raises:
+            DuplicateNameError: `name` is taken and `replace` is false.
+            ConfigurationError: the configuration is inconsistent.
+        """
+        from .manager import AgenToolManager  # manager imports this module's types
+
+        if not replace and name in self._entries:
+            raise DuplicateNameError(
+                f'agentool {name!r} is already registered; pass replace=True to replace it', agentool=name
+            )
+        previous = self._entries.get(name)
+        if previous is not None:
+            config = _replace_keep_created(config, previous.config)
+        self._entries[name] = _Entry(config, AgenToolManager(name, config))
+
+    def get(self, name: str) -> AgenToolConfig | None:
+        """The configuration registered under `name`, or `None`."""
+        entry = self._entries.get(name)
+        return entry.config if entry else None
+
+    def require(self, name: str) -> AgenToolConfig:
+        """The configuration registered under `name`; raises `AgenToolNotFoundError` if there is none."""
+        return self._entry(name).config
+
+    def get_manager(self, name: str) -> AgenToolManager:
+        """The manager that runs agentool `name`; raises `AgenToolNotFoundError` if there is none."""
+        return self._entry(name).manager
+
+    def exists(self, name: str) -> bool:
+        """Whether an agentool called `name` is registered."""
+        return name in self._entries
+
+    def list_names(self) -> list[str]:
+        """Registered names, sorted."""
+        return sorted(self._entries)
+
+    def unregister(self, name: str) -> None:
+        """Remove agentool `name`; raises `AgenToolNotFoundError` if there is none."""
+        self._entry(name)
+        del self._entries[name]
+
+    def clear(self) -> None:
+        """Remove every agentool."""
+        self._entries.clear()
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def _entry(self, name: str) -> _Entry:
+        try:
+            return self._entries[name]
+        except KeyError:
+            raise not_found(name, self._entries) from None
+
+
+def not_found(name: str, known: Mapping[str, Any] | Sequence[str]) -> AgenToolNotFoundError:
+    """An `AgenToolNotFoundError` for `name` with "did you mean" suggestions from `known`."""
+    suggestions = difflib.get_close_matches(name, list(known), n=3)
+    hint = f'; did you mean {" or ".join(repr(s) for s in suggestions)}?' if suggestions else ''
+    return AgenToolNotFoundError(
+        f'no agentool named {name!r} is registered{hint}', agentool=name, suggestions=suggestions
+    )
+
+
+def _replace_keep_created(new: AgenToolConfig, old: AgenToolConfig) -> AgenToolConfig:
+    return replace(new, created_at=old.created_at, updated_at=_now())
+
+
+_default_registry = AgenToolRegistry()
+_active_registry: ContextVar[AgenToolRegistry | None] = ContextVar('agentool_registry', default=None)
+
+
+def get_registry() -> AgenToolRegistry:
+    """The registry in effect: the innermost `use_registry()` scope, else the default registry."""
+    active = _active_registry.get()
+    return _default_registry if active is None else active
+
+
+@contextmanager
+def use_registry(registry: AgenToolRegistry | None = None) -> Iterator[AgenToolRegistry]:
+    """Make `registry` (a fresh empty one by default) the registry in effect inside the block.
+
+    The scope is a context variable: it is task-local and restored on exit, even on error.
+    """
+    registry = AgenToolRegistry() if registry is None else registry
+    token = _active_registry.set(registry)
+    try:
+        yield registry
+    finally:
+        _active_registry.reset(token)

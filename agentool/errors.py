@@ -1,0 +1,132 @@
+"""The one exception hierarchy of agentool.
+
+Every error agentool raises on purpose is an `AgenToolError`. Each carries a message that names
+the agentool, the operation and the field involved, and the same facts as structured `details`
+so callers can branch on them without parsing text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = (
+    'AgenToolError',
+    'InvalidInputError',
+    'InvalidJSONError',
+    'NotAnObjectError',
+    'InputTooLargeError',
+    'InputValidationError',
+    'UnknownOperationError',
+    'ConfigurationError',
+    'DuplicateNameError',
+    'AgenToolNotFoundError',
+    'RoutingError',
+    'TransformError',
+    'ToolArgumentError',
+    'OutputError',
+    'ToolRetryError',
+    'DepsUnavailableError',
+)
+
+
+class AgenToolError(Exception):
+    """Base class of every error agentool raises on purpose.
+
+    Attributes:
+        message: The human-readable message (also `str(error)`).
+        agentool: The agentool involved, when there is one.
+        details: Structured facts about the failure, JSON-serialisable.
+    """
+
+    def __init__(self, message: str, *, agentool: str | None = None, **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.agentool = agentool
+        self.details: dict[str, Any] = {'agentool': agentool, **details} if agentool else dict(details)
+
+
+# --- invalid input: the prompt or payload a caller sent is wrong --------------------------------
+
+
+class InvalidInputError(AgenToolError, ValueError):
+    """The input given to an agentool cannot be turned into a valid operation."""
+
+
+class InvalidJSONError(InvalidInputError):
+    """The input is not valid JSON; `details` has `position`, `line` and `column`."""
+
+
+class NotAnObjectError(InvalidInputError):
+    """The input is valid JSON but not a JSON object; `details['json_type']` says what it was."""
+
+
+class InputTooLargeError(InvalidInputError):
+    """The input exceeds the agentool's `max_input_bytes`; checked before any parsing."""
+
+
+class InputValidationError(InvalidInputError):
+    """The input does not validate against the agentool's input schema.
+
+    Attributes:
+        errors: pydantic's structured error list (`ValidationError.errors()`), JSON-safe.
+    """
+
+    def __init__(
+        self, message: str, *, agentool: str | None = None, errors: Sequence[dict[str, Any]] = (), **details: Any
+    ) -> None:
+        self.errors: list[dict[str, Any]] = list(errors)
+        super().__init__(message, agentool=agentool, errors=self.errors, **details)
+
+
+class UnknownOperationError(InvalidInputError):
+    """The operation named in the input has no route; `details['known']` lists the valid ones."""
+
+
+# --- configuration: found when an agentool is created or registered -----------------------------
+
+
+class ConfigurationError(AgenToolError):
+    """An agentool's definition is inconsistent (routes, tools, schema, dependencies)."""
+
+
+class DuplicateNameError(ConfigurationError):
+    """An agentool with this name is already registered (pass `replace=True` to replace it)."""
+
+
+class AgenToolNotFoundError(AgenToolError, LookupError):
+    """No agentool with this name is registered; `details['suggestions']` has close matches."""
+
+
+# --- routing at run time: between validated input and the tool ---------------------------------
+
+
+class RoutingError(AgenToolError):
+    """Validated input could not be turned into a tool call."""
+
+
+class TransformError(RoutingError):
+    """An operation's transform raised or returned something that is not a dict of arguments."""
+
+
+class ToolArgumentError(RoutingError):
+    """The arguments produced for a tool do not fit its signature (missing or unexpected parameter)."""
+
+
+class OutputError(AgenToolError):
+    """A tool's return value does not fit the agentool's output type."""
+
+
+class ToolRetryError(AgenToolError):
+    """A deterministic run was asked to retry (a tool raised `ModelRetry`, or output failed validation).
+
+    A deterministic model cannot choose different arguments, so a retry request ends the run.
+    """
+
+
+class DepsUnavailableError(AgenToolError):
+    """A tool read `ctx.deps` in a run that has no way to receive dependencies.
+
+    The plain `Agent('agentool:NAME')` form cannot receive `deps` through pydantic-ai's public API;
+    use the explicit form (`Agent(capabilities=[AgenToolCapability(NAME)])`) or `create_agentool`.
+    """

@@ -1,0 +1,126 @@
+"""`create_agentool`: define, check, register and return an agentool as a pydantic-ai `Agent`."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any, Union
+
+from pydantic_ai import Agent
+
+from .core._signature import read_signature, type_name
+from .core.capability import manager_toolset
+from .core.model import AgenToolModel
+from .core.registry import DEFAULT_MAX_INPUT_BYTES, AgenToolConfig, RoutingConfig, ToolMetadata, get_registry
+
+__all__ = ('create_agentool', 'extract_tool_metadata', 'infer_output_type')
+
+
+def extract_tool_metadata(tool: Callable[..., Any]) -> ToolMetadata:
+    """Describe a tool function: name, docstring, async-ness, parameters and return type."""
+    signature = read_signature(tool)
+    return_annotation = signature.hints.get('return', inspect.Signature.empty)
+    has_return = return_annotation is not inspect.Signature.empty
+    return ToolMetadata(
+        name=signature.name,
+        description=inspect.getdoc(tool),
+        is_async=signature.is_async,
+        parameters=list(signature.params),
+        parameter_types={p: type_name(signature.hints[p]) for p in signature.params if p in signature.hints},
+        return_type=type_name(return_annotation) if has_return else None,
+        return_annotation=return_annotation if has_return else None,
+    )
+
+
+def infer_output_type(tools_metadata: Sequence[ToolMetadata]) -> Any:
+    """The output type common to `tools_metadata`'s return annotations, or `None` if there is none.
+
+    One distinct type gives that type; several give their union in a fixed order (so tool order
+    never matters). A tool without a return annotation, or annotated `Any`, makes the output
+    untyped (`None`: the run's output is JSON text).
+    """
+    distinct: dict[str, Any] = {}
+    for meta in tools_metadata:
+        annotation = meta.return_annotation
+        if annotation is None or annotation is Any:
+            return None
+        distinct.setdefault(repr(annotation), annotation)
+    if not distinct:
+        return None
+    members = [distinct[key] for key in sorted(distinct)]
+    return members[0] if len(members) == 1 else Union[tuple(members)]  # noqa: UP007
+
+
+def create_agentool(
+    name: str,
+    input_schema: type[Any],
+    routing_config: RoutingConfig,
+    tools: Sequence[Callable[..., Any]],
+    *,
+    system_prompt: str | Sequence[str] | None = None,
+    description: str | None = None,
+    deps_type: Any = type(None),
+    output_type: Any = None,
+    version: str = '1.0.0',
+    tags: Sequence[str] | None = None,
+    dependencies: Sequence[str] | None = None,
+    examples: Sequence[dict[str, Any]] | None = None,
+    max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES,
+    replace: bool = False,
+    **agent_kwargs: Any,
+) -> Agent[Any, Any]:
+    """Create agentool `name`, register it in the registry in effect and return its `Agent`.
+
+    The configuration is checked first (routes, tools, transforms, schema); a problem raises
+    `ConfigurationError` naming the culprit, and a taken name raises `DuplicateNameError` unless
+    `replace=True`. The returned agent's output type is `output_type`, else the type inferred from
+    the routed tools' return annotations, else `str` (JSON text).
+
+    Args:
+        name: Unique name; also the model id suffix in `Agent('agentool:NAME')`.
+        input_schema: Pydantic model of the JSON input (usually a `BaseOperationInput`).
+        routing_config: Operation → tool (+ optional transform) map.
+        tools: The tool functions, sync or async, optionally taking `ctx: RunContext` first.
+        system_prompt: Passed to the agent (agentool ignores it when routing).
+        description: Shown in catalogs and as the manager tool's description.
+        deps_type: Type of `ctx.deps` for the tools.
+        output_type: The typed output; inferred when omitted.
+        version: Version string for catalogs.
+        tags: Tags for catalogs and search.
+        dependencies: Names of agentools this one calls.
+        examples: Example inputs (and outputs) for docs.
+        max_input_bytes: Prompts larger than this are refused before parsing.
+        replace: Replace an agentool already registered under `name`.
+        **agent_kwargs: Passed to `pydantic_ai.Agent`.
+    """
+    tools_metadata = [extract_tool_metadata(tool) for tool in tools]
+    routed = {route.tool for route in routing_config.operation_map.values()}
+    if output_type is None:
+        output_type = infer_output_type([meta for meta in tools_metadata if meta.name in routed])
+    config = AgenToolConfig(
+        input_schema=input_schema,
+        routing_config=routing_config,
+        tools=tuple(tools),
+        output_type=output_type,
+        deps_type=deps_type,
+        description=description,
+        version=version,
+        tags=list(tags or ()),
+        tools_metadata=tools_metadata,
+        dependencies=list(dependencies or ()),
+        examples=list(examples or ()),
+        max_input_bytes=max_input_bytes,
+    )
+    registry = get_registry()
+    registry.register(name, config, replace=replace)
+    agent: Agent[Any, Any] = Agent(
+        AgenToolModel(name, registry=registry),
+        output_type=str if output_type is None else output_type,
+        deps_type=deps_type,
+        name=name,
+        description=description,
+        system_prompt=() if system_prompt is None else system_prompt,
+        toolsets=[manager_toolset(registry.get_manager(name))],
+        **agent_kwargs,
+    )
+    return agent

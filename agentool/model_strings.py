@@ -1,0 +1,51 @@
+"""The `agentool:NAME` model-string hook for plain `Agent('agentool:NAME')`.
+
+pydantic-ai resolves model strings through `pydantic_ai.models.infer_model`, and a plain `Agent`
+has no capability to ask first. `import agentool` therefore wraps that one public function:
+`agentool:` ids become an `AgenToolModel`, every other id goes to the original unchanged.
+The wrap is idempotent and `uninstall()` restores the original. Prefer the explicit form,
+`Agent(capabilities=[AgenToolCapability(NAME)])`, which patches nothing and carries `deps`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pydantic_ai.models as _models
+
+from .core.capability import parse_model_id
+from .core.model import AgenToolModel
+
+__all__ = ('install', 'uninstall', 'is_installed')
+
+_MARK = '__agentool_wrapped__'
+
+
+def _wrap(original: Callable[..., _models.Model]) -> Callable[..., _models.Model]:
+    def infer_model(model: Any, *args: Any, **kwargs: Any) -> _models.Model:
+        if isinstance(model, str) and (name := parse_model_id(model)) is not None:
+            return AgenToolModel(name)
+        return original(model, *args, **kwargs)
+
+    infer_model.__doc__ = original.__doc__
+    infer_model.__wrapped__ = original  # type: ignore[attr-defined]
+    setattr(infer_model, _MARK, True)
+    return infer_model
+
+
+def is_installed() -> bool:
+    """Whether `pydantic_ai.models.infer_model` currently resolves `agentool:` ids."""
+    return bool(getattr(_models.infer_model, _MARK, False))
+
+
+def install() -> None:
+    """Wrap `pydantic_ai.models.infer_model` so it resolves `agentool:NAME`. Idempotent."""
+    if not is_installed():
+        _models.infer_model = _wrap(_models.infer_model)
+
+
+def uninstall() -> None:
+    """Restore the `infer_model` that `install()` wrapped. Idempotent."""
+    if is_installed():
+        _models.infer_model = _models.infer_model.__wrapped__  # type: ignore[attr-defined]
