@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = ('BaseOperationInput',)
@@ -24,4 +26,8 @@ class BaseOperationInput(BaseModel):
 
     model_config = ConfigDict(extra='forbid')
 
-    operation: str = Field(description='The operation to perform.')
+    if TYPE_CHECKING:
+        # Typed `Any` for checkers so subclasses may narrow it to a `Literal` under pyright strict.
+        operation: Any
+    else:
+        operation: str = Field(description='The operation to perform.')

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Sequence
+from types import NoneType
 from typing import Any, Union
 
 from pydantic_ai import Agent
@@ -59,7 +60,7 @@ def create_agentool(
     *,
     system_prompt: str | Sequence[str] | None = None,
     description: str | None = None,
-    deps_type: Any = type(None),
+    deps_type: Any = NoneType,
     output_type: Any = None,
     version: str = '1.0.0',
     tags: Sequence[str] | None = None,

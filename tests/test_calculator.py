@@ -30,7 +30,7 @@ async def test_run_makes_one_manager_call_and_reports_zero_tokens() -> None:
     calculator = create_calculator()
     result = await calculator.run('{"operation": "add", "a": 1, "b": 2}')
     calls = [p for m in result.all_messages() for p in m.parts if isinstance(p, ToolCallPart)]
-    assert [c.tool_name for c in calls][0] == MANAGER_TOOL_NAME
+    assert calls[0].tool_name == MANAGER_TOOL_NAME
     assert calls[0].args_as_dict() == {'operation': 'add', 'a': 1, 'b': 2}
     usage = result.usage
     assert (usage.input_tokens, usage.output_tokens) == (0, 0)
@@ -75,9 +75,7 @@ async def test_iter_walks_the_graph_to_the_same_output() -> None:
 async def test_second_turn_with_message_history_routes_the_new_prompt() -> None:
     calculator = create_calculator()
     first = await calculator.run('{"operation": "add", "a": 1, "b": 1}')
-    second = await calculator.run(
-        '{"operation": "multiply", "a": 3, "b": 3}', message_history=first.all_messages()
-    )
+    second = await calculator.run('{"operation": "multiply", "a": 3, "b": 3}', message_history=first.all_messages())
     assert second.output == 9.0
     assert len(second.all_messages()) > len(first.all_messages())
 

@@ -50,7 +50,7 @@ def _tool_output(value: Any, tools: list[ToolDefinition], agentool: str) -> tupl
             if matcher(_inner_schema(tool), value, jsonable):
                 return tool, _wrap(tool, jsonable)
     raise OutputError(
-        f'agentool {agentool!r}: the output value of type {type(value).__name__} fits none of the agent\'s '
+        f"agentool {agentool!r}: the output value of type {type(value).__name__} fits none of the agent's "
         f'output tools ({", ".join(t.name for t in tools)})',
         agentool=agentool,
         output_tools=[t.name for t in tools],
@@ -73,7 +73,7 @@ def _fit_object(value: Any, schema: dict[str, Any], agentool: str) -> Any:
     properties: dict[str, Any] = schema.get('properties', {})
     if 'title' in schema or len(properties) != 1:
         return jsonable
-    (key, inner), = properties.items()
+    ((key, inner),) = properties.items()
     if key == 'result' and 'anyOf' in inner:
         branches: list[dict[str, Any]] = inner['anyOf']
         for matcher in (_matches_title, _matches_shape):

@@ -7,7 +7,7 @@ import functools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, get_args, get_origin
+from typing import TYPE_CHECKING, Any, Literal, cast, get_args, get_origin
 
 import anyio.to_thread
 from pydantic import BaseModel, TypeAdapter, ValidationError
@@ -185,8 +185,7 @@ class AgenToolManager:
     def _not_an_object(self, value: Any) -> NotAnObjectError:
         kind = _json_type(value)
         return NotAnObjectError(
-            f'input to agentool {self.name!r} must be a JSON object with an {self.operation_field!r} field, '
-            f'got {kind}',
+            f'input to agentool {self.name!r} must be a JSON object with an {self.operation_field!r} field, got {kind}',
             agentool=self.name,
             json_type=kind,
         )
@@ -250,7 +249,7 @@ class AgenToolManager:
                 if name in fields_set or name in route.tool.required
             }
         try:
-            produced = route.transform(input)
+            produced = cast(object, route.transform(input))
         except Exception as error:
             raise TransformError(
                 f'agentool {self.name!r}: the transform of operation {route.operation!r} raised '
@@ -312,8 +311,14 @@ def _operation_values(annotation: Any) -> list[str] | None:
     return None
 
 
-def _json_type(value: Any) -> str:
-    names = {dict: 'an object', list: 'an array', str: 'a string', bool: 'a boolean', type(None): 'null'}
+def _json_type(value: object) -> str:
+    names: dict[type[object], str] = {
+        dict: 'an object',
+        list: 'an array',
+        str: 'a string',
+        bool: 'a boolean',
+        type(None): 'null',
+    }
     return names.get(type(value), 'a number' if isinstance(value, int | float) else type(value).__name__)
 
 

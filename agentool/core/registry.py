@@ -8,12 +8,13 @@ do not see each other's registries).
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, TypeAlias
+from datetime import UTC, datetime
+from types import NoneType
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 from pydantic import BaseModel
 
@@ -56,22 +57,36 @@ class Route:
     """Builds the tool's keyword arguments from the validated input; `None` matches fields by name."""
     description: str | None = None
     """What the operation does; defaults to the tool's docstring in catalogs."""
+    read_only: bool = False
+    """The operation changes nothing (MCP `readOnlyHint`)."""
+    idempotent: bool = False
+    """Repeating the operation with the same input has no further effect (MCP `idempotentHint`)."""
+    destructive: bool = False
+    """The operation may delete or overwrite data (MCP `destructiveHint`)."""
+    concurrent_safe: bool = True
+    """Calls may run concurrently; `False` maps to pydantic-ai's `sequential` tool flag."""
+    max_output_chars: int | None = None
+    """LLM-facing surfaces truncate longer outputs, with a visible marker."""
+    tags: tuple[str, ...] = ()
+    """Tags for catalogs and filters."""
+    deprecated: bool = False
+    """Still routed, but flagged in catalogs and tool descriptions."""
 
 
-RouteSpec: TypeAlias = 'str | tuple[str] | tuple[str, Transform | None] | Route'
+RouteSpec: TypeAlias = str | tuple[str] | tuple[str, Transform | None] | Route
 """Accepted forms of an `operation_map` value: a tool name, `(tool,)`, `(tool, transform)` or a `Route`."""
 
 
-def _to_route(operation: str, spec: Any) -> Route:
+def _to_route(operation: str, spec: object) -> Route:
     if isinstance(spec, Route):
         return spec
     if isinstance(spec, str):
         return Route(tool=spec)
-    if isinstance(spec, tuple) and 1 <= len(spec) <= 2 and isinstance(spec[0], str):  # pyright: ignore[reportUnknownArgumentType]
-        items: tuple[Any, ...] = spec  # pyright: ignore[reportUnknownVariableType]
+    if isinstance(spec, tuple):
+        items: tuple[object, ...] = spec  # pyright: ignore[reportUnknownVariableType]
         transform = items[1] if len(items) == 2 else None
-        if transform is None or callable(transform):
-            return Route(tool=items[0], transform=transform)
+        if 1 <= len(items) <= 2 and isinstance(items[0], str) and (transform is None or callable(transform)):
+            return Route(tool=items[0], transform=cast('Transform | None', transform))
     raise ConfigurationError(
         f'operation_map[{operation!r}] must be a tool name, (tool_name,), (tool_name, transform) or a Route; '
         f'got {spec!r}',
@@ -97,7 +112,9 @@ class RoutingConfig:
     operation_map: dict[str, Route]
     """Operation value → route, normalised to `Route` objects."""
 
-    def __init__(self, operation_field: str = 'operation', operation_map: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self, operation_field: str = 'operation', operation_map: Mapping[str, RouteSpec] | None = None
+    ) -> None:
         self.operation_field = operation_field
         self.operation_map = {op: _to_route(op, spec) for op, spec in (operation_map or {}).items()}
 
@@ -117,7 +134,7 @@ class ToolMetadata:
 
 
 def _now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 @dataclass(kw_only=True)
@@ -130,7 +147,7 @@ class AgenToolConfig:
     """The tool functions operations route to, looked up by `__name__`."""
     output_type: Any = None
     """The typed output of every operation; `None` means JSON text."""
-    deps_type: Any = type(None)
+    deps_type: Any = NoneType
     description: str | None = None
     version: str = '1.0.0'
     tags: list[str] = field(default_factory=list[str])
@@ -248,7 +265,7 @@ def get_registry() -> AgenToolRegistry:
 
 
 @contextmanager
-def use_registry(registry: AgenToolRegistry | None = None) -> Iterator[AgenToolRegistry]:
+def use_registry(registry: AgenToolRegistry | None = None) -> Generator[AgenToolRegistry]:
     """Make `registry` (a fresh empty one by default) the registry in effect inside the block.
 
     The scope is a context variable: it is task-local and restored on exit, even on error.
