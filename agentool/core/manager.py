@@ -266,7 +266,7 @@ class AgenToolManager:
                 operation=route.operation,
                 tool=route.tool.name,
             )
-        kwargs = dict(produced)  # pyright: ignore[reportUnknownArgumentType]
+        kwargs: dict[str, Any] = dict(cast('Mapping[str, Any]', produced))
         self._check_arguments(route, kwargs)
         return kwargs
 
