@@ -1,8 +1,8 @@
 """The manager tool as a pydantic-ai toolset, and a capability that brings model and toolset together.
 
 `AgenToolCapability(name)` is the explicit form of `Agent('agentool:NAME')`: it patches nothing,
-resolves the `agentool:NAME` model id, supplies the model when none is given and brings the manager
-toolset, so `deps=` reaches the tools through `ctx.deps`.
+resolves the `agentool:NAME` model id and brings the manager toolset, so `deps=` reaches the tools
+through `ctx.deps`.
 """
 
 from __future__ import annotations
@@ -56,12 +56,17 @@ def parse_model_id(model_id: str) -> str | None:
 
 @dataclass
 class AgenToolCapability(AbstractCapability[Any]):
-    """Runs agentool `name` in any pydantic-ai `Agent`, explicitly and without patching.
+    """Brings agentool `name`'s manager tool into any pydantic-ai `Agent`, without patching anything.
+
+    It resolves the model id `agentool:NAME` (so the model string works with no import-time hook)
+    and contributes the manager toolset, so `deps=` reaches the tools through `ctx.deps`. It does
+    not impose a model: pass `'agentool:NAME'` (or an `AgenToolModel`) for deterministic runs, or
+    any LLM to let it call the manager tool.
 
     Example:
         ```python {test="skip"}
-        agent = Agent(capabilities=[AgenToolCapability('storage')])
-        result = await agent.run('{"operation": "read", "key": "k"}', deps=my_deps)
+        agent = Agent('agentool:storage', capabilities=[AgenToolCapability('storage')], deps_type=Store)
+        result = await agent.run('{"operation": "read", "key": "k"}', deps=store)
         ```
     """
 
@@ -70,9 +75,6 @@ class AgenToolCapability(AbstractCapability[Any]):
 
     def _registry(self) -> AgenToolRegistry:
         return get_registry() if self.registry is None else self.registry
-
-    def get_model(self) -> Model:
-        return AgenToolModel(self.name, registry=self.registry)
 
     async def resolve_model_id(self, ctx: ModelResolutionContext[Any], *, model_id: str) -> Model | None:
         name = parse_model_id(model_id)

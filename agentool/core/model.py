@@ -171,8 +171,9 @@ class _NoDepsRunContext(RunContext[Any]):
             agentool = object.__getattribute__(self, 'model').model_name
             raise DepsUnavailableError(
                 f'agentool {agentool!r}: a tool read ctx.deps, but a plain Agent("agentool:{agentool}") cannot '
-                f'receive deps; use Agent(capabilities=[AgenToolCapability({agentool!r})]) or the agent '
-                'create_agentool returned, and pass deps=...',
+                f'receive deps; use Agent("agentool:{agentool}", '
+                f'capabilities=[AgenToolCapability({agentool!r})]) or the agent create_agentool returned, '
+                'and pass deps=...',
                 agentool=agentool,
             )
         return super().__getattribute__(name)

@@ -1,0 +1,125 @@
+"""Bad input raises a typed error out of `agent.run`, at once, naming the problem."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from pydantic_ai import Agent, capture_run_messages
+
+from agentool import (
+    AgenToolError,
+    InputTooLargeError,
+    InputValidationError,
+    InvalidInputError,
+    InvalidJSONError,
+    NotAnObjectError,
+    UnknownOperationError,
+)
+from examples.calculator import create_calculator
+
+
+async def test_invalid_json_reports_its_position() -> None:
+    calculator = create_calculator()
+    with pytest.raises(InvalidJSONError) as caught:
+        await calculator.run('{"operation": "add", "a": 1,, "b": 2}')
+    assert caught.value.details['position'] == 28
+    assert (caught.value.details['line'], caught.value.details['column']) == (1, 29)
+    assert 'calculator' in str(caught.value)
+    assert 'char 28' in str(caught.value)
+
+
+@pytest.mark.parametrize(('prompt', 'kind'), [('[1, 2]', 'an array'), ('"add"', 'a string'), ('42', 'a number')])
+async def test_json_that_is_not_an_object(prompt: str, kind: str) -> None:
+    calculator = create_calculator()
+    with pytest.raises(NotAnObjectError, match=kind) as caught:
+        await calculator.run(prompt)
+    assert caught.value.details['json_type'] == kind
+
+
+async def test_unknown_operation_lists_the_known_ones() -> None:
+    calculator = create_calculator()
+    with pytest.raises(UnknownOperationError) as caught:
+        await calculator.run('{"operation": "power", "a": 2, "b": 3}')
+    assert caught.value.details['operation'] == 'power'
+    assert caught.value.details['known'] == ['add', 'subtract', 'multiply', 'divide']
+    assert "'power'" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ('payload', 'field', 'error_type'),
+    [
+        ({'operation': 'add', 'a': 1}, 'b', 'missing'),
+        ({'operation': 'add', 'a': 'one', 'b': 2}, 'a', 'float_parsing'),
+        ({'operation': 'add', 'a': 1, 'b': 2, 'c': 3}, 'c', 'extra_forbidden'),
+        ({'a': 1, 'b': 2}, 'operation', 'missing'),
+    ],
+)
+async def test_field_problems_name_the_field(payload: dict[str, Any], field: str, error_type: str) -> None:
+    calculator = create_calculator()
+    with pytest.raises(InputValidationError) as caught:
+        await calculator.run(json.dumps(payload))
+    error = caught.value
+    assert [(e['loc'], e['type']) for e in error.errors] == [([field], error_type)]
+    assert f"field '{field}'" in str(error)
+    assert 'calculator' in str(error)
+    json.dumps(error.details)  # structured details are JSON-safe
+
+
+async def test_bad_input_fails_at_once_without_a_retry_loop() -> None:
+    calculator = create_calculator()
+    with capture_run_messages() as messages, pytest.raises(InputValidationError):
+        await calculator.run('{"operation": "add"}')
+    assert [type(m).__name__ for m in messages] == ['ModelRequest']
+
+
+async def test_error_is_raised_before_any_tool_call() -> None:
+    calculator = create_calculator()
+    seen: list[Any] = []
+
+    async def walk() -> None:
+        async with calculator.iter('{"operation": "add", "a": 1}') as run:
+            async for node in run:
+                seen.append(node)
+
+    with pytest.raises(InvalidInputError):
+        await walk()
+    assert all('CallToolsNode' not in type(node).__name__ for node in seen)
+
+
+async def test_oversized_input_is_refused_before_parsing() -> None:
+    calculator = create_calculator()
+    huge = '{"operation": "add", "a": 1, "b": 2, "pad": "' + 'x' * (2 * 1024 * 1024) + '"}'
+    with pytest.raises(InputTooLargeError) as caught:
+        await calculator.run(huge)
+    assert caught.value.details['limit'] == 1024 * 1024
+
+
+async def test_deeply_nested_input_fails_cleanly() -> None:
+    calculator = create_calculator()
+    nested = '{"operation": "add", "a": 1, "b": ' + '[' * 10_000 + ']' * 10_000 + '}'
+    with pytest.raises(InvalidInputError):
+        await calculator.run(nested)
+
+
+async def test_unterminated_deep_nesting_fails_cleanly() -> None:
+    calculator = create_calculator()
+    with pytest.raises(InvalidJSONError):
+        await calculator.run('[' * 10_000)
+
+
+async def test_plain_agent_raises_the_same_typed_errors() -> None:
+    create_calculator()
+    plain = Agent('agentool:calculator')
+    with pytest.raises(UnknownOperationError):
+        await plain.run('{"operation": "power", "a": 2, "b": 3}')
+    with pytest.raises(InvalidJSONError):
+        await plain.run('not json')
+
+
+async def test_every_error_is_an_agentool_error() -> None:
+    calculator = create_calculator()
+    for prompt in ['', '{', 'null', '{"operation": 1}', '{"operation": "add", "a": [], "b": {}}']:
+        with pytest.raises(AgenToolError):
+            await calculator.run(prompt)

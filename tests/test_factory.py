@@ -1,0 +1,230 @@
+"""`create_agentool`: creation-time checks, default transforms and output type inference."""
+
+from __future__ import annotations
+
+import enum
+import itertools
+from datetime import UTC
+from typing import Any, Literal, Union
+
+import pytest
+from pydantic import BaseModel, Field
+from pydantic_ai import RunContext
+
+from agentool import (
+    AgenToolRegistry,
+    BaseOperationInput,
+    ConfigurationError,
+    DuplicateNameError,
+    RoutingConfig,
+    create_agentool,
+    extract_tool_metadata,
+    infer_output_type,
+)
+
+
+class PairInput(BaseOperationInput):
+    operation: Literal['first', 'second']
+    x: int = 0
+    y: int = 0
+
+
+async def first(x: int) -> int:
+    """Return x."""
+    return x
+
+
+async def second(ctx: RunContext[Any], y: int, scale: int = 10) -> int:
+    return y * scale
+
+
+def test_route_to_a_missing_tool_is_refused() -> None:
+    with pytest.raises(ConfigurationError, match="operation 'second' routes to tool 'nope'") as caught:
+        create_agentool('pair', PairInput, RoutingConfig(operation_map={'first': 'first', 'second': 'nope'}), [first])
+    assert caught.value.details == {'agentool': 'pair', 'operation': 'second', 'tool': 'nope'}
+
+
+def test_literal_operation_without_route_is_refused() -> None:
+    with pytest.raises(ConfigurationError, match=r"operation 'second' of PairInput\.operation has no route"):
+        create_agentool('pair', PairInput, RoutingConfig(operation_map={'first': 'first'}), [first])
+
+
+def test_route_the_schema_cannot_produce_is_refused() -> None:
+    routes = {'first': 'first', 'second': 'second', 'third': 'first'}
+    with pytest.raises(ConfigurationError, match=r"routes 'third', which PairInput\.operation cannot produce"):
+        create_agentool('pair', PairInput, RoutingConfig(operation_map=routes), [first, second])
+
+
+def test_missing_operation_field_is_refused() -> None:
+    class NoOp(BaseModel):
+        x: int
+
+    with pytest.raises(ConfigurationError, match="no operation field 'operation'"):
+        create_agentool('pair', NoOp, RoutingConfig(operation_map={'first': 'first'}), [first])
+
+
+def test_default_transform_must_be_able_to_fill_required_parameters() -> None:
+    async def needs_z(z: int) -> int:
+        return z
+
+    with pytest.raises(ConfigurationError, match="requires parameter 'z'") as caught:
+        create_agentool(
+            'pair', PairInput, RoutingConfig(operation_map={'first': 'needs_z', 'second': 'second'}), [needs_z, second]
+        )
+    assert caught.value.details['parameter'] == 'z'
+
+
+def test_malformed_route_spec_is_refused() -> None:
+    with pytest.raises(ConfigurationError, match=r"operation_map\['first'\]"):
+        RoutingConfig(operation_map={'first': ('first', 'not callable')})  # type: ignore[dict-item]
+
+
+def test_duplicate_name_is_refused_unless_replace(registry: AgenToolRegistry) -> None:
+    routes = RoutingConfig(operation_map={'first': 'first', 'second': 'second'})
+    create_agentool('pair', PairInput, routes, [first, second])
+    created = registry.require('pair').created_at
+    with pytest.raises(DuplicateNameError, match="'pair' is already registered"):
+        create_agentool('pair', PairInput, routes, [first, second])
+    create_agentool('pair', PairInput, routes, [first, second], version='2.0.0', replace=True)
+    config = registry.require('pair')
+    assert config.version == '2.0.0'
+    assert config.created_at == created
+    assert config.updated_at >= created
+    assert config.created_at.tzinfo is UTC
+
+
+async def test_default_transform_passes_matching_fields_and_keeps_tool_defaults() -> None:
+    agent = create_agentool(
+        'pair',
+        PairInput,
+        RoutingConfig(operation_map={'first': ('first',), 'second': ('second', None)}),
+        [first, second],
+    )
+    assert (await agent.run('{"operation": "first", "x": 7}')).output == 7
+    assert (await agent.run('{"operation": "second", "y": 3}')).output == 30
+
+
+async def test_enum_operation_field_routes_by_value() -> None:
+    class Op(enum.Enum):
+        UP = 'up'
+        DOWN = 'down'
+
+    class EnumInput(BaseModel):
+        operation: Op
+        n: int
+
+    async def up(n: int) -> int:
+        return n + 1
+
+    async def down(n: int) -> int:
+        return n - 1
+
+    agent = create_agentool('updown', EnumInput, RoutingConfig(operation_map={'up': 'up', 'down': 'down'}), [up, down])
+    assert (await agent.run('{"operation": "down", "n": 5}')).output == 4
+
+
+def test_operation_field_name_is_configurable() -> None:
+    class ActionInput(BaseModel):
+        action: Literal['first']
+        x: int
+
+    agent = create_agentool(
+        'act', ActionInput, RoutingConfig(operation_field='action', operation_map={'first': 'first'}), [first]
+    )
+    assert agent.run_sync('{"action": "first", "x": 3}').output == 3
+
+
+def test_tool_metadata_is_extracted() -> None:
+    meta = extract_tool_metadata(second)
+    assert meta.name == 'second'
+    assert meta.is_async
+    assert meta.parameters == ['y', 'scale']
+    assert meta.parameter_types == {'y': 'int', 'scale': 'int'}
+    assert meta.return_type == 'int'
+    assert extract_tool_metadata(first).description == 'Return x.'
+
+
+class A(BaseModel):
+    a: int
+
+
+class B(BaseModel):
+    b: str
+
+
+async def returns_a() -> A:
+    return A(a=1)
+
+
+async def returns_b() -> B:
+    return B(b='x')
+
+
+async def returns_a_too() -> A:
+    return A(a=2)
+
+
+async def returns_list() -> list[int]:
+    return [1]
+
+
+async def untyped():  # type: ignore[no-untyped-def]
+    return 1
+
+
+async def returns_any() -> Any:
+    return 1
+
+
+def test_output_inference_is_independent_of_tool_order() -> None:
+    tools = [returns_a, returns_b, returns_a_too]
+    results = {
+        repr(infer_output_type([extract_tool_metadata(t) for t in order])) for order in itertools.permutations(tools)
+    }
+    assert len(results) == 1
+    assert infer_output_type([extract_tool_metadata(t) for t in tools]) == Union[A, B]  # noqa: UP007
+
+
+@pytest.mark.parametrize(
+    ('tools', 'expected'),
+    [
+        ([returns_a, returns_a_too], A),
+        ([returns_list], list[int]),
+        ([first, second], int),
+        ([returns_a, untyped], None),
+        ([returns_any], None),
+        ([], None),
+    ],
+)
+def test_output_inference(tools: list[Any], expected: Any) -> None:
+    assert infer_output_type([extract_tool_metadata(t) for t in tools]) == expected
+
+
+async def test_union_of_models_gives_each_operation_its_own_typed_output() -> None:
+    class ABInput(BaseOperationInput):
+        operation: Literal['a', 'b']
+
+    agent = create_agentool(
+        'ab', ABInput, RoutingConfig(operation_map={'a': 'returns_a', 'b': 'returns_b'}), [returns_b, returns_a]
+    )
+    assert (await agent.run('{"operation": "a"}')).output == A(a=1)
+    assert (await agent.run('{"operation": "b"}')).output == B(b='x')
+
+
+async def test_untyped_tools_give_json_text() -> None:
+    class UInput(BaseOperationInput):
+        operation: Literal['u']
+
+    agent = create_agentool('u', UInput, RoutingConfig(operation_map={'u': 'untyped'}), [untyped])
+    assert (await agent.run('{"operation": "u"}')).output == '1'
+
+
+async def test_explicit_output_type_wins_and_coerces() -> None:
+    class DInput(BaseOperationInput):
+        operation: Literal['d'] = Field(description='only d')
+
+    async def as_dict() -> dict[str, Any]:
+        return {'a': 5}
+
+    agent = create_agentool('d', DInput, RoutingConfig(operation_map={'d': 'as_dict'}), [as_dict], output_type=A)
+    assert (await agent.run('{"operation": "d"}')).output == A(a=5)

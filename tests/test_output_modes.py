@@ -1,0 +1,130 @@
+"""Phase 2 answers in whatever output mode the agent asks for."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import pytest
+from pydantic import BaseModel
+from pydantic_ai import Agent, NativeOutput, PromptedOutput, TextOutput, ToolOutput
+
+from agentool import BaseOperationInput, OutputError, RoutingConfig, create_agentool
+
+
+class Point(BaseModel):
+    x: int
+    y: int
+
+
+class Label(BaseModel):
+    text: str
+
+
+class ShapeInput(BaseOperationInput):
+    operation: Literal['point', 'label', 'number', 'items', 'mapping', 'word']
+
+
+async def point() -> Point:
+    return Point(x=1, y=2)
+
+
+async def label() -> Label:
+    return Label(text='hi')
+
+
+async def number() -> float:
+    return 2.5
+
+
+async def items() -> list[int]:
+    return [1, 2, 3]
+
+
+async def mapping() -> dict[str, Any]:
+    return {'k': [1, {'n': None}]}
+
+
+async def word() -> str:
+    return 'hello world'
+
+
+ROUTES = RoutingConfig(operation_map={op: op for op in ('point', 'label', 'number', 'items', 'mapping', 'word')})
+TOOLS = [point, label, number, items, mapping, word]
+EXPECTED: dict[str, Any] = {
+    'point': Point(x=1, y=2),
+    'label': Label(text='hi'),
+    'number': 2.5,
+    'items': [1, 2, 3],
+    'mapping': {'k': [1, {'n': None}]},
+    'word': 'hello world',
+}
+OUTPUT_TYPES: dict[str, Any] = {
+    'point': Point,
+    'label': Label,
+    'number': float,
+    'items': list[int],
+    'mapping': dict[str, Any],
+    'word': str,
+}
+
+
+def _shapes() -> None:
+    create_agentool('shapes', ShapeInput, ROUTES, TOOLS, output_type=Any)
+
+
+@pytest.mark.parametrize('operation', list(EXPECTED))
+@pytest.mark.parametrize('wrapper', ['plain', 'tool', 'native', 'prompted'])
+async def test_each_output_mode_gives_the_typed_value(operation: str, wrapper: str) -> None:
+    _shapes()
+    base = OUTPUT_TYPES[operation]
+    output_type: Any = {
+        'plain': base,
+        'tool': ToolOutput(base),
+        'native': NativeOutput(base),
+        'prompted': PromptedOutput(base),
+    }[wrapper]
+    agent = Agent('agentool:shapes', output_type=output_type)
+    result = await agent.run(f'{{"operation": "{operation}"}}')
+    assert result.output == EXPECTED[operation]
+
+
+@pytest.mark.parametrize('wrapper', ['plain', 'native', 'prompted'])
+async def test_unions_of_models_pick_the_matching_member(wrapper: str) -> None:
+    _shapes()
+    union: Any = Point | Label
+    output_type: Any = {'plain': union, 'native': NativeOutput(union), 'prompted': PromptedOutput(union)}[wrapper]
+    agent = Agent('agentool:shapes', output_type=output_type)
+    assert (await agent.run('{"operation": "point"}')).output == Point(x=1, y=2)
+    assert (await agent.run('{"operation": "label"}')).output == Label(text='hi')
+
+
+async def test_union_of_scalars_picks_by_json_type() -> None:
+    _shapes()
+    agent = Agent('agentool:shapes', output_type=list[int] | float)  # type: ignore[arg-type]
+    assert (await agent.run('{"operation": "number"}')).output == 2.5
+    assert (await agent.run('{"operation": "items"}')).output == [1, 2, 3]
+
+
+async def test_text_or_model_output_uses_text_for_strings() -> None:
+    _shapes()
+    agent = Agent('agentool:shapes', output_type=[str, Point])
+    assert (await agent.run('{"operation": "word"}')).output == 'hello world'
+    assert (await agent.run('{"operation": "point"}')).output == Point(x=1, y=2)
+
+
+async def test_text_output_function_receives_the_json_text() -> None:
+    _shapes()
+
+    def upper(text: str) -> str:
+        return text.upper()
+
+    agent = Agent('agentool:shapes', output_type=TextOutput(upper))
+    assert (await agent.run('{"operation": "items"}')).output == '[1,2,3]'
+    assert (await agent.run('{"operation": "word"}')).output == 'HELLO WORLD'
+
+
+async def test_value_fitting_no_output_member_is_a_typed_error() -> None:
+    _shapes()
+    agent = Agent('agentool:shapes', output_type=Point | Label)  # type: ignore[arg-type]
+    with pytest.raises(OutputError, match='fits none of the agent'):
+        await agent.run('{"operation": "items"}')

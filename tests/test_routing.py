@@ -1,0 +1,170 @@
+"""Run-time routing: deps, sync tools, transforms, tool exceptions and output checks."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Literal
+
+import pytest
+from pydantic import BaseModel
+from pydantic_ai import ModelRetry, RunContext
+
+from agentool import (
+    BaseOperationInput,
+    OutputError,
+    RoutingConfig,
+    ToolArgumentError,
+    ToolRetryError,
+    TransformError,
+    create_agentool,
+)
+from tests.agentools import StorageOutput, Store, create_storage
+
+
+async def test_reference_storage_reads_writes_lists_and_deletes() -> None:
+    storage = create_storage()
+    store = Store()
+    write = await storage.run('{"operation": "write", "key": "k", "data": {"v": [1, 2]}}', deps=store)
+    assert write.output == StorageOutput(success=True, message="stored 'k'")
+    read = await storage.run('{"operation": "read", "key": "k"}', deps=store)
+    assert read.output.data == {'v': [1, 2]}
+    listed = await storage.run('{"operation": "list"}', deps=store)
+    assert listed.output.data == ['k']
+    deleted = await storage.run('{"operation": "delete", "key": "k"}', deps=store)
+    assert deleted.output.success
+    missing = await storage.run('{"operation": "read", "key": "k"}', deps=store)
+    assert missing.output == StorageOutput(success=False, message="key 'k' not found")
+    assert store.items == {}
+
+
+class OpInput(BaseOperationInput):
+    operation: Literal['go']
+    value: int = 0
+
+
+async def test_sync_tool_runs_off_the_event_loop_thread() -> None:
+    loop_thread = threading.get_ident()
+
+    def where(value: int) -> bool:
+        return threading.get_ident() != loop_thread
+
+    agent = create_agentool('sync', OpInput, RoutingConfig(operation_map={'go': 'where'}), [where])
+    assert (await agent.run('{"operation": "go", "value": 1}')).output is True
+
+
+async def test_sync_tool_gets_ctx_and_deps() -> None:
+    def read_deps(ctx: RunContext[dict[str, int]], value: int) -> int:
+        return ctx.deps['base'] + value
+
+    agent = create_agentool('sync', OpInput, RoutingConfig(operation_map={'go': 'read_deps'}), [read_deps])
+    assert (await agent.run('{"operation": "go", "value": 2}', deps={'base': 40})).output == 42
+
+
+class BoomError(Exception):
+    pass
+
+
+async def test_tool_exception_propagates_as_itself() -> None:
+    async def explode(value: int) -> int:
+        raise BoomError(f'bad {value}')
+
+    agent = create_agentool('boom', OpInput, RoutingConfig(operation_map={'go': 'explode'}), [explode])
+    with pytest.raises(BoomError, match='bad 3'):
+        await agent.run('{"operation": "go", "value": 3}')
+
+
+async def test_sync_tool_exception_propagates_as_itself() -> None:
+    def explode(value: int) -> int:
+        raise BoomError('sync')
+
+    agent = create_agentool('boom', OpInput, RoutingConfig(operation_map={'go': 'explode'}), [explode])
+    with pytest.raises(BoomError, match='sync'):
+        await agent.run('{"operation": "go"}')
+
+
+async def test_transform_that_raises_is_a_typed_error_with_the_cause() -> None:
+    async def tool(value: int) -> int:
+        return value
+
+    def bad(x: Any) -> dict[str, Any]:
+        raise KeyError('missing')
+
+    agent = create_agentool('t', OpInput, RoutingConfig(operation_map={'go': ('tool', bad)}), [tool])
+    with pytest.raises(TransformError, match="transform of operation 'go' raised KeyError") as caught:
+        await agent.run('{"operation": "go"}')
+    assert isinstance(caught.value.__cause__, KeyError)
+    assert caught.value.details['tool'] == 'tool'
+
+
+async def test_transform_returning_a_non_mapping_is_a_typed_error() -> None:
+    async def tool(value: int) -> int:
+        return value
+
+    agent = create_agentool('t', OpInput, RoutingConfig(operation_map={'go': ('tool', lambda x: [x.value])}), [tool])  # pyright: ignore[reportArgumentType]
+    with pytest.raises(TransformError, match='returned list, expected a dict'):
+        await agent.run('{"operation": "go"}')
+
+
+@pytest.mark.parametrize(
+    ('transform', 'parameter', 'problem'),
+    [
+        (lambda x: {}, 'value', 'is required'),
+        (lambda x: {'value': 1, 'other': 2}, 'other', 'is not a parameter'),
+    ],
+)
+async def test_transform_result_must_fit_the_tool_signature(transform: Any, parameter: str, problem: str) -> None:
+    async def tool(value: int) -> int:
+        return value
+
+    agent = create_agentool('t', OpInput, RoutingConfig(operation_map={'go': ('tool', transform)}), [tool])
+    with pytest.raises(ToolArgumentError, match=f"parameter '{parameter}' of tool 'tool' {problem}") as caught:
+        await agent.run('{"operation": "go"}')
+    assert caught.value.details == {'agentool': 't', 'operation': 'go', 'tool': 'tool', 'parameter': parameter}
+
+
+async def test_var_kwargs_tool_accepts_any_transform_keys() -> None:
+    async def tool(**kwargs: Any) -> dict[str, Any]:
+        return kwargs
+
+    agent = create_agentool('t', OpInput, RoutingConfig(operation_map={'go': ('tool', lambda x: {'z': 1})}), [tool])
+    assert (await agent.run('{"operation": "go"}')).output == {'z': 1}
+
+
+class Out(BaseModel):
+    n: int
+
+
+async def test_output_that_does_not_fit_the_output_type_is_a_typed_error() -> None:
+    async def wrong(value: int) -> Any:
+        return {'not_n': value}
+
+    agent = create_agentool('o', OpInput, RoutingConfig(operation_map={'go': 'wrong'}), [wrong], output_type=Out)
+    with pytest.raises(OutputError, match="tool 'wrong' returned a value that does not fit") as caught:
+        await agent.run('{"operation": "go", "value": 1}')
+    assert caught.value.details['operation'] == 'go'
+
+
+async def test_model_retry_from_a_tool_ends_the_run_with_a_typed_error() -> None:
+    async def picky(value: int) -> int:
+        raise ModelRetry('value must be even')
+
+    agent = create_agentool('r', OpInput, RoutingConfig(operation_map={'go': 'picky'}), [picky])
+    with pytest.raises(ToolRetryError, match='value must be even'):
+        await agent.run('{"operation": "go", "value": 1}')
+
+
+async def test_output_validator_retry_ends_the_run_with_a_typed_error() -> None:
+    async def tool(value: int) -> int:
+        return value
+
+    agent = create_agentool('r', OpInput, RoutingConfig(operation_map={'go': 'tool'}), [tool])
+
+    @agent.output_validator
+    def must_be_positive(output: int) -> int:  # pyright: ignore[reportUnusedFunction]
+        if output <= 0:
+            raise ModelRetry('output must be positive')
+        return output
+
+    assert (await agent.run('{"operation": "go", "value": 1}')).output == 1
+    with pytest.raises(ToolRetryError, match='output must be positive'):
+        await agent.run('{"operation": "go", "value": -1}')

@@ -1,0 +1,126 @@
+"""The manager tool publishes the input schema; the library keeps its hands off global state."""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import json
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+from pydantic_ai import Agent
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.tools import ToolDefinition
+
+from agentool import MANAGER_TOOL_NAME, AgenToolCapability
+from examples.calculator import CalculatorInput, create_calculator
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+async def test_manager_tool_schema_is_the_input_schema() -> None:
+    calculator = create_calculator()
+    offered: list[ToolDefinition] = []
+
+    def spy(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        offered.extend(info.function_tools)
+        return ModelResponse(parts=[TextPart('done')])
+
+    with calculator.override(model=FunctionModel(spy)):
+        await calculator.run('{}', output_type=str)
+    (tool,) = offered
+    assert tool.name == MANAGER_TOOL_NAME
+    schema = CalculatorInput.model_json_schema()
+    properties = tool.parameters_json_schema['properties']
+    assert list(properties) == list(schema['properties'])
+    for name, field in properties.items():
+        assert field == {k: v for k, v in schema['properties'][name].items() if k != 'title'}
+    assert properties['operation']['enum'] == ['add', 'subtract', 'multiply', 'divide']
+    assert properties['a']['description'] == 'The first operand.'
+    assert tool.parameters_json_schema['required'] == ['operation', 'a', 'b']
+    assert tool.parameters_json_schema['additionalProperties'] is False
+    assert tool.description == 'Basic arithmetic on two numbers.'
+
+
+async def test_capability_toolset_offers_the_same_schema() -> None:
+    create_calculator()
+    offered: list[ToolDefinition] = []
+
+    def spy(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        offered.extend(info.function_tools)
+        return ModelResponse(parts=[TextPart('done')])
+
+    agent = Agent(FunctionModel(spy), capabilities=[AgenToolCapability('calculator')])
+    await agent.run('hi')
+    assert [t.name for t in offered] == [MANAGER_TOOL_NAME]
+    assert list(offered[0].parameters_json_schema['properties']) == ['operation', 'a', 'b']
+
+
+async def test_a_thousand_concurrent_runs_each_get_their_own_output() -> None:
+    calculator = create_calculator()
+    rng = random.Random(7)
+    pairs = [(rng.randint(-1000, 1000), rng.randint(-1000, 1000)) for _ in range(1000)]
+    ops = ['add', 'subtract', 'multiply']
+    prompts = [json.dumps({'operation': ops[i % 3], 'a': a, 'b': b}) for i, (a, b) in enumerate(pairs)]
+    results = await asyncio.gather(*(calculator.run(p) for p in prompts))
+    expected = [[a + b, a - b, a * b][i % 3] for i, (a, b) in enumerate(pairs)]
+    assert [r.output for r in results] == expected
+
+
+def test_library_code_never_prints() -> None:
+    offenders: list[str] = []
+    for path in (ROOT / 'agentool').rglob('*.py'):
+        if path.name in ('cli.py', '__main__.py'):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == 'print':
+                offenders.append(f'{path.relative_to(ROOT)}:{node.lineno}')
+    assert offenders == []
+
+
+def test_library_never_reaches_into_private_pydantic_ai_names() -> None:
+    offenders: list[str] = []
+    for path in (ROOT / 'agentool').rglob('*.py'):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith('pydantic_ai'):
+                names = [node.module, *(alias.name for alias in node.names)]
+                if any(part.startswith('_') for name in names for part in name.split('.')):
+                    offenders.append(f'{path.relative_to(ROOT)}:{node.lineno}')
+    assert offenders == []
+
+
+def test_import_has_no_side_effect_but_the_documented_hook(tmp_path: Path) -> None:
+    script = (
+        'import pydantic_ai.models as m, logging, sys\n'
+        'original = m.infer_model\n'
+        'import agentool\n'
+        'from agentool import get_registry\n'
+        'assert m.infer_model is not original and m.infer_model.__wrapped__ is original\n'
+        'assert get_registry().list_names() == []\n'
+        'assert logging.getLogger().handlers == []\n'
+        "assert not any(name.startswith('examples') for name in sys.modules)\n"
+    )
+    env = {**os.environ, 'PYTHONPATH': str(ROOT)}
+    subprocess.run([sys.executable, '-c', script], cwd=tmp_path, check=True, env=env)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_running_agentools_writes_nothing_to_the_working_directory(tmp_path: Path) -> None:
+    script = (
+        'import asyncio\n'
+        'from pydantic_ai import Agent\n'
+        'from examples.calculator import calculator\n'
+        'print(calculator.run_sync(\'{"operation": "add", "a": 1, "b": 2}\').output)\n'
+        'print(Agent(\'agentool:calculator\').run_sync(\'{"operation": "add", "a": 1, "b": 2}\').output)\n'
+    )
+    env = {**os.environ, 'PYTHONPATH': str(ROOT), 'PYTHONDONTWRITEBYTECODE': '1'}
+    out = subprocess.run(
+        [sys.executable, '-c', script], cwd=tmp_path, check=True, env=env, capture_output=True, text=True
+    )
+    assert out.stdout.split() == ['3.0', '3.0']
+    assert list(tmp_path.iterdir()) == []
