@@ -128,5 +128,6 @@ class DepsUnavailableError(AgenToolError):
     """A tool read `ctx.deps` in a run that has no way to receive dependencies.
 
     The plain `Agent('agentool:NAME')` form cannot receive `deps` through pydantic-ai's public API;
-    use the explicit form (`Agent(capabilities=[AgenToolCapability(NAME)])`) or `create_agentool`.
+    use the explicit form, `Agent('agentool:NAME', capabilities=[AgenToolCapability(NAME)])`, or the
+    agent `create_agentool` returns.
     """
