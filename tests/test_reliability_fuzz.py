@@ -1,0 +1,146 @@
+"""Fuzzing the JSON boundary: every outcome is a typed output or an `AgenToolError`, nothing else."""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from enum import Enum
+from typing import Any, Literal
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pydantic import BaseModel, Field
+from pydantic_ai import Agent
+
+from agentool import (
+    AgenToolError,
+    BaseOperationInput,
+    InputTooLargeError,
+    InvalidInputError,
+    RoutingConfig,
+    create_agentool,
+    use_registry,
+)
+
+
+class Flat(BaseOperationInput):
+    operation: Literal['echo', 'count']
+    text: str = ''
+    n: int = 0
+
+
+class Address(BaseModel):
+    street: str
+    zip: str = Field(pattern=r'^\d{5}$')
+
+
+class Nested(BaseOperationInput):
+    operation: Literal['echo']
+    address: Address
+    tags: list[str] = []
+    when: date | None = None
+
+
+class Color(str, Enum):
+    RED = 'red'
+    BLUE = 'blue'
+
+
+class UnionInput(BaseOperationInput):
+    operation: Literal['echo', 'count']
+    value: int | str | list[int] | dict[str, float] = 0
+    color: Color = Color.RED
+
+
+class FreeOp(BaseModel):
+    operation: str
+    payload: Any = None
+
+
+async def echo(**kwargs: Any) -> str:
+    return json.dumps(kwargs, default=str)
+
+
+async def count(**kwargs: Any) -> int:
+    return len(kwargs)
+
+
+SHAPES: dict[str, tuple[type[BaseModel], dict[str, Any]]] = {
+    'flat': (Flat, {'echo': ('echo', lambda x: x.model_dump()), 'count': ('count', lambda x: x.model_dump())}),
+    'nested': (Nested, {'echo': ('echo', lambda x: x.model_dump())}),
+    'union': (UnionInput, {'echo': ('echo', lambda x: x.model_dump()), 'count': ('count', lambda x: x.model_dump())}),
+    'free': (FreeOp, {'echo': ('echo', lambda x: x.model_dump())}),
+}
+
+
+def _agents() -> dict[str, Agent[Any, Any]]:
+    return {
+        name: create_agentool(name, schema, RoutingConfig(operation_map=routes), [echo, count], output_type=str)
+        for name, (schema, routes) in SHAPES.items()
+    }
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=20,
+)
+field_names = st.sampled_from(['operation', 'text', 'n', 'address', 'tags', 'when', 'value', 'color', 'payload', 'x'])
+operations = st.sampled_from(['echo', 'count', 'nope', '', 'ECHO']) | st.text(max_size=5)
+objects = st.dictionaries(field_names, json_values, max_size=6).flatmap(
+    lambda d: st.just(d) | operations.map(lambda op: {**d, 'operation': op})
+)
+prompts = (
+    st.text(max_size=60)
+    | json_values.map(json.dumps)
+    | objects.map(json.dumps)
+    | objects.map(lambda d: json.dumps(d)[:-1])  # truncated JSON
+)
+
+
+async def _run(agent: Agent[Any, Any], prompt: str) -> None:
+    try:
+        result = await agent.run(prompt)
+    except AgenToolError:
+        return
+    assert isinstance(result.output, str)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(prompt=prompts, shape=st.sampled_from(sorted(SHAPES)))
+async def test_any_prompt_is_an_output_or_a_typed_error(prompt: str, shape: str) -> None:
+    with use_registry():
+        agents = _agents()
+        await _run(agents[shape], prompt)
+
+
+@pytest.mark.parametrize('shape', sorted(SHAPES))
+async def test_ten_megabyte_string_is_refused_before_parsing(shape: str) -> None:
+    agent = _agents()[shape]
+    prompt = json.dumps({'operation': 'echo', 'text': 'x' * (10 * 1024 * 1024)})
+    with pytest.raises(InputTooLargeError):
+        await agent.run(prompt)
+
+
+async def test_ten_megabyte_string_within_a_raised_limit_is_handled() -> None:
+    agent = create_agentool(
+        'big',
+        Flat,
+        RoutingConfig(operation_map={'echo': 'count', 'count': 'count'}),
+        [count],
+        max_input_bytes=32 * 1024 * 1024,
+    )
+    prompt = json.dumps({'operation': 'echo', 'text': 'x' * (10 * 1024 * 1024)})
+    assert (await agent.run(prompt)).output == 0
+
+
+@pytest.mark.parametrize('shape', sorted(SHAPES))
+@pytest.mark.parametrize('opener', ['[', '{"a":'])
+async def test_ten_thousand_deep_nesting_fails_cleanly(shape: str, opener: str) -> None:
+    agent = _agents()[shape]
+    closer = ']' if opener == '[' else '}'
+    field = 'payload' if shape == 'free' else 'text'
+    prompt = '{"operation": "echo", "' + field + '": ' + opener * 10_000 + '1' + closer * 10_000 + '}'
+    with pytest.raises(InvalidInputError):
+        await agent.run(prompt)
