@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from datetime import date
-from enum import Enum
+from enum import StrEnum
 from typing import Any, Literal
 
 import pytest
@@ -38,11 +38,11 @@ class Address(BaseModel):
 class Nested(BaseOperationInput):
     operation: Literal['echo']
     address: Address
-    tags: list[str] = []
+    tags: list[str] = Field(default_factory=list[str])
     when: date | None = None
 
 
-class Color(str, Enum):
+class Color(StrEnum):
     RED = 'red'
     BLUE = 'blue'
 
