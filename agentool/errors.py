@@ -27,6 +27,18 @@ __all__ = (
     'OutputError',
     'ToolRetryError',
     'DepsUnavailableError',
+    'SelectorError',
+    'ToolNameConflictError',
+    'MissingExtraError',
+    'DependencyError',
+    'DependencyCycleError',
+    'InjectorValidationError',
+    'DoubleError',
+    'DriftError',
+    'ScriptExhaustedError',
+    'UnexpectedPromptError',
+    'UnrecordedCallError',
+    'ExpectationError',
 )
 
 
@@ -131,3 +143,88 @@ class DepsUnavailableError(AgenToolError):
     use the explicit form, `Agent('agentool:NAME', capabilities=[AgenToolCapability(NAME)])`, or the
     agent `create_agentool` returns.
     """
+
+
+# --- exposing agentools to other surfaces (LLM toolsets, MCP) -----------------------------------
+
+
+class SelectorError(ConfigurationError, LookupError):
+    """An include/exclude selector names no registered agentool or operation.
+
+    `details` has `selector`, `option` (`'include'` or `'exclude'`) and `suggestions`.
+    """
+
+
+class ToolNameConflictError(ConfigurationError):
+    """Two exposed operations would get the same tool name; `details` has `tool_name` and `operations`."""
+
+
+class MissingExtraError(AgenToolError, ImportError):
+    """A feature needs an optional extra that is not installed; `details['extra']` names it."""
+
+
+# --- dependency injection: wiring agentools and resources together ------------------------------
+
+
+class DependencyError(ConfigurationError):
+    """A dependency cannot be wired: it is not registered, not an agentool, or no factory provides its type.
+
+    `details` names the `agentool` and, as they apply, the `dependency`, `field` and `type` involved.
+    """
+
+
+class DependencyCycleError(DependencyError):
+    """Agentools (or resource factories) depend on each other in a cycle.
+
+    `details['path']` lists the cycle from its first member back to it, e.g. `['a', 'b', 'a']`.
+    """
+
+
+class InjectorValidationError(ConfigurationError):
+    """`AgenToolInjector.validate()` found problems; all of them are listed, not only the first.
+
+    Attributes:
+        problems: The errors found, each a typed `AgenToolError`.
+    """
+
+    def __init__(self, message: str, *, problems: Sequence[AgenToolError]) -> None:
+        self.problems: list[AgenToolError] = list(problems)
+        super().__init__(
+            message,
+            problems=[{'error': type(p).__name__, 'message': p.message, 'details': p.details} for p in self.problems],
+        )
+
+
+# --- test doubles (`agentool.testing`): what a test scripted does not match what the code did --
+
+
+class DoubleError(AgenToolError, AssertionError):
+    """A test double found that the code under test does not match what the test scripted.
+
+    It is an `AssertionError` too, so pytest and hypothesis report it as a test failure.
+    """
+
+
+class DriftError(DoubleError):
+    """A scripted step no longer fits the agent the double stands in for.
+
+    A scripted tool call names a tool the agent does not offer, or arguments it refuses; or the
+    scripted output fails the agent's output validation. `details` has `tool` (`None` for the
+    output), `cause`, `fields` and, when pydantic-ai reported them, its `errors`.
+    """
+
+
+class ScriptExhaustedError(DoubleError):
+    """A run asked a double for more than was scripted: a step past the last, or a script used up."""
+
+
+class UnexpectedPromptError(DoubleError):
+    """No script of a double matches the prompt of a run; `details` has `prompt` and `scripts`."""
+
+
+class UnrecordedCallError(DoubleError):
+    """Replay met a tool call (tool name and canonical arguments) the recording does not hold."""
+
+
+class ExpectationError(DoubleError):
+    """An assertion helper failed: a tool not called, called with other arguments, too often or out of order."""

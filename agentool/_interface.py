@@ -1,0 +1,197 @@
+"""One exposed operation as a tool: its arguments schema, argument validation, output schema and text.
+
+Shared by the LLM toolset and the MCP server so both publish and check exactly the same thing.
+
+The arguments of an operation are the fields the catalog lists for it (`agentool.core.catalog`):
+for a route without a transform, the input fields matching the tool's parameters; for a route with
+a transform, the fields it reads (every field when that cannot be known); always the fields the
+schema requires. The operation field is never an argument: the surface fills it in. An argument is
+required when the schema requires it or the tool's parameter has no default, so a model is told up
+front what the tool cannot do without.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Self
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic.fields import FieldInfo
+from pydantic_core import InitErrorDetails, to_json, to_jsonable_python
+
+from .core.catalog import CatalogOperation, JsonSchemaGenerator, input_schema, operations
+from .core.registry import AgenToolRegistry
+from .filters import ExposedOperation
+
+__all__ = ('OperationInterface', 'build_interfaces', 'ARGUMENTS_ADAPTER', 'RESULT_KEY')
+
+ARGUMENTS_ADAPTER = TypeAdapter[dict[str, Any]](dict[str, Any])
+"""Parses raw arguments into a JSON object, with pydantic's own errors for bad JSON or non-objects."""
+
+RESULT_KEY = 'result'
+"""Key that wraps an output whose schema is not an object (MCP structured content must be an object)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class OperationInterface:
+    """What a surface needs to publish and call one exposed operation."""
+
+    exposed: ExposedOperation
+    description: str
+    parameters_json_schema: dict[str, Any]
+    output_json_schema: dict[str, Any] | None
+    """`None` when the output is untyped or may be truncated (a truncated value fits no schema)."""
+    output_wrapped: bool
+    """The output schema wraps the value under `RESULT_KEY`."""
+    _hidden: frozenset[str]
+    """Schema keys that are not arguments of this operation (the operation field included)."""
+    _required: tuple[str, ...]
+    _operation_key: str
+
+    @classmethod
+    def build(cls, exposed: ExposedOperation, operation: CatalogOperation, schema: Mapping[str, Any]) -> Self:
+        """The interface of `exposed`, from its catalog description and the agentool's input `schema`."""
+        properties: dict[str, Any] = schema.get('properties', {})
+        keys = [field['name'] for field in operation['fields']]
+        required = tuple(field['name'] for field in operation['fields'] if field['required'])
+        parameters: dict[str, Any] = {
+            'type': 'object',
+            'properties': {key: properties[key] for key in keys if key in properties},
+        }
+        if required:
+            parameters['required'] = list(required)
+        if 'additionalProperties' in schema:
+            parameters['additionalProperties'] = schema['additionalProperties']
+        _attach_defs(parameters, schema.get('$defs', {}))
+        output_schema, wrapped = _output_schema(exposed)
+        operation_field = exposed.manager.operation_field
+        info = exposed.manager.input_schema.model_fields[operation_field]
+        return cls(
+            exposed=exposed,
+            description=_description(exposed, operation['description']),
+            parameters_json_schema=parameters,
+            output_json_schema=output_schema,
+            output_wrapped=wrapped,
+            _hidden=frozenset(properties).difference(keys),
+            _required=required,
+            _operation_key=_schema_key(operation_field, info, properties),
+        )
+
+    def validate(self, arguments: Mapping[str, Any], *, context: Any = None) -> BaseModel:
+        """The agentool's validated input for these arguments; raises pydantic's `ValidationError`."""
+        # Checked before the schema: these keys are about this operation, which the schema cannot know.
+        problems = [
+            InitErrorDetails(type='extra_forbidden', loc=(key,), input=arguments[key])
+            for key in arguments
+            if key in self._hidden
+        ]
+        problems += [
+            InitErrorDetails(type='missing', loc=(key,), input=dict(arguments))
+            for key in self._required
+            if key not in arguments
+        ]
+        if problems:
+            raise ValidationError.from_exception_data(self.exposed.name, problems)
+        data = {**arguments, self._operation_key: self.exposed.operation}
+        return self.exposed.manager.input_schema.model_validate(data, context=context)
+
+    def describe(self, error: ValidationError) -> str:
+        """A one-line message naming the tool, agentool, operation and every failing field."""
+        details = error.errors(include_url=False, include_context=False)
+        problems = '; '.join(f'field {".".join(map(str, d["loc"])) or "<root>"!r}: {d["msg"]}' for d in details[:10])
+        more = f' (and {len(details) - 10} more)' if len(details) > 10 else ''
+        exposed = self.exposed
+        return (
+            f'invalid arguments for tool {exposed.name!r} (agentool {exposed.agentool!r}, operation '
+            f'{exposed.operation!r}): {problems}{more}'
+        )
+
+    def text(self, value: Any) -> str:
+        """The output as text for a model: itself if a string, else JSON; cut to `max_output_chars`."""
+        text = value if isinstance(value, str) else to_json(value, by_alias=True).decode()
+        return _truncate(text, self.exposed.route.max_output_chars)
+
+    def llm_output(self, value: Any) -> Any:
+        """The value unchanged when it fits `max_output_chars`, else its truncated text."""
+        limit = self.exposed.route.max_output_chars
+        if limit is None:
+            return value
+        text = value if isinstance(value, str) else to_json(value, by_alias=True).decode()
+        return value if len(text) <= limit else _truncate(text, limit)
+
+    def structured(self, value: Any) -> Any:
+        """The output as JSON data fitting `output_json_schema`."""
+        jsonable = to_jsonable_python(value, by_alias=True)
+        return {RESULT_KEY: jsonable} if self.output_wrapped else jsonable
+
+
+def build_interfaces(registry: AgenToolRegistry, selected: Sequence[ExposedOperation]) -> dict[str, OperationInterface]:
+    """Tool name -> interface for every selected operation (one catalog lookup per agentool)."""
+    described: dict[str, tuple[dict[str, CatalogOperation], dict[str, Any]]] = {}
+    interfaces: dict[str, OperationInterface] = {}
+    for item in selected:
+        if item.agentool not in described:
+            described[item.agentool] = (operations(registry, item.agentool), input_schema(registry, item.agentool))
+        catalog, schema = described[item.agentool]
+        interfaces[item.name] = OperationInterface.build(item, catalog[item.operation], schema)
+    return interfaces
+
+
+def _truncate(text: str, limit: int | None) -> str:
+    if limit is None or len(text) <= limit:
+        return text
+    # The marker says what was cut so a model does not mistake a prefix for the whole value.
+    return f'{text[:limit]}\n[... truncated: showing {limit} of {len(text)} characters (max_output_chars={limit})]'
+
+
+def _schema_key(name: str, info: FieldInfo, properties: Mapping[str, Any]) -> str:
+    alias = info.validation_alias if isinstance(info.validation_alias, str) else info.alias
+    return alias if alias is not None and alias in properties else name
+
+
+def _description(exposed: ExposedOperation, text: str | None) -> str:
+    route = exposed.route
+    if not text:
+        text = f'Operation {exposed.operation!r} of agentool {exposed.agentool!r}.'
+        if about := exposed.manager.config.description:
+            text = f'{text} {about}'
+    return f'(Deprecated) {text}' if route.deprecated else text
+
+
+def _output_schema(exposed: ExposedOperation) -> tuple[dict[str, Any] | None, bool]:
+    output_type = exposed.manager.config.output_type
+    if output_type is None or exposed.route.max_output_chars is not None:
+        return None, False
+    schema = TypeAdapter[Any](output_type).json_schema(mode='serialization', schema_generator=JsonSchemaGenerator)
+    if schema.get('type') == 'object' and 'anyOf' not in schema:
+        return schema, False
+    defs = schema.pop('$defs', None)
+    wrapped: dict[str, Any] = {'type': 'object', 'properties': {RESULT_KEY: schema}, 'required': [RESULT_KEY]}
+    if defs:
+        wrapped['$defs'] = defs
+    return wrapped, True
+
+
+def _attach_defs(schema: dict[str, Any], defs: Mapping[str, Any]) -> None:
+    """Copy into `schema` the `$defs` its properties reference, directly or through other defs."""
+    needed: dict[str, Any] = {}
+    pending = [schema['properties']]
+    while pending:
+        for ref in _refs(pending.pop()):
+            name = ref.removeprefix('#/$defs/')
+            if name not in needed and name in defs:
+                needed[name] = defs[name]
+                pending.append(defs[name])
+    if needed:
+        schema['$defs'] = needed
+
+
+def _refs(node: Any) -> list[str]:
+    if isinstance(node, Mapping):
+        items: Mapping[str, Any] = node  # pyright: ignore[reportUnknownVariableType]
+        found = [items['$ref']] if isinstance(items.get('$ref'), str) else []
+        return found + [ref for value in items.values() for ref in _refs(value)]
+    if isinstance(node, list):
+        return [ref for value in node for ref in _refs(value)]  # pyright: ignore[reportUnknownVariableType]
+    return []

@@ -1,0 +1,171 @@
+"""Which agentool operations a surface exposes, and under which tool names.
+
+Every exposing surface (the LLM toolset, the MCP server) selects operations with `select_operations`,
+so one rule decides everywhere:
+
+1. an operation matched by an `exclude` selector is never exposed (exclude always wins);
+2. otherwise, when `include` is given, it is an allowlist: exactly the operations it matches;
+3. otherwise the operation's own default: exposed unless its route is `deprecated`.
+
+A selector is one of:
+
+- `'NAME'`: every operation of agentool `NAME`;
+- `'NAME.OPERATION'`: one operation;
+- `'tag:TAG'`: operations whose route, or whose agentool, carries tag `TAG`;
+- any of these with shell wildcards (`'storage.*'`, `'*.delete'`, `'tag:admin-*'`).
+
+A selector without wildcards that matches nothing raises `SelectorError`, so a typo never exposes
+everything or nothing by accident. Two operations that would share a tool name raise
+`ToolNameConflictError` instead of one shadowing the other.
+"""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from .core.manager import AgenToolManager
+from .core.registry import AgenToolRegistry, Route, get_registry
+from .errors import SelectorError, ToolNameConflictError
+
+__all__ = ('ExposedOperation', 'Selectors', 'select_operations', 'is_exposed', 'TAG_PREFIX')
+
+TAG_PREFIX = 'tag:'
+"""Selectors starting with this match tags instead of names."""
+
+Selectors = str | Iterable[str]
+"""One selector or several; a plain string is one selector, never a sequence of characters."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExposedOperation:
+    """One operation of one agentool, as a surface exposes it."""
+
+    agentool: str
+    """The agentool's registered name."""
+    operation: str
+    """The operation value the surface fills in."""
+    name: str
+    """The tool name clients call it by (`{prefix}{agentool}{separator}{operation}`)."""
+    route: Route
+    """The route, with the operation's metadata (read_only, destructive, max_output_chars, ...)."""
+    manager: AgenToolManager
+    """The manager that validates and runs the operation."""
+
+    @property
+    def tags(self) -> frozenset[str]:
+        """The route's tags and the agentool's tags."""
+        return frozenset(self.route.tags).union(self.manager.config.tags)
+
+
+def is_exposed(
+    agentool: str,
+    operation: str,
+    route: Route,
+    *,
+    tags: Iterable[str] = (),
+    include: Selectors | None = None,
+    exclude: Selectors = (),
+) -> bool:
+    """The selection rule for one operation: exclude wins, include is an allowlist, else not deprecated.
+
+    `tags` are the agentool's own tags; the route's are added.
+    """
+    all_tags = frozenset(tags).union(route.tags)
+    if any(_matches(s, agentool, operation, all_tags) for s in _as_list(exclude)):
+        return False
+    if include is not None:
+        return any(_matches(s, agentool, operation, all_tags) for s in _as_list(include))
+    return not route.deprecated
+
+
+def select_operations(
+    registry: AgenToolRegistry | None = None,
+    *,
+    include: Selectors | None = None,
+    exclude: Selectors = (),
+    prefix: str = '',
+    separator: str = '_',
+) -> list[ExposedOperation]:
+    """The operations of `registry` (default: the registry in effect) that a surface should expose.
+
+    Agentools come in name order, operations in routing order, so the result is stable.
+
+    Raises:
+        SelectorError: a selector without wildcards matches no agentool, operation or tag.
+        ToolNameConflictError: two selected operations would get the same tool name.
+    """
+    registry = get_registry() if registry is None else registry
+    include_list = None if include is None else _as_list(include)
+    exclude_list = _as_list(exclude)
+    candidates = [
+        (name, operation, route, registry.get_manager(name))
+        for name in registry.list_names()
+        for operation, route in registry.require(name).routing_config.operation_map.items()
+    ]
+    for option, selectors in (('include', include_list or []), ('exclude', exclude_list)):
+        for selector in selectors:
+            _check_selector(option, selector, candidates)
+    exposed: list[ExposedOperation] = []
+    owners: dict[str, ExposedOperation] = {}
+    for name, operation, route, manager in candidates:
+        tags = manager.config.tags
+        if not is_exposed(name, operation, route, tags=tags, include=include_list, exclude=exclude_list):
+            continue
+        item = ExposedOperation(
+            agentool=name,
+            operation=operation,
+            name=f'{prefix}{name}{separator}{operation}',
+            route=route,
+            manager=manager,
+        )
+        if (other := owners.get(item.name)) is not None:
+            raise ToolNameConflictError(
+                f'tool name {item.name!r} would expose both {other.agentool}.{other.operation} and '
+                f'{name}.{operation}; exclude one of them or choose another separator',
+                agentool=name,
+                operation=operation,
+                tool_name=item.name,
+                operations=[f'{other.agentool}.{other.operation}', f'{name}.{operation}'],
+            )
+        owners[item.name] = item
+        exposed.append(item)
+    return exposed
+
+
+def _as_list(selectors: Selectors) -> list[str]:
+    return [selectors] if isinstance(selectors, str) else list(selectors)
+
+
+def _is_pattern(selector: str) -> bool:
+    return any(char in selector for char in '*?[')
+
+
+def _matches(selector: str, agentool: str, operation: str, tags: frozenset[str]) -> bool:
+    if selector.startswith(TAG_PREFIX):
+        tag = selector[len(TAG_PREFIX) :]
+        return any(fnmatch.fnmatchcase(t, tag) for t in tags) if _is_pattern(tag) else tag in tags
+    if not _is_pattern(selector):
+        return selector in (agentool, f'{agentool}.{operation}')
+    return fnmatch.fnmatchcase(agentool, selector) or fnmatch.fnmatchcase(f'{agentool}.{operation}', selector)
+
+
+def _check_selector(option: str, selector: str, candidates: list[tuple[str, str, Route, AgenToolManager]]) -> None:
+    if _is_pattern(selector):
+        return
+    if any(_matches(selector, n, op, frozenset(r.tags).union(m.config.tags)) for n, op, r, m in candidates):
+        return
+    if selector.startswith(TAG_PREFIX):
+        known = sorted({TAG_PREFIX + t for _, _, r, m in candidates for t in (*r.tags, *m.config.tags)})
+    else:
+        known = sorted({n for n, *_ in candidates} | {f'{n}.{op}' for n, op, *_ in candidates})
+    suggestions = difflib.get_close_matches(selector, known, n=3)
+    hint = f'; did you mean {" or ".join(map(repr, suggestions))}?' if suggestions else ''
+    raise SelectorError(
+        f'{option} selector {selector!r} matches no registered agentool, operation or tag{hint}',
+        selector=selector,
+        option=option,
+        suggestions=suggestions,
+    )

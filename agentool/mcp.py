@@ -1,0 +1,250 @@
+"""Registered agentools as an MCP server (the optional `mcp` extra: `pip install 'agentool[mcp]'`).
+
+Each exposed operation is one MCP tool with an input schema (the operation's arguments), an output
+schema when the output is typed, and the hints `readOnlyHint`, `destructiveHint` and
+`idempotentHint` from the route's metadata. Selection follows `agentool.filters`. Arguments are
+validated against the agentool's input schema; a validation failure or a tool exception comes back
+as a tool result with `isError` set (MCP's channel for errors a model can act on), and a tool
+exception is also logged with its traceback. The `mcp` package is imported only when a server is
+built, so `import agentool` works without the extra.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+import anyio
+from opentelemetry.trace import Tracer
+from pydantic import ValidationError
+from pydantic_ai import RunContext
+from pydantic_ai.usage import RunUsage
+
+from ._interface import OperationInterface, build_interfaces
+from .core.model import AgenToolModel
+from .core.registry import AgenToolRegistry, get_registry
+from .errors import ConfigurationError, MissingExtraError
+from .filters import Selectors, select_operations
+from .telemetry import operation_span
+
+if TYPE_CHECKING:
+    from mcp import types
+    from mcp.server.context import ServerRequestContext
+    from mcp.server.lowlevel import Server
+
+__all__ = ('create_mcp_server', 'serve', 'run_server', 'McpTransport', 'McpDepsFunc', 'META_KEY')
+
+logger = logging.getLogger(__name__)
+
+McpTransport = Literal['stdio', 'streamable-http']
+"""How `serve` talks to clients: stdin/stdout (what MCP hosts launch) or Streamable HTTP."""
+
+McpDepsFunc = Callable[[str], Any]
+"""Gives the deps for agentool `name`, called once per tool call."""
+
+META_KEY = 'agentool'
+"""Key of the operation's metadata in each MCP tool's `_meta`."""
+
+
+def create_mcp_server(
+    registry: AgenToolRegistry | None = None,
+    *,
+    include: Selectors | None = None,
+    exclude: Selectors = (),
+    prefix: str = '',
+    separator: str = '_',
+    deps: McpDepsFunc | None = None,
+    name: str = 'agentool',
+    instructions: str | None = None,
+    tracer: Tracer | None = None,
+) -> Server[Any]:
+    """An MCP server (the `mcp` SDK's low-level `Server`) with one tool per selected operation.
+
+    The selection is made now, with the rule of `agentool.filters`.
+
+    Args:
+        registry: Where the agentools are registered; by default the registry in effect now.
+        include: Selectors of what to expose (`'storage'`, `'storage.read'`, `'tag:math'`, wildcards).
+        exclude: Selectors of what never to expose; wins over `include`.
+        prefix: Prepended to every tool name.
+        separator: Between the agentool and the operation in tool names.
+        deps: Gives each agentool's `ctx.deps`; by default tools see `None`.
+        name: The server name reported to clients.
+        instructions: Instructions for clients; by default a list of the agentools served.
+        tracer: Where `operation_span`s go; by default the global tracer provider's `agentool` tracer.
+
+    Raises:
+        MissingExtraError: the `mcp` package is not installed.
+        SelectorError: a selector matches nothing (see `agentool.filters.select_operations`).
+        ToolNameConflictError: two selected operations would share a tool name.
+    """
+    _require_mcp()
+    from mcp import MCPError, types
+    from mcp.server.lowlevel import Server
+
+    from . import __version__
+
+    registry = get_registry() if registry is None else registry
+    selected = select_operations(registry, include=include, exclude=exclude, prefix=prefix, separator=separator)
+    interfaces = build_interfaces(registry, selected)
+    tools = [_tool(interface) for interface in interfaces.values()]
+    if instructions is None:
+        served = sorted({op.agentool for op in selected})
+        instructions = f'Deterministic agentool operations of: {", ".join(served) or "(none)"}.'
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tools)
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        interface = interfaces.get(params.name)
+        if interface is None:
+            # An unknown tool is a protocol error, not a tool result (MCP spec, tools/call).
+            raise MCPError(code=types.INVALID_PARAMS, message=f'unknown tool {params.name!r}')
+        return await _call(interface, params.arguments or {}, registry, deps, tracer)
+
+    def input_schema(tool_name: str) -> dict[str, Any] | None:
+        interface = interfaces.get(tool_name)
+        return None if interface is None else interface.parameters_json_schema
+
+    return Server(
+        name,
+        version=__version__,
+        instructions=instructions,
+        get_tool_input_schema=input_schema,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+def serve(
+    registry: AgenToolRegistry | None = None,
+    *,
+    modules: Sequence[str] = (),
+    include: Selectors | None = None,
+    exclude: Selectors = (),
+    transport: McpTransport = 'stdio',
+    host: str = '127.0.0.1',
+    port: int = 8000,
+    **server_options: Any,
+) -> None:
+    """Import `modules` (which register agentools), then serve the registry over MCP until stopped.
+
+    This is what `agentool mcp --import MODULE` runs. `server_options` go to `create_mcp_server`.
+
+    Raises:
+        ConfigurationError: a module cannot be imported.
+        MissingExtraError: the `mcp` package is not installed.
+    """
+    for module in modules:
+        try:
+            importlib.import_module(module)
+        except ImportError as error:
+            raise ConfigurationError(f'cannot import module {module!r}: {error}', module=module) from error
+    server = create_mcp_server(registry, include=include, exclude=exclude, **server_options)
+    anyio.run(lambda: run_server(server, transport=transport, host=host, port=port))
+
+
+async def run_server(
+    server: Server[Any], *, transport: McpTransport = 'stdio', host: str = '127.0.0.1', port: int = 8000
+) -> None:
+    """Serve `server` over `transport` until the client disconnects (stdio) or the task is cancelled."""
+    if transport == 'stdio':
+        from mcp.server.stdio import stdio_server
+
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+    elif transport == 'streamable-http':
+        import uvicorn
+
+        app = server.streamable_http_app(host=host)
+        await uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level='warning')).serve()
+    else:
+        raise ConfigurationError(f'unknown MCP transport {transport!r}; use stdio or streamable-http')
+
+
+async def _call(
+    interface: OperationInterface,
+    arguments: dict[str, Any],
+    registry: AgenToolRegistry,
+    deps: McpDepsFunc | None,
+    tracer: Tracer | None,
+) -> types.CallToolResult:
+    from mcp import types
+
+    exposed = interface.exposed
+    try:
+        input = interface.validate(arguments)
+    except ValidationError as error:
+        # Field names only at info level: the rejected values are the caller's data.
+        logger.info('tool %r rejected arguments: %s', exposed.name, sorted({str(e['loc']) for e in error.errors()}))
+        return _error(interface.describe(error))
+    ctx = RunContext[Any](
+        deps=None if deps is None else deps(exposed.agentool),
+        model=AgenToolModel(exposed.agentool, registry=registry),
+        usage=RunUsage(),
+        tool_name=exposed.name,
+    )
+    try:
+        with operation_span(exposed.agentool, exposed.operation, surface='mcp', tracer=tracer):
+            result = await exposed.manager.execute(ctx, input)
+    except Exception as error:
+        logger.exception(
+            'tool %r (agentool %r, operation %r) raised', exposed.name, exposed.agentool, exposed.operation
+        )
+        return _error(
+            f'tool {exposed.name!r} (agentool {exposed.agentool!r}, operation {exposed.operation!r}) failed: '
+            f'{type(error).__name__}: {error}'
+        )
+    structured = interface.structured(result) if interface.output_json_schema is not None else None
+    return types.CallToolResult(content=[types.TextContent(text=interface.text(result))], structured_content=structured)
+
+
+def _error(message: str) -> types.CallToolResult:
+    from mcp import types
+
+    return types.CallToolResult(content=[types.TextContent(text=message)], is_error=True)
+
+
+def _tool(interface: OperationInterface) -> types.Tool:
+    from mcp import types
+
+    exposed = interface.exposed
+    route = exposed.route
+    return types.Tool(
+        name=exposed.name,
+        description=interface.description,
+        input_schema=interface.parameters_json_schema,
+        output_schema=interface.output_json_schema,
+        # Every hint is set: MCP's defaults (destructive, not idempotent) would misreport a route
+        # that simply left a flag at agentool's default.
+        annotations=types.ToolAnnotations(
+            read_only_hint=route.read_only,
+            destructive_hint=route.destructive,
+            idempotent_hint=route.idempotent,
+        ),
+        _meta={
+            META_KEY: {
+                'agentool': exposed.agentool,
+                'operation': exposed.operation,
+                'concurrent_safe': route.concurrent_safe,
+                'max_output_chars': route.max_output_chars,
+                'tags': sorted(exposed.tags),
+                'deprecated': route.deprecated,
+            }
+        },
+    )
+
+
+def _require_mcp() -> None:
+    try:
+        import mcp  # noqa: F401  # pyright: ignore[reportUnusedImport]
+    except ImportError as error:
+        raise MissingExtraError(
+            "serving agentools over MCP needs the 'mcp' extra: pip install 'agentool[mcp]'", extra='mcp'
+        ) from error

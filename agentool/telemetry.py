@@ -1,0 +1,87 @@
+"""OpenTelemetry spans for agentool operations that run outside pydantic-ai's own instrumentation.
+
+Agent runs are traced by pydantic-ai (`Agent(..., instrument=...)`). Calls that skip the agent graph
+(the injector's direct path) or arrive through another surface (the LLM toolset, MCP) open an
+`operation_span`, which carries the agentool and the operation as attributes. Only
+`opentelemetry-api` is needed; with no tracer provider configured the helper returns a shared
+no-op context manager, so an untraced call pays well under a microsecond. (A provider named only by
+the `OTEL_PYTHON_TRACER_PROVIDER` variable is seen once `trace.get_tracer_provider()` has loaded it,
+as pydantic-ai's instrumentation and Logfire do.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from contextlib import AbstractContextManager, nullcontext
+from typing import Literal
+
+from opentelemetry.trace import INVALID_SPAN, NoOpTracer, ProxyTracer, ProxyTracerProvider, Span, Tracer
+from opentelemetry.util.types import AttributeValue
+
+__all__ = (
+    'operation_span',
+    'Surface',
+    'TRACER_NAME',
+    'AGENTOOL_ATTRIBUTE',
+    'OPERATION_ATTRIBUTE',
+    'SURFACE_ATTRIBUTE',
+)
+
+TRACER_NAME = 'agentool'
+"""Instrumentation scope of agentool's own spans."""
+AGENTOOL_ATTRIBUTE = 'agentool.name'
+OPERATION_ATTRIBUTE = 'agentool.operation'
+SURFACE_ATTRIBUTE = 'agentool.surface'
+
+Surface = Literal['direct', 'toolset', 'mcp']
+"""Where the call came from: the injector's direct path, the LLM toolset or the MCP server."""
+
+_NO_SPAN: AbstractContextManager[Span] = nullcontext(INVALID_SPAN)
+
+# Asks the provider installed with `trace.set_tracer_provider` (if any) for a tracer. Unlike
+# `trace.get_tracer_provider()` it does not consult the environment on every call, which would
+# cost an untraced call more than the call itself.
+_GLOBAL = ProxyTracerProvider()
+
+
+def operation_span(
+    agentool: str,
+    operation: str,
+    *,
+    surface: Surface = 'direct',
+    tracer: Tracer | None = None,
+    attributes: Mapping[str, AttributeValue] | None = None,
+) -> AbstractContextManager[Span]:
+    """A context manager that runs its block inside a span `agentool {agentool}.{operation}`.
+
+    The span is current inside the block (nested agentool calls become its children) and records
+    an exception that escapes the block, with an error status, before re-raising it.
+
+    Args:
+        agentool: The agentool's name (attribute `agentool.name`).
+        operation: The operation (attribute `agentool.operation`).
+        surface: Where the call came from (attribute `agentool.surface`).
+        tracer: A tracer to use instead of the global one, e.g. a pydantic-ai run's `ctx.tracer`,
+            so the span lands next to the run's own spans. A no-op or proxy tracer counts as none.
+        attributes: Extra span attributes.
+
+    Example:
+        ```python {test="skip"}
+        with operation_span('storage', 'read'):
+            result = await manager.execute(ctx, validated)
+        ```
+    """
+    # A proxy tracer would only forward to the global provider, so it counts as none too.
+    if tracer is None or isinstance(tracer, (NoOpTracer, ProxyTracer)):
+        tracer = _GLOBAL.get_tracer(TRACER_NAME)
+        # A proxy tracer means no provider is installed yet; a no-op one, that tracing is off.
+        if isinstance(tracer, (ProxyTracer, NoOpTracer)):
+            return _NO_SPAN
+    span_attributes: dict[str, AttributeValue] = {
+        AGENTOOL_ATTRIBUTE: agentool,
+        OPERATION_ATTRIBUTE: operation,
+        SURFACE_ATTRIBUTE: surface,
+    }
+    if attributes:
+        span_attributes.update(attributes)
+    return tracer.start_as_current_span(f'agentool {agentool}.{operation}', attributes=span_attributes)

@@ -1,0 +1,175 @@
+"""`AgenToolToolset`: registered agentools as pydantic-ai tools an LLM agent can call.
+
+Each exposed operation becomes one tool (`storage_read`, `storage_write`, ...) whose arguments are
+the fields that operation uses; the toolset fills in the operation field. Arguments are checked
+against the agentool's own input schema before the tool runs, so a mistake goes back to the model
+as pydantic-ai's usual retry prompt listing every failing field. A tool's own exception follows
+pydantic-ai's rules: `ModelRetry` asks the model to retry, `ToolFailed` reports a failure, anything
+else ends the run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any, Literal
+
+from pydantic import ValidationError
+from pydantic_ai import RunContext
+from pydantic_ai.exceptions import ModelRetry
+from pydantic_ai.tools import AgentDepsT, ToolDefinition
+from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
+
+from ._interface import ARGUMENTS_ADAPTER, OperationInterface, build_interfaces
+from .core.registry import AgenToolRegistry, get_registry
+from .filters import ExposedOperation, Selectors, select_operations
+from .telemetry import operation_span
+
+__all__ = ('AgenToolToolset', 'DepsFunc', 'METADATA_KEY')
+
+METADATA_KEY = 'agentool'
+"""Key of the operation's metadata in `ToolDefinition.metadata`."""
+
+DepsFunc = Callable[[RunContext[Any], str], Any]
+"""Gives the deps for agentool `name` (second argument) from the LLM run's context."""
+
+
+class AgenToolToolset(AbstractToolset[AgentDepsT]):
+    """A toolset with one tool per selected agentool operation.
+
+    The selection is made once, when the toolset is built, with the rule of `agentool.filters`:
+    exclude wins, include is an allowlist, otherwise every operation that is not deprecated.
+
+    Example:
+        ```python {test="skip"}
+        agent = Agent('openai:gpt-5', toolsets=[AgenToolToolset(include=['storage'])], deps=Store())
+        ```
+
+    Args:
+        include: Selectors of what to expose (`'storage'`, `'storage.read'`, `'tag:math'`, wildcards).
+        exclude: Selectors of what never to expose; wins over `include`.
+        registry: Where the agentools are registered; by default the registry in effect now.
+        prefix: Prepended to every tool name.
+        separator: Between the agentool and the operation in tool names.
+        deps: Gives each agentool's deps from the run context; by default the tools get the run's deps.
+        max_retries: Retries allowed per tool; by default the agent's.
+        id: The toolset's id (needed for durable execution).
+    """
+
+    def __init__(
+        self,
+        include: Selectors | None = None,
+        *,
+        exclude: Selectors = (),
+        registry: AgenToolRegistry | None = None,
+        prefix: str = '',
+        separator: str = '_',
+        deps: DepsFunc | None = None,
+        max_retries: int | None = None,
+        id: str | None = None,
+    ) -> None:
+        registry = get_registry() if registry is None else registry
+        selected = select_operations(registry, include=include, exclude=exclude, prefix=prefix, separator=separator)
+        self._interfaces = build_interfaces(registry, selected)
+        self._tool_defs = {name: _tool_def(interface) for name, interface in self._interfaces.items()}
+        self._validators = {name: _ArgumentsValidator(interface) for name, interface in self._interfaces.items()}
+        self._deps = deps
+        self.max_retries = max_retries
+        self._id = id
+
+    @property
+    def id(self) -> str | None:
+        return self._id
+
+    @property
+    def operations(self) -> list[ExposedOperation]:
+        """The exposed operations, in tool order."""
+        return [interface.exposed for interface in self._interfaces.values()]
+
+    async def get_tools(self, ctx: RunContext[AgentDepsT]) -> dict[str, ToolsetTool[AgentDepsT]]:
+        max_retries = ctx.max_retries if self.max_retries is None else self.max_retries
+        return {
+            name: ToolsetTool(
+                toolset=self,
+                tool_def=self._tool_defs[name],
+                max_retries=max_retries,
+                args_validator=self._validators[name],
+            )
+            for name in self._interfaces
+        }
+
+    async def call_tool(
+        self, name: str, tool_args: dict[str, Any], ctx: RunContext[AgentDepsT], tool: ToolsetTool[AgentDepsT]
+    ) -> Any:
+        interface = self._interfaces[name]
+        exposed = interface.exposed
+        try:
+            # Validated already; validating again turns the plain arguments (what hooks and durable
+            # execution see) into the agentool's input model.
+            input = interface.validate(tool_args, context=ctx.validation_context)
+        except ValidationError as error:  # only if a hook changed the arguments after validation
+            raise ModelRetry(interface.describe(error)) from error
+        run_ctx: RunContext[Any] = ctx if self._deps is None else replace(ctx, deps=self._deps(ctx, exposed.agentool))
+        with operation_span(exposed.agentool, exposed.operation, surface='toolset', tracer=ctx.tracer):
+            result = await exposed.manager.execute(run_ctx, input)
+        return interface.llm_output(result)
+
+
+class _ArgumentsValidator:
+    """pydantic-ai's argument validator for one tool: JSON object, then the agentool's input schema.
+
+    Returns the arguments as given (parsed from JSON); `call_tool` builds the input model.
+    """
+
+    def __init__(self, interface: OperationInterface) -> None:
+        self._interface = interface
+
+    def validate_json(
+        self,
+        input: str | bytes | bytearray,
+        *,
+        allow_partial: bool | Literal['off', 'on', 'trailing-strings'] = False,
+        **kwargs: Any,
+    ) -> dict[str, Any]:
+        arguments = ARGUMENTS_ADAPTER.validate_json(input, experimental_allow_partial=allow_partial)
+        return self._check(arguments, allow_partial, kwargs.get('context'))
+
+    def validate_python(
+        self, input: Any, *, allow_partial: bool | Literal['off', 'on', 'trailing-strings'] = False, **kwargs: Any
+    ) -> dict[str, Any]:
+        arguments = ARGUMENTS_ADAPTER.validate_python(input, experimental_allow_partial=allow_partial)
+        return self._check(arguments, allow_partial, kwargs.get('context'))
+
+    def _check(
+        self, arguments: dict[str, Any], allow_partial: bool | Literal['off', 'on', 'trailing-strings'], context: Any
+    ) -> dict[str, Any]:
+        # Partial (still streaming) arguments are only parsed; the complete call is checked in full.
+        if allow_partial in (False, 'off'):
+            self._interface.validate(arguments, context=context)
+        return arguments
+
+
+def _tool_def(interface: OperationInterface) -> ToolDefinition:
+    exposed = interface.exposed
+    route = exposed.route
+    return ToolDefinition(
+        name=exposed.name,
+        description=interface.description,
+        parameters_json_schema=interface.parameters_json_schema,
+        # A tool that is not concurrency-safe runs alone (pydantic-ai's barrier semantics).
+        sequential=not route.concurrent_safe,
+        metadata={
+            METADATA_KEY: {
+                'agentool': exposed.agentool,
+                'operation': exposed.operation,
+                'read_only': route.read_only,
+                'idempotent': route.idempotent,
+                'destructive': route.destructive,
+                'concurrent_safe': route.concurrent_safe,
+                'max_output_chars': route.max_output_chars,
+                'tags': sorted(exposed.tags),
+                'deprecated': route.deprecated,
+            }
+        },
+        return_schema=interface.output_json_schema,
+    )

@@ -1,0 +1,204 @@
+"""The MCP server: tools listed with schemas and hints, called through an in-memory MCP client."""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip('mcp')
+
+from mcp import Client, MCPError, StdioServerParameters
+from mcp.types import Tool
+
+from agentool.errors import ConfigurationError, SelectorError
+from agentool.mcp import META_KEY, create_mcp_server, run_server, serve
+from examples.calculator import create_calculator
+from tests.notes_agentool import Notes, create_notes
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(params=['auto', 'legacy'])
+def mode(request: pytest.FixtureRequest) -> str:
+    """`auto` dispatches in process; `legacy` runs the JSON-RPC handshake over memory streams."""
+    return request.param
+
+
+@pytest.fixture
+def client(mode: str) -> Client:
+    """A client (enter it with `async with`) of a server for `notes` and `calculator`."""
+    create_notes()
+    create_calculator()
+    notes: Notes = {'k': 'v'}
+    server = create_mcp_server(deps=lambda name: notes if name == 'notes' else None)
+    return Client(server, mode=mode)  # pyright: ignore[reportArgumentType]
+
+
+async def tools_by_name(client: Client) -> dict[str, Tool]:
+    return {tool.name: tool for tool in (await client.list_tools()).tools}
+
+
+async def test_one_tool_per_operation_with_hints_and_schemas(client: Client) -> None:
+    async with client:
+        tools = await tools_by_name(client)
+        assert list(tools) == [
+            'calculator_add',
+            'calculator_subtract',
+            'calculator_multiply',
+            'calculator_divide',
+            'notes_get',
+            'notes_put',
+            'notes_dump',
+            'notes_check',
+        ]  # notes.old is deprecated, so not served by default
+        get, put = tools['notes_get'], tools['notes_put']
+        assert get.annotations is not None
+        assert (get.annotations.read_only_hint, get.annotations.destructive_hint, get.annotations.idempotent_hint) == (
+            True,
+            False,
+            True,
+        )
+        assert put.annotations is not None
+        assert (put.annotations.read_only_hint, put.annotations.destructive_hint, put.annotations.idempotent_hint) == (
+            False,
+            True,
+            False,
+        )
+        assert put.input_schema['required'] == ['key', 'text']
+        assert list(put.input_schema['properties']) == ['key', 'text', 'copies']
+        assert put.input_schema['properties']['text']['description'] == 'The note text.'
+        assert put.output_schema == {
+            'type': 'object',
+            'properties': {'result': {'type': 'string'}},
+            'required': ['result'],
+        }
+        assert tools['notes_dump'].output_schema is None  # its output may be truncated, so no schema can promise it
+        assert put.description == 'Write a note.'
+        assert put.meta is not None
+        assert put.meta[META_KEY] == {
+            'agentool': 'notes',
+            'operation': 'put',
+            'concurrent_safe': False,
+            'max_output_chars': None,
+            'tags': [],
+            'deprecated': False,
+        }
+
+
+async def test_calls_return_text_and_structured_content(client: Client) -> None:
+    async with client:
+        result = await client.call_tool('calculator_divide', {'a': 1, 'b': 4})
+        assert not result.is_error
+        assert result.structured_content == {'result': 0.25}
+        assert [block.model_dump()['text'] for block in result.content] == ['0.25']
+        written = await client.call_tool('notes_put', {'key': 'n', 'text': 'ab', 'copies': 2})
+        read = await client.call_tool('notes_get', {'key': 'n'})
+        assert (written.structured_content, read.structured_content) == ({'result': 'stored n'}, {'result': 'abab'})
+
+
+async def test_invalid_arguments_are_an_error_result_naming_the_field(client: Client) -> None:
+    async with client:
+        result = await client.call_tool('notes_put', {'key': 'n', 'copies': 0, 'operation': 'get'})
+        assert result.is_error
+        (block,) = result.content
+        assert block.model_dump()['text'] == (
+            "invalid arguments for tool 'notes_put' (agentool 'notes', operation 'put'): "
+            "field 'operation': Extra inputs are not permitted; field 'text': Field required"
+        )
+        result = await client.call_tool('notes_put', {'key': 'n', 'text': 't', 'copies': 0})
+        assert "field 'copies': Input should be greater than or equal to 1" in result.content[0].model_dump()['text']
+
+
+async def test_a_tool_exception_is_an_error_result_and_is_logged(
+    client: Client, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with client:
+        with caplog.at_level(logging.ERROR, logger='agentool.mcp'):
+            result = await client.call_tool('calculator_divide', {'a': 1, 'b': 0})
+        assert result.is_error
+        assert result.content[0].model_dump()['text'] == (
+            "tool 'calculator_divide' (agentool 'calculator', operation 'divide') failed: "
+            'ZeroDivisionError: float division by zero'
+        )
+        (record,) = [r for r in caplog.records if r.name == 'agentool.mcp']
+        assert record.exc_info is not None
+        assert record.exc_info[0] is ZeroDivisionError
+
+
+async def test_an_unknown_tool_is_a_protocol_error(client: Client) -> None:
+    async with client:
+        with pytest.raises(MCPError, match="unknown tool 'notes_old'"):
+            await client.call_tool('notes_old', {'key': 'k'})
+
+
+async def test_long_output_is_truncated_with_a_marker(client: Client) -> None:
+    async with client:
+        await client.call_tool('notes_put', {'key': 'long', 'text': 'x' * 50})
+        result = await client.call_tool('notes_dump', {})
+        text = result.content[0].model_dump()['text']
+        assert text.startswith('{"k": "v", "long": "')
+        assert text.endswith('(max_output_chars=20)]')
+        assert '[... truncated: showing 20 of' in text
+        assert result.structured_content is None
+
+
+async def test_include_exclude_and_naming_options() -> None:
+    create_notes()
+    server = create_mcp_server(include=['notes.old', 'tag:reader'], exclude=['notes.get'], prefix='kb_', separator='.')
+    async with Client(server) as client:
+        tools = await tools_by_name(client)
+        assert list(tools) == ['kb_notes.old']
+        assert tools['kb_notes.old'].description == '(Deprecated) The old reader.'
+        result = await client.call_tool('kb_notes.old', {'key': 'k'})
+        assert result.structured_content == {'result': 'k'}
+    with pytest.raises(SelectorError):
+        create_mcp_server(include=['nots'])
+
+
+def test_serve_refuses_a_module_it_cannot_import() -> None:
+    with pytest.raises(ConfigurationError, match="cannot import module 'no_such_module_xyz'"):
+        serve(modules=['no_such_module_xyz'])
+
+
+async def test_run_server_refuses_an_unknown_transport() -> None:
+    with pytest.raises(ConfigurationError, match="unknown MCP transport 'carrier-pigeon'"):
+        await run_server(create_mcp_server(), transport='carrier-pigeon')  # pyright: ignore[reportArgumentType]
+
+
+async def test_serve_over_stdio_as_the_cli_runs_it(tmp_path: Path) -> None:
+    script = "from agentool.mcp import serve; serve(modules=['examples.calculator'], include=['calculator.add'])"
+    env = {**os.environ, 'PYTHONPATH': str(ROOT), 'PYTHONDONTWRITEBYTECODE': '1'}
+    params = StdioServerParameters(command=sys.executable, args=['-c', script], env=env, cwd=tmp_path)
+    async with Client(params) as client:
+        assert [tool.name for tool in (await client.list_tools()).tools] == ['calculator_add']
+        result = await client.call_tool('calculator_add', {'a': 2, 'b': 3})
+        assert result.structured_content == {'result': 5.0}
+    assert not any(tmp_path.iterdir())  # noqa: ASYNC240
+
+
+def test_agentool_imports_without_the_mcp_extra(tmp_path: Path) -> None:
+    script = (
+        'import sys\n'
+        'class Block:\n'
+        '    def find_spec(self, name, path=None, target=None):\n'
+        "        if name == 'mcp' or name.startswith('mcp.'):\n"
+        "            raise ImportError('blocked for the test')\n"
+        'sys.meta_path.insert(0, Block())\n'
+        'import agentool, agentool.mcp, agentool.toolset\n'
+        'from agentool.errors import MissingExtraError\n'
+        'try:\n'
+        '    agentool.mcp.create_mcp_server()\n'
+        'except MissingExtraError as error:\n'
+        "    assert isinstance(error, ImportError) and error.details == {'extra': 'mcp'}, error.details\n"
+        '    print(error)\n'
+    )
+    env = {**os.environ, 'PYTHONPATH': str(ROOT)}
+    out = subprocess.run(
+        [sys.executable, '-c', script], cwd=tmp_path, env=env, capture_output=True, text=True, check=True
+    )
+    assert "needs the 'mcp' extra: pip install 'agentool[mcp]'" in out.stdout
