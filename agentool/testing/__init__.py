@@ -1,0 +1,48 @@
+"""Deterministic test doubles for pydantic-ai agents, record and replay, and a pytest plugin.
+
+- `AgentDouble` stands in for any agent's model and plays `Script`s; drift from the real agent
+  (tools, arguments, output type) fails the test with a `DriftError` naming the tool and field.
+- `use_doubles` / `DoubledAgent` put doubles in place of agents reached by name through the injector.
+- `Recorder` records real runs to a JSON file; `Replay` serves them back offline.
+- `agentool.testing.strategies` has hypothesis strategies built from input schemas (it needs
+  the `hypothesis` package, the `testing` extra).
+- `agentool.testing.plugin` is the pytest plugin, loaded through its entry point.
+"""
+
+from __future__ import annotations
+
+from .double import AgentDouble
+from .log import CallLog, CallRecord, Expected, RequestRecord
+from .recorder import Recorder
+from .recording import RecordedCall, RecordedRun, RecordedToolCall, Recording, canonical_args
+from .replay import Replay
+from .script import Call, Matcher, Operation, Output, OutputFrom, Predicate, Prompt, Regex, Script, ScriptRun, Step
+from .stand_in import DoubledAgent, use_doubles
+
+__all__ = (
+    'AgentDouble',
+    'Call',
+    'CallLog',
+    'CallRecord',
+    'DoubledAgent',
+    'Expected',
+    'Matcher',
+    'Operation',
+    'Output',
+    'OutputFrom',
+    'Predicate',
+    'Prompt',
+    'Regex',
+    'RecordedCall',
+    'RecordedRun',
+    'RecordedToolCall',
+    'Recorder',
+    'Recording',
+    'Replay',
+    'RequestRecord',
+    'Script',
+    'ScriptRun',
+    'Step',
+    'canonical_args',
+    'use_doubles',
+)

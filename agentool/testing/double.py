@@ -1,0 +1,283 @@
+"""`AgentDouble`: a scripted model that stands in for any pydantic-ai agent, LLM or not.
+
+Put it in with `agent.override(model=double)` (or an injector override). Each run picks the first
+script whose matcher accepts the prompt, then answers one model request per step: the scripted
+tool calls go to the agent's real tools, and the final output goes out in whichever output mode
+the agent asks for. Nothing is sent anywhere, so `ALLOW_MODEL_REQUESTS = False` does not stop it.
+
+The double never validates on the agent's behalf: pydantic-ai validates the scripted arguments
+and output with the agent's own validators, and a rejection (a retry) fails the test with a
+`DriftError` naming the tool and field. A double therefore cannot silently drift from the agent.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic_ai import RunContext
+from pydantic_ai.messages import (
+    InstructionPart,
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    ModelResponsePart,
+    SystemPromptPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+from pydantic_ai.models import CompletedStreamedResponse, Model, ModelRequestParameters, StreamedResponse
+from pydantic_ai.profiles import ModelProfile, ModelProfileSpec
+from pydantic_ai.settings import ModelSettings
+
+from ..core._output import output_response
+from ..errors import DoubleError, DriftError, OutputError, ScriptExhaustedError, UnexpectedPromptError
+from ._drift import check_call, output_feedback_error, tool_retry_error
+from .log import CallLog, CallRecord, RequestRecord
+from .script import Output, Script, ScriptRun
+
+__all__ = ('AgentDouble',)
+
+_PROFILE = ModelProfile(
+    supports_tools=True,
+    supports_json_schema_output=True,
+    supports_json_object_output=True,
+    default_structured_output_mode='tool',
+)
+
+
+@dataclass
+class _Run:
+    """A run in progress: the script answering it and the next step to play."""
+
+    script: int
+    prompt: str
+    step: int = 0
+
+
+class AgentDouble(Model):
+    """A deterministic stand-in for an agent's model, driven by scripts.
+
+    Args:
+        *scripts: Tried in order for each new run; the first that matches the prompt (and is not
+            used up) answers the whole run.
+        name: Shown in failure messages and as the model name.
+        profile: The model profile to present (by default tools, JSON schema output, tool output mode).
+        settings: Model settings (accepted for interface parity; a double ignores them).
+
+    Attributes:
+        requests: Every request answered (or refused), in order.
+        calls: Every tool call made, with its result once it came back, and assertion helpers.
+    """
+
+    def __init__(
+        self,
+        *scripts: Script,
+        name: str = 'double',
+        profile: ModelProfileSpec | None = None,
+        settings: ModelSettings | None = None,
+    ) -> None:
+        super().__init__(settings=settings, profile=profile or _PROFILE)
+        if not scripts:
+            raise DoubleError(f'double {name!r} needs at least one Script')
+        self.scripts: tuple[Script, ...] = scripts
+        self.name = name
+        self.requests: list[RequestRecord] = []
+        self.calls = CallLog()
+        self._runs: dict[str, _Run] = {}
+        self._uses = [0] * len(scripts)
+        self._sequence = 0
+
+    @property
+    def model_name(self) -> str:
+        """The double's name."""
+        return self.name
+
+    @property
+    def system(self) -> str:
+        """The provider name reported in responses and telemetry."""
+        return 'agentool-double'
+
+    def uses(self, script: Script) -> int:
+        """How many runs `script` has answered."""
+        return self._uses[self.scripts.index(script)]
+
+    def reset(self) -> None:
+        """Forget every request, call and run, so each script can be used again."""
+        self.requests.clear()
+        self.calls.clear()
+        self._runs.clear()
+        self._uses = [0] * len(self.scripts)
+
+    async def request(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+    ) -> ModelResponse:
+        _, params = self.prepare_request(model_settings, model_request_parameters)
+        return await self._respond(messages, params)
+
+    @asynccontextmanager
+    async def request_stream(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+        run_context: RunContext[Any] | None = None,
+    ) -> AsyncGenerator[StreamedResponse]:
+        _, params = self.prepare_request(model_settings, model_request_parameters)
+        response = await self._respond(messages, params)
+        yield CompletedStreamedResponse(response, model_request_parameters=params, replay_events=True)
+
+    # --- answering ----------------------------------------------------------------------------
+
+    async def _respond(self, messages: list[ModelMessage], params: ModelRequestParameters) -> ModelResponse:
+        last = messages[-1]
+        if not isinstance(last, ModelRequest):  # pragma: no cover - the agent graph always ends with a request
+            raise DoubleError(f'double {self.name!r}: expected a request to answer')
+        key = last.run_id or ''
+        returns = [p for p in last.parts if isinstance(p, ToolReturnPart)]
+        settled = tuple(r for r in map(self.calls.settle, returns) if r is not None)
+        # Outside an agent run (no run id, e.g. `pydantic_ai.direct`), a new prompt starts a new run.
+        fresh = last.run_id is None and any(isinstance(p, UserPromptPart) for p in last.parts)
+        run = None if fresh else self._runs.get(key)
+        if run is None:
+            prompt = _prompt(last)
+            try:
+                run = self._start(key, prompt)
+            except DoubleError:
+                # Recorded even when no script answers, so the failure can be inspected.
+                self.requests.append(self._record(messages, params, settled, None, prompt))
+                raise
+            self.requests.append(self._record(messages, params, settled, run, prompt))
+        else:
+            self.requests.append(self._record(messages, params, settled, run, run.prompt))
+            self._check_retries(last, run, params)
+        return await self._play(run, key, messages, params)
+
+    def _record(
+        self,
+        messages: list[ModelMessage],
+        params: ModelRequestParameters,
+        settled: tuple[CallRecord, ...],
+        run: _Run | None,
+        prompt: str,
+    ) -> RequestRecord:
+        first = next((m for m in messages if isinstance(m, ModelRequest)), None)
+        system = () if first is None else tuple(p.content for p in first.parts if isinstance(p, SystemPromptPart))
+        return RequestRecord(
+            run_id=messages[-1].run_id,
+            prompt=prompt,
+            instructions=InstructionPart.join(params.instruction_parts or []),
+            system_prompts=system,
+            tools=tuple(params.function_tools),
+            output_tools=tuple(params.output_tools),
+            tool_results=settled,
+            messages=tuple(messages),
+            script=None if run is None else self.scripts[run.script].label(run.script),
+            step=None if run is None else run.step + 1,
+        )
+
+    def _start(self, key: str, prompt: str) -> _Run:
+        matching = [i for i, script in enumerate(self.scripts) if script.matches(prompt)]
+        for index in matching:
+            times = self.scripts[index].times
+            if times is None or self._uses[index] < times:
+                self._uses[index] += 1
+                run = self._runs[key] = _Run(script=index, prompt=prompt)
+                return run
+        if matching:
+            used = ', '.join(
+                f'script {self.scripts[i].label(i)} answered {self._uses[i]} of {self.scripts[i].times} run(s)'
+                for i in matching
+            )
+            raise ScriptExhaustedError(
+                f'double {self.name!r}: every script for prompt {_short(prompt)} is used up ({used})',
+                prompt=prompt,
+                scripts=[self.scripts[i].label(i) for i in matching],
+            )
+        labels = [script.label(i) for i, script in enumerate(self.scripts)]
+        raise UnexpectedPromptError(
+            f'double {self.name!r}: no script matches prompt {_short(prompt)} (scripts: {", ".join(labels)})',
+            prompt=prompt,
+            scripts=labels,
+        )
+
+    def _check_retries(self, last: ModelRequest, run: _Run, params: ModelRequestParameters) -> None:
+        where = self._where(run, run.step)
+        output_tools = {tool.name for tool in params.output_tools}
+        for part in last.parts:
+            if isinstance(part, ToolReturnPart) and part.outcome == 'retried':
+                raise tool_retry_error(where, part, is_output=part.tool_name in output_tools)
+        feedback = [p for p in last.parts if isinstance(p, UserPromptPart)]
+        if feedback:
+            # A user-voice part after our own answer in the same run is pydantic-ai's output retry feedback.
+            raise output_feedback_error(where, _text(feedback[-1]))
+
+    async def _play(
+        self, run: _Run, key: str, messages: list[ModelMessage], params: ModelRequestParameters
+    ) -> ModelResponse:
+        script = self.scripts[run.script]
+        if run.step >= len(script.steps):
+            raise ScriptExhaustedError(
+                f'double {self.name!r}: script {script.label(run.script)} has {len(script.steps)} step(s) and the '
+                f'run asked for step {run.step + 1}',
+                script=script.label(run.script),
+                step=run.step + 1,
+            )
+        step = script.steps[run.step]
+        run.step += 1
+        where = self._where(run, run.step)
+        context = ScriptRun(
+            prompt=run.prompt, calls=[c for c in self.calls if c.run_id == (key or None)], messages=messages
+        )
+        if isinstance(step, tuple):
+            parts: list[ModelResponsePart] = []
+            for call in step:
+                args = call.arguments(context)
+                check_call(where, call.tool, args, params.function_tools)
+                call_id = self._call_id()
+                self.calls.add(CallRecord(tool=call.tool, args=args, call_id=call_id, run_id=key or None))
+                parts.append(ToolCallPart(call.tool, args, tool_call_id=call_id))
+            return ModelResponse(parts=parts, model_name=self.name)
+        if isinstance(step, Output):
+            value = step.value
+        else:
+            value = step.function(context)
+            if inspect.isawaitable(value):
+                value = await value
+        try:
+            return output_response(value, params, model_name=self.name, agentool=self.name, call_id=self._call_id())
+        except OutputError as error:
+            raise DriftError(
+                f'{where}: the scripted output fits none of the shapes the agent accepts: {error.message}',
+                tool=None,
+                cause='output',
+                fields=[],
+            ) from error
+
+    def _where(self, run: _Run, step: int) -> str:
+        return f'double {self.name!r}, script {self.scripts[run.script].label(run.script)} step {step}'
+
+    def _call_id(self) -> str:
+        self._sequence += 1
+        return f'{self.name}-{self._sequence}'
+
+
+def _prompt(request: ModelRequest) -> str:
+    return ''.join(_text(part) for part in request.parts if isinstance(part, UserPromptPart))
+
+
+def _text(part: UserPromptPart) -> str:
+    if isinstance(part.content, str):
+        return part.content
+    return ''.join(item for item in part.content if isinstance(item, str))
+
+
+def _short(prompt: str) -> str:
+    return repr(prompt if len(prompt) <= 80 else prompt[:77] + '...')

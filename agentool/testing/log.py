@@ -1,0 +1,164 @@
+"""What a double saw and did: every request it answered, every call it made, and assertions on them.
+
+Assertions compare arguments with `==` against the arguments as sent, so `unittest.mock.ANY`
+works inside an expected mapping.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic_ai.messages import ModelMessage, ToolReturnPart
+from pydantic_ai.tools import ToolDefinition
+from pydantic_core import to_json
+
+from ..errors import ExpectationError
+
+__all__ = ('CallRecord', 'RequestRecord', 'CallLog', 'Expected')
+
+
+@dataclass(kw_only=True)
+class CallRecord:
+    """One tool call and, once it came back, its result."""
+
+    tool: str
+    args: dict[str, Any]
+    call_id: str
+    run_id: str | None = None
+    returned: bool = False
+    """Whether the result came back (it does in the next request of the run)."""
+    result: Any = None
+    """What the tool returned (the `ToolReturnPart` content)."""
+    outcome: str | None = None
+    """The return's outcome: `'success'`, `'retried'`, `'failed'`, `'denied'` or `'interrupted'`."""
+
+    def describe(self) -> str:
+        """`tool(args)` with the arguments as compact JSON."""
+        return f'{self.tool}({_json(self.args)})'
+
+
+@dataclass(frozen=True, kw_only=True)
+class RequestRecord:
+    """One model request the agent made: what it offered, what it sent back, and what was answered."""
+
+    run_id: str | None
+    prompt: str
+    """The run's prompt (text parts of its user prompt)."""
+    instructions: str | None
+    system_prompts: tuple[str, ...]
+    tools: tuple[ToolDefinition, ...]
+    """The function tools offered in this request."""
+    output_tools: tuple[ToolDefinition, ...]
+    tool_results: tuple[CallRecord, ...]
+    """The calls whose results arrived with this request."""
+    messages: tuple[ModelMessage, ...] = field(repr=False)
+    script: str | None = None
+    """The script that answered, when one did."""
+    step: int | None = None
+    """The script step played, counting from 1."""
+
+    @property
+    def tool_names(self) -> list[str]:
+        """Names of the function tools offered."""
+        return [tool.name for tool in self.tools]
+
+
+Expected = str | tuple[str, Mapping[str, Any]]
+"""An expected call: a tool name, or a tool name and its exact arguments."""
+
+
+class CallLog:
+    """The tool calls made, in order, with assertion helpers whose failures name the calls made."""
+
+    def __init__(self) -> None:
+        self._records: list[CallRecord] = []
+
+    def add(self, record: CallRecord) -> None:
+        """Append a call."""
+        self._records.append(record)
+
+    def settle(self, part: ToolReturnPart) -> CallRecord | None:
+        """Attach a tool return to the call it answers; the call, or `None` when it is not in this log."""
+        for record in reversed(self._records):
+            if record.call_id == part.tool_call_id and not record.returned:
+                record.returned, record.result, record.outcome = True, part.content, part.outcome
+                return record
+        return None
+
+    def clear(self) -> None:
+        """Forget every call."""
+        self._records.clear()
+
+    def __iter__(self) -> Iterator[CallRecord]:
+        return iter(self._records)
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def __getitem__(self, index: int) -> CallRecord:
+        return self._records[index]
+
+    def of(self, tool: str) -> list[CallRecord]:
+        """The calls to `tool`, in order."""
+        return [record for record in self._records if record.tool == tool]
+
+    def call_count(self, tool: str) -> int:
+        """How many times `tool` was called."""
+        return len(self.of(tool))
+
+    def assert_called(self, tool: str, args: Mapping[str, Any] | None = None, /, *, times: int | None = None) -> None:
+        """Assert `tool` was called (with exactly `args`, when given), `times` times when given, else at least once."""
+        matching = [r for r in self.of(tool) if args is None or _same_args(args, r.args)]
+        with_args = f' with {_json(args)}' if args is not None else ''
+        if times is None and not matching:
+            raise self._failure(f'tool {tool!r} was not called{with_args}', tool)
+        if times is not None and len(matching) != times:
+            raise self._failure(
+                f'tool {tool!r} was called {len(matching)} time(s){with_args}, expected {times}', tool, times=times
+            )
+
+    def assert_not_called(self, tool: str) -> None:
+        """Assert `tool` was never called."""
+        if self.of(tool):
+            raise self._failure(f'tool {tool!r} was called, expected no call', tool)
+
+    def assert_order(self, *expected: Expected) -> None:
+        """Assert these calls happened in this order (other calls may come between them)."""
+        position = 0
+        for want in expected:
+            tool, args = (want, None) if isinstance(want, str) else want
+            while position < len(self._records) and not _fits(self._records[position], tool, args):
+                position += 1
+            if position == len(self._records):
+                wanted = ' then '.join(_describe_expected(e) for e in expected)
+                raise self._failure(
+                    f'calls were not made in the expected order {wanted}; {_describe_expected(want)} is missing '
+                    'after the calls before it',
+                    tool,
+                )
+            position += 1
+
+    def _failure(self, message: str, tool: str, **details: Any) -> ExpectationError:
+        made = '; '.join(record.describe() for record in self._records) or 'none'
+        return ExpectationError(
+            f'{message}; calls made: {made}', tool=tool, calls=[r.describe() for r in self._records], **details
+        )
+
+
+def _fits(record: CallRecord, tool: str, args: Mapping[str, Any] | None) -> bool:
+    return record.tool == tool and (args is None or _same_args(args, record.args))
+
+
+def _same_args(expected: Mapping[str, Any], actual: Mapping[str, Any]) -> bool:
+    # Expected first, so a matcher such as `unittest.mock.ANY` inside it decides equality.
+    return dict(expected) == dict(actual)
+
+
+def _describe_expected(expected: Expected) -> str:
+    return repr(expected) if isinstance(expected, str) else f'{expected[0]}({_json(expected[1])})'
+
+
+def _json(value: Mapping[str, Any] | Sequence[Any]) -> str:
+    return to_json(value, fallback=repr).decode()

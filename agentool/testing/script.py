@@ -1,0 +1,232 @@
+"""Scripts for `AgentDouble`: which prompts a script answers, and the steps it plays.
+
+A script is what a test says an agent would do for a prompt: call some of the agent's own tools
+(one model response per step, several calls in a step run in parallel), then give the final
+output. Arguments and outputs may be values, or functions of the run so far (the prompt and the
+tool results), so a script can react to what the real tools returned.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeAlias, cast, runtime_checkable
+
+from pydantic_ai.messages import ModelMessage
+
+from ..errors import ConfigurationError, ExpectationError
+from .log import CallRecord
+
+__all__ = (
+    'Matcher',
+    'Operation',
+    'Regex',
+    'Prompt',
+    'Predicate',
+    'ScriptRun',
+    'Call',
+    'Output',
+    'OutputFrom',
+    'Step',
+    'Script',
+)
+
+
+@runtime_checkable
+class Matcher(Protocol):
+    """Decides whether a script answers a prompt."""
+
+    def matches(self, prompt: str) -> bool:
+        """Whether the script answers `prompt`."""
+        ...
+
+    def describe(self) -> str:
+        """A short description for failure messages."""
+        ...
+
+
+@dataclass(frozen=True)
+class Operation:
+    """Matches a JSON prompt whose `field` (by default `operation`) equals `value`."""
+
+    value: str
+    field: str = field(default='operation', kw_only=True)
+
+    def matches(self, prompt: str) -> bool:
+        try:
+            data: object = json.loads(prompt)
+        except ValueError:
+            return False
+        return isinstance(data, dict) and cast('dict[str, Any]', data).get(self.field) == self.value
+
+    def describe(self) -> str:
+        return f'{self.field}={self.value!r}'
+
+
+@dataclass(frozen=True)
+class Regex:
+    """Matches a prompt in which `pattern` is found (`re.search`)."""
+
+    pattern: str | re.Pattern[str]
+    flags: int = field(default=0, kw_only=True)
+
+    def matches(self, prompt: str) -> bool:
+        return re.search(self.pattern, prompt, self.flags) is not None
+
+    def describe(self) -> str:
+        pattern = self.pattern if isinstance(self.pattern, str) else self.pattern.pattern
+        return f'regex {pattern!r}'
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """Matches exactly this prompt text."""
+
+    text: str
+
+    def matches(self, prompt: str) -> bool:
+        return prompt == self.text
+
+    def describe(self) -> str:
+        return f'prompt {self.text!r}'
+
+
+@dataclass(frozen=True)
+class Predicate:
+    """Matches a prompt for which `function` returns true."""
+
+    function: Callable[[str], bool]
+    description: str | None = field(default=None, kw_only=True)
+
+    def matches(self, prompt: str) -> bool:
+        return bool(self.function(prompt))
+
+    def describe(self) -> str:
+        return self.description or f'predicate {getattr(self.function, "__name__", repr(self.function))}'
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScriptRun:
+    """What a script's functions see: the run's prompt and the tool calls made so far, with results."""
+
+    prompt: str
+    calls: Sequence[CallRecord]
+    """The calls the double made in this run, in order; `returned` says whether a result came back."""
+    messages: Sequence[ModelMessage]
+
+    def result(self, tool: str) -> Any:
+        """The latest result `tool` returned in this run.
+
+        Raises:
+            ExpectationError: `tool` has not returned in this run.
+        """
+        for record in reversed(self.calls):
+            if record.tool == tool and record.returned:
+                return record.result
+        made = ', '.join(repr(r.tool) for r in self.calls) or 'none'
+        raise ExpectationError(
+            f'the script asked for the result of tool {tool!r}, which has not returned in this run '
+            f'(calls so far: {made})',
+            tool=tool,
+        )
+
+    def json(self) -> Any:
+        """The prompt parsed as JSON."""
+        return json.loads(self.prompt)
+
+
+Args: TypeAlias = Mapping[str, Any] | Callable[[ScriptRun], Mapping[str, Any]]
+"""Arguments of a scripted call: a mapping, or a function of the run so far that returns one."""
+
+
+@dataclass(frozen=True)
+class Call:
+    """One call to a tool of the agent, by name; `args` may be a function of the run so far."""
+
+    tool: str
+    args: Args = field(default_factory=dict[str, Any])
+
+    def arguments(self, run: ScriptRun) -> dict[str, Any]:
+        """The arguments for this call in `run`."""
+        return dict(self.args(run) if callable(self.args) else self.args)
+
+
+@dataclass(frozen=True)
+class Output:
+    """The final output of the run: this value (a model instance, a dict, a string...)."""
+
+    value: Any
+
+
+@dataclass(frozen=True)
+class OutputFrom:
+    """The final output of the run, computed from the run so far (sync or async function)."""
+
+    function: Callable[[ScriptRun], Any | Awaitable[Any]]
+
+
+Step: TypeAlias = Call | Sequence[Call] | Output | OutputFrom
+"""One model response: a call, several calls made together, or the final output."""
+
+_Step: TypeAlias = tuple[Call, ...] | Output | OutputFrom
+
+
+class Script:
+    """Steps a double plays for the prompts `when` matches (every prompt when `when` is `None`).
+
+    Args:
+        *steps: Tool calls, then exactly one final `Output` or `OutputFrom`, last.
+        when: Which prompts this script answers: a `Matcher` or a function of the prompt.
+        name: Shown in failure messages; defaults to the script's position and matcher.
+        times: How many runs the script may answer; `None` for any number.
+    """
+
+    __slots__ = ('name', 'steps', 'times', 'when')
+
+    def __init__(
+        self,
+        *steps: Step,
+        when: Matcher | Callable[[str], bool] | None = None,
+        name: str | None = None,
+        times: int | None = None,
+    ) -> None:
+        if when is not None and not isinstance(when, Matcher) and not callable(when):
+            raise ConfigurationError(f'Script(when=...) takes a Matcher or a function of the prompt; got {when!r}')
+        self.steps: tuple[_Step, ...] = tuple(_normalise(step) for step in steps)
+        self.when: Matcher | None = when if when is None or isinstance(when, Matcher) else Predicate(when)
+        self.name = name
+        self.times = times
+        if not self.steps or not isinstance(self.steps[-1], Output | OutputFrom):
+            raise ConfigurationError('a script must end with its final output: Output(value) or OutputFrom(function)')
+        if any(isinstance(step, Output | OutputFrom) for step in self.steps[:-1]):
+            raise ConfigurationError('a script has one final output, as its last step')
+        if times is not None and times < 1:
+            raise ConfigurationError(f'Script(times=...) must be at least 1, got {times}')
+
+    def matches(self, prompt: str) -> bool:
+        """Whether this script answers `prompt`."""
+        return self.when is None or self.when.matches(prompt)
+
+    def label(self, index: int) -> str:
+        """The script's name in messages: its `name`, else its position and matcher."""
+        if self.name is not None:
+            return repr(self.name)
+        where = f' ({self.when.describe()})' if self.when is not None else ''
+        return f'#{index + 1}{where}'
+
+    def __repr__(self) -> str:
+        return f'Script(steps={len(self.steps)}, when={self.when!r}, name={self.name!r}, times={self.times!r})'
+
+
+def _normalise(step: Step) -> _Step:
+    if isinstance(step, Call):
+        return (step,)
+    if isinstance(step, Output | OutputFrom):
+        return step
+    items = cast('tuple[object, ...]', tuple(step))  # checked at run time: a test may pass anything here
+    calls = tuple(item for item in items if isinstance(item, Call))
+    if not calls or len(calls) != len(items):
+        raise ConfigurationError(f'a script step is a Call, a non-empty sequence of Calls or an output; got {step!r}')
+    return calls

@@ -1,0 +1,61 @@
+"""Putting a double in place of an agent that the code under test reaches by name, through the injector.
+
+`agent.override(model=double)` reaches only code holding that agent object. Code that asks the
+injector for an agent by name (`injector.run(...)`, `injector.call(...)`, a deps handle, a tool
+delegating to another agentool) gets the double with `use_doubles(name=double)`: the agent keeps
+its tools, instructions, output type and validators, and only its model is the double.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Generator, Sequence
+from contextlib import asynccontextmanager, contextmanager
+from typing import Any
+
+from pydantic_ai.agent import AbstractAgent, AgentRun, WrapperAgent
+from pydantic_ai.messages import UserContent
+
+from ..core.injector import AgenToolInjector, get_injector
+from .double import AgentDouble
+
+__all__ = ('DoubledAgent', 'use_doubles')
+
+
+class DoubledAgent(WrapperAgent[Any, Any]):
+    """`wrapped` with `double` as its model for every run, however the run is started.
+
+    Its `model` is the double, so the injector runs it as an agent (never on the direct path that
+    skips the model), and every run enters `wrapped.override(model=double)`, which also wins over
+    an override already in effect.
+    """
+
+    def __init__(self, wrapped: AbstractAgent[Any, Any], double: AgentDouble) -> None:
+        super().__init__(wrapped)
+        self.double = double
+
+    @property
+    def model(self) -> AgentDouble:
+        """The double answering for the wrapped agent."""
+        return self.double
+
+    @asynccontextmanager
+    async def iter(
+        self, user_prompt: str | Sequence[UserContent] | None = None, **kwargs: Any
+    ) -> AsyncGenerator[AgentRun[Any, Any]]:
+        # `run`, `run_sync`, `run_stream` and `run_stream_events` all start their runs here.
+        with self.wrapped.override(model=self.double):
+            async with self.wrapped.iter(user_prompt, **kwargs) as run:
+                yield run
+
+
+@contextmanager
+def use_doubles(injector: AgenToolInjector | None = None, /, **doubles: AgentDouble) -> Generator[AgenToolInjector]:
+    """Inside the block, the agents registered under these names answer with these doubles.
+
+    It is an `injector.override(...)` (the injector in effect by default): task-local, undone on
+    exit, and seen by every agentool the code under test reaches through the injector.
+    """
+    injector = get_injector() if injector is None else injector
+    replacements = {name: DoubledAgent(injector.get(name), double) for name, double in doubles.items()}
+    with injector.override(**replacements) as active:
+        yield active

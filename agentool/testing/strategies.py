@@ -1,0 +1,309 @@
+"""Hypothesis strategies built from an agentool's input schema: valid inputs per operation, and invalid ones.
+
+`valid_inputs` draws dicts the input schema accepts, for one operation or any; `invalid_inputs`
+draws JSON prompts the agentool must refuse with an `InvalidInputError` (not JSON, not an object,
+an unknown operation, a missing or mistyped field, an unknown field). Both are generated from the
+schema's JSON schema and checked against the schema itself, so a keyword the generator does not
+understand costs rejected examples, never wrong ones; `fields=` supplies a strategy for a field.
+
+The agentool is looked up when the strategy is first drawn from (in the registry in effect then),
+so a strategy can be built at import time in a test module.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, TypeAlias, cast
+
+from pydantic import BaseModel, ValidationError
+
+from ..core.registry import AgenToolRegistry, get_registry
+from ..errors import MissingExtraError
+
+try:
+    from hypothesis import strategies as st
+except ImportError as _error:  # pragma: no cover - hypothesis is installed wherever the tests run
+    raise MissingExtraError(
+        'agentool.testing.strategies needs hypothesis: pip install "agentool[testing]"', extra='testing'
+    ) from _error
+
+__all__ = ('InvalidKind', 'INVALID_KINDS', 'valid_inputs', 'invalid_inputs')
+
+InvalidKind: TypeAlias = Literal[
+    'not_json', 'not_an_object', 'unknown_operation', 'missing_field', 'wrong_type', 'unknown_field'
+]
+INVALID_KINDS: tuple[InvalidKind, ...] = (
+    'not_json',
+    'not_an_object',
+    'unknown_operation',
+    'missing_field',
+    'wrong_type',
+    'unknown_field',
+)
+"""Every kind of invalid input `invalid_inputs` can draw."""
+
+Schema: TypeAlias = dict[str, Any]
+_MAX_TEXT = 20
+_MAX_ITEMS = 4
+# Values of every JSON type: for each field, at least one of them has a type its schema refuses.
+_WRONG_VALUES: tuple[Any, ...] = ({'unexpected': [1]}, [[]], 'not-a-value', 123456789, 1.5, True, None)
+
+
+@dataclass(frozen=True)
+class _Target:
+    schema: type[BaseModel]
+    operation_field: str
+    operations: tuple[str, ...]
+
+
+def valid_inputs(
+    agentool: str | type[BaseModel],
+    operation: str | None = None,
+    *,
+    fields: Mapping[str, st.SearchStrategy[Any]] | None = None,
+    registry: AgenToolRegistry | None = None,
+) -> st.SearchStrategy[dict[str, Any]]:
+    """Inputs (as dicts) that the agentool's input schema accepts, for `operation` or any operation.
+
+    Args:
+        agentool: A registered agentool's name, or an input schema class.
+        operation: Only this operation; `None` draws every operation.
+        fields: Strategies to use for these fields instead of the schema's (e.g. a non-zero divisor).
+        registry: Where to find the agentool; by default the registry in effect when drawing.
+    """
+    overrides = dict(fields or {})
+
+    def build() -> st.SearchStrategy[dict[str, Any]]:
+        target = _resolve(agentool, registry)
+        operations = target.operations if operation is None else (operation,)
+        if operation is not None and target.operations and operation not in target.operations:
+            raise ValueError(f'{target.schema.__name__} has no operation {operation!r} (known: {target.operations})')
+        if not operations:  # the operation field takes any string: draw it like any other field
+            return _valid_for(target, None, overrides)
+        return st.one_of([_valid_for(target, op, overrides) for op in operations])
+
+    return st.deferred(build)
+
+
+def invalid_inputs(
+    agentool: str | type[BaseModel],
+    *,
+    kinds: Collection[InvalidKind] = INVALID_KINDS,
+    registry: AgenToolRegistry | None = None,
+) -> st.SearchStrategy[str]:
+    """JSON prompts the agentool's input schema refuses, of the given kinds.
+
+    Every drawn prompt is checked to be refused by the schema, so a property test can assert
+    that the agentool raises an `InvalidInputError` for it.
+    """
+    unknown = set(kinds) - set(INVALID_KINDS)
+    if unknown or not kinds:
+        raise ValueError(f'kinds must be a non-empty selection of {INVALID_KINDS}; got {sorted(kinds)}')
+
+    def build() -> st.SearchStrategy[str]:
+        target = _resolve(agentool, registry)
+        makers: dict[InvalidKind, Callable[[_Target], st.SearchStrategy[str] | None]] = {
+            'not_json': _not_json,
+            'not_an_object': _not_an_object,
+            'unknown_operation': _unknown_operation,
+            'missing_field': _missing_field,
+            'wrong_type': _wrong_type,
+            'unknown_field': _unknown_field,
+        }
+        made = [s for kind in kinds if (s := makers[kind](target)) is not None]
+        if not made:
+            raise ValueError(f'{target.schema.__name__} admits none of the invalid input kinds {sorted(kinds)}')
+        return st.one_of(made).filter(lambda text: not _accepts(target, text))
+
+    return st.deferred(build)
+
+
+# --- resolving the schema ------------------------------------------------------------------------
+
+
+def _resolve(agentool: str | type[BaseModel], registry: AgenToolRegistry | None) -> _Target:
+    if isinstance(agentool, str):
+        manager = (registry or get_registry()).get_manager(agentool)
+        return _Target(manager.input_schema, manager.operation_field, tuple(manager.operations))
+    schema = agentool.model_json_schema()
+    enum: list[Any] = schema.get('properties', {}).get('operation', {}).get('enum', [])
+    return _Target(agentool, 'operation', tuple(str(value) for value in enum))
+
+
+def _accepts(target: _Target, text: str) -> bool:
+    try:
+        target.schema.model_validate_json(text)
+    except ValidationError:
+        return False
+    return True
+
+
+# --- valid inputs ----------------------------------------------------------------------------------
+
+
+def _valid_for(
+    target: _Target, operation: str | None, overrides: Mapping[str, st.SearchStrategy[Any]]
+) -> st.SearchStrategy[dict[str, Any]]:
+    schema = target.schema.model_json_schema()
+    defs: dict[str, Schema] = schema.get('$defs', {})
+    properties: dict[str, Schema] = schema.get('properties', {})
+    required = set(schema.get('required', []))
+    fixed = {target.operation_field: st.just(operation)} if operation is not None else {}
+
+    def strategy(name: str) -> st.SearchStrategy[Any]:
+        if name in fixed:
+            return fixed[name]
+        return overrides[name] if name in overrides else _from_schema(properties[name], defs)
+
+    must = {name: strategy(name) for name in properties if name in required or name in fixed}
+    may = {name: strategy(name) for name in properties if name not in must}
+    drawn = st.fixed_dictionaries(must, optional=may)
+    return drawn.filter(lambda value: _accepts(target, json.dumps(value)))
+
+
+def _from_schema(schema: Schema, defs: Mapping[str, Schema]) -> st.SearchStrategy[Any]:
+    if '$ref' in schema:
+        return _from_schema(defs[schema['$ref'].rsplit('/', 1)[-1]], defs)
+    if 'const' in schema:
+        return st.just(schema['const'])
+    if 'enum' in schema:
+        return st.sampled_from(schema['enum'])
+    for key in ('anyOf', 'oneOf'):
+        if key in schema:
+            return st.one_of([_from_schema(branch, defs) for branch in schema[key]])
+    if 'allOf' in schema and len(schema['allOf']) == 1:
+        return _from_schema(schema['allOf'][0], defs)
+    kind = schema.get('type')
+    if isinstance(kind, list):
+        kinds = cast('list[str]', kind)
+        return st.one_of([_from_schema({**schema, 'type': k}, defs) for k in kinds])
+    if kind == 'null':
+        return st.none()
+    if kind == 'boolean':
+        return st.booleans()
+    if kind == 'integer':
+        low, high = _bound(schema, 'minimum', 'exclusiveMinimum', 1), _bound(schema, 'maximum', 'exclusiveMaximum', -1)
+        return st.integers(low, high)
+    if kind == 'number':
+        return st.floats(
+            schema.get('minimum', schema.get('exclusiveMinimum')),
+            schema.get('maximum', schema.get('exclusiveMaximum')),
+            allow_nan=False,
+            allow_infinity=False,
+            exclude_min='exclusiveMinimum' in schema,
+            exclude_max='exclusiveMaximum' in schema,
+        )
+    if kind == 'string':
+        return _string(schema)
+    if kind == 'array':
+        if 'prefixItems' in schema:
+            return st.tuples(*(_from_schema(item, defs) for item in schema['prefixItems'])).map(list)
+        items = _from_schema(schema.get('items', {}), defs)
+        low = schema.get('minItems', 0)
+        return st.lists(items, min_size=low, max_size=schema.get('maxItems', low + _MAX_ITEMS))
+    if kind == 'object' and 'properties' in schema:
+        required = set(schema.get('required', []))
+        props: dict[str, Schema] = schema['properties']
+        return st.fixed_dictionaries(
+            {k: _from_schema(v, defs) for k, v in props.items() if k in required},
+            optional={k: _from_schema(v, defs) for k, v in props.items() if k not in required},
+        )
+    if kind == 'object':
+        extra: object = schema.get('additionalProperties', {})
+        values = _from_schema(cast('Schema', extra), defs) if isinstance(extra, dict) else _json_values()
+        return st.dictionaries(st.text(max_size=_MAX_TEXT), values, max_size=_MAX_ITEMS)
+    return _json_values()  # no type: any JSON value
+
+
+def _bound(schema: Schema, inclusive: str, exclusive: str, step: int) -> int | None:
+    if inclusive in schema:
+        return int(schema[inclusive])
+    if exclusive in schema:
+        return int(schema[exclusive]) + step
+    return None
+
+
+def _string(schema: Schema) -> st.SearchStrategy[str]:
+    low = schema.get('minLength', 0)
+    high = schema.get('maxLength', max(low, _MAX_TEXT))
+    formats: dict[str, st.SearchStrategy[str]] = {
+        'date-time': st.datetimes().map(lambda d: d.isoformat()),
+        'date': st.dates().map(lambda d: d.isoformat()),
+        'time': st.times().map(lambda t: t.isoformat()),
+        'uuid': st.uuids().map(str),
+        'email': st.emails(),
+    }
+    if (made := formats.get(schema.get('format', ''))) is not None:
+        return made
+    if 'pattern' in schema:
+        return st.from_regex(str(schema['pattern'])).filter(lambda s: low <= len(s) <= high)
+    return st.text(min_size=low, max_size=high)
+
+
+def _json_values() -> st.SearchStrategy[Any]:
+    leaves = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+    leaves |= st.text(max_size=_MAX_TEXT)
+    return st.recursive(
+        leaves,
+        lambda inner: st.lists(inner, max_size=_MAX_ITEMS) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+        max_leaves=8,
+    )
+
+
+# --- invalid inputs --------------------------------------------------------------------------------
+
+
+def _valid_dicts(target: _Target) -> st.SearchStrategy[dict[str, Any]]:
+    if target.operations:
+        return st.one_of([_valid_for(target, op, {}) for op in target.operations])
+    return _valid_for(target, None, {})
+
+
+def _not_json(target: _Target) -> st.SearchStrategy[str]:
+    return st.text(max_size=40).filter(_not_parseable)
+
+
+def _not_parseable(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return True
+    return False
+
+
+def _not_an_object(target: _Target) -> st.SearchStrategy[str]:
+    return _json_values().filter(lambda v: not isinstance(v, dict)).map(json.dumps)
+
+
+def _unknown_operation(target: _Target) -> st.SearchStrategy[str] | None:
+    if not target.operations:
+        return None
+    other = st.text(min_size=1, max_size=_MAX_TEXT).filter(lambda op: op not in target.operations)
+    field = target.operation_field
+    return st.tuples(_valid_dicts(target), other).map(lambda pair: json.dumps({**pair[0], field: pair[1]}))
+
+
+def _missing_field(target: _Target) -> st.SearchStrategy[str] | None:
+    required = sorted(target.schema.model_json_schema().get('required', []))
+    if not required:
+        return None
+    pairs = st.tuples(_valid_dicts(target), st.sampled_from(required))
+    return pairs.map(lambda pair: json.dumps({k: v for k, v in pair[0].items() if k != pair[1]}))
+
+
+def _wrong_type(target: _Target) -> st.SearchStrategy[str]:
+    names = sorted(target.schema.model_json_schema().get('properties', {}))
+    pairs = st.tuples(_valid_dicts(target), st.sampled_from(names), st.sampled_from(_WRONG_VALUES))
+    return pairs.map(lambda triple: json.dumps({**triple[0], triple[1]: triple[2]}))
+
+
+def _unknown_field(target: _Target) -> st.SearchStrategy[str] | None:
+    schema = target.schema.model_json_schema()
+    if schema.get('additionalProperties') is not False:
+        return None  # the schema accepts unknown fields
+    known = set(schema.get('properties', {}))
+    names = st.text(min_size=1, max_size=_MAX_TEXT).filter(lambda name: name not in known)
+    pairs = st.tuples(_valid_dicts(target), names, _json_values())
+    return pairs.map(lambda triple: json.dumps({**triple[0], triple[1]: triple[2]}))

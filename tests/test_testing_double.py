@@ -1,0 +1,419 @@
+"""`AgentDouble`: scripted steps, routing, recording, assertions, guards and streaming, through public APIs."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+from unittest.mock import ANY
+
+import pytest
+from pydantic import BaseModel
+from pydantic_ai import Agent, ModelRetry, NativeOutput, PromptedOutput
+from pydantic_ai.direct import model_request
+from pydantic_ai.messages import ModelRequest, ToolReturnPart
+from pydantic_ai.models import ModelRequestParameters, override_allow_model_requests
+from pydantic_ai.tools import ToolDefinition
+
+from agentool.errors import (
+    ConfigurationError,
+    DoubleError,
+    DriftError,
+    ExpectationError,
+    ScriptExhaustedError,
+    UnexpectedPromptError,
+)
+from agentool.testing import (
+    AgentDouble,
+    Call,
+    Operation,
+    Output,
+    OutputFrom,
+    Predicate,
+    Prompt,
+    Regex,
+    Script,
+    ScriptRun,
+)
+
+
+class Forecast(BaseModel):
+    city: str
+    summary: str
+    temp_c: float
+
+
+class Alert(BaseModel):
+    level: int
+
+
+def weather_agent(output_type: Any = Forecast) -> Agent[None, Any]:
+    """An LLM-style agent with two tools; its real model is never reached in these tests."""
+    agent: Agent[None, Any] = Agent(
+        'anthropic:claude-sonnet-4-5', defer_model_check=True, output_type=output_type, instructions='Weather bot.'
+    )
+
+    @agent.tool_plain
+    def geocode(city: str) -> dict[str, float]:
+        """Coordinates of a city."""
+        if city == 'Atlantis':
+            raise ModelRetry('no such city')
+        return {'lat': 48.85, 'lon': 2.35}
+
+    @agent.tool_plain
+    def weather(lat: float, lon: float, days: int = 1) -> dict[str, Any]:
+        """The weather at coordinates."""
+        return {'temp_c': 21.5, 'sky': 'sunny', 'days': days}
+
+    return agent
+
+
+def paris_script(**kwargs: Any) -> Script:
+    return Script(
+        Call('geocode', {'city': 'Paris'}),
+        Call('weather', lambda run: run.result('geocode')),
+        OutputFrom(lambda run: Forecast(city='Paris', summary=run.result('weather')['sky'], temp_c=21.5)),
+        **kwargs,
+    )
+
+
+async def test_scripted_calls_reach_the_real_tools_and_the_output_is_typed() -> None:
+    agent = weather_agent()
+    double = AgentDouble(paris_script(), name='weather')
+    with agent.override(model=double):
+        result = await agent.run('Weather in Paris?')
+    assert result.output == Forecast(city='Paris', summary='sunny', temp_c=21.5)
+    assert [c.describe() for c in double.calls] == ['geocode({"city":"Paris"})', 'weather({"lat":48.85,"lon":2.35})']
+    assert double.calls[1].result == {'temp_c': 21.5, 'sky': 'sunny', 'days': 1}
+
+
+async def test_parallel_calls_in_one_step_and_async_output_function() -> None:
+    agent = weather_agent()
+
+    async def summary(run: ScriptRun) -> Forecast:
+        return Forecast(city=run.prompt, summary=str(len(run.calls)), temp_c=run.result('weather')['temp_c'])
+
+    double = AgentDouble(
+        Script([Call('geocode', {'city': 'Oslo'}), Call('weather', {'lat': 1, 'lon': 2})], OutputFrom(summary))
+    )
+    with agent.override(model=double):
+        result = await agent.run('Oslo')
+    assert result.output == Forecast(city='Oslo', summary='2', temp_c=21.5)
+    assert len(double.requests) == 2
+    assert {c.tool for c in double.requests[1].tool_results} == {'geocode', 'weather'}
+
+
+async def test_every_request_is_recorded() -> None:
+    agent = weather_agent()
+    double = AgentDouble(paris_script(name='paris'))
+    with agent.override(model=double):
+        await agent.run('Weather in Paris?')
+    first, second, third = double.requests
+    assert (first.prompt, first.instructions, first.tool_names) == (
+        'Weather in Paris?',
+        'Weather bot.',
+        ['geocode', 'weather'],
+    )
+    assert [t.name for t in first.output_tools] == ['final_result']
+    assert (first.script, first.step, first.tool_results) == ("'paris'", 1, ())
+    assert [(c.tool, c.result) for c in second.tool_results] == [('geocode', {'lat': 48.85, 'lon': 2.35})]
+    assert third.step == 3
+    assert first.tools[0].parameters_json_schema['required'] == ['city']
+
+
+async def test_assertion_helpers_pass_and_fail_with_the_calls_made() -> None:
+    agent = weather_agent()
+    double = AgentDouble(paris_script())
+    with agent.override(model=double):
+        await agent.run('Weather in Paris?')
+        await agent.run('Paris again')
+    calls = double.calls
+    calls.assert_called('geocode')
+    calls.assert_called('geocode', {'city': 'Paris'}, times=2)
+    calls.assert_called('weather', {'lat': ANY, 'lon': 2.35})
+    calls.assert_not_called('forecast')
+    calls.assert_order('geocode', ('weather', {'lat': 48.85, 'lon': 2.35}), 'geocode')
+    assert calls.call_count('weather') == 2
+    with pytest.raises(
+        ExpectationError, match=r"tool 'geocode' was not called with \{\"city\":\"Rome\"\}; calls made: geocode"
+    ):
+        calls.assert_called('geocode', {'city': 'Rome'})
+    with pytest.raises(ExpectationError, match=r"tool 'weather' was called 2 time\(s\), expected 1"):
+        calls.assert_called('weather', times=1)
+    with pytest.raises(ExpectationError, match="tool 'geocode' was called, expected no call"):
+        calls.assert_not_called('geocode')
+    with pytest.raises(ExpectationError, match=r"expected order 'weather' then 'weather' then 'weather'"):
+        calls.assert_order('weather', 'weather', 'weather')
+    with pytest.raises(AssertionError):  # a DoubleError is an AssertionError: pytest shows a failure
+        calls.assert_called('nothing')
+
+
+# --- routing -------------------------------------------------------------------------------------
+
+
+async def test_routing_by_operation_regex_and_predicate() -> None:
+    agent = weather_agent(str)
+    double = AgentDouble(
+        Script(Output('by operation'), when=Operation('forecast')),
+        Script(Output('by kind'), when=Operation('alert', field='kind')),
+        Script(Output('by regex'), when=Regex(r'^weather in \w+$')),
+        Script(Output('by predicate'), when=lambda prompt: prompt.isupper()),
+        Script(Output('fallback')),
+    )
+    prompts = ['{"operation": "forecast"}', '{"kind": "alert"}', 'weather in Rome', 'HELLO', 'anything else']
+    with agent.override(model=double):
+        outputs = [(await agent.run(p)).output for p in prompts]
+    assert outputs == ['by operation', 'by kind', 'by regex', 'by predicate', 'fallback']
+
+
+async def test_times_makes_a_queue_and_exhaustion_fails_clearly() -> None:
+    agent = weather_agent(str)
+    first, second = Script(Output('one'), times=1), Script(Output('two'), times=1, name='second')
+    double = AgentDouble(first, second, name='queue')
+    with agent.override(model=double):
+        assert (await agent.run('a')).output == 'one'
+        assert (await agent.run('b')).output == 'two'
+        with pytest.raises(
+            ScriptExhaustedError,
+            match=r"double 'queue': every script for prompt 'c' is used up .*'second' answered 1 of 1",
+        ):
+            await agent.run('c')
+    assert (double.uses(first), double.uses(second)) == (1, 1)
+    double.reset()
+    with agent.override(model=double):
+        assert (await agent.run('a')).output == 'one'
+
+
+async def test_unexpected_prompt_names_the_prompt_and_the_scripts() -> None:
+    agent = weather_agent(str)
+    double = AgentDouble(
+        Script(Output('x'), when=Prompt('hi')), Script(Output('y'), when=Predicate(str.isdigit, description='digits'))
+    )
+    with agent.override(model=double), pytest.raises(UnexpectedPromptError) as caught:
+        await agent.run('bye')
+    assert (
+        str(caught.value) == "double 'double': no script matches prompt 'bye' (scripts: #1 (prompt 'hi'), #2 (digits))"
+    )
+    assert caught.value.details['prompt'] == 'bye'
+    assert double.requests[0].script is None
+
+
+async def test_an_output_validator_rejecting_the_scripted_output_is_drift() -> None:
+    agent = weather_agent(str)
+    double = AgentDouble(Script(Output('done')))
+
+    @agent.output_validator
+    def never_happy(output: str) -> str:
+        raise ModelRetry('try again')
+
+    with agent.override(model=double), pytest.raises(DriftError, match=r'rejected the scripted output: try again$'):
+        await agent.run('x')
+
+
+async def test_a_request_past_the_last_step_is_exhausted() -> None:
+    # An agent run ends at the scripted output; direct requests (no run) can keep asking.
+    double = AgentDouble(Script(Call('geocode', {'city': 'Rome'}), Output('done'), name='rome'))
+    geocode = ToolDefinition(name='geocode', parameters_json_schema={'type': 'object', 'properties': {}})
+    params = ModelRequestParameters(function_tools=[geocode])
+    first = await model_request(double, [ModelRequest.user_text_prompt('Rome')], model_request_parameters=params)
+    (call,) = first.tool_calls
+    answer = ModelRequest(parts=[ToolReturnPart('geocode', {'lat': 1}, tool_call_id=call.tool_call_id)])
+    second = await model_request(double, [answer], model_request_parameters=params)
+    assert second.text == 'done'
+    with pytest.raises(ScriptExhaustedError) as caught:
+        await model_request(double, [answer], model_request_parameters=params)
+    assert str(caught.value) == "double 'double': script 'rome' has 2 step(s) and the run asked for step 3"
+    assert double.calls[0].result == {'lat': 1}
+    # A new prompt outside a run starts the script again.
+    again = await model_request(double, [ModelRequest.user_text_prompt('Rome')], model_request_parameters=params)
+    assert again.tool_calls[0].tool_name == 'geocode'
+
+
+def test_script_construction_is_checked() -> None:
+    with pytest.raises(ConfigurationError, match='must end with its final output'):
+        Script(Call('geocode'))
+    with pytest.raises(ConfigurationError, match='one final output, as its last step'):
+        Script(Output(1), Output(2))
+    with pytest.raises(ConfigurationError, match='at least 1'):
+        Script(Output(1), times=0)
+    with pytest.raises(ConfigurationError, match='a script step is a Call'):
+        Script([], Output(1))
+    with pytest.raises(ConfigurationError, match='a script step is a Call'):
+        Script([Call('geocode'), 'geocode'], Output(1))  # pyright: ignore[reportArgumentType]
+    with pytest.raises(ConfigurationError, match=r"takes a Matcher or a function of the prompt; got 'Paris'"):
+        Script(Output(1), when='Paris')  # pyright: ignore[reportArgumentType]
+    with pytest.raises(DoubleError, match='needs at least one Script'):
+        AgentDouble()
+
+
+# --- drift ---------------------------------------------------------------------------------------
+
+
+async def test_a_call_to_a_tool_the_agent_does_not_offer_is_drift() -> None:
+    agent = weather_agent()
+    double = AgentDouble(Script(Call('forecast', {'city': 'Paris'}), Output(None)), name='weather')
+    with agent.override(model=double), pytest.raises(DriftError) as caught:
+        await agent.run('x')
+    assert str(caught.value) == (
+        "double 'weather', script #1 step 1 calls tool 'forecast', which the agent does not offer "
+        "(offered: 'geocode', 'weather')"
+    )
+    assert caught.value.details['cause'] == 'unknown_tool'
+
+
+@pytest.mark.parametrize(
+    ('args', 'message', 'fields'),
+    [
+        ({'lat': 1}, "calls tool 'weather' without its required field 'lon'", ['lon']),
+        (
+            {'lat': 1, 'lon': 2, 'hours': 3},
+            "calls tool 'weather' with field 'hours', which it does not take",
+            ['hours'],
+        ),
+        (
+            {'lat': 'north', 'lon': 2},
+            "the agent rejected the scripted call to tool 'weather': field 'lat': Input should be a valid number, "
+            'unable to parse string as a number (got "north")',
+            ['lat'],
+        ),
+    ],
+)
+async def test_arguments_that_do_not_fit_the_tool_schema_are_drift(
+    args: dict[str, Any], message: str, fields: list[str]
+) -> None:
+    agent = weather_agent()
+    double = AgentDouble(Script(Call('weather', args), Output(None)))
+    with agent.override(model=double), pytest.raises(DriftError, match=re.escape(message)) as caught:
+        await agent.run('x')
+    assert caught.value.details['tool'] == 'weather'
+    assert caught.value.details['fields'] == fields
+
+
+async def test_an_output_that_does_not_fit_the_output_type_is_drift() -> None:
+    agent = weather_agent()
+    double = AgentDouble(Script(Output({'city': 'Paris', 'summary': 'ok', 'temp_c': 'hot'})))
+    with agent.override(model=double), pytest.raises(DriftError) as caught:
+        await agent.run('x')
+    assert str(caught.value) == (
+        "double 'double', script #1 step 1: the agent rejected the scripted output: field 'temp_c': Input should be "
+        'a valid number, unable to parse string as a number (got "hot")'
+    )
+    assert (caught.value.details['tool'], caught.value.details['fields']) == (None, ['temp_c'])
+
+
+@pytest.mark.parametrize('mode', [NativeOutput, PromptedOutput])
+async def test_output_drift_in_native_and_prompted_modes(mode: Any) -> None:
+    agent = weather_agent(mode(Forecast))
+    double = AgentDouble(Script(Output({'city': 'Paris', 'summary': 'ok'})))
+    with (
+        agent.override(model=double),
+        pytest.raises(DriftError, match=r"rejected the scripted output: field 'temp_c': Field required$"),
+    ):
+        await agent.run('x')
+    good = AgentDouble(Script(Output(Forecast(city='Paris', summary='ok', temp_c=1))))
+    with agent.override(model=good):
+        assert (await agent.run('x')).output.temp_c == 1
+
+
+async def test_a_tool_asking_for_a_retry_fails_the_test_with_its_message() -> None:
+    agent = weather_agent()
+    double = AgentDouble(Script(Call('geocode', {'city': 'Atlantis'}), Output(None)))
+    with agent.override(model=double), pytest.raises(DriftError) as caught:
+        await agent.run('x')
+    assert str(caught.value) == (
+        "double 'double', script #1 step 1: the agent asked for a retry of the scripted call to tool 'geocode': "
+        'no such city'
+    )
+    assert caught.value.details['cause'] == 'model_retry'
+
+
+async def test_union_outputs_pick_the_matching_output_tool() -> None:
+    agent = weather_agent(Forecast | Alert)
+    double = AgentDouble(
+        Script(Output(Alert(level=3)), when=Regex('alert')), Script(Output({'city': 'P', 'summary': 's', 'temp_c': 2}))
+    )
+    with agent.override(model=double):
+        assert (await agent.run('alert')).output == Alert(level=3)
+        assert (await agent.run('forecast')).output == Forecast(city='P', summary='s', temp_c=2)
+
+
+async def test_an_output_no_output_shape_accepts_is_drift() -> None:
+    agent = weather_agent(Forecast | Alert)
+    double = AgentDouble(Script(Output(['not', 'an', 'object'])))
+    with agent.override(model=double), pytest.raises(DriftError, match='the scripted output fits none of the shapes'):
+        await agent.run('x')
+
+
+# --- guards, turns and streaming -----------------------------------------------------------------
+
+
+async def test_works_while_real_model_requests_are_forbidden() -> None:
+    agent = weather_agent()
+    double = AgentDouble(paris_script())
+    with override_allow_model_requests(False), agent.override(model=double):
+        assert (await agent.run('Paris')).output.city == 'Paris'
+
+
+async def test_a_second_turn_with_history_starts_a_new_script_run() -> None:
+    agent = weather_agent(str)
+    double = AgentDouble(Script(Output('first'), times=1), Script(OutputFrom(lambda run: f'second: {run.prompt}')))
+    with agent.override(model=double):
+        first = await agent.run('hello')
+        second = await agent.run('again', message_history=first.all_messages())
+    assert (first.output, second.output) == ('first', 'second: again')
+
+
+async def test_run_stream_gives_the_scripted_output() -> None:
+    agent = weather_agent()
+    double = AgentDouble(paris_script())
+    with agent.override(model=double):
+        async with agent.run_stream('Paris') as stream:
+            output = await stream.get_output()
+    assert output == Forecast(city='Paris', summary='sunny', temp_c=21.5)
+    double.calls.assert_order('geocode', 'weather')
+
+
+async def test_run_stream_of_text_streams_the_text() -> None:
+    agent = weather_agent(str)
+    double = AgentDouble(Script(Call('geocode', {'city': 'Rome'}), Output('sunny in Rome')))
+    with agent.override(model=double):
+        async with agent.run_stream('Rome') as stream:
+            chunks = [chunk async for chunk in stream.stream_text()]
+    assert chunks[-1] == 'sunny in Rome'
+
+
+async def test_run_stream_events_sees_tool_calls_and_the_result() -> None:
+    agent = weather_agent()
+    double = AgentDouble(paris_script())
+    with agent.override(model=double):
+        async with agent.run_stream_events('Paris') as stream:
+            events = [event async for event in stream]
+    kinds = [type(e).__name__ for e in events]
+    assert 'FunctionToolCallEvent' in kinds
+    assert 'FunctionToolResultEvent' in kinds
+    assert events[-1].result.output.city == 'Paris'  # pyright: ignore[reportAttributeAccessIssue]
+
+
+async def test_drift_also_fails_a_streamed_run() -> None:
+    agent = weather_agent()
+    double = AgentDouble(Script(Call('weather', {'lat': 'x', 'lon': 1}), Output(None)))
+    with agent.override(model=double), pytest.raises(DriftError, match="field 'lat'"):
+        async with agent.run_stream('x') as stream:
+            await stream.get_output()
+
+
+def test_run_sync_and_json_prompts() -> None:
+    agent = weather_agent(str)
+    double = AgentDouble(Script(OutputFrom(lambda run: json.dumps(run.json()['n'] * 2)), when=Operation('double')))
+    with agent.override(model=double):
+        assert agent.run_sync('{"operation": "double", "n": 21}').output == '42'
+
+
+async def test_asking_for_a_result_that_never_came_back_fails_clearly() -> None:
+    agent = weather_agent(str)
+    double = AgentDouble(Script(OutputFrom(lambda run: run.result('geocode'))))
+    with (
+        agent.override(model=double),
+        pytest.raises(ExpectationError, match="result of tool 'geocode', which has not returned"),
+    ):
+        await agent.run('x')

@@ -1,0 +1,106 @@
+"""Doubles reached by name through the injector: `use_doubles` and `DoubledAgent`."""
+
+from __future__ import annotations
+
+from types import NoneType
+from typing import Any, Literal
+
+import pytest
+from pydantic import BaseModel
+from pydantic_ai import Agent
+from pydantic_ai.models import override_allow_model_requests
+
+from agentool import BaseOperationInput, RoutingConfig, create_agentool
+from agentool.core.injector import AgenToolInjector, get_injector
+from agentool.errors import DriftError
+from agentool.testing import AgentDouble, Call, DoubledAgent, Operation, Output, OutputFrom, Script, use_doubles
+from examples.calculator import create_calculator
+
+
+class Forecast(BaseModel):
+    summary: str
+    temp_c: float
+
+
+class TripInput(BaseOperationInput):
+    operation: Literal['plan']
+    city: str
+
+
+async def plan(city: str) -> str:
+    """Plan a trip: asks the `weather` agent by name, through the injector."""
+    forecast = (await get_injector().run('weather', f'Weather in {city}?')).output
+    return f'{city}: pack for {forecast.summary}'
+
+
+def register_agents(injector: AgenToolInjector) -> Agent[None, Any]:
+    """A `weather` LLM agent (never reached for real here) and a `trip` agentool that delegates to it."""
+    # `deps_type=NoneType`: the injector builds deps for any other `deps_type` (a plain Agent's is `object`).
+    weather: Agent[None, Forecast] = Agent(
+        'anthropic:claude-sonnet-4-5', defer_model_check=True, output_type=Forecast, deps_type=NoneType
+    )
+
+    @weather.tool_plain
+    def station(city: str) -> dict[str, float]:
+        """The nearest weather station's reading."""
+        return {'temp_c': 30.0}
+
+    injector.register('weather', weather)
+    return create_agentool('trip', TripInput, RoutingConfig(operation_map={'plan': 'plan'}), [plan])
+
+
+def weather_double() -> AgentDouble:
+    return AgentDouble(
+        Script(
+            Call('station', lambda run: {'city': run.prompt.removeprefix('Weather in ').rstrip('?')}),
+            OutputFrom(lambda run: Forecast(summary='heat', temp_c=run.result('station')['temp_c'])),
+        ),
+        name='weather',
+    )
+
+
+async def test_a_double_answers_for_an_agent_called_from_inside_a_tool(agentool_injector: AgenToolInjector) -> None:
+    trip = register_agents(agentool_injector)
+    double = weather_double()
+    with override_allow_model_requests(False), use_doubles(weather=double):
+        assert await agentool_injector.call('trip', {'operation': 'plan', 'city': 'Rome'}) == 'Rome: pack for heat'
+        assert (await trip.run('{"operation": "plan", "city": "Oslo"}')).output == 'Oslo: pack for heat'
+    double.calls.assert_called('station', {'city': 'Rome'}, times=1)
+    double.calls.assert_order(('station', {'city': 'Rome'}), ('station', {'city': 'Oslo'}))
+    assert double.requests[0].prompt == 'Weather in Rome?'
+
+
+async def test_the_override_ends_with_the_block(agentool_injector: AgenToolInjector) -> None:
+    register_agents(agentool_injector)
+    with use_doubles(weather=weather_double()):
+        assert isinstance(agentool_injector.get('weather'), DoubledAgent)
+    assert not isinstance(agentool_injector.get('weather'), DoubledAgent)
+
+
+async def test_a_deterministic_agentool_can_be_doubled_too(agentool_injector: AgenToolInjector) -> None:
+    create_calculator(replace=True)
+    double = AgentDouble(Script(Output(42.0), when=Operation('multiply')), name='calculator')
+    with use_doubles(agentool_injector, calculator=double):
+        assert await agentool_injector.call('calculator', {'operation': 'multiply', 'a': 2, 'b': 3}) == 42.0
+        assert (await agentool_injector.run('calculator', {'operation': 'multiply', 'a': 2, 'b': 3})).output == 42.0
+    assert await agentool_injector.call('calculator', {'operation': 'multiply', 'a': 2, 'b': 3}) == 6.0
+
+
+async def test_drift_from_a_doubled_agentool_fails_with_the_field(agentool_injector: AgenToolInjector) -> None:
+    create_calculator(replace=True)
+    double = AgentDouble(Script(Output('six')), name='calculator')
+    with (
+        use_doubles(calculator=double),
+        pytest.raises(DriftError, match=r"double 'calculator'.*rejected the scripted output"),
+    ):
+        await agentool_injector.call('calculator', {'operation': 'add', 'a': 1, 'b': 2})
+
+
+async def test_a_doubled_agent_keeps_its_tools_and_output_type() -> None:
+    weather: Agent[None, Forecast] = Agent('anthropic:claude-sonnet-4-5', defer_model_check=True, output_type=Forecast)
+    double = AgentDouble(Script(Call('nowhere'), Output(None)))
+    doubled = DoubledAgent(weather, double)
+    assert doubled.model is double
+    assert doubled.output_type is Forecast
+    with pytest.raises(DriftError, match=r"calls tool 'nowhere', which the agent does not offer \(offered: none\)"):
+        await doubled.run('x')

@@ -1,0 +1,123 @@
+"""Hypothesis strategies from input schemas, used as property tests of the calculator and storage agentools."""
+
+from __future__ import annotations
+
+import json
+import math
+import operator
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agentool import get_registry
+from agentool.errors import (
+    InputValidationError,
+    InvalidInputError,
+    InvalidJSONError,
+    NotAnObjectError,
+    UnknownOperationError,
+)
+from agentool.testing.strategies import INVALID_KINDS, InvalidKind, invalid_inputs, valid_inputs
+from examples.calculator import CalculatorInput, create_calculator
+from tests.agentools import StorageInput
+
+
+@pytest.fixture(autouse=True)
+def calculator_registered() -> None:
+    """The strategies look the agentool up before the first example runs, so register it first."""
+    create_calculator(replace=True)
+
+
+EXAMPLES = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+ARITHMETIC: dict[str, Callable[[float, float], float]] = {
+    'add': operator.add,
+    'subtract': operator.sub,
+    'multiply': operator.mul,
+    'divide': operator.truediv,
+}
+
+
+@EXAMPLES
+@given(valid_inputs('calculator'))
+def test_every_valid_calculator_input_gives_the_arithmetic_result(data: dict[str, Any]) -> None:
+    calculator = create_calculator(replace=True)
+    expected_error: type[Exception] | None = None
+    try:
+        expected = ARITHMETIC[data['operation']](data['a'], data['b'])
+    except ZeroDivisionError as error:  # documented: the tool's own exception propagates
+        expected_error, expected = type(error), math.nan
+    if expected_error is not None:
+        with pytest.raises(expected_error):
+            calculator.run_sync(json.dumps(data))
+        return
+    output = calculator.run_sync(json.dumps(data)).output
+    assert output == expected
+
+
+@EXAMPLES
+@given(invalid_inputs('calculator'))
+def test_every_invalid_calculator_input_raises_a_typed_invalid_input_error(prompt: str) -> None:
+    calculator = create_calculator(replace=True)
+    with pytest.raises(InvalidInputError) as caught:
+        calculator.run_sync(prompt)
+    assert caught.value.agentool == 'calculator'
+
+
+@pytest.mark.parametrize(
+    ('kind', 'error'),
+    [
+        ('not_json', InvalidJSONError),
+        ('not_an_object', NotAnObjectError),
+        ('unknown_operation', UnknownOperationError),
+        ('missing_field', InputValidationError),
+        ('wrong_type', InvalidInputError),
+        ('unknown_field', InputValidationError),
+    ],
+)
+def test_each_invalid_kind_gives_its_error(kind: InvalidKind, error: type[InvalidInputError]) -> None:
+    manager = get_registry().get_manager('calculator')
+
+    @EXAMPLES
+    @given(invalid_inputs('calculator', kinds=[kind]))
+    def check(prompt: str) -> None:
+        with pytest.raises(error):
+            manager.validate_json(prompt)
+
+    check()
+
+
+@EXAMPLES
+@given(valid_inputs(CalculatorInput, 'divide', fields={'b': st.floats(1, 10)}))
+def test_one_operation_and_field_strategies(data: dict[str, Any]) -> None:
+    assert data['operation'] == 'divide'
+    assert 1 <= data['b'] <= 10
+
+
+@EXAMPLES
+@given(valid_inputs(StorageInput), invalid_inputs(StorageInput))
+def test_schemas_with_optional_and_untyped_fields(valid: dict[str, Any], invalid: str) -> None:
+    assert StorageInput.model_validate_json(json.dumps(valid)).operation in {'read', 'write', 'list', 'delete'}
+    with pytest.raises(ValueError, match='validation error'):
+        StorageInput.model_validate_json(invalid)
+
+
+def test_bad_arguments_are_refused() -> None:
+    with pytest.raises(ValueError, match='kinds must be a non-empty selection'):
+        invalid_inputs(CalculatorInput, kinds=['nonsense'])  # pyright: ignore[reportArgumentType]
+
+    @given(valid_inputs(CalculatorInput, 'power'))
+    def draw(data: dict[str, Any]) -> None: ...
+
+    with pytest.raises(ValueError, match="has no operation 'power'"):
+        draw()
+    assert set(INVALID_KINDS) == {
+        'not_json',
+        'not_an_object',
+        'unknown_operation',
+        'missing_field',
+        'wrong_type',
+        'unknown_field',
+    }
