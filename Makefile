@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit install clean
+.PHONY: demo test lint typecheck unit docs install clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,7 +28,12 @@ typecheck: $(STAMP)
 unit: $(STAMP)
 	$(BIN)/python -m pytest
 
-test: lint typecheck unit
+# The docs site, built strictly into a temporary directory (nothing is left in the working tree).
+docs: $(STAMP)
+	@site=$$(mktemp -d) && NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict --quiet -d "$$site"; \
+	status=$$?; rm -rf "$$site"; exit $$status
+
+test: lint typecheck unit docs
 
 clean:
 	rm -rf $(VENV) site .pytest_cache .ruff_cache

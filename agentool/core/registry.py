@@ -2,13 +2,14 @@
 
 The registry is a plain object. One default instance lives behind `get_registry()`; `use_registry()`
 swaps in another for a block of code or a task (it is a `contextvars` scope, so concurrent tasks
-do not see each other's registries).
+do not see each other's registries). Its introspection methods (catalog, Markdown, dependency
+graph, OpenAPI) are thin delegations to `catalog`, `markdown`, `graph` and `openapi` in this package.
 """
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Generator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias, cast
 from pydantic import BaseModel
 
 from ..errors import AgenToolNotFoundError, ConfigurationError, DuplicateNameError
+from . import catalog, graph, markdown, openapi
 
 if TYPE_CHECKING:
     from .manager import AgenToolManager
@@ -33,6 +35,8 @@ __all__ = (
     'AgenToolRegistry',
     'get_registry',
     'use_registry',
+    'not_found',
+    'suggest',
     'DEFAULT_MAX_INPUT_BYTES',
 )
 
@@ -219,6 +223,26 @@ class AgenToolRegistry:
         """Registered names, sorted."""
         return sorted(self._entries)
 
+    def update(self, name: str, **changes: Any) -> AgenToolConfig:
+        """Change the catalog metadata of agentool `name` at once, and return the new configuration.
+
+        Updatable: `description`, `version`, `tags` and `examples`; `updated_at` is set. Every
+        change is checked before any is applied, so a failed update changes nothing. To change
+        routing, tools, schemas or dependencies (which the injector wires and checks for cycles),
+        create the agentool again with `replace=True`.
+
+        Raises:
+            AgenToolNotFoundError: no agentool is called `name`.
+            ConfigurationError: a field that cannot be updated, or a value of the wrong type.
+        """
+        from .manager import AgenToolManager
+
+        entry = self._entry(name)
+        checked = {field: _checked_update(name, field, value) for field, value in changes.items()}
+        config = replace(entry.config, **checked, updated_at=_now())
+        self._entries[name] = _Entry(config, AgenToolManager(name, config))
+        return config
+
     def unregister(self, name: str) -> None:
         """Remove agentool `name`; raises `AgenToolNotFoundError` if there is none."""
         self._entry(name)
@@ -227,6 +251,53 @@ class AgenToolRegistry:
     def clear(self) -> None:
         """Remove every agentool."""
         self._entries.clear()
+
+    # --- introspection: thin delegations to agentool.core.catalog, .graph, .markdown, .openapi ---
+
+    def list_detailed(self) -> list[catalog.CatalogDetails]:
+        """Every agentool's catalog entry plus its registration timestamps, sorted by name."""
+        return catalog.list_detailed(self)
+
+    def search(self, tags: Sequence[str] | None = None, name_pattern: str | None = None) -> list[str]:
+        """Names, sorted, of the agentools carrying any of `tags` and whose name matches `name_pattern`.
+
+        `name_pattern` is a case-insensitive substring, or a shell pattern if it has `*`, `?` or `[`.
+        """
+        return catalog.search(self, tags, name_pattern)
+
+    def get_schema(self, name: str) -> dict[str, Any]:
+        """The JSON schema of agentool `name`'s input; raises `AgenToolNotFoundError` if there is none."""
+        return catalog.input_schema(self, name)
+
+    def get_operations(self, name: str) -> dict[str, catalog.CatalogOperation]:
+        """Operation → tool, description, fields used, request schema and route metadata, in routing order."""
+        return catalog.operations(self, name)
+
+    def get_tools_info(self, name: str) -> list[catalog.CatalogTool]:
+        """The tool functions of agentool `name`: docstring, parameters, types and the operations using each."""
+        return catalog.tools_info(self, name)
+
+    def export_catalog(self) -> catalog.Catalog:
+        """The whole catalog as JSON-serialisable data, in a deterministic order."""
+        return catalog.export_catalog(self)
+
+    def generate_markdown_docs(self, *, title: str | None = 'AgenTool catalog') -> str:
+        """The catalog as Markdown, user-supplied text escaped."""
+        return markdown.markdown_docs(self, title=title)
+
+    def generate_dependency_graph(self, *, include_tools: bool = True) -> graph.DependencyGraph:
+        """Dependencies between agentools (and their tools) as data; see `generate_mermaid_graph`."""
+        return graph.dependency_graph(self, include_tools=include_tools)
+
+    def generate_mermaid_graph(self, *, include_tools: bool = True) -> str:
+        """The dependency graph as Mermaid flowchart text."""
+        return graph.mermaid_graph(self, include_tools=include_tools)
+
+    def generate_api_spec(
+        self, *, title: str = 'AgenTool API', version: str = '1.0.0', description: str | None = None
+    ) -> dict[str, Any]:
+        """An OpenAPI 3.1 document: one path per agentool and one per operation."""
+        return openapi.openapi_spec(self, title=title, version=version, description=description)
 
     def __contains__(self, name: object) -> bool:
         return name in self._entries
@@ -241,12 +312,49 @@ class AgenToolRegistry:
             raise not_found(name, self._entries) from None
 
 
+def suggest(name: str, known: Iterable[str]) -> list[str]:
+    """Up to three names from `known` close to `name`: similar spellings, then names containing it."""
+    names = sorted(known)
+    close = difflib.get_close_matches(name, names, n=3)
+    lowered = name.lower()
+    containing = [n for n in names if len(lowered) >= 3 and lowered in n.lower()]
+    return list(dict.fromkeys([*close, *containing]))[:3]
+
+
 def not_found(name: str, known: Mapping[str, Any] | Sequence[str]) -> AgenToolNotFoundError:
     """An `AgenToolNotFoundError` for `name` with "did you mean" suggestions from `known`."""
-    suggestions = difflib.get_close_matches(name, list(known), n=3)
+    suggestions = suggest(name, known)
     hint = f'; did you mean {" or ".join(repr(s) for s in suggestions)}?' if suggestions else ''
     return AgenToolNotFoundError(
         f'no agentool named {name!r} is registered{hint}', agentool=name, suggestions=suggestions
+    )
+
+
+_UPDATABLE = ('description', 'version', 'tags', 'examples')
+
+
+def _checked_update(name: str, field: str, value: object) -> object:
+    """`value` checked (and lists copied) for `update`; raises `ConfigurationError` naming the field."""
+    if field not in _UPDATABLE:
+        raise ConfigurationError(
+            f'agentool {name!r}: field {field!r} cannot be updated (updatable: {", ".join(_UPDATABLE)}); '
+            'create the agentool again with replace=True to change anything else',
+            agentool=name,
+            field=field,
+        )
+    if field in ('description', 'version'):
+        if isinstance(value, str) or (value is None and field == 'description'):
+            return value
+        expected = 'a string or None' if field == 'description' else 'a string'
+    else:
+        iterable = isinstance(value, Iterable) and not isinstance(value, str | bytes | Mapping)
+        items = list(cast('Iterable[object]', value)) if iterable else None
+        item_type = dict if field == 'examples' else str  # tags: strings
+        if items is not None and all(isinstance(item, item_type) for item in items):
+            return items
+        expected = 'a list of dicts' if field == 'examples' else 'a list of strings'
+    raise ConfigurationError(
+        f'agentool {name!r}: {field} must be {expected}, got {value!r}', agentool=name, field=field
     )
 
 

@@ -1,0 +1,316 @@
+"""The `agentool` command line: look at a registry, call an agentool, write catalogs.
+
+```text
+agentool [--import MODULE]... COMMAND ...
+
+  list                      registered agentools (--tag, --match, --json)
+  show NAME                 one agentool: operations, fields, metadata (--json)
+  schema NAME               input JSON schema (--operation OP, --output)
+  call NAME JSON            run it through its agent; print the typed output as JSON
+  catalog --format F        json | markdown | mermaid | openapi, to stdout or -o FILE
+```
+
+Nothing is imported implicitly: `--import MODULE` (repeatable, before or after the command)
+imports the modules that register agentools; the working directory is importable. Errors are
+one line on stderr and exit status 1 (2 for usage errors), never a traceback.
+
+Each command is a `Command` in `COMMANDS`; a new one is a function taking the parsed arguments
+and returning the exit status, plus one entry in that tuple.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import json
+import os
+import re
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NoReturn
+
+from pydantic_core import to_json
+
+from .core.catalog import catalog_entry
+from .core.registry import AgenToolRegistry, get_registry, suggest
+from .errors import AgenToolError, DependencyError, UnknownOperationError
+
+__all__ = ('main', 'Command', 'COMMANDS', 'CLIError')
+
+
+class CLIError(Exception):
+    """A failure reported as one line on stderr, with exit status 1."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Command:
+    """One subcommand: its name, one-line help, how to declare its arguments and how to run it."""
+
+    name: str
+    help: str
+    configure: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+
+
+# --- helpers ---------------------------------------------------------------------------------------
+
+
+def _registry() -> AgenToolRegistry:
+    return get_registry()
+
+
+def _require(name: str) -> str:
+    _registry().require(name)  # raises AgenToolNotFoundError with "did you mean" suggestions
+    return name
+
+
+def _print_json(value: Any) -> None:
+    print(to_json(value, indent=2, serialize_unknown=True).decode())
+
+
+def _first_line(text: str | None) -> str:
+    return (text or '').strip().split('\n', 1)[0]
+
+
+def _write(text: str, output: str | None) -> None:
+    if output is None:
+        sys.stdout.write(text if text.endswith('\n') else f'{text}\n')
+        return
+    try:
+        Path(output).write_text(text, encoding='utf-8')
+    except OSError as error:
+        raise CLIError(f'cannot write {output}: {error.strerror or error}') from None
+
+
+# --- commands --------------------------------------------------------------------------------------
+
+
+def _configure_list(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument('--tag', action='append', default=None, help='only agentools with this tag (repeatable)')
+    parser.add_argument('--match', metavar='PATTERN', help='name substring, or shell pattern with * ? [')
+    parser.add_argument('--json', action='store_true', help='print JSON instead of a table')
+
+
+def _run_list(args: argparse.Namespace) -> int:
+    registry = _registry()
+    names = registry.search(tags=args.tag, name_pattern=args.match)
+    rows = [(name, registry.require(name)) for name in names]
+    if args.json:
+        summary = [
+            {'name': n, 'version': c.version, 'description': c.description, 'tags': c.tags}
+            | {'operations': list(c.routing_config.operation_map)}
+            for n, c in rows
+        ]
+        _print_json(summary)
+        return 0
+    if not rows:
+        hint = '' if len(registry) else '; use --import MODULE to import the modules that register them'
+        print(f'no agentools found{hint}', file=sys.stderr)
+        return 0
+    width = max(len(name) for name, _ in rows)
+    for name, config in rows:
+        print(f'{name:<{width}}  {config.version:<8}  {_first_line(config.description)}'.rstrip())
+    return 0
+
+
+def _configure_show(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument('name', help='the agentool')
+    parser.add_argument('--json', action='store_true', help="print the agentool's catalog entry as JSON")
+
+
+def _run_show(args: argparse.Namespace) -> int:
+    entry = catalog_entry(_registry(), _require(args.name))
+    if args.json:
+        _print_json(entry)
+        return 0
+    print(f'{entry["name"]} {entry["version"]}')
+    if entry['description']:
+        print(f'  {entry["description"].strip()}')
+    print(f'  tags: {", ".join(entry["tags"]) or "-"}')
+    print(f'  depends on: {", ".join(entry["dependencies"]) or "-"}')
+    print(f'  output: {entry["output_type"] or "JSON text (untyped)"}')
+    print('  operations:')
+    for op in entry['operations']:
+        flags = [f for f, on in (('read-only', op['read_only']), ('destructive', op['destructive'])) if on]
+        flags += ['deprecated'] if op['deprecated'] else []
+        marks = f' [{", ".join(flags)}]' if flags else ''
+        print(f'    {op["name"]} -> {op["tool"]}{marks}  {_first_line(op["description"])}'.rstrip())
+        for field in op['fields']:
+            required = 'required' if field['required'] else 'optional'
+            print(f'      {field["name"]}: {field["type"]} ({required})  {field["description"] or ""}'.rstrip())
+    return 0
+
+
+def _configure_schema(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument('name', help='the agentool')
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument('--operation', metavar='OP', help='the request schema of one operation')
+    which.add_argument('--output', action='store_true', help='the output schema instead of the input schema')
+
+
+def _run_schema(args: argparse.Namespace) -> int:
+    registry = _registry()
+    name = _require(args.name)
+    if args.output:
+        entry = catalog_entry(registry, name)
+        _print_json(entry['output_schema'] or {'description': 'untyped: the output is JSON text'})
+    elif args.operation is not None:
+        operations = registry.get_operations(name)
+        if args.operation not in operations:
+            raise CLIError(
+                f'agentool {name!r} has no operation {args.operation!r}{_suggest(args.operation, operations)}'
+            )
+        _print_json(operations[args.operation]['request_schema'])
+    else:
+        _print_json(registry.get_schema(name))
+    return 0
+
+
+def _configure_call(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument('name', help='the agentool')
+    parser.add_argument('input', metavar='JSON', help="the input, a JSON object ('-' reads it from stdin)")
+
+
+def _run_call(args: argparse.Namespace) -> int:
+    registry = _registry()
+    name = _require(args.name)
+    output_type = registry.require(name).output_type
+    prompt = sys.stdin.read() if args.input == '-' else args.input
+    output = asyncio.run(_call(registry, name, prompt, output_type))
+    if output_type is None:
+        print(output)
+    else:
+        _print_json(output)
+    return 0
+
+
+async def _call(registry: AgenToolRegistry, name: str, prompt: str, output_type: Any) -> Any:
+    """Run agentool `name` through its agent, with the deps the injector can build (else none)."""
+    from .core.injector import get_injector
+
+    injector = get_injector()
+    if name not in injector:  # registered without `create_agentool`
+        return (await _plain_agent(registry, name, output_type).run(prompt)).output
+    async with injector.run_scope():
+        try:
+            deps = await injector.create_deps(name)
+        except DependencyError:
+            deps = None  # run as `Agent('agentool:NAME')` would: without deps
+        return (await injector.get(name).run(prompt, deps=deps)).output
+
+
+def _plain_agent(registry: AgenToolRegistry, name: str, output_type: Any) -> Any:
+    from pydantic_ai import Agent
+
+    from .core.capability import AgenToolCapability
+    from .core.model import AgenToolModel
+
+    model = AgenToolModel(name, registry=registry)
+    capability = AgenToolCapability(name, registry=registry)
+    return Agent(model, output_type=str if output_type is None else output_type, capabilities=[capability])
+
+
+_FORMATS = ('json', 'markdown', 'mermaid', 'openapi')
+
+
+def _configure_catalog(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument('--format', '-f', choices=_FORMATS, default='json', help='output format (default: json)')
+    parser.add_argument('--output', '-o', metavar='FILE', help='write to FILE instead of stdout')
+    parser.add_argument('--title', help='title of the Markdown document or the OpenAPI info')
+
+
+def _run_catalog(args: argparse.Namespace) -> int:
+    registry = _registry()
+    if args.format == 'json':
+        text = to_json(registry.export_catalog(), indent=2).decode()
+    elif args.format == 'markdown':
+        text = registry.generate_markdown_docs(title=args.title or 'AgenTool catalog')
+    elif args.format == 'mermaid':
+        text = registry.generate_mermaid_graph()
+    else:
+        text = json.dumps(registry.generate_api_spec(title=args.title or 'AgenTool API'), indent=2)
+    _write(text, args.output)
+    return 0
+
+
+COMMANDS: tuple[Command, ...] = (
+    Command(name='list', help='list registered agentools', configure=_configure_list, run=_run_list),
+    Command(name='show', help='describe one agentool', configure=_configure_show, run=_run_show),
+    Command(name='schema', help="print an agentool's JSON schema", configure=_configure_schema, run=_run_schema),
+    Command(name='call', help='run an agentool on a JSON input', configure=_configure_call, run=_run_call),
+    Command(name='catalog', help='write the catalog of every agentool', configure=_configure_catalog, run=_run_catalog),
+)
+"""The subcommands, in the order `--help` lists them."""
+
+
+# --- parsing and running ---------------------------------------------------------------------------
+
+
+def _suggest(word: str, choices: Sequence[str] | dict[str, Any]) -> str:
+    matches = suggest(word, choices)
+    return f'; did you mean {" or ".join(repr(m) for m in matches)}?' if matches else ''
+
+
+class _Parser(argparse.ArgumentParser):
+    """An `ArgumentParser` whose "invalid choice" errors suggest the closest choice."""
+
+    def error(self, message: str) -> NoReturn:
+        if match := re.search(r"invalid choice: '(.*?)' \(choose from (.*)\)", message):
+            choices = re.findall(r"'([^']*)'", match.group(2)) or [c.strip() for c in match.group(2).split(',')]
+            message += _suggest(match.group(1), choices).replace('; did', ' -- did')
+        super().error(message)
+
+
+def _import_option(parser: argparse.ArgumentParser, dest: str) -> None:
+    parser.add_argument(
+        '--import',
+        dest=dest,
+        action='append',
+        metavar='MODULE',
+        default=None if dest == 'imports' else argparse.SUPPRESS,
+        help='import MODULE first, registering its agentools (repeatable)',
+    )
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog='agentool', description='Inspect, call and document registered agentools.')
+    _import_option(parser, 'imports')
+    commands = parser.add_subparsers(dest='command', metavar='COMMAND', required=True, parser_class=_Parser)
+    for command in COMMANDS:
+        sub = commands.add_parser(command.name, help=command.help, description=command.help)
+        _import_option(sub, 'more_imports')
+        command.configure(sub)
+        sub.set_defaults(run=command.run)
+    return parser
+
+
+def _import_modules(modules: Sequence[str]) -> None:
+    if modules and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    for module in modules:
+        try:
+            importlib.import_module(module)
+        except Exception as error:
+            raise CLIError(f'cannot import {module!r}: {type(error).__name__}: {error}') from None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line with `argv` (default `sys.argv[1:]`); returns the exit status."""
+    args = _parser().parse_args(argv)
+    try:
+        _import_modules([*(args.imports or ()), *getattr(args, 'more_imports', ())])
+        run: Callable[[argparse.Namespace], int] = args.run
+        return run(args)
+    except UnknownOperationError as error:
+        hint = _suggest(str(error.details.get('operation')), error.details.get('known') or [])
+        print(f'agentool: error: {error}{hint}', file=sys.stderr)
+    except (AgenToolError, CLIError) as error:
+        print(f'agentool: error: {error}', file=sys.stderr)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as error:
+        print(f'agentool: error: {type(error).__name__}: {error}', file=sys.stderr)
+    return 1

@@ -1,0 +1,77 @@
+"""generate_dependency_graph (data) and generate_mermaid_graph (Mermaid text)."""
+
+from __future__ import annotations
+
+import json
+from typing import Literal
+
+from agentool import AgenToolRegistry, BaseOperationInput, RoutingConfig, create_agentool
+
+
+class PingInput(BaseOperationInput):
+    operation: Literal['ping']
+
+
+async def ping() -> str:
+    """Answer."""
+    return 'pong'
+
+
+async def pong() -> str:
+    """Unrouted helper tool."""
+    return 'ping'
+
+
+def make(name: str, *dependencies: str) -> None:
+    routes = RoutingConfig(operation_map={'ping': 'ping'})
+    create_agentool(name, PingInput, routes, [ping, pong], dependencies=list(dependencies))
+
+
+def test_dependency_graph_data(registry: AgenToolRegistry) -> None:
+    make('storage')
+    make('session', 'storage', 'crypto', 'storage')
+    make('auth', 'session', 'storage')
+    graph = registry.generate_dependency_graph()
+    assert graph == {
+        'agentools': {'auth': ['session', 'storage'], 'session': ['storage', 'crypto'], 'storage': []},
+        'missing': {'session': ['crypto']},
+        'tools': {'auth': ['ping', 'pong'], 'session': ['ping', 'pong'], 'storage': ['ping', 'pong']},
+    }
+    json.dumps(graph)
+    without_tools = registry.generate_dependency_graph(include_tools=False)
+    assert 'tools' not in without_tools
+    assert without_tools['agentools'] == graph['agentools']
+
+
+def test_mermaid_graph(registry: AgenToolRegistry) -> None:
+    make('storage')
+    make('session', 'storage', 'crypto')
+    text = registry.generate_mermaid_graph()
+    assert text.splitlines() == [
+        'graph LR',
+        '    a0("session")',
+        '    a1("storage")',
+        '    m0["crypto (missing)"]:::missing',
+        '    a0 --> a1',
+        '    a0 --> m0',
+        '    a0 -.-> a0_t0["ping()"]',
+        '    a0 -.-> a0_t1["pong()"]',
+        '    a1 -.-> a1_t0["ping()"]',
+        '    a1 -.-> a1_t1["pong()"]',
+        '    classDef missing stroke-dasharray: 5 5',
+    ]
+    assert (
+        registry.generate_mermaid_graph(include_tools=False).splitlines()[-1]
+        == '    classDef missing stroke-dasharray: 5 5'
+    )
+
+
+def test_mermaid_labels_are_escaped(registry: AgenToolRegistry) -> None:
+    make('say "hi" <b>#1</b> `x`\nnext')
+    first_node = registry.generate_mermaid_graph(include_tools=False).splitlines()[1]
+    assert first_node == '    a0("say #quot;hi#quot; #lt;b#gt;#35;1#lt;/b#gt; #96;x#96; next")'
+
+
+def test_empty_graph(registry: AgenToolRegistry) -> None:
+    assert registry.generate_dependency_graph() == {'agentools': {}, 'missing': {}, 'tools': {}}
+    assert registry.generate_mermaid_graph() == 'graph LR\n'

@@ -1,0 +1,157 @@
+"""generate_markdown_docs: content, and user-supplied text that always renders as itself."""
+
+from __future__ import annotations
+
+import html
+import re
+from html.parser import HTMLParser
+from typing import Literal
+
+import markdown
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import Field
+
+from agentool import AgenToolRegistry, BaseOperationInput, Route, RoutingConfig, create_agentool
+from agentool.core.markdown import code, escape, paragraphs
+from examples.calculator import create_calculator
+
+# The extensions of the docs site (mkdocs.yml), where the generated Markdown is published.
+EXTENSIONS = ['admonition', 'attr_list', 'def_list', 'tables', 'toc', 'pymdownx.details', 'pymdownx.superfences']
+
+
+def render(text: str) -> str:
+    return markdown.markdown(text, extensions=EXTENSIONS)
+
+
+class _Text(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[str] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+
+def parse(rendered: str) -> tuple[list[str], str]:
+    parser = _Text()
+    parser.feed(rendered)
+    return parser.tags, ''.join(parser.text)
+
+
+def folded(text: str) -> str:
+    return ' '.join(text.split())
+
+
+HOSTILE = [
+    '<script>alert(1)</script>',
+    '**bold** _em_ `code` [link](http://x) ![img](y) <b>',
+    '# heading',
+    '- item',
+    '1. first',
+    '> quote',
+    '!!! note "admonition"',
+    ': definition',
+    '| a | b |',
+    '~~strike~~ &amp; &lt; \\*',
+    '{: .class } {#id}',
+    '::: agentool.core.registry',
+    '===',
+    '--- ',
+    '+ plus',
+    '<!-- comment -->',
+    '[x]: http://ref',
+]
+
+
+@given(st.sampled_from(HOSTILE) | st.text(alphabet=st.characters(codec='utf-8', exclude_categories=['Cs', 'Cc'])))
+@settings(max_examples=300, deadline=None)
+def test_escaped_text_renders_as_itself(text: str) -> None:
+    tags, shown = parse(render(escape(text)))
+    assert set(tags) <= {'p'}
+    assert folded(shown) == folded(text)
+
+
+@given(st.lists(st.sampled_from([*HOSTILE, 'plain words', '    indented code?']), min_size=1, max_size=6))
+def test_paragraphs_keep_lines_and_render_as_text(lines: list[str]) -> None:
+    tags, shown = parse(render(paragraphs('\n'.join(lines))))
+    assert set(tags) <= {'p', 'br'}
+    assert folded(shown) == folded(' '.join(lines))
+
+
+@given(st.text(alphabet='`ab <>&*', min_size=1))
+def test_code_spans_hold_any_backticks(text: str) -> None:
+    if not text.strip():
+        assert code(text) == ''
+        return
+    tags, shown = parse(render(code(text)))
+    assert tags == ['p', 'code']
+    assert folded(shown) == folded(text)
+
+
+class HostileInput(BaseOperationInput):
+    """Input."""
+
+    operation: Literal['<b>go</b>']
+    target: str = Field(description='**not bold** <img src=x onerror=alert(1)>')
+
+
+async def hostile_tool(target: str) -> str:
+    """Docstring with <script>alert(1)</script> and [a link](javascript:alert(1)).
+
+    # Not a heading
+    """
+    return target
+
+
+def test_user_text_in_docs_is_escaped(registry: AgenToolRegistry) -> None:
+    create_agentool(
+        'evil`name',
+        HostileInput,
+        RoutingConfig(operation_map={'<b>go</b>': Route(tool='hostile_tool', tags=('*tag*',))}),
+        [hostile_tool],
+        description='<iframe src=x></iframe> _desc_',
+        tags=['<t>'],
+        version='1.0 <v>',
+    )
+    rendered = render(registry.generate_markdown_docs())
+    assert not re.search(r'<(script|img|iframe|a|em|b)[\s>]', rendered)
+    text = html.unescape(rendered)
+    for expected in ['<script>alert(1)</script>', '[a link](javascript:alert(1))', '# Not a heading', '*tag*']:
+        assert expected in text
+    assert '<code>evil`name</code>' in rendered
+    assert '<code>&lt;b&gt;go&lt;/b&gt;</code>' in rendered
+
+
+def test_markdown_documents_agentools_operations_and_fields(registry: AgenToolRegistry) -> None:
+    create_calculator()
+    create_agentool(
+        'pinger',
+        HostileInput,
+        RoutingConfig(
+            operation_map={
+                '<b>go</b>': Route(tool='hostile_tool', read_only=True, deprecated=True, max_output_chars=10)
+            }
+        ),
+        [hostile_tool],
+    )
+    docs = registry.generate_markdown_docs(title='Tools')
+    assert docs.startswith('# Tools\n\n2 agentools: `calculator`, `pinger`.\n')
+    assert docs.index('## `calculator`') < docs.index('## `pinger`')
+    assert '#### `divide`' in docs
+    assert '- **Tool:** `divide` (returns `float`)' in docs
+    assert '    - `a` (`float`, required): The first operand.' in docs
+    assert '**Tags:** math, example' in docs
+    assert '**Deprecated.**' in docs
+    assert '**Hints:** read-only, output cut at 10 characters' in docs
+    assert '```json\n[\n  {\n    "input": {' in docs  # the calculator's examples
+    assert registry.generate_markdown_docs(title='Tools') == docs
+    assert registry.generate_markdown_docs(title=None).startswith('2 agentools')
+
+
+def test_markdown_of_an_empty_registry(registry: AgenToolRegistry) -> None:
+    assert registry.generate_markdown_docs() == '# AgenTool catalog\n\nNo agentools are registered.\n'

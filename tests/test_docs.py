@@ -1,0 +1,150 @@
+"""The docs: their code blocks run, the site builds strictly, the catalog page is generated.
+
+Python blocks of one page run in order in one namespace, as a reader would run them, with their
+`#>` print outputs checked (pytest-examples). `{test="skip"}` skips a block;
+`{requires="module.path"}` skips it until that module exists.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+import textwrap
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pytest_examples import CodeExample, EvalExample, find_examples
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / 'docs'
+
+
+def _pages() -> dict[str, list[CodeExample]]:
+    pages: dict[str, list[CodeExample]] = defaultdict(list)
+    for example in find_examples(DOCS, ROOT / 'README.md'):
+        pages[example.path.relative_to(ROOT).as_posix()].append(example)
+    return dict(sorted(pages.items()))
+
+
+PAGES = _pages()
+
+
+def _runnable(example: CodeExample) -> bool:
+    settings = example.prefix_settings()
+    if settings.get('test') == 'skip':
+        return False
+    required = settings.get('requires')
+    return required is None or importlib.util.find_spec(required) is not None
+
+
+def test_every_page_with_code_is_collected() -> None:
+    assert {'README.md', 'docs/quickstart.md', 'docs/concepts/registry.md'} <= set(PAGES)
+
+
+@pytest.mark.parametrize('page', list(PAGES))
+def test_page_code_blocks_run(page: str, eval_example: EvalExample) -> None:
+    namespace: dict[str, Any] = {}
+    ran = 0
+    for example in PAGES[page]:
+        if _runnable(example):
+            namespace = eval_example.run_print_check(example, module_globals=namespace)
+            ran += 1
+    if not ran:
+        pytest.skip(f'every block of {page} is marked to be skipped')
+
+
+def _load_hook(name: str) -> Any:
+    spec = importlib.util.spec_from_file_location(f'docs_hook_{name}', DOCS / 'hooks' / f'{name}.py')
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_catalog_hook_documents_every_agentool_of_a_new_example_module(tmp_path: Path) -> None:
+    package = tmp_path / 'fresh_examples'
+    package.mkdir()
+    (package / '__init__.py').write_text('')
+    (package / 'demo.py').write_text('raise RuntimeError("demo must not be imported")\n')
+    (package / 'greeter.py').write_text(
+        textwrap.dedent(
+            '''
+            from typing import Literal
+
+            from agentool import BaseOperationInput, RoutingConfig, create_agentool
+
+
+            class GreetInput(BaseOperationInput):
+                operation: Literal['hello']
+                who: str
+
+
+            async def hello(who: str) -> str:
+                """Say hello to <who>."""
+                return f'hello {who}'
+
+
+            create_agentool('greeter', GreetInput, RoutingConfig(operation_map={'hello': 'hello'}), [hello])
+            '''
+        )
+    )
+    hook = _load_hook('catalog')
+    modules = hook.example_modules(tmp_path, 'fresh_examples')
+    assert modules == ['fresh_examples.greeter']
+    sys.path.insert(0, str(tmp_path))
+    try:
+        files = hook.render(modules)
+    finally:
+        sys.path.remove(str(tmp_path))
+        for name in [*modules, 'fresh_examples']:
+            sys.modules.pop(name, None)
+    assert '## `greeter`' in files['catalog.md']
+    assert 'Say hello to &lt;who&gt;.' in files['catalog.md']
+    assert '"/agentools/greeter/hello"' in files['catalog/openapi.json']
+
+
+def test_api_hook_lists_public_modules_only() -> None:
+    modules = _load_hook('api').public_modules(ROOT)
+    assert {'agentool.core.registry', 'agentool.core.catalog', 'agentool.cli', 'agentool.errors'} <= set(modules)
+    assert not [m for m in modules if any(part.startswith('_') for part in m.split('.'))]
+
+
+def _example_agentools() -> list[str]:
+    """Names the example modules register, found independently of the docs hook."""
+    code = (
+        'import importlib, json, sys\n'
+        'from agentool import get_registry\n'
+        'for module in sys.argv[1:]:\n'
+        '    importlib.import_module(module)\n'
+        'print(json.dumps(get_registry().list_names()))\n'
+    )
+    modules = [f'examples.{p.stem}' for p in (ROOT / 'examples').glob('*.py') if p.stem not in ('demo', '__init__')]
+    out = subprocess.run(
+        [sys.executable, '-c', code, *modules], cwd=ROOT, capture_output=True, text=True, check=True, timeout=120
+    )
+    return sorted(json.loads(out.stdout))
+
+
+def test_strict_build_publishes_a_catalog_of_every_example_agentool(tmp_path: Path) -> None:
+    site = tmp_path / 'site'
+    build = subprocess.run(
+        [sys.executable, '-m', 'mkdocs', 'build', '--strict', '--quiet', '-d', str(site)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert build.returncode == 0, build.stderr
+    catalog = (site / 'catalog' / 'index.html').read_text()
+    expected = _example_agentools()
+    assert 'calculator' in expected
+    for name in expected:
+        assert f'<code>{name}</code>' in catalog, f'agentool {name!r} is missing from the catalog page'
+    assert (site / 'catalog' / 'openapi.json').is_file()
+    assert (site / 'api' / 'agentool.core.registry' / 'index.html').is_file()
+    assert not (ROOT / 'site').exists()

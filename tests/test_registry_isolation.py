@@ -1,0 +1,89 @@
+"""`use_registry()`: a fresh registry per block, task-local, restored on exit; the default otherwise."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentool import AgenToolRegistry, get_registry, use_registry
+from examples.calculator import create_calculator
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _fail_in_a_fresh_scope() -> None:
+    with use_registry() as innermost:
+        assert get_registry() is innermost
+        raise RuntimeError('boom')
+
+
+def test_scope_is_fresh_nested_and_restored_even_on_error(registry: AgenToolRegistry) -> None:
+    create_calculator()
+    with use_registry() as inner:
+        assert get_registry() is inner
+        assert inner.list_names() == []
+        with pytest.raises(RuntimeError):
+            _fail_in_a_fresh_scope()
+        assert get_registry() is inner
+    assert get_registry() is registry
+    assert registry.list_names() == ['calculator']
+
+
+def test_an_explicit_registry_can_be_reused(registry: AgenToolRegistry) -> None:
+    kept = AgenToolRegistry()
+    with use_registry(kept):
+        create_calculator()
+    with use_registry(kept) as again:
+        assert again is kept
+        assert kept.list_names() == ['calculator']
+    assert registry.list_names() == []
+
+
+async def test_concurrent_tasks_see_only_their_own_registry(registry: AgenToolRegistry) -> None:
+    started = asyncio.Event()
+    both_registered = asyncio.Barrier(2)
+
+    async def worker(description: str) -> tuple[list[str], str | None, AgenToolRegistry]:
+        with use_registry() as mine:
+            calculator = create_calculator()  # the same name in both tasks: no DuplicateNameError
+            mine.update('calculator', description=description)
+            started.set()
+            await both_registered.wait()  # both tasks are inside their scopes now
+            output = (await calculator.run('{"operation": "add", "a": 1, "b": 1}')).output
+            assert output == 2.0
+            config = get_registry().require('calculator')
+            return get_registry().list_names(), config.description, mine
+
+    (names_a, desc_a, reg_a), (names_b, desc_b, reg_b) = await asyncio.gather(worker('a'), worker('b'))
+    assert (names_a, desc_a) == (['calculator'], 'a')
+    assert (names_b, desc_b) == (['calculator'], 'b')
+    assert reg_a is not reg_b
+    assert get_registry() is registry
+    assert registry.list_names() == []
+
+
+async def test_tasks_inherit_the_scope_they_were_created_in(registry: AgenToolRegistry) -> None:
+    create_calculator()
+
+    async def look() -> list[str]:
+        return get_registry().list_names()
+
+    assert await asyncio.create_task(look()) == ['calculator']
+
+
+def test_code_that_never_asks_uses_the_default_registry() -> None:
+    code = (
+        'from agentool import get_registry, use_registry\n'
+        'default = get_registry()\n'
+        'import examples.calculator  # registers at import\n'
+        'with use_registry() as fresh:\n'
+        '    assert fresh.list_names() == []\n'
+        'assert get_registry() is default and default.list_names() == ["calculator"]\n'
+        'print("ok")\n'
+    )
+    run = subprocess.run([sys.executable, '-c', code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert run.stdout.strip() == 'ok', run.stderr
