@@ -8,6 +8,7 @@ agentool [--import MODULE]... COMMAND ...
   schema NAME               input JSON schema (--operation OP, --output)
   call NAME JSON            run it through its agent; print the typed output as JSON
   catalog --format F        json | markdown | mermaid | openapi, to stdout or -o FILE
+  mcp                       serve the agentools over MCP (needs the `mcp` extra)
 ```
 
 Nothing is imported implicitly: `--import MODULE` (repeatable, before or after the command)
@@ -236,12 +237,36 @@ def _run_catalog(args: argparse.Namespace) -> int:
     return 0
 
 
+def _configure_mcp(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument('--include', action='append', metavar='SELECTOR', help='expose only these (repeatable)')
+    parser.add_argument('--exclude', action='append', metavar='SELECTOR', help='never expose these (repeatable)')
+    parser.add_argument('--transport', choices=('stdio', 'streamable-http'), default='stdio', help='default: stdio')
+    parser.add_argument('--host', default='127.0.0.1', help='HTTP host (default: 127.0.0.1)')
+    parser.add_argument('--port', type=int, default=8000, help='HTTP port (default: 8000)')
+
+
+def _run_mcp(args: argparse.Namespace) -> int:
+    from .mcp import serve
+
+    # stdio carries the protocol on stdout, so nothing else may be printed there.
+    serve(
+        _registry(),
+        include=args.include or None,
+        exclude=args.exclude or (),
+        transport=args.transport,
+        host=args.host,
+        port=args.port,
+    )
+    return 0
+
+
 COMMANDS: tuple[Command, ...] = (
     Command(name='list', help='list registered agentools', configure=_configure_list, run=_run_list),
     Command(name='show', help='describe one agentool', configure=_configure_show, run=_run_show),
     Command(name='schema', help="print an agentool's JSON schema", configure=_configure_schema, run=_run_schema),
     Command(name='call', help='run an agentool on a JSON input', configure=_configure_call, run=_run_call),
     Command(name='catalog', help='write the catalog of every agentool', configure=_configure_catalog, run=_run_catalog),
+    Command(name='mcp', help='serve the agentools as an MCP server', configure=_configure_mcp, run=_run_mcp),
 )
 """The subcommands, in the order `--help` lists them."""
 

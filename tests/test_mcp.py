@@ -170,10 +170,10 @@ async def test_run_server_refuses_an_unknown_transport() -> None:
         await run_server(create_mcp_server(), transport='carrier-pigeon')  # pyright: ignore[reportArgumentType]
 
 
-async def test_serve_over_stdio_as_the_cli_runs_it(tmp_path: Path) -> None:
-    script = "from agentool.mcp import serve; serve(modules=['examples.calculator'], include=['calculator.add'])"
+async def test_cli_serves_over_stdio(tmp_path: Path) -> None:
+    args = ['-m', 'agentool', '--import', 'examples.calculator', 'mcp', '--include', 'calculator.add']
     env = {**os.environ, 'PYTHONPATH': str(ROOT), 'PYTHONDONTWRITEBYTECODE': '1'}
-    params = StdioServerParameters(command=sys.executable, args=['-c', script], env=env, cwd=tmp_path)
+    params = StdioServerParameters(command=sys.executable, args=args, env=env, cwd=tmp_path)
     async with Client(params) as client:
         assert [tool.name for tool in (await client.list_tools()).tools] == ['calculator_add']
         result = await client.call_tool('calculator_add', {'a': 2, 'b': 3})
