@@ -208,9 +208,10 @@ class DoubleError(AgenToolError, AssertionError):
 class DriftError(DoubleError):
     """A scripted step no longer fits the agent the double stands in for.
 
-    A scripted tool call names a tool the agent does not offer, or arguments it refuses; or the
-    scripted output fails the agent's output validation. `details` has `tool` (`None` for the
-    output), `cause`, `fields` and, when pydantic-ai reported them, its `errors`.
+    A scripted tool call names a tool the agent does not offer, or arguments it refuses; the
+    scripted output fails the agent's output validation; or a tool or output validator asks for a
+    retry (`ModelRetry`). `details` has `tool` (`None` for the output), `cause`, `fields` and,
+    when pydantic-ai reported them, its `errors`.
     """
 
 

@@ -11,6 +11,7 @@ from pydantic_ai import Agent
 
 from .core._signature import read_signature, type_name
 from .core.capability import manager_toolset
+from .core.injector import get_injector
 from .core.model import AgenToolModel
 from .core.registry import DEFAULT_MAX_INPUT_BYTES, AgenToolConfig, RoutingConfig, ToolMetadata, get_registry
 
@@ -70,7 +71,7 @@ def create_agentool(
     replace: bool = False,
     **agent_kwargs: Any,
 ) -> Agent[Any, Any]:
-    """Create agentool `name`, register it in the registry in effect and return its `Agent`.
+    """Create agentool `name`, register it in the registry and injector in effect and return its `Agent`.
 
     The configuration is checked first (routes, tools, transforms, schema); a problem raises
     `ConfigurationError` naming the culprit, and a taken name raises `DuplicateNameError` unless
@@ -112,6 +113,8 @@ def create_agentool(
         examples=list(examples or ()),
         max_input_bytes=max_input_bytes,
     )
+    injector = get_injector()
+    injector.check_dependencies(name, config)  # a cycle or a non-agentool dependency fails before registering
     registry = get_registry()
     registry.register(name, config, replace=replace)
     agent: Agent[Any, Any] = Agent(
@@ -124,4 +127,5 @@ def create_agentool(
         toolsets=[manager_toolset(registry.get_manager(name))],
         **agent_kwargs,
     )
+    injector.register(name, agent, replace=True)  # the registry already ruled on the name
     return agent

@@ -1,0 +1,175 @@
+"""The dependency graph between agentools: cycles (found iteratively, so a deep graph is never a
+`RecursionError`) and the typed errors that name what is wrong with it.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+from ..errors import AgenToolError, AgenToolNotFoundError, DependencyCycleError, DependencyError
+from ._deps import DepsShape
+from ._resources import type_label
+from ._targets import Target
+
+__all__ = (
+    'find_cycle',
+    'all_cycles',
+    'cycle_error',
+    'not_an_agentool',
+    'missing_dependency',
+    'not_found',
+    'graph_problems',
+    'check_new_edges',
+)
+
+Edges = Callable[[str], Iterable[str]]
+
+
+def find_cycle(start: str, edges: Edges) -> list[str] | None:
+    """The path `start → … → start` if following `edges` from `start` leads back to it, else `None`."""
+    path = [start]
+    stack: list[Iterator[str]] = [iter(edges(start))]
+    seen = {start}
+    while stack:
+        nxt = next(stack[-1], None)
+        if nxt is None:
+            stack.pop()
+            path.pop()
+        elif nxt == start:
+            return [*path, start]
+        elif nxt not in seen:
+            seen.add(nxt)
+            path.append(nxt)
+            stack.append(iter(edges(nxt)))
+    return None
+
+
+def all_cycles(nodes: Iterable[str], edges: Edges) -> list[list[str]]:
+    """One path for each distinct cycle a depth-first search meets, rotated to start at its smallest name."""
+    done: set[str] = set()
+    found: dict[tuple[str, ...], list[str]] = {}
+    for root in nodes:
+        if root in done:
+            continue
+        path = [root]
+        on_path = {root}
+        stack: list[Iterator[str]] = [iter(edges(root))]
+        while stack:
+            nxt = next(stack[-1], None)
+            if nxt is None:
+                stack.pop()
+                done.add(node := path.pop())
+                on_path.discard(node)
+            elif nxt in on_path:
+                cycle = path[path.index(nxt) :]
+                turn = cycle.index(min(cycle))
+                key = (*cycle[turn:], *cycle[:turn])
+                found.setdefault(key, [*key, key[0]])
+            elif nxt not in done:
+                path.append(nxt)
+                on_path.add(nxt)
+                stack.append(iter(edges(nxt)))
+    return [found[key] for key in sorted(found)]
+
+
+def cycle_error(path: list[str]) -> DependencyCycleError:
+    """The error reporting the agentool cycle `path` (`['a', 'b', 'a']` reads `a → b → a`)."""
+    return DependencyCycleError(
+        f'agentools depend on each other in a cycle: {" → ".join(path)}', agentool=path[0], path=path
+    )
+
+
+def not_an_agentool(owner: str, dependency: str) -> DependencyError:
+    """`owner` declares `dependency`, which is registered but is not an agentool."""
+    return DependencyError(
+        f'agentool {owner!r} depends on {dependency!r}, which is registered but is not an agentool; '
+        'dependencies must name agentools',
+        agentool=owner,
+        dependency=dependency,
+    )
+
+
+def missing_dependency(owner: str, dependency: str, known: Sequence[str]) -> DependencyError:
+    """`owner` declares `dependency`, which is not registered; suggests close names from `known`."""
+    suggestions = difflib.get_close_matches(dependency, list(known), n=3)
+    return DependencyError(
+        f'agentool {owner!r} depends on {dependency!r}, which is not registered with the injector{_hint(suggestions)}',
+        agentool=owner,
+        dependency=dependency,
+        suggestions=suggestions,
+    )
+
+
+def not_found(name: str, known: Sequence[str]) -> AgenToolNotFoundError:
+    """Nothing is registered with the injector under `name`; suggests close names from `known`."""
+    suggestions = difflib.get_close_matches(name, list(known), n=3)
+    return AgenToolNotFoundError(
+        f'no agent named {name!r} is registered with the injector{_hint(suggestions)}',
+        agentool=name,
+        suggestions=suggestions,
+    )
+
+
+def _hint(suggestions: list[str]) -> str:
+    return f'; did you mean {" or ".join(map(repr, suggestions))}?' if suggestions else ''
+
+
+def graph_problems(
+    targets: Mapping[str, Target], edges_of: Callable[[Target], list[str]], shape_of: Callable[[Any], DepsShape]
+) -> list[AgenToolError]:
+    """Every problem of the graph at once: dependencies missing or not agentools, handle fields whose
+    declared output type is not the agentool's, and cycles."""
+    problems: list[AgenToolError] = []
+    for name in sorted(targets):
+        target = targets[name]
+        for dependency in dict.fromkeys(edges_of(target)):
+            other = targets.get(dependency)
+            if other is None:
+                problems.append(missing_dependency(name, dependency, list(targets)))
+            elif other.manager is None:
+                problems.append(not_an_agentool(name, dependency))
+        for field in shape_of(target.deps_type).handles:
+            other = targets.get(field.agentool)
+            if other is None or other.config is None or field.output_type is Any:
+                continue
+            actual = other.config.output_type or str
+            if field.output_type != actual:
+                problems.append(
+                    DependencyError(
+                        f'agentool {name!r}: deps field {field.field!r} is '
+                        f'AgenToolHandle[{type_label(field.output_type)}] but agentool {field.agentool!r} outputs '
+                        f'{type_label(actual)}',
+                        agentool=name,
+                        field=field.field,
+                        dependency=field.agentool,
+                    )
+                )
+
+    def edge_list(node: str) -> list[str]:
+        return edges_of(targets[node]) if node in targets else []
+
+    problems += (cycle_error(path) for path in all_cycles(sorted(targets), edge_list))
+    return problems
+
+
+def check_new_edges(
+    name: str, edges: list[str], targets: Mapping[str, Target], edges_of: Callable[[Target], list[str]]
+) -> None:
+    """Raise if `name` depending on `edges` names a registered non-agentool or closes a cycle.
+
+    Names not registered yet are allowed: they may be registered later (`validate()` reports them).
+    """
+    for dependency in edges:
+        other = targets.get(dependency)
+        if other is not None and other.manager is None and dependency != name:
+            raise not_an_agentool(name, dependency)
+
+    def edges_from(node: str) -> list[str]:
+        if node == name:
+            return edges
+        return edges_of(targets[node]) if node in targets else []
+
+    if (path := find_cycle(name, edges_from)) is not None:
+        raise cycle_error(path)

@@ -1,0 +1,253 @@
+"""Resources resolved by type: the factories an injector holds, and the run scope that owns what they make.
+
+A factory's own parameters are resolved by their annotated types too, so resources can depend on
+resources (a repository on a connection pool on a settings model). Run-scoped resources are made
+once per run and shared by every consumer in it; everything a factory made that has `aclose()` or
+`close()` is closed, in reverse order, when the run ends.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, get_args, get_origin, get_type_hints
+
+import anyio
+
+from ..errors import ConfigurationError, DependencyCycleError, DependencyError
+
+__all__ = (
+    'ResourceScope',
+    'Provider',
+    'ResourceNode',
+    'RunScope',
+    'make_provider',
+    'compile_resource',
+    'resource_problems',
+    'is_provided',
+    'type_label',
+    'strip_annotated',
+    'type_hints',
+)
+
+logger = logging.getLogger('agentool.injector')
+
+ResourceScope = Literal['run', 'transient']
+"""`'run'`: one instance per run, shared by every consumer in it. `'transient'`: a new instance for each consumer."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Parameter:
+    """One parameter of a factory: resolved by `key` (its annotated type), or left to its default."""
+
+    name: str
+    key: Any
+    has_default: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class Provider:
+    """How the injector gets a value of type `key`: a factory to call, or a fixed instance."""
+
+    key: Any
+    factory: Callable[..., Any] | None
+    instance: Any = None
+    scope: ResourceScope = 'run'
+    parameters: tuple[Parameter, ...] = ()
+
+
+@dataclass(frozen=True)
+class ResourceNode:
+    """A provider with its parameters' providers resolved: a plan with no lookups left."""
+
+    provider: Provider
+    arguments: tuple[tuple[str, ResourceNode], ...]
+
+
+def type_label(key: Any) -> str:
+    """A readable name for a type used as a key."""
+    return key.__qualname__ if isinstance(key, type) else repr(key).replace('typing.', '')
+
+
+def strip_annotated(hint: Any) -> Any:
+    """`X` for `Annotated[X, ...]`, else `hint` itself."""
+    return get_args(hint)[0] if get_origin(hint) is Annotated else hint
+
+
+def type_hints(obj: Any) -> dict[str, Any] | None:
+    """`obj`'s type hints with `Annotated` kept, or `None` when they cannot be resolved."""
+    try:
+        return get_type_hints(obj, include_extras=True)
+    except Exception:  # unresolvable forward references; the caller reports what it needed
+        return None
+
+
+def make_provider(key: Any, factory: Callable[..., Any] | None, instance: Any, scope: ResourceScope) -> Provider:
+    """Check `factory` once and record which types its parameters are resolved by."""
+    if scope not in ('run', 'transient'):
+        raise ConfigurationError(f"resource scope must be 'run' or 'transient', got {scope!r}", scope=str(scope))
+    if factory is None:
+        return Provider(key=key, factory=None, instance=instance, scope=scope)
+    if not callable(factory):
+        raise ConfigurationError(
+            f'the factory for {type_label(key)} must be callable, got {type(factory).__name__}', type=type_label(key)
+        )
+    return Provider(key=key, factory=factory, scope=scope, parameters=_parameters(key, factory))
+
+
+def _parameters(key: Any, factory: Callable[..., Any]) -> tuple[Parameter, ...]:
+    try:
+        signature = inspect.signature(factory)
+    except (TypeError, ValueError):  # some builtins have no signature: called with no arguments
+        return ()
+    hints = (type_hints(factory.__init__) if isinstance(factory, type) else type_hints(factory)) or {}
+    parameters: list[Parameter] = []
+    for parameter in signature.parameters.values():
+        if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+            continue
+        has_default = parameter.default is not parameter.empty
+        if parameter.kind is parameter.POSITIONAL_ONLY and not has_default:
+            raise ConfigurationError(
+                f'the factory for {type_label(key)} has positional-only parameter {parameter.name!r}; '
+                'the injector passes parameters by name',
+                type=type_label(key),
+                parameter=parameter.name,
+            )
+        if parameter.kind is not parameter.POSITIONAL_ONLY:
+            hint = strip_annotated(hints.get(parameter.name))
+            parameters.append(Parameter(name=parameter.name, key=hint, has_default=has_default))
+    return tuple(parameters)
+
+
+def compile_resource(key: Any, providers: dict[Any, Provider], *, path: tuple[Any, ...] = ()) -> ResourceNode:
+    """Resolve the providers of `key` and, recursively, of its factory's parameters.
+
+    Raises:
+        DependencyCycleError: factories depend on each other in a cycle (`details['path']`).
+        DependencyError: a required parameter's type has no provider.
+    """
+    if key in path:
+        cycle = [type_label(k) for k in (*path[path.index(key) :], key)]
+        raise DependencyCycleError(f'resource factories form a cycle: {" → ".join(cycle)}', path=cycle)
+    provider = providers[key]
+    arguments: list[tuple[str, ResourceNode]] = []
+    for parameter in provider.parameters:
+        if is_provided(parameter.key, providers):
+            arguments.append((parameter.name, compile_resource(parameter.key, providers, path=(*path, key))))
+        elif not parameter.has_default:
+            wanted = 'has no type annotation' if parameter.key is None else f'needs {type_label(parameter.key)}'
+            raise DependencyError(
+                f'the factory for {type_label(key)}: parameter {parameter.name!r} {wanted}, which no factory '
+                'provides; provide it or give the parameter a default',
+                type=type_label(key),
+                parameter=parameter.name,
+                needs=None if parameter.key is None else type_label(parameter.key),
+            )
+    return ResourceNode(provider, tuple(arguments))
+
+
+def resource_problems(providers: dict[Any, Provider]) -> list[DependencyError]:
+    """Every provider that cannot be built, each cycle reported once (from whichever member is met first)."""
+    problems: list[DependencyError] = []
+    cycles: set[frozenset[str]] = set()
+    for key in providers:
+        try:
+            compile_resource(key, providers)
+        except DependencyCycleError as error:
+            if (members := frozenset(error.details['path'])) not in cycles:
+                cycles.add(members)
+                problems.append(error)
+        except DependencyError as error:
+            problems.append(error)
+    return problems
+
+
+def is_provided(key: Any, providers: dict[Any, Provider]) -> bool:
+    """Whether a provider is registered for `key` (an annotation that is not a valid key names none)."""
+    try:
+        return key is not None and key in providers
+    except TypeError:  # an unhashable annotation can name no provider
+        return False
+
+
+class RunScope:
+    """What one run owns: its run-scoped instances and everything to close when it ends.
+
+    Every run makes one, so creating it costs nothing: its containers are made on first use
+    (class-level `None` defaults, no `__init__`).
+    """
+
+    owned: list[Any] | None = None
+    """What factories made in this run that must be closed when it ends; `None` until there is some."""
+    _instances: dict[Any, Any] | None = None
+    _pending: dict[Any, anyio.Event] | None = None
+
+    async def resolve(self, node: ResourceNode) -> Any:
+        """The value of `node`'s type in this run: the shared instance, made on first use."""
+        provider = node.provider
+        if provider.factory is None:
+            return provider.instance
+        if provider.scope == 'transient':
+            return await self._make(node)
+        if self._instances is None:
+            self._instances, self._pending = {}, {}
+        instances, pending = self._instances, self._pending
+        assert pending is not None
+        while provider.key not in instances:
+            # Concurrent consumers in one run wait for the first maker instead of making their own.
+            if (event := pending.get(provider.key)) is not None:
+                await event.wait()
+                continue
+            event = pending[provider.key] = anyio.Event()
+            try:
+                instances[provider.key] = await self._make(node)
+            finally:
+                del pending[provider.key]
+                event.set()
+        return instances[provider.key]
+
+    async def _make(self, node: ResourceNode) -> Any:
+        kwargs = {name: await self.resolve(child) for name, child in node.arguments}
+        factory = node.provider.factory
+        assert factory is not None
+        try:
+            value = factory(**kwargs)
+            if inspect.isawaitable(value):
+                value = await value
+        except Exception as error:
+            error.add_note(f'raised by the factory for {type_label(node.provider.key)} (agentool injector)')
+            raise
+        if callable(getattr(value, 'aclose', None)) or callable(getattr(value, 'close', None)):
+            if self.owned is None:
+                self.owned = []
+            self.owned.append(value)
+        return value
+
+    async def aclose(self, error: BaseException | None) -> None:
+        """Close what this scope made, newest first; every closer runs even if one fails.
+
+        With `error` (the run failed), cleanup failures are logged and noted on `error`, which the
+        caller re-raises. Without one, the first cleanup failure is raised.
+        """
+        owned, self.owned = self.owned or [], None
+        failures: list[Exception] = []
+        with anyio.CancelScope(shield=True):  # cleanup must finish even when the run was cancelled
+            for value in reversed(owned):
+                try:
+                    closer = getattr(value, 'aclose', None)
+                    result = closer() if callable(closer) else value.close()
+                    if inspect.isawaitable(result):
+                        await result
+                except Exception as failure:
+                    failures.append(failure)
+        if not failures:
+            return
+        carrier = failures[0] if error is None else error
+        for failure in failures:
+            if failure is not carrier:
+                logger.error('closing a resource failed', exc_info=failure)
+                carrier.add_note(f'closing a resource also failed: {type(failure).__name__}: {failure}')
+        if error is None:
+            raise carrier

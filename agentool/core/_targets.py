@@ -1,0 +1,217 @@
+"""What an injector runs for a name: a registered agent, or an override (another agent, a stub function or value).
+
+Everything the direct path needs is worked out here once, when an agent is registered or an
+override entered, so a call does no introspection.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import PurePath
+from types import NoneType
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+from pydantic_ai import Agent, RunContext
+from pydantic_ai.agent import AbstractAgent
+from pydantic_ai.messages import ToolReturnPart
+from pydantic_ai.models import Model
+from pydantic_core import PydanticSerializationError, to_json
+
+from ..errors import DependencyError, InvalidInputError, InvalidJSONError, ToolRetryError
+from ._context import context_base, direct_context
+from ._deps import declares_deps
+from .capability import AgenToolCapability, parse_model_id
+from .manager import MANAGER_TOOL_NAME, AgenToolManager
+from .model import AgenToolModel
+from .registry import AgenToolConfig, AgenToolRegistry, Route, RoutingConfig, get_registry, use_registry
+
+if TYPE_CHECKING:
+    from .injector import AgenToolInjector
+
+__all__ = ('Target', 'agent_target', 'stub_target', 'serialise', 'serialise_fallback', 'retry_error', 'run_context')
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Target:
+    """One runnable thing behind a name, with what the direct path needs precomputed."""
+
+    name: str
+    """The name callers use (the registered or overridden name)."""
+    agent: AbstractAgent[Any, Any]
+    manager: AgenToolManager | None = None
+    """The agentool's manager; `None` when the agent is not an agentool (the direct path then runs it)."""
+    typed_output: bool = True
+    """`False` when the agent's output type is `str`: its run output is then JSON text, so `call` returns that too."""
+    takes_ctx: bool = False
+    """Some routed tool takes a `RunContext`: the direct path must build one."""
+    no_ctx: RunContext[Any] | None = None
+    """Handed to the manager when the routed tool takes no context (it is never given to the tool)."""
+    ctx_base: dict[str, Any] | None = None
+    """The context fields shared by every direct-path call (see `_context.context_base`)."""
+    deps_type: Any = NoneType
+    """The agent's `deps_type`, which the injector builds when no `deps=` is given."""
+    needs_deps: bool = False
+    """Whether there is a `deps_type` to build (precomputed: the direct path reads it on every call)."""
+    leaf: bool = True
+    """Neither deps nor declared dependencies: a run of it alone needs no run scope."""
+    max_input_bytes: int = 0
+    validate_json: Callable[[str | bytes], BaseModel] | None = None
+    """The input schema's own JSON validation, for the direct path's common case."""
+
+    @property
+    def config(self) -> AgenToolConfig | None:
+        """The agentool's configuration, when the target is an agentool."""
+        return None if self.manager is None else self.manager.config
+
+    @property
+    def dependencies(self) -> list[str]:
+        """The agentools this target declares it calls (`dependencies=[...]`)."""
+        return [] if self.manager is None else list(self.manager.config.dependencies)
+
+
+def _agentool_of(agent: AbstractAgent[Any, Any]) -> tuple[str, AgenToolRegistry | None] | None:
+    model = agent.model
+    if isinstance(model, AgenToolModel):
+        return model.model_name, model.registry
+    if isinstance(model, str) and (name := parse_model_id(model)) is not None:
+        # The explicit form, `Agent('agentool:NAME', capabilities=[AgenToolCapability(NAME)])`, may bind a registry.
+        bound = (c.registry for c in agent.root_capability.capabilities if isinstance(c, AgenToolCapability))
+        return name, next(bound, None)
+    return None
+
+
+def agent_target(name: str, agent: AbstractAgent[Any, Any], *, registry: AgenToolRegistry | None = None) -> Target:
+    """The target for `agent` registered (or swapped in) under `name`.
+
+    Raises:
+        AgenToolNotFoundError: the agent runs an agentool its registry does not hold.
+    """
+    found = _agentool_of(agent)
+    if found is None:
+        return Target(name=name, agent=agent, deps_type=agent.deps_type, needs_deps=declares_deps(agent.deps_type))
+    agentool, bound = found
+    manager = (bound or registry or get_registry()).get_manager(agentool)
+    model = agent.model if isinstance(agent.model, Model) else AgenToolModel(agentool, registry=bound or registry)
+    needs_deps = declares_deps(agent.deps_type)
+    ctx_base = context_base(model=model, agent=agent if isinstance(agent, Agent) else None, tool_name=MANAGER_TOOL_NAME)
+    return Target(
+        name=name,
+        agent=agent,
+        manager=manager,
+        typed_output=agent.output_type is not str,
+        takes_ctx=any(manager.tool_for(op).takes_ctx for op in manager.operations),
+        no_ctx=direct_context(ctx_base, None, None),
+        ctx_base=ctx_base,
+        deps_type=agent.deps_type,
+        needs_deps=needs_deps,
+        leaf=not needs_deps and not manager.config.dependencies,
+        max_input_bytes=manager.config.max_input_bytes,
+        validate_json=manager.input_schema.model_validate_json,
+    )
+
+
+def stub_target(name: str, replaced: Target, stub: Any, injector_type: type[AgenToolInjector]) -> Target:
+    """A target answering for agentool `name` with `stub`: a function of the validated input, or a value.
+
+    The stub is built as an agentool with the replaced one's input schema, operations, limits and
+    output type, so input validation, output validation and errors are exactly the replaced ones,
+    and `run` keeps full agent semantics.
+    """
+    from ..factory import create_agentool  # the factory registers with the injector: import at use
+
+    manager = replaced.manager
+    if manager is None:
+        raise DependencyError(
+            f'{name!r} is not an agentool: only an agent can replace it, not a stub function or value',
+            agentool=name,
+        )
+    config = manager.config
+    # A callable is a function of the input (wrap a callable value as `lambda _: value`).
+    produce: Callable[[Any], Any] = stub if callable(stub) else (lambda _input: stub)
+
+    async def agentool_stub(input: BaseModel) -> Any:
+        result = produce(input)
+        return await result if inspect.isawaitable(result) else result
+
+    routes = {op: Route(tool='agentool_stub', transform=_as_input) for op in manager.operations}
+    with use_registry(AgenToolRegistry()) as private, _isolated(injector_type):
+        agent = create_agentool(
+            name,
+            config.input_schema,
+            RoutingConfig(operation_field=config.routing_config.operation_field, operation_map=routes),
+            [agentool_stub],
+            output_type=config.output_type,
+            description=config.description,
+            max_input_bytes=config.max_input_bytes,
+        )
+        return agent_target(name, agent, registry=private)
+
+
+def _as_input(input: BaseModel) -> dict[str, Any]:
+    return {'input': input}
+
+
+def _isolated(injector_type: type[AgenToolInjector]) -> AbstractContextManager[AgenToolInjector]:
+    # The stub registers in a throwaway injector, never in the one being overridden.
+    from .injector import use_injector
+
+    return use_injector(injector_type())
+
+
+def serialise(agentool: str, input: Any) -> str | bytes:
+    """`input` as JSON text: strings and UTF-8 bytes are JSON already, anything else goes through pydantic.
+
+    pydantic's serialiser keeps datetimes, dates, `Decimal`, `UUID`, enums, paths, sets and nested
+    models faithful (ISO strings, exact decimals, values, arrays), which `str()` or `json.dumps` do not.
+    """
+    if isinstance(input, str):
+        return input
+    if isinstance(input, bytes | bytearray):
+        try:
+            return bytes(input).decode()
+        except UnicodeDecodeError as error:
+            raise InvalidJSONError(
+                f'input to agentool {agentool!r} is not valid UTF-8 (byte {error.start})',
+                agentool=agentool,
+                position=error.start,
+            ) from None
+    try:
+        return to_json(input, by_alias=True, fallback=serialise_fallback)
+    except PydanticSerializationError as error:
+        raise InvalidInputError(
+            f'input to agentool {agentool!r} of type {type(input).__name__} cannot be serialised to JSON: {error}',
+            agentool=agentool,
+            python_type=type(input).__name__,
+        ) from None
+
+
+def serialise_fallback(value: Any) -> Any:
+    """What pydantic cannot serialise itself: pure paths as text; anything else is refused."""
+    # pydantic serialises concrete `Path`s but not pure paths; both are text in JSON.
+    if isinstance(value, PurePath):
+        return str(value)
+    raise TypeError(f'unable to serialise unknown type {type(value).__name__}')
+
+
+def retry_error(agentool: str, message: str) -> ToolRetryError:
+    """The `ToolRetryError` a run raises when a tool raises `ModelRetry(message)`, for the direct path."""
+    # The feedback text is built by the same public message part a run sends back to the model.
+    part = ToolReturnPart(MANAGER_TOOL_NAME, message, tool_call_id='agentool', outcome='retried')
+    feedback = part.model_response_str()
+    return ToolRetryError(
+        f'agentool {agentool!r}: tool {MANAGER_TOOL_NAME!r} asked the model to retry, which a deterministic model '
+        f'cannot do: {feedback}',
+        agentool=agentool,
+        tool=MANAGER_TOOL_NAME,
+        feedback=feedback,
+    )
+
+
+def run_context(target: Target, deps: Any, prompt: str | bytes) -> RunContext[Any]:
+    """The context a tool gets on the direct path: the deps, the agentool's model, the prompt."""
+    assert target.ctx_base is not None
+    return direct_context(target.ctx_base, deps, prompt if isinstance(prompt, str) else prompt.decode())

@@ -1,0 +1,467 @@
+"""The injector: registration and scoping, faithful serialisation, and `call` being `run(...).output`."""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import gc
+import json
+import weakref
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from decimal import Decimal
+from pathlib import Path, PurePosixPath
+from typing import Any, Literal
+from uuid import UUID
+
+import pytest
+from pydantic import BaseModel, Field
+from pydantic_ai import Agent, AgentRunResult, ModelRetry, RunContext
+from pydantic_ai.models.test import TestModel
+
+from agentool import (
+    AgenToolCapability,
+    AgenToolError,
+    AgenToolNotFoundError,
+    BaseOperationInput,
+    DuplicateNameError,
+    InputTooLargeError,
+    InputValidationError,
+    InvalidInputError,
+    InvalidJSONError,
+    NotAnObjectError,
+    OutputError,
+    RoutingConfig,
+    ToolRetryError,
+    TransformError,
+    UnknownOperationError,
+    create_agentool,
+    use_registry,
+)
+from agentool.core.injector import AgenToolInjector, get_injector, use_injector
+from agentool.errors import DependencyError
+
+
+@pytest.fixture
+def injector() -> Iterator[AgenToolInjector]:
+    """A fresh injector in effect for the test (create_agentool registers into it)."""
+    with use_injector() as fresh:
+        yield fresh
+
+
+# --- agentools used below -------------------------------------------------------------------------
+
+
+class Color(enum.Enum):
+    RED = 'red'
+    BLUE = 'blue'
+
+
+class Point(BaseModel):
+    x: int
+    y: int
+
+
+class EchoInput(BaseOperationInput):
+    operation: Literal['echo']
+    when: datetime
+    day: date
+    amount: Decimal
+    ident: UUID
+    color: Color
+    path: PurePosixPath
+    tags: set[str]
+    point: Point
+    extra: dict[str, Any] = Field(default_factory=dict[str, Any])
+
+
+class Echoed(BaseModel):
+    when: datetime
+    day: date
+    amount: Decimal
+    ident: UUID
+    color: Color
+    path: PurePosixPath
+    tags: set[str]
+    point: Point
+    extra: dict[str, Any]
+
+
+async def echo(
+    when: datetime,
+    day: date,
+    amount: Decimal,
+    ident: UUID,
+    color: Color,
+    path: PurePosixPath,
+    tags: set[str],
+    point: Point,
+    extra: dict[str, Any] | None = None,
+) -> Echoed:
+    return Echoed(
+        when=when,
+        day=day,
+        amount=amount,
+        ident=ident,
+        color=color,
+        path=path,
+        tags=tags,
+        point=point,
+        extra=extra or {},
+    )
+
+
+def create_echo() -> None:
+    create_agentool('echo', EchoInput, RoutingConfig(operation_map={'echo': 'echo'}), [echo])
+
+
+class CalcInput(BaseOperationInput):
+    operation: Literal['add', 'div', 'retry', 'bad_output', 'bad_transform']
+    a: float = 0
+    b: float = 0
+
+
+async def add(a: float, b: float) -> float:
+    return a + b
+
+
+async def div(ctx: RunContext[Any], a: float, b: float) -> float:
+    return a / b
+
+
+async def retry(a: float) -> float:
+    raise ModelRetry(f'cannot handle {a}')
+
+
+async def bad_output() -> float:
+    return 'not a number'  # type: ignore[return-value]  # pyright: ignore[reportReturnType]
+
+
+def create_calc(*, max_input_bytes: int = 1024 * 1024) -> None:
+    create_agentool(
+        'calc',
+        CalcInput,
+        RoutingConfig(
+            operation_map={
+                'add': 'add',
+                'div': ('div', lambda x: {'a': x.a, 'b': x.b}),
+                'retry': 'retry',
+                'bad_output': 'bad_output',
+                'bad_transform': ('add', lambda x: {'a': x.a}),
+            }
+        ),
+        [add, div, retry, bad_output],
+        max_input_bytes=max_input_bytes,
+    )
+
+
+class NoteInput(BaseOperationInput):
+    operation: Literal['note']
+    text: str
+
+
+async def note(text: str) -> dict[str, Any]:
+    return {'text': text, 'length': len(text)}
+
+
+# --- registration and scoping -----------------------------------------------------------------
+
+
+def test_create_agentool_registers_with_the_injector_in_effect(injector: AgenToolInjector) -> None:
+    create_calc()
+    assert 'calc' in injector
+    assert injector.list_names() == ['calc']
+    assert injector.get('calc').name == 'calc'
+
+
+def test_each_registry_comes_with_its_own_default_injector() -> None:
+    outer = get_injector()
+    with use_registry():
+        inner = get_injector()
+        create_calc()
+        assert 'calc' in inner
+        assert get_injector() is inner
+    assert inner is not outer
+    assert 'calc' not in outer
+
+
+def test_a_scoped_registry_and_its_injector_are_collected_together() -> None:
+    with use_registry() as scoped:
+        create_calc()
+        assert 'calc' in get_injector()
+    gone = weakref.ref(scoped)
+    del scoped
+    gc.collect()
+    assert gone() is None
+
+
+async def test_use_injector_is_task_local() -> None:
+    seen: dict[str, AgenToolInjector] = {}
+
+    async def task(label: str) -> None:
+        with use_injector() as mine:
+            await asyncio.sleep(0)
+            seen[label] = get_injector()
+            assert get_injector() is mine
+
+    await asyncio.gather(task('a'), task('b'))
+    assert seen['a'] is not seen['b']
+
+
+def test_register_refuses_a_taken_name_unless_replace(injector: AgenToolInjector) -> None:
+    plain = Agent(TestModel())
+    injector.register('plain', plain)
+    with pytest.raises(DuplicateNameError) as caught:
+        injector.register('plain', plain)
+    assert caught.value.details['agentool'] == 'plain'
+    injector.register('plain', plain, replace=True)
+
+
+def test_unknown_name_is_a_typed_error_with_suggestions(injector: AgenToolInjector) -> None:
+    create_calc()
+    with pytest.raises(AgenToolNotFoundError) as caught:
+        injector.get('clac')
+    assert caught.value.details['suggestions'] == ['calc']
+
+
+def test_dependency_on_a_registered_non_agentool_fails_at_creation(injector: AgenToolInjector) -> None:
+    injector.register('llm', Agent(TestModel()))
+    with pytest.raises(DependencyError) as caught:
+        create_agentool('user', NoteInput, RoutingConfig(operation_map={'note': 'note'}), [note], dependencies=['llm'])
+    assert caught.value.details == {'agentool': 'user', 'dependency': 'llm'}
+    assert 'user' not in injector
+
+
+def test_registering_a_non_agentool_under_a_declared_dependency_fails(injector: AgenToolInjector) -> None:
+    create_agentool('user', NoteInput, RoutingConfig(operation_map={'note': 'note'}), [note], dependencies=['helper'])
+    with pytest.raises(DependencyError, match="'helper'"):
+        injector.register('helper', Agent(TestModel()))
+
+
+def test_clear_forgets_everything(injector: AgenToolInjector) -> None:
+    create_calc()
+    injector.clear()
+    assert injector.list_names() == []
+
+
+# --- serialisation --------------------------------------------------------------------------------
+
+_WHEN = datetime(2024, 5, 17, 13, 45, 7, 123456, tzinfo=UTC)
+_ECHO: dict[str, Any] = {
+    'operation': 'echo',
+    'when': _WHEN,
+    'day': date(2024, 2, 29),
+    'amount': Decimal('12345678901234567890.000000001'),
+    'ident': UUID('12345678-1234-5678-1234-567812345678'),
+    'color': Color.BLUE,
+    'path': PurePosixPath('/tmp/a b/c.txt'),
+    'tags': {'x', 'y'},
+    'point': Point(x=1, y=2),
+    'extra': {'at': _WHEN, 'ids': (1, 2)},
+}
+
+
+@pytest.mark.parametrize('how', ['run', 'call'])
+async def test_every_serialisable_type_arrives_faithfully(injector: AgenToolInjector, how: str) -> None:
+    create_echo()
+    if how == 'run':
+        output = (await injector.run('echo', _ECHO)).output
+    else:
+        output = await injector.call('echo', _ECHO)
+    assert isinstance(output, Echoed)
+    assert output.when == _WHEN
+    assert output.day == date(2024, 2, 29)
+    assert output.amount == Decimal('12345678901234567890.000000001')  # not rounded through a float
+    assert output.ident == _ECHO['ident']
+    assert output.color is Color.BLUE
+    assert output.path == PurePosixPath('/tmp/a b/c.txt')
+    assert output.tags == {'x', 'y'}
+    assert output.point == Point(x=1, y=2)
+    # An untyped value inside a dict travels as JSON: ISO text, not Python's repr.
+    assert output.extra == {'at': '2024-05-17T13:45:07.123456Z', 'ids': [1, 2]}
+
+
+async def test_a_model_input_and_a_json_string_give_the_same_output(injector: AgenToolInjector) -> None:
+    create_echo()
+    model = EchoInput.model_validate(_ECHO)
+    from_model = await injector.call('echo', model)
+    from_text = await injector.call('echo', model.model_dump_json())
+    from_run = (await injector.run('echo', model)).output
+    assert from_model == from_text == from_run
+
+
+@dataclass
+class DataclassInput:
+    operation: str
+    a: Decimal
+    b: float
+
+
+async def test_any_value_pydantic_serialises_is_accepted(injector: AgenToolInjector, tmp_path: Path) -> None:
+    create_calc()
+    assert await injector.call('calc', DataclassInput('add', Decimal('1.5'), 2)) == 3.5
+    create_agentool('where', PathInput, RoutingConfig(operation_map={'where': 'where'}), [where])
+    assert await injector.call('where', {'operation': 'where', 'path': tmp_path}) == tmp_path.name
+
+
+class PathInput(BaseOperationInput):
+    operation: Literal['where']
+    path: Path
+
+
+async def where(path: Path) -> str:
+    return path.name
+
+
+async def test_unserialisable_input_is_a_typed_error(injector: AgenToolInjector) -> None:
+    create_calc()
+    for how in (injector.run, injector.call):
+        with pytest.raises(InvalidInputError) as caught:
+            await how('calc', {'operation': 'add', 'a': object()})
+        assert caught.value.details['agentool'] == 'calc'
+
+
+async def test_bytes_are_json_text_and_bad_utf8_is_a_typed_error(injector: AgenToolInjector) -> None:
+    create_calc()
+    assert await injector.call('calc', b'{"operation": "add", "a": 1, "b": 2}') == 3.0
+    with pytest.raises(InvalidJSONError) as caught:
+        await injector.run('calc', b'{"operation": "\xff"}')
+    assert caught.value.details['position'] == 15
+
+
+async def test_run_returns_the_pydantic_ai_run_result(injector: AgenToolInjector) -> None:
+    create_calc()
+    result = await injector.run('calc', {'operation': 'add', 'a': 1, 'b': 2})
+    assert isinstance(result, AgentRunResult)
+    assert result.output == 3.0
+    assert result.usage.tool_calls == 1
+
+
+# --- the direct path is run(...).output ---------------------------------------------------------
+
+_SAME: list[Any] = [
+    {'operation': 'add', 'a': 1.5, 'b': 2},
+    {'operation': 'div', 'a': 1, 'b': 4},
+    '{"operation": "add", "a": "3", "b": 4}',
+    CalcInput(operation='add', a=2, b=2),
+    {'operation': 'add', 'a': Decimal('0.25'), 'b': 1},
+]
+
+_FAILING: list[tuple[Any, type[Exception]]] = [
+    ('{"operation": "add", ', InvalidJSONError),
+    ('[1, 2]', NotAnObjectError),
+    ({'operation': 'pow', 'a': 1}, UnknownOperationError),
+    ({'operation': 'add', 'a': 'x'}, InputValidationError),
+    ({'operation': 'add', 'c': 1}, InputValidationError),
+    ({'operation': 'div', 'a': 1, 'b': 0}, ZeroDivisionError),
+    ({'operation': 'retry', 'a': 7}, ToolRetryError),
+    ({'operation': 'bad_output'}, OutputError),
+    ({'operation': 'bad_transform', 'a': 1}, AgenToolError),
+]
+
+
+@pytest.mark.parametrize('given', _SAME)
+async def test_call_equals_run_output(injector: AgenToolInjector, given: Any) -> None:
+    create_calc()
+    expected = (await injector.run('calc', given)).output
+    output = await injector.call('calc', given)
+    assert output == expected
+    assert type(output) is type(expected)
+
+
+@pytest.mark.parametrize(('given', 'error'), _FAILING)
+async def test_call_raises_what_run_raises(injector: AgenToolInjector, given: Any, error: type[Exception]) -> None:
+    create_calc()
+    with pytest.raises(error) as from_run:
+        await injector.run('calc', given)
+    with pytest.raises(error) as from_call:
+        await injector.call('calc', given)
+    assert type(from_call.value) is type(from_run.value)
+    if isinstance(from_run.value, AgenToolError):
+        assert isinstance(from_call.value, AgenToolError)
+        assert from_call.value.details == from_run.value.details
+        assert from_call.value.message == from_run.value.message
+
+
+def explode(input: Any) -> dict[str, Any]:
+    return {'a': 1 / 0}
+
+
+async def test_a_transform_problem_is_typed_on_both_paths(injector: AgenToolInjector) -> None:
+    operations = ('add', 'div', 'retry', 'bad_output', 'bad_transform')
+    create_agentool(
+        'broken', CalcInput, RoutingConfig(operation_map=dict.fromkeys(operations, ('add', explode))), [add]
+    )
+    for how in (injector.run, injector.call):
+        with pytest.raises(TransformError) as caught:
+            await how('broken', {'operation': 'div'})
+        assert caught.value.details['operation'] == 'div'
+
+
+async def test_input_size_limit_is_the_same_on_both_paths(injector: AgenToolInjector) -> None:
+    create_calc(max_input_bytes=40)
+    big = {'operation': 'add', 'a': 1, 'b': 2, 'padding': 'x' * 50}
+    for how in (injector.run, injector.call):
+        with pytest.raises(InputTooLargeError) as caught:
+            await how('calc', big)
+        assert caught.value.details['limit'] == 40
+
+
+async def untyped_note(text: str) -> Any:
+    return {'text': text, 'length': len(text)}
+
+
+async def test_untyped_agentool_output_is_json_text_on_both_paths(injector: AgenToolInjector) -> None:
+    create_agentool('notes', NoteInput, RoutingConfig(operation_map={'note': 'untyped_note'}), [untyped_note])
+    given = {'operation': 'note', 'text': 'hé'}
+    expected = (await injector.run('notes', given)).output
+    assert isinstance(expected, str)
+    assert await injector.call('notes', given) == expected
+    assert json.loads(expected) == {'text': 'hé', 'length': 2}
+
+
+async def test_call_on_a_plain_agent_runs_it(injector: AgenToolInjector) -> None:
+    injector.register('llm', Agent(TestModel(custom_output_text='hello')))
+    assert await injector.call('llm', 'say hi') == 'hello'
+
+
+# --- other forms of agentool agents, and the injector running a tool ----------------------------
+
+
+async def test_model_string_and_capability_agents_are_agentools(injector: AgenToolInjector) -> None:
+    create_calc()
+    given = {'operation': 'add', 'a': 1, 'b': 2}
+    injector.register('typed', Agent('agentool:calc', output_type=float))
+    injector.register('text', Agent('agentool:calc'))
+    explicit = Agent('agentool:calc', capabilities=[AgenToolCapability('calc')], output_type=float)
+    injector.register('explicit', explicit)
+    for name in ('typed', 'text', 'explicit'):
+        assert await injector.call(name, given) == (await injector.run(name, given)).output
+    assert await injector.call('text', given) == '3.0'
+    assert await injector.call('explicit', given) == 3.0
+
+
+async def relay_note(text: str) -> Any:
+    return await get_injector().call('notes', {'operation': 'note', 'text': text})
+
+
+async def test_tools_see_the_injector_running_them(injector: AgenToolInjector) -> None:
+    create_agentool('notes', NoteInput, RoutingConfig(operation_map={'note': 'untyped_note'}), [untyped_note])
+    create_agentool(
+        'relay', NoteInput, RoutingConfig(operation_map={'note': 'relay_note'}), [relay_note], dependencies=['notes']
+    )
+    other = AgenToolInjector()  # not in effect: only running the tool makes it so
+    other.register('relay', injector.get('relay'))
+    other.register('notes', injector.get('notes'))
+    with other.override(notes=lambda input: {'text': 'from other'}):
+        assert await other.call('relay', {'operation': 'note', 'text': 'x'}) == '{"text":"from other"}'
+    assert get_injector() is injector
+
+
+def test_unregister_forgets_one_name(injector: AgenToolInjector) -> None:
+    create_calc()
+    injector.unregister('calc')
+    assert 'calc' not in injector
+    with pytest.raises(AgenToolNotFoundError):
+        injector.unregister('calc')
