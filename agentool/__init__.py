@@ -1,7 +1,8 @@
 """agentool: deterministic, typed tool routing on pydantic-ai.
 
 `import agentool` installs one documented hook (see `agentool.model_strings`) so that
-`Agent('agentool:NAME')` resolves; nothing else happens at import.
+`Agent('agentool:NAME')` resolves; nothing else happens at import. The test-double kit lives in
+`agentool.testing` and the MCP server in `agentool.mcp`; neither is imported here.
 """
 
 from __future__ import annotations
@@ -9,6 +10,10 @@ from __future__ import annotations
 from . import model_strings
 from .base import BaseOperationInput
 from .core.capability import AgenToolCapability, manager_tool, manager_toolset
+from .core.catalog import Catalog, CatalogDetails, CatalogEntry, CatalogField, CatalogOperation, CatalogTool
+from .core.graph import DependencyGraph
+from .core.handle import AgenToolHandle, Uses
+from .core.injector import AgenToolInjector, ResourceScope, get_injector, use_injector
 from .core.manager import MANAGER_TOOL_NAME, AgenToolManager
 from .core.model import AgenToolModel
 from .core.registry import (
@@ -24,55 +29,90 @@ from .errors import (
     AgenToolError,
     AgenToolNotFoundError,
     ConfigurationError,
+    DependencyCycleError,
+    DependencyError,
     DepsUnavailableError,
     DuplicateNameError,
+    InjectorValidationError,
     InputTooLargeError,
     InputValidationError,
     InvalidInputError,
     InvalidJSONError,
+    MissingExtraError,
     NotAnObjectError,
     OutputError,
     RoutingError,
+    SelectorError,
     ToolArgumentError,
+    ToolFailedError,
+    ToolNameConflictError,
     ToolRetryError,
     TransformError,
     UnknownOperationError,
 )
 from .factory import create_agentool, extract_tool_metadata, infer_output_type
+from .filters import ExposedOperation, is_exposed, select_operations
+from .telemetry import operation_span
+from .toolset import AgenToolToolset
 
 __all__ = (
+    'MANAGER_TOOL_NAME',
     'AgenToolCapability',
     'AgenToolConfig',
     'AgenToolError',
+    'AgenToolHandle',
+    'AgenToolInjector',
     'AgenToolManager',
     'AgenToolModel',
     'AgenToolNotFoundError',
     'AgenToolRegistry',
+    'AgenToolToolset',
     'BaseOperationInput',
+    'Catalog',
+    'CatalogDetails',
+    'CatalogEntry',
+    'CatalogField',
+    'CatalogOperation',
+    'CatalogTool',
     'ConfigurationError',
+    'DependencyCycleError',
+    'DependencyError',
+    'DependencyGraph',
     'DepsUnavailableError',
     'DuplicateNameError',
+    'ExposedOperation',
+    'InjectorValidationError',
     'InputTooLargeError',
     'InputValidationError',
     'InvalidInputError',
     'InvalidJSONError',
-    'MANAGER_TOOL_NAME',
+    'MissingExtraError',
     'NotAnObjectError',
     'OutputError',
+    'ResourceScope',
     'Route',
     'RoutingConfig',
     'RoutingError',
+    'SelectorError',
     'ToolArgumentError',
+    'ToolFailedError',
     'ToolMetadata',
+    'ToolNameConflictError',
     'ToolRetryError',
     'TransformError',
     'UnknownOperationError',
+    'Uses',
     'create_agentool',
     'extract_tool_metadata',
+    'get_injector',
     'get_registry',
     'infer_output_type',
+    'is_exposed',
     'manager_tool',
     'manager_toolset',
+    'operation_span',
+    'select_operations',
+    'use_injector',
     'use_registry',
 )
 

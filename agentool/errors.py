@@ -26,6 +26,7 @@ __all__ = (
     'ToolArgumentError',
     'OutputError',
     'ToolRetryError',
+    'ToolFailedError',
     'DepsUnavailableError',
     'SelectorError',
     'ToolNameConflictError',
@@ -133,6 +134,13 @@ class ToolRetryError(AgenToolError):
     """A deterministic run was asked to retry (a tool raised `ModelRetry`, or output failed validation).
 
     A deterministic model cannot choose different arguments, so a retry request ends the run.
+    """
+
+
+class ToolFailedError(AgenToolError):
+    """A tool reported a terminal failure (pydantic-ai's `ToolFailed`), or its call was denied or interrupted.
+
+    `details['outcome']` is the tool result's outcome: `'failed'`, `'denied'` or `'interrupted'`.
     """
 
 

@@ -168,3 +168,19 @@ async def test_output_validator_retry_ends_the_run_with_a_typed_error() -> None:
     assert (await agent.run('{"operation": "go", "value": 1}')).output == 1
     with pytest.raises(ToolRetryError, match='output must be positive'):
         await agent.run('{"operation": "go", "value": -1}')
+
+
+async def test_tool_failed_is_a_typed_error_in_run_and_call() -> None:
+    from pydantic_ai import ToolFailed
+
+    from agentool import ToolFailedError, get_injector
+
+    async def gone(value: int) -> str:
+        raise ToolFailed(f'resource {value} is gone')
+
+    agent = create_agentool('f', OpInput, RoutingConfig(operation_map={'go': 'gone'}), [gone])
+    with pytest.raises(ToolFailedError, match='resource 4 is gone') as caught:
+        await agent.run('{"operation": "go", "value": 4}')
+    assert caught.value.details['outcome'] == 'failed'
+    with pytest.raises(ToolFailedError, match='resource 5 is gone'):
+        await get_injector().call('f', {'operation': 'go', 'value': 5})

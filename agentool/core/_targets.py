@@ -21,7 +21,7 @@ from pydantic_ai.messages import ToolReturnPart
 from pydantic_ai.models import Model
 from pydantic_core import PydanticSerializationError, to_json
 
-from ..errors import DependencyError, InvalidInputError, InvalidJSONError, ToolRetryError
+from ..errors import DependencyError, InvalidInputError, InvalidJSONError, ToolFailedError, ToolRetryError
 from ._context import context_base, direct_context
 from ._deps import declares_deps
 from .capability import AgenToolCapability, parse_model_id
@@ -208,6 +208,17 @@ def retry_error(agentool: str, message: str) -> ToolRetryError:
         agentool=agentool,
         tool=MANAGER_TOOL_NAME,
         feedback=feedback,
+    )
+
+
+def failed_error(agentool: str, message: str) -> ToolFailedError:
+    """The `ToolFailedError` a run raises when a tool raises `ToolFailed(message)`, for the direct path."""
+    return ToolFailedError(
+        f'agentool {agentool!r}: tool {MANAGER_TOOL_NAME!r} failed: {message}',
+        agentool=agentool,
+        tool=MANAGER_TOOL_NAME,
+        outcome='failed',
+        feedback=message,
     )
 
 

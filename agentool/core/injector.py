@@ -16,15 +16,25 @@ from contextvars import ContextVar, Token
 from typing import Any, TypeAlias, TypeVar, cast
 
 from pydantic import ValidationError
-from pydantic_ai import AgentRunResult, ModelRetry
+from pydantic_ai import AgentRunResult, ModelRetry, ToolFailed
 from pydantic_ai.agent import AbstractAgent
 from pydantic_core import PydanticSerializationError, to_json
 
 from ..errors import DependencyError, DuplicateNameError, InjectorValidationError
+from ..telemetry import operation_span
 from ._deps import DepsPlan, DepsShape, build_deps, compile_deps, deps_shape
 from ._graph import check_new_edges, cycle_error, graph_problems, missing_dependency, not_an_agentool, not_found
 from ._resources import Provider, ResourceScope, RunScope, make_provider, resource_problems, type_label
-from ._targets import Target, agent_target, retry_error, run_context, serialise, serialise_fallback, stub_target
+from ._targets import (
+    Target,
+    agent_target,
+    failed_error,
+    retry_error,
+    run_context,
+    serialise,
+    serialise_fallback,
+    stub_target,
+)
 from .handle import AgenToolHandle
 from .registry import AgenToolConfig, AgenToolRegistry, get_registry
 
@@ -260,9 +270,15 @@ class AgenToolInjector:
                         assert plan.construct is not None
                         deps = plan.construct(**plan.handles)
                 ctx = run_context(target, deps, data) if target.takes_ctx else target.no_ctx
-                result = await manager.execute(ctx, validated)  # pyright: ignore[reportArgumentType]
+                operation: Any = getattr(validated, manager.operation_field)
+                if type(operation) is not str:  # an Enum member names its route by value
+                    operation = str(getattr(operation, 'value', operation))
+                with operation_span(name, operation):
+                    result = await manager.execute(ctx, validated)  # pyright: ignore[reportArgumentType]
             except ModelRetry as retry:
                 raise retry_error(manager.name, retry.message) from None
+            except ToolFailed as failed:
+                raise failed_error(manager.name, failed.message) from None
         except BaseException as error:
             if owner and scope is not None and scope.owned:
                 await scope.aclose(error)

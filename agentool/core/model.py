@@ -31,7 +31,7 @@ from pydantic_ai.profiles import ModelProfile
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.usage import RunUsage
 
-from ..errors import AgenToolError, DepsUnavailableError, InvalidInputError, ToolRetryError
+from ..errors import AgenToolError, DepsUnavailableError, InvalidInputError, ToolFailedError, ToolRetryError
 from ._output import output_response
 from .manager import MANAGER_TOOL_NAME, AgenToolManager
 from .registry import AgenToolRegistry, get_registry
@@ -109,6 +109,15 @@ class AgenToolModel(Model):
                 raise self._retry_error(part.tool_name, part.model_response_str())
         for part in last.parts:
             if isinstance(part, ToolReturnPart) and part.tool_name == MANAGER_TOOL_NAME:
+                if part.outcome != 'success':  # failed, denied or interrupted: never an output
+                    raise ToolFailedError(
+                        f'agentool {self._name!r}: tool {part.tool_name!r} {part.outcome}: '
+                        f'{part.model_response_str(wrap_if_error=False)}',
+                        agentool=self._name,
+                        tool=part.tool_name,
+                        outcome=part.outcome,
+                        feedback=part.model_response_str(wrap_if_error=False),
+                    )
                 return self._final(part.content, params, call_id)
         prompt = self._prompt(messages, last)
         validated = manager.validate_json(prompt)
