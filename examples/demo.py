@@ -1,7 +1,7 @@
 """A short tour of agentool, run by `make demo`.
 
-The storage steps use a database in a temporary directory that is removed at the end, so the tour
-writes nothing to the working directory or the home directory.
+The storage and sessions steps use a database in a temporary directory that is removed at the end,
+so the tour writes nothing to the working directory or the home directory.
 """
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ from pathlib import Path
 
 from pydantic_ai import Agent
 
-from agentool import AgenToolError, get_registry
+from agentool import AgenToolError, get_injector, get_registry
 from examples.calculator import create_calculator
+from examples.sessions import SessionCreateResult, SessionGetResult, create_sessions
 from examples.storage import ReadResult, SQLiteStore, StorageDeps, create_storage, use_store
 
 
@@ -31,8 +32,30 @@ async def _storage_tour(directory: Path) -> None:
         # The agent create_storage returned takes typed deps instead.
         listed = await storage.run('{"operation": "list"}', deps=StorageDeps(store=store))
         print(f'storage list with deps           -> {listed.output!r}')
+        await _sessions_tour(store)
     finally:
         await store.aclose()
+
+
+async def _sessions_tour(store: SQLiteStore) -> None:
+    # sessions calls storage through the injector, which hands storage this store in every run.
+    create_sessions(replace=True)
+    injector = get_injector()
+    injector.provide(SQLiteStore, instance=store, replace=True)
+    created: SessionCreateResult = await injector.call('sessions', {'operation': 'create', 'user': 'ada'})
+    session = created.session
+    print(f'injector.call sessions create    -> id={session.id}, expires_at={session.expires_at:%Y-%m-%d %H:%M %Z}')
+    got: SessionGetResult = (await injector.run('sessions', {'operation': 'get', 'session_id': session.id})).output
+    user = got.session.user if got.session else None
+    print(f'injector.run  sessions get       -> status={got.status!r}, user={user!r}')
+
+
+def _print_catalog() -> None:
+    print('catalog:')
+    for entry in get_registry().export_catalog()['agentools']:
+        operations = ', '.join(operation['name'] for operation in entry['operations'])
+        uses = f'  (uses {", ".join(entry["dependencies"])})' if entry['dependencies'] else ''
+        print(f'  {entry["name"]:<11} {operations}{uses}')
 
 
 async def tour() -> None:
@@ -53,7 +76,7 @@ async def tour() -> None:
     except AgenToolError as error:
         print(f'bad input -> {type(error).__name__}: {error}')
 
-    print('registered agentools:', ', '.join(get_registry().list_names()))
+    _print_catalog()
 
 
 def main() -> None:

@@ -27,8 +27,10 @@ def test_demo_runs_and_leaves_nothing_behind(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "found=True, data='hi'" in done.stdout
     assert 'bad input -> UnknownOperationError' in done.stdout
-    registered = next(line for line in done.stdout.splitlines() if line.startswith('registered agentools:'))
-    assert {'calculator', 'storage'} <= set(registered.split(':', 1)[1].replace(',', ' ').split())
+    assert "injector.run  sessions get       -> status='active', user='ada'" in done.stdout
+    catalog = done.stdout.split('catalog:\n', 1)[1].splitlines()
+    assert [line.split()[0] for line in catalog] == ['calculator', 'sessions', 'storage']
+    assert catalog[1].endswith('create, get, renew, delete  (uses storage)')
     assert list(cwd.iterdir()) == []
     assert list(home.iterdir()) == []
     assert list(temp.iterdir()) == []
