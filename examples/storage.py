@@ -32,7 +32,7 @@ from collections.abc import Callable, Generator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Self, TypeAlias, TypeVar
 
@@ -325,9 +325,15 @@ def _exists(db: sqlite3.Connection, key: str) -> ExistsResult:
 
 @dataclass(frozen=True, kw_only=True)
 class StorageDeps:
-    """The storage agentool's deps: pass `deps=StorageDeps(store=...)` to a run."""
+    """The storage agentool's deps: pass `deps=StorageDeps(store=...)` to a run.
 
-    store: SQLiteStore
+    Without a store, the default applies (`default_store()`: the innermost `use_store` block, else the
+    embedded default), so the injector can build these deps with nothing provided. Provide a shared
+    store with `injector.provide(SQLiteStore, instance=store)`: a factory would be run-scoped and
+    closed at the end of every run.
+    """
+
+    store: SQLiteStore = field(default_factory=lambda: default_store())
 
 
 def default_path() -> str:

@@ -19,7 +19,6 @@ from pydantic_ai import Agent
 from agentool import (
     AgenToolInjector,
     ConfigurationError,
-    InjectorValidationError,
     InputValidationError,
     OutputError,
     RoutingConfig,
@@ -51,6 +50,7 @@ from examples.storage import (
     StorageResult,
     WriteResult,
     create_storage,
+    use_store,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -244,15 +244,14 @@ async def test_a_naive_clock_is_refused(ask: Ask, sessions: SessionsAgent) -> No
     assert caught.value.details['clock'] == 'ManualClock'
 
 
-async def test_without_a_store_the_injector_reports_the_missing_wiring(store: SQLiteStore) -> None:
+async def test_without_a_provided_store_the_default_store_applies(store: SQLiteStore) -> None:
     create_storage(replace=True)
     create_sessions(replace=True)
     injector = get_injector()
-    with pytest.raises(InjectorValidationError) as caught:
-        injector.validate()
-    assert [p.details.get('field') for p in caught.value.problems] == ['store']
-    injector.provide(SQLiteStore, instance=store)
-    injector.validate()
+    injector.validate()  # storage's deps default to `default_store()`: nothing to provide
+    with use_store(store):
+        created = await injector.call('sessions', {'operation': 'create', 'user': 'ada'})
+    assert (await store.list()).keys == [f'session:{created.session.id}']
 
 
 # --- typed deps and overrides ------------------------------------------------------------------------
