@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit docs install clean
+.PHONY: demo test lint typecheck unit docs install clean bench fuzz
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,14 @@ docs: $(STAMP)
 	status=$$?; rm -rf "$$site"; exit $$status
 
 test: lint typecheck unit docs
+
+# Benchmarks: one table of ratios (medians, same process), printed and written to docs/benchmarks.md.
+bench: $(STAMP)
+	$(BIN)/python -m bench
+
+# The reliability tests with heavier inputs: more hypothesis examples, bigger sizes, more rounds.
+fuzz: $(STAMP)
+	AGENTOOL_FUZZ=1 $(BIN)/python -m pytest tests/test_reliability_*.py
 
 clean:
 	rm -rf $(VENV) site .pytest_cache .ruff_cache

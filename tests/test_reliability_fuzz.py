@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import tracemalloc
 from datetime import date
 from enum import StrEnum
 from typing import Any, Literal
@@ -22,6 +24,12 @@ from agentool import (
     create_agentool,
     use_registry,
 )
+from agentool.core.injector import get_injector
+
+HEAVY = os.environ.get('AGENTOOL_FUZZ') == '1'
+"""`make fuzz`: many more examples, bigger strings, deeper nesting."""
+BIG = (50 if HEAVY else 10) * 1024 * 1024
+DEEP = 100_000 if HEAVY else 10_000
 
 
 class Flat(BaseOperationInput):
@@ -81,8 +89,11 @@ def _agents() -> dict[str, Agent[Any, Any]]:
     }
 
 
+# Any code point, lone surrogates (which no UTF-8 text can carry) made common.
+characters = st.characters(exclude_categories=()) | st.sampled_from(['\ud800', '\udfff', 'é', '😀', '\x00'])
+texts = st.text(alphabet=characters, max_size=20)
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | texts,
     lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
     max_leaves=20,
 )
@@ -92,9 +103,10 @@ objects = st.dictionaries(field_names, json_values, max_size=6).flatmap(
     lambda d: st.just(d) | operations.map(lambda op: {**d, 'operation': op})
 )
 prompts = (
-    st.text(max_size=60)
+    st.text(alphabet=characters, max_size=60)
     | json_values.map(json.dumps)
     | objects.map(json.dumps)
+    | objects.map(lambda d: json.dumps(d, ensure_ascii=False))
     | objects.map(lambda d: json.dumps(d)[:-1])  # truncated JSON
 )
 
@@ -107,20 +119,49 @@ async def _run(agent: Agent[Any, Any], prompt: str) -> None:
     assert isinstance(result.output, str)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+async def _call(name: str, prompt: str) -> None:
+    """The direct path (no agent graph) must hold the same line."""
+    try:
+        output = await get_injector().call(name, prompt)
+    except AgenToolError:
+        return
+    assert isinstance(output, str)
+
+
+@settings(
+    max_examples=3_000 if HEAVY else 150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(prompt=prompts, shape=st.sampled_from(sorted(SHAPES)))
 async def test_any_prompt_is_an_output_or_a_typed_error(prompt: str, shape: str) -> None:
     with use_registry():
         agents = _agents()
         await _run(agents[shape], prompt)
+        await _call(shape, prompt)
 
 
 @pytest.mark.parametrize('shape', sorted(SHAPES))
 async def test_ten_megabyte_string_is_refused_before_parsing(shape: str) -> None:
     agent = _agents()[shape]
-    prompt = json.dumps({'operation': 'echo', 'text': 'x' * (10 * 1024 * 1024)})
+    prompt = json.dumps({'operation': 'echo', 'text': 'x' * BIG})
     with pytest.raises(InputTooLargeError):
         await agent.run(prompt)
+
+
+@pytest.mark.parametrize('text', ['x', 'é'])
+async def test_refusing_a_huge_prompt_holds_at_most_one_copy_of_it(text: str) -> None:
+    """Memory stays bounded by the input: an ASCII prompt is measured in place, other text encoded once."""
+    agent = _agents()['flat']
+    prompt = json.dumps({'operation': 'echo', 'text': text * BIG}, ensure_ascii=False)
+    await _run(agent, '{}')  # first-run allocations (lazy imports, caches) are not the prompt's
+    tracemalloc.start()
+    try:
+        with pytest.raises(InputTooLargeError):
+            await agent.run(prompt)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    copy = 0 if prompt.isascii() else len(prompt.encode())
+    assert peak < copy + 1024 * 1024
 
 
 async def test_ten_megabyte_string_within_a_raised_limit_is_handled() -> None:
@@ -129,9 +170,9 @@ async def test_ten_megabyte_string_within_a_raised_limit_is_handled() -> None:
         Flat,
         RoutingConfig(operation_map={'echo': 'count', 'count': 'count'}),
         [count],
-        max_input_bytes=32 * 1024 * 1024,
+        max_input_bytes=2 * BIG,
     )
-    prompt = json.dumps({'operation': 'echo', 'text': 'x' * (10 * 1024 * 1024)})
+    prompt = json.dumps({'operation': 'echo', 'text': 'x' * BIG})
     assert (await agent.run(prompt)).output == 0
 
 
@@ -141,6 +182,6 @@ async def test_ten_thousand_deep_nesting_fails_cleanly(shape: str, opener: str) 
     agent = _agents()[shape]
     closer = ']' if opener == '[' else '}'
     field = 'payload' if shape == 'free' else 'text'
-    prompt = '{"operation": "echo", "' + field + '": ' + opener * 10_000 + '1' + closer * 10_000 + '}'
+    prompt = '{"operation": "echo", "' + field + '": ' + opener * DEEP + '1' + closer * DEEP + '}'
     with pytest.raises(InvalidInputError):
         await agent.run(prompt)
