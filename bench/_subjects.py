@@ -16,8 +16,7 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart, Tool
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.test import TestModel
 
-from agentool import BaseOperationInput, RoutingConfig, create_agentool
-from agentool.core.handle import AgenToolHandle
+from agentool import AgenToolHandle, BaseOperationInput, RoutingConfig, create_agentool
 
 __all__ = (
     'PROMPT',

@@ -46,4 +46,7 @@ def import_row(scale: Scale) -> Row:
         measured=f'{duration(agentool)} vs {duration(pydantic_ai)}',
         ratio=agentool / pydantic_ai,
         target=1.1,
+        cause=f"agentool's own modules add {duration(agentool - pydantic_ai)}: `import agentool` loads its whole "
+        'public API at once (the registry with its catalog, Markdown, graph and OpenAPI exports, the injector, '
+        'the LLM toolset); loading those submodules on first use from `agentool/__init__.py` would remove most of it.',
     )

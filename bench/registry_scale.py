@@ -12,8 +12,7 @@ import time
 import tracemalloc
 from collections.abc import Callable
 
-from agentool import AgenToolRegistry, use_registry
-from agentool.core.injector import AgenToolInjector, get_injector
+from agentool import AgenToolInjector, AgenToolRegistry, get_injector, use_registry
 
 from ._subjects import create_adder, create_arith, testmodel_agent
 from ._table import Row, duration, size
@@ -74,11 +73,15 @@ def registry_rows(scale: Scale) -> list[Row]:
     load and heap size hit every size alike.
     """
     registries: dict[int, tuple[AgenToolRegistry, AgenToolInjector]] = {}
-    for n in scale.registry_sizes:
-        with use_registry() as registry:
-            for i in range(n):
-                create_arith(f'agentool_{i:05d}')
-            registries[n] = registry, get_injector()
+    gc.disable()  # filling is set-up, not measured; every sample below starts with a collection
+    try:
+        for n in scale.registry_sizes:
+            with use_registry() as registry:
+                for i in range(n):
+                    create_arith(f'agentool_{i:05d}')
+                registries[n] = registry, get_injector()
+    finally:
+        gc.enable()
     registration: dict[int, list[float]] = {n: [] for n in registries}
     lookup: dict[int, list[float]] = {n: [] for n in registries}
     export: dict[int, list[float]] = {n: [] for n in registries}
@@ -123,6 +126,9 @@ def memory_row(scale: Scale) -> Row:
         per_agentool = _allocated(lambda i: create_adder(f'agentool_{i:05d}'), scale.memory_agentools)
     per_agent = _allocated(lambda i: testmodel_agent(), scale.memory_agentools)
     return Row(
+        cause="per agentool, its manager holds ~2.4 KiB (the compiled route with the tool's signature and "
+        'argument readers, and a `TypeAdapter` for the output type) and its catalog metadata ~1.1 KiB; the tool '
+        "signature is read twice, once for each (`factory.extract_tool_metadata`, the manager's route compiler).",
         benchmark='Memory per agentool (one operation, tracemalloc) vs a bare `Agent` with the same tool and output',
         measured=f'{size(per_agentool)} vs {size(per_agent)}',
         ratio=per_agentool / per_agent,

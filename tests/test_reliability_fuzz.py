@@ -22,9 +22,9 @@ from agentool import (
     InvalidInputError,
     RoutingConfig,
     create_agentool,
+    get_injector,
     use_registry,
 )
-from agentool.core.injector import get_injector
 
 HEAVY = os.environ.get('AGENTOOL_FUZZ') == '1'
 """`make fuzz`: many more examples, bigger strings, deeper nesting."""

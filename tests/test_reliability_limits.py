@@ -23,10 +23,10 @@ from agentool import (
     InvalidInputError,
     RoutingConfig,
     create_agentool,
+    get_injector,
     get_registry,
     use_registry,
 )
-from agentool.core.injector import get_injector
 
 HEAVY = os.environ.get('AGENTOOL_FUZZ') == '1'
 """`make fuzz`: more examples."""

@@ -14,9 +14,7 @@ from typing import Any, Literal
 import pytest
 from pydantic_ai import Agent, RunContext
 
-from agentool import BaseOperationInput, RoutingConfig, create_agentool
-from agentool.core.handle import AgenToolHandle
-from agentool.core.injector import AgenToolInjector, get_injector
+from agentool import AgenToolHandle, AgenToolInjector, BaseOperationInput, RoutingConfig, create_agentool, get_injector
 
 HEAVY = os.environ.get('AGENTOOL_FUZZ') == '1'
 """`make fuzz`: ten times the tasks, more rounds each."""
