@@ -10,7 +10,7 @@ from typing import Any, Union
 from pydantic_ai import Agent
 
 from .core._signature import read_signature, type_name
-from .core.capability import manager_toolset
+from .core.capability import manager_tool
 from .core.injector import get_injector
 from .core.model import AgenToolModel
 from .core.registry import DEFAULT_MAX_INPUT_BYTES, AgenToolConfig, RoutingConfig, ToolMetadata, get_registry
@@ -124,7 +124,7 @@ def create_agentool(
         name=name,
         description=description,
         system_prompt=() if system_prompt is None else system_prompt,
-        toolsets=[manager_toolset(registry.get_manager(name))],
+        tools=[manager_tool(registry.get_manager(name)), *agent_kwargs.pop('tools', ())],
         **agent_kwargs,
     )
     injector.register(name, agent, replace=True)  # the registry already ruled on the name
