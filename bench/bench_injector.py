@@ -14,31 +14,19 @@ import argparse
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from pydantic_ai import RunContext
 
-from agentool import BaseOperationInput, RoutingConfig, create_agentool, use_registry
+from agentool import RoutingConfig, create_agentool, use_registry
 from agentool.core.handle import AgenToolHandle
 from agentool.core.injector import use_injector
 
+from ._subjects import ARITH_ROUTING, add, mul
+from ._subjects import ArithInput as CalcInput
 from ._timing import Plan, medians
 
 __all__ = ('main',)
-
-
-class CalcInput(BaseOperationInput):
-    operation: Literal['add', 'mul']
-    a: float
-    b: float
-
-
-async def add(a: float, b: float) -> float:
-    return a + b
-
-
-async def mul(a: float, b: float) -> float:
-    return a * b
 
 
 async def add_ctx(ctx: RunContext[Any], a: float, b: float) -> float:
@@ -69,7 +57,7 @@ async def _baseline() -> float:
 
 
 def _setup() -> None:
-    create_agentool('calc', CalcInput, RoutingConfig(operation_map={'add': 'add', 'mul': 'mul'}), [add, mul])
+    create_agentool('calc', CalcInput, ARITH_ROUTING, [add, mul])
     ctx_routing = RoutingConfig(operation_map={'add': 'add_ctx', 'mul': 'mul_ctx'})
     create_agentool('calc_ctx', CalcInput, ctx_routing, [add_ctx, mul_ctx])
     relay_routing = RoutingConfig(operation_map={'add': 'relay', 'mul': 'relay'})
