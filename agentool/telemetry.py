@@ -4,9 +4,9 @@ Agent runs are traced by pydantic-ai (`Agent(..., instrument=...)`). Calls that 
 (the injector's direct path) or arrive through another surface (the LLM toolset, MCP) open an
 `operation_span`, which carries the agentool and the operation as attributes. Only
 `opentelemetry-api` is needed; with no tracer provider configured the helper returns a shared
-no-op context manager, so an untraced call pays well under a microsecond. (A provider named only by
-the `OTEL_PYTHON_TRACER_PROVIDER` variable is seen once `trace.get_tracer_provider()` has loaded it,
-as pydantic-ai's instrumentation and Logfire do.)
+no-op context manager. The direct path asks `in_trace()` first, so an untraced call skips even that.
+(A provider named only by the `OTEL_PYTHON_TRACER_PROVIDER` variable is seen once
+`trace.get_tracer_provider()` has loaded it, as pydantic-ai's instrumentation and Logfire do.)
 """
 
 from __future__ import annotations
@@ -15,11 +15,21 @@ from collections.abc import Mapping
 from contextlib import AbstractContextManager, nullcontext
 from typing import Literal
 
-from opentelemetry.trace import INVALID_SPAN, NoOpTracer, ProxyTracer, ProxyTracerProvider, Span, Tracer
+from opentelemetry.context import get_current
+from opentelemetry.trace import (
+    INVALID_SPAN,
+    NoOpTracer,
+    ProxyTracer,
+    ProxyTracerProvider,
+    Span,
+    Tracer,
+    get_current_span,
+)
 from opentelemetry.util.types import AttributeValue
 
 __all__ = (
     'operation_span',
+    'in_trace',
     'Surface',
     'TRACER_NAME',
     'AGENTOOL_ATTRIBUTE',
@@ -42,6 +52,18 @@ _NO_SPAN: AbstractContextManager[Span] = nullcontext(INVALID_SPAN)
 # `trace.get_tracer_provider()` it does not consult the environment on every call, which would
 # cost an untraced call more than the call itself.
 _GLOBAL = ProxyTracerProvider()
+
+
+def in_trace() -> bool:
+    """Whether a trace is in progress here: the current span is recording.
+
+    The injector's direct path opens its span only then (unless it has a `tracer_provider` of its
+    own). The test is a context-variable read, so an untraced call pays almost nothing: asking the
+    global provider for a tracer on every call would cost a direct call a third of its time.
+    """
+    current = get_current()
+    # An empty context has no span: the common untraced case is decided without a lookup.
+    return bool(current) and get_current_span(current).is_recording()
 
 
 def operation_span(

@@ -19,6 +19,7 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.instrumented import InstrumentationSettings
 
+from agentool import AgenToolInjector
 from agentool.telemetry import AGENTOOL_ATTRIBUTE, OPERATION_ATTRIBUTE, SURFACE_ATTRIBUTE, operation_span
 from agentool.toolset import AgenToolToolset
 from examples.calculator import create_calculator
@@ -182,3 +183,53 @@ async def test_mcp_calls_get_an_operation_span(exporter: InMemorySpanExporter, t
     span = by_name(exporter)['agentool calculator.divide']
     assert (span.attributes or {})[SURFACE_ATTRIBUTE] == 'mcp'
     assert span.status.status_code is StatusCode.ERROR
+
+
+async def test_direct_calls_get_a_span_from_the_injectors_tracer_provider(
+    exporter: InMemorySpanExporter, provider: TracerProvider
+) -> None:
+    injector = AgenToolInjector(tracer_provider=provider)
+    injector.register('calculator', create_calculator())
+    assert await injector.call('calculator', {'operation': 'add', 'a': 1, 'b': 2}) == 3.0
+    with pytest.raises(ZeroDivisionError):
+        await injector.call('calculator', {'operation': 'divide', 'a': 1, 'b': 0})
+    ok, failed = exporter.get_finished_spans()
+    assert (ok.name, failed.name) == ('agentool calculator.add', 'agentool calculator.divide')
+    assert dict(ok.attributes or {}) == {
+        AGENTOOL_ATTRIBUTE: 'calculator',
+        OPERATION_ATTRIBUTE: 'add',
+        SURFACE_ATTRIBUTE: 'direct',
+    }
+    assert failed.status.status_code is StatusCode.ERROR
+    assert [event.name for event in failed.events] == ['exception']
+    injector.tracer_provider = None
+    await injector.call('calculator', {'operation': 'add', 'a': 1, 'b': 2})
+    assert len(exporter.get_finished_spans()) == 2  # outside a trace, and no provider of its own: no span
+
+
+def test_without_a_provider_of_its_own_a_direct_call_is_traced_inside_a_trace_in_progress() -> None:
+    # In a fresh interpreter, since the global provider can be set once per process.
+    script = (
+        'import asyncio\n'
+        'from opentelemetry import trace\n'
+        'from opentelemetry.sdk.trace import TracerProvider\n'
+        'from opentelemetry.sdk.trace.export import SimpleSpanProcessor\n'
+        'from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter\n'
+        'from agentool import get_injector\n'
+        'import examples.calculator  # registers the calculator\n'
+        'exporter = InMemorySpanExporter()\n'
+        'provider = TracerProvider()\n'
+        'provider.add_span_processor(SimpleSpanProcessor(exporter))\n'
+        'trace.set_tracer_provider(provider)\n'
+        'async def main():\n'
+        "    await get_injector().call('calculator', {'operation': 'add', 'a': 1, 'b': 2})\n"
+        "    with trace.get_tracer('app').start_as_current_span('request'):\n"
+        "        await get_injector().call('calculator', {'operation': 'multiply', 'a': 2, 'b': 3})\n"
+        'asyncio.run(main())\n'
+        'ours, request = exporter.get_finished_spans()\n'
+        'assert ours.parent.span_id == request.context.span_id\n'
+        'print(ours.name, request.name)\n'
+    )
+    env = {**os.environ, 'PYTHONPATH': str(ROOT)}
+    out = subprocess.run([sys.executable, '-c', script], env=env, check=True, capture_output=True, text=True)
+    assert out.stdout.split() == ['agentool', 'calculator.multiply', 'request']

@@ -21,6 +21,7 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic
 
@@ -58,12 +59,13 @@ class AgenToolHandle(Generic[OutputT]):
         self.name = name
         self.injector = injector
 
-    async def call(self, input: Any) -> OutputT:
+    # Plain methods handing back the injector's coroutine: a delegating hop costs no coroutine of its own.
+    def call(self, input: Any) -> Coroutine[Any, Any, OutputT]:
         """The typed output of the agentool for `input`, without the agent graph (see `AgenToolInjector.call`)."""
-        return await self.injector.call(self.name, input)
+        return self.injector.call(self.name, input)
 
-    async def __call__(self, input: Any) -> OutputT:
-        return await self.injector.call(self.name, input)
+    def __call__(self, input: Any) -> Coroutine[Any, Any, OutputT]:
+        return self.injector.call(self.name, input)
 
     async def run(self, input: Any, **run_kwargs: Any) -> AgentRunResult[OutputT]:
         """Run the agentool's agent on `input` (see `AgenToolInjector.run`)."""

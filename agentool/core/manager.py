@@ -7,7 +7,7 @@ import functools
 import inspect
 import json
 import operator
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, cast, get_args, get_origin
 
@@ -70,13 +70,21 @@ class AgenToolManager:
         self.input_schema = config.input_schema
         self.operation_field = config.routing_config.operation_field
         self._routes = self._compile(config)
-        self._output_adapter = None if config.output_type is None else TypeAdapter[Any](config.output_type)
-        self._output_class = config.output_type if isinstance(config.output_type, type) else None
+        self.checks_output = config.output_type is not None
+        """Whether tool results are checked against the output type (`check_output`)."""
+        self.output_class: type | None = config.output_type if isinstance(config.output_type, type) else None
+        """Results of exactly this class need no check."""
+        self._output_adapter: TypeAdapter[Any] | None = None
 
     @property
     def operations(self) -> list[str]:
         """The routed operations, in routing order."""
         return list(self._routes)
+
+    def operation_of(self, input: BaseModel) -> str:
+        """The operation validated `input` names (an Enum member by its value)."""
+        operation: Any = getattr(input, self.operation_field)
+        return operation if type(operation) is str else str(getattr(operation, 'value', operation))
 
     def tool_for(self, operation: str) -> ToolSignature:
         """The tool an operation routes to."""
@@ -243,9 +251,20 @@ class AgenToolManager:
 
         A tool's own exception propagates unchanged.
         """
-        # This is every call's hot path (the injector's direct path is measured against hand-written
-        # routing), so the common case runs inline: a plain dict hit, fields copied by name, an
-        # async tool awaited, output of the exact output class passed through.
+        result = await self.invoke(ctx, input)
+        if self.checks_output and type(result) is not self.output_class:
+            return self.check_output(input, result)
+        return result
+
+    def invoke(self, ctx: RunContext[Any], input: BaseModel) -> Awaitable[Any]:
+        """Start the tool validated `input` routes to: `execute` without the output check.
+
+        Await the result and pass it through `check_output` unless `checks_output` is false or its
+        type is exactly `output_class`. Hot paths (the injector's direct call) use this pair to
+        avoid a coroutine of their own; everything else calls `execute`.
+        """
+        # Every call's hot path (the direct path is measured against hand-written routing): a plain
+        # dict hit, fields read positionally, and the tool's own coroutine handed back.
         operation = getattr(input, self.operation_field)
         try:
             route = self._routes.get(operation)
@@ -256,10 +275,7 @@ class AgenToolManager:
         tool = route.tool
         if (positional := route.positional) is not None and tool.is_async:
             args = positional(input)
-            result = await (tool.function(ctx, *args) if tool.takes_ctx else tool.function(*args))
-            if self._output_adapter is None or type(result) is self._output_class:
-                return result
-            return self._check_output(route, result)
+            return tool.function(ctx, *args) if tool.takes_ctx else tool.function(*args)
         if route.transform is None:
             kwargs: dict[str, Any] = {}
             for name in route.always_fields:
@@ -272,13 +288,28 @@ class AgenToolManager:
         else:
             kwargs = self._arguments(route, input)
         if tool.is_async:
-            result = await (tool.function(ctx, **kwargs) if tool.takes_ctx else tool.function(**kwargs))
-        else:
-            args = (ctx,) if tool.takes_ctx else ()
-            result = await anyio.to_thread.run_sync(functools.partial(tool.function, *args, **kwargs))
-        if self._output_adapter is None or type(result) is self._output_class:
-            return result
-        return self._check_output(route, result)
+            return tool.function(ctx, **kwargs) if tool.takes_ctx else tool.function(**kwargs)
+        args = (ctx,) if tool.takes_ctx else ()
+        return anyio.to_thread.run_sync(functools.partial(tool.function, *args, **kwargs))
+
+    def check_output(self, input: BaseModel, result: Any) -> Any:
+        """`result` validated against the output type, or `OutputError` naming the operation and tool."""
+        if self._output_adapter is None:
+            if self.config.output_type is None:
+                return result
+            # Made on first use: most results pass by their class and never need it.
+            self._output_adapter = TypeAdapter[Any](self.config.output_type)
+        route = self._routes[self.operation_of(input)]
+        try:
+            return self._output_adapter.validate_python(result)
+        except ValidationError as error:
+            raise OutputError(
+                f'agentool {self.name!r}, operation {route.operation!r}: tool {route.tool.name!r} returned a '
+                f'value that does not fit the output type {self.config.output_type!r}: {error}',
+                agentool=self.name,
+                operation=route.operation,
+                tool=route.tool.name,
+            ) from error
 
     def _route_slow(self, operation: Any) -> _CompiledRoute:
         # Enum members whose hash differs from their value's, and operations with no route.
@@ -346,20 +377,6 @@ class AgenToolManager:
                 tool=tool.name,
                 parameter=problem[0],
             )
-
-    def _check_output(self, route: _CompiledRoute, result: Any) -> Any:
-        if self._output_adapter is None or (self._output_class is not None and type(result) is self._output_class):
-            return result
-        try:
-            return self._output_adapter.validate_python(result)
-        except ValidationError as error:
-            raise OutputError(
-                f'agentool {self.name!r}, operation {route.operation!r}: tool {route.tool.name!r} returned a '
-                f'value that does not fit the output type {self.config.output_type!r}: {error}',
-                agentool=self.name,
-                operation=route.operation,
-                tool=route.tool.name,
-            ) from error
 
 
 def _positional_reader(signature: ToolSignature, fields: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]] | None:
