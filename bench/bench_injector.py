@@ -4,8 +4,10 @@ Run it: `python -m bench.bench_injector [--quick]`. It prints medians of process
 interleaved repeats (`bench._timing`), and the ratios the injector is held to: the direct path at
 most 1.5x the hand-written baseline. It reports and never asserts, and writes nothing.
 
-The baseline is what one would write by hand for the same agentool: `Model.model_validate` on the
-input dict, a dict from operation to tool, and a call of the tool with the fields it takes.
+The baseline is what one would write by hand for the same agentool: `Model.model_validate_json` on
+the JSON text (or `Model.model_validate` on a dict), a dict from operation to tool, and a call of the
+tool with the fields it takes. A dict given to `call` is serialised to JSON first, so that its
+validation, size limit and `ctx.prompt` are exactly those of `run`; that costs extra, reported apart.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import argparse
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from pydantic_ai import RunContext
@@ -49,9 +52,15 @@ async def relay(ctx: RunContext[RelayDeps], operation: str, a: float, b: float) 
 
 _ROUTES: dict[str, Callable[..., Awaitable[float]]] = {'add': add, 'mul': mul}
 _DATA: dict[str, Any] = {'operation': 'add', 'a': 5, 'b': 3}
+_TEXT = '{"operation": "add", "a": 5, "b": 3}'
 
 
 async def _baseline() -> float:
+    validated = CalcInput.model_validate_json(_TEXT)
+    return await _ROUTES[validated.operation](a=validated.a, b=validated.b)
+
+
+async def _baseline_dict() -> float:
     validated = CalcInput.model_validate(_DATA)
     return await _ROUTES[validated.operation](a=validated.a, b=validated.b)
 
@@ -70,13 +79,15 @@ async def _measure(loops: int, repeats: int) -> dict[str, float]:
         fast = await medians(
             {
                 'baseline': Plan(_baseline, loops),
-                'call': Plan(lambda: injector.call('calc', _DATA), loops),
-                'call_ctx': Plan(lambda: injector.call('calc_ctx', _DATA), loops),
-                'relay': Plan(lambda: injector.call('relay', _DATA), loops // 2),
+                'call': Plan(partial(injector.call, 'calc', _TEXT), loops),
+                'baseline_dict': Plan(_baseline_dict, loops),
+                'call_dict': Plan(partial(injector.call, 'calc', _DATA), loops),
+                'call_ctx': Plan(partial(injector.call, 'calc_ctx', _TEXT), loops),
+                'relay': Plan(partial(injector.call, 'relay', _TEXT), loops // 2),
             },
             repeats,
         )
-        slow = await medians({'run': Plan(lambda: injector.run('calc', _DATA), max(loops // 200, 5))}, repeats)
+        slow = await medians({'run': Plan(lambda: injector.run('calc', _TEXT), max(loops // 200, 5))}, repeats)
     return fast | slow
 
 
@@ -91,6 +102,8 @@ def main() -> None:
     lines = [
         ('hand-written validate + route + call', base, ''),
         ('injector.call, tool without ctx', call, f'{call / base:5.2f}x baseline (target <= 1.50x)'),
+        ('hand-written, dict input', m['baseline_dict'], ''),
+        ('injector.call, dict input', m['call_dict'], f'{m["call_dict"] / m["baseline_dict"]:5.2f}x dict baseline'),
         ('injector.call, tool taking ctx', m['call_ctx'], f'{m["call_ctx"] / base:5.2f}x baseline'),
         ('injector.call, relayed via a handle', m['relay'], f'{m["relay"] / call:5.2f}x one call'),
         ('injector.run, full agent graph', m['run'], f'call is {m["run"] / call:.0f}x faster'),

@@ -2,15 +2,26 @@
 
 from __future__ import annotations
 
+import json
+from contextvars import ContextVar
+from functools import partial
 from typing import Any
 
 from pydantic_ai import Agent, RunContext
 from pydantic_ai.usage import RunUsage
 
-from agentool import AgenToolModel, get_injector, get_registry, manager_tool, use_registry
-from agentool.telemetry import operation_span
+from agentool import AgenToolModel, RoutingConfig, create_agentool, get_injector, get_registry, use_registry
+from agentool.telemetry import in_trace
 
-from ._subjects import PROMPT, create_arith, create_chain, functionmodel_agent, hand_written, testmodel_agent
+from ._subjects import (
+    PROMPT,
+    ArithInput,
+    create_arith,
+    create_chain,
+    functionmodel_agent,
+    hand_written,
+    testmodel_agent,
+)
 from ._table import Row, duration
 from ._timing import Plan, Scale, medians
 
@@ -26,11 +37,33 @@ async def _run(agent: Agent[Any, float]) -> float:
     return (await agent.run(PROMPT)).output
 
 
-def _tools_variant() -> Agent[Any, float]:
-    """The `arith` agent built with the manager tool among the agent's own tools rather than as a
-    toolset of its own: evidence for the cause of a miss, not something users build."""
-    manager = get_registry().get_manager('arith')
-    return Agent(AgenToolModel('arith'), output_type=float, tools=[manager_tool(manager)])
+_frame: ContextVar[tuple[str, ...] | None] = ContextVar('bench_frame', default=None)
+
+
+async def _tool() -> None:
+    pass
+
+
+async def _bare() -> None:
+    await _tool()
+
+
+async def _framed() -> None:
+    # What `injector.call` does to carry its frame: one context-variable set and reset around the call.
+    token = _frame.set(('arith',))
+    try:
+        await _tool()
+    finally:
+        _frame.reset(token)
+
+
+async def _in_trace() -> None:
+    in_trace()
+    await _tool()
+
+
+async def _ctx_add(ctx: RunContext[Any], a: float, b: float) -> float:
+    return a + b
 
 
 async def path_rows(scale: Scale) -> list[Row]:
@@ -38,37 +71,36 @@ async def path_rows(scale: Scale) -> list[Row]:
     with use_registry():
         agent = create_arith()
         create_chain()
+        create_agentool(
+            'arith_ctx', ArithInput, RoutingConfig(operation_map={'add': '_ctx_add', 'mul': '_ctx_add'}), [_ctx_add]
+        )
         injector, manager = get_injector(), get_registry().get_manager('arith')
         ctx = RunContext[Any](deps=None, model=AgenToolModel('arith'), usage=RunUsage())
+        as_dict = json.loads(PROMPT)
 
         async def manager_path() -> float:
             return await manager.execute(ctx, manager.validate_json(PROMPT))
 
-        async def untraced_span() -> None:
-            with operation_span('arith', 'add'):
-                pass
-
-        async def nothing() -> None:  # the loop's own cost, taken off the span's
-            pass
-
         fast = await medians(
             {
                 'hand': Plan(hand_written, scale.fast_loops),
-                'call': Plan(lambda: injector.call('arith', PROMPT), scale.fast_loops),
+                'call': Plan(partial(injector.call, 'arith', PROMPT), scale.fast_loops),
                 'manager': Plan(manager_path, scale.fast_loops),
-                'span': Plan(untraced_span, scale.fast_loops),
-                'nothing': Plan(nothing, scale.fast_loops),
-                'chain': Plan(lambda: injector.call('chain_top', PROMPT), scale.fast_loops // 4),
+                'bare': Plan(_bare, scale.fast_loops),
+                'framed': Plan(_framed, scale.fast_loops),
+                'in_trace': Plan(_in_trace, scale.fast_loops),
+                'call_dict': Plan(partial(injector.call, 'arith', as_dict), scale.fast_loops),
+                'call_ctx': Plan(partial(injector.call, 'arith_ctx', PROMPT), scale.fast_loops),
+                'chain': Plan(partial(injector.call, 'chain_top', PROMPT), scale.fast_loops // 4),
             },
             scale.repeats,
         )
-        testmodel, functionmodel, variant = testmodel_agent(), functionmodel_agent(), _tools_variant()
+        testmodel, functionmodel = testmodel_agent(), functionmodel_agent()
         runs = await medians(
             {
                 'run': Plan(lambda: _run(agent), scale.run_loops),
                 'testmodel': Plan(lambda: _run(testmodel), scale.run_loops),
                 'functionmodel': Plan(lambda: _run(functionmodel), scale.run_loops),
-                'tools_variant': Plan(lambda: _run(variant), scale.run_loops),
                 'stream': Plan(lambda: _streamed(agent), scale.run_loops),
                 'testmodel_stream': Plan(lambda: _streamed(testmodel), scale.run_loops),
             },
@@ -80,6 +112,8 @@ async def path_rows(scale: Scale) -> list[Row]:
 
 
 def _direct_rows(fast: dict[str, float]) -> tuple[Row, Row]:
+    frame, trace_check = fast['framed'] - fast['bare'], fast['in_trace'] - fast['bare']
+    hop = (fast['chain'] - 3 * fast['call']) / 2
     return (
         Row(
             benchmark='Direct path: `injector.call` vs hand-written `model_validate_json` + dict route + call',
@@ -87,36 +121,36 @@ def _direct_rows(fast: dict[str, float]) -> tuple[Row, Row]:
             ratio=fast['call'] / fast['hand'],
             target=1.5,
             cause=f'the manager alone (`validate_json` + `execute`) measures {fast["manager"] / fast["hand"]:.2f}x; '
-            f'the rest ({duration(fast["call"] - fast["manager"])} per call) is `injector.call` itself, of which '
-            f'the untraced telemetry span it opens (`agentool.telemetry.operation_span`, which asks OpenTelemetry '
-            f'for a tracer on every call) is {duration(fast["span"] - fast["nothing"])}.',
+            f'`injector.call` adds {duration(fast["call"] - fast["manager"])}, of which {duration(frame)} '
+            '(measured here on its own) is the task-local frame it sets and resets around the tool: one context '
+            "variable that makes `get_injector()` inside a tool return the calling injector, shares the run's "
+            'resources with nested calls and stops a cycle through undeclared delegation with its path instead of a '
+            f'RecursionError; the check whether a trace is in progress costs {duration(trace_check)}. Without the '
+            f'frame the call would measure about {(fast["call"] - frame) / fast["hand"]:.2f}x.',
         ),
         Row(
             benchmark='Injector: chain of three agentools (deps handles) vs one direct call',
             measured=f'{duration(fast["chain"])} vs {duration(fast["call"])}',
             ratio=fast['chain'] / fast['call'],
             target=3.5,
-            cause=f'three direct calls cost 3x by construction; each delegating hop adds '
-            f'{duration((fast["chain"] - 3 * fast["call"]) / 2)} more: its typed deps (the handle) and a '
-            "`RunContext` are built for the tool, and the handle's dict input is serialised to JSON and validated "
-            'again by the next agentool.',
+            cause=f'three direct calls cost 3x by construction; each delegating hop adds {duration(hop)} more. '
+            f'The delegating tools take a `RunContext` (a call of a tool that takes one costs '
+            f'{duration(fast["call_ctx"] - fast["call"])} more here), their typed deps (the handle) are built, and '
+            f'the handle passes a dict, which is serialised to JSON so that validation, the size limit and '
+            f'`ctx.prompt` are exactly those of a run (a dict input costs {duration(fast["call_dict"] - fast["call"])} '
+            'more than JSON text).',
         ),
     )
 
 
 def _run_rows(runs: dict[str, float]) -> list[Row]:
-    toolset_cause = (
-        f'`create_agentool` gives the agent the manager tool as a toolset of its own (`toolsets=[...]`), so '
-        f'every step merges two toolsets; the same agent with the manager among its `tools=[...]` measures '
-        f'{runs["tools_variant"] / runs["testmodel"]:.2f}x against `TestModel` here.'
-    )
     return [
         Row(
             benchmark='`agent.run` vs the same two steps driven by `TestModel`',
             measured=f'{duration(runs["run"])} vs {duration(runs["testmodel"])}',
             ratio=runs['run'] / runs['testmodel'],
             target=1.0,
-            cause=toolset_cause,
+            cause="nearly all of a run is pydantic-ai's agent graph, the same for both agents.",
         ),
         Row(
             benchmark='`agent.run` vs the same two steps driven by `FunctionModel` (a plain function)',
@@ -126,8 +160,7 @@ def _run_rows(runs: dict[str, float]) -> list[Row]:
             cause=f"nearly all of a run is pydantic-ai's agent graph, the same for both agents (agentool's own "
             f"model and routing code is about 1% of a profiled run); `FunctionModel`'s extra cost over "
             f'`TestModel` (running the function in a thread) is {runs["functionmodel"] / runs["testmodel"]:.2f}x '
-            f"here, so 0.85x would need a run cheaper than pydantic-ai's own for the same steps. "
-            f'With the toolset fix above: {runs["tools_variant"] / runs["functionmodel"]:.2f}x.',
+            f"here, so 0.85x would need a run cheaper than pydantic-ai's own for the same steps.",
         ),
         Row(
             benchmark="`agent.run_stream` vs `agent.run` (target: pydantic-ai's own ratio, `TestModel`)",

@@ -5,11 +5,9 @@ Absence is data, not an error: reading a missing key gives `found=False`, deleti
 `deleted=False`. Bad input raises agentool's typed `InvalidInputError`; SQLite errors (including
 use of a closed store) propagate unchanged.
 
-Durability: WAL journal, `synchronous=FULL`, one `BEGIN IMMEDIATE ... COMMIT` per write; a write
-that returned survives a crash, and a crash never leaves half a write. Async safety: each store
-has one connection used by one worker thread, so SQLite never blocks the event loop; a cancelled
-caller waits for its transaction to end (committed or rolled back) before the cancellation
-propagates.
+This module is the agentool layer (input schema, tools, routing, `create_storage`). The store it
+runs on (`SQLiteStore`: durability, the worker thread, the default store and its path) is in
+`examples.sqlite_store`, whose public names are re-exported here.
 
 Which store a run uses (`store_for`): `ctx.deps.store` when the run has `deps=StorageDeps(...)`,
 else the innermost `use_store(...)` block's store, else the embedded default store at
@@ -22,24 +20,26 @@ Run it: `python -m examples.storage` (writes to `default_path()`).
 from __future__ import annotations
 
 import asyncio
-import atexit
-import json
-import os
-import sqlite3
-import sys
-import threading
-from collections.abc import Callable, Generator
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, ClassVar, Literal, Self, TypeAlias, TypeVar
+from typing import Literal, Self, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
+from pydantic import Field, JsonValue, model_validator
 from pydantic_ai import Agent, RunContext
 
 from agentool import BaseOperationInput, DepsUnavailableError, Route, RoutingConfig, create_agentool
+from examples.sqlite_store import (
+    MEMORY,
+    PATH_ENV,
+    DeleteResult,
+    ExistsResult,
+    ListResult,
+    ReadResult,
+    SQLiteStore,
+    WriteResult,
+    default_path,
+    default_store,
+    use_store,
+)
 
 __all__ = (
     'MEMORY',
@@ -60,14 +60,6 @@ __all__ = (
     'store_for',
     'use_store',
 )
-
-MEMORY = ':memory:'
-"""The path of a private in-memory database (one per store; gone when the store closes)."""
-
-PATH_ENV = 'AGENTOOL_STORAGE_PATH'
-"""Environment variable that sets the embedded default store's path."""
-
-_T = TypeVar('_T')
 
 # --- typed input and outputs ---------------------------------------------------------------------
 
@@ -104,221 +96,8 @@ class StorageInput(BaseOperationInput):
         return self
 
 
-class _Result(BaseModel):
-    model_config = ConfigDict(frozen=True, extra='forbid')
-
-
-class ReadResult(_Result):
-    """What `read` found."""
-
-    operation: Literal['read'] = 'read'
-    key: str
-    found: bool
-    data: JsonValue = None
-
-
-class WriteResult(_Result):
-    """A committed write; `created` is false when it replaced an existing value."""
-
-    operation: Literal['write'] = 'write'
-    key: str
-    created: bool
-
-
-class ListResult(_Result):
-    """The keys, in sorted order."""
-
-    operation: Literal['list'] = 'list'
-    prefix: str | None = None
-    keys: list[str]
-
-
-class DeleteResult(_Result):
-    """A committed delete; `deleted` is false when there was no such key."""
-
-    operation: Literal['delete'] = 'delete'
-    key: str
-    deleted: bool
-
-
-class ExistsResult(_Result):
-    """Whether a key exists."""
-
-    operation: Literal['exists'] = 'exists'
-    key: str
-    exists: bool
-
-
 StorageResult: TypeAlias = ReadResult | WriteResult | ListResult | DeleteResult | ExistsResult
 """The output of the storage agentool; the `operation` field says which member it is."""
-
-# --- the store --------------------------------------------------------------------------------------
-
-_SCHEMA = 'CREATE TABLE IF NOT EXISTS agentool_storage (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL)'
-
-
-class SQLiteStore:
-    """A key-value store in one SQLite database, safe to use from async code.
-
-    Args:
-        path: The database file (its directory is created on first use), or `MEMORY`.
-        timeout: Seconds to wait for another process's write lock before `sqlite3.OperationalError`.
-    """
-
-    def __init__(self, path: str | os.PathLike[str] = MEMORY, *, timeout: float = 5.0) -> None:
-        self.path = os.fspath(path)
-        self.timeout = timeout
-        self._connection: sqlite3.Connection | None = None  # opened and used only in the worker
-        # One worker thread per store: the connection stays in one thread and operations queue up.
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix='agentool-sqlite')
-        self._closed = False
-        self._lock = threading.Lock()
-
-    def __repr__(self) -> str:
-        return f'SQLiteStore({self.path!r})'
-
-    # --- operations (each one transaction, run in the worker thread) ---------------------------
-
-    async def read(self, key: str) -> ReadResult:
-        """The value under `key`, or `found=False`."""
-        return await self._call(lambda db: _read(db, key))
-
-    async def write(self, key: str, data: object) -> WriteResult:
-        """Store `data` under `key`; returns once the commit is durable.
-
-        `data` must be a JSON value (dicts, lists, strings, numbers, booleans, None); anything else
-        raises `TypeError` or `ValueError` before the transaction starts.
-        """
-        return await self._call(lambda db: _write(db, key, data))
-
-    async def list(self, prefix: str | None = None) -> ListResult:
-        """The keys (starting with `prefix`, when given), sorted."""
-        return await self._call(lambda db: _list(db, prefix))
-
-    async def delete(self, key: str) -> DeleteResult:
-        """Remove `key`; `deleted=False` when it was not there."""
-        return await self._call(lambda db: _delete(db, key))
-
-    async def exists(self, key: str) -> ExistsResult:
-        """Whether `key` has a value."""
-        return await self._call(lambda db: _exists(db, key))
-
-    # --- lifecycle -----------------------------------------------------------------------------------
-
-    def close(self) -> None:
-        """Close the connection and stop the worker, after the operations already queued. Idempotent."""
-        with self._lock:
-            if self._closed:
-                return
-            self._closed = True
-        self._executor.shutdown(wait=True)
-        # The worker has ended, so closing from this thread cannot race an operation.
-        if self._connection is not None:
-            self._connection.close()
-            self._connection = None
-
-    async def aclose(self) -> None:
-        """`close()` without blocking the event loop."""
-        await asyncio.get_running_loop().run_in_executor(None, self.close)
-
-    # --- worker side ---------------------------------------------------------------------------------
-
-    async def _call(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
-        with self._lock:  # so a concurrent close() cannot shut the executor between check and submit
-            if self._closed:
-                raise sqlite3.ProgrammingError(f'{self!r} is closed')
-            submitted = self._executor.submit(self._in_worker, work)
-        future = asyncio.wrap_future(submitted)
-        try:
-            return await asyncio.shield(future)
-        except asyncio.CancelledError:
-            # Not started yet: drop it, nothing was applied. Started: a transaction cannot be stopped
-            # halfway from here, so wait until it has committed or rolled back before propagating.
-            if not submitted.cancel():
-                await _wait_through_cancellation(future)
-            raise
-
-    def _in_worker(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
-        if self._connection is None:
-            self._connection = _connect(self.path, self.timeout)
-        return work(self._connection)
-
-
-async def _wait_through_cancellation(future: asyncio.Future[Any]) -> None:
-    while not future.done():
-        try:
-            await asyncio.wait({future})
-        except asyncio.CancelledError:
-            continue  # the first cancellation is re-raised by the caller once the work has ended
-
-
-def _connect(path: str, timeout: float) -> sqlite3.Connection:
-    if path != MEMORY:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-    # isolation_level=None: no implicit transactions; every write says BEGIN/COMMIT itself.
-    # check_same_thread=False only so close() can run after the worker ended; all use is in the worker.
-    db = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
-    try:
-        db.execute('PRAGMA journal_mode=WAL')  # in-memory databases stay in 'memory' mode
-        db.execute('PRAGMA synchronous=FULL')  # fsync the WAL on every commit
-        db.execute(_SCHEMA)
-    except BaseException:
-        db.close()
-        raise
-    return db
-
-
-@contextmanager
-def _transaction(db: sqlite3.Connection) -> Generator[sqlite3.Connection]:
-    # IMMEDIATE takes the write lock up front, so the read-then-write below cannot race another process.
-    db.execute('BEGIN IMMEDIATE')
-    try:
-        yield db
-        db.execute('COMMIT')
-    except BaseException:
-        if db.in_transaction:  # a failed COMMIT can leave the transaction open
-            db.execute('ROLLBACK')
-        raise
-
-
-def _read(db: sqlite3.Connection, key: str) -> ReadResult:
-    row = db.execute('SELECT value FROM agentool_storage WHERE key = ?', (key,)).fetchone()
-    if row is None:
-        return ReadResult(key=key, found=False)
-    return ReadResult(key=key, found=True, data=json.loads(row[0]))
-
-
-def _write(db: sqlite3.Connection, key: str, data: object) -> WriteResult:
-    value = json.dumps(data, allow_nan=False, separators=(',', ':'))  # before BEGIN: may raise
-    with _transaction(db):
-        created = db.execute('SELECT 1 FROM agentool_storage WHERE key = ?', (key,)).fetchone() is None
-        db.execute(
-            'INSERT INTO agentool_storage (key, value) VALUES (?, ?) '
-            'ON CONFLICT (key) DO UPDATE SET value = excluded.value',
-            (key, value),
-        )
-    return WriteResult(key=key, created=created)
-
-
-def _list(db: sqlite3.Connection, prefix: str | None) -> ListResult:
-    if prefix is None:
-        rows = db.execute('SELECT key FROM agentool_storage ORDER BY key').fetchall()
-    else:  # substr, not LIKE: no wildcard escaping, and case-sensitive like the keys themselves
-        rows = db.execute(
-            'SELECT key FROM agentool_storage WHERE substr(key, 1, ?) = ? ORDER BY key', (len(prefix), prefix)
-        ).fetchall()
-    return ListResult(prefix=prefix, keys=[row[0] for row in rows])
-
-
-def _delete(db: sqlite3.Connection, key: str) -> DeleteResult:
-    with _transaction(db):
-        deleted = db.execute('DELETE FROM agentool_storage WHERE key = ?', (key,)).rowcount > 0
-    return DeleteResult(key=key, deleted=deleted)
-
-
-def _exists(db: sqlite3.Connection, key: str) -> ExistsResult:
-    return ExistsResult(key=key, exists=_read(db, key).found)
-
 
 # --- which store a run uses -----------------------------------------------------------------------
 
@@ -334,57 +113,6 @@ class StorageDeps:
     """
 
     store: SQLiteStore = field(default_factory=lambda: default_store())
-
-
-def default_path() -> str:
-    """The embedded default store's path: `$AGENTOOL_STORAGE_PATH`, else the user-data directory.
-
-    Linux: `$XDG_DATA_HOME` or `~/.local/share`; macOS: `~/Library/Application Support`;
-    Windows: `%LOCALAPPDATA%`; each followed by `agentool/storage.sqlite3`.
-    """
-    if configured := os.environ.get(PATH_ENV):
-        return configured if configured == MEMORY else os.path.expanduser(configured)
-    if sys.platform == 'win32':
-        base = Path(os.environ.get('LOCALAPPDATA') or Path.home() / 'AppData' / 'Local')
-    elif sys.platform == 'darwin':
-        base = Path.home() / 'Library' / 'Application Support'
-    else:
-        xdg = os.environ.get('XDG_DATA_HOME', '')
-        base = Path(xdg) if os.path.isabs(xdg) else Path.home() / '.local' / 'share'
-    return str(base / 'agentool' / 'storage.sqlite3')
-
-
-class _EmbeddedDefault:
-    """The process-wide default store, opened lazily (the file appears on the first operation)."""
-
-    _lock: ClassVar[threading.Lock] = threading.Lock()
-    _store: ClassVar[SQLiteStore | None] = None
-
-    @classmethod
-    def get(cls) -> SQLiteStore:
-        with cls._lock:
-            if cls._store is None:
-                cls._store = SQLiteStore(default_path())
-                atexit.register(cls._store.close)
-            return cls._store
-
-
-_scoped_store: ContextVar[SQLiteStore | None] = ContextVar('agentool_storage_scoped_store', default=None)
-
-
-@contextmanager
-def use_store(store: SQLiteStore) -> Generator[SQLiteStore]:
-    """Make `store` the default store for runs without deps in this block (task-local, nestable)."""
-    token = _scoped_store.set(store)
-    try:
-        yield store
-    finally:
-        _scoped_store.reset(token)
-
-
-def default_store() -> SQLiteStore:
-    """The store of the innermost `use_store` block, else the embedded default store."""
-    return _scoped_store.get() or _EmbeddedDefault.get()
 
 
 def store_for(ctx: RunContext[StorageDeps | None]) -> SQLiteStore:

@@ -35,6 +35,10 @@ if TYPE_CHECKING:
 __all__ = ('Target', 'agent_target', 'stub_target', 'serialise', 'serialise_fallback', 'retry_error', 'run_context')
 
 
+def _no_schema(data: str | bytes) -> BaseModel:
+    raise TypeError('not an agentool: there is no input schema to validate against')
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Target:
     """One runnable thing behind a name, with what the direct path needs precomputed."""
@@ -59,7 +63,11 @@ class Target:
     leaf: bool = True
     """Neither deps nor declared dependencies: a run of it alone needs no run scope."""
     max_input_bytes: int = 0
-    validate_json: Callable[[str | bytes], BaseModel] | None = None
+    max_input_chars: int = 0
+    """A str this long or shorter is within `max_input_bytes` whatever it holds (at most 4 UTF-8 bytes a character)."""
+    chain: tuple[str, ...] = ()
+    """`(name,)`, the call chain of a call starting here, made once."""
+    validate_json: Callable[[str | bytes], BaseModel] = _no_schema
     """The input schema's own JSON validation, for the direct path's common case."""
 
     @property
@@ -110,7 +118,9 @@ def agent_target(name: str, agent: AbstractAgent[Any, Any], *, registry: AgenToo
         needs_deps=needs_deps,
         leaf=not needs_deps and not manager.config.dependencies,
         max_input_bytes=manager.config.max_input_bytes,
-        validate_json=manager.input_schema.model_validate_json,
+        max_input_chars=manager.config.max_input_bytes // 4,
+        chain=(name,),
+        validate_json=manager.parse_json,
     )
 
 

@@ -15,14 +15,15 @@ from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar, Token
 from typing import Any, TypeAlias, TypeVar, cast
 
-from opentelemetry.trace import Tracer, TracerProvider
+from opentelemetry.context import get_current
+from opentelemetry.trace import Tracer, TracerProvider, get_current_span
 from pydantic import ValidationError
 from pydantic_ai import AgentRunResult, ModelRetry, ToolFailed
 from pydantic_ai.agent import AbstractAgent
 from pydantic_core import PydanticSerializationError, to_json
 
 from ..errors import DependencyError, DuplicateNameError, InjectorValidationError
-from ..telemetry import TRACER_NAME, in_trace, operation_span
+from ..telemetry import TRACER_NAME, operation_span
 from ._deps import DepsPlan, DepsShape, build_deps, compile_deps, deps_shape
 from ._graph import check_new_edges, cycle_error, graph_problems, missing_dependency, not_an_agentool, not_found
 from ._resources import Provider, ResourceScope, RunScope, make_provider, resource_problems, type_label
@@ -74,6 +75,7 @@ class AgenToolInjector:
         self._shapes: dict[Any, DepsShape] = {}
         self._plans: dict[Any, DepsPlan | None] = {}
         self._handles: dict[str, AgenToolHandle[Any]] = {}
+        self._overridden = False
         self._overrides: ContextVar[dict[str, Target] | None] = ContextVar(
             f'agentool_overrides_{id(self):x}', default=None
         )
@@ -196,6 +198,7 @@ class AgenToolInjector:
                 active[name] = agent_target(name, agent, registry=self.registry)
             else:
                 active[name] = stub_target(name, replaced, replacement, type(self))
+        self._overridden = True
         token = self._overrides.set(active)
         try:
             yield self
@@ -237,7 +240,8 @@ class AgenToolInjector:
         deps, overrides and typed errors (a tool's `ModelRetry` becomes `ToolRetryError`, as in a
         run), at the cost of a direct function call. Tools delegating to other agentools use it.
         """
-        overrides = self._overrides.get()
+        # Until an override is first entered (in any task), no task can have one: skip the lookup.
+        overrides = self._overrides.get() if self._overridden else None
         target = overrides.get(name) if overrides else None
         if target is None and (target := self._targets.get(name)) is None:
             raise not_found(name, list(self._targets))
@@ -245,20 +249,19 @@ class AgenToolInjector:
         if manager is None:  # not an agentool: only its agent can answer
             kwargs: dict[str, Any] = {} if deps is _UNSET else {'deps': deps}
             return (await self.run(name, input, **kwargs)).output
-        if type(input) is dict:
+        if type(input) is str:
+            data: str | bytes = input
+        elif type(input) is dict:
             try:
-                data: str | bytes = to_json(input, by_alias=True, fallback=serialise_fallback)
+                data = to_json(input, by_alias=True, fallback=serialise_fallback)
             except PydanticSerializationError:
                 data = serialise(name, input)  # raises the typed error
-        elif type(input) is str:
-            data = input
         else:
             data = serialise(name, input)
         # The manager's own validation, inlined for the common case; any failure goes back to the
         # manager so the typed error is exactly the one a run raises.
         # (A str is at most 4 UTF-8 bytes per character, so a short one needs no encoding to be measured.)
-        small = len(data) <= target.max_input_bytes if type(data) is bytes else len(data) * 4 <= target.max_input_bytes
-        if small and target.validate_json is not None:
+        if len(data) <= (target.max_input_chars if type(data) is str else target.max_input_bytes):
             try:
                 validated = target.validate_json(data)
             except ValidationError:
@@ -277,7 +280,7 @@ class AgenToolInjector:
         else:
             owner = not target.leaf
             scope = RunScope() if owner else None
-            token = _frame.set((self, scope, (name,)))
+            token = _frame.set((self, scope, target.chain))
         try:
             try:
                 if deps is _UNSET:
@@ -289,7 +292,8 @@ class AgenToolInjector:
                         assert plan.construct is not None
                         deps = plan.construct(**plan.handles)
                 ctx = run_context(target, deps, data) if target.takes_ctx else target.no_ctx
-                if self._tracer is None and not in_trace():
+                # `in_trace()`, inlined: an empty OpenTelemetry context (the untraced case) costs one read.
+                if self._tracer is None and not ((otel := get_current()) and get_current_span(otel).is_recording()):
                     # `execute` inlined (`invoke` + the output check): one coroutine fewer per call.
                     result = await manager.invoke(ctx, validated)  # pyright: ignore[reportArgumentType]
                     if manager.checks_output and type(result) is not manager.output_class:

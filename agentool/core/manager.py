@@ -4,19 +4,16 @@ from __future__ import annotations
 
 import enum
 import functools
-import inspect
 import json
-import operator
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, cast, get_args, get_origin
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio.to_thread
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_ai import RunContext
+from pydantic_core import SchemaValidator
 
 from ..errors import (
-    ConfigurationError,
     InputTooLargeError,
     InputValidationError,
     InvalidJSONError,
@@ -26,33 +23,16 @@ from ..errors import (
     TransformError,
     UnknownOperationError,
 )
-from ._signature import ToolSignature, read_signature
+from ._routes import CompiledRoute, compile_routes
+from ._signature import ToolSignature
 
 if TYPE_CHECKING:
-    from .registry import AgenToolConfig, Transform
+    from .registry import AgenToolConfig
 
 __all__ = ('AgenToolManager', 'MANAGER_TOOL_NAME')
 
 MANAGER_TOOL_NAME = '__agentool_manager__'
 """Name of the tool whose argument schema is the agentool's input schema."""
-
-
-@dataclass(frozen=True)
-class _CompiledRoute:
-    operation: str
-    tool: ToolSignature
-    transform: Transform | None
-    matched_fields: tuple[str, ...]
-    """For the default transform: input fields passed to the tool because the names match."""
-    always_fields: tuple[str, ...] = ()
-    """The matched fields the tool requires: always passed."""
-    if_set_fields: tuple[str, ...] = ()
-    """The matched fields the tool has a default for: passed only when the input set them."""
-    param_set: frozenset[str] = frozenset()
-    """The tool's keyword parameters, for checking a transform's arguments in one set operation."""
-    positional: Callable[[BaseModel], tuple[Any, ...]] | None = None
-    """When the matched fields are exactly the tool's leading positional parameters: reads them as
-    the positional arguments, which is cheaper than building a keyword dict."""
 
 
 class AgenToolManager:
@@ -68,8 +48,10 @@ class AgenToolManager:
         self.name = name
         self.config = config
         self.input_schema = config.input_schema
+        self.parse_json: Callable[[str | bytes], BaseModel] = _json_validator(config.input_schema)
+        """The input schema's own JSON validation: no size limit, and pydantic's `ValidationError` on failure."""
         self.operation_field = config.routing_config.operation_field
-        self._routes = self._compile(config)
+        self._routes = compile_routes(name, config)
         self.checks_output = config.output_type is not None
         """Whether tool results are checked against the output type (`check_output`)."""
         self.output_class: type | None = config.output_type if isinstance(config.output_type, type) else None
@@ -90,72 +72,6 @@ class AgenToolManager:
         """The tool an operation routes to."""
         return self._routes[operation].tool
 
-    # --- creation-time checks ----------------------------------------------------------------
-
-    def _compile(self, config: AgenToolConfig) -> dict[str, _CompiledRoute]:
-        field_info = self.input_schema.model_fields.get(self.operation_field)
-        if field_info is None:
-            raise ConfigurationError(
-                f'agentool {self.name!r}: input schema {self.input_schema.__name__} has no operation field '
-                f'{self.operation_field!r}',
-                agentool=self.name,
-                field=self.operation_field,
-            )
-        tools = {getattr(t, '__name__', repr(t)): t for t in config.tools}
-        routes = config.routing_config.operation_map
-        if not routes:
-            raise ConfigurationError(f'agentool {self.name!r}: operation_map is empty', agentool=self.name)
-        producible = _operation_values(field_info.annotation)
-        if producible is not None:
-            if missing := [op for op in producible if op not in routes]:
-                raise ConfigurationError(
-                    f'agentool {self.name!r}: operation {missing[0]!r} of {self.input_schema.__name__}.'
-                    f'{self.operation_field} has no route in operation_map',
-                    agentool=self.name,
-                    operation=missing[0],
-                )
-            if extra := [op for op in routes if op not in producible]:
-                raise ConfigurationError(
-                    f'agentool {self.name!r}: operation_map routes {extra[0]!r}, which '
-                    f'{self.input_schema.__name__}.{self.operation_field} cannot produce '
-                    f'(allowed: {", ".join(map(repr, producible))})',
-                    agentool=self.name,
-                    operation=extra[0],
-                )
-        compiled: dict[str, _CompiledRoute] = {}
-        for operation, route in routes.items():
-            function = tools.get(route.tool)
-            if function is None:
-                raise ConfigurationError(
-                    f'agentool {self.name!r}: operation {operation!r} routes to tool {route.tool!r}, '
-                    f'which is not among the tools given ({", ".join(map(repr, tools)) or "none"})',
-                    agentool=self.name,
-                    operation=operation,
-                    tool=route.tool,
-                )
-            signature = read_signature(function)
-            matched: tuple[str, ...] = ()
-            if route.transform is None:
-                fields = self.input_schema.model_fields
-                matched = tuple(p for p in signature.params if p in fields)
-                if unfilled := sorted(signature.required - set(matched)):
-                    raise ConfigurationError(
-                        f'agentool {self.name!r}: operation {operation!r} has no transform, and tool '
-                        f'{route.tool!r} requires parameter {unfilled[0]!r}, which is not a field of '
-                        f'{self.input_schema.__name__}; add the field or give the route a transform',
-                        agentool=self.name,
-                        operation=operation,
-                        tool=route.tool,
-                        parameter=unfilled[0],
-                    )
-            always = tuple(name for name in matched if name in signature.required)
-            if_set = tuple(name for name in matched if name not in signature.required)
-            positional = _positional_reader(signature, always) if route.transform is None and not if_set else None
-            compiled[operation] = _CompiledRoute(
-                operation, signature, route.transform, matched, always, if_set, frozenset(signature.params), positional
-            )
-        return compiled
-
     # --- input ---------------------------------------------------------------------------------
 
     def validate_json(self, data: str | bytes) -> BaseModel:
@@ -175,7 +91,7 @@ class AgenToolManager:
                 limit=self.config.max_input_bytes,
             )
         try:
-            return self.input_schema.model_validate_json(data)
+            return self.parse_json(data)
         except ValidationError as error:
             raise self._diagnose_json(data, error) from None
 
@@ -311,7 +227,7 @@ class AgenToolManager:
                 tool=route.tool.name,
             ) from error
 
-    def _route_slow(self, operation: Any) -> _CompiledRoute:
+    def _route_slow(self, operation: Any) -> CompiledRoute:
         # Enum members whose hash differs from their value's, and operations with no route.
         if isinstance(operation, enum.Enum):
             operation = str(operation.value)
@@ -325,7 +241,7 @@ class AgenToolManager:
             known=list(self._routes),
         )
 
-    def _arguments(self, route: _CompiledRoute, input: BaseModel) -> dict[str, Any]:
+    def _arguments(self, route: CompiledRoute, input: BaseModel) -> dict[str, Any]:
         if route.transform is None:
             fields_set = input.model_fields_set
             return {
@@ -361,7 +277,7 @@ class AgenToolManager:
         self._check_arguments(route, kwargs)
         return kwargs
 
-    def _check_arguments(self, route: _CompiledRoute, kwargs: dict[str, Any]) -> None:
+    def _check_arguments(self, route: CompiledRoute, kwargs: dict[str, Any]) -> None:
         tool = route.tool
         problem: tuple[str, str] | None = None
         if missing := sorted(tool.required.difference(kwargs)):
@@ -379,33 +295,6 @@ class AgenToolManager:
             )
 
 
-def _positional_reader(signature: ToolSignature, fields: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]] | None:
-    """A reader of `fields` as positional arguments, if they are exactly the tool's leading positional parameters."""
-    parameters = list(inspect.signature(signature.function).parameters.values())[int(signature.takes_ctx) :]
-    leading = parameters[: len(fields)]
-    if tuple(p.name for p in leading) != fields or any(p.kind is not p.POSITIONAL_OR_KEYWORD for p in leading):
-        return None
-    if len(fields) >= 2:
-        return operator.attrgetter(*fields)  # returns the tuple of values
-    if len(fields) == 1:
-        (name,) = fields
-        return lambda input: (getattr(input, name),)
-    return _no_arguments
-
-
-def _no_arguments(input: Any) -> tuple[Any, ...]:
-    return ()
-
-
-def _operation_values(annotation: Any) -> list[str] | None:
-    """The operation values a field annotation allows, or `None` when it allows any string."""
-    if get_origin(annotation) is Literal:
-        return [str(v) for v in get_args(annotation)]
-    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
-        return [str(member.value) for member in annotation]
-    return None
-
-
 def _json_type(value: object) -> str:
     names: dict[type[object], str] = {
         dict: 'an object',
@@ -419,3 +308,11 @@ def _json_type(value: object) -> str:
 
 def _loc(loc: list[Any]) -> str:
     return '.'.join(str(part) for part in loc) or '<root>'
+
+
+def _json_validator(schema: type[BaseModel]) -> Callable[[str | bytes], BaseModel]:
+    """`schema.model_validate_json` minus its Python wrapper, which costs a direct call a sixth of its time."""
+    validator = schema.__pydantic_validator__
+    if isinstance(validator, SchemaValidator):
+        return validator.validate_json
+    return schema.model_validate_json  # not built yet (forward references): pydantic builds it on first use
