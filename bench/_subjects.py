@@ -16,7 +16,7 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart, Tool
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.test import TestModel
 
-from agentool import AgenToolHandle, BaseOperationInput, RoutingConfig, create_agentool
+from agentool import AgenToolHandle, BaseOperationInput, RoutingConfig, create_agentool, get_injector
 
 __all__ = (
     'PROMPT',
@@ -27,6 +27,7 @@ __all__ = (
     'create_arith',
     'create_adder',
     'create_chain',
+    'create_dependency_chain',
     'testmodel_agent',
     'functionmodel_agent',
 )
@@ -110,6 +111,24 @@ def create_chain() -> None:
     for name, step, deps_type in (('chain_mid', mid_step, _MidDeps), ('chain_top', top_step, _TopDeps)):
         routing = RoutingConfig(operation_map={'add': step.__name__, 'mul': step.__name__})
         create_agentool(name, ArithInput, routing, [step], deps_type=deps_type)
+
+
+async def dep_mid_step(operation: str, a: float, b: float) -> float:
+    """Delegate to `arith` through the injector in effect (a declared dependency)."""
+    return await get_injector().call('arith', {'operation': operation, 'a': a, 'b': b})
+
+
+async def dep_top_step(operation: str, a: float, b: float) -> float:
+    """Delegate to `dep_mid` through the injector in effect (a declared dependency)."""
+    return await get_injector().call('dep_mid', {'operation': operation, 'a': a, 'b': b})
+
+
+def create_dependency_chain() -> None:
+    """`dep_top` → `dep_mid` → `arith` (create `arith` first), wired the reference architecture's way:
+    `dependencies=[...]` and `get_injector()` inside tools that take no context."""
+    for name, step, dependency in (('dep_mid', dep_mid_step, 'arith'), ('dep_top', dep_top_step, 'dep_mid')):
+        routing = RoutingConfig(operation_map={'add': step.__name__, 'mul': step.__name__})
+        create_agentool(name, ArithInput, routing, [step], dependencies=[dependency])
 
 
 # --- the same two steps driven by pydantic-ai's test models ---------------------------------------
