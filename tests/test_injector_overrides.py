@@ -116,6 +116,15 @@ async def test_an_agentool_replacement_answers_and_is_undone(injector: AgenToolI
     assert (await output(injector, 'back', how)).source == 'back'
 
 
+async def test_an_override_entered_after_direct_calls_still_applies(injector: AgenToolInjector) -> None:
+    # `call` skips the override lookup until an override is first entered: the first one must be seen.
+    create_system()
+    assert (await injector.call('back', _KEY)).source == 'back'
+    with injector.override(back=injector.get('mock_back')):
+        assert (await injector.call('back', _KEY)).source == 'mock'
+    assert (await injector.call('back', _KEY)).source == 'back'
+
+
 @pytest.mark.parametrize('front', ['front', 'front_run', 'front_handle'])
 @pytest.mark.parametrize('how', ['run', 'call'])
 async def test_overrides_reach_through_delegation(injector: AgenToolInjector, front: str, how: str) -> None:

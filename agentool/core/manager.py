@@ -138,14 +138,7 @@ class AgenToolManager:
     def _diagnose(self, data: Mapping[str, Any], error: ValidationError) -> Exception:
         operation = data.get(self.operation_field)
         if isinstance(operation, str) and operation not in self._routes:
-            known = list(self._routes)
-            return UnknownOperationError(
-                f'agentool {self.name!r} has no operation {operation!r}; known operations: '
-                f'{", ".join(map(repr, known))}',
-                agentool=self.name,
-                operation=operation,
-                known=known,
-            )
+            return self._unknown_operation(operation)
         try:
             errors: list[dict[str, Any]] = json.loads(error.json(include_url=False))
         except ValueError:  # an input JSON cannot carry (a lone surrogate): report the errors without inputs
@@ -233,12 +226,15 @@ class AgenToolManager:
             operation = str(operation.value)
             if (route := self._routes.get(operation)) is not None:
                 return route
-        raise UnknownOperationError(
-            f'agentool {self.name!r} has no operation {operation!r}; known operations: '
-            f'{", ".join(map(repr, self._routes))}',
+        raise self._unknown_operation(operation)
+
+    def _unknown_operation(self, operation: Any) -> UnknownOperationError:
+        known = list(self._routes)
+        return UnknownOperationError(
+            f'agentool {self.name!r} has no operation {operation!r}; known operations: {", ".join(map(repr, known))}',
             agentool=self.name,
             operation=operation,
-            known=list(self._routes),
+            known=known,
         )
 
     def _arguments(self, route: CompiledRoute, input: BaseModel) -> dict[str, Any]:
