@@ -24,6 +24,7 @@ import os
 import sqlite3
 import sys
 import threading
+import time
 from collections.abc import Callable, Generator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -208,15 +209,47 @@ def _connect(path: str, timeout: float) -> sqlite3.Connection:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
     # isolation_level=None: no implicit transactions; every write says BEGIN/COMMIT itself.
     # check_same_thread=False only so close() can run after the worker ended; all use is in the worker.
+    # timeout= sets SQLite's busy timeout before any statement runs.
     db = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
     try:
-        db.execute('PRAGMA journal_mode=WAL')  # in-memory databases stay in 'memory' mode
+        if path != MEMORY:  # in-memory databases stay in 'memory' mode and are private: nothing to race
+            with _setup_lock:  # threads of this process take turns; other processes are retried below
+                _retry_busy(lambda: _enable_wal(db), timeout)
         db.execute('PRAGMA synchronous=FULL')  # fsync the WAL on every commit
-        db.execute(_SCHEMA)
+        _retry_busy(lambda: db.execute(_SCHEMA), timeout)
     except BaseException:
         db.close()
         raise
     return db
+
+
+# Opening one file from many connections at once: switching to WAL needs an exclusive lock, and
+# SQLite answers SQLITE_BUSY at once (without its busy handler) when waiting could deadlock, so
+# the switch is checked first (WAL persists in the file) and retried with backoff until `timeout`.
+_setup_lock = threading.Lock()
+
+
+def _enable_wal(db: sqlite3.Connection) -> None:
+    if db.execute('PRAGMA journal_mode').fetchone()[0] != 'wal':
+        db.execute('PRAGMA journal_mode=WAL')
+
+
+def _retry_busy(step: Callable[[], object], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    delay = 0.001
+    while True:
+        try:
+            step()
+            return
+        except sqlite3.OperationalError as error:
+            if not _is_busy(error) or time.monotonic() >= deadline:
+                raise
+        time.sleep(delay)
+        delay = min(delay * 2, 0.05)
+
+
+def _is_busy(error: sqlite3.OperationalError) -> bool:
+    return (error.sqlite_errorcode & 0xFF) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)  # extended codes too
 
 
 @contextmanager
