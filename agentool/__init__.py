@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from . import model_strings
 from .base import BaseOperationInput
+from .catalog import Catalog, CatalogDetails, CatalogEntry, CatalogField, CatalogOperation, CatalogTool, DependencyGraph
 from .core.capability import AgenToolCapability, manager_tool, manager_toolset
-from .core.catalog import Catalog, CatalogDetails, CatalogEntry, CatalogField, CatalogOperation, CatalogTool
-from .core.graph import DependencyGraph
 from .core.handle import AgenToolHandle, Uses
 from .core.injector import AgenToolInjector, ResourceScope, get_injector, use_injector
 from .core.manager import MANAGER_TOOL_NAME, AgenToolManager

@@ -2,7 +2,7 @@
 
 Shared by the LLM toolset and the MCP server so both publish and check exactly the same thing.
 
-The arguments of an operation are the fields the catalog lists for it (`agentool.core.catalog`):
+The arguments of an operation are the fields the catalog lists for it (`agentool.catalog`):
 for a route without a transform, the input fields matching the tool's parameters; for a route with
 a transform, the fields it reads (every field when that cannot be known); always the fields the
 schema requires. The operation field is never an argument: the surface fills it in. An argument is
@@ -20,7 +20,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic.fields import FieldInfo
 from pydantic_core import InitErrorDetails, to_json, to_jsonable_python
 
-from .core.catalog import CatalogOperation, JsonSchemaGenerator, input_schema, operations
+from .catalog import CatalogOperation, JsonSchemaGenerator, input_schema, operations
 from .core.registry import AgenToolRegistry
 from .filters import ExposedOperation
 

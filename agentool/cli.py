@@ -35,7 +35,7 @@ from typing import Any, NoReturn
 
 from pydantic_core import to_json
 
-from .core.catalog import catalog_entry
+from .catalog import catalog_entry
 from .core.registry import AgenToolRegistry, get_registry, suggest
 from .errors import AgenToolError, DependencyError, UnknownOperationError
 

@@ -2,55 +2,18 @@
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Sequence
 from types import NoneType
-from typing import Any, Union
+from typing import Any
 
 from pydantic_ai import Agent
 
-from .core._signature import read_signature, type_name
-from .core.capability import manager_tool
+from .core._metadata import extract_tool_metadata, infer_output_type
+from .core.capability import build_agent
 from .core.injector import get_injector
-from .core.model import AgenToolModel
-from .core.registry import DEFAULT_MAX_INPUT_BYTES, AgenToolConfig, RoutingConfig, ToolMetadata, get_registry
+from .core.registry import DEFAULT_MAX_INPUT_BYTES, AgenToolConfig, RoutingConfig, get_registry
 
 __all__ = ('create_agentool', 'extract_tool_metadata', 'infer_output_type')
-
-
-def extract_tool_metadata(tool: Callable[..., Any]) -> ToolMetadata:
-    """Describe a tool function: name, docstring, async-ness, parameters and return type."""
-    signature = read_signature(tool)
-    return_annotation = signature.hints.get('return', inspect.Signature.empty)
-    has_return = return_annotation is not inspect.Signature.empty
-    return ToolMetadata(
-        name=signature.name,
-        description=inspect.getdoc(tool),
-        is_async=signature.is_async,
-        parameters=list(signature.params),
-        parameter_types={p: type_name(signature.hints[p]) for p in signature.params if p in signature.hints},
-        return_type=type_name(return_annotation) if has_return else None,
-        return_annotation=return_annotation if has_return else None,
-    )
-
-
-def infer_output_type(tools_metadata: Sequence[ToolMetadata]) -> Any:
-    """The output type common to `tools_metadata`'s return annotations, or `None` if there is none.
-
-    One distinct type gives that type; several give their union in a fixed order (so tool order
-    never matters). A tool without a return annotation, or annotated `Any`, makes the output
-    untyped (`None`: the run's output is JSON text).
-    """
-    distinct: dict[str, Any] = {}
-    for meta in tools_metadata:
-        annotation = meta.return_annotation
-        if annotation is None or annotation is Any:
-            return None
-        distinct.setdefault(repr(annotation), annotation)
-    if not distinct:
-        return None
-    members = [distinct[key] for key in sorted(distinct)]
-    return members[0] if len(members) == 1 else Union[tuple(members)]  # noqa: UP007
 
 
 def create_agentool(
@@ -117,15 +80,6 @@ def create_agentool(
     injector.check_dependencies(name, config)  # a cycle or a non-agentool dependency fails before registering
     registry = get_registry()
     registry.register(name, config, replace=replace)
-    agent: Agent[Any, Any] = Agent(
-        AgenToolModel(name, registry=registry),
-        output_type=str if output_type is None else output_type,
-        deps_type=deps_type,
-        name=name,
-        description=description,
-        system_prompt=() if system_prompt is None else system_prompt,
-        tools=[manager_tool(registry.get_manager(name)), *agent_kwargs.pop('tools', ())],
-        **agent_kwargs,
-    )
+    agent = build_agent(name, registry, system_prompt=system_prompt, **agent_kwargs)
     injector.register(name, agent, replace=True)  # the registry already ruled on the name
     return agent

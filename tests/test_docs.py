@@ -110,8 +110,10 @@ def test_catalog_hook_documents_every_agentool_of_a_new_example_module(tmp_path:
 
 def test_api_hook_lists_public_modules_only() -> None:
     modules = _load_hook('api').public_modules(ROOT)
-    assert {'agentool.core.registry', 'agentool.core.catalog', 'agentool.cli', 'agentool.errors'} <= set(modules)
+    assert {'agentool.core.registry', 'agentool.catalog.data', 'agentool.cli', 'agentool.errors'} <= set(modules)
     assert not [m for m in modules if any(part.startswith('_') for part in m.split('.'))]
+    # old paths kept as aliases of moved modules are importable but not documented twice
+    assert not {'agentool.core.catalog', 'agentool.core.handle', 'agentool.core.markdown'} & set(modules)
 
 
 def _example_agentools() -> list[str]:

@@ -20,7 +20,7 @@ from ..errors import ConfigurationError
 from ._signature import ToolSignature, read_signature
 
 if TYPE_CHECKING:
-    from .registry import AgenToolConfig, Transform
+    from .config import AgenToolConfig, Transform
 
 __all__ = ('CompiledRoute', 'compile_routes')
 

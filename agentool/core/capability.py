@@ -7,11 +7,12 @@ through `ctx.deps`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel
-from pydantic_ai import FunctionToolset, RunContext, Tool
+from pydantic_ai import Agent, FunctionToolset, RunContext, Tool
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.models import Model, ModelResolutionContext
 from pydantic_ai.toolsets import AbstractToolset
@@ -21,7 +22,7 @@ from .manager import MANAGER_TOOL_NAME, AgenToolManager
 from .model import AgenToolModel
 from .registry import AgenToolRegistry, get_registry
 
-__all__ = ('AgenToolCapability', 'manager_tool', 'manager_toolset', 'MODEL_ID_PREFIX')
+__all__ = ('AgenToolCapability', 'build_agent', 'manager_tool', 'manager_toolset', 'MODEL_ID_PREFIX')
 
 MODEL_ID_PREFIX = 'agentool:'
 
@@ -45,6 +46,28 @@ def manager_tool(manager: AgenToolManager) -> Tool[Any]:
 def manager_toolset(manager: AgenToolManager) -> FunctionToolset[Any]:
     """A toolset holding only the manager tool of `manager`'s agentool."""
     return FunctionToolset([manager_tool(manager)], id=f'agentool:{manager.name}')
+
+
+def build_agent(
+    name: str,
+    registry: AgenToolRegistry,
+    *,
+    system_prompt: str | Sequence[str] | None = None,
+    **agent_kwargs: Any,
+) -> Agent[Any, Any]:
+    """The pydantic-ai `Agent` of agentool `name`, registered in `registry`: its model, manager tool,
+    output type (`str`, JSON text, when the agentool is untyped), deps type and description."""
+    config = registry.require(name)
+    return Agent(
+        AgenToolModel(name, registry=registry),
+        output_type=str if config.output_type is None else config.output_type,
+        deps_type=config.deps_type,
+        name=name,
+        description=config.description,
+        system_prompt=() if system_prompt is None else system_prompt,
+        tools=[manager_tool(registry.get_manager(name)), *agent_kwargs.pop('tools', ())],
+        **agent_kwargs,
+    )
 
 
 def parse_model_id(model_id: str) -> str | None:

@@ -27,7 +27,7 @@ from ._routes import CompiledRoute, compile_routes
 from ._signature import ToolSignature
 
 if TYPE_CHECKING:
-    from .registry import AgenToolConfig
+    from .config import AgenToolConfig
 
 __all__ = ('AgenToolManager', 'MANAGER_TOOL_NAME')
 

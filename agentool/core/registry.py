@@ -1,29 +1,37 @@
-"""Routing configuration, agentool configuration and the registry that holds them.
+"""The registry: agentool configurations by name, each with the manager that runs it.
 
 The registry is a plain object. One default instance lives behind `get_registry()`; `use_registry()`
 swaps in another for a block of code or a task (it is a `contextvars` scope, so concurrent tasks
 do not see each other's registries). Its introspection methods (catalog, Markdown, dependency
-graph, OpenAPI) are thin delegations to `catalog`, `markdown`, `graph` and `openapi` in this package.
+graph, OpenAPI) are thin delegations to the `agentool.catalog` package, which sits above the core
+and takes the registry as an argument. The configuration types live in `agentool.core.config` and
+are re-exported here, where the architecture guide imports them from.
 """
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
+from collections.abc import Generator, Iterable, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
-from types import NoneType
-from typing import TYPE_CHECKING, Any, TypeAlias, cast
-
-from pydantic import BaseModel
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import AgenToolNotFoundError, ConfigurationError, DuplicateNameError
-from . import catalog, graph, markdown, openapi
+from .config import (
+    DEFAULT_MAX_INPUT_BYTES,
+    AgenToolConfig,
+    Route,
+    RouteSpec,
+    RoutingConfig,
+    ToolMetadata,
+    Transform,
+    now,
+)
+from .manager import AgenToolManager
 
 if TYPE_CHECKING:
-    from .manager import AgenToolManager
+    from .. import catalog
 
 __all__ = (
     'Transform',
@@ -39,133 +47,6 @@ __all__ = (
     'suggest',
     'DEFAULT_MAX_INPUT_BYTES',
 )
-
-DEFAULT_MAX_INPUT_BYTES = 1024 * 1024
-"""Default limit on a prompt's size, checked before parsing (1 MiB)."""
-
-Transform: TypeAlias = Callable[[Any], Mapping[str, Any]]
-"""Turns the validated input model into keyword arguments for the routed tool."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class Route:
-    """Where one operation goes: a tool name and an optional transform.
-
-    Without a transform, the manager passes the input fields whose names match the tool's
-    parameters (fields left unset are skipped when the parameter has a default).
-    """
-
-    tool: str
-    """Name of the tool function the operation calls."""
-    transform: Transform | None = None
-    """Builds the tool's keyword arguments from the validated input; `None` matches fields by name."""
-    description: str | None = None
-    """What the operation does; defaults to the tool's docstring in catalogs."""
-    read_only: bool = False
-    """The operation changes nothing (MCP `readOnlyHint`)."""
-    idempotent: bool = False
-    """Repeating the operation with the same input has no further effect (MCP `idempotentHint`)."""
-    destructive: bool = False
-    """The operation may delete or overwrite data (MCP `destructiveHint`)."""
-    concurrent_safe: bool = True
-    """Calls may run concurrently; `False` maps to pydantic-ai's `sequential` tool flag."""
-    max_output_chars: int | None = None
-    """LLM-facing surfaces truncate longer outputs, with a visible marker."""
-    tags: tuple[str, ...] = ()
-    """Tags for catalogs and filters."""
-    deprecated: bool = False
-    """Still routed, but flagged in catalogs and tool descriptions."""
-
-
-RouteSpec: TypeAlias = str | tuple[str] | tuple[str, Transform | None] | Route
-"""Accepted forms of an `operation_map` value: a tool name, `(tool,)`, `(tool, transform)` or a `Route`."""
-
-
-def _to_route(operation: str, spec: object) -> Route:
-    if isinstance(spec, Route):
-        return spec
-    if isinstance(spec, str):
-        return Route(tool=spec)
-    if isinstance(spec, tuple):
-        items: tuple[object, ...] = spec  # pyright: ignore[reportUnknownVariableType]
-        transform = items[1] if len(items) == 2 else None
-        if 1 <= len(items) <= 2 and isinstance(items[0], str) and (transform is None or callable(transform)):
-            return Route(tool=items[0], transform=cast('Transform | None', transform))
-    raise ConfigurationError(
-        f'operation_map[{operation!r}] must be a tool name, (tool_name,), (tool_name, transform) or a Route; '
-        f'got {spec!r}',
-        operation=operation,
-    )
-
-
-@dataclass(init=False)
-class RoutingConfig:
-    """Maps each value of the operation field to a tool.
-
-    Example:
-        ```python {test="skip"}
-        RoutingConfig(operation_map={
-            'read': 'storage_read',                                   # fields matched by name
-            'write': ('storage_write', lambda x: {'key': x.key, 'data': x.data}),
-        })
-        ```
-    """
-
-    operation_field: str
-    """Name of the input field that selects the operation."""
-    operation_map: dict[str, Route]
-    """Operation value → route, normalised to `Route` objects."""
-
-    def __init__(
-        self, operation_field: str = 'operation', operation_map: Mapping[str, RouteSpec] | None = None
-    ) -> None:
-        self.operation_field = operation_field
-        self.operation_map = {op: _to_route(op, spec) for op, spec in (operation_map or {}).items()}
-
-
-@dataclass(frozen=True, kw_only=True)
-class ToolMetadata:
-    """What agentool knows about one tool function (for catalogs and output inference)."""
-
-    name: str
-    description: str | None
-    is_async: bool
-    parameters: list[str]
-    parameter_types: dict[str, str]
-    return_type: str | None
-    return_annotation: Any = field(default=None, repr=False, compare=False)
-    """The return annotation itself (not a string), used to infer the output type."""
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
-
-
-@dataclass(kw_only=True)
-class AgenToolConfig:
-    """Everything that defines one agentool. Built by `create_agentool`, stored by the registry."""
-
-    input_schema: type[BaseModel]
-    routing_config: RoutingConfig
-    tools: Sequence[Callable[..., Any]] = ()
-    """The tool functions operations route to, looked up by `__name__`."""
-    output_type: Any = None
-    """The typed output of every operation; `None` means JSON text."""
-    deps_type: Any = NoneType
-    description: str | None = None
-    version: str = '1.0.0'
-    tags: list[str] = field(default_factory=list[str])
-    tools_metadata: list[ToolMetadata] = field(default_factory=list[ToolMetadata])
-    dependencies: list[str] = field(default_factory=list[str])
-    examples: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
-    max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES
-    created_at: datetime = field(default_factory=_now)
-    updated_at: datetime = field(default_factory=_now)
-
-    def __post_init__(self) -> None:
-        for stamp in (self.created_at, self.updated_at):
-            if stamp.tzinfo is None:
-                raise ConfigurationError('created_at and updated_at must be timezone-aware datetimes')
 
 
 @dataclass(frozen=True)
@@ -191,8 +72,6 @@ class AgenToolRegistry:
             DuplicateNameError: `name` is taken and `replace` is false.
             ConfigurationError: the configuration is inconsistent.
         """
-        from .manager import AgenToolManager  # manager imports this module's types
-
         if not replace and name in self._entries:
             raise DuplicateNameError(
                 f'agentool {name!r} is already registered; pass replace=True to replace it', agentool=name
@@ -235,11 +114,9 @@ class AgenToolRegistry:
             AgenToolNotFoundError: no agentool is called `name`.
             ConfigurationError: a field that cannot be updated, or a value of the wrong type.
         """
-        from .manager import AgenToolManager
-
         entry = self._entry(name)
         checked = {field: _checked_update(name, field, value) for field, value in changes.items()}
-        config = replace(entry.config, **checked, updated_at=_now())
+        config = replace(entry.config, **checked, updated_at=now())
         self._entries[name] = _Entry(config, AgenToolManager(name, config))
         return config
 
@@ -252,52 +129,52 @@ class AgenToolRegistry:
         """Remove every agentool."""
         self._entries.clear()
 
-    # --- introspection: thin delegations to agentool.core.catalog, .graph, .markdown, .openapi ---
+    # --- introspection: thin delegations to the agentool.catalog package ---------------------
 
     def list_detailed(self) -> list[catalog.CatalogDetails]:
         """Every agentool's catalog entry plus its registration timestamps, sorted by name."""
-        return catalog.list_detailed(self)
+        return _catalog().list_detailed(self)
 
     def search(self, tags: Sequence[str] | None = None, name_pattern: str | None = None) -> list[str]:
         """Names, sorted, of the agentools carrying any of `tags` and whose name matches `name_pattern`.
 
         `name_pattern` is a case-insensitive substring, or a shell pattern if it has `*`, `?` or `[`.
         """
-        return catalog.search(self, tags, name_pattern)
+        return _catalog().search(self, tags, name_pattern)
 
     def get_schema(self, name: str) -> dict[str, Any]:
         """The JSON schema of agentool `name`'s input; raises `AgenToolNotFoundError` if there is none."""
-        return catalog.input_schema(self, name)
+        return _catalog().input_schema(self, name)
 
     def get_operations(self, name: str) -> dict[str, catalog.CatalogOperation]:
         """Operation → tool, description, fields used, request schema and route metadata, in routing order."""
-        return catalog.operations(self, name)
+        return _catalog().operations(self, name)
 
     def get_tools_info(self, name: str) -> list[catalog.CatalogTool]:
         """The tool functions of agentool `name`: docstring, parameters, types and the operations using each."""
-        return catalog.tools_info(self, name)
+        return _catalog().tools_info(self, name)
 
     def export_catalog(self) -> catalog.Catalog:
         """The whole catalog as JSON-serialisable data, in a deterministic order."""
-        return catalog.export_catalog(self)
+        return _catalog().export_catalog(self)
 
     def generate_markdown_docs(self, *, title: str | None = 'AgenTool catalog') -> str:
         """The catalog as Markdown, user-supplied text escaped."""
-        return markdown.markdown_docs(self, title=title)
+        return _catalog().markdown_docs(self, title=title)
 
-    def generate_dependency_graph(self, *, include_tools: bool = True) -> graph.DependencyGraph:
+    def generate_dependency_graph(self, *, include_tools: bool = True) -> catalog.DependencyGraph:
         """Dependencies between agentools (and their tools) as data; see `generate_mermaid_graph`."""
-        return graph.dependency_graph(self, include_tools=include_tools)
+        return _catalog().dependency_graph(self, include_tools=include_tools)
 
     def generate_mermaid_graph(self, *, include_tools: bool = True) -> str:
         """The dependency graph as Mermaid flowchart text."""
-        return graph.mermaid_graph(self, include_tools=include_tools)
+        return _catalog().mermaid_graph(self, include_tools=include_tools)
 
     def generate_api_spec(
         self, *, title: str = 'AgenTool API', version: str = '1.0.0', description: str | None = None
     ) -> dict[str, Any]:
         """An OpenAPI 3.1 document: one path per agentool and one per operation."""
-        return openapi.openapi_spec(self, title=title, version=version, description=description)
+        return _catalog().openapi_spec(self, title=title, version=version, description=description)
 
     def __contains__(self, name: object) -> bool:
         return name in self._entries
@@ -310,6 +187,14 @@ class AgenToolRegistry:
             return self._entries[name]
         except KeyError:
             raise not_found(name, self._entries) from None
+
+
+def _catalog():
+    # The core's one import of the catalog renderers, deferred so that the core never loads them
+    # unless asked; the renderers import only the core's data types, so this closes no circle.
+    from .. import catalog
+
+    return catalog
 
 
 def suggest(name: str, known: Iterable[str]) -> list[str]:
@@ -359,7 +244,7 @@ def _checked_update(name: str, field: str, value: object) -> object:
 
 
 def _replace_keep_created(new: AgenToolConfig, old: AgenToolConfig) -> AgenToolConfig:
-    return replace(new, created_at=old.created_at, updated_at=_now())
+    return replace(new, created_at=old.created_at, updated_at=now())
 
 
 _default_registry = AgenToolRegistry()

@@ -1,6 +1,6 @@
 """MkDocs hook: the API reference, one mkdocstrings page per public module of `agentool`.
 
-Modules are found on disk (nothing is imported); private modules (`_name`) are skipped. The
+Modules are found on disk (nothing is imported); private modules (`_name`) and compatibility aliases of moved modules are skipped. The
 `API reference` entry of the nav becomes a section listing them, so a new module is documented
 with no docs edit.
 """
@@ -23,7 +23,8 @@ def public_modules(root: Path) -> list[str]:
     names: list[str] = []
     for path in sorted((root / PACKAGE).rglob('*.py')):
         parts = path.relative_to(root).with_suffix('').parts
-        if not any(part.startswith('_') for part in parts):
+        alias = path.read_text().startswith('"""Compatibility alias')  # old paths re-exporting a moved module
+        if not any(part.startswith('_') for part in parts) and not alias:
             names.append('.'.join(parts))
     return names
 

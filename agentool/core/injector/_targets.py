@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import PurePath
 from types import NoneType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel
 from pydantic_ai import Agent, RunContext
@@ -21,16 +20,14 @@ from pydantic_ai.messages import ToolReturnPart
 from pydantic_ai.models import Model
 from pydantic_core import PydanticSerializationError, to_json
 
-from ..errors import DependencyError, InvalidInputError, InvalidJSONError, ToolFailedError, ToolRetryError
+from ...errors import DependencyError, InvalidInputError, InvalidJSONError, ToolFailedError, ToolRetryError
+from .._metadata import extract_tool_metadata
+from ..capability import AgenToolCapability, build_agent, parse_model_id
+from ..manager import MANAGER_TOOL_NAME, AgenToolManager
+from ..model import AgenToolModel
+from ..registry import AgenToolConfig, AgenToolRegistry, Route, RoutingConfig, get_registry
 from ._context import context_base, direct_context
 from ._deps import declares_deps
-from .capability import AgenToolCapability, parse_model_id
-from .manager import MANAGER_TOOL_NAME, AgenToolManager
-from .model import AgenToolModel
-from .registry import AgenToolConfig, AgenToolRegistry, Route, RoutingConfig, get_registry, use_registry
-
-if TYPE_CHECKING:
-    from .injector import AgenToolInjector
 
 __all__ = ('Target', 'agent_target', 'stub_target', 'serialise', 'serialise_fallback', 'retry_error', 'run_context')
 
@@ -124,15 +121,13 @@ def agent_target(name: str, agent: AbstractAgent[Any, Any], *, registry: AgenToo
     )
 
 
-def stub_target(name: str, replaced: Target, stub: Any, injector_type: type[AgenToolInjector]) -> Target:
+def stub_target(name: str, replaced: Target, stub: Any) -> Target:
     """A target answering for agentool `name` with `stub`: a function of the validated input, or a value.
 
     The stub is built as an agentool with the replaced one's input schema, operations, limits and
     output type, so input validation, output validation and errors are exactly the replaced ones,
     and `run` keeps full agent semantics.
     """
-    from ..factory import create_agentool  # the factory registers with the injector: import at use
-
     manager = replaced.manager
     if manager is None:
         raise DependencyError(
@@ -148,28 +143,25 @@ def stub_target(name: str, replaced: Target, stub: Any, injector_type: type[Agen
         return await result if inspect.isawaitable(result) else result
 
     routes = {op: Route(tool='agentool_stub', transform=_as_input) for op in manager.operations}
-    with use_registry(AgenToolRegistry()) as private, _isolated(injector_type):
-        agent = create_agentool(
-            name,
-            config.input_schema,
-            RoutingConfig(operation_field=config.routing_config.operation_field, operation_map=routes),
-            [agentool_stub],
+    # The stub lives in a private registry and no injector: it never shows in the overridden one.
+    private = AgenToolRegistry()
+    private.register(
+        name,
+        AgenToolConfig(
+            input_schema=config.input_schema,
+            routing_config=RoutingConfig(operation_field=config.routing_config.operation_field, operation_map=routes),
+            tools=(agentool_stub,),
             output_type=config.output_type,
             description=config.description,
+            tools_metadata=[extract_tool_metadata(agentool_stub)],
             max_input_bytes=config.max_input_bytes,
-        )
-        return agent_target(name, agent, registry=private)
+        ),
+    )
+    return agent_target(name, build_agent(name, private), registry=private)
 
 
 def _as_input(input: BaseModel) -> dict[str, Any]:
     return {'input': input}
-
-
-def _isolated(injector_type: type[AgenToolInjector]) -> AbstractContextManager[AgenToolInjector]:
-    # The stub registers in a throwaway injector, never in the one being overridden.
-    from .injector import use_injector
-
-    return use_injector(injector_type())
 
 
 def serialise(agentool: str, input: Any) -> str | bytes:

@@ -8,12 +8,19 @@ import difflib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from ..errors import AgenToolError, AgenToolNotFoundError, DependencyCycleError, DependencyError
+from ...errors import (
+    AgenToolError,
+    AgenToolNotFoundError,
+    DependencyCycleError,
+    DependencyError,
+    InjectorValidationError,
+)
 from ._deps import DepsShape
 from ._resources import type_label
 from ._targets import Target
 
 __all__ = (
+    'raise_problems',
     'find_cycle',
     'all_cycles',
     'cycle_error',
@@ -173,3 +180,11 @@ def check_new_edges(
 
     if (path := find_cycle(name, edges_from)) is not None:
         raise cycle_error(path)
+
+
+def raise_problems(problems: list[AgenToolError]) -> None:
+    """Raise one `InjectorValidationError` listing every distinct problem, if there is any."""
+    unique = list({p.message: p for p in problems}.values())
+    if unique:
+        listing = ''.join(f'\n  - {type(p).__name__}: {p.message}' for p in unique)
+        raise InjectorValidationError(f'the injector found {len(unique)} problem(s):{listing}', problems=unique)

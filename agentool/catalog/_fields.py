@@ -18,8 +18,8 @@ from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined, to_jsonable_python
 
 if TYPE_CHECKING:
-    from .manager import AgenToolManager
-    from .registry import Route, Transform
+    from ..core.config import Route, Transform
+    from ..core.manager import AgenToolManager
 
 __all__ = (
     'CatalogField',

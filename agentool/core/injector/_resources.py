@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal, get_args, get_origin, get_type_hints
 
 import anyio
 
-from ..errors import ConfigurationError, DependencyCycleError, DependencyError
+from ...errors import ConfigurationError, DependencyCycleError, DependencyError
 
 __all__ = (
     'ResourceScope',

@@ -10,10 +10,10 @@ concurrent tasks see only their own.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Callable, Generator
+from collections.abc import AsyncGenerator, Generator
 from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar, Token
-from typing import Any, TypeAlias, TypeVar, cast
+from typing import Any, cast
 
 from opentelemetry.context import get_current
 from opentelemetry.trace import Tracer, TracerProvider, get_current_span
@@ -22,11 +22,13 @@ from pydantic_ai import AgentRunResult, ModelRetry, ToolFailed
 from pydantic_ai.agent import AbstractAgent
 from pydantic_core import PydanticSerializationError, to_json
 
-from ..errors import DependencyError, DuplicateNameError, InjectorValidationError
-from ..telemetry import TRACER_NAME, operation_span
-from ._deps import DepsPlan, DepsShape, build_deps, compile_deps, deps_shape
-from ._graph import check_new_edges, cycle_error, graph_problems, missing_dependency, not_an_agentool, not_found
-from ._resources import Provider, ResourceScope, RunScope, make_provider, resource_problems, type_label
+from ...telemetry import TRACER_NAME, operation_span
+from ..registry import AgenToolRegistry
+from ._deps import build_deps
+from ._frame import Frame as _Frame
+from ._frame import frame as _frame
+from ._graph import cycle_error, not_found
+from ._resources import RunScope
 from ._targets import (
     Target,
     agent_target,
@@ -37,22 +39,12 @@ from ._targets import (
     serialise_fallback,
     stub_target,
 )
-from .handle import AgenToolHandle
-from .registry import AgenToolConfig, AgenToolRegistry, get_registry
+from ._wiring import UNSET, Wiring
 
-__all__ = ('AgenToolInjector', 'ResourceScope', 'get_injector', 'use_injector')
-
-T = TypeVar('T')
-_Frame: TypeAlias = 'tuple[AgenToolInjector, RunScope | None, tuple[str, ...]]'
-
-_frame: ContextVar[_Frame | None] = ContextVar('agentool_injector_frame', default=None)
-"""The injector in effect, the run in progress (`None` outside one) and the chain of agentools in it."""
-_COMPANION = 'agentool.injector'
-"""Where a registry keeps its default injector (a key no attribute name can collide with)."""
-_UNSET: Any = object()
+__all__ = ('AgenToolInjector',)
 
 
-class AgenToolInjector:
+class AgenToolInjector(Wiring):
     """Runs agentools by name with their dependencies wired; holds agents and resource factories.
 
     Args:
@@ -67,14 +59,9 @@ class AgenToolInjector:
     def __init__(
         self, *, registry: AgenToolRegistry | None = None, tracer_provider: TracerProvider | None = None
     ) -> None:
-        self.registry = registry
+        super().__init__(registry=registry)
         self._tracer: Tracer | None = None
         self.tracer_provider = tracer_provider
-        self._targets: dict[str, Target] = {}
-        self._providers: dict[Any, Provider] = {}
-        self._shapes: dict[Any, DepsShape] = {}
-        self._plans: dict[Any, DepsPlan | None] = {}
-        self._handles: dict[str, AgenToolHandle[Any]] = {}
         self._overridden = False
         self._overrides: ContextVar[dict[str, Target] | None] = ContextVar(
             f'agentool_overrides_{id(self):x}', default=None
@@ -92,89 +79,9 @@ class AgenToolInjector:
 
     # --- agents --------------------------------------------------------------------------------
 
-    def register(self, name: str, agent: AbstractAgent[Any, Any], *, replace: bool = False) -> None:
-        """Register `agent` under `name` (`create_agentool` does this for every agentool it creates).
-
-        Raises:
-            DuplicateNameError: `name` is taken and `replace` is false.
-            DependencyError: an agentool depends on `name` but `agent` is not an agentool, or the
-                agent's own dependencies name a non-agentool.
-            DependencyCycleError: the agent's dependencies close a cycle (`details['path']`).
-        """
-        if not replace and name in self._targets:
-            raise DuplicateNameError(
-                f'an agent named {name!r} is already registered with the injector; pass replace=True', agentool=name
-            )
-        target = agent_target(name, agent, registry=self.registry)
-        if target.manager is not None:
-            self._check_edges(name, self._edges_of(target))
-        elif dependents := sorted(n for n, t in self._targets.items() if n != name and name in self._edges_of(t)):
-            raise DependencyError(
-                f'agentool {dependents[0]!r} depends on {name!r}, but the agent registered as {name!r} is not an '
-                'agentool; dependencies must name agentools',
-                agentool=dependents[0],
-                dependency=name,
-            )
-        self._targets[name] = target
-
-    def check_dependencies(self, name: str, config: AgenToolConfig) -> None:
-        """Raise the dependency error registering agentool `name` with `config` would cause, if any.
-
-        Dependencies not registered yet are allowed here (they may come later); `validate()` and the
-        first run report them.
-        """
-        self._check_edges(name, [*config.dependencies, *(h.agentool for h in self._shape(config.deps_type).handles)])
-
-    def unregister(self, name: str) -> None:
-        """Forget the agent registered under `name`."""
-        if name not in self._targets:
-            raise not_found(name, list(self._targets))
-        del self._targets[name]
-
     def get(self, name: str) -> AbstractAgent[Any, Any]:
         """The agent `run(name, ...)` runs: the override in effect for `name`, else the one registered."""
         return self._target(name).agent
-
-    def list_names(self) -> list[str]:
-        """Registered names, sorted."""
-        return sorted(self._targets)
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._targets
-
-    def handle(self, name: str) -> AgenToolHandle[Any]:
-        """A handle on agentool `name` through this injector; overrides apply when it is called."""
-        handle = self._handles.get(name)
-        if handle is None:
-            handle = self._handles[name] = AgenToolHandle(name, self)
-        return handle
-
-    # --- resources -----------------------------------------------------------------------------
-
-    def provide(
-        self,
-        type_: type[T],
-        factory: Callable[..., Any] | None = None,
-        *,
-        instance: Any = _UNSET,
-        scope: ResourceScope = 'run',
-        replace: bool = False,
-    ) -> None:
-        """Provide values of `type_` to deps fields and factory parameters annotated with it.
-
-        Give a `factory` (sync or async; its parameters are themselves resolved by type) or a ready
-        `instance` (shared, never closed: the caller owns it). With `scope='run'` a factory makes one
-        instance per run, shared by every consumer in it; with `'transient'`, one per consumer.
-        What a factory made is closed (`aclose()` or `close()`) when the run ends.
-        """
-        if (factory is None) == (instance is _UNSET):
-            raise DependencyError(f'provide({type_label(type_)}) takes a factory or an instance (exactly one)')
-        if not replace and type_ in self._providers:
-            raise DuplicateNameError(
-                f'{type_label(type_)} is already provided to the injector; pass replace=True', type=type_label(type_)
-            )
-        self._providers[type_] = make_provider(type_, factory, None if instance is _UNSET else instance, scope)
-        self._plans.clear()
 
     # --- overrides -----------------------------------------------------------------------------
 
@@ -197,7 +104,7 @@ class AgenToolInjector:
                 agent = cast('AbstractAgent[Any, Any]', replacement)
                 active[name] = agent_target(name, agent, registry=self.registry)
             else:
-                active[name] = stub_target(name, replaced, replacement, type(self))
+                active[name] = stub_target(name, replaced, replacement)
         self._overridden = True
         token = self._overrides.set(active)
         try:
@@ -233,7 +140,7 @@ class AgenToolInjector:
             await scope.aclose(None)
         return result
 
-    async def call(self, name: str, input: Any, *, deps: Any = _UNSET) -> Any:
+    async def call(self, name: str, input: Any, *, deps: Any = UNSET) -> Any:
         """The typed output of agentool `name` for `input`, without the pydantic-ai agent graph.
 
         Equal to `(await run(name, input)).output` with the same validation, routing, transforms,
@@ -247,7 +154,7 @@ class AgenToolInjector:
             raise not_found(name, list(self._targets))
         manager = target.manager
         if manager is None:  # not an agentool: only its agent can answer
-            kwargs: dict[str, Any] = {} if deps is _UNSET else {'deps': deps}
+            kwargs: dict[str, Any] = {} if deps is UNSET else {'deps': deps}
             return (await self.run(name, input, **kwargs)).output
         if type(input) is str:
             data: str | bytes = input
@@ -283,7 +190,7 @@ class AgenToolInjector:
             token = _frame.set((self, scope, target.chain))
         try:
             try:
-                if deps is _UNSET:
+                if deps is UNSET:
                     if not target.needs_deps or (plan := self._plan(target)) is None:
                         deps = None
                     elif plan.needs_scope:
@@ -346,34 +253,6 @@ class AgenToolInjector:
             _frame.reset(token)
         await scope.aclose(None)
 
-    # --- checking ------------------------------------------------------------------------------
-
-    def validate(self) -> None:
-        """Check every registered agent at once: dependencies exist and are agentools, no cycles,
-        every deps field and factory parameter resolvable, handle output types match.
-
-        Raises:
-            InjectorValidationError: listing every problem found (`.problems`), not only the first.
-        """
-        problems = graph_problems(self._targets, self._edges_of, self._shape)
-        for name in sorted(self._targets):
-            found: list[DependencyError] = []
-            compile_deps(name, self._shape(self._targets[name].deps_type), self._providers, self.handle, found)
-            problems += found
-        problems += resource_problems(self._providers)
-        unique = list({p.message: p for p in problems}.values())
-        if unique:
-            listing = ''.join(f'\n  - {type(p).__name__}: {p.message}' for p in unique)
-            raise InjectorValidationError(f'the injector found {len(unique)} problem(s):{listing}', problems=unique)
-
-    def clear(self) -> None:
-        """Forget every agent, factory and cached plan (overrides end with their `with` blocks)."""
-        self._targets.clear()
-        self._providers.clear()
-        self._shapes.clear()
-        self._plans.clear()
-        self._handles.clear()
-
     # --- internals -----------------------------------------------------------------------------
 
     def _target(self, name: str) -> Target:
@@ -398,68 +277,3 @@ class AgenToolInjector:
     async def _deps(self, target: Target, scope: RunScope | None) -> Any:
         plan = self._plan(target)
         return None if plan is None else await build_deps(plan, scope)
-
-    def _plan(self, target: Target) -> DepsPlan | None:
-        if not target.needs_deps:
-            return None
-        plan = self._plans.get(target.deps_type, _UNSET)
-        if plan is _UNSET:
-            shape = self._shape(target.deps_type)
-            for dependency in shape.handles:  # a handle on a non-agentool is refused now, not at its first use
-                self._require_agentool(target.name, dependency.agentool)
-            plan = self._plans[target.deps_type] = compile_deps(target.name, shape, self._providers, self.handle)
-        return plan
-
-    def _shape(self, deps_type: Any) -> DepsShape:
-        shape = self._shapes.get(deps_type)
-        if shape is None:
-            shape = self._shapes[deps_type] = deps_shape(deps_type)
-        return shape
-
-    def _edges_of(self, target: Target) -> list[str]:
-        return [*target.dependencies, *(h.agentool for h in self._shape(target.deps_type).handles)]
-
-    def _check_edges(self, name: str, edges: list[str]) -> None:
-        check_new_edges(name, edges, self._targets, self._edges_of)
-
-    def _require_agentool(self, owner: str, dependency: str) -> None:
-        other = self._targets.get(dependency)
-        if other is None:
-            raise missing_dependency(owner, dependency, list(self._targets))
-        if other.manager is None:
-            raise not_an_agentool(owner, dependency)
-
-
-def get_injector() -> AgenToolInjector:
-    """The injector in effect: the one running the current agentool, else the innermost
-    `use_injector()` scope, else the default injector of the registry in effect.
-
-    Pairing the default injector with the registry keeps them consistent: a fresh registry
-    (`use_registry()`) comes with a fresh injector, and the process default with the process default.
-    """
-    frame = _frame.get()
-    if frame is not None:
-        return frame[0]
-    # The registry owns its default injector, so the two are collected together: a global map from
-    # registry to injector would keep every scoped registry alive through the agents it holds.
-    companion = vars(get_registry())
-    injector = companion.get(_COMPANION)
-    if injector is None:
-        injector = companion[_COMPANION] = AgenToolInjector()
-    return injector
-
-
-@contextmanager
-def use_injector(injector: AgenToolInjector | None = None) -> Generator[AgenToolInjector]:
-    """Make `injector` (a fresh one by default) the injector in effect inside the block.
-
-    Task-local (a context variable) and restored on exit, even on error.
-    """
-    injector = AgenToolInjector() if injector is None else injector
-    frame = _frame.get()
-    keep = frame is not None and frame[0] is injector
-    token = _frame.set(frame if keep and frame is not None else (injector, None, ()))
-    try:
-        yield injector
-    finally:
-        _frame.reset(token)

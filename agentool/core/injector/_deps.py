@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
-from ..errors import DependencyError
+from ...errors import DependencyError
 from ._resources import (
     Provider,
     ResourceNode,

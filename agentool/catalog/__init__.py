@@ -1,0 +1,60 @@
+"""Catalog rendering: what a registry holds, as data, Markdown, a Mermaid graph and OpenAPI.
+
+Everything here reads a registry passed in as an argument and imports only the core's data types
+(`agentool.core.config`, `agentool.core._metadata`), never the registry module at run time, so the
+core can delegate to it (`AgenToolRegistry.export_catalog()` and friends) without an import circle.
+A new catalog format is a new module here taking `(registry, ...)`, plus one delegating method on
+the registry.
+"""
+
+from .data import (
+    CATALOG_VERSION,
+    Catalog,
+    CatalogDetails,
+    CatalogEntry,
+    CatalogField,
+    CatalogOperation,
+    CatalogTool,
+    FieldsSource,
+    JsonSchemaGenerator,
+    catalog_entry,
+    export_catalog,
+    input_schema,
+    list_detailed,
+    operation_request_schema,
+    operations,
+    search,
+    tool_names,
+    tools_info,
+    type_label,
+)
+from .graph import DependencyGraph, dependency_graph, mermaid_graph
+from .markdown import markdown_docs
+from .openapi import openapi_spec
+
+__all__ = (
+    'CATALOG_VERSION',
+    'Catalog',
+    'CatalogDetails',
+    'CatalogEntry',
+    'CatalogField',
+    'CatalogOperation',
+    'CatalogTool',
+    'DependencyGraph',
+    'FieldsSource',
+    'JsonSchemaGenerator',
+    'catalog_entry',
+    'dependency_graph',
+    'export_catalog',
+    'input_schema',
+    'list_detailed',
+    'markdown_docs',
+    'mermaid_graph',
+    'openapi_spec',
+    'operation_request_schema',
+    'operations',
+    'search',
+    'tool_names',
+    'tools_info',
+    'type_label',
+)

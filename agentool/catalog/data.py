@@ -1,0 +1,300 @@
+"""The catalog: what a registry holds, as JSON-serialisable data in a deterministic order.
+
+Agentools are sorted by name; operations keep their routing order, fields their input-schema
+order, tools the order they were given. Nothing in the catalog depends on time, so the same
+definitions always give the same catalog.
+
+Fields of an operation: for a route without a transform, the input fields whose names match the
+tool's parameters (exactly what the manager passes). For a route with a transform, the transform
+is called once with a recording stand-in for the input and the fields it reads are listed
+(`fields_source='transform'`); if it raises, or reads anything that is not a field (say
+`model_dump`), every field is listed (`fields_source='schema'`). Transforms should therefore be
+pure. Fields the input schema requires are always listed, since no input validates without them.
+A field is required when the schema requires it or, for a route without a transform, when the
+tool's parameter has no default.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import inspect
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, TypedDict
+
+from pydantic import TypeAdapter
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
+from pydantic_core import to_jsonable_python
+
+from ..core._metadata import extract_tool_metadata
+from ._fields import CatalogField, FieldsSource, operation_fields, operation_request_schema, schema_key, type_label
+
+if TYPE_CHECKING:
+    from pydantic_core import CoreSchema, core_schema
+
+    from ..core.config import AgenToolConfig, Route, ToolMetadata
+    from ..core.manager import AgenToolManager
+    from ..core.registry import AgenToolRegistry
+
+__all__ = (
+    'CATALOG_VERSION',
+    'Catalog',
+    'CatalogEntry',
+    'CatalogDetails',
+    'CatalogOperation',
+    'CatalogField',
+    'CatalogTool',
+    'FieldsSource',
+    'catalog_entry',
+    'list_detailed',
+    'export_catalog',
+    'search',
+    'input_schema',
+    'operations',
+    'tools_info',
+    'tool_names',
+    'operation_request_schema',
+    'JsonSchemaGenerator',
+    'type_label',
+)
+
+CATALOG_VERSION = '1'
+"""Version of the catalog's format (the `catalog_version` key of `export_catalog()`)."""
+
+
+class CatalogOperation(TypedDict):
+    """One operation: its route, the tool it calls, the fields it uses and its metadata."""
+
+    name: str
+    tool: str
+    description: str | None
+    """The route's description, else the tool's docstring."""
+    tool_description: str | None
+    """The tool's docstring."""
+    returns: str | None
+    """The tool's return annotation."""
+    fields: list[CatalogField]
+    fields_source: FieldsSource
+    """How `fields` were found: names matched to the tool, read by the transform, or the whole schema."""
+    request_schema: dict[str, Any]
+    """JSON schema of an input for this operation alone (the operation field fixed to its value)."""
+    read_only: bool
+    idempotent: bool
+    destructive: bool
+    concurrent_safe: bool
+    max_output_chars: int | None
+    tags: list[str]
+    deprecated: bool
+
+
+class CatalogTool(TypedDict):
+    """One tool function of an agentool."""
+
+    name: str
+    description: str | None
+    is_async: bool
+    parameters: list[str]
+    parameter_types: dict[str, str]
+    return_type: str | None
+    operations: list[str]
+    """The operations routed to this tool."""
+
+
+class CatalogEntry(TypedDict):
+    """Everything the catalog says about one agentool."""
+
+    name: str
+    description: str | None
+    version: str
+    tags: list[str]
+    dependencies: list[str]
+    examples: list[Any]
+    operation_field: str
+    input_schema: dict[str, Any]
+    output_type: str | None
+    """`None` when the output is untyped (JSON text)."""
+    output_schema: dict[str, Any] | None
+    operations: list[CatalogOperation]
+    tools: list[CatalogTool]
+
+
+class CatalogDetails(CatalogEntry):
+    """A catalog entry plus the registration timestamps (ISO 8601)."""
+
+    created_at: str
+    updated_at: str
+
+
+class Catalog(TypedDict):
+    """The whole catalog of a registry."""
+
+    catalog_version: str
+    total_agentools: int
+    agentools: list[CatalogEntry]
+
+
+class JsonSchemaGenerator(GenerateJsonSchema):
+    """pydantic's generator, except that a type with no JSON schema gives `{}` instead of an error."""
+
+    def handle_invalid_for_json_schema(
+        self,
+        schema: CoreSchema
+        | core_schema.ModelField
+        | core_schema.DataclassField
+        | core_schema.TypedDictField
+        | core_schema.ComputedField,
+        error_info: str,
+    ) -> JsonSchemaValue:
+        return {}
+
+
+# --- entries ---------------------------------------------------------------------------------
+
+
+def catalog_entry(registry: AgenToolRegistry, name: str) -> CatalogEntry:
+    """The catalog entry of agentool `name`; raises `AgenToolNotFoundError` if there is none."""
+    manager = registry.get_manager(name)
+    config = manager.config
+    schema = input_schema(registry, name)
+    output_schema = None
+    if config.output_type is not None:
+        adapter = TypeAdapter[Any](config.output_type)
+        output_schema = adapter.json_schema(mode='serialization', schema_generator=JsonSchemaGenerator)
+    return CatalogEntry(
+        name=name,
+        description=config.description,
+        version=config.version,
+        tags=list(config.tags),
+        dependencies=list(dict.fromkeys(config.dependencies)),
+        examples=to_jsonable_python(config.examples, serialize_unknown=True),
+        operation_field=_operation_key(manager, schema),
+        input_schema=schema,
+        output_type=None if config.output_type is None else type_label(config.output_type),
+        output_schema=output_schema,
+        operations=list(operations(registry, name).values()),
+        tools=tools_info(registry, name),
+    )
+
+
+def list_detailed(registry: AgenToolRegistry) -> list[CatalogDetails]:
+    """Every agentool's catalog entry plus `created_at` and `updated_at`, sorted by name."""
+    details: list[CatalogDetails] = []
+    for name in registry.list_names():
+        config = registry.require(name)
+        created, updated = config.created_at.isoformat(), config.updated_at.isoformat()
+        details.append(CatalogDetails(**catalog_entry(registry, name), created_at=created, updated_at=updated))
+    return details
+
+
+def export_catalog(registry: AgenToolRegistry) -> Catalog:
+    """The whole catalog: every agentool's entry, sorted by name."""
+    entries = [catalog_entry(registry, name) for name in registry.list_names()]
+    return Catalog(catalog_version=CATALOG_VERSION, total_agentools=len(entries), agentools=entries)
+
+
+def search(registry: AgenToolRegistry, tags: Sequence[str] | None = None, name_pattern: str | None = None) -> list[str]:
+    """Names of the agentools that match every criterion given, sorted.
+
+    `tags` matches an agentool carrying any of them (on itself or on one of its routes).
+    `name_pattern` is a case-insensitive substring, or a shell pattern when it contains `*`, `?` or `[`.
+    """
+    wanted = {tags} if isinstance(tags, str) else set(tags or ())
+    pattern = (name_pattern or '').lower()
+    glob = any(char in pattern for char in '*?[')
+    found: list[str] = []
+    for name in registry.list_names():
+        config = registry.require(name)
+        if pattern and not (fnmatch.fnmatchcase(name.lower(), pattern) if glob else pattern in name.lower()):
+            continue
+        route_tags = {tag for route in config.routing_config.operation_map.values() for tag in route.tags}
+        if wanted and wanted.isdisjoint({*config.tags, *route_tags}):
+            continue
+        found.append(name)
+    return found
+
+
+def input_schema(registry: AgenToolRegistry, name: str) -> dict[str, Any]:
+    """The JSON schema of agentool `name`'s input."""
+    schema = registry.require(name).input_schema
+    return schema.model_json_schema(schema_generator=JsonSchemaGenerator)
+
+
+# --- operations --------------------------------------------------------------------------------
+
+
+def operations(registry: AgenToolRegistry, name: str) -> dict[str, CatalogOperation]:
+    """Operation → its catalog description, in routing order."""
+    manager = registry.get_manager(name)
+    config = manager.config
+    schema = input_schema(registry, name)
+    return {op: _operation(manager, config, op, route, schema) for op, route in _routes(config).items()}
+
+
+def _operation_key(manager: AgenToolManager, schema: dict[str, Any]) -> str:
+    field = manager.operation_field
+    return schema_key(field, manager.input_schema.model_fields[field], schema.get('properties', {}))
+
+
+def _routes(config: AgenToolConfig) -> dict[str, Route]:
+    return config.routing_config.operation_map
+
+
+def _operation(
+    manager: AgenToolManager, config: AgenToolConfig, op: str, route: Route, schema: dict[str, Any]
+) -> CatalogOperation:
+    tool = manager.tool_for(op)
+    meta = _tool_metadata(config).get(route.tool)
+    docstring = meta.description if meta else inspect.getdoc(tool.function)
+    fields, source = operation_fields(manager, op, route, schema.get('properties', {}))
+    description = route.description or docstring
+    return CatalogOperation(
+        name=op,
+        tool=route.tool,
+        description=description,
+        tool_description=docstring,
+        returns=type_label(meta.return_annotation) if meta and meta.return_annotation is not None else None,
+        fields=fields,
+        fields_source=source,
+        request_schema=operation_request_schema(schema, _operation_key(manager, schema), op, fields, description),
+        read_only=route.read_only,
+        idempotent=route.idempotent,
+        destructive=route.destructive,
+        concurrent_safe=route.concurrent_safe,
+        max_output_chars=route.max_output_chars,
+        tags=list(route.tags),
+        deprecated=route.deprecated,
+    )
+
+
+# --- tools and dependencies ---------------------------------------------------------------------
+
+
+def _tool_metadata(config: AgenToolConfig) -> dict[str, ToolMetadata]:
+    metadata = config.tools_metadata
+    if not metadata and config.tools:
+        metadata = [extract_tool_metadata(tool) for tool in config.tools]
+    return {meta.name: meta for meta in metadata}
+
+
+def tools_info(registry: AgenToolRegistry, name: str) -> list[CatalogTool]:
+    """The tool functions of agentool `name`, in the order they were given."""
+    config = registry.require(name)
+    routed: dict[str, list[str]] = {}
+    for op, route in _routes(config).items():
+        routed.setdefault(route.tool, []).append(op)
+    return [
+        CatalogTool(
+            name=meta.name,
+            description=meta.description,
+            is_async=meta.is_async,
+            parameters=list(meta.parameters),
+            parameter_types=dict(meta.parameter_types),
+            return_type=meta.return_type,
+            operations=routed.get(meta.name, []),
+        )
+        for meta in _tool_metadata(config).values()
+    ]
+
+
+def tool_names(config: AgenToolConfig) -> list[str]:
+    """Names of an agentool's tool functions, in the order they were given."""
+    return list(_tool_metadata(config))

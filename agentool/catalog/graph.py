@@ -1,0 +1,70 @@
+"""Dependencies between agentools: as data, and as a Mermaid flowchart."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, NotRequired, TypedDict
+
+from .data import tool_names
+
+if TYPE_CHECKING:
+    from ..core.registry import AgenToolRegistry
+
+__all__ = ('DependencyGraph', 'dependency_graph', 'mermaid_graph')
+
+
+class DependencyGraph(TypedDict):
+    """Who depends on whom. Agentools are sorted by name; lists keep their declared order."""
+
+    agentools: dict[str, list[str]]
+    """Agentool → the agentools it declares as dependencies."""
+    missing: dict[str, list[str]]
+    """Agentool → its declared dependencies that are not registered (only agentools that have some)."""
+    tools: NotRequired[dict[str, list[str]]]
+    """Agentool → its tool functions (only with `include_tools=True`)."""
+
+
+def dependency_graph(registry: AgenToolRegistry, *, include_tools: bool = True) -> DependencyGraph:
+    """Declared dependencies between agentools, the dependencies not registered and the tools of each."""
+    agentools: dict[str, list[str]] = {}
+    missing: dict[str, list[str]] = {}
+    tools: dict[str, list[str]] = {}
+    for name in registry.list_names():
+        config = registry.require(name)
+        dependencies = agentools[name] = list(dict.fromkeys(config.dependencies))
+        if absent := [dep for dep in dependencies if dep not in registry]:
+            missing[name] = absent
+        tools[name] = tool_names(config)
+    graph = DependencyGraph(agentools=agentools, missing=missing)
+    if include_tools:
+        graph['tools'] = tools
+    return graph
+
+
+def mermaid_graph(registry: AgenToolRegistry, *, include_tools: bool = True) -> str:
+    """The dependency graph as Mermaid flowchart text (`graph LR`), labels escaped.
+
+    Agentools are rounded nodes, solid arrows point to the agentools they depend on, dotted arrows
+    to their tools, and dependencies that are not registered are dashed nodes marked "(missing)".
+    """
+    graph = dependency_graph(registry, include_tools=include_tools)
+    ids = {name: f'a{index}' for index, name in enumerate(graph['agentools'])}
+    lines = ['graph LR']
+    lines += [f'    {ids[name]}("{_label(name)}")' for name in graph['agentools']]
+    absent = sorted({dep for deps in graph['missing'].values() for dep in deps})
+    ids.update({dep: f'm{index}' for index, dep in enumerate(absent)})
+    lines += [f'    {ids[dep]}["{_label(dep)} (missing)"]:::missing' for dep in absent]
+    for name, dependencies in graph['agentools'].items():
+        lines += [f'    {ids[name]} --> {ids[dep]}' for dep in dependencies]
+    for name, tools in graph.get('tools', {}).items():
+        lines += [f'    {ids[name]} -.-> {ids[name]}_t{i}["{_label(tool)}()"]' for i, tool in enumerate(tools)]
+    if absent:
+        lines.append('    classDef missing stroke-dasharray: 5 5')
+    return '\n'.join(lines) + '\n'
+
+
+_ENTITIES = {'#': '#35;', '"': '#quot;', '<': '#lt;', '>': '#gt;', '&': '#amp;', '`': '#96;'}
+
+
+def _label(text: str) -> str:
+    """`text` safe inside a quoted Mermaid label: entity codes, newlines folded to spaces."""
+    return ''.join(_ENTITIES.get(char, char) for char in ' '.join(text.split()))

@@ -1,0 +1,167 @@
+"""The catalog as an OpenAPI 3.1 document.
+
+Each agentool gets `POST /agentools/{name}`, whose request body is its whole input schema, and
+each operation gets `POST /agentools/{name}/{operation}`, whose request body is the input for that
+operation alone (the operation field fixed, only the fields it uses; see `agentool.catalog.data`).
+Models shared by several schemas live once under `components/schemas`. Names are percent-encoded
+in paths. Route metadata (hints, tags, limits) is under the `x-agentool` extension.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+from pydantic import TypeAdapter
+
+from .data import CatalogEntry, JsonSchemaGenerator, export_catalog, operation_request_schema
+
+if TYPE_CHECKING:
+    from ..core.registry import AgenToolRegistry
+
+__all__ = ('openapi_spec', 'OPENAPI_VERSION')
+
+OPENAPI_VERSION = '3.1.0'
+
+_REF_PREFIX = '#/components/schemas/'
+_ERROR_SCHEMA: dict[str, Any] = {
+    'type': 'object',
+    'description': 'An agentool error: its class, message and structured details.',
+    'properties': {
+        'error': {'type': 'string', 'description': 'The error class, e.g. `InputValidationError`.'},
+        'message': {'type': 'string'},
+        'details': {'type': 'object'},
+    },
+    'required': ['error', 'message'],
+}
+_UNTYPED_OUTPUT: dict[str, Any] = {'description': 'Any JSON value: the agentool declares no output type.'}
+
+
+def openapi_spec(
+    registry: AgenToolRegistry, *, title: str = 'AgenTool API', version: str = '1.0.0', description: str | None = None
+) -> dict[str, Any]:
+    """An OpenAPI 3.1 document for every agentool in `registry` (JSON-serialisable, deterministic)."""
+    catalog = export_catalog(registry)
+    entries = catalog['agentools']
+    inputs, outputs, components = _schemas(registry, [entry['name'] for entry in entries])
+    error_name = _unique('AgenToolError', components)
+    components[error_name] = _ERROR_SCHEMA
+    error_ref = {'$ref': _REF_PREFIX + error_name}
+    paths: dict[str, Any] = {}
+    operation_ids: set[str] = set()
+    for entry in entries:
+        name = entry['name']
+        base = f'/agentools/{quote(name, safe="")}'
+        responses = _responses(outputs.get(name), error_ref)
+        paths[base] = {
+            'post': {
+                'operationId': _unique(name, operation_ids),
+                'summary': f'Run agentool {name}',
+                **({'description': entry['description']} if entry['description'] else {}),
+                'tags': [name],
+                'requestBody': _body({'$ref': inputs[name]} if inputs[name] else {}),
+                'responses': responses,
+                'x-agentool': {'agentool': name, 'version': entry['version'], 'tags': entry['tags']},
+            }
+        }
+        input_definition = components.get(inputs[name].removeprefix(_REF_PREFIX), {})
+        for operation in entry['operations']:
+            op = operation['name']
+            schema = operation_request_schema(
+                input_definition, entry['operation_field'], op, operation['fields'], operation['description']
+            )
+            paths[f'{base}/{quote(op, safe="")}'] = {
+                'post': {
+                    'operationId': _unique(f'{name}.{op}', operation_ids),
+                    'summary': f'{name}: {op}',
+                    **({'description': operation['description']} if operation['description'] else {}),
+                    'tags': [name],
+                    'requestBody': _body(schema),
+                    'responses': responses,
+                    **({'deprecated': True} if operation['deprecated'] else {}),
+                    'x-agentool': {
+                        'agentool': name,
+                        'operation': op,
+                        'tool': operation['tool'],
+                        'read_only': operation['read_only'],
+                        'idempotent': operation['idempotent'],
+                        'destructive': operation['destructive'],
+                        'concurrent_safe': operation['concurrent_safe'],
+                        'max_output_chars': operation['max_output_chars'],
+                        'tags': operation['tags'],
+                    },
+                }
+            }
+    info: dict[str, Any] = {'title': title, 'version': version}
+    if description:
+        info['description'] = description
+    return {
+        'openapi': OPENAPI_VERSION,
+        'info': info,
+        'tags': [_tag(entry) for entry in entries],
+        'paths': paths,
+        'components': {'schemas': dict(sorted(components.items()))},
+    }
+
+
+def _schemas(registry: AgenToolRegistry, names: list[str]) -> tuple[dict[str, str], dict[str, Any], dict[str, Any]]:
+    """Input `$ref`s and output schemas by agentool, and the shared component schemas."""
+    adapters: list[tuple[tuple[str, str], Any, TypeAdapter[Any]]] = []
+    for name in names:
+        config = registry.require(name)
+        adapters.append(((name, 'input'), 'validation', TypeAdapter[Any](config.input_schema)))
+        if config.output_type is not None:
+            adapters.append(((name, 'output'), 'serialization', TypeAdapter[Any](config.output_type)))
+    if not adapters:
+        return {}, {}, {}
+    schemas, definitions = TypeAdapter.json_schemas(
+        adapters, ref_template=_REF_PREFIX + '{model}', schema_generator=JsonSchemaGenerator
+    )
+    components: dict[str, Any] = dict(definitions.get('$defs', {}))
+    inputs: dict[str, str] = {}
+    outputs: dict[str, Any] = {}
+    for ((name, kind), _mode), schema in schemas.items():
+        if kind == 'output':
+            outputs[name] = schema
+            continue
+        ref = schema.get('$ref')
+        if not isinstance(ref, str):  # an input model always becomes a component; be safe anyway
+            ref = _REF_PREFIX + _unique(f'{name}_input', components)
+            components[ref.removeprefix(_REF_PREFIX)] = schema
+        inputs[name] = ref
+    return inputs, outputs, components
+
+
+def _body(schema: dict[str, Any]) -> dict[str, Any]:
+    return {'required': True, 'content': {'application/json': {'schema': schema}}}
+
+
+def _responses(output: dict[str, Any] | None, error_ref: dict[str, Any]) -> dict[str, Any]:
+    return {
+        '200': {
+            'description': 'The typed output of the operation.',
+            'content': {'application/json': {'schema': _UNTYPED_OUTPUT if output is None else output}},
+        },
+        '400': {
+            'description': 'Invalid input (`InvalidInputError`): bad JSON, unknown operation, invalid fields.',
+            'content': {'application/json': {'schema': error_ref}},
+        },
+    }
+
+
+def _tag(entry: CatalogEntry) -> dict[str, str]:
+    tag = {'name': entry['name']}
+    if entry['description']:
+        tag['description'] = entry['description']
+    return tag
+
+
+def _unique(candidate: str, taken: set[str] | dict[str, Any]) -> str:
+    """`candidate`, or `candidate_2`, `candidate_3`… whichever is not taken yet; sets record it."""
+    name, counter = candidate, 1
+    while name in taken:
+        counter += 1
+        name = f'{candidate}_{counter}'
+    if isinstance(taken, set):
+        taken.add(name)
+    return name

@@ -1,0 +1,47 @@
+"""What agentool reads from a tool function: its metadata, and the output type its routes imply."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any, Union
+
+from ._signature import read_signature, type_name
+from .config import ToolMetadata
+
+__all__ = ('extract_tool_metadata', 'infer_output_type')
+
+
+def extract_tool_metadata(tool: Callable[..., Any]) -> ToolMetadata:
+    """Describe a tool function: name, docstring, async-ness, parameters and return type."""
+    signature = read_signature(tool)
+    return_annotation = signature.hints.get('return', inspect.Signature.empty)
+    has_return = return_annotation is not inspect.Signature.empty
+    return ToolMetadata(
+        name=signature.name,
+        description=inspect.getdoc(tool),
+        is_async=signature.is_async,
+        parameters=list(signature.params),
+        parameter_types={p: type_name(signature.hints[p]) for p in signature.params if p in signature.hints},
+        return_type=type_name(return_annotation) if has_return else None,
+        return_annotation=return_annotation if has_return else None,
+    )
+
+
+def infer_output_type(tools_metadata: Sequence[ToolMetadata]) -> Any:
+    """The output type common to `tools_metadata`'s return annotations, or `None` if there is none.
+
+    One distinct type gives that type; several give their union in a fixed order (so tool order
+    never matters). A tool without a return annotation, or annotated `Any`, makes the output
+    untyped (`None`: the run's output is JSON text).
+    """
+    distinct: dict[str, Any] = {}
+    for meta in tools_metadata:
+        annotation = meta.return_annotation
+        if annotation is None or annotation is Any:
+            return None
+        distinct.setdefault(repr(annotation), annotation)
+    if not distinct:
+        return None
+    members = [distinct[key] for key in sorted(distinct)]
+    return members[0] if len(members) == 1 else Union[tuple(members)]  # noqa: UP007

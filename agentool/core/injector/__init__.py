@@ -1,0 +1,14 @@
+"""The injector: run agentools by name, wire their dependencies, swap any of them in tests.
+
+This package sits on the routing core (`agentool.core`: registry, manager, model, capability) and
+is imported by nothing there. It holds the injector (`_injector`), the scope helpers that say which
+injector is in effect (`_scope`, `_frame`), typed deps and agentool handles (`_deps`, `handle`),
+resources by type with run scope (`_resources`), what runs for a name (`_targets`: agents,
+overrides, the direct path's context in `_context`) and the dependency-graph checks (`_graph`).
+"""
+
+from ._injector import AgenToolInjector
+from ._resources import ResourceScope
+from ._scope import get_injector, use_injector
+
+__all__ = ('AgenToolInjector', 'ResourceScope', 'get_injector', 'use_injector')

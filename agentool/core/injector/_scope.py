@@ -1,0 +1,50 @@
+"""The injector in effect: `get_injector()` and `use_injector()`."""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from contextlib import contextmanager
+
+from ..registry import get_registry
+from ._frame import frame as _frame
+from ._injector import AgenToolInjector
+
+__all__ = ('get_injector', 'use_injector')
+
+_COMPANION = 'agentool.injector'
+"""Where a registry keeps its default injector (a key no attribute name can collide with)."""
+
+
+def get_injector() -> AgenToolInjector:
+    """The injector in effect: the one running the current agentool, else the innermost
+    `use_injector()` scope, else the default injector of the registry in effect.
+
+    Pairing the default injector with the registry keeps them consistent: a fresh registry
+    (`use_registry()`) comes with a fresh injector, and the process default with the process default.
+    """
+    frame = _frame.get()
+    if frame is not None:
+        return frame[0]
+    # The registry owns its default injector, so the two are collected together: a global map from
+    # registry to injector would keep every scoped registry alive through the agents it holds.
+    companion = vars(get_registry())
+    injector = companion.get(_COMPANION)
+    if injector is None:
+        injector = companion[_COMPANION] = AgenToolInjector()
+    return injector
+
+
+@contextmanager
+def use_injector(injector: AgenToolInjector | None = None) -> Generator[AgenToolInjector]:
+    """Make `injector` (a fresh one by default) the injector in effect inside the block.
+
+    Task-local (a context variable) and restored on exit, even on error.
+    """
+    injector = AgenToolInjector() if injector is None else injector
+    frame = _frame.get()
+    keep = frame is not None and frame[0] is injector
+    token = _frame.set(frame if keep and frame is not None else (injector, None, ()))
+    try:
+        yield injector
+    finally:
+        _frame.reset(token)
