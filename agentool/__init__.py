@@ -3,6 +3,11 @@
 `import agentool` installs one documented hook (see `agentool.model_strings`) so that
 `Agent('agentool:NAME')` resolves; nothing else happens at import. The test-double kit lives in
 `agentool.testing` and the MCP server in `agentool.mcp`; neither is imported here.
+
+Layers, bottom up (imports point down; `docs/architecture.md` has the map): `errors`, `base`,
+`telemetry`; the routing core `agentool.core`; the injector `agentool.core.injector`; the catalog
+renderers `agentool.catalog`; `factory`; the bridges (`toolset`, `filters`, `mcp`, `model_strings`);
+`agentool.testing`; the CLI.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ import enum
 import functools
 import json
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import anyio.to_thread
 from pydantic import BaseModel, TypeAdapter, ValidationError
@@ -14,6 +14,7 @@ from pydantic_ai import RunContext
 from pydantic_core import SchemaValidator
 
 from ..errors import (
+    AgenToolError,
     InputTooLargeError,
     InputValidationError,
     InvalidJSONError,
@@ -30,6 +31,8 @@ if TYPE_CHECKING:
     from .config import AgenToolConfig
 
 __all__ = ('AgenToolManager', 'MANAGER_TOOL_NAME')
+
+_E = TypeVar('_E', bound=AgenToolError)
 
 MANAGER_TOOL_NAME = '__agentool_manager__'
 """Name of the tool whose argument schema is the agentool's input schema."""
@@ -212,12 +215,11 @@ class AgenToolManager:
         try:
             return self._output_adapter.validate_python(result)
         except ValidationError as error:
-            raise OutputError(
+            raise self._route_error(
+                OutputError,
+                route,
                 f'agentool {self.name!r}, operation {route.operation!r}: tool {route.tool.name!r} returned a '
                 f'value that does not fit the output type {self.config.output_type!r}: {error}',
-                agentool=self.name,
-                operation=route.operation,
-                tool=route.tool.name,
             ) from error
 
     def _route_slow(self, operation: Any) -> CompiledRoute:
@@ -227,6 +229,10 @@ class AgenToolManager:
             if (route := self._routes.get(operation)) is not None:
                 return route
         raise self._unknown_operation(operation)
+
+    def _route_error(self, error_type: type[_E], route: CompiledRoute, message: str) -> _E:
+        """An error about one routed call, with the agentool, operation and tool as details."""
+        return error_type(message, agentool=self.name, operation=route.operation, tool=route.tool.name)
 
     def _unknown_operation(self, operation: Any) -> UnknownOperationError:
         known = list(self._routes)
@@ -248,12 +254,11 @@ class AgenToolManager:
         try:
             produced = cast(object, route.transform(input))
         except Exception as error:
-            raise TransformError(
+            raise self._route_error(
+                TransformError,
+                route,
                 f'agentool {self.name!r}: the transform of operation {route.operation!r} raised '
                 f'{type(error).__name__}: {error}',
-                agentool=self.name,
-                operation=route.operation,
-                tool=route.tool.name,
             ) from error
         if type(produced) is dict:  # the usual case; the call copies the arguments anyway
             kwargs: dict[str, Any] = cast('dict[str, Any]', produced)
@@ -262,12 +267,11 @@ class AgenToolManager:
                 return kwargs
             self._check_arguments(route, kwargs)
         if not isinstance(produced, Mapping):
-            raise TransformError(
+            raise self._route_error(
+                TransformError,
+                route,
                 f'agentool {self.name!r}: the transform of operation {route.operation!r} returned '
                 f'{type(produced).__name__}, expected a dict of arguments for tool {route.tool.name!r}',
-                agentool=self.name,
-                operation=route.operation,
-                tool=route.tool.name,
             )
         kwargs = dict(cast('Mapping[str, Any]', produced))
         self._check_arguments(route, kwargs)

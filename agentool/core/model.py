@@ -12,8 +12,6 @@ raises `DepsUnavailableError`.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
-from contextlib import asynccontextmanager
 from typing import Any
 
 from pydantic import BaseModel
@@ -26,27 +24,20 @@ from pydantic_ai.messages import (
     ToolReturnPart,
     UserPromptPart,
 )
-from pydantic_ai.models import CompletedStreamedResponse, Model, ModelRequestParameters, StreamedResponse
-from pydantic_ai.profiles import ModelProfile
+from pydantic_ai.models import ModelRequestParameters
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.usage import RunUsage
 
 from ..errors import AgenToolError, DepsUnavailableError, InvalidInputError, ToolFailedError, ToolRetryError
+from ._answering import TOOL_CALLING_PROFILE, AnsweringModel
 from ._output import output_response
 from .manager import MANAGER_TOOL_NAME, AgenToolManager
 from .registry import AgenToolRegistry, get_registry
 
 __all__ = ('AgenToolModel',)
 
-_PROFILE = ModelProfile(
-    supports_tools=True,
-    supports_json_schema_output=True,
-    supports_json_object_output=True,
-    default_structured_output_mode='tool',
-)
 
-
-class AgenToolModel(Model):
+class AgenToolModel(AnsweringModel):
     """A deterministic model for agentool `name`.
 
     Args:
@@ -58,7 +49,7 @@ class AgenToolModel(Model):
     def __init__(
         self, name: str, *, registry: AgenToolRegistry | None = None, settings: ModelSettings | None = None
     ) -> None:
-        super().__init__(settings=settings, profile=_PROFILE)
+        super().__init__(settings=settings, profile=TOOL_CALLING_PROFILE)
         self._name = name
         self._registry = registry
 
@@ -76,27 +67,6 @@ class AgenToolModel(Model):
     def registry(self) -> AgenToolRegistry:
         """The registry this model reads its agentool from."""
         return get_registry() if self._registry is None else self._registry
-
-    async def request(
-        self,
-        messages: list[ModelMessage],
-        model_settings: ModelSettings | None,
-        model_request_parameters: ModelRequestParameters,
-    ) -> ModelResponse:
-        _, params = self.prepare_request(model_settings, model_request_parameters)
-        return await self._respond(messages, params)
-
-    @asynccontextmanager
-    async def request_stream(
-        self,
-        messages: list[ModelMessage],
-        model_settings: ModelSettings | None,
-        model_request_parameters: ModelRequestParameters,
-        run_context: RunContext[Any] | None = None,
-    ) -> AsyncGenerator[StreamedResponse]:
-        _, params = self.prepare_request(model_settings, model_request_parameters)
-        response = await self._respond(messages, params)
-        yield CompletedStreamedResponse(response, model_request_parameters=params, replay_events=True)
 
     async def _respond(self, messages: list[ModelMessage], params: ModelRequestParameters) -> ModelResponse:
         manager = self.registry.get_manager(self._name)

@@ -7,6 +7,9 @@
 - `agentool.testing.strategies` has hypothesis strategies built from input schemas (it needs
   the `hypothesis` package, the `testing` extra).
 - `agentool.testing.plugin` is the pytest plugin, loaded through its entry point.
+
+This package sits above everything else in agentool except the CLI: it may import the core, the
+injector and the bridges; nothing in the library imports it. A new test helper goes here.
 """
 
 from __future__ import annotations

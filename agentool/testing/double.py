@@ -13,12 +13,8 @@ and output with the agent's own validators, and a rejection (a retry) fails the 
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncGenerator
-from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
 
-from pydantic_ai import RunContext
 from pydantic_ai.messages import (
     InstructionPart,
     ModelMessage,
@@ -30,10 +26,11 @@ from pydantic_ai.messages import (
     ToolReturnPart,
     UserPromptPart,
 )
-from pydantic_ai.models import CompletedStreamedResponse, Model, ModelRequestParameters, StreamedResponse
-from pydantic_ai.profiles import ModelProfile, ModelProfileSpec
+from pydantic_ai.models import ModelRequestParameters
+from pydantic_ai.profiles import ModelProfileSpec
 from pydantic_ai.settings import ModelSettings
 
+from ..core._answering import TOOL_CALLING_PROFILE, AnsweringModel
 from ..core._output import output_response
 from ..errors import DoubleError, DriftError, OutputError, ScriptExhaustedError, UnexpectedPromptError
 from ._drift import check_call, output_feedback_error, tool_retry_error
@@ -41,13 +38,6 @@ from .log import CallLog, CallRecord, RequestRecord
 from .script import Output, Script, ScriptRun
 
 __all__ = ('AgentDouble',)
-
-_PROFILE = ModelProfile(
-    supports_tools=True,
-    supports_json_schema_output=True,
-    supports_json_object_output=True,
-    default_structured_output_mode='tool',
-)
 
 
 @dataclass
@@ -59,7 +49,7 @@ class _Run:
     step: int = 0
 
 
-class AgentDouble(Model):
+class AgentDouble(AnsweringModel):
     """A deterministic stand-in for an agent's model, driven by scripts.
 
     Args:
@@ -81,7 +71,7 @@ class AgentDouble(Model):
         profile: ModelProfileSpec | None = None,
         settings: ModelSettings | None = None,
     ) -> None:
-        super().__init__(settings=settings, profile=profile or _PROFILE)
+        super().__init__(settings=settings, profile=profile or TOOL_CALLING_PROFILE)
         if not scripts:
             raise DoubleError(f'double {name!r} needs at least one Script')
         self.scripts: tuple[Script, ...] = scripts
@@ -112,27 +102,6 @@ class AgentDouble(Model):
         self.calls.clear()
         self._runs.clear()
         self._uses = [0] * len(self.scripts)
-
-    async def request(
-        self,
-        messages: list[ModelMessage],
-        model_settings: ModelSettings | None,
-        model_request_parameters: ModelRequestParameters,
-    ) -> ModelResponse:
-        _, params = self.prepare_request(model_settings, model_request_parameters)
-        return await self._respond(messages, params)
-
-    @asynccontextmanager
-    async def request_stream(
-        self,
-        messages: list[ModelMessage],
-        model_settings: ModelSettings | None,
-        model_request_parameters: ModelRequestParameters,
-        run_context: RunContext[Any] | None = None,
-    ) -> AsyncGenerator[StreamedResponse]:
-        _, params = self.prepare_request(model_settings, model_request_parameters)
-        response = await self._respond(messages, params)
-        yield CompletedStreamedResponse(response, model_request_parameters=params, replay_events=True)
 
     # --- answering ----------------------------------------------------------------------------
 

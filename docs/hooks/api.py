@@ -1,8 +1,8 @@
 """MkDocs hook: the API reference, one mkdocstrings page per public module of `agentool`.
 
-Modules are found on disk (nothing is imported); private modules (`_name`) and compatibility aliases of moved modules are skipped. The
-`API reference` entry of the nav becomes a section listing them, so a new module is documented
-with no docs edit.
+Modules are found on disk (nothing is imported); private modules (`_name`) and compatibility
+aliases of moved modules are skipped. The `API reference` entry of the nav becomes a section
+listing them, so a new module is documented with no docs edit.
 """
 
 from __future__ import annotations

@@ -1,0 +1,58 @@
+"""A pydantic-ai `Model` that answers each request in one step, streamed or not.
+
+`AgenToolModel` and the test double (`agentool.testing.AgentDouble`) compute a whole response
+from the messages; streaming replays that response (`CompletedStreamedResponse`), so both entry
+points share one implementation here and subclasses write only `_respond`.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from pydantic_ai import RunContext
+from pydantic_ai.messages import ModelMessage, ModelResponse
+from pydantic_ai.models import CompletedStreamedResponse, Model, ModelRequestParameters, StreamedResponse
+from pydantic_ai.profiles import ModelProfile
+from pydantic_ai.settings import ModelSettings
+
+__all__ = ('AnsweringModel', 'TOOL_CALLING_PROFILE')
+
+TOOL_CALLING_PROFILE = ModelProfile(
+    supports_tools=True,
+    supports_json_schema_output=True,
+    supports_json_object_output=True,
+    default_structured_output_mode='tool',
+)
+"""What both models support: tool calls, and every structured output mode (tool output by default)."""
+
+
+class AnsweringModel(Model):
+    """A model whose response is computed at once by `_respond`; `request_stream` replays it."""
+
+    async def request(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+    ) -> ModelResponse:
+        _, params = self.prepare_request(model_settings, model_request_parameters)
+        return await self._respond(messages, params)
+
+    @asynccontextmanager
+    async def request_stream(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+        run_context: RunContext[Any] | None = None,
+    ) -> AsyncGenerator[StreamedResponse]:
+        _, params = self.prepare_request(model_settings, model_request_parameters)
+        response = await self._respond(messages, params)
+        yield CompletedStreamedResponse(response, model_request_parameters=params, replay_events=True)
+
+    @abstractmethod
+    async def _respond(self, messages: list[ModelMessage], params: ModelRequestParameters) -> ModelResponse:
+        """The response to `messages`, with the prepared request parameters."""
