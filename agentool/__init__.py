@@ -23,6 +23,7 @@ from .core.model import AgenToolModel
 from .core.registry import (
     AgenToolConfig,
     AgenToolRegistry,
+    ConfigProblem,
     Route,
     RoutingConfig,
     ToolMetadata,
@@ -56,6 +57,7 @@ from .errors import (
 )
 from .factory import create_agentool, extract_tool_metadata, infer_output_type
 from .filters import ExposedOperation, is_exposed, select_operations
+from .model_strings import register_agentool_models
 from .telemetry import operation_span
 from .toolset import AgenToolToolset
 
@@ -70,6 +72,7 @@ __all__ = (
     'AgenToolModel',
     'AgenToolNotFoundError',
     'AgenToolRegistry',
+    'ConfigProblem',
     'AgenToolToolset',
     'BaseOperationInput',
     'Catalog',
@@ -116,6 +119,7 @@ __all__ = (
     'manager_toolset',
     'operation_span',
     'select_operations',
+    'register_agentool_models',
     'use_injector',
     'use_registry',
 )

@@ -197,7 +197,7 @@ async def _call(registry: AgenToolRegistry, name: str, prompt: str, output_type:
         return (await _plain_agent(registry, name, output_type).run(prompt)).output
     async with injector.run_scope():
         try:
-            deps = await injector.create_deps(name)
+            deps = await injector.acreate_deps(name)
         except DependencyError:
             deps = None  # run as `Agent('agentool:NAME')` would: without deps
         return (await injector.get(name).run(prompt, deps=deps)).output

@@ -145,11 +145,13 @@ class ToolFailedError(AgenToolError):
 
 
 class DepsUnavailableError(AgenToolError):
-    """A tool read `ctx.deps` in a run that has no way to receive dependencies.
+    """Dependencies cannot be had where they were asked for.
 
-    The plain `Agent('agentool:NAME')` form cannot receive `deps` through pydantic-ai's public API;
-    use the explicit form, `Agent('agentool:NAME', capabilities=[AgenToolCapability(NAME)])`, or the
-    agent `create_agentool` returns.
+    A tool read `ctx.deps` in a run that has no way to receive them: the plain
+    `Agent('agentool:NAME')` form cannot receive `deps` through pydantic-ai's public API; use the
+    explicit form, `Agent('agentool:NAME', capabilities=[AgenToolCapability(NAME)])`, or the agent
+    `create_agentool` returns. Or `injector.create_deps(name)` (synchronous) met a resource
+    factory that awaits I/O: use `await injector.acreate_deps(name)`.
     """
 
 

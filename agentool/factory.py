@@ -9,6 +9,7 @@ from typing import Any
 from pydantic_ai import Agent
 
 from .core._metadata import extract_tool_metadata, infer_output_type
+from .core._routes import configuration_error
 from .core.capability import build_agent
 from .core.injector import get_injector
 from .core.registry import DEFAULT_MAX_INPUT_BYTES, AgenToolConfig, RoutingConfig, get_registry
@@ -36,8 +37,8 @@ def create_agentool(
 ) -> Agent[Any, Any]:
     """Create agentool `name`, register it in the registry and injector in effect and return its `Agent`.
 
-    The configuration is checked first (routes, tools, transforms, schema); a problem raises
-    `ConfigurationError` naming the culprit, and a taken name raises `DuplicateNameError` unless
+    The configuration is checked first (routes, tools, transforms, schema); problems raise one
+    `ConfigurationError` listing every one (`details['problems']`), and a taken name raises `DuplicateNameError` unless
     `replace=True`. The returned agent's output type is `output_type`, else the type inferred from
     the routed tools' return annotations, else `str` (JSON text).
 
@@ -76,9 +77,11 @@ def create_agentool(
         examples=list(examples or ()),
         max_input_bytes=max_input_bytes,
     )
+    registry = get_registry()
+    if problems := registry.validate_config(config):  # the gate: the registry itself stores anything
+        raise configuration_error(name, problems)
     injector = get_injector()
     injector.check_dependencies(name, config)  # a cycle or a non-agentool dependency fails before registering
-    registry = get_registry()
     registry.register(name, config, replace=replace)
     agent = build_agent(name, registry, system_prompt=system_prompt, **agent_kwargs)
     injector.register(name, agent, replace=True)  # the registry already ruled on the name

@@ -17,7 +17,7 @@ import pydantic_ai.models as _models
 from .core.capability import parse_model_id
 from .core.model import AgenToolModel
 
-__all__ = ('install', 'uninstall', 'is_installed')
+__all__ = ('install', 'uninstall', 'is_installed', 'register_agentool_models')
 
 _MARK = '__agentool_wrapped__'
 
@@ -49,3 +49,11 @@ def uninstall() -> None:
     """Restore the `infer_model` that `install()` wrapped. Idempotent."""
     if is_installed():
         _models.infer_model = _models.infer_model.__wrapped__  # type: ignore[attr-defined]
+
+
+def register_agentool_models() -> None:
+    """Make `Agent('agentool:NAME')` resolve: the architecture guide's name for `install()`.
+
+    Idempotent; `import agentool` has already done it.
+    """
+    install()

@@ -208,7 +208,7 @@ async def _deps(ctx: RunContext[SessionsDeps | None]) -> AsyncGenerator[Sessions
     # in a run scope so any resource a factory makes for them is closed afterwards.
     injector = get_injector()
     async with injector.run_scope():
-        yield await injector.create_deps('sessions')
+        yield await injector.acreate_deps('sessions')
 
 
 def _now(deps: SessionsDeps) -> datetime:

@@ -259,7 +259,7 @@ async def test_without_a_provided_store_the_default_store_applies(store: SQLiteS
 
 async def test_the_injector_fills_the_typed_deps(sessions: SessionsAgent, clock: Clock) -> None:
     injector = get_injector()
-    deps = await injector.create_deps('sessions')
+    deps = await injector.acreate_deps('sessions')
     assert isinstance(deps, SessionsDeps)
     assert deps.storage == injector.handle('storage')
     assert deps.clock is clock

@@ -41,7 +41,10 @@ async def second(ctx: RunContext[Any], y: int, scale: int = 10) -> int:
 def test_route_to_a_missing_tool_is_refused() -> None:
     with pytest.raises(ConfigurationError, match="operation 'second' routes to tool 'nope'") as caught:
         create_agentool('pair', PairInput, RoutingConfig(operation_map={'first': 'first', 'second': 'nope'}), [first])
-    assert caught.value.details == {'agentool': 'pair', 'operation': 'second', 'tool': 'nope'}
+    details = dict(caught.value.details)
+    problems = details.pop('problems')
+    assert details == {'agentool': 'pair', 'operation': 'second', 'tool': 'nope'}
+    assert [(p['kind'], p['operation'], p['tool']) for p in problems] == [('missing_tool', 'second', 'nope')]
 
 
 def test_literal_operation_without_route_is_refused() -> None:

@@ -145,7 +145,7 @@ async def test_three_levels_of_typed_deps_share_one_database_per_run(injector: A
 async def test_handles_go_through_the_injector(injector: AgenToolInjector) -> None:
     create_layers()
     provide_db(injector, [], [])
-    deps = await injector.create_deps('cache')
+    deps = await injector.acreate_deps('cache')
     assert isinstance(deps, CacheDeps)
     assert deps.store == injector.handle('store')
     assert (await deps.store.run({'operation': 'get', 'key': 'x'})).output.startswith('store(x')

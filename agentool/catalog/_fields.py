@@ -18,8 +18,10 @@ from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined, to_jsonable_python
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from ..core._signature import ToolSignature
     from ..core.config import Route, Transform
-    from ..core.manager import AgenToolManager
 
 __all__ = (
     'CatalogField',
@@ -71,19 +73,27 @@ def type_label(annotation: Any) -> str:
 
 
 def operation_fields(
-    manager: AgenToolManager, op: str, route: Route, properties: dict[str, Any]
+    input_schema: type[BaseModel],
+    operation_field: str,
+    tool: ToolSignature | None,
+    op: str,
+    route: Route,
+    properties: dict[str, Any],
 ) -> tuple[list[CatalogField], FieldsSource]:
     """The fields operation `op` uses, in schema order, and how they were found.
 
-    `properties` are the input JSON schema's properties (they give each field's JSON key).
+    `tool` is the routed tool's signature, `None` when the configuration does not give the tool
+    (then every field is listed). `properties` are the input JSON schema's properties (they give
+    each field's JSON key).
     """
-    model_fields = manager.input_schema.model_fields
-    tool = manager.tool_for(op)
+    model_fields = input_schema.model_fields
     source: FieldsSource
-    if route.transform is None:
+    if route.transform is None and tool is not None:
         used, source, tool_required = set(tool.params), 'matched', tool.required
+    elif route.transform is None:
+        used, source, tool_required = set(model_fields), 'schema', frozenset[str]()
     else:
-        read = probe_transform(route.transform, manager.operation_field, op)
+        read = probe_transform(route.transform, operation_field, op)
         if read is None or not read <= set(model_fields):
             used, source = set(model_fields), 'schema'
         else:
@@ -91,7 +101,7 @@ def operation_fields(
         tool_required = frozenset[str]()
     fields: list[CatalogField] = []
     for field_name, info in model_fields.items():
-        if field_name == manager.operation_field:
+        if field_name == operation_field:
             continue
         if field_name in used or info.is_required():
             required = info.is_required() or field_name in tool_required

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import fnmatch
 import inspect
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from pydantic import TypeAdapter
@@ -26,13 +26,14 @@ from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import to_jsonable_python
 
 from ..core._metadata import extract_tool_metadata
+from ..core._signature import read_signature
 from ._fields import CatalogField, FieldsSource, operation_fields, operation_request_schema, schema_key, type_label
 
 if TYPE_CHECKING:
     from pydantic_core import CoreSchema, core_schema
 
+    from ..core._signature import ToolSignature
     from ..core.config import AgenToolConfig, Route, ToolMetadata
-    from ..core.manager import AgenToolManager
     from ..core.registry import AgenToolRegistry
 
 __all__ = (
@@ -151,9 +152,12 @@ class JsonSchemaGenerator(GenerateJsonSchema):
 
 
 def catalog_entry(registry: AgenToolRegistry, name: str) -> CatalogEntry:
-    """The catalog entry of agentool `name`; raises `AgenToolNotFoundError` if there is none."""
-    manager = registry.get_manager(name)
-    config = manager.config
+    """The catalog entry of agentool `name`; raises `AgenToolNotFoundError` if there is none.
+
+    Works from the configuration alone, so an agentool that cannot run (say, one whose tools are
+    defined elsewhere) is described like any other.
+    """
+    config = registry.require(name)
     schema = input_schema(registry, name)
     output_schema = None
     if config.output_type is not None:
@@ -166,7 +170,7 @@ def catalog_entry(registry: AgenToolRegistry, name: str) -> CatalogEntry:
         tags=list(config.tags),
         dependencies=list(dict.fromkeys(config.dependencies)),
         examples=to_jsonable_python(config.examples, serialize_unknown=True),
-        operation_field=_operation_key(manager, schema),
+        operation_field=_operation_key(config, schema),
         input_schema=schema,
         output_type=None if config.output_type is None else type_label(config.output_type),
         output_schema=output_schema,
@@ -223,28 +227,32 @@ def input_schema(registry: AgenToolRegistry, name: str) -> dict[str, Any]:
 
 def operations(registry: AgenToolRegistry, name: str) -> dict[str, CatalogOperation]:
     """Operation → its catalog description, in routing order."""
-    manager = registry.get_manager(name)
-    config = manager.config
+    config = registry.require(name)
     schema = input_schema(registry, name)
-    return {op: _operation(manager, config, op, route, schema) for op, route in _routes(config).items()}
+    tools = {signature.name: signature for signature in map(read_signature, config.tools)}
+    return {op: _operation(config, tools.get(route.tool), op, route, schema) for op, route in _routes(config).items()}
 
 
-def _operation_key(manager: AgenToolManager, schema: dict[str, Any]) -> str:
-    field = manager.operation_field
-    return schema_key(field, manager.input_schema.model_fields[field], schema.get('properties', {}))
+def _operation_key(config: AgenToolConfig, schema: dict[str, Any]) -> str:
+    field = config.routing_config.operation_field
+    info = config.input_schema.model_fields.get(field)
+    # A computed field or property is not an input: its own name is the key.
+    return field if info is None else schema_key(field, info, schema.get('properties', {}))
 
 
-def _routes(config: AgenToolConfig) -> dict[str, Route]:
+def _routes(config: AgenToolConfig) -> Mapping[str, Route]:
     return config.routing_config.operation_map
 
 
 def _operation(
-    manager: AgenToolManager, config: AgenToolConfig, op: str, route: Route, schema: dict[str, Any]
+    config: AgenToolConfig, tool: ToolSignature | None, op: str, route: Route, schema: dict[str, Any]
 ) -> CatalogOperation:
-    tool = manager.tool_for(op)
     meta = _tool_metadata(config).get(route.tool)
-    docstring = meta.description if meta else inspect.getdoc(tool.function)
-    fields, source = operation_fields(manager, op, route, schema.get('properties', {}))
+    docstring = (meta.docstring or meta.description) if meta else (inspect.getdoc(tool.function) if tool else None)
+    operation_field = config.routing_config.operation_field
+    fields, source = operation_fields(
+        config.input_schema, operation_field, tool, op, route, schema.get('properties', {})
+    )
     description = route.description or docstring
     return CatalogOperation(
         name=op,
@@ -254,7 +262,7 @@ def _operation(
         returns=type_label(meta.return_annotation) if meta and meta.return_annotation is not None else None,
         fields=fields,
         fields_source=source,
-        request_schema=operation_request_schema(schema, _operation_key(manager, schema), op, fields, description),
+        request_schema=operation_request_schema(schema, _operation_key(config, schema), op, fields, description),
         read_only=route.read_only,
         idempotent=route.idempotent,
         destructive=route.destructive,
@@ -284,7 +292,7 @@ def tools_info(registry: AgenToolRegistry, name: str) -> list[CatalogTool]:
     return [
         CatalogTool(
             name=meta.name,
-            description=meta.description,
+            description=meta.docstring or meta.description,
             is_async=meta.is_async,
             parameters=list(meta.parameters),
             parameter_types=dict(meta.parameter_types),

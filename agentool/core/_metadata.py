@@ -9,17 +9,26 @@ from typing import Any, Union
 from ._signature import read_signature, type_name
 from .config import ToolMetadata
 
-__all__ = ('extract_tool_metadata', 'infer_output_type')
+__all__ = ('extract_tool_metadata', 'infer_output_type', 'docstring_summary')
+
+
+def docstring_summary(docstring: str | None) -> str | None:
+    """The summary of a docstring: its first paragraph, on one line."""
+    if not docstring:
+        return None
+    return ' '.join(docstring.strip().split('\n\n', 1)[0].split())
 
 
 def extract_tool_metadata(tool: Callable[..., Any]) -> ToolMetadata:
-    """Describe a tool function: name, docstring, async-ness, parameters and return type."""
+    """Describe a tool function: name, docstring summary (and full text), async-ness, parameters, return type."""
     signature = read_signature(tool)
     return_annotation = signature.hints.get('return', inspect.Signature.empty)
     has_return = return_annotation is not inspect.Signature.empty
+    docstring = inspect.getdoc(tool)
     return ToolMetadata(
         name=signature.name,
-        description=inspect.getdoc(tool),
+        description=docstring_summary(docstring),
+        docstring=docstring,
         is_async=signature.is_async,
         parameters=list(signature.params),
         parameter_types={p: type_name(signature.hints[p]) for p in signature.params if p in signature.hints},

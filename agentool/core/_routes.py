@@ -2,7 +2,7 @@
 
 Done once per registration, so `AgenToolManager`'s per-call path is a dict hit plus precomputed
 field tuples (or a positional reader). Every inconsistency in the configuration is refused here
-with `ConfigurationError`, before any call.
+with one `ConfigurationError` listing them all, before any call.
 """
 
 from __future__ import annotations
@@ -10,19 +10,20 @@ from __future__ import annotations
 import enum
 import inspect
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, get_args, get_origin
+from typing import TYPE_CHECKING, Any, Literal, cast, get_args, get_origin, get_type_hints
 
 from pydantic import BaseModel
 
 from ..errors import ConfigurationError
 from ._signature import ToolSignature, read_signature
+from .config import ConfigProblem
 
 if TYPE_CHECKING:
     from .config import AgenToolConfig, Transform
 
-__all__ = ('CompiledRoute', 'compile_routes')
+__all__ = ('CompiledRoute', 'compile_routes', 'check_routes', 'configuration_error', 'operation_annotation')
 
 
 @dataclass(frozen=True)
@@ -46,70 +47,134 @@ class CompiledRoute:
 
 
 def compile_routes(name: str, config: AgenToolConfig) -> dict[str, CompiledRoute]:
-    """The routes of agentool `name`, by operation in routing order; `ConfigurationError` if inconsistent."""
+    """The routes of agentool `name`, by operation in routing order; `ConfigurationError` if inconsistent.
+
+    The error lists every problem at once (`details['problems']`), not only the first.
+    """
+    routes, problems = check_routes(name, config)
+    if problems:
+        raise configuration_error(name, problems)
+    return routes
+
+
+def configuration_error(name: str, problems: Sequence[ConfigProblem]) -> ConfigurationError:
+    """One `ConfigurationError` for all of `problems`; a single problem's fields are also top-level details."""
+    if len(problems) == 1:
+        (problem,) = problems
+        message = f'agentool {name!r}: {problem.message}'
+        fields = {k: v for k, v in problem.as_dict().items() if k not in ('kind', 'message') and v is not None}
+    else:
+        listed = '; '.join(f'({i}) {p.message}' for i, p in enumerate(problems, 1))
+        message = f'agentool {name!r} has {len(problems)} configuration problems: {listed}'
+        fields = {}
+    return ConfigurationError(message, agentool=name, problems=[p.as_dict() for p in problems], **fields)
+
+
+def check_routes(name: str, config: AgenToolConfig) -> tuple[dict[str, CompiledRoute], list[ConfigProblem]]:
+    """The routes that compile, and every problem of the configuration (empty when it can run)."""
+    problems: list[ConfigProblem] = []
     input_schema = config.input_schema
+    schema_name = getattr(input_schema, '__name__', repr(input_schema))
     operation_field = config.routing_config.operation_field
-    field_info = input_schema.model_fields.get(operation_field)
-    if field_info is None:
-        raise ConfigurationError(
-            f'agentool {name!r}: input schema {input_schema.__name__} has no operation field {operation_field!r}',
-            agentool=name,
-            field=operation_field,
+    routes = config.routing_config.operation_map
+    given = cast(object, input_schema)  # a config built by hand is not type-checked at runtime
+    if not (isinstance(given, type) and issubclass(given, BaseModel)):
+        problems.append(
+            ConfigProblem(kind='bad_schema', message=f'input_schema {input_schema!r} is not a pydantic model')
+        )
+        return {}, problems
+    known, annotation = operation_annotation(input_schema, operation_field)
+    if not known:
+        problems.append(
+            ConfigProblem(
+                kind='no_operation_field',
+                message=f'input schema {schema_name} has no operation field {operation_field!r} '
+                '(a field, a computed_field or a property)',
+                field=operation_field,
+            )
+        )
+    if not routes:
+        problems.append(ConfigProblem(kind='empty_operation_map', message='operation_map is empty'))
+    producible = _operation_values(annotation) if known else None
+    if producible is not None:
+        problems.extend(
+            ConfigProblem(
+                kind='unrouted_operation',
+                message=f'operation {op!r} of {schema_name}.{operation_field} has no route in operation_map',
+                operation=op,
+            )
+            for op in producible
+            if op not in routes
+        )
+        problems.extend(
+            ConfigProblem(
+                kind='unproducible_operation',
+                message=f'operation_map routes {op!r}, which {schema_name}.{operation_field} cannot produce '
+                f'(allowed: {", ".join(map(repr, producible))})',
+                operation=op,
+            )
+            for op in routes
+            if op not in producible
         )
     tools = {getattr(t, '__name__', repr(t)): t for t in config.tools}
-    routes = config.routing_config.operation_map
-    if not routes:
-        raise ConfigurationError(f'agentool {name!r}: operation_map is empty', agentool=name)
-    producible = _operation_values(field_info.annotation)
-    if producible is not None:
-        if missing := [op for op in producible if op not in routes]:
-            raise ConfigurationError(
-                f'agentool {name!r}: operation {missing[0]!r} of {input_schema.__name__}.'
-                f'{operation_field} has no route in operation_map',
-                agentool=name,
-                operation=missing[0],
-            )
-        if extra := [op for op in routes if op not in producible]:
-            raise ConfigurationError(
-                f'agentool {name!r}: operation_map routes {extra[0]!r}, which '
-                f'{input_schema.__name__}.{operation_field} cannot produce '
-                f'(allowed: {", ".join(map(repr, producible))})',
-                agentool=name,
-                operation=extra[0],
-            )
     compiled: dict[str, CompiledRoute] = {}
     for operation, route in routes.items():
         function = tools.get(route.tool)
         if function is None:
-            raise ConfigurationError(
-                f'agentool {name!r}: operation {operation!r} routes to tool {route.tool!r}, '
-                f'which is not among the tools given ({", ".join(map(repr, tools)) or "none"})',
-                agentool=name,
-                operation=operation,
-                tool=route.tool,
+            problems.append(
+                ConfigProblem(
+                    kind='missing_tool',
+                    message=f'operation {operation!r} routes to tool {route.tool!r}, which is not among the tools '
+                    f'given ({", ".join(map(repr, tools)) or "none"})',
+                    operation=operation,
+                    tool=route.tool,
+                )
             )
+            continue
         signature = read_signature(function)
         matched: tuple[str, ...] = ()
         if route.transform is None:
             fields = input_schema.model_fields
             matched = tuple(p for p in signature.params if p in fields)
-            if unfilled := sorted(signature.required - set(matched)):
-                raise ConfigurationError(
-                    f'agentool {name!r}: operation {operation!r} has no transform, and tool '
-                    f'{route.tool!r} requires parameter {unfilled[0]!r}, which is not a field of '
-                    f'{input_schema.__name__}; add the field or give the route a transform',
-                    agentool=name,
+            unfilled = sorted(signature.required - set(matched))
+            problems.extend(
+                ConfigProblem(
+                    kind='unfillable_parameter',
+                    message=f'operation {operation!r} has no transform, and tool {route.tool!r} requires parameter '
+                    f'{parameter!r}, which is not a field of {schema_name}; add the field or give the route a '
+                    'transform',
                     operation=operation,
                     tool=route.tool,
-                    parameter=unfilled[0],
+                    parameter=parameter,
                 )
+                for parameter in unfilled
+            )
+            if unfilled:
+                continue
         always = tuple(field for field in matched if field in signature.required)
         if_set = tuple(field for field in matched if field not in signature.required)
         positional = _positional_reader(signature, always) if route.transform is None and not if_set else None
         compiled[operation] = CompiledRoute(
             operation, signature, route.transform, matched, always, if_set, frozenset(signature.params), positional
         )
-    return compiled
+    return compiled, problems
+
+
+def operation_annotation(input_schema: type[BaseModel], operation_field: str) -> tuple[bool, Any]:
+    """Whether `input_schema` has `operation_field` (a field, computed field or property), and its type."""
+    if (info := input_schema.model_fields.get(operation_field)) is not None:
+        return True, info.annotation
+    if (computed := input_schema.model_computed_fields.get(operation_field)) is not None:
+        return True, computed.return_type
+    attribute = inspect.getattr_static(input_schema, operation_field, None)
+    if isinstance(attribute, property):
+        getter = attribute.fget
+        try:
+            hints = get_type_hints(getter) if getter is not None else {}
+        except Exception:  # an unresolvable annotation: the operation is then any string
+            hints = {}
+        return True, hints.get('return', Any)
+    return False, None
 
 
 def _positional_reader(signature: ToolSignature, fields: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]] | None:

@@ -60,7 +60,9 @@ def read_signature(function: Callable[..., Any]) -> ToolSignature:
 
 
 def type_name(annotation: Any) -> str:
-    """A readable name for a type annotation (`int`, `list[str]`, `MyModel | None`)."""
+    """A readable name for a type annotation (`int`, `list[str]`, `MyModel | None`), never quoted."""
+    if isinstance(annotation, str):  # a forward reference that could not be resolved
+        return annotation
     if isinstance(annotation, type) and get_origin(annotation) is None:
         return annotation.__name__
     return repr(annotation).replace('typing.', '')

@@ -6,7 +6,7 @@ stores it, the manager compiles it, the catalog describes it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from types import NoneType
@@ -21,7 +21,9 @@ __all__ = (
     'Route',
     'RouteSpec',
     'RoutingConfig',
+    'RouteMap',
     'ToolMetadata',
+    'ConfigProblem',
     'AgenToolConfig',
     'DEFAULT_MAX_INPUT_BYTES',
     'now',
@@ -63,6 +65,15 @@ class Route:
     deprecated: bool = False
     """Still routed, but flagged in catalogs and tool descriptions."""
 
+    def __iter__(self) -> Iterator[Any]:
+        """`tool, transform = route`: the `(tool_name, transform)` pair the architecture guide unpacks."""
+        yield self.tool
+        yield self.transform
+
+    def __getitem__(self, index: int) -> Any:
+        """`route[0]` is the tool name, `route[1]` the transform, as in the guide's tuples."""
+        return (self.tool, self.transform)[index]
+
 
 RouteSpec: TypeAlias = str | tuple[str] | tuple[str, Transform | None] | Route
 """Accepted forms of an `operation_map` value: a tool name, `(tool,)`, `(tool, transform)` or a `Route`."""
@@ -85,7 +96,51 @@ def _to_route(operation: str, spec: object) -> Route:
     )
 
 
-@dataclass(init=False)
+class RouteMap(Mapping[str, Route]):
+    """`RoutingConfig.operation_map`: operation → `Route`, read-only once built.
+
+    Routes are checked when an agentool is created; a later assignment could not be, so it is
+    refused with `ConfigurationError` (build a new `RoutingConfig` to change routing).
+    """
+
+    __slots__ = ('_routes',)
+
+    def __init__(self, routes: Mapping[str, RouteSpec] | None = None) -> None:
+        self._routes = {op: _to_route(op, spec) for op, spec in (routes or {}).items()}
+
+    def __getitem__(self, operation: str) -> Route:
+        return self._routes[operation]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._routes)
+
+    def __len__(self) -> int:
+        return len(self._routes)
+
+    def __contains__(self, operation: object) -> bool:
+        return operation in self._routes
+
+    def get(self, operation: str, default: Any = None) -> Any:  # a dict's speed on the catalog paths
+        return self._routes.get(operation, default)
+
+    def __setitem__(self, operation: str, spec: RouteSpec) -> None:
+        raise self._read_only(operation)
+
+    def __delitem__(self, operation: str) -> None:
+        raise self._read_only(operation)
+
+    def _read_only(self, operation: str) -> ConfigurationError:
+        return ConfigurationError(
+            f'RoutingConfig.operation_map is read-only (tried to change {operation!r}): routes are checked when '
+            'the agentool is created; build a new RoutingConfig and create the agentool again with replace=True',
+            operation=operation,
+        )
+
+    def __repr__(self) -> str:
+        return f'RouteMap({self._routes!r})'
+
+
+@dataclass(init=False, frozen=True)
 class RoutingConfig:
     """Maps each value of the operation field to a tool.
 
@@ -100,14 +155,40 @@ class RoutingConfig:
 
     operation_field: str
     """Name of the input field that selects the operation."""
-    operation_map: dict[str, Route]
-    """Operation value → route, normalised to `Route` objects."""
+    operation_map: RouteMap
+    """Operation value → route, normalised to `Route` objects; read-only."""
 
     def __init__(
         self, operation_field: str = 'operation', operation_map: Mapping[str, RouteSpec] | None = None
     ) -> None:
-        self.operation_field = operation_field
-        self.operation_map = {op: _to_route(op, spec) for op, spec in (operation_map or {}).items()}
+        # Frozen: an agentool's routes are checked once, when it is created.
+        object.__setattr__(self, 'operation_field', operation_field)
+        object.__setattr__(self, 'operation_map', RouteMap(operation_map))
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConfigProblem:
+    """One reason a configuration cannot run (`validate_config`, `ConfigurationError.details['problems']`)."""
+
+    kind: str
+    """`no_operation_field`, `empty_operation_map`, `unrouted_operation`, `unproducible_operation`,
+    `missing_tool`, `unfillable_parameter` or `bad_schema`."""
+    message: str
+    operation: str | None = None
+    tool: str | None = None
+    parameter: str | None = None
+    field: str | None = None
+
+    def as_dict(self) -> dict[str, str | None]:
+        """The problem as JSON-ready data."""
+        return {
+            'kind': self.kind,
+            'message': self.message,
+            'operation': self.operation,
+            'tool': self.tool,
+            'parameter': self.parameter,
+            'field': self.field,
+        }
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -116,12 +197,18 @@ class ToolMetadata:
 
     name: str
     description: str | None
+    """The docstring's summary (its first paragraph)."""
     is_async: bool
     parameters: list[str]
+    """Parameter names, without the `RunContext` parameter."""
     parameter_types: dict[str, str]
+    """Parameter name → its annotation as text, for the annotated parameters."""
     return_type: str | None
+    """The return annotation as text (`dict[str, Any]`, never quoted), `None` without one."""
     return_annotation: Any = field(default=None, repr=False, compare=False)
     """The return annotation itself (not a string), used to infer the output type."""
+    docstring: str | None = field(default=None, repr=False, compare=False)
+    """The whole docstring, cleaned by `inspect.getdoc`."""
 
 
 def now() -> datetime:

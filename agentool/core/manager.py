@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import functools
 import json
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import anyio.to_thread
@@ -41,20 +42,36 @@ MANAGER_TOOL_NAME = '__agentool_manager__'
 class AgenToolManager:
     """Runs one agentool's operations. Built (and checked) once per registration.
 
-    Construction refuses inconsistent configurations with `ConfigurationError`: an operation
-    field the schema lacks, a route to a tool that was not given, an operation value with no
-    route, a route for an operation the schema cannot produce, and a tool parameter the default
-    transform cannot fill.
+    Construction refuses inconsistent configurations with one `ConfigurationError` listing every
+    problem: an operation field the schema lacks, a route to a tool that was not given, an
+    operation value with no route, a route for an operation the schema cannot produce, and a tool
+    parameter the default transform cannot fill.
+
+    Args:
+        name: The agentool's name (in errors and spans).
+        config: Its configuration.
+        tool_functions: The tools operations route to, as the architecture guide passes them;
+            by default `config.tools`.
+        routes: Routes already compiled from `config` (the registry's, to avoid a second pass).
     """
 
-    def __init__(self, name: str, config: AgenToolConfig) -> None:
+    def __init__(
+        self,
+        name: str,
+        config: AgenToolConfig,
+        tool_functions: Sequence[Callable[..., Any]] | None = None,
+        *,
+        routes: Mapping[str, CompiledRoute] | None = None,
+    ) -> None:
+        if tool_functions is not None:
+            config = dataclasses.replace(config, tools=tuple(tool_functions))
         self.name = name
         self.config = config
         self.input_schema = config.input_schema
         self.parse_json: Callable[[str | bytes], BaseModel] = _json_validator(config.input_schema)
         """The input schema's own JSON validation: no size limit, and pydantic's `ValidationError` on failure."""
         self.operation_field = config.routing_config.operation_field
-        self._routes = compile_routes(name, config)
+        self._routes = dict(routes) if routes is not None and tool_functions is None else compile_routes(name, config)
         self.checks_output = config.output_type is not None
         """Whether tool results are checked against the output type (`check_output`)."""
         self.output_class: type | None = config.output_type if isinstance(config.output_type, type) else None
@@ -157,6 +174,13 @@ class AgenToolManager:
         )
 
     # --- execution ------------------------------------------------------------------------------
+
+    async def __call__(self, ctx: RunContext[Any], **kwargs: Any) -> Any:
+        """Validate `kwargs` against the input schema, route, call the tool and return its checked output.
+
+        The manager tool's body, as the architecture guide writes it; typed errors for bad input.
+        """
+        return await self.execute(ctx, self.validate_python(kwargs))
 
     async def execute(self, ctx: RunContext[Any], input: BaseModel) -> Any:
         """Route validated `input` to its tool, call it and return its checked output.

@@ -59,6 +59,11 @@ class AgenToolModel(AnsweringModel):
         return self._name
 
     @property
+    def name(self) -> str:
+        """The agentool's name, as the architecture guide reads it (`AgenToolRegistry.get(self.name)`)."""
+        return self._name
+
+    @property
     def system(self) -> str:
         """The provider name reported in responses and telemetry."""
         return 'agentool'

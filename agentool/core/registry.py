@@ -11,16 +11,20 @@ are re-exported here, where the architecture guide imports them from.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Generator, Iterable, Mapping, Sequence
+import functools
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, cast
+from types import MethodType
+from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar, cast
 
 from ..errors import AgenToolNotFoundError, ConfigurationError, DuplicateNameError
+from ._routes import check_routes, configuration_error
 from .config import (
     DEFAULT_MAX_INPUT_BYTES,
     AgenToolConfig,
+    ConfigProblem,
     Route,
     RouteSpec,
     RoutingConfig,
@@ -39,6 +43,7 @@ __all__ = (
     'RouteSpec',
     'RoutingConfig',
     'ToolMetadata',
+    'ConfigProblem',
     'AgenToolConfig',
     'AgenToolRegistry',
     'get_registry',
@@ -49,28 +54,80 @@ __all__ = (
 )
 
 
+_P = ParamSpec('_P')
+_R = TypeVar('_R')
+
+
+class _RegistryMethod(Generic[_P, _R]):
+    """A registry method that also works on the class, as the architecture guide calls it.
+
+    `AgenToolRegistry.get('storage')` acts on the registry in effect (`get_registry()`, so
+    `use_registry()` scopes are honoured, looked up at each call); `registry.get('storage')` acts
+    on that instance. One body serves both.
+    """
+
+    def __init__(self, method: Callable[Concatenate[AgenToolRegistry, _P], _R]) -> None:
+        self._method = method
+        self.__doc__ = method.__doc__
+        self.__wrapped__ = method
+
+    def __set_name__(self, owner: type[AgenToolRegistry], name: str) -> None:
+        self._name = name
+
+    def __get__(
+        self, instance: AgenToolRegistry | None, owner: type[AgenToolRegistry] | None = None
+    ) -> Callable[_P, _R]:
+        method = self._method
+        if instance is not None:
+            bound = cast('Callable[_P, _R]', MethodType(method, instance))
+            # A non-data descriptor: the instance attribute now shadows it, so later lookups are a dict hit.
+            instance.__dict__[self._name] = bound
+            return bound
+
+        @functools.wraps(method)
+        def on_registry_in_effect(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+            return method(get_registry(), *args, **kwargs)
+
+        return on_registry_in_effect
+
+
 @dataclass(frozen=True)
 class _Entry:
     config: AgenToolConfig
-    manager: AgenToolManager
+    manager: AgenToolManager | None
+    """`None` when the configuration cannot run; `problems` then says why."""
+    problems: tuple[ConfigProblem, ...] = ()
+
+
+def _entry_for(name: str, config: AgenToolConfig) -> _Entry:
+    routes, problems = check_routes(name, config)
+    if problems:
+        return _Entry(config, None, tuple(problems))
+    return _Entry(config, AgenToolManager(name, config, routes=routes))
 
 
 class AgenToolRegistry:
-    """Holds agentool configurations by name, with the manager built from each.
+    """Holds agentool configurations by name, with the manager built from each that can run.
 
-    `register` validates the configuration (routes, tools, transforms) by building its manager,
-    so a broken agentool is refused when it is registered, never at its first request.
+    The registry is a store: `register` accepts any configuration the guide's `AgenToolConfig`
+    can describe, so catalogs and docs can describe agentools defined elsewhere. One that cannot
+    run (no operation field, routes to tools not given, ...) is listed, searched and exported like
+    any other; running it raises `ConfigurationError` naming every problem. `create_agentool` is
+    the gate that refuses such a configuration; `validate_config` reports its problems.
+
+    Every public method also works on the class, as the guide calls it (`AgenToolRegistry.get(name)`),
+    acting on the registry in effect (`get_registry()`).
     """
 
     def __init__(self) -> None:
         self._entries: dict[str, _Entry] = {}
 
+    @_RegistryMethod
     def register(self, name: str, config: AgenToolConfig, *, replace: bool = False) -> None:
-        """Validate and store `config` under `name`.
+        """Store `config` under `name` (checked, but stored even when it cannot run; see `validate_config`).
 
         Raises:
             DuplicateNameError: `name` is taken and `replace` is false.
-            ConfigurationError: the configuration is inconsistent.
         """
         if not replace and name in self._entries:
             raise DuplicateNameError(
@@ -79,29 +136,54 @@ class AgenToolRegistry:
         previous = self._entries.get(name)
         if previous is not None:
             config = _replace_keep_created(config, previous.config)
-        self._entries[name] = _Entry(config, AgenToolManager(name, config))
+        self._entries[name] = _entry_for(name, config)
 
+    @_RegistryMethod
+    def validate_config(self, name_or_config: str | AgenToolConfig) -> list[ConfigProblem]:
+        """Every problem that keeps a configuration (given, or registered under a name) from running; `[]` if none.
+
+        Raises:
+            AgenToolNotFoundError: a name that is not registered.
+        """
+        if isinstance(name_or_config, str):
+            return list(self._entry(name_or_config).problems)
+        return check_routes('<unregistered>', name_or_config)[1]
+
+    @_RegistryMethod
     def get(self, name: str) -> AgenToolConfig | None:
         """The configuration registered under `name`, or `None`."""
         entry = self._entries.get(name)
         return entry.config if entry else None
 
+    @_RegistryMethod
     def require(self, name: str) -> AgenToolConfig:
         """The configuration registered under `name`; raises `AgenToolNotFoundError` if there is none."""
         return self._entry(name).config
 
+    @_RegistryMethod
     def get_manager(self, name: str) -> AgenToolManager:
-        """The manager that runs agentool `name`; raises `AgenToolNotFoundError` if there is none."""
-        return self._entry(name).manager
+        """The manager that runs agentool `name`.
 
+        Raises:
+            AgenToolNotFoundError: no agentool is called `name`.
+            ConfigurationError: it is registered but cannot run (every problem is listed).
+        """
+        entry = self._entry(name)
+        if entry.manager is None:
+            raise configuration_error(name, entry.problems)
+        return entry.manager
+
+    @_RegistryMethod
     def exists(self, name: str) -> bool:
         """Whether an agentool called `name` is registered."""
         return name in self._entries
 
+    @_RegistryMethod
     def list_names(self) -> list[str]:
         """Registered names, sorted."""
         return sorted(self._entries)
 
+    @_RegistryMethod
     def update(self, name: str, **changes: Any) -> AgenToolConfig:
         """Change the catalog metadata of agentool `name` at once, and return the new configuration.
 
@@ -117,24 +199,28 @@ class AgenToolRegistry:
         entry = self._entry(name)
         checked = {field: _checked_update(name, field, value) for field, value in changes.items()}
         config = replace(entry.config, **checked, updated_at=now())
-        self._entries[name] = _Entry(config, AgenToolManager(name, config))
+        self._entries[name] = _entry_for(name, config)
         return config
 
+    @_RegistryMethod
     def unregister(self, name: str) -> None:
         """Remove agentool `name`; raises `AgenToolNotFoundError` if there is none."""
         self._entry(name)
         del self._entries[name]
 
+    @_RegistryMethod
     def clear(self) -> None:
         """Remove every agentool."""
         self._entries.clear()
 
     # --- introspection: thin delegations to the agentool.catalog package ---------------------
 
+    @_RegistryMethod
     def list_detailed(self) -> list[catalog.CatalogDetails]:
         """Every agentool's catalog entry plus its registration timestamps, sorted by name."""
         return _catalog().list_detailed(self)
 
+    @_RegistryMethod
     def search(self, tags: Sequence[str] | None = None, name_pattern: str | None = None) -> list[str]:
         """Names, sorted, of the agentools carrying any of `tags` and whose name matches `name_pattern`.
 
@@ -142,30 +228,37 @@ class AgenToolRegistry:
         """
         return _catalog().search(self, tags, name_pattern)
 
+    @_RegistryMethod
     def get_schema(self, name: str) -> dict[str, Any]:
         """The JSON schema of agentool `name`'s input; raises `AgenToolNotFoundError` if there is none."""
         return _catalog().input_schema(self, name)
 
+    @_RegistryMethod
     def get_operations(self, name: str) -> dict[str, catalog.CatalogOperation]:
         """Operation → tool, description, fields used, request schema and route metadata, in routing order."""
         return _catalog().operations(self, name)
 
+    @_RegistryMethod
     def get_tools_info(self, name: str) -> list[catalog.CatalogTool]:
         """The tool functions of agentool `name`: docstring, parameters, types and the operations using each."""
         return _catalog().tools_info(self, name)
 
+    @_RegistryMethod
     def export_catalog(self) -> catalog.Catalog:
         """The whole catalog as JSON-serialisable data, in a deterministic order."""
         return _catalog().export_catalog(self)
 
+    @_RegistryMethod
     def generate_markdown_docs(self, *, title: str | None = 'AgenTool catalog') -> str:
         """The catalog as Markdown, user-supplied text escaped."""
         return _catalog().markdown_docs(self, title=title)
 
+    @_RegistryMethod
     def generate_dependency_graph(self, *, include_tools: bool = True) -> catalog.DependencyGraph:
         """Dependencies between agentools (and their tools) as data; see `generate_mermaid_graph`."""
         return _catalog().dependency_graph(self, include_tools=include_tools)
 
+    @_RegistryMethod
     def generate_mermaid_graph(self, *, include_tools: bool = True) -> str:
         """The dependency graph as Mermaid flowchart text."""
         return _catalog().mermaid_graph(self, include_tools=include_tools)

@@ -8,14 +8,14 @@ a factory provides the `deps_type` itself, that factory makes the whole object.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from types import NoneType, UnionType
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, TypeVar, Union, cast, get_args, get_origin
 
 from pydantic import BaseModel
 
-from ...errors import DependencyError
+from ...errors import DependencyError, DepsUnavailableError
 from ._resources import (
     Provider,
     ResourceNode,
@@ -37,7 +37,10 @@ __all__ = (
     'deps_shape',
     'compile_deps',
     'build_deps',
+    'run_without_loop',
 )
+
+_T = TypeVar('_T')
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -222,6 +225,35 @@ def _node(
             type(error)(f'agentool {owner!r}, {where}: {error.message}', agentool=owner, field=field, **error.details)
         )
         return None
+
+
+def run_without_loop(coroutine: Coroutine[Any, Any, _T], agentool: str) -> _T:
+    """Drive `coroutine` to its end with no event loop: deps whose making never waits build synchronously.
+
+    Raises:
+        DepsUnavailableError: the coroutine needs an event loop (a resource factory awaits I/O).
+    """
+    try:
+        while coroutine.send(None) is None:  # a bare yield (`asyncio.sleep(0)`) needs no loop
+            pass
+    except StopIteration as done:
+        return cast('_T', done.value)
+    except RuntimeError as error:
+        if not _needs_loop(error):
+            raise
+        cause: BaseException | None = error
+    else:
+        coroutine.close()
+        cause = None
+    raise DepsUnavailableError(
+        f'the deps of agentool {agentool!r} need an event loop (a resource factory awaits I/O); '
+        f'use `await injector.acreate_deps({agentool!r})`',
+        agentool=agentool,
+    ) from cause
+
+
+def _needs_loop(error: RuntimeError) -> bool:
+    return 'event loop' in str(error) or type(error).__name__ == 'AsyncLibraryNotFoundError'
 
 
 async def build_deps(plan: DepsPlan, scope: RunScope | None) -> Any:

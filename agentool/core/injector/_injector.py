@@ -24,7 +24,7 @@ from pydantic_core import PydanticSerializationError, to_json
 
 from ...telemetry import TRACER_NAME, operation_span
 from ..registry import AgenToolRegistry
-from ._deps import build_deps
+from ._deps import build_deps, run_without_loop
 from ._frame import Frame as _Frame
 from ._frame import frame as _frame
 from ._graph import cycle_error, not_found
@@ -224,7 +224,19 @@ class AgenToolInjector(Wiring):
             return result
         return to_json(result).decode()  # an untyped agentool's run output is its JSON text
 
-    async def create_deps(self, name: str) -> Any:
+    def create_deps(self, name: str) -> Any:
+        """The deps `run(name, ...)` would pass, built synchronously as the architecture guide calls it.
+
+        Works whenever building them needs no event loop: handles, values, and resource factories
+        (sync, or async ones that do not actually wait). Use `await acreate_deps(name)` for
+        resources that do.
+
+        Raises:
+            DepsUnavailableError: a resource factory waits on I/O; names the async form to use.
+        """
+        return run_without_loop(self.acreate_deps(name), name)
+
+    async def acreate_deps(self, name: str) -> Any:
         """The deps `run(name, ...)` would pass: an instance of the agent's `deps_type`, or `None`.
 
         Inside a run (or `run_scope()`) its resources belong to that run; outside one, closing

@@ -182,7 +182,7 @@ class RunScope:
     owned: list[Any] | None = None
     """What factories made in this run that must be closed when it ends; `None` until there is some."""
     _instances: dict[Any, Any] | None = None
-    _pending: dict[Any, anyio.Event] | None = None
+    _pending: dict[Any, anyio.Event | None] | None = None
 
     async def resolve(self, node: ResourceNode) -> Any:
         """The value of `node`'s type in this run: the shared instance, made on first use."""
@@ -197,15 +197,20 @@ class RunScope:
         assert pending is not None
         while provider.key not in instances:
             # Concurrent consumers in one run wait for the first maker instead of making their own.
-            if (event := pending.get(provider.key)) is not None:
+            # The event is made only when someone waits, so an uncontended make needs no event loop
+            # (which is what lets `create_deps` build deps synchronously).
+            if provider.key in pending:
+                event = pending[provider.key]
+                if event is None:
+                    event = pending[provider.key] = anyio.Event()
                 await event.wait()
                 continue
-            event = pending[provider.key] = anyio.Event()
+            pending[provider.key] = None
             try:
                 instances[provider.key] = await self._make(node)
             finally:
-                del pending[provider.key]
-                event.set()
+                if (event := pending.pop(provider.key)) is not None:
+                    event.set()
         return instances[provider.key]
 
     async def _make(self, node: ResourceNode) -> Any:

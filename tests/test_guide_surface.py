@@ -1,0 +1,195 @@
+"""The rest of the architecture guide's public surface: JSON helpers, sync deps, model names, tool metadata."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time
+from decimal import Decimal
+from typing import Any, Literal
+
+import pytest
+from pydantic import BaseModel, Field
+from pydantic_ai import Agent, RunContext
+
+import agentool
+from agentool import (
+    AgenToolModel,
+    BaseOperationInput,
+    DepsUnavailableError,
+    InvalidInputError,
+    RoutingConfig,
+    create_agentool,
+    extract_tool_metadata,
+    register_agentool_models,
+)
+from agentool.core.injector import (
+    AgenToolInjector,
+    serialize_to_json_string,
+    use_injector,
+    validate_json_string,
+)
+
+
+class Point(BaseModel):
+    x: int
+    label: str = Field(alias='name')
+
+
+@pytest.mark.parametrize(
+    ('value', 'expected'),
+    [
+        ('{"operation": "get"}', '{"operation": "get"}'),  # already JSON: unchanged
+        ('[1, 2]', '[1, 2]'),
+        ('hello world', '"hello world"'),  # not JSON: a JSON string
+        ({'a': [1, (2, 3)]}, '{"a":[1,[2,3]]}'),
+        ([1, 'x'], '[1,"x"]'),
+        ((1, 2), '[1,2]'),
+        (Point(x=1, name='p'), '{"x":1,"name":"p"}'),
+        (42, '42'),
+        (1.5, '1.5'),
+        (True, 'true'),
+        (None, 'null'),
+        (datetime(2024, 5, 1, 12, 30, tzinfo=UTC), '"2024-05-01T12:30:00+00:00"'),
+        (date(2024, 5, 1), '"2024-05-01"'),
+        (time(8, 15), '"08:15:00"'),
+        (Decimal('1.10'), '"1.10"'),
+        ({'price': Decimal('0.1'), 'at': date(2024, 1, 2)}, '{"price":"0.1","at":"2024-01-02"}'),
+    ],
+)
+def test_serialize_to_json_string(value: Any, expected: str) -> None:
+    text = serialize_to_json_string(value)
+    assert text == expected
+    assert validate_json_string(text)
+
+
+def test_serialize_refuses_what_json_cannot_hold() -> None:
+    with pytest.raises(InvalidInputError, match='of type object cannot be serialised') as caught:
+        serialize_to_json_string(object())
+    assert isinstance(caught.value, ValueError)  # the guide documents ValueError
+    assert caught.value.details == {'python_type': 'object'}
+
+
+@pytest.mark.parametrize(
+    ('text', 'valid'), [('{}', True), ('"x"', True), ('1', True), ('{', False), ('', False), ('x', False)]
+)
+def test_validate_json_string(text: str, valid: bool) -> None:
+    assert validate_json_string(text) is valid
+
+
+def test_register_agentool_models_is_idempotent() -> None:
+    assert agentool.model_strings.is_installed()
+    register_agentool_models()
+    register_agentool_models()
+    assert agentool.model_strings.is_installed()
+    assert isinstance(Agent('agentool:anything').model, AgenToolModel)
+
+
+def test_model_name() -> None:
+    model = AgenToolModel('storage')
+    assert model.name == 'storage' == model.model_name
+
+
+async def tool_with_docs(ctx: RunContext[Any], name: str, count: int = 5) -> dict[str, Any]:
+    """Process name and count data.
+
+    This is a multi-line docstring.
+    """
+    return {'name': name, 'count': count}
+
+
+def untyped(ctx, data):  # type: ignore[no-untyped-def]
+    return data
+
+
+def test_tool_metadata_fields() -> None:
+    meta = extract_tool_metadata(tool_with_docs)
+    assert meta.name == 'tool_with_docs'
+    assert meta.description == 'Process name and count data.'
+    assert meta.docstring == 'Process name and count data.\n\nThis is a multi-line docstring.'
+    assert meta.is_async is True
+    assert meta.parameters == ['name', 'count']
+    assert meta.parameter_types == {'name': 'str', 'count': 'int'}
+    assert meta.return_type == 'dict[str, Any]'
+    plain = extract_tool_metadata(untyped)  # pyright: ignore[reportUnknownArgumentType]
+    assert (plain.is_async, plain.parameters, plain.parameter_types, plain.return_type) == (False, ['data'], {}, None)
+
+
+def test_unresolvable_return_annotation_is_unquoted() -> None:
+    def later() -> NotDefinedAnywhere:  # type: ignore[name-defined]  # noqa: F821
+        raise NotImplementedError
+
+    assert extract_tool_metadata(later).return_type == 'NotDefinedAnywhere'
+
+
+# --- create_deps, synchronous as the guide calls it ----------------------------------------------
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.closed = False
+
+    def close(self) -> None:
+        self.closed = True
+
+
+@dataclass
+class TimedDeps:
+    clock: Clock
+
+
+class TimeInput(BaseOperationInput):
+    operation: Literal['now']
+
+
+async def now(ctx: RunContext[TimedDeps]) -> str:
+    return type(ctx.deps.clock).__name__
+
+
+def test_create_deps_is_synchronous() -> None:
+    with use_injector() as injector:
+        create_agentool('timed', TimeInput, RoutingConfig(operation_map={'now': 'now'}), [now], deps_type=TimedDeps)
+        injector.provide(Clock, Clock)
+        deps = injector.create_deps('timed')
+        assert isinstance(deps, TimedDeps)
+        assert isinstance(deps.clock, Clock)
+
+
+async def test_create_deps_inside_a_running_loop_and_with_async_factories() -> None:
+    async def make_clock() -> Clock:
+        return Clock()  # an async factory that never waits still builds synchronously
+
+    with use_injector() as injector:
+        create_agentool('timed', TimeInput, RoutingConfig(operation_map={'now': 'now'}), [now], deps_type=TimedDeps)
+        injector.provide(Clock, make_clock)
+        assert isinstance(injector.create_deps('timed').clock, Clock)
+        assert isinstance((await injector.acreate_deps('timed')).clock, Clock)
+
+
+async def test_create_deps_names_the_async_form_when_a_factory_waits() -> None:
+    async def slow_clock() -> Clock:
+        await asyncio.sleep(0.001)
+        return Clock()
+
+    injector = AgenToolInjector()
+    with use_injector(injector):
+        create_agentool('timed', TimeInput, RoutingConfig(operation_map={'now': 'now'}), [now], deps_type=TimedDeps)
+        injector.provide(Clock, slow_clock)
+        with pytest.raises(DepsUnavailableError, match=r"use `await injector.acreate_deps\('timed'\)`"):
+            injector.create_deps('timed')
+        assert isinstance((await injector.acreate_deps('timed')).clock, Clock)
+
+
+def test_create_deps_without_a_loop_when_a_factory_waits() -> None:
+    async def slow_clock() -> Clock:
+        await asyncio.sleep(0.001)
+        return Clock()
+
+    with use_injector() as injector:
+        create_agentool('timed', TimeInput, RoutingConfig(operation_map={'now': 'now'}), [now], deps_type=TimedDeps)
+        injector.provide(Clock, slow_clock)
+        with pytest.raises(DepsUnavailableError) as caught:
+            injector.create_deps('timed')
+        assert caught.value.details == {'agentool': 'timed'}
+        assert json.dumps(caught.value.details)

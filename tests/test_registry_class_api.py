@@ -1,0 +1,247 @@
+"""The registry as the architecture guide calls it: on the class, a store that accepts any configuration."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import pytest
+from pydantic import BaseModel, computed_field
+
+from agentool import (
+    AgenToolConfig,
+    AgenToolRegistry,
+    ConfigurationError,
+    RoutingConfig,
+    create_agentool,
+    get_registry,
+    use_registry,
+)
+from agentool.core.manager import AgenToolManager
+
+_CLASS_METHODS = (
+    'register',
+    'get',
+    'list_names',
+    'list_detailed',
+    'get_schema',
+    'get_operations',
+    'get_tools_info',
+    'search',
+    'export_catalog',
+    'generate_markdown_docs',
+    'generate_dependency_graph',
+    'generate_api_spec',
+    'update',
+    'unregister',
+    'exists',
+    'clear',
+    'validate_config',
+)
+
+
+class EchoInput(BaseModel):
+    operation: Literal['echo']
+    text: str
+
+
+async def echo(text: str) -> str:
+    """Say it back."""
+    return text
+
+
+def _echo_config() -> AgenToolConfig:
+    return AgenToolConfig(
+        input_schema=EchoInput, routing_config=RoutingConfig(operation_map={'echo': 'echo'}), tools=[echo]
+    )
+
+
+def test_class_calls_act_on_the_registry_in_effect(registry: AgenToolRegistry) -> None:
+    AgenToolRegistry.register('echo', _echo_config())
+    assert registry.exists('echo')
+    assert AgenToolRegistry.get('echo') is registry.get('echo')
+    assert AgenToolRegistry.list_names() == ['echo']
+    with use_registry() as inner:
+        assert AgenToolRegistry.list_names() == []
+        AgenToolRegistry.register('echo', _echo_config())
+        assert inner.list_names() == ['echo']
+        AgenToolRegistry.clear()
+        assert len(inner) == 0
+    assert AgenToolRegistry.exists('echo')  # the outer registry is untouched
+    assert AgenToolRegistry.get('missing') is None
+
+
+def test_instance_calls_act_on_that_instance(registry: AgenToolRegistry) -> None:
+    other = AgenToolRegistry()
+    other.register('echo', _echo_config())
+    assert other.list_names() == ['echo']
+    assert registry.list_names() == []
+    assert AgenToolRegistry.list_names() == []
+
+
+@pytest.mark.parametrize('method', _CLASS_METHODS)
+def test_every_guide_method_resolves_the_registry_at_call_time(method: str) -> None:
+    on_class = getattr(AgenToolRegistry, method)
+    assert on_class.__doc__  # the method's own docstring, for help() and the API reference
+    with use_registry() as first:
+        first.register('echo', _echo_config())
+        with use_registry():
+            # Fetched outside the inner scope, called inside it: acts on the inner registry.
+            assert get_registry() is not first
+        assert callable(on_class)
+    assert getattr(first, method).__self__ is first
+
+
+def test_the_class_form_follows_the_scope_of_each_call() -> None:
+    list_names = AgenToolRegistry.list_names
+    with use_registry() as first:
+        first.register('echo', _echo_config())
+        assert list_names() == ['echo']
+        with use_registry():
+            assert list_names() == []
+
+
+async def test_register_stores_a_config_that_cannot_run() -> None:
+    class Plain(BaseModel):
+        value: str
+
+    AgenToolRegistry.register(
+        'described', AgenToolConfig(input_schema=Plain, routing_config=RoutingConfig(), tags=['x'])
+    )
+    assert AgenToolRegistry.list_names() == ['described']
+    assert AgenToolRegistry.search(tags=['x']) == ['described']
+    assert [entry['name'] for entry in AgenToolRegistry.export_catalog()['agentools']] == ['described']
+    assert AgenToolRegistry.get_schema('described')['properties'].keys() == {'value'}
+    kinds = [problem.kind for problem in AgenToolRegistry.validate_config('described')]
+    assert kinds == ['no_operation_field', 'empty_operation_map']
+    with pytest.raises(ConfigurationError, match="agentool 'described' has 2 configuration problems") as caught:
+        get_registry().get_manager('described')
+    assert [p['kind'] for p in caught.value.details['problems']] == kinds
+
+
+async def test_running_a_stored_config_that_cannot_run_raises_the_problems() -> None:
+    from pydantic_ai import Agent
+
+    config = AgenToolConfig(input_schema=EchoInput, routing_config=RoutingConfig(operation_map={'echo': 'echo'}))
+    AgenToolRegistry.register('toolless', config)
+    with pytest.raises(ConfigurationError, match="routes to tool 'echo', which is not among the tools given"):
+        await Agent('agentool:toolless').run('{"operation": "echo", "text": "hi"}')
+
+
+def test_validate_config_reports_every_problem_at_once() -> None:
+    class Ops(BaseModel):
+        operation: Literal['a', 'b', 'c']
+        x: int = 0
+
+    async def needs_y(y: int) -> int:
+        return y
+
+    async def needs_yz(y: int, z: int) -> int:
+        return y + z
+
+    config = AgenToolConfig(
+        input_schema=Ops,
+        routing_config=RoutingConfig(operation_map={'a': 'needs_y', 'b': 'gone', 'd': 'needs_yz'}),
+        tools=[needs_y, needs_yz],
+    )
+    problems = AgenToolRegistry.validate_config(config)
+    assert [(p.kind, p.operation, p.tool, p.parameter) for p in problems] == [
+        ('unrouted_operation', 'c', None, None),
+        ('unproducible_operation', 'd', None, None),
+        ('unfillable_parameter', 'a', 'needs_y', 'y'),
+        ('missing_tool', 'b', 'gone', None),
+        ('unfillable_parameter', 'd', 'needs_yz', 'y'),
+        ('unfillable_parameter', 'd', 'needs_yz', 'z'),
+    ]
+    with pytest.raises(ConfigurationError, match='has 6 configuration problems') as caught:
+        create_agentool('ops', Ops, config.routing_config, [needs_y, needs_yz])
+    assert len(caught.value.details['problems']) == 6
+    assert not AgenToolRegistry.exists('ops')  # create_agentool is the gate
+
+
+def test_a_valid_config_has_no_problems() -> None:
+    assert AgenToolRegistry.validate_config(_echo_config()) == []
+
+
+def test_operation_map_is_read_only() -> None:
+    routing = RoutingConfig(operation_map={'echo': ('echo', lambda x: {'text': x.text})})
+    with pytest.raises(ConfigurationError, match=r"operation_map is read-only \(tried to change 'div'\)"):
+        routing.operation_map['div'] = ('no_such_tool', echo)  # type: ignore[index]
+    with pytest.raises(ConfigurationError, match='read-only'):
+        del routing.operation_map['echo']  # type: ignore[attr-defined]
+    with pytest.raises(AttributeError):
+        routing.operation_map = {}  # type: ignore[misc]
+    tool_name, transform = routing.operation_map['echo']  # the guide's unpacking
+    assert tool_name == 'echo'
+    assert transform is not None
+    assert routing.operation_map['echo'][0] == 'echo'
+
+
+def test_manager_as_the_guide_constructs_it() -> None:
+    config = AgenToolConfig(input_schema=EchoInput, routing_config=RoutingConfig(operation_map={'echo': 'echo'}))
+    manager = AgenToolManager('echo', config, [echo])
+    assert manager.operations == ['echo']
+    assert manager.config.tools == (echo,)
+
+
+async def test_manager_call_validates_keyword_arguments() -> None:
+    from agentool import InputValidationError
+
+    manager = AgenToolManager('echo', _echo_config())
+    ctx: Any = None
+    assert await manager(ctx, operation='echo', text='hi') == 'hi'
+    with pytest.raises(InputValidationError, match="field 'text'"):
+        await manager(ctx, operation='echo')
+
+
+class _Fetch(BaseModel):
+    source: Literal['weather', 'news']
+    action: Literal['fetch']
+    city: str = 'here'
+
+    @computed_field
+    @property
+    def route(self) -> Literal['fetch:weather', 'fetch:news']:
+        return f'{self.action}:{self.source}'  # type: ignore[return-value]
+
+
+class _Prop(BaseModel):
+    verb: str
+    target: str
+
+    @property
+    def op(self) -> str:
+        return f'{self.verb}_{self.target}'
+
+
+async def weather(city: str) -> str:
+    return f'sunny in {city}'
+
+
+async def news(city: str) -> str:
+    return f'quiet in {city}'
+
+
+async def test_operation_from_a_computed_field() -> None:
+    routing = RoutingConfig(operation_field='route', operation_map={'fetch:weather': 'weather', 'fetch:news': 'news'})
+    agent = create_agentool('fetch', _Fetch, routing, [weather, news])
+    result = await agent.run('{"source": "news", "action": "fetch", "city": "Oslo"}')
+    assert result.output == 'quiet in Oslo'
+    with pytest.raises(ConfigurationError, match=r"operation 'fetch:news' of _Fetch\.route has no route"):
+        create_agentool(
+            'fetch2',
+            _Fetch,
+            RoutingConfig(operation_field='route', operation_map={'fetch:weather': 'weather'}),
+            [weather],
+        )
+
+
+async def test_operation_from_a_property() -> None:
+    routing = RoutingConfig(
+        operation_field='op', operation_map={'get_weather': ('weather', lambda x: {'city': 'Rome'})}
+    )
+    agent = create_agentool('prop', _Prop, routing, [weather])
+    assert (await agent.run('{"verb": "get", "target": "weather"}')).output == 'sunny in Rome'
+    from agentool import UnknownOperationError
+
+    with pytest.raises(UnknownOperationError, match="no operation 'get_news'"):
+        await agent.run('{"verb": "get", "target": "news"}')
