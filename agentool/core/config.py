@@ -64,6 +64,10 @@ class Route:
     """Tags for catalogs and filters."""
     deprecated: bool = False
     """Still routed, but flagged in catalogs and tool descriptions."""
+    durable: bool = True
+    """In a durable run, the operation is its own journaled unit (a DBOS step); `False` runs it inline in
+    the workflow instead: for cheap read-only operations, and for ones that only delegate to other
+    agentools, whose calls then become the units."""
 
     def __iter__(self) -> Iterator[Any]:
         """`tool, transform = route`: the `(tool_name, transform)` pair the architecture guide unpacks."""

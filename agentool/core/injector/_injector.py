@@ -23,6 +23,7 @@ from pydantic_ai.agent import AbstractAgent
 from pydantic_core import PydanticSerializationError, to_json
 
 from ...telemetry import TRACER_NAME, operation_span
+from ..dispatch import active_dispatcher, is_durable
 from ..registry import AgenToolRegistry
 from ._deps import build_deps, run_without_loop
 from ._frame import Frame as _Frame
@@ -175,6 +176,10 @@ class AgenToolInjector(Wiring):
                 validated = manager.validate_json(data)
         else:
             validated = manager.validate_json(data)
+        if deps is UNSET and (dispatcher := active_dispatcher()) is not None:
+            operation = manager.operation_of(validated)
+            if is_durable(manager, operation):  # a durable run: the call is one unit of its engine
+                return await dispatcher.dispatch_call(self, name, data, operation)
         # `_enter`, inlined: this is the hot path.
         frame = _frame.get()
         if frame is not None and frame[0] is self and (frame[1] is not None or frame[2]):

@@ -1,0 +1,54 @@
+"""Child process of the DBOS tests: `python -m tests.durable_worker DATABASE OUTPUTS JOB...`.
+
+Launches DBOS on DATABASE (a SQLite path or a Postgres URL), which recovers this executor's pending
+workflows, then makes sure each JOB's pipeline workflow (`workflow id = JOB`) has run: it waits for
+a workflow that exists (recovered, or finished in an earlier life) and starts the others. Each
+output goes to OUTPUTS/JOB once the workflow returned. With `--queue`, the jobs are not run here: the
+process is a worker of the DBOS queue until OUTPUTS/STOP appears. The ledger path comes from the
+environment (`tests.durable_agentools.LEDGER_ENV`); `AGENTOOL_TEST_EXECUTOR` sets the executor id.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+
+from dbos import DBOS
+
+import agentool.dbos as durable_dbos
+from tests.durable_agentools import build, pipeline_prompt
+
+EXECUTOR_ENV = 'AGENTOOL_TEST_EXECUTOR'
+
+
+async def _main(database: str, outputs: Path, jobs: list[str], *, queue: bool) -> None:
+    agent = durable_dbos.register(build(capabilities=durable_dbos.capabilities()))
+    await durable_dbos.launch(
+        database, executor_id=os.environ.get(EXECUTOR_ENV), polling_interval=0.1, worker_concurrency=2
+    )
+    try:
+        if queue:
+            while not (outputs / 'STOP').exists():
+                await asyncio.sleep(0.1)
+            return
+        for job in jobs:
+            handle = await DBOS.retrieve_workflow_async(job) if await _exists(job) else None
+            if handle is None:
+                output = await durable_dbos.run(agent, pipeline_prompt(job), workflow_id=job)
+            else:
+                output = await handle.get_result()
+            (outputs / job).write_text(str(output))
+    finally:
+        durable_dbos.shutdown()
+
+
+async def _exists(workflow_id: str) -> bool:
+    return bool(await DBOS.list_workflows_async(workflow_ids=[workflow_id]))
+
+
+if __name__ == '__main__':
+    queue = '--queue' in sys.argv
+    args = [a for a in sys.argv[1:] if a != '--queue']
+    asyncio.run(_main(args[0], Path(args[1]), args[2:], queue=queue))
