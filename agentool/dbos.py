@@ -187,7 +187,7 @@ async def run(agent: AbstractAgent[Any, Any], prompt: str, *, workflow_id: str |
 
     With `workflow_id`, running it again returns the recorded output instead of running twice.
     """
-    return await (await _start(agent, prompt, workflow_id=workflow_id)).get_result()
+    return await (await _start(agent, prompt, workflow_id=workflow_id)).get_result(polling_interval_sec=0.1)
 
 
 async def enqueue(

@@ -35,8 +35,8 @@ STEPS = 5
 """Ledger appends one pipeline run makes: two by the LLM agent, three by the delegating agentool."""
 
 
-def _connect() -> sqlite3.Connection:
-    db = sqlite3.connect(os.environ[LEDGER_ENV], timeout=30, isolation_level=None)
+def _connect(path: str | os.PathLike[str] | None = None) -> sqlite3.Connection:
+    db = sqlite3.connect(os.environ[LEDGER_ENV] if path is None else path, timeout=30, isolation_level=None)
     db.execute('PRAGMA journal_mode=WAL')
     db.execute('PRAGMA synchronous=FULL')
     db.execute('CREATE TABLE IF NOT EXISTS executions (unit TEXT, entry TEXT)')
@@ -179,9 +179,11 @@ def _summary(run: ScriptRun) -> str:
     return ' | '.join(f'{p.tool_name}={p.model_response_str()}' for p in returns)
 
 
-def ledger_rows() -> tuple[list[tuple[str | None, str]], list[tuple[str | None, str, int]]]:
-    """Every committed execution and every effect, in insertion order."""
-    db = _connect()
+def ledger_rows(
+    path: str | os.PathLike[str] | None = None,
+) -> tuple[list[tuple[str | None, str]], list[tuple[str | None, str, int]]]:
+    """Every committed execution and every effect, in insertion order (of the ledger at `path`, else `LEDGER_ENV`'s)."""
+    db = _connect(path)
     try:
         executions = db.execute('SELECT unit, entry FROM executions ORDER BY rowid').fetchall()
         effects = db.execute('SELECT unit, entry, seq FROM effects ORDER BY rowid').fetchall()

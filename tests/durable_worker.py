@@ -28,9 +28,11 @@ async def _main(database: str, outputs: Path, jobs: list[str], *, queue: bool) -
     await durable_dbos.launch(
         database, executor_id=os.environ.get(EXECUTOR_ENV), polling_interval=0.1, worker_concurrency=2
     )
+    sys.stdout.write('launched\n')
+    sys.stdout.flush()
     try:
         if queue:
-            while not (outputs / 'STOP').exists():
+            while not (outputs / 'STOP').exists():  # noqa: ASYNC110 - the signal is a file another process writes
                 await asyncio.sleep(0.1)
             return
         for job in jobs:
@@ -38,7 +40,7 @@ async def _main(database: str, outputs: Path, jobs: list[str], *, queue: bool) -
             if handle is None:
                 output = await durable_dbos.run(agent, pipeline_prompt(job), workflow_id=job)
             else:
-                output = await handle.get_result()
+                output = await handle.get_result(polling_interval_sec=0.1)
             (outputs / job).write_text(str(output))
     finally:
         durable_dbos.shutdown()
