@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import anyio.to_thread
 from pydantic_ai.agent import AbstractAgent
 from pydantic_ai.capabilities import AbstractCapability
 
@@ -47,6 +49,7 @@ __all__ = (
     'durable',
     'enqueue',
     'launch',
+    'recover',
     'register',
     'run',
     'shutdown',
@@ -163,6 +166,20 @@ async def launch(
         polling_interval_sec=polling_interval,
         on_conflict='always_update',
     )
+
+
+async def recover(executor_ids: Sequence[str]) -> list[str]:
+    """Resume, in this process, the pending workflows of workers that died; returns their workflow ids.
+
+    Without DBOS Conductor, a worker's pending workflows are recovered only when a worker with its
+    executor id restarts; call this on a live worker instead to move them over (what DBOS's admin
+    endpoint `/dbos-workflow-recovery` does). Their completed steps are not run again.
+    """
+    handles = await anyio.to_thread.run_sync(
+        DBOS._recover_pending_workflows,  # pyright: ignore[reportPrivateUsage]  # DBOS's own recovery entry point
+        list(executor_ids),
+    )
+    return [handle.workflow_id for handle in handles]
 
 
 def shutdown() -> None:

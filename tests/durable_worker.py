@@ -4,7 +4,8 @@ Launches DBOS on DATABASE (a SQLite path or a Postgres URL), which recovers this
 workflows, then makes sure each JOB's pipeline workflow (`workflow id = JOB`) has run: it waits for
 a workflow that exists (recovered, or finished in an earlier life) and starts the others. Each
 output goes to OUTPUTS/JOB once the workflow returned. With `--queue`, the jobs are not run here: the
-process is a worker of the DBOS queue until OUTPUTS/STOP appears. The ledger path comes from the
+process is a worker of the DBOS queue until OUTPUTS/STOP appears (and recovers the pending workflows
+of the dead workers a file OUTPUTS/RECOVER.<its executor id> lists). The ledger path comes from the
 environment (`tests.durable_agentools.LEDGER_ENV`); `AGENTOOL_TEST_EXECUTOR` sets the executor id.
 """
 
@@ -32,8 +33,7 @@ async def _main(database: str, outputs: Path, jobs: list[str], *, queue: bool) -
     sys.stdout.flush()
     try:
         if queue:
-            while not (outputs / 'STOP').exists():  # noqa: ASYNC110 - the signal is a file another process writes
-                await asyncio.sleep(0.1)
+            await _serve(outputs)
             return
         for job in jobs:
             handle = await DBOS.retrieve_workflow_async(job) if await _exists(job) else None
@@ -44,6 +44,18 @@ async def _main(database: str, outputs: Path, jobs: list[str], *, queue: bool) -
             (outputs / job).write_text(str(output))
     finally:
         durable_dbos.shutdown()
+
+
+async def _serve(outputs: Path) -> None:
+    """Work on the queue until OUTPUTS/STOP appears; recover the workers OUTPUTS/RECOVER.<executor> names."""
+    orders = outputs / f'RECOVER.{os.environ.get(EXECUTOR_ENV)}'
+    while not (outputs / 'STOP').exists():
+        if orders.exists():
+            dead = orders.read_text().split()
+            orders.unlink()
+            recovered = await durable_dbos.recover(dead)
+            (outputs / f'RECOVERED.{os.environ.get(EXECUTOR_ENV)}').write_text('\n'.join(recovered))
+        await asyncio.sleep(0.1)
 
 
 async def _exists(workflow_id: str) -> bool:
