@@ -202,7 +202,8 @@ async def _run_workflow(agent_name: str, prompt: str) -> Any:
 async def run(agent: AbstractAgent[Any, Any], prompt: str, *, workflow_id: str | None = None) -> Any:
     """Run `agent` on `prompt` as a durable workflow and return its output.
 
-    With `workflow_id`, running it again returns the recorded output instead of running twice.
+    With `workflow_id`, running it again returns the recorded output instead of running twice, and
+    a run with the id of a workflow being recovered waits for that workflow.
     """
     return await (await _start(agent, prompt, workflow_id=workflow_id)).get_result(polling_interval_sec=0.1)
 
@@ -224,5 +225,7 @@ async def _start(agent: AbstractAgent[Any, Any], prompt: str, *, workflow_id: st
     assert agent.name is not None
     if workflow_id is None:
         return await DBOS.start_workflow_async(_run_workflow, agent.name, prompt)
+    if await DBOS.get_workflow_status_async(workflow_id) is not None:  # ran, or is being recovered
+        return await DBOS.retrieve_workflow_async(workflow_id)
     with SetWorkflowID(workflow_id):
         return await DBOS.start_workflow_async(_run_workflow, agent.name, prompt)

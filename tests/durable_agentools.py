@@ -26,13 +26,19 @@ from agentool.durable import unit_key
 from agentool.testing import AgentDouble, Call, OutputFrom, Script, ScriptRun
 from agentool.toolset import AgenToolToolset
 
-__all__ = ('KILL_ENV', 'LEDGER_ENV', 'STEPS', 'build', 'ledger_rows', 'pipeline_prompt')
+__all__ = ('ENTRIES', 'KILL_ENV', 'LEDGER_ENV', 'STEPS', 'expected_entries', 'build', 'ledger_rows', 'pipeline_prompt')
 
 LEDGER_ENV = 'AGENTOOL_TEST_LEDGER'
 KILL_ENV = 'AGENTOOL_TEST_KILL_AT'
 
-STEPS = 5
-"""Ledger appends one pipeline run makes: two by the LLM agent, three by the delegating agentool."""
+ENTRIES = ('first', 'batch0', 'batch1', 'batch2', 'last')
+"""The ledger appends of one pipeline run, by entry suffix: two by the LLM agent, three by the delegating agentool."""
+STEPS = len(ENTRIES)
+
+
+def expected_entries(jobs: Sequence[str]) -> list[str]:
+    """The ledger entries the pipeline runs of `jobs` append, each exactly once, sorted."""
+    return sorted(f'{job}/{entry}' for job in jobs for entry in ENTRIES)
 
 
 def _connect(path: str | os.PathLike[str] | None = None) -> sqlite3.Connection:

@@ -1,8 +1,8 @@
 """Child process of the DBOS tests: `python -m tests.durable_worker DATABASE OUTPUTS JOB...`.
 
 Launches DBOS on DATABASE (a SQLite path or a Postgres URL), which recovers this executor's pending
-workflows, then makes sure each JOB's pipeline workflow (`workflow id = JOB`) has run: it waits for
-a workflow that exists (recovered, or finished in an earlier life) and starts the others. Each
+workflows, then makes sure each JOB's pipeline workflow (`workflow id = JOB`) has run (`agentool.dbos.run` waits
+for a workflow that exists: recovered, or finished in an earlier life). Each
 output goes to OUTPUTS/JOB once the workflow returned. With `--queue`, the jobs are not run here: the
 process is a worker of the DBOS queue until OUTPUTS/STOP appears (and recovers the pending workflows
 of the dead workers a file OUTPUTS/RECOVER.<its executor id> lists). The ledger path comes from the
@@ -15,8 +15,6 @@ import asyncio
 import os
 import sys
 from pathlib import Path
-
-from dbos import DBOS
 
 import agentool.dbos as durable_dbos
 from tests.durable_agentools import build, pipeline_prompt
@@ -36,11 +34,7 @@ async def _main(database: str, outputs: Path, jobs: list[str], *, queue: bool) -
             await _serve(outputs)
             return
         for job in jobs:
-            handle = await DBOS.retrieve_workflow_async(job) if await _exists(job) else None
-            if handle is None:
-                output = await durable_dbos.run(agent, pipeline_prompt(job), workflow_id=job)
-            else:
-                output = await handle.get_result(polling_interval_sec=0.1)
+            output = await durable_dbos.run(agent, pipeline_prompt(job), workflow_id=job)
             (outputs / job).write_text(str(output))
     finally:
         durable_dbos.shutdown()
@@ -56,10 +50,6 @@ async def _serve(outputs: Path) -> None:
             recovered = await durable_dbos.recover(dead)
             (outputs / f'RECOVERED.{os.environ.get(EXECUTOR_ENV)}').write_text('\n'.join(recovered))
         await asyncio.sleep(0.1)
-
-
-async def _exists(workflow_id: str) -> bool:
-    return bool(await DBOS.list_workflows_async(workflow_ids=[workflow_id]))
 
 
 if __name__ == '__main__':

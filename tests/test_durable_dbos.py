@@ -24,7 +24,7 @@ from pydantic_ai.durable_exec.dbos import DBOSOperationNamer
 import agentool.dbos as durable_dbos
 from agentool import Route
 from agentool.durable import CAPABILITY_ID, OPERATION_NAME, AgenToolDurability, unit_key
-from tests.durable_agentools import KILL_ENV, LEDGER_ENV, STEPS, build, ledger_rows, pipeline_prompt
+from tests.durable_agentools import KILL_ENV, LEDGER_ENV, STEPS, build, expected_entries, ledger_rows, pipeline_prompt
 
 ROOT = Path(__file__).resolve().parent.parent
 HEAVY = bool(os.environ.get('AGENTOOL_FUZZ'))
@@ -136,8 +136,7 @@ def test_crash_and_resume_runs_every_operation_exactly_once(tmp_path: Path) -> N
     # Each operation's side effect happened exactly once; re-executions were absorbed by the unit key.
     executions, effects = ledger_rows(ledger)
     entries = [entry for _, entry, _ in effects]
-    expected = [f'{job}/{step}' for job in jobs for step in ('first', 'batch0', 'batch1', 'batch2', 'last')]
-    assert sorted(entries) == sorted(expected)
+    assert sorted(entries) == expected_entries(jobs)
     assert len(set(entries)) == len(entries)  # duplicates: none
     assert len({unit for unit, _, _ in effects}) == len(effects)
     assert killed >= STEP_KILLS // 2

@@ -19,7 +19,7 @@ import pytest
 from dbos import DBOSClient
 
 import agentool.dbos as durable_dbos
-from tests.durable_agentools import LEDGER_ENV, STEPS, build, ledger_rows, pipeline_prompt
+from tests.durable_agentools import LEDGER_ENV, STEPS, build, expected_entries, ledger_rows, pipeline_prompt
 from tests.durable_worker import EXECUTOR_ENV
 from tests.postgres_server import postgres_server
 
@@ -38,7 +38,7 @@ def _database(server: str, name: str) -> str:
 
 
 def _start(database: str, outputs: Path, ledger: Path, executor: str) -> subprocess.Popen[str]:
-    env = {k: v for k, v in os.environ.items()}
+    env = dict(os.environ)
     env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(ROOT), env.get('PYTHONPATH')]))
     env[LEDGER_ENV] = str(ledger)
     env[EXECUTOR_ENV] = executor
@@ -69,16 +69,17 @@ def _enqueue(client: DBOSClient, jobs: list[str]) -> None:
         )
 
 
-async def _reference(tmp_path: Path, jobs: list[str], monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+def _reference(tmp_path: Path, jobs: list[str], monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """The outputs of uninterrupted, non-durable runs."""
     monkeypatch.setenv(LEDGER_ENV, str(tmp_path / 'reference.sqlite'))
     agent = build()
-    return {job: (await agent.run(pipeline_prompt(job))).output for job in jobs}
+    return {job: agent.run_sync(pipeline_prompt(job)).output for job in jobs}
 
 
 def _check_exactly_once(ledger: Path, jobs: list[str]) -> tuple[int, int]:
     executions, effects = ledger_rows(ledger)
     entries = sorted(entry for _, entry, _ in effects)
-    assert entries == sorted(f'{job}/{step}' for job in jobs for step in ('first', 'batch0', 'batch1', 'batch2', 'last'))
+    assert entries == expected_entries(jobs)
     assert len(effects) == len(jobs) * STEPS
     return len(executions), len(effects)
 
@@ -91,11 +92,11 @@ def _stop(outputs: Path, workers: list[subprocess.Popen[str]]) -> None:
 
 
 @pytest.mark.parametrize('count', [1, 2, 4])
-async def test_workers_share_the_queue_and_run_each_job_once(
+def test_workers_share_the_queue_and_run_each_job_once(
     postgres: str, tmp_path: Path, count: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     jobs = [f'w{count}-job{n}' for n in range(JOBS)]
-    expected = await _reference(tmp_path, jobs, monkeypatch)
+    expected = _reference(tmp_path, jobs, monkeypatch)
     database = _database(postgres, f'agentool_workers_{count}')
     outputs, ledger = tmp_path / 'outputs', tmp_path / 'ledger.sqlite'
     outputs.mkdir()
@@ -115,11 +116,11 @@ async def test_workers_share_the_queue_and_run_each_job_once(
         assert len(executors) > 1  # the work was shared
 
 
-async def test_a_killed_workers_jobs_finish_on_the_others_without_duplicates(
+def test_a_killed_workers_jobs_finish_on_the_others_without_duplicates(
     postgres: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     jobs = [f'kill-job{n}' for n in range(JOBS)]
-    expected = await _reference(tmp_path, jobs, monkeypatch)
+    expected = _reference(tmp_path, jobs, monkeypatch)
     database = _database(postgres, 'agentool_workers_kill')
     outputs, ledger = tmp_path / 'outputs', tmp_path / 'ledger.sqlite'
     outputs.mkdir()
