@@ -17,7 +17,6 @@ and `register(agent)`. Recovery finds agents by name, so build and register them
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -30,6 +29,7 @@ from .core.capability import build_agent
 from .core.registry import AgenToolRegistry, get_registry
 from .durable import AgenToolDurability
 from .errors import AgenToolNotFoundError, ConfigurationError, MissingExtraError
+from .paths import user_data_dir
 
 try:
     from dbos import DBOS, DBOSConfig, SetWorkflowID, WorkflowHandleAsync
@@ -104,15 +104,8 @@ def durable(
 
 
 def default_database_path() -> Path:
-    """The embedded system database: `agentool/dbos.sqlite3` in the user-data directory."""
-    if sys.platform == 'win32':
-        base = Path(os.environ.get('LOCALAPPDATA') or Path.home() / 'AppData' / 'Local')
-    elif sys.platform == 'darwin':
-        base = Path.home() / 'Library' / 'Application Support'
-    else:
-        xdg = os.environ.get('XDG_DATA_HOME', '')
-        base = Path(xdg) if os.path.isabs(xdg) else Path.home() / '.local' / 'share'
-    return base / 'agentool' / 'dbos.sqlite3'
+    """The embedded system database: `dbos.sqlite3` in agentool's user-data directory (`agentool.paths`)."""
+    return user_data_dir() / 'dbos.sqlite3'
 
 
 def database_url(database: str | Path | None = None) -> str:

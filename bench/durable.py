@@ -26,7 +26,7 @@ from dbos import DBOSClient
 from pydantic import BaseModel
 
 import agentool.dbos as durable_dbos
-from agentool import RoutingConfig, create_agentool
+from agentool import RoutingConfig, create_agentool, get_injector
 from tests.durable_agentools import LEDGER_ENV, pipeline_prompt
 from tests.durable_worker import EXECUTOR_ENV
 from tests.postgres_server import postgres_server
@@ -51,23 +51,17 @@ def _spread(samples: list[float]) -> str:
 
 async def overhead(repeats: int, runs: int) -> tuple[list[float], list[float]]:
     """Seconds per run: (plain, durable) samples."""
-    create_agentool(
-        name='adder',
-        input_schema=_AddInput,
-        routing_config=RoutingConfig(operation_map={'add': '_add'}),
-        tools=[_add],
-        output_type=int,
-        replace=True,
-    )
+    for name in ('adder', 'adder_plain'):
+        create_agentool(
+            name=name,
+            input_schema=_AddInput,
+            routing_config=RoutingConfig(operation_map={'add': '_add'}),
+            tools=[_add],
+            output_type=int,
+            replace=True,
+        )
     durable_agent = durable_dbos.durable('adder')
-    plain_agent = create_agentool(
-        name='adder_plain',
-        input_schema=_AddInput,
-        routing_config=RoutingConfig(operation_map={'add': '_add'}),
-        tools=[_add],
-        output_type=int,
-        replace=True,
-    )
+    plain_agent = get_injector().get('adder_plain')
     prompt = '{"operation": "add", "a": 2, "b": 3}'
     plain: list[float] = []
     durable: list[float] = []
