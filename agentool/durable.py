@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import BaseModel
-from pydantic_ai import RunContext
+from pydantic_ai import ModelRetry, RunContext, ToolFailed
 from pydantic_ai.capabilities import AbstractCapability, WrapRunHandler, durable_operation
 from pydantic_ai.run import AgentRunResult
 
@@ -31,6 +31,7 @@ from .core.dispatch import dispatcher_reset, dispatcher_scope
 from .core.injector import AgenToolInjector, get_injector
 from .core.manager import AgenToolManager
 from .core.registry import AgenToolRegistry, get_registry
+from .errors import AgenToolError
 
 __all__ = ('AgenToolDurability', 'CAPABILITY_ID', 'OPERATION_NAME', 'UnitKey', 'unit_key')
 
@@ -78,22 +79,41 @@ class AgenToolDurability(AbstractCapability[Any]):
 
     @durable_operation(name=OPERATION_NAME)
     async def run_operation(
-        self, ctx: RunContext[Any], agentool: str, operation: str, input: str, via: Literal['tool', 'injector']
+        self,
+        ctx: RunContext[Any],
+        agentool: str,
+        operation: str,
+        input: str,
+        via: Literal['tool', 'injector'],
+        retries: int = 0,
     ) -> Any:
-        """Run one operation (its input as JSON text); the body of the durable unit."""
+        """Run one operation (its input as JSON text); the body of the durable unit.
+
+        An unexpected exception of the tool is retried `retries` times (`Route.retries`, idempotent routes).
+        """
         # Calls made inside the unit belong to it: they run directly (engines cannot nest units).
         token = dispatcher_scope(None)
         key = _unit_key.set(None if self.unit_key is None else self.unit_key())
         try:
-            if via == 'injector':
-                injector = _caller.get()
-                return await (get_injector() if injector is None else injector).call(agentool, input)
-            registry = get_registry() if self.registry is None else self.registry
-            manager = registry.get_manager(agentool)
-            return await manager.execute(ctx, manager.validate_json(input))
+            for attempt in range(retries + 1):
+                try:
+                    return await self._run(ctx, agentool, input, via)
+                except (AgenToolError, ModelRetry, ToolFailed):
+                    raise
+                except Exception:
+                    if attempt == retries:
+                        raise
         finally:
             _unit_key.reset(key)
             dispatcher_reset(token)
+
+    async def _run(self, ctx: RunContext[Any], agentool: str, input: str, via: str) -> Any:
+        if via == 'injector':
+            injector = _caller.get()
+            return await (get_injector() if injector is None else injector).call(agentool, input)
+        registry = get_registry() if self.registry is None else self.registry
+        manager = registry.get_manager(agentool)
+        return await manager.execute(ctx, manager.validate_json(input))
 
     @classmethod
     def get_serialization_name(cls) -> str | None:
@@ -110,12 +130,22 @@ class _Dispatcher:
     async def dispatch_execute(self, ctx: RunContext[Any], manager: AgenToolManager, input: BaseModel) -> Any:
         # Only the fields the caller set: the manager passes unset optional fields as the tool's defaults.
         data = input.model_dump_json(by_alias=True, exclude_unset=True, exclude_computed_fields=True)
-        return await self.capability.run_operation(ctx, manager.name, manager.operation_of(input), data, 'tool')
+        operation = manager.operation_of(input)
+        retries = _retries(manager, operation)
+        return await self.capability.run_operation(ctx, manager.name, operation, data, 'tool', retries)
 
-    async def dispatch_call(self, injector: Any, name: str, data: str | bytes, operation: str) -> Any:
+    async def dispatch_call(
+        self, injector: Any, manager: AgenToolManager, name: str, data: str | bytes, operation: str
+    ) -> Any:
         text = data if isinstance(data, str) else data.decode()
         token = _caller.set(injector)
         try:
-            return await self.capability.run_operation(self.run_ctx, name, operation, text, 'injector')
+            retries = _retries(manager, operation)
+            return await self.capability.run_operation(self.run_ctx, name, operation, text, 'injector', retries)
         finally:
             _caller.reset(token)
+
+
+def _retries(manager: AgenToolManager, operation: str) -> int:
+    route = manager.config.routing_config.operation_map.get(operation)
+    return 0 if route is None else route.retries

@@ -28,7 +28,9 @@ class OperationDispatcher(Protocol):
         """`manager.execute(ctx, input)`, as one durable unit."""
         ...
 
-    async def dispatch_call(self, injector: Any, name: str, data: str | bytes, operation: str) -> Any:
+    async def dispatch_call(
+        self, injector: Any, manager: AgenToolManager, name: str, data: str | bytes, operation: str
+    ) -> Any:
         """`injector.call(name, data)`, as one durable unit."""
         ...
 

@@ -179,7 +179,7 @@ class AgenToolInjector(Wiring):
         if deps is UNSET and (dispatcher := active_dispatcher()) is not None:
             operation = manager.operation_of(validated)
             if is_durable(manager, operation):  # a durable run: the call is one unit of its engine
-                return await dispatcher.dispatch_call(self, name, data, operation)
+                return await dispatcher.dispatch_call(self, manager, name, data, operation)
         # `_enter`, inlined: this is the hot path.
         frame = _frame.get()
         if frame is not None and frame[0] is self and (frame[1] is not None or frame[2]):
