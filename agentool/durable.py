@@ -33,7 +33,7 @@ from .core.manager import AgenToolManager
 from .core.registry import AgenToolRegistry, get_registry
 from .errors import AgenToolError
 
-__all__ = ('AgenToolDurability', 'CAPABILITY_ID', 'OPERATION_NAME', 'UnitKey', 'unit_key')
+__all__ = ('AgenToolDurability', 'CAPABILITY_ID', 'OPERATION_NAME', 'UnitKey', 'typed_result', 'unit_key')
 
 CAPABILITY_ID = 'agentool'
 """The capability's stable id: part of every persisted unit name."""
@@ -132,18 +132,31 @@ class _Dispatcher:
         data = input.model_dump_json(by_alias=True, exclude_unset=True, exclude_computed_fields=True)
         operation = manager.operation_of(input)
         retries = _retries(manager, operation)
-        return await self.capability.run_operation(ctx, manager.name, operation, data, 'tool', retries)
+        result = await self.capability.run_operation(ctx, manager.name, operation, data, 'tool', retries)
+        return typed_result(manager, input, result)
 
     async def dispatch_call(
-        self, injector: Any, manager: AgenToolManager, name: str, data: str | bytes, operation: str
+        self, injector: Any, manager: AgenToolManager, name: str, data: str | bytes, input: BaseModel
     ) -> Any:
         text = data if isinstance(data, str) else data.decode()
+        operation = manager.operation_of(input)
         token = _caller.set(injector)
         try:
             retries = _retries(manager, operation)
-            return await self.capability.run_operation(self.run_ctx, name, operation, text, 'injector', retries)
+            result = await self.capability.run_operation(self.run_ctx, name, operation, text, 'injector', retries)
         finally:
             _caller.reset(token)
+        return result if isinstance(result, str) else typed_result(manager, input, result)
+
+
+def typed_result(manager: AgenToolManager, input: BaseModel, result: Any) -> Any:
+    """`result` as the agentool's output type again, after an engine that journals JSON returned it as data.
+
+    In-process engines (DBOS) hand back the object itself, which passes as it is.
+    """
+    if not manager.checks_output or type(result) is manager.output_class:
+        return result
+    return manager.check_output(input, result)
 
 
 def _retries(manager: AgenToolManager, operation: str) -> int:

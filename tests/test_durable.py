@@ -6,13 +6,14 @@ tests (`test_durable_dbos.py`, `test_durable_workers.py`) check the journal itse
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import pytest
 from pydantic import BaseModel
+from pydantic_ai.durable_exec import JSON_CODEC
 
-from agentool import ConfigurationError, Route, RoutingConfig, create_agentool, get_injector
-from agentool.durable import AgenToolDurability
+from agentool import ConfigurationError, OutputError, Route, RoutingConfig, create_agentool, get_injector, get_registry
+from agentool.durable import AgenToolDurability, typed_result
 
 ATTEMPTS: list[str] = []
 
@@ -103,3 +104,36 @@ def test_retries_need_an_idempotent_route() -> None:
     with pytest.raises(ConfigurationError, match=r"operation 'fetch' has retries=2") as raised:
         _create(retries=2, idempotent=False)
     assert [p['kind'] for p in raised.value.details['problems']] == ['retries_not_idempotent']
+
+
+def test_operation_data_and_results_survive_a_json_journal() -> None:
+    # Engines that journal JSON (and Temporal's payload converter) hand a unit's result back as data:
+    # the dispatcher makes it the agentool's output type again.
+    class Found(BaseModel):
+        key: str
+        hits: int
+
+    async def find(key: str) -> Found:
+        return Found(key=key, hits=1)
+
+    class FindInput(BaseModel):
+        operation: Literal['find']
+        key: str
+
+    create_agentool(
+        name='finder',
+        input_schema=FindInput,
+        routing_config=RoutingConfig(operation_map={'find': 'find'}),
+        tools=[find],
+        output_type=Found,
+        replace=True,
+    )
+    arguments = {'agentool': 'finder', 'operation': 'find', 'input': '{"key":"k"}', 'via': 'tool', 'retries': 0}
+    assert JSON_CODEC.load(dict[str, Any], JSON_CODEC.dump(dict[str, Any], arguments)) == arguments
+    manager = get_registry().get_manager('finder')
+    journaled = JSON_CODEC.load(Any, JSON_CODEC.dump(Any, Found(key='k', hits=1)))
+    assert journaled == {'key': 'k', 'hits': 1}
+    input = manager.validate_python({'operation': 'find', 'key': 'k'})
+    assert typed_result(manager, input, journaled) == Found(key='k', hits=1)
+    with pytest.raises(OutputError):
+        typed_result(manager, input, {'key': 'k'})

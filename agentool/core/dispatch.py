@@ -29,7 +29,7 @@ class OperationDispatcher(Protocol):
         ...
 
     async def dispatch_call(
-        self, injector: Any, manager: AgenToolManager, name: str, data: str | bytes, operation: str
+        self, injector: Any, manager: AgenToolManager, name: str, data: str | bytes, input: BaseModel
     ) -> Any:
         """`injector.call(name, data)`, as one durable unit."""
         ...

@@ -176,10 +176,10 @@ class AgenToolInjector(Wiring):
                 validated = manager.validate_json(data)
         else:
             validated = manager.validate_json(data)
-        if deps is UNSET and (dispatcher := active_dispatcher()) is not None:
-            operation = manager.operation_of(validated)
-            if is_durable(manager, operation):  # a durable run: the call is one unit of its engine
-                return await dispatcher.dispatch_call(self, manager, name, data, operation)
+        # In a durable run, the call is one unit of its engine (unless the route opts out).
+        dispatcher = active_dispatcher() if deps is UNSET else None
+        if dispatcher is not None and is_durable(manager, manager.operation_of(validated)):
+            return await dispatcher.dispatch_call(self, manager, name, data, validated)
         # `_enter`, inlined: this is the hot path.
         frame = _frame.get()
         if frame is not None and frame[0] is self and (frame[1] is not None or frame[2]):
