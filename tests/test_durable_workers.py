@@ -84,6 +84,17 @@ def _check_exactly_once(ledger: Path, jobs: list[str]) -> tuple[int, int]:
     return len(executions), len(effects)
 
 
+def _busy_worker(client: DBOSClient, executors: list[str]) -> str:
+    """The executor of the first pending workflow seen with at least one step done."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        for status in client.list_workflows(status='PENDING'):
+            if status.executor_id in executors and client.list_workflow_steps(status.workflow_id):
+                return status.executor_id
+        time.sleep(0.02)
+    raise AssertionError('no worker was seen in the middle of a job')
+
+
 def _stop(outputs: Path, workers: list[subprocess.Popen[str]]) -> None:
     (outputs / 'STOP').touch()
     for worker in workers:
@@ -128,24 +139,20 @@ def test_a_killed_workers_jobs_finish_on_the_others_without_duplicates(
     client = DBOSClient(system_database_url=database)
     try:
         _enqueue(client, jobs)
-        # Kill worker0 once it is in the middle of a job: it has run steps of a job that is not done.
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            mine = client.list_workflows(executor_id='worker0', status='PENDING')
-            if mine and client.list_workflow_steps(mine[0].workflow_id):
-                break
-            time.sleep(0.05)
-        workers[0].send_signal(signal.SIGKILL)
-        workers[0].wait(timeout=60)
-        stranded = [w.workflow_id for w in client.list_workflows(executor_id='worker0', status='PENDING')]
-        (outputs / 'RECOVER.worker1').write_text('worker0')
+        # Kill the first worker found in the middle of a job: it has run steps of a job that is not done.
+        victim = _busy_worker(client, [f'worker{n}' for n in range(3)])
+        workers[int(victim.removeprefix('worker'))].send_signal(signal.SIGKILL)
+        workers[int(victim.removeprefix('worker'))].wait(timeout=60)
+        survivors = [f'worker{n}' for n in range(3) if f'worker{n}' != victim]
+        stranded = [w.workflow_id for w in client.list_workflows(executor_id=victim, status='PENDING')]
+        (outputs / f'RECOVER.{survivors[0]}').write_text(victim)
         results = {job: client.retrieve_workflow(job).get_result() for job in jobs}
         finished_by = {job: client.retrieve_workflow(job).get_status().executor_id for job in stranded}
     finally:
         client.destroy()
-        _stop(outputs, workers[1:])
+        _stop(outputs, workers)
     assert stranded, 'worker0 was killed with no job in progress'
-    assert set(finished_by.values()) <= {'worker1', 'worker2'}
+    assert set(finished_by.values()) <= set(survivors)
     assert results == expected
     executions, effects = _check_exactly_once(ledger, jobs)
     sys.stderr.write(
