@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, Union, cast
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
@@ -27,7 +28,6 @@ DISPATCH_PROVIDER = 'agentool-dispatch'
 DISPATCH_METADATA_KEY = 'agentool_dispatch'
 """Key, in that response's `metadata`, of the rule, agentool and operation."""
 
-_RESULT = TypeAdapter(AgentRunResult[Any])
 _ADAPTERS: dict[int, tuple[object, TypeAdapter[Any] | None]] = {}
 
 
@@ -158,4 +158,11 @@ def build_result(ctx: RunContext[Any], prompt: str, output: Any, record: Dispatc
         data['run_id'] = ctx.run_id
     if ctx.conversation_id is not None:
         data['conversation_id'] = ctx.conversation_id
-    return _RESULT.validate_python(data)
+    return _result_adapter().validate_python(data)
+
+
+@cache
+def _result_adapter() -> TypeAdapter[AgentRunResult[Any]]:
+    # Built on first dispatch, not at import: the schema of a run result (every message type) takes
+    # a noticeable part of a second to build.
+    return TypeAdapter(AgentRunResult[Any])
