@@ -11,7 +11,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 from pydantic_ai import Agent, BinaryContent, ModelRetry, RunContext, ToolFailed, ToolOutput
-from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, UserPromptPart
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelMessagesTypeAdapter,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    UserPromptPart,
+)
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from agentool import (
@@ -362,6 +370,8 @@ async def test_the_dispatched_turn_is_recognisable_in_the_history() -> None:
     assert (record.rule, record.agentool, record.operation) == ('add', 'calc', 'add')
     assert dispatch_record(request) is None
     assert request.run_id == response.run_id == result.run_id
+    stored = ModelMessagesTypeAdapter.validate_json(ModelMessagesTypeAdapter.dump_json(result.all_messages()))
+    assert dispatch_record(stored[1]) == record  # the mark survives storing the history
 
 
 async def test_message_history_continues_across_dispatched_and_model_turns() -> None:
