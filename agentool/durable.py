@@ -27,7 +27,7 @@ from pydantic_ai import ModelRetry, RunContext, ToolFailed
 from pydantic_ai.capabilities import AbstractCapability, WrapRunHandler, durable_operation
 from pydantic_ai.run import AgentRunResult
 
-from .core.dispatch import dispatcher_reset, dispatcher_scope
+from .core.durability import dispatcher_reset, dispatcher_scope
 from .core.injector import AgenToolInjector, get_injector
 from .core.manager import AgenToolManager
 from .core.registry import AgenToolRegistry, get_registry

@@ -21,7 +21,7 @@ from pydantic_ai.tools import AgentDepsT, ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 
 from ._interface import ARGUMENTS_ADAPTER, OperationInterface, build_interfaces
-from .core.dispatch import active_dispatcher, is_durable
+from .core.durability import active_dispatcher, is_durable
 from .core.registry import AgenToolRegistry, get_registry
 from .filters import ExposedOperation, Selectors, select_operations
 from .telemetry import operation_span

@@ -18,7 +18,7 @@ from pydantic_ai.models import Model, ModelResolutionContext
 from pydantic_ai.toolsets import AbstractToolset
 
 from ..errors import ConfigurationError
-from .dispatch import active_dispatcher, is_durable
+from .durability import active_dispatcher, is_durable
 from .manager import MANAGER_TOOL_NAME, AgenToolManager
 from .model import AgenToolModel
 from .registry import AgenToolRegistry, get_registry

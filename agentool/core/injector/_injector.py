@@ -23,7 +23,7 @@ from pydantic_ai.agent import AbstractAgent
 from pydantic_core import PydanticSerializationError, to_json
 
 from ...telemetry import TRACER_NAME, operation_span
-from ..dispatch import active_dispatcher, is_durable
+from ..durability import active_dispatcher, is_durable
 from ..registry import AgenToolRegistry
 from ._deps import build_deps, run_without_loop
 from ._frame import Frame as _Frame
