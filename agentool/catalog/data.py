@@ -323,7 +323,7 @@ def _operation(
         description=description,
         tool_description=docstring,
         parameters=list(meta.parameters) if meta else (list(tool.params) if tool else []),
-        returns=type_label(meta.return_annotation) if meta and meta.return_annotation is not None else None,
+        returns=type_label(meta.return_type_annotation) if meta and meta.return_type_annotation is not None else None,
         fields=fields,
         fields_source=source,
         request_schema=operation_request_schema(schema, _operation_key(config, schema), op, fields, description),

@@ -16,6 +16,7 @@ from pydantic_core import SchemaValidator
 
 from ..errors import (
     AgenToolError,
+    ConfigurationError,
     InputTooLargeError,
     InputValidationError,
     InvalidJSONError,
@@ -29,7 +30,7 @@ from ._routes import CompiledRoute, compile_routes
 from ._signature import ToolSignature
 
 if TYPE_CHECKING:
-    from .config import AgenToolConfig
+    from .config import AgenToolConfig, RoutingConfig
 
 __all__ = ('AgenToolManager', 'MANAGER_TOOL_NAME')
 
@@ -47,11 +48,15 @@ class AgenToolManager:
     operation value with no route, a route for an operation the schema cannot produce, and a tool
     parameter the default transform cannot fill.
 
+    A manager is also a tool function: `agent.tool(name='__agentool_manager__')(manager)`
+    registers it, as the architecture guide does (it has `__name__`, `__qualname__`,
+    `__annotations__` and the signature `(ctx, **kwargs)`).
+
     Args:
         name: The agentool's name (in errors and spans).
         config: Its configuration.
-        tool_functions: The tools operations route to, as the architecture guide passes them;
-            by default `config.tools`.
+        tool_functions: The tools operations route to, as the architecture guide passes them (a
+            list, or a dict of name → function); by default `config.tools`.
         routes: Routes already compiled from `config` (the registry's, to avoid a second pass).
     """
 
@@ -59,24 +64,41 @@ class AgenToolManager:
         self,
         name: str,
         config: AgenToolConfig,
-        tool_functions: Sequence[Callable[..., Any]] | None = None,
+        tool_functions: Sequence[Callable[..., Any]] | Mapping[str, Callable[..., Any]] | None = None,
         *,
         routes: Mapping[str, CompiledRoute] | None = None,
     ) -> None:
         if tool_functions is not None:
-            config = dataclasses.replace(config, tools=tuple(tool_functions))
+            config = dataclasses.replace(config, tools=_tool_list(name, tool_functions))
+        # Routes first: they refuse a configuration that cannot run (say, an input schema that is
+        # not a pydantic model) with one typed error, before anything below touches the schema.
+        self._routes = dict(routes) if routes is not None and tool_functions is None else compile_routes(name, config)
         self.name = name
         self.config = config
         self.input_schema = config.input_schema
         self.parse_json: Callable[[str | bytes], BaseModel] = _json_validator(config.input_schema)
         """The input schema's own JSON validation: no size limit, and pydantic's `ValidationError` on failure."""
         self.operation_field = config.routing_config.operation_field
-        self._routes = dict(routes) if routes is not None and tool_functions is None else compile_routes(name, config)
+        self.__name__ = MANAGER_TOOL_NAME
+        self.__qualname__ = f'{type(self).__qualname__}({name!r})'
+        self.__annotations__ = {'ctx': RunContext[Any], 'kwargs': Any, 'return': Any}
         self.checks_output = config.output_type is not None
         """Whether tool results are checked against the output type (`check_output`)."""
         self.output_class: type | None = config.output_type if isinstance(config.output_type, type) else None
         """Results of exactly this class need no check."""
         self._output_adapter: TypeAdapter[Any] | None = None
+
+    @property
+    def routing_config(self) -> RoutingConfig:
+        """The routing configuration, as the guide's `self.routing_config.operation_map[operation]` reads it."""
+        return self.config.routing_config
+
+    def get_tool_schema(self) -> dict[str, Any]:
+        """The JSON schema of the manager tool's arguments: the input schema's, with `properties` and `required`."""
+        schema = dict(self.input_schema.model_json_schema())
+        schema.setdefault('properties', {})
+        schema.setdefault('required', [])
+        return schema
 
     @property
     def operations(self) -> list[str]:
@@ -317,6 +339,23 @@ class AgenToolManager:
                 tool=tool.name,
                 parameter=problem[0],
             )
+
+
+def _tool_list(
+    name: str, tool_functions: Sequence[Callable[..., Any]] | Mapping[str, Callable[..., Any]]
+) -> tuple[Callable[..., Any], ...]:
+    """The tools as a tuple; a dict's keys must be the functions' names, since routes find tools by name."""
+    if not isinstance(tool_functions, Mapping):
+        return tuple(tool_functions)
+    for key, function in tool_functions.items():
+        if getattr(function, '__name__', None) != key:
+            raise ConfigurationError(
+                f'agentool {name!r}: tool_functions key {key!r} is not the name of its function '
+                f'{getattr(function, "__name__", function)!r}; routes find tools by their __name__',
+                agentool=name,
+                tool=key,
+            )
+    return tuple(tool_functions.values())
 
 
 def _json_type(value: object) -> str:
