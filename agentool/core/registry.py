@@ -178,6 +178,7 @@ class AgenToolRegistry:
 
         Raises:
             DuplicateNameError: `name` is taken and `replace` is false.
+            ConfigurationError: the input schema is not a pydantic model (no catalog could describe it).
         """
         if not replace and name in self._entries:
             raise DuplicateNameError(
@@ -186,7 +187,10 @@ class AgenToolRegistry:
         previous = self._entries.get(name)
         if previous is not None:
             config = _replace_keep_created(config, previous.config)
-        self._entries[name] = _entry_for(name, config)
+        entry = _entry_for(name, config)
+        if bad := [problem for problem in entry.problems if problem.kind == 'bad_schema']:
+            raise configuration_error(name, bad)  # nothing, not even a catalog, can use it
+        self._entries[name] = entry
 
     @_RegistryMethod
     def validate_config(self, name_or_config: str | AgenToolConfig) -> list[ConfigProblem]:
