@@ -10,16 +10,16 @@ are re-exported here, where the architecture guide imports them from.
 
 from __future__ import annotations
 
-import difflib
 import functools
-from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Generator, Iterator, MutableMapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from types import MethodType
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, Literal, ParamSpec, TypeVar, cast
 
-from ..errors import AgenToolNotFoundError, DuplicateNameError, InvalidUpdateError
+from ..errors import DuplicateNameError
+from ._lookup import checked_update, not_found, suggest
 from ._routes import check_routes, configuration_error
 from .config import (
     DEFAULT_MAX_INPUT_BYTES,
@@ -253,7 +253,7 @@ class AgenToolRegistry:
         entry = self._entries.get(name)
         if entry is None:
             return False
-        checked = {field: _checked_update(name, field, value) for field, value in changes.items()}
+        checked = {field: checked_update(name, field, value) for field, value in changes.items()}
         config = replace(entry.config, **checked, updated_at=now())
         self._entries[name] = _entry_for(name, config)
         return True
@@ -354,52 +354,6 @@ def _catalog():
     from .. import catalog
 
     return catalog
-
-
-def suggest(name: str, known: Iterable[str]) -> list[str]:
-    """Up to three names from `known` close to `name`: similar spellings, then names containing it."""
-    names = sorted(known)
-    close = difflib.get_close_matches(name, names, n=3)
-    lowered = name.lower()
-    containing = [n for n in names if len(lowered) >= 3 and lowered in n.lower()]
-    return list(dict.fromkeys([*close, *containing]))[:3]
-
-
-def not_found(name: str, known: Mapping[str, Any] | Sequence[str]) -> AgenToolNotFoundError:
-    """An `AgenToolNotFoundError` for `name` with "did you mean" suggestions from `known`."""
-    suggestions = suggest(name, known)
-    hint = f'; did you mean {" or ".join(repr(s) for s in suggestions)}?' if suggestions else ''
-    return AgenToolNotFoundError(
-        f'no agentool named {name!r} is registered{hint}', agentool=name, suggestions=suggestions
-    )
-
-
-_UPDATABLE = ('description', 'version', 'tags', 'examples')
-
-
-def _checked_update(name: str, field: str, value: object) -> object:
-    """`value` checked (and lists copied) for `update`; raises `ConfigurationError` naming the field."""
-    if field not in _UPDATABLE:
-        raise InvalidUpdateError(
-            f'agentool {name!r}: field {field!r} cannot be updated (updatable: {", ".join(_UPDATABLE)}); '
-            'create the agentool again with replace=True to change anything else',
-            agentool=name,
-            field=field,
-        )
-    if field in ('description', 'version'):
-        if isinstance(value, str) or (value is None and field == 'description'):
-            return value
-        expected = 'a string or None' if field == 'description' else 'a string'
-    else:
-        iterable = isinstance(value, Iterable) and not isinstance(value, str | bytes | Mapping)
-        items = list(cast('Iterable[object]', value)) if iterable else None
-        item_type = dict if field == 'examples' else str  # tags: strings
-        if items is not None and all(isinstance(item, item_type) for item in items):
-            return items
-        expected = 'a list of dicts' if field == 'examples' else 'a list of strings'
-    raise InvalidUpdateError(
-        f'agentool {name!r}: {field} must be {expected}, got {value!r}', agentool=name, field=field
-    )
 
 
 def _replace_keep_created(new: AgenToolConfig, old: AgenToolConfig) -> AgenToolConfig:
