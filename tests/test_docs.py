@@ -103,7 +103,7 @@ def test_catalog_hook_documents_every_agentool_of_a_new_example_module(tmp_path:
         sys.path.remove(str(tmp_path))
         for name in [*modules, 'fresh_examples']:
             sys.modules.pop(name, None)
-    assert '## `greeter`' in files['catalog.md']
+    assert '## greeter' in files['catalog.md']
     assert 'Say hello to &lt;who&gt;.' in files['catalog.md']
     assert '"/agentools/greeter/hello"' in files['catalog/openapi.json']
 
