@@ -300,3 +300,49 @@ async def test_operation_from_a_property() -> None:
 
     with pytest.raises(UnknownOperationError, match="no operation 'get_news'"):
         await agent.run('{"verb": "get", "target": "news"}')
+
+
+async def test_a_manager_built_from_a_config_that_cannot_run_can_be_inspected_but_not_run() -> None:
+    class Bare(BaseModel):
+        value: str = 'x'
+
+    config = AgenToolConfig(input_schema=Bare, routing_config=RoutingConfig())
+    manager = AgenToolManager('bare', config, {})
+    assert [problem.kind for problem in manager.problems] == ['no_operation_field', 'empty_operation_map']
+    assert manager.get_tool_schema()['properties'].keys() == {'value'}
+    assert manager.get_tool_schema()['required'] == []
+    ctx: Any = None
+    with pytest.raises(ConfigurationError, match="agentool 'bare' has 2 configuration problems") as caught:
+        await manager(ctx, value='y')
+    assert len(caught.value.details['problems']) == 2
+    with pytest.raises(ConfigurationError):
+        manager.validate_json('{"value": "y"}')
+
+
+def test_a_schema_that_is_not_a_model_is_refused_with_a_typed_error() -> None:
+    class NotAModel:
+        @classmethod
+        def model_json_schema(cls) -> dict[str, Any]:
+            return {'type': 'object', 'properties': {'value': {'type': 'string'}}}
+
+    class Nothing:
+        pass
+
+    describable = AgenToolConfig(input_schema=NotAModel, routing_config=RoutingConfig())  # pyright: ignore[reportArgumentType]
+    manager = AgenToolManager('odd', describable, {})
+    assert manager.get_tool_schema() == {'type': 'object', 'properties': {'value': {'type': 'string'}}, 'required': []}
+    with pytest.raises(ConfigurationError, match='is not a pydantic model'):
+        manager.validate_json('{}')
+    bare = AgenToolConfig(input_schema=Nothing, routing_config=RoutingConfig())  # pyright: ignore[reportArgumentType]
+    with pytest.raises(ConfigurationError, match='is not a pydantic model'):
+        AgenToolManager('nothing', bare, {}).get_tool_schema()
+    with pytest.raises(ConfigurationError, match='is not a pydantic model'):
+        AgenToolRegistry.register('odd', describable)
+    assert not AgenToolRegistry.exists('odd')
+
+
+def test_tool_functions_as_a_dict_must_be_keyed_by_name() -> None:
+    config = AgenToolConfig(input_schema=EchoInput, routing_config=RoutingConfig(operation_map={'echo': 'echo'}))
+    assert AgenToolManager('echo', config, {'echo': echo}).operations == ['echo']
+    with pytest.raises(ConfigurationError, match="tool_functions key 'say' is not the name of its function 'echo'"):
+        AgenToolManager('echo', config, {'say': echo})

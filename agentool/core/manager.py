@@ -7,7 +7,7 @@ import enum
 import functools
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, cast
 
 import anyio.to_thread
 from pydantic import BaseModel, TypeAdapter, ValidationError
@@ -26,11 +26,11 @@ from ..errors import (
     TransformError,
     UnknownOperationError,
 )
-from ._routes import CompiledRoute, compile_routes
+from ._routes import CompiledRoute, check_routes, configuration_error
 from ._signature import ToolSignature
 
 if TYPE_CHECKING:
-    from .config import AgenToolConfig, RoutingConfig
+    from .config import AgenToolConfig, ConfigProblem, RoutingConfig
 
 __all__ = ('AgenToolManager', 'MANAGER_TOOL_NAME')
 
@@ -43,10 +43,12 @@ MANAGER_TOOL_NAME = '__agentool_manager__'
 class AgenToolManager:
     """Runs one agentool's operations. Built (and checked) once per registration.
 
-    Construction refuses inconsistent configurations with one `ConfigurationError` listing every
-    problem: an operation field the schema lacks, a route to a tool that was not given, an
-    operation value with no route, a route for an operation the schema cannot produce, and a tool
-    parameter the default transform cannot fill.
+    An inconsistent configuration (an operation field the schema lacks, a route to a tool that was
+    not given, an operation value with no route, a route for an operation the schema cannot
+    produce, a tool parameter the default transform cannot fill, a schema that is not a pydantic
+    model) is found at construction and listed in `problems`; the manager can still be inspected
+    (`get_tool_schema()`, `routing_config`), but validating or running input raises one
+    `ConfigurationError` listing every problem. The registry only builds managers that can run.
 
     A manager is also a tool function: `agent.tool(name='__agentool_manager__')(manager)`
     registers it, as the architecture guide does (it has `__name__`, `__qualname__`,
@@ -70,13 +72,20 @@ class AgenToolManager:
     ) -> None:
         if tool_functions is not None:
             config = dataclasses.replace(config, tools=_tool_list(name, tool_functions))
-        # Routes first: they refuse a configuration that cannot run (say, an input schema that is
-        # not a pydantic model) with one typed error, before anything below touches the schema.
-        self._routes = dict(routes) if routes is not None and tool_functions is None else compile_routes(name, config)
+        problems: list[ConfigProblem] = []
+        if routes is not None and tool_functions is None:
+            self._routes = dict(routes)
+        else:
+            self._routes, problems = check_routes(name, config)
+        self.problems: tuple[ConfigProblem, ...] = tuple(problems)
+        """Why this manager cannot run (`()` when it can); calling it then raises `ConfigurationError`."""
         self.name = name
         self.config = config
         self.input_schema = config.input_schema
-        self.parse_json: Callable[[str | bytes], BaseModel] = _json_validator(config.input_schema)
+        if any(problem.kind == 'bad_schema' for problem in problems):
+            self.parse_json: Callable[[str | bytes], BaseModel] = self._refuse
+        else:
+            self.parse_json = _json_validator(config.input_schema)
         """The input schema's own JSON validation: no size limit, and pydantic's `ValidationError` on failure."""
         self.operation_field = config.routing_config.operation_field
         self.__name__ = MANAGER_TOOL_NAME
@@ -95,7 +104,10 @@ class AgenToolManager:
 
     def get_tool_schema(self) -> dict[str, Any]:
         """The JSON schema of the manager tool's arguments: the input schema's, with `properties` and `required`."""
-        schema = dict(self.input_schema.model_json_schema())
+        json_schema = cast('Callable[[], dict[str, Any]] | None', getattr(self.input_schema, 'model_json_schema', None))
+        if json_schema is None:  # not a pydantic model, nor anything that can describe itself
+            self._refuse()
+        schema = dict(json_schema())
         schema.setdefault('properties', {})
         schema.setdefault('required', [])
         return schema
@@ -116,8 +128,13 @@ class AgenToolManager:
 
     # --- input ---------------------------------------------------------------------------------
 
+    def _refuse(self, data: object = None) -> NoReturn:
+        raise configuration_error(self.name, self.problems)
+
     def validate_json(self, data: str | bytes) -> BaseModel:
         """Validate a JSON prompt against the input schema, raising a typed `InvalidInputError`."""
+        if self.problems:
+            self._refuse()
         # UTF-8 size without a copy for ASCII text (`isascii` is O(1) on str); 'surrogatepass' so a lone
         # surrogate is counted and then refused by validation as a typed error, not a UnicodeEncodeError.
         if isinstance(data, bytes):
@@ -139,6 +156,8 @@ class AgenToolManager:
 
     def validate_python(self, data: Any) -> BaseModel:
         """Validate an already-parsed value (a dict or a model) against the input schema."""
+        if self.problems:
+            self._refuse()
         if isinstance(data, self.input_schema):
             return data
         if not isinstance(data, Mapping):
@@ -209,6 +228,8 @@ class AgenToolManager:
 
         A tool's own exception propagates unchanged.
         """
+        if self.problems:
+            self._refuse()
         result = await self.invoke(ctx, input)
         if self.checks_output and type(result) is not self.output_class:
             return self.check_output(input, result)
