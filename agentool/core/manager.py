@@ -16,7 +16,6 @@ from pydantic_core import SchemaValidator
 
 from ..errors import (
     AgenToolError,
-    ConfigurationError,
     InputTooLargeError,
     InputValidationError,
     InvalidJSONError,
@@ -26,7 +25,7 @@ from ..errors import (
     TransformError,
     UnknownOperationError,
 )
-from ._routes import CompiledRoute, check_routes, configuration_error
+from ._routes import CompiledRoute, check_routes, configuration_error, tool_list
 from ._signature import ToolSignature
 
 if TYPE_CHECKING:
@@ -71,7 +70,7 @@ class AgenToolManager:
         routes: Mapping[str, CompiledRoute] | None = None,
     ) -> None:
         if tool_functions is not None:
-            config = dataclasses.replace(config, tools=_tool_list(name, tool_functions))
+            config = dataclasses.replace(config, tools=tool_list(name, tool_functions))
         problems: list[ConfigProblem] = []
         if routes is not None and tool_functions is None:
             self._routes = dict(routes)
@@ -360,23 +359,6 @@ class AgenToolManager:
                 tool=tool.name,
                 parameter=problem[0],
             )
-
-
-def _tool_list(
-    name: str, tool_functions: Sequence[Callable[..., Any]] | Mapping[str, Callable[..., Any]]
-) -> tuple[Callable[..., Any], ...]:
-    """The tools as a tuple; a dict's keys must be the functions' names, since routes find tools by name."""
-    if not isinstance(tool_functions, Mapping):
-        return tuple(tool_functions)
-    for key, function in tool_functions.items():
-        if getattr(function, '__name__', None) != key:
-            raise ConfigurationError(
-                f'agentool {name!r}: tool_functions key {key!r} is not the name of its function '
-                f'{getattr(function, "__name__", function)!r}; routes find tools by their __name__',
-                agentool=name,
-                tool=key,
-            )
-    return tuple(tool_functions.values())
 
 
 def _json_type(value: object) -> str:
