@@ -13,7 +13,7 @@ import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from types import UnionType
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import TypeAdapter
 from pydantic_ai import AgentRunResult
@@ -33,7 +33,10 @@ from pydantic_core import to_jsonable_python
 
 from .manager import MANAGER_TOOL_NAME
 
-__all__ = ('LeanPlan', 'learn_plan')
+__all__ = ('LeanPlan', 'learn_plan', 'AGAIN')
+
+AGAIN = 'again'
+"""`learn_plan`'s answer when the run was fine but did not show everything (learn from the next one)."""
 
 _SCALARS = (str, int, float, bool)
 
@@ -51,13 +54,11 @@ class LeanPlan:
     """A response of the agent's model: name, id and provider are copied from it."""
     request: ModelRequest
     """A later request of the run (instructions as the framework repeats them)."""
-    final_return: ToolReturnPart | None
-    """The framework's answer to an output tool call, or `None` in text mode."""
+    final_request: ModelRequest | None
+    """The framework's answer to an output tool call (one `ToolReturnPart`), or `None` in text mode."""
     usage: RunUsage
     readers: dict[str, Callable[[Any], Any]]
     """Output tool name → the output value pydantic-ai would validate from its arguments."""
-    text_output: bool
-    """Whether the final answer is text (the agent's output type is `str`)."""
 
     def output(self, value: Any, final: ModelResponse) -> Any:
         """The run's output for the tool's `value`, as the graph would validate it from `final`."""
@@ -68,8 +69,14 @@ class LeanPlan:
         return self.readers[part.tool_name](value)
 
 
-def learn_plan(result: AgentRunResult[Any], params: ModelRequestParameters | None, output_type: Any) -> LeanPlan | None:
-    """The plan for an agent whose fresh run (no history) produced `result`, or `None` if it has another shape."""
+def learn_plan(
+    result: AgentRunResult[Any], params: ModelRequestParameters | None, output_type: Any
+) -> LeanPlan | Literal['again'] | None:
+    """The plan for an agent whose fresh run (no history) produced `result`, or `None` if it has another shape.
+
+    A text answer from an agent that also has output tools does not show the framework's return
+    for an output tool: then the answer is `AGAIN`.
+    """
     messages = result.all_messages()
     if params is None or result.metadata is not None or params.output_mode not in ('tool', 'text', 'auto'):
         return None
@@ -80,7 +87,7 @@ def learn_plan(result: AgentRunResult[Any], params: ModelRequestParameters | Non
     assert isinstance(response, ModelResponse)
     assert isinstance(tool_return, ModelRequest)
     assert isinstance(final, ModelResponse)
-    final_return: ToolReturnPart | None = None
+    final_request: ModelRequest | None = None
     text_output = isinstance(final.parts[0], TextPart)
     if not text_output:
         if len(messages) != 5:
@@ -88,9 +95,11 @@ def learn_plan(result: AgentRunResult[Any], params: ModelRequestParameters | Non
         last = messages[4]
         if not (isinstance(last, ModelRequest) and len(last.parts) == 1 and isinstance(last.parts[0], ToolReturnPart)):
             return None
-        final_return = last.parts[0]
+        final_request = last
     elif len(messages) != 4:
         return None
+    elif params.output_tools:
+        return AGAIN
     readers = _readers(params, output_type)
     if readers is None:
         return None
@@ -101,10 +110,9 @@ def learn_plan(result: AgentRunResult[Any], params: ModelRequestParameters | Non
         system_parts=system_parts,
         response=response,
         request=tool_return,
-        final_return=final_return,
+        final_request=final_request,
         usage=replace(result.usage),
         readers=readers,
-        text_output=text_output,
     )
 
 
@@ -137,7 +145,8 @@ def _readers(params: ModelRequestParameters, output_type: Any) -> dict[str, Call
     tools = params.output_tools
     if not tools:
         return {}
-    members = _members(output_type)
+    # With text output allowed, a `str` member is answered as text and has no output tool.
+    members = tuple(m for m in _members(output_type) if not (params.allow_text_output and m is str))
     if len(members) != len(tools):
         return None  # output tools we cannot pair with the output type's members: keep the graph
     return {tool.name: _reader(member) for tool, member in zip(tools, members, strict=True)}

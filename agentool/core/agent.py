@@ -24,7 +24,7 @@ from pydantic_ai.toolsets import AbstractToolset
 from pydantic_ai.usage import RunUsage, UsageLimits
 from pydantic_ai.workspaces import WorkspaceBackend, WorkspaceRef
 
-from ._lean_plan import LeanPlan, learn_plan
+from ._lean_plan import AGAIN, LeanPlan, learn_plan
 from .lean import answer, history_allows_lean
 from .model import AgenToolModel
 
@@ -60,6 +60,8 @@ class AgenToolAgent(Agent[Any, Any]):
         self._lean_model = model
         self._lean_plan: LeanPlan | None = None
         self._lean_learned = False
+        self.lean_runs = 0
+        """How many runs this agent answered lean (a debugging aid: compare with the runs you made)."""
         self.lean_blocker: str | None = None if lean else 'lean=False'
         """Why this agent's runs always take the graph, or `None` when plain runs may be lean."""
         if self.lean_blocker is None:
@@ -145,6 +147,7 @@ class AgenToolAgent(Agent[Any, Any]):
             and (not message_history or history_allows_lean(message_history))
         ):
             assert isinstance(user_prompt, str)
+            self.lean_runs += 1
             return await answer(plan, self._lean_model, self, user_prompt, deps, message_history)
         result = await super().run(
             user_prompt,
@@ -173,10 +176,12 @@ class AgenToolAgent(Agent[Any, Any]):
         )
         if plain and not self._lean_learned and not message_history:
             # The first plain run shows the agent's shape; a shape we do not know keeps the graph for good.
-            self._lean_learned = True
-            self._lean_plan = learn_plan(result, self._lean_model.output_parameters, self.output_type)
-            if self._lean_plan is None:
-                self._block('its first run took a shape a lean run does not reproduce')
+            plan = learn_plan(result, self._lean_model.output_parameters, self.output_type)
+            if plan != AGAIN:
+                self._lean_learned = True
+                self._lean_plan = plan if isinstance(plan, LeanPlan) else None
+                if self._lean_plan is None:
+                    self._block('its first run took a shape a lean run does not reproduce')
         return result
 
     @contextmanager

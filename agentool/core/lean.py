@@ -20,7 +20,14 @@ from typing import Any
 from pydantic import TypeAdapter
 from pydantic_ai import AgentRunResult, ModelRetry, ToolFailed
 from pydantic_ai.agent import Agent
-from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart, ToolReturnPart, UserPromptPart
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelResponse,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+    repair_messages,
+)
 
 from ._context import context_base, direct_context
 from ._lean_plan import LeanPlan
@@ -61,7 +68,8 @@ async def answer(
     name = model.model_name
     manager = model.registry.get_manager(name)
     validated = manager.validate_json(prompt)  # the typed error the model raises in a run
-    history = list(history) if history else []
+    # The graph's own history cleanup (merging adjacent requests, among others), through its public form.
+    history = repair_messages(history, repair_last_response=False) if history else []
     run_id = _uuid7()
     conversation_id = _conversation_id(history)
     responses = sum(isinstance(message, ModelResponse) for message in history)
@@ -87,11 +95,11 @@ async def answer(
     messages.append(replace(plan.request, parts=[returned], **ids))
     final = output_response(value, plan.params, model_name=name, agentool=name, call_id=final_id)
     messages.append(replace(plan.response, parts=final.parts, **ids))
-    if plan.final_return is not None:
-        call = final.parts[0]
-        assert isinstance(call, ToolCallPart)
-        done = replace(plan.final_return, tool_name=call.tool_name, tool_call_id=final_id, timestamp=now)
-        messages.append(replace(plan.request, parts=[done], **ids))
+    call = final.parts[0]
+    if isinstance(call, ToolCallPart) and (template := plan.final_request) is not None:
+        # An output tool call: the framework answers it in a request of its own.
+        done = replace(template.parts[0], tool_name=call.tool_name, tool_call_id=final_id, timestamp=now)
+        messages.append(replace(template, parts=[done], **ids))
     return _RESULT.validate_python(
         {
             'output': plan.output(value, final),
