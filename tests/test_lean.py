@@ -117,6 +117,9 @@ def prompt(operation: str, n: int = 1) -> str:
         (Pair | Other, ['pair', 'other']),
         (int, ['scalar', 'sync', 'ctx']),
         (str, ['text']),
+        (int | str, ['scalar', 'text']),
+        (int | list[int] | None, ['scalar', 'sync']),
+        (Pair | None, ['pair']),
         (None, ['pair', 'other', 'scalar', 'text', 'sync', 'ctx']),  # untyped: JSON text output
     ],
 )
