@@ -234,3 +234,30 @@ def test_run_sync_is_lean() -> None:
     assert agent.run_sync(CALC).output == 2.0  # learns
     assert agent.run_sync(json.dumps({'operation': 'add', 'a': 1, 'b': 2})).output == 3.0
     assert agent.lean_runs == 1
+
+
+class InfoInput(BaseOperationInput):
+    operation: Literal['info']
+
+
+async def test_the_tool_sees_the_same_run_context() -> None:
+    seen: list[dict[str, Any]] = []
+
+    async def info(ctx: RunContext[Any]) -> int:
+        fields = ('prompt', 'tool_name', 'tool_call_id', 'retry', 'max_retries', 'run_step', 'deps', 'metadata')
+        seen.append({name: getattr(ctx, name) for name in fields})
+        seen[-1].update(messages=len(ctx.messages), usage=ctx.usage, run_id=ctx.run_id, agent=ctx.agent)
+        return 1
+
+    agent = lean(create_agentool('info', InfoInput, RoutingConfig(operation_map={'info': 'info'}), [info]))
+    await warm(agent, '{"operation": "info"}')
+    out = await differential(agent, '{"operation": "info"}', deps=lambda: 'the deps')
+    assert out.result is not None
+    graph, lean_seen = seen[-2], seen[-1]
+    assert lean_seen['run_id'] == out.result.run_id
+    assert lean_seen['usage'] is out.result.usage
+    assert graph.pop('run_id') != lean_seen.pop('run_id')
+    assert graph.pop('usage') == lean_seen.pop('usage')
+    assert lean_seen == graph
+    assert lean_seen['agent'] is agent
+    assert lean_seen['deps'] == 'the deps'

@@ -57,6 +57,8 @@ class LeanPlan:
     final_request: ModelRequest | None
     """The framework's answer to an output tool call (one `ToolReturnPart`), or `None` in text mode."""
     usage: RunUsage
+    max_retries: int = 1
+    """The manager tool's retry budget (`ctx.max_retries`): pydantic-ai's default, as lean agents set no other."""
     readers: dict[str, Callable[[Any], Any]]
     """Output tool name → the output value pydantic-ai would validate from its arguments."""
 

@@ -84,7 +84,16 @@ async def answer(
         replace(plan.response, parts=[ToolCallPart(MANAGER_TOOL_NAME, prompt, tool_call_id=call_id)], **ids),
     ]
     ctx = direct_context(context_base(model=model, agent=agent, tool_name=MANAGER_TOOL_NAME), deps, prompt)
-    ctx.__dict__.update(run_id=run_id, conversation_id=conversation_id, tool_call_id=call_id, messages=messages)
+    usage = replace(plan.usage)  # the run's usage, as a tool sees it in a graph run (the same object)
+    ctx.__dict__.update(
+        run_id=run_id,
+        conversation_id=conversation_id,
+        tool_call_id=call_id,
+        messages=messages,
+        usage=usage,
+        run_step=1,
+        max_retries=plan.max_retries,
+    )
     try:
         value = await manager.execute(ctx, validated)
     except ModelRetry as retry:
@@ -105,7 +114,7 @@ async def answer(
             'output': plan.output(value, final),
             'messages': messages,
             'new_message_index': len(history),
-            'usage': replace(plan.usage),
+            'usage': usage,
             'run_id': run_id,
             'conversation_id': conversation_id,
         }
