@@ -10,6 +10,7 @@ timestamps are new. When and why a run is lean is decided by `AgenToolAgent`.
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from collections.abc import Sequence
@@ -38,7 +39,11 @@ from .model import AgenToolModel
 
 __all__ = ('answer', 'history_allows_lean')
 
-_RESULT = TypeAdapter[AgentRunResult[Any]](AgentRunResult[Any])
+
+@functools.cache
+def _result_adapter() -> TypeAdapter[AgentRunResult[Any]]:
+    # Built on the first lean run: its schema spans every message type, too slow for import time.
+    return TypeAdapter[AgentRunResult[Any]](AgentRunResult[Any])
 
 
 def history_allows_lean(history: Sequence[ModelMessage]) -> bool:
@@ -109,7 +114,7 @@ async def answer(
         # An output tool call: the framework answers it in a request of its own.
         done = replace(template.parts[0], tool_name=call.tool_name, tool_call_id=final_id, timestamp=now)
         messages.append(replace(template, parts=[done], **ids))
-    return _RESULT.validate_python(
+    return _result_adapter().validate_python(
         {
             'output': plan.output(value, final),
             'messages': messages,
