@@ -14,7 +14,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
-__all__ = ('Step', 'Plan', 'Scale', 'QUICK', 'per_call', 'medians', 'samples', 'Ratio', 'ratio')
+__all__ = ('Step', 'Plan', 'Scale', 'QUICK', 'per_call', 'samples', 'medians', 'Ratio', 'ratio')
 
 Step = Callable[[], Awaitable[object]]
 """One unit of work: a coroutine function taking no arguments."""
@@ -66,7 +66,7 @@ async def per_call(step: Step, loops: int) -> float:
 
 
 async def samples(plans: Mapping[str, Plan], repeats: int, *, warmup: int = 20) -> dict[str, list[float]]:
-    """CPU seconds per call of each plan, one value per interleaved repeat (repeat 1 of every plan, then 2, ...)."""
+    """CPU seconds per call of each plan, one sample per repeat; repeats are interleaved across plans."""
     if warmup:
         for plan in plans.values():  # warm caches, lazy imports and first-call code paths
             await per_call(plan.step, warmup)
