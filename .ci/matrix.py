@@ -1,0 +1,183 @@
+"""The compatibility matrix: the full pytest suite against both ends of the supported pydantic-ai range.
+
+Each leg is its own virtual environment under `.venv-matrix/`, built from this checkout alone
+(`pip install '<checkout>[test]' <pydantic-ai spec>`), then:
+
+1. the README quickstart runs from an empty temporary directory, against the installed package;
+2. the full pytest suite runs from the checkout.
+
+A leg's environment is rebuilt when its inputs change (pyproject.toml, the spec, the Python), so a
+fresh clone always builds fresh ones and a repeated local `make test` does not reinstall. Timings are
+printed per leg. Usage: `python .ci/matrix.py [LEG ...]` (all legs by default).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+HOME = ROOT / '.venv-matrix'
+
+# The newest releases tested. The full `pydantic-ai` package stops at 2.62.0 in the registry this
+# project installs from (2.66.0 needs a `pydantic-evals` release that is not published there).
+NEWEST_SLIM = '2.68.0'
+FULL_PACKAGE = '2.62.0'
+# Python versions for the legs: the floor, and the newer ones tried in this order.
+FLOOR_PYTHON = (3, 11)
+NEWER_PYTHONS = ((3, 13), (3, 12))
+
+
+@dataclass(frozen=True, kw_only=True)
+class Leg:
+    """One environment of the matrix: a name, the pydantic-ai requirement and the Python running it."""
+
+    name: str
+    spec: str
+    python: str
+
+
+def floor_version() -> str:
+    """The lowest supported `pydantic-ai-slim`, read from the `>=` bound in pyproject.toml."""
+    project = tomllib.loads((ROOT / 'pyproject.toml').read_text())['project']
+    for requirement in project['dependencies']:
+        if found := re.fullmatch(r'pydantic-ai-slim\s*>=\s*([\w.]+)\s*,\s*<\s*3', requirement.strip()):
+            return found.group(1)
+    raise SystemExit('matrix: pyproject.toml declares no `pydantic-ai-slim>=X,<3` dependency')
+
+
+def _python_version(executable: str) -> tuple[int, int] | None:
+    try:
+        done = subprocess.run(
+            [executable, '-c', 'import sys, venv, ensurepip; print(*sys.version_info[:2])'],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    except OSError:
+        return None
+    if done.returncode != 0:
+        return None
+    major, minor = done.stdout.split()
+    return int(major), int(minor)
+
+
+def _candidates(version: tuple[int, int]) -> list[str]:
+    name = f'python{version[0]}.{version[1]}'
+    found = [path for path in (shutil.which(name),) if path]
+    # pyenv keeps versions it does not put on PATH (its shims refuse them): look there too.
+    pyenv_root = Path(os.environ.get('PYENV_ROOT', Path.home() / '.pyenv'))
+    found += sorted(str(path) for path in pyenv_root.glob(f'versions/{version[0]}.{version[1]}.*/bin/{name}'))
+    return found
+
+
+def find_python(version: tuple[int, int]) -> str | None:
+    """An interpreter of exactly this `(major, minor)` with a working `venv`, or None."""
+    for executable in _candidates(version):
+        if _python_version(executable) == version:
+            return executable
+    return None
+
+
+def legs() -> list[Leg]:
+    """The matrix: lowest slim on the floor Python, newest slim on the newest Python, the full package."""
+    floor = sys.executable if sys.version_info[:2] == FLOOR_PYTHON else find_python(FLOOR_PYTHON)
+    if floor is None:
+        raise SystemExit(f'matrix: no Python {FLOOR_PYTHON[0]}.{FLOOR_PYTHON[1]} found')
+    newer = [python for version in NEWER_PYTHONS if (python := find_python(version))]
+    if not newer:
+        wanted = ', '.join(f'{major}.{minor}' for major, minor in NEWER_PYTHONS)
+        raise SystemExit(f'matrix: no newer Python ({wanted}) found on PATH or under pyenv')
+    return [
+        Leg(name='lowest-slim', spec=f'pydantic-ai-slim=={floor_version()}', python=floor),
+        Leg(name='newest-slim', spec=f'pydantic-ai-slim=={NEWEST_SLIM}', python=newer[0]),
+        Leg(name='full-package', spec=f'pydantic-ai=={FULL_PACKAGE}', python=newer[-1]),
+    ]
+
+
+def quickstart() -> str:
+    """The README's Quickstart code block, exactly as a reader copies it."""
+    readme = (ROOT / 'README.md').read_text()
+    found = re.search(r'## Quickstart\n.*?```python\n(.*?)```', readme, re.DOTALL)
+    if found is None:
+        raise SystemExit('matrix: README.md has no Quickstart python block')
+    return found.group(1)
+
+
+def _run(leg: Leg, *args: str, cwd: Path) -> None:
+    shown = ' '.join('<script>' if '\n' in arg else arg for arg in args)
+    print(f'[{leg.name}] $ {shown}', flush=True)
+    done = subprocess.run(args, cwd=cwd, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f'matrix: leg {leg.name} ({leg.spec}) failed with exit code {done.returncode}')
+
+
+def build(leg: Leg) -> bool:
+    """Create the leg's environment unless one built from the same inputs exists; True if built."""
+    venv = HOME / leg.name
+    key = hashlib.sha256(
+        json.dumps([(ROOT / 'pyproject.toml').read_text(), leg.spec, leg.python, sys.version]).encode()
+    ).hexdigest()
+    stamp = venv / '.matrix-key'
+    if stamp.exists() and stamp.read_text() == key:
+        return False
+    shutil.rmtree(venv, ignore_errors=True)
+    _run(leg, leg.python, '-m', 'venv', str(venv), cwd=ROOT)
+    pip = [str(venv / 'bin' / 'python'), '-m', 'pip', '--quiet', '--disable-pip-version-check']
+    _run(leg, *pip, 'install', '--upgrade', 'pip', cwd=ROOT)
+    _run(leg, *pip, 'install', f'{ROOT}[test]', leg.spec, cwd=ROOT)
+    stamp.write_text(key)
+    return True
+
+
+def run(leg: Leg) -> dict[str, float]:
+    """Build, run the quickstart and the suite; the seconds each step took."""
+    started = time.perf_counter()
+    built = build(leg)
+    installed = time.perf_counter()
+    python = str(HOME / leg.name / 'bin' / 'python')
+    _run(
+        leg,
+        python,
+        '-c',
+        'import pydantic_ai, sys; print("pydantic-ai", pydantic_ai.__version__, sys.version)',
+        cwd=ROOT,
+    )
+    with tempfile.TemporaryDirectory() as empty:
+        _run(leg, python, '-c', quickstart(), cwd=Path(empty))
+    quick = time.perf_counter()
+    _run(leg, python, '-m', 'pytest', '-q', '-p', 'no:cacheprovider', cwd=ROOT)
+    done = time.perf_counter()
+    return {
+        'install' if built else 'reuse': installed - started,
+        'quickstart': quick - installed,
+        'pytest': done - quick,
+    }
+
+
+def main(names: list[str]) -> None:
+    chosen = [leg for leg in legs() if not names or leg.name in names]
+    if names and len(chosen) != len(names):
+        raise SystemExit(f'matrix: unknown leg in {names}; legs: {[leg.name for leg in legs()]}')
+    timings: list[tuple[Leg, dict[str, float]]] = []
+    for leg in chosen:
+        timings.append((leg, run(leg)))
+    print('\nmatrix: all legs green')
+    for leg, steps in timings:
+        parts = ', '.join(f'{step} {seconds:.0f}s' for step, seconds in steps.items())
+        print(f'  {leg.name:<13} {leg.spec:<26} {Path(leg.python).name:<11} {parts}, total {sum(steps.values()):.0f}s')
+
+
+if __name__ == '__main__':
+    main(sys.argv[1:])
