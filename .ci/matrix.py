@@ -90,19 +90,29 @@ def find_python(version: tuple[int, int]) -> str | None:
     return None
 
 
+def _python_for(versions: tuple[tuple[int, int], ...]) -> str:
+    """The first of `versions` found here; else the running Python, with a loud warning.
+
+    A machine without that Python still tests both ends of the pydantic-ai range, and says which
+    Python it used instead (the summary shows each leg's interpreter).
+    """
+    if sys.version_info[:2] == versions[0]:
+        return sys.executable
+    for version in versions:
+        if found := find_python(version):
+            return found
+    wanted = ' or '.join(f'{major}.{minor}' for major, minor in versions)
+    running = '{}.{}'.format(*sys.version_info[:2])
+    print(f'matrix: WARNING: no Python {wanted} on PATH or under pyenv; using {running}', flush=True)
+    return sys.executable
+
+
 def legs() -> list[Leg]:
     """The matrix: lowest slim on the floor Python, newest slim on the newest Python, the full package."""
-    floor = sys.executable if sys.version_info[:2] == FLOOR_PYTHON else find_python(FLOOR_PYTHON)
-    if floor is None:
-        raise SystemExit(f'matrix: no Python {FLOOR_PYTHON[0]}.{FLOOR_PYTHON[1]} found')
-    newer = [python for version in NEWER_PYTHONS if (python := find_python(version))]
-    if not newer:
-        wanted = ', '.join(f'{major}.{minor}' for major, minor in NEWER_PYTHONS)
-        raise SystemExit(f'matrix: no newer Python ({wanted}) found on PATH or under pyenv')
     return [
-        Leg(name='lowest-slim', spec=f'pydantic-ai-slim=={floor_version()}', python=floor),
-        Leg(name='newest-slim', spec=f'pydantic-ai-slim=={NEWEST_SLIM}', python=newer[0]),
-        Leg(name='full-package', spec=f'pydantic-ai=={FULL_PACKAGE}', python=newer[-1]),
+        Leg(name='lowest-slim', spec=f'pydantic-ai-slim=={floor_version()}', python=_python_for((FLOOR_PYTHON,))),
+        Leg(name='newest-slim', spec=f'pydantic-ai-slim=={NEWEST_SLIM}', python=_python_for(NEWER_PYTHONS)),
+        Leg(name='full-package', spec=f'pydantic-ai=={FULL_PACKAGE}', python=_python_for(NEWER_PYTHONS[::-1])),
     ]
 
 
@@ -176,7 +186,8 @@ def main(names: list[str]) -> None:
     print('\nmatrix: all legs green')
     for leg, steps in timings:
         parts = ', '.join(f'{step} {seconds:.0f}s' for step, seconds in steps.items())
-        print(f'  {leg.name:<13} {leg.spec:<26} {Path(leg.python).name:<11} {parts}, total {sum(steps.values()):.0f}s')
+        python = '{}.{}'.format(*(_python_version(leg.python) or ('?', '?')))
+        print(f'  {leg.name:<13} {leg.spec:<26} Python {python:<5} {parts}, total {sum(steps.values()):.0f}s')
 
 
 if __name__ == '__main__':
