@@ -1,10 +1,10 @@
 """The compatibility matrix: the full pytest suite against both ends of the supported pydantic-ai range.
 
-Each leg is its own virtual environment under `.venv-matrix/`, built from this checkout alone
-(`pip install '<checkout>[test]' <pydantic-ai spec>`), then:
+Each leg is its own virtual environment under `.venv-matrix/`, built from this checkout alone:
 
-1. the README quickstart runs from an empty temporary directory, against the installed package;
-2. the full pytest suite runs from the checkout.
+1. `pip install <checkout> <pydantic-ai spec>`, as a user would, and the README quickstart runs from
+   an empty temporary directory against that installed package;
+2. `pip install '<checkout>[test]' <spec>`, and the full pytest suite runs from the checkout.
 
 A leg's environment is rebuilt when its inputs change (pyproject.toml, the spec, the Python), so a
 fresh clone always builds fresh ones and a repeated local `make test` does not reinstall. Timings are
@@ -133,47 +133,52 @@ def _run(leg: Leg, *args: str, cwd: Path) -> None:
         raise SystemExit(f'matrix: leg {leg.name} ({leg.spec}) failed with exit code {done.returncode}')
 
 
-def build(leg: Leg) -> bool:
-    """Create the leg's environment unless one built from the same inputs exists; True if built."""
-    venv = HOME / leg.name
-    key = hashlib.sha256(
-        json.dumps([(ROOT / 'pyproject.toml').read_text(), leg.spec, leg.python, sys.version]).encode()
-    ).hexdigest()
-    stamp = venv / '.matrix-key'
-    if stamp.exists() and stamp.read_text() == key:
-        return False
-    shutil.rmtree(venv, ignore_errors=True)
-    _run(leg, leg.python, '-m', 'venv', str(venv), cwd=ROOT)
-    pip = [str(venv / 'bin' / 'python'), '-m', 'pip', '--quiet', '--disable-pip-version-check']
-    _run(leg, *pip, 'install', '--upgrade', 'pip', cwd=ROOT)
-    _run(leg, *pip, 'install', f'{ROOT}[test]', leg.spec, cwd=ROOT)
-    stamp.write_text(key)
-    return True
+def _key(leg: Leg) -> str:
+    inputs = [(ROOT / 'pyproject.toml').read_text(), leg.spec, leg.python, sys.version]
+    return hashlib.sha256(json.dumps(inputs).encode()).hexdigest()
+
+
+def _pip(leg: Leg, *args: str) -> None:
+    python = str(HOME / leg.name / 'bin' / 'python')
+    _run(leg, python, '-m', 'pip', '--quiet', '--disable-pip-version-check', *args, cwd=ROOT)
+
+
+def _quickstart(leg: Leg) -> None:
+    python = str(HOME / leg.name / 'bin' / 'python')
+    show = 'import pydantic_ai, sys; print("pydantic-ai", pydantic_ai.__version__, "on Python", sys.version)'
+    with tempfile.TemporaryDirectory() as empty:  # so `agentool` is the installed one, not the checkout
+        _run(leg, python, '-c', show, cwd=Path(empty))
+        _run(leg, python, '-c', quickstart(), cwd=Path(empty))
 
 
 def run(leg: Leg) -> dict[str, float]:
-    """Build, run the quickstart and the suite; the seconds each step took."""
+    """Build the leg (unless built from the same inputs), run the quickstart and the suite; seconds per step.
+
+    A new environment first gets agentool alone (`pip install <checkout> <spec>`, as a user would)
+    and runs the quickstart there; the test extra comes after, for the suite.
+    """
+    venv, steps = HOME / leg.name, dict[str, float]()
+    stamp = venv / '.matrix-key'
     started = time.perf_counter()
-    built = build(leg)
-    installed = time.perf_counter()
-    python = str(HOME / leg.name / 'bin' / 'python')
-    _run(
-        leg,
-        python,
-        '-c',
-        'import pydantic_ai, sys; print("pydantic-ai", pydantic_ai.__version__, sys.version)',
-        cwd=ROOT,
-    )
-    with tempfile.TemporaryDirectory() as empty:
-        _run(leg, python, '-c', quickstart(), cwd=Path(empty))
-    quick = time.perf_counter()
-    _run(leg, python, '-m', 'pytest', '-q', '-p', 'no:cacheprovider', cwd=ROOT)
-    done = time.perf_counter()
-    return {
-        'install' if built else 'reuse': installed - started,
-        'quickstart': quick - installed,
-        'pytest': done - quick,
-    }
+    if stamp.exists() and stamp.read_text() == _key(leg):
+        _quickstart(leg)
+        steps['quickstart'] = time.perf_counter() - started
+    else:
+        shutil.rmtree(venv, ignore_errors=True)
+        _run(leg, leg.python, '-m', 'venv', str(venv), cwd=ROOT)
+        _pip(leg, 'install', '--upgrade', 'pip')
+        _pip(leg, 'install', str(ROOT), leg.spec)
+        steps['install'] = time.perf_counter() - started
+        _quickstart(leg)
+        steps['quickstart'] = time.perf_counter() - started - steps['install']
+        extras = time.perf_counter()
+        _pip(leg, 'install', f'{ROOT}[test]', leg.spec)
+        stamp.write_text(_key(leg))
+        steps['install'] += time.perf_counter() - extras
+    suite = time.perf_counter()
+    _run(leg, str(venv / 'bin' / 'python'), '-m', 'pytest', '-q', '-p', 'no:cacheprovider', cwd=ROOT)
+    steps['pytest'] = time.perf_counter() - suite
+    return steps
 
 
 def main(names: list[str]) -> None:
@@ -186,6 +191,7 @@ def main(names: list[str]) -> None:
     print('\nmatrix: all legs green')
     for leg, steps in timings:
         parts = ', '.join(f'{step} {seconds:.0f}s' for step, seconds in steps.items())
+        parts += '' if 'install' in steps else ' (environment reused)'
         python = '{}.{}'.format(*(_python_version(leg.python) or ('?', '?')))
         print(f'  {leg.name:<13} {leg.spec:<26} Python {python:<5} {parts}, total {sum(steps.values()):.0f}s')
 
