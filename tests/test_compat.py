@@ -133,6 +133,17 @@ def test_the_matrix_tests_the_declared_floor_and_every_classified_python() -> No
     assert project['requires-python'] == '>={}.{}'.format(*matrix.FLOOR_PYTHON)
 
 
+def test_the_readme_table_lists_what_the_matrix_runs() -> None:
+    matrix = _matrix()
+    readme = (ROOT / 'README.md').read_text()
+    section = readme[readme.index('## Compatibility') : readme.index('## More')]
+    rows = {
+        (leg.spec, '{}.{}'.format(*version))
+        for leg, version in zip(matrix.legs(), [matrix.FLOOR_PYTHON, *matrix.NEWER_PYTHONS], strict=True)
+    }
+    assert rows == set(re.findall(r'`(pydantic-ai[\w-]*==[\d.]+)`[^|]*\| (3\.\d+) \|', section))
+
+
 # --- the seams -------------------------------------------------------------------------------------
 
 
