@@ -31,6 +31,8 @@ __all__ = (
     'SelectorError',
     'ToolNameConflictError',
     'MissingExtraError',
+    'ServingError',
+    'UnsafeServingError',
     'DependencyError',
     'DependencyCycleError',
     'InjectorValidationError',
@@ -171,6 +173,21 @@ class ToolNameConflictError(ConfigurationError):
 
 class MissingExtraError(AgenToolError, ImportError):
     """A feature needs an optional extra that is not installed; `details['extra']` names it."""
+
+
+class ServingError(AgenToolError):
+    """Agentools cannot be served over HTTP as asked: the address cannot be listened on, or a token is unusable.
+
+    `details` has `host` and `port` and, as they apply, `token_file` and `reason`.
+    """
+
+
+class UnsafeServingError(ServingError):
+    """Refused to serve without authentication on an address other machines can reach.
+
+    Set a bearer token, serve on a loopback address, or opt out explicitly
+    (`allow_unauthenticated=True`, `--allow-unauthenticated`) when something in front authenticates.
+    """
 
 
 # --- dependency injection: wiring agentools and resources together ------------------------------
