@@ -75,6 +75,19 @@ class HttpOptions:
     allow_unauthenticated: bool = False
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
 
+    def __post_init__(self) -> None:
+        problems = [
+            *([f'port must be 0 to 65535, not {self.port}'] if not 0 <= self.port <= 65535 else []),
+            *([f"path must start with '/', not {self.path!r}"] if not self.path.startswith('/') else []),
+            *(
+                [f'max_request_bytes must be positive, not {self.max_request_bytes}']
+                if self.max_request_bytes < 1
+                else []
+            ),
+        ]
+        if problems:
+            raise self._error(f'invalid HTTP serving options: {"; ".join(problems)}', problems=problems)
+
     def resolve_token(self) -> str | None:
         """The token in effect: `token`, else `token_file`'s content, else `$AGENTOOL_MCP_TOKEN`, else `None`.
 
@@ -102,9 +115,9 @@ class HttpOptions:
         host = f'[{self.host}]' if ':' in self.host else self.host
         return f'http://{host}:{self.port if port is None else port}{self.path}'
 
-    def _error(self, message: str) -> ServingError:
+    def _error(self, message: str, **details: Any) -> ServingError:
         token_file = None if self.token_file is None else os.fspath(self.token_file)
-        return ServingError(message, host=self.host, port=self.port, token_file=token_file)
+        return ServingError(message, host=self.host, port=self.port, token_file=token_file, **details)
 
 
 def is_loopback(host: str) -> bool:

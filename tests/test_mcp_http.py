@@ -103,6 +103,16 @@ def test_an_unreadable_token_file_is_a_typed_error(tmp_path: Path) -> None:
     assert raised.value.details == {'host': '127.0.0.1', 'port': 8000, 'token_file': str(missing)}
 
 
+def test_invalid_options_are_refused_together() -> None:
+    with pytest.raises(ServingError) as raised:
+        HttpOptions(port=70000, path='mcp', max_request_bytes=0)
+    assert raised.value.details['problems'] == [
+        'port must be 0 to 65535, not 70000',
+        "path must start with '/', not 'mcp'",
+        'max_request_bytes must be positive, not 0',
+    ]
+
+
 # --- what is reachable from elsewhere ---------------------------------------------------------------
 
 
