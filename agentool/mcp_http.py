@@ -204,25 +204,27 @@ async def serve_http(
 
     token = options.resolve_token()
     app = _app(server, options, token)
-    listener = _listen(options)
-    url = options.url(listener.getsockname()[1])
     uv = uvicorn.Server(uvicorn.Config(app, log_level='warning', timeout_graceful_shutdown=5, lifespan='on'))
-    auth = 'no authentication' if token is None else 'bearer token required'
-    announce(f'agentool mcp: serving at {url} ({auth}; requests up to {options.max_request_bytes} bytes)')
+    listener = _listen(options)
+    with listener:  # closed however this ends (uvicorn closes it too on a graceful stop)
+        url = options.url(listener.getsockname()[1])
+        auth = 'no authentication' if token is None else 'bearer token required'
+        announce(
+            f'agentool mcp: serving at {url} ({auth}; requests up to {options.max_request_bytes} bytes)'
+        )  # closed however this ends (uvicorn closes it too on a graceful stop)
+        async with anyio.create_task_group() as group:
 
-    async with anyio.create_task_group() as group:
+            async def run() -> None:
+                with anyio.CancelScope(shield=True):  # a cancelled caller gets a graceful shutdown
+                    await uv.serve(sockets=[listener])
+                group.cancel_scope.cancel()  # stopped on its own (a signal): end the wait below
 
-        async def run() -> None:
-            with anyio.CancelScope(shield=True):  # a cancelled caller gets a graceful shutdown
-                await uv.serve(sockets=[listener])
-            group.cancel_scope.cancel()  # stopped on its own (a signal): end the wait below
-
-        group.start_soon(run)
-        task_status.started(url)
-        try:
-            await anyio.sleep_forever()
-        finally:
-            uv.should_exit = True
+            group.start_soon(run)
+            task_status.started(url)
+            try:
+                await anyio.sleep_forever()
+            finally:
+                uv.should_exit = True
 
 
 def _listen(options: HttpOptions) -> socket.socket:
