@@ -27,7 +27,7 @@ from .core.model import AgenToolModel
 from .core.registry import AgenToolRegistry, get_registry
 from .errors import ConfigurationError, MissingExtraError
 from .filters import Selectors, select_operations
-from .mcp_http import HttpOptions, serve_http
+from .mcp_http import HttpOptions, serve_http, until_signalled
 from .telemetry import operation_span
 
 if TYPE_CHECKING:
@@ -135,6 +135,8 @@ def serve(
 ) -> None:
     """Import `modules` (which register agentools), then serve the registry over MCP until stopped.
 
+    SIGINT (Ctrl-C) or SIGTERM stops it gracefully, and `serve` returns.
+
     This is what `agentool mcp --import MODULE` runs. `http` says where and how to serve over
     Streamable HTTP (see `agentool.mcp_http`; by default `HttpOptions()`: loopback, port 8000).
     `server_options` go to `create_mcp_server`.
@@ -151,7 +153,7 @@ def serve(
         except ImportError as error:
             raise ConfigurationError(f'cannot import module {module!r}: {error}', module=module) from error
     server = create_mcp_server(registry, include=include, exclude=exclude, **server_options)
-    anyio.run(lambda: run_server(server, transport=transport, http=http))
+    anyio.run(until_signalled, lambda: run_server(server, transport=transport, http=http))
 
 
 async def run_server(

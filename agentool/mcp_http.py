@@ -18,9 +18,11 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import os
+import signal
 import socket
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Generator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -42,6 +44,7 @@ __all__ = (
     'http_app',
     'is_loopback',
     'serve_http',
+    'until_signalled',
 )
 
 TOKEN_ENV = 'AGENTOOL_MCP_TOKEN'
@@ -202,9 +205,14 @@ async def serve_http(
     """
     import uvicorn
 
+    class _Server(uvicorn.Server):
+        @contextmanager
+        def capture_signals(self) -> Generator[None]:
+            yield  # signals stay the caller's (`until_signalled` turns them into a graceful stop)
+
     token = options.resolve_token()
     app = _app(server, options, token)
-    uv = uvicorn.Server(uvicorn.Config(app, log_level='warning', timeout_graceful_shutdown=5, lifespan='on'))
+    uv = _Server(uvicorn.Config(app, log_level='warning', timeout_graceful_shutdown=5, lifespan='on'))
     listener = _listen(options)
     with listener:  # closed however this ends (uvicorn closes it too on a graceful stop)
         url = options.url(listener.getsockname()[1])
@@ -225,6 +233,31 @@ async def serve_http(
                 await anyio.sleep_forever()
             finally:
                 uv.should_exit = True
+
+
+async def until_signalled(serving: Callable[[], Awaitable[None]]) -> None:
+    """Await `serving()` until it ends or SIGINT/SIGTERM arrives, which cancels it (a graceful stop).
+
+    This is how `agentool.mcp.serve` and `agentool mcp` run: Ctrl-C finishes the requests in
+    flight and returns normally, so the command exits 0 after a clean shutdown.
+    """
+    failure: Exception | None = None
+    async with anyio.create_task_group() as group:
+
+        async def stop_on_signal() -> None:
+            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                async for _ in signals:
+                    group.cancel_scope.cancel()
+                    return
+
+        group.start_soon(stop_on_signal)
+        try:
+            await serving()
+        except Exception as error:  # re-raised as it is below, not wrapped in the group's ExceptionGroup
+            failure = error
+        group.cancel_scope.cancel()
+    if failure is not None:
+        raise failure
 
 
 def _listen(options: HttpOptions) -> socket.socket:

@@ -181,7 +181,8 @@ def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
     return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment)
 
 
-async def test_cli_serves_over_http_with_a_token_file(tmp_path: Path) -> None:
+@pytest.mark.parametrize('stop', [signal.SIGINT, signal.SIGTERM])
+async def test_cli_serves_over_http_with_a_token_file_until_a_signal(tmp_path: Path, stop: signal.Signals) -> None:
     token_file = tmp_path / 'token'
     token_file.write_text(TOKEN, encoding='utf-8')
     process = cli('--transport', 'streamable-http', '--port', '0', '--token-file', str(token_file))
@@ -199,10 +200,11 @@ async def test_cli_serves_over_http_with_a_token_file(tmp_path: Path) -> None:
         assert refused
         assert set(refused) == {401}
     finally:
-        process.send_signal(signal.SIGINT)
-        out, _ = await anyio.to_thread.run_sync(process.communicate)
-    assert process.returncode == 130  # interrupted, after a graceful shutdown
+        process.send_signal(stop)
+        out, err = await anyio.to_thread.run_sync(process.communicate)
+    assert process.returncode == 0  # a graceful stop
     assert out == ''  # nothing on stdout
+    assert err == ''  # the startup line aside (read above), nothing on stderr either
 
 
 def test_cli_refuses_a_public_address_without_a_token() -> None:
