@@ -10,7 +10,7 @@ from __future__ import annotations
 import enum
 import inspect
 import operator
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, cast, get_args, get_origin, get_type_hints
 
@@ -23,7 +23,14 @@ from .config import ConfigProblem
 if TYPE_CHECKING:
     from .config import AgenToolConfig, Transform
 
-__all__ = ('CompiledRoute', 'compile_routes', 'check_routes', 'configuration_error', 'operation_annotation')
+__all__ = (
+    'CompiledRoute',
+    'compile_routes',
+    'check_routes',
+    'configuration_error',
+    'operation_annotation',
+    'tool_list',
+)
 
 
 @dataclass(frozen=True)
@@ -202,3 +209,20 @@ def _operation_values(annotation: Any) -> list[str] | None:
     if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
         return [str(member.value) for member in annotation]
     return None
+
+
+def tool_list(
+    name: str, tool_functions: Sequence[Callable[..., Any]] | Mapping[str, Callable[..., Any]]
+) -> tuple[Callable[..., Any], ...]:
+    """The tools as a tuple; a dict's keys must be the functions' names, since routes find tools by name."""
+    if not isinstance(tool_functions, Mapping):
+        return tuple(tool_functions)
+    for key, function in tool_functions.items():
+        if getattr(function, '__name__', None) != key:
+            raise ConfigurationError(
+                f'agentool {name!r}: tool_functions key {key!r} is not the name of its function '
+                f'{getattr(function, "__name__", function)!r}; routes find tools by their __name__',
+                agentool=name,
+                tool=key,
+            )
+    return tuple(tool_functions.values())

@@ -7,7 +7,7 @@ import enum
 import functools
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, cast
 
 import anyio.to_thread
 from pydantic import BaseModel, TypeAdapter, ValidationError
@@ -25,11 +25,11 @@ from ..errors import (
     TransformError,
     UnknownOperationError,
 )
-from ._routes import CompiledRoute, compile_routes
+from ._routes import CompiledRoute, check_routes, configuration_error, tool_list
 from ._signature import ToolSignature
 
 if TYPE_CHECKING:
-    from .config import AgenToolConfig
+    from .config import AgenToolConfig, ConfigProblem, RoutingConfig
 
 __all__ = ('AgenToolManager', 'MANAGER_TOOL_NAME')
 
@@ -42,16 +42,22 @@ MANAGER_TOOL_NAME = '__agentool_manager__'
 class AgenToolManager:
     """Runs one agentool's operations. Built (and checked) once per registration.
 
-    Construction refuses inconsistent configurations with one `ConfigurationError` listing every
-    problem: an operation field the schema lacks, a route to a tool that was not given, an
-    operation value with no route, a route for an operation the schema cannot produce, and a tool
-    parameter the default transform cannot fill.
+    An inconsistent configuration (an operation field the schema lacks, a route to a tool that was
+    not given, an operation value with no route, a route for an operation the schema cannot
+    produce, a tool parameter the default transform cannot fill, a schema that is not a pydantic
+    model) is found at construction and listed in `problems`; the manager can still be inspected
+    (`get_tool_schema()`, `routing_config`), but validating or running input raises one
+    `ConfigurationError` listing every problem. The registry only builds managers that can run.
+
+    A manager is also a tool function: `agent.tool(name='__agentool_manager__')(manager)`
+    registers it, as the architecture guide does (it has `__name__`, `__qualname__`,
+    `__annotations__` and the signature `(ctx, **kwargs)`).
 
     Args:
         name: The agentool's name (in errors and spans).
         config: Its configuration.
-        tool_functions: The tools operations route to, as the architecture guide passes them;
-            by default `config.tools`.
+        tool_functions: The tools operations route to, as the architecture guide passes them (a
+            list, or a dict of name → function); by default `config.tools`.
         routes: Routes already compiled from `config` (the registry's, to avoid a second pass).
     """
 
@@ -59,24 +65,51 @@ class AgenToolManager:
         self,
         name: str,
         config: AgenToolConfig,
-        tool_functions: Sequence[Callable[..., Any]] | None = None,
+        tool_functions: Sequence[Callable[..., Any]] | Mapping[str, Callable[..., Any]] | None = None,
         *,
         routes: Mapping[str, CompiledRoute] | None = None,
     ) -> None:
         if tool_functions is not None:
-            config = dataclasses.replace(config, tools=tuple(tool_functions))
+            config = dataclasses.replace(config, tools=tool_list(name, tool_functions))
+        problems: list[ConfigProblem] = []
+        if routes is not None and tool_functions is None:
+            self._routes = dict(routes)
+        else:
+            self._routes, problems = check_routes(name, config)
+        self.problems: tuple[ConfigProblem, ...] = tuple(problems)
+        """Why this manager cannot run (`()` when it can); calling it then raises `ConfigurationError`."""
         self.name = name
         self.config = config
         self.input_schema = config.input_schema
-        self.parse_json: Callable[[str | bytes], BaseModel] = _json_validator(config.input_schema)
+        if any(problem.kind == 'bad_schema' for problem in problems):
+            self.parse_json: Callable[[str | bytes], BaseModel] = self._refuse
+        else:
+            self.parse_json = _json_validator(config.input_schema)
         """The input schema's own JSON validation: no size limit, and pydantic's `ValidationError` on failure."""
         self.operation_field = config.routing_config.operation_field
-        self._routes = dict(routes) if routes is not None and tool_functions is None else compile_routes(name, config)
+        self.__name__ = MANAGER_TOOL_NAME
+        self.__qualname__ = f'{type(self).__qualname__}({name!r})'
+        self.__annotations__ = {'ctx': RunContext[Any], 'kwargs': Any, 'return': Any}
         self.checks_output = config.output_type is not None
         """Whether tool results are checked against the output type (`check_output`)."""
         self.output_class: type | None = config.output_type if isinstance(config.output_type, type) else None
         """Results of exactly this class need no check."""
         self._output_adapter: TypeAdapter[Any] | None = None
+
+    @property
+    def routing_config(self) -> RoutingConfig:
+        """The routing configuration, as the guide's `self.routing_config.operation_map[operation]` reads it."""
+        return self.config.routing_config
+
+    def get_tool_schema(self) -> dict[str, Any]:
+        """The JSON schema of the manager tool's arguments: the input schema's, with `properties` and `required`."""
+        json_schema = cast('Callable[[], dict[str, Any]] | None', getattr(self.input_schema, 'model_json_schema', None))
+        if json_schema is None:  # not a pydantic model, nor anything that can describe itself
+            self._refuse()
+        schema = dict(json_schema())
+        schema.setdefault('properties', {})
+        schema.setdefault('required', [])
+        return schema
 
     @property
     def operations(self) -> list[str]:
@@ -94,8 +127,13 @@ class AgenToolManager:
 
     # --- input ---------------------------------------------------------------------------------
 
+    def _refuse(self, data: object = None) -> NoReturn:
+        raise configuration_error(self.name, self.problems)
+
     def validate_json(self, data: str | bytes) -> BaseModel:
         """Validate a JSON prompt against the input schema, raising a typed `InvalidInputError`."""
+        if self.problems:
+            self._refuse()
         # UTF-8 size without a copy for ASCII text (`isascii` is O(1) on str); 'surrogatepass' so a lone
         # surrogate is counted and then refused by validation as a typed error, not a UnicodeEncodeError.
         if isinstance(data, bytes):
@@ -117,6 +155,8 @@ class AgenToolManager:
 
     def validate_python(self, data: Any) -> BaseModel:
         """Validate an already-parsed value (a dict or a model) against the input schema."""
+        if self.problems:
+            self._refuse()
         if isinstance(data, self.input_schema):
             return data
         if not isinstance(data, Mapping):
@@ -187,6 +227,8 @@ class AgenToolManager:
 
         A tool's own exception propagates unchanged.
         """
+        if self.problems:
+            self._refuse()
         result = await self.invoke(ctx, input)
         if self.checks_output and type(result) is not self.output_class:
             return self.check_output(input, result)
