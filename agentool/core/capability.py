@@ -18,6 +18,7 @@ from pydantic_ai.models import Model, ModelResolutionContext
 from pydantic_ai.toolsets import AbstractToolset
 
 from ..errors import ConfigurationError
+from .durability import active_dispatcher, is_durable
 from .manager import MANAGER_TOOL_NAME, AgenToolManager
 from .model import AgenToolModel
 from .registry import AgenToolRegistry, get_registry
@@ -36,6 +37,8 @@ def manager_tool(manager: AgenToolManager) -> Tool[Any]:
     """
 
     async def agentool_manager(ctx: RunContext[Any], input: BaseModel) -> Any:
+        if (dispatcher := active_dispatcher()) is not None and is_durable(manager, manager.operation_of(input)):
+            return await dispatcher.dispatch_execute(ctx, manager, input)
         return await manager.execute(ctx, input)
 
     agentool_manager.__annotations__ = {'ctx': RunContext[Any], 'input': manager.input_schema, 'return': Any}
