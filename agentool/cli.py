@@ -242,21 +242,40 @@ def _configure_mcp(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--include', action='append', metavar='SELECTOR', help='expose only these (repeatable)')
     parser.add_argument('--exclude', action='append', metavar='SELECTOR', help='never expose these (repeatable)')
     parser.add_argument('--transport', choices=('stdio', 'streamable-http'), default='stdio', help='default: stdio')
-    parser.add_argument('--host', default='127.0.0.1', help='HTTP host (default: 127.0.0.1)')
-    parser.add_argument('--port', type=int, default=8000, help='HTTP port (default: 8000)')
+    http = parser.add_argument_group('streamable-http', 'serving over HTTP at http://HOST:PORT/mcp')
+    http.add_argument('--host', default='127.0.0.1', help='address to listen on (default: 127.0.0.1, loopback)')
+    http.add_argument('--port', type=int, default=8000, help='port (default: 8000; 0 picks a free one)')
+    http.add_argument(
+        '--token-file', metavar='FILE', help='require this bearer token (default: $AGENTOOL_MCP_TOKEN if set)'
+    )
+    http.add_argument(
+        '--allow-unauthenticated',
+        action='store_true',
+        help='serve without a token on a non-loopback address (a proxy in front must authenticate)',
+    )
+    http.add_argument(
+        '--max-request-bytes', type=int, default=None, metavar='N', help='larger requests get 413 (default: 1 MiB)'
+    )
 
 
 def _run_mcp(args: argparse.Namespace) -> int:
-    from .mcp import serve
+    from .mcp import HttpOptions, serve
 
+    limit = {} if args.max_request_bytes is None else {'max_request_bytes': args.max_request_bytes}
+    http = HttpOptions(
+        host=args.host,
+        port=args.port,
+        token_file=args.token_file,
+        allow_unauthenticated=args.allow_unauthenticated,
+        **limit,
+    )
     # stdio carries the protocol on stdout, so nothing else may be printed there.
     serve(
         _registry(),
         include=args.include or None,
         exclude=args.exclude or (),
         transport=args.transport,
-        host=args.host,
-        port=args.port,
+        http=http,
     )
     return 0
 

@@ -33,6 +33,8 @@ __all__ = (
     'ToolNameConflictError',
     'MissingExtraError',
     'PydanticAIVersionError',
+    'ServingError',
+    'UnsafeServingError',
     'DependencyError',
     'DependencyCycleError',
     'InjectorValidationError',
@@ -186,6 +188,21 @@ class PydanticAIVersionError(AgenToolError, ImportError):
     """The installed pydantic-ai is outside the supported range; raised by `import agentool`.
 
     `details` has `installed` (the version found) and `supported` (the range, as a requirement).
+    """
+
+
+class ServingError(AgenToolError):
+    """Agentools cannot be served over HTTP as asked: the address cannot be listened on, or a token is unusable.
+
+    `details` has `host` and `port` and, as they apply, `token_file` and `reason`.
+    """
+
+
+class UnsafeServingError(ServingError):
+    """Refused to serve without authentication on an address other machines can reach.
+
+    Set a bearer token, serve on a loopback address, or opt out explicitly
+    (`allow_unauthenticated=True`, `--allow-unauthenticated`) when something in front authenticates.
     """
 
 

@@ -27,6 +27,7 @@ from .core.model import AgenToolModel
 from .core.registry import AgenToolRegistry, get_registry
 from .errors import ConfigurationError, MissingExtraError
 from .filters import Selectors, select_operations
+from .mcp_http import HttpOptions, serve_http, until_signalled
 from .telemetry import operation_span
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
     from mcp.server.lowlevel import Server
 
-__all__ = ('create_mcp_server', 'serve', 'run_server', 'McpTransport', 'McpDepsFunc', 'META_KEY')
+__all__ = ('create_mcp_server', 'serve', 'run_server', 'HttpOptions', 'McpTransport', 'McpDepsFunc', 'META_KEY')
 
 logger = logging.getLogger(__name__)
 
@@ -129,17 +130,22 @@ def serve(
     include: Selectors | None = None,
     exclude: Selectors = (),
     transport: McpTransport = 'stdio',
-    host: str = '127.0.0.1',
-    port: int = 8000,
+    http: HttpOptions | None = None,
     **server_options: Any,
 ) -> None:
     """Import `modules` (which register agentools), then serve the registry over MCP until stopped.
 
-    This is what `agentool mcp --import MODULE` runs. `server_options` go to `create_mcp_server`.
+    SIGINT (Ctrl-C) or SIGTERM stops it gracefully, and `serve` returns.
+
+    This is what `agentool mcp --import MODULE` runs. `http` says where and how to serve over
+    Streamable HTTP (see `agentool.mcp_http`; by default `HttpOptions()`: loopback, port 8000).
+    `server_options` go to `create_mcp_server`.
 
     Raises:
         ConfigurationError: a module cannot be imported.
         MissingExtraError: the `mcp` package is not installed.
+        UnsafeServingError: HTTP without a token on a non-loopback address (see `HttpOptions`).
+        ServingError: the HTTP address cannot be listened on, or the token cannot be read.
     """
     for module in modules:
         try:
@@ -147,11 +153,11 @@ def serve(
         except ImportError as error:
             raise ConfigurationError(f'cannot import module {module!r}: {error}', module=module) from error
     server = create_mcp_server(registry, include=include, exclude=exclude, **server_options)
-    anyio.run(lambda: run_server(server, transport=transport, host=host, port=port))
+    anyio.run(until_signalled, lambda: run_server(server, transport=transport, http=http))
 
 
 async def run_server(
-    server: Server[Any], *, transport: McpTransport = 'stdio', host: str = '127.0.0.1', port: int = 8000
+    server: Server[Any], *, transport: McpTransport = 'stdio', http: HttpOptions | None = None
 ) -> None:
     """Serve `server` over `transport` until the client disconnects (stdio) or the task is cancelled."""
     if transport == 'stdio':
@@ -160,10 +166,7 @@ async def run_server(
         async with stdio_server() as (read, write):
             await server.run(read, write, server.create_initialization_options())
     elif transport == 'streamable-http':
-        import uvicorn
-
-        app = server.streamable_http_app(host=host)
-        await uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level='warning')).serve()
+        await serve_http(server, http or HttpOptions())
     else:
         raise ConfigurationError(f'unknown MCP transport {transport!r}; use stdio or streamable-http')
 

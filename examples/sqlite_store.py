@@ -8,7 +8,9 @@ Durability: WAL journal, `synchronous=FULL`, one `BEGIN IMMEDIATE ... COMMIT` pe
 that returned survives a crash, and a crash never leaves half a write. Async safety: each store
 has one connection used by one worker thread, so SQLite never blocks the event loop; a cancelled
 caller waits for its transaction to end (committed or rolled back) before the cancellation
-propagates. SQLite errors (including use of a closed store) propagate unchanged.
+propagates. Any SQLite error (a lock held past the store's timeout, a corrupt or unwritable file,
+use of a closed store) surfaces as a typed `StoreError` naming the path and the operation, with
+the `sqlite3` error as its cause.
 
 The default store (`default_store()`): the innermost `use_store(...)` block's store, else the
 embedded default at `default_path()` (`$AGENTOOL_STORAGE_PATH`, else the user-data directory;
@@ -33,6 +35,7 @@ from typing import Any, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, JsonValue
 
+from agentool.errors import AgenToolError
 from agentool.paths import user_data_dir
 
 __all__ = (
@@ -43,6 +46,7 @@ __all__ = (
     'ListResult',
     'ReadResult',
     'SQLiteStore',
+    'StoreError',
     'WriteResult',
     'default_path',
     'default_store',
@@ -56,6 +60,16 @@ PATH_ENV = 'AGENTOOL_STORAGE_PATH'
 """Environment variable that sets the embedded default store's path."""
 
 _T = TypeVar('_T')
+
+
+class StoreError(AgenToolError):
+    """A store operation failed in SQLite, or the store is closed.
+
+    `details` has `path`, `operation` (`'read'`, `'write'`, ...) and `sqlite_error` (SQLite's error
+    name such as `'SQLITE_BUSY'`, or `None`); the `sqlite3` error is the `__cause__`. A write that
+    raised it was not applied: its transaction rolled back.
+    """
+
 
 # --- typed results ---------------------------------------------------------------------------------
 
@@ -115,7 +129,7 @@ class SQLiteStore:
 
     Args:
         path: The database file (its directory is created on first use), or `MEMORY`.
-        timeout: Seconds to wait for another process's write lock before `sqlite3.OperationalError`.
+        timeout: Seconds to wait for another process's write lock before `StoreError` (SQLITE_BUSY).
     """
 
     def __init__(self, path: str | os.PathLike[str] = MEMORY, *, timeout: float = 5.0) -> None:
@@ -134,7 +148,7 @@ class SQLiteStore:
 
     async def read(self, key: str) -> ReadResult:
         """The value under `key`, or `found=False`."""
-        return await self._call(lambda db: _read(db, key))
+        return await self._call('read', lambda db: _read(db, key))
 
     async def write(self, key: str, data: object) -> WriteResult:
         """Store `data` under `key`; returns once the commit is durable.
@@ -142,19 +156,19 @@ class SQLiteStore:
         `data` must be a JSON value (dicts, lists, strings, numbers, booleans, None); anything else
         raises `TypeError` or `ValueError` before the transaction starts.
         """
-        return await self._call(lambda db: _write(db, key, data))
+        return await self._call('write', lambda db: _write(db, key, data))
 
     async def list(self, prefix: str | None = None) -> ListResult:
         """The keys (starting with `prefix`, when given), sorted."""
-        return await self._call(lambda db: _list(db, prefix))
+        return await self._call('list', lambda db: _list(db, prefix))
 
     async def delete(self, key: str) -> DeleteResult:
         """Remove `key`; `deleted=False` when it was not there."""
-        return await self._call(lambda db: _delete(db, key))
+        return await self._call('delete', lambda db: _delete(db, key))
 
     async def exists(self, key: str) -> ExistsResult:
         """Whether `key` has a value."""
-        return await self._call(lambda db: _exists(db, key))
+        return await self._call('exists', lambda db: _exists(db, key))
 
     # --- lifecycle -----------------------------------------------------------------------------------
 
@@ -176,11 +190,13 @@ class SQLiteStore:
 
     # --- worker side ---------------------------------------------------------------------------------
 
-    async def _call(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
+    async def _call(self, operation: str, work: Callable[[sqlite3.Connection], _T]) -> _T:
         with self._lock:  # so a concurrent close() cannot shut the executor between check and submit
             if self._closed:
-                raise sqlite3.ProgrammingError(f'{self!r} is closed')
-            submitted = self._executor.submit(self._in_worker, work)
+                raise StoreError(
+                    f'cannot {operation}: store {self.path!r} is closed', path=self.path, operation=operation
+                )
+            submitted = self._executor.submit(self._in_worker, operation, work)
         future = asyncio.wrap_future(submitted)
         try:
             return await asyncio.shield(future)
@@ -191,10 +207,19 @@ class SQLiteStore:
                 await _wait_through_cancellation(future)
             raise
 
-    def _in_worker(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
-        if self._connection is None:
-            self._connection = _connect(self.path, self.timeout)
-        return work(self._connection)
+    def _in_worker(self, operation: str, work: Callable[[sqlite3.Connection], _T]) -> _T:
+        try:
+            if self._connection is None:
+                self._connection = _connect(self.path, self.timeout)
+            return work(self._connection)
+        except sqlite3.Error as error:
+            name: str | None = getattr(error, 'sqlite_errorname', None)
+            raise StoreError(
+                f'store {self.path!r}: {operation} failed: {error}' + (f' ({name})' if name else ''),
+                path=self.path,
+                operation=operation,
+                sqlite_error=name,
+            ) from error
 
 
 async def _wait_through_cancellation(future: asyncio.Future[Any]) -> None:

@@ -3,7 +3,7 @@
 Operations: `read`, `write`, `list`, `delete`, `exists`. Outputs are typed (`StorageResult`).
 Absence is data, not an error: reading a missing key gives `found=False`, deleting one gives
 `deleted=False`. Bad input raises agentool's typed `InvalidInputError`; SQLite errors (including
-use of a closed store) propagate unchanged.
+use of a closed store) raise the store's typed `StoreError`, unchanged by the run.
 
 This module is the agentool layer (input schema, tools, routing, `create_storage`). The store it
 runs on (`SQLiteStore`: durability, the worker thread, the default store and its path) is in
@@ -35,6 +35,7 @@ from examples.sqlite_store import (
     ListResult,
     ReadResult,
     SQLiteStore,
+    StoreError,
     WriteResult,
     default_path,
     default_store,
@@ -52,6 +53,7 @@ __all__ = (
     'StorageDeps',
     'StorageInput',
     'StorageResult',
+    'StoreError',
     'WriteResult',
     'create_storage',
     'default_path',

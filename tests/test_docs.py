@@ -116,6 +116,34 @@ def test_api_hook_lists_public_modules_only() -> None:
     assert not {'agentool.core.catalog', 'agentool.core.handle', 'agentool.core.markdown'} & set(modules)
 
 
+def test_api_index_summarises_each_module_and_the_nav_groups_them_by_package() -> None:
+    hook = _load_hook('api')
+    modules = hook.public_modules(ROOT)
+    index = hook.index_page(ROOT, modules)
+    assert '| [`agentool.errors`](agentool.errors.md) | The one exception hierarchy of agentool. |' in index
+    assert index.count('| [`') == len(modules)
+    assert all(hook.summary(ROOT, module) for module in modules)  # every public module says what it is
+    assert [hook.group(m) for m in ('agentool.cli', 'agentool.core.registry', 'agentool.core.injector.handle')] == [
+        'agentool',
+        'agentool.core',
+        'agentool.core',
+    ]
+
+    class Config(dict[str, Any]):
+        config_file_path = str(ROOT / 'mkdocs.yml')
+
+    config = hook.on_config(Config(nav=[{'Overview': 'index.md'}, {'API reference': 'api/index.md'}]))
+    (reference,) = [item['API reference'] for item in config['nav'] if 'API reference' in item]
+    assert reference[0] == 'api/index.md'
+    groups = {name: pages for item in reference[1:] for name, pages in item.items()}
+    first, *subpackages = groups
+    assert first == 'agentool'  # the top-level modules first, then each subpackage in order
+    assert subpackages == sorted(subpackages)
+    assert {'agentool.catalog', 'agentool.core', 'agentool.testing'} <= set(groups)
+    assert {'agentool.core.registry': 'api/agentool.core.registry.md'} in groups['agentool.core']
+    assert sum(len(pages) for pages in groups.values()) == len(modules)
+
+
 def _example_agentools() -> list[str]:
     """Names the example modules register, found independently of the docs hook."""
     code = (
@@ -150,3 +178,14 @@ def test_strict_build_publishes_a_catalog_of_every_example_agentool(tmp_path: Pa
     assert (site / 'catalog' / 'openapi.json').is_file()
     assert (site / 'api' / 'agentool.core.registry' / 'index.html').is_file()
     assert not (ROOT / 'site').exists()
+    # Offline: Mermaid is served by the site itself, and no page loads anything from a CDN or font host.
+    assert (site / 'assets' / 'vendor' / 'mermaid' / 'mermaid.min.js').stat().st_size > 1_000_000
+    assert '<script src="../assets/vendor/mermaid/mermaid.min.js"' in (site / 'architecture' / 'index.html').read_text()
+    remote = [
+        page.relative_to(site).as_posix()
+        for page in site.rglob('*.html')
+        if any(host in page.read_text() for host in ('unpkg.com', 'cdn.jsdelivr.net', 'fonts.googleapis.com'))
+    ]
+    assert remote == []
+    api_index = (site / 'api' / 'index.html').read_text()
+    assert 'Serving an MCP server over Streamable HTTP, safely by default.' in api_index

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sqlite3
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -17,7 +16,7 @@ from pydantic_ai.models.test import TestModel
 from agentool import AgenToolRegistry
 from agentool.testing import AgentDouble
 from examples.assistant import INSTRUCTIONS, MODEL_ENV, NOTE_KEY, create_assistant, model_from_env
-from examples.storage import MEMORY, PATH_ENV, SQLiteStore, StorageDeps, use_store
+from examples.storage import MEMORY, PATH_ENV, SQLiteStore, StorageDeps, StoreError, use_store
 
 ROOT = Path(__file__).resolve().parent.parent
 TOOLS = ['storage_read', 'storage_write', 'storage_list', 'storage_delete', 'storage_exists']
@@ -66,7 +65,7 @@ def test_creating_the_assistant_registers_storage_when_missing(registry: AgenToo
 
 async def test_a_tool_failure_propagates_unchanged(store: SQLiteStore) -> None:
     await store.aclose()
-    with pytest.raises(sqlite3.ProgrammingError, match='closed'):
+    with pytest.raises(StoreError, match='closed'):
         await create_assistant().run('Anything.', deps=StorageDeps(store=store))
 
 

@@ -27,6 +27,7 @@ from examples.storage import (
     ReadResult,
     SQLiteStore,
     StorageDeps,
+    StoreError,
     WriteResult,
     create_storage,
     default_path,
@@ -165,8 +166,36 @@ async def test_closed_store_raises_and_close_is_idempotent(store: SQLiteStore) -
     await store.write('k', 1)
     await store.aclose()
     store.close()
-    with pytest.raises(sqlite3.ProgrammingError, match='closed'):
+    with pytest.raises(StoreError, match='closed'):
         await store.read('k')
+
+
+async def test_a_lock_held_past_the_timeout_is_a_typed_error_naming_the_path(tmp_path: Path) -> None:
+    path = tmp_path / 'store.sqlite3'
+    impatient = SQLiteStore(path, timeout=0.05)
+    await impatient.exists('warm-up')
+    with sqlite3.connect(path, isolation_level=None) as holder:
+        holder.execute('BEGIN IMMEDIATE')  # another writer keeps the lock past the timeout
+        with pytest.raises(StoreError) as raised:
+            await impatient.write('k', 1)
+        holder.execute('ROLLBACK')
+    error = raised.value
+    assert error.details == {'path': str(path), 'operation': 'write', 'sqlite_error': 'SQLITE_BUSY'}
+    assert str(error) == f'store {str(path)!r}: write failed: database is locked (SQLITE_BUSY)'
+    assert isinstance(error.__cause__, sqlite3.OperationalError)
+    assert not (await impatient.exists('k')).exists  # the failed write was not applied
+    await impatient.aclose()
+
+
+async def test_a_path_that_cannot_be_opened_is_a_typed_error(tmp_path: Path) -> None:
+    directory = tmp_path / 'a-directory'
+    directory.mkdir()
+    unopenable = SQLiteStore(directory)
+    with pytest.raises(StoreError, match='unable to open database file') as raised:
+        await unopenable.read('k')
+    assert raised.value.details['path'] == str(directory)
+    assert raised.value.details['operation'] == 'read'
+    await unopenable.aclose()
 
 
 async def test_close_lets_queued_writes_finish(tmp_path: Path) -> None:

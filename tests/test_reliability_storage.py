@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from examples.sqlite_store import PATH_ENV, SQLiteStore
+from examples.sqlite_store import PATH_ENV, SQLiteStore, StoreError
 
 HEAVY = os.environ.get('AGENTOOL_FUZZ') == '1'
 PROCESSES = 8
@@ -71,7 +71,7 @@ async def test_stores_of_one_process_open_one_new_file_together(tmp_path: Path) 
         try:
             await asyncio.gather(*(store.write(f'{n}-{i}', i) for i in range(3) for n, store in enumerate(stores)))
             outcomes.append('ok' if len((await stores[0].list()).keys) == 12 else 'lost writes')
-        except sqlite3.OperationalError as error:
+        except StoreError as error:
             outcomes.append(str(error))
         finally:
             await asyncio.gather(*(store.aclose() for store in stores))

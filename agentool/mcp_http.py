@@ -1,0 +1,285 @@
+"""Serving an MCP server over Streamable HTTP, safely by default.
+
+- **Loopback by default**: `HttpOptions()` listens on `127.0.0.1`, reachable from this machine only.
+- **Bearer token**: with a token (`token=`, `token_file=`, or `$AGENTOOL_MCP_TOKEN`), every request
+  needs `Authorization: Bearer <token>`, compared in constant time; without it the answer is 401.
+  The check is the MCP SDK's own bearer middleware with a static-token verifier.
+- **No open public server by accident**: on an address other than loopback, serving without a token
+  raises `UnsafeServingError` unless `allow_unauthenticated=True` says a proxy in front authenticates.
+- **Request-size limit**: a request body over `max_request_bytes` is answered 413 before parsing.
+- **A startup line** on stderr says where: `agentool mcp: serving at http://127.0.0.1:8000/mcp ...`.
+
+`agentool.mcp.serve(..., transport='streamable-http', http=HttpOptions(...))` and
+`agentool mcp --transport streamable-http` run `serve_http`.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import os
+import signal
+import socket
+import sys
+from collections.abc import Awaitable, Callable, Generator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from anyio.abc import TaskStatus
+
+from .errors import ServingError, UnsafeServingError
+
+if TYPE_CHECKING:
+    from mcp.server.auth.provider import AccessToken
+    from mcp.server.lowlevel import Server
+    from starlette.applications import Starlette
+
+__all__ = (
+    'TOKEN_ENV',
+    'DEFAULT_MAX_REQUEST_BYTES',
+    'HttpOptions',
+    'http_app',
+    'is_loopback',
+    'serve_http',
+    'until_signalled',
+)
+
+TOKEN_ENV = 'AGENTOOL_MCP_TOKEN'
+"""Environment variable holding the bearer token, used when neither `token` nor `token_file` is given."""
+
+DEFAULT_MAX_REQUEST_BYTES = 1024 * 1024
+"""Largest request body accepted by default (1 MiB); a larger one is answered 413."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class HttpOptions:
+    """Where and how to serve over Streamable HTTP.
+
+    Args:
+        host: The address to listen on; loopback (`127.0.0.1`, `::1`, `localhost`) by default.
+        port: The TCP port; `0` picks a free one (the startup line says which).
+        path: The MCP endpoint's path.
+        token: The bearer token clients must send. Prefer `token_file` or `$AGENTOOL_MCP_TOKEN`,
+            which keep it out of process listings and source code.
+        token_file: A file whose content (surrounding whitespace removed) is the token.
+        allow_unauthenticated: Serve without a token on a non-loopback address (something in front
+            must then authenticate); without it that raises `UnsafeServingError`.
+        max_request_bytes: Largest request body accepted; larger ones are answered 413.
+    """
+
+    host: str = '127.0.0.1'
+    port: int = 8000
+    path: str = '/mcp'
+    token: str | None = None
+    token_file: str | os.PathLike[str] | None = None
+    allow_unauthenticated: bool = False
+    max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
+
+    def __post_init__(self) -> None:
+        problems = [
+            *([f'port must be 0 to 65535, not {self.port}'] if not 0 <= self.port <= 65535 else []),
+            *([f"path must start with '/', not {self.path!r}"] if not self.path.startswith('/') else []),
+            *(
+                [f'max_request_bytes must be positive, not {self.max_request_bytes}']
+                if self.max_request_bytes < 1
+                else []
+            ),
+        ]
+        if problems:
+            raise self._error(f'invalid HTTP serving options: {"; ".join(problems)}', problems=problems)
+
+    def resolve_token(self) -> str | None:
+        """The token in effect: `token`, else `token_file`'s content, else `$AGENTOOL_MCP_TOKEN`, else `None`.
+
+        Raises:
+            ServingError: the token file cannot be read, or a token given is empty.
+        """
+        if self.token is not None:
+            token, source = self.token, 'token'
+        elif self.token_file is not None:
+            try:
+                token = Path(self.token_file).read_text(encoding='utf-8')
+            except (OSError, UnicodeDecodeError) as error:
+                raise self._error(f'cannot read the token file {os.fspath(self.token_file)!r}: {error}') from None
+            source = f'token file {os.fspath(self.token_file)!r}'
+        elif TOKEN_ENV in os.environ:
+            token, source = os.environ[TOKEN_ENV], f'${TOKEN_ENV}'
+        else:
+            return None
+        if not token.strip():
+            raise self._error(f'the bearer token from {source} is empty')
+        return token.strip()
+
+    def url(self, port: int | None = None) -> str:
+        """The endpoint's URL (with `port` instead of `self.port` when given, e.g. the one `0` picked)."""
+        host = f'[{self.host}]' if ':' in self.host else self.host
+        return f'http://{host}:{self.port if port is None else port}{self.path}'
+
+    def _error(self, message: str, **details: Any) -> ServingError:
+        token_file = None if self.token_file is None else os.fspath(self.token_file)
+        return ServingError(message, host=self.host, port=self.port, token_file=token_file, **details)
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` is reachable from this machine only: `localhost` or a loopback IP address."""
+    if host.lower() == 'localhost':
+        return True
+    try:
+        return ipaddress.ip_address(host.strip('[]')).is_loopback
+    except ValueError:
+        return False  # a name other than localhost may resolve to anything
+
+
+def http_app(server: Server[Any], options: HttpOptions = HttpOptions()) -> Starlette:
+    """The ASGI app serving `server` at `options.path`, with authentication and the size limit.
+
+    Raises:
+        UnsafeServingError: no token, a non-loopback host and not `allow_unauthenticated`.
+        ServingError: the token file cannot be read, or the token is empty.
+    """
+    return _app(server, options, options.resolve_token())
+
+
+def _app(server: Server[Any], options: HttpOptions, token: str | None) -> Starlette:
+    from mcp.server.auth.settings import AuthSettings
+
+    if token is None and not is_loopback(options.host) and not options.allow_unauthenticated:
+        raise UnsafeServingError(
+            f'refusing to serve MCP without authentication on {options.host!r}, which other machines can reach: '
+            f'set a bearer token (${TOKEN_ENV} or a token file), serve on 127.0.0.1, or allow it explicitly '
+            '(allow_unauthenticated=True, --allow-unauthenticated) when a proxy in front authenticates',
+            host=options.host,
+            port=options.port,
+        )
+    auth: dict[str, Any] = {}
+    if token is not None:
+        # Resource-server mode without OAuth: no metadata routes; the issuer URL is required but unused.
+        settings = AuthSettings(issuer_url=options.url(), resource_server_url=None, required_scopes=[])  # pyright: ignore[reportArgumentType]
+        auth = {'auth': settings, 'token_verifier': _StaticToken(token)}
+    return server.streamable_http_app(
+        streamable_http_path=options.path,
+        host=options.host,
+        max_request_body_size=options.max_request_bytes,
+        **auth,
+    )
+
+
+class _StaticToken:
+    """The SDK's `TokenVerifier` for one shared secret, compared in constant time."""
+
+    def __init__(self, token: str) -> None:
+        self._expected = token.encode()
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        from mcp.server.auth.provider import AccessToken
+
+        if hmac.compare_digest(token.encode(), self._expected):
+            return AccessToken(token=token, client_id='agentool-bearer', scopes=[])
+        return None
+
+
+def _to_stderr(line: str) -> None:
+    sys.stderr.write(line + '\n')
+    sys.stderr.flush()
+
+
+async def serve_http(
+    server: Server[Any],
+    options: HttpOptions = HttpOptions(),
+    *,
+    announce: Callable[[str], None] = _to_stderr,
+    task_status: TaskStatus[str] = anyio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve `server` over Streamable HTTP until cancelled or interrupted, then shut down gracefully.
+
+    Once listening, `announce` gets one line with the URL (by default written to stderr) and
+    `task_status` the URL itself, so `url = await task_group.start(serve_http, server, options)`
+    returns when clients can connect.
+
+    Raises:
+        UnsafeServingError: see `http_app`.
+        ServingError: the address cannot be listened on (in use, not local, no permission).
+    """
+    import uvicorn
+
+    class _Server(uvicorn.Server):
+        @contextmanager
+        def capture_signals(self) -> Generator[None]:
+            yield  # signals stay the caller's (`until_signalled` turns them into a graceful stop)
+
+    token = options.resolve_token()
+    app = _app(server, options, token)
+    uv = _Server(uvicorn.Config(app, log_level='warning', timeout_graceful_shutdown=5, lifespan='on'))
+    listener = _listen(options)
+    with listener:  # closed however this ends (uvicorn closes it too on a graceful stop)
+        url = options.url(listener.getsockname()[1])
+        auth = 'no authentication' if token is None else 'bearer token required'
+        announce(
+            f'agentool mcp: serving at {url} ({auth}; requests up to {options.max_request_bytes} bytes)'
+        )  # closed however this ends (uvicorn closes it too on a graceful stop)
+        async with anyio.create_task_group() as group:
+
+            async def run() -> None:
+                with anyio.CancelScope(shield=True):  # a cancelled caller gets a graceful shutdown
+                    await uv.serve(sockets=[listener])
+                group.cancel_scope.cancel()  # stopped on its own (a signal): end the wait below
+
+            group.start_soon(run)
+            task_status.started(url)
+            try:
+                await anyio.sleep_forever()
+            finally:
+                uv.should_exit = True
+
+
+async def until_signalled(serving: Callable[[], Awaitable[None]]) -> None:
+    """Await `serving()` until it ends or SIGINT/SIGTERM arrives, which cancels it (a graceful stop).
+
+    This is how `agentool.mcp.serve` and `agentool mcp` run: Ctrl-C finishes the requests in
+    flight and returns normally, so the command exits 0 after a clean shutdown.
+    """
+    failure: Exception | None = None
+    async with anyio.create_task_group() as group:
+
+        async def stop_on_signal() -> None:
+            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                async for _ in signals:
+                    group.cancel_scope.cancel()
+                    return
+
+        group.start_soon(stop_on_signal)
+        try:
+            await serving()
+        except Exception as error:  # re-raised as it is below, not wrapped in the group's ExceptionGroup
+            failure = error
+        group.cancel_scope.cancel()
+    if failure is not None:
+        raise failure
+
+
+def _listen(options: HttpOptions) -> socket.socket:
+    """A listening socket, so the port is known (and connections queue) before the server starts."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(options.host, options.port, type=socket.SOCK_STREAM)[0]
+        listener = socket.socket(family, kind, proto)
+    except OSError as error:
+        raise ServingError(
+            f'cannot listen on {options.host}:{options.port}: {error}', host=options.host, port=options.port
+        ) from None
+    try:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(address)
+        listener.listen(2048)
+    except OSError as error:
+        listener.close()
+        reason = error.strerror or str(error)
+        raise ServingError(
+            f'cannot listen on {options.host}:{options.port}: {reason}',
+            host=options.host,
+            port=options.port,
+            reason=reason,
+        ) from None
+    return listener
