@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast, get_args, get_origin, get_
 from pydantic import BaseModel
 
 from ..errors import ConfigurationError
+from ._requirements import Requirements
 from ._signature import ToolSignature, read_signature
 from .config import ConfigProblem
 
@@ -44,6 +45,8 @@ class CompiledRoute:
     positional: Callable[[BaseModel], tuple[Any, ...]] | None = None
     """When the matched fields are exactly the tool's leading positional parameters: reads them as
     the positional arguments, which is cheaper than building a keyword dict."""
+    requirements: Requirements | None = None
+    """What the operation needs beyond the input schema, when it needs anything (set by the manager)."""
 
 
 def compile_routes(name: str, config: AgenToolConfig) -> dict[str, CompiledRoute]:

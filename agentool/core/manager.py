@@ -25,6 +25,7 @@ from ..errors import (
     TransformError,
     UnknownOperationError,
 )
+from ._requirements import Requirements, operation_requirements
 from ._routes import CompiledRoute, compile_routes
 from ._signature import ToolSignature
 
@@ -71,7 +72,25 @@ class AgenToolManager:
         self.parse_json: Callable[[str | bytes], BaseModel] = _json_validator(config.input_schema)
         """The input schema's own JSON validation: no size limit, and pydantic's `ValidationError` on failure."""
         self.operation_field = config.routing_config.operation_field
-        self._routes = dict(routes) if routes is not None and tool_functions is None else compile_routes(name, config)
+        compiled = dict(routes) if routes is not None and tool_functions is None else compile_routes(name, config)
+        self._requirements = {
+            op: operation_requirements(
+                config.input_schema, self.operation_field, route.tool, op, config.routing_config.operation_map[op]
+            )
+            for op, route in compiled.items()
+        }
+        # A route whose operation needs more than the schema requires carries its requirements: the
+        # call path checks them (one attribute read for every other route).
+        self._routes = {
+            op: dataclasses.replace(route, requirements=needs) if needs.needed or needs.allowed is not None else route
+            for op, route in compiled.items()
+            for needs in (self._requirements[op],)
+        }
+        self._keys = (
+            {key: name for name, key in next(iter(self._requirements.values())).keys.items()} if compiled else {}
+        )
+        self.guarded = any(route.requirements is not None for route in self._routes.values())
+        """Whether some operation needs more than the input schema checks (see `check_requirements`)."""
         self.checks_output = config.output_type is not None
         """Whether tool results are checked against the output type (`check_output`)."""
         self.output_class: type | None = config.output_type if isinstance(config.output_type, type) else None
@@ -92,6 +111,24 @@ class AgenToolManager:
         """The tool an operation routes to."""
         return self._routes[operation].tool
 
+    def requirements(self, operation: str) -> Requirements:
+        """What `operation` uses and needs from its input (read once, at creation)."""
+        if operation not in self._requirements:
+            raise self._unknown_operation(operation)
+        return self._requirements[operation]
+
+    def check_requirements(self, input: BaseModel, data: Any = None) -> None:
+        """Raise `InputValidationError` unless validated `input` gives every field its operation needs.
+
+        `data` is the input as given (reported in the errors); by default the fields `input` set.
+        """
+        route = self._routes.get(self.operation_of(input))
+        if route is None or (needs := route.requirements) is None or needs.satisfied_by(input):
+            return
+        if data is None:
+            data = input.model_dump(mode='json', by_alias=True, exclude_unset=True)
+        raise self._invalid(needs.operation, needs.problems(input.model_fields_set, data))
+
     # --- input ---------------------------------------------------------------------------------
 
     def validate_json(self, data: str | bytes) -> BaseModel:
@@ -111,9 +148,12 @@ class AgenToolManager:
                 limit=self.config.max_input_bytes,
             )
         try:
-            return self.parse_json(data)
+            validated = self.parse_json(data)
         except ValidationError as error:
             raise self._diagnose_json(data, error) from None
+        if self.guarded:
+            self.check_requirements(validated, _loads(data))
+        return validated
 
     def validate_python(self, data: Any) -> BaseModel:
         """Validate an already-parsed value (a dict or a model) against the input schema."""
@@ -122,9 +162,12 @@ class AgenToolManager:
         if not isinstance(data, Mapping):
             raise self._not_an_object(data)
         try:
-            return self.input_schema.model_validate(data)
+            validated = self.input_schema.model_validate(data)
         except ValidationError as error:
             raise self._diagnose(data, error) from None  # pyright: ignore[reportUnknownArgumentType]
+        if self.guarded:
+            self.check_requirements(validated, data)
+        return validated
 
     def _diagnose_json(self, data: str | bytes, error: ValidationError) -> Exception:
         # The fast path failed; parse again with the standard library to say precisely why.
@@ -163,13 +206,26 @@ class AgenToolManager:
             errors: list[dict[str, Any]] = json.loads(error.json(include_url=False))
         except ValueError:  # an input JSON cannot carry (a lone surrogate): report the errors without inputs
             errors = json.loads(error.json(include_url=False, include_input=False))
-        where = f' operation {operation!r}' if isinstance(operation, str) else ''
+        if isinstance(operation, str) and (needs := self._routes[operation].requirements) is not None:
+            # Every failing field at once: the schema's errors and this operation's own, in field order.
+            given = {self._keys[key] for key in data if key in self._keys}
+            errors = self.merge_errors(errors, needs.problems(given, data))
+        return self._invalid(operation if isinstance(operation, str) else None, errors)
+
+    def merge_errors(self, first: list[dict[str, Any]], second: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Two pydantic-style error lists as one, in the input schema's field order (then as given)."""
+        order = {key: index for index, key in enumerate(self._keys)}
+        merged = [*first, *second]
+        return sorted(merged, key=lambda e: order.get(str(e['loc'][0]) if e['loc'] else '', len(order)))
+
+    def _invalid(self, operation: str | None, errors: list[dict[str, Any]]) -> InputValidationError:
+        where = '' if operation is None else f' operation {operation!r}'
         problems = '; '.join(f'field {_loc(e["loc"])!r}: {e["msg"]}' for e in errors[:10])
         more = f' (and {len(errors) - 10} more)' if len(errors) > 10 else ''
         return InputValidationError(
             f'invalid input for agentool {self.name!r}{where}: {problems}{more}',
             agentool=self.name,
-            operation=operation if isinstance(operation, str) else None,
+            operation=operation,
             errors=errors,
         )
 
@@ -208,6 +264,8 @@ class AgenToolManager:
             route = None
         if route is None:
             route = self._route_slow(operation)
+        if (needs := route.requirements) is not None and not needs.satisfied_by(input):
+            self.check_requirements(input)  # raises the typed error
         tool = route.tool
         if (positional := route.positional) is not None and tool.is_async:
             args = positional(input)
@@ -317,6 +375,13 @@ class AgenToolManager:
                 tool=tool.name,
                 parameter=problem[0],
             )
+
+
+def _loads(data: str | bytes) -> Any:
+    try:
+        return json.loads(data)
+    except ValueError:  # valid for pydantic, not for the standard library (a lone surrogate)
+        return None
 
 
 def _json_type(value: object) -> str:
