@@ -24,6 +24,7 @@ enforces it before any tool runs.
 from __future__ import annotations
 
 import inspect
+import json
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, cast
@@ -36,7 +37,15 @@ from ._signature import ToolSignature
 if TYPE_CHECKING:
     from .config import Route, Transform
 
-__all__ = ('FieldsSource', 'Requirements', 'operation_requirements', 'probe_transform', 'json_key')
+__all__ = (
+    'FieldsSource',
+    'Requirements',
+    'operation_requirements',
+    'probe_transform',
+    'json_key',
+    'merge_errors',
+    'loads',
+)
 
 FieldsSource = Literal['matched', 'transform', 'schema']
 """How an operation's fields were found: matched to tool parameters, read by the transform, or the whole schema."""
@@ -133,6 +142,23 @@ def operation_requirements(
     )
 
 
+def merge_errors(
+    keys: Collection[str], first: list[dict[str, Any]], second: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Two pydantic-style error lists as one, in the order of the JSON `keys` (then as given)."""
+    order = {key: index for index, key in enumerate(keys)}
+    merged = [*first, *second]
+    return sorted(merged, key=lambda e: order.get(str(e['loc'][0]) if e['loc'] else '', len(order)))
+
+
+def loads(data: str | bytes) -> Any:
+    """`data` parsed by the standard library, or `None` when it cannot be (a lone surrogate pydantic took)."""
+    try:
+        return json.loads(data)
+    except ValueError:
+        return None
+
+
 def _takes_none(tool: ToolSignature, parameter: str) -> bool:
     """Whether the tool's parameter accepts `None`, by pydantic's reading of its annotation (unannotated: yes)."""
     hint = tool.hints.get(parameter, Any)
@@ -223,7 +249,7 @@ def probe_transform(transform: Transform, operation_field: str, operation: str) 
     """
     recorder = _Recorder(operation_field, operation)
     try:
-        result: object = transform(recorder)
+        result = cast(object, transform(recorder))
     except Exception:
         return None
     if inspect.iscoroutine(result):

@@ -25,7 +25,7 @@ from ..errors import (
     TransformError,
     UnknownOperationError,
 )
-from ._requirements import Requirements, operation_requirements
+from ._requirements import Requirements, loads, merge_errors, operation_requirements
 from ._routes import CompiledRoute, compile_routes
 from ._signature import ToolSignature
 
@@ -152,7 +152,7 @@ class AgenToolManager:
         except ValidationError as error:
             raise self._diagnose_json(data, error) from None
         if self.guarded:
-            self.check_requirements(validated, _loads(data))
+            self.check_requirements(validated, loads(data))
         return validated
 
     def validate_python(self, data: Any) -> BaseModel:
@@ -214,9 +214,7 @@ class AgenToolManager:
 
     def merge_errors(self, first: list[dict[str, Any]], second: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Two pydantic-style error lists as one, in the input schema's field order (then as given)."""
-        order = {key: index for index, key in enumerate(self._keys)}
-        merged = [*first, *second]
-        return sorted(merged, key=lambda e: order.get(str(e['loc'][0]) if e['loc'] else '', len(order)))
+        return merge_errors(self._keys, first, second)
 
     def _invalid(self, operation: str | None, errors: list[dict[str, Any]]) -> InputValidationError:
         where = '' if operation is None else f' operation {operation!r}'
@@ -375,13 +373,6 @@ class AgenToolManager:
                 tool=tool.name,
                 parameter=problem[0],
             )
-
-
-def _loads(data: str | bytes) -> Any:
-    try:
-        return json.loads(data)
-    except ValueError:  # valid for pydantic, not for the standard library (a lone surrogate)
-        return None
 
 
 def _json_type(value: object) -> str:
