@@ -4,10 +4,12 @@ An operation **uses** some input fields and **needs** some of them:
 
 - a route without a transform uses the input fields whose names match the tool's parameters, and
   needs those the tool requires (no default) and cannot take as `None`;
-- a route with a transform uses the fields the transform reads (found by calling it once with a
-  recording stand-in) and needs every one of them except those matching a tool parameter that has
-  a default or takes `None`; when the transform cannot be probed (it raises, passes the input on,
-  or reads something that is not a field), it uses every field and needs none beyond the schema's.
+- a route with a transform uses the fields the transform reads (found by calling it with a
+  recording stand-in) and needs those it cannot do without: given as `None`, the transform raises
+  or hands `None` to a tool parameter that cannot take it (`{'key': x.key}` needs `key`;
+  `{'text': x.body or ''}` does not need `body`); when the transform cannot be probed (it raises,
+  passes the input on, or reads something that is not a field), it uses every field and needs none
+  beyond the schema's.
 
 Only a field whose schema default is `None` can be needed (a real default fills the parameter). A
 needed field must be given, and not as `null`.
@@ -124,10 +126,8 @@ def operation_requirements(
         if read is None or not read <= set(model_fields):
             used, source = set(model_fields), 'schema'
         else:
-            optional: set[str] = set()
-            if tool is not None:
-                optional = {p for p in tool.params if p not in tool.required or _takes_none(tool, p)}
-            used, source, needed = read, 'transform', read - optional
+            used, source = read, 'transform'
+            needed = {name for name in read if _needs_value(route.transform, operation_field, operation, name, tool)}
     needed = {name for name in needed if model_fields[name].default is None}
     used.discard(operation_field)
     schema_required = {name for name, info in model_fields.items() if info.is_required()}
@@ -223,20 +223,36 @@ _ANYTHING = _Anything()
 
 
 class _Recorder:
-    """Stands in for the validated input and records which attributes are read."""
+    """Stands in for the validated input and records which attributes are read (`null` reads as `None`)."""
 
-    __slots__ = ('_operation', '_operation_field', 'read')
+    __slots__ = ('_null', '_operation', '_operation_field', 'read')
 
-    def __init__(self, operation_field: str, operation: str) -> None:
+    def __init__(self, operation_field: str, operation: str, null: str | None = None) -> None:
         self._operation_field = operation_field
         self._operation = operation
+        self._null = null
         self.read: set[str] = set()
 
     def __getattr__(self, name: str) -> Any:
         if name == self._operation_field:
             return self._operation
         self.read.add(name)
-        return _ANYTHING
+        return None if name == self._null else _ANYTHING
+
+
+def _needs_value(transform: Transform, operation_field: str, operation: str, field: str, tool: Any) -> bool:
+    """Whether `transform` fails, or hands `None` to a tool parameter that cannot take it, when `field` is `None`."""
+    try:
+        result = cast(object, transform(_Recorder(operation_field, operation, null=field)))
+    except Exception:
+        return True
+    if inspect.iscoroutine(result):
+        result.close()
+        return False
+    if not isinstance(tool, ToolSignature) or not isinstance(result, Mapping):
+        return False
+    produced = cast('Mapping[str, Any]', result)
+    return any(v is None and p in tool.params and not _takes_none(tool, p) for p, v in produced.items())
 
 
 def probe_transform(transform: Transform, operation_field: str, operation: str) -> set[str] | None:
