@@ -28,7 +28,7 @@ from .core.injector._injected import injected_deps
 from .core.model import AgenToolModel
 from .core.registry import AgenToolRegistry, get_registry
 from .errors import ConfigurationError, MissingExtraError
-from .filters import Selectors, select_operations
+from .filters import ExposedOperation, Selectors, select_operations
 from .telemetry import operation_span
 
 if TYPE_CHECKING:
@@ -188,7 +188,7 @@ async def _call(
         logger.info('tool %r rejected arguments: %s', exposed.name, sorted({str(e['loc']) for e in error.errors()}))
         return _error(interface.describe(error))
     try:
-        async with _deps(exposed.agentool, exposed.manager.config.deps_type, deps) as given:
+        async with _deps(exposed, deps) as given:
             ctx = RunContext[Any](
                 deps=given,
                 model=AgenToolModel(exposed.agentool, registry=registry),
@@ -209,9 +209,13 @@ async def _call(
     return types.CallToolResult(content=[types.TextContent(text=interface.text(result))], structured_content=structured)
 
 
-def _deps(name: str, deps_type: Any, deps: McpDepsFunc | None) -> AbstractAsyncContextManager[Any]:
+def _deps(exposed: ExposedOperation, deps: McpDepsFunc | None) -> AbstractAsyncContextManager[Any]:
     """The deps of one call: the server's `deps` function's, else the injector's (`injected_deps`)."""
-    return injected_deps(name, deps_type) if deps is None else nullcontext(deps(name))
+    if deps is not None:
+        return nullcontext(deps(exposed.agentool))
+    if not exposed.manager.tool_for(exposed.operation).takes_ctx:  # the tool cannot read them
+        return nullcontext(None)
+    return injected_deps(exposed.agentool, exposed.manager.config.deps_type)
 
 
 def _error(message: str) -> types.CallToolResult:

@@ -78,7 +78,7 @@ def operation_fields(
     route: Route,
     properties: dict[str, Any],
 ) -> tuple[list[CatalogField], FieldsSource, list[str]]:
-    """The fields operation `op` uses, in schema order, how they were found, and the keys of those it needs.
+    """The fields operation `op` uses, in schema order, how they were found, and the keys that must not be null.
 
     `tool` is the routed tool's signature, `None` when the configuration does not give the tool
     (then every field is listed). `properties` are the input JSON schema's properties (they give
@@ -92,7 +92,7 @@ def operation_fields(
         if field_name in needs.used or info.is_required():
             required = info.is_required() or field_name in needs.needed
             fields.append(_field(field_name, info, required, properties))
-    return fields, needs.source, [needs.keys[name] for name in needs.needed]
+    return fields, needs.source, [needs.keys[name] for name in needs.non_null]
 
 
 def schema_key(name: str, info: FieldInfo, properties: dict[str, Any]) -> str:
@@ -118,13 +118,13 @@ def operation_request_schema(
     operation: str,
     fields: Sequence[CatalogField],
     description: str | None = None,
-    needed: Sequence[str] = (),
+    non_null: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The JSON schema of an input for one operation, derived from the input's object `schema`.
 
     The operation field (its JSON key, `operation_field`) becomes a constant; the other properties
     are `fields`, in order; `additionalProperties` is kept from `schema`. A required field has no
-    default, and a field the operation `needed` (beyond the schema) does not take `null`.
+    default, and a field the operation needs `non_null` does not take `null`.
     """
     properties: dict[str, Any] = schema.get('properties', {})
     operation_property = {
@@ -136,7 +136,7 @@ def operation_request_schema(
         'properties': {
             operation_field: {**operation_property, 'const': operation, 'type': 'string'},
             **{
-                f['name']: field_property(properties, f['name'], f['required'], nullable=f['name'] not in needed)
+                f['name']: field_property(properties, f['name'], f['required'], nullable=f['name'] not in non_null)
                 for f in fields
             },
         },

@@ -3,7 +3,7 @@
 An operation **uses** some input fields and **needs** some of them:
 
 - a route without a transform uses the input fields whose names match the tool's parameters, and
-  needs those the tool requires (no default) and cannot take as `None`;
+  needs those the tool requires (no default);
 - a route with a transform uses the fields the transform reads (found by calling it with a
   recording stand-in) and needs those it cannot do without: given as `None`, the transform raises
   or hands `None` to a tool parameter that cannot take it (`{'key': x.key}` needs `key`;
@@ -12,7 +12,8 @@ An operation **uses** some input fields and **needs** some of them:
   beyond the schema's.
 
 Only a field whose schema default is `None` can be needed (a real default fills the parameter). A
-needed field must be given, and not as `null`.
+needed field must be given; it must not be `null` either (`non_null`) when the tool parameter it
+fills cannot take `None` (`id: int` refuses null, `data: JsonValue` takes it).
 
 The schema's own required fields are needed by every operation anyway (no input validates without
 them), so `needed` lists only the others: the fields a per-operation input schema marks required
@@ -61,6 +62,8 @@ class Requirements:
     used: frozenset[str]
     """Fields the operation reads (the operation field excluded)."""
     needed: tuple[str, ...]
+    non_null: frozenset[str] = frozenset()
+    """The needed fields that must not be `null` either."""
     """Fields the operation needs that the schema itself does not require, in schema order."""
     source: FieldsSource
     keys: Mapping[str, str]
@@ -78,7 +81,7 @@ class Requirements:
             key = self.keys[name]
             if name not in given:
                 errors.append({'type': 'missing', 'loc': [key], 'msg': 'Field required', 'input': data})
-            elif data.get(key, ...) is None:
+            elif name in self.non_null and data.get(key, ...) is None:
                 message = f'Input should not be null: operation {self.operation!r} needs a value'
                 errors.append({'type': 'none_forbidden', 'loc': [key], 'msg': message, 'input': None})
         if self.allowed is not None:
@@ -99,7 +102,9 @@ class Requirements:
     def satisfied_by(self, input: BaseModel) -> bool:
         """Whether validated `input` meets the requirements."""
         given = input.model_fields_set
-        if any(name not in given or getattr(input, name) is None for name in self.needed):
+        if any(name not in given for name in self.needed):
+            return False
+        if any(getattr(input, name) is None for name in self.non_null):
             return False
         return self.allowed is None or all(name in self.allowed for name in given)
 
@@ -115,10 +120,12 @@ def operation_requirements(
     model_fields = input_schema.model_fields
     source: FieldsSource
     needed: set[str] = set()
+    non_null: set[str] = set()
     used: set[str]
     if route.transform is None and tool is not None:
         used, source = set(tool.params) & set(model_fields), 'matched'
-        needed = {name for name in used if name in tool.required and not _takes_none(tool, name)}
+        needed = {name for name in used if name in tool.required}
+        non_null = {name for name in needed if not _takes_none(tool, name)}
     elif route.transform is None:
         used, source = set(model_fields), 'schema'
     else:
@@ -128,17 +135,21 @@ def operation_requirements(
         else:
             used, source = read, 'transform'
             needed = {name for name in read if _needs_value(route.transform, operation_field, operation, name, tool)}
+            non_null = needed
     needed = {name for name in needed if model_fields[name].default is None}
     used.discard(operation_field)
+    # A tool taking **kwargs, or a transform that cannot be probed, may use anything: nothing is refused as unused.
+    open_ended = source == 'schema' or (tool is not None and route.transform is None and tool.accepts_var_kwargs)
     schema_required = {name for name, info in model_fields.items() if info.is_required()}
     forbids = input_schema.model_config.get('extra') == 'forbid'
     return Requirements(
         operation=operation,
         used=frozenset(used),
         needed=tuple(name for name in model_fields if name in needed - schema_required - {operation_field}),
+        non_null=frozenset(non_null & needed - schema_required),
         source=source,
         keys={name: json_key(name, info) for name, info in model_fields.items()},
-        allowed=frozenset(used | schema_required | {operation_field}) if forbids and source != 'schema' else None,
+        allowed=frozenset(used | schema_required | {operation_field}) if forbids and not open_ended else None,
     )
 
 

@@ -48,13 +48,13 @@ def manager_tool(manager: AgenToolManager, *, deps: DepsProvider | None = None) 
     Its only non-context parameter is annotated with the input schema, so pydantic-ai publishes
     that model's JSON schema (fields, descriptions, the operation enum) and validates arguments
     with it before the manager runs. With `deps`, a run that gave no deps (`ctx.deps is None`) of
-    an agentool declaring a `deps_type` gets them from it, for the call.
+    an agentool declaring a `deps_type` gets them from it, for the call of a tool that takes `ctx`.
     """
     deps_type = manager.config.deps_type
     provider = deps if deps_type not in (None, NoneType, object) else None
 
     async def agentool_manager(ctx: RunContext[Any], input: BaseModel) -> Any:
-        if provider is None or ctx.deps is not None:
+        if provider is None or ctx.deps is not None or not manager.tool_for(manager.operation_of(input)).takes_ctx:
             return await manager.execute(ctx, input)
         async with provider(manager.name, deps_type) as built:
             return await manager.execute(dataclasses.replace(ctx, deps=built), input)

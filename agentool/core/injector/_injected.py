@@ -68,7 +68,7 @@ def missing_deps_error(name: str, deps_type: Any, cause: Exception) -> MissingDe
     return MissingDepsError(
         f'agentool {name!r} declares deps_type {label}, no deps were given and the injector cannot build them: '
         f'{reason}. Pass deps=... (agent.run, injector.call, create_mcp_server(deps=...)), or let the injector '
-        f'build them: injector.provide(TYPE, factory) for each missing type, or defaults on the fields of {label}',
+        'build them (injector.provide(TYPE, factory) for what is missing)',
         agentool=name,
         deps_type=label,
         reason=reason,
