@@ -135,6 +135,10 @@ async def _mcp(server: Any, tool: str | None, arguments: dict[str, Any]) -> bool
             result = await client.call_tool(tool or 'none', arguments)
         except MCPError:  # no such tool: the operation is unknown
             return False
+        except RuntimeError as error:  # the client refused the tool's *output* (say infinity): the input got through
+            if 'structured content' not in str(error):
+                raise
+            return True
     text = result.content[0].model_dump().get('text', '') if result.content else ''
     return not (result.is_error and str(text).startswith('invalid arguments'))
 
