@@ -7,7 +7,7 @@
 Layers, bottom up (imports point down; `docs/architecture.md` has the map): `errors`, `base`,
 `telemetry`; the routing core `agentool.core`; the injector `agentool.core.injector`; the catalog
 renderers `agentool.catalog`; `factory`; the bridges (`toolset`, `filters`, `mcp`, `model_strings`);
-`agentool.testing`; the CLI.
+`agentool.dispatch` (rules in front of any agent); `agentool.testing`; the CLI.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from .core.registry import (
     get_registry,
     use_registry,
 )
+from .dispatch import CommandRule, DispatchCapability, DispatchRule, JsonRule, PredicateRule
 from .errors import (
     AgenToolError,
     AgenToolNotFoundError,
@@ -37,13 +38,16 @@ from .errors import (
     DependencyCycleError,
     DependencyError,
     DepsUnavailableError,
-    MissingDepsError,
+    DispatchError,
+    DispatchOutputError,
+    DispatchTargetError,
     DuplicateNameError,
     InjectorValidationError,
     InputTooLargeError,
     InputValidationError,
     InvalidInputError,
     InvalidJSONError,
+    MissingDepsError,
     MissingExtraError,
     NotAnObjectError,
     OutputError,
@@ -59,7 +63,7 @@ from .errors import (
 from .factory import create_agentool, extract_tool_metadata, infer_output_type
 from .filters import ExposedOperation, is_exposed, select_operations
 from .model_strings import register_agentool_models
-from .telemetry import operation_span
+from .telemetry import dispatch_span, operation_span
 from .toolset import AgenToolToolset
 
 __all__ = (
@@ -82,12 +86,18 @@ __all__ = (
     'CatalogField',
     'CatalogOperation',
     'CatalogTool',
+    'CommandRule',
     'ConfigurationError',
     'DependencyCycleError',
     'DependencyError',
     'DependencyGraph',
     'DepsUnavailableError',
     'MissingDepsError',
+    'DispatchCapability',
+    'DispatchError',
+    'DispatchOutputError',
+    'DispatchRule',
+    'DispatchTargetError',
     'DuplicateNameError',
     'ExposedOperation',
     'InjectorValidationError',
@@ -95,9 +105,11 @@ __all__ = (
     'InputValidationError',
     'InvalidInputError',
     'InvalidJSONError',
+    'JsonRule',
     'MissingExtraError',
     'NotAnObjectError',
     'OutputError',
+    'PredicateRule',
     'ResourceScope',
     'Route',
     'RoutingConfig',
@@ -117,6 +129,7 @@ __all__ = (
     'get_registry',
     'infer_output_type',
     'is_exposed',
+    'dispatch_span',
     'manager_tool',
     'manager_toolset',
     'operation_span',

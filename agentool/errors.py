@@ -35,6 +35,9 @@ __all__ = (
     'DependencyError',
     'DependencyCycleError',
     'InjectorValidationError',
+    'DispatchError',
+    'DispatchTargetError',
+    'DispatchOutputError',
     'DoubleError',
     'DriftError',
     'ScriptExhaustedError',
@@ -214,6 +217,31 @@ class InjectorValidationError(ConfigurationError):
             message,
             problems=[{'error': type(p).__name__, 'message': p.message, 'details': p.details} for p in self.problems],
         )
+
+
+# --- dispatch before the model (`agentool.dispatch`) ----------------------------------------------
+
+
+class DispatchError(AgenToolError):
+    """The dispatch stage in front of an agent could not answer a turn a rule claimed.
+
+    `details['rule']` names the rule. Invalid input under a rule with `on_invalid='raise'` is not
+    wrapped: the agentool's own `InvalidInputError` is raised, with `details['rule']` added.
+    """
+
+
+class DispatchTargetError(DispatchError, LookupError):
+    """A rule names no registered agentool, or a JSON prompt fits the operations of several.
+
+    `details` has `rule` and, as they apply, `target`, `operation`, `candidates` and `suggestions`.
+    """
+
+
+class DispatchOutputError(DispatchError):
+    """An agentool's answer does not fit the agent's `output_type`.
+
+    `details` has `rule`, `operation`, `output_type`, `value_type` and pydantic's `errors`.
+    """
 
 
 # --- test doubles (`agentool.testing`): what a test scripted does not match what the code did --

@@ -29,6 +29,12 @@ from opentelemetry.util.types import AttributeValue
 
 __all__ = (
     'operation_span',
+    'dispatch_span',
+    'record_dispatch',
+    'DispatchOutcome',
+    'DISPATCH_SPAN_NAME',
+    'RULE_ATTRIBUTE',
+    'OUTCOME_ATTRIBUTE',
     'in_trace',
     'Surface',
     'TRACER_NAME',
@@ -42,6 +48,13 @@ TRACER_NAME = 'agentool'
 AGENTOOL_ATTRIBUTE = 'agentool.name'
 OPERATION_ATTRIBUTE = 'agentool.operation'
 SURFACE_ATTRIBUTE = 'agentool.surface'
+RULE_ATTRIBUTE = 'agentool.dispatch.rule'
+OUTCOME_ATTRIBUTE = 'agentool.dispatch.outcome'
+DISPATCH_SPAN_NAME = 'agentool dispatch'
+
+DispatchOutcome = Literal['dispatched', 'model', 'fell_through', 'error']
+"""What a dispatch decision came to: answered by an agentool, sent to the model (no rule matched),
+sent to the model after a matched rule's input failed validation, or a typed error raised."""
 
 Surface = Literal['direct', 'toolset', 'mcp']
 """Where the call came from: the injector's direct path, the LLM toolset or the MCP server."""
@@ -107,3 +120,32 @@ def operation_span(
     if attributes:
         span_attributes.update(attributes)
     return tracer.start_as_current_span(f'agentool {agentool}.{operation}', attributes=span_attributes)
+
+
+def dispatch_span(*, tracer: Tracer | None = None) -> AbstractContextManager[Span]:
+    """A context manager around one dispatch decision (and, when a rule matched, the agentool's answer).
+
+    The span `agentool dispatch` gets its attributes from `record_dispatch` once the decision is
+    known. With no tracer provider configured it is the shared no-op span, as for `operation_span`.
+    """
+    if tracer is None or isinstance(tracer, (NoOpTracer, ProxyTracer)):
+        tracer = _GLOBAL.get_tracer(TRACER_NAME)
+        if isinstance(tracer, (ProxyTracer, NoOpTracer)):
+            return _NO_SPAN
+    return tracer.start_as_current_span(DISPATCH_SPAN_NAME)
+
+
+def record_dispatch(
+    span: Span, *, outcome: DispatchOutcome, rule: str | None, agentool: str | None, operation: str | None
+) -> None:
+    """Set the decision's attributes on `span`: outcome, and the rule, agentool and operation when known."""
+    if not span.is_recording():
+        return
+    attributes: dict[str, AttributeValue] = {OUTCOME_ATTRIBUTE: outcome}
+    if rule is not None:
+        attributes[RULE_ATTRIBUTE] = rule
+    if agentool is not None:
+        attributes[AGENTOOL_ATTRIBUTE] = agentool
+    if operation is not None:
+        attributes[OPERATION_ATTRIBUTE] = operation
+    span.set_attributes(attributes)

@@ -19,6 +19,7 @@ from pathlib import Path
 from ._table import Row, render_markdown
 from ._timing import QUICK, Scale
 from .concurrency import concurrency_row
+from .dispatch import dispatch_rows
 from .imports import import_row
 from .paths import path_rows
 from .registry_scale import memory_row, registry_rows
@@ -56,6 +57,11 @@ _NOTES = """
   and injector entries; one operation routed to one tool) against a bare `Agent` with the same
   tool and output type; allocations made by pydantic-core's Rust side are not traced, on either side.
 - **Concurrency**: the same runs of the same agent, gathered at once or awaited in turn.
+- **Dispatch**: `DispatchCapability` in front of a plain agent whose `TestModel` answers in one
+  request. A dispatched turn (the `arith` agentool's JSON prompt, answered with no model request)
+  is compared with the same prompt through the agentool's own `agent.run` and with a model turn of
+  the plain agent; a declined turn (free text: the rules are tried, then the model answers) with the
+  same agent without dispatch. The brackets give the lowest and highest ratio of the repeats.
 - **Import**: measured inside a fresh interpreter around the import statement only, both sides
   from bytecode caches (as after `pip install`).
 """
@@ -76,6 +82,7 @@ def collect(scale: Scale) -> list[Row]:
         *_timed('registry sizes', lambda: registry_rows(scale)),
         *_timed('memory', lambda: [memory_row(scale)]),
         *_timed('concurrency', lambda: [asyncio.run(concurrency_row(scale))]),
+        *_timed('dispatch', lambda: asyncio.run(dispatch_rows(scale))),
         *_timed('import', lambda: [import_row(scale)]),
     ]
 

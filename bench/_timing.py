@@ -14,7 +14,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
-__all__ = ('Step', 'Plan', 'Scale', 'QUICK', 'per_call', 'medians')
+__all__ = ('Step', 'Plan', 'Scale', 'QUICK', 'per_call', 'samples', 'medians')
 
 Step = Callable[[], Awaitable[object]]
 """One unit of work: a coroutine function taking no arguments."""
@@ -65,13 +65,19 @@ async def per_call(step: Step, loops: int) -> float:
     return (time.process_time() - start) / loops
 
 
-async def medians(plans: Mapping[str, Plan], repeats: int, *, warmup: int = 20) -> dict[str, float]:
-    """The median CPU seconds per call of each plan, over `repeats` interleaved samples."""
+async def samples(plans: Mapping[str, Plan], repeats: int, *, warmup: int = 20) -> dict[str, list[float]]:
+    """CPU seconds per call of each plan, one sample per repeat; repeats are interleaved across plans."""
     if warmup:
         for plan in plans.values():  # warm caches, lazy imports and first-call code paths
             await per_call(plan.step, warmup)
-    samples: dict[str, list[float]] = {name: [] for name in plans}
+    taken: dict[str, list[float]] = {name: [] for name in plans}
     for _ in range(repeats):
         for name, plan in plans.items():
-            samples[name].append(await per_call(plan.step, plan.loops))
-    return {name: statistics.median(values) for name, values in samples.items()}
+            taken[name].append(await per_call(plan.step, plan.loops))
+    return taken
+
+
+async def medians(plans: Mapping[str, Plan], repeats: int, *, warmup: int = 20) -> dict[str, float]:
+    """The median CPU seconds per call of each plan, over `repeats` interleaved samples."""
+    taken = await samples(plans, repeats, warmup=warmup)
+    return {name: statistics.median(values) for name, values in taken.items()}

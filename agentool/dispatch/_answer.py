@@ -1,0 +1,168 @@
+"""The run result of a dispatched turn: the answer in the agent's output type, and the turn in the history.
+
+The turn is recorded as a `ModelRequest` holding the user prompt and a `ModelResponse` holding the
+answer as text, so a model that continues the conversation sees what was asked and answered. The
+response is marked: `provider_name` is `DISPATCH_PROVIDER`, `model_name` is `agentool:NAME` and
+`metadata[DISPATCH_METADATA_KEY]` holds the rule, agentool and operation (`dispatch_record` reads it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import Any, Union, cast
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic_ai import NativeOutput, PromptedOutput, RunContext, ToolOutput
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, UserPromptPart
+from pydantic_ai.run import AgentRunResult
+from pydantic_core import to_json
+
+from ..errors import DispatchOutputError
+
+__all__ = ('DISPATCH_PROVIDER', 'DISPATCH_METADATA_KEY', 'DispatchRecord', 'dispatch_record', 'build_result')
+
+DISPATCH_PROVIDER = 'agentool-dispatch'
+"""`provider_name` of the response that records a dispatched turn."""
+DISPATCH_METADATA_KEY = 'agentool_dispatch'
+"""Key, in that response's `metadata`, of the rule, agentool and operation."""
+
+_ADAPTERS: dict[int, tuple[object, TypeAdapter[Any] | None]] = {}
+
+
+@dataclass(frozen=True, kw_only=True)
+class DispatchRecord:
+    """What a dispatched turn's response records: which rule sent it to which agentool operation."""
+
+    rule: str
+    agentool: str
+    operation: str
+
+
+def dispatch_record(message: ModelMessage) -> DispatchRecord | None:
+    """The dispatch record of `message` if it is the response of a dispatched turn, else `None`."""
+    if not isinstance(message, ModelResponse) or message.provider_name != DISPATCH_PROVIDER:
+        return None
+    record = (message.metadata or {}).get(DISPATCH_METADATA_KEY)
+    if not isinstance(record, dict):
+        return None
+    data = cast(dict[str, Any], record)
+    return DispatchRecord(rule=str(data['rule']), agentool=str(data['agentool']), operation=str(data['operation']))
+
+
+def _unwrap(spec: Any) -> list[Any]:
+    """The plain types an output spec accepts (`ToolOutput`, `NativeOutput`, lists of them unwrapped)."""
+    if isinstance(spec, ToolOutput):
+        return _unwrap(cast(Any, spec).output)
+    if isinstance(spec, (NativeOutput, PromptedOutput)):
+        return _unwrap(cast(Any, spec).outputs)
+    if isinstance(spec, Sequence) and not isinstance(spec, str):
+        return [t for item in cast(Sequence[Any], spec) for t in _unwrap(item)]
+    return [spec]
+
+
+def _union(types: list[Any]) -> Any:
+    union: Any = Union
+    return union[tuple(types)]
+
+
+def _adapter(spec: object) -> TypeAdapter[Any] | None:
+    """A validator for an agent's output spec; `None` when the spec is plain `str`."""
+    cached = _ADAPTERS.get(id(spec))
+    if cached is not None and cached[0] is spec:
+        return cached[1]
+    types = _unwrap(spec)
+    target: Any = types[0] if len(types) == 1 else _union(types)
+    adapter: TypeAdapter[Any] | None = None if types == [str] else TypeAdapter[Any](target)
+    _ADAPTERS[id(spec)] = (spec, adapter)
+    return adapter
+
+
+def _type_name(spec: object) -> str:
+    return getattr(spec, '__name__', None) or repr(spec)
+
+
+def fit_output(value: Any, spec: object, *, rule: str, agentool: str, operation: str) -> Any:
+    """`value` validated into the agent's output spec (`str`: the value as text, JSON unless it is one).
+
+    Raises:
+        DispatchOutputError: The value does not fit, naming the rule and both types.
+    """
+    try:
+        adapter = _adapter(spec)
+    except Exception as error:  # an output function or other spec pydantic cannot validate into
+        raise DispatchOutputError(
+            f"rule {rule!r}: the agent's output_type {_type_name(spec)} cannot take an agentool answer: {error}",
+            agentool=agentool,
+            rule=rule,
+            operation=operation,
+            output_type=_type_name(spec),
+            value_type=type(value).__name__,
+            errors=[],
+        ) from None
+    if adapter is None:
+        return value if isinstance(value, str) else to_json(value).decode()
+    try:
+        if isinstance(value, str) and not isinstance(value, BaseModel):
+            try:
+                return adapter.validate_python(value)
+            except ValidationError:
+                return adapter.validate_json(value)  # an untyped agentool answers with JSON text
+        return adapter.validate_python(value, from_attributes=True)
+    except ValidationError as error:
+        raise DispatchOutputError(
+            f'rule {rule!r}: agentool {agentool!r} operation {operation!r} answered a {type(value).__name__}, '
+            f"which does not fit the agent's output_type {_type_name(spec)}: {error.error_count()} error(s)",
+            agentool=agentool,
+            rule=rule,
+            operation=operation,
+            output_type=_type_name(spec),
+            value_type=type(value).__name__,
+            errors=error.errors(include_url=False, include_context=False, include_input=False),
+        ) from None
+
+
+def _text(output: Any) -> str:
+    return output if isinstance(output, str) else to_json(output).decode()
+
+
+def build_result(ctx: RunContext[Any], prompt: str, output: Any, record: DispatchRecord) -> AgentRunResult[Any]:
+    """The run result of a dispatched turn, with the turn appended to the run's history (`ctx.messages`).
+
+    The history is extended in place, as pydantic-ai asks of a capability that changes it, so every
+    view of the run (`run`, `run_stream`, `iter`) sees the same messages. Usage is the run's, with no
+    model request added.
+    """
+    start = len(ctx.messages)
+    meta = {'rule': record.rule, 'agentool': record.agentool, 'operation': record.operation}
+    request = ModelRequest(parts=[UserPromptPart(prompt)], run_id=ctx.run_id, conversation_id=ctx.conversation_id)
+    response = ModelResponse(
+        parts=[TextPart(_text(output))],
+        model_name=f'agentool:{record.agentool}',
+        provider_name=DISPATCH_PROVIDER,
+        finish_reason='stop',
+        run_id=ctx.run_id,
+        conversation_id=ctx.conversation_id,
+        metadata={DISPATCH_METADATA_KEY: meta},
+    )
+    ctx.messages.extend([request, response])
+    data: dict[str, Any] = {
+        'output': output,
+        'messages': list(ctx.messages),
+        'new_message_index': start,
+        'usage': ctx.usage,
+        'metadata': ctx.metadata,
+    }
+    if ctx.run_id is not None:
+        data['run_id'] = ctx.run_id
+    if ctx.conversation_id is not None:
+        data['conversation_id'] = ctx.conversation_id
+    return _result_adapter().validate_python(data)
+
+
+@cache
+def _result_adapter() -> TypeAdapter[AgentRunResult[Any]]:
+    # Built on first dispatch, not at import: the schema of a run result (every message type) takes
+    # a noticeable part of a second to build.
+    return TypeAdapter(AgentRunResult[Any])

@@ -1,0 +1,254 @@
+"""`DispatchCapability`: ordered rules in front of any pydantic-ai agent answer structured turns without the model.
+
+It uses one public hook, `wrap_run`: when a rule claims the turn, the agentool runs and the hook
+returns the run's result without calling the handler, so the model is never asked (usage shows no
+request). Otherwise the run goes on untouched. `run`, `run_sync`, `run_stream`, `iter` and
+`message_history` continuation all go through that hook.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from opentelemetry.trace import Span, Tracer
+from pydantic_ai import RunContext
+from pydantic_ai.capabilities import AbstractCapability, WrapRunHandler
+from pydantic_ai.run import AgentRunResult
+
+from ..core.injector import AgenToolInjector, get_injector
+from ..core.registry import AgenToolRegistry, get_registry
+from ..errors import AgenToolError, DispatchTargetError, InvalidInputError
+from ..telemetry import DispatchOutcome, dispatch_span, record_dispatch
+from ._answer import DispatchRecord, build_result, fit_output
+from .rules import Dispatch, DispatchRequest, DispatchRule
+
+__all__ = ('DispatchCapability', 'DispatchCounts', 'DepsSource')
+
+DepsSource = Literal['run', 'injector']
+"""Where a dispatched agentool's deps come from: the agent run's `deps`, or the injector's wiring."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class DispatchCounts:
+    """A snapshot of a capability's decisions since it was made (or last reset)."""
+
+    dispatched: int = 0
+    """Turns an agentool answered."""
+    sent_to_model: int = 0
+    """Turns the model answered (no rule matched, or a matched rule fell through)."""
+    fell_through: int = 0
+    """Of `sent_to_model`: turns a rule matched whose input failed validation (`on_invalid='fall_through'`)."""
+    errors: int = 0
+    """Turns a rule claimed that ended in a typed error."""
+    by_rule: Mapping[str, int] = field(default_factory=dict[str, int])
+    """Dispatched turns per rule name."""
+
+
+class _Counter:
+    """The live counts; a lock keeps them exact when runs share the capability across threads."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.reset()
+
+    def reset(self) -> None:
+        with self._lock:
+            self._counts = DispatchCounts()
+            self._by_rule: dict[str, int] = {}
+
+    def add(self, outcome: DispatchOutcome, rule: str | None) -> None:
+        with self._lock:
+            c = self._counts
+            if outcome == 'dispatched' and rule is not None:
+                self._by_rule[rule] = self._by_rule.get(rule, 0) + 1
+            self._counts = DispatchCounts(
+                dispatched=c.dispatched + (outcome == 'dispatched'),
+                sent_to_model=c.sent_to_model + (outcome in ('model', 'fell_through')),
+                fell_through=c.fell_through + (outcome == 'fell_through'),
+                errors=c.errors + (outcome == 'error'),
+                by_rule=self._by_rule,
+            )
+
+    def snapshot(self) -> DispatchCounts:
+        with self._lock:
+            c = self._counts
+            return DispatchCounts(
+                dispatched=c.dispatched,
+                sent_to_model=c.sent_to_model,
+                fell_through=c.fell_through,
+                errors=c.errors,
+                by_rule=dict(self._by_rule),
+            )
+
+
+@dataclass
+class DispatchCapability(AbstractCapability[Any]):
+    """Answer a turn with an agentool when a rule claims it; otherwise let the model answer.
+
+    Rules are tried in order; the first that returns a `Dispatch` wins and a rule returning `None`
+    declines. The agentool's answer is validated into the agent's own `output_type` (a mismatch
+    raises `DispatchOutputError`), the turn is recorded in the message history (see
+    `dispatch_record`), and the run's usage shows no model request. Output validators and the
+    other run hooks do not run for a dispatched turn: the run's lifecycle is skipped.
+
+    Example:
+        ```python {test="skip"}
+        agent = Agent('openai:gpt-5', capabilities=[DispatchCapability([CommandRule(prefix='/status', ...)])])
+        ```
+
+    Args:
+        rules: The rules, in the order they are tried.
+        agentools: Candidates for rules that find their target (a `JsonRule` without `agentool`);
+            by default every agentool in the registry.
+        deps: `'run'` (default) gives the agentool's tools the run's `deps`; `'injector'` lets
+            the injector build the agentool's own deps (typed handles, resources).
+        injector: Runs the agentools (overrides apply); by default the injector in effect at run time.
+        registry: Where targets are looked up; by default the injector's registry, else the one in effect.
+        tracer: Tracer for the `agentool dispatch` span; by default the run's, else the global one.
+    """
+
+    rules: Sequence[DispatchRule]
+    agentools: Sequence[str] | None = field(default=None, kw_only=True)
+    deps: DepsSource = field(default='run', kw_only=True)
+    injector: AgenToolInjector | None = field(default=None, kw_only=True)
+    registry: AgenToolRegistry | None = field(default=None, kw_only=True)
+    tracer: Tracer | None = field(default=None, kw_only=True)
+    _counter: _Counter = field(default_factory=_Counter, init=False, repr=False, compare=False)
+
+    @property
+    def counts(self) -> DispatchCounts:
+        """Turns dispatched vs sent to the model so far (a snapshot)."""
+        return self._counter.snapshot()
+
+    def reset_counts(self) -> None:
+        """Start counting from zero."""
+        self._counter.reset()
+
+    @classmethod
+    def get_serialization_name(cls) -> str | None:
+        return None
+
+    async def wrap_run(self, ctx: RunContext[Any], *, handler: WrapRunHandler) -> AgentRunResult[Any]:
+        prompt = ctx.prompt
+        if not isinstance(prompt, str) or not self.rules:  # no prompt, or images and the like: the model's
+            self._counter.add('model', None)
+            return await handler()
+        with dispatch_span(tracer=self.tracer or ctx.tracer) as span:
+            result = await self._decide(ctx, prompt, span)
+        if result is None:
+            return await handler()
+        return result
+
+    async def _decide(self, ctx: RunContext[Any], prompt: str, span: Span) -> AgentRunResult[Any] | None:
+        request = DispatchRequest(prompt=prompt, deps=ctx.deps, ctx=ctx)
+        operations = self._operations()
+        outcome: DispatchOutcome = 'model'
+        rule_name: str | None = None
+        target: str | None = None
+        operation: str | None = None
+        try:
+            for rule in self.rules:
+                rule_name = rule.label
+                try:
+                    found = rule.match(request, operations)
+                except AgenToolError:
+                    raise
+                except ValueError as error:  # the rule matched but cannot read the prompt
+                    if rule.on_invalid == 'fall_through':
+                        outcome = 'fell_through'
+                        return None
+                    target = getattr(rule, 'agentool', None)
+                    raise InvalidInputError(
+                        f'rule {rule_name!r}: cannot build the input from the prompt: {error}',
+                        agentool=target,
+                        rule=rule_name,
+                    ) from error
+                if found is None:
+                    continue
+                target = found.agentool
+                answer = await self._answer(ctx, rule, found)
+                if answer is None:
+                    outcome = 'fell_through'
+                    return None
+                operation, output = answer
+                record = DispatchRecord(rule=rule_name, agentool=target, operation=operation)
+                result = build_result(ctx, prompt, output, record)
+                outcome = 'dispatched'
+                return result
+            rule_name = None
+            return None
+        except BaseException:
+            outcome = 'error'
+            raise
+        finally:
+            self._counter.add(outcome, rule_name)
+            record_dispatch(span, outcome=outcome, rule=rule_name, agentool=target, operation=operation)
+
+    async def _answer(self, ctx: RunContext[Any], rule: DispatchRule, found: Dispatch) -> tuple[str, Any] | None:
+        """The operation and the agent-typed output, or `None` when invalid input falls through."""
+        injector = self.injector or get_injector()
+        registry = self._registry()
+        if found.agentool not in registry:
+            names = registry.list_names()
+            raise DispatchTargetError(
+                f'rule {rule.label!r} names agentool {found.agentool!r}, which is not registered',
+                rule=rule.label,
+                target=found.agentool,
+                suggestions=[n for n in names if found.agentool in n or n in found.agentool][:5],
+            )
+        manager = registry.get_manager(found.agentool)
+        try:
+            validated = (
+                manager.validate_json(found.input)
+                if isinstance(found.input, str)
+                else manager.validate_python(found.input)
+            )
+        except InvalidInputError as error:
+            if rule.on_invalid == 'fall_through':
+                return None
+            error.details['rule'] = rule.label
+            raise
+        operation = manager.operation_of(validated)
+        kwargs: dict[str, Any] = {'deps': ctx.deps} if self.deps == 'run' else {}
+        # The input given, not the validated model: the injector validates text and dicts on its fast path.
+        value = await injector.call(found.agentool, found.input, **kwargs)
+        agent = ctx.agent
+        spec: object = str if agent is None else agent.output_type
+        return operation, fit_output(value, spec, rule=rule.label, agentool=found.agentool, operation=operation)
+
+    def _registry(self) -> AgenToolRegistry:
+        if self.registry is not None:
+            return self.registry
+        injector = self.injector or get_injector()
+        return injector.registry or get_registry()
+
+    def _operations(self) -> Mapping[str, Sequence[str]]:
+        return _Operations(self._registry(), self.agentools)
+
+
+class _Operations(Mapping[str, Sequence[str]]):
+    """Each candidate agentool's operations, looked up only if a rule asks (most rules never do)."""
+
+    def __init__(self, registry: AgenToolRegistry, names: Sequence[str] | None) -> None:
+        self._registry = registry
+        self._names = names
+        self._table: dict[str, Sequence[str]] | None = None
+
+    def _load(self) -> dict[str, Sequence[str]]:
+        if self._table is None:
+            registry = self._registry
+            names = registry.list_names() if self._names is None else self._names
+            self._table = {name: registry.get_manager(name).operations for name in names if name in registry}
+        return self._table
+
+    def __getitem__(self, key: str) -> Sequence[str]:
+        return self._load()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._load())
+
+    def __len__(self) -> int:
+        return len(self._load())

@@ -1,0 +1,217 @@
+"""Dispatch rules: each looks at a turn's prompt (and deps) and either names an agentool input or declines.
+
+A rule never runs anything. It returns a `Dispatch` (which agentool, which input) or `None` to
+decline, and the capability (`agentool.dispatch.capability`) validates and runs what it names. Rules
+are tried in order and the first `Dispatch` wins.
+
+A rule whose input then fails the agentool's validation either lets the turn go to the model
+(`on_invalid='fall_through'`) or raises the agentool's own `InvalidInputError`
+(`on_invalid='raise'`, the default: a command that was meant for a service should not reach an
+LLM by accident).
+"""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel
+from pydantic_ai import RunContext
+from pydantic_core import from_json
+
+from ..errors import ConfigurationError, DispatchTargetError
+
+__all__ = (
+    'OnInvalid',
+    'DispatchRequest',
+    'Dispatch',
+    'DispatchRule',
+    'JsonRule',
+    'CommandRule',
+    'PredicateRule',
+    'AGENTOOL_KEY',
+)
+
+OnInvalid = Literal['fall_through', 'raise']
+"""What a matched rule does when its input fails validation: let the model answer, or raise."""
+
+AGENTOOL_KEY = 'agentool'
+"""A JSON prompt may name its agentool under this key (removed before validation)."""
+
+DispatchInput = str | Mapping[str, Any] | BaseModel
+"""An agentool input: JSON text, a mapping or a model, as `injector.call` takes it."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class DispatchRequest:
+    """What a rule sees of a turn: the prompt as text, the run's deps and its context."""
+
+    prompt: str
+    deps: Any
+    ctx: RunContext[Any]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Dispatch:
+    """A rule's decision to answer a turn: run `agentool` on `input`."""
+
+    agentool: str
+    input: DispatchInput
+
+
+@dataclass(frozen=True, kw_only=True)
+class DispatchRule(ABC):
+    """Base of every rule: a name for telemetry and counters, and the choice on invalid input."""
+
+    name: str = ''
+    """Shown in spans, counters and errors; a rule derives one from its settings when empty."""
+    on_invalid: OnInvalid = 'raise'
+
+    @property
+    def label(self) -> str:
+        """The rule's name, or the one derived from its settings."""
+        return self.name or self._default_name()
+
+    @abstractmethod
+    def _default_name(self) -> str: ...
+
+    @abstractmethod
+    def match(self, request: DispatchRequest, operations: Mapping[str, Sequence[str]]) -> Dispatch | None:
+        """The agentool input for this turn, or `None` to decline.
+
+        Args:
+            request: The turn.
+            operations: Each candidate agentool's operations (for rules that find their target).
+
+        Raises:
+            ValueError: The rule matched but cannot build an input from the prompt (invalid input,
+                handled per `on_invalid`).
+        """
+
+
+@dataclass(frozen=True, kw_only=True)
+class JsonRule(DispatchRule):
+    """A prompt that is a JSON object goes to an agentool.
+
+    With `agentool` set, every JSON object goes there. Without it, the object names its target:
+    either under the key `"agentool"` or by an operation that exactly one candidate agentool has.
+    A prompt that is not a JSON object, or names no known operation, is declined.
+    """
+
+    agentool: str | None = None
+    operation_field: str = 'operation'
+    """The key naming the operation, used to find the target when `agentool` is not set."""
+
+    def _default_name(self) -> str:
+        return f'json:{self.agentool}' if self.agentool else 'json'
+
+    def match(self, request: DispatchRequest, operations: Mapping[str, Sequence[str]]) -> Dispatch | None:
+        text = request.prompt.strip()
+        if not (text.startswith('{') and text.endswith('}')):
+            return None
+        try:
+            data = from_json(text)
+        except ValueError:
+            return None  # looks like JSON but is not: free text for the model
+        if not isinstance(data, dict):  # pragma: no cover - braces around valid JSON make an object
+            return None
+        value: dict[str, Any] = data  # pyright: ignore[reportUnknownVariableType]
+        if self.agentool is not None:
+            return Dispatch(agentool=self.agentool, input=text)
+        named = value.pop(AGENTOOL_KEY, None)
+        if isinstance(named, str):
+            return Dispatch(agentool=named, input=value)
+        operation = value.get(self.operation_field)
+        matches = [name for name, ops in operations.items() if operation in ops]
+        if not matches:
+            return None
+        if len(matches) > 1:
+            raise DispatchTargetError(
+                f'rule {self.label!r}: operation {operation!r} belongs to several agentools ({", ".join(matches)}); '
+                f'name one under the key {AGENTOOL_KEY!r}',
+                rule=self.label,
+                operation=operation,
+                candidates=matches,
+            )
+        return Dispatch(agentool=matches[0], input=text)
+
+
+Parser = Callable[[re.Match[str]], Mapping[str, Any] | BaseModel | str | None]
+"""Turns a command's match into the agentool's input; `None` declines, `ValueError` means invalid."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class CommandRule(DispatchRule):
+    """A command such as `/status 123`, matched by a regex or a prefix, parsed into the agentool's input.
+
+    Give `pattern` (matched against the whole stripped prompt; named groups become input fields) or
+    `prefix` (the rest of the prompt after it is the group `args`). `operation` is added to the
+    input when set. `parse` replaces the default (named groups, `operation`); it returns the input,
+    `None` to decline, or raises `ValueError` for text it cannot read, which counts as invalid input.
+    """
+
+    agentool: str
+    pattern: str | re.Pattern[str] | None = None
+    prefix: str | None = None
+    operation: str | None = None
+    parse: Parser | None = None
+    _regex: re.Pattern[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if (self.pattern is None) == (self.prefix is None):
+            raise ConfigurationError(
+                'CommandRule takes exactly one of pattern= and prefix=', agentool=self.agentool, rule=self.name
+            )
+        if self.prefix is not None:
+            regex = re.compile(re.escape(self.prefix) + r'(?:\s+(?P<args>.*))?', re.DOTALL)
+        else:
+            regex = self.pattern if isinstance(self.pattern, re.Pattern) else re.compile(str(self.pattern))
+        object.__setattr__(self, '_regex', regex)
+
+    def _default_name(self) -> str:
+        return f'command:{self.prefix}' if self.prefix is not None else f'command:{self._regex.pattern}'
+
+    def match(self, request: DispatchRequest, operations: Mapping[str, Sequence[str]]) -> Dispatch | None:
+        found = self._regex.fullmatch(request.prompt.strip())
+        if found is None:
+            return None
+        if self.parse is None:
+            value: dict[str, Any] = {k: v for k, v in found.groupdict().items() if v is not None}
+            if self.prefix is not None:
+                value.pop('args', None)
+            if self.operation is not None:
+                value['operation'] = self.operation
+            return Dispatch(agentool=self.agentool, input=value)
+        parsed = self.parse(found)
+        if parsed is None:
+            return None
+        if self.operation is not None and isinstance(parsed, Mapping):
+            parsed = {'operation': self.operation, **parsed}
+        return Dispatch(agentool=self.agentool, input=parsed)
+
+
+@dataclass(frozen=True, kw_only=True)
+class PredicateRule(DispatchRule):
+    """Any test on the prompt and deps: when `when(request)` holds, `build(request)` is the input.
+
+    `build` defaults to the prompt itself (JSON text); it may return `None` to decline, or raise
+    `ValueError` for a turn it cannot turn into input, which counts as invalid input.
+    """
+
+    agentool: str
+    when: Callable[[DispatchRequest], bool]
+    build: Callable[[DispatchRequest], DispatchInput | None] | None = None
+
+    def _default_name(self) -> str:
+        return f'predicate:{getattr(self.when, "__name__", "when")}'
+
+    def match(self, request: DispatchRequest, operations: Mapping[str, Sequence[str]]) -> Dispatch | None:
+        if not self.when(request):
+            return None
+        if self.build is None:
+            return Dispatch(agentool=self.agentool, input=request.prompt)
+        built = self.build(request)
+        return None if built is None else Dispatch(agentool=self.agentool, input=built)
