@@ -69,7 +69,8 @@ class Requirements:
     keys: Mapping[str, str]
     """Field name -> its JSON key (the alias when it has one), for every field of the schema."""
     allowed: frozenset[str] | None
-    """Fields an input of this operation may set (the schema forbids unknown fields); `None`: any."""
+    """Fields an input of this operation may set, when the schema forbids unknown fields and the operation
+    leaves some unused; `None`: any field of the schema."""
 
     def problems(self, given: Collection[str], data: Mapping[str, Any]) -> list[dict[str, Any]]:
         """Pydantic-style errors for an input setting the fields `given` (names): missing needs, unused fields.
@@ -140,6 +141,7 @@ def operation_requirements(
     used.discard(operation_field)
     # A tool taking **kwargs, or a transform that cannot be probed, may use anything: nothing is refused as unused.
     open_ended = source == 'schema' or (tool is not None and route.transform is None and tool.accepts_var_kwargs)
+    allowed = frozenset(used | {operation_field} | {n for n, i in model_fields.items() if i.is_required()})
     schema_required = {name for name, info in model_fields.items() if info.is_required()}
     forbids = input_schema.model_config.get('extra') == 'forbid'
     return Requirements(
@@ -149,7 +151,7 @@ def operation_requirements(
         non_null=frozenset(non_null & needed - schema_required),
         source=source,
         keys={name: json_key(name, info) for name, info in model_fields.items()},
-        allowed=frozenset(used | schema_required | {operation_field}) if forbids and not open_ended else None,
+        allowed=allowed if forbids and not open_ended and not allowed >= set(model_fields) else None,
     )
 
 
