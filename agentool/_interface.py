@@ -21,6 +21,7 @@ from pydantic.fields import FieldInfo
 from pydantic_core import InitErrorDetails, PydanticCustomError, to_json, to_jsonable_python
 
 from .catalog import CatalogOperation, JsonSchemaGenerator, input_schema, operations
+from .core._requirements import merge_errors
 from .core.registry import AgenToolRegistry
 from .filters import ExposedOperation
 
@@ -91,7 +92,7 @@ class OperationInterface:
         else:
             invalid, errors = None, []
         given = [name for name, info in manager.input_schema.model_fields.items() if _key(name, info) in data]
-        found = manager.merge_errors(errors, manager.requirements(self.exposed.operation).problems(given, data))
+        found = merge_errors(manager.keys, errors, manager.requirements(self.exposed.operation).problems(given, data))
         if invalid is not None and not surface and len(found) == len(errors):
             raise invalid  # pydantic's own error, with its context intact
         if surface or found:

@@ -35,7 +35,8 @@ from typing import Any, NoReturn
 
 from pydantic_core import to_json
 
-from .catalog import catalog_entry
+from .catalog import catalog_entry, input_schema
+from .catalog import operations as catalog_operations
 from .core.registry import AgenToolRegistry, get_registry, suggest
 from .errors import AgenToolError, UnknownOperationError
 
@@ -159,14 +160,14 @@ def _run_schema(args: argparse.Namespace) -> int:
         entry = catalog_entry(registry, name)
         _print_json(entry['output_schema'] or {'description': 'untyped: the output is JSON text'})
     elif args.operation is not None:
-        operations = registry.get_operations(name)
+        operations = catalog_operations(registry, name)
         if args.operation not in operations:
             raise CLIError(
                 f'agentool {name!r} has no operation {args.operation!r}{_suggest(args.operation, operations)}'
             )
         _print_json(operations[args.operation]['request_schema'])
     else:
-        _print_json(registry.get_schema(name))
+        _print_json(input_schema(registry, name))
     return 0
 
 
@@ -226,11 +227,11 @@ def _run_catalog(args: argparse.Namespace) -> int:
     if args.format == 'json':
         text = to_json(registry.export_catalog(), indent=2).decode()
     elif args.format == 'markdown':
-        text = registry.generate_markdown_docs(title=args.title or 'AgenTool catalog')
+        text = registry.generate_markdown_docs(title=args.title or 'AgenTool Registry Documentation')
     elif args.format == 'mermaid':
         text = registry.generate_mermaid_graph()
     else:
-        text = json.dumps(registry.generate_api_spec(title=args.title or 'AgenTool API'), indent=2)
+        text = json.dumps(registry.generate_api_spec(title=args.title or 'AgenTool Registry API'), indent=2)
     _write(text, args.output)
     return 0
 

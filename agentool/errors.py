@@ -20,6 +20,7 @@ __all__ = (
     'UnknownOperationError',
     'ConfigurationError',
     'DuplicateNameError',
+    'InvalidUpdateError',
     'AgenToolNotFoundError',
     'RoutingError',
     'TransformError',
@@ -109,6 +110,10 @@ class ConfigurationError(AgenToolError):
 
 class DuplicateNameError(ConfigurationError):
     """An agentool with this name is already registered (pass `replace=True` to replace it)."""
+
+
+class InvalidUpdateError(ConfigurationError, ValueError):
+    """`AgenToolRegistry.update` was given a field it cannot change, or a value of the wrong type."""
 
 
 class AgenToolNotFoundError(AgenToolError, LookupError):

@@ -1,6 +1,7 @@
 """OpenTelemetry spans for agentool operations that run outside pydantic-ai's own instrumentation.
 
-Agent runs are traced by pydantic-ai (`Agent(..., instrument=...)`). Calls that skip the agent graph
+Agent runs are traced by pydantic-ai's own instrumentation (`capabilities=[Instrumentation(...)]`,
+`agent.instrument = InstrumentationSettings(...)` or `Agent.instrument_all()`). Calls that skip the agent graph
 (the injector's direct path) or arrive through another surface (the LLM toolset, MCP) open an
 `operation_span`, which carries the agentool and the operation as attributes. Only
 `opentelemetry-api` is needed; with no tracer provider configured the helper returns a shared

@@ -42,7 +42,8 @@ class AgenToolToolset(AbstractToolset[AgentDepsT]):
 
     Example:
         ```python {test="skip"}
-        agent = Agent('openai:gpt-5', toolsets=[AgenToolToolset(include=['storage'])], deps=Store())
+        agent = Agent('openai:gpt-5', toolsets=[AgenToolToolset(include=['storage'])], deps_type=Store)
+        result = await agent.run('Save my notes', deps=Store())
         ```
 
     Args:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Literal
 
 from agentool import AgenToolRegistry, BaseOperationInput, RoutingConfig, create_agentool, use_registry
@@ -28,7 +29,9 @@ def _build(order: list[str]) -> str:
                 create_storage()
             else:
                 create_agentool(name, PingInput, RoutingConfig(operation_map={'ping': 'ping'}), [ping])
-        return json.dumps(registry.export_catalog())
+        catalog = dict(registry.export_catalog())
+        datetime.fromisoformat(str(catalog.pop('generated_at')))  # the one key that depends on time
+        return json.dumps(catalog)
 
 
 def test_catalog_is_json_and_deterministic() -> None:
@@ -37,6 +40,7 @@ def test_catalog_is_json_and_deterministic() -> None:
     assert first == second  # registration order and creation time do not matter
     catalog = json.loads(first)
     assert catalog['catalog_version'] == '1'
+    assert catalog['version'] == '1.0.0'
     assert catalog['total_agentools'] == 4
     assert [entry['name'] for entry in catalog['agentools']] == ['alpha', 'calculator', 'storage', 'zeta']
 
@@ -51,4 +55,12 @@ def test_operations_keep_routing_order_and_fields_schema_order(registry: AgenToo
 
 
 def test_empty_registry_catalog(registry: AgenToolRegistry) -> None:
-    assert registry.export_catalog() == {'catalog_version': '1', 'total_agentools': 0, 'agentools': []}
+    catalog = registry.export_catalog()
+    assert datetime.fromisoformat(catalog['generated_at']).tzinfo is not None
+    assert catalog == {
+        'version': '1.0.0',
+        'catalog_version': '1',
+        'generated_at': catalog['generated_at'],
+        'total_agentools': 0,
+        'agentools': [],
+    }

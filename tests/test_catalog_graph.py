@@ -33,7 +33,8 @@ def test_dependency_graph_data(registry: AgenToolRegistry) -> None:
     make('auth', 'session', 'storage')
     graph = registry.generate_dependency_graph()
     assert graph == {
-        'agentools': {'auth': ['session', 'storage'], 'session': ['storage', 'crypto'], 'storage': []},
+        # Declared dependencies as given (the guide keeps repeats), then routed agentools.
+        'agentools': {'auth': ['session', 'storage'], 'session': ['storage', 'crypto', 'storage'], 'storage': []},
         'missing': {'session': ['crypto']},
         'tools': {'auth': ['ping', 'pong'], 'session': ['ping', 'pong'], 'storage': ['ping', 'pong']},
     }

@@ -123,8 +123,8 @@ def test_user_text_in_docs_is_escaped(registry: AgenToolRegistry) -> None:
     text = html.unescape(rendered)
     for expected in ['<script>alert(1)</script>', '[a link](javascript:alert(1))', '# Not a heading', '*tag*']:
         assert expected in text
-    assert '<code>evil`name</code>' in rendered
-    assert '<code>&lt;b&gt;go&lt;/b&gt;</code>' in rendered
+    assert '<h2 id="evilname">evil`name</h2>' in rendered
+    assert '<strong>&lt;b&gt;go&lt;/b&gt;</strong>' in rendered
 
 
 def test_markdown_documents_agentools_operations_and_fields(registry: AgenToolRegistry) -> None:
@@ -140,18 +140,20 @@ def test_markdown_documents_agentools_operations_and_fields(registry: AgenToolRe
         [hostile_tool],
     )
     docs = registry.generate_markdown_docs(title='Tools')
-    assert docs.startswith('# Tools\n\n2 agentools: `calculator`, `pinger`.\n')
-    assert docs.index('## `calculator`') < docs.index('## `pinger`')
-    assert '#### `divide`' in docs
-    assert '- **Tool:** `divide` (returns `float`)' in docs
-    assert '    - `a` (`float`, required): The first operand.' in docs
+    assert docs.startswith('# Tools\n\nTotal AgenTools: 2\n')
+    assert docs.index('## calculator') < docs.index('## pinger')
+    assert '- **divide**: Divide a by b; dividing by zero raises ZeroDivisionError, which propagates.' in docs
+    assert '    - **Tool:** `divide` (returns `float`)' in docs
+    assert '        - `a` (`float`, required): The first operand.' in docs
+    assert '#### divide (async)' in docs
+    assert '- Parameters: a, b' in docs
     assert '**Tags:** math, example' in docs
     assert '**Deprecated.**' in docs
     assert '**Hints:** read-only, output cut at 10 characters' in docs
-    assert '```json\n[\n  {\n    "input": {' in docs  # the calculator's examples
+    assert '#### Example 1\n\n**Input:**\n\n```json\n{\n  "operation": "add"' in docs  # the calculator's examples
     assert registry.generate_markdown_docs(title='Tools') == docs
-    assert registry.generate_markdown_docs(title=None).startswith('2 agentools')
+    assert registry.generate_markdown_docs(title=None).startswith('Total AgenTools: 2')
 
 
 def test_markdown_of_an_empty_registry(registry: AgenToolRegistry) -> None:
-    assert registry.generate_markdown_docs() == '# AgenTool catalog\n\nNo agentools are registered.\n'
+    assert registry.generate_markdown_docs() == '# AgenTool Registry Documentation\n\nTotal AgenTools: 0\n'

@@ -1,4 +1,4 @@
-"""generate_api_spec: a valid OpenAPI 3.1 document (checked by openapi-spec-validator)."""
+"""generate_api_spec: a valid OpenAPI 3.0 (the guide's) or 3.1 document (checked by openapi-spec-validator)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 import jsonschema
 import pytest
-from openapi_spec_validator import OpenAPIV31SpecValidator, validate
+from openapi_spec_validator import OpenAPIV30SpecValidator, OpenAPIV31SpecValidator, validate
 from pydantic import BaseModel, Field
 
 from agentool import AgenToolRegistry, BaseOperationInput, Route, RoutingConfig, create_agentool
@@ -66,19 +66,37 @@ def test_spec_is_valid_openapi_3_1(registry: AgenToolRegistry) -> None:
     create_calculator()
     create_storage()
     create_orders()
-    spec = registry.generate_api_spec(title='Shop', version='2.0.0', description='All of it.')
+    spec = registry.generate_api_spec(title='Shop', version='2.0.0', description='All of it.', openapi_version='3.1.0')
     validate(spec)
     assert not list(OpenAPIV31SpecValidator(spec).iter_errors())
     assert spec['openapi'] == '3.1.0'
     assert spec['info'] == {'title': 'Shop', 'version': '2.0.0', 'description': 'All of it.'}
     json.dumps(spec)
-    assert registry.generate_api_spec(title='Shop', version='2.0.0', description='All of it.') == spec
+    again = registry.generate_api_spec(title='Shop', version='2.0.0', description='All of it.', openapi_version='3.1.0')
+    assert again == spec
     # The validator does not resolve schema references; check that every one points at a component.
     components = spec['components']['schemas']
     assert refs(spec)
     assert all(ref.removeprefix('#/components/schemas/') in components for ref in refs(spec))
     for schema in components.values():
         jsonschema.Draft202012Validator.check_schema(schema)
+
+
+def test_spec_is_valid_openapi_3_0_by_default_as_in_the_guide(registry: AgenToolRegistry) -> None:
+    create_calculator()
+    create_storage()
+    create_orders()
+    spec = registry.generate_api_spec()
+    assert spec['openapi'] == '3.0.0'
+    assert spec['info'] == {'title': 'AgenTool Registry API', 'version': '1.0.0'}
+    assert not list(OpenAPIV30SpecValidator(spec).iter_errors())
+    text = json.dumps(spec)
+    assert '"const"' not in text  # 2020-12 keywords are rewritten to the 3.0 dialect
+    cancel = spec['paths']['/agentools/orders/cancel']['post']['requestBody']['content']['application/json']
+    assert cancel['schema']['properties']['operation']['enum'] == ['cancel']
+    order_id = spec['components']['schemas']['OrderInput']['properties']['order_id']
+    assert order_id['nullable'] is True
+    assert order_id['type'] == 'string'
 
 
 def test_one_path_per_agentool_and_per_operation(registry: AgenToolRegistry) -> None:
@@ -96,8 +114,12 @@ def test_one_path_per_agentool_and_per_operation(registry: AgenToolRegistry) -> 
         '/agentools/orders/cancel',
     ]
     operation_ids = [path['post']['operationId'] for path in spec['paths'].values()]
+    assert operation_ids[:2] == ['execute_calculator', 'calculator_add']
     assert len(set(operation_ids)) == len(operation_ids)
-    assert [tag['name'] for tag in spec['tags']] == ['calculator', 'orders']
+    assert [tag['name'] for tag in spec['tags']] == ['example', 'math', 'shop']
+    orders = spec['paths']['/agentools/orders']['post']
+    assert (orders['summary'], orders['tags']) == ('Orders.', ['shop'])
+    assert spec['paths']['/agentools/orders/place']['post']['tags'] == ['place', 'shop']
 
 
 def test_request_bodies_are_derived_from_the_input_schema(registry: AgenToolRegistry) -> None:

@@ -194,8 +194,8 @@ def test_catalog_formats_to_stdout_and_file(tmp_path: Path) -> None:
     assert all(run.returncode == 0 for run in runs), [run.stderr for run in runs]
     as_json, as_markdown, as_mermaid, as_openapi = (run.stdout for run in runs)
     assert json.loads(as_json)['agentools'][0]['name'] == 'calculator'
-    assert as_markdown.startswith('# AgenTool catalog\n')
-    assert '## `calculator`' in as_markdown
+    assert as_markdown.startswith('# AgenTool Registry Documentation\n\nTotal AgenTools: 1\n')
+    assert '## calculator' in as_markdown
     assert as_mermaid.startswith('graph LR\n    a0("calculator")')
     spec = json.loads(as_openapi)
     validate(spec)

@@ -103,7 +103,7 @@ def test_catalog_hook_documents_every_agentool_of_a_new_example_module(tmp_path:
         sys.path.remove(str(tmp_path))
         for name in [*modules, 'fresh_examples']:
             sys.modules.pop(name, None)
-    assert '## `greeter`' in files['catalog.md']
+    assert '## greeter' in files['catalog.md']
     assert 'Say hello to &lt;who&gt;.' in files['catalog.md']
     assert '"/agentools/greeter/hello"' in files['catalog/openapi.json']
 
@@ -146,7 +146,7 @@ def test_strict_build_publishes_a_catalog_of_every_example_agentool(tmp_path: Pa
     expected = _example_agentools()
     assert 'calculator' in expected
     for name in expected:
-        assert f'<code>{name}</code>' in catalog, f'agentool {name!r} is missing from the catalog page'
+        assert f'<h2 id="{name}">{name}<' in catalog, f'agentool {name!r} is missing from the catalog page'
     assert (site / 'catalog' / 'openapi.json').is_file()
     assert (site / 'api' / 'agentool.core.registry' / 'index.html').is_file()
     assert not (ROOT / 'site').exists()

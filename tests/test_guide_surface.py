@@ -43,9 +43,9 @@ class Point(BaseModel):
         ('{"operation": "get"}', '{"operation": "get"}'),  # already JSON: unchanged
         ('[1, 2]', '[1, 2]'),
         ('hello world', '"hello world"'),  # not JSON: a JSON string
-        ({'a': [1, (2, 3)]}, '{"a":[1,[2,3]]}'),
-        ([1, 'x'], '[1,"x"]'),
-        ((1, 2), '[1,2]'),
+        ({'a': [1, (2, 3)]}, '{"a": [1, [2, 3]]}'),  # json.dumps text, as in the guide
+        ([1, 'x'], '[1, "x"]'),
+        ((1, 2), '[1, 2]'),
         (Point(x=1, name='p'), '{"x":1,"name":"p"}'),
         (42, '42'),
         (1.5, '1.5'),
@@ -55,7 +55,8 @@ class Point(BaseModel):
         (date(2024, 5, 1), '"2024-05-01"'),
         (time(8, 15), '"08:15:00"'),
         (Decimal('1.10'), '"1.10"'),
-        ({'price': Decimal('0.1'), 'at': date(2024, 1, 2)}, '{"price":"0.1","at":"2024-01-02"}'),
+        ({'price': Decimal('0.1'), 'at': date(2024, 1, 2)}, '{"price": "0.1", "at": "2024-01-02"}'),
+        ({'point': Point(x=1, name='p')}, '{"point": {"x": 1, "name": "p"}}'),
     ],
 )
 def test_serialize_to_json_string(value: Any, expected: str) -> None:
@@ -65,7 +66,7 @@ def test_serialize_to_json_string(value: Any, expected: str) -> None:
 
 
 def test_serialize_refuses_what_json_cannot_hold() -> None:
-    with pytest.raises(InvalidInputError, match='of type object cannot be serialised') as caught:
+    with pytest.raises(InvalidInputError, match='Cannot serialize a value of type object') as caught:
         serialize_to_json_string(object())
     assert isinstance(caught.value, ValueError)  # the guide documents ValueError
     assert caught.value.details == {'python_type': 'object'}

@@ -9,6 +9,7 @@ from pydantic import BaseModel, computed_field
 
 from agentool import (
     AgenToolConfig,
+    AgenToolNotFoundError,
     AgenToolRegistry,
     ConfigurationError,
     RoutingConfig,
@@ -18,25 +19,23 @@ from agentool import (
 )
 from agentool.core.manager import AgenToolManager
 
-_CLASS_METHODS = (
-    'register',
-    'get',
-    'list_names',
-    'list_detailed',
-    'get_schema',
-    'get_operations',
-    'get_tools_info',
-    'search',
-    'export_catalog',
-    'generate_markdown_docs',
-    'generate_dependency_graph',
-    'generate_api_spec',
-    'update',
-    'unregister',
-    'exists',
-    'clear',
-    'validate_config',
-)
+_READS: dict[str, tuple[Any, ...]] = {
+    'get': ('echo',),
+    'require': ('echo',),
+    'exists': ('echo',),
+    'list_names': (),
+    'list_detailed': (),
+    'get_schema': ('echo',),
+    'get_operations': ('echo',),
+    'get_tools_info': ('echo',),
+    'search': (),
+    'generate_markdown_docs': (),
+    'generate_dependency_graph': (),
+    'generate_mermaid_graph': (),
+    'generate_api_spec': (),
+    'validate_config': ('echo',),
+}
+"""Every reading method of the guide (and its neighbours), with arguments that find the agentool 'echo'."""
 
 
 class EchoInput(BaseModel):
@@ -78,17 +77,71 @@ def test_instance_calls_act_on_that_instance(registry: AgenToolRegistry) -> None
     assert AgenToolRegistry.list_names() == []
 
 
-@pytest.mark.parametrize('method', _CLASS_METHODS)
-def test_every_guide_method_resolves_the_registry_at_call_time(method: str) -> None:
+@pytest.mark.parametrize('method', sorted(_READS))
+def test_every_reading_method_on_the_class_acts_on_the_registry_in_effect(method: str) -> None:
     on_class = getattr(AgenToolRegistry, method)
     assert on_class.__doc__  # the method's own docstring, for help() and the API reference
+    args = _READS[method]
     with use_registry() as first:
         first.register('echo', _echo_config())
-        with use_registry():
-            # Fetched outside the inner scope, called inside it: acts on the inner registry.
-            assert get_registry() is not first
-        assert callable(on_class)
+        assert on_class(*args) == getattr(first, method)(*args)
+        with use_registry() as empty:
+            # The same function object, called in another scope, reads that scope's registry.
+            try:
+                inner = on_class(*args)
+            except AgenToolNotFoundError:
+                inner = 'not found'
+            assert inner != getattr(first, method)(*args)
+            assert not empty.exists('echo')
     assert getattr(first, method).__self__ is first
+
+
+def test_export_catalog_on_the_class_reads_the_registry_in_effect() -> None:
+    with use_registry() as first:
+        first.register('echo', _echo_config())
+        assert [e['name'] for e in AgenToolRegistry.export_catalog()['agentools']] == ['echo']
+        with use_registry():
+            assert AgenToolRegistry.export_catalog()['agentools'] == []
+
+
+def test_every_changing_method_on_the_class_acts_on_the_registry_in_effect() -> None:
+    with use_registry() as outer:
+        outer.register('echo', _echo_config())
+        with use_registry() as inner:
+            AgenToolRegistry.register('echo', _echo_config())
+            assert AgenToolRegistry.update('echo', description='Inner.') is True
+            assert (inner.require('echo').description, outer.require('echo').description) == ('Inner.', None)
+            assert AgenToolRegistry.unregister('echo') is True
+            assert AgenToolRegistry.unregister('echo') is False
+            AgenToolRegistry.register('other', _echo_config())
+            AgenToolRegistry.clear()
+            assert len(inner) == 0
+        assert outer.list_names() == ['echo']
+
+
+def test_configs_is_a_live_view_of_the_registry_in_effect() -> None:
+    configs = AgenToolRegistry._configs  # pyright: ignore[reportPrivateUsage]  # the guide's name
+    with use_registry() as first:
+        config = _echo_config()
+        configs['echo'] = config  # the guide's `cls._configs[name] = config`
+        assert first.get('echo') is not None
+        assert 'echo' in configs
+        assert len(configs) == 1
+        assert configs.get('echo') is first.get('echo')
+        assert dict(configs.items()) == {'echo': first.get('echo')}
+        assert configs.get('missing') is None
+        with pytest.raises(KeyError):
+            configs['missing']
+        with use_registry():
+            assert 'echo' not in configs
+        own = AgenToolRegistry()
+        own.register('mine', _echo_config())
+        assert list(own._configs) == ['mine']  # pyright: ignore[reportPrivateUsage]
+        del configs['echo']
+        assert not first.exists('echo')
+        configs['echo'] = config
+        configs.clear()
+        assert len(first) == 0
 
 
 def test_the_class_form_follows_the_scope_of_each_call() -> None:
@@ -110,7 +163,9 @@ async def test_register_stores_a_config_that_cannot_run() -> None:
     assert AgenToolRegistry.list_names() == ['described']
     assert AgenToolRegistry.search(tags=['x']) == ['described']
     assert [entry['name'] for entry in AgenToolRegistry.export_catalog()['agentools']] == ['described']
-    assert AgenToolRegistry.get_schema('described')['properties'].keys() == {'value'}
+    schema = AgenToolRegistry.get_schema('described')
+    assert schema is not None
+    assert schema['properties'].keys() == {'value'}
     kinds = [problem.kind for problem in AgenToolRegistry.validate_config('described')]
     assert kinds == ['no_operation_field', 'empty_operation_map']
     with pytest.raises(ConfigurationError, match="agentool 'described' has 2 configuration problems") as caught:
@@ -245,3 +300,49 @@ async def test_operation_from_a_property() -> None:
 
     with pytest.raises(UnknownOperationError, match="no operation 'get_news'"):
         await agent.run('{"verb": "get", "target": "news"}')
+
+
+async def test_a_manager_built_from_a_config_that_cannot_run_can_be_inspected_but_not_run() -> None:
+    class Bare(BaseModel):
+        value: str = 'x'
+
+    config = AgenToolConfig(input_schema=Bare, routing_config=RoutingConfig())
+    manager = AgenToolManager('bare', config, {})
+    assert [problem.kind for problem in manager.problems] == ['no_operation_field', 'empty_operation_map']
+    assert manager.get_tool_schema()['properties'].keys() == {'value'}
+    assert manager.get_tool_schema()['required'] == []
+    ctx: Any = None
+    with pytest.raises(ConfigurationError, match="agentool 'bare' has 2 configuration problems") as caught:
+        await manager(ctx, value='y')
+    assert len(caught.value.details['problems']) == 2
+    with pytest.raises(ConfigurationError):
+        manager.validate_json('{"value": "y"}')
+
+
+def test_a_schema_that_is_not_a_model_is_refused_with_a_typed_error() -> None:
+    class NotAModel:
+        @classmethod
+        def model_json_schema(cls) -> dict[str, Any]:
+            return {'type': 'object', 'properties': {'value': {'type': 'string'}}}
+
+    class Nothing:
+        pass
+
+    describable = AgenToolConfig(input_schema=NotAModel, routing_config=RoutingConfig())  # pyright: ignore[reportArgumentType]
+    manager = AgenToolManager('odd', describable, {})
+    assert manager.get_tool_schema() == {'type': 'object', 'properties': {'value': {'type': 'string'}}, 'required': []}
+    with pytest.raises(ConfigurationError, match='is not a pydantic model'):
+        manager.validate_json('{}')
+    bare = AgenToolConfig(input_schema=Nothing, routing_config=RoutingConfig())  # pyright: ignore[reportArgumentType]
+    with pytest.raises(ConfigurationError, match='is not a pydantic model'):
+        AgenToolManager('nothing', bare, {}).get_tool_schema()
+    with pytest.raises(ConfigurationError, match='is not a pydantic model'):
+        AgenToolRegistry.register('odd', describable)
+    assert not AgenToolRegistry.exists('odd')
+
+
+def test_tool_functions_as_a_dict_must_be_keyed_by_name() -> None:
+    config = AgenToolConfig(input_schema=EchoInput, routing_config=RoutingConfig(operation_map={'echo': 'echo'}))
+    assert AgenToolManager('echo', config, {'echo': echo}).operations == ['echo']
+    with pytest.raises(ConfigurationError, match="tool_functions key 'say' is not the name of its function 'echo'"):
+        AgenToolManager('echo', config, {'say': echo})

@@ -14,6 +14,8 @@ from agentool import (
     AgenToolNotFoundError,
     AgenToolRegistry,
     BaseOperationInput,
+    CatalogOperation,
+    CatalogTool,
     Route,
     RoutingConfig,
     create_agentool,
@@ -54,6 +56,24 @@ async def audit(item: str) -> float:
 async def dump(**everything: Any) -> float:
     """Dump everything."""
     return 0.0
+
+
+def _operations(registry: AgenToolRegistry, name: str) -> dict[str, CatalogOperation]:
+    operations = registry.get_operations(name)
+    assert operations is not None
+    return operations
+
+
+def _tools(registry: AgenToolRegistry, name: str) -> list[CatalogTool]:
+    tools = registry.get_tools_info(name)
+    assert tools is not None
+    return tools
+
+
+def _schema(registry: AgenToolRegistry, name: str) -> dict[str, Any]:
+    schema = registry.get_schema(name)
+    assert schema is not None
+    return schema
 
 
 def create_shop() -> None:
@@ -107,8 +127,22 @@ def test_list_detailed_adds_timestamps_to_catalog_entries(registry: AgenToolRegi
     calculator = detailed[0]
     assert datetime.fromisoformat(calculator['created_at']) == registry.require('calculator').created_at
     assert datetime.fromisoformat(calculator['updated_at']).tzinfo is not None
-    entry = {k: v for k, v in calculator.items() if k not in ('created_at', 'updated_at')}
-    assert entry == registry.export_catalog()['agentools'][0]
+    entry = registry.export_catalog()['agentools'][0]
+    assert calculator['operations'] == [operation['name'] for operation in entry['operations']]
+    assert calculator['tools'][0] == {
+        'name': 'add',
+        'async': True,
+        'params': ['a', 'b'],
+        'description': entry['tools'][0]['description'],
+    }
+    assert (calculator['description'], calculator['version'], calculator['tags']) == (
+        entry['description'],
+        entry['version'],
+        entry['tags'],
+    )
+    assert (calculator['input_schema'], calculator['output_type']) == (entry['input_schema'], entry['output_type'])
+    assert calculator.get('examples') == entry['examples']
+    assert 'examples' not in detailed[1]  # storage has none: the key is left out, as in the guide
     json.dumps(detailed)
 
 
@@ -133,12 +167,10 @@ def test_get_schema_is_the_input_json_schema(registry: AgenToolRegistry) -> None
     create_calculator()
     from examples.calculator import CalculatorInput
 
-    assert registry.get_schema('calculator') == CalculatorInput.model_json_schema()
+    assert _schema(registry, 'calculator') == CalculatorInput.model_json_schema()
 
 
-@pytest.mark.parametrize(
-    'method', ['get_schema', 'get_operations', 'get_tools_info', 'unregister', 'update', 'require']
-)
+@pytest.mark.parametrize('method', ['require', 'get_manager', 'validate_config'])
 def test_unknown_names_raise_not_found_with_suggestions(registry: AgenToolRegistry, method: str) -> None:
     create_calculator()
     with pytest.raises(AgenToolNotFoundError, match="did you mean 'calculator'") as caught:
@@ -146,9 +178,22 @@ def test_unknown_names_raise_not_found_with_suggestions(registry: AgenToolRegist
     assert caught.value.details['suggestions'] == ['calculator']
 
 
+@pytest.mark.parametrize(
+    ('method', 'absent'),
+    [('get', None), ('get_schema', None), ('get_operations', None), ('get_tools_info', None), ('unregister', False)],
+)
+def test_lookups_of_unknown_names_answer_none_as_the_guide_does(
+    registry: AgenToolRegistry, method: str, absent: object
+) -> None:
+    create_calculator()
+    assert getattr(registry, method)('calculater') is absent
+    assert registry.update('calculater', description='x') is False
+    assert registry.list_names() == ['calculator']
+
+
 def test_operations_without_transform_list_the_matched_fields(registry: AgenToolRegistry) -> None:
     create_shop()
-    price_op = registry.get_operations('shop')['price']
+    price_op = _operations(registry, 'shop')['price']
     assert price_op['tool'] == 'price'
     assert price_op['fields_source'] == 'matched'
     assert price_op['description'] == price_op['tool_description'] == 'Price of some items.'
@@ -174,13 +219,13 @@ async def read(key: str) -> str:
 
 def test_matched_field_required_by_the_tool(registry: AgenToolRegistry) -> None:
     create_agentool('reader', ReadInput, RoutingConfig(operation_map={'read': 'read'}), [read])
-    (field,) = registry.get_operations('reader')['read']['fields']
+    (field,) = _operations(registry, 'reader')['read']['fields']
     assert (field['name'], field['required'], field['type']) == ('key', True, 'str | None')
 
 
 def test_transform_fields_are_found_by_probing(registry: AgenToolRegistry) -> None:
     create_shop()
-    operations = registry.get_operations('shop')
+    operations = _operations(registry, 'shop')
     buy_op = operations['buy']
     assert buy_op['fields_source'] == 'transform'
     assert [f['name'] for f in buy_op['fields']] == ['item', 'qty', 'coupon']
@@ -192,7 +237,7 @@ def test_transform_fields_are_found_by_probing(registry: AgenToolRegistry) -> No
 
 def test_transforms_that_cannot_be_probed_list_every_field(registry: AgenToolRegistry) -> None:
     create_shop()
-    operations = registry.get_operations('shop')
+    operations = _operations(registry, 'shop')
     for name in ('audit', 'dump'):  # one raises, one reads model_dump (not a field)
         assert operations[name]['fields_source'] == 'schema'
         assert [f['name'] for f in operations[name]['fields']] == ['item', 'qty', 'coupon', 'shopNote']
@@ -216,23 +261,23 @@ def test_transform_probe_sees_the_operation_and_survives_computation(registry: A
 
     routes = RoutingConfig(operation_map={'mix': ('mix', transform), 'other': ('mix', transform)})
     create_agentool('mixer', CalcInput, routes, [mix])
-    mix_op = registry.get_operations('mixer')['mix']
+    mix_op = _operations(registry, 'mixer')['mix']
     assert mix_op['fields_source'] == 'transform'
     assert [f['name'] for f in mix_op['fields']] == ['a', 'b', 'label']  # `c` is only read for 'other'
-    other_op = registry.get_operations('mixer')['other']
+    other_op = _operations(registry, 'mixer')['other']
     assert [f['name'] for f in other_op['fields']] == ['c', 'label']
 
 
 def test_aliased_fields_use_their_json_key(registry: AgenToolRegistry) -> None:
     create_shop()
-    dump_fields = registry.get_operations('shop')['dump']['fields']
+    dump_fields = _operations(registry, 'shop')['dump']['fields']
     assert dump_fields[-1]['name'] == 'shopNote'
-    assert 'shopNote' in registry.get_schema('shop')['properties']
+    assert 'shopNote' in _schema(registry, 'shop')['properties']
 
 
 def test_request_schema_accepts_exactly_the_operations_inputs(registry: AgenToolRegistry) -> None:
     create_shop()
-    schema = registry.get_operations('shop')['price']['request_schema']
+    schema = _operations(registry, 'shop')['price']['request_schema']
     jsonschema.validate({'operation': 'price', 'item': 'tea', 'qty': 2}, schema)
     for bad in (
         {'operation': 'buy', 'item': 'tea'},  # another operation
@@ -247,7 +292,7 @@ def test_request_schema_accepts_exactly_the_operations_inputs(registry: AgenTool
 
 def test_tools_info(registry: AgenToolRegistry) -> None:
     create_shop()
-    tools = registry.get_tools_info('shop')
+    tools = _tools(registry, 'shop')
     assert [t['name'] for t in tools] == ['price', 'buy', 'audit', 'dump']
     buy_tool = tools[1]
     assert buy_tool['description'] == 'Buy some items.'
@@ -265,12 +310,12 @@ def test_catalog_entry_content(registry: AgenToolRegistry) -> None:
     assert (entry['version'], entry['tags'], entry['dependencies']) == ('0.3.0', ['retail'], ['calculator', 'ledger'])
     assert entry['examples'] == [{'input': {'operation': 'price', 'item': 'tea'}, 'at': '2024-01-02T03:04:05'}]
     assert entry['operation_field'] == 'operation'
-    assert entry['input_schema'] == registry.get_schema('shop')
+    assert entry['input_schema'] == _schema(registry, 'shop')
     assert entry['output_type'] == 'float | Receipt'
     assert entry['output_schema'] is not None
     assert 'anyOf' in entry['output_schema']
     assert [op['name'] for op in entry['operations']] == ['price', 'buy', 'audit', 'dump']
-    assert entry['tools'] == registry.get_tools_info('shop')
+    assert entry['tools'] == _tools(registry, 'shop')
     json.dumps(entry)
 
 

@@ -6,15 +6,15 @@ from typing import Any
 
 import pytest
 
-from agentool import AgenToolNotFoundError, AgenToolRegistry, ConfigurationError
+from agentool import AgenToolRegistry, ConfigurationError, InvalidUpdateError
 from examples.calculator import create_calculator
 
 
 def test_update_changes_metadata_and_the_catalog(registry: AgenToolRegistry) -> None:
     create_calculator()
     before = registry.require('calculator')
-    updated = registry.update('calculator', description='Sums.', version='2.0.0', tags=('math',), examples=[])
-    assert registry.require('calculator') is updated
+    assert registry.update('calculator', description='Sums.', version='2.0.0', tags=('math',), examples=[]) is True
+    updated = registry.require('calculator')
     assert (updated.description, updated.version, updated.tags) == ('Sums.', '2.0.0', ['math'])
     assert updated.examples == []
     assert updated.created_at == before.created_at
@@ -48,8 +48,9 @@ def test_a_failed_update_changes_nothing(registry: AgenToolRegistry, changes: di
     create_calculator()
     before = registry.require('calculator')
     manager = registry.get_manager('calculator')
-    with pytest.raises(ConfigurationError) as caught:
+    with pytest.raises(InvalidUpdateError) as caught:
         registry.update('calculator', **changes)
+    assert isinstance(caught.value, ConfigurationError | ValueError)
     assert caught.value.details == {'agentool': 'calculator', 'field': field}
     assert field in str(caught.value)
     assert registry.require('calculator') is before
@@ -60,7 +61,8 @@ def test_a_failed_update_changes_nothing(registry: AgenToolRegistry, changes: di
 
 def test_update_description_may_be_cleared(registry: AgenToolRegistry) -> None:
     create_calculator()
-    assert registry.update('calculator', description=None).description is None
+    assert registry.update('calculator', description=None)
+    assert registry.require('calculator').description is None
 
 
 def test_unregister_removes_one(registry: AgenToolRegistry) -> None:
@@ -69,15 +71,14 @@ def test_unregister_removes_one(registry: AgenToolRegistry) -> None:
     from tests.agentools import create_storage
 
     create_storage()
-    registry.unregister('calculator')
+    assert registry.unregister('calculator') is True
     assert registry.list_names() == ['storage']
     assert registry.get('calculator') is None
-    with pytest.raises(AgenToolNotFoundError):
-        registry.unregister('calculator')
+    assert registry.unregister('calculator') is False  # nothing to remove, as in the guide
 
 
 def test_clear_removes_all(registry: AgenToolRegistry) -> None:
     create_calculator()
     registry.clear()
     assert registry.list_names() == []
-    assert registry.export_catalog() == {'catalog_version': '1', 'total_agentools': 0, 'agentools': []}
+    assert registry.export_catalog()['agentools'] == []

@@ -266,6 +266,12 @@ async def test_a_call_to_a_tool_the_agent_does_not_offer_is_drift() -> None:
     [
         ({'lat': 1}, "calls tool 'weather' without its required field 'lon'", ['lon']),
         (
+            {'hours': 3, 'when': 'now'},
+            "calls tool 'weather' without its required fields 'lat', 'lon'; it also passes fields 'hours', 'when', "
+            'which it does not take',
+            ['lat', 'lon', 'hours', 'when'],  # every drifted field at once
+        ),
+        (
             {'lat': 1, 'lon': 2, 'hours': 3},
             "calls tool 'weather' with field 'hours', which it does not take",
             ['hours'],

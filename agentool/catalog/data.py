@@ -1,8 +1,8 @@
 """The catalog: what a registry holds, as JSON-serialisable data in a deterministic order.
 
 Agentools are sorted by name; operations keep their routing order, fields their input-schema
-order, tools the order they were given. Nothing in the catalog depends on time, so the same
-definitions always give the same catalog.
+order, tools the order they were given. Only `generated_at` depends on time: apart from it, the
+same definitions always give the same catalog.
 
 Fields of an operation: for a route without a transform, the input fields whose names match the
 tool's parameters (exactly what the manager passes). For a route with a transform, the transform
@@ -19,9 +19,10 @@ from __future__ import annotations
 import fnmatch
 import inspect
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypedDict
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
-from pydantic import TypeAdapter
+from pydantic import BaseModel, TypeAdapter
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import to_jsonable_python
 
@@ -44,6 +45,7 @@ __all__ = (
     'CatalogOperation',
     'CatalogField',
     'CatalogTool',
+    'CatalogToolSummary',
     'FieldsSource',
     'catalog_entry',
     'list_detailed',
@@ -61,6 +63,9 @@ __all__ = (
 CATALOG_VERSION = '1'
 """Version of the catalog's format (the `catalog_version` key of `export_catalog()`)."""
 
+GUIDE_CATALOG_VERSION = '1.0.0'
+"""The `version` key of `export_catalog()`, as the architecture guide's catalogs carry it."""
+
 
 class CatalogOperation(TypedDict):
     """One operation: its route, the tool it calls, the fields it uses and its metadata."""
@@ -71,6 +76,8 @@ class CatalogOperation(TypedDict):
     """The route's description, else the tool's docstring."""
     tool_description: str | None
     """The tool's docstring."""
+    parameters: list[str]
+    """The tool's parameter names (without `RunContext`); `[]` when the tool is not known."""
     returns: str | None
     """The tool's return annotation."""
     fields: list[CatalogField]
@@ -118,17 +125,43 @@ class CatalogEntry(TypedDict):
     tools: list[CatalogTool]
 
 
-class CatalogDetails(CatalogEntry):
-    """A catalog entry plus the registration timestamps (ISO 8601)."""
+CatalogToolSummary = TypedDict(
+    'CatalogToolSummary', {'name': str, 'async': bool, 'params': list[str], 'description': str | None}
+)
+"""A tool in `list_detailed()`, in the architecture guide's short form (`async` is a keyword, hence this form)."""
 
+
+class CatalogDetails(TypedDict):
+    """One agentool in `list_detailed()`: the guide's summary form, plus the registration timestamps.
+
+    `operations` are names (see `get_operations` for their details); `examples` is present only
+    when there are some.
+    """
+
+    name: str
+    description: str | None
+    version: str
+    tags: list[str]
+    dependencies: list[str]
+    operations: list[str]
+    tools: list[CatalogToolSummary]
+    input_schema: dict[str, Any]
+    output_type: str | None
+    examples: NotRequired[list[Any]]
     created_at: str
+    """ISO 8601."""
     updated_at: str
+    """ISO 8601."""
 
 
 class Catalog(TypedDict):
     """The whole catalog of a registry."""
 
+    version: str
+    """`'1.0.0'`, as in the architecture guide."""
     catalog_version: str
+    generated_at: str
+    """When this catalog was made (ISO 8601, UTC): the only key that depends on time."""
     total_agentools: int
     agentools: list[CatalogEntry]
 
@@ -180,19 +213,49 @@ def catalog_entry(registry: AgenToolRegistry, name: str) -> CatalogEntry:
 
 
 def list_detailed(registry: AgenToolRegistry) -> list[CatalogDetails]:
-    """Every agentool's catalog entry plus `created_at` and `updated_at`, sorted by name."""
+    """Every agentool in the guide's summary form (operation names, short tool entries), sorted by name."""
     details: list[CatalogDetails] = []
     for name in registry.list_names():
         config = registry.require(name)
-        created, updated = config.created_at.isoformat(), config.updated_at.isoformat()
-        details.append(CatalogDetails(**catalog_entry(registry, name), created_at=created, updated_at=updated))
+        entry = catalog_entry(registry, name)
+        tools: list[CatalogToolSummary] = []
+        for meta in _tool_metadata(config).values():
+            summary: CatalogToolSummary = {
+                'name': meta.name,
+                'async': meta.is_async,
+                'params': list(meta.parameters),
+                'description': meta.description,
+            }
+            tools.append(summary)
+        detail = CatalogDetails(
+            name=name,
+            description=entry['description'],
+            version=entry['version'],
+            tags=entry['tags'],
+            dependencies=entry['dependencies'],
+            operations=[operation['name'] for operation in entry['operations']],
+            tools=tools,
+            input_schema=entry['input_schema'],
+            output_type=entry['output_type'],
+            created_at=config.created_at.isoformat(),
+            updated_at=config.updated_at.isoformat(),
+        )
+        if entry['examples']:
+            detail['examples'] = entry['examples']
+        details.append(detail)
     return details
 
 
 def export_catalog(registry: AgenToolRegistry) -> Catalog:
     """The whole catalog: every agentool's entry, sorted by name."""
     entries = [catalog_entry(registry, name) for name in registry.list_names()]
-    return Catalog(catalog_version=CATALOG_VERSION, total_agentools=len(entries), agentools=entries)
+    return Catalog(
+        version=GUIDE_CATALOG_VERSION,
+        catalog_version=CATALOG_VERSION,
+        generated_at=datetime.now(UTC).isoformat(),
+        total_agentools=len(entries),
+        agentools=entries,
+    )
 
 
 def search(registry: AgenToolRegistry, tags: Sequence[str] | None = None, name_pattern: str | None = None) -> list[str]:
@@ -219,6 +282,8 @@ def search(registry: AgenToolRegistry, tags: Sequence[str] | None = None, name_p
 def input_schema(registry: AgenToolRegistry, name: str) -> dict[str, Any]:
     """The JSON schema of agentool `name`'s input."""
     schema = registry.require(name).input_schema
+    if schema is BaseModel:  # the guide's placeholder for "no fields"; pydantic gives it no schema
+        return {'properties': {}, 'title': 'BaseModel', 'type': 'object'}
     return schema.model_json_schema(schema_generator=JsonSchemaGenerator)
 
 
@@ -259,7 +324,8 @@ def _operation(
         tool=route.tool,
         description=description,
         tool_description=docstring,
-        returns=type_label(meta.return_annotation) if meta and meta.return_annotation is not None else None,
+        parameters=list(meta.parameters) if meta else (list(tool.params) if tool else []),
+        returns=type_label(meta.return_type_annotation) if meta and meta.return_type_annotation is not None else None,
         fields=fields,
         fields_source=source,
         request_schema=operation_request_schema(

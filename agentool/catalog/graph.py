@@ -16,7 +16,7 @@ class DependencyGraph(TypedDict):
     """Who depends on whom. Agentools are sorted by name; lists keep their declared order."""
 
     agentools: dict[str, list[str]]
-    """Agentool → the agentools it declares as dependencies."""
+    """Agentool → its dependencies: those declared (as given), then the registered agentools its routes name."""
     missing: dict[str, list[str]]
     """Agentool → its declared dependencies that are not registered (only agentools that have some)."""
     tools: NotRequired[dict[str, list[str]]]
@@ -30,8 +30,11 @@ def dependency_graph(registry: AgenToolRegistry, *, include_tools: bool = True) 
     tools: dict[str, list[str]] = {}
     for name in registry.list_names():
         config = registry.require(name)
-        dependencies = agentools[name] = list(dict.fromkeys(config.dependencies))
-        if absent := [dep for dep in dependencies if dep not in registry]:
+        dependencies = list(config.dependencies)
+        routed = [route.tool for route in config.routing_config.operation_map.values()]
+        dependencies += [t for t in dict.fromkeys(routed) if t != name and t in registry and t not in dependencies]
+        agentools[name] = dependencies
+        if absent := [dep for dep in dict.fromkeys(dependencies) if dep not in registry]:
             missing[name] = absent
         tools[name] = tool_names(config)
     graph = DependencyGraph(agentools=agentools, missing=missing)
@@ -54,7 +57,7 @@ def mermaid_graph(registry: AgenToolRegistry, *, include_tools: bool = True) -> 
     ids.update({dep: f'm{index}' for index, dep in enumerate(absent)})
     lines += [f'    {ids[dep]}["{_label(dep)} (missing)"]:::missing' for dep in absent]
     for name, dependencies in graph['agentools'].items():
-        lines += [f'    {ids[name]} --> {ids[dep]}' for dep in dependencies]
+        lines += [f'    {ids[name]} --> {ids[dep]}' for dep in dict.fromkeys(dependencies)]
     for name, tools in graph.get('tools', {}).items():
         lines += [f'    {ids[name]} -.-> {ids[name]}_t{i}["{_label(tool)}()"]' for i, tool in enumerate(tools)]
     if absent:

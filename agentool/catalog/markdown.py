@@ -1,4 +1,9 @@
-"""The catalog as Markdown, with every piece of user-supplied text escaped.
+"""The catalog as Markdown, in the architecture guide's layout, with every piece of user-supplied text escaped.
+
+The layout: `# AgenTool Registry Documentation`, `Total AgenTools: N`, then per agentool `## name`,
+`**Description:**`, `**Version:**`, `**Tags:**`, `### Operations` (`- **op**: summary`, with the
+tool, hints and fields as sub-items), `### Tools` (`#### tool (async)`), `### Input Schema` and
+`### Examples` (`#### Example i`, `**Input:**`, `**Output:**`).
 
 Names, descriptions, docstrings, tags and types are escaped so they render as the literal text
 they are: no emphasis, links, headings, lists, HTML or tables can come out of them. Schemas and
@@ -9,17 +14,20 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
-from .data import CatalogEntry, CatalogOperation, export_catalog
+from ..core._metadata import docstring_summary
+from .data import CatalogEntry, CatalogOperation, CatalogTool, export_catalog
 
 if TYPE_CHECKING:
     from ..core.registry import AgenToolRegistry
 
 __all__ = ('markdown_docs', 'escape', 'code', 'paragraphs')
 
-_BACKSLASHED = frozenset('\\`*_{}[]#')
+_BACKSLASHED = frozenset('\\`*{}[]#')
 """Characters escaped with a backslash wherever they are (emphasis, code, links, attributes, headings)."""
+_WORD_UNDERSCORE = re.compile(r'(?<=[^\W_])_(?=[^\W_])')
+"""An underscore inside a word (`doc_test`): no emphasis can open or close there, so it stays as it is."""
 _ENTITIES = {'&': '&amp;', '<': '&lt;', '>': '&gt;', '|': '&#124;', '~': '&#126;'}
 """Characters written as HTML entities: raw HTML, blockquotes, tables, strikethrough."""
 _LINE_START = re.compile(r'^(?:[-+!]|[:=?]|\d+[.)])')
@@ -33,11 +41,19 @@ def _line_start(match: re.Match[str]) -> str:
     return f'{marker[:-1]}\\{marker[-1]}'
 
 
-def escape(text: str) -> str:
-    """`text` as literal inline Markdown: whitespace folded to single spaces, syntax escaped."""
+def escape(text: str, *, line_start: bool = True) -> str:
+    """`text` as literal inline Markdown: whitespace folded to single spaces, syntax escaped.
+
+    `line_start=False` is for text that follows something on its line (`**Version:** 1.0.0`),
+    where nothing can open a block, so `1.` needs no escape.
+    """
     folded = ' '.join(text.split())
-    escaped = ''.join(_ENTITIES.get(c, f'\\{c}' if c in _BACKSLASHED else c) for c in folded)
-    return _LINE_START.sub(_line_start, escaped, count=1)
+    inside_words = {match.start() for match in _WORD_UNDERSCORE.finditer(folded)}
+    escaped = ''.join(
+        _ENTITIES.get(c, f'\\{c}' if c in _BACKSLASHED or (c == '_' and i not in inside_words) else c)
+        for i, c in enumerate(folded)
+    )
+    return _LINE_START.sub(_line_start, escaped, count=1) if line_start else escaped
 
 
 def paragraphs(text: str) -> str:
@@ -63,8 +79,8 @@ def _json_block(value: Any) -> str:
     return f'{fence}json\n{text}\n{fence}'
 
 
-def markdown_docs(registry: AgenToolRegistry, *, title: str | None = 'AgenTool catalog') -> str:
-    """Markdown documentation of every agentool in `registry`, sorted by name.
+def markdown_docs(registry: AgenToolRegistry, *, title: str | None = 'AgenTool Registry Documentation') -> str:
+    """Markdown documentation of every agentool in `registry`, sorted by name, in the guide's layout.
 
     Args:
         registry: The registry to document.
@@ -72,56 +88,85 @@ def markdown_docs(registry: AgenToolRegistry, *, title: str | None = 'AgenTool c
     """
     catalog = export_catalog(registry)
     lines: list[str] = [f'# {escape(title)}', ''] if title else []
-    names = [entry['name'] for entry in catalog['agentools']]
-    if names:
-        count = f'{len(names)} agentool{"s" if len(names) != 1 else ""}'
-        lines += [f'{count}: {", ".join(code(name) for name in names)}.', '']
-    else:
-        lines += ['No agentools are registered.', '']
+    lines += [f'Total AgenTools: {catalog["total_agentools"]}', '']
     for entry in catalog['agentools']:
         lines += _agentool(entry)
     return '\n'.join(lines).rstrip() + '\n'
 
 
 def _agentool(entry: CatalogEntry) -> list[str]:
-    lines = [f'## {code(entry["name"])}', '']
+    lines = [f'## {escape(entry["name"])}', '']
     if entry['description']:
-        lines += [paragraphs(entry['description']), '']
-    facts = [
-        f'**Version:** {escape(entry["version"])}',
-        f'**Tags:** {", ".join(escape(tag) for tag in entry["tags"]) or "none"}',
-        f'**Depends on:** {", ".join(code(dep) for dep in entry["dependencies"]) or "nothing"}',
-        f'**Output:** {code(entry["output_type"]) if entry["output_type"] else "JSON text (untyped)"}',
-        f'**Operation field:** {code(entry["operation_field"])}',
-    ]
-    lines += [f'- {fact}' for fact in facts] + ['', '### Operations', '']
-    for operation in entry['operations']:
-        lines += _operation(operation)
-    lines += ['### Input schema', '', _json_block(entry['input_schema']), '']
+        lines += [f'**Description:** {escape(entry["description"], line_start=False)}', '']
+    lines += [f'**Version:** {escape(entry["version"], line_start=False)}', '']
+    if entry['tags']:
+        lines += [f'**Tags:** {", ".join(escape(tag, line_start=False) for tag in entry["tags"])}', '']
+    if entry['dependencies']:
+        lines += [f'**Depends on:** {", ".join(code(dep) for dep in entry["dependencies"])}', '']
+    output = code(entry['output_type']) if entry['output_type'] else 'JSON text (untyped)'
+    lines += [f'**Output:** {output}', '', f'**Operation field:** {code(entry["operation_field"])}', '']
+    if entry['operations']:
+        lines += ['### Operations', '']
+        for operation in entry['operations']:
+            lines += _operation(operation)
+        lines.append('')
+    if entry['tools']:
+        lines += ['### Tools', '']
+        for tool in entry['tools']:
+            lines += _tool(tool)
+    lines += ['### Input Schema', '', _json_block(entry['input_schema']), '']
     if entry['examples']:
-        lines += ['### Examples', '', _json_block(entry['examples']), '']
+        lines += ['### Examples', '']
+        for number, example in enumerate(entry['examples'], 1):
+            lines += _example(number, example)
     return lines
 
 
 def _operation(operation: CatalogOperation) -> list[str]:
-    lines = [f'#### {code(operation["name"])}', '']
+    summary = docstring_summary(operation['description'])
+    about = escape(summary, line_start=False) if summary else f'Calls {code(operation["tool"])}'
+    items = [f'**Tool:** {code(operation["tool"])}']
+    if operation['returns']:
+        items[0] += f' (returns {code(operation["returns"])})'
     if operation['deprecated']:
-        lines += ['**Deprecated.**', '']
-    if operation['description']:
-        lines += [paragraphs(operation['description']), '']
-    returns = f' (returns {code(operation["returns"])})' if operation['returns'] else ''
-    items = [f'**Tool:** {code(operation["tool"])}{returns}']
+        items.append('**Deprecated.**')
     if hints := _hints(operation):
         items.append(f'**Hints:** {", ".join(hints)}')
     if operation['tags']:
-        items.append(f'**Tags:** {", ".join(escape(tag) for tag in operation["tags"])}')
+        items.append(f'**Tags:** {", ".join(escape(tag, line_start=False) for tag in operation["tags"])}')
     items.append('**Fields:**' if operation['fields'] else '**Fields:** none')
-    lines += [f'- {item}' for item in items]
+    lines = [f'- **{escape(operation["name"], line_start=False)}**: {about}']
+    lines += [f'    - {item}' for item in items]
     for field in operation['fields']:
         required = 'required' if field['required'] else f'optional, default {code(json.dumps(field["default"]))}'
-        about = f': {escape(field["description"])}' if field['description'] else ''
-        lines.append(f'    - {code(field["name"])} ({code(field["type"])}, {required}){about}')
-    return [*lines, '']
+        described = f': {escape(field["description"], line_start=False)}' if field['description'] else ''
+        lines.append(f'        - {code(field["name"])} ({code(field["type"])}, {required}){described}')
+    return lines
+
+
+def _tool(tool: CatalogTool) -> list[str]:
+    lines = [f'#### {escape(tool["name"])} ({"async" if tool["is_async"] else "sync"})', '']
+    if tool['description']:
+        lines += [paragraphs(tool['description']), '']
+    facts: list[str] = []
+    if tool['parameters']:
+        facts.append(f'- Parameters: {", ".join(escape(p, line_start=False) for p in tool["parameters"])}')
+    if tool['return_type']:
+        facts.append(f'- Returns: {code(tool["return_type"])}')
+    return [*lines, *facts, ''] if facts else lines
+
+
+def _example(number: int, example: Any) -> list[str]:
+    lines = [f'#### Example {number}', '']
+    if not isinstance(example, dict) or not ({'input', 'output'} & example.keys()):
+        return [*lines, _json_block(example), '']
+    parts = cast('dict[str, Any]', example)
+    if isinstance(description := parts.get('description'), str) and description:
+        lines += [paragraphs(description), '']
+    for key, label in (('input', '**Input:**'), ('output', '**Output:**')):
+        if key in parts:
+            lines += [label, '', _json_block(parts[key]), '']
+    return lines
 
 
 def _hints(operation: CatalogOperation) -> list[str]:

@@ -1,27 +1,33 @@
-"""The catalog as an OpenAPI 3.1 document.
+"""The catalog as an OpenAPI document: 3.0.0 by default, as the architecture guide's, or 3.1.0.
 
-Each agentool gets `POST /agentools/{name}`, whose request body is its whole input schema, and
-each operation gets `POST /agentools/{name}/{operation}`, whose request body is the input for that
-operation alone (the operation field fixed, only the fields it uses; see `agentool.catalog.data`).
-Models shared by several schemas live once under `components/schemas`. Names are percent-encoded
-in paths. Route metadata (hints, tags, limits) is under the `x-agentool` extension.
+Each agentool gets `POST /agentools/{name}` (operationId `execute_{name}`, tagged with its tags),
+whose request body is its whole input schema, and each operation gets
+`POST /agentools/{name}/{operation}` (operationId `{name}_{operation}`, tagged with the operation
+and the agentool's tags), whose request body is the input for that operation alone (the operation
+field fixed, only the fields it uses; see `agentool.catalog.data`). Models shared by several
+schemas live once under `components/schemas`. Names are percent-encoded in paths. Route metadata
+(hints, tags, limits) is under the `x-agentool` extension. For 3.0 the JSON schemas pydantic
+writes (2020-12) are rewritten to the 3.0 dialect: `const` as a one-value `enum`, `null`
+alternatives as `nullable`, numeric `exclusiveMinimum`/`exclusiveMaximum` as flags.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, cast
 from urllib.parse import quote
 
 from pydantic import TypeAdapter
 
-from .data import CatalogEntry, JsonSchemaGenerator, export_catalog, operation_request_schema
+from .data import JsonSchemaGenerator, export_catalog, operation_request_schema
 
 if TYPE_CHECKING:
     from ..core.registry import AgenToolRegistry
 
-__all__ = ('openapi_spec', 'OPENAPI_VERSION')
+__all__ = ('openapi_spec', 'OPENAPI_VERSION', 'OpenAPIVersion')
 
-OPENAPI_VERSION = '3.1.0'
+OpenAPIVersion = Literal['3.0.0', '3.1.0']
+OPENAPI_VERSION: OpenAPIVersion = '3.0.0'
+"""The default OpenAPI version, the architecture guide's."""
 
 _REF_PREFIX = '#/components/schemas/'
 _ERROR_SCHEMA: dict[str, Any] = {
@@ -38,9 +44,14 @@ _UNTYPED_OUTPUT: dict[str, Any] = {'description': 'Any JSON value: the agentool 
 
 
 def openapi_spec(
-    registry: AgenToolRegistry, *, title: str = 'AgenTool API', version: str = '1.0.0', description: str | None = None
+    registry: AgenToolRegistry,
+    *,
+    title: str = 'AgenTool Registry API',
+    version: str = '1.0.0',
+    description: str | None = None,
+    openapi_version: OpenAPIVersion = OPENAPI_VERSION,
 ) -> dict[str, Any]:
-    """An OpenAPI 3.1 document for every agentool in `registry` (JSON-serialisable, deterministic)."""
+    """An OpenAPI document for every agentool in `registry` (JSON-serialisable, deterministic)."""
     catalog = export_catalog(registry)
     entries = catalog['agentools']
     inputs, outputs, components = _schemas(registry, [entry['name'] for entry in entries])
@@ -55,10 +66,10 @@ def openapi_spec(
         responses = _responses(outputs.get(name), error_ref)
         paths[base] = {
             'post': {
-                'operationId': _unique(name, operation_ids),
-                'summary': f'Run agentool {name}',
+                'operationId': _unique(f'execute_{name}', operation_ids),
+                'summary': entry['description'] or f'Execute {name} AgenTool',
                 **({'description': entry['description']} if entry['description'] else {}),
-                'tags': [name],
+                'tags': list(entry['tags']),
                 'requestBody': _body({'$ref': inputs[name]} if inputs[name] else {}),
                 'responses': responses,
                 'x-agentool': {'agentool': name, 'version': entry['version'], 'tags': entry['tags']},
@@ -72,10 +83,10 @@ def openapi_spec(
             )
             paths[f'{base}/{quote(op, safe="")}'] = {
                 'post': {
-                    'operationId': _unique(f'{name}.{op}', operation_ids),
+                    'operationId': _unique(f'{name}_{op}', operation_ids),
                     'summary': f'{name}: {op}',
                     **({'description': operation['description']} if operation['description'] else {}),
-                    'tags': [name],
+                    'tags': list(dict.fromkeys([op, *entry['tags']])),
                     'requestBody': _body(schema),
                     'responses': responses,
                     **({'deprecated': True} if operation['deprecated'] else {}),
@@ -95,13 +106,45 @@ def openapi_spec(
     info: dict[str, Any] = {'title': title, 'version': version}
     if description:
         info['description'] = description
-    return {
-        'openapi': OPENAPI_VERSION,
+    spec: dict[str, Any] = {
+        'openapi': openapi_version,
         'info': info,
-        'tags': [_tag(entry) for entry in entries],
+        'tags': [{'name': tag} for tag in sorted({tag for entry in entries for tag in entry['tags']})],
         'paths': paths,
         'components': {'schemas': dict(sorted(components.items()))},
     }
+    return cast('dict[str, Any]', _to_openapi_30(spec)) if openapi_version == '3.0.0' else spec
+
+
+def _to_openapi_30(node: Any) -> Any:
+    """`node` with its JSON schemas in OpenAPI 3.0's dialect (a copy; see the module docstring)."""
+    if isinstance(node, list):
+        return [_to_openapi_30(item) for item in cast('list[Any]', node)]
+    if not isinstance(node, dict):
+        return node
+    converted = {key: _to_openapi_30(value) for key, value in cast('dict[str, Any]', node).items()}
+    if 'const' in converted:
+        converted['enum'] = [converted.pop('const')]
+    for bound, limit in (('exclusiveMinimum', 'minimum'), ('exclusiveMaximum', 'maximum')):
+        value = converted.get(bound)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            converted[limit], converted[bound] = value, True
+    if 'examples' in converted and isinstance(converted['examples'], list) and 'schema' not in converted:
+        examples = cast('list[Any]', converted.pop('examples'))
+        if examples:
+            converted['example'] = examples[0]
+    choices = converted.get('anyOf')
+    if isinstance(choices, list) and {'type': 'null'} in choices:
+        others = [choice for choice in cast('list[Any]', choices) if choice != {'type': 'null'}]
+        del converted['anyOf']
+        if len(others) == 1 and '$ref' not in others[0]:
+            converted = {**others[0], **converted}
+        elif len(others) == 1:
+            converted['allOf'] = others
+        elif others:
+            converted['anyOf'] = others
+        converted['nullable'] = True
+    return converted
 
 
 def _schemas(registry: AgenToolRegistry, names: list[str]) -> tuple[dict[str, str], dict[str, Any], dict[str, Any]]:
@@ -147,13 +190,6 @@ def _responses(output: dict[str, Any] | None, error_ref: dict[str, Any]) -> dict
             'content': {'application/json': {'schema': error_ref}},
         },
     }
-
-
-def _tag(entry: CatalogEntry) -> dict[str, str]:
-    tag = {'name': entry['name']}
-    if entry['description']:
-        tag['description'] = entry['description']
-    return tag
 
 
 def _unique(candidate: str, taken: set[str] | dict[str, Any]) -> str:

@@ -18,6 +18,8 @@ from pydantic_ai.models import CompletedStreamedResponse, Model, ModelRequestPar
 from pydantic_ai.profiles import ModelProfile
 from pydantic_ai.settings import ModelSettings
 
+from ..errors import InvalidInputError
+
 __all__ = ('AnsweringModel', 'TOOL_CALLING_PROFILE')
 
 TOOL_CALLING_PROFILE = ModelProfile(
@@ -38,7 +40,7 @@ class AnsweringModel(Model):
         model_settings: ModelSettings | None,
         model_request_parameters: ModelRequestParameters,
     ) -> ModelResponse:
-        _, params = self.prepare_request(model_settings, model_request_parameters)
+        _, params = self.prepare_request(model_settings, _checked_parameters(self, model_request_parameters))
         return await self._respond(messages, params)
 
     @asynccontextmanager
@@ -49,10 +51,22 @@ class AnsweringModel(Model):
         model_request_parameters: ModelRequestParameters,
         run_context: RunContext[Any] | None = None,
     ) -> AsyncGenerator[StreamedResponse]:
-        _, params = self.prepare_request(model_settings, model_request_parameters)
+        _, params = self.prepare_request(model_settings, _checked_parameters(self, model_request_parameters))
         response = await self._respond(messages, params)
         yield CompletedStreamedResponse(response, model_request_parameters=params, replay_events=True)
 
     @abstractmethod
     async def _respond(self, messages: list[ModelMessage], params: ModelRequestParameters) -> ModelResponse:
         """The response to `messages`, with the prepared request parameters."""
+
+
+def _checked_parameters(model: Model, parameters: object) -> ModelRequestParameters:
+    """`parameters` if it is a `ModelRequestParameters`; a typed error for anything else (say a plain dict)."""
+    if isinstance(parameters, ModelRequestParameters):
+        return parameters
+    raise InvalidInputError(
+        f'{type(model).__name__} {model.model_name!r}: model_request_parameters must be a '
+        f'pydantic_ai.models.ModelRequestParameters, got {type(parameters).__name__}; agent.run builds it',
+        model=model.model_name,
+        python_type=type(parameters).__name__,
+    )

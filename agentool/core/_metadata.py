@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Sequence
-from typing import Any, Union
+from typing import Any, Union, get_origin
+
+from pydantic import BaseModel
 
 from ._signature import read_signature, type_name
 from .config import ToolMetadata
@@ -33,24 +35,29 @@ def extract_tool_metadata(tool: Callable[..., Any]) -> ToolMetadata:
         parameters=list(signature.params),
         parameter_types={p: type_name(signature.hints[p]) for p in signature.params if p in signature.hints},
         return_type=type_name(return_annotation) if has_return else None,
-        return_annotation=return_annotation if has_return else None,
+        return_type_annotation=return_annotation if has_return else None,
     )
 
 
 def infer_output_type(tools_metadata: Sequence[ToolMetadata]) -> Any:
     """The output type common to `tools_metadata`'s return annotations, or `None` if there is none.
 
-    One distinct type gives that type; several give their union in a fixed order (so tool order
-    never matters). A tool without a return annotation, or annotated `Any`, makes the output
-    untyped (`None`: the run's output is JSON text).
+    One distinct type gives that type; one pydantic model alongside `dict` annotations gives the
+    model (a dict result is validated into it, as the guide's "dict/BaseModel compatibility");
+    otherwise several give their union in a fixed order (so tool order never matters). A tool
+    without a return annotation, or annotated `Any`, makes the output untyped (`None`: the run's
+    output is JSON text).
     """
     distinct: dict[str, Any] = {}
     for meta in tools_metadata:
-        annotation = meta.return_annotation
+        annotation = meta.return_type_annotation
         if annotation is None or annotation is Any:
             return None
         distinct.setdefault(repr(annotation), annotation)
     if not distinct:
         return None
     members = [distinct[key] for key in sorted(distinct)]
+    models = [m for m in members if isinstance(m, type) and issubclass(m, BaseModel)]
+    if len(models) == 1 and all(m is models[0] or m is dict or get_origin(m) is dict for m in members):
+        return models[0]
     return members[0] if len(members) == 1 else Union[tuple(members)]  # noqa: UP007

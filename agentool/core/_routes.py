@@ -10,21 +10,29 @@ from __future__ import annotations
 import enum
 import inspect
 import operator
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, cast, get_args, get_origin, get_type_hints
 
 from pydantic import BaseModel
 
 from ..errors import ConfigurationError
-from ._requirements import Requirements
+from ._requirements import Requirements, operation_requirements
 from ._signature import ToolSignature, read_signature
 from .config import ConfigProblem
 
 if TYPE_CHECKING:
     from .config import AgenToolConfig, Transform
 
-__all__ = ('CompiledRoute', 'compile_routes', 'check_routes', 'configuration_error', 'operation_annotation')
+__all__ = (
+    'attach_requirements',
+    'CompiledRoute',
+    'compile_routes',
+    'check_routes',
+    'configuration_error',
+    'operation_annotation',
+    'tool_list',
+)
 
 
 @dataclass(frozen=True)
@@ -205,3 +213,41 @@ def _operation_values(annotation: Any) -> list[str] | None:
     if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
         return [str(member.value) for member in annotation]
     return None
+
+
+def tool_list(
+    name: str, tool_functions: Sequence[Callable[..., Any]] | Mapping[str, Callable[..., Any]]
+) -> tuple[Callable[..., Any], ...]:
+    """The tools as a tuple; a dict's keys must be the functions' names, since routes find tools by name."""
+    if not isinstance(tool_functions, Mapping):
+        return tuple(tool_functions)
+    for key, function in tool_functions.items():
+        if getattr(function, '__name__', None) != key:
+            raise ConfigurationError(
+                f'agentool {name!r}: tool_functions key {key!r} is not the name of its function '
+                f'{getattr(function, "__name__", function)!r}; routes find tools by their __name__',
+                agentool=name,
+                tool=key,
+            )
+    return tuple(tool_functions.values())
+
+
+def attach_requirements(
+    config: AgenToolConfig, routes: dict[str, CompiledRoute]
+) -> tuple[dict[str, CompiledRoute], dict[str, Requirements], dict[str, str]]:
+    """The routes with their operations' requirements attached, the requirements, and JSON key -> field name.
+
+    A route whose operation needs more than the schema checks carries its requirements, so the call
+    path checks them with one attribute read for every other route.
+    """
+    operation_field, operation_map = config.routing_config.operation_field, config.routing_config.operation_map
+    needs = {
+        op: operation_requirements(config.input_schema, operation_field, route.tool, op, operation_map[op])
+        for op, route in routes.items()
+    }
+    attached = {
+        op: replace(route, requirements=needs[op]) if needs[op].needed or needs[op].allowed is not None else route
+        for op, route in routes.items()
+    }
+    keys = {key: name for name, key in next(iter(needs.values())).keys.items()} if needs else {}
+    return attached, needs, keys

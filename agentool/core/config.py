@@ -196,16 +196,16 @@ class ToolMetadata:
     """What agentool knows about one tool function (for catalogs and output inference)."""
 
     name: str
-    description: str | None
+    description: str | None = None
     """The docstring's summary (its first paragraph)."""
-    is_async: bool
-    parameters: list[str]
+    is_async: bool = False
+    parameters: list[str] = field(default_factory=list[str])
     """Parameter names, without the `RunContext` parameter."""
-    parameter_types: dict[str, str]
+    parameter_types: dict[str, str] = field(default_factory=dict[str, str])
     """Parameter name → its annotation as text, for the annotated parameters."""
-    return_type: str | None
+    return_type: str | None = None
     """The return annotation as text (`dict[str, Any]`, never quoted), `None` without one."""
-    return_annotation: Any = field(default=None, repr=False, compare=False)
+    return_type_annotation: Any = field(default=None, repr=False, compare=False)
     """The return annotation itself (not a string), used to infer the output type."""
     docstring: str | None = field(default=None, repr=False, compare=False)
     """The whole docstring, cleaned by `inspect.getdoc`."""

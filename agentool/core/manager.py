@@ -7,12 +7,11 @@ import enum
 import functools
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, cast
 
 import anyio.to_thread
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_ai import RunContext
-from pydantic_core import SchemaValidator
 
 from ..errors import (
     AgenToolError,
@@ -25,12 +24,13 @@ from ..errors import (
     TransformError,
     UnknownOperationError,
 )
-from ._requirements import Requirements, loads, merge_errors, operation_requirements
-from ._routes import CompiledRoute, compile_routes
+from ._json import json_type, json_validator, loc
+from ._requirements import Requirements, loads, merge_errors
+from ._routes import CompiledRoute, attach_requirements, check_routes, configuration_error, tool_list
 from ._signature import ToolSignature
 
 if TYPE_CHECKING:
-    from .config import AgenToolConfig
+    from .config import AgenToolConfig, ConfigProblem, RoutingConfig
 
 __all__ = ('AgenToolManager', 'MANAGER_TOOL_NAME')
 
@@ -43,16 +43,22 @@ MANAGER_TOOL_NAME = '__agentool_manager__'
 class AgenToolManager:
     """Runs one agentool's operations. Built (and checked) once per registration.
 
-    Construction refuses inconsistent configurations with one `ConfigurationError` listing every
-    problem: an operation field the schema lacks, a route to a tool that was not given, an
-    operation value with no route, a route for an operation the schema cannot produce, and a tool
-    parameter the default transform cannot fill.
+    An inconsistent configuration (an operation field the schema lacks, a route to a tool that was
+    not given, an operation value with no route, a route for an operation the schema cannot
+    produce, a tool parameter the default transform cannot fill, a schema that is not a pydantic
+    model) is found at construction and listed in `problems`; the manager can still be inspected
+    (`get_tool_schema()`, `routing_config`), but validating or running input raises one
+    `ConfigurationError` listing every problem. The registry only builds managers that can run.
+
+    A manager is also a tool function: `agent.tool(name='__agentool_manager__')(manager)`
+    registers it, as the architecture guide does (it has `__name__`, `__qualname__`,
+    `__annotations__` and the signature `(ctx, **kwargs)`).
 
     Args:
         name: The agentool's name (in errors and spans).
         config: Its configuration.
-        tool_functions: The tools operations route to, as the architecture guide passes them;
-            by default `config.tools`.
+        tool_functions: The tools operations route to, as the architecture guide passes them (a
+            list, or a dict of name → function); by default `config.tools`.
         routes: Routes already compiled from `config` (the registry's, to avoid a second pass).
     """
 
@@ -60,42 +66,54 @@ class AgenToolManager:
         self,
         name: str,
         config: AgenToolConfig,
-        tool_functions: Sequence[Callable[..., Any]] | None = None,
+        tool_functions: Sequence[Callable[..., Any]] | Mapping[str, Callable[..., Any]] | None = None,
         *,
         routes: Mapping[str, CompiledRoute] | None = None,
     ) -> None:
         if tool_functions is not None:
-            config = dataclasses.replace(config, tools=tuple(tool_functions))
+            config = dataclasses.replace(config, tools=tool_list(name, tool_functions))
+        problems: list[ConfigProblem] = []
+        if routes is not None and tool_functions is None:
+            self._routes = dict(routes)
+        else:
+            self._routes, problems = check_routes(name, config)
+        self.problems: tuple[ConfigProblem, ...] = tuple(problems)
+        """Why this manager cannot run (`()` when it can); calling it then raises `ConfigurationError`."""
         self.name = name
         self.config = config
         self.input_schema = config.input_schema
-        self.parse_json: Callable[[str | bytes], BaseModel] = _json_validator(config.input_schema)
+        if any(problem.kind == 'bad_schema' for problem in problems):
+            self.parse_json: Callable[[str | bytes], BaseModel] = self._refuse
+        else:
+            self.parse_json = json_validator(config.input_schema)
         """The input schema's own JSON validation: no size limit, and pydantic's `ValidationError` on failure."""
         self.operation_field = config.routing_config.operation_field
-        compiled = dict(routes) if routes is not None and tool_functions is None else compile_routes(name, config)
-        self._requirements = {
-            op: operation_requirements(
-                config.input_schema, self.operation_field, route.tool, op, config.routing_config.operation_map[op]
-            )
-            for op, route in compiled.items()
-        }
-        # A route whose operation needs more than the schema requires carries its requirements: the
-        # call path checks them (one attribute read for every other route).
-        self._routes = {
-            op: dataclasses.replace(route, requirements=needs) if needs.needed or needs.allowed is not None else route
-            for op, route in compiled.items()
-            for needs in (self._requirements[op],)
-        }
-        self._keys = (
-            {key: name for name, key in next(iter(self._requirements.values())).keys.items()} if compiled else {}
-        )
+        self.__name__ = MANAGER_TOOL_NAME
+        self.__qualname__ = f'{type(self).__qualname__}({name!r})'
+        self.__annotations__ = {'ctx': RunContext[Any], 'kwargs': Any, 'return': Any}
+        self._routes, self._requirements, self.keys = attach_requirements(config, self._routes)
+        """JSON key -> input field name, in schema order (for error lists)."""
         self.guarded = any(route.requirements is not None for route in self._routes.values())
-        """Whether some operation needs more than the input schema checks (see `check_requirements`)."""
         self.checks_output = config.output_type is not None
         """Whether tool results are checked against the output type (`check_output`)."""
         self.output_class: type | None = config.output_type if isinstance(config.output_type, type) else None
         """Results of exactly this class need no check."""
         self._output_adapter: TypeAdapter[Any] | None = None
+
+    @property
+    def routing_config(self) -> RoutingConfig:
+        """The routing configuration, as the guide's `self.routing_config.operation_map[operation]` reads it."""
+        return self.config.routing_config
+
+    def get_tool_schema(self) -> dict[str, Any]:
+        """The JSON schema of the manager tool's arguments: the input schema's, with `properties` and `required`."""
+        json_schema = cast('Callable[[], dict[str, Any]] | None', getattr(self.input_schema, 'model_json_schema', None))
+        if json_schema is None:  # not a pydantic model, nor anything that can describe itself
+            self._refuse()
+        schema = dict(json_schema())
+        schema.setdefault('properties', {})
+        schema.setdefault('required', [])
+        return schema
 
     @property
     def operations(self) -> list[str]:
@@ -113,26 +131,31 @@ class AgenToolManager:
 
     def requirements(self, operation: str) -> Requirements:
         """What `operation` uses and needs from its input (read once, at creation)."""
-        if operation not in self._requirements:
+        if (needs := self._requirements.get(operation)) is None:
             raise self._unknown_operation(operation)
-        return self._requirements[operation]
+        return needs
 
     def check_requirements(self, input: BaseModel, data: Any = None) -> None:
         """Raise `InputValidationError` unless validated `input` gives every field its operation needs.
 
-        `data` is the input as given (reported in the errors); by default the fields `input` set.
+        `data` is the input as given (for the errors; by default what `input` set). `guarded` is true
+        when some operation needs more than the input schema checks.
         """
         route = self._routes.get(self.operation_of(input))
         if route is None or (needs := route.requirements) is None or needs.satisfied_by(input):
             return
-        if data is None:
-            data = input.model_dump(mode='json', by_alias=True, exclude_unset=True)
+        data = input.model_dump(mode='json', by_alias=True, exclude_unset=True) if data is None else data
         raise self._invalid(needs.operation, needs.problems(input.model_fields_set, data))
 
     # --- input ---------------------------------------------------------------------------------
 
+    def _refuse(self, data: object = None) -> NoReturn:
+        raise configuration_error(self.name, self.problems)
+
     def validate_json(self, data: str | bytes) -> BaseModel:
         """Validate a JSON prompt against the input schema, raising a typed `InvalidInputError`."""
+        if self.problems:
+            self._refuse()
         # UTF-8 size without a copy for ASCII text (`isascii` is O(1) on str); 'surrogatepass' so a lone
         # surrogate is counted and then refused by validation as a typed error, not a UnicodeEncodeError.
         if isinstance(data, bytes):
@@ -157,6 +180,8 @@ class AgenToolManager:
 
     def validate_python(self, data: Any) -> BaseModel:
         """Validate an already-parsed value (a dict or a model) against the input schema."""
+        if self.problems:
+            self._refuse()
         if isinstance(data, self.input_schema):
             return data
         if not isinstance(data, Mapping):
@@ -191,7 +216,7 @@ class AgenToolManager:
         return self._diagnose(parsed, error)  # pyright: ignore[reportUnknownArgumentType]
 
     def _not_an_object(self, value: Any) -> NotAnObjectError:
-        kind = _json_type(value)
+        kind = json_type(value)
         return NotAnObjectError(
             f'input to agentool {self.name!r} must be a JSON object with an {self.operation_field!r} field, got {kind}',
             agentool=self.name,
@@ -208,17 +233,13 @@ class AgenToolManager:
             errors = json.loads(error.json(include_url=False, include_input=False))
         if isinstance(operation, str) and (needs := self._routes[operation].requirements) is not None:
             # Every failing field at once: the schema's errors and this operation's own, in field order.
-            given = {self._keys[key] for key in data if key in self._keys}
-            errors = self.merge_errors(errors, needs.problems(given, data))
+            given = {self.keys[key] for key in data if key in self.keys}
+            errors = merge_errors(self.keys, errors, needs.problems(given, data))
         return self._invalid(operation if isinstance(operation, str) else None, errors)
-
-    def merge_errors(self, first: list[dict[str, Any]], second: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Two pydantic-style error lists as one, in the input schema's field order (then as given)."""
-        return merge_errors(self._keys, first, second)
 
     def _invalid(self, operation: str | None, errors: list[dict[str, Any]]) -> InputValidationError:
         where = '' if operation is None else f' operation {operation!r}'
-        problems = '; '.join(f'field {_loc(e["loc"])!r}: {e["msg"]}' for e in errors[:10])
+        problems = '; '.join(f'field {loc(e["loc"])!r}: {e["msg"]}' for e in errors[:10])
         more = f' (and {len(errors) - 10} more)' if len(errors) > 10 else ''
         return InputValidationError(
             f'invalid input for agentool {self.name!r}{where}: {problems}{more}',
@@ -241,6 +262,8 @@ class AgenToolManager:
 
         A tool's own exception propagates unchanged.
         """
+        if self.problems:
+            self._refuse()
         result = await self.invoke(ctx, input)
         if self.checks_output and type(result) is not self.output_class:
             return self.check_output(input, result)
@@ -373,26 +396,3 @@ class AgenToolManager:
                 tool=tool.name,
                 parameter=problem[0],
             )
-
-
-def _json_type(value: object) -> str:
-    names: dict[type[object], str] = {
-        dict: 'an object',
-        list: 'an array',
-        str: 'a string',
-        bool: 'a boolean',
-        type(None): 'null',
-    }
-    return names.get(type(value), 'a number' if isinstance(value, int | float) else type(value).__name__)
-
-
-def _loc(loc: list[Any]) -> str:
-    return '.'.join(str(part) for part in loc) or '<root>'
-
-
-def _json_validator(schema: type[BaseModel]) -> Callable[[str | bytes], BaseModel]:
-    """`schema.model_validate_json` minus its Python wrapper, which costs a direct call a sixth of its time."""
-    validator = schema.__pydantic_validator__
-    if isinstance(validator, SchemaValidator):
-        return validator.validate_json
-    return schema.model_validate_json  # not built yet (forward references): pydantic builds it on first use

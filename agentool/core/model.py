@@ -12,9 +12,10 @@ raises `DepsUnavailableError`.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 from pydantic_ai import RunContext
 from pydantic_ai.messages import (
     ModelMessage,
@@ -28,7 +29,16 @@ from pydantic_ai.models import ModelRequestParameters
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.usage import RunUsage
 
-from ..errors import AgenToolError, DepsUnavailableError, InvalidInputError, ToolFailedError, ToolRetryError
+from ..errors import (
+    AgenToolError,
+    ConfigurationError,
+    DepsUnavailableError,
+    InputValidationError,
+    InvalidInputError,
+    InvalidJSONError,
+    ToolFailedError,
+    ToolRetryError,
+)
 from ._answering import TOOL_CALLING_PROFILE, AnsweringModel
 from ._output import output_response
 from .manager import MANAGER_TOOL_NAME, AgenToolManager
@@ -74,7 +84,8 @@ class AgenToolModel(AnsweringModel):
         return get_registry() if self._registry is None else self._registry
 
     async def _respond(self, messages: list[ModelMessage], params: ModelRequestParameters) -> ModelResponse:
-        manager = self.registry.get_manager(self._name)
+        if not messages:
+            raise InvalidInputError(f'agentool {self._name!r}: no input provided (no messages)', agentool=self._name)
         last = messages[-1]
         if not isinstance(last, ModelRequest):  # pragma: no cover - the agent graph always ends with a request
             raise AgenToolError(f'agentool {self._name!r}: expected a request to answer', agentool=self._name)
@@ -95,13 +106,24 @@ class AgenToolModel(AnsweringModel):
                     )
                 return self._final(part.content, params, call_id)
         prompt = self._prompt(messages, last)
-        validated = manager.validate_json(prompt)
-        if any(tool.name == MANAGER_TOOL_NAME for tool in params.function_tools):
-            return ModelResponse(
-                parts=[ToolCallPart(MANAGER_TOOL_NAME, prompt, tool_call_id=call_id)], model_name=self._name
-            )
-        output = await self._run_plain(manager, validated, prompt)
-        return self._final(output, params, call_id)
+        has_manager_tool = any(tool.name == MANAGER_TOOL_NAME for tool in params.function_tools)
+        try:
+            manager = self.registry.get_manager(self._name)
+        except ConfigurationError:
+            if not has_manager_tool:
+                raise
+            # An agent assembled by hand, as the guide shows: its own manager tool (built with the
+            # tool functions) routes, so a configuration without tools is enough here.
+            manager = None
+        if manager is None:
+            _check_input(self._name, self.registry.require(self._name).input_schema, prompt)
+        else:
+            validated = manager.validate_json(prompt)
+            if not has_manager_tool:
+                return self._final(await self._run_plain(manager, validated, prompt), params, call_id)
+        return ModelResponse(
+            parts=[ToolCallPart(MANAGER_TOOL_NAME, prompt, tool_call_id=call_id)], model_name=self._name
+        )
 
     def _final(self, value: Any, params: ModelRequestParameters, call_id: str) -> ModelResponse:
         return output_response(value, params, model_name=self._name, agentool=self._name, call_id=call_id)
@@ -128,6 +150,22 @@ class AgenToolModel(AnsweringModel):
     async def _run_plain(self, manager: AgenToolManager, validated: BaseModel, prompt: str) -> Any:
         ctx = _NoDepsRunContext(deps=None, model=self, usage=RunUsage(), prompt=prompt)
         return await manager.execute(ctx, validated)
+
+
+def _check_input(name: str, schema: type[BaseModel], prompt: str) -> None:
+    """Validate a prompt against an input schema alone (no routes), raising a typed `InvalidInputError`."""
+    try:
+        schema.model_validate_json(prompt)
+    except ValidationError as error:
+        errors: list[dict[str, Any]] = json.loads(error.json(include_url=False, include_input=False))
+        if errors and errors[0]['type'] == 'json_invalid':
+            raise InvalidJSONError(
+                f'input to agentool {name!r} is not valid JSON: {errors[0]["msg"]}', agentool=name
+            ) from None
+        problems = '; '.join(f'field {".".join(map(str, e["loc"])) or "<root>"!r}: {e["msg"]}' for e in errors)
+        raise InputValidationError(
+            f'invalid input for agentool {name!r}: {problems}', agentool=name, operation=None, errors=errors
+        ) from None
 
 
 def _answered_in_run(messages: list[ModelMessage], last: ModelRequest) -> bool:

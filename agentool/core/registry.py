@@ -10,16 +10,16 @@ are re-exported here, where the architecture guide imports them from.
 
 from __future__ import annotations
 
-import difflib
 import functools
-from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, MutableMapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from types import MethodType
-from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Concatenate, Generic, Literal, ParamSpec, TypeVar, cast
 
-from ..errors import AgenToolNotFoundError, ConfigurationError, DuplicateNameError
+from ..errors import DuplicateNameError
+from ._lookup import checked_update, not_found, suggest
 from ._routes import check_routes, configuration_error
 from .config import (
     DEFAULT_MAX_INPUT_BYTES,
@@ -91,6 +91,53 @@ class _RegistryMethod(Generic[_P, _R]):
         return on_registry_in_effect
 
 
+class _ConfigsView(MutableMapping[str, AgenToolConfig]):
+    """`AgenToolRegistry._configs`: the guide's name-to-config dict, as a live view of a registry.
+
+    Reading, `in`, `len`, `items()` and `clear()` act on the registry; `view[name] = config`
+    registers (replacing), `del view[name]` unregisters. On the class it is the registry in effect,
+    looked up at each use; on an instance, that instance.
+    """
+
+    def __init__(self, registry: AgenToolRegistry | None) -> None:
+        self._registry = registry
+
+    def _target(self) -> AgenToolRegistry:
+        return get_registry() if self._registry is None else self._registry
+
+    def __getitem__(self, name: str) -> AgenToolConfig:
+        config = self._target().get(name)
+        if config is None:
+            raise KeyError(name)
+        return config
+
+    def __setitem__(self, name: str, config: AgenToolConfig) -> None:
+        self._target().register(name, config, replace=True)
+
+    def __delitem__(self, name: str) -> None:
+        if not self._target().unregister(name):
+            raise KeyError(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._target().list_names())
+
+    def __len__(self) -> int:
+        return len(self._target())
+
+    def clear(self) -> None:
+        self._target().clear()
+
+    def __repr__(self) -> str:
+        return f'{type(self).__name__}({dict(self)!r})'
+
+
+class _ConfigsAttribute:
+    """Gives `_ConfigsView` of the registry in effect on the class, of the instance on an instance."""
+
+    def __get__(self, instance: AgenToolRegistry | None, owner: type[AgenToolRegistry] | None = None) -> _ConfigsView:
+        return _ConfigsView(instance)
+
+
 @dataclass(frozen=True)
 class _Entry:
     config: AgenToolConfig
@@ -119,6 +166,9 @@ class AgenToolRegistry:
     acting on the registry in effect (`get_registry()`).
     """
 
+    _configs = _ConfigsAttribute()
+    """The guide's `Dict[str, AgenToolConfig]`: a live mapping view (see `_ConfigsView`)."""
+
     def __init__(self) -> None:
         self._entries: dict[str, _Entry] = {}
 
@@ -128,6 +178,7 @@ class AgenToolRegistry:
 
         Raises:
             DuplicateNameError: `name` is taken and `replace` is false.
+            ConfigurationError: the input schema is not a pydantic model (no catalog could describe it).
         """
         if not replace and name in self._entries:
             raise DuplicateNameError(
@@ -136,7 +187,10 @@ class AgenToolRegistry:
         previous = self._entries.get(name)
         if previous is not None:
             config = _replace_keep_created(config, previous.config)
-        self._entries[name] = _entry_for(name, config)
+        entry = _entry_for(name, config)
+        if bad := [problem for problem in entry.problems if problem.kind == 'bad_schema']:
+            raise configuration_error(name, bad)  # nothing, not even a catalog, can use it
+        self._entries[name] = entry
 
     @_RegistryMethod
     def validate_config(self, name_or_config: str | AgenToolConfig) -> list[ConfigProblem]:
@@ -184,8 +238,8 @@ class AgenToolRegistry:
         return sorted(self._entries)
 
     @_RegistryMethod
-    def update(self, name: str, **changes: Any) -> AgenToolConfig:
-        """Change the catalog metadata of agentool `name` at once, and return the new configuration.
+    def update(self, name: str, **changes: Any) -> bool:
+        """Change the catalog metadata of agentool `name` at once; `False` if there is no such agentool.
 
         Updatable: `description`, `version`, `tags` and `examples`; `updated_at` is set. Every
         change is checked before any is applied, so a failed update changes nothing. To change
@@ -193,20 +247,21 @@ class AgenToolRegistry:
         create the agentool again with `replace=True`.
 
         Raises:
-            AgenToolNotFoundError: no agentool is called `name`.
-            ConfigurationError: a field that cannot be updated, or a value of the wrong type.
+            InvalidUpdateError: a field that cannot be updated, or a value of the wrong type
+                (a `ConfigurationError` and a `ValueError`).
         """
-        entry = self._entry(name)
-        checked = {field: _checked_update(name, field, value) for field, value in changes.items()}
+        entry = self._entries.get(name)
+        if entry is None:
+            return False
+        checked = {field: checked_update(name, field, value) for field, value in changes.items()}
         config = replace(entry.config, **checked, updated_at=now())
         self._entries[name] = _entry_for(name, config)
-        return config
+        return True
 
     @_RegistryMethod
-    def unregister(self, name: str) -> None:
-        """Remove agentool `name`; raises `AgenToolNotFoundError` if there is none."""
-        self._entry(name)
-        del self._entries[name]
+    def unregister(self, name: str) -> bool:
+        """Remove agentool `name`; `False` if there was none."""
+        return self._entries.pop(name, None) is not None
 
     @_RegistryMethod
     def clear(self) -> None:
@@ -229,19 +284,22 @@ class AgenToolRegistry:
         return _catalog().search(self, tags, name_pattern)
 
     @_RegistryMethod
-    def get_schema(self, name: str) -> dict[str, Any]:
-        """The JSON schema of agentool `name`'s input; raises `AgenToolNotFoundError` if there is none."""
-        return _catalog().input_schema(self, name)
+    def get_schema(self, name: str) -> dict[str, Any] | None:
+        """The JSON schema of agentool `name`'s input; `None` if there is no such agentool (like `get`)."""
+        return _catalog().input_schema(self, name) if name in self._entries else None
 
     @_RegistryMethod
-    def get_operations(self, name: str) -> dict[str, catalog.CatalogOperation]:
-        """Operation → tool, description, fields used, request schema and route metadata, in routing order."""
-        return _catalog().operations(self, name)
+    def get_operations(self, name: str) -> dict[str, catalog.CatalogOperation] | None:
+        """Operation → tool, description, parameters, fields used, request schema and route metadata.
+
+        In routing order; `None` if there is no such agentool (like `get`).
+        """
+        return _catalog().operations(self, name) if name in self._entries else None
 
     @_RegistryMethod
-    def get_tools_info(self, name: str) -> list[catalog.CatalogTool]:
-        """The tool functions of agentool `name`: docstring, parameters, types and the operations using each."""
-        return _catalog().tools_info(self, name)
+    def get_tools_info(self, name: str) -> list[catalog.CatalogTool] | None:
+        """The tool functions of agentool `name` (summary, parameters, types, operations); `None` if unknown."""
+        return _catalog().tools_info(self, name) if name in self._entries else None
 
     @_RegistryMethod
     def export_catalog(self) -> catalog.Catalog:
@@ -249,7 +307,7 @@ class AgenToolRegistry:
         return _catalog().export_catalog(self)
 
     @_RegistryMethod
-    def generate_markdown_docs(self, *, title: str | None = 'AgenTool catalog') -> str:
+    def generate_markdown_docs(self, *, title: str | None = 'AgenTool Registry Documentation') -> str:
         """The catalog as Markdown, user-supplied text escaped."""
         return _catalog().markdown_docs(self, title=title)
 
@@ -263,11 +321,19 @@ class AgenToolRegistry:
         """The dependency graph as Mermaid flowchart text."""
         return _catalog().mermaid_graph(self, include_tools=include_tools)
 
+    @_RegistryMethod
     def generate_api_spec(
-        self, *, title: str = 'AgenTool API', version: str = '1.0.0', description: str | None = None
+        self,
+        *,
+        title: str = 'AgenTool Registry API',
+        version: str = '1.0.0',
+        description: str | None = None,
+        openapi_version: Literal['3.0.0', '3.1.0'] = '3.0.0',
     ) -> dict[str, Any]:
-        """An OpenAPI 3.1 document: one path per agentool and one per operation."""
-        return _catalog().openapi_spec(self, title=title, version=version, description=description)
+        """An OpenAPI document (3.0.0 by default, as the guide's): one path per agentool and one per operation."""
+        return _catalog().openapi_spec(
+            self, title=title, version=version, description=description, openapi_version=openapi_version
+        )
 
     def __contains__(self, name: object) -> bool:
         return name in self._entries
@@ -288,52 +354,6 @@ def _catalog():
     from .. import catalog
 
     return catalog
-
-
-def suggest(name: str, known: Iterable[str]) -> list[str]:
-    """Up to three names from `known` close to `name`: similar spellings, then names containing it."""
-    names = sorted(known)
-    close = difflib.get_close_matches(name, names, n=3)
-    lowered = name.lower()
-    containing = [n for n in names if len(lowered) >= 3 and lowered in n.lower()]
-    return list(dict.fromkeys([*close, *containing]))[:3]
-
-
-def not_found(name: str, known: Mapping[str, Any] | Sequence[str]) -> AgenToolNotFoundError:
-    """An `AgenToolNotFoundError` for `name` with "did you mean" suggestions from `known`."""
-    suggestions = suggest(name, known)
-    hint = f'; did you mean {" or ".join(repr(s) for s in suggestions)}?' if suggestions else ''
-    return AgenToolNotFoundError(
-        f'no agentool named {name!r} is registered{hint}', agentool=name, suggestions=suggestions
-    )
-
-
-_UPDATABLE = ('description', 'version', 'tags', 'examples')
-
-
-def _checked_update(name: str, field: str, value: object) -> object:
-    """`value` checked (and lists copied) for `update`; raises `ConfigurationError` naming the field."""
-    if field not in _UPDATABLE:
-        raise ConfigurationError(
-            f'agentool {name!r}: field {field!r} cannot be updated (updatable: {", ".join(_UPDATABLE)}); '
-            'create the agentool again with replace=True to change anything else',
-            agentool=name,
-            field=field,
-        )
-    if field in ('description', 'version'):
-        if isinstance(value, str) or (value is None and field == 'description'):
-            return value
-        expected = 'a string or None' if field == 'description' else 'a string'
-    else:
-        iterable = isinstance(value, Iterable) and not isinstance(value, str | bytes | Mapping)
-        items = list(cast('Iterable[object]', value)) if iterable else None
-        item_type = dict if field == 'examples' else str  # tags: strings
-        if items is not None and all(isinstance(item, item_type) for item in items):
-            return items
-        expected = 'a list of dicts' if field == 'examples' else 'a list of strings'
-    raise ConfigurationError(
-        f'agentool {name!r}: {field} must be {expected}, got {value!r}', agentool=name, field=field
-    )
 
 
 def _replace_keep_created(new: AgenToolConfig, old: AgenToolConfig) -> AgenToolConfig:

@@ -35,21 +35,29 @@ def check_call(where: str, tool: str, args: Mapping[str, Any], offered: Sequence
         )
     schema = definition.parameters_json_schema
     properties: dict[str, Any] = schema.get('properties', {})
-    if missing := [name for name in schema.get('required', []) if name not in args]:
+    missing = [name for name in schema.get('required', []) if name not in args]
+    closed = schema.get('additionalProperties') is False
+    unknown = [name for name in args if name not in properties] if closed else []
+    if missing:
+        also = f'; it also passes {_names(unknown)}, which it does not take' if unknown else ''
         raise DriftError(
-            f'{where} calls tool {tool!r} without its required field {missing[0]!r}',
+            f'{where} calls tool {tool!r} without its required {_names(missing)}{also}',
             tool=tool,
             cause='missing_field',
-            fields=missing,
+            fields=[*missing, *unknown],  # every drifted field, not only the first kind found
         )
-    if schema.get('additionalProperties') is False and (unknown := [name for name in args if name not in properties]):
+    if unknown:
         known = ', '.join(map(repr, properties)) or 'none'
         raise DriftError(
-            f'{where} calls tool {tool!r} with field {unknown[0]!r}, which it does not take (fields: {known})',
+            f'{where} calls tool {tool!r} with {_names(unknown)}, which it does not take (fields: {known})',
             tool=tool,
             cause='unknown_field',
             fields=unknown,
         )
+
+
+def _names(fields: list[str]) -> str:
+    return f'field {fields[0]!r}' if len(fields) == 1 else f'fields {", ".join(map(repr, fields))}'
 
 
 def tool_retry_error(where: str, part: ToolReturnPart, *, is_output: bool) -> DriftError:

@@ -134,7 +134,8 @@ def _resolve(agentool: str | type[BaseModel], registry: AgenToolRegistry | None)
     if isinstance(agentool, str):
         registry = registry or get_registry()
         manager = registry.get_manager(agentool)
-        requests = {op: about['request_schema'] for op, about in registry.get_operations(agentool).items()}
+        described = registry.get_operations(agentool) or {}
+        requests = {op: about['request_schema'] for op, about in described.items()}
         return _Target(manager.input_schema, manager.operation_field, tuple(manager.operations), manager, requests)
     schema = agentool.model_json_schema()
     enum: list[Any] = schema.get('properties', {}).get('operation', {}).get('enum', [])

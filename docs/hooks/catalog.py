@@ -54,7 +54,7 @@ def render(modules: list[str]) -> dict[str, str]:
                 '',
                 'This page is generated when the docs are built, from the agentools registered by the modules '
                 f"in `{PACKAGE}/` ({sources}), with the registry's catalog API. Also published: the "
-                f'[OpenAPI 3.1 document]({OPENAPI}) and the [JSON catalog]({JSON_CATALOG}).',
+                f'[OpenAPI 3.0 document]({OPENAPI}) and the [JSON catalog]({JSON_CATALOG}).',
                 '',
                 '## Dependencies',
                 '',

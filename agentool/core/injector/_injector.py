@@ -114,12 +114,15 @@ class AgenToolInjector(Wiring):
 
     # --- running -------------------------------------------------------------------------------
 
-    async def run(self, name: str, input: Any, **run_kwargs: Any) -> AgentRunResult[Any]:
-        """Run the agent behind `name` on `input` with full agent semantics; return the run result.
+    async def run(self, agent_name: str, input_data: Any, **run_kwargs: Any) -> AgentRunResult[Any]:
+        """Run the agent behind `agent_name` on `input_data` with full agent semantics; return the run result.
 
-        `input` is a JSON string, a dict, a pydantic model or any value pydantic can serialise.
-        Unless `deps=` is given, the agent's deps are built by the injector for this run.
+        `input_data` is a JSON string, a dict, a pydantic model or any value pydantic can serialise.
+        Unless `deps=` is given, the deps are built for this run: by `self.create_deps(agent_name)`
+        when a subclass overrides it (the guide's `CustomInjector`), else by the injector's wiring,
+        whose resources this run owns and closes.
         """
+        name, input = agent_name, input_data
         target = self._target(name)
         data = serialise(name, input)
         prompt = data if isinstance(data, str) else data.decode()
@@ -128,7 +131,10 @@ class AgenToolInjector(Wiring):
         token, scope, owner = self._enter(name)
         try:
             if 'deps' not in run_kwargs:
-                run_kwargs['deps'] = await self._deps(target, scope)
+                if type(self).create_deps is not AgenToolInjector.create_deps:
+                    run_kwargs['deps'] = self.create_deps(name)
+                else:
+                    run_kwargs['deps'] = await self._deps(target, scope)
             result = await target.agent.run(prompt, **run_kwargs)
         except BaseException as error:
             if owner and scope.owned:
@@ -224,8 +230,8 @@ class AgenToolInjector(Wiring):
             return result
         return to_json(result).decode()  # an untyped agentool's run output is its JSON text
 
-    def create_deps(self, name: str) -> Any:
-        """The deps `run(name, ...)` would pass, built synchronously as the architecture guide calls it.
+    def create_deps(self, agent_name: str) -> Any:
+        """The deps `run(agent_name, ...)` would pass, built synchronously as the architecture guide calls it.
 
         Works whenever building them needs no event loop: handles, values, and resource factories
         (sync, or async ones that do not actually wait). Use `await acreate_deps(name)` for
@@ -234,15 +240,15 @@ class AgenToolInjector(Wiring):
         Raises:
             DepsUnavailableError: a resource factory waits on I/O; names the async form to use.
         """
-        return run_without_loop(self.acreate_deps(name), name)
+        return run_without_loop(self.acreate_deps(agent_name), agent_name)
 
-    async def acreate_deps(self, name: str) -> Any:
+    async def acreate_deps(self, agent_name: str) -> Any:
         """The deps `run(name, ...)` would pass: an instance of the agent's `deps_type`, or `None`.
 
         Inside a run (or `run_scope()`) its resources belong to that run; outside one, closing
         them is the caller's job.
         """
-        target = self._target(name)
+        target = self._target(agent_name)
         frame = _frame.get()
         scope = frame[1] if frame is not None and frame[0] is self else None
         return await self._deps(target, RunScope() if scope is None else scope)

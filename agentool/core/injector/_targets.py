@@ -99,7 +99,12 @@ def agent_target(name: str, agent: AbstractAgent[Any, Any], *, registry: AgenToo
     if found is None:
         return Target(name=name, agent=agent, deps_type=agent.deps_type, needs_deps=declares_deps(agent.deps_type))
     agentool, bound = found
-    manager = (bound or registry or get_registry()).get_manager(agentool)
+    source = bound or registry or get_registry()
+    if source.validate_config(agentool):
+        # A configuration that cannot run by itself (no tools): the agent was assembled by hand,
+        # as the guide shows, and its own manager tool routes. It runs as a plain agent.
+        return Target(name=name, agent=agent, deps_type=agent.deps_type, needs_deps=declares_deps(agent.deps_type))
+    manager = source.get_manager(agentool)
     model = agent.model if isinstance(agent.model, Model) else AgenToolModel(agentool, registry=bound or registry)
     needs_deps = declares_deps(agent.deps_type)
     ctx_base = context_base(model=model, agent=agent if isinstance(agent, Agent) else None, tool_name=MANAGER_TOOL_NAME)

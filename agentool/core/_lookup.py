@@ -1,0 +1,57 @@
+"""Registry helpers with no state: "did you mean" lookups and the checks of `AgenToolRegistry.update`."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, cast
+
+from ..errors import AgenToolNotFoundError, InvalidUpdateError
+
+__all__ = ('suggest', 'not_found', 'checked_update', 'UPDATABLE')
+
+
+def suggest(name: str, known: Iterable[str]) -> list[str]:
+    """Up to three names from `known` close to `name`: similar spellings, then names containing it."""
+    names = sorted(known)
+    close = difflib.get_close_matches(name, names, n=3)
+    lowered = name.lower()
+    containing = [n for n in names if len(lowered) >= 3 and lowered in n.lower()]
+    return list(dict.fromkeys([*close, *containing]))[:3]
+
+
+def not_found(name: str, known: Mapping[str, Any] | Sequence[str]) -> AgenToolNotFoundError:
+    """An `AgenToolNotFoundError` for `name` with "did you mean" suggestions from `known`."""
+    suggestions = suggest(name, known)
+    hint = f'; did you mean {" or ".join(repr(s) for s in suggestions)}?' if suggestions else ''
+    return AgenToolNotFoundError(
+        f'no agentool named {name!r} is registered{hint}', agentool=name, suggestions=suggestions
+    )
+
+
+UPDATABLE = ('description', 'version', 'tags', 'examples')
+
+
+def checked_update(name: str, field: str, value: object) -> object:
+    """`value` checked (and lists copied) for `update`; raises `InvalidUpdateError` naming the field."""
+    if field not in UPDATABLE:
+        raise InvalidUpdateError(
+            f'agentool {name!r}: field {field!r} cannot be updated (updatable: {", ".join(UPDATABLE)}); '
+            'create the agentool again with replace=True to change anything else',
+            agentool=name,
+            field=field,
+        )
+    if field in ('description', 'version'):
+        if isinstance(value, str) or (value is None and field == 'description'):
+            return value
+        expected = 'a string or None' if field == 'description' else 'a string'
+    else:
+        iterable = isinstance(value, Iterable) and not isinstance(value, str | bytes | Mapping)
+        items = list(cast('Iterable[object]', value)) if iterable else None
+        item_type = dict if field == 'examples' else str  # tags: strings
+        if items is not None and all(isinstance(item, item_type) for item in items):
+            return items
+        expected = 'a list of dicts' if field == 'examples' else 'a list of strings'
+    raise InvalidUpdateError(
+        f'agentool {name!r}: {field} must be {expected}, got {value!r}', agentool=name, field=field
+    )
