@@ -55,7 +55,9 @@ def test_cli_call_refuses_an_operation_without_its_field() -> None:
 
 def test_the_published_schema_is_what_is_enforced() -> None:
     create_todo()
-    schema = get_registry().get_operations('todo')['complete']['request_schema']
+    operations = get_registry().get_operations('todo')
+    assert operations is not None
+    schema = operations['complete']['request_schema']
     assert schema['required'] == ['operation', 'id']
     assert schema['properties']['id'] == {'type': 'integer', 'title': 'Id', 'description': 'The todo (complete).'}
     # null is refused as the schema says: the tool's `id: int` cannot take it.

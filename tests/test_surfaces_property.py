@@ -69,7 +69,7 @@ def payloads(name: str) -> st.SearchStrategy[dict[str, Any]]:
     valid = valid_inputs(name)
     kinds = ('unknown_operation', 'missing_field', 'wrong_type', 'unknown_field')
     invalid = invalid_inputs(name, kinds=kinds).map(json.loads)
-    keys = st.deferred(lambda: st.sampled_from(sorted(get_registry().get_schema(name)['properties'])))
+    keys = st.deferred(lambda: st.sampled_from(sorted(get_registry().get_manager(name).input_schema.model_fields)))
     dropped = st.tuples(valid, keys).map(lambda pair: {k: v for k, v in pair[0].items() if k != pair[1]})
     changed = st.tuples(valid, keys, st.sampled_from(_NOISE)).map(lambda t: {**t[0], t[1]: t[2]})
     return st.one_of(valid, invalid, dropped, changed)
