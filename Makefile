@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit docs install clean bench fuzz
+.PHONY: demo test lint typecheck unit docs install clean bench bench-durable fuzz
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,10 @@ test: lint typecheck unit docs
 # Benchmarks: one table of ratios (medians, same process), printed and written to docs/benchmarks.md.
 bench: $(STAMP)
 	$(BIN)/python -m bench
+
+# Durable execution: overhead of a DBOS run vs a plain run, throughput of 1 vs 2 workers on Postgres.
+bench-durable: $(STAMP)
+	$(BIN)/python -m bench.durable
 
 # The reliability tests with heavier inputs: more hypothesis examples, bigger sizes, more rounds.
 fuzz: $(STAMP)

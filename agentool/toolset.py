@@ -21,6 +21,7 @@ from pydantic_ai.tools import AgentDepsT, ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 
 from ._interface import ARGUMENTS_ADAPTER, OperationInterface, build_interfaces
+from .core.durability import active_dispatcher, is_durable
 from .core.registry import AgenToolRegistry, get_registry
 from .filters import ExposedOperation, Selectors, select_operations
 from .telemetry import operation_span
@@ -112,7 +113,10 @@ class AgenToolToolset(AbstractToolset[AgentDepsT]):
             raise ModelRetry(interface.describe(error)) from error
         run_ctx: RunContext[Any] = ctx if self._deps is None else replace(ctx, deps=self._deps(ctx, exposed.agentool))
         with operation_span(exposed.agentool, exposed.operation, surface='toolset', tracer=ctx.tracer):
-            result = await exposed.manager.execute(run_ctx, input)
+            if (dispatcher := active_dispatcher()) is not None and is_durable(exposed.manager, exposed.operation):
+                result = await dispatcher.dispatch_execute(run_ctx, exposed.manager, input)
+            else:
+                result = await exposed.manager.execute(run_ctx, input)
         return interface.llm_output(result)
 
 

@@ -1,7 +1,7 @@
 """A short tour of agentool, run by `make demo`.
 
-The storage and sessions steps use a database in a temporary directory that is removed at the end,
-so the tour writes nothing to the working directory or the home directory.
+The storage, sessions and durable steps use databases in temporary directories that are removed at
+the end, so the tour writes nothing to the working directory or the home directory.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from pydantic_ai import Agent
 
 from agentool import AgenToolError, get_injector, get_registry
 from examples.calculator import create_calculator
+from examples.durable import scene as durable_scene
 from examples.sessions import SessionCreateResult, SessionGetResult, create_sessions
 from examples.storage import ReadResult, SQLiteStore, StorageDeps, create_storage, use_store
 
@@ -77,6 +78,10 @@ async def tour() -> None:
         print(f'bad input -> {type(error).__name__}: {error}')
 
     _print_catalog()
+
+    # Durable execution on DBOS: a pipeline killed mid-way finishes after a restart, no step repeated.
+    with tempfile.TemporaryDirectory(prefix='agentool-demo-durable-') as directory:
+        durable_scene(Path(directory))
 
 
 def main() -> None:

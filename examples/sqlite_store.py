@@ -22,7 +22,6 @@ import atexit
 import json
 import os
 import sqlite3
-import sys
 import threading
 import time
 from collections.abc import Callable, Generator
@@ -33,6 +32,8 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, JsonValue
+
+from agentool.paths import user_data_dir
 
 __all__ = (
     'MEMORY',
@@ -315,14 +316,7 @@ def default_path() -> str:
     """
     if configured := os.environ.get(PATH_ENV):
         return configured if configured == MEMORY else os.path.expanduser(configured)
-    if sys.platform == 'win32':
-        base = Path(os.environ.get('LOCALAPPDATA') or Path.home() / 'AppData' / 'Local')
-    elif sys.platform == 'darwin':
-        base = Path.home() / 'Library' / 'Application Support'
-    else:
-        xdg = os.environ.get('XDG_DATA_HOME', '')
-        base = Path(xdg) if os.path.isabs(xdg) else Path.home() / '.local' / 'share'
-    return str(base / 'agentool' / 'storage.sqlite3')
+    return str(user_data_dir() / 'storage.sqlite3')
 
 
 class _EmbeddedDefault:

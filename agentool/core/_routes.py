@@ -130,6 +130,15 @@ def check_routes(name: str, config: AgenToolConfig) -> tuple[dict[str, CompiledR
     tools = {getattr(t, '__name__', repr(t)): t for t in config.tools}
     compiled: dict[str, CompiledRoute] = {}
     for operation, route in routes.items():
+        if route.retries < 0 or (route.retries and not route.idempotent):
+            problems.append(
+                ConfigProblem(
+                    kind='retries_not_idempotent',
+                    message=f'operation {operation!r} has retries={route.retries}: retries must be 0, or positive on '
+                    'an idempotent route (Route(idempotent=True)), since only an idempotent call can run again safely',
+                    operation=operation,
+                )
+            )
         function = tools.get(route.tool)
         if function is None:
             problems.append(

@@ -21,6 +21,7 @@ from pydantic_ai.models import Model, ModelResolutionContext
 from pydantic_ai.toolsets import AbstractToolset
 
 from ..errors import ConfigurationError
+from .durability import active_dispatcher, is_durable
 from .manager import MANAGER_TOOL_NAME, AgenToolManager
 from .model import AgenToolModel
 from .registry import AgenToolRegistry, get_registry
@@ -55,9 +56,14 @@ def manager_tool(manager: AgenToolManager, *, deps: DepsProvider | None = None) 
 
     async def agentool_manager(ctx: RunContext[Any], input: BaseModel) -> Any:
         if provider is None or ctx.deps is not None or not manager.tool_for(manager.operation_of(input)).takes_ctx:
-            return await manager.execute(ctx, input)
+            return await _execute(ctx, input)
         async with provider(manager.name, deps_type) as built:
-            return await manager.execute(dataclasses.replace(ctx, deps=built), input)
+            return await _execute(dataclasses.replace(ctx, deps=built), input)
+
+    async def _execute(ctx: RunContext[Any], input: BaseModel) -> Any:
+        if (dispatcher := active_dispatcher()) is not None and is_durable(manager, manager.operation_of(input)):
+            return await dispatcher.dispatch_execute(ctx, manager, input)
+        return await manager.execute(ctx, input)
 
     agentool_manager.__annotations__ = {'ctx': RunContext[Any], 'input': manager.input_schema, 'return': Any}
     description = manager.config.description or f'Run an operation of the {manager.name!r} agentool.'

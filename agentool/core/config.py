@@ -64,6 +64,13 @@ class Route:
     """Tags for catalogs and filters."""
     deprecated: bool = False
     """Still routed, but flagged in catalogs and tool descriptions."""
+    retries: int = 0
+    """In a durable run, how many more times the operation's unit calls the tool after it raised an
+    unexpected exception (not `ModelRetry`, `ToolFailed` or an agentool error); idempotent operations only."""
+    durable: bool = True
+    """In a durable run, the operation is its own journaled unit (a DBOS step); `False` runs it inline in
+    the workflow instead: for cheap read-only operations, and for ones that only delegate to other
+    agentools, whose calls then become the units."""
 
     def __iter__(self) -> Iterator[Any]:
         """`tool, transform = route`: the `(tool_name, transform)` pair the architecture guide unpacks."""
@@ -172,7 +179,7 @@ class ConfigProblem:
 
     kind: str
     """`no_operation_field`, `empty_operation_map`, `unrouted_operation`, `unproducible_operation`,
-    `missing_tool`, `unfillable_parameter` or `bad_schema`."""
+    `missing_tool`, `unfillable_parameter`, `retries_not_idempotent` or `bad_schema`."""
     message: str
     operation: str | None = None
     tool: str | None = None

@@ -116,9 +116,13 @@ class AgentDouble(AnsweringModel):
         fresh = last.run_id is None and any(isinstance(p, UserPromptPart) for p in last.parts)
         run = None if fresh else self._runs.get(key)
         if run is None:
-            prompt = _prompt(last)
+            # A run this double did not start but whose history it answered (one a durable engine
+            # recovered in a new process) resumes at the step its history reached.
+            done = 0 if fresh else sum(isinstance(m, ModelResponse) and m.run_id == last.run_id for m in messages)
+            prompt = _prompt(last) if not done else _prompt(_first_request(messages, last))
             try:
                 run = self._start(key, prompt)
+                run.step = done
             except DoubleError:
                 # Recorded even when no script answers, so the failure can be inspected.
                 self.requests.append(self._record(messages, params, settled, None, prompt))
@@ -236,6 +240,10 @@ class AgentDouble(AnsweringModel):
     def _call_id(self) -> str:
         self._sequence += 1
         return f'{self.name}-{self._sequence}'
+
+
+def _first_request(messages: list[ModelMessage], last: ModelRequest) -> ModelRequest:
+    return next((m for m in messages if isinstance(m, ModelRequest) and m.run_id == last.run_id), last)
 
 
 def _prompt(request: ModelRequest) -> str:

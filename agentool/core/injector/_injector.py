@@ -23,6 +23,7 @@ from pydantic_ai.agent import AbstractAgent
 from pydantic_core import PydanticSerializationError, to_json
 
 from ...telemetry import TRACER_NAME, operation_span
+from ..durability import active_dispatcher, is_durable
 from ..registry import AgenToolRegistry
 from ._deps import build_deps, run_without_loop
 from ._frame import Frame as _Frame
@@ -181,6 +182,10 @@ class AgenToolInjector(Wiring):
                 validated = manager.validate_json(data)
         else:
             validated = manager.validate_json(data)
+        # In a durable run, the call is one unit of its engine (unless the route opts out).
+        dispatcher = active_dispatcher() if deps is UNSET else None
+        if dispatcher is not None and is_durable(manager, manager.operation_of(validated)):
+            return await dispatcher.dispatch_call(self, manager, name, data, validated)
         # `_enter`, inlined: this is the hot path.
         frame = _frame.get()
         if frame is not None and frame[0] is self and (frame[1] is not None or frame[2]):

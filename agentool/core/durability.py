@@ -1,0 +1,57 @@
+"""The seam durable execution takes over operation calls through (engine-agnostic, no engine imported).
+
+While a durable run is in progress (`agentool.durable.AgenToolDurability` sets it for the run), the
+surfaces that execute an operation — the manager tool, `AgenToolToolset` and `injector.call` — hand
+the call to the active `OperationDispatcher` instead of running it themselves, so the run's engine
+journals it as one durable unit. Outside such a run the dispatcher is `None` and each surface pays
+one context-variable read.
+"""
+
+from __future__ import annotations
+
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any, Protocol
+
+from pydantic import BaseModel
+from pydantic_ai import RunContext
+
+if TYPE_CHECKING:
+    from .manager import AgenToolManager
+
+__all__ = ('OperationDispatcher', 'active_dispatcher', 'dispatcher_reset', 'dispatcher_scope', 'is_durable')
+
+
+class OperationDispatcher(Protocol):
+    """Runs one operation of a durable run as a durable unit of the run's engine."""
+
+    async def dispatch_execute(self, ctx: RunContext[Any], manager: AgenToolManager, input: BaseModel) -> Any:
+        """`manager.execute(ctx, input)`, as one durable unit."""
+        ...
+
+    async def dispatch_call(
+        self, injector: Any, manager: AgenToolManager, name: str, data: str | bytes, input: BaseModel
+    ) -> Any:
+        """`injector.call(name, data)`, as one durable unit."""
+        ...
+
+
+_ACTIVE: ContextVar[OperationDispatcher | None] = ContextVar('agentool_operation_dispatcher', default=None)
+
+active_dispatcher = _ACTIVE.get
+"""The dispatcher of the durable run in progress, or `None` (outside one, and inside a durable unit)."""
+
+
+def dispatcher_scope(dispatcher: OperationDispatcher | None) -> Any:
+    """Make `dispatcher` the active one until the returned token is reset (`dispatcher_reset`)."""
+    return _ACTIVE.set(dispatcher)
+
+
+def dispatcher_reset(token: Any) -> None:
+    """Undo `dispatcher_scope`."""
+    _ACTIVE.reset(token)
+
+
+def is_durable(manager: AgenToolManager, operation: str) -> bool:
+    """Whether `operation` of `manager`'s agentool runs as its own durable unit (`Route.durable`)."""
+    route = manager.config.routing_config.operation_map.get(operation)
+    return route is None or route.durable

@@ -1,0 +1,224 @@
+"""Durable agentools on DBOS: each operation a journaled step, SQLite embedded or Postgres shared.
+
+`pip install 'agentool[dbos]'`. The one-liner, for an agentool agent:
+
+```python {test="skip"}
+from agentool.dbos import durable, launch, run
+
+storage = durable('storage')  # the agentool's agent, with DBOS durability attached
+await launch()  # DBOS on SQLite in the user-data directory (or launch('path.sqlite'), launch('postgresql://...'))
+output = await run(storage, '{"operation": "write", "key": "k", "data": 1}', workflow_id='order-42')
+```
+
+An LLM agent gets the same with `Agent(model, name=..., toolsets=[AgenToolToolset()], capabilities=capabilities())`
+and `register(agent)`. Recovery finds agents by name, so build and register them before `launch()`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio.to_thread
+from pydantic_ai.agent import AbstractAgent
+from pydantic_ai.capabilities import AbstractCapability
+
+from .core.capability import build_agent
+from .core.registry import AgenToolRegistry, get_registry
+from .durable import AgenToolDurability
+from .errors import AgenToolNotFoundError, ConfigurationError, MissingExtraError
+from .paths import user_data_dir
+
+try:
+    from dbos import DBOS, DBOSConfig, SetWorkflowID, WorkflowHandleAsync
+    from pydantic_ai.durable_exec.dbos import DBOSDurability, StepConfig
+except ImportError as error:  # pragma: no cover - exercised without the extra
+    raise MissingExtraError(
+        "agentool.dbos needs the 'dbos' extra: pip install 'agentool[dbos]'", extra='dbos'
+    ) from error
+
+__all__ = (
+    'DATABASE_ENV',
+    'QUEUE_NAME',
+    'WORKFLOW_NAME',
+    'capabilities',
+    'database_url',
+    'default_database_path',
+    'durable',
+    'enqueue',
+    'launch',
+    'recover',
+    'register',
+    'run',
+    'shutdown',
+    'unit_key',
+)
+
+DATABASE_ENV = 'AGENTOOL_DBOS_DATABASE'
+"""Environment variable that sets the default system database (a path or a database URL)."""
+
+WORKFLOW_NAME = 'agentool.run'
+"""The persisted name of the workflow `run` and `enqueue` start: never rename it."""
+
+QUEUE_NAME = 'agentool'
+"""The DBOS queue `enqueue` puts runs on; every launched process is a worker of it."""
+
+_agents: dict[str, AbstractAgent[Any, Any]] = {}
+
+
+def unit_key() -> str | None:
+    """DBOS's identity of the step running now (`workflow id:step id`), `None` outside a step."""
+    workflow_id, step_id = DBOS.workflow_id, DBOS.step_id
+    return None if workflow_id is None or step_id is None else f'{workflow_id}:{step_id}'
+
+
+def capabilities(*, step_config: StepConfig | None = None) -> list[AbstractCapability[Any]]:
+    """The capabilities that make an agent durable on DBOS: `DBOSDurability` and `AgenToolDurability`.
+
+    Tool calls run one at a time (`parallel_execution_mode='sequential'`), so the order of steps is
+    the same when a workflow is recovered. `step_config` applies to the operation steps (retries).
+    """
+    return [
+        DBOSDurability(parallel_execution_mode='sequential', mcp_step_config=step_config),
+        AgenToolDurability(unit_key=unit_key),
+    ]
+
+
+def register(agent: AbstractAgent[Any, Any]) -> AbstractAgent[Any, Any]:
+    """Make `agent` runnable by `run` and `enqueue`, and recoverable by name; returns it."""
+    if agent.name is None:
+        raise ConfigurationError('a durable agent needs a name: recovery finds it by name')
+    _agents[agent.name] = agent
+    return agent
+
+
+def durable(
+    name: str, *, registry: AgenToolRegistry | None = None, step_config: StepConfig | None = None, **agent_kwargs: Any
+) -> AbstractAgent[Any, Any]:
+    """Agentool `name`'s agent with DBOS durability, registered for `run`, `enqueue` and recovery."""
+    registry = get_registry() if registry is None else registry
+    caps = [*capabilities(step_config=step_config), *agent_kwargs.pop('capabilities', ())]
+    return register(build_agent(name, registry, capabilities=caps, **agent_kwargs))
+
+
+def default_database_path() -> Path:
+    """The embedded system database: `dbos.sqlite3` in agentool's user-data directory (`agentool.paths`)."""
+    return user_data_dir() / 'dbos.sqlite3'
+
+
+def database_url(database: str | Path | None = None) -> str:
+    """The system database URL: a `postgresql://` or `sqlite://` URL as given, a path as SQLite."""
+    if database is None:
+        database = os.environ.get(DATABASE_ENV) or default_database_path()
+    text = str(database)
+    if '://' in text:
+        return text
+    path = Path(text).expanduser().resolve()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return f'sqlite:///{path}'
+
+
+async def launch(
+    database: str | Path | None = None,
+    *,
+    app_name: str = 'agentool',
+    executor_id: str | None = None,
+    application_version: str = 'agentool-1',
+    log_level: str = 'WARNING',
+    worker_concurrency: int | None = None,
+    polling_interval: float = 1.0,
+) -> None:
+    """Configure DBOS and launch it; pending workflows of this executor are recovered now.
+
+    Args:
+        database: A path (SQLite) or a database URL; by default `default_database_path()`.
+        app_name: The DBOS application name.
+        executor_id: This process's identity among workers sharing a Postgres database; DBOS
+            recovers the workflows of the executor that restarts with the same id.
+        application_version: Only workflows of the same version are recovered; keep it stable
+            across restarts of the same code.
+        log_level: DBOS's log level.
+        worker_concurrency: How many queued runs this process works on at once (`None`: no limit).
+        polling_interval: How often (seconds) this worker looks for queued runs.
+    """
+    config: DBOSConfig = {
+        'name': app_name,
+        'system_database_url': database_url(database),
+        'application_version': application_version,
+        'log_level': log_level,
+    }
+    if executor_id is not None:
+        config['executor_id'] = executor_id
+    DBOS(config=config)
+    DBOS.launch()
+    await DBOS.register_queue_async(
+        QUEUE_NAME,
+        worker_concurrency=worker_concurrency,
+        polling_interval_sec=polling_interval,
+        on_conflict='always_update',
+    )
+
+
+async def recover(executor_ids: Sequence[str]) -> list[str]:
+    """Resume, in this process, the pending workflows of workers that died; returns their workflow ids.
+
+    Without DBOS Conductor, a worker's pending workflows are recovered only when a worker with its
+    executor id restarts; call this on a live worker instead to move them over (what DBOS's admin
+    endpoint `/dbos-workflow-recovery` does). Their completed steps are not run again.
+    """
+    handles = await anyio.to_thread.run_sync(
+        DBOS._recover_pending_workflows,  # pyright: ignore[reportPrivateUsage]  # DBOS's own recovery entry point
+        list(executor_ids),
+    )
+    return [handle.workflow_id for handle in handles]
+
+
+def shutdown() -> None:
+    """Shut DBOS down (a later `launch` starts it again)."""
+    DBOS.destroy(destroy_registry=False)
+
+
+@DBOS.workflow(name=WORKFLOW_NAME)
+async def _run_workflow(agent_name: str, prompt: str) -> Any:
+    agent = _agents.get(agent_name)
+    if agent is None:
+        known = ', '.join(map(repr, sorted(_agents))) or 'none'
+        raise AgenToolNotFoundError(
+            f'no durable agent named {agent_name!r} is registered (registered: {known}); register it before launch()',
+            agentool=agent_name,
+        )
+    return (await agent.run(prompt)).output
+
+
+async def run(agent: AbstractAgent[Any, Any], prompt: str, *, workflow_id: str | None = None) -> Any:
+    """Run `agent` on `prompt` as a durable workflow and return its output.
+
+    With `workflow_id`, running it again returns the recorded output instead of running twice, and
+    a run with the id of a workflow being recovered waits for that workflow.
+    """
+    return await (await _start(agent, prompt, workflow_id=workflow_id)).get_result(polling_interval_sec=0.1)
+
+
+async def enqueue(
+    agent: AbstractAgent[Any, Any], prompt: str, *, workflow_id: str | None = None
+) -> WorkflowHandleAsync[Any]:
+    """Put a run of `agent` on the queue that every launched worker process consumes."""
+    register(agent)
+    assert agent.name is not None
+    if workflow_id is None:
+        return await DBOS.enqueue_workflow_async(QUEUE_NAME, _run_workflow, agent.name, prompt)
+    with SetWorkflowID(workflow_id):
+        return await DBOS.enqueue_workflow_async(QUEUE_NAME, _run_workflow, agent.name, prompt)
+
+
+async def _start(agent: AbstractAgent[Any, Any], prompt: str, *, workflow_id: str | None) -> WorkflowHandleAsync[Any]:
+    register(agent)
+    assert agent.name is not None
+    if workflow_id is None:
+        return await DBOS.start_workflow_async(_run_workflow, agent.name, prompt)
+    if await DBOS.get_workflow_status_async(workflow_id) is not None:  # ran, or is being recovered
+        return await DBOS.retrieve_workflow_async(workflow_id)
+    with SetWorkflowID(workflow_id):
+        return await DBOS.start_workflow_async(_run_workflow, agent.name, prompt)

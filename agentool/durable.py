@@ -1,0 +1,164 @@
+"""Durable agentool operations on any pydantic-ai durability engine (DBOS, Temporal, Prefect).
+
+Attach `AgenToolDurability()` to an agent next to the engine's capability (`DBOSDurability`, ...):
+during a run inside the engine's workflow, each agentool operation the run executes — the manager
+tool's routed call, an `AgenToolToolset` tool, and `injector.call` made by the workflow's own code
+(an agentool that delegates with `Route(durable=False)`) — becomes one durable unit through
+pydantic-ai's public `@durable_operation`. A completed unit is journaled: after a crash, the engine
+replays its recorded result instead of calling the tool again.
+
+A unit whose tool crashed after its side effect but before the engine recorded the result runs
+again on recovery (every engine has that window). Tools with side effects make them idempotent with
+`unit_key()`, a key that stays the same across those re-executions.
+
+The persisted name of the unit is `{agent name}__capability__agentool.operation` on DBOS
+(`OPERATION_NAME` within capability `CAPABILITY_ID`): renaming either strands in-flight workflows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel
+from pydantic_ai import ModelRetry, RunContext, ToolFailed
+from pydantic_ai.capabilities import AbstractCapability, WrapRunHandler, durable_operation
+from pydantic_ai.run import AgentRunResult
+
+from .core.durability import dispatcher_reset, dispatcher_scope
+from .core.injector import AgenToolInjector, get_injector
+from .core.manager import AgenToolManager
+from .core.registry import AgenToolRegistry, get_registry
+from .errors import AgenToolError
+
+__all__ = ('AgenToolDurability', 'CAPABILITY_ID', 'OPERATION_NAME', 'UnitKey', 'typed_result', 'unit_key')
+
+CAPABILITY_ID = 'agentool'
+"""The capability's stable id: part of every persisted unit name."""
+
+OPERATION_NAME = 'operation'
+"""The durable operation's stable name: part of every persisted unit name."""
+
+UnitKey = Callable[[], str | None]
+"""Gives the engine's identity of the durable unit running now (DBOS: workflow id and step id)."""
+
+_unit_key: ContextVar[str | None] = ContextVar('agentool_unit_key', default=None)
+_caller: ContextVar[AgenToolInjector | None] = ContextVar('agentool_durable_caller', default=None)
+
+
+def unit_key() -> str | None:
+    """The key of the durable unit running this operation, the same on every re-execution of it.
+
+    `None` outside a durable unit or when the engine gives no key. A tool with a side effect records
+    the key with the effect (in one transaction) and skips the effect when the key is already there.
+    """
+    return _unit_key.get()
+
+
+@dataclass
+class AgenToolDurability(AbstractCapability[Any]):
+    """Makes every agentool operation of the agent's runs one durable unit of the run's engine.
+
+    Args:
+        registry: Where the manager tool's agentools are registered; by default the one in effect.
+        unit_key: The engine's key of the running unit (the engine modules pass theirs).
+    """
+
+    id: str | None = CAPABILITY_ID
+    registry: AgenToolRegistry | None = field(default=None, kw_only=True)
+    unit_key: UnitKey | None = field(default=None, kw_only=True, repr=False)
+
+    async def wrap_run(self, ctx: RunContext[Any], *, handler: WrapRunHandler) -> AgentRunResult[Any]:
+        token = dispatcher_scope(_Dispatcher(self, ctx))
+        try:
+            return await handler()
+        finally:
+            dispatcher_reset(token)
+
+    @durable_operation(name=OPERATION_NAME)
+    async def run_operation(
+        self,
+        ctx: RunContext[Any],
+        agentool: str,
+        operation: str,
+        input: str,
+        via: Literal['tool', 'injector'],
+        retries: int = 0,
+    ) -> Any:
+        """Run one operation (its input as JSON text); the body of the durable unit.
+
+        An unexpected exception of the tool is retried `retries` times (`Route.retries`, idempotent routes).
+        """
+        # Calls made inside the unit belong to it: they run directly (engines cannot nest units).
+        token = dispatcher_scope(None)
+        key = _unit_key.set(None if self.unit_key is None else self.unit_key())
+        try:
+            for attempt in range(retries + 1):
+                try:
+                    return await self._run(ctx, agentool, input, via)
+                except (AgenToolError, ModelRetry, ToolFailed):
+                    raise
+                except Exception:
+                    if attempt == retries:
+                        raise
+        finally:
+            _unit_key.reset(key)
+            dispatcher_reset(token)
+
+    async def _run(self, ctx: RunContext[Any], agentool: str, input: str, via: str) -> Any:
+        if via == 'injector':
+            injector = _caller.get()
+            return await (get_injector() if injector is None else injector).call(agentool, input)
+        registry = get_registry() if self.registry is None else self.registry
+        manager = registry.get_manager(agentool)
+        return await manager.execute(ctx, manager.validate_json(input))
+
+    @classmethod
+    def get_serialization_name(cls) -> str | None:
+        return None
+
+
+@dataclass(frozen=True)
+class _Dispatcher:
+    """The active run's dispatcher: hands each operation to the capability's durable operation."""
+
+    capability: AgenToolDurability
+    run_ctx: RunContext[Any]
+
+    async def dispatch_execute(self, ctx: RunContext[Any], manager: AgenToolManager, input: BaseModel) -> Any:
+        # Only the fields the caller set: the manager passes unset optional fields as the tool's defaults.
+        data = input.model_dump_json(by_alias=True, exclude_unset=True, exclude_computed_fields=True)
+        operation = manager.operation_of(input)
+        retries = _retries(manager, operation)
+        result = await self.capability.run_operation(ctx, manager.name, operation, data, 'tool', retries)
+        return typed_result(manager, input, result)
+
+    async def dispatch_call(
+        self, injector: Any, manager: AgenToolManager, name: str, data: str | bytes, input: BaseModel
+    ) -> Any:
+        text = data if isinstance(data, str) else data.decode()
+        operation = manager.operation_of(input)
+        token = _caller.set(injector)
+        try:
+            retries = _retries(manager, operation)
+            result = await self.capability.run_operation(self.run_ctx, name, operation, text, 'injector', retries)
+        finally:
+            _caller.reset(token)
+        return result if isinstance(result, str) else typed_result(manager, input, result)
+
+
+def typed_result(manager: AgenToolManager, input: BaseModel, result: Any) -> Any:
+    """`result` as the agentool's output type again, after an engine that journals JSON returned it as data.
+
+    In-process engines (DBOS) hand back the object itself, which passes as it is.
+    """
+    if not manager.checks_output or type(result) is manager.output_class:
+        return result
+    return manager.check_output(input, result)
+
+
+def _retries(manager: AgenToolManager, operation: str) -> int:
+    route = manager.config.routing_config.operation_map.get(operation)
+    return 0 if route is None else route.retries

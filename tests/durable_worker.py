@@ -1,0 +1,58 @@
+"""Child process of the DBOS tests: `python -m tests.durable_worker DATABASE OUTPUTS JOB...`.
+
+Launches DBOS on DATABASE (a SQLite path or a Postgres URL), which recovers this executor's pending
+workflows, then makes sure each JOB's pipeline workflow (`workflow id = JOB`) has run (`agentool.dbos.run` waits
+for a workflow that exists: recovered, or finished in an earlier life). Each
+output goes to OUTPUTS/JOB once the workflow returned. With `--queue`, the jobs are not run here: the
+process is a worker of the DBOS queue until OUTPUTS/STOP appears (and recovers the pending workflows
+of the dead workers a file OUTPUTS/RECOVER.<its executor id> lists). The ledger path comes from the
+environment (`tests.durable_agentools.LEDGER_ENV`); `AGENTOOL_TEST_EXECUTOR` sets the executor id.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+
+import agentool.dbos as durable_dbos
+from tests.durable_agentools import build, pipeline_prompt
+
+EXECUTOR_ENV = 'AGENTOOL_TEST_EXECUTOR'
+
+
+async def _main(database: str, outputs: Path, jobs: list[str], *, queue: bool) -> None:
+    agent = durable_dbos.register(build(capabilities=durable_dbos.capabilities()))
+    await durable_dbos.launch(
+        database, executor_id=os.environ.get(EXECUTOR_ENV), polling_interval=0.1, worker_concurrency=2
+    )
+    sys.stdout.write('launched\n')
+    sys.stdout.flush()
+    try:
+        if queue:
+            await _serve(outputs)
+            return
+        for job in jobs:
+            output = await durable_dbos.run(agent, pipeline_prompt(job), workflow_id=job)
+            (outputs / job).write_text(str(output))
+    finally:
+        durable_dbos.shutdown()
+
+
+async def _serve(outputs: Path) -> None:
+    """Work on the queue until OUTPUTS/STOP appears; recover the workers OUTPUTS/RECOVER.<executor> names."""
+    orders = outputs / f'RECOVER.{os.environ.get(EXECUTOR_ENV)}'
+    while not (outputs / 'STOP').exists():
+        if orders.exists():
+            dead = orders.read_text().split()
+            orders.unlink()
+            recovered = await durable_dbos.recover(dead)
+            (outputs / f'RECOVERED.{os.environ.get(EXECUTOR_ENV)}').write_text('\n'.join(recovered))
+        await asyncio.sleep(0.1)
+
+
+if __name__ == '__main__':
+    queue = '--queue' in sys.argv
+    args = [a for a in sys.argv[1:] if a != '--queue']
+    asyncio.run(_main(args[0], Path(args[1]), args[2:], queue=queue))

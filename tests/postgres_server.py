@@ -1,0 +1,87 @@
+"""A throwaway PostgreSQL server for the tests: installed if missing, on loopback, in a temporary directory.
+
+`postgres_server()` finds the server binaries (Debian's `postgresql` package: `/usr/lib/postgresql/N/bin`,
+or `initdb` on PATH), installs the package with apt-get when they are missing and the process is root,
+initialises a cluster in a fresh temporary directory (as the `postgres` user when running as root,
+since the server refuses to run as root), starts it on 127.0.0.1 at a free port with trust
+authentication, yields its URL, then stops it and removes the directory.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+from collections.abc import Generator
+from contextlib import contextmanager
+from pathlib import Path
+
+__all__ = ('PostgresUnavailableError', 'postgres_server')
+
+
+class PostgresUnavailableError(RuntimeError):
+    """No server binaries, and they could not be installed here."""
+
+
+def _bin_dir() -> Path | None:
+    versions = sorted(Path('/usr/lib/postgresql').glob('*/bin/initdb'), key=lambda p: int(p.parts[-3]))
+    if versions:
+        return versions[-1].parent
+    found = shutil.which('initdb')
+    return Path(found).resolve().parent if found else None
+
+
+def _install() -> Path:
+    if (found := _bin_dir()) is not None:
+        return found
+    if os.geteuid() != 0 or shutil.which('apt-get') is None:
+        raise PostgresUnavailableError('PostgreSQL is not installed, and installing it needs root and apt-get')
+    env = {**os.environ, 'DEBIAN_FRONTEND': 'noninteractive'}
+    subprocess.run(['apt-get', 'update', '-qq'], check=True, env=env, capture_output=True)
+    subprocess.run(['apt-get', 'install', '-y', '-qq', 'postgresql'], check=True, env=env, capture_output=True)
+    if (found := _bin_dir()) is None:
+        raise PostgresUnavailableError('apt-get installed postgresql, but no initdb was found')
+    return found
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(('127.0.0.1', 0))
+        return int(probe.getsockname()[1])
+
+
+@contextmanager
+def postgres_server() -> Generator[str]:
+    """A running server for the block; yields `postgresql://postgres@127.0.0.1:PORT/postgres`."""
+    bin_dir = _install()
+    root = Path(tempfile.mkdtemp(prefix='agentool-postgres-'))
+    as_user: list[str] = []
+    if os.geteuid() == 0:  # the server refuses to run as root
+        shutil.chown(root, 'postgres', 'postgres')
+        as_user = ['runuser', '-u', 'postgres', '--']
+    data, log = root / 'data', root / 'server.log'
+    port = _free_port()
+    try:
+        subprocess.run(
+            [*as_user, str(bin_dir / 'initdb'), '-D', str(data), '-U', 'postgres', '--auth=trust', '-E', 'UTF8'],
+            check=True,
+            capture_output=True,
+        )
+        options = f'-c listen_addresses=127.0.0.1 -p {port} -k {root} -c max_connections=300 -c fsync=off'
+        subprocess.run(
+            [*as_user, str(bin_dir / 'pg_ctl'), '-D', str(data), '-l', str(log), '-o', options, '-w', 'start'],
+            check=True,
+            capture_output=True,
+        )
+        try:
+            yield f'postgresql://postgres@127.0.0.1:{port}/postgres'
+        finally:
+            subprocess.run(
+                [*as_user, str(bin_dir / 'pg_ctl'), '-D', str(data), '-m', 'fast', '-w', 'stop'],
+                check=False,
+                capture_output=True,
+            )
+    finally:
+        shutil.rmtree(root, ignore_errors=True)

@@ -1,0 +1,139 @@
+"""The engine-agnostic part of durability: which calls become units, and per-route options.
+
+Outside an engine's workflow the units run inline, so these tests need no engine running; the DBOS
+tests (`test_durable_dbos.py`, `test_durable_workers.py`) check the journal itself.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import pytest
+from pydantic import BaseModel
+from pydantic_ai.durable_exec import JSON_CODEC
+
+from agentool import ConfigurationError, OutputError, Route, RoutingConfig, create_agentool, get_injector, get_registry
+from agentool.durable import AgenToolDurability, typed_result
+
+ATTEMPTS: list[str] = []
+
+
+class FlakyInput(BaseModel):
+    operation: Literal['fetch']
+    key: str
+
+
+class RelayInput(BaseModel):
+    operation: Literal['relay']
+    key: str
+
+
+async def flaky_fetch(key: str) -> str:
+    """Fails on the first two attempts for a key."""
+    ATTEMPTS.append(key)
+    if ATTEMPTS.count(key) <= 2:
+        raise ConnectionError(f'attempt {ATTEMPTS.count(key)} for {key} failed')
+    return f'value of {key}'
+
+
+async def relay_fetch(key: str) -> str:
+    """Fetches through the injector: the fetch is its own unit, retried there."""
+    return await get_injector().call('flaky', {'operation': 'fetch', 'key': key})
+
+
+def _create(*, retries: int, idempotent: bool = True, durable: bool = True) -> None:
+    create_agentool(
+        name='flaky',
+        input_schema=FlakyInput,
+        routing_config=RoutingConfig(
+            operation_map={'fetch': Route(tool='flaky_fetch', idempotent=idempotent, retries=retries)}
+        ),
+        tools=[flaky_fetch],
+        output_type=str,
+        capabilities=[AgenToolDurability()] if durable else [],
+        replace=True,
+    )
+    create_agentool(
+        name='relay',
+        input_schema=RelayInput,
+        # Orchestration: runs in the workflow, and the fetch it makes is the unit.
+        routing_config=RoutingConfig(operation_map={'relay': Route(tool='relay_fetch', durable=False)}),
+        tools=[relay_fetch],
+        output_type=str,
+        dependencies=['flaky'],
+        capabilities=[AgenToolDurability()] if durable else [],
+        replace=True,
+    )
+
+
+@pytest.fixture(autouse=True)
+def _fresh_attempts() -> None:
+    ATTEMPTS.clear()
+
+
+async def test_a_durable_run_retries_an_idempotent_operation_in_its_unit() -> None:
+    _create(retries=2)
+    result = await get_injector().run('flaky', {'operation': 'fetch', 'key': 'a'})
+    assert result.output == 'value of a'
+    assert ATTEMPTS == ['a', 'a', 'a']
+
+
+async def test_calls_through_the_injector_in_a_durable_run_are_units_with_the_routes_retries() -> None:
+    _create(retries=2)
+    result = await get_injector().run('relay', {'operation': 'relay', 'key': 'b'})
+    assert result.output == 'value of b'
+    assert ATTEMPTS == ['b', 'b', 'b']
+
+
+async def test_retries_run_out_and_the_tools_own_exception_propagates() -> None:
+    _create(retries=1)
+    with pytest.raises(ConnectionError, match='attempt 2 for c failed'):
+        await get_injector().run('flaky', {'operation': 'fetch', 'key': 'c'})
+    assert ATTEMPTS == ['c', 'c']
+
+
+async def test_without_durability_nothing_is_retried() -> None:
+    _create(retries=2, durable=False)
+    with pytest.raises(ConnectionError, match='attempt 1 for d failed'):
+        await get_injector().run('flaky', {'operation': 'fetch', 'key': 'd'})
+    with pytest.raises(ConnectionError, match='attempt 2 for d failed'):
+        await get_injector().call('flaky', {'operation': 'fetch', 'key': 'd'})
+
+
+def test_retries_need_an_idempotent_route() -> None:
+    with pytest.raises(ConfigurationError, match=r"operation 'fetch' has retries=2") as raised:
+        _create(retries=2, idempotent=False)
+    assert [p['kind'] for p in raised.value.details['problems']] == ['retries_not_idempotent']
+
+
+def test_operation_data_and_results_survive_a_json_journal() -> None:
+    # Engines that journal JSON (and Temporal's payload converter) hand a unit's result back as data:
+    # the dispatcher makes it the agentool's output type again.
+    class Found(BaseModel):
+        key: str
+        hits: int
+
+    async def find(key: str) -> Found:
+        return Found(key=key, hits=1)
+
+    class FindInput(BaseModel):
+        operation: Literal['find']
+        key: str
+
+    create_agentool(
+        name='finder',
+        input_schema=FindInput,
+        routing_config=RoutingConfig(operation_map={'find': 'find'}),
+        tools=[find],
+        output_type=Found,
+        replace=True,
+    )
+    arguments = {'agentool': 'finder', 'operation': 'find', 'input': '{"key":"k"}', 'via': 'tool', 'retries': 0}
+    assert JSON_CODEC.load(dict[str, Any], JSON_CODEC.dump(dict[str, Any], arguments)) == arguments
+    manager = get_registry().get_manager('finder')
+    journaled = JSON_CODEC.load(Any, JSON_CODEC.dump(Any, Found(key='k', hits=1)))
+    assert journaled == {'key': 'k', 'hits': 1}
+    input = manager.validate_python({'operation': 'find', 'key': 'k'})
+    assert typed_result(manager, input, journaled) == Found(key='k', hits=1)
+    with pytest.raises(OutputError):
+        typed_result(manager, input, {'key': 'k'})
