@@ -15,6 +15,7 @@ from __future__ import annotations
 from . import model_strings
 from .base import BaseOperationInput
 from .catalog import Catalog, CatalogDetails, CatalogEntry, CatalogField, CatalogOperation, CatalogTool, DependencyGraph
+from .core.agent import AgenToolAgent
 from .core.capability import AgenToolCapability, manager_tool, manager_toolset
 from .core.handle import AgenToolHandle, Uses
 from .core.injector import AgenToolInjector, ResourceScope, get_injector, use_injector
@@ -69,6 +70,7 @@ from .toolset import AgenToolToolset
 
 __all__ = (
     'MANAGER_TOOL_NAME',
+    'AgenToolAgent',
     'AgenToolCapability',
     'AgenToolConfig',
     'AgenToolError',

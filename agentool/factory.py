@@ -6,10 +6,9 @@ from collections.abc import Callable, Sequence
 from types import NoneType
 from typing import Any
 
-from pydantic_ai import Agent
-
 from .core._metadata import extract_tool_metadata, infer_output_type
 from .core._routes import configuration_error
+from .core.agent import AgenToolAgent
 from .core.capability import build_agent
 from .core.injector import get_injector
 from .core.injector._injected import injected_deps
@@ -35,8 +34,11 @@ def create_agentool(
     max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES,
     replace: bool = False,
     **agent_kwargs: Any,
-) -> Agent[Any, Any]:
+) -> AgenToolAgent:
     """Create agentool `name`, register it in the registry and injector in effect and return its `Agent`.
+
+    The agent is an `AgenToolAgent`: its plain runs skip pydantic-ai's agent graph once its first
+    run has shown their shape; `lean=False` (passed through `agent_kwargs`) forces the graph.
 
     The configuration is checked first (routes, tools, transforms, schema); problems raise one
     `ConfigurationError` listing every one (`details['problems']`), and a taken name raises `DuplicateNameError` unless

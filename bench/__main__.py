@@ -21,6 +21,7 @@ from ._timing import QUICK, Scale
 from .concurrency import concurrency_row
 from .dispatch import dispatch_rows
 from .imports import import_row
+from .lean import lean_rows
 from .paths import path_rows
 from .registry_scale import memory_row, registry_rows
 
@@ -56,7 +57,11 @@ _NOTES = """
 - **Memory**: Python-heap allocations (`tracemalloc`) per agentool kept alive (agent, registry
   and injector entries; one operation routed to one tool) against a bare `Agent` with the same
   tool and output type; allocations made by pydantic-core's Rust side are not traced, on either side.
-- **Concurrency**: the same runs of the same agent, gathered at once or awaited in turn.
+- **Lean runs**: an agentool's plain `agent.run` answered without pydantic-ai's agent graph (same
+  output, messages, usage and errors; see the model page), against a bare `TestModel` agent doing
+  the same call and against the same agentool forced through the graph (`lean=False`). Each ratio
+  is the median of per-repeat ratios (each pair measured side by side), with their range.
+- **Concurrency**: the same lean runs of the same agent, gathered at once or awaited in turn.
 - **Dispatch**: `DispatchCapability` in front of a plain agent whose `TestModel` answers in one
   request. A dispatched turn (the `arith` agentool's JSON prompt, answered with no model request)
   is compared with the same prompt through the agentool's own `agent.run` and with a model turn of
@@ -79,6 +84,7 @@ def collect(scale: Scale) -> list[Row]:
     """Every benchmark row, in the order of the table."""
     return [
         *_timed('call paths and runs', lambda: asyncio.run(path_rows(scale))),
+        *_timed('lean runs', lambda: asyncio.run(lean_rows(scale))),
         *_timed('registry sizes', lambda: registry_rows(scale)),
         *_timed('memory', lambda: [memory_row(scale)]),
         *_timed('concurrency', lambda: [asyncio.run(concurrency_row(scale))]),

@@ -16,7 +16,7 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart, Tool
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.test import TestModel
 
-from agentool import AgenToolHandle, BaseOperationInput, RoutingConfig, create_agentool, get_injector
+from agentool import AgenToolAgent, AgenToolHandle, BaseOperationInput, RoutingConfig, create_agentool, get_injector
 
 __all__ = (
     'PROMPT',
@@ -65,7 +65,7 @@ async def hand_written() -> float:
     return await _ROUTES[validated.operation](a=validated.a, b=validated.b)
 
 
-def create_arith(name: str = 'arith') -> Agent[Any, float]:
+def create_arith(name: str = 'arith') -> AgenToolAgent:
     """The benchmark agentool (output type `float`, inferred from the tools)."""
     return create_agentool(name, ArithInput, ARITH_ROUTING, [add, mul], description='Arithmetic on two numbers.')
 

@@ -14,7 +14,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
-__all__ = ('Step', 'Plan', 'Scale', 'QUICK', 'per_call', 'samples', 'medians')
+__all__ = ('Step', 'Plan', 'Scale', 'QUICK', 'per_call', 'samples', 'medians', 'Ratio', 'ratio')
 
 Step = Callable[[], Awaitable[object]]
 """One unit of work: a coroutine function taking no arguments."""
@@ -81,3 +81,32 @@ async def medians(plans: Mapping[str, Plan], repeats: int, *, warmup: int = 20) 
     """The median CPU seconds per call of each plan, over `repeats` interleaved samples."""
     taken = await samples(plans, repeats, warmup=warmup)
     return {name: statistics.median(values) for name, values in taken.items()}
+
+
+@dataclass(frozen=True)
+class Ratio:
+    """A ratio over interleaved repeats: the median of the per-repeat ratios, and their spread."""
+
+    median: float
+    low: float
+    high: float
+    subject: float
+    """The subject's median seconds (for context)."""
+    baseline: float
+
+    @property
+    def spread(self) -> str:
+        """The range of the per-repeat ratios, e.g. `0.007 to 0.009x`."""
+        return f'{self.low:.3f} to {self.high:.3f}x'
+
+
+def ratio(taken: Mapping[str, list[float]], subject: str, baseline: str) -> Ratio:
+    """`subject / baseline` repeat by repeat (each pair measured next to each other)."""
+    ratios = [s / b for s, b in zip(taken[subject], taken[baseline], strict=True)]
+    return Ratio(
+        median=statistics.median(ratios),
+        low=min(ratios),
+        high=max(ratios),
+        subject=statistics.median(taken[subject]),
+        baseline=statistics.median(taken[baseline]),
+    )

@@ -15,12 +15,13 @@ from types import NoneType
 from typing import Any
 
 from pydantic import BaseModel
-from pydantic_ai import Agent, FunctionToolset, RunContext, Tool
+from pydantic_ai import FunctionToolset, RunContext, Tool
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.models import Model, ModelResolutionContext
 from pydantic_ai.toolsets import AbstractToolset
 
 from ..errors import ConfigurationError
+from .agent import AgenToolAgent
 from .durability import active_dispatcher, is_durable
 from .manager import MANAGER_TOOL_NAME, AgenToolManager
 from .model import AgenToolModel
@@ -82,13 +83,14 @@ def build_agent(
     system_prompt: str | Sequence[str] | None = None,
     deps: DepsProvider | None = None,
     **agent_kwargs: Any,
-) -> Agent[Any, Any]:
-    """The pydantic-ai `Agent` of agentool `name`, registered in `registry`: its model, manager tool,
+) -> AgenToolAgent:
+    """The `AgenToolAgent` of agentool `name`, registered in `registry`: its model, manager tool,
     output type (`str`, JSON text, when the agentool is untyped), deps type and description.
 
+    `lean=False` among `agent_kwargs` makes every run take the agent graph (see `AgenToolAgent`);
     `deps` builds the deps of a run given none (see `manager_tool`)."""
     config = registry.require(name)
-    return Agent(
+    return AgenToolAgent(
         AgenToolModel(name, registry=registry),
         output_type=str if config.output_type is None else config.output_type,
         deps_type=config.deps_type,

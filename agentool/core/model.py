@@ -62,6 +62,11 @@ class AgenToolModel(AnsweringModel):
         super().__init__(settings=settings, profile=TOOL_CALLING_PROFILE)
         self._name = name
         self._registry = registry
+        self.output_parameters: ModelRequestParameters | None = None
+        """The request parameters of this model's latest final answer (its output mode and output tools).
+
+        A lean run answers in the same shape (`agentool.core.lean`); they are the agent's, not the run's.
+        """
 
     @property
     def model_name(self) -> str:
@@ -126,6 +131,7 @@ class AgenToolModel(AnsweringModel):
         )
 
     def _final(self, value: Any, params: ModelRequestParameters, call_id: str) -> ModelResponse:
+        self.output_parameters = params
         return output_response(value, params, model_name=self._name, agentool=self._name, call_id=call_id)
 
     def _prompt(self, messages: list[ModelMessage], last: ModelRequest) -> str:

@@ -23,6 +23,7 @@ from pydantic_ai.agent import AbstractAgent
 from pydantic_core import PydanticSerializationError, to_json
 
 from ...telemetry import TRACER_NAME, operation_span
+from .._tool_errors import failed_error, retry_error
 from ..durability import active_dispatcher, is_durable
 from ..registry import AgenToolRegistry
 from ._deps import build_deps, run_without_loop
@@ -33,8 +34,6 @@ from ._resources import RunScope
 from ._targets import (
     Target,
     agent_target,
-    failed_error,
-    retry_error,
     run_context,
     serialise,
     serialise_fallback,

@@ -16,20 +16,19 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic_ai import Agent, RunContext
 from pydantic_ai.agent import AbstractAgent
-from pydantic_ai.messages import ToolReturnPart
 from pydantic_ai.models import Model
 from pydantic_core import PydanticSerializationError, to_json
 
-from ...errors import DependencyError, InvalidInputError, InvalidJSONError, ToolFailedError, ToolRetryError
+from ...errors import DependencyError, InvalidInputError, InvalidJSONError
+from .._context import context_base, direct_context
 from .._metadata import extract_tool_metadata
 from ..capability import AgenToolCapability, build_agent, parse_model_id
 from ..manager import MANAGER_TOOL_NAME, AgenToolManager
 from ..model import AgenToolModel
 from ..registry import AgenToolConfig, AgenToolRegistry, Route, RoutingConfig, get_registry
-from ._context import context_base, direct_context
 from ._deps import declares_deps
 
-__all__ = ('Target', 'agent_target', 'stub_target', 'serialise', 'serialise_fallback', 'retry_error', 'run_context')
+__all__ = ('Target', 'agent_target', 'stub_target', 'serialise', 'serialise_fallback', 'run_context')
 
 
 def _no_schema(data: str | bytes) -> BaseModel:
@@ -202,31 +201,6 @@ def serialise_fallback(value: Any) -> Any:
     if isinstance(value, PurePath):
         return str(value)
     raise TypeError(f'unable to serialise unknown type {type(value).__name__}')
-
-
-def retry_error(agentool: str, message: str) -> ToolRetryError:
-    """The `ToolRetryError` a run raises when a tool raises `ModelRetry(message)`, for the direct path."""
-    # The feedback text is built by the same public message part a run sends back to the model.
-    part = ToolReturnPart(MANAGER_TOOL_NAME, message, tool_call_id='agentool', outcome='retried')
-    feedback = part.model_response_str()
-    return ToolRetryError(
-        f'agentool {agentool!r}: tool {MANAGER_TOOL_NAME!r} asked the model to retry, which a deterministic model '
-        f'cannot do: {feedback}',
-        agentool=agentool,
-        tool=MANAGER_TOOL_NAME,
-        feedback=feedback,
-    )
-
-
-def failed_error(agentool: str, message: str) -> ToolFailedError:
-    """The `ToolFailedError` a run raises when a tool raises `ToolFailed(message)`, for the direct path."""
-    return ToolFailedError(
-        f'agentool {agentool!r}: tool {MANAGER_TOOL_NAME!r} failed: {message}',
-        agentool=agentool,
-        tool=MANAGER_TOOL_NAME,
-        outcome='failed',
-        feedback=message,
-    )
 
 
 def run_context(target: Target, deps: Any, prompt: str | bytes) -> RunContext[Any]:

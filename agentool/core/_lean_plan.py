@@ -1,0 +1,174 @@
+"""What a lean run needs to know about one agent, learned once from a run through the graph.
+
+An agentool's run always takes the same two steps, so one graph run shows everything the agent
+adds around the tool call: system prompt parts, instructions, the model's name and id on each
+response, the output mode and output tools, and the text pydantic-ai returns for an output tool.
+`learn_plan` reads that from the result's public messages and the request parameters the model
+saw; when the run has any other shape, it returns `None` and the agent keeps the graph.
+"""
+
+from __future__ import annotations
+
+import typing
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from types import UnionType
+from typing import Any, Literal
+
+from pydantic import TypeAdapter
+from pydantic_ai import AgentRunResult
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    SystemPromptPart,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+from pydantic_ai.models import ModelRequestParameters
+from pydantic_ai.usage import RunUsage
+from pydantic_core import to_jsonable_python
+
+from .manager import MANAGER_TOOL_NAME
+
+__all__ = ('LeanPlan', 'learn_plan', 'AGAIN')
+
+AGAIN = 'again'
+"""`learn_plan`'s answer when the run was fine but did not show everything (learn from the next one)."""
+
+_SCALARS = (str, int, float, bool)
+
+
+@dataclass(frozen=True, kw_only=True)
+class LeanPlan:
+    """One agent's run shape: templates of its four or five messages and how to read the output."""
+
+    params: ModelRequestParameters
+    """The output mode and tools the model was asked to answer in."""
+    first_request: ModelRequest
+    """The run's first request; its parts before the user prompt are the system prompt parts."""
+    system_parts: tuple[SystemPromptPart, ...]
+    response: ModelResponse
+    """A response of the agent's model: name, id and provider are copied from it."""
+    request: ModelRequest
+    """A later request of the run (instructions as the framework repeats them)."""
+    final_request: ModelRequest | None
+    """The framework's answer to an output tool call (one `ToolReturnPart`), or `None` in text mode."""
+    usage: RunUsage
+    max_retries: int = 1
+    """The manager tool's retry budget (`ctx.max_retries`): pydantic-ai's default, as lean agents set no other."""
+    readers: dict[str, Callable[[Any], Any]]
+    """Output tool name → the output value pydantic-ai would validate from its arguments."""
+
+    def output(self, value: Any, final: ModelResponse) -> Any:
+        """The run's output for the tool's `value`, as the graph would validate it from `final`."""
+        part = final.parts[0]
+        if isinstance(part, TextPart):
+            return part.content
+        assert isinstance(part, ToolCallPart)
+        return self.readers[part.tool_name](value)
+
+
+def learn_plan(
+    result: AgentRunResult[Any], params: ModelRequestParameters | None, output_type: Any
+) -> LeanPlan | Literal['again'] | None:
+    """The plan for an agent whose fresh run (no history) produced `result`, or `None` if it has another shape.
+
+    A text answer from an agent that also has output tools does not show the framework's return
+    for an output tool: then the answer is `AGAIN`.
+    """
+    messages = result.all_messages()
+    if params is None or result.metadata is not None or params.output_mode not in ('tool', 'text', 'auto'):
+        return None
+    if not _two_steps(messages):
+        return None
+    first, response, tool_return, final = messages[0], messages[1], messages[2], messages[3]
+    assert isinstance(first, ModelRequest)
+    assert isinstance(response, ModelResponse)
+    assert isinstance(tool_return, ModelRequest)
+    assert isinstance(final, ModelResponse)
+    final_request: ModelRequest | None = None
+    text_output = isinstance(final.parts[0], TextPart)
+    if not text_output:
+        if len(messages) != 5:
+            return None
+        last = messages[4]
+        if not (isinstance(last, ModelRequest) and len(last.parts) == 1 and isinstance(last.parts[0], ToolReturnPart)):
+            return None
+        final_request = last
+    elif len(messages) != 4:
+        return None
+    elif params.output_tools:
+        return AGAIN
+    readers = _readers(params, output_type)
+    if readers is None:
+        return None
+    system_parts = tuple(part for part in first.parts if isinstance(part, SystemPromptPart))
+    return LeanPlan(
+        params=params,
+        first_request=first,
+        system_parts=system_parts,
+        response=response,
+        request=tool_return,
+        final_request=final_request,
+        usage=replace(result.usage),
+        readers=readers,
+    )
+
+
+def _two_steps(messages: Sequence[ModelMessage]) -> bool:
+    """Request(system…, user) → Response(manager call) → Request(manager return) → Response(final)."""
+    if len(messages) not in (4, 5):
+        return False
+    first, response, tool_return, final = messages[:4]
+    if not isinstance(first, ModelRequest) or not first.parts or not isinstance(first.parts[-1], UserPromptPart):
+        return False
+    if not all(isinstance(part, SystemPromptPart) for part in first.parts[:-1]):
+        return False
+    if not (isinstance(response, ModelResponse) and len(response.parts) == 1):
+        return False
+    call = response.parts[0]
+    if not (isinstance(call, ToolCallPart) and call.tool_name == MANAGER_TOOL_NAME):
+        return False
+    if not (isinstance(tool_return, ModelRequest) and len(tool_return.parts) == 1):
+        return False
+    returned = tool_return.parts[0]
+    if not (isinstance(returned, ToolReturnPart) and returned.outcome == 'success'):
+        return False
+    if tool_return.instructions != first.instructions:
+        return False
+    return isinstance(final, ModelResponse) and len(final.parts) == 1
+
+
+def _readers(params: ModelRequestParameters, output_type: Any) -> dict[str, Callable[[Any], Any]] | None:
+    """How to read each output tool's value: validated by its member of the output type, as pydantic-ai does."""
+    tools = params.output_tools
+    if not tools:
+        return {}
+    # With text output allowed, a `str` member is answered as text and has no output tool.
+    members = tuple(m for m in _members(output_type) if not (params.allow_text_output and m is str))
+    if len(members) != len(tools):
+        return None  # output tools we cannot pair with the output type's members: keep the graph
+    return {tool.name: _reader(member) for tool, member in zip(tools, members, strict=True)}
+
+
+def _members(output_type: Any) -> tuple[Any, ...]:
+    origin = typing.get_origin(output_type)
+    if origin is typing.Union or origin is UnionType:
+        return typing.get_args(output_type)
+    return (output_type,)
+
+
+def _reader(member: Any) -> Callable[[Any], Any]:
+    adapter = TypeAdapter[Any](member)
+    exact = member if member in _SCALARS else None
+
+    def read(value: Any) -> Any:
+        # The graph validates the output tool's JSON-able arguments; a scalar of the exact type comes back as is.
+        if exact is not None and type(value) is exact:
+            return value
+        return adapter.validate_python(to_jsonable_python(value))
+
+    return read

@@ -1,0 +1,40 @@
+"""The typed errors a run raises when the manager tool asks for a retry or reports a failure.
+
+A deterministic model cannot retry, so `ModelRetry` and `ToolFailed` from a tool end the run with
+`ToolRetryError` / `ToolFailedError`. The direct path and lean runs raise the same errors as the
+graph, built here from the same public message part a run sends back to the model.
+"""
+
+from __future__ import annotations
+
+from pydantic_ai.messages import ToolReturnPart
+
+from ..errors import ToolFailedError, ToolRetryError
+from .manager import MANAGER_TOOL_NAME
+
+__all__ = ('retry_error', 'failed_error')
+
+
+def retry_error(agentool: str, message: str) -> ToolRetryError:
+    """The `ToolRetryError` a run raises when a tool raises `ModelRetry(message)`."""
+    # The feedback text is built by the same public message part a run sends back to the model.
+    part = ToolReturnPart(MANAGER_TOOL_NAME, message, tool_call_id='agentool', outcome='retried')
+    feedback = part.model_response_str()
+    return ToolRetryError(
+        f'agentool {agentool!r}: tool {MANAGER_TOOL_NAME!r} asked the model to retry, which a deterministic model '
+        f'cannot do: {feedback}',
+        agentool=agentool,
+        tool=MANAGER_TOOL_NAME,
+        feedback=feedback,
+    )
+
+
+def failed_error(agentool: str, message: str) -> ToolFailedError:
+    """The `ToolFailedError` a run raises when a tool raises `ToolFailed(message)`."""
+    return ToolFailedError(
+        f'agentool {agentool!r}: tool {MANAGER_TOOL_NAME!r} failed: {message}',
+        agentool=agentool,
+        tool=MANAGER_TOOL_NAME,
+        outcome='failed',
+        feedback=message,
+    )

@@ -1,0 +1,263 @@
+"""Lean runs are indistinguishable from graph runs: the differential contract (see tests/_lean_diff.py)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from typing import Any, Literal
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pydantic import BaseModel
+from pydantic_ai import ModelRetry, RunContext, ToolFailed
+
+from agentool import AgenToolAgent, BaseOperationInput, RoutingConfig, create_agentool, get_injector
+from agentool.testing.strategies import invalid_inputs, valid_inputs
+from examples.calculator import create_calculator
+from examples.storage import MEMORY, SQLiteStore, StorageDeps, create_storage
+from tests._lean_diff import differential
+
+pytestmark = pytest.mark.filterwarnings('ignore::DeprecationWarning')
+
+
+def lean(agent: Any) -> AgenToolAgent:
+    assert isinstance(agent, AgenToolAgent)
+    return agent
+
+
+async def warm(agent: AgenToolAgent, prompt: str, **kwargs: Any) -> None:
+    """The first plain run goes through the graph and shows the agent's shape."""
+    await agent.run(prompt, **kwargs)
+    assert agent.lean_blocker is None
+    assert agent.lean_runs == 0
+
+
+class Pair(BaseModel):
+    left: int
+    right: str
+
+
+class Other(BaseModel):
+    total: float
+
+
+class ShapeInput(BaseOperationInput):
+    operation: Literal['pair', 'other', 'scalar', 'text', 'fail', 'retry', 'failed', 'sync', 'boom', 'ctx']
+    n: int = 1
+
+
+class BoomError(RuntimeError):
+    pass
+
+
+async def pair(n: int) -> Pair:
+    return Pair(left=n, right=str(n))
+
+
+async def other(n: int) -> Other:
+    return Other(total=n / 2)
+
+
+async def scalar(n: int) -> int:
+    return n * 2
+
+
+async def text(n: int) -> str:
+    return f'n={n}'
+
+
+async def retry(n: int) -> str:
+    raise ModelRetry(f'try another n than {n}')
+
+
+async def failed(n: int) -> str:
+    raise ToolFailed(f'cannot do {n}')
+
+
+def sync(n: int) -> int:
+    return n + 1
+
+
+async def boom(n: int) -> int:
+    raise BoomError(f'boom {n}')
+
+
+async def ctx_tool(ctx: RunContext[dict[str, int]], n: int) -> int:
+    return ctx.deps['base'] + n + len(ctx.prompt or '')
+
+
+ROUTES = RoutingConfig(
+    operation_map={
+        'pair': 'pair',
+        'other': 'other',
+        'scalar': 'scalar',
+        'text': 'text',
+        'fail': 'pair',
+        'retry': 'retry',
+        'failed': 'failed',
+        'sync': 'sync',
+        'boom': 'boom',
+        'ctx': 'ctx_tool',
+    }
+)
+TOOLS = [pair, other, scalar, text, retry, failed, sync, boom, ctx_tool]
+
+
+CALC = json.dumps({'operation': 'add', 'a': 1, 'b': 1})
+
+
+def prompt(operation: str, n: int = 1) -> str:
+    return json.dumps({'operation': operation, 'n': n})
+
+
+@pytest.mark.parametrize(
+    ('output_type', 'operations'),
+    [
+        (Pair | Other, ['pair', 'other']),
+        (int, ['scalar', 'sync', 'ctx']),
+        (str, ['text']),
+        (int | str, ['scalar', 'text']),
+        (int | list[int] | None, ['scalar', 'sync']),
+        (Pair | None, ['pair']),
+        (None, ['pair', 'other', 'scalar', 'text', 'sync', 'ctx']),  # untyped: JSON text output
+    ],
+)
+async def test_outputs_messages_usage_and_deps_match_the_graph(output_type: Any, operations: list[str]) -> None:
+    agent = lean(create_agentool('shapes', ShapeInput, ROUTES, TOOLS, output_type=output_type, deps_type=dict))
+    await warm(agent, prompt(operations[0]), deps={'base': 0})
+    for operation in operations:
+        for n in (0, 3):
+            await differential(agent, prompt(operation, n), deps=lambda: {'base': 10})
+
+
+async def test_system_prompt_and_instructions_are_reproduced() -> None:
+    agent = lean(
+        create_agentool(
+            'shapes', ShapeInput, ROUTES, TOOLS, output_type=int, system_prompt=['one', 'two'], instructions='be exact'
+        )
+    )
+    await warm(agent, prompt('scalar'))
+    first = await differential(agent, prompt('scalar', 4))
+    assert first.result is not None
+    parts = first.result.all_messages()[0].parts
+    assert [getattr(part, 'content', None) for part in parts[:2]] == ['one', 'two']
+
+
+@pytest.mark.parametrize('operation', ['retry', 'failed', 'boom', 'fail'])
+async def test_errors_and_tool_exceptions_match_the_graph(operation: str) -> None:
+    agent = lean(create_agentool('shapes', ShapeInput, ROUTES, TOOLS, output_type=Other))
+    await warm(agent, prompt('other'))
+    out = await differential(agent, prompt(operation))
+    assert out.error is not None
+    if operation == 'boom':
+        assert type(out.error) is BoomError  # a tool's own exception propagates unchanged
+
+
+async def test_history_continuation_matches_the_graph() -> None:
+    for output_type in (int, str):
+        agent = lean(create_agentool('shapes', ShapeInput, ROUTES, TOOLS, output_type=output_type, replace=True))
+        operation = 'scalar' if output_type is int else 'text'
+        await warm(agent, prompt(operation))
+        graph_first = await agent.run(prompt(operation, 1))  # lean; its messages continue like a graph run's
+        history = graph_first.all_messages()
+        out = await differential(agent, prompt(operation, 2), message_history=history)
+        assert out.result is not None
+        assert len(out.result.all_messages()) == 2 * len(history)
+        assert out.result.conversation_id == graph_first.conversation_id
+        await differential(agent, prompt(operation, 3), message_history=out.result.all_messages())
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+async def test_calculator_inputs_valid_and_invalid_match_the_graph(data: st.DataObject) -> None:
+    agent = lean(create_calculator(replace=True))
+    await warm(agent, CALC)
+    valid = data.draw(valid_inputs('calculator').map(json.dumps))
+    invalid = data.draw(invalid_inputs('calculator'))
+    await differential(agent, valid)
+    await differential(agent, invalid)
+
+
+KEYS = st.sampled_from(['a', 'b', 'c/d'])
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+    max_leaves=5,
+)
+STORAGE_INPUTS = st.one_of(
+    st.builds(lambda key: {'operation': 'read', 'key': key}, KEYS),
+    st.builds(lambda key, value: {'operation': 'write', 'key': key, 'data': value}, KEYS, JSON),
+    st.builds(lambda prefix: {'operation': 'list', 'prefix': prefix}, st.none() | st.sampled_from(['a', 'c'])),
+    st.builds(lambda key: {'operation': 'delete', 'key': key}, KEYS),
+    st.builds(lambda key: {'operation': 'exists', 'key': key}, KEYS),
+)
+STORAGE_INVALID = st.one_of(
+    st.sampled_from(['', '{', '[1]', '"read"', '{"operation": "truncate"}', '{"operation": "read"}']),
+    st.builds(lambda key: json.dumps({'operation': 'write', 'key': key}), KEYS),  # no data
+    st.builds(lambda value: json.dumps({'operation': 'list', 'key': value}), st.text(max_size=3)),  # unused field
+)
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+async def test_storage_inputs_with_deps_match_the_graph(data: st.DataObject) -> None:
+    # Two stores receive the same operations: the graph run uses one, the lean run the other.
+    stores = [SQLiteStore(MEMORY), SQLiteStore(MEMORY)]
+    try:
+        agent = lean(create_storage(replace=True))
+        await warm(agent, json.dumps({'operation': 'list'}), deps=StorageDeps(store=stores[0]))
+        turn = itertools.cycle([StorageDeps(store=store) for store in stores])
+        for _ in range(3):
+            valid = json.dumps(data.draw(STORAGE_INPUTS))
+            await differential(agent, valid, deps=lambda: next(turn))
+        await differential(agent, data.draw(STORAGE_INVALID), deps=lambda: next(turn))
+    finally:
+        for store in stores:
+            await store.aclose()
+
+
+async def test_the_injector_runs_lean_and_the_direct_path_agrees() -> None:
+    agent = lean(create_calculator())
+    injector = get_injector()
+    await injector.run('calculator', {'operation': 'add', 'a': 1, 'b': 2})  # learns
+    result = await injector.run('calculator', {'operation': 'multiply', 'a': 2, 'b': 4})
+    assert agent.lean_runs == 1
+    assert result.output == 8.0 == await injector.call('calculator', {'operation': 'multiply', 'a': 2, 'b': 4})
+    handle_result = await injector.handle('calculator').run({'operation': 'divide', 'a': 1, 'b': 4})
+    assert handle_result.output == 0.25
+    assert agent.lean_runs == 2
+
+
+def test_run_sync_is_lean() -> None:
+    agent = lean(create_calculator())
+    assert agent.run_sync(CALC).output == 2.0  # learns
+    assert agent.run_sync(json.dumps({'operation': 'add', 'a': 1, 'b': 2})).output == 3.0
+    assert agent.lean_runs == 1
+
+
+class InfoInput(BaseOperationInput):
+    operation: Literal['info']
+
+
+async def test_the_tool_sees_the_same_run_context() -> None:
+    seen: list[dict[str, Any]] = []
+
+    async def info(ctx: RunContext[Any]) -> int:
+        fields = ('prompt', 'tool_name', 'tool_call_id', 'retry', 'max_retries', 'run_step', 'deps', 'metadata')
+        seen.append({name: getattr(ctx, name) for name in fields})
+        seen[-1].update(messages=len(ctx.messages), usage=ctx.usage, run_id=ctx.run_id, agent=ctx.agent)
+        return 1
+
+    agent = lean(create_agentool('info', InfoInput, RoutingConfig(operation_map={'info': 'info'}), [info]))
+    await warm(agent, '{"operation": "info"}')
+    out = await differential(agent, '{"operation": "info"}', deps=lambda: 'the deps')
+    assert out.result is not None
+    graph, lean_seen = seen[-2], seen[-1]
+    assert lean_seen['run_id'] == out.result.run_id
+    assert lean_seen['usage'] is out.result.usage
+    assert graph.pop('run_id') != lean_seen.pop('run_id')
+    assert graph.pop('usage') == lean_seen.pop('usage')
+    assert lean_seen == graph
+    assert lean_seen['agent'] is agent
+    assert lean_seen['deps'] == 'the deps'
