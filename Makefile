@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit docs install clean bench bench-durable fuzz
+.PHONY: demo test lint typecheck unit docs matrix install clean bench bench-durable fuzz
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,7 +33,13 @@ docs: $(STAMP)
 	@site=$$(mktemp -d) && NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict --quiet -d "$$site"; \
 	status=$$?; rm -rf "$$site"; exit $$status
 
-test: lint typecheck unit docs
+# The supported pydantic-ai range at both ends, plus the full `pydantic-ai` package: each leg is a
+# fresh venv under .venv-matrix/ built from this checkout, running the README quickstart and the full
+# pytest suite (.ci/matrix.py; about 3 minutes a leg, reused while pyproject.toml is unchanged).
+matrix: $(STAMP)
+	$(BIN)/python .ci/matrix.py
+
+test: lint typecheck unit docs matrix
 
 # Benchmarks: one table of ratios (medians, same process), printed and written to docs/benchmarks.md.
 bench: $(STAMP)
@@ -48,4 +54,4 @@ fuzz: $(STAMP)
 	AGENTOOL_FUZZ=1 $(BIN)/python -m pytest tests/test_reliability_*.py
 
 clean:
-	rm -rf $(VENV) site .pytest_cache .ruff_cache
+	rm -rf $(VENV) .venv-matrix site .pytest_cache .ruff_cache

@@ -1,8 +1,10 @@
 """agentool: deterministic, typed tool routing on pydantic-ai.
 
-`import agentool` installs one documented hook (see `agentool.model_strings`) so that
-`Agent('agentool:NAME')` resolves; nothing else happens at import. The test-double kit lives in
-`agentool.testing` and the MCP server in `agentool.mcp`; neither is imported here.
+`import agentool` first checks that the installed pydantic-ai is a supported release (raising
+`PydanticAIVersionError` if not; see `agentool._compat`), then installs one documented hook (see
+`agentool.model_strings`) so that `Agent('agentool:NAME')` resolves; nothing else happens at
+import. The test-double kit lives in `agentool.testing` and the MCP server in `agentool.mcp`;
+neither is imported here.
 
 Layers, bottom up (imports point down; `docs/architecture.md` has the map): `errors`, `base`,
 `telemetry`; the routing core `agentool.core`; the injector `agentool.core.injector`; the catalog
@@ -12,7 +14,11 @@ renderers `agentool.catalog`; `factory`; the bridges (`toolset`, `filters`, `mcp
 
 from __future__ import annotations
 
-from . import model_strings
+# First: importing it checks the pydantic-ai release before any module uses pydantic-ai's APIs.
+from . import (
+    _compat,  # noqa: F401  # pyright: ignore[reportUnusedImport]
+    model_strings,
+)
 from .base import BaseOperationInput
 from .catalog import Catalog, CatalogDetails, CatalogEntry, CatalogField, CatalogOperation, CatalogTool, DependencyGraph
 from .core.agent import AgenToolAgent
@@ -53,6 +59,7 @@ from .errors import (
     MissingExtraError,
     NotAnObjectError,
     OutputError,
+    PydanticAIVersionError,
     RoutingError,
     SelectorError,
     ToolArgumentError,
@@ -111,6 +118,7 @@ __all__ = (
     'InvalidJSONError',
     'JsonRule',
     'MissingExtraError',
+    'PydanticAIVersionError',
     'NotAnObjectError',
     'OutputError',
     'PredicateRule',

@@ -33,6 +33,7 @@ __all__ = (
     'SelectorError',
     'ToolNameConflictError',
     'MissingExtraError',
+    'PydanticAIVersionError',
     'DependencyError',
     'DependencyCycleError',
     'InjectorValidationError',
@@ -190,6 +191,13 @@ class ToolNameConflictError(ConfigurationError):
 
 class MissingExtraError(AgenToolError, ImportError):
     """A feature needs an optional extra that is not installed; `details['extra']` names it."""
+
+
+class PydanticAIVersionError(AgenToolError, ImportError):
+    """The installed pydantic-ai is outside the supported range; raised by `import agentool`.
+
+    `details` has `installed` (the version found) and `supported` (the range, as a requirement).
+    """
 
 
 # --- dependency injection: wiring agentools and resources together ------------------------------

@@ -1,7 +1,8 @@
 """Dispatch before the model: what a dispatched turn costs, and what dispatch adds to a turn it declines.
 
 Four agents run the same prompts in interleaved repeats: the `arith` agentool's own agent
-(`agent.run` with the agentool model), a plain agent whose `TestModel` answers in one request, the
+(`agent.run` through pydantic-ai's graph with the agentool model, `lean=False`: a lean run answers
+without the graph and is measured in bench/lean.py), a plain agent whose `TestModel` answers in one request, the
 same plain agent with `DispatchCapability` in front (a JSON rule for `arith` and a command rule),
 given either the agentool's JSON prompt (dispatched) or free text (declined, so the model answers).
 Each row reports the median ratio and, in brackets, the lowest and highest per-repeat ratio.
@@ -56,6 +57,9 @@ async def dispatch_rows(scale: Scale) -> list[Row]:
     """Rows for a dispatched turn (vs `agent.run` and a `TestModel` turn) and for a declined one."""
     with use_registry():
         agentool_agent = create_arith()
+        # Lean runs answer a plain `agent.run` without the graph (bench/lean.py); a dispatched turn
+        # runs inside another agent's run, so the comparable cost is the agentool's graph run.
+        agentool_agent.lean = False
         plain, dispatching = _model_agent(dispatch=False), _model_agent(dispatch=True)
         dispatched = await dispatching.run(PROMPT)
         assert dispatched.usage.requests == 0, 'the JSON prompt must be dispatched'
@@ -84,7 +88,7 @@ async def dispatch_rows(scale: Scale) -> list[Row]:
         )
     return [
         _row(
-            'Dispatch: a dispatched turn vs the same agentool through its own `agent.run`',
+            'Dispatch: a dispatched turn vs the same agentool through its own `agent.run` on the graph (`lean=False`)',
             taken,
             'dispatched',
             'agentool',

@@ -1,0 +1,62 @@
+"""The supported pydantic-ai releases, and the one place where their differences may live.
+
+agentool supports `pydantic-ai-slim>=2.60.0,<3` (the full `pydantic-ai` package brings the same
+slim). 2.60.0 is the floor because it is the first release in which a tool call the model must
+retry comes back as `ToolReturnPart(outcome='retried')`: agentool's model reads that shape and its
+manager writes it. Earlier releases send `RetryPromptPart`, which later releases deprecate, so
+going lower would mean translating the message history both ways.
+
+From 2.60.0 through the newest tested release (`.ci/matrix.py` runs the suite at both ends) the
+public APIs agentool uses behave the same, so nothing below branches on the version. When a release
+changes one of the seams (model request and stream, tool registration, model-string resolution,
+capability hooks, output modes, toolsets, MCP), its shim goes here and nowhere else, keyed on
+`PYDANTIC_AI_VERSION`, and the seam's canary in tests/test_compat.py names the release that broke it.
+
+Importing this module checks the installed release, so `import agentool` fails with a typed
+`PydanticAIVersionError` rather than an `ImportError` from deep inside a module.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pydantic_ai
+
+from .errors import PydanticAIVersionError
+
+__all__ = ('MINIMUM', 'BELOW', 'SUPPORTED', 'PYDANTIC_AI_VERSION', 'parse_version', 'check_pydantic_ai')
+
+MINIMUM = (2, 60, 0)
+"""The lowest supported `pydantic-ai-slim` release (pyproject.toml declares the same bound)."""
+
+BELOW = (3, 0, 0)
+"""The first release no longer supported: the next major version."""
+
+SUPPORTED = f'pydantic-ai-slim>={".".join(map(str, MINIMUM))},<{BELOW[0]}'
+"""The supported range, as the requirement pyproject.toml declares."""
+
+PYDANTIC_AI_VERSION: str = pydantic_ai.__version__
+"""The installed release, as pydantic-ai reports it."""
+
+
+def parse_version(version: str) -> tuple[int, int, int] | None:
+    """`(major, minor, patch)` of a release string (`'2.68.0'`, `'2.69.0b1'`, `'2.69.1.dev3+g0'`), or None."""
+    found = re.match(r'(\d+)\.(\d+)(?:\.(\d+))?', version)
+    if found is None:
+        return None
+    major, minor, patch = found.groups()
+    return int(major), int(minor), int(patch or 0)
+
+
+def check_pydantic_ai(version: str = PYDANTIC_AI_VERSION) -> None:
+    """Raise `PydanticAIVersionError` unless `version` is within `SUPPORTED`."""
+    parsed = parse_version(version)
+    if parsed is None or not MINIMUM <= parsed < BELOW:
+        raise PydanticAIVersionError(
+            f'agentool needs {SUPPORTED}, but pydantic-ai {version} is installed: run `pip install "{SUPPORTED}"`',
+            installed=version,
+            supported=SUPPORTED,
+        )
+
+
+check_pydantic_ai()
