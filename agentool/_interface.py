@@ -2,25 +2,26 @@
 
 Shared by the LLM toolset and the MCP server so both publish and check exactly the same thing.
 
-The arguments of an operation are the fields the catalog lists for it (`agentool.catalog`):
-for a route without a transform, the input fields matching the tool's parameters; for a route with
-a transform, the fields it reads (every field when that cannot be known); always the fields the
+The arguments of an operation are the fields the catalog lists for it (`agentool.catalog`), by the
+core's one rule (`agentool.core._requirements`): the fields the operation uses, and the fields the
 schema requires. The operation field is never an argument: the surface fills it in. An argument is
-required when the schema requires it or the tool's parameter has no default, so a model is told up
-front what the tool cannot do without.
+required when the schema requires it or the operation needs it, and arguments are checked by the
+manager's own rule, so a call is refused here exactly when `agent.run` refuses the same input, with
+the same list of failing fields.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Self
+from typing import Any, LiteralString, Self, cast
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic.fields import FieldInfo
-from pydantic_core import InitErrorDetails, to_json, to_jsonable_python
+from pydantic_core import InitErrorDetails, PydanticCustomError, to_json, to_jsonable_python
 
 from .catalog import CatalogOperation, JsonSchemaGenerator, input_schema, operations
+from .core._requirements import merge_errors
 from .core.registry import AgenToolRegistry
 from .filters import ExposedOperation
 
@@ -44,20 +45,18 @@ class OperationInterface:
     """`None` when the output is untyped or may be truncated (a truncated value fits no schema)."""
     output_wrapped: bool
     """The output schema wraps the value under `RESULT_KEY`."""
-    _hidden: frozenset[str]
-    """Schema keys that are not arguments of this operation (the operation field included)."""
-    _required: tuple[str, ...]
     _operation_key: str
 
     @classmethod
     def build(cls, exposed: ExposedOperation, operation: CatalogOperation, schema: Mapping[str, Any]) -> Self:
         """The interface of `exposed`, from its catalog description and the agentool's input `schema`."""
         properties: dict[str, Any] = schema.get('properties', {})
+        published: dict[str, Any] = operation['request_schema']['properties']
         keys = [field['name'] for field in operation['fields']]
         required = tuple(field['name'] for field in operation['fields'] if field['required'])
         parameters: dict[str, Any] = {
             'type': 'object',
-            'properties': {key: properties[key] for key in keys if key in properties},
+            'properties': {key: published[key] for key in keys if key in properties},
         }
         if required:
             parameters['required'] = list(required)
@@ -73,28 +72,33 @@ class OperationInterface:
             parameters_json_schema=parameters,
             output_json_schema=output_schema,
             output_wrapped=wrapped,
-            _hidden=frozenset(properties).difference(keys),
-            _required=required,
             _operation_key=_schema_key(operation_field, info, properties),
         )
 
     def validate(self, arguments: Mapping[str, Any], *, context: Any = None) -> BaseModel:
         """The agentool's validated input for these arguments; raises pydantic's `ValidationError`."""
-        # Checked before the schema: these keys are about this operation, which the schema cannot know.
-        problems = [
-            InitErrorDetails(type='extra_forbidden', loc=(key,), input=arguments[key])
-            for key in arguments
-            if key in self._hidden
-        ]
-        problems += [
-            InitErrorDetails(type='missing', loc=(key,), input=dict(arguments))
-            for key in self._required
-            if key not in arguments
-        ]
-        if problems:
-            raise ValidationError.from_exception_data(self.exposed.name, problems)
+        manager = self.exposed.manager
+        # The operation field is the surface's to set; everything else is checked as `agent.run` checks it.
+        surface: list[dict[str, Any]] = []
+        if self._operation_key in arguments:
+            value = arguments[self._operation_key]
+            surface.append({'type': 'extra_forbidden', 'loc': [self._operation_key], 'msg': _EXTRA, 'input': value})
         data = {**arguments, self._operation_key: self.exposed.operation}
-        return self.exposed.manager.input_schema.model_validate(data, context=context)
+        try:
+            validated = manager.input_schema.model_validate(data, context=context)
+        except ValidationError as error:
+            invalid, errors = error, [dict(e) for e in error.errors(include_url=False)]
+            validated = None
+        else:
+            invalid, errors = None, []
+        given = [name for name, info in manager.input_schema.model_fields.items() if _key(name, info) in data]
+        found = merge_errors(manager.keys, errors, manager.requirements(self.exposed.operation).problems(given, data))
+        if invalid is not None and not surface and len(found) == len(errors):
+            raise invalid  # pydantic's own error, with its context intact
+        if surface or found:
+            raise ValidationError.from_exception_data(self.exposed.name, [_detail(e) for e in [*surface, *found]])
+        assert validated is not None
+        return validated
 
     def describe(self, error: ValidationError) -> str:
         """A one-line message naming the tool, agentool, operation and every failing field."""
@@ -136,6 +140,21 @@ def build_interfaces(registry: AgenToolRegistry, selected: Sequence[ExposedOpera
         catalog, schema = described[item.agentool]
         interfaces[item.name] = OperationInterface.build(item, catalog[item.operation], schema)
     return interfaces
+
+
+_EXTRA = 'Extra inputs are not permitted'
+
+
+def _key(name: str, info: FieldInfo) -> str:
+    alias = info.validation_alias if isinstance(info.validation_alias, str) else info.alias
+    return name if alias is None else alias
+
+
+def _detail(error: Mapping[str, Any]) -> InitErrorDetails:
+    """One error of a list, as pydantic builds a `ValidationError` from it (type and message kept)."""
+    message = str(error['msg']).replace('{', '{{').replace('}', '}}')
+    custom = PydanticCustomError(cast(LiteralString, str(error['type'])), cast(LiteralString, message))
+    return InitErrorDetails(type=custom, loc=tuple(error['loc']), input=error.get('input'))
 
 
 def _truncate(text: str, limit: int | None) -> str:

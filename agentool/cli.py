@@ -38,7 +38,7 @@ from pydantic_core import to_json
 from .catalog import catalog_entry, input_schema
 from .catalog import operations as catalog_operations
 from .core.registry import AgenToolRegistry, get_registry, suggest
-from .errors import AgenToolError, DependencyError, UnknownOperationError
+from .errors import AgenToolError, UnknownOperationError
 
 __all__ = ('main', 'Command', 'COMMANDS', 'CLIError')
 
@@ -190,18 +190,16 @@ def _run_call(args: argparse.Namespace) -> int:
 
 
 async def _call(registry: AgenToolRegistry, name: str, prompt: str, output_type: Any) -> Any:
-    """Run agentool `name` through its agent, with the deps the injector can build (else none)."""
+    """Run agentool `name` through its agent, with the deps the injector builds (as on every surface)."""
     from .core.injector import get_injector
 
     injector = get_injector()
     if name not in injector:  # registered without `create_agentool`
         return (await _plain_agent(registry, name, output_type).run(prompt)).output
-    async with injector.run_scope():
-        try:
-            deps = await injector.acreate_deps(name)
-        except DependencyError:
-            deps = None  # run as `Agent('agentool:NAME')` would: without deps
-        return (await injector.get(name).run(prompt, deps=deps)).output
+    # Validated first, so bad input is reported before any resource is made; the run itself builds
+    # the deps (`MissingDepsError`, naming what is missing, when it cannot).
+    registry.get_manager(name).validate_json(prompt)
+    return (await injector.get(name).run(prompt)).output
 
 
 def _plain_agent(registry: AgenToolRegistry, name: str, output_type: Any) -> Any:

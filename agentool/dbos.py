@@ -17,7 +17,11 @@ and `register(agent)`. Recovery finds agents by name, so build and register them
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+import sqlite3
+import sys
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -143,14 +147,17 @@ async def launch(
         worker_concurrency: How many queued runs this process works on at once (`None`: no limit).
         polling_interval: How often (seconds) this worker looks for queued runs.
     """
+    url = database_url(database)
     config: DBOSConfig = {
         'name': app_name,
-        'system_database_url': database_url(database),
+        'system_database_url': url,
         'application_version': application_version,
         'log_level': log_level,
     }
     if executor_id is not None:
         config['executor_id'] = executor_id
+    if (engine_kwargs := _sqlite_engine_kwargs(url)) is not None:
+        config['db_engine_kwargs'] = engine_kwargs
     DBOS(config=config)
     DBOS.launch()
     await DBOS.register_queue_async(
@@ -159,6 +166,39 @@ async def launch(
         polling_interval_sec=polling_interval,
         on_conflict='always_update',
     )
+
+
+def _sqlite_engine_kwargs(url: str) -> dict[str, Any] | None:
+    # DBOS on Python 3.12+ stamps rows with SQLite's `unixepoch('subsec')`, which SQLite before 3.42
+    # (the system library of many Linux distributions) evaluates to NULL, so DBOS fails to launch.
+    # Its connections get a `unixepoch` that understands the modifier; nothing else changes.
+    if not url.startswith('sqlite') or sys.version_info < (3, 12) or sqlite3.sqlite_version_info >= (3, 42):
+        return None
+    from sqlalchemy.engine import make_url
+
+    database = make_url(url).database or ':memory:'
+    return {'creator': _connect_with_subsec(database)}
+
+
+def _connect_with_subsec(database: str) -> Callable[[], sqlite3.Connection]:
+    def connect() -> sqlite3.Connection:
+        connection = sqlite3.connect(database, check_same_thread=False)
+        connection.create_function('unixepoch', 1, _unixepoch)
+        return connection
+
+    return connect
+
+
+def _unixepoch(value: object) -> float | int | None:
+    if value == 'subsec':
+        return time.time()
+    if value == 'now':
+        return int(time.time())
+    try:
+        moment = datetime.fromisoformat(str(value))
+    except ValueError:
+        return None  # what SQLite's own unixepoch gives for text it cannot read
+    return int(moment.replace(tzinfo=moment.tzinfo or UTC).timestamp())
 
 
 async def recover(executor_ids: Sequence[str]) -> list[str]:

@@ -29,6 +29,7 @@ __all__ = (
     'ToolRetryError',
     'ToolFailedError',
     'DepsUnavailableError',
+    'MissingDepsError',
     'SelectorError',
     'ToolNameConflictError',
     'MissingExtraError',
@@ -163,6 +164,16 @@ class DepsUnavailableError(AgenToolError):
     explicit form, `Agent('agentool:NAME', capabilities=[AgenToolCapability(NAME)])`, or the agent
     `create_agentool` returns. Or `injector.create_deps(name)` (synchronous) met a resource
     factory that awaits I/O: use `await injector.acreate_deps(name)`.
+    """
+
+
+class MissingDepsError(DepsUnavailableError):
+    """An agentool declares a `deps_type`, no deps were given, and the injector cannot build them.
+
+    Raised on every surface alike (`agent.run` without `deps=`, `injector.call`, the CLI, MCP)
+    instead of handing the tools `None`. `details` has `deps_type` and `reason` (what is missing);
+    the message says how to provide it: pass `deps=...`, or make the injector able to build them
+    (`injector.provide(...)` for the missing type, or defaults on the deps fields).
     """
 
 

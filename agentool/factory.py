@@ -11,6 +11,7 @@ from .core._routes import configuration_error
 from .core.agent import AgenToolAgent
 from .core.capability import build_agent
 from .core.injector import get_injector
+from .core.injector._injected import injected_deps
 from .core.registry import DEFAULT_MAX_INPUT_BYTES, AgenToolConfig, RoutingConfig, get_registry
 
 __all__ = ('create_agentool', 'extract_tool_metadata', 'infer_output_type')
@@ -51,7 +52,8 @@ def create_agentool(
         tools: The tool functions, sync or async, optionally taking `ctx: RunContext` first.
         system_prompt: Passed to the agent (agentool ignores it when routing).
         description: Shown in catalogs and as the manager tool's description.
-        deps_type: Type of `ctx.deps` for the tools.
+        deps_type: Type of `ctx.deps` for the tools; a run given no deps gets them built by the
+            injector (`MissingDepsError` when it cannot, unless the type admits `None`).
         output_type: The typed output; inferred when omitted.
         version: Version string for catalogs.
         tags: Tags for catalogs and search.
@@ -85,6 +87,7 @@ def create_agentool(
     injector = get_injector()
     injector.check_dependencies(name, config)  # a cycle or a non-agentool dependency fails before registering
     registry.register(name, config, replace=replace)
-    agent = build_agent(name, registry, system_prompt=system_prompt, **agent_kwargs)
+    # A run without `deps=` gets the deps the injector in effect builds, as on every other surface.
+    agent = build_agent(name, registry, system_prompt=system_prompt, deps=injected_deps, **agent_kwargs)
     injector.register(name, agent, replace=True)  # the registry already ruled on the name
     return agent

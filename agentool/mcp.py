@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib
 import logging
 from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
@@ -23,10 +24,11 @@ from pydantic_ai import RunContext
 from pydantic_ai.usage import RunUsage
 
 from ._interface import OperationInterface, build_interfaces
+from .core.injector._injected import injected_deps
 from .core.model import AgenToolModel
 from .core.registry import AgenToolRegistry, get_registry
 from .errors import ConfigurationError, MissingExtraError
-from .filters import Selectors, select_operations
+from .filters import ExposedOperation, Selectors, select_operations
 from .mcp_http import HttpOptions, serve_http, until_signalled
 from .telemetry import operation_span
 
@@ -71,7 +73,8 @@ def create_mcp_server(
         exclude: Selectors of what never to expose; wins over `include`.
         prefix: Prepended to every tool name.
         separator: Between the agentool and the operation in tool names.
-        deps: Gives each agentool's `ctx.deps`; by default tools see `None`.
+        deps: Gives each agentool's `ctx.deps`; by default the injector in effect builds them per
+            call, as `agent.run` and the CLI do (an error result naming what is missing when it cannot).
         name: The server name reported to clients.
         instructions: Instructions for clients; by default a list of the agentools served.
         tracer: Where `operation_span`s go; by default the global tracer provider's `agentool` tracer.
@@ -187,15 +190,16 @@ async def _call(
         # Field names only at info level: the rejected values are the caller's data.
         logger.info('tool %r rejected arguments: %s', exposed.name, sorted({str(e['loc']) for e in error.errors()}))
         return _error(interface.describe(error))
-    ctx = RunContext[Any](
-        deps=None if deps is None else deps(exposed.agentool),
-        model=AgenToolModel(exposed.agentool, registry=registry),
-        usage=RunUsage(),
-        tool_name=exposed.name,
-    )
     try:
-        with operation_span(exposed.agentool, exposed.operation, surface='mcp', tracer=tracer):
-            result = await exposed.manager.execute(ctx, input)
+        async with _deps(exposed, deps) as given:
+            ctx = RunContext[Any](
+                deps=given,
+                model=AgenToolModel(exposed.agentool, registry=registry),
+                usage=RunUsage(),
+                tool_name=exposed.name,
+            )
+            with operation_span(exposed.agentool, exposed.operation, surface='mcp', tracer=tracer):
+                result = await exposed.manager.execute(ctx, input)
     except Exception as error:
         logger.exception(
             'tool %r (agentool %r, operation %r) raised', exposed.name, exposed.agentool, exposed.operation
@@ -206,6 +210,15 @@ async def _call(
         )
     structured = interface.structured(result) if interface.output_json_schema is not None else None
     return types.CallToolResult(content=[types.TextContent(text=interface.text(result))], structured_content=structured)
+
+
+def _deps(exposed: ExposedOperation, deps: McpDepsFunc | None) -> AbstractAsyncContextManager[Any]:
+    """The deps of one call: the server's `deps` function's, else the injector's (`injected_deps`)."""
+    if deps is not None:
+        return nullcontext(deps(exposed.agentool))
+    if not exposed.manager.tool_for(exposed.operation).takes_ctx:  # the tool cannot read them
+        return nullcontext(None)
+    return injected_deps(exposed.agentool, exposed.manager.config.deps_type)
 
 
 def _error(message: str) -> types.CallToolResult:

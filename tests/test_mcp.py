@@ -108,7 +108,8 @@ async def test_invalid_arguments_are_an_error_result_naming_the_field(client: Cl
         (block,) = result.content
         assert block.model_dump()['text'] == (
             "invalid arguments for tool 'notes_put' (agentool 'notes', operation 'put'): "
-            "field 'operation': Extra inputs are not permitted; field 'text': Field required"
+            "field 'operation': Extra inputs are not permitted; field 'text': Field required; "
+            "field 'copies': Input should be greater than or equal to 1"
         )
         result = await client.call_tool('notes_put', {'key': 'n', 'text': 't', 'copies': 0})
         assert "field 'copies': Input should be greater than or equal to 1" in result.content[0].model_dump()['text']

@@ -16,7 +16,7 @@ from pydantic_ai.toolsets import AbstractToolset
 
 from agentool.toolset import METADATA_KEY, AgenToolToolset
 from examples.calculator import create_calculator
-from tests.notes_agentool import Notes, NotesInput, create_notes
+from tests.notes_agentool import Notes, create_notes
 
 Script = Callable[[list[ModelMessage], AgentInfo], ModelResponse]
 
@@ -62,7 +62,9 @@ async def test_one_tool_per_operation_with_exactly_its_arguments() -> None:
     tools = await offered_tools(AgenToolToolset())
     assert list(tools) == ['notes_get', 'notes_put', 'notes_dump', 'notes_check']  # deprecated 'old' left out
     get_schema = tools['notes_get'].parameters_json_schema
-    assert get_schema['properties'] == {'key': NotesInput.model_json_schema()['properties']['key']}
+    # Required by the operation (the tool cannot do without it, though the schema field is optional):
+    # published without the schema's `"default": null`, and without `null` among its types.
+    assert get_schema['properties'] == {'key': {'type': 'string', 'title': 'Key', 'description': 'The note key.'}}
     assert get_schema['properties']['key']['description'] == 'The note key.'
     assert get_schema['required'] == ['key']  # the tool cannot do without it, though the schema field is optional
     assert get_schema['additionalProperties'] is False
@@ -126,7 +128,12 @@ async def test_a_validation_failure_goes_back_as_a_retry_and_the_model_recovers(
     assert retry.outcome == 'retried'
     assert retry.tool_name == 'notes_put'
     # Shape problems of this operation come first: the operation field is the toolset's to set.
-    assert [(e['type'], e['loc']) for e in errors(retry)] == [('extra_forbidden', ['operation']), ('missing', ['text'])]
+    # Every failing field at once: the surface's own (the operation), then the input's in field order.
+    assert [(e['type'], e['loc']) for e in errors(retry)] == [
+        ('extra_forbidden', ['operation']),
+        ('missing', ['text']),
+        ('greater_than_equal', ['copies']),
+    ]
     message = retry.model_response_str()
     assert 'Extra inputs are not permitted' in message
     assert 'Field required' in message

@@ -1,40 +1,38 @@
 """Which input fields an operation uses, and the JSON schema of an input for that operation alone.
 
-For a route without a transform: the input fields whose names match the tool's parameters (exactly
-what the manager passes). For a route with a transform: the transform is called once with a
-recording stand-in for the input, and the fields it reads are the ones listed; if it raises, or
-reads anything that is not a field (say `model_dump`), every field is listed. Fields the input
-schema requires are always listed, since no input validates without them.
+The rule (which fields an operation uses and needs) is the core's, `agentool.core._requirements`,
+so what a catalog publishes is exactly what every surface enforces: a field is listed when the
+operation uses it or the schema requires it, and required when the schema requires it or the
+operation needs it. A required field never advertises a default.
 """
 
 from __future__ import annotations
 
-import inspect
 import types
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Annotated, Any, Literal, TypedDict, Union, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypedDict, Union, cast, get_args, get_origin
 
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined, to_jsonable_python
+
+from ..core._requirements import FieldsSource, operation_requirements, probe_transform
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from ..core._signature import ToolSignature
-    from ..core.config import Route, Transform
+    from ..core.config import Route
 
 __all__ = (
     'CatalogField',
     'FieldsSource',
+    'field_property',
     'operation_fields',
     'operation_request_schema',
     'probe_transform',
     'schema_key',
     'type_label',
 )
-
-FieldsSource = Literal['matched', 'transform', 'schema']
-"""How an operation's fields were found: matched to tool parameters, read by the transform, or the whole schema."""
 
 
 class CatalogField(TypedDict):
@@ -79,34 +77,22 @@ def operation_fields(
     op: str,
     route: Route,
     properties: dict[str, Any],
-) -> tuple[list[CatalogField], FieldsSource]:
-    """The fields operation `op` uses, in schema order, and how they were found.
+) -> tuple[list[CatalogField], FieldsSource, list[str]]:
+    """The fields operation `op` uses, in schema order, how they were found, and the keys that must not be null.
 
     `tool` is the routed tool's signature, `None` when the configuration does not give the tool
     (then every field is listed). `properties` are the input JSON schema's properties (they give
     each field's JSON key).
     """
-    model_fields = input_schema.model_fields
-    source: FieldsSource
-    if route.transform is None and tool is not None:
-        used, source, tool_required = set(tool.params), 'matched', tool.required
-    elif route.transform is None:
-        used, source, tool_required = set(model_fields), 'schema', frozenset[str]()
-    else:
-        read = probe_transform(route.transform, operation_field, op)
-        if read is None or not read <= set(model_fields):
-            used, source = set(model_fields), 'schema'
-        else:
-            used, source = read, 'transform'
-        tool_required = frozenset[str]()
+    needs = operation_requirements(input_schema, operation_field, tool, op, route)
     fields: list[CatalogField] = []
-    for field_name, info in model_fields.items():
+    for field_name, info in input_schema.model_fields.items():
         if field_name == operation_field:
             continue
-        if field_name in used or info.is_required():
-            required = info.is_required() or field_name in tool_required
+        if field_name in needs.used or info.is_required():
+            required = info.is_required() or field_name in needs.needed
             fields.append(_field(field_name, info, required, properties))
-    return fields, source
+    return fields, needs.source, [needs.keys[name] for name in needs.non_null]
 
 
 def schema_key(name: str, info: FieldInfo, properties: dict[str, Any]) -> str:
@@ -116,7 +102,7 @@ def schema_key(name: str, info: FieldInfo, properties: dict[str, Any]) -> str:
 
 
 def _field(name: str, info: FieldInfo, required: bool, properties: dict[str, Any]) -> CatalogField:
-    default = None if info.is_required() or info.default is PydanticUndefined else info.default
+    default = None if required or info.default is PydanticUndefined else info.default
     return CatalogField(
         name=schema_key(name, info, properties),
         type=type_label(info.annotation),
@@ -132,11 +118,13 @@ def operation_request_schema(
     operation: str,
     fields: Sequence[CatalogField],
     description: str | None = None,
+    non_null: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The JSON schema of an input for one operation, derived from the input's object `schema`.
 
     The operation field (its JSON key, `operation_field`) becomes a constant; the other properties
-    are `fields`, in order; `additionalProperties` is kept from `schema`.
+    are `fields`, in order; `additionalProperties` is kept from `schema`. A required field has no
+    default, and a field the operation needs `non_null` does not take `null`.
     """
     properties: dict[str, Any] = schema.get('properties', {})
     operation_property = {
@@ -147,7 +135,10 @@ def operation_request_schema(
         'type': 'object',
         'properties': {
             operation_field: {**operation_property, 'const': operation, 'type': 'string'},
-            **{f['name']: properties.get(f['name'], {}) for f in fields},
+            **{
+                f['name']: field_property(properties, f['name'], f['required'], nullable=f['name'] not in non_null)
+                for f in fields
+            },
         },
         'required': [operation_field, *(f['name'] for f in fields if f['required'])],
     }
@@ -160,79 +151,19 @@ def operation_request_schema(
     return derived
 
 
-class _Anything:
-    """Absorbs whatever a transform does with a field value."""
+def field_property(properties: dict[str, Any], key: str, required: bool, *, nullable: bool = True) -> dict[str, Any]:
+    """The JSON schema of property `key` as one operation takes it.
 
-    __slots__ = ()
-
-    def __getattr__(self, name: str) -> _Anything:
-        return self
-
-    def __call__(self, *args: Any, **kwargs: Any) -> _Anything:
-        return self
-
-    def __getitem__(self, key: Any) -> _Anything:
-        return self
-
-    def __iter__(self) -> Any:
-        return iter(())
-
-    def __len__(self) -> int:
-        return 0
-
-    def __int__(self) -> int:
-        return 0
-
-    def __float__(self) -> float:
-        return 0.0
-
-    def __index__(self) -> int:
-        return 0
-
-    def __str__(self) -> str:
-        return ''
-
-    def __format__(self, spec: str) -> str:
-        return ''
-
-    def __add__(self, other: Any) -> _Anything:
-        return self
-
-    __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = __add__
-    __floordiv__ = __mod__ = __pow__ = __and__ = __or__ = __neg__ = __pos__ = __abs__ = __add__
-
-
-_ANYTHING = _Anything()
-
-
-class _Recorder:
-    """Stands in for the validated input and records which attributes are read."""
-
-    __slots__ = ('_operation', '_operation_field', 'read')
-
-    def __init__(self, operation_field: str, operation: str) -> None:
-        self._operation_field = operation_field
-        self._operation = operation
-        self.read: set[str] = set()
-
-    def __getattr__(self, name: str) -> Any:
-        if name == self._operation_field:
-            return self._operation
-        self.read.add(name)
-        return _ANYTHING
-
-
-def probe_transform(transform: Transform, operation_field: str, operation: str) -> set[str] | None:
-    """The attributes `transform` reads from its input, or `None` when it raises.
-
-    The transform gets a stand-in whose operation field is `operation` and whose other attributes
-    absorb any use, so a pure transform runs to the end and every field it reads is recorded.
+    A required field advertises no default; a field that is not `nullable` loses its `null` branch.
     """
-    recorder = _Recorder(operation_field, operation)
-    try:
-        result = transform(recorder)
-    except Exception:
-        return None
-    if inspect.iscoroutine(result):
-        result.close()
-    return recorder.read
+    schema: dict[str, Any] = dict(properties.get(key, {}))
+    if required:
+        schema.pop('default', None)
+    if not nullable and isinstance(branches := schema.get('anyOf'), list):
+        kept = [b for b in cast('list[Any]', branches) if b != {'type': 'null'}]
+        del schema['anyOf']
+        if len(kept) == 1 and isinstance(kept[0], dict):
+            schema = {**cast('dict[str, Any]', kept[0]), **schema}
+        else:
+            schema['anyOf'] = kept
+    return schema

@@ -10,8 +10,8 @@ is called once with a recording stand-in for the input and the fields it reads a
 (`fields_source='transform'`); if it raises, or reads anything that is not a field (say
 `model_dump`), every field is listed (`fields_source='schema'`). Transforms should therefore be
 pure. Fields the input schema requires are always listed, since no input validates without them.
-A field is required when the schema requires it or, for a route without a transform, when the
-tool's parameter has no default.
+A field is required when the schema requires it or the operation needs it (the core's rule,
+`agentool.core._requirements`, which every surface enforces).
 """
 
 from __future__ import annotations
@@ -315,7 +315,7 @@ def _operation(
     meta = _tool_metadata(config).get(route.tool)
     docstring = (meta.docstring or meta.description) if meta else (inspect.getdoc(tool.function) if tool else None)
     operation_field = config.routing_config.operation_field
-    fields, source = operation_fields(
+    fields, source, needed = operation_fields(
         config.input_schema, operation_field, tool, op, route, schema.get('properties', {})
     )
     description = route.description or docstring
@@ -328,7 +328,9 @@ def _operation(
         returns=type_label(meta.return_type_annotation) if meta and meta.return_type_annotation is not None else None,
         fields=fields,
         fields_source=source,
-        request_schema=operation_request_schema(schema, _operation_key(config, schema), op, fields, description),
+        request_schema=operation_request_schema(
+            schema, _operation_key(config, schema), op, fields, description, needed
+        ),
         read_only=route.read_only,
         idempotent=route.idempotent,
         destructive=route.destructive,

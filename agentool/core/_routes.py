@@ -11,12 +11,13 @@ import enum
 import inspect
 import operator
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, cast, get_args, get_origin, get_type_hints
 
 from pydantic import BaseModel
 
 from ..errors import ConfigurationError
+from ._requirements import Requirements, operation_requirements
 from ._signature import ToolSignature, read_signature
 from .config import ConfigProblem
 
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from .config import AgenToolConfig, Transform
 
 __all__ = (
+    'attach_requirements',
     'CompiledRoute',
     'compile_routes',
     'check_routes',
@@ -51,6 +53,8 @@ class CompiledRoute:
     positional: Callable[[BaseModel], tuple[Any, ...]] | None = None
     """When the matched fields are exactly the tool's leading positional parameters: reads them as
     the positional arguments, which is cheaper than building a keyword dict."""
+    requirements: Requirements | None = None
+    """What the operation needs beyond the input schema, when it needs anything (set by the manager)."""
 
 
 def compile_routes(name: str, config: AgenToolConfig) -> dict[str, CompiledRoute]:
@@ -235,3 +239,24 @@ def tool_list(
                 tool=key,
             )
     return tuple(tool_functions.values())
+
+
+def attach_requirements(
+    config: AgenToolConfig, routes: dict[str, CompiledRoute]
+) -> tuple[dict[str, CompiledRoute], dict[str, Requirements], dict[str, str]]:
+    """The routes with their operations' requirements attached, the requirements, and JSON key -> field name.
+
+    A route whose operation needs more than the schema checks carries its requirements, so the call
+    path checks them with one attribute read for every other route.
+    """
+    operation_field, operation_map = config.routing_config.operation_field, config.routing_config.operation_map
+    needs = {
+        op: operation_requirements(config.input_schema, operation_field, route.tool, op, operation_map[op])
+        for op, route in routes.items()
+    }
+    attached = {
+        op: replace(route, requirements=needs[op]) if needs[op].needed or needs[op].allowed is not None else route
+        for op, route in routes.items()
+    }
+    keys = {key: name for name, key in next(iter(needs.values())).keys.items()} if needs else {}
+    return attached, needs, keys

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Generator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
+from types import NoneType
 from typing import Any, Literal, cast
 
 from opentelemetry.trace import NoOpTracer, ProxyTracer, ProxyTracerProvider
@@ -136,6 +137,8 @@ class AgenToolAgent(Agent[Any, Any]):
             and capabilities is None
             and workspace is None
             and spec is None
+            # Deps not given for a deps type: the graph's manager tool builds them (see `manager_tool`).
+            and (deps is not None or self.deps_type in (None, NoneType, object))
             and self.model is self._lean_model
             and id(self) not in _overridden.get()
             and not self.instrument

@@ -7,8 +7,11 @@ through `ctx.deps`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
+from types import NoneType
 from typing import Any
 
 from pydantic import BaseModel
@@ -24,20 +27,41 @@ from .manager import MANAGER_TOOL_NAME, AgenToolManager
 from .model import AgenToolModel
 from .registry import AgenToolRegistry, get_registry
 
-__all__ = ('AgenToolCapability', 'build_agent', 'manager_tool', 'manager_toolset', 'MODEL_ID_PREFIX')
+__all__ = (
+    'AgenToolCapability',
+    'DepsProvider',
+    'build_agent',
+    'manager_tool',
+    'manager_toolset',
+    'MODEL_ID_PREFIX',
+)
 
 MODEL_ID_PREFIX = 'agentool:'
 
+DepsProvider = Callable[[str, Any], AbstractAsyncContextManager[Any]]
+"""Builds the deps of agentool `name` (first argument; its `deps_type` second) for one call, when a
+run gave none. `create_agentool` passes the injector's (`agentool.core.injector`), so the core
+needs no import of it."""
 
-def manager_tool(manager: AgenToolManager) -> Tool[Any]:
+
+def manager_tool(manager: AgenToolManager, *, deps: DepsProvider | None = None) -> Tool[Any]:
     """The manager as a pydantic-ai `Tool` whose argument schema is exactly the input schema.
 
     Its only non-context parameter is annotated with the input schema, so pydantic-ai publishes
     that model's JSON schema (fields, descriptions, the operation enum) and validates arguments
-    with it before the manager runs.
+    with it before the manager runs. With `deps`, a run that gave no deps (`ctx.deps is None`) of
+    an agentool declaring a `deps_type` gets them from it, for the call of a tool that takes `ctx`.
     """
+    deps_type = manager.config.deps_type
+    provider = deps if deps_type not in (None, NoneType, object) else None
 
     async def agentool_manager(ctx: RunContext[Any], input: BaseModel) -> Any:
+        if provider is None or ctx.deps is not None or not manager.tool_for(manager.operation_of(input)).takes_ctx:
+            return await _execute(ctx, input)
+        async with provider(manager.name, deps_type) as built:
+            return await _execute(dataclasses.replace(ctx, deps=built), input)
+
+    async def _execute(ctx: RunContext[Any], input: BaseModel) -> Any:
         if (dispatcher := active_dispatcher()) is not None and is_durable(manager, manager.operation_of(input)):
             return await dispatcher.dispatch_execute(ctx, manager, input)
         return await manager.execute(ctx, input)
@@ -57,12 +81,14 @@ def build_agent(
     registry: AgenToolRegistry,
     *,
     system_prompt: str | Sequence[str] | None = None,
+    deps: DepsProvider | None = None,
     **agent_kwargs: Any,
 ) -> AgenToolAgent:
     """The `AgenToolAgent` of agentool `name`, registered in `registry`: its model, manager tool,
     output type (`str`, JSON text, when the agentool is untyped), deps type and description.
 
-    `lean=False` among `agent_kwargs` makes every run take the agent graph (see `AgenToolAgent`)."""
+    `lean=False` among `agent_kwargs` makes every run take the agent graph (see `AgenToolAgent`);
+    `deps` builds the deps of a run given none (see `manager_tool`)."""
     config = registry.require(name)
     return AgenToolAgent(
         AgenToolModel(name, registry=registry),
@@ -71,7 +97,7 @@ def build_agent(
         name=name,
         description=config.description,
         system_prompt=() if system_prompt is None else system_prompt,
-        tools=[manager_tool(registry.get_manager(name)), *agent_kwargs.pop('tools', ())],
+        tools=[manager_tool(registry.get_manager(name), deps=deps), *agent_kwargs.pop('tools', ())],
         **agent_kwargs,
     )
 

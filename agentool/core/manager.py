@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, cast
 import anyio.to_thread
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_ai import RunContext
-from pydantic_core import SchemaValidator
 
 from ..errors import (
     AgenToolError,
@@ -25,7 +24,9 @@ from ..errors import (
     TransformError,
     UnknownOperationError,
 )
-from ._routes import CompiledRoute, check_routes, configuration_error, tool_list
+from ._json import json_type, json_validator, loc
+from ._requirements import Requirements, loads, merge_errors
+from ._routes import CompiledRoute, attach_requirements, check_routes, configuration_error, tool_list
 from ._signature import ToolSignature
 
 if TYPE_CHECKING:
@@ -84,12 +85,15 @@ class AgenToolManager:
         if any(problem.kind == 'bad_schema' for problem in problems):
             self.parse_json: Callable[[str | bytes], BaseModel] = self._refuse
         else:
-            self.parse_json = _json_validator(config.input_schema)
+            self.parse_json = json_validator(config.input_schema)
         """The input schema's own JSON validation: no size limit, and pydantic's `ValidationError` on failure."""
         self.operation_field = config.routing_config.operation_field
         self.__name__ = MANAGER_TOOL_NAME
         self.__qualname__ = f'{type(self).__qualname__}({name!r})'
         self.__annotations__ = {'ctx': RunContext[Any], 'kwargs': Any, 'return': Any}
+        self._routes, self._requirements, self.keys = attach_requirements(config, self._routes)
+        """JSON key -> input field name, in schema order (for error lists)."""
+        self.guarded = any(route.requirements is not None for route in self._routes.values())
         self.checks_output = config.output_type is not None
         """Whether tool results are checked against the output type (`check_output`)."""
         self.output_class: type | None = config.output_type if isinstance(config.output_type, type) else None
@@ -125,6 +129,24 @@ class AgenToolManager:
         """The tool an operation routes to."""
         return self._routes[operation].tool
 
+    def requirements(self, operation: str) -> Requirements:
+        """What `operation` uses and needs from its input (read once, at creation)."""
+        if (needs := self._requirements.get(operation)) is None:
+            raise self._unknown_operation(operation)
+        return needs
+
+    def check_requirements(self, input: BaseModel, data: Any = None) -> None:
+        """Raise `InputValidationError` unless validated `input` gives every field its operation needs.
+
+        `data` is the input as given (for the errors; by default what `input` set). `guarded` is true
+        when some operation needs more than the input schema checks.
+        """
+        route = self._routes.get(self.operation_of(input))
+        if route is None or (needs := route.requirements) is None or needs.satisfied_by(input):
+            return
+        data = input.model_dump(mode='json', by_alias=True, exclude_unset=True) if data is None else data
+        raise self._invalid(needs.operation, needs.problems(input.model_fields_set, data))
+
     # --- input ---------------------------------------------------------------------------------
 
     def _refuse(self, data: object = None) -> NoReturn:
@@ -149,9 +171,12 @@ class AgenToolManager:
                 limit=self.config.max_input_bytes,
             )
         try:
-            return self.parse_json(data)
+            validated = self.parse_json(data)
         except ValidationError as error:
             raise self._diagnose_json(data, error) from None
+        if self.guarded:
+            self.check_requirements(validated, loads(data))
+        return validated
 
     def validate_python(self, data: Any) -> BaseModel:
         """Validate an already-parsed value (a dict or a model) against the input schema."""
@@ -162,9 +187,12 @@ class AgenToolManager:
         if not isinstance(data, Mapping):
             raise self._not_an_object(data)
         try:
-            return self.input_schema.model_validate(data)
+            validated = self.input_schema.model_validate(data)
         except ValidationError as error:
             raise self._diagnose(data, error) from None  # pyright: ignore[reportUnknownArgumentType]
+        if self.guarded:
+            self.check_requirements(validated, data)
+        return validated
 
     def _diagnose_json(self, data: str | bytes, error: ValidationError) -> Exception:
         # The fast path failed; parse again with the standard library to say precisely why.
@@ -188,7 +216,7 @@ class AgenToolManager:
         return self._diagnose(parsed, error)  # pyright: ignore[reportUnknownArgumentType]
 
     def _not_an_object(self, value: Any) -> NotAnObjectError:
-        kind = _json_type(value)
+        kind = json_type(value)
         return NotAnObjectError(
             f'input to agentool {self.name!r} must be a JSON object with an {self.operation_field!r} field, got {kind}',
             agentool=self.name,
@@ -203,13 +231,20 @@ class AgenToolManager:
             errors: list[dict[str, Any]] = json.loads(error.json(include_url=False))
         except ValueError:  # an input JSON cannot carry (a lone surrogate): report the errors without inputs
             errors = json.loads(error.json(include_url=False, include_input=False))
-        where = f' operation {operation!r}' if isinstance(operation, str) else ''
-        problems = '; '.join(f'field {_loc(e["loc"])!r}: {e["msg"]}' for e in errors[:10])
+        if isinstance(operation, str) and (needs := self._routes[operation].requirements) is not None:
+            # Every failing field at once: the schema's errors and this operation's own, in field order.
+            given = {self.keys[key] for key in data if key in self.keys}
+            errors = merge_errors(self.keys, errors, needs.problems(given, data))
+        return self._invalid(operation if isinstance(operation, str) else None, errors)
+
+    def _invalid(self, operation: str | None, errors: list[dict[str, Any]]) -> InputValidationError:
+        where = '' if operation is None else f' operation {operation!r}'
+        problems = '; '.join(f'field {loc(e["loc"])!r}: {e["msg"]}' for e in errors[:10])
         more = f' (and {len(errors) - 10} more)' if len(errors) > 10 else ''
         return InputValidationError(
             f'invalid input for agentool {self.name!r}{where}: {problems}{more}',
             agentool=self.name,
-            operation=operation if isinstance(operation, str) else None,
+            operation=operation,
             errors=errors,
         )
 
@@ -250,6 +285,8 @@ class AgenToolManager:
             route = None
         if route is None:
             route = self._route_slow(operation)
+        if (needs := route.requirements) is not None and not needs.satisfied_by(input):
+            self.check_requirements(input)  # raises the typed error
         tool = route.tool
         if (positional := route.positional) is not None and tool.is_async:
             args = positional(input)
@@ -359,26 +396,3 @@ class AgenToolManager:
                 tool=tool.name,
                 parameter=problem[0],
             )
-
-
-def _json_type(value: object) -> str:
-    names: dict[type[object], str] = {
-        dict: 'an object',
-        list: 'an array',
-        str: 'a string',
-        bool: 'a boolean',
-        type(None): 'null',
-    }
-    return names.get(type(value), 'a number' if isinstance(value, int | float) else type(value).__name__)
-
-
-def _loc(loc: list[Any]) -> str:
-    return '.'.join(str(part) for part in loc) or '<root>'
-
-
-def _json_validator(schema: type[BaseModel]) -> Callable[[str | bytes], BaseModel]:
-    """`schema.model_validate_json` minus its Python wrapper, which costs a direct call a sixth of its time."""
-    validator = schema.__pydantic_validator__
-    if isinstance(validator, SchemaValidator):
-        return validator.validate_json
-    return schema.model_validate_json  # not built yet (forward references): pydantic builds it on first use

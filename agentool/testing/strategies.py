@@ -1,10 +1,13 @@
 """Hypothesis strategies built from an agentool's input schema: valid inputs per operation, and invalid ones.
 
-`valid_inputs` draws dicts the input schema accepts, for one operation or any; `invalid_inputs`
-draws JSON prompts the agentool must refuse with an `InvalidInputError` (not JSON, not an object,
-an unknown operation, a missing or mistyped field, an unknown field). Both are generated from the
-schema's JSON schema and checked against the schema itself, so a keyword the generator does not
-understand costs rejected examples, never wrong ones; `fields=` supplies a strategy for a field.
+`valid_inputs` draws dicts the agentool accepts, for one operation or any; `invalid_inputs` draws
+JSON prompts the agentool must refuse with an `InvalidInputError` (not JSON, not an object, an
+unknown operation, a missing or mistyped field, an unknown field). For a registered agentool both
+are generated from each operation's published request schema (what the operation needs, not only
+what the whole schema requires) and checked by the agentool's own validation, which every surface
+shares; for a bare schema class, from its JSON schema and checked against it. A keyword the
+generator does not understand costs rejected examples, never wrong ones; `fields=` supplies a
+strategy for a field.
 
 The agentool is looked up when the strategy is first drawn from (in the registry in effect then),
 so a strategy can be built at import time in a test module.
@@ -19,8 +22,9 @@ from typing import Any, Literal, TypeAlias, cast
 
 from pydantic import BaseModel, ValidationError
 
+from ..core.manager import AgenToolManager
 from ..core.registry import AgenToolRegistry, get_registry
-from ..errors import MissingExtraError
+from ..errors import InvalidInputError, MissingExtraError
 
 try:
     from hypothesis import strategies as st
@@ -56,6 +60,9 @@ class _Target:
     schema: type[BaseModel]
     operation_field: str
     operations: tuple[str, ...]
+    manager: AgenToolManager | None = None
+    request_schemas: Mapping[str, Schema] | None = None
+    """Each operation's published request schema (a registered agentool's catalog)."""
 
 
 def valid_inputs(
@@ -125,8 +132,11 @@ def invalid_inputs(
 
 def _resolve(agentool: str | type[BaseModel], registry: AgenToolRegistry | None) -> _Target:
     if isinstance(agentool, str):
-        manager = (registry or get_registry()).get_manager(agentool)
-        return _Target(manager.input_schema, manager.operation_field, tuple(manager.operations))
+        registry = registry or get_registry()
+        manager = registry.get_manager(agentool)
+        described = registry.get_operations(agentool) or {}
+        requests = {op: about['request_schema'] for op, about in described.items()}
+        return _Target(manager.input_schema, manager.operation_field, tuple(manager.operations), manager, requests)
     schema = agentool.model_json_schema()
     enum: list[Any] = schema.get('properties', {}).get('operation', {}).get('enum', [])
     return _Target(agentool, 'operation', tuple(str(value) for value in enum))
@@ -134,8 +144,11 @@ def _resolve(agentool: str | type[BaseModel], registry: AgenToolRegistry | None)
 
 def _accepts(target: _Target, text: str) -> bool:
     try:
-        target.schema.model_validate_json(text)
-    except ValidationError:
+        if target.manager is None:
+            target.schema.model_validate_json(text)
+        else:
+            target.manager.validate_json(text)
+    except (ValidationError, InvalidInputError):
         return False
     return True
 
@@ -147,6 +160,8 @@ def _valid_for(
     target: _Target, operation: str | None, overrides: Mapping[str, st.SearchStrategy[Any]]
 ) -> st.SearchStrategy[dict[str, Any]]:
     schema = target.schema.model_json_schema()
+    if operation is not None and target.request_schemas is not None:
+        schema = target.request_schemas[operation]  # the operation's own fields, as it needs them
     defs: dict[str, Schema] = schema.get('$defs', {})
     properties: dict[str, Schema] = schema.get('properties', {})
     required = set(schema.get('required', []))
@@ -286,6 +301,16 @@ def _unknown_operation(target: _Target) -> st.SearchStrategy[str] | None:
 
 
 def _missing_field(target: _Target) -> st.SearchStrategy[str] | None:
+    if target.request_schemas is not None and target.operations:
+        # Per operation: drop one of the fields that operation requires (its own needs included).
+        made = [
+            st.tuples(_valid_for(target, op, {}), st.sampled_from(needed))
+            for op in target.operations
+            if (needed := [k for k in target.request_schemas[op].get('required', []) if k != target.operation_field])
+        ]
+        if not made:
+            return None
+        return st.one_of(made).map(lambda pair: json.dumps({k: v for k, v in pair[0].items() if k != pair[1]}))
     required = sorted(target.schema.model_json_schema().get('required', []))
     if not required:
         return None

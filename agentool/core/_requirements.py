@@ -1,0 +1,291 @@
+"""What each operation needs from its input: one rule, read once at creation, enforced on every surface.
+
+An operation **uses** some input fields and **needs** some of them:
+
+- a route without a transform uses the input fields whose names match the tool's parameters, and
+  needs those the tool requires (no default);
+- a route with a transform uses the fields the transform reads (found by calling it with a
+  recording stand-in) and needs those it cannot do without: given as `None`, the transform raises
+  or hands `None` to a tool parameter that cannot take it (`{'key': x.key}` needs `key`;
+  `{'text': x.body or ''}` does not need `body`); when the transform cannot be probed (it raises,
+  passes the input on, or reads something that is not a field), it uses every field and needs none
+  beyond the schema's.
+
+Only a field whose schema default is `None` can be needed (a real default fills the parameter). A
+needed field must be given; it must not be `null` either (`non_null`) when the tool parameter it
+fills cannot take `None` (`id: int` refuses null, `data: JsonValue` takes it).
+
+The schema's own required fields are needed by every operation anyway (no input validates without
+them), so `needed` lists only the others: the fields a per-operation input schema marks required
+although the agentool's whole schema does not. When the input schema forbids unknown fields
+(`extra='forbid'`), an operation also refuses fields it does not use, on every surface.
+
+The catalog publishes exactly this (`agentool.catalog`), and `AgenToolManager.check_requirements`
+enforces it before any tool runs.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, cast
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic.fields import FieldInfo
+
+from ._signature import ToolSignature
+
+if TYPE_CHECKING:
+    from .config import Route, Transform
+
+__all__ = (
+    'FieldsSource',
+    'Requirements',
+    'operation_requirements',
+    'probe_transform',
+    'json_key',
+    'merge_errors',
+    'loads',
+)
+
+FieldsSource = Literal['matched', 'transform', 'schema']
+"""How an operation's fields were found: matched to tool parameters, read by the transform, or the whole schema."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Requirements:
+    """The input fields one operation uses and needs (field names, not JSON keys)."""
+
+    operation: str
+    used: frozenset[str]
+    """Fields the operation reads (the operation field excluded)."""
+    needed: tuple[str, ...]
+    non_null: frozenset[str] = frozenset()
+    """The needed fields that must not be `null` either."""
+    """Fields the operation needs that the schema itself does not require, in schema order."""
+    source: FieldsSource
+    keys: Mapping[str, str]
+    """Field name -> its JSON key (the alias when it has one), for every field of the schema."""
+    allowed: frozenset[str] | None
+    """Fields an input of this operation may set, when the schema forbids unknown fields and the operation
+    leaves some unused; `None`: any field of the schema."""
+
+    def problems(self, given: Collection[str], data: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """Pydantic-style errors for an input setting the fields `given` (names): missing needs, unused fields.
+
+        `data` is the input as given, reported as each error's `input` (as pydantic reports it).
+        """
+        errors: list[dict[str, Any]] = []
+        for name in self.needed:
+            key = self.keys[name]
+            if name not in given:
+                errors.append({'type': 'missing', 'loc': [key], 'msg': 'Field required', 'input': data})
+            elif name in self.non_null and data.get(key, ...) is None:
+                message = f'Input should not be null: operation {self.operation!r} needs a value'
+                errors.append({'type': 'none_forbidden', 'loc': [key], 'msg': message, 'input': None})
+        if self.allowed is not None:
+            for name in given:
+                if name not in self.allowed:
+                    key = self.keys.get(name, name)
+                    value = data.get(key)
+                    errors.append(
+                        {
+                            'type': 'extra_forbidden',
+                            'loc': [key],
+                            'msg': f'Extra inputs are not permitted (operation {self.operation!r} does not use it)',
+                            'input': value,
+                        }
+                    )
+        return errors
+
+    def satisfied_by(self, input: BaseModel) -> bool:
+        """Whether validated `input` meets the requirements."""
+        given = input.model_fields_set
+        if any(name not in given for name in self.needed):
+            return False
+        if any(getattr(input, name) is None for name in self.non_null):
+            return False
+        return self.allowed is None or all(name in self.allowed for name in given)
+
+
+def operation_requirements(
+    input_schema: type[BaseModel],
+    operation_field: str,
+    tool: ToolSignature | None,
+    operation: str,
+    route: Route,
+) -> Requirements:
+    """The requirements of `operation`, routed by `route` to `tool` (`None`: the tool is not given)."""
+    model_fields = input_schema.model_fields
+    source: FieldsSource
+    needed: set[str] = set()
+    non_null: set[str] = set()
+    used: set[str]
+    if route.transform is None and tool is not None:
+        used, source = set(tool.params) & set(model_fields), 'matched'
+        needed = {name for name in used if name in tool.required}
+        non_null = {name for name in needed if not _takes_none(tool, name)}
+    elif route.transform is None:
+        used, source = set(model_fields), 'schema'
+    else:
+        read = probe_transform(route.transform, operation_field, operation)
+        if read is None or not read <= set(model_fields):
+            used, source = set(model_fields), 'schema'
+        else:
+            used, source = read, 'transform'
+            needed = {name for name in read if _needs_value(route.transform, operation_field, operation, name, tool)}
+            non_null = needed
+    needed = {name for name in needed if model_fields[name].default is None}
+    used.discard(operation_field)
+    # A tool taking **kwargs, or a transform that cannot be probed, may use anything: nothing is refused as unused.
+    open_ended = source == 'schema' or (tool is not None and route.transform is None and tool.accepts_var_kwargs)
+    allowed = frozenset(used | {operation_field} | {n for n, i in model_fields.items() if i.is_required()})
+    schema_required = {name for name, info in model_fields.items() if info.is_required()}
+    forbids = input_schema.model_config.get('extra') == 'forbid'
+    return Requirements(
+        operation=operation,
+        used=frozenset(used),
+        needed=tuple(name for name in model_fields if name in needed - schema_required - {operation_field}),
+        non_null=frozenset(non_null & needed - schema_required),
+        source=source,
+        keys={name: json_key(name, info) for name, info in model_fields.items()},
+        allowed=allowed if forbids and not open_ended and not allowed >= set(model_fields) else None,
+    )
+
+
+def merge_errors(
+    keys: Collection[str], first: list[dict[str, Any]], second: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Two pydantic-style error lists as one, in the order of the JSON `keys` (then as given)."""
+    order = {key: index for index, key in enumerate(keys)}
+    merged = [*first, *second]
+    return sorted(merged, key=lambda e: order.get(str(e['loc'][0]) if e['loc'] else '', len(order)))
+
+
+def loads(data: str | bytes) -> Any:
+    """`data` parsed by the standard library, or `None` when it cannot be (a lone surrogate pydantic took)."""
+    try:
+        return json.loads(data)
+    except ValueError:
+        return None
+
+
+def _takes_none(tool: ToolSignature, parameter: str) -> bool:
+    """Whether the tool's parameter accepts `None`, by pydantic's reading of its annotation (unannotated: yes)."""
+    hint = tool.hints.get(parameter, Any)
+    try:
+        TypeAdapter[Any](hint).validate_python(None)
+    except ValidationError:
+        return False
+    except Exception:  # an annotation pydantic cannot read: assume it may
+        return True
+    return True
+
+
+def json_key(name: str, info: FieldInfo) -> str:
+    """The JSON key of input field `name`: its (validation) alias when it has one."""
+    alias = info.validation_alias if isinstance(info.validation_alias, str) else info.alias
+    return name if alias is None else alias
+
+
+class _Anything:
+    """Absorbs whatever a transform does with a field value."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str) -> _Anything:
+        return self
+
+    def __call__(self, *args: Any, **kwargs: Any) -> _Anything:
+        return self
+
+    def __getitem__(self, key: Any) -> _Anything:
+        return self
+
+    def __iter__(self) -> Any:
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
+
+    def __int__(self) -> int:
+        return 0
+
+    def __float__(self) -> float:
+        return 0.0
+
+    def __index__(self) -> int:
+        return 0
+
+    def __str__(self) -> str:
+        return ''
+
+    def __format__(self, spec: str) -> str:
+        return ''
+
+    def __add__(self, other: Any) -> _Anything:
+        return self
+
+    __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = __add__
+    __floordiv__ = __mod__ = __pow__ = __and__ = __or__ = __neg__ = __pos__ = __abs__ = __add__
+
+
+_ANYTHING = _Anything()
+
+
+class _Recorder:
+    """Stands in for the validated input and records which attributes are read (`null` reads as `None`)."""
+
+    __slots__ = ('_null', '_operation', '_operation_field', 'read')
+
+    def __init__(self, operation_field: str, operation: str, null: str | None = None) -> None:
+        self._operation_field = operation_field
+        self._operation = operation
+        self._null = null
+        self.read: set[str] = set()
+
+    def __getattr__(self, name: str) -> Any:
+        if name == self._operation_field:
+            return self._operation
+        self.read.add(name)
+        return None if name == self._null else _ANYTHING
+
+
+def _needs_value(transform: Transform, operation_field: str, operation: str, field: str, tool: Any) -> bool:
+    """Whether `transform` fails, or hands `None` to a tool parameter that cannot take it, when `field` is `None`."""
+    try:
+        result = cast(object, transform(_Recorder(operation_field, operation, null=field)))
+    except Exception:
+        return True
+    if inspect.iscoroutine(result):
+        result.close()
+        return False
+    if not isinstance(tool, ToolSignature) or not isinstance(result, Mapping):
+        return False
+    produced = cast('Mapping[str, Any]', result)
+    return any(v is None and p in tool.params and not _takes_none(tool, p) for p, v in produced.items())
+
+
+def probe_transform(transform: Transform, operation_field: str, operation: str) -> set[str] | None:
+    """The attributes `transform` reads from its input, or `None` when that cannot be known.
+
+    The transform gets a stand-in whose operation field is `operation` and whose other attributes
+    absorb any use, so a pure transform runs to the end and every field it reads is recorded. It
+    cannot be known when the transform raises, or passes the input itself on (then the tool may
+    read any field).
+    """
+    recorder = _Recorder(operation_field, operation)
+    try:
+        result = cast(object, transform(recorder))
+    except Exception:
+        return None
+    if inspect.iscoroutine(result):
+        result.close()
+        return None
+    if result is recorder:
+        return None
+    if isinstance(result, Mapping) and any(v is recorder for v in cast('Mapping[Any, Any]', result).values()):
+        return None
+    return recorder.read

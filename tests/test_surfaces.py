@@ -1,0 +1,110 @@
+"""Issue 18: nothing unchecked reaches a tool, and deps are built alike, on every surface.
+
+The todo agentool (`tests/todo_agentool.py`) is the issue's scenario: optional per-operation
+fields, routes without transforms, typed deps with a database the injector provides.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from mcp import Client
+
+from agentool import get_registry
+from agentool.core.injector import AgenToolInjector, get_injector, use_injector
+from agentool.errors import InputValidationError, MissingDepsError
+from agentool.mcp import create_mcp_server
+from tests.todo_agentool import Todo, create_todo
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def injector() -> Iterator[AgenToolInjector]:
+    with use_injector(AgenToolInjector()) as fresh:
+        yield fresh
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, '-m', 'agentool', '--import', 'tests.todo_cli', *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_cli_call_refuses_an_operation_without_its_field() -> None:
+    # Before the fix: exit 0 and `null` (the tool ran with id=None); `add` reached the store.
+    complete = cli('call', 'todo', '{"operation": "complete"}')
+    add = cli('call', 'todo', '{"operation": "add"}')
+    fine = cli('call', 'todo', '{"operation": "add", "title": "milk"}')
+    assert complete.returncode == 1, complete.stdout
+    assert "invalid input for agentool 'todo' operation 'complete': field 'id': Field required" in complete.stderr
+    assert add.returncode == 1
+    assert "field 'title': Field required" in add.stderr
+    assert fine.returncode == 0, fine.stderr
+    assert json.loads(fine.stdout) == [{'id': 1, 'title': 'milk', 'done': False}]
+
+
+def test_the_published_schema_is_what_is_enforced() -> None:
+    create_todo()
+    operations = get_registry().get_operations('todo')
+    assert operations is not None
+    schema = operations['complete']['request_schema']
+    assert schema['required'] == ['operation', 'id']
+    assert schema['properties']['id'] == {'type': 'integer', 'title': 'Id', 'description': 'The todo (complete).'}
+    # null is refused as the schema says: the tool's `id: int` cannot take it.
+    with pytest.raises(InputValidationError) as caught:
+        get_registry().get_manager('todo').validate_json('{"operation": "complete", "id": null}')
+    assert [(e['type'], e['loc']) for e in caught.value.errors] == [('none_forbidden', ['id'])]
+
+
+async def test_every_failing_field_at_once() -> None:
+    agent = create_todo()
+    with pytest.raises(InputValidationError) as caught:
+        await agent.run('{"operation": "add", "id": "x"}')
+    assert [(e['type'], e['loc']) for e in caught.value.errors] == [
+        ('int_parsing', ['id']),
+        ('extra_forbidden', ['id']),
+        ('missing', ['title']),
+    ]
+
+
+async def test_agent_run_without_deps_builds_them_like_injector_call() -> None:
+    agent = create_todo()
+    assert (await agent.run('{"operation": "add", "title": "a"}')).output == [Todo(id=1, title='a')]
+    # Again: a later run (which a lean agent could answer without the graph) builds them too.
+    assert (await agent.run('{"operation": "add", "title": "a"}')).output == [Todo(id=1, title='a')]
+    assert await get_injector().call('todo', {'operation': 'add', 'title': 'b'}) == [Todo(id=1, title='b')]
+
+
+async def test_deps_that_cannot_be_built_are_a_typed_error_on_every_surface() -> None:
+    agent = create_todo(provide=False)  # nothing provides TodoDB
+    with pytest.raises(MissingDepsError) as caught:
+        await agent.run('{"operation": "list"}')
+    assert 'TodoDB' in str(caught.value)
+    assert 'injector.provide' in str(caught.value)
+    assert caught.value.details['deps_type'] == 'TodoDeps'
+    async with Client(create_mcp_server()) as client:  # pyright: ignore[reportArgumentType]
+        result = await client.call_tool('todo_list', {})
+    assert result.is_error
+    assert 'MissingDepsError' in result.content[0].model_dump()['text']
+
+
+async def test_mcp_builds_deps_through_the_injector() -> None:
+    # Before the fix: AttributeError: 'NoneType' object has no attribute 'db'.
+    create_todo()
+    async with Client(create_mcp_server()) as client:  # pyright: ignore[reportArgumentType]
+        added = await client.call_tool('todo_add', {'title': 'x'})
+        missing = await client.call_tool('todo_complete', {})
+    assert not added.is_error, added.content
+    assert added.structured_content == {'result': [{'id': 1, 'title': 'x', 'done': False}]}
+    assert missing.is_error
+    assert "field 'id': Field required" in missing.content[0].model_dump()['text']
