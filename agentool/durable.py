@@ -11,8 +11,9 @@ A unit whose tool crashed after its side effect but before the engine recorded t
 again on recovery (every engine has that window). Tools with side effects make them idempotent with
 `unit_key()`, a key that stays the same across those re-executions.
 
-The persisted name of the unit is `{agent name}__capability__agentool.operation` on DBOS
-(`OPERATION_NAME` within capability `CAPABILITY_ID`): renaming either strands in-flight workflows.
+The persisted name of the unit (`OPERATION_NAME` within capability `CAPABILITY_ID`) is
+`{agent name}__capability__agentool.operation` on DBOS, `agent__{agent name}__capability__agentool__operation`
+on Temporal and `Capability: agentool.operation` on Prefect: renaming either strands in-flight workflows.
 """
 
 from __future__ import annotations
