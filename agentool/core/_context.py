@@ -20,7 +20,7 @@ from pydantic_ai import Agent, RunContext
 from pydantic_ai.models import Model
 from pydantic_ai.usage import RunUsage
 
-__all__ = ('context_base', 'direct_context')
+__all__ = ('context_base', 'direct_context', 'context_type')
 
 _SET = ('deps', 'model', 'prompt', 'agent', 'tool_name')
 
@@ -56,6 +56,20 @@ class _DirectRunContext(RunContext[Any]):
         value = factory()
         self.__dict__[name] = value
         return value
+
+
+def context_type(*, model: Model, agent: Agent[Any, Any] | None, tool_name: str) -> type[RunContext[Any]] | None:
+    """A `RunContext` class for one agentool's direct path: its shared fields are class attributes.
+
+    A context of it is then `object.__new__` and two attribute stores (`deps`, `prompt`), half the
+    cost of filling an instance dictionary, which is what tools taking a context pay per call.
+    Construction by `__init__` (as `dataclasses.replace` does) sets every field on the instance as
+    usual. `None` when `RunContext` has a shape `direct_context` does not know.
+    """
+    if _FACTORIES is None:
+        return None
+    shared = {'model': model, 'agent': agent, 'tool_name': tool_name, '__module__': RunContext.__module__}
+    return type(RunContext.__name__, (_DirectRunContext,), shared)
 
 
 def context_base(*, model: Model, agent: Agent[Any, Any] | None, tool_name: str) -> dict[str, Any]:

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = (
     'attach_requirements',
+    'requirements_of',
     'CompiledRoute',
     'compile_routes',
     'check_routes',
@@ -241,22 +242,23 @@ def tool_list(
     return tuple(tool_functions.values())
 
 
-def attach_requirements(
-    config: AgenToolConfig, routes: dict[str, CompiledRoute]
-) -> tuple[dict[str, CompiledRoute], dict[str, Requirements], dict[str, str]]:
-    """The routes with their operations' requirements attached, the requirements, and JSON key -> field name.
+def attach_requirements(config: AgenToolConfig, routes: dict[str, CompiledRoute]) -> dict[str, CompiledRoute]:
+    """The routes, each whose operation needs more than the schema checks carrying its requirements.
 
-    A route whose operation needs more than the schema checks carries its requirements, so the call
-    path checks them with one attribute read for every other route.
+    The call path then checks them with one attribute read for every other route; the others'
+    requirements are not kept (`operation_requirements` gives them again when asked).
     """
-    operation_field, operation_map = config.routing_config.operation_field, config.routing_config.operation_map
-    needs = {
-        op: operation_requirements(config.input_schema, operation_field, route.tool, op, operation_map[op])
-        for op, route in routes.items()
-    }
-    attached = {
-        op: replace(route, requirements=needs[op]) if needs[op].needed or needs[op].allowed is not None else route
-        for op, route in routes.items()
-    }
-    keys = {key: name for name, key in next(iter(needs.values())).keys.items()} if needs else {}
-    return attached, needs, keys
+    attached = dict(routes)
+    for op, route in routes.items():
+        needs = requirements_of(config, route.tool, op)
+        if needs.needed or needs.allowed is not None:
+            attached[op] = replace(route, requirements=needs)
+    return attached
+
+
+def requirements_of(config: AgenToolConfig, tool: ToolSignature | None, operation: str) -> Requirements:
+    """The requirements of `operation` of the agentool configured by `config`, routed to `tool`."""
+    routing = config.routing_config
+    return operation_requirements(
+        config.input_schema, routing.operation_field, tool, operation, routing.operation_map[operation]
+    )

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import inspect
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import FunctionType
 from typing import Any, get_origin, get_type_hints
 
 from pydantic_ai import RunContext
@@ -38,8 +40,33 @@ def _is_ctx(param: inspect.Parameter, hint: Any) -> bool:
     return hint is RunContext or get_origin(hint) is RunContext or (hint is None and param.name == 'ctx')
 
 
+_read: weakref.WeakKeyDictionary[Callable[..., Any], tuple[tuple[object, ...], ToolSignature]] = (
+    weakref.WeakKeyDictionary()
+)
+"""Signatures already read, per plain function: an agentool's catalog metadata and its routes read the
+same tools (and tools are often shared), so each is read once and held once."""
+
+
+def _what_it_reads(function: FunctionType) -> tuple[object, ...]:
+    # What `inspect.signature` and `get_type_hints` read: replacing any of them reads the function again.
+    signature = getattr(function, '__signature__', None)
+    return (function.__code__, function.__defaults__, function.__kwdefaults__, function.__annotations__, signature)
+
+
 def read_signature(function: Callable[..., Any]) -> ToolSignature:
     """Inspect `function` once: its context parameter, its keyword parameters and which are required."""
+    if type(function) is not FunctionType:  # bound methods, partials, callables: a new object each time
+        return _read_signature(function)
+    reads = _what_it_reads(function)
+    cached = _read.get(function)
+    if cached is not None and all(a is b for a, b in zip(cached[0], reads, strict=True)):
+        return cached[1]
+    signature = _read_signature(function)
+    _read[function] = (reads, signature)
+    return signature
+
+
+def _read_signature(function: Callable[..., Any]) -> ToolSignature:
     signature = inspect.signature(function)
     hints = _hints(function)
     parameters = list(signature.parameters.values())

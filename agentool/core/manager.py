@@ -16,17 +16,15 @@ from pydantic_ai import RunContext
 from ..errors import (
     AgenToolError,
     InputTooLargeError,
-    InputValidationError,
     InvalidJSONError,
-    NotAnObjectError,
     OutputError,
     ToolArgumentError,
     TransformError,
-    UnknownOperationError,
 )
-from ._json import json_type, json_validator, loc
-from ._requirements import Requirements, loads, merge_errors
-from ._routes import CompiledRoute, attach_requirements, check_routes, configuration_error, tool_list
+from ._input_errors import invalid_input, not_an_object, unknown_operation
+from ._json import json_validator
+from ._requirements import Requirements, json_key, loads, merge_errors
+from ._routes import CompiledRoute, attach_requirements, check_routes, configuration_error, requirements_of, tool_list
 from ._signature import ToolSignature
 
 if TYPE_CHECKING:
@@ -91,8 +89,7 @@ class AgenToolManager:
         self.__name__ = MANAGER_TOOL_NAME
         self.__qualname__ = f'{type(self).__qualname__}({name!r})'
         self.__annotations__ = {'ctx': RunContext[Any], 'kwargs': Any, 'return': Any}
-        self._routes, self._requirements, self.keys = attach_requirements(config, self._routes)
-        """JSON key -> input field name, in schema order (for error lists)."""
+        self._routes = attach_requirements(config, self._routes)
         self.guarded = any(route.requirements is not None for route in self._routes.values())
         self.checks_output = config.output_type is not None
         """Whether tool results are checked against the output type (`check_output`)."""
@@ -130,10 +127,15 @@ class AgenToolManager:
         return self._routes[operation].tool
 
     def requirements(self, operation: str) -> Requirements:
-        """What `operation` uses and needs from its input (read once, at creation)."""
-        if (needs := self._requirements.get(operation)) is None:
-            raise self._unknown_operation(operation)
-        return needs
+        """What `operation` uses and needs from its input (kept if it needs more than the schema checks)."""
+        if (route := self._routes.get(operation)) is None:
+            raise unknown_operation(self.name, operation, list(self._routes))
+        return route.requirements or requirements_of(self.config, route.tool, operation)
+
+    @functools.cached_property
+    def keys(self) -> dict[str, str]:
+        """JSON key -> input field name, in schema order (for error lists; made on first use)."""
+        return {json_key(name, info): name for name, info in getattr(self.input_schema, 'model_fields', {}).items()}
 
     def check_requirements(self, input: BaseModel, data: Any = None) -> None:
         """Raise `InputValidationError` unless validated `input` gives every field its operation needs.
@@ -145,7 +147,7 @@ class AgenToolManager:
         if route is None or (needs := route.requirements) is None or needs.satisfied_by(input):
             return
         data = input.model_dump(mode='json', by_alias=True, exclude_unset=True) if data is None else data
-        raise self._invalid(needs.operation, needs.problems(input.model_fields_set, data))
+        raise invalid_input(self.name, needs.operation, needs.problems(input.model_fields_set, data))
 
     # --- input ---------------------------------------------------------------------------------
 
@@ -185,7 +187,7 @@ class AgenToolManager:
         if isinstance(data, self.input_schema):
             return data
         if not isinstance(data, Mapping):
-            raise self._not_an_object(data)
+            raise not_an_object(self.name, self.operation_field, data)
         try:
             validated = self.input_schema.model_validate(data)
         except ValidationError as error:
@@ -212,21 +214,13 @@ class AgenToolManager:
                 f'input to agentool {self.name!r} could not be parsed as JSON: {bad}', agentool=self.name
             )
         if not isinstance(parsed, dict):
-            return self._not_an_object(parsed)
+            return not_an_object(self.name, self.operation_field, parsed)
         return self._diagnose(parsed, error)  # pyright: ignore[reportUnknownArgumentType]
-
-    def _not_an_object(self, value: Any) -> NotAnObjectError:
-        kind = json_type(value)
-        return NotAnObjectError(
-            f'input to agentool {self.name!r} must be a JSON object with an {self.operation_field!r} field, got {kind}',
-            agentool=self.name,
-            json_type=kind,
-        )
 
     def _diagnose(self, data: Mapping[str, Any], error: ValidationError) -> Exception:
         operation = data.get(self.operation_field)
         if isinstance(operation, str) and operation not in self._routes:
-            return self._unknown_operation(operation)
+            return unknown_operation(self.name, operation, list(self._routes))
         try:
             errors: list[dict[str, Any]] = json.loads(error.json(include_url=False))
         except ValueError:  # an input JSON cannot carry (a lone surrogate): report the errors without inputs
@@ -235,18 +229,7 @@ class AgenToolManager:
             # Every failing field at once: the schema's errors and this operation's own, in field order.
             given = {self.keys[key] for key in data if key in self.keys}
             errors = merge_errors(self.keys, errors, needs.problems(given, data))
-        return self._invalid(operation if isinstance(operation, str) else None, errors)
-
-    def _invalid(self, operation: str | None, errors: list[dict[str, Any]]) -> InputValidationError:
-        where = '' if operation is None else f' operation {operation!r}'
-        problems = '; '.join(f'field {loc(e["loc"])!r}: {e["msg"]}' for e in errors[:10])
-        more = f' (and {len(errors) - 10} more)' if len(errors) > 10 else ''
-        return InputValidationError(
-            f'invalid input for agentool {self.name!r}{where}: {problems}{more}',
-            agentool=self.name,
-            operation=operation,
-            errors=errors,
-        )
+        return invalid_input(self.name, operation if isinstance(operation, str) else None, errors)
 
     # --- execution ------------------------------------------------------------------------------
 
@@ -331,20 +314,11 @@ class AgenToolManager:
             operation = str(operation.value)
             if (route := self._routes.get(operation)) is not None:
                 return route
-        raise self._unknown_operation(operation)
+        raise unknown_operation(self.name, operation, list(self._routes))
 
     def _route_error(self, error_type: type[_E], route: CompiledRoute, message: str) -> _E:
         """An error about one routed call, with the agentool, operation and tool as details."""
         return error_type(message, agentool=self.name, operation=route.operation, tool=route.tool.name)
-
-    def _unknown_operation(self, operation: Any) -> UnknownOperationError:
-        known = list(self._routes)
-        return UnknownOperationError(
-            f'agentool {self.name!r} has no operation {operation!r}; known operations: {", ".join(map(repr, known))}',
-            agentool=self.name,
-            operation=operation,
-            known=known,
-        )
 
     def _arguments(self, route: CompiledRoute, input: BaseModel) -> dict[str, Any]:
         if route.transform is None:

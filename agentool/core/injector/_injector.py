@@ -43,6 +43,8 @@ from ._wiring import UNSET, Wiring
 
 __all__ = ('AgenToolInjector',)
 
+_new = object.__new__
+
 
 class AgenToolInjector(Wiring):
     """Runs agentools by name with their dependencies wired; holds agents and resource factories.
@@ -208,7 +210,14 @@ class AgenToolInjector(Wiring):
                     else:  # only handles: no await needed
                         assert plan.construct is not None
                         deps = plan.construct(**plan.handles)
-                ctx = run_context(target, deps, data) if target.takes_ctx else target.no_ctx
+                if not target.takes_ctx:
+                    ctx = None  # no routed tool takes a context, and the manager reads none itself
+                elif (ctx_type := target.ctx_type) is not None:  # `run_context`, inlined: the common case
+                    ctx = _new(ctx_type)
+                    ctx.deps = deps
+                    ctx.prompt = data if isinstance(data, str) else data.decode()
+                else:
+                    ctx = run_context(target, deps, data)
                 # `in_trace()`, inlined: an empty OpenTelemetry context (the untraced case) costs one read.
                 if self._tracer is None and not ((otel := get_current()) and get_current_span(otel).is_recording()):
                     # `execute` inlined (`invoke` + the output check): one coroutine fewer per call.

@@ -20,7 +20,7 @@ from pydantic_ai.models import Model
 from pydantic_core import PydanticSerializationError, to_json
 
 from ...errors import DependencyError, InvalidInputError, InvalidJSONError
-from .._context import context_base, direct_context
+from .._context import context_base, context_type, direct_context
 from .._metadata import extract_tool_metadata
 from ..capability import AgenToolCapability, build_agent, parse_model_id
 from ..manager import MANAGER_TOOL_NAME, AgenToolManager
@@ -48,10 +48,10 @@ class Target:
     """`False` when the agent's output type is `str`: its run output is then JSON text, so `call` returns that too."""
     takes_ctx: bool = False
     """Some routed tool takes a `RunContext`: the direct path must build one."""
-    no_ctx: RunContext[Any] | None = None
-    """Handed to the manager when the routed tool takes no context (it is never given to the tool)."""
     ctx_base: dict[str, Any] | None = None
     """The context fields shared by every direct-path call (see `_context.context_base`)."""
+    ctx_type: type[RunContext[Any]] | None = None
+    """When a routed tool takes a context: the class whose instance, given `deps` and `prompt`, is one."""
     deps_type: Any = NoneType
     """The agent's `deps_type`, which the injector builds when no `deps=` is given."""
     needs_deps: bool = False
@@ -107,14 +107,15 @@ def agent_target(name: str, agent: AbstractAgent[Any, Any], *, registry: AgenToo
     model = agent.model if isinstance(agent.model, Model) else AgenToolModel(agentool, registry=bound or registry)
     needs_deps = declares_deps(agent.deps_type)
     ctx_base = context_base(model=model, agent=agent if isinstance(agent, Agent) else None, tool_name=MANAGER_TOOL_NAME)
+    takes_ctx = any(manager.tool_for(op).takes_ctx for op in manager.operations)
     return Target(
         name=name,
         agent=agent,
         manager=manager,
         typed_output=agent.output_type is not str,
-        takes_ctx=any(manager.tool_for(op).takes_ctx for op in manager.operations),
-        no_ctx=direct_context(ctx_base, None, None),
-        ctx_base=ctx_base,
+        takes_ctx=takes_ctx,
+        ctx_base=ctx_base if takes_ctx else None,
+        ctx_type=context_type(**ctx_base) if takes_ctx else None,
         deps_type=agent.deps_type,
         needs_deps=needs_deps,
         leaf=not needs_deps and not manager.config.dependencies,
