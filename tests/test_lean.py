@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 from pydantic_ai import ModelRetry, RunContext, ToolFailed
+from pydantic_ai.messages import ModelResponse
 
 from agentool import AgenToolAgent, BaseOperationInput, RoutingConfig, create_agentool, get_injector
 from agentool.testing.strategies import invalid_inputs, valid_inputs
@@ -261,3 +262,25 @@ async def test_the_tool_sees_the_same_run_context() -> None:
     assert lean_seen == graph
     assert lean_seen['agent'] is agent
     assert lean_seen['deps'] == 'the deps'
+
+
+async def test_lean_results_share_no_mutable_state() -> None:
+    # Each result owns its messages, usages and dicts, as a graph run's does: changing one result (or
+    # what a tool did to `ctx.usage`) shows in no other result and in no later run.
+    agent = lean(create_calculator())
+    await warm(agent, CALC)
+    first, second = await agent.run(CALC), await agent.run(CALC)
+    assert agent.lean_runs == 2
+    assert first.usage() is not second.usage()
+    for a, b in zip(first.all_messages(), second.all_messages(), strict=True):
+        assert a is not b
+        assert a.parts is not b.parts
+        if isinstance(a, ModelResponse) and isinstance(b, ModelResponse):
+            assert a.usage is not b.usage
+    response = first.all_messages()[1]
+    assert isinstance(response, ModelResponse)
+    response.usage.input_tokens += 5
+    first.usage().requests += 7
+    third = await agent.run(CALC)
+    assert third.usage() == second.usage()
+    assert third.all_messages()[1].usage == second.all_messages()[1].usage  # type: ignore[union-attr]

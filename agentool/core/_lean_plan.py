@@ -9,11 +9,13 @@ saw; when the run has any other shape, it returns `None` and the agent keeps the
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import typing
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
-from types import UnionType
-from typing import Any, Literal
+from dataclasses import dataclass
+from types import NoneType, UnionType
+from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import TypeAdapter
 from pydantic_ai import AgentRunResult
@@ -21,6 +23,7 @@ from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
     ModelResponse,
+    ModelResponsePart,
     SystemPromptPart,
     TextPart,
     ToolCallPart,
@@ -33,12 +36,60 @@ from pydantic_core import to_jsonable_python
 
 from .manager import MANAGER_TOOL_NAME
 
-__all__ = ('LeanPlan', 'learn_plan', 'AGAIN')
+__all__ = ('LeanPlan', 'MessageTemplate', 'learn_plan', 'AGAIN')
 
 AGAIN = 'again'
 """`learn_plan`'s answer when the run was fine but did not show everything (learn from the next one)."""
 
 _SCALARS = (str, int, float, bool)
+
+
+_M = TypeVar('_M', ModelRequest, ModelResponse, ToolReturnPart, SystemPromptPart, RunUsage)
+
+_FRESH = frozenset({'parts', 'timestamp', 'run_id', 'conversation_id'})
+"""What every new message gets anew (and a part its own `timestamp`)."""
+
+_ATOMIC = (str, int, float, bool, bytes, NoneType)
+
+
+@dataclass(frozen=True)
+class MessageTemplate(Generic[_M]):
+    """A message, part or usage of the learned run, reduced to what a new one copies from it.
+
+    Building a new one from its class with these fields costs a third of `dataclasses.replace`,
+    and nothing mutable is shared: a field holding a dict or a usage object is copied each time
+    (the graph gives every message its own).
+    """
+
+    kind: type[_M]
+    kept: dict[str, Any]
+    """Fields that differ from their defaults and hold immutable values: passed on as they are."""
+    copied: dict[str, Any]
+    """Fields that differ from their defaults and hold mutable values: deep-copied for each new one."""
+
+    def make(self, **fields: Any) -> _M:
+        """A new one like the template's, with `fields` (parts, ids, timestamp) its own."""
+        given = {**self.kept, **copy.deepcopy(self.copied), **fields} if self.copied else {**self.kept, **fields}
+        return self.kind(**given)
+
+
+def template_of(message: _M) -> MessageTemplate[_M]:
+    """`message` as a template (see `MessageTemplate`): the fields that are not at their defaults."""
+    kept: dict[str, Any] = {}
+    copied: dict[str, Any] = {}
+    for field in dataclasses.fields(message):
+        if not field.init or field.name in _FRESH:
+            continue
+        value = getattr(message, field.name)
+        if field.default is not dataclasses.MISSING:
+            if value == field.default and type(value) is type(field.default):
+                continue
+        elif field.default_factory is not dataclasses.MISSING:
+            default = field.default_factory()
+            if value == default and type(value) is type(default):
+                continue
+        (kept if isinstance(value, _ATOMIC) else copied)[field.name] = value
+    return MessageTemplate(type(message), kept, copied)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -47,24 +98,28 @@ class LeanPlan:
 
     params: ModelRequestParameters
     """The output mode and tools the model was asked to answer in."""
-    first_request: ModelRequest
-    """The run's first request; its parts before the user prompt are the system prompt parts."""
-    system_parts: tuple[SystemPromptPart, ...]
-    response: ModelResponse
-    """A response of the agent's model: name, id and provider are copied from it."""
-    request: ModelRequest
+    first_request: MessageTemplate[ModelRequest]
+    """The run's first request (instructions as the framework gives them)."""
+    system_parts: tuple[MessageTemplate[SystemPromptPart], ...]
+    """The system prompt parts before the user prompt in a run without history."""
+    response: MessageTemplate[ModelResponse]
+    """A response of the agent's model: name, id and provider."""
+    request: MessageTemplate[ModelRequest]
     """A later request of the run (instructions as the framework repeats them)."""
-    final_request: ModelRequest | None
-    """The framework's answer to an output tool call (one `ToolReturnPart`), or `None` in text mode."""
-    usage: RunUsage
+    final_request: MessageTemplate[ModelRequest] | None
+    """The framework's answer to an output tool call, or `None` in text mode."""
+    final_return: MessageTemplate[ToolReturnPart] | None
+    """That answer's one `ToolReturnPart` (its text), or `None` in text mode."""
+    usage: MessageTemplate[RunUsage]
+    """The run's usage (each run gets its own: a tool may add to it)."""
     max_retries: int = 1
     """The manager tool's retry budget (`ctx.max_retries`): pydantic-ai's default, as lean agents set no other."""
     readers: dict[str, Callable[[Any], Any]]
     """Output tool name → the output value pydantic-ai would validate from its arguments."""
 
-    def output(self, value: Any, final: ModelResponse) -> Any:
-        """The run's output for the tool's `value`, as the graph would validate it from `final`."""
-        part = final.parts[0]
+    def output(self, value: Any, final: Sequence[ModelResponsePart]) -> Any:
+        """The run's output for the tool's `value`, as the graph would validate it from the `final` parts."""
+        part = final[0]
         if isinstance(part, TextPart):
             return part.content
         assert isinstance(part, ToolCallPart)
@@ -105,15 +160,20 @@ def learn_plan(
     readers = _readers(params, output_type)
     if readers is None:
         return None
-    system_parts = tuple(part for part in first.parts if isinstance(part, SystemPromptPart))
+    system_parts = tuple(template_of(part) for part in first.parts if isinstance(part, SystemPromptPart))
+    final_return = None
+    if final_request is not None:
+        assert isinstance(final_request.parts[0], ToolReturnPart)
+        final_return = template_of(final_request.parts[0])
     return LeanPlan(
         params=params,
-        first_request=first,
+        first_request=template_of(first),
         system_parts=system_parts,
-        response=response,
-        request=tool_return,
-        final_request=final_request,
-        usage=replace(result.usage),
+        response=template_of(response),
+        request=template_of(tool_return),
+        final_request=None if final_request is None else template_of(final_request),
+        final_return=final_return,
+        usage=template_of(result.usage),
         readers=readers,
     )
 

@@ -11,34 +11,38 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import BaseModel
-from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.messages import ModelResponse, ModelResponsePart, TextPart, ToolCallPart
 from pydantic_ai.models import ModelRequestParameters
 from pydantic_ai.tools import ToolDefinition
 from pydantic_core import to_json, to_jsonable_python
 
 from ..errors import OutputError
 
-__all__ = ('output_response',)
+__all__ = ('output_response', 'output_parts')
 
 
 def output_response(
     value: Any, params: ModelRequestParameters, *, model_name: str, agentool: str, call_id: str
 ) -> ModelResponse:
     """The final response that carries `value` as the run's output."""
+    return ModelResponse(parts=output_parts(value, params, agentool=agentool, call_id=call_id), model_name=model_name)
+
+
+def output_parts(value: Any, params: ModelRequestParameters, *, agentool: str, call_id: str) -> list[ModelResponsePart]:
+    """The parts of `output_response`: one output tool call or one text part."""
     text_ok = params.allow_text_output and isinstance(value, str)
     if params.output_tools and not text_ok:
         tool, args = _tool_output(value, params.output_tools, agentool)
-        return ModelResponse(parts=[ToolCallPart(tool.name, args, tool_call_id=call_id)], model_name=model_name)
+        return [ToolCallPart(tool.name, args, tool_call_id=call_id)]
     if params.output_mode in ('native', 'prompted') and params.output_object is not None:
         fitted = _fit_object(value, params.output_object.json_schema, agentool)
-        return ModelResponse(parts=[TextPart(to_json(fitted).decode())], model_name=model_name)
+        return [TextPart(to_json(fitted).decode())]
     if not params.allow_text_output:
         raise OutputError(
             f'agentool {agentool!r}: the agent accepts neither text nor an output tool for this value',
             agentool=agentool,
         )
-    text = value if isinstance(value, str) else to_json(value).decode()
-    return ModelResponse(parts=[TextPart(text)], model_name=model_name)
+    return [TextPart(value if isinstance(value, str) else to_json(value).decode())]
 
 
 def _tool_output(value: Any, tools: list[ToolDefinition], agentool: str) -> tuple[ToolDefinition, Any]:

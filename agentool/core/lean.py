@@ -14,7 +14,6 @@ import functools
 import os
 import time
 from collections.abc import Sequence
-from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -32,7 +31,7 @@ from pydantic_ai.messages import (
 
 from ._context import context_base, direct_context
 from ._lean_plan import LeanPlan
-from ._output import output_response
+from ._output import output_parts
 from ._tool_errors import failed_error, retry_error
 from .manager import MANAGER_TOOL_NAME
 from .model import AgenToolModel
@@ -80,16 +79,17 @@ async def answer(
     responses = sum(isinstance(message, ModelResponse) for message in history)
     call_id, final_id = f'agentool_{name}_{responses}', f'agentool_{name}_{responses + 1}'
     now = datetime.now(UTC)
+    ids = {'run_id': run_id, 'conversation_id': conversation_id}
     user = UserPromptPart(prompt, timestamp=now)
-    parts: list[Any] = [user] if history else [*(replace(part, timestamp=now) for part in plan.system_parts), user]
-    ids = {'run_id': run_id, 'conversation_id': conversation_id, 'timestamp': now}
+    parts: list[Any] = [user] if history else [*(part.make(timestamp=now) for part in plan.system_parts), user]
     messages: list[ModelMessage] = [
         *history,
-        replace(plan.first_request, parts=parts, **ids),
-        replace(plan.response, parts=[ToolCallPart(MANAGER_TOOL_NAME, prompt, tool_call_id=call_id)], **ids),
+        plan.first_request.make(timestamp=now, parts=parts, **ids),
+        plan.response.make(timestamp=now, parts=[ToolCallPart(MANAGER_TOOL_NAME, prompt, tool_call_id=call_id)], **ids),
     ]
     ctx = direct_context(context_base(model=model, agent=agent, tool_name=MANAGER_TOOL_NAME), deps, prompt)
-    usage = replace(plan.usage)  # the run's usage, as a tool sees it in a graph run (the same object)
+    # The run's usage, as a tool sees it in a graph run (the result's own object).
+    usage = plan.usage.make()
     ctx.__dict__.update(
         run_id=run_id,
         conversation_id=conversation_id,
@@ -106,14 +106,14 @@ async def answer(
     except ToolFailed as failed:
         raise failed_error(name, failed.message) from None
     returned = ToolReturnPart(MANAGER_TOOL_NAME, value, tool_call_id=call_id, timestamp=now)
-    messages.append(replace(plan.request, parts=[returned], **ids))
-    final = output_response(value, plan.params, model_name=name, agentool=name, call_id=final_id)
-    messages.append(replace(plan.response, parts=final.parts, **ids))
-    call = final.parts[0]
-    if isinstance(call, ToolCallPart) and (template := plan.final_request) is not None:
+    messages.append(plan.request.make(timestamp=now, parts=[returned], **ids))
+    final = output_parts(value, plan.params, agentool=name, call_id=final_id)
+    messages.append(plan.response.make(timestamp=now, parts=final, **ids))
+    call = final[0]
+    if isinstance(call, ToolCallPart) and plan.final_request is not None and plan.final_return is not None:
         # An output tool call: the framework answers it in a request of its own.
-        done = replace(template.parts[0], tool_name=call.tool_name, tool_call_id=final_id, timestamp=now)
-        messages.append(replace(template, parts=[done], **ids))
+        done = plan.final_return.make(timestamp=now, tool_name=call.tool_name, tool_call_id=final_id)
+        messages.append(plan.final_request.make(timestamp=now, parts=[done], **ids))
     return _result_adapter().validate_python(
         {
             'output': plan.output(value, final),
