@@ -126,9 +126,9 @@ def memory_row(scale: Scale) -> Row:
         per_agentool = _allocated(lambda i: create_adder(f'agentool_{i:05d}'), scale.memory_agentools)
     per_agent = _allocated(lambda i: testmodel_agent(), scale.memory_agentools)
     return Row(
-        cause="per agentool, its manager holds ~2.4 KiB (the compiled route with the tool's signature and "
-        'argument readers, and a `TypeAdapter` for the output type) and its catalog metadata ~1.1 KiB; the tool '
-        "signature is read twice, once for each (`factory.extract_tool_metadata`, the manager's route compiler).",
+        cause="per agentool, its manager holds the compiled route (the tool's signature, read once per function "
+        "and shared, and its argument readers) and its catalog metadata; an operation's requirements are kept "
+        'only when it needs more than the schema checks.',
         benchmark='Memory per agentool (one operation, tracemalloc) vs a bare `Agent` with the same tool and output',
         measured=f'{size(per_agentool)} vs {size(per_agent)}',
         ratio=per_agentool / per_agent,

@@ -10,12 +10,14 @@ recorded, and `effects` shows that the side effect still happened exactly once.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import sqlite3
 from collections.abc import Sequence
 from typing import Any, Literal
 
+import anyio
 from pydantic import BaseModel
 from pydantic_ai import Agent
 from pydantic_ai.capabilities import AbstractCapability
@@ -26,10 +28,22 @@ from agentool.durable import unit_key
 from agentool.testing import AgentDouble, Call, OutputFrom, Script, ScriptRun
 from agentool.toolset import AgenToolToolset
 
-__all__ = ('ENTRIES', 'KILL_ENV', 'LEDGER_ENV', 'STEPS', 'expected_entries', 'build', 'ledger_rows', 'pipeline_prompt')
+__all__ = (
+    'ENTRIES',
+    'HOLD_ENV',
+    'KILL_ENV',
+    'LEDGER_ENV',
+    'STEPS',
+    'expected_entries',
+    'build',
+    'ledger_rows',
+    'pipeline_prompt',
+)
 
 LEDGER_ENV = 'AGENTOOL_TEST_LEDGER'
 KILL_ENV = 'AGENTOOL_TEST_KILL_AT'
+HOLD_ENV = 'AGENTOOL_TEST_HOLD'
+"""A file path: while it exists, every job waits before its first batch append (after its first step)."""
 
 ENTRIES = ('first', 'batch0', 'batch1', 'batch2', 'last')
 """The ledger appends of one pipeline run, by entry suffix: two by the LLM agent, three by the delegating agentool."""
@@ -62,6 +76,10 @@ class LedgerResult(BaseModel):
 
 async def ledger_append(entry: str) -> LedgerResult:
     """Append an entry; returns its position among the entries with the same prefix."""
+    hold = os.environ.get(HOLD_ENV)
+    # A job held in the middle: the file is removed by another process, so there is nothing to await.
+    while hold and entry.endswith('/batch0') and await anyio.Path(hold).exists():  # noqa: ASYNC110
+        await asyncio.sleep(0.02)
     key = unit_key()
     db = _connect()
     try:

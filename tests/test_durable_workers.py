@@ -19,7 +19,7 @@ import pytest
 from dbos import DBOSClient
 
 import agentool.dbos as durable_dbos
-from tests.durable_agentools import LEDGER_ENV, STEPS, build, expected_entries, ledger_rows, pipeline_prompt
+from tests.durable_agentools import HOLD_ENV, LEDGER_ENV, STEPS, build, expected_entries, ledger_rows, pipeline_prompt
 from tests.durable_worker import EXECUTOR_ENV
 from tests.postgres_server import postgres_server
 
@@ -37,8 +37,12 @@ def _database(server: str, name: str) -> str:
     return f'{server.rsplit("/", 1)[0]}/{name}'
 
 
-def _start(database: str, outputs: Path, ledger: Path, executor: str) -> subprocess.Popen[str]:
+def _start(
+    database: str, outputs: Path, ledger: Path, executor: str, *, hold: Path | None = None
+) -> subprocess.Popen[str]:
     env = dict(os.environ)
+    if hold is not None:
+        env[HOLD_ENV] = str(hold)
     env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(ROOT), env.get('PYTHONPATH')]))
     env[LEDGER_ENV] = str(ledger)
     env[EXECUTOR_ENV] = executor
@@ -135,7 +139,11 @@ def test_a_killed_workers_jobs_finish_on_the_others_without_duplicates(
     database = _database(postgres, 'agentool_workers_kill')
     outputs, ledger = tmp_path / 'outputs', tmp_path / 'ledger.sqlite'
     outputs.mkdir()
-    workers = [_start(database, outputs, ledger, f'worker{n}') for n in range(3)]
+    # Jobs wait in the middle (after their first step) while `hold` exists, so the victim cannot
+    # finish its jobs between being seen busy and being killed.
+    hold = tmp_path / 'HOLD'
+    hold.touch()
+    workers = [_start(database, outputs, ledger, f'worker{n}', hold=hold) for n in range(3)]
     client = DBOSClient(system_database_url=database)
     try:
         _enqueue(client, jobs)
@@ -143,15 +151,17 @@ def test_a_killed_workers_jobs_finish_on_the_others_without_duplicates(
         victim = _busy_worker(client, [f'worker{n}' for n in range(3)])
         workers[int(victim.removeprefix('worker'))].send_signal(signal.SIGKILL)
         workers[int(victim.removeprefix('worker'))].wait(timeout=60)
+        hold.unlink()
         survivors = [f'worker{n}' for n in range(3) if f'worker{n}' != victim]
         stranded = [w.workflow_id for w in client.list_workflows(executor_id=victim, status='PENDING')]
         (outputs / f'RECOVER.{survivors[0]}').write_text(victim)
         results = {job: client.retrieve_workflow(job).get_result() for job in jobs}
         finished_by = {job: client.retrieve_workflow(job).get_status().executor_id for job in stranded}
     finally:
+        hold.unlink(missing_ok=True)
         client.destroy()
         _stop(outputs, workers)
-    assert stranded, 'worker0 was killed with no job in progress'
+    assert stranded, 'the victim was killed with no job in progress'
     assert set(finished_by.values()) <= set(survivors)
     assert results == expected
     executions, effects = _check_exactly_once(ledger, jobs)
