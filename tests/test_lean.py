@@ -271,7 +271,7 @@ async def test_lean_results_share_no_mutable_state() -> None:
     await warm(agent, CALC)
     first, second = await agent.run(CALC), await agent.run(CALC)
     assert agent.lean_runs == 2
-    assert first.usage() is not second.usage()
+    assert first.usage is not second.usage
     for a, b in zip(first.all_messages(), second.all_messages(), strict=True):
         assert a is not b
         assert a.parts is not b.parts
@@ -280,7 +280,7 @@ async def test_lean_results_share_no_mutable_state() -> None:
     response = first.all_messages()[1]
     assert isinstance(response, ModelResponse)
     response.usage.input_tokens += 5
-    first.usage().requests += 7
+    first.usage.requests += 7
     third = await agent.run(CALC)
-    assert third.usage() == second.usage()
+    assert third.usage == second.usage
     assert third.all_messages()[1].usage == second.all_messages()[1].usage  # type: ignore[union-attr]
