@@ -11,12 +11,17 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Literal
 
 import pytest
 from mcp import Client
+from pydantic_ai import Agent
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from agentool import get_registry
+from agentool import AgenToolCapability, BaseOperationInput, RoutingConfig, create_agentool, get_registry
 from agentool.core.injector import AgenToolInjector, get_injector, use_injector
+from agentool.core.manager import MANAGER_TOOL_NAME
 from agentool.errors import InputValidationError, MissingDepsError
 from agentool.mcp import create_mcp_server
 from tests.todo_agentool import Todo, create_todo
@@ -108,3 +113,43 @@ async def test_mcp_builds_deps_through_the_injector() -> None:
     assert added.structured_content == {'result': [{'id': 1, 'title': 'x', 'done': False}]}
     assert missing.is_error
     assert "field 'id': Field required" in missing.content[0].model_dump()['text']
+
+
+class _KV(BaseOperationInput):
+    operation: Literal['get', 'put']
+    key: str
+    value: str | None = None
+
+
+async def _kv_get(key: str) -> str:
+    return f'v:{key}'
+
+
+async def _kv_put(key: str, value: str) -> str:
+    return f'put {key}={value}'
+
+
+async def test_an_llm_missing_an_operations_field_is_asked_again() -> None:
+    # Through the manager tool (the explicit capability form with a real model), an operation's own
+    # requirement fails like any other argument: a retry listing the field, not the end of the run.
+    create_agentool('kv', _KV, RoutingConfig(operation_map={'get': '_kv_get', 'put': '_kv_put'}), [_kv_get, _kv_put])
+    returns: list[ToolReturnPart] = []
+
+    def llm(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        returned = [p for p in messages[-1].parts if isinstance(p, ToolReturnPart)]
+        returns.extend(returned)
+        if not returned:
+            return ModelResponse(parts=[ToolCallPart(MANAGER_TOOL_NAME, {'operation': 'put', 'key': 'k'})])
+        if returned[0].outcome == 'retried':
+            args = {'operation': 'put', 'key': 'k', 'value': 'x'}
+            return ModelResponse(parts=[ToolCallPart(MANAGER_TOOL_NAME, args)])
+        return ModelResponse(parts=[TextPart(str(returned[0].content))])
+
+    agent = Agent(FunctionModel(llm), capabilities=[AgenToolCapability('kv')])
+    result = await agent.run('store x under k')
+    assert result.output == 'put k=x'
+    assert [r.outcome for r in returns] == ['retried', 'success']
+    assert "operation 'put': field 'value': Field required" in str(returns[0].content)
+    # The deterministic model still ends the run with the typed error (it checks before calling).
+    with pytest.raises(InputValidationError, match="field 'value': Field required"):
+        await Agent('agentool:kv', capabilities=[AgenToolCapability('kv')]).run('{"operation": "put", "key": "k"}')

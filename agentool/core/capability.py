@@ -15,12 +15,12 @@ from types import NoneType
 from typing import Any
 
 from pydantic import BaseModel
-from pydantic_ai import FunctionToolset, RunContext, Tool
+from pydantic_ai import FunctionToolset, ModelRetry, RunContext, Tool
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.models import Model, ModelResolutionContext
 from pydantic_ai.toolsets import AbstractToolset
 
-from ..errors import ConfigurationError
+from ..errors import ConfigurationError, InputValidationError
 from .agent import AgenToolAgent
 from .durability import active_dispatcher, is_durable
 from .manager import MANAGER_TOOL_NAME, AgenToolManager
@@ -56,6 +56,8 @@ def manager_tool(manager: AgenToolManager, *, deps: DepsProvider | None = None) 
     provider = deps if deps_type not in (None, NoneType, object) else None
 
     async def agentool_manager(ctx: RunContext[Any], input: BaseModel) -> Any:
+        if manager.guarded and not isinstance(ctx.model, AgenToolModel):
+            _retry_unless_satisfied(manager, input)
         if provider is None or ctx.deps is not None or not manager.tool_for(manager.operation_of(input)).takes_ctx:
             return await _execute(ctx, input)
         async with provider(manager.name, deps_type) as built:
@@ -69,6 +71,17 @@ def manager_tool(manager: AgenToolManager, *, deps: DepsProvider | None = None) 
     agentool_manager.__annotations__ = {'ctx': RunContext[Any], 'input': manager.input_schema, 'return': Any}
     description = manager.config.description or f'Run an operation of the {manager.name!r} agentool.'
     return Tool(agentool_manager, takes_ctx=True, name=MANAGER_TOOL_NAME, description=description)
+
+
+def _retry_unless_satisfied(manager: AgenToolManager, input: BaseModel) -> None:
+    """A model that chose `input` (an LLM) is asked to choose again when its operation's own
+    requirements are unmet, as for any argument that fails validation: the same list of failing
+    fields, as a retry (after `max_retries`, pydantic-ai ends the run). `AgenToolModel` checks them
+    before it calls the tool, and ends the run with the typed error instead."""
+    try:
+        manager.check_requirements(input)
+    except InputValidationError as error:
+        raise ModelRetry(str(error)) from None
 
 
 def manager_toolset(manager: AgenToolManager) -> FunctionToolset[Any]:
