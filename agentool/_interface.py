@@ -12,6 +12,7 @@ the same list of failing fields.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, LiteralString, Self, cast
@@ -23,6 +24,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError, to_json, to_jso
 from .catalog import CatalogOperation, JsonSchemaGenerator, input_schema, operations
 from .core._requirements import merge_errors
 from .core.registry import AgenToolRegistry
+from .errors import OutputError
 from .filters import ExposedOperation
 
 __all__ = ('OperationInterface', 'build_interfaces', 'ARGUMENTS_ADAPTER', 'RESULT_KEY')
@@ -128,6 +130,25 @@ class OperationInterface:
         """The output as JSON data fitting `output_json_schema`."""
         jsonable = to_jsonable_python(value, by_alias=True)
         return {RESULT_KEY: jsonable} if self.output_wrapped else jsonable
+
+    def check_json(self, value: Any) -> None:
+        """Raise `OutputError` when the output holds a float JSON has no number for (infinite or NaN).
+
+        A JSON protocol would carry it as `null` or a string, neither of which fits the published
+        output schema, so a client would reject the result: the caller gets this error instead.
+        """
+        if isinstance(value, str):
+            return
+        try:
+            json.dumps(to_jsonable_python(value, by_alias=True), allow_nan=False)
+        except ValueError:
+            exposed = self.exposed
+            raise OutputError(
+                f'agentool {exposed.agentool!r}, operation {exposed.operation!r}: the output holds an infinite or NaN '
+                'number, which JSON cannot carry',
+                agentool=exposed.agentool,
+                operation=exposed.operation,
+            ) from None
 
 
 def build_interfaces(registry: AgenToolRegistry, selected: Sequence[ExposedOperation]) -> dict[str, OperationInterface]:

@@ -200,6 +200,7 @@ async def _call(
             )
             with operation_span(exposed.agentool, exposed.operation, surface='mcp', tracer=tracer):
                 result = await exposed.manager.execute(ctx, input)
+            interface.check_json(result)
     except Exception as error:
         logger.exception(
             'tool %r (agentool %r, operation %r) raised', exposed.name, exposed.agentool, exposed.operation

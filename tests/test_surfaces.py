@@ -153,3 +153,27 @@ async def test_an_llm_missing_an_operations_field_is_asked_again() -> None:
     # The deterministic model still ends the run with the typed error (it checks before calling).
     with pytest.raises(InputValidationError, match="field 'value': Field required"):
         await Agent('agentool:kv', capabilities=[AgenToolCapability('kv')]).run('{"operation": "put", "key": "k"}')
+
+
+class _Div(BaseOperationInput):
+    operation: Literal['div']
+    a: float
+    b: float
+
+
+async def _div(a: float, b: float) -> float:
+    return a / b if b else (float('inf') if a else float('nan'))
+
+
+async def test_mcp_reports_an_output_json_cannot_carry_as_an_error_result() -> None:
+    # Before: the server sent `null` for the number and the MCP client raised a RuntimeError.
+    create_agentool('calc', _Div, RoutingConfig(operation_map={'div': '_div'}), [_div])
+    async with Client(create_mcp_server()) as client:  # pyright: ignore[reportArgumentType]
+        fine = await client.call_tool('calc_div', {'a': 1, 'b': 2})
+        infinite = await client.call_tool('calc_div', {'a': 1, 'b': 0})
+        nan = await client.call_tool('calc_div', {'a': 0, 'b': 0})
+    assert fine.structured_content == {'result': 0.5}
+    for bad in (infinite, nan):
+        assert bad.is_error
+        text = bad.content[0].model_dump()['text']
+        assert "OutputError: agentool 'calc', operation 'div': the output holds an infinite or NaN number" in text
