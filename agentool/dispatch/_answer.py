@@ -89,17 +89,23 @@ def fit_output(value: Any, spec: object, *, rule: str, agentool: str, operation:
     Raises:
         DispatchOutputError: The value does not fit, naming the rule and both types.
     """
-    try:
-        adapter = _adapter(spec)
-    except Exception as error:  # an output function or other spec pydantic cannot validate into
-        raise DispatchOutputError(
-            f"rule {rule!r}: the agent's output_type {_type_name(spec)} cannot take an agentool answer: {error}",
+
+    def refused(message: str, errors: list[Any]) -> DispatchOutputError:
+        return DispatchOutputError(
+            f'rule {rule!r}: {message}',
             agentool=agentool,
             rule=rule,
             operation=operation,
             output_type=_type_name(spec),
             value_type=type(value).__name__,
-            errors=[],
+            errors=errors,
+        )
+
+    try:
+        adapter = _adapter(spec)
+    except Exception as error:  # an output function or other spec pydantic cannot validate into
+        raise refused(
+            f"the agent's output_type {_type_name(spec)} cannot take an agentool answer: {error}", []
         ) from None
     if adapter is None:
         return value if isinstance(value, str) else to_json(value).decode()
@@ -111,15 +117,10 @@ def fit_output(value: Any, spec: object, *, rule: str, agentool: str, operation:
                 return adapter.validate_json(value)  # an untyped agentool answers with JSON text
         return adapter.validate_python(value, from_attributes=True)
     except ValidationError as error:
-        raise DispatchOutputError(
-            f'rule {rule!r}: agentool {agentool!r} operation {operation!r} answered a {type(value).__name__}, '
+        raise refused(
+            f'agentool {agentool!r} operation {operation!r} answered a {type(value).__name__}, '
             f"which does not fit the agent's output_type {_type_name(spec)}: {error.error_count()} error(s)",
-            agentool=agentool,
-            rule=rule,
-            operation=operation,
-            output_type=_type_name(spec),
-            value_type=type(value).__name__,
-            errors=error.errors(include_url=False, include_context=False, include_input=False),
+            list(error.errors(include_url=False, include_context=False, include_input=False)),
         ) from None
 
 
