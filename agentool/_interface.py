@@ -27,7 +27,7 @@ from .core.registry import AgenToolRegistry
 from .errors import OutputError
 from .filters import ExposedOperation
 
-__all__ = ('OperationInterface', 'build_interfaces', 'ARGUMENTS_ADAPTER', 'RESULT_KEY')
+__all__ = ('OperationInterface', 'build_interfaces', 'check_json_numbers', 'ARGUMENTS_ADAPTER', 'RESULT_KEY')
 
 ARGUMENTS_ADAPTER = TypeAdapter[dict[str, Any]](dict[str, Any])
 """Parses raw arguments into a JSON object, with pydantic's own errors for bad JSON or non-objects."""
@@ -137,18 +137,25 @@ class OperationInterface:
         A JSON protocol would carry it as `null` or a string, neither of which fits the published
         output schema, so a client would reject the result: the caller gets this error instead.
         """
-        if isinstance(value, str):
-            return
-        try:
-            json.dumps(to_jsonable_python(value, by_alias=True), allow_nan=False)
-        except ValueError:
-            exposed = self.exposed
-            raise OutputError(
-                f'agentool {exposed.agentool!r}, operation {exposed.operation!r}: the output holds an infinite or NaN '
-                'number, which JSON cannot carry',
-                agentool=exposed.agentool,
-                operation=exposed.operation,
-            ) from None
+        check_json_numbers(value, agentool=self.exposed.agentool, operation=self.exposed.operation)
+
+
+def check_json_numbers(value: Any, *, agentool: str, operation: str | None) -> None:
+    """Raise `OutputError` naming `agentool` and `operation` when `value` holds an infinite or NaN float.
+
+    JSON has no number for them; every surface that hands an output on as JSON refuses it the same way.
+    """
+    if isinstance(value, str):
+        return
+    try:
+        json.dumps(to_jsonable_python(value, by_alias=True), allow_nan=False)
+    except ValueError:
+        raise OutputError(
+            f'agentool {agentool!r}, operation {operation!r}: the output holds an infinite or NaN number, '
+            'which JSON cannot carry',
+            agentool=agentool,
+            operation=operation,
+        ) from None
 
 
 def build_interfaces(registry: AgenToolRegistry, selected: Sequence[ExposedOperation]) -> dict[str, OperationInterface]:

@@ -35,6 +35,7 @@ from typing import Any, NoReturn
 
 from pydantic_core import to_json
 
+from ._interface import check_json_numbers
 from .catalog import catalog_entry, input_schema
 from .catalog import operations as catalog_operations
 from .core.registry import AgenToolRegistry, get_registry, suggest
@@ -185,6 +186,10 @@ def _run_call(args: argparse.Namespace) -> int:
     if output_type is None:
         print(output)
     else:
+        # Printed as JSON, so a float JSON has no number for is refused as on every JSON surface.
+        manager = registry.get_manager(name)
+        operation = manager.operation_of(manager.validate_json(prompt))
+        check_json_numbers(output, agentool=name, operation=operation)
         _print_json(output)
     return 0
 

@@ -208,8 +208,13 @@ async def recover(executor_ids: Sequence[str]) -> list[str]:
     executor id restarts; call this on a live worker instead to move them over (what DBOS's admin
     endpoint `/dbos-workflow-recovery` does). Their completed steps are not run again.
     """
+    # DBOS's own recovery entry point (what its admin endpoint calls). The public `list_workflows` +
+    # `resume_workflow` pair is not safe here: `resume_workflow` re-enqueues whatever it is given, so
+    # two workers recovering the same dead executor could both re-enqueue a workflow one of them
+    # already runs. This one re-enqueues a workflow only while it is still pending on a dead executor.
+    # The multi-worker kill test (tests/test_durable_workers.py) fails loudly if it changes.
     handles = await anyio.to_thread.run_sync(
-        DBOS._recover_pending_workflows,  # pyright: ignore[reportPrivateUsage]  # DBOS's own recovery entry point
+        DBOS._recover_pending_workflows,  # pyright: ignore[reportPrivateUsage]
         list(executor_ids),
     )
     return [handle.workflow_id for handle in handles]

@@ -175,6 +175,8 @@ BAD_INPUT = {
     '{"operation": "add", "a": 1, "b": ': ['is not valid JSON'],
     '[1, 2]': ['must be a JSON object'],
     '{"operation": "divide", "a": 1, "b": 0}': ['ZeroDivisionError'],
+    # JSON has no number for the result: refused as on MCP, not printed as `Infinity`.
+    '{"operation": "multiply", "a": 1e308, "b": 10}': ["operation 'multiply'", 'infinite or NaN number'],
 }
 
 
