@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 import pydantic_ai.models
 import pytest
-from pydantic_ai import Agent, RunContext
+from pydantic_ai import Agent, ModelRetry, RunContext, ToolFailed
 from pydantic_ai.models.test import TestModel
 
 from agentool import (
@@ -17,6 +17,8 @@ from agentool import (
     ConfigurationError,
     DepsUnavailableError,
     RoutingConfig,
+    ToolFailedError,
+    ToolRetryError,
     create_agentool,
     model_strings,
 )
@@ -128,3 +130,41 @@ async def test_agent_override_swaps_the_model_for_a_test_double() -> None:
     with calculator.override(model=TestModel(call_tools=[], custom_output_args=99.0)):
         assert (await calculator.run('{"operation": "add", "a": 1, "b": 2}')).output == 99.0
     assert (await calculator.run('{"operation": "add", "a": 1, "b": 2}')).output == 3.0
+
+
+class FlakyInput(BaseOperationInput):
+    operation: Literal['retry', 'fail']
+
+
+async def asks_retry() -> int:
+    raise ModelRetry('again')
+
+
+async def fails() -> int:
+    raise ToolFailed('nope')
+
+
+@pytest.mark.parametrize(
+    ('operation', 'error', 'feedback'), [('retry', ToolRetryError, 'again'), ('fail', ToolFailedError, 'nope')]
+)
+async def test_a_tools_retry_or_failure_ends_every_form_with_the_same_typed_error(
+    operation: str, error: type[Exception], feedback: str
+) -> None:
+    # The plain form used to send the retry text back as the next prompt (InvalidJSONError) and let
+    # ToolFailed escape untyped.
+    routing = RoutingConfig(operation_map={'retry': 'asks_retry', 'fail': 'fails'})
+    created = create_agentool('flaky', FlakyInput, routing, [asks_retry, fails])
+    prompt = f'{{"operation": "{operation}"}}'
+    forms: list[Agent[Any, Any]] = [
+        created,
+        Agent('agentool:flaky', output_type=int),
+        Agent('agentool:flaky', output_type=int, capabilities=[AgenToolCapability('flaky')]),
+    ]
+    messages: list[str] = []
+    for agent in forms:
+        with pytest.raises(error) as caught:
+            await agent.run(prompt)
+        assert caught.value.details['agentool'] == 'flaky'
+        assert feedback in caught.value.details['feedback']
+        messages.append(str(caught.value))
+    assert len(set(messages)) == 1, messages

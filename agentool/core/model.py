@@ -16,7 +16,7 @@ import json
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
-from pydantic_ai import RunContext
+from pydantic_ai import ModelRetry, RunContext, ToolFailed
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
@@ -41,6 +41,7 @@ from ..errors import (
 )
 from ._answering import TOOL_CALLING_PROFILE, AnsweringModel
 from ._output import output_response
+from ._tool_errors import failed_error, retry_error
 from .manager import MANAGER_TOOL_NAME, AgenToolManager
 from .registry import AgenToolRegistry, get_registry
 
@@ -155,7 +156,14 @@ class AgenToolModel(AnsweringModel):
 
     async def _run_plain(self, manager: AgenToolManager, validated: BaseModel, prompt: str) -> Any:
         ctx = _NoDepsRunContext(deps=None, model=self, usage=RunUsage(), prompt=prompt)
-        return await manager.execute(ctx, validated)
+        try:
+            return await manager.execute(ctx, validated)
+        # Raised from the model, pydantic-ai would send the retry text back as the next prompt: the
+        # same typed errors as the other forms end the run instead.
+        except ModelRetry as retry:
+            raise retry_error(manager.name, retry.message) from None
+        except ToolFailed as failed:
+            raise failed_error(manager.name, failed.message) from None
 
 
 def _check_input(name: str, schema: type[BaseModel], prompt: str) -> None:
