@@ -11,6 +11,7 @@ from pydantic_ai.models.test import TestModel
 
 from agentool import (
     AgenToolCapability,
+    AgenToolError,
     AgenToolModel,
     AgenToolNotFoundError,
     BaseOperationInput,
@@ -148,7 +149,7 @@ async def fails() -> int:
     ('operation', 'error', 'feedback'), [('retry', ToolRetryError, 'again'), ('fail', ToolFailedError, 'nope')]
 )
 async def test_a_tools_retry_or_failure_ends_every_form_with_the_same_typed_error(
-    operation: str, error: type[Exception], feedback: str
+    operation: str, error: type[AgenToolError], feedback: str
 ) -> None:
     # The plain form used to send the retry text back as the next prompt (InvalidJSONError) and let
     # ToolFailed escape untyped.
