@@ -167,19 +167,6 @@ class DepsUnavailableError(AgenToolError):
     """
 
 
-class MissingDepsError(DepsUnavailableError):
-    """An agentool declares a `deps_type`, no deps were given, and the injector cannot build them.
-
-    Raised on every surface alike (`agent.run` without `deps=`, `injector.call`, the CLI, MCP)
-    instead of handing the tools `None`. `details` has `deps_type` and `reason` (what is missing);
-    the message says how to provide it: pass `deps=...`, or make the injector able to build them
-    (`injector.provide(...)` for the missing type, or defaults on the deps fields).
-    """
-
-
-# --- exposing agentools to other surfaces (LLM toolsets, MCP) -----------------------------------
-
-
 class SelectorError(ConfigurationError, LookupError):
     """An include/exclude selector names no registered agentool or operation.
 
@@ -224,6 +211,18 @@ class DependencyError(ConfigurationError):
     """A dependency cannot be wired: it is not registered, not an agentool, or no factory provides its type.
 
     `details` names the `agentool` and, as they apply, the `dependency`, `field` and `type` involved.
+    """
+
+
+class MissingDepsError(DepsUnavailableError, DependencyError):
+    """An agentool declares a `deps_type`, no deps were given, and the injector cannot build them.
+
+    Raised on every surface alike (`agent.run` without `deps=`, `injector.run`, `injector.call`,
+    the CLI, MCP) instead of handing the tools `None`. `details` has `deps_type` and `reason` (what
+    is missing), plus the `field` and `type` the injector could not fill when one is to blame; the
+    message says how to provide it: pass `deps=...`, or make the injector able to build them
+    (`injector.provide(...)` for the missing type, or defaults on the deps fields). It is also a
+    `DependencyError`: the injector's wiring cannot make them.
     """
 
 

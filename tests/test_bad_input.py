@@ -16,6 +16,7 @@ from agentool import (
     InvalidJSONError,
     NotAnObjectError,
     UnknownOperationError,
+    get_injector,
 )
 from examples.calculator import create_calculator
 
@@ -107,6 +108,39 @@ async def test_unterminated_deep_nesting_fails_cleanly() -> None:
     calculator = create_calculator()
     with pytest.raises(InvalidJSONError):
         await calculator.run('[' * 10_000)
+
+
+@pytest.mark.parametrize(
+    ('prompt', 'where'),
+    [
+        ('[' * 100_000 + ']' * 100_000, (1, 202)),  # deeper than the standard library parses
+        ('{"operation": "add",\n "b": ' + '[' * 300 + ']' * 300 + '}', (2, 207)),  # deeper than pydantic's limit
+        (
+            '{"operation": "add", "a": ' + '9' * 5000 + ', "b": 1}',
+            (1, 4328),
+        ),  # an integer too long (where pydantic stops)
+    ],
+)
+async def test_json_that_cannot_be_read_reports_its_position_too(prompt: str, where: tuple[int, int]) -> None:
+    calculator = create_calculator()
+    with pytest.raises(InvalidJSONError) as caught:
+        await calculator.run(prompt)
+    details = caught.value.details
+    assert (details['line'], details['column']) == where
+    line_start = 0 if where[0] == 1 else prompt.index('\n') + 1
+    assert details['position'] == line_start + where[1] - 1
+    assert f'char {details["position"]}' in str(caught.value)
+
+
+async def test_bytes_that_are_not_utf8_report_line_and_column() -> None:
+    create_calculator()
+    with pytest.raises(InvalidJSONError) as caught:
+        await get_injector().call('calculator', b'{"operation":\n "\xff"}')
+    assert {k: caught.value.details[k] for k in ('position', 'line', 'column')} == {
+        'position': 16,
+        'line': 2,
+        'column': 3,
+    }
 
 
 async def test_plain_agent_raises_the_same_typed_errors() -> None:

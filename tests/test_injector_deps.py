@@ -15,7 +15,7 @@ from pydantic_ai import RunContext
 from agentool import BaseOperationInput, ConfigurationError, RoutingConfig, create_agentool
 from agentool.core.handle import AgenToolHandle, Uses
 from agentool.core.injector import AgenToolInjector, get_injector, use_injector
-from agentool.errors import DependencyCycleError, DependencyError, InjectorValidationError
+from agentool.errors import DependencyCycleError, DependencyError, InjectorValidationError, MissingDepsError
 
 
 @pytest.fixture
@@ -248,9 +248,38 @@ async def test_a_factory_error_propagates_with_a_note(injector: AgenToolInjector
 async def test_an_unresolvable_deps_field_is_a_typed_error_before_the_tool_runs(injector: AgenToolInjector) -> None:
     create_layers()
     for how in (injector.run, injector.call):
-        with pytest.raises(DependencyError) as caught:
+        # The documented error of every surface, still a DependencyError naming the field and type.
+        with pytest.raises(MissingDepsError) as caught:
             await how('store', {'operation': 'get', 'key': 'k'})
-        assert caught.value.details == {'agentool': 'store', 'field': 'db', 'type': 'Database'}
+        assert isinstance(caught.value, DependencyError)
+        details = caught.value.details
+        assert (details['agentool'], details['field'], details['type']) == ('store', 'db', 'Database')
+        assert details['deps_type'] == 'StoreDeps'
+        assert 'Database' in details['reason']
+
+
+class Handmade:
+    """Neither a dataclass nor a pydantic model: the injector cannot build it."""
+
+
+class OneOp(BaseOperationInput):
+    operation: Literal['peek']
+
+
+async def peek(ctx: RunContext[Handmade | None]) -> str:
+    return repr(ctx.deps)
+
+
+async def test_deps_the_type_lets_be_none_are_none_on_every_surface_when_they_cannot_be_built(
+    injector: AgenToolInjector,
+) -> None:
+    agent = create_agentool(
+        'peek', OneOp, RoutingConfig(operation_map={'peek': 'peek'}), [peek], deps_type=Handmade | None
+    )
+    assert (await agent.run('{"operation": "peek"}')).output == 'None'
+    assert await injector.call('peek', {'operation': 'peek'}) == 'None'
+    assert (await injector.run('peek', {'operation': 'peek'})).output == 'None'
+    assert await injector.call('peek', {'operation': 'peek'}, deps=Handmade()) != 'None'  # given deps win
 
 
 async def test_explicit_deps_are_used_as_given(injector: AgenToolInjector) -> None:

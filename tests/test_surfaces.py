@@ -155,6 +155,19 @@ async def test_an_llm_missing_an_operations_field_is_asked_again() -> None:
         await Agent('agentool:kv', capabilities=[AgenToolCapability('kv')]).run('{"operation": "put", "key": "k"}')
 
 
+async def test_a_model_instance_is_the_input_its_caller_set_not_its_defaults() -> None:
+    # The guide's injector takes a model (`injector.run('storage', test_input)`); the defaults it
+    # fills for fields an operation does not use (`value` for get) must not count as given.
+    create_agentool('kv', _KV, RoutingConfig(operation_map={'get': '_kv_get', 'put': '_kv_put'}), [_kv_get, _kv_put])
+    injector = get_injector()
+    get = _KV(operation='get', key='k')
+    assert (await injector.run('kv', get)).output == 'v:k'
+    assert await injector.call('kv', get) == 'v:k'
+    assert await injector.call('kv', _KV(operation='put', key='k', value='x')) == 'put k=x'
+    with pytest.raises(InputValidationError, match="operation 'get' does not use it"):
+        await injector.call('kv', _KV(operation='get', key='k', value='x'))
+
+
 class _Div(BaseOperationInput):
     operation: Literal['div']
     a: float

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from ..errors import InputValidationError, NotAnObjectError, UnknownOperationError
+from pydantic import ValidationError
+
+from ..errors import InputValidationError, InvalidJSONError, NotAnObjectError, UnknownOperationError
 from ._json import json_type, loc
 
-__all__ = ('invalid_input', 'not_an_object', 'unknown_operation')
+__all__ = ('invalid_input', 'not_an_object', 'unknown_operation', 'unparsable_json')
+
+_AT = re.compile(r'at line (\d+) column (\d+)$')
 
 
 def not_an_object(agentool: str, operation_field: str, value: Any) -> NotAnObjectError:
@@ -40,4 +45,31 @@ def unknown_operation(agentool: str, operation: Any, known: list[str]) -> Unknow
         agentool=agentool,
         operation=operation,
         known=known,
+    )
+
+
+def unparsable_json(agentool: str, data: str | bytes, error: ValidationError, cause: Exception) -> InvalidJSONError:
+    """The error for JSON the standard library cannot read either (too deep, a huge integer, not UTF-8).
+
+    pydantic's own message says where (`at line L column C`): `details` get `position`, `line` and
+    `column` from it, as for any other invalid JSON.
+    """
+    reason = str(error.errors(include_url=False)[0]['msg']) if error.error_count() else str(cause)
+    found = _AT.search(reason)
+    if found is None:
+        return InvalidJSONError(
+            f'input to agentool {agentool!r} could not be parsed as JSON: {cause}', agentool=agentool
+        )
+    line, column = int(found[1]), int(found[2])
+    newline = b'\n' if isinstance(data, bytes) else '\n'
+    start = 0
+    for _ in range(line - 1):
+        start = data.index(newline, start) + 1  # pyright: ignore[reportArgumentType]
+    position = start + column - 1
+    return InvalidJSONError(
+        f'input to agentool {agentool!r} is not valid JSON: {reason.removeprefix("Invalid JSON: ")} (char {position})',
+        agentool=agentool,
+        position=position,
+        line=line,
+        column=column,
     )

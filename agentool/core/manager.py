@@ -21,7 +21,7 @@ from ..errors import (
     ToolArgumentError,
     TransformError,
 )
-from ._input_errors import invalid_input, not_an_object, unknown_operation
+from ._input_errors import invalid_input, not_an_object, unknown_operation, unparsable_json
 from ._json import json_validator
 from ._requirements import Requirements, json_key, loads, merge_errors
 from ._routes import CompiledRoute, attach_requirements, check_routes, configuration_error, requirements_of, tool_list
@@ -209,10 +209,10 @@ class AgenToolManager:
                 line=bad.lineno,
                 column=bad.colno,
             )
-        except (RecursionError, ValueError) as bad:
-            return InvalidJSONError(
-                f'input to agentool {self.name!r} could not be parsed as JSON: {bad}', agentool=self.name
-            )
+        except (RecursionError, ValueError) as bad:  # too deep, a huge integer, bytes that are not UTF-8
+            return unparsable_json(self.name, data, error, bad)
+        if error.errors(include_url=False)[0]['type'] == 'json_invalid':  # JSON, but nested past pydantic's limit
+            return unparsable_json(self.name, data, error, error)
         if not isinstance(parsed, dict):
             return not_an_object(self.name, self.operation_field, parsed)
         return self._diagnose(parsed, error)  # pyright: ignore[reportUnknownArgumentType]

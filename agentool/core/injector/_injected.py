@@ -14,14 +14,12 @@ from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from pydantic import TypeAdapter, ValidationError
-
-from ...errors import AgenToolNotFoundError, DependencyError, MissingDepsError
+from ...errors import AgenToolNotFoundError, DependencyError
 from ._deps import declares_deps
-from ._resources import type_label
+from ._missing import admits_none, missing_deps_error
 from ._scope import get_injector
 
-__all__ = ('injected_deps', 'admits_none', 'missing_deps_error')
+__all__ = ('injected_deps',)
 
 
 @asynccontextmanager
@@ -46,30 +44,3 @@ async def injected_deps(name: str, deps_type: Any) -> AsyncGenerator[Any]:
                 raise missing_deps_error(name, deps_type, error) from error
             deps = None
         yield deps
-
-
-def admits_none(deps_type: Any) -> bool:
-    """Whether `None` is a valid value of `deps_type` (say `Store | None`)."""
-    try:
-        TypeAdapter[Any](deps_type).validate_python(None)
-    except ValidationError:
-        return False
-    except Exception:  # a type pydantic cannot read: it does not say None is fine
-        return False
-    return True
-
-
-def missing_deps_error(name: str, deps_type: Any, cause: Exception) -> MissingDepsError:
-    """The error for deps of `name` that were not given and cannot be built, naming what is missing."""
-    reason = str(cause.args[0]) if cause.args else type(cause).__name__
-    if isinstance(cause, AgenToolNotFoundError):
-        reason = f'{name!r} is registered with no injector (define it with create_agentool)'
-    label = type_label(deps_type)
-    return MissingDepsError(
-        f'agentool {name!r} declares deps_type {label}, no deps were given and the injector cannot build them: '
-        f'{reason}. Pass deps=... (agent.run, injector.call, create_mcp_server(deps=...)), or let the injector '
-        'build them (injector.provide(TYPE, factory) for what is missing)',
-        agentool=name,
-        deps_type=label,
-        reason=reason,
-    )

@@ -22,14 +22,16 @@ from pydantic_ai import AgentRunResult, ModelRetry, ToolFailed
 from pydantic_ai.agent import AbstractAgent
 from pydantic_core import PydanticSerializationError, to_json
 
+from ...errors import AgenToolNotFoundError, DependencyError
 from ...telemetry import TRACER_NAME, operation_span
 from .._tool_errors import failed_error, retry_error
 from ..durability import active_dispatcher, is_durable
 from ..registry import AgenToolRegistry
-from ._deps import build_deps, run_without_loop
+from ._deps import DepsPlan, build_deps, run_without_loop
 from ._frame import Frame as _Frame
 from ._frame import frame as _frame
 from ._graph import cycle_error, not_found
+from ._missing import admits_none, missing_deps_error
 from ._resources import RunScope
 from ._targets import (
     Target,
@@ -203,7 +205,7 @@ class AgenToolInjector(Wiring):
         try:
             try:
                 if deps is UNSET:
-                    if not target.needs_deps or (plan := self._plan(target)) is None:
+                    if not target.needs_deps or (plan := self._implicit_plan(target)) is None:
                         deps = None
                     elif plan.needs_scope:
                         deps = await build_deps(plan, scope)
@@ -306,5 +308,17 @@ class AgenToolInjector(Wiring):
         return _frame.set((self, scope, (name,))), scope, True
 
     async def _deps(self, target: Target, scope: RunScope | None) -> Any:
-        plan = self._plan(target)
+        plan = self._implicit_plan(target)
         return None if plan is None else await build_deps(plan, scope)
+
+    def _implicit_plan(self, target: Target) -> DepsPlan | None:
+        """How to build the deps of a call given none; `None`: no deps, or unbuildable ones the type lets be `None`.
+
+        Raises `MissingDepsError` when they cannot be built otherwise, as every surface does.
+        """
+        try:
+            return self._plan(target)
+        except (DependencyError, AgenToolNotFoundError) as error:
+            if admits_none(target.deps_type):
+                return None
+            raise missing_deps_error(target.name, target.deps_type, error) from error

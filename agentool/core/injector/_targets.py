@@ -181,12 +181,21 @@ def serialise(agentool: str, input: Any) -> str | bytes:
         try:
             return bytes(input).decode()
         except UnicodeDecodeError as error:
+            line = input.count(b'\n', 0, error.start) + 1
+            column = error.start - (input.rfind(b'\n', 0, error.start) + 1) + 1
             raise InvalidJSONError(
-                f'input to agentool {agentool!r} is not valid UTF-8 (byte {error.start})',
+                f'input to agentool {agentool!r} is not valid UTF-8 at line {line} column {column} '
+                f'(byte {error.start})',
                 agentool=agentool,
                 position=error.start,
+                line=line,
+                column=column,
             ) from None
     try:
+        # A model gives the fields its caller set, as the JSON they stand for would: defaults it
+        # filled in would otherwise count as given (an operation refuses fields it does not use).
+        if isinstance(input, BaseModel):
+            return input.model_dump_json(by_alias=True, exclude_unset=True, fallback=serialise_fallback)
         return to_json(input, by_alias=True, fallback=serialise_fallback)
     except PydanticSerializationError as error:
         raise InvalidInputError(

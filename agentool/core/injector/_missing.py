@@ -1,0 +1,65 @@
+"""Deps that were not given and cannot be built: `None` when the deps type admits it, else `MissingDepsError`.
+
+One rule for every surface that builds an agentool's deps itself (`agent.run` without `deps=`,
+`injector.run`, `injector.call`, the CLI, MCP).
+"""
+
+from __future__ import annotations
+
+from types import NoneType, UnionType
+from typing import Annotated, Any, Union, get_args, get_origin
+
+from pydantic import ConfigDict, TypeAdapter, ValidationError
+
+from ...errors import AgenToolError, AgenToolNotFoundError, MissingDepsError
+from ._resources import type_label
+
+__all__ = ('admits_none', 'missing_deps_error')
+
+_ANY_TYPE = ConfigDict(arbitrary_types_allowed=True)
+
+
+def admits_none(deps_type: Any) -> bool:
+    """Whether `None` is a valid value of `deps_type` (`Store | None`, `Optional[Store]`, `Any`)."""
+    if deps_type is None or deps_type is NoneType or deps_type is Any or deps_type is object:
+        return True
+    origin = get_origin(deps_type)
+    if origin is Union or origin is UnionType:
+        return any(admits_none(member) for member in get_args(deps_type))
+    if origin is Annotated:
+        return admits_none(get_args(deps_type)[0])
+    try:
+        TypeAdapter[Any](deps_type, config=None if _is_model(deps_type) else _ANY_TYPE).validate_python(None)
+    except ValidationError:
+        return False
+    except Exception:  # a type pydantic cannot read: it does not say None is fine
+        return False
+    return True
+
+
+def _is_model(deps_type: Any) -> bool:
+    # pydantic refuses a config for a type that carries its own (models, dataclasses, TypedDicts).
+    return hasattr(deps_type, '__pydantic_config__') or hasattr(deps_type, '__dataclass_fields__')
+
+
+def missing_deps_error(name: str, deps_type: Any, cause: Exception) -> MissingDepsError:
+    """The error for deps of `name` that were not given and cannot be built, naming what is missing."""
+    reason = str(cause.args[0]) if cause.args else type(cause).__name__
+    if isinstance(cause, AgenToolNotFoundError):
+        reason = f'{name!r} is registered with no injector (define it with create_agentool)'
+    label = type_label(deps_type)
+    # What the wiring error names (the field and type it could not fill) stays in the details.
+    named = (
+        {k: v for k, v in cause.details.items() if k in ('field', 'type', 'dependency')}
+        if isinstance(cause, AgenToolError)
+        else {}
+    )
+    return MissingDepsError(
+        f'agentool {name!r} declares deps_type {label}, no deps were given and the injector cannot build them: '
+        f'{reason}. Pass deps=... (agent.run, injector.call, create_mcp_server(deps=...)), or let the injector '
+        'build them (injector.provide(TYPE, factory) for what is missing)',
+        agentool=name,
+        deps_type=label,
+        reason=reason,
+        **named,
+    )
