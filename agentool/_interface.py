@@ -22,6 +22,7 @@ from pydantic.fields import FieldInfo
 from pydantic_core import InitErrorDetails, PydanticCustomError, to_json, to_jsonable_python
 
 from .catalog import CatalogOperation, JsonSchemaGenerator, input_schema, operations
+from .core._output_spec import output_value_type
 from .core._requirements import merge_errors
 from .core.registry import AgenToolRegistry
 from .errors import OutputError
@@ -207,7 +208,7 @@ def _description(exposed: ExposedOperation, text: str | None) -> str:
 
 
 def _output_schema(exposed: ExposedOperation) -> tuple[dict[str, Any] | None, bool]:
-    output_type = exposed.manager.config.output_type
+    output_type = output_value_type(exposed.manager.config.output_type)  # the types inside a spec
     if output_type is None or exposed.route.max_output_chars is not None:
         return None, False
     schema = TypeAdapter[Any](output_type).json_schema(mode='serialization', schema_generator=JsonSchemaGenerator)

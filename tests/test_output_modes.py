@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import pytest
+from mcp import Client
 from pydantic import BaseModel
 from pydantic_ai import Agent, NativeOutput, PromptedOutput, TextOutput, ToolOutput
 
-from agentool import BaseOperationInput, OutputError, RoutingConfig, create_agentool
+from agentool import BaseOperationInput, OutputError, RoutingConfig, create_agentool, get_registry
+from agentool.mcp import create_mcp_server
 
 
 class Point(BaseModel):
@@ -128,3 +130,35 @@ async def test_value_fitting_no_output_member_is_a_typed_error() -> None:
     agent = Agent('agentool:shapes', output_type=Point | Label)  # type: ignore[arg-type]
     with pytest.raises(OutputError, match='fits none of the agent'):
         await agent.run('{"operation": "items"}')
+
+
+def _upper(text: str) -> str:
+    return text.upper()
+
+
+@pytest.mark.parametrize(
+    ('output_type', 'expected'),
+    [
+        (NativeOutput(Point), Point(x=1, y=2)),
+        (PromptedOutput(Point), Point(x=1, y=2)),
+        (ToolOutput(Point), Point(x=1, y=2)),
+        ([Point, str], Point(x=1, y=2)),
+        (NativeOutput([Point, Label]), Point(x=1, y=2)),
+        (TextOutput(_upper), '{"X":1,"Y":2}'),
+    ],
+)
+async def test_create_agentool_takes_any_output_spec(output_type: Any, expected: Any) -> None:
+    # The manager checks a tool's result against the types inside the spec (it used to build a
+    # validator for the marker itself: AttributeError, PydanticSchemaGenerationError).
+    agent = create_agentool('shaped', ShapeInput, ROUTES, TOOLS, output_type=output_type)
+    for _ in range(3):  # the first run through the graph, the next ones lean where the spec allows
+        assert (await agent.run('{"operation": "point"}')).output == expected
+    if not isinstance(output_type, TextOutput):
+        with pytest.raises(OutputError, match="operation 'number': tool 'number' returned a value that does not fit"):
+            await agent.run('{"operation": "number"}')
+    # Every description of the agentool reads the types inside the spec too.
+    (entry,) = get_registry().export_catalog()['agentools']
+    assert (entry['output_schema'] is None) == isinstance(output_type, TextOutput)
+    get_registry().generate_api_spec()
+    async with Client(create_mcp_server()) as client:
+        assert 'shaped_point' in {tool.name for tool in (await client.list_tools()).tools}

@@ -27,6 +27,7 @@ from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import to_jsonable_python
 
 from ..core._metadata import extract_tool_metadata
+from ..core._output_spec import output_value_type
 from ..core._signature import read_signature
 from ._fields import CatalogField, FieldsSource, operation_fields, operation_request_schema, schema_key, type_label
 
@@ -193,8 +194,8 @@ def catalog_entry(registry: AgenToolRegistry, name: str) -> CatalogEntry:
     config = registry.require(name)
     schema = input_schema(registry, name)
     output_schema = None
-    if config.output_type is not None:
-        adapter = TypeAdapter[Any](config.output_type)
+    if (value_type := output_value_type(config.output_type)) is not None:  # the types inside a spec
+        adapter = TypeAdapter[Any](value_type)
         output_schema = adapter.json_schema(mode='serialization', schema_generator=JsonSchemaGenerator)
     return CatalogEntry(
         name=name,
@@ -205,7 +206,7 @@ def catalog_entry(registry: AgenToolRegistry, name: str) -> CatalogEntry:
         examples=to_jsonable_python(config.examples, serialize_unknown=True),
         operation_field=_operation_key(config, schema),
         input_schema=schema,
-        output_type=None if config.output_type is None else type_label(config.output_type),
+        output_type=None if value_type is None else type_label(value_type),
         output_schema=output_schema,
         operations=list(operations(registry, name).values()),
         tools=tools_info(registry, name),

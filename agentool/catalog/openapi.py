@@ -18,6 +18,7 @@ from urllib.parse import quote
 
 from pydantic import TypeAdapter
 
+from ..core._output_spec import output_value_type
 from .data import JsonSchemaGenerator, export_catalog, operation_request_schema
 
 if TYPE_CHECKING:
@@ -153,8 +154,8 @@ def _schemas(registry: AgenToolRegistry, names: list[str]) -> tuple[dict[str, st
     for name in names:
         config = registry.require(name)
         adapters.append(((name, 'input'), 'validation', TypeAdapter[Any](config.input_schema)))
-        if config.output_type is not None:
-            adapters.append(((name, 'output'), 'serialization', TypeAdapter[Any](config.output_type)))
+        if (value_type := output_value_type(config.output_type)) is not None:  # the types inside a spec
+            adapters.append(((name, 'output'), 'serialization', TypeAdapter[Any](value_type)))
     if not adapters:
         return {}, {}, {}
     schemas, definitions = TypeAdapter.json_schemas(

@@ -34,6 +34,7 @@ from pydantic_ai.models import ModelRequestParameters
 from pydantic_ai.usage import RunUsage
 from pydantic_core import to_jsonable_python
 
+from ._output_spec import output_types
 from .manager import MANAGER_TOOL_NAME
 
 __all__ = ('LeanPlan', 'MessageTemplate', 'learn_plan', 'AGAIN')
@@ -204,21 +205,27 @@ def _two_steps(messages: Sequence[ModelMessage]) -> bool:
 
 def _readers(params: ModelRequestParameters, output_type: Any) -> dict[str, Callable[[Any], Any]] | None:
     """How to read each output tool's value: validated by its member of the output type, as pydantic-ai does."""
+    if (every := _members(output_type)) is None:
+        return None  # an output function reshapes the output after the model: keep the graph
     tools = params.output_tools
     if not tools:
         return {}
     # With text output allowed, a `str` member is answered as text and has no output tool.
-    members = tuple(m for m in _members(output_type) if not (params.allow_text_output and m is str))
+    members = tuple(m for m in every if not (params.allow_text_output and m is str))
     if len(members) != len(tools):
         return None  # output tools we cannot pair with the output type's members: keep the graph
     return {tool.name: _reader(member) for tool, member in zip(tools, members, strict=True)}
 
 
-def _members(output_type: Any) -> tuple[Any, ...]:
-    origin = typing.get_origin(output_type)
-    if origin is typing.Union or origin is UnionType:
-        return typing.get_args(output_type)
-    return (output_type,)
+def _members(output_type: Any) -> tuple[Any, ...] | None:
+    """The output type's members (markers and lists unwrapped, unions split); `None` with an output function."""
+    if (types := output_types(output_type)) is None:
+        return None
+    members: list[Any] = []
+    for member in types:
+        origin = typing.get_origin(member)
+        members.extend(typing.get_args(member) if origin is typing.Union or origin is UnionType else (member,))
+    return tuple(members)
 
 
 def _reader(member: Any) -> Callable[[Any], Any]:

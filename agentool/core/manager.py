@@ -23,6 +23,7 @@ from ..errors import (
 )
 from ._input_errors import invalid_input, not_an_object, unknown_operation, unparsable_json
 from ._json import json_validator
+from ._output_spec import output_value_type
 from ._requirements import Requirements, json_key, loads, merge_errors
 from ._routes import CompiledRoute, attach_requirements, check_routes, configuration_error, requirements_of, tool_list
 from ._signature import ToolSignature
@@ -293,10 +294,12 @@ class AgenToolManager:
     def check_output(self, input: BaseModel, result: Any) -> Any:
         """`result` validated against the output type, or `OutputError` naming the operation and tool."""
         if self._output_adapter is None:
-            if self.config.output_type is None:
+            # Made on first use: most results pass by their class and never need it. An output
+            # spec (`NativeOutput(M)`, `[M, str]`) checks the types inside it; an output function's
+            # result is left to pydantic-ai's output stage.
+            if (value_type := output_value_type(self.config.output_type)) is None:
                 return result
-            # Made on first use: most results pass by their class and never need it.
-            self._output_adapter = TypeAdapter[Any](self.config.output_type)
+            self._output_adapter = TypeAdapter[Any](value_type)
         route = self._routes[self.operation_of(input)]
         try:
             return self._output_adapter.validate_python(result)
@@ -305,7 +308,7 @@ class AgenToolManager:
                 OutputError,
                 route,
                 f'agentool {self.name!r}, operation {route.operation!r}: tool {route.tool.name!r} returned a '
-                f'value that does not fit the output type {self.config.output_type!r}: {error}',
+                f'value that does not fit the output type {output_value_type(self.config.output_type)!r}: {error}',
             ) from error
 
     def _route_slow(self, operation: Any) -> CompiledRoute:

@@ -8,17 +8,17 @@ response is marked: `provider_name` is `DISPATCH_PROVIDER`, `model_name` is `age
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, Union, cast
+from typing import Any, cast
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
-from pydantic_ai import NativeOutput, PromptedOutput, RunContext, ToolOutput
+from pydantic_ai import RunContext
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, UserPromptPart
 from pydantic_ai.run import AgentRunResult
 from pydantic_core import to_json
 
+from ..core._output_spec import output_value_type
 from ..errors import DispatchOutputError
 
 __all__ = ('DISPATCH_PROVIDER', 'DISPATCH_METADATA_KEY', 'DispatchRecord', 'dispatch_record', 'build_result')
@@ -51,30 +51,13 @@ def dispatch_record(message: ModelMessage) -> DispatchRecord | None:
     return DispatchRecord(rule=str(data['rule']), agentool=str(data['agentool']), operation=str(data['operation']))
 
 
-def _unwrap(spec: Any) -> list[Any]:
-    """The plain types an output spec accepts (`ToolOutput`, `NativeOutput`, lists of them unwrapped)."""
-    if isinstance(spec, ToolOutput):
-        return _unwrap(cast(Any, spec).output)
-    if isinstance(spec, (NativeOutput, PromptedOutput)):
-        return _unwrap(cast(Any, spec).outputs)
-    if isinstance(spec, Sequence) and not isinstance(spec, str):
-        return [t for item in cast(Sequence[Any], spec) for t in _unwrap(item)]
-    return [spec]
-
-
-def _union(types: list[Any]) -> Any:
-    union: Any = Union
-    return union[tuple(types)]
-
-
 def _adapter(spec: object) -> TypeAdapter[Any] | None:
     """A validator for an agent's output spec; `None` when the spec is plain `str`."""
     cached = _ADAPTERS.get(id(spec))
     if cached is not None and cached[0] is spec:
         return cached[1]
-    types = _unwrap(spec)
-    target: Any = types[0] if len(types) == 1 else _union(types)
-    adapter: TypeAdapter[Any] | None = None if types == [str] else TypeAdapter[Any](target)
+    target = output_value_type(spec)
+    adapter: TypeAdapter[Any] | None = None if target is str or target is None else TypeAdapter[Any](target)
     _ADAPTERS[id(spec)] = (spec, adapter)
     return adapter
 
