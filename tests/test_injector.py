@@ -225,6 +225,16 @@ def test_unknown_name_is_a_typed_error_with_suggestions(injector: AgenToolInject
     assert caught.value.details['suggestions'] == ['calc']
 
 
+@pytest.mark.parametrize('name', [None, 5, ['calc']])
+async def test_a_name_that_is_not_a_string_is_a_typed_error(injector: AgenToolInjector, name: Any) -> None:
+    create_calc()
+    for attempt in (lambda: injector.call(name, {}), lambda: injector.run(name, {})):
+        with pytest.raises(AgenToolNotFoundError, match='agent names are strings'):
+            await attempt()
+    with pytest.raises(AgenToolNotFoundError, match='agent names are strings'):
+        injector.get(name)
+
+
 def test_dependency_on_a_registered_non_agentool_fails_at_creation(injector: AgenToolInjector) -> None:
     injector.register('llm', Agent(TestModel()))
     with pytest.raises(DependencyError) as caught:

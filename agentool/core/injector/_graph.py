@@ -111,6 +111,10 @@ def missing_dependency(owner: str, dependency: str, known: Sequence[str]) -> Dep
 
 def not_found(name: str, known: Sequence[str]) -> AgenToolNotFoundError:
     """Nothing is registered with the injector under `name`; suggests close names from `known`."""
+    if not isinstance(name, str):  # pyright: ignore[reportUnnecessaryIsInstance]  # callers pass anything
+        return AgenToolNotFoundError(
+            f'agent names are strings; got {type(name).__name__} {name!r}', agentool=None, name=repr(name)
+        )
     suggestions = difflib.get_close_matches(name, list(known), n=3)
     return AgenToolNotFoundError(
         f'no agent named {name!r} is registered with the injector{_hint(suggestions)}',

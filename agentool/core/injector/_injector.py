@@ -159,9 +159,12 @@ class AgenToolInjector(Wiring):
         """
         # Until an override is first entered (in any task), no task can have one: skip the lookup.
         overrides = self._overrides.get() if self._overridden else None
-        target = overrides.get(name) if overrides else None
-        if target is None and (target := self._targets.get(name)) is None:
-            raise not_found(name, list(self._targets))
+        try:
+            target = overrides.get(name) if overrides else None
+            if target is None and (target := self._targets.get(name)) is None:
+                raise not_found(name, list(self._targets))
+        except TypeError:  # an unhashable name
+            raise not_found(name, list(self._targets)) from None
         manager = target.manager
         if manager is None:  # not an agentool: only its agent can answer
             kwargs: dict[str, Any] = {} if deps is UNSET else {'deps': deps}
@@ -289,6 +292,8 @@ class AgenToolInjector(Wiring):
     # --- internals -----------------------------------------------------------------------------
 
     def _target(self, name: str) -> Target:
+        if not isinstance(name, str):  # pyright: ignore[reportUnnecessaryIsInstance]  # callers pass anything
+            raise not_found(name, list(self._targets))
         overrides = self._overrides.get()
         if overrides and (target := overrides.get(name)) is not None:
             return target
