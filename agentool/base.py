@@ -14,7 +14,8 @@ class BaseOperationInput(BaseModel):
 
     Subclasses narrow `operation` to a `Literal` of the operations they route, so the JSON schema
     shows an enum and pydantic rejects unknown operations. Unknown fields are rejected
-    (`extra='forbid'`) so a typo never goes unnoticed.
+    (`extra='forbid'`) so a typo never goes unnoticed, and so are infinite and NaN floats
+    (`allow_inf_nan=False`): JSON has no such numbers, and a tool should not have to check for them.
 
     Example:
         ```python {test="skip"}
@@ -24,7 +25,7 @@ class BaseOperationInput(BaseModel):
         ```
     """
 
-    model_config = ConfigDict(extra='forbid')
+    model_config = ConfigDict(extra='forbid', allow_inf_nan=False)
 
     if TYPE_CHECKING:
         # Typed `Any` for checkers so subclasses may narrow it to a `Literal` under pyright strict.

@@ -132,6 +132,14 @@ async def test_json_that_cannot_be_read_reports_its_position_too(prompt: str, wh
     assert f'char {details["position"]}' in str(caught.value)
 
 
+@pytest.mark.parametrize('number', ['NaN', 'Infinity', '-Infinity', '1e400'])
+async def test_a_number_json_has_not_is_refused_before_the_tool(number: str) -> None:
+    calculator = create_calculator()
+    with pytest.raises(InputValidationError) as caught:
+        await calculator.run(f'{{"operation": "add", "a": {number}, "b": 1}}')
+    assert [(e['loc'], e['type']) for e in caught.value.details['errors']] == [(['a'], 'finite_number')]
+
+
 async def test_bytes_that_are_not_utf8_report_line_and_column() -> None:
     create_calculator()
     with pytest.raises(InvalidJSONError) as caught:
