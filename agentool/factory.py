@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Sequence
+from functools import cache
 from types import NoneType
 from typing import Any
+
+from pydantic_ai import Agent
+from pydantic_ai.exceptions import UserError
 
 from .core._metadata import extract_tool_metadata, infer_output_type
 from .core._routes import configuration_error
 from .core.agent import AgenToolAgent
 from .core.capability import build_agent
+from .core.config import check_limit, check_name, check_routing, check_tools
 from .core.injector import get_injector
 from .core.injector._injected import injected_deps
-from .core.registry import DEFAULT_MAX_INPUT_BYTES, AgenToolConfig, RoutingConfig, get_registry
+from .core.registry import DEFAULT_MAX_INPUT_BYTES, AgenToolConfig, AgenToolRegistry, RoutingConfig, get_registry
+from .errors import ConfigurationError
 
 __all__ = ('create_agentool', 'extract_tool_metadata', 'infer_output_type')
 
@@ -42,8 +49,11 @@ def create_agentool(
 
     The configuration is checked first (routes, tools, transforms, schema); problems raise one
     `ConfigurationError` listing every one (`details['problems']`), and a taken name raises `DuplicateNameError` unless
-    `replace=True`. The returned agent's output type is `output_type`, else the type inferred from
-    the routed tools' return annotations, else `str` (JSON text).
+    `replace=True`. A name that is not a non-empty string, a `routing_config` that is not a `RoutingConfig`,
+    `tools` that are not functions, a `max_input_bytes` that is not a positive int and an unknown agent
+    option raise `ConfigurationError` before anything is stored; creation is atomic (if it fails, the
+    registry is left as it was). The returned agent's output type is `output_type`, else the type
+    inferred from the routed tools' return annotations, else `str` (JSON text).
 
     Args:
         name: Unique name; also the model id suffix in `Agent('agentool:NAME')`.
@@ -63,6 +73,17 @@ def create_agentool(
         replace: Replace an agentool already registered under `name`.
         **agent_kwargs: Passed to `pydantic_ai.Agent`.
     """
+    check_name(name)  # before anything is stored: a name that is not a string would break every listing
+    routing_config = check_routing(routing_config, agentool=name)
+    tools = check_tools(tools, agentool=name)
+    check_limit('max_input_bytes', max_input_bytes, agentool=name)
+    if unknown := sorted(set(agent_kwargs) - _agent_options()):
+        raise ConfigurationError(
+            f'agentool {name!r}: unknown option {", ".join(map(repr, unknown))} (not a create_agentool or '
+            'pydantic_ai.Agent parameter)',
+            agentool=name,
+            options=unknown,
+        )
     tools_metadata = [extract_tool_metadata(tool) for tool in tools]
     routed = {route.tool for route in routing_config.operation_map.values()}
     if output_type is None:
@@ -70,7 +91,7 @@ def create_agentool(
     config = AgenToolConfig(
         input_schema=input_schema,
         routing_config=routing_config,
-        tools=tuple(tools),
+        tools=tools,
         output_type=output_type,
         deps_type=deps_type,
         description=description,
@@ -86,8 +107,39 @@ def create_agentool(
         raise configuration_error(name, problems)
     injector = get_injector()
     injector.check_dependencies(name, config)  # a cycle or a non-agentool dependency fails before registering
+    previous = registry.get(name)
     registry.register(name, config, replace=replace)
-    # A run without `deps=` gets the deps the injector in effect builds, as on every other surface.
-    agent = build_agent(name, registry, system_prompt=system_prompt, deps=injected_deps, **agent_kwargs)
-    injector.register(name, agent, replace=True)  # the registry already ruled on the name
+    try:
+        agent = _agent(name, registry, system_prompt, agent_kwargs)
+        injector.register(name, agent, replace=True)  # the registry already ruled on the name
+    except BaseException:
+        _restore(registry, name, previous)  # atomic: a failed creation leaves the registry as it was
+        raise
     return agent
+
+
+@cache
+def _agent_options() -> frozenset[str]:
+    """The keyword arguments `agent_kwargs` may hold: `pydantic_ai.Agent`'s (this release's) and `lean`."""
+    return frozenset(inspect.signature(Agent.__init__).parameters) - {'self', 'model'} | {'lean'}
+
+
+def _agent(
+    name: str, registry: AgenToolRegistry, system_prompt: str | Sequence[str] | None, agent_kwargs: dict[str, Any]
+) -> AgenToolAgent:
+    try:
+        # A run without `deps=` gets the deps the injector in effect builds, as on every other surface.
+        return build_agent(name, registry, system_prompt=system_prompt, deps=injected_deps, **agent_kwargs)
+    except (TypeError, ValueError, UserError) as error:  # pydantic-ai refused an option of the agent
+        raise ConfigurationError(
+            f'agentool {name!r}: pydantic_ai.Agent refused the agent options ({", ".join(sorted(agent_kwargs))}): '
+            f'{error}',
+            agentool=name,
+            options=sorted(agent_kwargs),
+        ) from error
+
+
+def _restore(registry: AgenToolRegistry, name: str, previous: AgenToolConfig | None) -> None:
+    registry.unregister(name)
+    if previous is not None:
+        registry.register(name, previous)  # the name is free again: stored as it was, timestamps kept

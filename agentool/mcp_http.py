@@ -25,7 +25,7 @@ from collections.abc import Awaitable, Callable, Generator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 from anyio.abc import TaskStatus
@@ -79,14 +79,15 @@ class HttpOptions:
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
 
     def __post_init__(self) -> None:
+        port, path, limit = cast(object, self.port), cast(object, self.path), cast(object, self.max_request_bytes)
         problems = [
-            *([f'port must be 0 to 65535, not {self.port}'] if not 0 <= self.port <= 65535 else []),
-            *([f"path must start with '/', not {self.path!r}"] if not self.path.startswith('/') else []),
+            *([f'port must be an int from 0 to 65535, not {port!r}'] if not _int_in(port, 0, 65535) else []),
             *(
-                [f'max_request_bytes must be positive, not {self.max_request_bytes}']
-                if self.max_request_bytes < 1
+                [f"path must start with '/', not {path!r}"]
+                if not (isinstance(path, str) and path.startswith('/'))
                 else []
             ),
+            *([f'max_request_bytes must be a positive int, not {limit!r}'] if not _int_in(limit, 1, None) else []),
         ]
         if problems:
             raise self._error(f'invalid HTTP serving options: {"; ".join(problems)}', problems=problems)
@@ -121,6 +122,13 @@ class HttpOptions:
     def _error(self, message: str, **details: Any) -> ServingError:
         token_file = None if self.token_file is None else os.fspath(self.token_file)
         return ServingError(message, host=self.host, port=self.port, token_file=token_file, **details)
+
+
+def _int_in(value: object, low: int, high: int | None) -> bool:
+    """Whether `value` is an int (not a bool) from `low` to `high` (no upper bound when `None`)."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        return False
+    return low <= value and (high is None or value <= high)
 
 
 def is_loopback(host: str) -> bool:

@@ -10,7 +10,7 @@ import pytest
 from openapi_spec_validator import OpenAPIV30SpecValidator, OpenAPIV31SpecValidator, validate
 from pydantic import BaseModel, Field
 
-from agentool import AgenToolRegistry, BaseOperationInput, Route, RoutingConfig, create_agentool
+from agentool import AgenToolRegistry, BaseOperationInput, ConfigurationError, Route, RoutingConfig, create_agentool
 from examples.calculator import create_calculator
 from tests.agentools import create_storage
 
@@ -207,3 +207,17 @@ def test_untyped_output_and_empty_registry(registry: AgenToolRegistry) -> None:
     schema = spec['paths']['/agentools/loose']['post']['responses']['200']['content']['application/json']['schema']
     assert 'type' not in schema
     assert '$ref' not in schema
+
+
+@pytest.mark.parametrize('openapi_version', ['2.0', '3.0', '3.2.0', 3.1, None])
+def test_a_version_the_generator_does_not_write_is_refused(registry: AgenToolRegistry, openapi_version: Any) -> None:
+    create_calculator()
+    with pytest.raises(ConfigurationError, match='openapi_version must be one of') as caught:
+        registry.generate_api_spec(openapi_version=openapi_version)
+    assert caught.value.details == {
+        'option': 'openapi_version',
+        'value': repr(openapi_version),
+        'supported': ['3.0.0', '3.1.0'],
+    }
+    with pytest.raises(ConfigurationError, match=repr(openapi_version)):
+        AgenToolRegistry.generate_api_spec(openapi_version=openapi_version)

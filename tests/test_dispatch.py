@@ -261,6 +261,35 @@ def test_a_command_rule_takes_exactly_one_of_pattern_and_prefix() -> None:
         CommandRule(agentool='calc', prefix='/a', pattern='/a')
 
 
+def test_a_pattern_that_is_not_a_regex_is_a_typed_error_naming_it() -> None:
+    with pytest.raises(
+        ConfigurationError, match=r"CommandRule\(pattern='\('\) is not a valid regular expression"
+    ) as caught:
+        CommandRule(agentool='calc', pattern='(')
+    assert caught.value.details['pattern'] == '('
+    assert 'missing )' in caught.value.details['error']
+
+
+@pytest.mark.parametrize(
+    ('build', 'kwargs', 'option'),
+    [
+        (DispatchCapability, {'rules': 'notalist'}, 'rules'),
+        (DispatchCapability, {'rules': [5]}, 'rules'),
+        (DispatchCapability, {'rules': [JsonRule()], 'agentools': 'calc'}, 'agentools'),
+        (DispatchCapability, {'rules': [JsonRule()], 'deps': 'model'}, 'deps'),
+        (JsonRule, {'on_invalid': 'bogus'}, 'on_invalid'),
+        (CommandRule, {'agentool': 'calc', 'prefix': '/a', 'on_invalid': 'ignore'}, 'on_invalid'),
+        (CommandRule, {'agentool': 'calc', 'prefix': 5}, 'prefix'),
+        (CommandRule, {'agentool': 'calc', 'pattern': 5}, 'pattern'),
+        (PredicateRule, {'agentool': 'calc', 'when': 'always'}, 'when'),
+    ],
+)
+def test_bad_dispatch_settings_are_refused_at_construction(build: Any, kwargs: dict[str, Any], option: str) -> None:
+    with pytest.raises(ConfigurationError, match=option) as caught:
+        build(**kwargs)
+    assert caught.value.details['option'] == option
+
+
 async def test_a_prefix_command_without_a_parser_uses_the_operation_alone() -> None:
     agent, _, _ = make(CommandRule(prefix='/who', agentool='whoami', operation='who'))
     assert (await agent.run('/who', deps='ada')).output == 'deps=ada'

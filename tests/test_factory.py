@@ -9,17 +9,20 @@ from typing import Any, Literal, Union
 
 import pytest
 from pydantic import BaseModel, Field
-from pydantic_ai import RunContext
+from pydantic_ai import Agent, RunContext
 
 from agentool import (
+    AgenToolNotFoundError,
     AgenToolRegistry,
     BaseOperationInput,
     ConfigurationError,
     DuplicateNameError,
+    Route,
     RoutingConfig,
     create_agentool,
     extract_tool_metadata,
     infer_output_type,
+    use_injector,
 )
 
 
@@ -231,3 +234,93 @@ async def test_explicit_output_type_wins_and_coerces() -> None:
 
     agent = create_agentool('d', DInput, RoutingConfig(operation_map={'d': 'as_dict'}), [as_dict], output_type=A)
     assert (await agent.run('{"operation": "d"}')).output == A(a=5)
+
+
+@pytest.mark.parametrize('name', [5, None, ('pair',), 1.5, ''])
+def test_a_name_that_is_not_a_string_is_refused_before_anything_is_stored(
+    registry: AgenToolRegistry, name: Any
+) -> None:
+    create_agentool(
+        'pair', PairInput, RoutingConfig(operation_map={'first': 'first', 'second': 'second'}), [first, second]
+    )
+    routes = RoutingConfig(operation_map={'first': 'first', 'second': 'second'})
+    with pytest.raises(ConfigurationError, match='agentool name must be a non-empty string') as caught:
+        create_agentool(name, PairInput, routes, [first, second])
+    assert caught.value.details == {'option': 'name', 'value': repr(name)}
+    with pytest.raises(ConfigurationError, match='agentool name must be a non-empty string'):
+        registry.register(name, registry.require('pair'))
+    with pytest.raises(ConfigurationError, match='agentool name must be a non-empty string'):
+        AgenToolRegistry.register(name, registry.require('pair'))
+    assert registry.list_names() == ['pair']  # nothing stored: listings, catalogs and lookups still work
+    assert [entry['name'] for entry in registry.export_catalog()['agentools']] == ['pair']
+    with pytest.raises(AgenToolNotFoundError):
+        Agent('agentool:nope').run_sync('{}')
+
+
+def test_a_failed_creation_leaves_the_registry_and_injector_as_they_were(registry: AgenToolRegistry) -> None:
+    routes = RoutingConfig(operation_map={'first': 'first', 'second': 'second'})
+    with use_injector() as injector:
+        with pytest.raises(ConfigurationError, match='toolsets') as caught:
+            create_agentool('pair', PairInput, routes, [first, second], toolsets=5)  # pydantic-ai refuses it late
+        assert caught.value.details['options'] == ['toolsets']
+        assert 'pair' not in registry
+        assert 'pair' not in injector
+        agent = create_agentool('pair', PairInput, routes, [first, second], version='1.0.0')
+        before = registry.require('pair')
+        with pytest.raises(ConfigurationError, match='toolsets'):
+            create_agentool('pair', PairInput, routes, [first, second], version='2.0.0', toolsets=5, replace=True)
+        assert registry.require('pair') is before  # the replaced agentool is back, as it was
+        assert agent.run_sync('{"operation": "first", "x": 3}').output == 3
+
+
+def test_unknown_agent_options_are_refused() -> None:
+    routes = RoutingConfig(operation_map={'first': 'first', 'second': 'second'})
+    with pytest.raises(ConfigurationError, match="unknown option 'bogus'") as caught:
+        create_agentool('pair', PairInput, routes, [first, second], bogus=1)
+    assert caught.value.details['options'] == ['bogus']
+
+
+@pytest.mark.parametrize(
+    ('kwargs', 'option', 'message'),
+    [
+        ({'routing_config': {'operation_map': {'first': 'first'}}}, 'routing_config', 'must be a RoutingConfig'),
+        ({'tools': ['first', 'second']}, 'tools', "'first' is not callable"),
+        ({'tools': first}, 'tools', 'not a list'),
+        ({'max_input_bytes': 'a'}, 'max_input_bytes', 'must be a positive int'),
+        ({'max_input_bytes': -1}, 'max_input_bytes', 'must be a positive int'),
+        ({'max_input_bytes': 0}, 'max_input_bytes', 'must be a positive int'),
+        ({'max_input_bytes': True}, 'max_input_bytes', 'must be a positive int'),
+    ],
+)
+def test_bad_options_are_refused_naming_the_option(
+    registry: AgenToolRegistry, kwargs: dict[str, Any], option: str, message: str
+) -> None:
+    arguments: dict[str, Any] = {
+        'routing_config': RoutingConfig(operation_map={'first': 'first', 'second': 'second'}),
+        'tools': [first, second],
+        **kwargs,
+    }
+    with pytest.raises(ConfigurationError, match=message) as caught:
+        create_agentool('pair', PairInput, **arguments)
+    assert caught.value.details['option'] == option
+    assert caught.value.details['value'] == repr(kwargs[option])
+    assert 'pair' not in registry
+
+
+@pytest.mark.parametrize(
+    ('build', 'kwargs', 'option'),
+    [
+        (RoutingConfig, {'operation_map': ['first']}, 'operation_map'),
+        (RoutingConfig, {'operation_map': {1: 'first'}}, 'operation_map'),
+        (RoutingConfig, {'operation_field': None, 'operation_map': {'first': 'first'}}, 'operation_field'),
+        (Route, {'tool': first}, 'tool'),
+        (Route, {'tool': 'first', 'transform': 'x'}, 'transform'),
+        (Route, {'tool': 'first', 'max_output_chars': -1}, 'max_output_chars'),
+        (Route, {'tool': 'first', 'max_output_chars': 'a'}, 'max_output_chars'),
+        (Route, {'tool': 'first', 'retries': 'a'}, 'retries'),
+    ],
+)
+def test_bad_routing_values_are_refused_naming_the_option(build: Any, kwargs: dict[str, Any], option: str) -> None:
+    with pytest.raises(ConfigurationError, match=option) as caught:
+        build(**kwargs)
+    assert caught.value.details['option'] == option

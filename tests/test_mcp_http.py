@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -107,10 +108,19 @@ def test_invalid_options_are_refused_together() -> None:
     with pytest.raises(ServingError) as raised:
         HttpOptions(port=70000, path='mcp', max_request_bytes=0)
     assert raised.value.details['problems'] == [
-        'port must be 0 to 65535, not 70000',
+        'port must be an int from 0 to 65535, not 70000',
         "path must start with '/', not 'mcp'",
-        'max_request_bytes must be positive, not 0',
+        'max_request_bytes must be a positive int, not 0',
     ]
+
+
+@pytest.mark.parametrize('limit', ['a', True, 1.5, -1])
+def test_a_request_limit_that_is_not_a_positive_int_is_refused(limit: Any) -> None:
+    with pytest.raises(ServingError, match='max_request_bytes must be a positive int') as raised:
+        HttpOptions(max_request_bytes=limit)
+    assert raised.value.details['problems'] == [f'max_request_bytes must be a positive int, not {limit!r}']
+    with pytest.raises(ServingError, match='port must be an int'):
+        HttpOptions(port=str(8000))  # pyright: ignore[reportArgumentType]
 
 
 # --- what is reachable from elsewhere ---------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, Literal
 
 import pytest
@@ -346,3 +347,29 @@ def test_tool_functions_as_a_dict_must_be_keyed_by_name() -> None:
     assert AgenToolManager('echo', config, {'echo': echo}).operations == ['echo']
     with pytest.raises(ConfigurationError, match="tool_functions key 'say' is not the name of its function 'echo'"):
         AgenToolManager('echo', config, {'say': echo})
+
+
+def test_naive_timestamps_are_read_as_local_time() -> None:
+    naive = datetime(2024, 5, 6, 7, 8, 9)
+    config = AgenToolConfig(
+        input_schema=EchoInput,
+        routing_config=RoutingConfig(operation_map={'echo': 'echo'}),
+        tools=[echo],
+        created_at=naive,
+        updated_at=datetime.now(),
+    )
+    assert config.created_at == naive.astimezone()
+    assert config.created_at.utcoffset() is not None
+    assert config.updated_at.utcoffset() is not None
+    AgenToolRegistry.register('echo', config)
+    assert AgenToolRegistry.require('echo').created_at == naive.astimezone()
+    with pytest.raises(ConfigurationError, match='created_at must be a datetime') as caught:
+        AgenToolConfig(EchoInput, RoutingConfig(operation_map={'echo': 'echo'}), created_at='2024-05-06')  # type: ignore[arg-type]
+    assert caught.value.details['option'] == 'created_at'
+
+
+def test_register_refuses_what_is_not_a_configuration(registry: AgenToolRegistry) -> None:
+    with pytest.raises(ConfigurationError, match='config must be an AgenToolConfig') as caught:
+        AgenToolRegistry.register('echo', {'input_schema': EchoInput})  # type: ignore[arg-type]
+    assert caught.value.details['option'] == 'config'
+    assert registry.list_names() == []

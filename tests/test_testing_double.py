@@ -246,6 +246,30 @@ def test_script_construction_is_checked() -> None:
         AgentDouble()
 
 
+@pytest.mark.parametrize(
+    ('build', 'option', 'message'),
+    [
+        (lambda: Call('geocode', '{"city": "Paris"}'), 'args', r'mapping \(a dict\).*json\.loads'),  # pyright: ignore[reportArgumentType]
+        (lambda: Call('geocode', [1]), 'args', r'must be a mapping \(a dict\) or a function of the run; got \[1\]'),  # pyright: ignore[reportArgumentType]
+        (lambda: Call(5), 'tool', 'must be a tool name'),  # pyright: ignore[reportArgumentType]
+        (lambda: Script(Output(1), times='2'), 'times', 'at least 1'),  # pyright: ignore[reportArgumentType]
+        (lambda: Script(Output(1), times=True), 'times', 'at least 1'),
+        (lambda: AgentDouble(Output(1)), 'scripts', 'takes Script objects'),  # pyright: ignore[reportArgumentType]
+    ],
+)
+def test_bad_scripts_are_refused_at_construction(build: Any, option: str, message: str) -> None:
+    with pytest.raises(ConfigurationError, match=message) as caught:
+        build()
+    assert caught.value.details['option'] == option
+
+
+async def test_an_args_function_returning_no_mapping_fails_clearly() -> None:
+    double = AgentDouble(Script(Call('geocode', lambda run: run.prompt), Output(None)))  # pyright: ignore[reportArgumentType]
+    with pytest.raises(ConfigurationError, match=r"args function of Call\('geocode'\) must return a mapping") as caught:
+        await weather_agent(output_type=str | None).run('Paris', model=double)
+    assert caught.value.details['tool'] == 'geocode'
+
+
 # --- drift ---------------------------------------------------------------------------------------
 
 

@@ -192,6 +192,13 @@ def test_missing_and_broken_recordings_are_configuration_errors(tmp_path: Path) 
         Replay(Recording())
 
 
+@pytest.mark.parametrize(('build', 'option'), [(Recorder, 'path'), (Replay, 'source')])
+def test_a_path_that_is_not_a_path_is_refused(build: Any, option: str) -> None:
+    with pytest.raises(ConfigurationError, match='path') as caught:
+        build(123)
+    assert caught.value.details == {'option': option, 'value': '123'}
+
+
 async def test_a_failed_run_is_not_recorded(tmp_path: Path) -> None:
     path = tmp_path / 'failed.json'
     agent, _ = make_agent(str)

@@ -13,22 +13,25 @@ alternatives as `nullable`, numeric `exclusiveMinimum`/`exclusiveMaximum` as fla
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 from urllib.parse import quote
 
 from pydantic import TypeAdapter
 
 from ..core._output_spec import output_value_type
+from ..errors import ConfigurationError
 from .data import JsonSchemaGenerator, export_catalog, operation_request_schema
 
 if TYPE_CHECKING:
     from ..core.registry import AgenToolRegistry
 
-__all__ = ('openapi_spec', 'OPENAPI_VERSION', 'OpenAPIVersion')
+__all__ = ('openapi_spec', 'OPENAPI_VERSION', 'OPENAPI_VERSIONS', 'OpenAPIVersion')
 
 OpenAPIVersion = Literal['3.0.0', '3.1.0']
 OPENAPI_VERSION: OpenAPIVersion = '3.0.0'
 """The default OpenAPI version, the architecture guide's."""
+OPENAPI_VERSIONS: tuple[OpenAPIVersion, ...] = get_args(OpenAPIVersion)
+"""The versions the generator writes."""
 
 _REF_PREFIX = '#/components/schemas/'
 _ERROR_SCHEMA: dict[str, Any] = {
@@ -52,7 +55,19 @@ def openapi_spec(
     description: str | None = None,
     openapi_version: OpenAPIVersion = OPENAPI_VERSION,
 ) -> dict[str, Any]:
-    """An OpenAPI document for every agentool in `registry` (JSON-serialisable, deterministic)."""
+    """An OpenAPI document for every agentool in `registry` (JSON-serialisable, deterministic).
+
+    Raises:
+        ConfigurationError: `openapi_version` is not one this generator writes (`3.0.0` or `3.1.0`).
+    """
+    if openapi_version not in OPENAPI_VERSIONS:
+        raise ConfigurationError(
+            f'openapi_version must be one of {", ".join(map(repr, OPENAPI_VERSIONS))}; got {openapi_version!r} '
+            '(this generator writes no other version)',
+            option='openapi_version',
+            value=repr(openapi_version),
+            supported=list(OPENAPI_VERSIONS),
+        )
     catalog = export_catalog(registry)
     entries = catalog['agentools']
     inputs, outputs, components = _schemas(registry, [entry['name'] for entry in entries])

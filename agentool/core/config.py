@@ -7,7 +7,7 @@ stores it, the manager compiles it, the catalog describes it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from datetime import UTC, datetime
 from types import NoneType
 from typing import Any, TypeAlias, cast
@@ -27,6 +27,11 @@ __all__ = (
     'AgenToolConfig',
     'DEFAULT_MAX_INPUT_BYTES',
     'now',
+    'check_name',
+    'check_limit',
+    'check_routing',
+    'check_tools',
+    'check_config',
 )
 
 DEFAULT_MAX_INPUT_BYTES = 1024 * 1024
@@ -34,6 +39,27 @@ DEFAULT_MAX_INPUT_BYTES = 1024 * 1024
 
 Transform: TypeAlias = Callable[[Any], Mapping[str, Any]]
 """Turns the validated input model into keyword arguments for the routed tool."""
+
+
+def check_name(name: object) -> str:
+    """`name` if it is a usable agentool name (a non-empty string); else `ConfigurationError` naming it."""
+    if isinstance(name, str) and name:
+        return name
+    raise ConfigurationError(
+        f'an agentool name must be a non-empty string; got {name!r} ({type(name).__name__})',
+        option='name',
+        value=repr(name),
+    )
+
+
+def check_limit(option: str, value: object, *, agentool: str | None = None, optional: bool = False) -> None:
+    """Raise `ConfigurationError` unless `value` is a positive int (not a bool), or `None` when `optional`."""
+    if (value is None and optional) or (isinstance(value, int) and not isinstance(value, bool) and value > 0):
+        return
+    expected = 'a positive int or None' if optional else 'a positive int'
+    raise ConfigurationError(
+        f'{option} must be {expected}; got {value!r}', agentool=agentool, option=option, value=repr(value)
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -71,6 +97,24 @@ class Route:
     """In a durable run, the operation is its own journaled unit (a DBOS step); `False` runs it inline in
     the workflow instead: for cheap read-only operations, and for ones that only delegate to other
     agentools, whose calls then become the units."""
+
+    def __post_init__(self) -> None:
+        tool, transform, retries = cast(object, self.tool), cast(object, self.transform), cast(object, self.retries)
+        if not (isinstance(tool, str) and tool):
+            raise ConfigurationError(
+                f'Route(tool=...) must be a tool name; got {tool!r}', option='tool', value=repr(tool)
+            )
+        if transform is not None and not callable(transform):
+            raise ConfigurationError(
+                f'Route(transform=...) must be callable or None; got {transform!r}',
+                option='transform',
+                value=repr(transform),
+            )
+        check_limit('max_output_chars', self.max_output_chars, optional=True)
+        if not isinstance(retries, int) or isinstance(retries, bool):
+            raise ConfigurationError(
+                f'Route(retries=...) must be an int; got {retries!r}', option='retries', value=repr(retries)
+            )
 
     def __iter__(self) -> Iterator[Any]:
         """`tool, transform = route`: the `(tool_name, transform)` pair the architecture guide unpacks."""
@@ -113,7 +157,21 @@ class RouteMap(Mapping[str, Route]):
     __slots__ = ('_routes',)
 
     def __init__(self, routes: Mapping[str, RouteSpec] | None = None) -> None:
-        self._routes = {op: _to_route(op, spec) for op, spec in (routes or {}).items()}
+        given = cast(object, {} if routes is None else routes)
+        if not isinstance(given, Mapping):
+            raise ConfigurationError(
+                f'operation_map must be a mapping of operation to route (a dict); got {given!r}',
+                option='operation_map',
+                value=repr(given),
+            )
+        items = cast('Mapping[object, RouteSpec]', given).items()
+        if bad := [op for op, _ in items if not isinstance(op, str)]:
+            raise ConfigurationError(
+                f'operation_map keys must be operation names (strings); got {bad[0]!r}',
+                option='operation_map',
+                value=repr(bad[0]),
+            )
+        self._routes = {cast(str, op): _to_route(cast(str, op), spec) for op, spec in items}
 
     def __getitem__(self, operation: str) -> Route:
         return self._routes[operation]
@@ -169,6 +227,12 @@ class RoutingConfig:
         self, operation_field: str = 'operation', operation_map: Mapping[str, RouteSpec] | None = None
     ) -> None:
         # Frozen: an agentool's routes are checked once, when it is created.
+        if not (isinstance(cast(object, operation_field), str) and operation_field):
+            raise ConfigurationError(
+                f'RoutingConfig(operation_field=...) must be a field name; got {operation_field!r}',
+                option='operation_field',
+                value=repr(operation_field),
+            )
         object.__setattr__(self, 'operation_field', operation_field)
         object.__setattr__(self, 'operation_map', RouteMap(operation_map))
 
@@ -222,28 +286,84 @@ def now() -> datetime:
     return datetime.now(UTC)
 
 
-@dataclass(kw_only=True)
+@dataclass
 class AgenToolConfig:
-    """Everything that defines one agentool. Built by `create_agentool`, stored by the registry."""
+    """Everything that defines one agentool. Built by `create_agentool`, stored by the registry.
+
+    The fields up to `updated_at` are the architecture guide's, in its order, so
+    `AgenToolConfig(StorageInput, routing)` works; agentool's own (`tools`, `deps_type`,
+    `max_input_bytes`) follow, keyword-only. A naive `created_at`/`updated_at` (such as
+    `datetime.now()`) is read as local time and stored timezone-aware (`.astimezone()`).
+    """
 
     input_schema: type[BaseModel]
     routing_config: RoutingConfig
-    tools: Sequence[Callable[..., Any]] = ()
-    """The tool functions operations route to, looked up by `__name__`."""
     output_type: Any = None
     """The typed output of every operation; `None` means JSON text."""
-    deps_type: Any = NoneType
     description: str | None = None
     version: str = '1.0.0'
     tags: list[str] = field(default_factory=list[str])
     tools_metadata: list[ToolMetadata] = field(default_factory=list[ToolMetadata])
     dependencies: list[str] = field(default_factory=list[str])
     examples: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
-    max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES
     created_at: datetime = field(default_factory=now)
     updated_at: datetime = field(default_factory=now)
+    _: KW_ONLY
+    tools: Sequence[Callable[..., Any]] = ()
+    """The tool functions operations route to, looked up by `__name__`."""
+    deps_type: Any = NoneType
+    max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES
 
     def __post_init__(self) -> None:
-        for stamp in (self.created_at, self.updated_at):
-            if stamp.tzinfo is None:
-                raise ConfigurationError('created_at and updated_at must be timezone-aware datetimes')
+        check_routing(self.routing_config)
+        self.tools = check_tools(self.tools)
+        check_limit('max_input_bytes', self.max_input_bytes)
+        self.created_at = _aware('created_at', self.created_at)
+        self.updated_at = _aware('updated_at', self.updated_at)
+
+
+def check_routing(routing_config: object, *, agentool: str | None = None) -> RoutingConfig:
+    """`routing_config` if it is a `RoutingConfig`; else `ConfigurationError` naming what it is."""
+    if isinstance(routing_config, RoutingConfig):
+        return routing_config
+    shown = repr(routing_config)
+    hint = ' (wrap a dict in RoutingConfig(operation_map=...))' if isinstance(routing_config, Mapping) else ''
+    raise ConfigurationError(
+        f'routing_config must be a RoutingConfig{hint}; got {shown}',
+        agentool=agentool,
+        option='routing_config',
+        value=shown,
+    )
+
+
+def check_tools(tools: object, *, agentool: str | None = None) -> tuple[Callable[..., Any], ...]:
+    """`tools` as a tuple if it is a sequence of callables (the tool functions); else `ConfigurationError`."""
+    shown = repr(tools)
+    if isinstance(tools, Sequence) and not isinstance(tools, str | bytes):
+        items = tuple(cast('Sequence[object]', tools))
+        if not (bad := [item for item in items if not callable(item)]):
+            return cast('tuple[Callable[..., Any], ...]', items)
+        problem = f'{bad[0]!r} is not callable (pass the function itself, not its name)'
+    else:
+        problem = f'got {shown}, not a list'
+    raise ConfigurationError(
+        f'tools must be a list of tool functions; {problem}', agentool=agentool, option='tools', value=shown
+    )
+
+
+def check_config(name: str, config: object) -> AgenToolConfig:
+    """`config` if it is an `AgenToolConfig`; else `ConfigurationError` naming agentool `name`."""
+    if isinstance(config, AgenToolConfig):
+        return config
+    raise ConfigurationError(
+        f'agentool {name!r}: config must be an AgenToolConfig; got {config!r}',
+        agentool=name,
+        option='config',
+        value=repr(config),
+    )
+
+
+def _aware(option: str, stamp: object) -> datetime:
+    if not isinstance(stamp, datetime):
+        raise ConfigurationError(f'{option} must be a datetime; got {stamp!r}', option=option, value=repr(stamp))
+    return stamp if stamp.utcoffset() is not None else stamp.astimezone()

@@ -30,6 +30,8 @@ from .config import (
     RoutingConfig,
     ToolMetadata,
     Transform,
+    check_config,
+    check_name,
     now,
 )
 from .manager import AgenToolManager
@@ -178,8 +180,10 @@ class AgenToolRegistry:
 
         Raises:
             DuplicateNameError: `name` is taken and `replace` is false.
-            ConfigurationError: the input schema is not a pydantic model (no catalog could describe it).
+            ConfigurationError: `name` is not a non-empty string, `config` not an `AgenToolConfig`, or
+                the input schema is not a pydantic model (no catalog could describe it).
         """
+        check_config(check_name(name), config)
         if not replace and name in self._entries:
             raise DuplicateNameError(
                 f'agentool {name!r} is already registered; pass replace=True to replace it', agentool=name

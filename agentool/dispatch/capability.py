@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from opentelemetry.trace import Span, Tracer
 from pydantic_ai import RunContext
@@ -20,7 +20,7 @@ from pydantic_ai.run import AgentRunResult
 
 from ..core.injector import AgenToolInjector, get_injector
 from ..core.registry import AgenToolRegistry, get_registry
-from ..errors import AgenToolError, DispatchTargetError, InvalidInputError
+from ..errors import AgenToolError, ConfigurationError, DispatchTargetError, InvalidInputError
 from ..telemetry import DispatchOutcome, dispatch_span, record_dispatch
 from ._answer import DispatchRecord, build_result, fit_output
 from .rules import Dispatch, DispatchRequest, DispatchRule
@@ -117,6 +117,28 @@ class DispatchCapability(AbstractCapability[Any]):
     registry: AgenToolRegistry | None = field(default=None, kw_only=True)
     tracer: Tracer | None = field(default=None, kw_only=True)
     _counter: _Counter = field(default_factory=_Counter, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        rules, agentools, deps = cast(object, self.rules), cast(object, self.agentools), cast(object, self.deps)
+        if not _sequence_of(rules, DispatchRule):
+            raise ConfigurationError(
+                f'DispatchCapability(rules=...) must be a list of dispatch rules (JsonRule, CommandRule, '
+                f'PredicateRule, ...); got {rules!r}',
+                option='rules',
+                value=repr(rules),
+            )
+        if agentools is not None and not _sequence_of(agentools, str):
+            raise ConfigurationError(
+                f'DispatchCapability(agentools=...) must be a list of agentool names or None; got {agentools!r}',
+                option='agentools',
+                value=repr(agentools),
+            )
+        if deps not in ('run', 'injector'):
+            raise ConfigurationError(
+                f"DispatchCapability(deps=...) must be 'run' or 'injector'; got {deps!r}",
+                option='deps',
+                value=repr(deps),
+            )
 
     @property
     def counts(self) -> DispatchCounts:
@@ -227,6 +249,13 @@ class DispatchCapability(AbstractCapability[Any]):
 
     def _operations(self) -> Mapping[str, Sequence[str]]:
         return _Operations(self._registry(), self.agentools)
+
+
+def _sequence_of(value: object, item_type: type) -> bool:
+    """Whether `value` is a list-like (not a string) whose items are all `item_type`s."""
+    if not isinstance(value, Sequence) or isinstance(value, str | bytes):
+        return False
+    return all(isinstance(item, item_type) for item in cast('Sequence[object]', value))
 
 
 class _Operations(Mapping[str, Sequence[str]]):

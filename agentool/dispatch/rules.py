@@ -16,7 +16,7 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel
 from pydantic_ai import RunContext
@@ -69,6 +69,28 @@ class DispatchRule(ABC):
     name: str = ''
     """Shown in spans, counters and errors; a rule derives one from its settings when empty."""
     on_invalid: OnInvalid = 'raise'
+
+    def __post_init__(self) -> None:
+        name, on_invalid = cast(object, self.name), cast(object, self.on_invalid)
+        if not isinstance(name, str):
+            raise ConfigurationError(
+                f'{type(self).__name__}(name=...) must be a string; got {name!r}', option='name', value=repr(name)
+            )
+        if on_invalid not in ('fall_through', 'raise'):
+            raise ConfigurationError(
+                f"{type(self).__name__}(on_invalid=...) must be 'fall_through' or 'raise'; got {on_invalid!r}",
+                rule=name,
+                option='on_invalid',
+                value=repr(on_invalid),
+            )
+        target = cast(object, getattr(self, 'agentool', None))
+        if target is not None and not (isinstance(target, str) and target):
+            raise ConfigurationError(
+                f'{type(self).__name__}(agentool=...) must be an agentool name; got {target!r}',
+                rule=name,
+                option='agentool',
+                value=repr(target),
+            )
 
     @property
     def label(self) -> str:
@@ -161,14 +183,23 @@ class CommandRule(DispatchRule):
     _regex: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if (self.pattern is None) == (self.prefix is None):
             raise ConfigurationError(
                 'CommandRule takes exactly one of pattern= and prefix=', agentool=self.agentool, rule=self.name
             )
+        if (prefix := cast(object, self.prefix)) is not None and not (isinstance(prefix, str) and prefix):
+            raise ConfigurationError(
+                f'CommandRule(prefix=...) must be a non-empty string; got {prefix!r}',
+                agentool=self.agentool,
+                rule=self.name,
+                option='prefix',
+                value=repr(prefix),
+            )
         if self.prefix is not None:
             regex = re.compile(re.escape(self.prefix) + r'(?:\s+(?P<args>.*))?', re.DOTALL)
         else:
-            regex = self.pattern if isinstance(self.pattern, re.Pattern) else re.compile(str(self.pattern))
+            regex = self.pattern if isinstance(self.pattern, re.Pattern) else _compile(self)
         object.__setattr__(self, '_regex', regex)
 
     def _default_name(self) -> str:
@@ -193,6 +224,29 @@ class CommandRule(DispatchRule):
         return Dispatch(agentool=self.agentool, input=parsed)
 
 
+def _compile(rule: CommandRule) -> re.Pattern[str]:
+    pattern = cast(object, rule.pattern)
+    if isinstance(pattern, str):
+        try:
+            return re.compile(pattern)
+        except re.error as error:
+            raise ConfigurationError(
+                f'CommandRule(pattern={pattern!r}) is not a valid regular expression: {error}',
+                agentool=rule.agentool,
+                rule=rule.name,
+                option='pattern',
+                pattern=pattern,
+                error=str(error),
+            ) from None
+    raise ConfigurationError(
+        f'CommandRule(pattern=...) must be a string or a compiled re.Pattern; got {pattern!r}',
+        agentool=rule.agentool,
+        rule=rule.name,
+        option='pattern',
+        pattern=repr(pattern),
+    )
+
+
 @dataclass(frozen=True, kw_only=True)
 class PredicateRule(DispatchRule):
     """Any test on the prompt and deps: when `when(request)` holds, `build(request)` is the input.
@@ -204,6 +258,19 @@ class PredicateRule(DispatchRule):
     agentool: str
     when: Callable[[DispatchRequest], bool]
     build: Callable[[DispatchRequest], DispatchInput | None] | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for option in ('when', 'build'):
+            value = cast(object, getattr(self, option))
+            if not callable(value) and (option == 'when' or value is not None):
+                raise ConfigurationError(
+                    f'PredicateRule({option}=...) must be a function of the request; got {value!r}',
+                    agentool=self.agentool,
+                    rule=self.name,
+                    option=option,
+                    value=repr(value),
+                )
 
     def _default_name(self) -> str:
         return f'predicate:{getattr(self.when, "__name__", "when")}'

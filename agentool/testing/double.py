@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass
+from typing import cast
 
 from pydantic_ai.messages import (
     InstructionPart,
@@ -32,7 +33,14 @@ from pydantic_ai.settings import ModelSettings
 
 from ..core._answering import TOOL_CALLING_PROFILE, AnsweringModel
 from ..core._output import output_response
-from ..errors import DoubleError, DriftError, OutputError, ScriptExhaustedError, UnexpectedPromptError
+from ..errors import (
+    ConfigurationError,
+    DoubleError,
+    DriftError,
+    OutputError,
+    ScriptExhaustedError,
+    UnexpectedPromptError,
+)
 from ._drift import check_call, output_feedback_error, tool_retry_error
 from .log import CallLog, CallRecord, RequestRecord
 from .script import Output, Script, ScriptRun
@@ -74,6 +82,12 @@ class AgentDouble(AnsweringModel):
         super().__init__(settings=settings, profile=profile or TOOL_CALLING_PROFILE)
         if not scripts:
             raise DoubleError(f'double {name!r} needs at least one Script')
+        if bad := [script for script in cast('tuple[object, ...]', scripts) if not isinstance(script, Script)]:
+            raise ConfigurationError(
+                f'double {name!r}: AgentDouble takes Script objects; got {bad[0]!r}',
+                option='scripts',
+                value=repr(bad[0]),
+            )
         self.scripts: tuple[Script, ...] = scripts
         self.name = name
         self.requests: list[RequestRecord] = []

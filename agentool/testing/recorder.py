@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from pydantic_ai import AgentRunResult, RunContext
 from pydantic_ai.capabilities import (
@@ -23,6 +23,7 @@ from pydantic_ai.models import ModelRequestContext
 from pydantic_ai.tools import ToolDefinition
 from pydantic_core import to_jsonable_python
 
+from ..errors import ConfigurationError
 from .recording import RecordedCall, RecordedRun, RecordedToolCall, Recording
 
 __all__ = ('Recorder',)
@@ -57,6 +58,14 @@ class Recorder(AbstractCapability[Any]):
     recording: Recording = field(default_factory=Recording, init=False)
     """The runs recorded so far."""
     _pending: dict[str, _Pending] = field(default_factory=dict[str, _Pending], init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(cast(object, self.path), str | os.PathLike):
+            raise ConfigurationError(
+                f'Recorder(path=...) must be a file path (a str or a Path); got {self.path!r}',
+                option='path',
+                value=repr(self.path),
+            )
 
     async def wrap_model_request(
         self, ctx: RunContext[Any], *, request_context: ModelRequestContext, handler: WrapModelRequestHandler

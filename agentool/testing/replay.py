@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from pydantic_ai import RunContext
 from pydantic_ai.capabilities import AbstractCapability, WrapToolExecuteHandler
@@ -56,6 +56,12 @@ class Replay(AbstractCapability[Any]):
     _served: Counter[tuple[str, str]] = field(repr=False)
 
     def __init__(self, source: Recording | str | os.PathLike[str], *, name: str = 'replay') -> None:
+        if not isinstance(cast(object, source), Recording | str | os.PathLike):
+            raise ConfigurationError(
+                f'Replay(source=...) must be a recording file path or a Recording; got {source!r}',
+                option='source',
+                value=repr(source),
+            )
         self.recording = source if isinstance(source, Recording) else Recording.load(source)
         self.source = 'the recording' if isinstance(source, Recording) else repr(str(source))
         if not self.recording.runs:

@@ -147,10 +147,38 @@ class Call:
 
     tool: str
     args: Args = field(default_factory=dict[str, Any])
+    """A mapping (a dict) of argument name to value, or a function of the run returning one; not JSON text."""
+
+    def __post_init__(self) -> None:
+        tool, args = cast(object, self.tool), cast(object, self.args)
+        if not (isinstance(tool, str) and tool):
+            raise ConfigurationError(
+                f'Call(tool=...) must be a tool name; got {tool!r}', option='tool', value=repr(tool)
+            )
+        if not (isinstance(args, Mapping) or callable(args)):
+            hint = ' (parse JSON text first: Call(tool, json.loads(text)))' if isinstance(args, str | bytes) else ''
+            raise ConfigurationError(
+                f'Call({tool!r}) args must be a mapping (a dict) or a function of the run{hint}; got {args!r}',
+                tool=tool,
+                option='args',
+                value=repr(args),
+            )
 
     def arguments(self, run: ScriptRun) -> dict[str, Any]:
-        """The arguments for this call in `run`."""
-        return dict(self.args(run) if callable(self.args) else self.args)
+        """The arguments for this call in `run`.
+
+        Raises:
+            ConfigurationError: the args function returned something that is not a mapping.
+        """
+        args = cast(object, self.args(run) if callable(self.args) else self.args)
+        if not isinstance(args, Mapping):
+            raise ConfigurationError(
+                f'the args function of Call({self.tool!r}) must return a mapping (a dict); got {args!r}',
+                tool=self.tool,
+                option='args',
+                value=repr(args),
+            )
+        return dict(cast('Mapping[str, Any]', args))
 
 
 @dataclass(frozen=True)
@@ -202,8 +230,13 @@ class Script:
             raise ConfigurationError('a script must end with its final output: Output(value) or OutputFrom(function)')
         if any(isinstance(step, Output | OutputFrom) for step in self.steps[:-1]):
             raise ConfigurationError('a script has one final output, as its last step')
-        if times is not None and times < 1:
-            raise ConfigurationError(f'Script(times=...) must be at least 1, got {times}')
+        count = cast(object, times)
+        if count is not None and (not isinstance(count, int) or isinstance(count, bool) or count < 1):
+            raise ConfigurationError(
+                f'Script(times=...) must be an int of at least 1 or None, got {count!r}',
+                option='times',
+                value=repr(count),
+            )
 
     def matches(self, prompt: str) -> bool:
         """Whether this script answers `prompt`."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 import inspect
 import json
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any, Dict, List, Literal, Optional, Type  # noqa: UP035  # the guide's spelling
 
@@ -136,6 +136,23 @@ def test_registry_data_structures() -> None:
     assert config.dependencies == ['pydantic']
     assert isinstance(config.created_at, datetime)
     assert isinstance(config.updated_at, datetime)
+
+
+def test_registry_data_structures_positionally() -> None:
+    """The guide's `AgenToolConfig` fields in its order, positionally; agentool's own fields follow by keyword."""
+    meta = extract_tool_metadata(storage_read)
+    stamp = datetime(2024, 1, 2, tzinfo=UTC)
+    routing = _storage_routing()
+    config = AgenToolConfig(
+        StorageInput, routing, None, 'Key-value storage.', '1.2.0', ['storage'], [meta], ['x'], [], stamp, stamp
+    )
+    assert (config.input_schema, config.routing_config, config.output_type) == (StorageInput, routing, None)
+    assert (config.description, config.version, config.tags) == ('Key-value storage.', '1.2.0', ['storage'])
+    assert (config.tools_metadata, config.dependencies, config.examples) == ([meta], ['x'], [])
+    assert (config.created_at, config.updated_at) == (stamp, stamp)
+    assert AgenToolConfig(StorageInput, routing).tools == ()
+    with pytest.raises(TypeError):
+        AgenToolConfig(StorageInput, routing, None, None, '1', [], [], [], [], stamp, stamp, ())  # type: ignore[misc]
 
 
 def test_registry_operations() -> None:
