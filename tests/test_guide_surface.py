@@ -194,3 +194,18 @@ def test_create_deps_without_a_loop_when_a_factory_waits() -> None:
             injector.create_deps('timed')
         assert caught.value.details == {'agentool': 'timed'}
         assert json.dumps(caught.value.details)
+
+
+def test_the_guides_component_names_import_from_agentool_core() -> None:
+    from agentool import core
+
+    assert (core.AgenToolRegistry, core.AgenToolManager, core.AgenToolModel) == (
+        agentool.AgenToolRegistry,
+        agentool.AgenToolManager,
+        agentool.AgenToolModel,
+    )
+    assert (core.AgenToolConfig, core.RoutingConfig, core.ToolMetadata) == (
+        agentool.AgenToolConfig,
+        agentool.RoutingConfig,
+        agentool.ToolMetadata,
+    )

@@ -11,4 +11,13 @@ Imports point down: nothing here imports the injector (`agentool.core.injector`,
 this one) or the catalog renderers (`agentool.catalog`), except the registry's one deferred import
 of the renderers. `catalog`, `markdown`, `graph`, `openapi` and `handle` here are aliases of modules
 that moved; new code imports them from their new homes.
+
+The guide's component names are importable from here too (`from agentool.core import AgenToolRegistry`).
 """
+
+from .config import AgenToolConfig, RoutingConfig, ToolMetadata
+from .manager import AgenToolManager
+from .model import AgenToolModel
+from .registry import AgenToolRegistry
+
+__all__ = ('AgenToolConfig', 'AgenToolManager', 'AgenToolModel', 'AgenToolRegistry', 'RoutingConfig', 'ToolMetadata')
