@@ -12,10 +12,11 @@ from pydantic_ai import Agent
 from pydantic_ai.exceptions import UserError
 
 from .core._metadata import extract_tool_metadata, infer_output_type
+from .core._option_checks import check_examples, check_limit, check_name, check_strings
 from .core._routes import configuration_error
 from .core.agent import AgenToolAgent
 from .core.capability import build_agent
-from .core.config import check_limit, check_name, check_routing, check_tools
+from .core.config import check_routing, check_tools
 from .core.injector import get_injector
 from .core.injector._injected import injected_deps
 from .core.registry import DEFAULT_MAX_INPUT_BYTES, AgenToolConfig, AgenToolRegistry, RoutingConfig, get_registry
@@ -96,10 +97,10 @@ def create_agentool(
         deps_type=deps_type,
         description=description,
         version=version,
-        tags=list(tags or ()),
+        tags=check_strings('tags', () if tags is None else tags),  # 'abc' is refused, not three tags
         tools_metadata=tools_metadata,
-        dependencies=list(dependencies or ()),
-        examples=list(examples or ()),
+        dependencies=check_strings('dependencies', () if dependencies is None else dependencies),
+        examples=check_examples(() if examples is None else examples),
         max_input_bytes=max_input_bytes,
     )
     registry = get_registry()

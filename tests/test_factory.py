@@ -290,6 +290,12 @@ def test_unknown_agent_options_are_refused() -> None:
         ({'max_input_bytes': -1}, 'max_input_bytes', 'must be a positive int'),
         ({'max_input_bytes': 0}, 'max_input_bytes', 'must be a positive int'),
         ({'max_input_bytes': True}, 'max_input_bytes', 'must be a positive int'),
+        ({'tags': 'abc'}, 'tags', 'must be a list of strings'),  # not three tags 'a', 'b', 'c'
+        ({'tags': [1]}, 'tags', 'must be a list of strings'),
+        ({'dependencies': 'other'}, 'dependencies', 'must be a list of strings'),
+        ({'examples': ['{"operation": "first"}']}, 'examples', 'must be a list of dicts'),
+        ({'version': 2}, 'version', 'must be a string'),
+        ({'description': ['a']}, 'description', 'must be a string or None'),
     ],
 )
 def test_bad_options_are_refused_naming_the_option(

@@ -15,6 +15,7 @@ from typing import Any, TypeAlias, cast
 from pydantic import BaseModel
 
 from ..errors import ConfigurationError
+from ._option_checks import aware, check_examples, check_limit, check_name, check_strings, check_text
 
 __all__ = (
     'Transform',
@@ -39,27 +40,6 @@ DEFAULT_MAX_INPUT_BYTES = 1024 * 1024
 
 Transform: TypeAlias = Callable[[Any], Mapping[str, Any]]
 """Turns the validated input model into keyword arguments for the routed tool."""
-
-
-def check_name(name: object) -> str:
-    """`name` if it is a usable agentool name (a non-empty string); else `ConfigurationError` naming it."""
-    if isinstance(name, str) and name:
-        return name
-    raise ConfigurationError(
-        f'an agentool name must be a non-empty string; got {name!r} ({type(name).__name__})',
-        option='name',
-        value=repr(name),
-    )
-
-
-def check_limit(option: str, value: object, *, agentool: str | None = None, optional: bool = False) -> None:
-    """Raise `ConfigurationError` unless `value` is a positive int (not a bool), or `None` when `optional`."""
-    if (value is None and optional) or (isinstance(value, int) and not isinstance(value, bool) and value > 0):
-        return
-    expected = 'a positive int or None' if optional else 'a positive int'
-    raise ConfigurationError(
-        f'{option} must be {expected}; got {value!r}', agentool=agentool, option=option, value=repr(value)
-    )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -318,8 +298,13 @@ class AgenToolConfig:
         check_routing(self.routing_config)
         self.tools = check_tools(self.tools)
         check_limit('max_input_bytes', self.max_input_bytes)
-        self.created_at = _aware('created_at', self.created_at)
-        self.updated_at = _aware('updated_at', self.updated_at)
+        check_text('description', self.description, optional=True)
+        check_text('version', self.version)
+        self.tags = check_strings('tags', self.tags)
+        self.dependencies = check_strings('dependencies', self.dependencies)
+        self.examples = check_examples(self.examples)
+        self.created_at = aware('created_at', self.created_at)
+        self.updated_at = aware('updated_at', self.updated_at)
 
 
 def check_routing(routing_config: object, *, agentool: str | None = None) -> RoutingConfig:
@@ -361,9 +346,3 @@ def check_config(name: str, config: object) -> AgenToolConfig:
         option='config',
         value=repr(config),
     )
-
-
-def _aware(option: str, stamp: object) -> datetime:
-    if not isinstance(stamp, datetime):
-        raise ConfigurationError(f'{option} must be a datetime; got {stamp!r}', option=option, value=repr(stamp))
-    return stamp if stamp.utcoffset() is not None else stamp.astimezone()

@@ -1,0 +1,71 @@
+"""Checks of single configuration values, each a `ConfigurationError` naming the option and the value.
+
+Run where a value enters (`create_agentool`, `AgenToolConfig`, `Route`, the registry), so a wrong
+type is refused when it is given rather than failing later somewhere unrelated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any, cast
+
+from ..errors import ConfigurationError
+
+__all__ = ('check_name', 'check_limit', 'check_text', 'check_strings', 'check_examples', 'aware')
+
+
+def _refuse(option: str, expected: str, value: object, agentool: str | None = None) -> ConfigurationError:
+    return ConfigurationError(
+        f'{option} must be {expected}; got {value!r}', agentool=agentool, option=option, value=repr(value)
+    )
+
+
+def check_name(name: object) -> str:
+    """`name` if it is a usable agentool name (a non-empty string); else `ConfigurationError` naming it."""
+    if isinstance(name, str) and name:
+        return name
+    raise ConfigurationError(
+        f'an agentool name must be a non-empty string; got {name!r} ({type(name).__name__})',
+        option='name',
+        value=repr(name),
+    )
+
+
+def check_limit(option: str, value: object, *, agentool: str | None = None, optional: bool = False) -> None:
+    """Raise `ConfigurationError` unless `value` is a positive int (not a bool), or `None` when `optional`."""
+    if (value is None and optional) or (isinstance(value, int) and not isinstance(value, bool) and value > 0):
+        return
+    raise _refuse(option, 'a positive int or None' if optional else 'a positive int', value, agentool)
+
+
+def check_text(option: str, value: object, *, optional: bool = False) -> None:
+    """Raise `ConfigurationError` unless `value` is a string (or `None` when `optional`)."""
+    if isinstance(value, str) or (value is None and optional):
+        return
+    raise _refuse(option, 'a string or None' if optional else 'a string', value)
+
+
+def check_strings(option: str, value: object) -> list[str]:
+    """`value` as a list if it is a sequence of strings (a lone string is refused: it is not a list)."""
+    if isinstance(value, Sequence) and not isinstance(value, str | bytes):
+        items = list(cast('Sequence[object]', value))
+        if all(isinstance(item, str) for item in items):
+            return cast('list[str]', items)
+    raise _refuse(option, 'a list of strings', cast(object, value))
+
+
+def check_examples(value: object) -> list[dict[str, Any]]:
+    """`value` as a list if it is a sequence of mappings (example inputs, with outputs if given)."""
+    if isinstance(value, Sequence) and not isinstance(value, str | bytes):
+        items = list(cast('Sequence[object]', value))
+        if all(isinstance(item, Mapping) for item in items):
+            return [dict(cast('Mapping[str, Any]', item)) for item in items]
+    raise _refuse('examples', 'a list of dicts', cast(object, value))
+
+
+def aware(option: str, stamp: object) -> datetime:
+    """`stamp` timezone-aware: a naive datetime is read as local time (`.astimezone()`)."""
+    if not isinstance(stamp, datetime):
+        raise _refuse(option, 'a datetime', stamp)
+    return stamp if stamp.utcoffset() is not None else stamp.astimezone()
