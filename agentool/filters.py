@@ -25,12 +25,11 @@ import difflib
 import fnmatch
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import cast
 
-from .core._option_checks import check_instance, check_text
+from .core._option_checks import check_instance, check_string_or_strings, check_text
 from .core.manager import AgenToolManager
 from .core.registry import AgenToolRegistry, Route, get_registry
-from .errors import ConfigurationError, SelectorError, ToolNameConflictError
+from .errors import SelectorError, ToolNameConflictError
 
 __all__ = ('ExposedOperation', 'Selectors', 'select_operations', 'is_exposed', 'TAG_PREFIX')
 
@@ -144,17 +143,7 @@ def select_operations(
 
 def _as_list(option: str, selectors: Selectors) -> list[str]:
     """The selectors as a list; `ConfigurationError` unless a string or an iterable of strings."""
-    given = cast(object, selectors)
-    if isinstance(given, str):
-        return [given]
-    if isinstance(given, Iterable) and not isinstance(given, bytes):
-        items = list(cast('Iterable[object]', given))
-        if all(isinstance(item, str) for item in items):
-            return cast('list[str]', items)
-    shown = repr(selectors)
-    raise ConfigurationError(
-        f'{option} must be a selector string or a list of them; got {shown}', option=option, value=shown
-    )
+    return check_string_or_strings(option, selectors)
 
 
 def _is_pattern(selector: str) -> bool:

@@ -6,7 +6,7 @@ type is refused when it is given rather than failing later somewhere unrelated.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, cast
 
@@ -17,6 +17,7 @@ __all__ = (
     'check_limit',
     'check_text',
     'check_strings',
+    'check_string_or_strings',
     'check_examples',
     'check_flag',
     'check_function',
@@ -85,6 +86,17 @@ def check_strings(option: str, value: object) -> list[str]:
         if all(isinstance(item, str) for item in items):
             return cast('list[str]', items)
     raise _refuse(option, 'a list of strings', cast(object, value))
+
+
+def check_string_or_strings(option: str, value: object) -> list[str]:
+    """`value` as a list of strings: one string is a list of one, any other iterable must hold only strings."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, Iterable) and not isinstance(value, bytes | Mapping):
+        items = list(cast('Iterable[object]', value))
+        if all(isinstance(item, str) for item in items):
+            return cast('list[str]', items)
+    raise _refuse(option, 'a string or a list of strings', cast(object, value))
 
 
 def check_examples(value: object) -> list[dict[str, Any]]:
