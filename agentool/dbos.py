@@ -20,7 +20,8 @@ import os
 import sqlite3
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,8 @@ from .paths import user_data_dir
 
 try:
     from dbos import DBOS, DBOSConfig, SetWorkflowID, WorkflowHandleAsync
+    from dbos import _dbos as _dbos_internals  # pyright: ignore[reportPrivateUsage]
+    from dbos import error as _dbos_errors
     from pydantic_ai.durable_exec.dbos import DBOSDurability, StepConfig
 except ImportError as error:  # pragma: no cover - exercised without the extra
     raise MissingExtraError(
@@ -70,6 +73,30 @@ QUEUE_NAME = 'agentool'
 """The DBOS queue `enqueue` puts runs on; every launched process is a worker of it."""
 
 _agents: dict[str, AbstractAgent[Any, Any]] = {}
+
+
+def _dbos_launched() -> bool:
+    """Whether DBOS is created and launched in this process (if DBOS no longer says where, assume it is)."""
+    instance = getattr(_dbos_internals, '_dbos_global_instance', True)
+    return bool(getattr(instance, '_launched', True)) if instance is not None else False
+
+
+@contextmanager
+def _needs_launch(function: str) -> Generator[None]:
+    """Turn DBOS's error for a call made before DBOS runs into a `ConfigurationError` saying what to do.
+
+    Looked at only when DBOS raises, so a launched process pays nothing.
+    """
+    try:
+        yield
+    except _dbos_errors.DBOSException as error:
+        if _dbos_launched():
+            raise
+        raise ConfigurationError(
+            f'agentool.dbos.{function}() needs DBOS running: call `await agentool.dbos.launch(...)` first '
+            f'(DBOS said: {error})',
+            reason='not_launched',
+        ) from error
 
 
 def unit_key() -> str | None:
@@ -213,10 +240,11 @@ async def recover(executor_ids: Sequence[str]) -> list[str]:
     # two workers recovering the same dead executor could both re-enqueue a workflow one of them
     # already runs. This one re-enqueues a workflow only while it is still pending on a dead executor.
     # The multi-worker kill test (tests/test_durable_workers.py) fails loudly if it changes.
-    handles = await anyio.to_thread.run_sync(
-        DBOS._recover_pending_workflows,  # pyright: ignore[reportPrivateUsage]
-        list(executor_ids),
-    )
+    with _needs_launch('recover'):
+        handles = await anyio.to_thread.run_sync(
+            DBOS._recover_pending_workflows,  # pyright: ignore[reportPrivateUsage]
+            list(executor_ids),
+        )
     return [handle.workflow_id for handle in handles]
 
 
@@ -242,8 +270,13 @@ async def run(agent: AbstractAgent[Any, Any], prompt: str, *, workflow_id: str |
 
     With `workflow_id`, running it again returns the recorded output instead of running twice, and
     a run with the id of a workflow being recovered waits for that workflow.
+
+    Raises:
+        ConfigurationError: DBOS is not running in this process yet (call `launch` first).
     """
-    return await (await _start(agent, prompt, workflow_id=workflow_id)).get_result(polling_interval_sec=0.1)
+    with _needs_launch('run'):
+        handle = await _start(agent, prompt, workflow_id=workflow_id)
+    return await handle.get_result(polling_interval_sec=0.1)
 
 
 async def enqueue(
@@ -252,10 +285,11 @@ async def enqueue(
     """Put a run of `agent` on the queue that every launched worker process consumes."""
     register(agent)
     assert agent.name is not None
-    if workflow_id is None:
-        return await DBOS.enqueue_workflow_async(QUEUE_NAME, _run_workflow, agent.name, prompt)
-    with SetWorkflowID(workflow_id):
-        return await DBOS.enqueue_workflow_async(QUEUE_NAME, _run_workflow, agent.name, prompt)
+    with _needs_launch('enqueue'):
+        if workflow_id is None:
+            return await DBOS.enqueue_workflow_async(QUEUE_NAME, _run_workflow, agent.name, prompt)
+        with SetWorkflowID(workflow_id):
+            return await DBOS.enqueue_workflow_async(QUEUE_NAME, _run_workflow, agent.name, prompt)
 
 
 async def _start(agent: AbstractAgent[Any, Any], prompt: str, *, workflow_id: str | None) -> WorkflowHandleAsync[Any]:

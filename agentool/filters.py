@@ -26,6 +26,7 @@ import fnmatch
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from .core._option_checks import check_instance, check_string_or_strings, check_text
 from .core.manager import AgenToolManager
 from .core.registry import AgenToolRegistry, Route, get_registry
 from .errors import SelectorError, ToolNameConflictError
@@ -74,10 +75,10 @@ def is_exposed(
     `tags` are the agentool's own tags; the route's are added.
     """
     all_tags = frozenset(tags).union(route.tags)
-    if any(_matches(s, agentool, operation, all_tags) for s in _as_list(exclude)):
+    if any(_matches(s, agentool, operation, all_tags) for s in _as_list('exclude', exclude)):
         return False
     if include is not None:
-        return any(_matches(s, agentool, operation, all_tags) for s in _as_list(include))
+        return any(_matches(s, agentool, operation, all_tags) for s in _as_list('include', include))
     return not route.deprecated
 
 
@@ -96,10 +97,14 @@ def select_operations(
     Raises:
         SelectorError: a selector without wildcards matches no agentool, operation or tag.
         ToolNameConflictError: two selected operations would get the same tool name.
+        ConfigurationError: an option of the wrong type (selectors not strings, `registry` not a registry...).
     """
+    check_instance('registry', registry, AgenToolRegistry, optional=True)
+    check_text('prefix', prefix)
+    check_text('separator', separator)
     registry = get_registry() if registry is None else registry
-    include_list = None if include is None else _as_list(include)
-    exclude_list = _as_list(exclude)
+    include_list = None if include is None else _as_list('include', include)
+    exclude_list = _as_list('exclude', exclude)
     candidates = [
         (name, operation, route, registry.get_manager(name))
         for name in registry.list_names()
@@ -136,8 +141,9 @@ def select_operations(
     return exposed
 
 
-def _as_list(selectors: Selectors) -> list[str]:
-    return [selectors] if isinstance(selectors, str) else list(selectors)
+def _as_list(option: str, selectors: Selectors) -> list[str]:
+    """The selectors as a list; `ConfigurationError` unless a string or an iterable of strings."""
+    return check_string_or_strings(option, selectors)
 
 
 def _is_pattern(selector: str) -> bool:

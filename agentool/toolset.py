@@ -21,6 +21,7 @@ from pydantic_ai.tools import AgentDepsT, ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 
 from ._interface import ARGUMENTS_ADAPTER, OperationInterface, build_interfaces
+from .core._option_checks import check_function, check_limit, check_text
 from .core.durability import active_dispatcher, is_durable
 from .core.registry import AgenToolRegistry, get_registry
 from .filters import ExposedOperation, Selectors, select_operations
@@ -56,6 +57,11 @@ class AgenToolToolset(AbstractToolset[AgentDepsT]):
         deps: Gives each agentool's deps from the run context; by default the tools get the run's deps.
         max_retries: Retries allowed per tool; by default the agent's.
         id: The toolset's id (needed for durable execution).
+
+    Raises:
+        ConfigurationError: an option of the wrong type, named in the error (checked here, not at run time).
+        SelectorError: a selector without wildcards matches nothing.
+        ToolNameConflictError: two selected operations would get the same tool name.
     """
 
     def __init__(
@@ -70,6 +76,9 @@ class AgenToolToolset(AbstractToolset[AgentDepsT]):
         max_retries: int | None = None,
         id: str | None = None,
     ) -> None:
+        check_function('deps', deps, optional=True)
+        check_limit('max_retries', max_retries, optional=True, minimum=0)
+        check_text('id', id, optional=True)
         registry = get_registry() if registry is None else registry
         selected = select_operations(registry, include=include, exclude=exclude, prefix=prefix, separator=separator)
         self._interfaces = build_interfaces(registry, selected)

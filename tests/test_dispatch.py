@@ -282,6 +282,11 @@ def test_a_pattern_that_is_not_a_regex_is_a_typed_error_naming_it() -> None:
         (CommandRule, {'agentool': 'calc', 'prefix': 5}, 'prefix'),
         (CommandRule, {'agentool': 'calc', 'pattern': 5}, 'pattern'),
         (PredicateRule, {'agentool': 'calc', 'when': 'always'}, 'when'),
+        (CommandRule, {'agentool': 'calc', 'prefix': '/x', 'parse': 'p'}, 'parse'),
+        (CommandRule, {'agentool': 'calc', 'prefix': '/x', 'operation': 3}, 'operation'),
+        (CommandRule, {'agentool': 'calc', 'prefix': '/x', 'operation': ''}, 'operation'),
+        (JsonRule, {'operation_field': ''}, 'operation_field'),
+        (JsonRule, {'operation_field': 3}, 'operation_field'),
     ],
 )
 def test_bad_dispatch_settings_are_refused_at_construction(build: Any, kwargs: dict[str, Any], option: str) -> None:
@@ -316,6 +321,23 @@ async def test_a_custom_rule_is_a_subclass_returning_a_dispatch() -> None:
     assert capability.counts.by_rule == {'shout': 1}
 
 
+async def test_a_custom_rule_needs_only_match_and_is_named_after_its_class() -> None:
+    class Always(DispatchRule):
+        def match(self, request: DispatchRequest, operations: Any) -> Dispatch | None:
+            return Dispatch(agentool='calc', input={'operation': 'neg', 'a': len(request.prompt)})
+
+    class ShoutRule(DispatchRule):
+        def match(self, request: DispatchRequest, operations: Any) -> Dispatch | None:
+            return Dispatch(agentool='calc', input={'operation': 'neg', 'a': 1}) if request.prompt.isupper() else None
+
+    agent, model, capability = make(ShoutRule(), Always())
+    assert (await agent.run('HEY')).output == '-1'
+    assert (await agent.run('hello')).output == '-5'
+    assert capability.counts.by_rule == {'shout': 1, 'always': 1}
+    assert Always(name='mine').label == 'mine'
+    assert model.calls == 0
+
+
 # --- JSON prompts ------------------------------------------------------------------------------
 
 
@@ -344,6 +366,35 @@ async def test_a_rule_naming_an_unregistered_agentool_is_a_typed_error() -> None
     with pytest.raises(DispatchTargetError, match="'calculator', which is not registered") as caught:
         await agent.run('/x')
     assert caught.value.details['target'] == 'calculator'
+
+
+async def test_an_unregistered_target_suggests_close_spellings() -> None:
+    agent, _, _ = make(CommandRule(prefix='/x', agentool='cacl', operation='add'))
+    with pytest.raises(DispatchTargetError, match="did you mean 'calc'") as caught:
+        await agent.run('/x')
+    assert caught.value.details['suggestions'] == ['calc']
+
+
+async def test_the_agentools_limit_applies_to_a_target_the_prompt_names() -> None:
+    agent, model, capability = make(JsonRule(), agentools=['summer'])
+    assert (await agent.run('{"agentool": "summer", "operation": "sum", "a": 1, "b": 2}')).output == '{"total":3}'
+    with pytest.raises(DispatchTargetError, match="names agentool 'calc', which is not registered or not") as caught:
+        await agent.run('{"agentool": "calc", "operation": "neg", "a": 4}')
+    assert caught.value.details['target'] == 'calc'
+    assert 'calc' not in caught.value.details['suggestions']
+    with pytest.raises(DispatchTargetError, match="'nope', which is not registered"):
+        await make(JsonRule())[0].run('{"agentool": "nope", "operation": "neg", "a": 4}')
+    assert model.calls == 0
+    assert capability.counts.errors == 1
+
+
+async def test_an_unknown_name_in_the_agentools_limit_is_refused_naming_it() -> None:
+    agent, model, _ = make(JsonRule(), agentools=['clac', 'summer'])
+    with pytest.raises(ConfigurationError, match="'clac', which is not registered; did you mean 'calc'") as caught:
+        await agent.run('{"operation": "sum", "a": 1, "b": 2}')
+    assert caught.value.details['option'] == 'agentools'
+    assert caught.value.details['suggestions'] == ['calc']
+    assert model.calls == 0
 
 
 # --- the answer fits the agent -----------------------------------------------------------------

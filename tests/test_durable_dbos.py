@@ -15,14 +15,17 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
+from pydantic_ai import Agent
 from pydantic_ai.durable_exec import CapabilityOperationId
 from pydantic_ai.durable_exec.dbos import DBOSOperationNamer
+from pydantic_ai.models.test import TestModel
 
 import agentool.dbos as durable_dbos
-from agentool import Route
+from agentool import ConfigurationError, Route
 from agentool.durable import CAPABILITY_ID, OPERATION_NAME, AgenToolDurability, unit_key
 from tests.durable_agentools import KILL_ENV, LEDGER_ENV, STEPS, build, expected_entries, ledger_rows, pipeline_prompt
 
@@ -65,6 +68,20 @@ async def test_outside_a_workflow_a_durable_agent_runs_as_a_plain_one(
     assert [entry for _, entry in executions] == ['a/first', 'a/batch0', 'a/batch1', 'a/batch2', 'a/last']
     assert {unit for unit, _, _ in effects} == {None}  # no durable unit, so no unit key
     assert unit_key() is None
+
+
+@pytest.mark.parametrize('function', ['run', 'run with an id', 'enqueue', 'recover'])
+async def test_a_call_before_launch_says_to_launch_first(function: str) -> None:
+    # DBOS is launched only in worker subprocesses, never in the test process.
+    agent = Agent(TestModel(), name='plain')
+    calls: dict[str, Callable[[], Awaitable[object]]] = {
+        'run': lambda: durable_dbos.run(agent, 'hi'),
+        'run with an id': lambda: durable_dbos.run(agent, 'hi', workflow_id='w-1'),
+        'enqueue': lambda: durable_dbos.enqueue(agent, 'hi'),
+        'recover': lambda: durable_dbos.recover(['gone']),
+    }
+    with pytest.raises(ConfigurationError, match=r'needs DBOS running: call `await agentool.dbos.launch\(...\)` first'):
+        await calls[function]()
 
 
 def test_database_url_takes_paths_and_urls(tmp_path: Path) -> None:

@@ -324,9 +324,26 @@ def test_bad_options_are_refused_naming_the_option(
         (Route, {'tool': 'first', 'max_output_chars': -1}, 'max_output_chars'),
         (Route, {'tool': 'first', 'max_output_chars': 'a'}, 'max_output_chars'),
         (Route, {'tool': 'first', 'retries': 'a'}, 'retries'),
+        (Route, {'tool': 'first', 'durable': 'no'}, 'durable'),
+        (Route, {'tool': 'first', 'read_only': 'yes'}, 'read_only'),
+        (Route, {'tool': 'first', 'idempotent': 1}, 'idempotent'),
+        (Route, {'tool': 'first', 'destructive': None}, 'destructive'),
+        (Route, {'tool': 'first', 'concurrent_safe': 'false'}, 'concurrent_safe'),
+        (Route, {'tool': 'first', 'deprecated': 0}, 'deprecated'),
+        (Route, {'tool': 'first', 'description': 5}, 'description'),
+        (Route, {'tool': 'first', 'tags': 'abc'}, 'tags'),
+        (Route, {'tool': 'first', 'tags': (1,)}, 'tags'),
     ],
 )
 def test_bad_routing_values_are_refused_naming_the_option(build: Any, kwargs: dict[str, Any], option: str) -> None:
     with pytest.raises(ConfigurationError, match=option) as caught:
         build(**kwargs)
     assert caught.value.details['option'] == option
+    if build is Route:
+        assert caught.value.details['value'] == repr(kwargs[option])
+
+
+def test_route_flags_are_booleans_and_tags_a_tuple() -> None:
+    route = Route(tool='first', read_only=True, durable=False, tags=['a', 'b'])  # pyright: ignore[reportArgumentType]
+    assert (route.read_only, route.durable, route.tags) == (True, False, ('a', 'b'))
+    assert hash(route) == hash(Route(tool='first', read_only=True, durable=False, tags=('a', 'b')))

@@ -373,3 +373,46 @@ def test_register_refuses_what_is_not_a_configuration(registry: AgenToolRegistry
         AgenToolRegistry.register('echo', {'input_schema': EchoInput})  # type: ignore[arg-type]
     assert caught.value.details['option'] == 'config'
     assert registry.list_names() == []
+
+
+@pytest.mark.parametrize('name', [None, ['echo'], 5, {'echo': 1}])
+@pytest.mark.parametrize('on_class', [True, False])
+def test_a_name_that_is_not_a_string_is_looked_up_like_an_unknown_one(
+    registry: AgenToolRegistry, name: Any, on_class: bool
+) -> None:
+    registry.register('echo', _echo_config())
+    target: Any = AgenToolRegistry if on_class else registry
+    for method in ('get', 'get_schema', 'get_operations', 'get_tools_info'):
+        assert getattr(target, method)(name) is None, method
+    assert target.exists(name) is False
+    assert name not in registry
+    assert target.update(name, version='1') is False
+    assert target.unregister(name) is False
+    for method in ('require', 'get_manager', 'validate_config'):
+        with pytest.raises(AgenToolNotFoundError, match='an agentool name is a string') as caught:
+            getattr(target, method)(name)
+        assert caught.value.details['suggestions'] == []
+    assert registry.list_names() == ['echo']  # nothing was changed or removed
+
+
+@pytest.mark.parametrize(
+    ('options', 'option'),
+    [({'tags': 5}, 'tags'), ({'tags': [1]}, 'tags'), ({'name_pattern': 5}, 'name_pattern')],
+)
+def test_search_refuses_options_of_the_wrong_type(
+    registry: AgenToolRegistry, options: dict[str, Any], option: str
+) -> None:
+    registry.register('echo', _echo_config())
+    for search in (registry.search, AgenToolRegistry.search):
+        with pytest.raises(ConfigurationError, match=option) as caught:
+            search(**options)
+        assert caught.value.details == {'option': option, 'value': repr(options[option])}
+    assert registry.search(tags=('nope', 'other')) == []
+    assert registry.search(name_pattern='ech') == ['echo']
+
+
+def test_use_registry_refuses_what_is_not_a_registry() -> None:
+    scope = use_registry('not a registry')  # pyright: ignore[reportArgumentType]
+    with pytest.raises(ConfigurationError, match='registry must be an AgenToolRegistry or None') as caught:
+        scope.__enter__()
+    assert caught.value.details['option'] == 'registry'

@@ -17,7 +17,7 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.instrumented import InstrumentationSettings
 
-from agentool import AgenToolInjector
+from agentool import AgenToolInjector, ConfigurationError
 from agentool.telemetry import AGENTOOL_ATTRIBUTE, OPERATION_ATTRIBUTE, SURFACE_ATTRIBUTE, operation_span
 from agentool.toolset import AgenToolToolset
 from examples.calculator import create_calculator
@@ -188,6 +188,17 @@ async def test_direct_calls_get_a_span_from_the_injectors_tracer_provider(
     injector.tracer_provider = None
     await injector.call('calculator', {'operation': 'add', 'a': 1, 'b': 2})
     assert len(exporter.get_finished_spans()) == 2  # outside a trace, and no provider of its own: no span
+
+
+@pytest.mark.parametrize('value', ['x', 5, object()])
+def test_a_tracer_provider_that_is_not_one_is_refused_when_given(value: object, provider: TracerProvider) -> None:
+    with pytest.raises(ConfigurationError, match='tracer_provider must be an OpenTelemetry TracerProvider') as caught:
+        AgenToolInjector(tracer_provider=value)  # pyright: ignore[reportArgumentType]
+    assert caught.value.details == {'option': 'tracer_provider', 'value': repr(value)}
+    injector = AgenToolInjector(tracer_provider=provider)
+    with pytest.raises(ConfigurationError, match='tracer_provider'):
+        injector.tracer_provider = value  # pyright: ignore[reportAttributeAccessIssue]
+    assert injector.tracer_provider is provider  # the refused value was not kept
 
 
 def test_without_a_provider_of_its_own_a_direct_call_is_traced_inside_a_trace_in_progress() -> None:

@@ -255,12 +255,28 @@ def test_script_construction_is_checked() -> None:
         (lambda: Script(Output(1), times='2'), 'times', 'at least 1'),  # pyright: ignore[reportArgumentType]
         (lambda: Script(Output(1), times=True), 'times', 'at least 1'),
         (lambda: AgentDouble(Output(1)), 'scripts', 'takes Script objects'),  # pyright: ignore[reportArgumentType]
+        (lambda: Script(Output(1), when=Regex('(')), 'pattern', r"Regex\('\('\) is not a valid regular expression"),
+        (lambda: Regex(5), 'pattern', 'must be a string or a compiled re.Pattern'),  # pyright: ignore[reportArgumentType]
+        (lambda: Regex('x', flags='i'), 'flags', 're flags'),  # pyright: ignore[reportArgumentType]
+        (lambda: Operation(5), 'value', 'value must be a string; got 5'),  # pyright: ignore[reportArgumentType]
+        (lambda: Operation('add', field=''), 'field', 'must be a field name'),
+        (lambda: Script(Output(1), name=5), 'name', 'name must be a string or None; got 5'),  # pyright: ignore[reportArgumentType]
+        (lambda: Prompt(5), 'text', 'text must be a string'),  # pyright: ignore[reportArgumentType]
+        (lambda: Predicate('yes'), 'function', 'function must be a function'),  # pyright: ignore[reportArgumentType]
     ],
 )
 def test_bad_scripts_are_refused_at_construction(build: Any, option: str, message: str) -> None:
     with pytest.raises(ConfigurationError, match=message) as caught:
         build()
     assert caught.value.details['option'] == option
+
+
+def test_a_regex_matcher_compiles_once_given_and_takes_flags() -> None:
+    assert Regex('paris', flags=re.IGNORECASE).matches('Weather in PARIS?')
+    assert Regex(re.compile('Par')).matches('Paris')
+    with pytest.raises(ConfigurationError, match='not a valid regular expression') as caught:
+        Regex(re.compile('Par'), flags=re.IGNORECASE)  # flags cannot be given with a compiled pattern
+    assert caught.value.details['pattern'] == 'Par'
 
 
 async def test_an_args_function_returning_no_mapping_fails_clearly() -> None:

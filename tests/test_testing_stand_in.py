@@ -12,7 +12,7 @@ from pydantic_ai.models import override_allow_model_requests
 
 from agentool import BaseOperationInput, RoutingConfig, create_agentool
 from agentool.core.injector import AgenToolInjector, get_injector
-from agentool.errors import DriftError
+from agentool.errors import ConfigurationError, DriftError
 from agentool.testing import AgentDouble, Call, DoubledAgent, Operation, Output, OutputFrom, Script, use_doubles
 from examples.calculator import create_calculator
 
@@ -104,3 +104,17 @@ async def test_a_doubled_agent_keeps_its_tools_and_output_type() -> None:
     assert doubled.output_type is Forecast
     with pytest.raises(DriftError, match=r"calls tool 'nowhere', which the agent does not offer \(offered: none\)"):
         await doubled.run('x')
+
+
+@pytest.mark.parametrize('value', ['x', None, Script(Output(1)), Agent('test')])
+def test_use_doubles_takes_only_doubles(value: Any) -> None:
+    injector = AgenToolInjector()
+    register_agents(injector)
+    scope = use_doubles(injector, weather=value)
+    with pytest.raises(ConfigurationError, match=r'use_doubles\(weather=...\) takes an AgentDouble') as caught:
+        scope.__enter__()
+    assert caught.value.details['option'] == 'weather'
+    assert caught.value.details['value'] == repr(value)
+    scope = use_doubles('injector', weather=weather_double())  # pyright: ignore[reportArgumentType]
+    with pytest.raises(ConfigurationError, match='injector must be an AgenToolInjector'):
+        scope.__enter__()

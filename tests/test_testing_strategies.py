@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from agentool import get_registry
 from agentool.errors import (
+    ConfigurationError,
     InputValidationError,
     InvalidInputError,
     InvalidJSONError,
@@ -104,15 +105,44 @@ def test_schemas_with_optional_and_untyped_fields(valid: dict[str, Any], invalid
         StorageInput.model_validate_json(invalid)
 
 
-def test_bad_arguments_are_refused() -> None:
-    with pytest.raises(ValueError, match='kinds must be a non-empty selection'):
-        invalid_inputs(CalculatorInput, kinds=['nonsense'])  # pyright: ignore[reportArgumentType]
+@pytest.mark.parametrize(
+    ('kinds', 'message'),
+    [
+        (['bogus'], 'kinds must be a non-empty selection of not_json, not_an_object, '),
+        ([], 'kinds must be a non-empty selection of not_json, '),
+        (['not_json', 5], 'kinds must be a string or a list of strings'),
+        (5, 'kinds must be a string or a list of strings'),
+    ],
+)
+def test_bad_kinds_are_a_configuration_error_listing_the_valid_ones(kinds: Any, message: str) -> None:
+    with pytest.raises(ConfigurationError, match=message) as caught:
+        invalid_inputs(CalculatorInput, kinds=kinds)
+    assert caught.value.details['option'] == 'kinds'
+    assert caught.value.details['value'] == repr(kinds)
 
+
+def test_one_kind_may_be_given_alone() -> None:
+    invalid_inputs('calculator', kinds='not_json')  # pyright: ignore[reportArgumentType]
+
+
+def test_bad_arguments_are_refused() -> None:
     @given(valid_inputs(CalculatorInput, 'power'))
     def draw(data: dict[str, Any]) -> None: ...
 
-    with pytest.raises(ValueError, match="has no operation 'power'"):
+    with pytest.raises(ConfigurationError, match="has no operation 'power'") as caught:
         draw()
+    assert caught.value.details['known'] == ['add', 'subtract', 'multiply', 'divide']
+
+    @given(valid_inputs('calculator', 'pow'))
+    def draw_registered(data: dict[str, Any]) -> None: ...
+
+    with pytest.raises(ConfigurationError, match=r"has no operation 'pow' \(known: add, subtract") as caught:
+        draw_registered()
+    assert caught.value.details == {
+        'option': 'operation',
+        'value': "'pow'",
+        'known': ['add', 'subtract', 'multiply', 'divide'],
+    }
     assert set(INVALID_KINDS) == {
         'not_json',
         'not_an_object',

@@ -14,6 +14,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset
 
+from agentool.errors import ConfigurationError
 from agentool.toolset import METADATA_KEY, AgenToolToolset
 from examples.calculator import create_calculator
 from tests.notes_agentool import Notes, create_notes
@@ -221,6 +222,38 @@ async def test_prefix_and_separator_shape_tool_names() -> None:
     create_notes()
     tools = await offered_tools(AgenToolToolset('notes.get', prefix='kb_', separator='__'))
     assert list(tools) == ['kb_notes__get']
+
+
+@pytest.mark.parametrize(
+    ('options', 'option'),
+    [
+        ({'include': 5}, 'include'),
+        ({'include': [1]}, 'include'),
+        ({'exclude': [None]}, 'exclude'),
+        ({'exclude': b'notes'}, 'exclude'),
+        ({'registry': 'reg'}, 'registry'),
+        ({'prefix': None}, 'prefix'),
+        ({'separator': 3}, 'separator'),
+        ({'deps': 'x'}, 'deps'),
+        ({'max_retries': '3'}, 'max_retries'),
+        ({'max_retries': -1}, 'max_retries'),
+        ({'max_retries': True}, 'max_retries'),
+        ({'id': 7}, 'id'),
+    ],
+)
+def test_bad_options_are_refused_at_construction_naming_the_option(options: dict[str, Any], option: str) -> None:
+    create_notes()
+    with pytest.raises(ConfigurationError, match=option) as caught:
+        AgenToolToolset(**options)
+    assert caught.value.details['option'] == option
+    assert caught.value.details['value'] == repr(options[option])
+
+
+def test_zero_retries_and_an_empty_separator_are_valid_options() -> None:
+    create_notes()
+    toolset = AgenToolToolset('notes.get', separator='', max_retries=0, deps=None, id='t')
+    assert [op.name for op in toolset.operations] == ['notesget']
+    assert toolset.max_retries == 0
 
 
 async def test_include_and_exclude_select_tools_and_exclude_wins() -> None:

@@ -122,3 +122,16 @@ def test_tool_names_that_collide_are_an_error_not_shadowing() -> None:
 def test_prefix_and_separator() -> None:
     make('kv')
     assert [op.name for op in select_operations(include=['kv.read'], prefix='x_', separator='-')] == ['x_kv-read']
+
+
+@pytest.mark.parametrize(
+    ('options', 'option'),
+    [({'include': 5}, 'include'), ({'exclude': [None]}, 'exclude'), ({'registry': 'reg'}, 'registry')],
+)
+def test_options_of_the_wrong_type_are_a_configuration_error(options: dict[str, object], option: str) -> None:
+    make('kv')
+    with pytest.raises(ConfigurationError, match=option) as caught:
+        select_operations(**options)  # pyright: ignore[reportArgumentType]
+    assert caught.value.details['option'] == option
+    with pytest.raises(ConfigurationError, match='include'):
+        is_exposed('kv', 'read', Route(tool='read'), include=[3])  # pyright: ignore[reportArgumentType]

@@ -27,6 +27,7 @@ from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import to_jsonable_python
 
 from ..core._metadata import extract_tool_metadata
+from ..core._option_checks import check_string_or_strings, check_text
 from ..core._output_spec import output_value_type
 from ..core._signature import read_signature
 from ._fields import CatalogField, FieldsSource, operation_fields, operation_request_schema, schema_key, type_label
@@ -264,8 +265,12 @@ def search(registry: AgenToolRegistry, tags: Sequence[str] | None = None, name_p
 
     `tags` matches an agentool carrying any of them (on itself or on one of its routes).
     `name_pattern` is a case-insensitive substring, or a shell pattern when it contains `*`, `?` or `[`.
+
+    Raises:
+        ConfigurationError: `tags` is not a tag or a list of tags, or `name_pattern` not a string or None.
     """
-    wanted = {tags} if isinstance(tags, str) else set(tags or ())
+    wanted: set[str] = set() if tags is None else set(check_string_or_strings('tags', tags))
+    check_text('name_pattern', name_pattern, optional=True)
     pattern = (name_pattern or '').lower()
     glob = any(char in pattern for char in '*?[')
     found: list[str] = []

@@ -21,7 +21,17 @@ def suggest(name: str, known: Iterable[str]) -> list[str]:
 
 
 def not_found(name: str, known: Mapping[str, Any] | Sequence[str]) -> AgenToolNotFoundError:
-    """An `AgenToolNotFoundError` for `name` with "did you mean" suggestions from `known`."""
+    """An `AgenToolNotFoundError` for `name` with "did you mean" suggestions from `known`.
+
+    A `name` that is not a string names nothing: the message says so and `agentool` is its repr.
+    """
+    given = cast(object, name)
+    if not isinstance(given, str):
+        return AgenToolNotFoundError(
+            f'no agentool named {given!r} is registered: an agentool name is a string, got {type(given).__name__}',
+            agentool=repr(given),
+            suggestions=[],
+        )
     suggestions = suggest(name, known)
     hint = f'; did you mean {" or ".join(repr(s) for s in suggestions)}?' if suggestions else ''
     return AgenToolNotFoundError(

@@ -6,13 +6,24 @@ type is refused when it is given rather than failing later somewhere unrelated.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, cast
 
 from ..errors import ConfigurationError
 
-__all__ = ('check_name', 'check_limit', 'check_text', 'check_strings', 'check_examples', 'aware')
+__all__ = (
+    'check_name',
+    'check_limit',
+    'check_text',
+    'check_strings',
+    'check_string_or_strings',
+    'check_examples',
+    'check_flag',
+    'check_function',
+    'check_instance',
+    'aware',
+)
 
 
 def _refuse(option: str, expected: str, value: object, agentool: str | None = None) -> ConfigurationError:
@@ -32,11 +43,33 @@ def check_name(name: object) -> str:
     )
 
 
-def check_limit(option: str, value: object, *, agentool: str | None = None, optional: bool = False) -> None:
-    """Raise `ConfigurationError` unless `value` is a positive int (not a bool), or `None` when `optional`."""
-    if (value is None and optional) or (isinstance(value, int) and not isinstance(value, bool) and value > 0):
+def check_limit(
+    option: str, value: object, *, agentool: str | None = None, optional: bool = False, minimum: int = 1
+) -> None:
+    """Raise `ConfigurationError` unless `value` is an int (no bool) of at least `minimum`; `None` if `optional`."""
+    if (value is None and optional) or (isinstance(value, int) and not isinstance(value, bool) and value >= minimum):
         return
-    raise _refuse(option, 'a positive int or None' if optional else 'a positive int', value, agentool)
+    expected = 'a positive int' if minimum == 1 else f'an int of at least {minimum}'
+    raise _refuse(option, f'{expected} or None' if optional else expected, value, agentool)
+
+
+def check_flag(option: str, value: object) -> None:
+    """Raise `ConfigurationError` unless `value` is `True` or `False` (a truthy string is not a flag)."""
+    if not isinstance(value, bool):
+        raise _refuse(option, 'True or False', value)
+
+
+def check_function(option: str, value: object, *, optional: bool = False) -> None:
+    """Raise `ConfigurationError` unless `value` is callable (or `None` when `optional`)."""
+    if not (callable(value) or (value is None and optional)):
+        raise _refuse(option, 'a function or None' if optional else 'a function', value)
+
+
+def check_instance(option: str, value: object, kind: type, *, optional: bool = False) -> None:
+    """Raise `ConfigurationError` unless `value` is a `kind` (or `None` when `optional`)."""
+    if not (isinstance(value, kind) or (value is None and optional)):
+        expected = f'an {kind.__name__}' if kind.__name__[0] in 'AEIOU' else f'a {kind.__name__}'
+        raise _refuse(option, f'{expected} or None' if optional else expected, value)
 
 
 def check_text(option: str, value: object, *, optional: bool = False) -> None:
@@ -53,6 +86,17 @@ def check_strings(option: str, value: object) -> list[str]:
         if all(isinstance(item, str) for item in items):
             return cast('list[str]', items)
     raise _refuse(option, 'a list of strings', cast(object, value))
+
+
+def check_string_or_strings(option: str, value: object) -> list[str]:
+    """`value` as a list of strings: one string is a list of one, any other iterable must hold only strings."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, Iterable) and not isinstance(value, bytes | Mapping):
+        items = list(cast('Iterable[object]', value))
+        if all(isinstance(item, str) for item in items):
+            return cast('list[str]', items)
+    raise _refuse(option, 'a string or a list of strings', cast(object, value))
 
 
 def check_examples(value: object) -> list[dict[str, Any]]:

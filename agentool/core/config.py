@@ -15,7 +15,7 @@ from typing import Any, TypeAlias, cast
 from pydantic import BaseModel
 
 from ..errors import ConfigurationError
-from ._option_checks import aware, check_examples, check_limit, check_name, check_strings, check_text
+from ._option_checks import aware, check_examples, check_flag, check_limit, check_name, check_strings, check_text
 
 __all__ = (
     'Transform',
@@ -91,6 +91,10 @@ class Route:
                 value=repr(transform),
             )
         check_limit('max_output_chars', self.max_output_chars, optional=True)
+        check_text('description', self.description, optional=True)
+        object.__setattr__(self, 'tags', tuple(check_strings('tags', self.tags)))
+        for flag in ('read_only', 'idempotent', 'destructive', 'concurrent_safe', 'deprecated', 'durable'):
+            check_flag(flag, getattr(self, flag))
         if not isinstance(retries, int) or isinstance(retries, bool):
             raise ConfigurationError(
                 f'Route(retries=...) must be an int; got {retries!r}', option='retries', value=repr(retries)
@@ -299,6 +303,7 @@ class AgenToolConfig:
         self.tools = check_tools(self.tools)
         check_limit('max_input_bytes', self.max_input_bytes)
         check_text('description', self.description, optional=True)
+        object.__setattr__(self, 'tags', tuple(check_strings('tags', self.tags)))
         check_text('version', self.version)
         self.tags = check_strings('tags', self.tags)
         self.dependencies = check_strings('dependencies', self.dependencies)

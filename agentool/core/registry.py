@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Concatenate, Generic, Literal, ParamSpec,
 
 from ..errors import DuplicateNameError
 from ._lookup import checked_update, not_found, suggest
+from ._option_checks import check_instance
 from ._routes import check_routes, configuration_error
 from .config import (
     DEFAULT_MAX_INPUT_BYTES,
@@ -203,14 +204,14 @@ class AgenToolRegistry:
         Raises:
             AgenToolNotFoundError: a name that is not registered.
         """
-        if isinstance(name_or_config, str):
+        if not isinstance(name_or_config, AgenToolConfig):
             return list(self._entry(name_or_config).problems)
         return check_routes('<unregistered>', name_or_config)[1]
 
     @_RegistryMethod
     def get(self, name: str) -> AgenToolConfig | None:
-        """The configuration registered under `name`, or `None`."""
-        entry = self._entries.get(name)
+        """The configuration registered under `name`, or `None` (also for a name that is not a string)."""
+        entry = self._entries.get(name) if isinstance(cast(object, name), str) else None
         return entry.config if entry else None
 
     @_RegistryMethod
@@ -234,7 +235,7 @@ class AgenToolRegistry:
     @_RegistryMethod
     def exists(self, name: str) -> bool:
         """Whether an agentool called `name` is registered."""
-        return name in self._entries
+        return name in self
 
     @_RegistryMethod
     def list_names(self) -> list[str]:
@@ -254,7 +255,7 @@ class AgenToolRegistry:
             InvalidUpdateError: a field that cannot be updated, or a value of the wrong type
                 (a `ConfigurationError` and a `ValueError`).
         """
-        entry = self._entries.get(name)
+        entry = self._entries.get(name) if isinstance(cast(object, name), str) else None
         if entry is None:
             return False
         checked = {field: checked_update(name, field, value) for field, value in changes.items()}
@@ -265,7 +266,7 @@ class AgenToolRegistry:
     @_RegistryMethod
     def unregister(self, name: str) -> bool:
         """Remove agentool `name`; `False` if there was none."""
-        return self._entries.pop(name, None) is not None
+        return isinstance(cast(object, name), str) and self._entries.pop(name, None) is not None
 
     @_RegistryMethod
     def clear(self) -> None:
@@ -290,7 +291,7 @@ class AgenToolRegistry:
     @_RegistryMethod
     def get_schema(self, name: str) -> dict[str, Any] | None:
         """The JSON schema of agentool `name`'s input; `None` if there is no such agentool (like `get`)."""
-        return _catalog().input_schema(self, name) if name in self._entries else None
+        return _catalog().input_schema(self, name) if name in self else None
 
     @_RegistryMethod
     def get_operations(self, name: str) -> dict[str, catalog.CatalogOperation] | None:
@@ -298,12 +299,12 @@ class AgenToolRegistry:
 
         In routing order; `None` if there is no such agentool (like `get`).
         """
-        return _catalog().operations(self, name) if name in self._entries else None
+        return _catalog().operations(self, name) if name in self else None
 
     @_RegistryMethod
     def get_tools_info(self, name: str) -> list[catalog.CatalogTool] | None:
         """The tool functions of agentool `name` (summary, parameters, types, operations); `None` if unknown."""
-        return _catalog().tools_info(self, name) if name in self._entries else None
+        return _catalog().tools_info(self, name) if name in self else None
 
     @_RegistryMethod
     def export_catalog(self) -> catalog.Catalog:
@@ -340,7 +341,7 @@ class AgenToolRegistry:
         )
 
     def __contains__(self, name: object) -> bool:
-        return name in self._entries
+        return isinstance(name, str) and name in self._entries
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -348,7 +349,7 @@ class AgenToolRegistry:
     def _entry(self, name: str) -> _Entry:
         try:
             return self._entries[name]
-        except KeyError:
+        except (KeyError, TypeError):  # TypeError: a name that cannot be a key (a list...) names nothing
             raise not_found(name, self._entries) from None
 
 
@@ -379,7 +380,11 @@ def use_registry(registry: AgenToolRegistry | None = None) -> Generator[AgenTool
     """Make `registry` (a fresh empty one by default) the registry in effect inside the block.
 
     The scope is a context variable: it is task-local and restored on exit, even on error.
+
+    Raises:
+        ConfigurationError: `registry` is not an `AgenToolRegistry` (checked on entry).
     """
+    check_instance('registry', registry, AgenToolRegistry, optional=True)
     registry = AgenToolRegistry() if registry is None else registry
     token = _active_registry.set(registry)
     try:

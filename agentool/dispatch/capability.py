@@ -19,7 +19,7 @@ from pydantic_ai.capabilities import AbstractCapability, WrapRunHandler
 from pydantic_ai.run import AgentRunResult
 
 from ..core.injector import AgenToolInjector, get_injector
-from ..core.registry import AgenToolRegistry, get_registry
+from ..core.registry import AgenToolRegistry, get_registry, suggest
 from ..errors import AgenToolError, ConfigurationError, DispatchTargetError, InvalidInputError
 from ..telemetry import DispatchOutcome, dispatch_span, record_dispatch
 from ._answer import DispatchRecord, build_result, fit_output
@@ -101,8 +101,9 @@ class DispatchCapability(AbstractCapability[Any]):
 
     Args:
         rules: The rules, in the order they are tried.
-        agentools: Candidates for rules that find their target (a `JsonRule` without `agentool`);
-            by default every agentool in the registry.
+        agentools: Candidates for rules that find their target (a `JsonRule` without `agentool`),
+            by operation or by the name a prompt gives; by default every agentool in the registry.
+            A name that is not registered is a `ConfigurationError` when a rule first asks for them.
         deps: `'run'` (default) gives the agentool's tools the run's `deps`; `'injector'` lets
             the injector build the agentool's own deps (typed handles, resources).
         injector: Runs the agentools (overrides apply); by default the injector in effect at run time.
@@ -214,12 +215,13 @@ class DispatchCapability(AbstractCapability[Any]):
         injector = self.injector or get_injector()
         registry = self._registry()
         if found.agentool not in registry:
-            names = registry.list_names()
+            suggestions = suggest(found.agentool, registry.list_names())
+            hint = f'; did you mean {" or ".join(map(repr, suggestions))}?' if suggestions else ''
             raise DispatchTargetError(
-                f'rule {rule.label!r} names agentool {found.agentool!r}, which is not registered',
+                f'rule {rule.label!r} names agentool {found.agentool!r}, which is not registered{hint}',
                 rule=rule.label,
                 target=found.agentool,
-                suggestions=[n for n in names if found.agentool in n or n in found.agentool][:5],
+                suggestions=suggestions,
             )
         manager = registry.get_manager(found.agentool)
         try:
@@ -270,7 +272,17 @@ class _Operations(Mapping[str, Sequence[str]]):
         if self._table is None:
             registry = self._registry
             names = registry.list_names() if self._names is None else self._names
-            self._table = {name: registry.get_manager(name).operations for name in names if name in registry}
+            for name in names:
+                if name not in registry:
+                    suggestions = suggest(name, registry.list_names())
+                    hint = f'; did you mean {" or ".join(map(repr, suggestions))}?' if suggestions else ''
+                    raise ConfigurationError(
+                        f'DispatchCapability(agentools=...) names {name!r}, which is not registered{hint}',
+                        option='agentools',
+                        value=repr(name),
+                        suggestions=suggestions,
+                    )
+            self._table = {name: registry.get_manager(name).operations for name in names}
         return self._table
 
     def __getitem__(self, key: str) -> Sequence[str]:

@@ -22,6 +22,7 @@ from pydantic import BaseModel
 from pydantic_ai import RunContext
 from pydantic_core import from_json
 
+from ..core.registry import suggest
 from ..errors import ConfigurationError, DispatchTargetError
 
 __all__ = (
@@ -64,10 +65,15 @@ class Dispatch:
 
 @dataclass(frozen=True, kw_only=True)
 class DispatchRule(ABC):
-    """Base of every rule: a name for telemetry and counters, and the choice on invalid input."""
+    """Base of every rule: a name for telemetry and counters, and the choice on invalid input.
+
+    A rule of your own implements `match`; its name defaults to its class name in snake case,
+    without a trailing `Rule` (`class TicketRule` is `'ticket'`); override `_default_name` to
+    derive one from its settings.
+    """
 
     name: str = ''
-    """Shown in spans, counters and errors; a rule derives one from its settings when empty."""
+    """Shown in spans, counters and errors; a rule derives one from its settings (or its class) when empty."""
     on_invalid: OnInvalid = 'raise'
 
     def __post_init__(self) -> None:
@@ -97,8 +103,11 @@ class DispatchRule(ABC):
         """The rule's name, or the one derived from its settings."""
         return self.name or self._default_name()
 
-    @abstractmethod
-    def _default_name(self) -> str: ...
+    def _default_name(self) -> str:
+        """The name when none is given: the class name in snake case, without a trailing `Rule`."""
+        words = type(self).__name__
+        words = words.removesuffix('Rule') or words
+        return re.sub(r'(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])', '_', words).lower()
 
     @abstractmethod
     def match(self, request: DispatchRequest, operations: Mapping[str, Sequence[str]]) -> Dispatch | None:
@@ -127,6 +136,11 @@ class JsonRule(DispatchRule):
     operation_field: str = 'operation'
     """The key naming the operation, used to find the target when `agentool` is not set."""
 
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not _is_name(self.operation_field):
+            raise _refused(self, 'operation_field', 'a field name (a non-empty string)')
+
     def _default_name(self) -> str:
         return f'json:{self.agentool}' if self.agentool else 'json'
 
@@ -145,6 +159,16 @@ class JsonRule(DispatchRule):
             return Dispatch(agentool=self.agentool, input=text)
         named = value.pop(AGENTOOL_KEY, None)
         if isinstance(named, str):
+            if named not in operations:  # unknown, or left out by `DispatchCapability(agentools=...)`
+                suggestions = suggest(named, operations)
+                hint = f'; did you mean {" or ".join(map(repr, suggestions))}?' if suggestions else ''
+                raise DispatchTargetError(
+                    f'rule {self.label!r}: the prompt names agentool {named!r}, which is not registered or not '
+                    f'one this dispatch may run{hint}',
+                    rule=self.label,
+                    target=named,
+                    suggestions=suggestions,
+                )
             return Dispatch(agentool=named, input=value)
         operation = value.get(self.operation_field)
         matches = [name for name, ops in operations.items() if operation in ops]
@@ -196,6 +220,10 @@ class CommandRule(DispatchRule):
                 option='prefix',
                 value=repr(prefix),
             )
+        if self.operation is not None and not _is_name(self.operation):
+            raise _refused(self, 'operation', 'an operation name (a non-empty string) or None')
+        if self.parse is not None and not callable(self.parse):
+            raise _refused(self, 'parse', 'a function of the match (re.Match) or None')
         if self.prefix is not None:
             regex = re.compile(re.escape(self.prefix) + r'(?:\s+(?P<args>.*))?', re.DOTALL)
         else:
@@ -222,6 +250,21 @@ class CommandRule(DispatchRule):
         if self.operation is not None and isinstance(parsed, Mapping):
             parsed = {'operation': self.operation, **parsed}
         return Dispatch(agentool=self.agentool, input=parsed)
+
+
+def _is_name(value: object) -> bool:
+    return isinstance(value, str) and bool(value)
+
+
+def _refused(rule: DispatchRule, option: str, expected: str) -> ConfigurationError:
+    value = cast(object, getattr(rule, option))
+    return ConfigurationError(
+        f'{type(rule).__name__}({option}=...) must be {expected}; got {value!r}',
+        agentool=cast('str | None', getattr(rule, 'agentool', None)),
+        rule=rule.name,
+        option=option,
+        value=repr(value),
+    )
 
 
 def _compile(rule: CommandRule) -> re.Pattern[str]:

@@ -16,6 +16,7 @@ from typing import Any, Protocol, TypeAlias, cast, runtime_checkable
 
 from pydantic_ai.messages import ModelMessage
 
+from ..core._option_checks import check_function, check_text
 from ..errors import ConfigurationError, ExpectationError
 from .log import CallRecord
 
@@ -54,6 +55,13 @@ class Operation:
     value: str
     field: str = field(default='operation', kw_only=True)
 
+    def __post_init__(self) -> None:
+        check_text('value', self.value)
+        if not (isinstance(cast(object, self.field), str) and self.field):
+            raise ConfigurationError(
+                f'Operation(field=...) must be a field name; got {self.field!r}', option='field', value=repr(self.field)
+            )
+
     def matches(self, prompt: str) -> bool:
         try:
             data: object = json.loads(prompt)
@@ -72,6 +80,28 @@ class Regex:
     pattern: str | re.Pattern[str]
     flags: int = field(default=0, kw_only=True)
 
+    def __post_init__(self) -> None:
+        pattern, flags = cast(object, self.pattern), cast(object, self.flags)
+        if not isinstance(pattern, str | re.Pattern):
+            raise ConfigurationError(
+                f'Regex(pattern=...) must be a string or a compiled re.Pattern; got {pattern!r}',
+                option='pattern',
+                value=repr(pattern),
+            )
+        if not isinstance(flags, int):
+            raise ConfigurationError(
+                f'Regex(flags=...) must be re flags (an int); got {flags!r}', option='flags', value=repr(flags)
+            )
+        try:
+            re.compile(self.pattern, self.flags)  # cached by `re`, so `matches` pays nothing more
+        except (re.error, ValueError) as error:  # ValueError: flags given with a compiled pattern
+            raise ConfigurationError(
+                f'Regex({self.pattern!r}) is not a valid regular expression: {error}',
+                option='pattern',
+                pattern=self.pattern if isinstance(self.pattern, str) else self.pattern.pattern,
+                error=str(error),
+            ) from None
+
     def matches(self, prompt: str) -> bool:
         return re.search(self.pattern, prompt, self.flags) is not None
 
@@ -86,6 +116,9 @@ class Prompt:
 
     text: str
 
+    def __post_init__(self) -> None:
+        check_text('text', self.text)
+
     def matches(self, prompt: str) -> bool:
         return prompt == self.text
 
@@ -99,6 +132,10 @@ class Predicate:
 
     function: Callable[[str], bool]
     description: str | None = field(default=None, kw_only=True)
+
+    def __post_init__(self) -> None:
+        check_function('function', self.function)
+        check_text('description', self.description, optional=True)
 
     def matches(self, prompt: str) -> bool:
         return bool(self.function(prompt))
@@ -224,6 +261,7 @@ class Script:
             raise ConfigurationError(f'Script(when=...) takes a Matcher or a function of the prompt; got {when!r}')
         self.steps: tuple[_Step, ...] = tuple(_normalise(step) for step in steps)
         self.when: Matcher | None = when if when is None or isinstance(when, Matcher) else Predicate(when)
+        check_text('name', name, optional=True)
         self.name = name
         self.times = times
         if not self.steps or not isinstance(self.steps[-1], Output | OutputFrom):

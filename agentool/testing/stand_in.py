@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Generator, Sequence
 from contextlib import asynccontextmanager, contextmanager
-from typing import Any
+from typing import Any, cast
 
 from pydantic_ai.agent import AbstractAgent, AgentRun, WrapperAgent
 from pydantic_ai.messages import UserContent
 
+from ..core._option_checks import check_instance
 from ..core.injector import AgenToolInjector, get_injector
+from ..errors import ConfigurationError
 from .double import AgentDouble
 
 __all__ = ('DoubledAgent', 'use_doubles')
@@ -54,7 +56,19 @@ def use_doubles(injector: AgenToolInjector | None = None, /, **doubles: AgentDou
 
     It is an `injector.override(...)` (the injector in effect by default): task-local, undone on
     exit, and seen by every agentool the code under test reaches through the injector.
+
+    Raises:
+        ConfigurationError: a value is not an `AgentDouble` (or `injector` not an injector), checked on entry.
     """
+    check_instance('injector', injector, AgenToolInjector, optional=True)
+    for name, double in doubles.items():
+        if not isinstance(cast(object, double), AgentDouble):
+            raise ConfigurationError(
+                f'use_doubles({name}=...) takes an AgentDouble (scripted with Script(...)); got {double!r}',
+                agentool=name,
+                option=name,
+                value=repr(double),
+            )
     injector = get_injector() if injector is None else injector
     replacements = {name: DoubledAgent(injector.get(name), double) for name, double in doubles.items()}
     with injector.override(**replacements) as active:

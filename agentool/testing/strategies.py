@@ -22,9 +22,10 @@ from typing import Any, Literal, TypeAlias, cast
 
 from pydantic import BaseModel, ValidationError
 
+from ..core._option_checks import check_string_or_strings
 from ..core.manager import AgenToolManager
 from ..core.registry import AgenToolRegistry, get_registry
-from ..errors import InvalidInputError, MissingExtraError
+from ..errors import ConfigurationError, InvalidInputError, MissingExtraError
 
 try:
     from hypothesis import strategies as st
@@ -86,7 +87,12 @@ def valid_inputs(
         target = _resolve(agentool, registry)
         operations = target.operations if operation is None else (operation,)
         if operation is not None and target.operations and operation not in target.operations:
-            raise ValueError(f'{target.schema.__name__} has no operation {operation!r} (known: {target.operations})')
+            raise ConfigurationError(
+                f'{target.schema.__name__} has no operation {operation!r} (known: {", ".join(target.operations)})',
+                option='operation',
+                value=repr(operation),
+                known=list(target.operations),
+            )
         if not operations:  # the operation field takes any string: draw it like any other field
             return _valid_for(target, None, overrides)
         return st.one_of([_valid_for(target, op, overrides) for op in operations])
@@ -105,9 +111,17 @@ def invalid_inputs(
     Every drawn prompt is checked to be refused by the schema, so a property test can assert
     that the agentool raises an `InvalidInputError` for it.
     """
-    unknown = set(kinds) - set(INVALID_KINDS)
-    if unknown or not kinds:
-        raise ValueError(f'kinds must be a non-empty selection of {INVALID_KINDS}; got {sorted(kinds)}')
+    chosen = check_string_or_strings('kinds', kinds)
+    unknown = sorted(set(chosen) - set(INVALID_KINDS))
+    if unknown or not chosen:
+        raise ConfigurationError(
+            f'kinds must be a non-empty selection of {", ".join(INVALID_KINDS)}; got {chosen!r}',
+            option='kinds',
+            value=repr(kinds),
+            unknown=unknown,
+            known=list(INVALID_KINDS),
+        )
+    kinds = cast('list[InvalidKind]', chosen)
 
     def build() -> st.SearchStrategy[str]:
         target = _resolve(agentool, registry)
@@ -121,7 +135,11 @@ def invalid_inputs(
         }
         made = [s for kind in kinds if (s := makers[kind](target)) is not None]
         if not made:
-            raise ValueError(f'{target.schema.__name__} admits none of the invalid input kinds {sorted(kinds)}')
+            raise ConfigurationError(
+                f'{target.schema.__name__} admits none of the invalid input kinds {sorted(kinds)}',
+                option='kinds',
+                value=repr(kinds),
+            )
         return st.one_of(made).filter(lambda text: not _accepts(target, text))
 
     return st.deferred(build)

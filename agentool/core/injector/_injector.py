@@ -22,7 +22,7 @@ from pydantic_ai import AgentRunResult, ModelRetry, ToolFailed
 from pydantic_ai.agent import AbstractAgent
 from pydantic_core import PydanticSerializationError, to_json
 
-from ...errors import AgenToolNotFoundError, DependencyError
+from ...errors import AgenToolNotFoundError, ConfigurationError, DependencyError
 from ...telemetry import TRACER_NAME, operation_span
 from .._tool_errors import failed_error, retry_error
 from ..durability import active_dispatcher, is_durable
@@ -78,6 +78,13 @@ class AgenToolInjector(Wiring):
 
     @tracer_provider.setter
     def tracer_provider(self, provider: TracerProvider | None) -> None:
+        given = cast(object, provider)
+        if given is not None and not callable(getattr(given, 'get_tracer', None)):  # a TracerProvider, by duck typing
+            raise ConfigurationError(
+                f'tracer_provider must be an OpenTelemetry TracerProvider or None; got {given!r}',
+                option='tracer_provider',
+                value=repr(given),
+            )
         self._tracer_provider = provider
         self._tracer = None if provider is None else provider.get_tracer(TRACER_NAME)
 
