@@ -38,7 +38,6 @@ from .paths import user_data_dir
 
 try:
     from dbos import DBOS, DBOSConfig, SetWorkflowID, WorkflowHandleAsync
-    from dbos import _dbos as _dbos_internals  # pyright: ignore[reportPrivateUsage]
     from dbos import error as _dbos_errors
     from pydantic_ai.durable_exec.dbos import DBOSDurability, StepConfig
 except ImportError as error:  # pragma: no cover - exercised without the extra
@@ -73,12 +72,13 @@ QUEUE_NAME = 'agentool'
 """The DBOS queue `enqueue` puts runs on; every launched process is a worker of it."""
 
 _agents: dict[str, AbstractAgent[Any, Any]] = {}
+_state = {'launched': False}
+"""Set by `launch`, cleared by `shutdown`: a DBOS error before launch is then explained."""
 
 
 def _dbos_launched() -> bool:
-    """Whether DBOS is created and launched in this process (if DBOS no longer says where, assume it is)."""
-    instance = getattr(_dbos_internals, '_dbos_global_instance', True)
-    return bool(getattr(instance, '_launched', True)) if instance is not None else False
+    """Whether `launch()` ran in this process (and `shutdown()` did not since)."""
+    return _state['launched']
 
 
 @contextmanager
@@ -187,6 +187,7 @@ async def launch(
         config['db_engine_kwargs'] = engine_kwargs
     DBOS(config=config)
     DBOS.launch()
+    _state['launched'] = True
     await DBOS.register_queue_async(
         QUEUE_NAME,
         worker_concurrency=worker_concurrency,
@@ -250,6 +251,7 @@ async def recover(executor_ids: Sequence[str]) -> list[str]:
 
 def shutdown() -> None:
     """Shut DBOS down (a later `launch` starts it again)."""
+    _state['launched'] = False
     DBOS.destroy(destroy_registry=False)
 
 
