@@ -213,13 +213,7 @@ class CommandRule(DispatchRule):
                 'CommandRule takes exactly one of pattern= and prefix=', agentool=self.agentool, rule=self.name
             )
         if (prefix := cast(object, self.prefix)) is not None and not (isinstance(prefix, str) and prefix):
-            raise ConfigurationError(
-                f'CommandRule(prefix=...) must be a non-empty string; got {prefix!r}',
-                agentool=self.agentool,
-                rule=self.name,
-                option='prefix',
-                value=repr(prefix),
-            )
+            raise _refused(self, 'prefix', 'a non-empty string')
         if self.operation is not None and not _is_name(self.operation):
             raise _refused(self, 'operation', 'an operation name (a non-empty string) or None')
         if self.parse is not None and not callable(self.parse):
