@@ -9,7 +9,6 @@ from types import NoneType
 from typing import Any
 
 from pydantic_ai import Agent
-from pydantic_ai.exceptions import UserError
 
 from .core._metadata import extract_tool_metadata, infer_output_type
 from .core._option_checks import check_examples, check_limit, check_name, check_strings
@@ -20,7 +19,7 @@ from .core.config import check_routing, check_tools
 from .core.injector import get_injector
 from .core.injector._injected import injected_deps
 from .core.registry import DEFAULT_MAX_INPUT_BYTES, AgenToolConfig, AgenToolRegistry, RoutingConfig, get_registry
-from .errors import ConfigurationError
+from .errors import AgenToolError, ConfigurationError
 
 __all__ = ('create_agentool', 'extract_tool_metadata', 'infer_output_type')
 
@@ -87,6 +86,7 @@ def create_agentool(
         )
     tools_metadata = [extract_tool_metadata(tool) for tool in tools]
     routed = {route.tool for route in routing_config.operation_map.values()}
+    explicit_output = output_type is not None  # a failure to build the agent may then be its fault
     if output_type is None:
         output_type = infer_output_type([meta for meta in tools_metadata if meta.name in routed])
     config = AgenToolConfig(
@@ -111,7 +111,7 @@ def create_agentool(
     previous = registry.get(name)
     registry.register(name, config, replace=replace)
     try:
-        agent = _agent(name, registry, system_prompt, agent_kwargs)
+        agent = _agent(name, registry, system_prompt, agent_kwargs, explicit_output=explicit_output)
         injector.register(name, agent, replace=True)  # the registry already ruled on the name
     except BaseException:
         _restore(registry, name, previous)  # atomic: a failed creation leaves the registry as it was
@@ -126,17 +126,26 @@ def _agent_options() -> frozenset[str]:
 
 
 def _agent(
-    name: str, registry: AgenToolRegistry, system_prompt: str | Sequence[str] | None, agent_kwargs: dict[str, Any]
+    name: str,
+    registry: AgenToolRegistry,
+    system_prompt: str | Sequence[str] | None,
+    agent_kwargs: dict[str, Any],
+    *,
+    explicit_output: bool,
 ) -> AgenToolAgent:
     try:
         # A run without `deps=` gets the deps the injector in effect builds, as on every other surface.
         return build_agent(name, registry, system_prompt=system_prompt, deps=injected_deps, **agent_kwargs)
-    except (TypeError, ValueError, UserError) as error:  # pydantic-ai refused an option of the agent
+    except AgenToolError:
+        raise
+    except Exception as error:  # pydantic-ai refused the output type or an agent option (schema errors too)
+        given = {'output_type': registry.require(name).output_type} if explicit_output else {}
+        given.update(agent_kwargs)
+        shown = ', '.join(f'{key}={value!r}' for key, value in given.items())
         raise ConfigurationError(
-            f'agentool {name!r}: pydantic_ai.Agent refused the agent options ({", ".join(sorted(agent_kwargs))}): '
-            f'{error}',
+            f'agentool {name!r}: pydantic_ai.Agent cannot be built with {shown}: {type(error).__name__}: {error}',
             agentool=name,
-            options=sorted(agent_kwargs),
+            options=sorted(given),
         ) from error
 
 

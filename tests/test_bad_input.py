@@ -119,6 +119,7 @@ async def test_unterminated_deep_nesting_fails_cleanly() -> None:
             '{"operation": "add", "a": ' + '9' * 5000 + ', "b": 1}',
             (1, 4328),
         ),  # an integer too long (where pydantic stops)
+        ('{"operation": "é", "b": ' + '[' * 300 + ']' * 300 + '}', (1, 225)),  # columns in characters, not bytes
     ],
 )
 async def test_json_that_cannot_be_read_reports_its_position_too(prompt: str, where: tuple[int, int]) -> None:

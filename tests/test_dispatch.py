@@ -35,7 +35,9 @@ from agentool import (
     ToolRetryError,
     create_agentool,
     get_injector,
+    get_registry,
 )
+from agentool.core.config import AgenToolConfig
 from agentool.dispatch import (
     DISPATCH_PROVIDER,
     CommandRule,
@@ -386,6 +388,15 @@ async def test_the_agentools_limit_applies_to_a_target_the_prompt_names() -> Non
         await make(JsonRule())[0].run('{"agentool": "nope", "operation": "neg", "a": 4}')
     assert model.calls == 0
     assert capability.counts.errors == 1
+
+
+async def test_a_named_target_needs_nothing_of_the_other_agentools() -> None:
+    # Registered the guide's way, without its tools: this one cannot build a manager. A prompt
+    # naming another agentool must not depend on it (it used to build every agentool's manager).
+    get_registry().register('guide_style', AgenToolConfig(CalcInput, RoutingConfig(operation_map={'add': 'add'})))
+    agent, model, _ = make(JsonRule())
+    assert (await agent.run('{"agentool": "calc", "operation": "neg", "a": 4}')).output == '-4'
+    assert model.calls == 0
 
 
 async def test_an_unknown_name_in_the_agentools_limit_is_refused_naming_it() -> None:

@@ -280,6 +280,17 @@ def test_unknown_agent_options_are_refused() -> None:
     assert caught.value.details['options'] == ['bogus']
 
 
+@pytest.mark.parametrize('output_type', [42, [], 'int'])
+def test_an_output_type_pydantic_ai_cannot_use_is_a_configuration_error(
+    registry: AgenToolRegistry, output_type: Any
+) -> None:
+    routes = RoutingConfig(operation_map={'first': 'first', 'second': 'second'})
+    with pytest.raises(ConfigurationError, match=r'pydantic_ai.Agent cannot be built with output_type=') as caught:
+        create_agentool('pair', PairInput, routes, [first, second], output_type=output_type)
+    assert caught.value.details['options'] == ['output_type']
+    assert 'pair' not in registry  # nothing left behind
+
+
 @pytest.mark.parametrize(
     ('kwargs', 'option', 'message'),
     [

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, NewType, cast
 
 import pytest
 from mcp import Client
 from pydantic import BaseModel
 from pydantic_ai import Agent, NativeOutput, PromptedOutput, TextOutput, ToolOutput
 
-from agentool import BaseOperationInput, OutputError, RoutingConfig, create_agentool, get_registry
+from agentool import BaseOperationInput, OutputError, RoutingConfig, create_agentool, get_injector, get_registry
 from agentool.mcp import create_mcp_server
 
 
@@ -153,6 +153,7 @@ async def test_create_agentool_takes_any_output_spec(output_type: Any, expected:
     agent = create_agentool('shaped', ShapeInput, ROUTES, TOOLS, output_type=output_type)
     for _ in range(3):  # the first run through the graph, the next ones lean where the spec allows
         assert (await agent.run('{"operation": "point"}')).output == expected
+    assert await get_injector().call('shaped', '{"operation": "point"}') == expected  # the same as a run
     if not isinstance(output_type, TextOutput):
         with pytest.raises(OutputError, match="operation 'number': tool 'number' returned a value that does not fit"):
             await agent.run('{"operation": "number"}')
@@ -162,3 +163,28 @@ async def test_create_agentool_takes_any_output_spec(output_type: Any, expected:
     get_registry().generate_api_spec()
     async with Client(create_mcp_server()) as client:
         assert 'shaped_point' in {tool.name for tool in (await client.list_tools()).tools}
+
+
+Count = NewType('Count', int)
+
+
+async def count() -> Count:
+    return Count(3)
+
+
+async def not_a_count() -> Count:
+    return cast(Count, 'three')
+
+
+class CountInput(BaseOperationInput):
+    operation: Literal['good', 'bad']
+
+
+async def test_a_newtype_output_is_a_type_not_an_output_function() -> None:
+    routes = RoutingConfig(operation_map={'good': 'count', 'bad': 'not_a_count'})
+    agent = create_agentool('counts', CountInput, routes, [count, not_a_count], output_type=Count)
+    assert (await agent.run('{"operation": "good"}')).output == 3
+    with pytest.raises(OutputError):
+        await agent.run('{"operation": "bad"}')
+    (entry,) = get_registry().export_catalog()['agentools']
+    assert entry['output_schema'] == {'type': 'integer'}

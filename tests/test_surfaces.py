@@ -11,10 +11,12 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
+from uuid import uuid4
 
 import pytest
 from mcp import Client
+from pydantic import BaseModel, Field
 from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
@@ -166,6 +168,32 @@ async def test_a_model_instance_is_the_input_its_caller_set_not_its_defaults() -
     assert await injector.call('kv', _KV(operation='put', key='k', value='x')) == 'put k=x'
     with pytest.raises(InputValidationError, match="operation 'get' does not use it"):
         await injector.call('kv', _KV(operation='get', key='k', value='x'))
+
+
+class _Circle(BaseModel):
+    kind: Literal['circle'] = 'circle'  # a discriminator with a default: set or not, it must be sent
+    r: int
+
+
+class _Square(BaseModel):
+    kind: Literal['square'] = 'square'
+    side: int
+
+
+class _ShapeInput(BaseOperationInput):
+    operation: Literal['area']
+    shape: Annotated[_Circle | _Square, Field(discriminator='kind')]
+    request_id: str = Field(default_factory=lambda: uuid4().hex)
+
+
+async def _area(shape: _Circle | _Square, request_id: str) -> str:
+    return f'{type(shape).__name__} {request_id}'
+
+
+async def test_a_model_input_keeps_nested_models_and_factory_values_whole() -> None:
+    create_agentool('shapes', _ShapeInput, RoutingConfig(operation_map={'area': '_area'}), [_area])
+    given = _ShapeInput(operation='area', shape=_Square(side=2))
+    assert await get_injector().call('shapes', given) == f'_Square {given.request_id}'  # the caller's id, not a new one
 
 
 class _Div(BaseOperationInput):

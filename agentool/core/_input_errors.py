@@ -61,13 +61,18 @@ def unparsable_json(agentool: str, data: str | bytes, error: ValidationError, ca
             f'input to agentool {agentool!r} could not be parsed as JSON: {cause}', agentool=agentool
         )
     line, column = int(found[1]), int(found[2])
-    newline = b'\n' if isinstance(data, bytes) else '\n'
+    # pydantic counts the column in UTF-8 bytes; text input gets it in characters, as `json` gives it.
+    raw = data if isinstance(data, bytes) else data.encode()
     start = 0
     for _ in range(line - 1):
-        start = data.index(newline, start) + 1  # pyright: ignore[reportArgumentType]
+        start = raw.index(b'\n', start) + 1
     position = start + column - 1
+    if isinstance(data, str):
+        column = len(raw[start:position].decode(errors='ignore')) + 1
+        position = len(raw[:position].decode(errors='ignore'))
     return InvalidJSONError(
-        f'input to agentool {agentool!r} is not valid JSON: {reason.removeprefix("Invalid JSON: ")} (char {position})',
+        f'input to agentool {agentool!r} is not valid JSON: {reason[: found.start()].removeprefix("Invalid JSON: ")}'
+        f'at line {line} column {column} (char {position})',
         agentool=agentool,
         position=position,
         line=line,

@@ -80,9 +80,9 @@ def check_text(option: str, value: object, *, optional: bool = False) -> None:
 
 
 def check_strings(option: str, value: object) -> list[str]:
-    """`value` as a list if it is a sequence of strings (a lone string is refused: it is not a list)."""
-    if isinstance(value, Sequence) and not isinstance(value, str | bytes):
-        items = list(cast('Sequence[object]', value))
+    """`value` as a list if it is a collection of strings (a lone string is refused: it is not a list)."""
+    if isinstance(value, Iterable) and not isinstance(value, str | bytes | Mapping):
+        items = list(cast('Iterable[object]', value))
         if all(isinstance(item, str) for item in items):
             return cast('list[str]', items)
     raise _refuse(option, 'a list of strings', cast(object, value))

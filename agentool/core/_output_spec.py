@@ -6,6 +6,8 @@ against the plain types inside them. Read from the markers' public fields (`outp
 
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import Sequence
 from typing import Any, Union, cast
 
@@ -31,8 +33,8 @@ def output_types(spec: Any) -> list[Any] | None:
                 return None
             found.extend(types)
         return found
-    if callable(spec) and not isinstance(spec, type) and getattr(spec, '__origin__', None) is None:
-        return None  # an output function
+    if inspect.isroutine(spec) or isinstance(spec, functools.partial):
+        return None  # an output function (a `NewType` or an alias is callable too, but a type)
     return [spec]
 
 

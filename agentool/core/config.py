@@ -6,7 +6,7 @@ stores it, the manager compiles it, the catalog describes it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from datetime import UTC, datetime
 from types import NoneType
@@ -303,7 +303,6 @@ class AgenToolConfig:
         self.tools = check_tools(self.tools)
         check_limit('max_input_bytes', self.max_input_bytes)
         check_text('description', self.description, optional=True)
-        object.__setattr__(self, 'tags', tuple(check_strings('tags', self.tags)))
         check_text('version', self.version)
         self.tags = check_strings('tags', self.tags)
         self.dependencies = check_strings('dependencies', self.dependencies)
@@ -327,10 +326,10 @@ def check_routing(routing_config: object, *, agentool: str | None = None) -> Rou
 
 
 def check_tools(tools: object, *, agentool: str | None = None) -> tuple[Callable[..., Any], ...]:
-    """`tools` as a tuple if it is a sequence of callables (the tool functions); else `ConfigurationError`."""
+    """`tools` as a tuple if it is a collection of callables (the tool functions); else `ConfigurationError`."""
     shown = repr(tools)
-    if isinstance(tools, Sequence) and not isinstance(tools, str | bytes):
-        items = tuple(cast('Sequence[object]', tools))
+    if isinstance(tools, Iterable) and not isinstance(tools, str | bytes | Mapping):
+        items = tuple(cast('Iterable[object]', tools))
         if not (bad := [item for item in items if not callable(item)]):
             return cast('tuple[Callable[..., Any], ...]', items)
         problem = f'{bad[0]!r} is not callable (pass the function itself, not its name)'

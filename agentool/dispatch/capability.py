@@ -261,35 +261,51 @@ def _sequence_of(value: object, item_type: type) -> bool:
 
 
 class _Operations(Mapping[str, Sequence[str]]):
-    """Each candidate agentool's operations, looked up only if a rule asks (most rules never do)."""
+    """Each candidate agentool's operations, each looked up only when a rule asks for it.
+
+    A prompt naming its agentool asks about that one only; a rule matching by operation reads them all.
+    """
 
     def __init__(self, registry: AgenToolRegistry, names: Sequence[str] | None) -> None:
         self._registry = registry
         self._names = names
-        self._table: dict[str, Sequence[str]] | None = None
+        self._checked: list[str] | None = None
+        self._operations: dict[str, Sequence[str]] = {}
 
-    def _load(self) -> dict[str, Sequence[str]]:
-        if self._table is None:
+    def _candidates(self) -> list[str]:
+        if self._checked is None:
             registry = self._registry
-            names = registry.list_names() if self._names is None else self._names
-            for name in names:
-                if name not in registry:
-                    suggestions = suggest(name, registry.list_names())
-                    hint = f'; did you mean {" or ".join(map(repr, suggestions))}?' if suggestions else ''
-                    raise ConfigurationError(
-                        f'DispatchCapability(agentools=...) names {name!r}, which is not registered{hint}',
-                        option='agentools',
-                        value=repr(name),
-                        suggestions=suggestions,
-                    )
-            self._table = {name: registry.get_manager(name).operations for name in names}
-        return self._table
+            if self._names is None:
+                self._checked = registry.list_names()
+            else:
+                for name in self._names:
+                    if name not in registry:
+                        suggestions = suggest(name, registry.list_names())
+                        hint = f'; did you mean {" or ".join(map(repr, suggestions))}?' if suggestions else ''
+                        raise ConfigurationError(
+                            f'DispatchCapability(agentools=...) names {name!r}, which is not registered{hint}',
+                            option='agentools',
+                            value=repr(name),
+                            suggestions=suggestions,
+                        )
+                self._checked = list(self._names)
+        return self._checked
+
+    def __contains__(self, key: object) -> bool:
+        if not isinstance(key, str):
+            return False
+        # Every registered agentool is a candidate unless `agentools=` lists them (a short list).
+        return key in self._registry if self._names is None else key in self._candidates()
 
     def __getitem__(self, key: str) -> Sequence[str]:
-        return self._load()[key]
+        if (found := self._operations.get(key)) is None:
+            if key not in self:
+                raise KeyError(key)
+            found = self._operations[key] = self._registry.get_manager(key).operations
+        return found
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._load())
+        return iter(self._candidates())
 
     def __len__(self) -> int:
-        return len(self._load())
+        return len(self._candidates())

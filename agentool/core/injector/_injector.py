@@ -172,8 +172,10 @@ class AgenToolInjector(Wiring):
                 raise not_found(name, list(self._targets))
         except TypeError:  # an unhashable name
             raise not_found(name, list(self._targets)) from None
-        manager = target.manager
-        if manager is None:  # not an agentool: only its agent can answer
+        manager = target.direct
+        if (
+            manager is None
+        ):  # not an agentool, or its output is reshaped by an output function: only its agent can answer
             kwargs: dict[str, Any] = {} if deps is UNSET else {'deps': deps}
             return (await self.run(name, input, **kwargs)).output
         if type(input) is str:
@@ -332,5 +334,6 @@ class AgenToolInjector(Wiring):
             return self._plan(target)
         except (DependencyError, AgenToolNotFoundError) as error:
             if admits_none(target.deps_type):
+                self._plans[target.deps_type] = None  # until the wiring changes (`provide`, `register`)
                 return None
             raise missing_deps_error(target.name, target.deps_type, error) from error

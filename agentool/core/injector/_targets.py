@@ -22,6 +22,7 @@ from pydantic_core import PydanticSerializationError, to_json
 from ...errors import DependencyError, InvalidInputError, InvalidJSONError
 from .._context import context_base, context_type, direct_context
 from .._metadata import extract_tool_metadata
+from .._output_spec import output_types
 from ..capability import AgenToolCapability, build_agent, parse_model_id
 from ..manager import MANAGER_TOOL_NAME, AgenToolManager
 from ..model import AgenToolModel
@@ -43,7 +44,10 @@ class Target:
     """The name callers use (the registered or overridden name)."""
     agent: AbstractAgent[Any, Any]
     manager: AgenToolManager | None = None
-    """The agentool's manager; `None` when the agent is not an agentool (the direct path then runs it)."""
+    """The agentool's manager; `None` when the agent is not an agentool."""
+    direct: AgenToolManager | None = None
+    """The manager `call` routes through without the agent; `None` when only a run gives the output:
+    not an agentool, or an output function in the agent's `output_type` reshapes what the tool returns."""
     typed_output: bool = True
     """`False` when the agent's output type is `str`: its run output is then JSON text, so `call` returns that too."""
     takes_ctx: bool = False
@@ -112,6 +116,7 @@ def agent_target(name: str, agent: AbstractAgent[Any, Any], *, registry: AgenToo
         name=name,
         agent=agent,
         manager=manager,
+        direct=manager if output_types(agent.output_type) is not None else None,
         typed_output=agent.output_type is not str,
         takes_ctx=takes_ctx,
         ctx_base=ctx_base if takes_ctx else None,
@@ -192,10 +197,13 @@ def serialise(agentool: str, input: Any) -> str | bytes:
                 column=column,
             ) from None
     try:
-        # A model gives the fields its caller set, as the JSON they stand for would: defaults it
-        # filled in would otherwise count as given (an operation refuses fields it does not use).
         if isinstance(input, BaseModel):
-            return input.model_dump_json(by_alias=True, exclude_unset=True, fallback=serialise_fallback)
+            # Its top-level fields left at a plain default are not sent: validation fills them in
+            # again, and sent they would count as given (an operation refuses fields it does not
+            # use). Nested models and `default_factory` values (ids, timestamps) go as they are.
+            given = input.model_fields_set
+            unset = {n for n, f in type(input).model_fields.items() if n not in given and f.default_factory is None}
+            return input.model_dump_json(by_alias=True, exclude=unset or None, fallback=serialise_fallback)
         return to_json(input, by_alias=True, fallback=serialise_fallback)
     except PydanticSerializationError as error:
         raise InvalidInputError(
