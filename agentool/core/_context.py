@@ -68,7 +68,7 @@ def context_type(*, model: Model, agent: Agent[Any, Any] | None, tool_name: str)
     """
     if _FACTORIES is None:
         return None
-    shared = {'model': model, 'agent': agent, 'tool_name': tool_name, '__module__': __name__}
+    shared = {'model': model, 'agent': agent, 'tool_name': tool_name, 'deps': None, '__module__': __name__}
     return type(RunContext.__name__, (_DirectRunContext,), shared)
 
 

@@ -274,7 +274,13 @@ class AgenToolManager:
         tool = route.tool
         if (positional := route.positional) is not None and tool.is_async:
             args = positional(input)
-            return tool.function(ctx, *args) if tool.takes_ctx else tool.function(*args)
+            # Spelt out for the common arities, the call builds no argument tuple (`f(ctx, *args)` copies one).
+            if len(args) == 2:
+                a, b = args
+                return tool.function(ctx, a, b) if tool.takes_ctx else tool.function(a, b)
+            if not tool.takes_ctx:
+                return tool.function(*args)
+            return tool.function(ctx, args[0]) if len(args) == 1 else tool.function(ctx, *args)
         if route.transform is None:
             kwargs: dict[str, Any] = {}
             for name in route.always_fields:

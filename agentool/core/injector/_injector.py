@@ -172,10 +172,8 @@ class AgenToolInjector(Wiring):
                 raise not_found(name, list(self._targets))
         except TypeError:  # an unhashable name
             raise not_found(name, list(self._targets)) from None
-        manager = target.direct
-        if (
-            manager is None
-        ):  # not an agentool, or its output is reshaped by an output function: only its agent can answer
+        # Not an agentool, or an output function reshapes its output: only its agent can answer.
+        if (manager := target.direct) is None:
             kwargs: dict[str, Any] = {} if deps is UNSET else {'deps': deps}
             return (await self.run(name, input, **kwargs)).output
         if type(input) is str:
@@ -224,12 +222,13 @@ class AgenToolInjector(Wiring):
                     else:  # only handles: no await needed
                         assert plan.construct is not None
                         deps = plan.construct(**plan.handles)
-                if not target.takes_ctx:
-                    ctx = None  # no routed tool takes a context, and the manager reads none itself
-                elif (ctx_type := target.ctx_type) is not None:  # `run_context`, inlined: the common case
+                if (ctx_type := target.ctx_type) is not None:  # `run_context`, inlined: the common case
                     ctx = _new(ctx_type)
-                    ctx.deps = deps
+                    if deps is not None:  # the class says `None`
+                        ctx.deps = deps
                     ctx.prompt = data if isinstance(data, str) else data.decode()
+                elif not target.takes_ctx:
+                    ctx = None  # no routed tool takes a context, and the manager reads none itself
                 else:
                     ctx = run_context(target, deps, data)
                 # `in_trace()`, inlined: an empty OpenTelemetry context (the untraced case) costs one read.
