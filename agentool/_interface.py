@@ -19,7 +19,7 @@ from typing import Any, LiteralString, Self, cast
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic.fields import FieldInfo
-from pydantic_core import InitErrorDetails, PydanticCustomError, to_json, to_jsonable_python
+from pydantic_core import InitErrorDetails, PydanticCustomError, PydanticSerializationError, to_json, to_jsonable_python
 
 from .catalog import CatalogOperation, JsonSchemaGenerator, input_schema, operations
 from .core._output_spec import output_value_type
@@ -142,20 +142,31 @@ class OperationInterface:
 
 
 def check_json_numbers(value: Any, *, agentool: str, operation: str | None) -> None:
-    """Raise `OutputError` naming `agentool` and `operation` when `value` holds an infinite or NaN float.
+    """Raise `OutputError` naming `agentool` and `operation` when `value` cannot be carried as JSON.
 
-    JSON has no number for them; every surface that hands an output on as JSON refuses it the same way.
+    An infinite or NaN float has no JSON number, and some values cannot be serialised at all;
+    every surface that hands an output on as JSON refuses them the same way, saying which.
     """
     if isinstance(value, str):
         return
+    where = f'agentool {agentool!r}, operation {operation!r}'
     try:
-        json.dumps(to_jsonable_python(value, by_alias=True), allow_nan=False)
-    except ValueError:
+        jsonable = to_jsonable_python(value, by_alias=True)
+    except PydanticSerializationError as error:
         raise OutputError(
-            f'agentool {agentool!r}, operation {operation!r}: the output holds an infinite or NaN number, '
-            'which JSON cannot carry',
+            f'{where}: the output cannot be serialised to JSON: {error}',
             agentool=agentool,
             operation=operation,
+            reason='not_serialisable',
+        ) from None
+    try:
+        json.dumps(jsonable, allow_nan=False)
+    except ValueError:
+        raise OutputError(
+            f'{where}: the output holds an infinite or NaN number, which JSON cannot carry',
+            agentool=agentool,
+            operation=operation,
+            reason='non_finite_number',
         ) from None
 
 

@@ -11,7 +11,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 from uuid import uuid4
 
 import pytest
@@ -218,3 +218,21 @@ async def test_mcp_reports_an_output_json_cannot_carry_as_an_error_result() -> N
         assert bad.is_error
         text = bad.content[0].model_dump()['text']
         assert "OutputError: agentool 'calc', operation 'div': the output holds an infinite or NaN number" in text
+
+
+class _Blob(BaseOperationInput):
+    operation: Literal['get']
+
+
+async def _blob() -> Any:
+    return object()  # no JSON for it at all
+
+
+async def test_mcp_names_an_output_that_cannot_be_serialised_as_such() -> None:
+    # It used to be reported as an infinite or NaN number.
+    create_agentool('blob', _Blob, RoutingConfig(operation_map={'get': '_blob'}), [_blob])
+    async with Client(create_mcp_server()) as client:  # pyright: ignore[reportArgumentType]
+        result = await client.call_tool('blob_get', {})
+    assert result.is_error
+    text = result.content[0].model_dump()['text']
+    assert "OutputError: agentool 'blob', operation 'get': the output cannot be serialised to JSON" in text
