@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib
 import json
 import os
 import re
@@ -36,6 +35,7 @@ from typing import Any, NoReturn
 from pydantic_core import to_json
 
 from ._interface import check_json_numbers
+from ._modules import import_modules
 from .catalog import catalog_entry, input_schema
 from .catalog import operations as catalog_operations
 from .core.registry import AgenToolRegistry, get_registry, suggest
@@ -338,11 +338,7 @@ def _parser() -> argparse.ArgumentParser:
 def _import_modules(modules: Sequence[str]) -> None:
     if modules and os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
-    for module in modules:
-        try:
-            importlib.import_module(module)
-        except Exception as error:
-            raise CLIError(f'cannot import {module!r}: {type(error).__name__}: {error}') from None
+    import_modules(modules, option='--import')
 
 
 def main(argv: Sequence[str] | None = None) -> int:

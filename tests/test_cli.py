@@ -212,8 +212,9 @@ def test_catalog_to_an_unwritable_file(tmp_path: Path) -> None:
 
 def test_import_failures_are_reported(tools_dir: Path) -> None:
     assert_error(
-        agentool('--import', 'no_such_module', 'list'), "cannot import 'no_such_module'", 'ModuleNotFoundError'
+        agentool('--import', 'no_such_module', 'list'), "cannot import module 'no_such_module'", 'ModuleNotFoundError'
     )
+    assert_error(agentool('--import', '', 'list'), "cannot import module '': ValueError")
     (tools_dir / 'broken_tools.py').write_text('raise RuntimeError("boom")\n')
     assert_error(agentool('--import', 'broken_tools', 'list', cwd=tools_dir), 'RuntimeError: boom')
 
