@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib
 import json
 import os
 import re
@@ -36,16 +35,21 @@ from typing import Any, NoReturn
 from pydantic_core import to_json
 
 from ._interface import check_json_numbers
+from ._modules import import_modules
 from .catalog import catalog_entry, input_schema
 from .catalog import operations as catalog_operations
 from .core.registry import AgenToolRegistry, get_registry, suggest
 from .errors import AgenToolError, UnknownOperationError
 
-__all__ = ('main', 'Command', 'COMMANDS', 'CLIError')
+__all__ = ('main', 'Command', 'COMMANDS', 'CLIError', 'UsageError')
 
 
 class CLIError(Exception):
     """A failure reported as one line on stderr, with exit status 1."""
+
+
+class UsageError(CLIError):
+    """Options that do not go together, found after parsing: one line on stderr, exit status 2."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -245,40 +249,48 @@ def _configure_mcp(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--include', action='append', metavar='SELECTOR', help='expose only these (repeatable)')
     parser.add_argument('--exclude', action='append', metavar='SELECTOR', help='never expose these (repeatable)')
     parser.add_argument('--transport', choices=('stdio', 'streamable-http'), default='stdio', help='default: stdio')
-    http = parser.add_argument_group('streamable-http', 'serving over HTTP at http://HOST:PORT/mcp')
-    http.add_argument('--host', default='127.0.0.1', help='address to listen on (default: 127.0.0.1, loopback)')
-    http.add_argument('--port', type=int, default=8000, help='port (default: 8000; 0 picks a free one)')
+    http = parser.add_argument_group(
+        'streamable-http', 'serving over HTTP at http://HOST:PORT/mcp (only with --transport streamable-http)'
+    )
+    # No defaults here (None = not given), so options given with stdio are refused, not ignored.
+    http.add_argument('--host', help='address to listen on (default: 127.0.0.1, loopback)')
+    http.add_argument('--port', type=int, help='port (default: 8000; 0 picks a free one)')
     http.add_argument(
         '--token-file', metavar='FILE', help='require this bearer token (default: $AGENTOOL_MCP_TOKEN if set)'
     )
     http.add_argument(
         '--allow-unauthenticated',
         action='store_true',
+        default=None,
         help='serve without a token on a non-loopback address (a proxy in front must authenticate)',
     )
-    http.add_argument(
-        '--max-request-bytes', type=int, default=None, metavar='N', help='larger requests get 413 (default: 1 MiB)'
-    )
+    http.add_argument('--max-request-bytes', type=int, metavar='N', help='larger requests get 413 (default: 1 MiB)')
+
+
+_HTTP_OPTIONS = {
+    'host': '--host',
+    'port': '--port',
+    'token_file': '--token-file',
+    'allow_unauthenticated': '--allow-unauthenticated',
+    'max_request_bytes': '--max-request-bytes',
+}
+"""The `HttpOptions` fields the `mcp` command sets, with their options."""
 
 
 def _run_mcp(args: argparse.Namespace) -> int:
     from .mcp import HttpOptions, serve
 
-    limit = {} if args.max_request_bytes is None else {'max_request_bytes': args.max_request_bytes}
-    http = HttpOptions(
-        host=args.host,
-        port=args.port,
-        token_file=args.token_file,
-        allow_unauthenticated=args.allow_unauthenticated,
-        **limit,
-    )
+    given = {field: getattr(args, field) for field in _HTTP_OPTIONS if getattr(args, field) is not None}
+    if args.transport != 'streamable-http' and given:
+        options = ', '.join(_HTTP_OPTIONS[field] for field in given)
+        raise UsageError(f'{options} only apply to --transport streamable-http (the transport is {args.transport})')
     # stdio carries the protocol on stdout, so nothing else may be printed there.
     serve(
         _registry(),
         include=args.include or None,
         exclude=args.exclude or (),
         transport=args.transport,
-        http=http,
+        http=HttpOptions(**given),
     )
     return 0
 
@@ -338,11 +350,7 @@ def _parser() -> argparse.ArgumentParser:
 def _import_modules(modules: Sequence[str]) -> None:
     if modules and os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
-    for module in modules:
-        try:
-            importlib.import_module(module)
-        except Exception as error:
-            raise CLIError(f'cannot import {module!r}: {type(error).__name__}: {error}') from None
+    import_modules(modules, option='--import')
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -352,6 +360,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         _import_modules([*(args.imports or ()), *getattr(args, 'more_imports', ())])
         run: Callable[[argparse.Namespace], int] = args.run
         return run(args)
+    except UsageError as error:
+        print(f'agentool {args.command}: error: {error}', file=sys.stderr)
+        return 2
     except UnknownOperationError as error:
         hint = _suggest(str(error.details.get('operation')), error.details.get('known') or [])
         print(f'agentool: error: {error}{hint}', file=sys.stderr)

@@ -28,6 +28,7 @@ from pydantic_ai import ModelRetry, RunContext, ToolFailed
 from pydantic_ai.capabilities import AbstractCapability, WrapRunHandler, durable_operation
 from pydantic_ai.run import AgentRunResult
 
+from .core._option_checks import check_function, check_instance, check_text
 from .core.durability import dispatcher_reset, dispatcher_scope
 from .core.injector import AgenToolInjector, get_injector
 from .core.manager import AgenToolManager
@@ -65,11 +66,20 @@ class AgenToolDurability(AbstractCapability[Any]):
     Args:
         registry: Where the manager tool's agentools are registered; by default the one in effect.
         unit_key: The engine's key of the running unit (the engine modules pass theirs).
+
+    Raises:
+        ConfigurationError: an option of the wrong type, named in the error.
     """
 
     id: str | None = CAPABILITY_ID
     registry: AgenToolRegistry | None = field(default=None, kw_only=True)
     unit_key: UnitKey | None = field(default=None, kw_only=True, repr=False)
+
+    def __post_init__(self) -> None:
+        # Checked here: a wrong type would otherwise fail mid-run, inside the engine's workflow.
+        check_text('id', self.id, optional=True)
+        check_instance('registry', self.registry, AgenToolRegistry, optional=True)
+        check_function('unit_key', self.unit_key, optional=True)
 
     async def wrap_run(self, ctx: RunContext[Any], *, handler: WrapRunHandler) -> AgentRunResult[Any]:
         token = dispatcher_scope(_Dispatcher(self, ctx))

@@ -32,6 +32,7 @@ __all__ = (
     'MissingDepsError',
     'SelectorError',
     'ToolNameConflictError',
+    'InvalidToolNameError',
     'MissingExtraError',
     'PydanticAIVersionError',
     'ServingError',
@@ -176,6 +177,13 @@ class SelectorError(ConfigurationError, LookupError):
 
 class ToolNameConflictError(ConfigurationError):
     """Two exposed operations would get the same tool name; `details` has `tool_name` and `operations`."""
+
+
+class InvalidToolNameError(ConfigurationError):
+    """An exposed operation's tool name breaks the tool-name rule (`agentool.filters.TOOL_NAME_PATTERN`).
+
+    `details` has `tool_name` and `rule`.
+    """
 
 
 class MissingExtraError(AgenToolError, ImportError):

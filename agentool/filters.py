@@ -17,24 +17,36 @@ A selector is one of:
 A selector without wildcards that matches nothing raises `SelectorError`, so a typo never exposes
 everything or nothing by accident. Two operations that would share a tool name raise
 `ToolNameConflictError` instead of one shadowing the other.
+
+Every tool name must match `TOOL_NAME_PATTERN`, `^[a-zA-Z0-9_-]{1,64}$`: the rule MCP
+(letters, digits, `_`, `-` and `.`, up to 128) and the LLM APIs pydantic-ai serves (OpenAI,
+Anthropic: letters, digits, `_` and `-`, up to 64) all accept, so a name that works on one surface
+works on every one. A name outside it (a prefix with a space, a `.` separator, a name over 64
+characters) raises `InvalidToolNameError` when the surface is built.
 """
 
 from __future__ import annotations
 
 import difflib
 import fnmatch
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .core._option_checks import check_instance, check_string_or_strings, check_text
 from .core.manager import AgenToolManager
 from .core.registry import AgenToolRegistry, Route, get_registry
-from .errors import SelectorError, ToolNameConflictError
+from .errors import InvalidToolNameError, SelectorError, ToolNameConflictError
 
-__all__ = ('ExposedOperation', 'Selectors', 'select_operations', 'is_exposed', 'TAG_PREFIX')
+__all__ = ('ExposedOperation', 'Selectors', 'select_operations', 'is_exposed', 'TAG_PREFIX', 'TOOL_NAME_PATTERN')
 
 TAG_PREFIX = 'tag:'
 """Selectors starting with this match tags instead of names."""
+
+TOOL_NAME_PATTERN = '^[a-zA-Z0-9_-]{1,64}$'
+"""What every exposed tool name matches: the rule MCP and the LLM providers' APIs share."""
+
+_TOOL_NAME = re.compile(TOOL_NAME_PATTERN)
 
 Selectors = str | Iterable[str]
 """One selector or several; a plain string is one selector, never a sequence of characters."""
@@ -97,6 +109,7 @@ def select_operations(
     Raises:
         SelectorError: a selector without wildcards matches no agentool, operation or tag.
         ToolNameConflictError: two selected operations would get the same tool name.
+        InvalidToolNameError: a tool name does not match `TOOL_NAME_PATTERN`.
         ConfigurationError: an option of the wrong type (selectors not strings, `registry` not a registry...).
     """
     check_instance('registry', registry, AgenToolRegistry, optional=True)
@@ -127,6 +140,16 @@ def select_operations(
             route=route,
             manager=manager,
         )
+        if not _TOOL_NAME.fullmatch(item.name):
+            raise InvalidToolNameError(
+                f'tool name {item.name!r} (prefix {prefix!r}, separator {separator!r}) is not usable: a tool name '
+                f'must match {TOOL_NAME_PATTERN} (letters, digits, _ and -, at most 64 characters), which MCP and '
+                'the LLM APIs all accept; choose another prefix or separator, or exclude the operation',
+                agentool=name,
+                operation=operation,
+                tool_name=item.name,
+                rule=TOOL_NAME_PATTERN,
+            )
         if (other := owners.get(item.name)) is not None:
             raise ToolNameConflictError(
                 f'tool name {item.name!r} would expose both {other.agentool}.{other.operation} and '

@@ -11,11 +11,11 @@ built, so `import agentool` works without the extra.
 
 from __future__ import annotations
 
-import importlib
+import inspect
 import logging
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import anyio
 from opentelemetry.trace import Tracer
@@ -24,10 +24,12 @@ from pydantic_ai import RunContext
 from pydantic_ai.usage import RunUsage
 
 from ._interface import OperationInterface, build_interfaces
+from ._modules import import_modules
+from .core._option_checks import check_function, check_text, check_tracer
 from .core.injector._injected import injected_deps
 from .core.model import AgenToolModel
 from .core.registry import AgenToolRegistry, get_registry
-from .errors import ConfigurationError, MissingExtraError
+from .errors import ConfigurationError, MissingExtraError, ServingError
 from .filters import ExposedOperation, Selectors, select_operations
 from .mcp_http import HttpOptions, serve_http, until_signalled
 from .telemetry import operation_span
@@ -80,10 +82,15 @@ def create_mcp_server(
         tracer: Where `operation_span`s go; by default the global tracer provider's `agentool` tracer.
 
     Raises:
+        ConfigurationError: an option of the wrong type, named in the error (checked here, not per call).
         MissingExtraError: the `mcp` package is not installed.
         SelectorError: a selector matches nothing (see `agentool.filters.select_operations`).
         ToolNameConflictError: two selected operations would share a tool name.
     """
+    check_text('name', name)
+    check_text('instructions', instructions, optional=True)
+    check_function('deps', deps, optional=True)
+    check_tracer('tracer', tracer)
     _require_mcp()
     from mcp import MCPError, types
     from mcp.server.lowlevel import Server
@@ -144,17 +151,20 @@ def serve(
     Streamable HTTP (see `agentool.mcp_http`; by default `HttpOptions()`: loopback, port 8000).
     `server_options` go to `create_mcp_server`.
 
+    `modules` is a list of module names; a lone string is refused (`['json']`, not `'json'`).
+
     Raises:
-        ConfigurationError: a module cannot be imported.
+        ConfigurationError: `modules` is not a list of strings, a module cannot be imported (whatever
+            it raised), or a server option is unknown or of the wrong type.
         MissingExtraError: the `mcp` package is not installed.
         UnsafeServingError: HTTP without a token on a non-loopback address (see `HttpOptions`).
         ServingError: the HTTP address cannot be listened on, or the token cannot be read.
     """
-    for module in modules:
-        try:
-            importlib.import_module(module)
-        except ImportError as error:
-            raise ConfigurationError(f'cannot import module {module!r}: {error}', module=module) from error
+    _check_server_options(server_options)
+    _check_transport(transport)
+    if not (http is None or isinstance(cast(object, http), HttpOptions)):
+        raise ServingError(f'http must be an HttpOptions or None; got {http!r}', option='http', value=repr(http))
+    import_modules(modules)
     server = create_mcp_server(registry, include=include, exclude=exclude, **server_options)
     anyio.run(until_signalled, lambda: run_server(server, transport=transport, http=http))
 
@@ -163,15 +173,40 @@ async def run_server(
     server: Server[Any], *, transport: McpTransport = 'stdio', http: HttpOptions | None = None
 ) -> None:
     """Serve `server` over `transport` until the client disconnects (stdio) or the task is cancelled."""
+    _check_transport(transport)
     if transport == 'stdio':
         from mcp.server.stdio import stdio_server
 
         async with stdio_server() as (read, write):
             await server.run(read, write, server.create_initialization_options())
-    elif transport == 'streamable-http':
-        await serve_http(server, http or HttpOptions())
     else:
-        raise ConfigurationError(f'unknown MCP transport {transport!r}; use stdio or streamable-http')
+        await serve_http(server, http or HttpOptions())
+
+
+def _check_server_options(options: dict[str, Any]) -> None:
+    """Refuse an option `serve` would pass to `create_mcp_server` that it does not take."""
+    known = [name for name in inspect.signature(create_mcp_server).parameters if name not in _SERVE_OWN]
+    for option, value in options.items():
+        if option not in known:
+            raise ConfigurationError(
+                f'unknown option {option!r}; serve takes modules, include, exclude, transport, http and the '
+                f'options of create_mcp_server: {", ".join(known)}',
+                option=option,
+                value=repr(value),
+            )
+
+
+_SERVE_OWN = ('registry', 'include', 'exclude')
+"""Options of `create_mcp_server` that `serve` takes itself."""
+
+
+def _check_transport(transport: object) -> None:
+    if transport not in ('stdio', 'streamable-http'):
+        raise ConfigurationError(
+            f'unknown MCP transport {transport!r}; use stdio or streamable-http',
+            option='transport',
+            value=repr(transport),
+        )
 
 
 async def _call(

@@ -59,7 +59,8 @@ class HttpOptions:
     """Where and how to serve over Streamable HTTP.
 
     Args:
-        host: The address to listen on; loopback (`127.0.0.1`, `::1`, `localhost`) by default.
+        host: The address to listen on; loopback (`127.0.0.1`, `::1`, `localhost`) by default. An IPv6
+            address may be bracketed as in a URL (`[::1]`); the brackets are removed.
         port: The TCP port; `0` picks a free one (the startup line says which).
         path: The MCP endpoint's path.
         token: The bearer token clients must send. Prefer `token_file` or `$AGENTOOL_MCP_TOKEN`,
@@ -68,6 +69,10 @@ class HttpOptions:
         allow_unauthenticated: Serve without a token on a non-loopback address (something in front
             must then authenticate); without it that raises `UnsafeServingError`.
         max_request_bytes: Largest request body accepted; larger ones are answered 413.
+
+    Raises:
+        ServingError: an option of the wrong type or out of range, checked here; `details['options']`
+            names each one (`allow_unauthenticated` must be a real bool: a truthy string is refused).
     """
 
     host: str = '127.0.0.1'
@@ -79,18 +84,32 @@ class HttpOptions:
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
 
     def __post_init__(self) -> None:
-        port, path, limit = cast(object, self.port), cast(object, self.path), cast(object, self.max_request_bytes)
-        problems = [
-            *([f'port must be an int from 0 to 65535, not {port!r}'] if not _int_in(port, 0, 65535) else []),
-            *(
-                [f"path must start with '/', not {path!r}"]
-                if not (isinstance(path, str) and path.startswith('/'))
-                else []
-            ),
-            *([f'max_request_bytes must be a positive int, not {limit!r}'] if not _int_in(limit, 1, None) else []),
-        ]
+        host = cast(object, self.host)
+        if isinstance(host, str) and host.startswith('[') and host.endswith(']'):
+            object.__setattr__(self, 'host', host[1:-1])  # '[::1]' as in a URL: bind the address inside
+        problems = {
+            option: problem
+            for option, problem in (
+                ('host', _host_problem(host)),
+                ('port', _int_problem('port', self.port, 0, 65535)),
+                ('path', _path_problem(self.path)),
+                ('token', _type_problem('token', self.token, 'a string or None', str)),
+                (
+                    'token_file',
+                    _type_problem(
+                        'token_file', self.token_file, 'a path (str or os.PathLike) or None', str, os.PathLike
+                    ),
+                ),
+                ('allow_unauthenticated', _flag_problem(self.allow_unauthenticated)),
+                ('max_request_bytes', _int_problem('max_request_bytes', self.max_request_bytes, 1, None)),
+            )
+            if problem is not None
+        }
         if problems:
-            raise self._error(f'invalid HTTP serving options: {"; ".join(problems)}', problems=problems)
+            listed = list(problems.values())
+            raise self._error(
+                f'invalid HTTP serving options: {"; ".join(listed)}', options=list(problems), problems=listed
+            )
 
     def resolve_token(self) -> str | None:
         """The token in effect: `token`, else `token_file`'s content, else `$AGENTOOL_MCP_TOKEN`, else `None`.
@@ -116,19 +135,52 @@ class HttpOptions:
 
     def url(self, port: int | None = None) -> str:
         """The endpoint's URL (with `port` instead of `self.port` when given, e.g. the one `0` picked)."""
-        host = f'[{self.host}]' if ':' in self.host else self.host
+        host = f'[{self.host}]' if ':' in self.host else self.host  # brackets given were removed at construction
         return f'http://{host}:{self.port if port is None else port}{self.path}'
 
     def _error(self, message: str, **details: Any) -> ServingError:
-        token_file = None if self.token_file is None else os.fspath(self.token_file)
-        return ServingError(message, host=self.host, port=self.port, token_file=token_file, **details)
+        token_file = cast(object, self.token_file)
+        shown: object = (
+            os.fspath(cast('os.PathLike[str] | str', token_file))
+            if isinstance(token_file, str | os.PathLike)
+            else token_file
+        )
+        return ServingError(message, host=self.host, port=self.port, token_file=shown, **details)
 
 
-def _int_in(value: object, low: int, high: int | None) -> bool:
-    """Whether `value` is an int (not a bool) from `low` to `high` (no upper bound when `None`)."""
-    if not isinstance(value, int) or isinstance(value, bool):
-        return False
-    return low <= value and (high is None or value <= high)
+# Each gives the problem with one option, or None; the message names the option.
+
+
+def _host_problem(host: object) -> str | None:
+    return None if isinstance(host, str) else f'host must be a string (an address or a name), not {host!r}'
+
+
+def _int_problem(option: str, value: object, low: int, high: int | None) -> str | None:
+    """Unless `value` is an int (not a bool) from `low` to `high` (no upper bound when `None`)."""
+    if isinstance(value, int) and not isinstance(value, bool) and low <= value and (high is None or value <= high):
+        return None
+    return (
+        f'{option} must be a positive int, not {value!r}'
+        if high is None
+        else (f'{option} must be an int from {low} to {high}, not {value!r}')
+    )
+
+
+def _path_problem(path: object) -> str | None:
+    if not (isinstance(path, str) and path.startswith('/')):
+        return f"path must start with '/', not {path!r}"
+    if any(char.isspace() or not char.isprintable() for char in path):
+        return f'path must not contain spaces or control characters, not {path!r}'
+    return None
+
+
+def _type_problem(option: str, value: object, expected: str, *kinds: type) -> str | None:
+    return None if value is None or isinstance(value, kinds) else f'{option} must be {expected}, not {value!r}'
+
+
+def _flag_problem(value: object) -> str | None:
+    # A truthy string such as 'no' must never allow an open public server.
+    return None if isinstance(value, bool) else f'allow_unauthenticated must be True or False, not {value!r}'
 
 
 def is_loopback(host: str) -> bool:

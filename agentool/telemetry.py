@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from contextlib import AbstractContextManager, nullcontext
-from typing import Literal
+from typing import Literal, get_args
 
 from opentelemetry.context import get_current
 from opentelemetry.trace import (
@@ -27,6 +27,9 @@ from opentelemetry.trace import (
     get_current_span,
 )
 from opentelemetry.util.types import AttributeValue
+
+from .core._option_checks import check_tracer
+from .errors import ConfigurationError
 
 __all__ = (
     'operation_span',
@@ -59,6 +62,8 @@ sent to the model after a matched rule's input failed validation, or a typed err
 
 Surface = Literal['direct', 'toolset', 'mcp']
 """Where the call came from: the injector's direct path, the LLM toolset or the MCP server."""
+
+_SURFACES: tuple[Surface, ...] = get_args(Surface)
 
 _NO_SPAN: AbstractContextManager[Span] = nullcontext(INVALID_SPAN)
 
@@ -101,12 +106,23 @@ def operation_span(
             so the span lands next to the run's own spans. A no-op or proxy tracer counts as none.
         attributes: Extra span attributes.
 
+    Raises:
+        ConfigurationError: `surface` is not one of `Surface`, or `tracer` is not a tracer (cheap checks,
+            made on every call: an untraced direct call does not come here).
+
     Example:
         ```python {test="skip"}
         with operation_span('storage', 'read'):
             result = await manager.execute(ctx, validated)
         ```
     """
+    if surface not in _SURFACES:
+        raise ConfigurationError(
+            f'surface must be one of {", ".join(map(repr, _SURFACES))}; got {surface!r}',
+            option='surface',
+            value=repr(surface),
+        )
+    check_tracer('tracer', tracer)
     # A proxy tracer would only forward to the global provider, so it counts as none too.
     if tracer is None or isinstance(tracer, (NoOpTracer, ProxyTracer)):
         tracer = _GLOBAL.get_tracer(TRACER_NAME)

@@ -212,8 +212,9 @@ def test_catalog_to_an_unwritable_file(tmp_path: Path) -> None:
 
 def test_import_failures_are_reported(tools_dir: Path) -> None:
     assert_error(
-        agentool('--import', 'no_such_module', 'list'), "cannot import 'no_such_module'", 'ModuleNotFoundError'
+        agentool('--import', 'no_such_module', 'list'), "cannot import module 'no_such_module'", 'ModuleNotFoundError'
     )
+    assert_error(agentool('--import', '', 'list'), "cannot import module '': ValueError")
     (tools_dir / 'broken_tools.py').write_text('raise RuntimeError("boom")\n')
     assert_error(agentool('--import', 'broken_tools', 'list', cwd=tools_dir), 'RuntimeError: boom')
 
@@ -227,3 +228,24 @@ def test_console_script() -> None:
     )
     assert run.returncode == 0, run.stderr
     assert run.stdout.startswith('calculator')
+
+
+@pytest.mark.parametrize(
+    ('options', 'named'),
+    [
+        (
+            ['--host', '0.0.0.0', '--allow-unauthenticated', '--token-file', 'token'],
+            '--host, --token-file, --allow-unauthenticated',
+        ),
+        (['--port', '9000'], '--port'),
+        (['--max-request-bytes', '10', '--transport', 'stdio'], '--max-request-bytes'),
+    ],
+)
+def test_http_options_with_stdio_are_a_usage_error(
+    options: list[str], named: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from agentool.cli import main
+
+    assert main(['--import', 'examples.calculator', 'mcp', *options]) == 2
+    err = capsys.readouterr().err
+    assert err == (f'agentool mcp: error: {named} only apply to --transport streamable-http (the transport is stdio)\n')

@@ -137,3 +137,13 @@ def test_operation_data_and_results_survive_a_json_journal() -> None:
     assert typed_result(manager, input, journaled) == Found(key='k', hits=1)
     with pytest.raises(OutputError):
         typed_result(manager, input, {'key': 'k'})
+
+
+@pytest.mark.parametrize(
+    ('options', 'option'),
+    [({'registry': 'r'}, 'registry'), ({'unit_key': 'k'}, 'unit_key'), ({'id': 5}, 'id')],
+)
+def test_options_are_checked_at_construction_naming_the_option(options: dict[str, Any], option: str) -> None:
+    with pytest.raises(ConfigurationError, match=f'{option} must be') as caught:
+        AgenToolDurability(**options)
+    assert caught.value.details == {'option': option, 'value': repr(options[option])}

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,7 +16,7 @@ pytest.importorskip('mcp')
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.types import Tool
 
-from agentool.errors import ConfigurationError, SelectorError
+from agentool.errors import ConfigurationError, InvalidToolNameError, SelectorError, ServingError
 from agentool.mcp import META_KEY, create_mcp_server, run_server, serve
 from examples.calculator import create_calculator
 from tests.notes_agentool import Notes, create_notes
@@ -150,20 +151,82 @@ async def test_long_output_is_truncated_with_a_marker(client: Client) -> None:
 
 async def test_include_exclude_and_naming_options() -> None:
     create_notes()
-    server = create_mcp_server(include=['notes.old', 'tag:reader'], exclude=['notes.get'], prefix='kb_', separator='.')
+    server = create_mcp_server(include=['notes.old', 'tag:reader'], exclude=['notes.get'], prefix='kb_', separator='-')
     async with Client(server) as client:
         tools = await tools_by_name(client)
-        assert list(tools) == ['kb_notes.old']
-        assert tools['kb_notes.old'].description == '(Deprecated) The old reader.'
-        result = await client.call_tool('kb_notes.old', {'key': 'k'})
+        assert list(tools) == ['kb_notes-old']
+        assert tools['kb_notes-old'].description == '(Deprecated) The old reader.'
+        result = await client.call_tool('kb_notes-old', {'key': 'k'})
         assert result.structured_content == {'result': 'k'}
     with pytest.raises(SelectorError):
         create_mcp_server(include=['nots'])
 
 
+@pytest.mark.parametrize(
+    ('options', 'option'),
+    [
+        ({'name': 123}, 'name'),
+        ({'name': None}, 'name'),
+        ({'instructions': 5}, 'instructions'),
+        ({'deps': 'x'}, 'deps'),
+        ({'tracer': 'x'}, 'tracer'),
+        ({'tracer': object()}, 'tracer'),
+    ],
+)
+def test_bad_options_are_refused_at_construction_naming_the_option(options: dict[str, Any], option: str) -> None:
+    create_notes()
+    with pytest.raises(ConfigurationError, match=f'{option} must be') as caught:
+        create_mcp_server(**options)
+    assert caught.value.details['option'] == option
+    assert caught.value.details['value'] == repr(options[option])
+
+
+def test_a_prefix_making_invalid_tool_names_is_refused_at_construction() -> None:
+    create_notes()
+    with pytest.raises(InvalidToolNameError, match="tool name 'my tool notes_get'") as caught:
+        create_mcp_server(include=['notes.get'], prefix='my tool ')
+    assert caught.value.details['tool_name'] == 'my tool notes_get'
+
+
 def test_serve_refuses_a_module_it_cannot_import() -> None:
     with pytest.raises(ConfigurationError, match="cannot import module 'no_such_module_xyz'"):
         serve(modules=['no_such_module_xyz'])
+
+
+@pytest.mark.parametrize(('module', 'cause'), [('', 'ValueError'), ('.relative', 'TypeError')])
+def test_serve_refuses_an_empty_or_relative_module_name(module: str, cause: str) -> None:
+    with pytest.raises(ConfigurationError, match=f'cannot import module {module!r}: {cause}') as caught:
+        serve(modules=[module])
+    assert caught.value.details == {'module': module, 'cause': cause}
+
+
+def test_serve_refuses_a_module_that_raises_on_import(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / 'raising_on_import.py').write_text('raise RuntimeError("bad at import")\n')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(
+        ConfigurationError, match="cannot import module 'raising_on_import': RuntimeError: bad at import"
+    ):
+        serve(modules=['raising_on_import'])
+
+
+def test_serve_refuses_a_lone_module_string() -> None:
+    with pytest.raises(ConfigurationError, match="modules must be a list of strings; got 'json'") as caught:
+        serve(modules='json')
+    assert caught.value.details['option'] == 'modules'
+
+
+def test_serve_refuses_an_unknown_option_before_importing_anything() -> None:
+    with pytest.raises(ConfigurationError, match="unknown option 'bogus'") as caught:
+        serve(modules=['no_such_module_xyz'], bogus=1)
+    assert caught.value.details == {'option': 'bogus', 'value': '1'}
+    assert 'tracer' in str(caught.value)  # the options it does take are listed
+
+
+def test_serve_refuses_bad_http_options_and_transports_before_serving() -> None:
+    with pytest.raises(ServingError, match="http must be an HttpOptions or None; got 'x'"):
+        serve(transport='streamable-http', http='x')  # pyright: ignore[reportArgumentType]
+    with pytest.raises(ConfigurationError, match="unknown MCP transport 'carrier-pigeon'"):
+        serve(transport='carrier-pigeon')  # pyright: ignore[reportArgumentType]
 
 
 async def test_run_server_refuses_an_unknown_transport() -> None:

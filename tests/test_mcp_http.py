@@ -123,6 +123,58 @@ def test_a_request_limit_that_is_not_a_positive_int_is_refused(limit: Any) -> No
         HttpOptions(port=str(8000))  # pyright: ignore[reportArgumentType]
 
 
+@pytest.mark.parametrize(
+    ('options', 'option'),
+    [
+        ({'host': None}, 'host'),
+        ({'host': 123}, 'host'),
+        ({'token': 123}, 'token'),
+        ({'token_file': 123}, 'token_file'),
+        ({'allow_unauthenticated': 'no'}, 'allow_unauthenticated'),
+        ({'allow_unauthenticated': 1}, 'allow_unauthenticated'),
+        ({'path': '/m cp'}, 'path'),
+    ],
+)
+def test_every_option_is_checked_at_construction(options: dict[str, Any], option: str) -> None:
+    with pytest.raises(ServingError, match=f'{option} must') as raised:
+        HttpOptions(**options)
+    assert raised.value.details['options'] == [option]
+
+
+def test_a_truthy_string_never_allows_an_open_public_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(TOKEN_ENV, raising=False)
+    with pytest.raises(ServingError, match="allow_unauthenticated must be True or False, not 'no'"):
+        HttpOptions(host='0.0.0.0', allow_unauthenticated='no')  # pyright: ignore[reportArgumentType]
+
+
+@pytest.mark.parametrize('host', ['::1', '[::1]'])
+def test_an_ipv6_host_is_bracketed_once_in_the_url(host: str) -> None:
+    options = HttpOptions(host=host)
+    assert options.host == '::1'
+    assert options.url() == 'http://[::1]:8000/mcp'
+
+
+async def test_a_bracketed_ipv6_host_is_listened_on() -> None:
+    if not socket.has_ipv6:
+        pytest.skip('no IPv6')
+    try:
+        with socket.socket(socket.AF_INET6) as probe:
+            probe.bind(('::1', 0))
+    except OSError:
+        pytest.skip('no IPv6 loopback')
+    lines: list[str] = []
+    url = ''
+    async with anyio.create_task_group() as group:
+        url = await group.start(
+            lambda task_status: serve_http(  # pyright: ignore[reportUnknownLambdaType]
+                create_mcp_server(), HttpOptions(host='[::1]', port=0), announce=lines.append, task_status=task_status
+            )
+        )
+        group.cancel_scope.cancel()
+    assert url.startswith('http://[::1]:')
+    assert lines[0].startswith('agentool mcp: serving at http://[::1]:')
+
+
 # --- what is reachable from elsewhere ---------------------------------------------------------------
 
 

@@ -227,3 +227,15 @@ def test_without_a_provider_of_its_own_a_direct_call_is_traced_inside_a_trace_in
     env = {**os.environ, 'PYTHONPATH': str(ROOT)}
     out = subprocess.run([sys.executable, '-c', script], env=env, check=True, capture_output=True, text=True)
     assert out.stdout.split() == ['agentool', 'calculator.multiply', 'request']
+
+
+def test_an_unknown_surface_is_refused_not_recorded(tracer: Tracer) -> None:
+    with pytest.raises(ConfigurationError, match="surface must be one of 'direct', 'toolset', 'mcp'; got 'bogus'"):
+        operation_span('a', 'b', surface='bogus', tracer=tracer)  # pyright: ignore[reportArgumentType]
+
+
+@pytest.mark.parametrize('bad', ['x', object()])
+def test_a_tracer_that_is_not_one_is_refused_when_the_span_is_asked_for(bad: object) -> None:
+    with pytest.raises(ConfigurationError, match='tracer must be an OpenTelemetry Tracer') as caught:
+        operation_span('a', 'b', tracer=bad)  # pyright: ignore[reportArgumentType]
+    assert caught.value.details == {'option': 'tracer', 'value': repr(bad)}

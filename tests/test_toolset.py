@@ -14,7 +14,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset
 
-from agentool.errors import ConfigurationError
+from agentool.errors import ConfigurationError, InvalidToolNameError
 from agentool.toolset import METADATA_KEY, AgenToolToolset
 from examples.calculator import create_calculator
 from tests.notes_agentool import Notes, create_notes
@@ -247,6 +247,14 @@ def test_bad_options_are_refused_at_construction_naming_the_option(options: dict
         AgenToolToolset(**options)
     assert caught.value.details['option'] == option
     assert caught.value.details['value'] == repr(options[option])
+
+
+def test_a_prefix_making_invalid_tool_names_is_refused_at_construction() -> None:
+    create_notes()
+    with pytest.raises(
+        InvalidToolNameError, match=r"tool name 'my tool notes_get' .* must match \^\[a-zA-Z0-9_-\]\{1,64\}\$"
+    ):
+        AgenToolToolset('notes.get', prefix='my tool ')
 
 
 def test_zero_retries_and_an_empty_separator_are_valid_options() -> None:

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 import pytest
 from pydantic import Field
 
 from agentool import BaseOperationInput, Route, RoutingConfig, create_agentool
-from agentool.errors import ConfigurationError, SelectorError, ToolNameConflictError
-from agentool.filters import is_exposed, select_operations
+from agentool.errors import ConfigurationError, InvalidToolNameError, SelectorError, ToolNameConflictError
+from agentool.filters import TOOL_NAME_PATTERN, is_exposed, select_operations
 
 
 class Input(BaseOperationInput):
@@ -115,7 +116,7 @@ def test_tool_names_that_collide_are_an_error_not_shadowing() -> None:
         select_operations()
     assert isinstance(caught.value, ConfigurationError)
     assert caught.value.details['operations'] == ['kv.read_write', 'kv_read.write']
-    assert len(select_operations(separator='.')) == 4  # another separator resolves it
+    assert len(select_operations(separator='-')) == 4  # another separator resolves it
     assert len(select_operations(exclude=['kv'])) == 3  # and so does leaving one out
 
 
@@ -135,3 +136,33 @@ def test_options_of_the_wrong_type_are_a_configuration_error(options: dict[str, 
     assert caught.value.details['option'] == option
     with pytest.raises(ConfigurationError, match='include'):
         is_exposed('kv', 'read', Route(tool='read'), include=[3])  # pyright: ignore[reportArgumentType]
+
+
+@pytest.mark.parametrize(
+    ('prefix', 'separator', 'tool_name'),
+    [
+        ('my tool ', '_', 'my tool kv_read'),
+        ('', '.', 'kv.read'),
+        ('', '/', 'kv/read'),
+        ('x' * 58, '_', 'x' * 58 + 'kv_read'),  # 65 characters
+    ],
+)
+def test_a_tool_name_outside_the_shared_rule_is_refused_naming_it(prefix: str, separator: str, tool_name: str) -> None:
+    make('kv')
+    with pytest.raises(InvalidToolNameError, match=re.escape(f'tool name {tool_name!r}')) as caught:
+        select_operations(include=['kv.read'], prefix=prefix, separator=separator)
+    assert isinstance(caught.value, ConfigurationError)
+    assert caught.value.details['tool_name'] == tool_name
+    assert caught.value.details['rule'] == TOOL_NAME_PATTERN == '^[a-zA-Z0-9_-]{1,64}$'
+    assert TOOL_NAME_PATTERN in str(caught.value)
+
+
+def test_an_agentool_name_outside_the_rule_can_be_left_out() -> None:
+    make('kv')
+    make('my.kv')
+    with pytest.raises(InvalidToolNameError, match=re.escape("tool name 'my.kv_read'")):
+        select_operations()
+    assert {op.agentool for op in select_operations(exclude=['my.kv'])} == {'kv'}
+    assert [op.name for op in select_operations(include=['kv.read'], prefix='x' * 58, separator='')] == [
+        'x' * 58 + 'kvread'  # 64 characters: the longest allowed
+    ]

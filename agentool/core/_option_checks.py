@@ -22,6 +22,7 @@ __all__ = (
     'check_flag',
     'check_function',
     'check_instance',
+    'check_tracer',
     'aware',
 )
 
@@ -70,6 +71,12 @@ def check_instance(option: str, value: object, kind: type, *, optional: bool = F
     if not (isinstance(value, kind) or (value is None and optional)):
         expected = f'an {kind.__name__}' if kind.__name__[0] in 'AEIOU' else f'a {kind.__name__}'
         raise _refuse(option, f'{expected} or None' if optional else expected, value)
+
+
+def check_tracer(option: str, value: object) -> None:
+    """Raise `ConfigurationError` unless `value` is `None` or a tracer (a callable `start_as_current_span`)."""
+    if value is not None and not callable(getattr(value, 'start_as_current_span', None)):
+        raise _refuse(option, 'an OpenTelemetry Tracer (with start_as_current_span) or None', value)
 
 
 def check_text(option: str, value: object, *, optional: bool = False) -> None:

@@ -1,0 +1,28 @@
+"""Importing the modules that register agentools, for `agentool.mcp.serve` and the `agentool` command."""
+
+from __future__ import annotations
+
+import importlib
+
+from .core._option_checks import check_strings
+from .errors import ConfigurationError
+
+__all__ = ('import_modules',)
+
+
+def import_modules(modules: object, *, option: str = 'modules') -> None:
+    """Import each of `modules` (a list of module names; a lone string is refused, it is not a list).
+
+    Raises:
+        ConfigurationError: `modules` is not a list of strings, or a module cannot be imported, whatever
+            it raised (an empty or relative name, a missing module, an exception in its own code);
+            `details` has `module` and `cause`.
+    """
+    for module in check_strings(option, modules):
+        try:
+            importlib.import_module(module)
+        except Exception as error:  # a module's own code may raise anything while it registers agentools
+            cause = type(error).__name__
+            raise ConfigurationError(
+                f'cannot import module {module!r}: {cause}: {error}', module=module, cause=cause
+            ) from error
