@@ -14,6 +14,7 @@ import asyncio
 import os
 import signal
 import sqlite3
+import time
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -37,6 +38,7 @@ __all__ = (
     'expected_entries',
     'build',
     'ledger_rows',
+    'create_ledger',
     'pipeline_prompt',
 )
 
@@ -57,11 +59,29 @@ def expected_entries(jobs: Sequence[str]) -> list[str]:
 
 def _connect(path: str | os.PathLike[str] | None = None) -> sqlite3.Connection:
     db = sqlite3.connect(os.environ[LEDGER_ENV] if path is None else path, timeout=30, isolation_level=None)
-    db.execute('PRAGMA journal_mode=WAL')
+    # Workers open the ledger at once. Switching to WAL needs an exclusive lock, and SQLite answers
+    # "database is locked" at once (without its busy timeout) when waiting could deadlock, so the
+    # switch is made only when the file is not in WAL yet (it persists), retried until it is.
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            if db.execute('PRAGMA journal_mode').fetchone()[0] != 'wal':
+                db.execute('PRAGMA journal_mode=WAL')
+            db.execute('CREATE TABLE IF NOT EXISTS executions (unit TEXT, entry TEXT)')
+            db.execute('CREATE TABLE IF NOT EXISTS effects (unit TEXT, entry TEXT, seq INTEGER)')
+            break
+        except sqlite3.OperationalError as error:
+            if 'locked' not in str(error) or time.monotonic() > deadline:
+                db.close()
+                raise
+            time.sleep(0.01)
     db.execute('PRAGMA synchronous=FULL')
-    db.execute('CREATE TABLE IF NOT EXISTS executions (unit TEXT, entry TEXT)')
-    db.execute('CREATE TABLE IF NOT EXISTS effects (unit TEXT, entry TEXT, seq INTEGER)')
     return db
+
+
+def create_ledger(path: str | os.PathLike[str]) -> None:
+    """Create the ledger at `path` (WAL, tables) before workers open it together."""
+    _connect(path).close()
 
 
 class LedgerInput(BaseModel):

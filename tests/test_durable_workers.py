@@ -19,7 +19,16 @@ import pytest
 from dbos import DBOSClient
 
 import agentool.dbos as durable_dbos
-from tests.durable_agentools import HOLD_ENV, LEDGER_ENV, STEPS, build, expected_entries, ledger_rows, pipeline_prompt
+from tests.durable_agentools import (
+    HOLD_ENV,
+    LEDGER_ENV,
+    STEPS,
+    build,
+    create_ledger,
+    expected_entries,
+    ledger_rows,
+    pipeline_prompt,
+)
 from tests.durable_worker import EXECUTOR_ENV
 from tests.postgres_server import postgres_server
 
@@ -115,6 +124,7 @@ def test_workers_share_the_queue_and_run_each_job_once(
     database = _database(postgres, f'agentool_workers_{count}')
     outputs, ledger = tmp_path / 'outputs', tmp_path / 'ledger.sqlite'
     outputs.mkdir()
+    create_ledger(ledger)  # in WAL before the workers open it together
     workers = [_start(database, outputs, ledger, f'worker{n}') for n in range(count)]
     client = DBOSClient(system_database_url=database)
     try:
@@ -143,6 +153,7 @@ def test_a_killed_workers_jobs_finish_on_the_others_without_duplicates(
     # finish its jobs between being seen busy and being killed.
     hold = tmp_path / 'HOLD'
     hold.touch()
+    create_ledger(ledger)  # in WAL before the workers open it together
     workers = [_start(database, outputs, ledger, f'worker{n}', hold=hold) for n in range(3)]
     client = DBOSClient(system_database_url=database)
     try:
