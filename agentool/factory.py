@@ -53,7 +53,10 @@ def create_agentool(
     `tools` that are not functions, a `max_input_bytes` that is not a positive int and an unknown agent
     option raise `ConfigurationError` before anything is stored; creation is atomic (if it fails, the
     registry is left as it was). The returned agent's output type is `output_type`, else the type
-    inferred from the routed tools' return annotations, else `str` (JSON text).
+    inferred from the routed tools' return annotations, else `str` (JSON text; also when every routed
+    tool returns `None`, as pydantic-ai needs an output: the run's output is then `'null'`). A tool
+    returning an empty string to a text output raises `OutputError` (pydantic-ai reads empty text
+    as no answer); an output type admitting `None` gets `None` through.
 
     Args:
         name: Unique name; also the model id suffix in `Agent('agentool:NAME')`.
@@ -89,6 +92,8 @@ def create_agentool(
     explicit_output = output_type is not None  # a failure to build the agent may then be its fault
     if output_type is None:
         output_type = infer_output_type([meta for meta in tools_metadata if meta.name in routed])
+        if output_type is NoneType:  # tools returning only `None`: pydantic-ai needs an output, so JSON text ('null')
+            output_type = None
     config = AgenToolConfig(
         input_schema=input_schema,
         routing_config=routing_config,
@@ -139,9 +144,12 @@ def _agent(
     except AgenToolError:
         raise
     except Exception as error:  # pydantic-ai refused the output type or an agent option (schema errors too)
-        given = {'output_type': registry.require(name).output_type} if explicit_output else {}
+        output_type = registry.require(name).output_type
+        given = {'output_type': output_type} if explicit_output else {}
         given.update(agent_kwargs)
         shown = ', '.join(f'{key}={value!r}' for key, value in given.items())
+        if not explicit_output:  # the output type was inferred from the tools' return annotations
+            shown = f'{shown}, ' * bool(shown) + f'the output type {output_type!r} inferred from the tools'
         raise ConfigurationError(
             f'agentool {name!r}: pydantic_ai.Agent cannot be built with {shown}: {type(error).__name__}: {error}',
             agentool=name,

@@ -122,7 +122,7 @@ class LeanPlan:
         """The run's output for the tool's `value`, as the graph would validate it from the `final` parts."""
         part = final[0]
         if isinstance(part, TextPart):
-            return part.content
+            return part.content or None  # an empty text carries `None` (see `output_parts`)
         assert isinstance(part, ToolCallPart)
         return self.readers[part.tool_name](value)
 

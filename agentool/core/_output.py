@@ -8,7 +8,8 @@ These shapes are read from the request parameters and JSON schemas pydantic-ai p
 
 from __future__ import annotations
 
-from typing import Any
+from types import NoneType, UnionType
+from typing import Any, Union, get_args, get_origin
 
 from pydantic import BaseModel
 from pydantic_ai.messages import ModelResponse, ModelResponsePart, TextPart, ToolCallPart
@@ -18,19 +19,34 @@ from pydantic_core import to_json, to_jsonable_python
 
 from ..errors import OutputError
 
-__all__ = ('output_response', 'output_parts')
+__all__ = ('output_response', 'output_parts', 'admits_none')
 
 
 def output_response(
-    value: Any, params: ModelRequestParameters, *, model_name: str, agentool: str, call_id: str
+    value: Any,
+    params: ModelRequestParameters,
+    *,
+    model_name: str,
+    agentool: str,
+    call_id: str,
+    none_as_text: bool = False,
 ) -> ModelResponse:
     """The final response that carries `value` as the run's output."""
-    return ModelResponse(parts=output_parts(value, params, agentool=agentool, call_id=call_id), model_name=model_name)
+    parts = output_parts(value, params, agentool=agentool, call_id=call_id, none_as_text=none_as_text)
+    return ModelResponse(parts=parts, model_name=model_name)
 
 
-def output_parts(value: Any, params: ModelRequestParameters, *, agentool: str, call_id: str) -> list[ModelResponsePart]:
-    """The parts of `output_response`: one output tool call or one text part."""
-    text_ok = params.allow_text_output and isinstance(value, str)
+def output_parts(
+    value: Any, params: ModelRequestParameters, *, agentool: str, call_id: str, none_as_text: bool = False
+) -> list[ModelResponsePart]:
+    """The parts of `output_response`: one output tool call or one text part.
+
+    In text mode pydantic-ai reads an empty text as no answer at all: `None` when the output type
+    admits it, else a request to retry. So `None` is answered with an empty text when
+    `none_as_text` (the agentool's output type admits `None`), and an empty string, which text
+    cannot carry, with an output tool if there is one, else `OutputError`.
+    """
+    text_ok = params.allow_text_output and isinstance(value, str) and value != ''
     if params.output_tools and not text_ok:
         tool, args = _tool_output(value, params.output_tools, agentool)
         return [ToolCallPart(tool.name, args, tool_call_id=call_id)]
@@ -42,7 +58,26 @@ def output_parts(value: Any, params: ModelRequestParameters, *, agentool: str, c
             f'agentool {agentool!r}: the agent accepts neither text nor an output tool for this value',
             agentool=agentool,
         )
-    return [TextPart(value if isinstance(value, str) else to_json(value).decode())]
+    if isinstance(value, str):
+        if not value:
+            raise OutputError(
+                f'agentool {agentool!r}: the tool returned an empty string, which a text output cannot carry '
+                '(pydantic-ai reads an empty text as no answer); give the agent an output type with an output '
+                'tool, e.g. ToolOutput(str), or return a non-empty string',
+                agentool=agentool,
+                reason='empty_text',
+            )
+        return [TextPart(value)]
+    if value is None and none_as_text:
+        return [TextPart('')]
+    return [TextPart(to_json(value).decode())]
+
+
+def admits_none(output_type: Any) -> bool:
+    """Whether a run's output of type `output_type` may be `None` (`Optional[X]`, `X | None`, `None`)."""
+    if output_type is NoneType:
+        return True
+    return get_origin(output_type) in (Union, UnionType) and NoneType in get_args(output_type)
 
 
 def _tool_output(value: Any, tools: list[ToolDefinition], agentool: str) -> tuple[ToolDefinition, Any]:

@@ -12,7 +12,7 @@ from pydantic_ai.messages import ToolReturnPart
 from ..errors import ToolFailedError, ToolRetryError
 from .manager import MANAGER_TOOL_NAME
 
-__all__ = ('retry_error', 'failed_error')
+__all__ = ('retry_error', 'failed_error', 'ToolRaised')
 
 
 def retry_error(agentool: str, message: str) -> ToolRetryError:
@@ -38,3 +38,21 @@ def failed_error(agentool: str, message: str) -> ToolFailedError:
         outcome='failed',
         feedback=message,
     )
+
+
+class ToolRaised(str):
+    """A tool's own exception, carried through pydantic-ai as the manager tool's return value.
+
+    pydantic-ai turns a `ValidationError` raised inside a tool into a request to retry, but a tool's
+    own exception must end a deterministic run unchanged, as it does on the direct path and in lean
+    runs. So in a run driven by `AgenToolModel` the manager tool returns it wrapped in this, and the
+    model raises it when it reads the return: the run never completes with it. A `str` (the error's
+    text), so the framework can serialise the return in between like any other.
+    """
+
+    error: BaseException
+
+    def __new__(cls, error: BaseException) -> ToolRaised:
+        raised = super().__new__(cls, f'{type(error).__name__}: {error}')
+        raised.error = error
+        return raised

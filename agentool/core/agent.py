@@ -25,6 +25,7 @@ from pydantic_ai.toolsets import AbstractToolset
 from pydantic_ai.usage import RunUsage, UsageLimits
 from pydantic_ai.workspaces import WorkspaceBackend, WorkspaceRef
 
+from ..errors import InvalidInputError
 from ._lean_plan import AGAIN, LeanPlan, learn_plan
 from .lean import answer, history_allows_lean
 from .model import AgenToolModel
@@ -152,6 +153,10 @@ class AgenToolAgent(Agent[Any, Any]):
             assert isinstance(user_prompt, str)
             self.lean_runs += 1
             return await answer(plan, self._lean_model, self, user_prompt, deps, message_history)
+        if user_prompt is None and not message_history and conversation is None and deferred_tool_results is None:
+            # pydantic-ai would refuse it with its own `UserError`; the input is what is missing.
+            name = self._lean_model.model_name
+            raise InvalidInputError(f'agentool {name!r}: no input provided (no prompt)', agentool=name)
         result = await super().run(
             user_prompt,
             output_type=output_type,

@@ -14,13 +14,14 @@ from dataclasses import dataclass, field
 from types import NoneType
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 from pydantic_ai import FunctionToolset, ModelRetry, RunContext, Tool
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.models import Model, ModelResolutionContext
 from pydantic_ai.toolsets import AbstractToolset
 
 from ..errors import ConfigurationError, InputValidationError
+from ._tool_errors import ToolRaised
 from .agent import AgenToolAgent
 from .durability import active_dispatcher, is_durable
 from .manager import MANAGER_TOOL_NAME, AgenToolManager
@@ -56,12 +57,18 @@ def manager_tool(manager: AgenToolManager, *, deps: DepsProvider | None = None) 
     provider = deps if deps_type not in (None, NoneType, object) else None
 
     async def agentool_manager(ctx: RunContext[Any], input: BaseModel) -> Any:
-        if manager.guarded and not isinstance(ctx.model, AgenToolModel):
+        deterministic = isinstance(ctx.model, AgenToolModel)
+        if manager.guarded and not deterministic:
             _retry_unless_satisfied(manager, input)
-        if provider is None or ctx.deps is not None or not manager.tool_for(manager.operation_of(input)).takes_ctx:
-            return await _execute(ctx, input)
-        async with provider(manager.name, deps_type) as built:
-            return await _execute(dataclasses.replace(ctx, deps=built), input)
+        try:
+            if provider is None or ctx.deps is not None or not manager.tool_for(manager.operation_of(input)).takes_ctx:
+                return await _execute(ctx, input)
+            async with provider(manager.name, deps_type) as built:
+                return await _execute(dataclasses.replace(ctx, deps=built), input)
+        except ValidationError as error:
+            if not deterministic:
+                raise  # an LLM gets pydantic-ai's retry, as from any tool
+            return ToolRaised(error)  # the model raises it unchanged (see `ToolRaised`)
 
     async def _execute(ctx: RunContext[Any], input: BaseModel) -> Any:
         if (dispatcher := active_dispatcher()) is not None and is_durable(manager, manager.operation_of(input)):

@@ -31,7 +31,7 @@ from pydantic_ai.messages import (
 
 from ._context import context_base, direct_context
 from ._lean_plan import LeanPlan
-from ._output import output_parts
+from ._output import admits_none, output_parts
 from ._tool_errors import failed_error, retry_error
 from .manager import MANAGER_TOOL_NAME
 from .model import AgenToolModel
@@ -48,16 +48,20 @@ def _result_adapter() -> TypeAdapter[AgentRunResult[Any]]:
 def history_allows_lean(history: Sequence[ModelMessage]) -> bool:
     """Whether a run continuing `history` takes the two steps a lean run reproduces.
 
-    The graph appends a new request after a history that ends with a request of tool returns (a
-    finished run in tool output mode) or a response without tool calls (text mode). Anything
-    else (pending tool calls, a trailing user prompt) is left to the graph.
+    The graph appends a new request after a history that ends with a request of output tool
+    returns (a finished run in tool output mode) or a response without tool calls (text mode).
+    Anything else is left to the graph: pending tool calls, a trailing user prompt, and a return of
+    the manager tool (an unfinished run, which the model answers from that return, not the prompt).
     """
     if not history:
         return True
     last = history[-1]
     if isinstance(last, ModelResponse):
         return not any(isinstance(part, ToolCallPart) for part in last.parts)
-    return bool(last.parts) and all(isinstance(part, ToolReturnPart) for part in last.parts)
+    return bool(last.parts) and all(
+        isinstance(part, ToolReturnPart) and part.tool_name != MANAGER_TOOL_NAME and part.outcome == 'success'
+        for part in last.parts
+    )
 
 
 async def answer(
@@ -107,7 +111,8 @@ async def answer(
         raise failed_error(name, failed.message) from None
     returned = ToolReturnPart(MANAGER_TOOL_NAME, value, tool_call_id=call_id, timestamp=now)
     messages.append(plan.request.make(timestamp=now, parts=[returned], **ids))
-    final = output_parts(value, plan.params, agentool=name, call_id=final_id)
+    none_as_text = value is None and admits_none(manager.config.output_type)
+    final = output_parts(value, plan.params, agentool=name, call_id=final_id, none_as_text=none_as_text)
     messages.append(plan.response.make(timestamp=now, parts=final, **ids))
     call = final[0]
     if isinstance(call, ToolCallPart) and plan.final_request is not None and plan.final_return is not None:

@@ -40,8 +40,9 @@ from ..errors import (
     ToolRetryError,
 )
 from ._answering import TOOL_CALLING_PROFILE, AnsweringModel
-from ._output import output_response
-from ._tool_errors import failed_error, retry_error
+from ._option_checks import check_instance, check_name
+from ._output import admits_none, output_response
+from ._tool_errors import ToolRaised, failed_error, retry_error
 from .manager import MANAGER_TOOL_NAME, AgenToolManager
 from .registry import AgenToolRegistry, get_registry
 
@@ -60,8 +61,9 @@ class AgenToolModel(AnsweringModel):
     def __init__(
         self, name: str, *, registry: AgenToolRegistry | None = None, settings: ModelSettings | None = None
     ) -> None:
+        check_instance('registry', registry, AgenToolRegistry, optional=True)
         super().__init__(settings=settings, profile=TOOL_CALLING_PROFILE)
-        self._name = name
+        self._name = check_name(name)  # a bad name would only fail at the first request, in pydantic-ai
         self._registry = registry
         self.output_parameters: ModelRequestParameters | None = None
         """The request parameters of this model's latest final answer (its output mode and output tools).
@@ -110,6 +112,8 @@ class AgenToolModel(AnsweringModel):
                         outcome=part.outcome,
                         feedback=part.model_response_str(wrap_if_error=False),
                     )
+                if isinstance(part.content, ToolRaised):
+                    raise part.content.error  # the tool's own exception, unchanged
                 return self._final(part.content, params, call_id)
         prompt = self._prompt(messages, last)
         has_manager_tool = any(tool.name == MANAGER_TOOL_NAME for tool in params.function_tools)
@@ -133,7 +137,10 @@ class AgenToolModel(AnsweringModel):
 
     def _final(self, value: Any, params: ModelRequestParameters, call_id: str) -> ModelResponse:
         self.output_parameters = params
-        return output_response(value, params, model_name=self._name, agentool=self._name, call_id=call_id)
+        none_as_text = value is None and admits_none(self.registry.require(self._name).output_type)
+        return output_response(
+            value, params, model_name=self._name, agentool=self._name, call_id=call_id, none_as_text=none_as_text
+        )
 
     def _prompt(self, messages: list[ModelMessage], last: ModelRequest) -> str:
         prompts = [part for part in last.parts if isinstance(part, UserPromptPart)]

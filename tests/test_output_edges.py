@@ -1,0 +1,242 @@
+"""Edge values and edge exceptions, alike on every path: the graph, a lean run, the plain model string.
+
+pydantic-ai reads an empty text answer as no answer, and turns a `ValidationError` raised inside
+a tool into a retry request; an agentool's runs must still agree with each other and with the
+direct path (`injector.call`), and never turn a tool's own exception into something else.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import pytest
+from pydantic import BaseModel, ValidationError
+from pydantic_ai import Agent, RunContext, ToolOutput
+
+from agentool import AgenToolAgent, AgenToolModel, BaseOperationInput, RoutingConfig, create_agentool, get_injector
+from agentool.errors import ConfigurationError, InvalidInputError, OutputError
+from tests._lean_diff import differential
+
+pytestmark = pytest.mark.filterwarnings('ignore::DeprecationWarning')
+
+
+class TextInput(BaseOperationInput):
+    operation: Literal['say', 'other']
+    text: str = 'x'
+
+
+async def say(ctx: RunContext[Any], text: str) -> str:
+    return text
+
+
+async def maybe(ctx: RunContext[Any], text: str) -> str | None:
+    return None if text == 'none' else text
+
+
+async def forget(ctx: RunContext[Any]) -> None:
+    return None
+
+
+def _agent(name: str, *tools: Any, **kwargs: Any) -> AgenToolAgent:
+    names = [tool.__name__ for tool in tools]
+    routing = RoutingConfig(operation_map={'say': names[0], 'other': names[-1]})
+    return create_agentool(name, TextInput, routing, list(tools), **kwargs)
+
+
+async def _every_path(agent: AgenToolAgent, prompt: str) -> list[Any]:
+    """The output (or the error's class and reason) of the graph, a lean run, the model string and the call."""
+    seen: list[Any] = []
+
+    async def attempt(run: Any) -> None:
+        try:
+            seen.append(await run())
+        except OutputError as error:
+            seen.append((type(error), error.details.get('reason')))
+
+    async def graph() -> Any:
+        agent.lean = False
+        try:
+            return (await agent.run(prompt)).output
+        finally:
+            agent.lean = True
+
+    async def lean() -> Any:
+        return (await agent.run(prompt)).output
+
+    plain = Agent(f'agentool:{agent.name}', output_type=agent.output_type)
+    await agent.run('{"operation": "say", "text": "warm"}')  # the first run shows the agent's shape
+    for run in (graph, lean, lambda: _output(plain.run(prompt))):
+        await attempt(run)
+    name = agent.name
+    assert name is not None
+    await attempt(lambda: get_injector().call(name, prompt))
+    return seen
+
+
+async def _output(run: Any) -> Any:
+    return (await run).output
+
+
+async def test_an_empty_string_is_refused_by_every_run_and_returned_by_the_call() -> None:
+    agent = _agent('say', say)
+    prompt = '{"operation": "say", "text": ""}'
+    refused = (OutputError, 'empty_text')
+    assert await _every_path(agent, prompt) == [refused, refused, refused, '']
+    outcome = await differential(agent, prompt)
+    assert isinstance(outcome.error, OutputError)
+    assert 'empty string' in str(outcome.error)
+
+
+async def test_an_output_tool_carries_the_empty_string() -> None:
+    agent = _agent('say_tool', say, output_type=ToolOutput(str))
+    assert (await agent.run('{"operation": "say", "text": ""}')).output == ''
+    agent.lean = False
+    assert (await agent.run('{"operation": "say", "text": ""}')).output == ''
+
+
+async def test_none_reaches_an_optional_output_as_none() -> None:
+    agent = _agent('maybe', maybe)
+    assert agent.output_type == str | None
+    assert await _every_path(agent, '{"operation": "say", "text": "none"}') == [None, None, None, None]
+    assert await _every_path(agent, '{"operation": "say", "text": "null"}') == ['null'] * 4
+    outcome = await differential(agent, '{"operation": "say", "text": "none"}')
+    assert outcome.result is not None
+    assert outcome.result.output is None
+
+
+async def test_an_empty_string_is_refused_for_an_optional_output_too() -> None:
+    # An empty text would come out as `None`: a different value, so it is refused instead.
+    agent = _agent('maybe_empty', maybe)
+    refused = (OutputError, 'empty_text')
+    assert await _every_path(agent, '{"operation": "say", "text": ""}') == [refused, refused, refused, '']
+
+
+async def test_tools_returning_only_none_make_an_untyped_agentool() -> None:
+    agent = _agent('forget', forget)
+    assert agent.output_type is str
+    prompt = '{"operation": "say"}'
+    seen: list[Any] = []
+    agent.lean = False
+    seen.append((await agent.run(prompt)).output)
+    agent.lean = True
+    seen.append((await agent.run(prompt)).output)
+    seen.append((await Agent('agentool:forget').run(prompt)).output)
+    seen.append(await get_injector().call('forget', prompt))
+    assert seen == ['null'] * 4
+
+
+async def test_a_none_and_a_text_tool_make_an_optional_output() -> None:
+    agent = _agent('mixed', say, forget)
+    assert agent.output_type == str | None
+    await agent.run('{"operation": "say", "text": "a"}')
+    assert (await agent.run('{"operation": "other"}')).output is None
+    assert agent.lean_runs == 1
+    agent.lean = False
+    assert (await agent.run('{"operation": "other"}')).output is None
+
+
+class Item(BaseModel):
+    key: str
+
+
+_RAISED: list[ValidationError] = []
+
+
+async def check_item(ctx: RunContext[Any]) -> int:
+    try:
+        Item.model_validate({'key': 1})
+    except ValidationError as error:
+        _RAISED.append(error)
+        raise
+    return 0
+
+
+def check_item_sync() -> int:
+    Item.model_validate({'key': 1})
+    return 0
+
+
+async def fine(ctx: RunContext[Any]) -> int:
+    return 1
+
+
+@pytest.mark.parametrize('lean', [False, True])
+async def test_a_validation_error_inside_a_tool_propagates_unchanged(lean: bool) -> None:
+    agent = create_agentool(
+        'check', TextInput, RoutingConfig(operation_map={'say': 'check_item', 'other': 'fine'}), [check_item, fine]
+    )
+    await agent.run('{"operation": "other"}')
+    agent.lean = lean
+    _RAISED.clear()
+    with pytest.raises(ValidationError) as raised:
+        await agent.run('{"operation": "say"}')
+    assert raised.value is _RAISED[-1]  # the tool's own exception object, not a retry error
+    assert agent.lean_runs == (1 if lean else 0)
+
+
+async def test_a_validation_error_inside_a_tool_propagates_from_every_surface() -> None:
+    routing = RoutingConfig(operation_map={'say': 'check_item_sync', 'other': 'fine'})
+    agent = create_agentool('check_sync', TextInput, routing, [check_item_sync, fine])
+    prompt = '{"operation": "say"}'
+    await agent.run('{"operation": "other"}')  # the first run shows the agent's shape
+
+    async def iterate() -> None:
+        async with agent.iter(prompt) as run:
+            async for _ in run:
+                pass
+
+    with pytest.raises(ValidationError):
+        await iterate()
+
+    async def stream() -> None:
+        async with agent.run_stream(prompt) as streamed:
+            await streamed.get_output()
+
+    with pytest.raises(ValidationError):
+        await stream()
+    with pytest.raises(ValidationError):
+        await Agent('agentool:check_sync').run(prompt)
+    with pytest.raises(ValidationError):
+        await get_injector().call('check_sync', prompt)
+    await differential(agent, '{"operation": "other"}')
+    outcome = await differential(agent, prompt)
+    assert isinstance(outcome.error, ValidationError)
+
+
+async def test_a_history_ending_with_the_manager_return_takes_the_graph() -> None:
+    # The model answers such a history from the manager's return (an unfinished run), not the new prompt.
+    agent = _agent('resume', say)
+    history = (await agent.run('{"operation": "say", "text": "one"}')).all_messages()[:3]
+    agent.lean = False
+    graph = await agent.run('{"operation": "say", "text": "two"}', message_history=history)
+    agent.lean = True
+    before = agent.lean_runs
+    lean = await agent.run('{"operation": "say", "text": "two"}', message_history=history)
+    assert agent.lean_runs == before
+    assert lean.output == graph.output == 'one'
+    assert len(lean.all_messages()) == len(graph.all_messages())
+
+
+async def test_no_prompt_is_an_input_error() -> None:
+    agent = _agent('silent', say)
+    with pytest.raises(InvalidInputError, match='no input provided'):
+        await agent.run()
+
+
+def test_no_prompt_is_an_input_error_in_sync_runs_too() -> None:
+    agent = _agent('silent_sync', say)
+    with pytest.raises(InvalidInputError, match='no input provided') as raised:
+        agent.run_sync(None)
+    assert raised.value.details == {'agentool': 'silent_sync'}
+
+
+@pytest.mark.parametrize('name', [123, None, ''])
+def test_a_model_needs_an_agentool_name(name: Any) -> None:
+    with pytest.raises(ConfigurationError, match='non-empty string') as raised:
+        AgenToolModel(name)
+    assert raised.value.details['option'] == 'name'
+
+
+def test_a_model_registry_must_be_a_registry() -> None:
+    with pytest.raises(ConfigurationError, match='registry'):
+        AgenToolModel('x', registry='not a registry')  # pyright: ignore[reportArgumentType]
