@@ -1,4 +1,4 @@
-"""`max_input_bytes` on the MCP server and the LLM toolset: refused exactly when a run refuses it.
+"""`max_input_bytes` (and input JSON cannot carry) on MCP and the LLM toolset: refused exactly when a run refuses it.
 
 A run measures the JSON text it is given, in UTF-8 bytes; the surfaces build that text from a
 tool's arguments and the operation, as `injector.run` does from a dict, and refuse it with the
@@ -19,7 +19,14 @@ from pydantic_ai.models.test import TestModel
 from pydantic_ai.usage import RunUsage
 from pydantic_core import to_json
 
-from agentool import AgenToolToolset, BaseOperationInput, InputTooLargeError, RoutingConfig, create_agentool
+from agentool import (
+    AgenToolToolset,
+    BaseOperationInput,
+    InputTooLargeError,
+    InvalidInputError,
+    RoutingConfig,
+    create_agentool,
+)
 from agentool.core.injector import get_injector
 from agentool.mcp import create_mcp_server
 
@@ -135,3 +142,16 @@ async def test_the_limit_is_the_runs_in_utf8_bytes_on_every_surface(size: int, c
         assert toolset.details == expected.details
         assert mcp is not None
         assert mcp.endswith(f'InputTooLargeError: {expected.message}')
+
+
+async def test_arguments_json_cannot_carry_are_refused_as_a_run_refuses_them() -> None:
+    # A model's arguments given as a dict may hold a lone surrogate, which no JSON text (so no run's
+    # input) can: `injector.run` refuses that dict with a typed error, and so does the toolset.
+    arguments = {'text': '\ud800'}
+    with pytest.raises(InvalidInputError) as caught:
+        await get_injector().run('s', {**arguments, 'operation': 'echo'})
+    tools = await AgenToolToolset[Any]().get_tools(RunContext[Any](deps=None, model=TestModel(), usage=RunUsage()))
+    with pytest.raises(ValidationError) as refused:
+        tools['s_echo'].args_validator.validate_python(arguments)
+    (detail,) = refused.value.errors()
+    assert (detail['type'], detail['msg']) == ('invalid_input', caught.value.message)
