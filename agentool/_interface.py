@@ -7,12 +7,14 @@ core's one rule (`agentool.core._requirements`): the fields the operation uses, 
 schema requires. The operation field is never an argument: the surface fills it in. An argument is
 required when the schema requires it or the operation needs it, and arguments are checked by the
 manager's own rule, so a call is refused here exactly when `agent.run` refuses the same input, with
-the same list of failing fields.
+the same list of failing fields. Before them, as a run does, the input's size: the JSON text
+`injector.run` makes of the arguments and the operation, against the agentool's `max_input_bytes`.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, LiteralString, Self, cast
@@ -24,8 +26,9 @@ from pydantic_core import InitErrorDetails, PydanticCustomError, PydanticSeriali
 from .catalog import CatalogOperation, JsonSchemaGenerator, input_schema, operations
 from .core._output_spec import output_value_type
 from .core._requirements import merge_errors
+from .core.injector._targets import serialise, serialise_fallback
 from .core.registry import AgenToolRegistry
-from .errors import OutputError
+from .errors import InvalidInputError, OutputError
 from .filters import ExposedOperation
 
 __all__ = ('OperationInterface', 'build_interfaces', 'check_json_numbers', 'ARGUMENTS_ADAPTER', 'RESULT_KEY')
@@ -79,7 +82,13 @@ class OperationInterface:
         )
 
     def validate(self, arguments: Mapping[str, Any], *, context: Any = None) -> BaseModel:
-        """The agentool's validated input for these arguments; raises pydantic's `ValidationError`."""
+        """The agentool's validated input for these arguments.
+
+        Raises:
+            InvalidInputError: what a run refuses before reading any field, as the agentool's own
+                error: an input over `max_input_bytes` (`InputTooLargeError`), or one JSON cannot carry.
+            ValidationError: pydantic's, listing every failing field.
+        """
         manager = self.exposed.manager
         # The operation field is the surface's to set; everything else is checked as `agent.run` checks it.
         surface: list[dict[str, Any]] = []
@@ -87,6 +96,15 @@ class OperationInterface:
             value = arguments[self._operation_key]
             surface.append({'type': 'extra_forbidden', 'loc': [self._operation_key], 'msg': _EXTRA, 'input': value})
         data = {**arguments, self._operation_key: self.exposed.operation}
+        # The size a run measures: the JSON text `injector.run` makes of this dict, in UTF-8 bytes (what
+        # `to_json` returns). Over the limit, or not JSON at all, the manager and `serialise` raise
+        # exactly the error the run raises.
+        try:
+            text = to_json(data, by_alias=True, fallback=serialise_fallback)
+        except PydanticSerializationError:
+            text = serialise(manager.name, data)  # raises the typed error
+        if len(text) > manager.config.max_input_bytes:
+            manager.validate_json(text)  # raises `InputTooLargeError`
         try:
             validated = manager.input_schema.model_validate(data, context=context)
         except ValidationError as error:
@@ -103,16 +121,33 @@ class OperationInterface:
         assert validated is not None
         return validated
 
-    def describe(self, error: ValidationError) -> str:
-        """A one-line message naming the tool, agentool, operation and every failing field."""
-        details = error.errors(include_url=False, include_context=False)
-        problems = '; '.join(f'field {".".join(map(str, d["loc"])) or "<root>"!r}: {d["msg"]}' for d in details[:10])
-        more = f' (and {len(details) - 10} more)' if len(details) > 10 else ''
+    def describe(self, error: ValidationError | InvalidInputError) -> str:
+        """A one-line message naming the tool, agentool, operation and every failing field (or the typed error)."""
+        if isinstance(error, InvalidInputError):
+            problems = f'{type(error).__name__}: {error.message}'
+        else:
+            details = error.errors(include_url=False, include_context=False)
+            problems = '; '.join(
+                f'field {".".join(map(str, d["loc"])) or "<root>"!r}: {d["msg"]}' for d in details[:10]
+            )
+            if len(details) > 10:
+                problems += f' (and {len(details) - 10} more)'
         exposed = self.exposed
         return (
             f'invalid arguments for tool {exposed.name!r} (agentool {exposed.agentool!r}, operation '
-            f'{exposed.operation!r}): {problems}{more}'
+            f'{exposed.operation!r}): {problems}'
         )
+
+    def validation_error(self, error: InvalidInputError) -> ValidationError:
+        """`error` as pydantic's `ValidationError`, for a surface that reports only those (the toolset).
+
+        Its one error has the typed error's kind as `type` (`input_too_large`), its message as `msg`
+        and its details as `ctx`; the input is left out (it may be the very input too large to repeat).
+        """
+        kind = re.sub(r'(?<=[a-z])(?=[A-Z])', '_', type(error).__name__.removesuffix('Error')).lower()
+        details = cast('dict[str, Any]', to_jsonable_python(error.details))
+        custom = PydanticCustomError(cast(LiteralString, kind), cast(LiteralString, error.message), details)
+        return ValidationError.from_exception_data(self.exposed.name, [InitErrorDetails(type=custom, input=None)])
 
     def text(self, value: Any) -> str:
         """The output as text for a model: itself if a string, else JSON; cut to `max_output_chars`."""

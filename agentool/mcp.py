@@ -3,10 +3,11 @@
 Each exposed operation is one MCP tool with an input schema (the operation's arguments), an output
 schema when the output is typed, and the hints `readOnlyHint`, `destructiveHint` and
 `idempotentHint` from the route's metadata. Selection follows `agentool.filters`. Arguments are
-validated against the agentool's input schema; a validation failure or a tool exception comes back
-as a tool result with `isError` set (MCP's channel for errors a model can act on), and a tool
-exception is also logged with its traceback. The `mcp` package is imported only when a server is
-built, so `import agentool` works without the extra.
+validated against the agentool's input schema and `max_input_bytes`; a validation failure (the
+typed `InputTooLargeError`, by name, for the size) or a tool exception comes back as a tool result
+with `isError` set (MCP's channel for errors a model can act on), and a tool exception is also
+logged with its traceback. The `mcp` package is imported only when a server is built, so
+`import agentool` works without the extra.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from .core._option_checks import check_function, check_text, check_tracer
 from .core.injector._injected import injected_deps
 from .core.model import AgenToolModel
 from .core.registry import AgenToolRegistry, get_registry
-from .errors import ConfigurationError, MissingExtraError, ServingError
+from .errors import ConfigurationError, InvalidInputError, MissingExtraError, ServingError
 from .filters import ExposedOperation, Selectors, select_operations
 from .mcp_http import HttpOptions, serve_http, until_signalled
 from .telemetry import operation_span
@@ -224,6 +225,9 @@ async def _call(
     except ValidationError as error:
         # Field names only at info level: the rejected values are the caller's data.
         logger.info('tool %r rejected arguments: %s', exposed.name, sorted({str(e['loc']) for e in error.errors()}))
+        return _error(interface.describe(error))
+    except InvalidInputError as error:  # refused before any field is read (too large), as a run refuses it
+        logger.info('tool %r rejected arguments: %s', exposed.name, type(error).__name__)
         return _error(interface.describe(error))
     try:
         async with _deps(exposed, deps) as given:

@@ -3,9 +3,10 @@
 Each exposed operation becomes one tool (`storage_read`, `storage_write`, ...) whose arguments are
 the fields that operation uses; the toolset fills in the operation field. Arguments are checked
 against the agentool's own input schema before the tool runs, so a mistake goes back to the model
-as pydantic-ai's usual retry prompt listing every failing field. A tool's own exception follows
-pydantic-ai's rules: `ModelRetry` asks the model to retry, `ToolFailed` reports a failure, anything
-else ends the run.
+as pydantic-ai's usual retry prompt listing every failing field (an input over the agentool's
+`max_input_bytes` comes back the same way, as its `InputTooLargeError`). A tool's own exception
+follows pydantic-ai's rules: `ModelRetry` asks the model to retry, `ToolFailed` reports a failure,
+anything else ends the run.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from ._interface import ARGUMENTS_ADAPTER, OperationInterface, build_interfaces
 from .core._option_checks import check_function, check_limit, check_text
 from .core.durability import active_dispatcher, is_durable
 from .core.registry import AgenToolRegistry, get_registry
+from .errors import InvalidInputError
 from .filters import ExposedOperation, Selectors, select_operations
 from .telemetry import operation_span
 
@@ -118,7 +120,7 @@ class AgenToolToolset(AbstractToolset[AgentDepsT]):
             # Validated already; validating again turns the plain arguments (what hooks and durable
             # execution see) into the agentool's input model.
             input = interface.validate(tool_args, context=ctx.validation_context)
-        except ValidationError as error:  # only if a hook changed the arguments after validation
+        except (ValidationError, InvalidInputError) as error:  # only if a hook changed the arguments after validation
             raise ModelRetry(interface.describe(error)) from error
         run_ctx: RunContext[Any] = ctx if self._deps is None else replace(ctx, deps=self._deps(ctx, exposed.agentool))
         with operation_span(exposed.agentool, exposed.operation, surface='toolset', tracer=ctx.tracer):
@@ -159,7 +161,12 @@ class _ArgumentsValidator:
     ) -> dict[str, Any]:
         # Partial (still streaming) arguments are only parsed; the complete call is checked in full.
         if allow_partial in (False, 'off'):
-            self._interface.validate(arguments, context=context)
+            try:
+                self._interface.validate(arguments, context=context)
+            except InvalidInputError as error:
+                # pydantic-ai retries on a `ValidationError` only: the typed error goes back to the
+                # model in that form, as any other refused argument does.
+                raise self._interface.validation_error(error) from error
         return arguments
 
 

@@ -7,12 +7,12 @@ from typing import Any, Literal
 
 import pytest
 from pydantic import BaseModel
-from pydantic_ai import Agent
+from pydantic_ai import Agent, ImageUrl
 from pydantic_ai.models import override_allow_model_requests
 
 from agentool import BaseOperationInput, RoutingConfig, create_agentool
 from agentool.core.injector import AgenToolInjector, get_injector
-from agentool.errors import ConfigurationError, DriftError
+from agentool.errors import ConfigurationError, DriftError, InvalidInputError
 from agentool.testing import AgentDouble, Call, DoubledAgent, Operation, Output, OutputFrom, Script, use_doubles
 from examples.calculator import create_calculator
 
@@ -118,3 +118,81 @@ def test_use_doubles_takes_only_doubles(value: Any) -> None:
     scope = use_doubles('injector', weather=weather_double())  # pyright: ignore[reportArgumentType]
     with pytest.raises(ConfigurationError, match='injector must be an AgenToolInjector'):
         scope.__enter__()
+
+
+class ProbeInput(BaseOperationInput):
+    operation: Literal['add']
+    a: int
+    b: int = 0
+
+
+async def probe_add(a: int, b: int) -> float:
+    return float(a + b)
+
+
+PROBE_INPUTS = [
+    '{"operation": "add"}',  # a field missing
+    '{"operation": "add", "a": 1,,}',  # not JSON
+    'add one and two',  # free text
+    '{"operation": "sub", "a": 1}',  # an unknown operation
+    '{"operation": "add", "a": "' + 'x' * 200 + '"}',  # over max_input_bytes
+]
+
+
+def create_probe() -> Agent[Any, float]:
+    routes = RoutingConfig(operation_map={'add': 'probe_add'})
+    return create_agentool('probe', ProbeInput, routes, [probe_add], output_type=float, max_input_bytes=100)
+
+
+async def refusal(run: Any) -> InvalidInputError:
+    with pytest.raises(InvalidInputError) as caught:
+        await run
+    return caught.value
+
+
+@pytest.mark.parametrize('prompt', PROBE_INPUTS)
+async def test_a_doubled_agentool_refuses_what_the_agentool_refuses(
+    agentool_injector: AgenToolInjector, prompt: str
+) -> None:
+    # The double answers only input the agentool accepts: the same typed error as a stub override,
+    # on every way of reaching it by name, and the double is never asked.
+    create_probe()
+    with agentool_injector.override(probe=lambda input: 42.0):
+        expected = await refusal(agentool_injector.call('probe', prompt))
+    double = AgentDouble(Script(Output(1.0)), name='probe')
+    with use_doubles(probe=double):
+        refused = [
+            await refusal(agentool_injector.call('probe', prompt)),
+            await refusal(agentool_injector.run('probe', prompt)),
+            await refusal(agentool_injector.get('probe').run(prompt)),
+        ]
+    for error in refused:
+        assert (type(error), error.message, error.details) == (type(expected), expected.message, expected.details)
+    assert double.requests == []
+
+
+async def test_a_doubled_agentool_answers_input_the_agentool_accepts(agentool_injector: AgenToolInjector) -> None:
+    create_probe()
+    prompt = '{"operation": "add", "a": 1}'
+    with use_doubles(probe=AgentDouble(Script(Output(1.0)), name='probe')):
+        assert await agentool_injector.call('probe', prompt) == 1.0
+        assert (await agentool_injector.run('probe', {'operation': 'add', 'a': 1})).output == 1.0
+        assert (await agentool_injector.get('probe').run(prompt)).output == 1.0
+        # Still the agentool for the injector: a stub may replace the double in turn.
+        with agentool_injector.override(probe=lambda input: 5.0):
+            assert await agentool_injector.call('probe', prompt) == 5.0
+
+
+async def test_a_doubled_agentool_reads_its_prompt_as_the_agentool_does(agentool_injector: AgenToolInjector) -> None:
+    probe = create_probe()
+    doubled = DoubledAgent(probe, AgentDouble(Script(Output(1.0)), name='probe'))
+    assert (await doubled.run(['{"operation": "add",', ' "a": 1}'])).output == 1.0  # text parts, joined
+    image = [ImageUrl('https://example.com/a.png')]
+    expected = await refusal(probe.run(image))
+    error = await refusal(doubled.run(image))
+    assert (type(error), error.message, error.details) == (type(expected), expected.message, expected.details)
+
+
+def test_a_doubled_agent_takes_a_registry_or_none() -> None:
+    with pytest.raises(ConfigurationError, match='registry must be'):
+        DoubledAgent(Agent('test'), AgentDouble(Script(Output(1))), registry='x')  # pyright: ignore[reportArgumentType]

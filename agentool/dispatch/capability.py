@@ -19,6 +19,7 @@ from pydantic_ai.capabilities import AbstractCapability, WrapRunHandler
 from pydantic_ai.run import AgentRunResult
 
 from ..core.injector import AgenToolInjector, get_injector
+from ..core.injector._targets import serialise
 from ..core.registry import AgenToolRegistry, get_registry, suggest
 from ..errors import AgenToolError, ConfigurationError, DispatchTargetError, InvalidInputError
 from ..telemetry import DispatchOutcome, dispatch_span, record_dispatch
@@ -225,11 +226,10 @@ class DispatchCapability(AbstractCapability[Any]):
             )
         manager = registry.get_manager(found.agentool)
         try:
-            validated = (
-                manager.validate_json(found.input)
-                if isinstance(found.input, str)
-                else manager.validate_python(found.input)
-            )
+            # The JSON text the injector makes of a dict or a model, checked as it checks it (size
+            # first, then the schema): an input it would refuse is refused here, under `on_invalid`.
+            data = serialise(found.agentool, found.input)
+            validated = manager.validate_json(data)
         except InvalidInputError as error:
             if rule.on_invalid == 'fall_through':
                 return None
@@ -237,8 +237,8 @@ class DispatchCapability(AbstractCapability[Any]):
             raise
         operation = manager.operation_of(validated)
         kwargs: dict[str, Any] = {'deps': ctx.deps} if self.deps == 'run' else {}
-        # The input given, not the validated model: the injector validates text and dicts on its fast path.
-        value = await injector.call(found.agentool, found.input, **kwargs)
+        # The text, not the validated model: the injector validates text on its fast path.
+        value = await injector.call(found.agentool, data, **kwargs)
         agent = ctx.agent
         spec: object = str if agent is None else agent.output_type
         return operation, fit_output(value, spec, rule=rule.label, agentool=found.agentool, operation=operation)

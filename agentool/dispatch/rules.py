@@ -129,7 +129,8 @@ class JsonRule(DispatchRule):
 
     With `agentool` set, every JSON object goes there. Without it, the object names its target:
     either under the key `"agentool"` or by an operation that exactly one candidate agentool has.
-    A prompt that is not a JSON object, or names no known operation, is declined.
+    A prompt that is not a JSON object (text that does not parse, or holds a lone surrogate, which
+    no JSON text can), or names no known operation, is declined.
     """
 
     agentool: str | None = None
@@ -152,6 +153,10 @@ class JsonRule(DispatchRule):
             data = from_json(text)
         except ValueError:
             return None  # looks like JSON but is not: free text for the model
+        except TypeError:
+            # pydantic-core's answer for a str UTF-8 cannot encode (a lone surrogate): no JSON text
+            # can hold one, so this is not JSON either.
+            return None
         if not isinstance(data, dict):  # pragma: no cover - braces around valid JSON make an object
             return None
         value: dict[str, Any] = data  # pyright: ignore[reportUnknownVariableType]

@@ -17,7 +17,9 @@ from pydantic_ai.messages import UserContent
 
 from ..core._option_checks import check_instance
 from ..core.injector import AgenToolInjector, get_injector
-from ..errors import ConfigurationError
+from ..core.injector._targets import stood_in_for
+from ..core.registry import AgenToolRegistry
+from ..errors import ConfigurationError, InvalidInputError
 from .double import AgentDouble
 
 __all__ = ('DoubledAgent', 'use_doubles')
@@ -29,11 +31,19 @@ class DoubledAgent(WrapperAgent[Any, Any]):
     Its `model` is the double, so the injector runs it as an agent (never on the direct path that
     skips the model), and every run enters `wrapped.override(model=double)`, which also wins over
     an override already in effect.
+
+    When `wrapped` is an agentool, the double answers only input the agentool accepts: a text
+    prompt is first validated by the agentool's manager (looked up in `registry`, by default the
+    one in effect), which raises the agentool's own typed error, as the replaced model would have.
     """
 
-    def __init__(self, wrapped: AbstractAgent[Any, Any], double: AgentDouble) -> None:
+    def __init__(
+        self, wrapped: AbstractAgent[Any, Any], double: AgentDouble, *, registry: AgenToolRegistry | None = None
+    ) -> None:
         super().__init__(wrapped)
         self.double = double
+        check_instance('registry', registry, AgenToolRegistry, optional=True)
+        self._manager = stood_in_for(self, registry=registry)
 
     @property
     def model(self) -> AgentDouble:
@@ -45,6 +55,8 @@ class DoubledAgent(WrapperAgent[Any, Any]):
         self, user_prompt: str | Sequence[UserContent] | None = None, **kwargs: Any
     ) -> AsyncGenerator[AgentRun[Any, Any]]:
         # `run`, `run_sync`, `run_stream` and `run_stream_events` all start their runs here.
+        if self._manager is not None and user_prompt is not None:
+            self._manager.validate_json(_text(user_prompt, self._manager.name))
         with self.wrapped.override(model=self.double):
             async with self.wrapped.iter(user_prompt, **kwargs) as run:
                 yield run
@@ -70,6 +82,19 @@ def use_doubles(injector: AgenToolInjector | None = None, /, **doubles: AgentDou
                 value=repr(double),
             )
     injector = get_injector() if injector is None else injector
-    replacements = {name: DoubledAgent(injector.get(name), double) for name, double in doubles.items()}
+    replacements = {
+        name: DoubledAgent(injector.get(name), double, registry=injector.registry) for name, double in doubles.items()
+    }
     with injector.override(**replacements) as active:
         yield active
+
+
+def _text(prompt: str | Sequence[UserContent], agentool: str) -> str:
+    """The prompt an agentool reads: text as is, text parts joined; other content it refuses."""
+    if isinstance(prompt, str):
+        return prompt
+    if all(isinstance(part, str) for part in prompt):
+        return ''.join(cast('Sequence[str]', prompt))
+    raise InvalidInputError(
+        f'agentool {agentool!r} takes a JSON text prompt; the prompt contains non-text content', agentool=agentool
+    )

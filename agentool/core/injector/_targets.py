@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel
 from pydantic_ai import Agent, RunContext
-from pydantic_ai.agent import AbstractAgent
+from pydantic_ai.agent import AbstractAgent, WrapperAgent
 from pydantic_ai.models import Model
 from pydantic_core import PydanticSerializationError, to_json
 
@@ -29,7 +29,7 @@ from ..model import AgenToolModel
 from ..registry import AgenToolConfig, AgenToolRegistry, Route, RoutingConfig, get_registry
 from ._deps import declares_deps
 
-__all__ = ('Target', 'agent_target', 'stub_target', 'serialise', 'serialise_fallback', 'run_context')
+__all__ = ('Target', 'agent_target', 'stood_in_for', 'stub_target', 'serialise', 'serialise_fallback', 'run_context')
 
 
 def _no_schema(data: str | bytes) -> BaseModel:
@@ -92,22 +92,54 @@ def _agentool_of(agent: AbstractAgent[Any, Any]) -> tuple[str, AgenToolRegistry 
     return None
 
 
+def stood_in_for(agent: AbstractAgent[Any, Any], *, registry: AgenToolRegistry | None = None) -> AgenToolManager | None:
+    """The manager of the agentool `agent` wraps with a model of its own (a test double), else `None`.
+
+    Such a wrapper answers for the agentool, so it must take only the agentool's input; its own
+    model, unlike the agentool's, checks none. (A wrapper keeping the agentool's model is the
+    agentool itself to `agent_target`.)
+
+    Raises:
+        AgenToolNotFoundError: the wrapped agent runs an agentool its registry does not hold.
+    """
+    while isinstance(agent, WrapperAgent):
+        agent = agent.wrapped
+        if (found := _agentool_of(agent)) is not None:
+            return _manager(*found, registry)
+    return None
+
+
+def _run_only(name: str, agent: AbstractAgent[Any, Any], manager: AgenToolManager | None) -> Target:
+    """A target only its agent's run answers for; with the `manager` of the agentool it stands in for."""
+    return Target(
+        name=name, agent=agent, manager=manager, deps_type=agent.deps_type, needs_deps=declares_deps(agent.deps_type)
+    )
+
+
+def _manager(
+    agentool: str, bound: AgenToolRegistry | None, registry: AgenToolRegistry | None
+) -> AgenToolManager | None:
+    source = bound or registry or get_registry()
+    # A configuration that cannot run by itself (no tools): the agent was assembled by hand, as the
+    # guide shows, and its own manager tool routes. It runs as a plain agent.
+    return None if source.validate_config(agentool) else source.get_manager(agentool)
+
+
 def agent_target(name: str, agent: AbstractAgent[Any, Any], *, registry: AgenToolRegistry | None = None) -> Target:
     """The target for `agent` registered (or swapped in) under `name`.
+
+    An agent standing in for an agentool (see `stood_in_for`) keeps its manager, so `run` validates
+    its input first, but has no direct path: only its own run answers.
 
     Raises:
         AgenToolNotFoundError: the agent runs an agentool its registry does not hold.
     """
     found = _agentool_of(agent)
     if found is None:
-        return Target(name=name, agent=agent, deps_type=agent.deps_type, needs_deps=declares_deps(agent.deps_type))
+        return _run_only(name, agent, stood_in_for(agent, registry=registry))
+    if (manager := _manager(*found, registry)) is None:
+        return _run_only(name, agent, None)
     agentool, bound = found
-    source = bound or registry or get_registry()
-    if source.validate_config(agentool):
-        # A configuration that cannot run by itself (no tools): the agent was assembled by hand,
-        # as the guide shows, and its own manager tool routes. It runs as a plain agent.
-        return Target(name=name, agent=agent, deps_type=agent.deps_type, needs_deps=declares_deps(agent.deps_type))
-    manager = source.get_manager(agentool)
     model = agent.model if isinstance(agent.model, Model) else AgenToolModel(agentool, registry=bound or registry)
     needs_deps = declares_deps(agent.deps_type)
     ctx_base = context_base(model=model, agent=agent if isinstance(agent, Agent) else None, tool_name=MANAGER_TOOL_NAME)
