@@ -227,7 +227,8 @@ def _key(name: str, info: FieldInfo) -> str:
 
 def _detail(error: Mapping[str, Any]) -> InitErrorDetails:
     """One error of a list, as pydantic builds a `ValidationError` from it (type and message kept)."""
-    message = str(error['msg']).replace('{', '{{').replace('}', '}}')
+    # Without a context pydantic leaves the template as it is: braces in the message need no escaping.
+    message = str(error['msg'])
     custom = PydanticCustomError(cast(LiteralString, str(error['type'])), cast(LiteralString, message))
     return InitErrorDetails(type=custom, loc=tuple(error['loc']), input=error.get('input'))
 

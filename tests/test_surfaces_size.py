@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 import pytest
 from mcp import Client
-from pydantic import ValidationError
+from pydantic import ValidationError, field_validator
 from pydantic_ai import Agent, RunContext
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
@@ -155,3 +155,31 @@ async def test_arguments_json_cannot_carry_are_refused_as_a_run_refuses_them() -
         tools['s_echo'].args_validator.validate_python(arguments)
     (detail,) = refused.value.errors()
     assert (detail['type'], detail['msg']) == ('invalid_input', caught.value.message)
+
+
+class BracedInput(BaseOperationInput):
+    operation: Literal['echo']
+    text: str
+
+    @field_validator('text')
+    @classmethod
+    def _no_x(cls, value: str) -> str:
+        if value == 'x':
+            raise ValueError('use {a} template like {this}')
+        return value
+
+
+async def test_a_field_message_with_braces_is_shown_as_written() -> None:
+    create_agentool('braced', BracedInput, RoutingConfig(operation_map={'echo': 'echo'}), [echo])
+    async with Client(create_mcp_server()) as client:  # pyright: ignore[reportArgumentType]
+        result = await client.call_tool('braced_echo', {'text': 'x'})
+    assert result.is_error
+    text = result.content[0].model_dump()['text']
+    assert 'use {a} template like {this}' in text
+    assert '{{' not in text
+    tools = await AgenToolToolset[Any]().get_tools(RunContext[Any](deps=None, model=TestModel(), usage=RunUsage()))
+    with pytest.raises(ValidationError) as raised:
+        # With a second problem (the operation given again), the errors are merged into a new list.
+        tools['braced_echo'].args_validator.validate_python({'text': 'x', 'operation': 'echo'})
+    messages = [error['msg'] for error in raised.value.errors()]
+    assert 'Value error, use {a} template like {this}' in messages
