@@ -173,25 +173,21 @@ class RouteMap(Mapping[str, Route]):
         return self._routes.get(operation, default)
 
     def __setitem__(self, operation: str, spec: RouteSpec) -> None:
-        raise self._read_only(operation)
+        raise _read_only('RoutingConfig.operation_map', operation, operation=operation)
 
     def __delitem__(self, operation: str) -> None:
-        raise self._read_only(operation)
-
-    def _read_only(self, operation: str) -> ConfigurationError:
-        return ConfigurationError(
-            f'RoutingConfig.operation_map is read-only (tried to change {operation!r}): routes are checked when '
-            'the agentool is created; build a new RoutingConfig and create the agentool again with replace=True',
-            operation=operation,
-        )
+        raise _read_only('RoutingConfig.operation_map', operation, operation=operation)
 
     def __repr__(self) -> str:
         return f'RouteMap({self._routes!r})'
 
 
-@dataclass(init=False, frozen=True)
+@dataclass(init=False, unsafe_hash=True)
 class RoutingConfig:
-    """Maps each value of the operation field to a tool.
+    """Maps each value of the operation field to a tool; read-only once built.
+
+    Assigning or deleting an attribute (or a route of `operation_map`) raises `ConfigurationError`:
+    routes are checked when an agentool is created, and a later change could not be.
 
     Example:
         ```python {test="skip"}
@@ -210,7 +206,6 @@ class RoutingConfig:
     def __init__(
         self, operation_field: str = 'operation', operation_map: Mapping[str, RouteSpec] | None = None
     ) -> None:
-        # Frozen: an agentool's routes are checked once, when it is created.
         if not (isinstance(cast(object, operation_field), str) and operation_field):
             raise ConfigurationError(
                 f'RoutingConfig(operation_field=...) must be a field name; got {operation_field!r}',
@@ -219,6 +214,23 @@ class RoutingConfig:
             )
         object.__setattr__(self, 'operation_field', operation_field)
         object.__setattr__(self, 'operation_map', RouteMap(operation_map))
+
+    # Immutable: an agentool's routes are checked once, when it is created. Not `frozen=True`, whose
+    # `FrozenInstanceError` is no agentool error (and a frozen dataclass cannot define these two);
+    # `unsafe_hash=True` keeps the hashing and equality a frozen one has.
+    def __setattr__(self, name: str, value: object) -> None:
+        raise _read_only('RoutingConfig', name, option=name)
+
+    def __delattr__(self, name: str) -> None:
+        raise _read_only('RoutingConfig', name, option=name)
+
+
+def _read_only(what: str, changed: str, **details: str) -> ConfigurationError:
+    return ConfigurationError(
+        f'{what} is read-only (tried to change {changed!r}): routes are checked when the agentool is created; '
+        'build a new RoutingConfig and create the agentool again with replace=True',
+        **details,
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
