@@ -8,6 +8,7 @@ from typing import Any, Union, get_origin
 
 from pydantic import BaseModel
 
+from ._option_checks import check_instances
 from ._signature import read_signature, type_name
 from .config import ToolMetadata
 
@@ -47,9 +48,12 @@ def infer_output_type(tools_metadata: Sequence[ToolMetadata]) -> Any:
     otherwise several give their union in a fixed order (so tool order never matters). A tool
     without a return annotation, or annotated `Any`, makes the output untyped (`None`: the run's
     output is JSON text).
+
+    Raises:
+        ConfigurationError: `tools_metadata` is not a list of `ToolMetadata` (`extract_tool_metadata` gives them).
     """
     distinct: dict[str, Any] = {}
-    for meta in tools_metadata:
+    for meta in check_instances('tools_metadata', tools_metadata, ToolMetadata):
         annotation = meta.return_type_annotation
         if annotation is None or annotation is Any:
             return None

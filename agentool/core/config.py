@@ -15,7 +15,18 @@ from typing import Any, TypeAlias, cast
 from pydantic import BaseModel
 
 from ..errors import ConfigurationError
-from ._option_checks import aware, check_examples, check_flag, check_limit, check_name, check_strings, check_text
+from ._option_checks import (
+    aware,
+    check_examples,
+    check_flag,
+    check_instances,
+    check_limit,
+    check_name,
+    check_string_map,
+    check_strings,
+    check_text,
+)
+from ._output_spec import check_output_type
 
 __all__ = (
     'Transform',
@@ -277,6 +288,15 @@ class ToolMetadata:
     docstring: str | None = field(default=None, repr=False, compare=False)
     """The whole docstring, cleaned by `inspect.getdoc`."""
 
+    def __post_init__(self) -> None:
+        # Catalogs and docs read every agentool's metadata: a wrong type is refused here, not in each of them.
+        check_text('name', self.name)
+        for option in ('description', 'return_type', 'docstring'):
+            check_text(option, getattr(self, option), optional=True)
+        check_flag('is_async', self.is_async)
+        object.__setattr__(self, 'parameters', check_strings('parameters', self.parameters))
+        object.__setattr__(self, 'parameter_types', check_string_map('parameter_types', self.parameter_types))
+
 
 def now() -> datetime:
     return datetime.now(UTC)
@@ -289,7 +309,10 @@ class AgenToolConfig:
     The fields up to `updated_at` are the architecture guide's, in its order, so
     `AgenToolConfig(StorageInput, routing)` works; agentool's own (`tools`, `deps_type`,
     `max_input_bytes`) follow, keyword-only. A naive `created_at`/`updated_at` (such as
-    `datetime.now()`) is read as local time and stored timezone-aware (`.astimezone()`).
+    `datetime.now()`) is read as local time and stored timezone-aware (`.astimezone()`). Each
+    field's type is checked when the config is built (`ConfigurationError` naming the field), as
+    every listing of the registry reads them: `tools_metadata` holds `ToolMetadata`, `output_type`
+    is a type, a typing form, a pydantic-ai output spec or `None`.
     """
 
     input_schema: type[BaseModel]
@@ -313,6 +336,8 @@ class AgenToolConfig:
     def __post_init__(self) -> None:
         check_routing(self.routing_config)
         self.tools = check_tools(self.tools)
+        self.tools_metadata = check_instances('tools_metadata', self.tools_metadata, ToolMetadata)
+        check_output_type(self.output_type)
         check_limit('max_input_bytes', self.max_input_bytes)
         check_text('description', self.description, optional=True)
         check_text('version', self.version)

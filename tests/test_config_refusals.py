@@ -1,0 +1,125 @@
+"""Values agentool cannot use are refused where they are given, with a `ConfigurationError` naming them.
+
+Each was once accepted (or failed with a foreign exception) and broke something unrelated later:
+every catalog listing, every injector lookup, or routing with a misleading message.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Union
+
+import pytest
+from pydantic import BaseModel, Field
+from pydantic_ai import NativeOutput, TextOutput, ToolOutput
+
+from agentool import (
+    AgenToolConfig,
+    AgenToolRegistry,
+    BaseOperationInput,
+    ConfigurationError,
+    RoutingConfig,
+    ToolMetadata,
+    extract_tool_metadata,
+    infer_output_type,
+)
+
+
+class GoInput(BaseOperationInput):
+    operation: Literal['go']
+    x: int = 0
+
+
+class Result(BaseModel):
+    value: int
+
+
+def go(x: int) -> int:
+    """Return x."""
+    return x
+
+
+def _routing() -> RoutingConfig:
+    return RoutingConfig(operation_map={'go': 'go'})
+
+
+# --- AgenToolConfig and ToolMetadata: every listing reads them -----------------------------------
+
+
+@pytest.mark.parametrize(
+    ('kwargs', 'option'),
+    [
+        ({'tools_metadata': ['x']}, 'tools_metadata'),
+        ({'tools_metadata': [go]}, 'tools_metadata'),
+        ({'tools_metadata': extract_tool_metadata(go)}, 'tools_metadata'),  # one, not a list of them
+        ({'output_type': 5}, 'output_type'),
+        ({'output_type': 'int'}, 'output_type'),  # a forward reference pydantic-ai cannot use
+        ({'output_type': []}, 'output_type'),
+        ({'output_type': [int, 5]}, 'output_type'),
+    ],
+)
+def test_a_config_refuses_values_no_listing_could_read(kwargs: dict[str, Any], option: str) -> None:
+    with pytest.raises(ConfigurationError, match=f'^{option} must be') as caught:
+        AgenToolConfig(GoInput, _routing(), **kwargs)
+    assert caught.value.details == {'option': option, 'value': repr(kwargs[option])}
+
+
+def _upper(text: str) -> str:
+    return text.upper()
+
+
+@pytest.mark.parametrize(
+    'output_type',
+    [
+        None,
+        int,
+        Result,
+        list[int],
+        int | None,
+        Union[Result, int],  # noqa: UP007
+        Literal['a', 'b'],
+        Annotated[int, Field(gt=0)],
+        Any,
+        ToolOutput(Result),
+        NativeOutput([Result]),
+        TextOutput(_upper),
+        [str, Result],
+        _upper,
+    ],
+)
+def test_a_config_accepts_every_output_type_and_spec(registry: AgenToolRegistry, output_type: Any) -> None:
+    config = AgenToolConfig(GoInput, _routing(), output_type=output_type, tools=[go])
+    registry.register('go', config)
+    assert registry.export_catalog()['agentools'][0]['name'] == 'go'
+
+
+@pytest.mark.parametrize(
+    ('kwargs', 'option'),
+    [
+        ({'name': 5}, 'name'),
+        ({'name': 'go', 'description': 5}, 'description'),
+        ({'name': 'go', 'is_async': 'yes'}, 'is_async'),
+        ({'name': 'go', 'parameters': 'xy'}, 'parameters'),
+        ({'name': 'go', 'parameters': [1]}, 'parameters'),
+        ({'name': 'go', 'parameter_types': {'x': int}}, 'parameter_types'),
+        ({'name': 'go', 'parameter_types': ['x']}, 'parameter_types'),
+        ({'name': 'go', 'return_type': int}, 'return_type'),
+        ({'name': 'go', 'docstring': ['a']}, 'docstring'),
+    ],
+)
+def test_tool_metadata_fields_are_type_checked(kwargs: dict[str, Any], option: str) -> None:
+    with pytest.raises(ConfigurationError, match=f'^{option} must be') as caught:
+        ToolMetadata(**kwargs)
+    assert caught.value.details == {'option': option, 'value': repr(kwargs[option])}
+
+
+def test_tool_metadata_built_by_hand_is_listed(registry: AgenToolRegistry) -> None:
+    meta = ToolMetadata(name='go', parameters=('x',), parameter_types={'x': 'int'}, return_type='int')  # pyright: ignore[reportArgumentType]
+    assert meta.parameters == ['x']
+    registry.register('go', AgenToolConfig(GoInput, _routing(), tools=[go], tools_metadata=[meta]))
+    assert '`go`' in registry.generate_markdown_docs()
+
+
+def test_infer_output_type_takes_tool_metadata_not_functions() -> None:
+    with pytest.raises(ConfigurationError, match=r'^tools_metadata must be a list of ToolMetadata') as caught:
+        infer_output_type([go])  # type: ignore[list-item]
+    assert caught.value.details['option'] == 'tools_metadata'
