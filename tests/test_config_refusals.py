@@ -10,10 +10,14 @@ from typing import Annotated, Any, Literal, Union
 
 import pytest
 from pydantic import BaseModel, Field
-from pydantic_ai import NativeOutput, TextOutput, ToolOutput
+from pydantic_ai import Agent, NativeOutput, TextOutput, ToolOutput
+from pydantic_ai.models.test import TestModel
 
 from agentool import (
     AgenToolConfig,
+    AgenToolInjector,
+    AgenToolManager,
+    AgenToolNotFoundError,
     AgenToolRegistry,
     BaseOperationInput,
     ConfigurationError,
@@ -21,6 +25,7 @@ from agentool import (
     ToolMetadata,
     extract_tool_metadata,
     infer_output_type,
+    use_injector,
 )
 
 
@@ -123,3 +128,38 @@ def test_infer_output_type_takes_tool_metadata_not_functions() -> None:
     with pytest.raises(ConfigurationError, match=r'^tools_metadata must be a list of ToolMetadata') as caught:
         infer_output_type([go])  # type: ignore[list-item]
     assert caught.value.details['option'] == 'tools_metadata'
+
+
+# --- the injector: a name every lookup can compare, an agent it can run ----------------------------
+
+
+@pytest.mark.parametrize('name', [5, '', None])
+def test_the_injector_refuses_a_name_that_is_not_a_non_empty_string(name: Any) -> None:
+    with use_injector() as injector:
+        with pytest.raises(ConfigurationError, match='an agentool name must be a non-empty string') as caught:
+            injector.register(name, Agent(TestModel()))
+        assert caught.value.details == {'option': 'name', 'value': repr(name)}
+        assert injector.list_names() == []  # nothing stored, so every lookup still works
+        with pytest.raises(AgenToolNotFoundError):
+            injector.get('nope')
+
+
+def test_the_injector_refuses_what_is_not_an_agent() -> None:
+    with pytest.raises(ConfigurationError, match=r"^agent must be an AbstractAgent; got 'not an agent'") as caught:
+        AgenToolInjector().register('x', 'not an agent')  # type: ignore[arg-type]
+    assert caught.value.details == {'agentool': 'x', 'option': 'agent', 'value': "'not an agent'"}
+
+
+# --- the manager, built by hand as the guide does -------------------------------------------------
+
+
+def test_the_manager_refuses_a_config_that_is_not_an_agentool_config() -> None:
+    with pytest.raises(ConfigurationError, match='config must be an AgenToolConfig') as caught:
+        AgenToolManager('go', {'input_schema': GoInput}, [go])  # type: ignore[arg-type]
+    assert caught.value.details['option'] == 'config'
+    config = AgenToolConfig(GoInput, _routing())
+    with pytest.raises(ConfigurationError, match='an agentool name must be a non-empty string'):
+        AgenToolManager(5, config, [go])  # type: ignore[arg-type]
+    with pytest.raises(ConfigurationError, match='tools must be a list of tool functions') as caught:
+        AgenToolManager('go', config, 5)  # type: ignore[arg-type]
+    assert caught.value.details['option'] == 'tools'

@@ -71,11 +71,13 @@ def check_function(option: str, value: object, *, optional: bool = False) -> Non
         raise _refuse(option, 'a function or None' if optional else 'a function', value)
 
 
-def check_instance(option: str, value: object, kind: type, *, optional: bool = False) -> None:
+def check_instance(
+    option: str, value: object, kind: type, *, optional: bool = False, agentool: str | None = None
+) -> None:
     """Raise `ConfigurationError` unless `value` is a `kind` (or `None` when `optional`)."""
     if not (isinstance(value, kind) or (value is None and optional)):
         expected = f'an {kind.__name__}' if kind.__name__[0] in 'AEIOU' else f'a {kind.__name__}'
-        raise _refuse(option, f'{expected} or None' if optional else expected, value)
+        raise _refuse(option, f'{expected} or None' if optional else expected, value, agentool)
 
 
 def check_tracer(option: str, value: object) -> None:

@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from ..errors import ConfigurationError
 from ._requirements import Requirements, operation_requirements
 from ._signature import ToolSignature, read_signature
-from .config import ConfigProblem
+from .config import ConfigProblem, check_tools
 
 if TYPE_CHECKING:
     from .config import AgenToolConfig, Transform
@@ -230,7 +230,7 @@ def tool_list(
 ) -> tuple[Callable[..., Any], ...]:
     """The tools as a tuple; a dict's keys must be the functions' names, since routes find tools by name."""
     if not isinstance(tool_functions, Mapping):
-        return tuple(tool_functions)
+        return check_tools(tool_functions, agentool=name)
     for key, function in tool_functions.items():
         if getattr(function, '__name__', None) != key:
             raise ConfigurationError(
