@@ -6,11 +6,13 @@ every catalog listing, every injector lookup, or routing with a misleading messa
 
 from __future__ import annotations
 
+import functools
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Union
 
 import pytest
 from pydantic import BaseModel, Field
-from pydantic_ai import Agent, NativeOutput, TextOutput, ToolOutput
+from pydantic_ai import Agent, NativeOutput, RunContext, TextOutput, ToolOutput
 from pydantic_ai.models.test import TestModel
 
 from agentool import (
@@ -23,6 +25,7 @@ from agentool import (
     ConfigurationError,
     RoutingConfig,
     ToolMetadata,
+    create_agentool,
     extract_tool_metadata,
     infer_output_type,
     use_injector,
@@ -163,3 +166,102 @@ def test_the_manager_refuses_a_config_that_is_not_an_agentool_config() -> None:
     with pytest.raises(ConfigurationError, match='tools must be a list of tool functions') as caught:
         AgenToolManager('go', config, 5)  # type: ignore[arg-type]
     assert caught.value.details['option'] == 'tools'
+
+
+# --- tools: partials are tools, anything without a name is not ------------------------------------
+
+
+class ScaleInput(BaseOperationInput):
+    operation: Literal['scale']
+    x: int
+
+
+async def scaled(x: int, factor: int) -> int:
+    """Multiply x by a factor."""
+    return x * factor
+
+
+def test_a_partial_is_described_as_its_function() -> None:
+    meta = extract_tool_metadata(functools.partial(scaled, factor=3))
+    assert (meta.name, meta.description, meta.is_async) == ('scaled', 'Multiply x by a factor.', True)
+    assert (meta.parameters, meta.parameter_types, meta.return_type) == (
+        ['x', 'factor'],
+        {'x': 'int', 'factor': 'int'},
+        'int',
+    )
+
+
+async def test_a_partial_is_routed_by_its_functions_name(registry: AgenToolRegistry) -> None:
+    routing = RoutingConfig(operation_map={'scale': 'scaled'})
+    agent = create_agentool('scale', ScaleInput, routing, [functools.partial(scaled, factor=3)])
+    assert (await agent.run('{"operation": "scale", "x": 2}')).output == 6
+    tools = registry.get_tools_info('scale')
+    assert tools is not None
+    assert [(tool['name'], tool['description']) for tool in tools] == [('scaled', 'Multiply x by a factor.')]
+
+
+class Doubler:
+    def __call__(self, x: int) -> int:
+        return 2 * x
+
+
+@pytest.mark.parametrize('tool', [42, Doubler()])
+def test_a_tool_without_a_name_is_refused(tool: Any) -> None:
+    with pytest.raises(ConfigurationError, match=r'^a tool must be a function') as caught:
+        extract_tool_metadata(tool)
+    assert caught.value.details == {'option': 'tools', 'value': repr(tool)}
+
+
+def test_create_agentool_refuses_a_callable_without_a_name(registry: AgenToolRegistry) -> None:
+    with pytest.raises(ConfigurationError, match=r'^a tool must be a function'):
+        create_agentool('double', GoInput, _routing(), [Doubler()])
+    assert 'double' not in registry
+
+
+# --- annotations that cannot be resolved are named -------------------------------------------------
+
+
+def _tool_with_local_deps() -> Any:
+    @dataclass
+    class Deps:  # local: `RunContext[Deps]`, a string under `from __future__ import annotations`, names nothing
+        offset: int
+
+    def go(ctx: RunContext[Deps], x: int) -> int:
+        return x + ctx.deps.offset
+
+    return go
+
+
+def test_an_unresolvable_context_annotation_is_named(registry: AgenToolRegistry) -> None:
+    with pytest.raises(
+        ConfigurationError, match=r"annotation 'RunContext\[Deps\]' of its first parameter 'ctx'"
+    ) as caught:
+        create_agentool('local', GoInput, _routing(), [_tool_with_local_deps()])
+    assert caught.value.details == {
+        'tool': 'go',
+        'parameter': 'ctx',
+        'annotation': 'RunContext[Deps]',
+        'reason': "NameError: name 'Deps' is not defined",
+    }
+    assert 'not a field' not in caught.value.message  # the old, misleading reading of it
+    assert 'local' not in registry
+
+
+def _tool_with_local_result() -> tuple[Any, type[BaseModel]]:
+    class Later(BaseModel):
+        value: int
+
+    def go(ctx: RunContext[Any], x: int) -> Later:
+        return Later(value=x)
+
+    return go, Later
+
+
+async def test_an_unresolvable_return_annotation_leaves_the_context_recognised(registry: AgenToolRegistry) -> None:
+    tool, later = _tool_with_local_result()
+    meta = extract_tool_metadata(tool)
+    assert (meta.parameters, meta.parameter_types, meta.return_type) == (['x'], {'x': 'int'}, 'Later')
+    with pytest.raises(ConfigurationError, match=r"tool 'go' returns 'Later', an annotation that cannot be resolved"):
+        create_agentool('later', GoInput, _routing(), [tool])
+    agent = create_agentool('later', GoInput, _routing(), [tool], output_type=later)
+    assert (await agent.run('{"operation": "go", "x": 4}')).output == later(value=4)
