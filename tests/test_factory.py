@@ -280,14 +280,32 @@ def test_unknown_agent_options_are_refused() -> None:
     assert caught.value.details['options'] == ['bogus']
 
 
-@pytest.mark.parametrize('output_type', [42, [], 'int'])
-def test_an_output_type_pydantic_ai_cannot_use_is_a_configuration_error(
-    registry: AgenToolRegistry, output_type: Any
+class Plain:  # a class pydantic cannot describe: only building the agent tells
+    pass
+
+
+_NO_TYPE = r'^output_type must be a type or typing form'
+_REFUSED_BY_PYDANTIC_AI = r'pydantic_ai.Agent cannot be built with output_type='
+
+
+@pytest.mark.parametrize(
+    ('output_type', 'message'),
+    [
+        (42, _NO_TYPE),  # refused when the configuration is built, before any agent
+        ([], _NO_TYPE),
+        ('int', _NO_TYPE),
+        (Plain, _REFUSED_BY_PYDANTIC_AI),
+        (list[Plain], _REFUSED_BY_PYDANTIC_AI),
+    ],
+)
+def test_an_output_type_that_cannot_be_used_is_a_configuration_error(
+    registry: AgenToolRegistry, output_type: Any, message: str
 ) -> None:
     routes = RoutingConfig(operation_map={'first': 'first', 'second': 'second'})
-    with pytest.raises(ConfigurationError, match=r'pydantic_ai.Agent cannot be built with output_type=') as caught:
+    with pytest.raises(ConfigurationError, match=message) as caught:
         create_agentool('pair', PairInput, routes, [first, second], output_type=output_type)
-    assert caught.value.details['options'] == ['output_type']
+    details = caught.value.details
+    assert details.get('option') == 'output_type' or details.get('options') == ['output_type']
     assert 'pair' not in registry  # nothing left behind
 
 

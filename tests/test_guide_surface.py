@@ -10,7 +10,7 @@ from decimal import Decimal
 from typing import Any, Literal
 
 import pytest
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 from pydantic_ai import Agent, RunContext
 
 import agentool
@@ -35,6 +35,12 @@ from agentool.core.injector import (
 class Point(BaseModel):
     x: int
     label: str = Field(alias='name')
+
+
+class Ratio(BaseModel):
+    model_config = ConfigDict(ser_json_inf_nan='constants')  # writes `NaN`, which is not JSON
+
+    r: float
 
 
 @pytest.mark.parametrize(
@@ -69,14 +75,55 @@ def test_serialize_refuses_what_json_cannot_hold() -> None:
     with pytest.raises(InvalidInputError, match='Cannot serialize a value of type object') as caught:
         serialize_to_json_string(object())
     assert isinstance(caught.value, ValueError)  # the guide documents ValueError
-    assert caught.value.details == {'python_type': 'object'}
+    assert caught.value.details == {'python_type': 'object', 'reason': 'not_serialisable'}
 
 
 @pytest.mark.parametrize(
-    ('text', 'valid'), [('{}', True), ('"x"', True), ('1', True), ('{', False), ('', False), ('x', False)]
+    ('value', 'python_type'),
+    [
+        (float('nan'), 'float'),
+        ({'x': float('inf')}, 'dict'),
+        ([1.0, float('-inf')], 'list'),
+        (Ratio(r=float('nan')), 'Ratio'),
+    ],
+)
+def test_serialize_refuses_numbers_json_has_not(value: Any, python_type: str) -> None:
+    with pytest.raises(
+        InvalidInputError, match=f'type {python_type} to JSON: it holds an infinite or NaN number'
+    ) as caught:
+        serialize_to_json_string(value)
+    assert caught.value.details == {'python_type': python_type, 'reason': 'non_finite_number'}
+
+
+def test_serialize_writes_a_models_non_finite_number_as_the_model_does() -> None:
+    class Plain(BaseModel):
+        r: float
+
+    assert serialize_to_json_string(Plain(r=float('nan'))) == '{"r":null}'  # pydantic's default: valid JSON
+
+
+@pytest.mark.parametrize(
+    ('text', 'valid'),
+    [
+        ('{}', True),
+        ('"x"', True),
+        ('1', True),
+        ('1e999', True),  # a JSON number, however large
+        ('{', False),
+        ('', False),
+        ('x', False),
+        ('NaN', False),
+        ('Infinity', False),
+        ('-Infinity', False),
+        ('{"x": NaN}', False),
+    ],
 )
 def test_validate_json_string(text: str, valid: bool) -> None:
     assert validate_json_string(text) is valid
+
+
+def test_a_string_that_is_not_json_is_quoted() -> None:
+    assert serialize_to_json_string('NaN') == '"NaN"'
 
 
 def test_register_agentool_models_is_idempotent() -> None:

@@ -224,8 +224,14 @@ def test_operation_map_is_read_only() -> None:
         routing.operation_map['div'] = ('no_such_tool', echo)  # type: ignore[index]
     with pytest.raises(ConfigurationError, match='read-only'):
         del routing.operation_map['echo']  # type: ignore[attr-defined]
-    with pytest.raises(AttributeError):
-        routing.operation_map = {}  # type: ignore[misc]
+    with pytest.raises(ConfigurationError, match=r"RoutingConfig is read-only \(tried to change 'operation_map'\)"):
+        routing.operation_map = {}  # type: ignore[assignment]
+    with pytest.raises(ConfigurationError, match='read-only') as caught:
+        routing.operation_field = 'kind'
+    assert caught.value.details == {'option': 'operation_field'}
+    with pytest.raises(ConfigurationError, match='read-only'):
+        del routing.operation_map
+    assert routing.operation_field == 'operation'
     tool_name, transform = routing.operation_map['echo']  # the guide's unpacking
     assert tool_name == 'echo'
     assert transform is not None

@@ -17,7 +17,6 @@ A field is required when the schema requires it or the operation needs it (the c
 from __future__ import annotations
 
 import fnmatch
-import inspect
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
@@ -319,7 +318,7 @@ def _operation(
     config: AgenToolConfig, tool: ToolSignature | None, op: str, route: Route, schema: dict[str, Any]
 ) -> CatalogOperation:
     meta = _tool_metadata(config).get(route.tool)
-    docstring = (meta.docstring or meta.description) if meta else (inspect.getdoc(tool.function) if tool else None)
+    docstring = (meta.docstring or meta.description) if meta else (tool.docstring if tool else None)
     operation_field = config.routing_config.operation_field
     fields, source, needed = operation_fields(
         config.input_schema, operation_field, tool, op, route, schema.get('properties', {})

@@ -8,7 +8,9 @@ from typing import Any, Union, get_origin
 
 from pydantic import BaseModel
 
-from ._signature import read_signature, type_name
+from ..errors import ConfigurationError
+from ._option_checks import check_instances
+from ._signature import RESOLVE_HINT, read_signature, type_name
 from .config import ToolMetadata
 
 __all__ = ('extract_tool_metadata', 'infer_output_type', 'docstring_summary')
@@ -22,11 +24,19 @@ def docstring_summary(docstring: str | None) -> str | None:
 
 
 def extract_tool_metadata(tool: Callable[..., Any]) -> ToolMetadata:
-    """Describe a tool function: name, docstring summary (and full text), async-ness, parameters, return type."""
+    """Describe a tool function: name, docstring summary (and full text), async-ness, parameters, return type.
+
+    A `functools.partial` is described as its function, less the arguments it binds positionally
+    (those bound by keyword stay, with the bound value as their default).
+
+    Raises:
+        ConfigurationError: `tool` is not a function (or a partial of one), or its first parameter's
+            annotation looks like a `RunContext` but cannot be resolved.
+    """
     signature = read_signature(tool)
     return_annotation = signature.hints.get('return', inspect.Signature.empty)
     has_return = return_annotation is not inspect.Signature.empty
-    docstring = inspect.getdoc(tool)
+    docstring = signature.docstring
     return ToolMetadata(
         name=signature.name,
         description=docstring_summary(docstring),
@@ -47,12 +57,23 @@ def infer_output_type(tools_metadata: Sequence[ToolMetadata]) -> Any:
     otherwise several give their union in a fixed order (so tool order never matters). A tool
     without a return annotation, or annotated `Any`, makes the output untyped (`None`: the run's
     output is JSON text).
+
+    Raises:
+        ConfigurationError: `tools_metadata` is not a list of `ToolMetadata` (`extract_tool_metadata` gives
+            them), or a return annotation could not be resolved (it is text: `'Later'`).
     """
     distinct: dict[str, Any] = {}
-    for meta in tools_metadata:
+    for meta in check_instances('tools_metadata', tools_metadata, ToolMetadata):
         annotation = meta.return_type_annotation
         if annotation is None or annotation is Any:
             return None
+        if isinstance(annotation, str):  # `extract_tool_metadata` keeps an annotation it cannot resolve as text
+            raise ConfigurationError(
+                f'tool {meta.name!r} returns {annotation!r}, an annotation that cannot be resolved, so no output '
+                f'type can be inferred from it; {RESOLVE_HINT}, or give the output type',
+                tool=meta.name,
+                annotation=annotation,
+            )
         distinct.setdefault(repr(annotation), annotation)
     if not distinct:
         return None

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from ..errors import ConfigurationError
 
@@ -18,6 +18,8 @@ __all__ = (
     'check_text',
     'check_strings',
     'check_string_or_strings',
+    'check_string_map',
+    'check_instances',
     'check_examples',
     'check_flag',
     'check_function',
@@ -25,6 +27,9 @@ __all__ = (
     'check_tracer',
     'aware',
 )
+
+
+_T = TypeVar('_T')
 
 
 def _refuse(option: str, expected: str, value: object, agentool: str | None = None) -> ConfigurationError:
@@ -66,11 +71,13 @@ def check_function(option: str, value: object, *, optional: bool = False) -> Non
         raise _refuse(option, 'a function or None' if optional else 'a function', value)
 
 
-def check_instance(option: str, value: object, kind: type, *, optional: bool = False) -> None:
+def check_instance(
+    option: str, value: object, kind: type, *, optional: bool = False, agentool: str | None = None
+) -> None:
     """Raise `ConfigurationError` unless `value` is a `kind` (or `None` when `optional`)."""
     if not (isinstance(value, kind) or (value is None and optional)):
         expected = f'an {kind.__name__}' if kind.__name__[0] in 'AEIOU' else f'a {kind.__name__}'
-        raise _refuse(option, f'{expected} or None' if optional else expected, value)
+        raise _refuse(option, f'{expected} or None' if optional else expected, value, agentool)
 
 
 def check_tracer(option: str, value: object) -> None:
@@ -86,24 +93,45 @@ def check_text(option: str, value: object, *, optional: bool = False) -> None:
     raise _refuse(option, 'a string or None' if optional else 'a string', value)
 
 
-def check_strings(option: str, value: object) -> list[str]:
-    """`value` as a list if it is a collection of strings (a lone string is refused: it is not a list)."""
+def _items(value: object, kind: type[_T]) -> list[_T] | None:
+    """`value` as a list if it is a collection (a string or a mapping is not one) holding only `kind`s."""
     if isinstance(value, Iterable) and not isinstance(value, str | bytes | Mapping):
         items = list(cast('Iterable[object]', value))
-        if all(isinstance(item, str) for item in items):
-            return cast('list[str]', items)
-    raise _refuse(option, 'a list of strings', cast(object, value))
+        if all(isinstance(item, kind) for item in items):
+            return cast('list[_T]', items)
+    return None
+
+
+def check_strings(option: str, value: object) -> list[str]:
+    """`value` as a list if it is a collection of strings (a lone string is refused: it is not a list)."""
+    if (items := _items(value, str)) is not None:
+        return items
+    raise _refuse(option, 'a list of strings', value)
 
 
 def check_string_or_strings(option: str, value: object) -> list[str]:
     """`value` as a list of strings: one string is a list of one, any other iterable must hold only strings."""
     if isinstance(value, str):
         return [value]
-    if isinstance(value, Iterable) and not isinstance(value, bytes | Mapping):
-        items = list(cast('Iterable[object]', value))
-        if all(isinstance(item, str) for item in items):
-            return cast('list[str]', items)
-    raise _refuse(option, 'a string or a list of strings', cast(object, value))
+    if (items := _items(value, str)) is not None:
+        return items
+    raise _refuse(option, 'a string or a list of strings', value)
+
+
+def check_instances(option: str, value: object, kind: type[_T]) -> list[_T]:
+    """`value` as a list if it is a collection of `kind`s; else `ConfigurationError` naming the option."""
+    if (items := _items(value, kind)) is not None:
+        return items
+    raise _refuse(option, f'a list of {kind.__name__}', value)
+
+
+def check_string_map(option: str, value: object) -> dict[str, str]:
+    """`value` as a dict if it is a mapping of strings to strings."""
+    if isinstance(value, Mapping):
+        items = cast('Mapping[object, object]', value)
+        if all(isinstance(key, str) and isinstance(text, str) for key, text in items.items()):
+            return dict(cast('Mapping[str, str]', items))
+    raise _refuse(option, 'a dict of strings to strings', cast(object, value))
 
 
 def check_examples(value: object) -> list[dict[str, Any]]:

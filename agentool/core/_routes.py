@@ -18,8 +18,8 @@ from pydantic import BaseModel
 
 from ..errors import ConfigurationError
 from ._requirements import Requirements, operation_requirements
-from ._signature import ToolSignature, read_signature
-from .config import ConfigProblem
+from ._signature import ToolSignature, read_signature, tool_name
+from .config import ConfigProblem, check_tools
 
 if TYPE_CHECKING:
     from .config import AgenToolConfig, Transform
@@ -128,7 +128,7 @@ def check_routes(name: str, config: AgenToolConfig) -> tuple[dict[str, CompiledR
             for op in routes
             if op not in producible
         )
-    tools = {getattr(t, '__name__', repr(t)): t for t in config.tools}
+    tools = {tool_name(t) or repr(t): t for t in config.tools}
     compiled: dict[str, CompiledRoute] = {}
     for operation, route in routes.items():
         if route.retries < 0 or (route.retries and not route.idempotent):
@@ -230,12 +230,12 @@ def tool_list(
 ) -> tuple[Callable[..., Any], ...]:
     """The tools as a tuple; a dict's keys must be the functions' names, since routes find tools by name."""
     if not isinstance(tool_functions, Mapping):
-        return tuple(tool_functions)
+        return check_tools(tool_functions, agentool=name)
     for key, function in tool_functions.items():
-        if getattr(function, '__name__', None) != key:
+        if tool_name(function) != key:
             raise ConfigurationError(
                 f'agentool {name!r}: tool_functions key {key!r} is not the name of its function '
-                f'{getattr(function, "__name__", function)!r}; routes find tools by their __name__',
+                f'{tool_name(function) or function!r}; routes find tools by their __name__',
                 agentool=name,
                 tool=key,
             )

@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
-from types import FunctionType
-from typing import Any, get_origin, get_type_hints
+from types import FunctionType, SimpleNamespace
+from typing import Any, cast, get_origin, get_type_hints
 
 from pydantic_ai import RunContext
 
-__all__ = ('ToolSignature', 'read_signature', 'type_name')
+from ..errors import ConfigurationError
+
+__all__ = ('ToolSignature', 'read_signature', 'tool_name', 'type_name', 'RESOLVE_HINT')
+
+RESOLVE_HINT = 'define the names it uses at module level (not inside a function, nor only under `if TYPE_CHECKING:`)'
+"""What to do about an annotation that cannot be resolved, for the errors that name one."""
 
 
 @dataclass(frozen=True)
@@ -27,13 +33,52 @@ class ToolSignature:
     required: frozenset[str]
     accepts_var_kwargs: bool
     hints: dict[str, Any]
+    """Parameter (and `'return'`) → its annotation, resolved; one that cannot be is kept as written."""
+
+    @property
+    def docstring(self) -> str | None:
+        """The tool's docstring, cleaned (`inspect.getdoc`); a partial's is its function's."""
+        return inspect.getdoc(_unwrap(self.function))
 
 
-def _hints(function: Callable[..., Any]) -> dict[str, Any]:
+def _unwrap(function: object) -> object:
+    """The function a `functools.partial` calls (itself for anything else)."""
+    while isinstance(function, functools.partial):
+        function = cast('functools.partial[Any]', function).func
+    return function
+
+
+def tool_name(function: object) -> str | None:
+    """The name routes find a tool by: its `__name__` (a partial's function's); `None` if it has none."""
+    name = getattr(_unwrap(function), '__name__', None)
+    return name if isinstance(name, str) else None
+
+
+def _hints(function: object) -> tuple[dict[str, Any], dict[str, str]]:
+    """The annotations of `function`, resolved, and why each one that cannot be resolved could not be.
+
+    One that cannot be (a name defined inside a function, or only under `if TYPE_CHECKING:`) is kept
+    as written, and only it: the others are still resolved, so an unresolvable return annotation
+    does not hide that the first parameter is the run context.
+    """
     try:
-        return get_type_hints(function)
-    except Exception:  # unresolvable forward references: fall back to raw annotations
-        return dict(getattr(function, '__annotations__', {}))
+        return get_type_hints(function), {}
+    except Exception:  # some annotation cannot be resolved: resolve each alone, to tell which
+        return _hints_one_by_one(function)
+
+
+def _hints_one_by_one(function: object) -> tuple[dict[str, Any], dict[str, str]]:
+    written: dict[str, Any] = dict(getattr(function, '__annotations__', None) or {})
+    namespace = getattr(inspect.unwrap(cast('Callable[..., Any]', function)), '__globals__', {})
+    hints: dict[str, Any] = {}
+    unresolved: dict[str, str] = {}
+    for key, annotation in written.items():
+        try:  # `get_type_hints` of an object holding this one annotation: the same resolution, by public API
+            hints[key] = get_type_hints(SimpleNamespace(__annotations__={key: annotation}), namespace)[key]
+        except Exception as error:
+            hints[key] = annotation
+            unresolved[key] = f'{type(error).__name__}: {error}'
+    return hints, unresolved
 
 
 def _is_ctx(param: inspect.Parameter, hint: Any) -> bool:
@@ -67,15 +112,29 @@ def read_signature(function: Callable[..., Any]) -> ToolSignature:
 
 
 def _read_signature(function: Callable[..., Any]) -> ToolSignature:
-    signature = inspect.signature(function)
-    hints = _hints(function)
+    name = tool_name(function)
+    if name is None or not callable(function):
+        raise ConfigurationError(
+            f'a tool must be a function (or a functools.partial of one), whose __name__ routes use; got {function!r}',
+            option='tools',
+            value=repr(function),
+        )
+    try:
+        signature = inspect.signature(function)
+    except (TypeError, ValueError) as error:  # a builtin without a signature, say
+        raise ConfigurationError(
+            f'tool {name!r}: its signature cannot be read: {error}', tool=name, reason=str(error)
+        ) from None
+    hints, unresolved = _hints(_unwrap(function))  # a partial's parameters keep its function's annotations
     parameters = list(signature.parameters.values())
+    if parameters and parameters[0].name in unresolved:
+        _check_context(name, parameters[0], hints[parameters[0].name], unresolved[parameters[0].name])
     takes_ctx = bool(parameters) and _is_ctx(parameters[0], hints.get(parameters[0].name))
     if takes_ctx:
         parameters = parameters[1:]
     keyword = [p for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
     return ToolSignature(
-        name=function.__name__,
+        name=name,
         function=function,
         is_async=inspect.iscoroutinefunction(function),
         takes_ctx=takes_ctx,
@@ -83,6 +142,25 @@ def _read_signature(function: Callable[..., Any]) -> ToolSignature:
         required=frozenset(p.name for p in keyword if p.default is p.empty),
         accepts_var_kwargs=any(p.kind is p.VAR_KEYWORD for p in parameters),
         hints=hints,
+    )
+
+
+def _check_context(tool: str, parameter: inspect.Parameter, annotation: object, reason: str) -> None:
+    """Refuse a first parameter that looks like the run context but whose annotation cannot be resolved.
+
+    Whether it is the context is told by its type; unresolved, it would be taken for an input field,
+    and the route would fail with a misleading "requires parameter 'ctx'".
+    """
+    written = annotation if isinstance(annotation, str) else None
+    if written is None or ('RunContext' not in written and parameter.name != 'ctx'):
+        return
+    raise ConfigurationError(
+        f'tool {tool!r}: the annotation {written!r} of its first parameter {parameter.name!r} cannot be resolved '
+        f'({reason}), so it cannot be told to be the run context; {RESOLVE_HINT}',
+        tool=tool,
+        parameter=parameter.name,
+        annotation=written,
+        reason=reason,
     )
 
 

@@ -15,7 +15,18 @@ from typing import Any, TypeAlias, cast
 from pydantic import BaseModel
 
 from ..errors import ConfigurationError
-from ._option_checks import aware, check_examples, check_flag, check_limit, check_name, check_strings, check_text
+from ._option_checks import (
+    aware,
+    check_examples,
+    check_flag,
+    check_instances,
+    check_limit,
+    check_name,
+    check_string_map,
+    check_strings,
+    check_text,
+)
+from ._output_spec import check_output_type
 
 __all__ = (
     'Transform',
@@ -173,25 +184,21 @@ class RouteMap(Mapping[str, Route]):
         return self._routes.get(operation, default)
 
     def __setitem__(self, operation: str, spec: RouteSpec) -> None:
-        raise self._read_only(operation)
+        raise _read_only('RoutingConfig.operation_map', operation, operation=operation)
 
     def __delitem__(self, operation: str) -> None:
-        raise self._read_only(operation)
-
-    def _read_only(self, operation: str) -> ConfigurationError:
-        return ConfigurationError(
-            f'RoutingConfig.operation_map is read-only (tried to change {operation!r}): routes are checked when '
-            'the agentool is created; build a new RoutingConfig and create the agentool again with replace=True',
-            operation=operation,
-        )
+        raise _read_only('RoutingConfig.operation_map', operation, operation=operation)
 
     def __repr__(self) -> str:
         return f'RouteMap({self._routes!r})'
 
 
-@dataclass(init=False, frozen=True)
+@dataclass(init=False, unsafe_hash=True)
 class RoutingConfig:
-    """Maps each value of the operation field to a tool.
+    """Maps each value of the operation field to a tool; read-only once built.
+
+    Assigning or deleting an attribute (or a route of `operation_map`) raises `ConfigurationError`:
+    routes are checked when an agentool is created, and a later change could not be.
 
     Example:
         ```python {test="skip"}
@@ -210,7 +217,6 @@ class RoutingConfig:
     def __init__(
         self, operation_field: str = 'operation', operation_map: Mapping[str, RouteSpec] | None = None
     ) -> None:
-        # Frozen: an agentool's routes are checked once, when it is created.
         if not (isinstance(cast(object, operation_field), str) and operation_field):
             raise ConfigurationError(
                 f'RoutingConfig(operation_field=...) must be a field name; got {operation_field!r}',
@@ -219,6 +225,23 @@ class RoutingConfig:
             )
         object.__setattr__(self, 'operation_field', operation_field)
         object.__setattr__(self, 'operation_map', RouteMap(operation_map))
+
+    # Immutable: an agentool's routes are checked once, when it is created. Not `frozen=True`, whose
+    # `FrozenInstanceError` is no agentool error (and a frozen dataclass cannot define these two);
+    # `unsafe_hash=True` keeps the hashing and equality a frozen one has.
+    def __setattr__(self, name: str, value: object) -> None:
+        raise _read_only('RoutingConfig', name, option=name)
+
+    def __delattr__(self, name: str) -> None:
+        raise _read_only('RoutingConfig', name, option=name)
+
+
+def _read_only(what: str, changed: str, **details: str) -> ConfigurationError:
+    return ConfigurationError(
+        f'{what} is read-only (tried to change {changed!r}): routes are checked when the agentool is created; '
+        'build a new RoutingConfig and create the agentool again with replace=True',
+        **details,
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -265,6 +288,15 @@ class ToolMetadata:
     docstring: str | None = field(default=None, repr=False, compare=False)
     """The whole docstring, cleaned by `inspect.getdoc`."""
 
+    def __post_init__(self) -> None:
+        # Catalogs and docs read every agentool's metadata: a wrong type is refused here, not in each of them.
+        check_text('name', self.name)
+        for option in ('description', 'return_type', 'docstring'):
+            check_text(option, getattr(self, option), optional=True)
+        check_flag('is_async', self.is_async)
+        object.__setattr__(self, 'parameters', check_strings('parameters', self.parameters))
+        object.__setattr__(self, 'parameter_types', check_string_map('parameter_types', self.parameter_types))
+
 
 def now() -> datetime:
     return datetime.now(UTC)
@@ -277,7 +309,10 @@ class AgenToolConfig:
     The fields up to `updated_at` are the architecture guide's, in its order, so
     `AgenToolConfig(StorageInput, routing)` works; agentool's own (`tools`, `deps_type`,
     `max_input_bytes`) follow, keyword-only. A naive `created_at`/`updated_at` (such as
-    `datetime.now()`) is read as local time and stored timezone-aware (`.astimezone()`).
+    `datetime.now()`) is read as local time and stored timezone-aware (`.astimezone()`). Each
+    field's type is checked when the config is built (`ConfigurationError` naming the field), as
+    every listing of the registry reads them: `tools_metadata` holds `ToolMetadata`, `output_type`
+    is a type, a typing form, a pydantic-ai output spec or `None`.
     """
 
     input_schema: type[BaseModel]
@@ -301,6 +336,8 @@ class AgenToolConfig:
     def __post_init__(self) -> None:
         check_routing(self.routing_config)
         self.tools = check_tools(self.tools)
+        self.tools_metadata = check_instances('tools_metadata', self.tools_metadata, ToolMetadata)
+        check_output_type(self.output_type)
         check_limit('max_input_bytes', self.max_input_bytes)
         check_text('description', self.description, optional=True)
         check_text('version', self.version)

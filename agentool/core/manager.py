@@ -27,6 +27,7 @@ from ._output_spec import output_value_type
 from ._requirements import Requirements, json_key, loads, merge_errors
 from ._routes import CompiledRoute, attach_requirements, check_routes, configuration_error, requirements_of, tool_list
 from ._signature import ToolSignature
+from .config import check_config, check_name
 
 if TYPE_CHECKING:
     from .config import AgenToolConfig, ConfigProblem, RoutingConfig
@@ -59,6 +60,10 @@ class AgenToolManager:
         tool_functions: The tools operations route to, as the architecture guide passes them (a
             list, or a dict of name → function); by default `config.tools`.
         routes: Routes already compiled from `config` (the registry's, to avoid a second pass).
+
+    Raises:
+        ConfigurationError: `name` is not a non-empty string, `config` not an `AgenToolConfig`, or
+            `tool_functions` not functions (problems of the configuration itself go to `problems`).
     """
 
     def __init__(
@@ -69,6 +74,7 @@ class AgenToolManager:
         *,
         routes: Mapping[str, CompiledRoute] | None = None,
     ) -> None:
+        config = check_config(check_name(name), config)  # built by hand as the guide does: a dict is refused here
         if tool_functions is not None:
             config = dataclasses.replace(config, tools=tool_list(name, tool_functions))
         problems: list[ConfigProblem] = []

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from pydantic_ai.agent import AbstractAgent
 
 from ...errors import DependencyError, DuplicateNameError
+from .._option_checks import check_instance, check_name
 from ..registry import AgenToolConfig, AgenToolRegistry
 from ._deps import DepsPlan, DepsShape, compile_deps, deps_shape
 from ._graph import check_new_edges, graph_problems, missing_dependency, not_an_agentool, not_found, raise_problems
@@ -48,7 +49,10 @@ class Wiring:
             DependencyError: an agentool depends on `name` but `agent` is not an agentool, or the
                 agent's own dependencies name a non-agentool.
             DependencyCycleError: the agent's dependencies close a cycle (`details['path']`).
+            ConfigurationError: `name` is not a non-empty string, or `agent` is not a pydantic-ai agent.
         """
+        check_name(name)  # first: a name that is not a string would break every later listing and lookup
+        check_instance('agent', agent, AbstractAgent, agentool=name)
         if not replace and name in self._targets:
             raise DuplicateNameError(
                 f'an agent named {name!r} is already registered with the injector; pass replace=True', agentool=name
