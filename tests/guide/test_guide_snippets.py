@@ -488,7 +488,7 @@ async def whoami(ctx: RunContext[Tenant]) -> str:
 
 
 async def test_custom_dependency_injection() -> None:
-    """A `CustomInjector` overriding `create_deps(agent_name)`: `run` uses it."""
+    """A `CustomInjector` overriding `create_deps(agent_name)`: every surface given no deps uses it."""
 
     class CustomInjector(AgenToolInjector):
         def create_deps(self, agent_name: str) -> Optional[Any]:  # noqa: UP045
@@ -497,8 +497,10 @@ async def test_custom_dependency_injection() -> None:
 
     with use_injector(CustomInjector()) as injector:
         routing = RoutingConfig(operation_map={'whoami': 'whoami'})
-        create_agentool('who', TenantInput, routing, [whoami], deps_type=Tenant)
+        agent = create_agentool('who', TenantInput, routing, [whoami], deps_type=Tenant)
         assert (await injector.run('who', {'operation': 'whoami'})).output == 'tenant of who'
+        assert await injector.call('who', {'operation': 'whoami'}) == 'tenant of who'
+        assert (await agent.run('{"operation": "whoami"}')).output == 'tenant of who'
 
 
 # --- Testing strategies ---------------------------------------------------------------------------

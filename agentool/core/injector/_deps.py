@@ -3,6 +3,9 @@
 A `deps_type` is filled field by field: `AgenToolHandle` fields get a handle on the agentool they
 name, fields whose type a factory provides get that resource, fields with a default keep it. When
 a factory provides the `deps_type` itself, that factory makes the whole object.
+
+An injector subclass overriding `create_deps` or `acreate_deps` builds deps itself instead
+(`own_deps_form` tells which), and may build on the wiring's through `super()`.
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ __all__ = (
     'compile_deps',
     'build_deps',
     'run_without_loop',
+    'OwnDeps',
+    'own_deps_form',
 )
 
 _T = TypeVar('_T')
@@ -269,3 +274,15 @@ async def build_deps(plan: DepsPlan, scope: RunScope | None) -> Any:
         kwargs = plan.handles
     assert plan.construct is not None
     return plan.construct(**kwargs)
+
+
+# --- deps an injector subclass builds itself ------------------------------------------------------
+
+OwnDeps = Literal['create_deps', 'acreate_deps', 'both']
+"""Which of the deps builders an injector subclass overrides (the guide's `CustomInjector`)."""
+
+
+def own_deps_form(cls: type[Any], base: type[Any]) -> OwnDeps | None:
+    """Which of `base`'s deps builders `cls` overrides: `create_deps`, `acreate_deps`, both, or neither (`None`)."""
+    sync, async_ = cls.create_deps is not base.create_deps, cls.acreate_deps is not base.acreate_deps
+    return ('both' if sync else 'acreate_deps') if async_ else 'create_deps' if sync else None

@@ -2,10 +2,10 @@
 
 `agent.run` without `deps=` (through the manager tool of the agent `create_agentool` returns),
 `injector.call`, the CLI's `call` and the MCP server all build an agentool's deps the same way:
-the injector in effect builds its `deps_type` (handles, provided resources, field defaults) in a
-run scope closed when the call ends. When it cannot, and the `deps_type` does not admit `None`,
-`MissingDepsError` says what is missing and how to provide it; a tool that declared a deps type
-is never handed `None`.
+the injector in effect builds its `deps_type` (handles, provided resources, field defaults; or
+the injector subclass's own `create_deps`) in a run scope closed when the call ends. When it
+cannot, and the `deps_type` does not admit `None`, `MissingDepsError` says what is missing and
+how to provide it; a tool that declared a deps type is never handed `None`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from ...errors import AgenToolNotFoundError, DependencyError
+from ...errors import AgenToolNotFoundError
 from ._deps import declares_deps
 from ._missing import admits_none, missing_deps_error
 from ._scope import get_injector
@@ -38,8 +38,13 @@ async def injected_deps(name: str, deps_type: Any) -> AsyncGenerator[Any]:
     injector = get_injector()
     async with injector.run_scope():
         try:
+            # The builder `injector.call` and `injector.run` use (a subclass's own `create_deps` too):
+            # what it raises, `MissingDepsError` included, reaches the caller as they raise it.
             deps = await injector.acreate_deps(name)
-        except (DependencyError, AgenToolNotFoundError) as error:
+        except AgenToolNotFoundError as error:
+            if name in injector:  # not about this agentool: the builder's own error
+                raise
+            # Only here: the agent was registered with another injector than the one in effect.
             if not admits_none(deps_type):
                 raise missing_deps_error(name, deps_type, error) from error
             deps = None

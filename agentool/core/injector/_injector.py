@@ -27,7 +27,7 @@ from ...telemetry import TRACER_NAME, operation_span
 from .._tool_errors import failed_error, retry_error
 from ..durability import active_dispatcher, is_durable
 from ..registry import AgenToolRegistry
-from ._deps import DepsPlan, build_deps, run_without_loop
+from ._deps import DepsPlan, OwnDeps, build_deps, own_deps_form, run_without_loop
 from ._frame import Frame as _Frame
 from ._frame import frame as _frame
 from ._graph import cycle_error, not_found
@@ -67,6 +67,9 @@ class AgenToolInjector(Wiring):
         self._tracer: Tracer | None = None
         self.tracer_provider = tracer_provider
         self._overridden = False
+        # Which deps builder a subclass overrides (the guide's `CustomInjector`), found once: a surface
+        # building the deps of a call given none reads this one attribute to know whether to ask it.
+        self._own_deps: OwnDeps | None = own_deps_form(type(self), AgenToolInjector)
         self._overrides: ContextVar[dict[str, Target] | None] = ContextVar(
             f'agentool_overrides_{id(self):x}', default=None
         )
@@ -129,9 +132,9 @@ class AgenToolInjector(Wiring):
         """Run the agent behind `agent_name` on `input_data` with full agent semantics; return the run result.
 
         `input_data` is a JSON string, a dict, a pydantic model or any value pydantic can serialise.
-        Unless `deps=` is given, the deps are built for this run: by `self.create_deps(agent_name)`
-        when a subclass overrides it (the guide's `CustomInjector`), else by the injector's wiring,
-        whose resources this run owns and closes.
+        Unless `deps=` is given, the deps are built for this run as on every surface: by the
+        subclass's own `create_deps`/`acreate_deps` when it overrides one and the agent declares a
+        `deps_type`, else by the injector's wiring; this run owns and closes their resources.
         """
         name, input = agent_name, input_data
         target = self._target(name)
@@ -142,8 +145,8 @@ class AgenToolInjector(Wiring):
         token, scope, owner = self._enter(name)
         try:
             if 'deps' not in run_kwargs:
-                if type(self).create_deps is not AgenToolInjector.create_deps:
-                    run_kwargs['deps'] = self.create_deps(name)
+                if self._own_deps is not None and target.needs_deps:
+                    run_kwargs['deps'] = await self.acreate_deps(name)
                 else:
                     run_kwargs['deps'] = await self._deps(target, scope)
             result = await target.agent.run(prompt, **run_kwargs)
@@ -215,7 +218,11 @@ class AgenToolInjector(Wiring):
         try:
             try:
                 if deps is UNSET:
-                    if not target.needs_deps or (plan := self._implicit_plan(target)) is None:
+                    if not target.needs_deps:
+                        deps = None
+                    elif self._own_deps is not None:  # the subclass's own deps, as on every surface
+                        deps = await self.acreate_deps(name)
+                    elif (plan := self._implicit_plan(target)) is None:
                         deps = None
                     elif plan.needs_scope:
                         deps = await build_deps(plan, scope)
@@ -263,21 +270,27 @@ class AgenToolInjector(Wiring):
         (sync, or async ones that do not actually wait). Use `await acreate_deps(name)` for
         resources that do.
 
+        A subclass may override it (or `acreate_deps`) to build deps itself: every surface given no
+        deps then asks it for those of an agentool that declares a `deps_type`. This base form
+        always builds with the wiring (so `super().create_deps(name)` in an override does), never
+        with an overriding `acreate_deps`: that override may call it, and must not be called back.
+
         Raises:
             DepsUnavailableError: a resource factory waits on I/O; names the async form to use.
         """
-        return run_without_loop(self.acreate_deps(agent_name), agent_name)
+        return run_without_loop(self._wired_deps(agent_name), agent_name)
 
     async def acreate_deps(self, agent_name: str) -> Any:
         """The deps `run(name, ...)` would pass: an instance of the agent's `deps_type`, or `None`.
 
         Inside a run (or `run_scope()`) its resources belong to that run; outside one, closing
-        them is the caller's job.
+        them is the caller's job. Every surface given no deps asks it (for an agentool declaring a
+        `deps_type`), so a subclass overriding only `create_deps` is answered by that override here;
+        otherwise, and through `super().acreate_deps(name)`, this builds with the wiring.
         """
-        target = self._target(agent_name)
-        frame = _frame.get()
-        scope = frame[1] if frame is not None and frame[0] is self else None
-        return await self._deps(target, RunScope() if scope is None else scope)
+        if self._own_deps == 'create_deps':  # its `super().create_deps()` is the wiring's: no recursion
+            return self.create_deps(agent_name)
+        return await self._wired_deps(agent_name)
 
     @asynccontextmanager
     async def run_scope(self) -> AsyncGenerator[None]:
@@ -323,6 +336,12 @@ class AgenToolInjector(Wiring):
     async def _deps(self, target: Target, scope: RunScope | None) -> Any:
         plan = self._implicit_plan(target)
         return None if plan is None else await build_deps(plan, scope)
+
+    async def _wired_deps(self, name: str) -> Any:
+        """The deps of `name` as the wiring builds them, in the run in progress (else in a scope of their own)."""
+        frame = _frame.get()
+        scope = frame[1] if frame is not None and frame[0] is self else None
+        return await self._deps(self._target(name), RunScope() if scope is None else scope)
 
     def _implicit_plan(self, target: Target) -> DepsPlan | None:
         """How to build the deps of a call given none; `None`: no deps, or unbuildable ones the type lets be `None`.
