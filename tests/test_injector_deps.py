@@ -435,3 +435,43 @@ async def test_a_factory_may_provide_the_whole_deps_object(injector: AgenToolInj
 
     injector.provide(StoreDeps, make_deps)
     assert await injector.call('store', {'operation': 'get', 'key': 'k'}) == f'store(k, db={id(db)})'
+
+
+# --- deps are built only for a tool that can read them --------------------------------------------
+
+
+class Unprovided:
+    """A resource no factory provides."""
+
+
+@dataclass
+class NeedsUnprovided:
+    thing: Unprovided
+
+
+class MixedInput(BaseOperationInput):
+    operation: Literal['plain', 'reads']
+
+
+async def plain_tool() -> str:
+    return 'plain'
+
+
+async def reading_tool(ctx: RunContext[NeedsUnprovided]) -> str:
+    return type(ctx.deps).__name__
+
+
+async def test_deps_are_built_only_for_a_tool_taking_a_context_on_every_surface(injector: AgenToolInjector) -> None:
+    routing = RoutingConfig(operation_map={'plain': 'plain_tool', 'reads': 'reading_tool'})
+    agent = create_agentool('mixed', MixedInput, routing, [plain_tool, reading_tool], deps_type=NeedsUnprovided)
+    plain, reads = '{"operation": "plain"}', '{"operation": "reads"}'
+    # A tool that takes no context cannot read deps: none are built, so none can be missing.
+    assert await injector.call('mixed', plain) == 'plain'
+    assert (await injector.run('mixed', plain)).output == 'plain'
+    assert (await agent.run(plain)).output == 'plain'
+    messages: set[str] = set()
+    for surface in (injector.call('mixed', reads), injector.run('mixed', reads), agent.run(reads)):
+        with pytest.raises(MissingDepsError) as raised:
+            await surface
+        messages.add(raised.value.message)
+    assert len(messages) == 1  # the same error on every surface

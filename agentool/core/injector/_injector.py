@@ -17,7 +17,7 @@ from typing import Any, cast
 
 from opentelemetry.context import get_current
 from opentelemetry.trace import Tracer, TracerProvider, get_current_span
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from pydantic_ai import AgentRunResult, ModelRetry, ToolFailed
 from pydantic_ai.agent import AbstractAgent
 from pydantic_core import PydanticSerializationError, to_json
@@ -26,6 +26,7 @@ from ...errors import AgenToolNotFoundError, ConfigurationError, DependencyError
 from ...telemetry import TRACER_NAME, operation_span
 from .._tool_errors import failed_error, retry_error
 from ..durability import active_dispatcher, is_durable
+from ..manager import AgenToolManager
 from ..registry import AgenToolRegistry
 from ._deps import DepsPlan, OwnDeps, build_deps, own_deps_form, run_without_loop
 from ._frame import Frame as _Frame
@@ -140,12 +141,14 @@ class AgenToolInjector(Wiring):
         target = self._target(name)
         data = serialise(name, input)
         prompt = data if isinstance(data, str) else data.decode()
-        if target.manager is not None:
-            target.manager.validate_json(prompt)  # same error the model raises, before any resource is made
+        # The same error the model raises, before any resource is made.
+        validated = None if (manager := target.manager) is None else manager.validate_json(prompt)
         token, scope, owner = self._enter(name)
         try:
             if 'deps' not in run_kwargs:
-                if self._own_deps is not None and target.needs_deps:
+                if validated is not None and not _reads_deps(manager, validated):
+                    run_kwargs['deps'] = None  # as `agent.run`: deps are built only for a tool taking a context
+                elif self._own_deps is not None and target.needs_deps:
                     run_kwargs['deps'] = await self.acreate_deps(name)
                 else:
                     run_kwargs['deps'] = await self._deps(target, scope)
@@ -218,8 +221,8 @@ class AgenToolInjector(Wiring):
         try:
             try:
                 if deps is UNSET:
-                    if not target.needs_deps:
-                        deps = None
+                    if not target.needs_deps or not _reads_deps(manager, validated):
+                        deps = None  # as `agent.run`: deps are built only for a tool taking a context
                     elif self._own_deps is not None:  # the subclass's own deps, as on every surface
                         deps = await self.acreate_deps(name)
                     elif (plan := self._implicit_plan(target)) is None:
@@ -355,3 +358,10 @@ class AgenToolInjector(Wiring):
                 self._plans[target.deps_type] = None  # until the wiring changes (`provide`, `register`)
                 return None
             raise missing_deps_error(target.name, target.deps_type, error) from error
+
+
+def _reads_deps(manager: AgenToolManager | None, validated: BaseModel | None) -> bool:
+    """Whether the tool `validated` routes to takes a context, the only way deps reach it."""
+    if manager is None or validated is None:
+        return True
+    return manager.tool_for(manager.operation_of(validated)).takes_ctx
