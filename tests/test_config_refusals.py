@@ -19,6 +19,7 @@ from agentool import (
     AgenToolConfig,
     AgenToolInjector,
     AgenToolManager,
+    AgenToolModel,
     AgenToolNotFoundError,
     AgenToolRegistry,
     BaseOperationInput,
@@ -145,6 +146,26 @@ def test_the_injector_refuses_a_name_that_is_not_a_non_empty_string(name: Any) -
         assert injector.list_names() == []  # nothing stored, so every lookup still works
         with pytest.raises(AgenToolNotFoundError):
             injector.get('nope')
+
+
+@pytest.mark.parametrize('name', ['   ', '\t', '\n '])
+def test_a_blank_name_is_refused_wherever_a_name_is_given(name: str, registry: AgenToolRegistry) -> None:
+    # A blank name renders as nothing (an empty Markdown heading, an invisible CLI row).
+    config = AgenToolConfig(GoInput, _routing(), tools=[go])
+    refusals = [
+        lambda: create_agentool(name, GoInput, _routing(), [go]),
+        lambda: registry.register(name, config),
+        lambda: AgenToolManager(name, config, [go]),
+        lambda: AgenToolInjector().register(name, Agent(TestModel())),
+        lambda: AgenToolModel(name),
+    ]
+    for refuse in refusals:
+        with pytest.raises(ConfigurationError, match='not only whitespace') as caught:
+            refuse()
+        assert caught.value.details == {'option': 'name', 'value': repr(name)}
+    assert registry.list_names() == []
+    create_agentool(' padded ', GoInput, _routing(), [go])  # only a name with nothing but whitespace is blank
+    assert registry.list_names() == [' padded ']
 
 
 def test_the_injector_refuses_what_is_not_an_agent() -> None:

@@ -39,11 +39,15 @@ def _refuse(option: str, expected: str, value: object, agentool: str | None = No
 
 
 def check_name(name: object) -> str:
-    """`name` if it is a usable agentool name (a non-empty string); else `ConfigurationError` naming it."""
-    if isinstance(name, str) and name:
+    """`name` if it is a usable agentool name (a string with something besides whitespace); else `ConfigurationError`.
+
+    A blank name would be listed, logged and rendered as nothing (an empty Markdown heading, an
+    invisible CLI row), so two of them could not be told apart.
+    """
+    if isinstance(name, str) and name and not name.isspace():
         return name
     raise ConfigurationError(
-        f'an agentool name must be a non-empty string; got {name!r} ({type(name).__name__})',
+        f'an agentool name must be a non-empty string, not only whitespace; got {name!r} ({type(name).__name__})',
         option='name',
         value=repr(name),
     )
