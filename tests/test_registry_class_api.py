@@ -15,7 +15,9 @@ from agentool import (
     ConfigurationError,
     RoutingConfig,
     create_agentool,
+    get_injector,
     get_registry,
+    use_injector,
     use_registry,
 )
 from agentool.core.manager import AgenToolManager
@@ -422,3 +424,12 @@ def test_use_registry_refuses_what_is_not_a_registry() -> None:
     with pytest.raises(ConfigurationError, match='registry must be an AgenToolRegistry or None') as caught:
         scope.__enter__()
     assert caught.value.details['option'] == 'registry'
+
+
+def test_use_injector_refuses_what_is_not_an_injector() -> None:
+    before = get_injector()
+    scope = use_injector('not an injector')  # pyright: ignore[reportArgumentType]
+    with pytest.raises(ConfigurationError, match='injector must be an AgenToolInjector or None') as caught:
+        scope.__enter__()
+    assert caught.value.details == {'option': 'injector', 'value': "'not an injector'"}
+    assert get_injector() is before  # nothing was put in effect

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Generator
 from contextlib import contextmanager
 
+from .._option_checks import check_instance
 from ..registry import get_registry
 from ._frame import frame as _frame
 from ._injector import AgenToolInjector
@@ -39,7 +40,12 @@ def use_injector(injector: AgenToolInjector | None = None) -> Generator[AgenTool
     """Make `injector` (a fresh one by default) the injector in effect inside the block.
 
     Task-local (a context variable) and restored on exit, even on error.
+
+    Raises:
+        ConfigurationError: `injector` is not an `AgenToolInjector` (checked on entry, as `use_registry`
+            does: otherwise every agentool lookup inside the block would fail somewhere unrelated).
     """
+    check_instance('injector', injector, AgenToolInjector, optional=True)
     injector = AgenToolInjector() if injector is None else injector
     frame = _frame.get()
     keep = frame is not None and frame[0] is injector
