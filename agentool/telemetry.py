@@ -28,7 +28,7 @@ from opentelemetry.trace import (
 )
 from opentelemetry.util.types import AttributeValue
 
-from .core._option_checks import check_tracer
+from .core._option_checks import check_instance, check_text, check_tracer
 from .errors import ConfigurationError
 
 __all__ = (
@@ -107,8 +107,10 @@ def operation_span(
         attributes: Extra span attributes.
 
     Raises:
-        ConfigurationError: `surface` is not one of `Surface`, or `tracer` is not a tracer (cheap checks,
-            made on every call: an untraced direct call does not come here).
+        ConfigurationError: `agentool` or `operation` is not a string, `surface` is not one of `Surface`,
+            `tracer` is not a tracer, or `attributes` is not a mapping. Checked on every call, traced or
+            not, so a mistake shows before tracing is turned on; the checks are type tests only (the
+            toolset and MCP surfaces come here on every call, an untraced direct call does not).
 
     Example:
         ```python {test="skip"}
@@ -116,6 +118,8 @@ def operation_span(
             result = await manager.execute(ctx, validated)
         ```
     """
+    check_text('agentool', agentool)
+    check_text('operation', operation)
     if surface not in _SURFACES:
         raise ConfigurationError(
             f'surface must be one of {", ".join(map(repr, _SURFACES))}; got {surface!r}',
@@ -123,6 +127,10 @@ def operation_span(
             value=repr(surface),
         )
     check_tracer('tracer', tracer)
+    # Only the mapping itself: its values are OpenTelemetry's to check (it drops a bad one with a
+    # warning). `None`, the usual case, skips the slower abstract-class test.
+    if attributes is not None:
+        check_instance('attributes', attributes, Mapping, optional=True)
     # A proxy tracer would only forward to the global provider, so it counts as none too.
     if tracer is None or isinstance(tracer, (NoOpTracer, ProxyTracer)):
         tracer = _GLOBAL.get_tracer(TRACER_NAME)

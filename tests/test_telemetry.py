@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
@@ -239,3 +240,23 @@ def test_a_tracer_that_is_not_one_is_refused_when_the_span_is_asked_for(bad: obj
     with pytest.raises(ConfigurationError, match='tracer must be an OpenTelemetry Tracer') as caught:
         operation_span('a', 'b', tracer=bad)  # pyright: ignore[reportArgumentType]
     assert caught.value.details == {'option': 'tracer', 'value': repr(bad)}
+
+
+@pytest.mark.parametrize(
+    ('arguments', 'option'),
+    [
+        ({'agentool': 5, 'operation': 'b'}, 'agentool'),
+        ({'agentool': 'a', 'operation': None}, 'operation'),
+        ({'agentool': 'a', 'operation': 'b', 'attributes': 'bad'}, 'attributes'),
+        ({'agentool': 'a', 'operation': 'b', 'attributes': [1, 2]}, 'attributes'),
+    ],
+)
+@pytest.mark.parametrize('traced', [True, False])
+def test_wrong_arguments_are_refused_whether_or_not_tracing_is_on(
+    arguments: dict[str, Any], option: str, traced: bool, tracer: Tracer, exporter: InMemorySpanExporter
+) -> None:
+    # Untraced, the no-op fast path used to accept them, and traced they failed with ValueError or TypeError.
+    with pytest.raises(ConfigurationError, match=f'^{option} must be') as caught:
+        operation_span(**arguments, tracer=tracer if traced else None)
+    assert caught.value.details == {'option': option, 'value': repr(arguments[option])}
+    assert exporter.get_finished_spans() == ()
