@@ -1,12 +1,23 @@
-"""export_catalog: JSON-serialisable, deterministic, independent of registration order and time."""
+"""export_catalog: JSON-serialisable, deterministic, independent of registration order and time; arguments checked."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
-from agentool import AgenToolRegistry, BaseOperationInput, RoutingConfig, create_agentool, use_registry
+import pytest
+
+import agentool.catalog as catalog_api
+from agentool import (
+    AgenToolRegistry,
+    BaseOperationInput,
+    ConfigurationError,
+    RoutingConfig,
+    create_agentool,
+    use_registry,
+)
 from examples.calculator import create_calculator
 from tests.agentools import create_storage
 
@@ -64,3 +75,56 @@ def test_empty_registry_catalog(registry: AgenToolRegistry) -> None:
         'total_agentools': 0,
         'agentools': [],
     }
+
+
+def _catalog_calls() -> dict[str, Callable[[Any], object]]:
+    """Every public catalog function that reads a registry, called with `registry` as that registry."""
+    return {
+        'export_catalog': catalog_api.export_catalog,
+        'list_detailed': catalog_api.list_detailed,
+        'search': catalog_api.search,
+        'catalog_entry': lambda registry: catalog_api.catalog_entry(registry, 'ping'),
+        'input_schema': lambda registry: catalog_api.input_schema(registry, 'ping'),
+        'operations': lambda registry: catalog_api.operations(registry, 'ping'),
+        'tools_info': lambda registry: catalog_api.tools_info(registry, 'ping'),
+        'markdown_docs': catalog_api.markdown_docs,
+        'openapi_spec': catalog_api.openapi_spec,
+        'dependency_graph': catalog_api.dependency_graph,
+        'mermaid_graph': catalog_api.mermaid_graph,
+    }
+
+
+@pytest.mark.parametrize('function', list(_catalog_calls()))
+@pytest.mark.parametrize('not_a_registry', [None, 'registry', 5, [], {}])
+def test_catalog_functions_refuse_what_is_not_a_registry(
+    registry: AgenToolRegistry, function: str, not_a_registry: object
+) -> None:
+    create_agentool('ping', PingInput, RoutingConfig(operation_map={'ping': 'ping'}), [ping])
+    call = _catalog_calls()[function]
+    with pytest.raises(ConfigurationError, match=r'^registry must be an AgenToolRegistry') as caught:
+        call(not_a_registry)  # an AttributeError from deep inside, before
+    assert caught.value.details == {'option': 'registry', 'value': repr(not_a_registry)}
+    call(registry)
+
+
+@pytest.mark.parametrize(
+    ('generate', 'option', 'value'),
+    [
+        (lambda r, v: r.generate_api_spec(title=v), 'title', 123),
+        (lambda r, v: r.generate_api_spec(version=v), 'version', 1),
+        (lambda r, v: r.generate_api_spec(description=v), 'description', 5),
+        (lambda r, v: r.generate_markdown_docs(title=v), 'title', 123),
+        (lambda r, v: r.generate_dependency_graph(include_tools=v), 'include_tools', 'no'),
+        (lambda r, v: r.generate_mermaid_graph(include_tools=v), 'include_tools', 'no'),
+        (lambda r, v: r.generate_mermaid_graph(include_tools=v), 'include_tools', 0),
+    ],
+)
+def test_generators_refuse_options_of_the_wrong_type(
+    registry: AgenToolRegistry, generate: Callable[[AgenToolRegistry, object], object], option: str, value: object
+) -> None:
+    # Each was accepted (a title of 123 in the OpenAPI info, a truthy 'no' including the tools) or
+    # failed with an AttributeError.
+    create_agentool('ping', PingInput, RoutingConfig(operation_map={'ping': 'ping'}), [ping])
+    with pytest.raises(ConfigurationError, match=f'^{option} must be') as caught:
+        generate(registry, value)
+    assert caught.value.details == {'option': option, 'value': repr(value)}

@@ -29,6 +29,7 @@ from ..core._metadata import extract_tool_metadata
 from ..core._option_checks import check_string_or_strings, check_text
 from ..core._output_spec import output_value_type
 from ..core._signature import read_signature
+from ._arguments import check_registry
 from ._fields import CatalogField, FieldsSource, operation_fields, operation_request_schema, schema_key, type_label
 
 if TYPE_CHECKING:
@@ -191,6 +192,7 @@ def catalog_entry(registry: AgenToolRegistry, name: str) -> CatalogEntry:
     Works from the configuration alone, so an agentool that cannot run (say, one whose tools are
     defined elsewhere) is described like any other.
     """
+    check_registry(registry)
     config = registry.require(name)
     schema = input_schema(registry, name)
     output_schema = None
@@ -215,6 +217,7 @@ def catalog_entry(registry: AgenToolRegistry, name: str) -> CatalogEntry:
 
 def list_detailed(registry: AgenToolRegistry) -> list[CatalogDetails]:
     """Every agentool in the guide's summary form (operation names, short tool entries), sorted by name."""
+    check_registry(registry)
     details: list[CatalogDetails] = []
     for name in registry.list_names():
         config = registry.require(name)
@@ -249,6 +252,7 @@ def list_detailed(registry: AgenToolRegistry) -> list[CatalogDetails]:
 
 def export_catalog(registry: AgenToolRegistry) -> Catalog:
     """The whole catalog: every agentool's entry, sorted by name."""
+    check_registry(registry)
     entries = [catalog_entry(registry, name) for name in registry.list_names()]
     return Catalog(
         version=GUIDE_CATALOG_VERSION,
@@ -268,6 +272,7 @@ def search(registry: AgenToolRegistry, tags: Sequence[str] | None = None, name_p
     Raises:
         ConfigurationError: `tags` is not a tag or a list of tags, or `name_pattern` not a string or None.
     """
+    check_registry(registry)
     wanted: set[str] = set() if tags is None else set(check_string_or_strings('tags', tags))
     check_text('name_pattern', name_pattern, optional=True)
     pattern = (name_pattern or '').lower()
@@ -286,6 +291,7 @@ def search(registry: AgenToolRegistry, tags: Sequence[str] | None = None, name_p
 
 def input_schema(registry: AgenToolRegistry, name: str) -> dict[str, Any]:
     """The JSON schema of agentool `name`'s input."""
+    check_registry(registry)
     schema = registry.require(name).input_schema
     if schema is BaseModel:  # the guide's placeholder for "no fields"; pydantic gives it no schema
         return {'properties': {}, 'title': 'BaseModel', 'type': 'object'}
@@ -297,6 +303,7 @@ def input_schema(registry: AgenToolRegistry, name: str) -> dict[str, Any]:
 
 def operations(registry: AgenToolRegistry, name: str) -> dict[str, CatalogOperation]:
     """Operation → its catalog description, in routing order."""
+    check_registry(registry)
     config = registry.require(name)
     schema = input_schema(registry, name)
     tools = {signature.name: signature for signature in map(read_signature, config.tools)}
@@ -358,6 +365,7 @@ def _tool_metadata(config: AgenToolConfig) -> dict[str, ToolMetadata]:
 
 def tools_info(registry: AgenToolRegistry, name: str) -> list[CatalogTool]:
     """The tool functions of agentool `name`, in the order they were given."""
+    check_registry(registry)
     config = registry.require(name)
     routed: dict[str, list[str]] = {}
     for op, route in _routes(config).items():

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NotRequired, TypedDict
 
+from ..core._option_checks import check_flag
+from ._arguments import check_registry
 from .data import tool_names
 
 if TYPE_CHECKING:
@@ -24,7 +26,13 @@ class DependencyGraph(TypedDict):
 
 
 def dependency_graph(registry: AgenToolRegistry, *, include_tools: bool = True) -> DependencyGraph:
-    """Declared dependencies between agentools, the dependencies not registered and the tools of each."""
+    """Declared dependencies between agentools, the dependencies not registered and the tools of each.
+
+    Raises:
+        ConfigurationError: `registry` is not a registry, or `include_tools` not `True` or `False`.
+    """
+    check_registry(registry)
+    check_flag('include_tools', include_tools)  # a truthy 'no' would include them
     agentools: dict[str, list[str]] = {}
     missing: dict[str, list[str]] = {}
     tools: dict[str, list[str]] = {}
@@ -48,6 +56,9 @@ def mermaid_graph(registry: AgenToolRegistry, *, include_tools: bool = True) -> 
 
     Agentools are rounded nodes, solid arrows point to the agentools they depend on, dotted arrows
     to their tools, and dependencies that are not registered are dashed nodes marked "(missing)".
+
+    Raises:
+        ConfigurationError: `registry` is not a registry, or `include_tools` not `True` or `False`.
     """
     graph = dependency_graph(registry, include_tools=include_tools)
     ids = {name: f'a{index}' for index, name in enumerate(graph['agentools'])}

@@ -17,6 +17,8 @@ import re
 from typing import TYPE_CHECKING, Any, cast
 
 from ..core._metadata import docstring_summary
+from ..core._option_checks import check_text
+from ._arguments import check_registry
 from .data import CatalogEntry, CatalogOperation, CatalogTool, export_catalog
 
 if TYPE_CHECKING:
@@ -85,7 +87,12 @@ def markdown_docs(registry: AgenToolRegistry, *, title: str | None = 'AgenTool R
     Args:
         registry: The registry to document.
         title: The level-1 heading; `None` leaves it out (each agentool is a level-2 section).
+
+    Raises:
+        ConfigurationError: `registry` is not a registry, or `title` not a string or `None`.
     """
+    check_registry(registry)
+    check_text('title', title, optional=True)
     catalog = export_catalog(registry)
     lines: list[str] = [f'# {escape(title)}', ''] if title else []
     lines += [f'Total AgenTools: {catalog["total_agentools"]}', '']

@@ -18,8 +18,10 @@ from urllib.parse import quote
 
 from pydantic import TypeAdapter
 
+from ..core._option_checks import check_text
 from ..core._output_spec import output_value_type
 from ..errors import ConfigurationError
+from ._arguments import check_registry
 from .data import JsonSchemaGenerator, export_catalog, operation_request_schema
 
 if TYPE_CHECKING:
@@ -58,8 +60,14 @@ def openapi_spec(
     """An OpenAPI document for every agentool in `registry` (JSON-serialisable, deterministic).
 
     Raises:
-        ConfigurationError: `openapi_version` is not one this generator writes (`3.0.0` or `3.1.0`).
+        ConfigurationError: `openapi_version` is not one this generator writes (`3.0.0` or `3.1.0`),
+            `registry` is not a registry, `title` or `version` not a string, or `description` not a
+            string or `None` (the document would not validate).
     """
+    check_registry(registry)
+    check_text('title', title)
+    check_text('version', version)
+    check_text('description', description, optional=True)
     if openapi_version not in OPENAPI_VERSIONS:
         raise ConfigurationError(
             f'openapi_version must be one of {", ".join(map(repr, OPENAPI_VERSIONS))}; got {openapi_version!r} '

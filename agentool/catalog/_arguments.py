@@ -1,0 +1,33 @@
+"""The registry argument every catalog function takes, checked where it is given."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from ..errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from ..core.config import AgenToolConfig
+
+__all__ = ('check_registry',)
+
+
+@runtime_checkable
+class _Registry(Protocol):
+    """What the catalog reads from a registry.
+
+    The catalog may not import the registry module (the registry imports the catalog to delegate to
+    it), so a registry is recognised by the methods the catalog calls rather than by its class.
+    """
+
+    def list_names(self) -> list[str]: ...
+
+    def require(self, name: str) -> AgenToolConfig: ...
+
+
+def check_registry(registry: object) -> None:
+    """Raise `ConfigurationError` unless `registry` is a registry (`None`, a dict or a name would fail deep inside)."""
+    if not isinstance(registry, _Registry):
+        raise ConfigurationError(
+            f'registry must be an AgenToolRegistry; got {registry!r}', option='registry', value=repr(registry)
+        )
