@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import importlib
 import json
-from typing import Any, Literal
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Literal
 
 import jsonschema
 import pytest
+from openapi_schema_validator import OAS30Validator
 from openapi_spec_validator import OpenAPIV30SpecValidator, OpenAPIV31SpecValidator, validate
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, WithJsonSchema
 
 from agentool import AgenToolRegistry, BaseOperationInput, ConfigurationError, Route, RoutingConfig, create_agentool
 from examples.calculator import create_calculator
 from tests.agentools import create_storage
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 class Item(BaseModel):
@@ -221,3 +227,107 @@ def test_a_version_the_generator_does_not_write_is_refused(registry: AgenToolReg
     }
     with pytest.raises(ConfigurationError, match=repr(openapi_version)):
         AgenToolRegistry.generate_api_spec(openapi_version=openapi_version)
+
+
+# --- 3.0: schemas rewritten where they are schemas, and only there ----------------------------------
+
+
+class Cat(BaseModel):
+    kind: Literal['cat']
+    meows: int
+
+
+class Dog(BaseModel):
+    kind: Literal['dog']
+    barks: bool
+
+
+class Node(BaseModel):
+    value: int
+    children: list[Node] = []
+
+
+class OddInput(BaseOperationInput):
+    """Types JSON Schema 2020-12 and OpenAPI 3.0 say differently."""
+
+    operation: Literal['go']
+    const: int | None = None  # a property with a keyword's name is a name, not a keyword
+    pair: tuple[int, str] | None = None
+    empty: tuple[()] = ()
+    nothing: None = None
+    choice: Literal['a', 'b'] | None = None
+    pet: Annotated[Cat | Dog, Field(discriminator='kind')] | None = None
+    tree: Node | None = Field(default=None, description='A tree.')
+    either: int | str | None = None
+    keyed: dict[Annotated[str, Field(min_length=2)], int] = Field(default_factory=dict[str, int])
+    bounded: Annotated[float, Field(gt=0, lt=10)] = 1
+    patterned: dict[Annotated[str, Field(pattern='^a')], int] = Field(default_factory=dict[str, int])
+    listed: Annotated[int | str | None, WithJsonSchema({'type': ['integer', 'string', 'null']})] = None
+    extra: dict[str, Any] = Field(default={'const': 1, 'type': 'null'})  # a default is data, not a schema
+
+
+async def odd(pair: tuple[int, str] | None = None) -> tuple[int, int]:
+    return (1, 2)
+
+
+def test_30_rewrites_schemas_only_and_stays_as_loose_as_the_2020_12_schema(registry: AgenToolRegistry) -> None:
+    create_agentool('odd', OddInput, RoutingConfig(operation_map={'go': 'odd'}), [odd])
+    spec = registry.generate_api_spec()
+    assert not list(OpenAPIV30SpecValidator(spec).iter_errors())  # prefixItems and `type: null` were refused
+    schemas = spec['components']['schemas']
+    properties = schemas['OddInput']['properties']
+    assert properties['const'] == {'type': 'integer', 'default': None, 'title': 'Const', 'nullable': True}
+    assert 'enum' not in properties  # the property called `const` was taken for the keyword and renamed
+    assert properties['extra']['default'] == {'const': 1, 'type': 'null'}
+    assert properties['pair']['items'] == {'anyOf': [{'type': 'integer'}, {'type': 'string'}]}
+    assert (properties['pair']['minItems'], properties['pair']['maxItems']) == (2, 2)
+    assert properties['choice']['enum'] == ['a', 'b', None]  # 3.0.3: a nullable enum lists null
+    assert properties['tree']['anyOf'] == [{'$ref': '#/components/schemas/Node'}, {'enum': [None], 'nullable': True}]
+    output = spec['paths']['/agentools/odd/go']['post']['responses']['200']['content']['application/json']['schema']
+    assert output == {'type': 'array', 'minItems': 2, 'maxItems': 2, 'items': {'type': 'integer'}}
+    # Every input pydantic accepts, the 3.0 schema accepts too (checked by a 3.0 validator).
+    document = {**schemas['OddInput'], 'components': spec['components']}
+    request = spec['paths']['/agentools/odd/go']['post']['requestBody']['content']['application/json']['schema']
+    accepted = [
+        {'operation': 'go'},
+        {'operation': 'go', 'const': None, 'pair': None, 'nothing': None, 'choice': None, 'pet': None, 'tree': None},
+        {'operation': 'go', 'either': None, 'listed': None},
+        {
+            'operation': 'go',
+            'const': 1,
+            'pair': [1, 'a'],
+            'empty': [],
+            'choice': 'b',
+            'pet': {'kind': 'dog', 'barks': True},
+            'tree': {'value': 1, 'children': [{'value': 2}]},
+            'either': 'x',
+            'keyed': {'ab': 1},
+            'bounded': 9.5,
+            'patterned': {'ab': 1},
+            'listed': 'x',
+            'extra': {'type': 'null'},
+        },
+    ]
+    for value in accepted:
+        OddInput.model_validate(value)
+        assert not list(OAS30Validator(document).iter_errors(value)), value
+        assert not list(OAS30Validator({**request, 'components': spec['components']}).iter_errors({'operation': 'go'}))
+    assert list(OAS30Validator(document).iter_errors({'operation': 'go', 'bounded': 10}))  # bounds kept
+
+
+@pytest.mark.parametrize('openapi_version', ['3.0.0', '3.1.0'])
+def test_the_spec_of_every_shipped_example_is_valid(registry: AgenToolRegistry, openapi_version: Any) -> None:
+    # As the docs site publishes it (docs/hooks/catalog.py): every module of examples/ but the demo.
+    modules = sorted(f'examples.{path.stem}' for path in (ROOT / 'examples').glob('[!_]*.py') if path.stem != 'demo')
+    imported = {module: sys.modules.pop(module, None) for module in modules}
+    try:
+        for module in modules:
+            importlib.import_module(module)  # registers its agentools into this test's registry
+    finally:
+        for module, previous in imported.items():  # other tests keep the classes they imported
+            if previous is not None:
+                sys.modules[module] = previous
+    assert {'calculator', 'sessions', 'storage'} <= set(registry.list_names())
+    spec = registry.generate_api_spec(openapi_version=openapi_version)
+    validate(spec)
+    assert json.loads(json.dumps(spec, allow_nan=False)) == spec

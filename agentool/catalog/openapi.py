@@ -6,14 +6,16 @@ whose request body is its whole input schema, and each operation gets
 and the agentool's tags), whose request body is the input for that operation alone (the operation
 field fixed, only the fields it uses; see `agentool.catalog.data`). Models shared by several
 schemas live once under `components/schemas`. Names are percent-encoded in paths. Route metadata
-(hints, tags, limits) is under the `x-agentool` extension. For 3.0 the JSON schemas pydantic
-writes (2020-12) are rewritten to the 3.0 dialect: `const` as a one-value `enum`, `null`
-alternatives as `nullable`, numeric `exclusiveMinimum`/`exclusiveMaximum` as flags.
+(hints, tags, limits) is under the `x-agentool` extension. For 3.0 each JSON schema pydantic
+writes (2020-12) is rewritten to the 3.0 dialect (`agentool.catalog._openapi30`): `const` as a
+one-value `enum`, `null` as `nullable`, tuples as one `items` schema, numeric
+`exclusiveMinimum`/`exclusiveMaximum` as flags, keywords 3.0 lacks left out.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal, cast, get_args
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Literal, get_args
 from urllib.parse import quote
 
 from pydantic import TypeAdapter
@@ -22,6 +24,7 @@ from ..core._option_checks import check_text
 from ..core._output_spec import output_value_type
 from ..errors import ConfigurationError
 from ._arguments import check_registry
+from ._openapi30 import schema_30
 from .data import JsonSchemaGenerator, export_catalog, operation_request_schema
 
 if TYPE_CHECKING:
@@ -76,9 +79,12 @@ def openapi_spec(
             value=repr(openapi_version),
             supported=list(OPENAPI_VERSIONS),
         )
+    # Each schema is rewritten where it is made, so the rewrite sees schemas only, never the document around them.
+    dialect: Callable[[dict[str, Any]], dict[str, Any]] = schema_30 if openapi_version == '3.0.0' else _as_is
     catalog = export_catalog(registry)
     entries = catalog['agentools']
     inputs, outputs, components = _schemas(registry, [entry['name'] for entry in entries])
+    outputs = {name: dialect(schema) for name, schema in outputs.items()}
     error_name = _unique('AgenToolError', components)
     components[error_name] = _ERROR_SCHEMA
     error_ref = {'$ref': _REF_PREFIX + error_name}
@@ -111,7 +117,7 @@ def openapi_spec(
                     'summary': f'{name}: {op}',
                     **({'description': operation['description']} if operation['description'] else {}),
                     'tags': list(dict.fromkeys([op, *entry['tags']])),
-                    'requestBody': _body(schema),
+                    'requestBody': _body(dialect(schema)),
                     'responses': responses,
                     **({'deprecated': True} if operation['deprecated'] else {}),
                     'x-agentool': {
@@ -135,40 +141,9 @@ def openapi_spec(
         'info': info,
         'tags': [{'name': tag} for tag in sorted({tag for entry in entries for tag in entry['tags']})],
         'paths': paths,
-        'components': {'schemas': dict(sorted(components.items()))},
+        'components': {'schemas': {name: dialect(schema) for name, schema in sorted(components.items())}},
     }
-    return cast('dict[str, Any]', _to_openapi_30(spec)) if openapi_version == '3.0.0' else spec
-
-
-def _to_openapi_30(node: Any) -> Any:
-    """`node` with its JSON schemas in OpenAPI 3.0's dialect (a copy; see the module docstring)."""
-    if isinstance(node, list):
-        return [_to_openapi_30(item) for item in cast('list[Any]', node)]
-    if not isinstance(node, dict):
-        return node
-    converted = {key: _to_openapi_30(value) for key, value in cast('dict[str, Any]', node).items()}
-    if 'const' in converted:
-        converted['enum'] = [converted.pop('const')]
-    for bound, limit in (('exclusiveMinimum', 'minimum'), ('exclusiveMaximum', 'maximum')):
-        value = converted.get(bound)
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            converted[limit], converted[bound] = value, True
-    if 'examples' in converted and isinstance(converted['examples'], list) and 'schema' not in converted:
-        examples = cast('list[Any]', converted.pop('examples'))
-        if examples:
-            converted['example'] = examples[0]
-    choices = converted.get('anyOf')
-    if isinstance(choices, list) and {'type': 'null'} in choices:
-        others = [choice for choice in cast('list[Any]', choices) if choice != {'type': 'null'}]
-        del converted['anyOf']
-        if len(others) == 1 and '$ref' not in others[0]:
-            converted = {**others[0], **converted}
-        elif len(others) == 1:
-            converted['allOf'] = others
-        elif others:
-            converted['anyOf'] = others
-        converted['nullable'] = True
-    return converted
+    return spec
 
 
 def _schemas(registry: AgenToolRegistry, names: list[str]) -> tuple[dict[str, str], dict[str, Any], dict[str, Any]]:
@@ -197,6 +172,11 @@ def _schemas(registry: AgenToolRegistry, names: list[str]) -> tuple[dict[str, st
             components[ref.removeprefix(_REF_PREFIX)] = schema
         inputs[name] = ref
     return inputs, outputs, components
+
+
+def _as_is(schema: dict[str, Any]) -> dict[str, Any]:
+    """OpenAPI 3.1's dialect: JSON Schema 2020-12, as pydantic writes it."""
+    return schema
 
 
 def _body(schema: dict[str, Any]) -> dict[str, Any]:
