@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import re
 import sys
@@ -74,8 +73,14 @@ def _require(name: str) -> str:
     return name
 
 
+def _json_text(value: Any) -> str:
+    # Always RFC 8259 JSON: a float JSON has no number for, wherever it is left (an enum of floats, a
+    # schema's bound), is a string as the catalog writes an infinite default ('Infinity'), never `Infinity`.
+    return to_json(value, indent=2, serialize_unknown=True, inf_nan_mode='strings').decode()
+
+
 def _print_json(value: Any) -> None:
-    print(to_json(value, indent=2, serialize_unknown=True).decode())
+    print(_json_text(value))
 
 
 def _first_line(text: str | None) -> str:
@@ -234,13 +239,13 @@ def _configure_catalog(parser: argparse.ArgumentParser) -> None:
 def _run_catalog(args: argparse.Namespace) -> int:
     registry = _registry()
     if args.format == 'json':
-        text = to_json(registry.export_catalog(), indent=2).decode()
+        text = _json_text(registry.export_catalog())
     elif args.format == 'markdown':
         text = registry.generate_markdown_docs(title=args.title or 'AgenTool Registry Documentation')
     elif args.format == 'mermaid':
         text = registry.generate_mermaid_graph()
     else:
-        text = json.dumps(registry.generate_api_spec(title=args.title or 'AgenTool Registry API'), indent=2)
+        text = _json_text(registry.generate_api_spec(title=args.title or 'AgenTool Registry API'))
     _write(text, args.output)
     return 0
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from datetime import datetime
+from enum import Enum
 from typing import Any, Literal
 
 import pytest
@@ -128,3 +130,54 @@ def test_generators_refuse_options_of_the_wrong_type(
     with pytest.raises(ConfigurationError, match=f'^{option} must be') as caught:
         generate(registry, value)
     assert caught.value.details == {'option': option, 'value': repr(value)}
+
+
+class Level(float, Enum):
+    low = 1.0
+    top = float('inf')
+
+
+class LimitInput(BaseOperationInput):
+    operation: Literal['go']
+    limit: float = float('inf')
+    floor: float = float('-inf')
+    level: Level = Level.low
+
+
+async def limited(limit: float = float('inf'), floor: float = float('-inf')) -> float:
+    return limit
+
+
+def _strict_json(value: object) -> object:
+    """`value` through a JSON round trip that refuses `Infinity` and `NaN` (RFC 8259 has no such numbers)."""
+
+    def refuse(constant: str) -> object:
+        raise ValueError(f'not JSON: {constant}')
+
+    return json.loads(json.dumps(value, allow_nan=False), parse_constant=refuse)
+
+
+def test_infinite_defaults_and_examples_are_strings_so_every_output_is_json(registry: AgenToolRegistry) -> None:
+    # They were floats, which `json.dumps` writes as `Infinity`: no JSON parser has to accept that.
+    example = {'input': {'operation': 'go'}, 'output': float('nan')}
+    create_agentool('limits', LimitInput, RoutingConfig(operation_map={'go': 'limited'}), [limited], examples=[example])
+    catalog = registry.export_catalog()
+    _strict_json(catalog)
+    entry = catalog['agentools'][0]
+    assert [(f['name'], f['default']) for f in entry['operations'][0]['fields']] == [
+        ('limit', 'Infinity'),
+        ('floor', '-Infinity'),
+    ]
+    assert entry['examples'] == [{'input': {'operation': 'go'}, 'output': 'NaN'}]
+    assert entry['input_schema']['properties']['limit']['default'] == 'Infinity'
+    assert entry['input_schema']['$defs']['Level']['enum'] == [1.0, 'Infinity']
+    assert entry['operations'][0]['request_schema']['properties']['floor']['default'] == '-Infinity'
+    for version in ('3.0.0', '3.1.0'):
+        spec = registry.generate_api_spec(openapi_version=version)  # pyright: ignore[reportArgumentType]
+        assert spec['components']['schemas']['LimitInput']['properties']['limit']['default'] == 'Infinity'
+        _strict_json(spec)
+    _strict_json(registry.list_detailed())
+    markdown = registry.generate_markdown_docs()
+    assert '`limit` (`float`, optional, default `"Infinity"`)' in markdown
+    for block in re.findall(r'```json\n(.*?)\n```', markdown, flags=re.S):
+        _strict_json(json.loads(block))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -57,9 +58,13 @@ create_agentool('raw', ProfileInput, RoutingConfig(operation_map={'get': 'raw'})
 
 
 def agentool(*args: str, cwd: Path = ROOT, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    # This checkout first on the path: from another directory, `-m agentool` would find whichever
+    # agentool is installed in the environment instead.
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get('PYTHONPATH')]))
     return subprocess.run(
         [sys.executable, '-m', 'agentool', *args],
         cwd=cwd,
+        env={**os.environ, 'PYTHONPATH': path},
         input=stdin,
         capture_output=True,
         text=True,
@@ -249,3 +254,44 @@ def test_http_options_with_stdio_are_a_usage_error(
     assert main(['--import', 'examples.calculator', 'mcp', *options]) == 2
     err = capsys.readouterr().err
     assert err == (f'agentool mcp: error: {named} only apply to --transport streamable-http (the transport is stdio)\n')
+
+
+INFINITE_DEFAULT = """
+from typing import Literal
+
+from agentool import BaseOperationInput, RoutingConfig, create_agentool
+
+
+class LimitInput(BaseOperationInput):
+    operation: Literal['go']
+    limit: float = float('inf')
+
+
+async def go(limit: float = float('inf')) -> float:
+    return 1.0
+
+
+create_agentool('inf', LimitInput, RoutingConfig(operation_map={'go': 'go'}), [go])
+"""
+
+
+def test_json_outputs_are_json_even_with_an_infinite_default(tmp_path: Path) -> None:
+    # JSON has no number for infinity: these printed `Infinity` and exited 0.
+    (tmp_path / 'inf_tools.py').write_text(INFINITE_DEFAULT)
+    commands = [
+        ('catalog', '--format', 'json'),
+        ('catalog', '--format', 'openapi'),
+        ('schema', 'inf'),
+        ('schema', 'inf', '--operation', 'go'),
+        ('show', 'inf', '--json'),
+    ]
+
+    def refuse(constant: str) -> object:
+        raise ValueError(f'not JSON: {constant}')
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        runs = list(pool.map(lambda args: agentool('--import', 'inf_tools', *args, cwd=tmp_path), commands))
+    for args, run in zip(commands, runs, strict=True):
+        assert run.returncode == 0, (args, run.stderr)
+        assert '"Infinity"' in run.stdout, args  # written as a string, as pydantic's `ser_json_inf_nan='strings'`
+        json.loads(run.stdout, parse_constant=refuse)

@@ -13,9 +13,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypedDict, Union, cast, get_args, get_origin
 
 from pydantic.fields import FieldInfo
-from pydantic_core import PydanticUndefined, to_jsonable_python
+from pydantic_core import PydanticUndefined
 
 from ..core._requirements import FieldsSource, operation_requirements, probe_transform
+from ._json import json_value
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -44,7 +45,7 @@ class CatalogField(TypedDict):
     description: str | None
     required: bool
     default: Any
-    """The default value (JSON); `None` when the field is required or its default is computed."""
+    """The default value (JSON, see `json_value`); `None` when the field is required or its default is computed."""
 
 
 def type_label(annotation: Any) -> str:
@@ -108,7 +109,7 @@ def _field(name: str, info: FieldInfo, required: bool, properties: dict[str, Any
         type=type_label(info.annotation),
         description=info.description,
         required=required,
-        default=to_jsonable_python(default, serialize_unknown=True),
+        default=json_value(default),
     )
 
 

@@ -22,8 +22,6 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 from pydantic import BaseModel, TypeAdapter
-from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
-from pydantic_core import to_jsonable_python
 
 from ..core._metadata import extract_tool_metadata
 from ..core._option_checks import check_string_or_strings, check_text
@@ -31,10 +29,9 @@ from ..core._output_spec import output_value_type
 from ..core._signature import read_signature
 from ._arguments import check_registry
 from ._fields import CatalogField, FieldsSource, operation_fields, operation_request_schema, schema_key, type_label
+from ._json import JsonSchemaGenerator, json_value
 
 if TYPE_CHECKING:
-    from pydantic_core import CoreSchema, core_schema
-
     from ..core._signature import ToolSignature
     from ..core.config import AgenToolConfig, Route, ToolMetadata
     from ..core.registry import AgenToolRegistry
@@ -168,21 +165,6 @@ class Catalog(TypedDict):
     agentools: list[CatalogEntry]
 
 
-class JsonSchemaGenerator(GenerateJsonSchema):
-    """pydantic's generator, except that a type with no JSON schema gives `{}` instead of an error."""
-
-    def handle_invalid_for_json_schema(
-        self,
-        schema: CoreSchema
-        | core_schema.ModelField
-        | core_schema.DataclassField
-        | core_schema.TypedDictField
-        | core_schema.ComputedField,
-        error_info: str,
-    ) -> JsonSchemaValue:
-        return {}
-
-
 # --- entries ---------------------------------------------------------------------------------
 
 
@@ -205,7 +187,7 @@ def catalog_entry(registry: AgenToolRegistry, name: str) -> CatalogEntry:
         version=config.version,
         tags=list(config.tags),
         dependencies=list(dict.fromkeys(config.dependencies)),
-        examples=to_jsonable_python(config.examples, serialize_unknown=True),
+        examples=json_value(config.examples),
         operation_field=_operation_key(config, schema),
         input_schema=schema,
         output_type=None if value_type is None else type_label(value_type),
