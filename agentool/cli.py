@@ -12,7 +12,8 @@ agentool [--import MODULE]... COMMAND ...
 ```
 
 Nothing is imported implicitly: `--import MODULE` (repeatable, before or after the command)
-imports the modules that register agentools; the working directory is importable. Errors are
+imports the modules that register agentools; the working directory is importable, and no
+`__pycache__/` is written for what is imported that way. Errors are
 one line on stderr and exit status 1 (2 for usage errors), never a traceback.
 
 Each command is a `Command` in `COMMANDS`; a new one is a function taking the parsed arguments
@@ -355,7 +356,14 @@ def _parser() -> argparse.ArgumentParser:
 def _import_modules(modules: Sequence[str]) -> None:
     if modules and os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
-    import_modules(modules, option='--import')
+    # The working directory is the user's: looking at their agentools must not leave `__pycache__/`
+    # next to their modules. Only for these imports: a program calling `main()` keeps its setting.
+    write_bytecode = sys.dont_write_bytecode
+    sys.dont_write_bytecode = True
+    try:
+        import_modules(modules, option='--import')
+    finally:
+        sys.dont_write_bytecode = write_bytecode
 
 
 def main(argv: Sequence[str] | None = None) -> int:

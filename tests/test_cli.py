@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -57,14 +58,16 @@ create_agentool('raw', ProfileInput, RoutingConfig(operation_map={'get': 'raw'})
 '''
 
 
-def agentool(*args: str, cwd: Path = ROOT, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+def agentool(
+    *args: str, cwd: Path = ROOT, stdin: str | None = None, env: Mapping[str, str] = os.environ
+) -> subprocess.CompletedProcess[str]:
     # This checkout first on the path: from another directory, `-m agentool` would find whichever
     # agentool is installed in the environment instead.
-    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get('PYTHONPATH')]))
+    path = os.pathsep.join(filter(None, [str(ROOT), env.get('PYTHONPATH')]))
     return subprocess.run(
         [sys.executable, '-m', 'agentool', *args],
         cwd=cwd,
-        env={**os.environ, 'PYTHONPATH': path},
+        env={**env, 'PYTHONPATH': path},
         input=stdin,
         capture_output=True,
         text=True,
@@ -295,3 +298,11 @@ def test_json_outputs_are_json_even_with_an_infinite_default(tmp_path: Path) -> 
         assert run.returncode == 0, (args, run.stderr)
         assert '"Infinity"' in run.stdout, args  # written as a string, as pydantic's `ser_json_inf_nan='strings'`
         json.loads(run.stdout, parse_constant=refuse)
+
+
+def test_importing_from_the_working_directory_writes_nothing_there(tools_dir: Path) -> None:
+    # With Python's defaults (bytecode written), `--import` left `__pycache__/` in the user's directory.
+    defaults = {name: value for name, value in os.environ.items() if name != 'PYTHONDONTWRITEBYTECODE'}
+    run = agentool('--import', 'cli_tools', 'list', cwd=tools_dir, env=defaults)
+    assert run.returncode == 0, run.stderr
+    assert sorted(path.name for path in tools_dir.iterdir()) == ['cli_tools.py']
