@@ -321,13 +321,15 @@ def _suggest(word: str, choices: Sequence[str] | dict[str, Any]) -> str:
 
 
 class _Parser(argparse.ArgumentParser):
-    """An `ArgumentParser` whose "invalid choice" errors suggest the closest choice."""
+    """An `ArgumentParser` whose errors are one line, and whose "invalid choice" errors suggest the closest choice."""
 
     def error(self, message: str) -> NoReturn:
         if match := re.search(r"invalid choice: '(.*?)' \(choose from (.*)\)", message):
             choices = re.findall(r"'([^']*)'", match.group(2)) or [c.strip() for c in match.group(2).split(',')]
             message += _suggest(match.group(1), choices).replace('; did', ' -- did')
-        super().error(message)
+        # One line like every other error, rather than argparse's usage block above it: the usage is
+        # one `--help` away, and a script reading stderr gets the message alone.
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
 
 def _import_option(parser: argparse.ArgumentParser, dest: str) -> None:

@@ -306,3 +306,19 @@ def test_importing_from_the_working_directory_writes_nothing_there(tools_dir: Pa
     run = agentool('--import', 'cli_tools', 'list', cwd=tools_dir, env=defaults)
     assert run.returncode == 0, run.stderr
     assert sorted(path.name for path in tools_dir.iterdir()) == ['cli_tools.py']
+
+
+@pytest.mark.parametrize(
+    ('args', 'message'),
+    [
+        ((), "agentool: error: the following arguments are required: COMMAND (see 'agentool --help')"),
+        (('catalog', '--format', 'yaml'), "agentool catalog: error: argument --format/-f: invalid choice: 'yaml'"),
+        (('schema', 'x', '--operation', 'a', '--output'), 'agentool schema: error: argument --output: not allowed'),
+        (('mcp', '--transport', 'streamable-http', '--port', 'abc'), "argument --port: invalid int value: 'abc'"),
+    ],
+)
+def test_usage_errors_are_one_line_with_status_2(args: tuple[str, ...], message: str) -> None:
+    # As the docs say of every error; argparse printed its usage block above the message.
+    run = agentool(*args)
+    assert_error(run, message, status=2)
+    assert len(run.stderr.splitlines()) == 1, run.stderr
