@@ -181,3 +181,35 @@ def test_infinite_defaults_and_examples_are_strings_so_every_output_is_json(regi
     assert '`limit` (`float`, optional, default `"Infinity"`)' in markdown
     for block in re.findall(r'```json\n(.*?)\n```', markdown, flags=re.S):
         _strict_json(json.loads(block))
+
+
+class DocInput(BaseOperationInput):
+    operation: Literal['store']
+    path: str = ''
+    body: str | None = None
+
+
+async def store(location: str, text: str) -> str:
+    return location
+
+
+def test_a_transform_sees_stand_ins_once_plus_once_per_field_it_reads_at_each_build(registry: AgenToolRegistry) -> None:
+    # The docs said "called once, when the catalog is built"; this is what is documented now.
+    seen: list[object] = []
+
+    def transform(x: Any) -> dict[str, Any]:
+        seen.append(x)
+        return {'location': x.path, 'text': x.body or ''}
+
+    create_agentool('doc', DocInput, RoutingConfig(operation_map={'store': ('store', transform)}), [store])
+    assert len(seen) == 3  # when it is created: which fields it reads, then each of `path` and `body` as None
+    for build in (
+        registry.export_catalog,
+        lambda: registry.get_operations('doc'),
+        registry.generate_markdown_docs,
+        registry.generate_api_spec,
+    ):
+        seen.clear()
+        build()
+        assert len(seen) == 3
+        assert not any(isinstance(x, DocInput) for x in seen)  # stand-ins, never real input

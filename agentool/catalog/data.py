@@ -6,10 +6,11 @@ same definitions always give the same catalog.
 
 Fields of an operation: for a route without a transform, the input fields whose names match the
 tool's parameters (exactly what the manager passes). For a route with a transform, the transform
-is called once with a recording stand-in for the input and the fields it reads are listed
-(`fields_source='transform'`); if it raises, or reads anything that is not a field (say
-`model_dump`), every field is listed (`fields_source='schema'`). Transforms should therefore be
-pure. Fields the input schema requires are always listed, since no input validates without them.
+is called with a recording stand-in for the input and the fields it reads are listed
+(`fields_source='transform'`), then once more per field read, given as `None`, to see whether the
+operation needs it; this happens on every build of a catalog. If it raises, or reads anything that
+is not a field (say `model_dump`), every field is listed (`fields_source='schema'`). Transforms
+should therefore be pure. Fields the input schema requires are always listed, since no input validates without them.
 A field is required when the schema requires it or the operation needs it (the core's rule,
 `agentool.core._requirements`, which every surface enforces).
 """
