@@ -10,11 +10,11 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import pytest
-from pydantic import BaseModel, ValidationError
-from pydantic_ai import Agent, RunContext, ToolOutput
+from pydantic import BaseModel, ValidationError, field_serializer
+from pydantic_ai import Agent, ApprovalRequired, RunContext, ToolOutput
 
 from agentool import AgenToolAgent, AgenToolModel, BaseOperationInput, RoutingConfig, create_agentool, get_injector
-from agentool.errors import ConfigurationError, InvalidInputError, OutputError
+from agentool.errors import ConfigurationError, InvalidInputError, OutputError, ToolRetryError
 from tests._lean_diff import differential
 
 pytestmark = pytest.mark.filterwarnings('ignore::DeprecationWarning')
@@ -139,6 +139,11 @@ class Item(BaseModel):
     key: str
 
 
+class Pair(BaseModel):
+    left: int
+    right: str
+
+
 _RAISED: list[ValidationError] = []
 
 
@@ -240,3 +245,64 @@ def test_a_model_needs_an_agentool_name(name: Any) -> None:
 def test_a_model_registry_must_be_a_registry() -> None:
     with pytest.raises(ConfigurationError, match='registry'):
         AgenToolModel('x', registry='not a registry')  # pyright: ignore[reportArgumentType]
+
+
+class NumberInput(BaseOperationInput):
+    operation: Literal['go']
+    n: int = 0
+
+
+@pytest.mark.parametrize('annotation', [None | int, int | None, Pair | int | None, None | Pair | int])
+async def test_a_union_naming_none_anywhere_runs_lean(annotation: Any) -> None:
+    async def go(n: int) -> Any:
+        return None if n == 3 else n
+
+    go.__annotations__['return'] = annotation
+    agent = create_agentool('nullable', NumberInput, RoutingConfig(operation_map={'go': 'go'}), [go])
+    outputs = [(await agent.run(f'{{"operation": "go", "n": {n}}}')).output for n in (1, 2, 3)]
+    assert outputs == [1, 2, None]
+    assert agent.lean_runs == 2
+    outcome = await differential(agent, '{"operation": "go", "n": 3}')
+    assert outcome.result is not None
+    assert outcome.result.output is None
+
+
+class Shifty(BaseModel):
+    a: int
+
+    @field_serializer('a')
+    def _spelled(self, value: int) -> int | str:
+        return 'one' if value == 1 else value  # JSON that does not validate back, for a = 1 only
+
+
+async def shifty(n: int) -> Shifty:
+    return Shifty(a=n)
+
+
+async def test_an_output_that_does_not_validate_back_fails_alike_on_both_paths() -> None:
+    agent = create_agentool('shifty', NumberInput, RoutingConfig(operation_map={'go': 'shifty'}), [shifty])
+    assert (await agent.run('{"operation": "go", "n": 0}')).output == Shifty(a=0)
+    outcome = await differential(agent, '{"operation": "go", "n": 1}')
+    assert isinstance(outcome.error, ToolRetryError)
+    assert outcome.error.details['errors'] == [
+        {
+            'type': 'int_parsing',
+            'loc': ['a'],
+            'msg': 'Input should be a valid integer, unable to parse string as an integer',
+        }
+    ]
+    assert await get_injector().call('shifty', '{"operation": "go", "n": 1}') == Shifty(a=1)  # no JSON in the way
+
+
+async def deferring(ctx: RunContext[Any]) -> int:
+    raise ApprovalRequired()
+
+
+async def test_a_deferral_from_a_tool_ends_a_deterministic_run_unchanged() -> None:
+    routing = RoutingConfig(operation_map={'say': 'deferring', 'other': 'fine'})
+    agent = create_agentool('deferring', TextInput, routing, [deferring, fine])
+    await agent.run('{"operation": "other"}')
+    outcome = await differential(agent, '{"operation": "say"}')
+    assert isinstance(outcome.error, ApprovalRequired)
+    with pytest.raises(ApprovalRequired):
+        await Agent('agentool:deferring').run('{"operation": "say"}')

@@ -31,6 +31,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 from pydantic_ai.models import ModelRequestParameters
+from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.usage import RunUsage
 from pydantic_core import to_jsonable_python
 
@@ -210,11 +211,25 @@ def _readers(params: ModelRequestParameters, output_type: Any) -> dict[str, Call
     tools = params.output_tools
     if not tools:
         return {}
-    # With text output allowed, a `str` member is answered as text and has no output tool.
-    members = tuple(m for m in every if not (params.allow_text_output and m is str))
-    if len(members) != len(tools):
+    # With text output allowed, a `str` member is answered as text and has no output tool; pydantic-ai
+    # lists the tool for `None` last, wherever the union names it.
+    members = [m for m in every if not (params.allow_text_output and m is str)]
+    members.sort(key=lambda m: m is NoneType)
+    if len(members) != len(tools) or not all(map(_same_shape, tools, members)):
         return None  # output tools we cannot pair with the output type's members: keep the graph
     return {tool.name: _reader(member) for tool, member in zip(tools, members, strict=True)}
+
+
+def _same_shape(tool: ToolDefinition, member: Any) -> bool:
+    """Whether `tool` takes `member`'s values: the JSON type and title of its argument schema match."""
+    schema = tool.parameters_json_schema
+    if key := tool.outer_typed_dict_key:
+        schema = schema.get('properties', {}).get(key, {})
+    try:
+        expected = TypeAdapter[Any](member).json_schema()
+    except Exception:  # a member pydantic cannot describe for JSON: nothing to compare, keep the graph
+        return False
+    return all(schema.get(k) == expected.get(k) for k in ('type', 'title'))
 
 
 def _members(output_type: Any) -> tuple[Any, ...] | None:
@@ -223,6 +238,7 @@ def _members(output_type: Any) -> tuple[Any, ...] | None:
         return None
     members: list[Any] = []
     for member in types:
+        member = NoneType if member is None else member  # `[None, int]` names the type by its value
         origin = typing.get_origin(member)
         members.extend(typing.get_args(member) if origin is typing.Union or origin is UnionType else (member,))
     return tuple(members)

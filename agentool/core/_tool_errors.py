@@ -7,12 +7,15 @@ graph, built here from the same public message part a run sends back to the mode
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+from typing import Any
+
 from pydantic_ai.messages import ToolReturnPart
 
 from ..errors import ToolFailedError, ToolRetryError
 from .manager import MANAGER_TOOL_NAME
 
-__all__ = ('retry_error', 'failed_error', 'ToolRaised')
+__all__ = ('retry_error', 'failed_error', 'output_retry_error', 'ToolRaised')
 
 
 def retry_error(agentool: str, message: str) -> ToolRetryError:
@@ -26,6 +29,25 @@ def retry_error(agentool: str, message: str) -> ToolRetryError:
         agentool=agentool,
         tool=MANAGER_TOOL_NAME,
         feedback=feedback,
+    )
+
+
+def output_retry_error(agentool: str, tool: str, errors: Iterable[Mapping[str, Any]]) -> ToolRetryError:
+    """The `ToolRetryError` a run raises when the output tool `tool` refuses the tool's value.
+
+    Built from the validation errors alone (location, message, type), read from the retried
+    return a graph run gets or from the `ValidationError` a lean run gets, so both say the same.
+    `loc` is relative to the output value (an output tool's wrapping key is left out).
+    """
+    found = [{'type': e['type'], 'loc': list(e['loc']), 'msg': e['msg']} for e in errors]
+    problems = '; '.join(f'{".".join(map(str, e["loc"])) or "<output>"}: {e["msg"]}' for e in found)
+    return ToolRetryError(
+        f'agentool {agentool!r}: the output does not validate as output tool {tool!r} takes it, and a deterministic '
+        f'model cannot retry: {problems}',
+        agentool=agentool,
+        tool=tool,
+        feedback=problems,
+        errors=found,
     )
 
 
@@ -43,11 +65,12 @@ def failed_error(agentool: str, message: str) -> ToolFailedError:
 class ToolRaised(str):
     """A tool's own exception, carried through pydantic-ai as the manager tool's return value.
 
-    pydantic-ai turns a `ValidationError` raised inside a tool into a request to retry, but a tool's
-    own exception must end a deterministic run unchanged, as it does on the direct path and in lean
-    runs. So in a run driven by `AgenToolModel` the manager tool returns it wrapped in this, and the
-    model raises it when it reads the return: the run never completes with it. A `str` (the error's
-    text), so the framework can serialise the return in between like any other.
+    pydantic-ai turns a `ValidationError` raised inside a tool into a request to retry (and
+    `CallDeferred` / `ApprovalRequired` into a deferral), but a tool's own exception must end a
+    deterministic run unchanged, as it does on the direct path and in lean runs. So in a run
+    driven by `AgenToolModel` the manager tool returns it wrapped in this, and the model raises it
+    when it reads the return: the run never completes with it. A `str` (the error's text), so the
+    framework can serialise the return in between like any other.
     """
 
     error: BaseException

@@ -15,7 +15,7 @@ from types import NoneType
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
-from pydantic_ai import FunctionToolset, ModelRetry, RunContext, Tool
+from pydantic_ai import ApprovalRequired, CallDeferred, FunctionToolset, ModelRetry, RunContext, Tool
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.models import Model, ModelResolutionContext
 from pydantic_ai.toolsets import AbstractToolset
@@ -65,10 +65,11 @@ def manager_tool(manager: AgenToolManager, *, deps: DepsProvider | None = None) 
                 return await _execute(ctx, input)
             async with provider(manager.name, deps_type) as built:
                 return await _execute(dataclasses.replace(ctx, deps=built), input)
-        except ValidationError as error:
+        except (ValidationError, CallDeferred, ApprovalRequired) as error:
             if not deterministic:
-                raise  # an LLM gets pydantic-ai's retry, as from any tool
-            return ToolRaised(error)  # the model raises it unchanged (see `ToolRaised`)
+                raise  # an LLM run gets pydantic-ai's retry or deferral, as from any tool
+            # A deterministic run has no one to retry or approve: the model raises it unchanged (see `ToolRaised`).
+            return ToolRaised(error)
 
     async def _execute(ctx: RunContext[Any], input: BaseModel) -> Any:
         if (dispatcher := active_dispatcher()) is not None and is_durable(manager, manager.operation_of(input)):

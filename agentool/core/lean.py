@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from pydantic import TypeAdapter
+from pydantic import TypeAdapter, ValidationError
 from pydantic_ai import AgentRunResult, ModelRetry, ToolFailed
 from pydantic_ai.agent import Agent
 from pydantic_ai.messages import (
@@ -32,7 +32,7 @@ from pydantic_ai.messages import (
 from ._context import context_base, direct_context
 from ._lean_plan import LeanPlan
 from ._output import admits_none, output_parts
-from ._tool_errors import failed_error, retry_error
+from ._tool_errors import failed_error, output_retry_error, retry_error
 from .manager import MANAGER_TOOL_NAME
 from .model import AgenToolModel
 
@@ -119,9 +119,14 @@ async def answer(
         # An output tool call: the framework answers it in a request of its own.
         done = plan.final_return.make(timestamp=now, tool_name=call.tool_name, tool_call_id=final_id)
         messages.append(plan.final_request.make(timestamp=now, parts=[done], **ids))
+    try:
+        output = plan.output(value, final)
+    except ValidationError as error:  # the graph's output tool would refuse the value alike
+        assert isinstance(call, ToolCallPart)
+        raise output_retry_error(name, call.tool_name, error.errors(include_url=False, include_context=False)) from None
     return _result_adapter().validate_python(
         {
-            'output': plan.output(value, final),
+            'output': output,
             'messages': messages,
             'new_message_index': len(history),
             'usage': usage,

@@ -13,7 +13,7 @@ raises `DepsUnavailableError`.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel, ValidationError
 from pydantic_ai import ModelRetry, RunContext, ToolFailed
@@ -27,6 +27,7 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models import ModelRequestParameters
 from pydantic_ai.settings import ModelSettings
+from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.usage import RunUsage
 
 from ..errors import (
@@ -42,7 +43,7 @@ from ..errors import (
 from ._answering import TOOL_CALLING_PROFILE, AnsweringModel
 from ._option_checks import check_instance, check_name
 from ._output import admits_none, output_response
-from ._tool_errors import ToolRaised, failed_error, retry_error
+from ._tool_errors import ToolRaised, failed_error, output_retry_error, retry_error
 from .manager import MANAGER_TOOL_NAME, AgenToolManager
 from .registry import AgenToolRegistry, get_registry
 
@@ -100,6 +101,11 @@ class AgenToolModel(AnsweringModel):
         call_id = f'agentool_{self._name}_{sum(isinstance(m, ModelResponse) for m in messages)}'
         for part in last.parts:
             if isinstance(part, ToolReturnPart) and part.outcome == 'retried':
+                output_tool = next((t for t in params.output_tools if t.name == part.tool_name), None)
+                content = cast(Any, part.content)
+                if output_tool is not None and isinstance(content, list):
+                    errors = _output_errors(output_tool, cast(list[Any], content))
+                    raise output_retry_error(self._name, part.tool_name, errors)
                 raise self._retry_error(part.tool_name, part.model_response_str())
         for part in last.parts:
             if isinstance(part, ToolReturnPart) and part.tool_name == MANAGER_TOOL_NAME:
@@ -187,6 +193,16 @@ def _check_input(name: str, schema: type[BaseModel], prompt: str) -> None:
         raise InputValidationError(
             f'invalid input for agentool {name!r}: {problems}', agentool=name, operation=None, errors=errors
         ) from None
+
+
+def _output_errors(tool: ToolDefinition, content: list[Any]) -> list[dict[str, Any]]:
+    """The validation errors of an output tool's retried return, located in the output value."""
+    key = tool.outer_typed_dict_key
+    errors: list[dict[str, Any]] = []
+    for error in content:
+        loc = list(error.get('loc', ()))
+        errors.append({**error, 'loc': loc[1:] if key and loc[:1] == [key] else loc})
+    return errors
 
 
 def _answered_in_run(messages: list[ModelMessage], last: ModelRequest) -> bool:
