@@ -8,16 +8,18 @@ These shapes are read from the request parameters and JSON schemas pydantic-ai p
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import NoneType, UnionType
 from typing import Any, Union, get_args, get_origin
 
-from pydantic import BaseModel
 from pydantic_ai.messages import ModelResponse, ModelResponsePart, TextPart, ToolCallPart
 from pydantic_ai.models import ModelRequestParameters
 from pydantic_ai.tools import ToolDefinition
 from pydantic_core import to_json, to_jsonable_python
 
 from ..errors import OutputError
+from ._output_fit import fits_loosely, fits_shape, fits_type, resolve, title_of
+from ._output_spec import output_types
 
 __all__ = ('output_response', 'output_parts', 'admits_none')
 
@@ -44,15 +46,24 @@ def output_parts(
     In text mode pydantic-ai reads an empty text as no answer at all: `None` when the output type
     admits it, else a request to retry. So `None` is answered with an empty text when
     `none_as_text` (the agentool's output type admits `None`), and an empty string, which text
-    cannot carry, with an output tool if there is one, else `OutputError`.
+    cannot carry, with an output tool it fits if there is one, else `OutputError` (reason
+    `'empty_text'`). A value JSON cannot encode raises `OutputError` (reason `'not_serialisable'`).
     """
+    jsonable = _jsonable(value, agentool)
     text_ok = params.allow_text_output and isinstance(value, str) and value != ''
-    if params.output_tools and not text_ok:
-        tool, args = _tool_output(value, params.output_tools, agentool)
-        return [ToolCallPart(tool.name, args, tool_call_id=call_id)]
+    if params.output_tools:
+        if not text_ok:
+            tool = _tool_for(value, jsonable, params, agentool)
+            return [ToolCallPart(tool.name, _wrap(tool, jsonable), tool_call_id=call_id)]
+        if title_of(value) is not None:
+            # A `StrEnum` member is a non-empty `str`, but text would hand it back as a plain `str`;
+            # an output tool for its own type gives the member back.
+            tool = _pick(params.output_tools, value, jsonable, (fits_type,))
+            if tool is not None:
+                return [ToolCallPart(tool.name, _wrap(tool, jsonable), tool_call_id=call_id)]
     if params.output_mode in ('native', 'prompted') and params.output_object is not None:
-        fitted = _fit_object(value, params.output_object.json_schema, agentool)
-        return [TextPart(to_json(fitted).decode())]
+        fitted = _fit_object(value, jsonable, params.output_object.json_schema, agentool)
+        return [TextPart(_json_text(value, fitted, agentool))]
     if not params.allow_text_output:
         raise OutputError(
             f'agentool {agentool!r}: the agent accepts neither text nor an output tool for this value',
@@ -60,40 +71,64 @@ def output_parts(
         )
     if isinstance(value, str):
         if not value:
-            raise OutputError(
-                f'agentool {agentool!r}: the tool returned an empty string, which a text output cannot carry '
-                '(pydantic-ai reads an empty text as no answer); give the agent an output type with an output '
-                'tool, e.g. ToolOutput(str), or return a non-empty string',
-                agentool=agentool,
-                reason='empty_text',
-            )
+            raise _empty_text(agentool)
         return [TextPart(value)]
     if value is None and none_as_text:
         return [TextPart('')]
-    return [TextPart(to_json(value).decode())]
+    return [TextPart(_json_text(value, jsonable, agentool))]
 
 
 def admits_none(output_type: Any) -> bool:
-    """Whether a run's output of type `output_type` may be `None` (`Optional[X]`, `X | None`, `None`)."""
+    """Whether a run's output of type `output_type` may be `None`.
+
+    `output_type` is an output spec as `create_agentool` takes it: `None`'s type, `Optional[X]`,
+    `X | None`, or a list or marker holding one of these (`[None, str]`, `ToolOutput(None)`).
+    """
     if output_type is NoneType:
         return True
-    return get_origin(output_type) in (Union, UnionType) and NoneType in get_args(output_type)
+    if get_origin(output_type) in (Union, UnionType):
+        return NoneType in get_args(output_type)
+    if output_type is None:
+        return False  # no output type given: the tool's return annotation is used instead
+    members = output_types(output_type)
+    if members is None or members == [output_type]:
+        return False
+    return any(member is None or admits_none(member) for member in members)
 
 
-def _tool_output(value: Any, tools: list[ToolDefinition], agentool: str) -> tuple[ToolDefinition, Any]:
-    jsonable = to_jsonable_python(value)
+_Matcher = Callable[[dict[str, Any], dict[str, Any], Any, Any], bool]
+_MATCHERS: tuple[_Matcher, ...] = (fits_type, fits_shape, fits_loosely)
+"""The value's own type first, then its whole JSON shape, then (as before nested checks) its outer shape."""
+
+
+def _tool_for(value: Any, jsonable: Any, params: ModelRequestParameters, agentool: str) -> ToolDefinition:
+    tools = params.output_tools
+    tool = _pick(tools, value, jsonable, _MATCHERS[:2])
+    if tool is not None:
+        return tool
+    if isinstance(value, str) and value == '' and params.allow_text_output:
+        raise _empty_text(agentool)  # no output tool takes it, and text cannot carry it
     if len(tools) == 1:
-        return tools[0], _wrap(tools[0], jsonable)
-    for matcher in (_matches_title, _matches_shape):
-        for tool in tools:
-            if matcher(_inner_schema(tool), value, jsonable):
-                return tool, _wrap(tool, jsonable)
+        return tools[0]  # pydantic-ai's validation decides (it is lax where JSON shapes are not)
+    tool = _pick(tools, value, jsonable, _MATCHERS[2:])
+    if tool is not None:
+        return tool
     raise OutputError(
         f"agentool {agentool!r}: the output value of type {type(value).__name__} fits none of the agent's "
         f'output tools ({", ".join(t.name for t in tools)})',
         agentool=agentool,
         output_tools=[t.name for t in tools],
     )
+
+
+def _pick(
+    tools: list[ToolDefinition], value: Any, jsonable: Any, matchers: tuple[_Matcher, ...]
+) -> ToolDefinition | None:
+    for matcher in matchers:
+        for tool in tools:
+            if matcher(_inner_schema(tool), tool.parameters_json_schema, value, jsonable):
+                return tool
+    return None
 
 
 def _wrap(tool: ToolDefinition, jsonable: Any) -> Any:
@@ -107,20 +142,19 @@ def _inner_schema(tool: ToolDefinition) -> dict[str, Any]:
     return schema
 
 
-def _fit_object(value: Any, schema: dict[str, Any], agentool: str) -> Any:
-    jsonable = to_jsonable_python(value)
+def _fit_object(value: Any, jsonable: Any, schema: dict[str, Any], agentool: str) -> Any:
     properties: dict[str, Any] = schema.get('properties', {})
     if 'title' in schema or len(properties) != 1:
         return jsonable
     ((key, inner),) = properties.items()
     if key == 'result' and 'anyOf' in inner:
         branches: list[dict[str, Any]] = inner['anyOf']
-        for matcher in (_matches_title, _matches_shape):
+        for matcher in _MATCHERS:
             for branch in branches:
-                data_schema = branch.get('properties', {}).get('data', {})
-                if matcher({**data_schema, 'title': branch.get('title')}, value, jsonable):
-                    kind = branch['properties']['kind'].get('const')
-                    return {'result': {'kind': kind, 'data': jsonable}}
+                for data_schema, wrapped in _branch_data(branch, schema, value):
+                    if matcher(data_schema, schema, value, jsonable):
+                        data = {'response': jsonable} if wrapped else jsonable
+                        return {'result': {'kind': branch['properties']['kind'].get('const'), 'data': data}}
         raise OutputError(
             f'agentool {agentool!r}: the output value of type {type(value).__name__} fits no member of the '
             'output union',
@@ -131,40 +165,49 @@ def _fit_object(value: Any, schema: dict[str, Any], agentool: str) -> Any:
     return jsonable
 
 
-def _matches_title(schema: dict[str, Any], value: Any, jsonable: Any) -> bool:
-    if not isinstance(value, BaseModel):
-        return False
-    return schema.get('title') == (value.model_config.get('title') or type(value).__name__)
+def _branch_data(branch: dict[str, Any], root: dict[str, Any], value: Any) -> list[tuple[dict[str, Any], bool]]:
+    """The schemas a union branch's `data` may carry a value as, each with whether it is wrapped.
+
+    pydantic-ai wraps a member whose schema is not an object (a scalar, an enum, a list) in
+    `{"response": ...}`; the branch's title names the member. A model with one `response` field
+    looks the same, so a value whose own type the branch names is taken unwrapped.
+    """
+    data = resolve(branch.get('properties', {}).get('data', {}), root)
+    titled = {**data, 'title': branch.get('title')}
+    properties: dict[str, Any] = data.get('properties', {})
+    if 'title' in data or list(properties) != ['response'] or title_of(value) == branch.get('title'):
+        return [(titled, False)]
+    return [(properties['response'], True)]
 
 
-_JSON_TYPES: dict[str, tuple[type, ...]] = {
-    'object': (dict,),
-    'array': (list,),
-    'string': (str,),
-    'integer': (int,),
-    'number': (int, float),
-    'boolean': (bool,),
-    'null': (type(None),),
-}
+def _jsonable(value: Any, agentool: str) -> Any:
+    try:
+        return to_jsonable_python(value)
+    except ValueError as error:  # e.g. bytes that are not UTF-8 (`UnicodeDecodeError`)
+        raise _not_serialisable(value, error, agentool) from None
 
 
-def _matches_shape(schema: dict[str, Any], value: Any, jsonable: Any) -> bool:
-    if 'const' in schema:
-        return jsonable == schema['const']
-    if 'enum' in schema:
-        return jsonable in schema['enum']
-    if 'anyOf' in schema:
-        return any(_matches_shape(s, value, jsonable) for s in schema['anyOf'])
-    kind = schema.get('type')
-    if isinstance(kind, str):
-        if isinstance(jsonable, bool) and kind in ('integer', 'number'):
-            return False
-        if not isinstance(jsonable, _JSON_TYPES.get(kind, (object,))):
-            return False
-    if isinstance(jsonable, dict):
-        required: list[str] = schema.get('required', [])
-        if any(key not in jsonable for key in required):
-            return False
-        if schema.get('additionalProperties') is False:
-            return all(key in schema.get('properties', {}) for key in jsonable)  # pyright: ignore[reportUnknownVariableType]
-    return True
+def _json_text(value: Any, jsonable: Any, agentool: str) -> str:
+    try:
+        return to_json(jsonable).decode()
+    except ValueError as error:  # e.g. a lone surrogate, which UTF-8 cannot encode
+        raise _not_serialisable(value, error, agentool) from None
+
+
+def _not_serialisable(value: Any, error: ValueError, agentool: str) -> OutputError:
+    return OutputError(
+        f'agentool {agentool!r}: the output value of type {type(value).__name__} cannot be serialised to JSON: {error}',
+        agentool=agentool,
+        python_type=type(value).__name__,
+        reason='not_serialisable',
+    )
+
+
+def _empty_text(agentool: str) -> OutputError:
+    return OutputError(
+        f'agentool {agentool!r}: the tool returned an empty string, which a text output cannot carry '
+        '(pydantic-ai reads an empty text as no answer) and no output tool takes; give the agent an output '
+        'type with an output tool for it, e.g. ToolOutput(str), or return a non-empty string',
+        agentool=agentool,
+        reason='empty_text',
+    )
