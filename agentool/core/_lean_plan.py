@@ -35,6 +35,7 @@ from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.usage import RunUsage
 from pydantic_core import to_jsonable_python
 
+from ._output_fit import resolve
 from ._output_spec import output_types
 from .manager import MANAGER_TOOL_NAME
 
@@ -222,13 +223,13 @@ def _readers(params: ModelRequestParameters, output_type: Any) -> dict[str, Call
 
 def _same_shape(tool: ToolDefinition, member: Any) -> bool:
     """Whether `tool` takes `member`'s values: the JSON type and title of its argument schema match."""
-    schema = tool.parameters_json_schema
-    if key := tool.outer_typed_dict_key:
-        schema = schema.get('properties', {}).get(key, {})
+    root = tool.parameters_json_schema
+    schema = root.get('properties', {}).get(key, {}) if (key := tool.outer_typed_dict_key) else root
     try:
         expected = TypeAdapter[Any](member).json_schema()
     except Exception:  # a member pydantic cannot describe for JSON: nothing to compare, keep the graph
         return False
+    schema, expected = resolve(schema, root), resolve(expected, expected)  # enums and models may be `$ref`s
     return all(schema.get(k) == expected.get(k) for k in ('type', 'title'))
 
 
