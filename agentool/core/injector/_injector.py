@@ -169,6 +169,8 @@ class AgenToolInjector(Wiring):
         Equal to `(await run(name, input)).output` with the same validation, routing, transforms,
         deps, overrides and typed errors (a tool's `ModelRetry` becomes `ToolRetryError`, as in a
         run), at the cost of a direct function call. Tools delegating to other agentools use it.
+        With no JSON between tool and caller it returns the tool's own value where a run's output
+        is that value's JSON read back (a subclass, an empty string, bytes: see the model page).
         """
         # Until an override is first entered (in any task), no task can have one: skip the lookup.
         overrides = self._overrides.get() if self._overridden else None
