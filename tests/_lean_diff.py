@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic_ai import AgentRunResult
+from pydantic_ai import Agent, AgentRunResult
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
 
-from agentool import AgenToolAgent, AgenToolError
+from agentool import AgenToolAgent, AgenToolError, OutputError, get_injector
 
 _VOLATILE = frozenset({'timestamp', 'run_id', 'conversation_id'})
 
@@ -82,3 +82,42 @@ async def differential(
     assert n.run_id != g.run_id
     assert _links(n) == _links(g)
     return lean
+
+
+async def every_path(agent: AgenToolAgent, prompt: str, *, warm: str, lean_plan: bool = True) -> list[Any]:
+    """`prompt`'s output (or `(OutputError, reason)`) on the graph, a lean run, the model string and `injector.call`.
+
+    `warm` is run first, to show the agent's shape; `lean_plan`: whether that teaches a lean plan
+    (native and prompted outputs keep the graph), checked on the lean run.
+    """
+    seen: list[Any] = []
+
+    async def attempt(run: Callable[[], Awaitable[Any]]) -> None:
+        try:
+            seen.append(await run())
+        except OutputError as error:
+            seen.append((OutputError, error.details.get('reason')))
+
+    async def graph() -> Any:
+        agent.lean = False
+        try:
+            return (await agent.run(prompt)).output
+        finally:
+            agent.lean = True
+
+    async def lean() -> Any:
+        before = agent.lean_runs
+        try:
+            return (await agent.run(prompt)).output
+        finally:
+            assert agent.lean_runs == before + lean_plan  # the lean path answered (or refused) it
+
+    async def plain() -> Any:
+        return (await Agent(f'agentool:{agent.name}', output_type=agent.output_type).run(prompt)).output
+
+    name = agent.name
+    assert name is not None
+    await agent.run(warm)
+    for run in (graph, lean, plain, lambda: get_injector().call(name, prompt)):
+        await attempt(run)
+    return seen

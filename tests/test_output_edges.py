@@ -15,7 +15,7 @@ from pydantic_ai import Agent, ApprovalRequired, RunContext, ToolOutput
 
 from agentool import AgenToolAgent, AgenToolModel, BaseOperationInput, RoutingConfig, create_agentool, get_injector
 from agentool.errors import ConfigurationError, InvalidInputError, OutputError, ToolRetryError
-from tests._lean_diff import differential
+from tests._lean_diff import differential, every_path
 
 pytestmark = pytest.mark.filterwarnings('ignore::DeprecationWarning')
 
@@ -44,37 +44,7 @@ def _agent(name: str, *tools: Any, **kwargs: Any) -> AgenToolAgent:
 
 
 async def _every_path(agent: AgenToolAgent, prompt: str) -> list[Any]:
-    """The output (or the error's class and reason) of the graph, a lean run, the model string and the call."""
-    seen: list[Any] = []
-
-    async def attempt(run: Any) -> None:
-        try:
-            seen.append(await run())
-        except OutputError as error:
-            seen.append((type(error), error.details.get('reason')))
-
-    async def graph() -> Any:
-        agent.lean = False
-        try:
-            return (await agent.run(prompt)).output
-        finally:
-            agent.lean = True
-
-    async def lean() -> Any:
-        return (await agent.run(prompt)).output
-
-    plain = Agent(f'agentool:{agent.name}', output_type=agent.output_type)
-    await agent.run('{"operation": "say", "text": "warm"}')  # the first run shows the agent's shape
-    for run in (graph, lean, lambda: _output(plain.run(prompt))):
-        await attempt(run)
-    name = agent.name
-    assert name is not None
-    await attempt(lambda: get_injector().call(name, prompt))
-    return seen
-
-
-async def _output(run: Any) -> Any:
-    return (await run).output
+    return await every_path(agent, prompt, warm='{"operation": "say", "text": "warm"}')
 
 
 async def test_an_empty_string_is_refused_by_every_run_and_returned_by_the_call() -> None:

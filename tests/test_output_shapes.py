@@ -15,10 +15,11 @@ from typing import Any, Literal
 
 import pytest
 from pydantic import BaseModel
-from pydantic_ai import Agent, NativeOutput, PromptedOutput
+from pydantic_ai import NativeOutput, PromptedOutput
 
-from agentool import AgenToolAgent, BaseOperationInput, RoutingConfig, create_agentool, get_injector
+from agentool import AgenToolAgent, BaseOperationInput, RoutingConfig, create_agentool
 from agentool.errors import OutputError
+from tests._lean_diff import every_path
 
 pytestmark = pytest.mark.filterwarnings('ignore::DeprecationWarning')
 
@@ -70,42 +71,7 @@ def _agent(probe: Any, warm: Any, annotation: Any, output_type: Any = None) -> A
 
 
 async def _every_path(agent: AgenToolAgent, *, lean_plan: bool = True) -> list[Any]:
-    """The probe's output (or the error's class and reason) on the graph, a lean run, the model string and the call.
-
-    `lean_plan`: whether the warm run teaches a lean plan (native and prompted outputs take the graph).
-    """
-    seen: list[Any] = []
-
-    async def attempt(run: Any) -> None:
-        try:
-            seen.append(await run())
-        except OutputError as error:
-            seen.append((OutputError, error.details.get('reason')))
-
-    async def graph() -> Any:
-        agent.lean = False
-        try:
-            return (await agent.run(PROBE)).output
-        finally:
-            agent.lean = True
-
-    async def lean() -> Any:
-        before = agent.lean_runs
-        try:
-            return (await agent.run(PROBE)).output
-        finally:
-            assert agent.lean_runs == before + lean_plan  # the lean path answered (or refused) it
-
-    async def plain() -> Any:
-        return (await Agent(f'agentool:{agent.name}', output_type=agent.output_type).run(PROBE)).output
-
-    await agent.run(WARM)  # the first run shows the agent's shape
-    for run in (graph, lean, plain):
-        await attempt(run)
-    name = agent.name
-    assert name is not None
-    await attempt(lambda: get_injector().call(name, PROBE))
-    return seen
+    return await every_path(agent, PROBE, warm=WARM, lean_plan=lean_plan)
 
 
 def _typed(values: list[Any]) -> list[tuple[type, Any]]:
