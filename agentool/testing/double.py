@@ -32,6 +32,7 @@ from pydantic_ai.profiles import ModelProfileSpec
 from pydantic_ai.settings import ModelSettings
 
 from ..core._answering import TOOL_CALLING_PROFILE, AnsweringModel
+from ..core._option_checks import check_text
 from ..core._output import output_response
 from ..errors import (
     ConfigurationError,
@@ -80,6 +81,7 @@ class AgentDouble(AnsweringModel):
         settings: ModelSettings | None = None,
     ) -> None:
         super().__init__(settings=settings, profile=profile or TOOL_CALLING_PROFILE)
+        check_text('name', name)
         if not scripts:
             raise DoubleError(f'double {name!r} needs at least one Script')
         if bad := [script for script in cast('tuple[object, ...]', scripts) if not isinstance(script, Script)]:
@@ -107,8 +109,19 @@ class AgentDouble(AnsweringModel):
         return 'agentool-double'
 
     def uses(self, script: Script) -> int:
-        """How many runs `script` has answered."""
-        return self._uses[self.scripts.index(script)]
+        """How many runs `script` (one of this double's scripts) has answered.
+
+        Raises:
+            ConfigurationError: `script` is not one of this double's scripts.
+        """
+        index = next((i for i, held in enumerate(self.scripts) if held is script), None)
+        if index is None:
+            raise ConfigurationError(
+                f'double {self.name!r} does not hold {script!r}; pass one of double.scripts',
+                option='script',
+                value=repr(script),
+            )
+        return self._uses[index]
 
     def reset(self) -> None:
         """Forget every request, call and run, so each script can be used again."""

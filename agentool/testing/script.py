@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeAlias, cast, runtime_checkable
 
@@ -170,8 +170,19 @@ class ScriptRun:
         )
 
     def json(self) -> Any:
-        """The prompt parsed as JSON."""
-        return json.loads(self.prompt)
+        """The prompt parsed as JSON.
+
+        Raises:
+            ExpectationError: the prompt is not JSON.
+        """
+        try:
+            return json.loads(self.prompt)
+        except ValueError as error:
+            raise ExpectationError(
+                f'the script read the prompt as JSON, but it is not JSON ({error}): {self.prompt[:80]!r}',
+                prompt=self.prompt,
+                error=str(error),
+            ) from None
 
 
 Args: TypeAlias = Mapping[str, Any] | Callable[[ScriptRun], Mapping[str, Any]]
@@ -231,6 +242,9 @@ class OutputFrom:
 
     function: Callable[[ScriptRun], Any | Awaitable[Any]]
 
+    def __post_init__(self) -> None:
+        check_function('function', self.function)
+
 
 Step: TypeAlias = Call | Sequence[Call] | Output | OutputFrom
 """One model response: a call, several calls made together, or the final output."""
@@ -258,16 +272,22 @@ class Script:
         times: int | None = None,
     ) -> None:
         if when is not None and not isinstance(when, Matcher) and not callable(when):
-            raise ConfigurationError(f'Script(when=...) takes a Matcher or a function of the prompt; got {when!r}')
+            raise ConfigurationError(
+                f'Script(when=...) takes a Matcher or a function of the prompt; got {when!r}',
+                option='when',
+                value=repr(when),
+            )
         self.steps: tuple[_Step, ...] = tuple(_normalise(step) for step in steps)
         self.when: Matcher | None = when if when is None or isinstance(when, Matcher) else Predicate(when)
         check_text('name', name, optional=True)
         self.name = name
         self.times = times
         if not self.steps or not isinstance(self.steps[-1], Output | OutputFrom):
-            raise ConfigurationError('a script must end with its final output: Output(value) or OutputFrom(function)')
+            raise ConfigurationError(
+                'a script must end with its final output: Output(value) or OutputFrom(function)', option='steps'
+            )
         if any(isinstance(step, Output | OutputFrom) for step in self.steps[:-1]):
-            raise ConfigurationError('a script has one final output, as its last step')
+            raise ConfigurationError('a script has one final output, as its last step', option='steps')
         count = cast(object, times)
         if count is not None and (not isinstance(count, int) or isinstance(count, bool) or count < 1):
             raise ConfigurationError(
@@ -296,8 +316,14 @@ def _normalise(step: Step) -> _Step:
         return (step,)
     if isinstance(step, Output | OutputFrom):
         return step
-    items = cast('tuple[object, ...]', tuple(step))  # checked at run time: a test may pass anything here
+    # Checked at run time: a test may pass anything here.
+    anything = cast(object, step)
+    items = tuple(cast('Iterable[object]', anything)) if isinstance(anything, Iterable) else ()
     calls = tuple(item for item in items if isinstance(item, Call))
     if not calls or len(calls) != len(items):
-        raise ConfigurationError(f'a script step is a Call, a non-empty sequence of Calls or an output; got {step!r}')
+        raise ConfigurationError(
+            f'a script step is a Call, a non-empty sequence of Calls or an output; got {step!r}',
+            option='steps',
+            value=repr(step),
+        )
     return calls
