@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from pydantic_ai.messages import ModelMessage, ToolReturnPart
 from pydantic_ai.tools import ToolDefinition
 from pydantic_core import to_json
 
-from ..errors import ExpectationError
+from ..core._option_checks import check_text
+from ..errors import ConfigurationError, ExpectationError
 
 __all__ = ('CallRecord', 'RequestRecord', 'CallLog', 'Expected')
 
@@ -109,7 +110,18 @@ class CallLog:
         return len(self.of(tool))
 
     def assert_called(self, tool: str, args: Mapping[str, Any] | None = None, /, *, times: int | None = None) -> None:
-        """Assert `tool` was called (with exactly `args`, when given), `times` times when given, else at least once."""
+        """Assert `tool` was called (with exactly `args`, when given), `times` times when given, else at least once.
+
+        Raises:
+            ExpectationError: the calls made do not fit.
+            ConfigurationError: `tool` is not a string, `args` not a mapping or `times` not a count.
+        """
+        check_text('tool', tool)
+        if not (args is None or isinstance(cast(object, args), Mapping)):
+            raise _refused('args', 'a mapping of argument names to values, or None', args)
+        count = cast(object, times)
+        if count is not None and (not isinstance(count, int) or isinstance(count, bool) or count < 0):
+            raise _refused('times', 'a count (an int of at least 0) or None', count)
         matching = [r for r in self.of(tool) if args is None or _same_args(args, r.args)]
         with_args = f' with {_json(args)}' if args is not None else ''
         if times is None and not matching:
@@ -121,11 +133,18 @@ class CallLog:
 
     def assert_not_called(self, tool: str) -> None:
         """Assert `tool` was never called."""
+        check_text('tool', tool)
         if self.of(tool):
             raise self._failure(f'tool {tool!r} was called, expected no call', tool)
 
     def assert_order(self, *expected: Expected) -> None:
-        """Assert these calls happened in this order (other calls may come between them)."""
+        """Assert these calls happened in this order (other calls may come between them).
+
+        Each expected call is a tool name, or a `(tool name, arguments)` pair.
+        """
+        for want in cast('tuple[object, ...]', expected):
+            if not _is_expected(want):
+                raise _refused('expected', 'a tool name or a (tool name, arguments mapping) pair', want)
         position = 0
         for want in expected:
             tool, args = (want, None) if isinstance(want, str) else want
@@ -145,6 +164,19 @@ class CallLog:
         return ExpectationError(
             f'{message}; calls made: {made}', tool=tool, calls=[r.describe() for r in self._records], **details
         )
+
+
+def _is_expected(want: object) -> bool:
+    if isinstance(want, str):
+        return True
+    if not (isinstance(want, tuple) and len(cast('tuple[object, ...]', want)) == 2):
+        return False
+    tool, args = cast('tuple[object, object]', want)
+    return isinstance(tool, str) and isinstance(args, Mapping)
+
+
+def _refused(option: str, expected: str, value: object) -> ConfigurationError:
+    return ConfigurationError(f'{option} must be {expected}; got {value!r}', option=option, value=repr(value))
 
 
 def _fits(record: CallRecord, tool: str, args: Mapping[str, Any] | None) -> bool:
