@@ -32,6 +32,9 @@ class DoubledAgent(WrapperAgent[Any, Any]):
     skips the model), and every run enters `wrapped.override(model=double)`, which also wins over
     an override already in effect.
 
+    When `wrapped` is itself a `DoubledAgent` (a `use_doubles` block inside another), the agent it
+    wraps is doubled instead, so the newer double answers.
+
     When `wrapped` is an agentool, the double answers only input the agentool accepts: a text
     prompt is first validated by the agentool's manager (looked up in `registry`, by default the
     one in effect), which raises the agentool's own typed error, as the replaced model would have.
@@ -40,6 +43,8 @@ class DoubledAgent(WrapperAgent[Any, Any]):
     def __init__(
         self, wrapped: AbstractAgent[Any, Any], double: AgentDouble, *, registry: AgenToolRegistry | None = None
     ) -> None:
+        if isinstance(wrapped, DoubledAgent):
+            wrapped = wrapped.wrapped  # the inner double would win over this one
         super().__init__(wrapped)
         self.double = double
         check_instance('registry', registry, AgenToolRegistry, optional=True)
