@@ -60,9 +60,9 @@ class Recorder(AbstractCapability[Any]):
     _pending: dict[str, _Pending] = field(default_factory=dict[str, _Pending], init=False, repr=False)
 
     def __post_init__(self) -> None:
-        if not isinstance(cast(object, self.path), str | os.PathLike):
+        if not isinstance(cast(object, self.path), str | os.PathLike) or not str(self.path):
             raise ConfigurationError(
-                f'Recorder(path=...) must be a file path (a str or a Path); got {self.path!r}',
+                f'Recorder(path=...) must be a file path (a non-empty str or a Path); got {self.path!r}',
                 option='path',
                 value=repr(self.path),
             )

@@ -70,21 +70,40 @@ class Recording(BaseModel):
             ) from None
         except ValidationError as error:
             raise ConfigurationError(f'{str(file)!r} is not an agentool recording: {error}', path=str(file)) from None
+        except OSError as error:  # a directory, no permission...
+            raise ConfigurationError(
+                f'cannot read recording {str(file)!r}: {error.strerror or error}', path=str(file), error=str(error)
+            ) from None
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the recording to `path` (parent directories are created; the file is replaced whole)."""
+        """Write the recording to `path` (parent directories are created; the file is replaced whole).
+
+        Raises:
+            ConfigurationError: the file cannot be written there (a directory, no permission...).
+        """
         file = Path(path)
-        file.parent.mkdir(parents=True, exist_ok=True)
         text = json.dumps(self.model_dump(mode='json'), indent=2, ensure_ascii=False) + '\n'
-        # Written next to the target, then renamed over it, so a crash never leaves half a recording.
-        handle, temporary = tempfile.mkstemp(dir=file.parent, prefix=f'.{file.name}.', suffix='.tmp')
+        try:
+            file.parent.mkdir(parents=True, exist_ok=True)
+            # Written next to the target, then renamed over it, so a crash never leaves half a recording.
+            handle, temporary = tempfile.mkstemp(dir=file.parent, prefix=f'.{file.name}.', suffix='.tmp')
+        except OSError as error:
+            raise _unwritable(file, error) from None
         try:
             with os.fdopen(handle, 'w', encoding='utf-8') as stream:
                 stream.write(text)
             os.replace(temporary, file)
-        except BaseException:
+        except BaseException as error:
             Path(temporary).unlink(missing_ok=True)
+            if isinstance(error, OSError):
+                raise _unwritable(file, error) from None
             raise
+
+
+def _unwritable(file: Path, error: OSError) -> ConfigurationError:
+    return ConfigurationError(
+        f'cannot write recording {str(file)!r}: {error.strerror or error}', path=str(file), error=str(error)
+    )
 
 
 def canonical_args(args: Mapping[str, Any]) -> str:

@@ -65,7 +65,7 @@ class Replay(AbstractCapability[Any]):
         self.recording = source if isinstance(source, Recording) else Recording.load(source)
         self.source = 'the recording' if isinstance(source, Recording) else repr(str(source))
         if not self.recording.runs:
-            raise ConfigurationError(f'{self.source} holds no runs to replay')
+            raise ConfigurationError(f'{self.source} holds no runs to replay', option='source', value=self.source)
         self.model = AgentDouble(*_scripts(self.recording.runs), name=name)
         self.calls = CallLog()
         self._results = {}
