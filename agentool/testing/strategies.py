@@ -22,7 +22,7 @@ from typing import Any, Literal, TypeAlias, cast
 
 from pydantic import BaseModel, ValidationError
 
-from ..core._option_checks import check_string_or_strings
+from ..core._option_checks import check_instance, check_string_or_strings
 from ..core.manager import AgenToolManager
 from ..core.registry import AgenToolRegistry, get_registry
 from ..errors import ConfigurationError, InvalidInputError, MissingExtraError
@@ -80,11 +80,25 @@ def valid_inputs(
         operation: Only this operation; `None` draws every operation.
         fields: Strategies to use for these fields instead of the schema's (e.g. a non-zero divisor).
         registry: Where to find the agentool; by default the registry in effect when drawing.
+
+    Raises:
+        ConfigurationError: an argument is of the wrong kind, or `fields` names a field the schema
+            does not have (when first drawn from).
     """
-    overrides = dict(fields or {})
+    _check_target(agentool, registry)
+    overrides = _check_fields(fields)
 
     def build() -> st.SearchStrategy[dict[str, Any]]:
         target = _resolve(agentool, registry)
+        known = target.schema.model_json_schema().get('properties', {})
+        if unknown := sorted(set(overrides) - set(known)):
+            raise ConfigurationError(
+                f'fields= names {", ".join(map(repr, unknown))}, which {target.schema.__name__} does not have '
+                f'(fields: {", ".join(known)})',
+                option='fields',
+                value=repr(unknown),
+                known=list(known),
+            )
         operations = target.operations if operation is None else (operation,)
         if operation is not None and target.operations and operation not in target.operations:
             raise ConfigurationError(
@@ -111,6 +125,7 @@ def invalid_inputs(
     Every drawn prompt is checked to be refused by the schema, so a property test can assert
     that the agentool raises an `InvalidInputError` for it.
     """
+    _check_target(agentool, registry)
     chosen = check_string_or_strings('kinds', kinds)
     unknown = sorted(set(chosen) - set(INVALID_KINDS))
     if unknown or not chosen:
@@ -146,6 +161,30 @@ def invalid_inputs(
 
 
 # --- resolving the schema ------------------------------------------------------------------------
+
+
+def _check_target(agentool: object, registry: object) -> None:
+    if not (isinstance(agentool, str) or (isinstance(agentool, type) and issubclass(agentool, BaseModel))):
+        raise ConfigurationError(
+            f'agentool must be a registered agentool name or an input schema class; got {agentool!r}',
+            option='agentool',
+            value=repr(cast(object, agentool)),
+        )
+    check_instance('registry', registry, AgenToolRegistry, optional=True)
+
+
+def _check_fields(fields: object) -> dict[str, st.SearchStrategy[Any]]:
+    if fields is None:
+        return {}
+    if isinstance(fields, Mapping):  # the check below proves the key and value types
+        items = cast('Mapping[object, object]', fields)
+        if all(isinstance(k, str) and isinstance(v, st.SearchStrategy) for k, v in items.items()):
+            return dict(cast('Mapping[str, st.SearchStrategy[Any]]', items))
+    raise ConfigurationError(
+        f'fields must be a dict of field names to hypothesis strategies; got {fields!r}',
+        option='fields',
+        value=repr(cast(object, fields)),
+    )
 
 
 def _resolve(agentool: str | type[BaseModel], registry: AgenToolRegistry | None) -> _Target:
