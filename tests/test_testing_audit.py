@@ -15,9 +15,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
-from pydantic_ai import Agent, ModelRetry
+from pydantic_ai import Agent, ModelRetry, UnexpectedModelBehavior
 
-from agentool import AgenToolInjector, get_injector, get_registry
+from agentool import AgenToolInjector, AgenToolRegistry, get_injector, get_registry, use_registry
 from agentool.errors import (
     AgenToolError,
     AgenToolNotFoundError,
@@ -447,3 +447,38 @@ def test_every_error_here_is_an_agentool_error() -> None:
     assert issubclass(ExpectationError, AgenToolError)
     assert issubclass(ExpectationError, AssertionError)
     assert issubclass(UnexpectedPromptError, AssertionError)
+
+
+# --- as the guide says for an agent that allows no retries -----------------------------------------
+
+
+async def test_with_no_retries_a_wrong_type_ends_in_pydantic_ais_error_as_the_guide_says() -> None:
+    double = AgentDouble(Script(Call('get_weather', {'lat': 'north', 'lon': 2.35}), Output(PARIS)))
+    with pytest.raises(UnexpectedModelBehavior, match='exceeded max retries'):
+        await run(advisor(retries=0), double)
+    with pytest.raises(UnexpectedModelBehavior, match='Exceeded maximum output retries'):
+        await run(advisor(retries=0), AgentDouble(Script(Output({'city': 'Paris', 'temperature_c': 'warm'}))))
+
+
+# --- testing.md: one fresh registry (and injector) per test ------------------------------------------
+
+
+async def test_registries_of_concurrent_blocks_do_not_leak() -> None:
+    async def make(replace: bool) -> list[str]:
+        with use_registry() as fresh:
+            create_calculator(replace=replace)
+            await asyncio.sleep(0)
+            assert get_registry() is fresh
+            return fresh.list_names()
+
+    outside = get_registry()
+    assert await asyncio.gather(make(False), make(False)) == [['calculator'], ['calculator']]
+    assert outside.list_names() == []
+
+
+def test_the_registry_fixture_brings_a_fresh_injector(agentool_registry: AgenToolRegistry) -> None:
+    assert get_registry() is agentool_registry
+    inside = get_injector()
+    with use_registry():
+        assert get_injector() is not inside
+    assert get_injector() is inside
