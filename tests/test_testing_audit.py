@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 from typing import Any, cast
 
@@ -482,3 +483,24 @@ def test_the_registry_fixture_brings_a_fresh_injector(agentool_registry: AgenToo
     with use_registry():
         assert get_injector() is not inside
     assert get_injector() is inside
+
+
+def test_a_compiled_bytes_pattern_is_refused_when_built() -> None:
+    with pytest.raises(ConfigurationError, match='pattern') as caught:
+        Regex(cast(Any, re.compile(b'Paris')))
+    assert caught.value.details['option'] == 'pattern'
+
+
+async def test_an_argument_json_cannot_carry_is_a_configuration_error_naming_the_tool() -> None:
+    double = AgentDouble(Script(Call('get_weather', {'lat': object(), 'lon': 2.35}), Output(PARIS)))
+    with pytest.raises(ConfigurationError, match="Call\\('get_weather'\\) args must be JSON-compatible") as caught:
+        await run(advisor(), double)
+    assert caught.value.details['tool'] == 'get_weather'
+
+
+async def test_an_exception_from_a_script_function_is_not_swallowed() -> None:
+    def broken(run: ScriptRun) -> Advice:
+        raise KeyError('scripted bug')
+
+    with pytest.raises(KeyError, match='scripted bug'):
+        await run(advisor(), AgentDouble(Script(OutputFrom(broken))))

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeAlias, cast, runtime_checkable
 
 from pydantic_ai.messages import ModelMessage
+from pydantic_core import PydanticSerializationError, to_json
 
 from ..core._option_checks import check_function, check_text
 from ..errors import ConfigurationError, ExpectationError
@@ -82,11 +83,12 @@ class Regex:
 
     def __post_init__(self) -> None:
         pattern, flags = cast(object, self.pattern), cast(object, self.flags)
-        if not isinstance(pattern, str | re.Pattern):
+        source = cast('re.Pattern[Any]', pattern).pattern if isinstance(pattern, re.Pattern) else pattern
+        if not isinstance(source, str):  # a bytes pattern cannot search a text prompt
             raise ConfigurationError(
-                f'Regex(pattern=...) must be a string or a compiled re.Pattern; got {pattern!r}',
+                f'Regex(pattern=...) must be a string or a compiled re.Pattern of text; got {source!r}',
                 option='pattern',
-                value=repr(pattern),
+                value=repr(source),
             )
         if not isinstance(flags, int):
             raise ConfigurationError(
@@ -216,7 +218,8 @@ class Call:
         """The arguments for this call in `run`.
 
         Raises:
-            ConfigurationError: the args function returned something that is not a mapping.
+            ConfigurationError: the args function returned something that is not a mapping, or the
+                arguments hold a value JSON cannot carry (a model only ever sends JSON).
         """
         args = cast(object, self.args(run) if callable(self.args) else self.args)
         if not isinstance(args, Mapping):
@@ -226,7 +229,17 @@ class Call:
                 option='args',
                 value=repr(args),
             )
-        return dict(cast('Mapping[str, Any]', args))
+        arguments = dict(cast('Mapping[str, Any]', args))
+        try:
+            to_json(arguments)
+        except PydanticSerializationError as error:
+            raise ConfigurationError(
+                f'Call({self.tool!r}) args must be JSON-compatible, as a model sends them: {error}',
+                tool=self.tool,
+                option='args',
+                value=repr(arguments),
+            ) from None
+        return arguments
 
 
 @dataclass(frozen=True)
