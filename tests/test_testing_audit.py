@@ -504,3 +504,16 @@ async def test_an_exception_from_a_script_function_is_not_swallowed() -> None:
 
     with pytest.raises(KeyError, match='scripted bug'):
         await run(advisor(), AgentDouble(Script(OutputFrom(broken))))
+
+
+def test_a_double_without_scripts_is_refused_with_details() -> None:
+    with pytest.raises(AgenToolError, match='needs at least one Script') as caught:
+        AgentDouble()
+    assert caught.value.details['option'] == 'scripts'
+
+
+async def test_a_doubled_agent_wins_over_an_override_already_in_effect(agentool_injector: AgenToolInjector) -> None:
+    agent = advisor()
+    agentool_injector.register('advisor', agent)
+    with agent.override(model=weather_double('override')), use_doubles(advisor=weather_double('double')):
+        assert (await agentool_injector.run('advisor', 'q')).output.city == 'double'

@@ -83,7 +83,7 @@ class AgentDouble(AnsweringModel):
         super().__init__(settings=settings, profile=profile or TOOL_CALLING_PROFILE)
         check_text('name', name)
         if not scripts:
-            raise DoubleError(f'double {name!r} needs at least one Script')
+            raise DoubleError(f'double {name!r} needs at least one Script', option='scripts', value='()')
         if bad := [script for script in cast('tuple[object, ...]', scripts) if not isinstance(script, Script)]:
             raise ConfigurationError(
                 f'double {name!r}: AgentDouble takes Script objects; got {bad[0]!r}',
