@@ -64,6 +64,7 @@ Surface = Literal['direct', 'toolset', 'mcp']
 """Where the call came from: the injector's direct path, the LLM toolset or the MCP server."""
 
 _SURFACES: tuple[Surface, ...] = get_args(Surface)
+_OUTCOMES: tuple[DispatchOutcome, ...] = get_args(DispatchOutcome)
 
 _NO_SPAN: AbstractContextManager[Span] = nullcontext(INVALID_SPAN)
 
@@ -152,7 +153,11 @@ def dispatch_span(*, tracer: Tracer | None = None) -> AbstractContextManager[Spa
 
     The span `agentool dispatch` gets its attributes from `record_dispatch` once the decision is
     known. With no tracer provider configured it is the shared no-op span, as for `operation_span`.
+
+    Raises:
+        ConfigurationError: `tracer` is not a tracer (checked on every call, traced or not).
     """
+    check_tracer('tracer', tracer)
     if tracer is None or isinstance(tracer, (NoOpTracer, ProxyTracer)):
         tracer = _GLOBAL.get_tracer(TRACER_NAME)
         if isinstance(tracer, (ProxyTracer, NoOpTracer)):
@@ -163,7 +168,22 @@ def dispatch_span(*, tracer: Tracer | None = None) -> AbstractContextManager[Spa
 def record_dispatch(
     span: Span, *, outcome: DispatchOutcome, rule: str | None, agentool: str | None, operation: str | None
 ) -> None:
-    """Set the decision's attributes on `span`: outcome, and the rule, agentool and operation when known."""
+    """Set the decision's attributes on `span`: outcome, and the rule, agentool and operation when known.
+
+    Raises:
+        ConfigurationError: `span` is not a span, `outcome` is not one of `DispatchOutcome`, or `rule`,
+            `agentool` or `operation` is neither a string nor None (checked whether or not `span` records).
+    """
+    check_instance('span', span, Span)
+    if outcome not in _OUTCOMES:
+        raise ConfigurationError(
+            f'outcome must be one of {", ".join(map(repr, _OUTCOMES))}; got {outcome!r}',
+            option='outcome',
+            value=repr(outcome),
+        )
+    check_text('rule', rule, optional=True)
+    check_text('agentool', agentool, optional=True)
+    check_text('operation', operation, optional=True)
     if not span.is_recording():
         return
     attributes: dict[str, AttributeValue] = {OUTCOME_ATTRIBUTE: outcome}
