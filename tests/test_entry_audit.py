@@ -5,30 +5,46 @@ Each test names the page (or docstring) whose claim it checks.
 
 from __future__ import annotations
 
+import ast
 import os
+import re
 import subprocess
 import sys
+import threading
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
+import anyio
 import pytest
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import NoOpTracer, ProxyTracer, StatusCode, Tracer, get_current_span
-from pydantic_ai import Agent
+from pydantic_ai import Agent, RunContext
 from pydantic_ai.capabilities import Instrumentation
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.instrumented import InstrumentationSettings
 
 from agentool import (
+    AgenToolCapability,
     AgenToolInjector,
     BaseOperationInput,
     ConfigurationError,
+    DepsUnavailableError,
+    DispatchCapability,
+    InputValidationError,
     InvalidInputError,
+    InvalidJSONError,
+    JsonRule,
+    OutputError,
     PydanticAIVersionError,
     RoutingConfig,
+    UnknownOperationError,
     create_agentool,
+    get_injector,
+    get_registry,
+    model_strings,
 )
 from agentool._compat import SUPPORTED, check_pydantic_ai
 from agentool.telemetry import (
@@ -496,3 +512,301 @@ def test_import_agentool_on_an_unsupported_release_is_the_typed_error() -> None:
     )
     out = _python(script)
     assert out.strip() == ("PydanticAIVersionError {'installed': '2.59.3', 'supported': 'pydantic-ai-slim>=2.60.0,<3'}")
+
+
+# --- README ----------------------------------------------------------------------------------------
+
+
+def _readme_quickstart() -> str:
+    readme = (ROOT / 'README.md').read_text()
+    found = re.search(r'## Quickstart\n.*?```python\n(.*?)```', readme, re.DOTALL)
+    assert found is not None
+    return found.group(1)
+
+
+def test_the_readme_quickstart_runs_as_copied_in_a_fresh_interpreter_and_writes_nothing(tmp_path: Path) -> None:
+    _python(_readme_quickstart() + "print('ran')\n", cwd=tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+BAD_INPUTS = [
+    ('{"operation": "add", "a": 5', InvalidJSONError, {'position': 27, 'line': 1, 'column': 28}),
+    ('{"operation": "pow", "a": 1, "b": 2}', UnknownOperationError, {'operation': 'pow', 'known': ['add', 'div']}),
+    ('{"operation": "add", "a": 1}', InputValidationError, {'operation': 'add'}),
+    ('{"operation": "add", "a": "x", "b": 2}', InputValidationError, {'operation': 'add'}),
+    ('{"operation": "add", "a": 1, "b": 2, "c": 3}', InputValidationError, {'operation': 'add'}),
+]
+
+
+@pytest.mark.parametrize(('prompt', 'kind', 'details'), BAD_INPUTS)
+@pytest.mark.parametrize('form', ['create_agentool', 'model string', 'injector'])
+async def test_bad_input_is_a_typed_invalid_input_error_straight_out_of_run(
+    prompt: str, kind: type[InvalidInputError], details: dict[str, Any], form: str
+) -> None:
+    calls: list[float] = []
+
+    async def spy(a: float, b: float) -> float:
+        calls.append(a)
+        return a
+
+    config = RoutingConfig(operation_map={'add': 'spy', 'div': 'spy'})
+    agent = create_agentool('calc', CalcInput, config, [spy])
+    runs = {
+        'create_agentool': agent.run,
+        'model string': Agent('agentool:calc', output_type=float).run,
+        'injector': partial(get_injector().call, 'calc'),
+    }
+    with pytest.raises(kind) as caught:
+        await runs[form](prompt)
+    assert isinstance(caught.value, InvalidInputError)
+    assert {'agentool': 'calc', **details}.items() <= caught.value.details.items()
+    assert calls == []  # bad input never reaches the tool (docs/index.md)
+
+
+@pytest.mark.parametrize(
+    ('prompt', 'field'),
+    [
+        ('{"operation": "add", "a": 1}', 'b'),
+        ('{"operation": "add", "a": "x", "b": 2}', 'a'),
+        ('{"operation": "add", "a": 1, "b": 2, "c": 3}', 'c'),
+    ],
+)
+def test_a_field_error_names_the_agentool_the_operation_and_the_field(prompt: str, field: str) -> None:
+    with pytest.raises(InputValidationError) as caught:
+        make_calc().run_sync(prompt)
+    assert (caught.value.details['agentool'], caught.value.details['operation']) == ('calc', 'add')
+    assert [error['loc'] for error in caught.value.details['errors']] == [[field]]
+    assert f"field '{field}'" in str(caught.value)
+
+
+def test_routes_without_a_transform_pass_only_the_fields_matching_the_tools_parameters() -> None:
+    class NoteInput(BaseOperationInput):
+        operation: Literal['shout']
+        text: str
+        unused: int = 0
+
+    async def shout(text: str) -> str:
+        return text.upper()
+
+    agent = create_agentool('note', NoteInput, RoutingConfig(operation_map={'shout': 'shout'}), [shout])
+    assert agent.run_sync('{"operation": "shout", "text": "hi"}').output == 'HI'
+    # A field the operation does not use is refused rather than dropped.
+    with pytest.raises(InputValidationError, match=r"field 'unused'.*does not use it"):
+        agent.run_sync('{"operation": "shout", "text": "hi", "unused": 3}')
+
+
+def test_the_explicit_capability_form_patches_nothing_and_carries_deps() -> None:
+    class DepsInput(BaseOperationInput):
+        operation: Literal['get']
+
+    async def get(ctx: RunContext[dict[str, str]]) -> str:
+        return ctx.deps['k']
+
+    create_agentool('depsy', DepsInput, RoutingConfig(operation_map={'get': 'get'}), [get], deps_type=dict)
+    model_strings.uninstall()
+    try:
+        assert not model_strings.is_installed()
+        agent = Agent('agentool:depsy', capabilities=[AgenToolCapability('depsy')], deps_type=dict, output_type=str)
+        assert agent.run_sync('{"operation": "get"}', deps={'k': 'v'}).output == 'v'
+    finally:
+        model_strings.install()
+    with pytest.raises(DepsUnavailableError, match='cannot receive deps'):
+        Agent('agentool:depsy', deps_type=dict).run_sync('{"operation": "get"}', deps={'k': 'v'})
+
+
+async def test_injector_overrides_are_task_local() -> None:
+    make_calc()
+    injector = get_injector()
+    inside = anyio.Event()
+    seen: list[float] = []
+
+    async def overridden() -> None:
+        with injector.override(calc=42.0):
+            seen.append(await injector.call('calc', {'operation': 'add', 'a': 1, 'b': 2}))
+            inside.set()
+            await anyio.sleep(0.05)
+
+    async def plain() -> None:
+        await inside.wait()
+        seen.append(await injector.call('calc', {'operation': 'add', 'a': 1, 'b': 2}))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(overridden)
+        group.start_soon(plain)
+    assert seen == [42.0, 3.0]
+
+
+def test_the_injector_raises_the_same_typed_error_as_run() -> None:
+    agent = make_calc()
+    with pytest.raises(UnknownOperationError) as by_run:
+        agent.run_sync('{"operation": "pow", "a": 1, "b": 2}')
+    with pytest.raises(UnknownOperationError) as by_call:
+        anyio.run(get_injector().call, 'calc', {'operation': 'pow', 'a': 1, 'b': 2})
+    assert (str(by_call.value), by_call.value.details) == (str(by_run.value), by_run.value.details)
+
+
+@pytest.mark.parametrize(
+    ('command', 'expected'),
+    [
+        (['list'], 'storage'),
+        (['show', 'storage'], 'storage 1.0.0'),
+        (['schema', 'storage'], '"additionalProperties": false'),
+        (['catalog'], '"total_agentools": 1'),
+    ],
+)
+def test_the_readme_cli_commands_answer_and_write_nothing_to_the_working_directory(
+    command: list[str], expected: str, tmp_path: Path
+) -> None:
+    done = subprocess.run(
+        [sys.executable, '-m', 'agentool', '--import', 'examples.storage', *command],
+        env=_env(),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert expected in done.stdout
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_quickstart_cli_call(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            '-m',
+            'agentool',
+            '--import',
+            'examples.calculator',
+            'call',
+            'calculator',
+            '{"operation": "add", "a": 5, "b": 3}',
+        ],
+        env=_env(),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (done.returncode, done.stdout.strip()) == (0, '8.0'), done.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_dispatch_answers_structured_turns_without_the_model_and_sends_free_text_to_it() -> None:
+    make_calc()
+    model_calls: list[int] = []
+
+    def llm(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        model_calls.append(1)
+        return ModelResponse(parts=[TextPart('free text')])
+
+    agent = Agent(FunctionModel(llm), output_type=str, capabilities=[DispatchCapability([JsonRule(agentool='calc')])])
+    assert agent.run_sync('{"operation": "add", "a": 1, "b": 2}').output == '3.0'
+    assert model_calls == []
+    assert agent.run_sync('hello').output == 'free text'
+    assert model_calls == [1]
+
+
+# --- docs/index.md and docs/quickstart.md ----------------------------------------------------------
+
+
+def test_a_tool_output_that_does_not_fit_its_type_is_a_typed_output_error() -> None:
+    async def wrong(a: float, b: float) -> float:
+        return 'x'  # pyright: ignore[reportReturnType]
+
+    agent = create_agentool('calc', CalcInput, RoutingConfig(operation_map={'add': 'wrong', 'div': 'wrong'}), [wrong])
+    with pytest.raises(OutputError) as caught:
+        agent.run_sync('{"operation": "add", "a": 1, "b": 2}')
+    assert caught.value.details == {'agentool': 'calc', 'operation': 'add', 'tool': 'wrong'}
+
+
+def test_no_llm_no_tokens() -> None:
+    result = make_calc().run_sync('{"operation": "add", "a": 1, "b": 2}')
+    assert (result.usage.input_tokens, result.usage.output_tokens, result.usage.requests) == (
+        0,
+        0,
+        result.usage.requests,
+    )
+    assert result.usage.total_tokens == 0
+
+
+@pytest.mark.parametrize(
+    ('operation_map', 'tools', 'details'),
+    [
+        ({'add': 'add'}, ['add', 'div'], {'operation': 'div'}),
+        ({'add': 'add', 'div': 'div'}, ['add'], {'operation': 'div', 'tool': 'div'}),
+    ],
+)
+def test_create_agentool_names_the_culprit(
+    operation_map: dict[str, str], tools: list[str], details: dict[str, str]
+) -> None:
+    functions = {'add': add, 'div': div}
+    with pytest.raises(ConfigurationError) as caught:
+        create_agentool('calc', CalcInput, RoutingConfig(operation_map=operation_map), [functions[t] for t in tools])
+    assert {'agentool': 'calc', **details}.items() <= caught.value.details.items()
+    assert 'calc' not in get_registry()  # nothing registered
+
+
+def test_create_agentool_names_a_required_parameter_no_field_fills() -> None:
+    async def power(a: float, exponent: float) -> float:
+        return a**exponent
+
+    with pytest.raises(ConfigurationError) as caught:
+        create_agentool('calc', CalcInput, RoutingConfig(operation_map={'add': 'power', 'div': 'power'}), [power])
+    problems = caught.value.details['problems']
+    assert {(problem['kind'], problem['parameter']) for problem in problems} == {('unfillable_parameter', 'exponent')}
+
+
+async def test_a_sync_tool_runs_in_a_worker_thread_and_its_docstring_describes_the_operation() -> None:
+    threads: list[int] = []
+
+    def mul(a: float, b: float) -> float:
+        """Multiply two numbers."""
+        threads.append(threading.get_ident())
+        return a * b
+
+    config = RoutingConfig(operation_map={'add': 'mul', 'div': 'mul'})
+    agent = create_agentool('calc', CalcInput, config, [mul])
+    assert (await agent.run('{"operation": "add", "a": 6, "b": 7}')).output == 42.0
+    assert threads
+    assert threads[0] != threading.get_ident()
+    operations = get_registry().get_operations('calc')
+    assert operations is not None
+    assert operations['add']['description'] == 'Multiply two numbers.'
+
+
+def test_a_tool_taking_a_context_reads_deps() -> None:
+    class DepsInput(BaseOperationInput):
+        operation: Literal['get']
+
+    async def get(ctx: RunContext[dict[str, str]]) -> str:
+        return ctx.deps['k']
+
+    agent = create_agentool('depsy', DepsInput, RoutingConfig(operation_map={'get': 'get'}), [get], deps_type=dict)
+    assert agent.run_sync('{"operation": "get"}', deps={'k': 'v'}).output == 'v'
+
+
+# --- docs/architecture.md --------------------------------------------------------------------------
+
+
+def _agentool_imports(module: str) -> set[str]:
+    path = ROOT / 'agentool' / f'{module}.py'
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            found.add('.'.join(filter(None, ['agentool', node.module])))
+        elif isinstance(node, ast.ImportFrom) and (node.module or '').startswith('agentool'):
+            found.add(node.module or '')
+    return found
+
+
+def test_the_bottom_layer_imports_only_what_the_architecture_page_says() -> None:
+    assert _agentool_imports('errors') == set()
+    assert _agentool_imports('base') <= {'agentool.errors'}
+    assert _agentool_imports('_compat') == {'agentool.errors'}
+    # telemetry sits above the core (it uses the core's argument checks) and below the injector.
+    assert _agentool_imports('telemetry') == {'agentool.errors', 'agentool.core._option_checks'}
+    page = (ROOT / 'docs' / 'architecture.md').read_text()
+    assert 'base["errors · _compat · base"]' in page
+    assert 'telemetry --> core' in page
+    assert 'injector --> telemetry' in page
