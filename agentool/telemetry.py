@@ -64,6 +64,7 @@ Surface = Literal['direct', 'toolset', 'mcp']
 """Where the call came from: the injector's direct path, the LLM toolset or the MCP server."""
 
 _SURFACES: tuple[Surface, ...] = get_args(Surface)
+_OWN_ATTRIBUTES = (AGENTOOL_ATTRIBUTE, OPERATION_ATTRIBUTE, SURFACE_ATTRIBUTE)
 _OUTCOMES: tuple[DispatchOutcome, ...] = get_args(DispatchOutcome)
 
 _NO_SPAN: AbstractContextManager[Span] = nullcontext(INVALID_SPAN)
@@ -105,13 +106,14 @@ def operation_span(
         surface: Where the call came from (attribute `agentool.surface`).
         tracer: A tracer to use instead of the global one, e.g. a pydantic-ai run's `ctx.tracer`,
             so the span lands next to the run's own spans. A no-op or proxy tracer counts as none.
-        attributes: Extra span attributes.
+        attributes: Extra span attributes (not `agentool.name`, `agentool.operation` or `agentool.surface`).
 
     Raises:
         ConfigurationError: `agentool` or `operation` is not a string, `surface` is not one of `Surface`,
-            `tracer` is not a tracer, or `attributes` is not a mapping. Checked on every call, traced or
-            not, so a mistake shows before tracing is turned on; the checks are type tests only (the
-            toolset and MCP surfaces come here on every call, an untraced direct call does not).
+            `tracer` is not a tracer, or `attributes` is not a mapping or sets one of the span's own
+            attributes. Checked on every call, traced or not, so a mistake shows before tracing is
+            turned on; the checks are type and membership tests only (the toolset and MCP surfaces come
+            here on every call, an untraced direct call does not).
 
     Example:
         ```python {test="skip"}
@@ -132,6 +134,12 @@ def operation_span(
     # warning). `None`, the usual case, skips the slower abstract-class test.
     if attributes is not None:
         check_instance('attributes', attributes, Mapping, optional=True)
+        if own := [key for key in _OWN_ATTRIBUTES if key in attributes]:
+            raise ConfigurationError(
+                f'attributes may not set {", ".join(map(repr, own))}: the span sets them from its arguments',
+                option='attributes',
+                value=repr(attributes),
+            )
     # A proxy tracer would only forward to the global provider, so it counts as none too.
     if tracer is None or isinstance(tracer, (NoOpTracer, ProxyTracer)):
         tracer = _GLOBAL.get_tracer(TRACER_NAME)

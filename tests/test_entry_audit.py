@@ -163,6 +163,19 @@ def test_extra_attributes_are_added(tracer: Tracer, exporter: InMemorySpanExport
     assert {'k': 'v', 'n': 2, 'flags': (True, False)}.items() <= dict(span.attributes or {}).items()
 
 
+@pytest.mark.parametrize('key', [AGENTOOL_ATTRIBUTE, OPERATION_ATTRIBUTE, SURFACE_ATTRIBUTE])
+@pytest.mark.parametrize('traced', [True, False])
+def test_extra_attributes_cannot_overwrite_the_documented_ones(
+    key: str, traced: bool, tracer: Tracer, exporter: InMemorySpanExporter
+) -> None:
+    # The guide's table: `agentool.name` is the agentool, and so on; an extra attribute used to replace it.
+    attributes = {key: 'other', 'extra': 1}
+    with pytest.raises(ConfigurationError, match=f'attributes may not set {key!r}') as caught:
+        operation_span('greeter', 'hello', tracer=tracer if traced else None, attributes=attributes)
+    assert caught.value.details == {'option': 'attributes', 'value': repr(attributes)}
+    assert exporter.get_finished_spans() == ()
+
+
 @pytest.mark.parametrize(
     ('arguments', 'option'),
     [
