@@ -6,6 +6,8 @@ Each test names the page (or docstring) whose claim it checks.
 from __future__ import annotations
 
 import ast
+import dataclasses
+import inspect
 import os
 import re
 import subprocess
@@ -46,7 +48,7 @@ from agentool import (
     get_registry,
     model_strings,
 )
-from agentool._compat import SUPPORTED, check_pydantic_ai
+from agentool._compat import PYDANTIC_AI_VERSION, SUPPORTED, check_pydantic_ai
 from agentool.telemetry import (
     AGENTOOL_ATTRIBUTE,
     DISPATCH_SPAN_NAME,
@@ -823,3 +825,76 @@ def test_the_bottom_layer_imports_only_what_the_architecture_page_says() -> None
     assert 'base["errors · _compat · base"]' in page
     assert 'telemetry --> core' in page
     assert 'injector --> telemetry' in page
+
+
+def _private(name: str) -> bool:
+    return name.startswith('_') and not (name.startswith('__') and name.endswith('__'))
+
+
+def test_nothing_in_agentool_reads_or_writes_a_private_pydantic_ai_name() -> None:
+    found: list[str] = []
+    for path in sorted((ROOT / 'agentool').rglob('*.py')):
+        tree = ast.parse(path.read_text())
+        where = path.relative_to(ROOT).as_posix()
+        bound: set[str] = set()  # names this module binds to pydantic-ai modules and objects
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or '').split('.')[0] == 'pydantic_ai':
+                parts = (node.module or '').split('.')
+                found += [f'{where}:{node.lineno} {node.module}' for part in parts if _private(part)]
+                found += [f'{where}:{node.lineno} {alias.name}' for alias in node.names if _private(alias.name)]
+                bound |= {alias.asname or alias.name for alias in node.names}
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name.split('.')[0] == 'pydantic_ai':
+                        found += [
+                            f'{where}:{node.lineno} {alias.name}' for part in alias.name.split('.') if _private(part)
+                        ]
+                        bound.add(alias.asname or alias.name.split('.')[0])
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and _private(node.attr):
+                base = node.value
+                if isinstance(base, ast.Name) and base.id in bound:
+                    found.append(f'{where}:{node.lineno} {base.id}.{node.attr}')
+    assert found == []
+
+
+def test_agentools_subclasses_of_pydantic_ai_classes_use_none_of_their_private_attributes() -> None:
+    import agentool.testing  # noqa: F401  # pyright: ignore[reportUnusedImport]
+    from agentool import dbos, durable, mcp, toolset  # noqa: F401  # pyright: ignore[reportUnusedImport]
+
+    classes = {
+        value
+        for name, module in list(sys.modules.items())
+        if name.startswith('agentool.')
+        for value in vars(module).values()
+        if isinstance(value, type) and value.__module__ == name
+    }
+    assert classes
+    clashes: list[str] = []
+    for cls in sorted(classes, key=lambda kind: kind.__qualname__):
+        bases = [base for base in cls.__mro__ if base.__module__.split('.')[0] == 'pydantic_ai']
+        if not bases:
+            continue
+        source = inspect.getsource(cls)
+        used = set(re.findall(r'self\.(_[a-zA-Z]\w*)', source)) | {name for name in vars(cls) if _private(name)}
+        for base in bases:
+            base_source = inspect.getsource(base)
+            clashes += [
+                f'{cls.__qualname__}.{name} (pydantic-ai {base.__qualname__})'
+                for name in sorted(used)
+                if _private(name) and re.search(rf'\b{name}\b', base_source)
+            ]
+    assert clashes == []
+
+
+def test_canary_run_context_fields_the_direct_and_lean_paths_set() -> None:
+    # agentool's direct path (agentool/core/_context.py) and lean runs (agentool/core/lean.py) build a
+    # `RunContext` from its dataclass fields; a rename in pydantic-ai would leave a tool reading a default.
+    try:
+        names = {field.name for field in dataclasses.fields(RunContext)}
+    except TypeError as error:
+        pytest.fail(f'pydantic-ai {PYDANTIC_AI_VERSION}: RunContext is no longer a dataclass: {error}')
+    needed = {'deps', 'model', 'prompt', 'agent', 'tool_name', 'usage', 'run_id', 'conversation_id'}
+    needed |= {'tool_call_id', 'messages', 'run_step', 'max_retries'}
+    missing = needed - names
+    assert not missing, f'pydantic-ai {PYDANTIC_AI_VERSION}: RunContext lost the fields {sorted(missing)}'
