@@ -184,6 +184,7 @@ def test_extra_attributes_cannot_overwrite_the_documented_ones(
         ({'surface': None}, 'surface'),
         ({'surface': 'Direct'}, 'surface'),
         ({'tracer': 5}, 'tracer'),
+        ({'tracer': TracerProvider()}, 'tracer'),  # a provider where a tracer goes
         ({'attributes': ('k', 'v')}, 'attributes'),
     ],
 )
