@@ -62,6 +62,7 @@ from agentool.telemetry import (
     record_dispatch,
 )
 from agentool.toolset import AgenToolToolset
+from tests.test_architecture import import_graph
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -949,3 +950,56 @@ def test_a_dispatch_whose_tool_raises_records_the_operation_it_ran(
 ) -> None:
     failed = _dispatch_decisions(provider, exporter)[-1]
     assert (failed.attributes or {}).get(OPERATION_ATTRIBUTE) == 'div'
+
+
+_LAYERS = {  # the architecture page's diagram: a layer may import the layers it points to, transitively
+    'base': set[str](),
+    'core': {'base'},
+    'telemetry': {'core'},
+    'injector': {'telemetry'},
+    'catalog': {'core'},
+    'factory': {'injector'},
+    'bridges': {'catalog', 'factory'},
+    'engines': {'bridges'},
+    'testing': {'bridges', 'engines'},
+    'cli': {'testing'},
+}
+_NAMED = {
+    **dict.fromkeys(['errors', '_compat', 'base'], 'base'),
+    'telemetry': 'telemetry',
+    'catalog': 'catalog',
+    'factory': 'factory',
+    **dict.fromkeys(['toolset', 'filters', 'mcp', 'mcp_http', 'model_strings', 'dispatch', '_interface'], 'bridges'),
+    **dict.fromkeys(['durable', 'dbos'], 'engines'),
+    'testing': 'testing',
+    **dict.fromkeys(['cli', '__main__'], 'cli'),
+}
+# The page's exceptions: the registry's one deferred import, and the old paths kept as aliases.
+_ALIASES = frozenset(
+    f'agentool.core.{name}' for name in ('registry', 'catalog', 'graph', 'markdown', 'openapi', 'handle')
+)
+
+
+def _layer(module: str) -> str | None:
+    parts = module.split('.')
+    if parts[1:2] == ['core']:
+        return 'injector' if parts[2:3] == ['injector'] else 'core'
+    return _NAMED.get(parts[1]) if len(parts) > 1 else None
+
+
+def test_every_import_points_down_the_architecture_diagram() -> None:
+    def below(layer: str) -> set[str]:
+        found = {layer}
+        for lower in _LAYERS[layer]:
+            found |= below(lower)
+        return found
+
+    graph = import_graph(ROOT / 'agentool')
+    upward = [
+        f'{module} -> {target}'
+        for module, targets in sorted(graph.items())
+        if module not in _ALIASES and (layer := _layer(module)) is not None
+        for target in sorted(targets)
+        if (lower := _layer(target)) is not None and lower not in below(layer)
+    ]
+    assert upward == []
