@@ -13,6 +13,7 @@ import re
 import subprocess
 import sys
 import threading
+import tomllib
 from functools import partial
 from pathlib import Path
 from typing import Any, Literal
@@ -1003,3 +1004,17 @@ def test_every_import_points_down_the_architecture_diagram() -> None:
         if (lower := _layer(target)) is not None and lower not in below(layer)
     ]
     assert upward == []
+
+
+def test_every_pydantic_ai_requirement_in_pyproject_declares_the_supported_range() -> None:
+    project = tomllib.loads((ROOT / 'pyproject.toml').read_text())['project']
+    requirements = [
+        *project['dependencies'],
+        *(r for extra in project['optional-dependencies'].values() for r in extra),
+    ]
+    ranges = {
+        re.sub(r'\[[^\]]*\]', '', re.sub(r'\s', '', requirement))
+        for requirement in requirements
+        if re.match(r'pydantic-ai\b', requirement)
+    }
+    assert ranges == {SUPPORTED}
