@@ -48,10 +48,20 @@ def parse_version(version: str) -> tuple[int, int, int] | None:
     return int(major), int(minor), int(patch or 0)
 
 
+def _pre_release(version: str) -> bool:
+    """Whether `version` is a pre-release or dev release (`2.60.0b1`, `2.60.0rc1`, `2.60.0.dev3`) of its numbers."""
+    return (
+        re.match(r'\d+\.\d+(?:\.\d+)?[-_.]?(?:a|b|c|rc|alpha|beta|pre|preview|dev)', version, re.IGNORECASE) is not None
+    )
+
+
 def check_pydantic_ai(version: str = PYDANTIC_AI_VERSION) -> None:
-    """Raise `PydanticAIVersionError` unless `version` is within `SUPPORTED`."""
+    """Raise `PydanticAIVersionError` unless `version` is within `SUPPORTED`.
+
+    As for the requirement, a pre-release or dev release of the floor (`2.60.0rc1`) comes before it.
+    """
     parsed = parse_version(version)
-    if parsed is None or not MINIMUM <= parsed < BELOW:
+    if parsed is None or not MINIMUM <= parsed < BELOW or (parsed == MINIMUM and _pre_release(version)):
         raise PydanticAIVersionError(
             f'agentool needs {SUPPORTED}, but pydantic-ai {version} is installed: run `pip install "{SUPPORTED}"`',
             installed=version,

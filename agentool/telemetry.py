@@ -1,7 +1,9 @@
 """OpenTelemetry spans for agentool operations that run outside pydantic-ai's own instrumentation.
 
 Agent runs are traced by pydantic-ai's own instrumentation (`capabilities=[Instrumentation(...)]`,
-`agent.instrument = InstrumentationSettings(...)` or `Agent.instrument_all()`). Calls that skip the agent graph
+`agent.instrument = InstrumentationSettings(...)` or `Agent.instrument_all()`, which, with a tracer
+provider of its own and no global one, reaches only an agentool's first plain run: see the telemetry
+guide). Calls that skip the agent graph
 (the injector's direct path) or arrive through another surface (the LLM toolset, MCP) open an
 `operation_span`, which carries the agentool and the operation as attributes. Only
 `opentelemetry-api` is needed; with no tracer provider configured the helper returns a shared
@@ -64,6 +66,8 @@ Surface = Literal['direct', 'toolset', 'mcp']
 """Where the call came from: the injector's direct path, the LLM toolset or the MCP server."""
 
 _SURFACES: tuple[Surface, ...] = get_args(Surface)
+_OWN_ATTRIBUTES = (AGENTOOL_ATTRIBUTE, OPERATION_ATTRIBUTE, SURFACE_ATTRIBUTE)
+_OUTCOMES: tuple[DispatchOutcome, ...] = get_args(DispatchOutcome)
 
 _NO_SPAN: AbstractContextManager[Span] = nullcontext(INVALID_SPAN)
 
@@ -104,13 +108,14 @@ def operation_span(
         surface: Where the call came from (attribute `agentool.surface`).
         tracer: A tracer to use instead of the global one, e.g. a pydantic-ai run's `ctx.tracer`,
             so the span lands next to the run's own spans. A no-op or proxy tracer counts as none.
-        attributes: Extra span attributes.
+        attributes: Extra span attributes (not `agentool.name`, `agentool.operation` or `agentool.surface`).
 
     Raises:
         ConfigurationError: `agentool` or `operation` is not a string, `surface` is not one of `Surface`,
-            `tracer` is not a tracer, or `attributes` is not a mapping. Checked on every call, traced or
-            not, so a mistake shows before tracing is turned on; the checks are type tests only (the
-            toolset and MCP surfaces come here on every call, an untraced direct call does not).
+            `tracer` is not a tracer, or `attributes` is not a mapping or sets one of the span's own
+            attributes. Checked on every call, traced or not, so a mistake shows before tracing is
+            turned on; the checks are type and membership tests only (the toolset and MCP surfaces come
+            here on every call, an untraced direct call does not).
 
     Example:
         ```python {test="skip"}
@@ -131,6 +136,12 @@ def operation_span(
     # warning). `None`, the usual case, skips the slower abstract-class test.
     if attributes is not None:
         check_instance('attributes', attributes, Mapping, optional=True)
+        if own := [key for key in _OWN_ATTRIBUTES if key in attributes]:
+            raise ConfigurationError(
+                f'attributes may not set {", ".join(map(repr, own))}: the span sets them from its arguments',
+                option='attributes',
+                value=repr(attributes),
+            )
     # A proxy tracer would only forward to the global provider, so it counts as none too.
     if tracer is None or isinstance(tracer, (NoOpTracer, ProxyTracer)):
         tracer = _GLOBAL.get_tracer(TRACER_NAME)
@@ -152,7 +163,11 @@ def dispatch_span(*, tracer: Tracer | None = None) -> AbstractContextManager[Spa
 
     The span `agentool dispatch` gets its attributes from `record_dispatch` once the decision is
     known. With no tracer provider configured it is the shared no-op span, as for `operation_span`.
+
+    Raises:
+        ConfigurationError: `tracer` is not a tracer (checked on every call, traced or not).
     """
+    check_tracer('tracer', tracer)
     if tracer is None or isinstance(tracer, (NoOpTracer, ProxyTracer)):
         tracer = _GLOBAL.get_tracer(TRACER_NAME)
         if isinstance(tracer, (ProxyTracer, NoOpTracer)):
@@ -163,7 +178,22 @@ def dispatch_span(*, tracer: Tracer | None = None) -> AbstractContextManager[Spa
 def record_dispatch(
     span: Span, *, outcome: DispatchOutcome, rule: str | None, agentool: str | None, operation: str | None
 ) -> None:
-    """Set the decision's attributes on `span`: outcome, and the rule, agentool and operation when known."""
+    """Set the decision's attributes on `span`: outcome, and the rule, agentool and operation when known.
+
+    Raises:
+        ConfigurationError: `span` is not a span, `outcome` is not one of `DispatchOutcome`, or `rule`,
+            `agentool` or `operation` is neither a string nor None (checked whether or not `span` records).
+    """
+    check_instance('span', span, Span)
+    if outcome not in _OUTCOMES:
+        raise ConfigurationError(
+            f'outcome must be one of {", ".join(map(repr, _OUTCOMES))}; got {outcome!r}',
+            option='outcome',
+            value=repr(outcome),
+        )
+    check_text('rule', rule, optional=True)
+    check_text('agentool', agentool, optional=True)
+    check_text('operation', operation, optional=True)
     if not span.is_recording():
         return
     attributes: dict[str, AttributeValue] = {OUTCOME_ATTRIBUTE: outcome}
