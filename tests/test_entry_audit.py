@@ -352,10 +352,6 @@ def test_instrument_all_traces_agentools_too() -> None:
     assert _python(script).split('\n')[0] == "['invoke_agent agent', 'invoke_agent calculator']"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason='agentool/core/agent.py: the lean path reads only `agent.instrument`, not `Agent.instrument_all()`',
-)
 def test_instrument_all_traces_every_run_of_an_agentool_not_only_the_first() -> None:
     script = (
         'from opentelemetry.sdk.trace import TracerProvider\n'

@@ -113,6 +113,23 @@ async def test_instrumentation_on_the_agent_takes_the_graph() -> None:
     assert agent.lean_runs == 2
 
 
+async def test_instrument_all_takes_the_graph_unless_the_agent_opts_out() -> None:
+    # pydantic-ai's rule: the agent's own `instrument`, when set, wins over `Agent.instrument_all`.
+    agent = await warmed()
+    Agent.instrument_all(True)
+    try:
+        await agent.run(PROMPT)
+        assert agent.lean_runs == 1, 'Agent.instrument_all traces every agent: the run takes the graph'
+        agent.instrument = False
+        await agent.run(PROMPT)
+        assert agent.lean_runs == 2, 'an agent that opts out of instrumentation is not traced: lean'
+        agent.instrument = None
+    finally:
+        Agent.instrument_all(False)
+    await agent.run(PROMPT)
+    assert agent.lean_runs == 3
+
+
 @pytest.mark.parametrize(
     ('register', 'blocker'),
     [

@@ -15,7 +15,15 @@ from types import NoneType
 from typing import Any, Literal, cast
 
 from opentelemetry.trace import NoOpTracer, ProxyTracer, ProxyTracerProvider
-from pydantic_ai import Agent, AgentRunResult, AgentSpec, CancellationToken, Conversation, DeferredToolResults
+from pydantic_ai import (
+    Agent,
+    AgentRunResult,
+    AgentSpec,
+    CancellationToken,
+    Conversation,
+    DeferredToolResults,
+    InstrumentationSettings,
+)
 from pydantic_ai.agent import AgentModelSettings, AgentRetries, EventStreamHandler
 from pydantic_ai.capabilities import AgentCapability
 from pydantic_ai.messages import ModelMessage, UserContent
@@ -41,6 +49,42 @@ _overridden: ContextVar[frozenset[int]] = ContextVar('agentool_overridden_agents
 """Ids of the agents whose `override()` is in effect in this context: their runs take the graph."""
 
 _GLOBAL_TRACING = ProxyTracerProvider()
+
+_WATCH_MARK = '__agentool_watched__'
+
+
+class _InstrumentAll:
+    """What the public `Agent.instrument_all` was last given since `import agentool`.
+
+    pydantic-ai keeps that process-wide setting under a private name, which agentool does not
+    read, so `import agentool` wraps the function once to record it (see `_watch_instrument_all`).
+    """
+
+    setting: InstrumentationSettings | bool = False
+
+
+def _watch_instrument_all() -> None:
+    """Wrap `Agent.instrument_all` to record its setting (idempotent). A call before the wrap is not seen."""
+    original = Agent.instrument_all
+    if getattr(original, _WATCH_MARK, False):
+        return
+
+    def instrument_all(instrument: InstrumentationSettings | bool = True) -> None:
+        original(instrument)
+        _InstrumentAll.setting = instrument
+
+    instrument_all.__doc__ = original.__doc__
+    instrument_all.__wrapped__ = original  # type: ignore[attr-defined]
+    setattr(instrument_all, _WATCH_MARK, True)
+    Agent.instrument_all = staticmethod(instrument_all)  # type: ignore[method-assign]
+
+
+_watch_instrument_all()
+
+
+def _instrumented(agent: Agent[Any, Any]) -> bool:
+    """Whether pydantic-ai instruments `agent`'s runs: its own `instrument` when set, else `instrument_all`'s."""
+    return bool(agent.instrument if agent.instrument is not None else _InstrumentAll.setting)
 
 
 class AgenToolAgent(Agent[Any, Any]):
@@ -142,7 +186,7 @@ class AgenToolAgent(Agent[Any, Any]):
             and (deps is not None or self.deps_type in (None, NoneType, object))
             and self.model is self._lean_model
             and id(self) not in _overridden.get()
-            and not self.instrument
+            and not _instrumented(self)
             and not _tracing_installed()
         )
         if (
