@@ -70,8 +70,13 @@ async def test_each_decision_gets_a_span_inside_the_agent_run(
             OPERATION_ATTRIBUTE: 'status',
         },
         {OUTCOME_ATTRIBUTE: 'model'},
-        {OUTCOME_ATTRIBUTE: 'error', RULE_ATTRIBUTE: 'status', AGENTOOL_ATTRIBUTE: 'tickets'},
-        {OUTCOME_ATTRIBUTE: 'error', RULE_ATTRIBUTE: 'status', AGENTOOL_ATTRIBUTE: 'tickets'},
+        {OUTCOME_ATTRIBUTE: 'error', RULE_ATTRIBUTE: 'status', AGENTOOL_ATTRIBUTE: 'tickets'},  # invalid input
+        {  # the tool failed: the operation it ran is known
+            OUTCOME_ATTRIBUTE: 'error',
+            RULE_ATTRIBUTE: 'status',
+            AGENTOOL_ATTRIBUTE: 'tickets',
+            OPERATION_ATTRIBUTE: 'status',
+        },
     ]
     runs = [span for span in exporter.get_finished_spans() if span.name.startswith('invoke_agent')]
     first = spans[0]

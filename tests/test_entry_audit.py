@@ -938,10 +938,6 @@ def test_an_instrumented_agent_with_dispatch_records_each_decision(
     assert [(event.attributes or {}).get('exception.type') for event in failed.events] == ['ZeroDivisionError']
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason='agentool/dispatch/capability.py: _answer computes the operation but loses it when the tool raises',
-)
 def test_a_dispatch_whose_tool_raises_records_the_operation_it_ran(
     provider: TracerProvider, exporter: InMemorySpanExporter
 ) -> None:

@@ -193,11 +193,12 @@ class DispatchCapability(AbstractCapability[Any]):
                 if found is None:
                     continue
                 target = found.agentool
-                answer = await self._answer(ctx, rule, found)
-                if answer is None:
+                prepared = self._prepare(rule, found)
+                if prepared is None:
                     outcome = 'fell_through'
                     return None
-                operation, output = answer
+                data, operation = prepared  # known before the call: recorded even if the tool raises
+                output = await self._answer(ctx, rule, found, data, operation)
                 record = DispatchRecord(rule=rule_name, agentool=target, operation=operation)
                 result = build_result(ctx, prompt, output, record)
                 outcome = 'dispatched'
@@ -211,9 +212,8 @@ class DispatchCapability(AbstractCapability[Any]):
             self._counter.add(outcome, rule_name)
             record_dispatch(span, outcome=outcome, rule=rule_name, agentool=target, operation=operation)
 
-    async def _answer(self, ctx: RunContext[Any], rule: DispatchRule, found: Dispatch) -> tuple[str, Any] | None:
-        """The operation and the agent-typed output, or `None` when invalid input falls through."""
-        injector = self.injector or get_injector()
+    def _prepare(self, rule: DispatchRule, found: Dispatch) -> tuple[str | bytes, str] | None:
+        """The input as JSON text and its operation, or `None` when invalid input falls through."""
         registry = self._registry()
         if found.agentool not in registry:
             suggestions = suggest(found.agentool, registry.list_names())
@@ -235,13 +235,19 @@ class DispatchCapability(AbstractCapability[Any]):
                 return None
             error.details['rule'] = rule.label
             raise
-        operation = manager.operation_of(validated)
+        return data, manager.operation_of(validated)
+
+    async def _answer(
+        self, ctx: RunContext[Any], rule: DispatchRule, found: Dispatch, data: str | bytes, operation: str
+    ) -> Any:
+        """The agent-typed output of the agentool's call on `data` (prepared by `_prepare`)."""
+        injector = self.injector or get_injector()
         kwargs: dict[str, Any] = {'deps': ctx.deps} if self.deps == 'run' else {}
         # The text, not the validated model: the injector validates text on its fast path.
         value = await injector.call(found.agentool, data, **kwargs)
         agent = ctx.agent
         spec: object = str if agent is None else agent.output_type
-        return operation, fit_output(value, spec, rule=rule.label, agentool=found.agentool, operation=operation)
+        return fit_output(value, spec, rule=rule.label, agentool=found.agentool, operation=operation)
 
     def _registry(self) -> AgenToolRegistry:
         if self.registry is not None:
