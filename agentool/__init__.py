@@ -6,8 +6,8 @@
 import. The test-double kit lives in `agentool.testing` and the MCP server in `agentool.mcp`;
 neither is imported here.
 
-Layers, bottom up (imports point down; `docs/architecture.md` has the map): `errors`, `base`,
-`telemetry`; the routing core `agentool.core`; the injector `agentool.core.injector`; the catalog
+Layers, bottom up (imports point down; `docs/architecture.md` has the map): `errors`, `base`; the
+routing core `agentool.core`; `telemetry`; the injector `agentool.core.injector`; the catalog
 renderers `agentool.catalog`; `factory`; the bridges (`toolset`, `filters`, `mcp`, `model_strings`);
 `agentool.dispatch` (rules in front of any agent); `agentool.testing`; the CLI.
 """

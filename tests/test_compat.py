@@ -7,12 +7,15 @@ and the seam. `agentool._compat` is where a fix for a release difference goes.
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import re
+import subprocess
 import sys
 import tomllib
 from collections.abc import Generator
 from contextlib import contextmanager
+from importlib.metadata import packages_distributions
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Literal
@@ -271,3 +274,37 @@ async def test_canary_durability() -> None:
         agent = calc(capabilities=[capability])
         result = await agent.run('{"operation": "add", "a": 2, "b": 3}')
         assert result.output == 5
+
+
+def test_every_package_import_agentool_uses_directly_is_declared() -> None:
+    # A package reached only through pydantic-ai's own requirements could vanish with a pydantic-ai release.
+    done = subprocess.run(
+        [sys.executable, '-c', 'import agentool, sys; print(*(m for m in sys.modules if m.startswith("agentool")))'],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    )
+    roots: set[str] = set()
+    for module in done.stdout.split():
+        spec = importlib.util.find_spec(module)
+        assert spec is not None
+        assert spec.origin is not None
+        for node in ast.walk(ast.parse(Path(spec.origin).read_text())):
+            if isinstance(node, ast.Import):
+                roots.update(alias.name.split('.')[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                roots.add(node.module.split('.')[0])
+    # pydantic-core is pydantic's own engine, pinned to one exact release by pydantic.
+    third_party = roots - set(sys.stdlib_module_names) - {'agentool', '__future__', 'pydantic_core'}
+    declared = {
+        re.split(r'[\[<>=!~ ;]', requirement)[0].lower().replace('_', '-')
+        for requirement in tomllib.loads((ROOT / 'pyproject.toml').read_text())['project']['dependencies']
+    }
+    distributions = packages_distributions()
+    missing = {
+        root: names
+        for root in sorted(third_party)
+        if not (names := {d.lower().replace('_', '-') for d in distributions.get(root, [])}) & declared
+    }
+    assert not missing, f'imported by `import agentool` but not declared in [project] dependencies: {missing}'
