@@ -21,6 +21,8 @@ import pytest
 from pydantic import BaseModel, Field, Json, SecretStr
 from pydantic_ai import Agent, ApprovalRequired, CallDeferred
 from pydantic_ai.durable_exec.dbos import DBOSDurability
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.test import TestModel
 
 import agentool.dbos as durable_dbos
@@ -35,6 +37,7 @@ from agentool import (
 )
 from agentool.core.registry import use_registry
 from agentool.durable import AgenToolDurability, typed_result, unit_key
+from agentool.toolset import AgenToolToolset
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -334,6 +337,46 @@ async def test_launch_refuses_bad_options_before_starting_dbos(
     finally:
         durable_dbos.shutdown()  # should a bad option be let through, DBOS must not stay up in this process
     assert raised.value.details['option'] == option
+
+
+class StepInput(BaseModel):
+    operation: Literal['step']
+    key: str
+
+
+async def step_tool(key: str) -> str:
+    CALLS.append(f'start {key}')
+    await asyncio.sleep(0)  # a parallel run would start the other call here
+    CALLS.append(f'end {key}')
+    return key
+
+
+def _two_calls_at_once(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    if len(messages) > 1:
+        return ModelResponse(parts=[TextPart('done')])
+    (tool,) = info.function_tools
+    return ModelResponse(parts=[ToolCallPart(tool.name, {'key': key}) for key in ('a', 'b')])
+
+
+async def test_tool_calls_of_a_dbos_durable_agent_run_one_at_a_time() -> None:
+    # The guide: tool calls run one at a time, so a recovered workflow meets its steps in the recorded order.
+    create_agentool(
+        name='stepper',
+        input_schema=StepInput,
+        routing_config=RoutingConfig(operation_map={'step': 'step_tool'}),
+        tools=[step_tool],
+        output_type=str,
+        replace=True,
+    )
+    toolset = AgenToolToolset(include=['stepper'])
+    parallel = Agent(FunctionModel(_two_calls_at_once), name='parallel', toolsets=[toolset])
+    assert (await parallel.run('go')).output == 'done'
+    assert CALLS == ['start a', 'start b', 'end a', 'end b']  # without the capabilities: in parallel
+    CALLS.clear()
+    model = FunctionModel(_two_calls_at_once)
+    durable = Agent(model, name='sequential', toolsets=[toolset], capabilities=durable_dbos.capabilities())
+    assert (await durable.run('go')).output == 'done'
+    assert CALLS == ['start a', 'end a', 'start b', 'end b']
 
 
 def test_typed_result_passes_an_in_process_result_as_it_is() -> None:
