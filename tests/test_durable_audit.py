@@ -227,6 +227,49 @@ async def test_a_deferral_is_not_retried_as_a_failure(operation: str, raised: ty
     assert [f'{operation} x'] == CALLS
 
 
+class RelayInput(BaseModel):
+    operation: Literal['relay']
+    key: str
+    deps: bool = False
+
+
+async def relay_get(key: str, deps: bool) -> str:
+    """Orchestration (`durable=False`): the flaky call is the unit, unless it is given deps."""
+    data = {'operation': 'get', 'key': key}
+    return await (get_injector().call('flaky', data, deps=None) if deps else get_injector().call('flaky', data))
+
+
+@pytest.mark.parametrize('deps', [False, True])
+async def test_an_injector_call_with_explicit_deps_is_not_a_unit(deps: bool) -> None:
+    # The guide: `injector.call` made by workflow code is a unit (here: retried by its route), except with `deps=`.
+    create_agentool(
+        name='flaky',
+        input_schema=FlakyInput,
+        routing_config=RoutingConfig(operation_map={'get': Route(tool='flaky_get', idempotent=True, retries=2)}),
+        tools=[flaky_get],
+        output_type=str,
+        replace=True,
+    )
+    create_agentool(
+        name='relay',
+        input_schema=RelayInput,
+        routing_config=RoutingConfig(operation_map={'relay': Route(tool='relay_get', durable=False)}),
+        tools=[relay_get],
+        output_type=str,
+        dependencies=['flaky'],
+        capabilities=[AgenToolDurability()],
+        replace=True,
+    )
+    relay = get_injector().run('relay', {'operation': 'relay', 'key': 'r', 'deps': deps})
+    if deps:
+        with pytest.raises(ConnectionError, match='attempt 1 failed'):
+            await relay
+        assert CALLS == ['get r']
+    else:
+        assert (await relay).output == 'got r'
+        assert CALLS == ['get r'] * 3
+
+
 async def test_durable_with_a_registry_runs_that_registrys_agentool() -> None:
     private = AgenToolRegistry()
     with use_registry(private):
