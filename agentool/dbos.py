@@ -76,8 +76,7 @@ QUEUE_NAME = 'agentool'
 _agents: dict[str, AbstractAgent[Any, Any]] = {}
 _state = {'launched': False}
 """Set by `launch`, cleared by `shutdown`: a DBOS error before launch is then explained."""
-_launched_with: dict[str, Any] = {}
-"""The settings of the launch in effect (empty when DBOS is not launched by `launch`)."""
+_launched_with: dict[str, Any] = {}  # the settings of the launch in effect
 
 
 def _dbos_launched() -> bool:
@@ -129,9 +128,7 @@ def register(agent: AbstractAgent[Any, Any]) -> AbstractAgent[Any, Any]:
     """Make `agent` runnable by `run` and `enqueue`, and recoverable by name; returns it."""
     check_instance('agent', agent, AbstractAgent)
     if agent.name is None:
-        raise ConfigurationError(
-            'a durable agent needs a name: recovery finds it by name', option='agent', value=repr(agent)
-        )
+        raise _refuse('agent', 'an agent with a name: recovery finds it by name', agent)
     _agents[agent.name] = agent
     return agent
 
@@ -153,21 +150,13 @@ def default_database_path() -> Path:
 
 
 def database_url(database: str | Path | None = None) -> str:
-    """The system database URL: a `postgresql://` or `sqlite://` URL as given, a path as SQLite.
-
-    Raises:
-        ConfigurationError: `database` is neither a path nor a Postgres or SQLite URL.
-    """
+    """The system database URL: a `postgresql://` or `sqlite://` URL as given, a path as SQLite; else refused."""
     if database is None:
         database = os.environ.get(DATABASE_ENV) or default_database_path()
     text = str(database) if isinstance(cast(object, database), str | os.PathLike) else ''
     scheme = text.partition('://')[0].partition('+')[0] if '://' in text else None
     if not text.strip() or scheme not in (None, 'postgresql', 'postgres', 'sqlite'):
-        raise ConfigurationError(
-            f'database must be a path (SQLite) or a postgresql:// or sqlite:// URL; got {database!r}',
-            option='database',
-            value=repr(database),
-        )
+        raise _refuse('database', 'a path (SQLite) or a postgresql:// or sqlite:// URL', database)
     if scheme is not None:
         return text
     path = Path(text).expanduser().resolve()
@@ -199,32 +188,19 @@ async def launch(
         polling_interval: How often (seconds) this worker looks for queued runs.
 
     Raises:
-        ConfigurationError: an option of the wrong type or value (named in the error); DBOS is
-            already launched in this process with other settings; or DBOS failed to start.
+        ConfigurationError: a bad option (named); DBOS launched already with other settings, or failed to start.
     """
-    for option, text in (
-        ('app_name', app_name),
-        ('executor_id', executor_id),
-        ('application_version', application_version),
-    ):
-        check_text(option, text, optional=option == 'executor_id')
-        if text is not None and not text.strip():
-            raise ConfigurationError(f'{option} must not be blank; got {text!r}', option=option, value=repr(text))
-    if log_level not in logging.getLevelNamesMapping():
-        levels = ', '.join(sorted(logging.getLevelNamesMapping()))
-        raise ConfigurationError(
-            f'log_level must be a logging level name ({levels}); got {log_level!r}',
-            option='log_level',
-            value=repr(log_level),
-        )
+    check_text('app_name', app_name)
+    check_text('application_version', application_version)
+    check_text('log_level', log_level)
+    if not (executor_id is None or (isinstance(cast(object, executor_id), str) and executor_id.strip())):
+        raise _refuse('executor_id', 'a non-blank string or None', executor_id)
+    if log_level not in (levels := logging.getLevelNamesMapping()):
+        raise _refuse('log_level', f'a logging level name ({", ".join(sorted(levels))})', log_level)
     check_limit('worker_concurrency', worker_concurrency, optional=True)
     interval = cast(object, polling_interval)
     if not isinstance(interval, int | float) or isinstance(interval, bool) or not interval > 0:
-        raise ConfigurationError(
-            f'polling_interval must be a positive number of seconds; got {polling_interval!r}',
-            option='polling_interval',
-            value=repr(polling_interval),
-        )
+        raise _refuse('polling_interval', 'a positive number of seconds', polling_interval)
     url = database_url(database)
     config: DBOSConfig = {
         'name': app_name,
@@ -270,8 +246,16 @@ async def launch(
 def _safe(url: str) -> str:
     """`url` with its password hidden, for messages."""
     from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
 
-    return make_url(url).render_as_string(hide_password=True)
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:  # not parsable: only its scheme
+        return url.partition('://')[0] + '://...'
+
+
+def _refuse(option: str, expected: str, value: object) -> ConfigurationError:
+    return ConfigurationError(f'{option} must be {expected}; got {value!r}', option=option, value=repr(value))
 
 
 def _sqlite_engine_kwargs(url: str) -> dict[str, Any] | None:
@@ -366,11 +350,7 @@ async def run(agent: AbstractAgent[Any, Any], prompt: str, *, workflow_id: str |
 async def enqueue(
     agent: AbstractAgent[Any, Any], prompt: str, *, workflow_id: str | None = None
 ) -> WorkflowHandleAsync[Any]:
-    """Put a run of `agent` on the queue that every launched worker process consumes.
-
-    Raises:
-        ConfigurationError: as `run`.
-    """
+    """Put a run of `agent` on the queue that every launched worker process consumes (errors as `run`)."""
     name = _checked(agent, prompt, workflow_id)
     with _needs_launch('enqueue'):
         if workflow_id is None:
@@ -383,36 +363,28 @@ async def enqueue(
 
 def _checked(agent: AbstractAgent[Any, Any], prompt: str, workflow_id: str | None) -> str:
     """The name of `agent` (registered now); `ConfigurationError` for an argument of the wrong type."""
-    register(agent)
-    assert agent.name is not None
+    check_instance('agent', agent, AbstractAgent)
     check_text('prompt', prompt)
     if workflow_id is not None and not (isinstance(cast(object, workflow_id), str) and workflow_id.strip()):
-        raise ConfigurationError(
-            f'workflow_id must be a non-blank string or None; got {workflow_id!r}',
-            option='workflow_id',
-            value=repr(workflow_id),
-        )
+        raise _refuse('workflow_id', 'a non-blank string or None', workflow_id)
+    register(agent)
+    assert agent.name is not None
     return agent.name
 
 
 def _check_same_run(status: WorkflowStatus, workflow_id: str, name: str, prompt: str) -> None:
     """Refuse a workflow id that a run of another agent or prompt took: its output is not this run's."""
     recorded = None if status.input is None else list(status.input['args'])
-    if status.name == WORKFLOW_NAME and (recorded is None or recorded == [name, prompt]):
+    if status.name == WORKFLOW_NAME and recorded in (None, [name, prompt]):
         return
     agent = recorded[0] if status.name == WORKFLOW_NAME and recorded else None
-    if status.name != WORKFLOW_NAME:
-        other = f'the DBOS workflow {status.name!r}'
-    else:
-        other = f'a run of agent {agent!r}' if agent != name else f'a run of {name!r} on another prompt'
+    other = f'the DBOS workflow {status.name!r}' if agent is None else f'a run of agent {agent!r}'
+    message = (
+        f'workflow_id {workflow_id!r} is taken by {other}{" on another prompt" if agent == name else ""}: '
+        'a workflow id runs one agent on one prompt, so this run needs an id of its own'
+    )
     raise ConfigurationError(
-        f'workflow_id {workflow_id!r} is taken by {other}: a workflow id runs one agent on one prompt, '
-        'so this run needs an id of its own',
-        reason='workflow_id_conflict',
-        workflow_id=workflow_id,
-        agent=name,
-        recorded_workflow=status.name,
-        recorded_agent=agent,
+        message, reason='workflow_id_conflict', workflow_id=workflow_id, agent=name, recorded_agent=agent
     )
 
 

@@ -312,7 +312,7 @@ def test_register_refuses_what_is_not_an_agent(agent: Any) -> None:
 
 
 def test_register_refuses_an_agent_without_a_name() -> None:
-    with pytest.raises(ConfigurationError, match='needs a name'):
+    with pytest.raises(ConfigurationError, match='with a name'):
         durable_dbos.register(Agent(TestModel()))
 
 
@@ -369,6 +369,7 @@ async def test_bad_arguments_are_refused_by_name(call: Callable[[], Awaitable[ob
         ({'app_name': None}, 'app_name'),
         ({'application_version': 1}, 'application_version'),
         ({'log_level': 'LOUD'}, 'log_level'),
+        ({'log_level': ['INFO']}, 'log_level'),
     ],
 )
 async def test_launch_refuses_bad_options_before_starting_dbos(
