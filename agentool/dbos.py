@@ -16,6 +16,7 @@ and `register(agent)`. Recovery finds agents by name, so build and register them
 
 from __future__ import annotations
 
+import logging
 import os
 import sqlite3
 import sys
@@ -24,12 +25,13 @@ from collections.abc import Callable, Generator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anyio.to_thread
 from pydantic_ai.agent import AbstractAgent
 from pydantic_ai.capabilities import AbstractCapability
 
+from .core._option_checks import check_instance, check_instances, check_limit, check_strings, check_text
 from .core.capability import build_agent
 from .core.registry import AgenToolRegistry, get_registry
 from .durable import AgenToolDurability
@@ -37,7 +39,7 @@ from .errors import AgenToolNotFoundError, ConfigurationError, MissingExtraError
 from .paths import user_data_dir
 
 try:
-    from dbos import DBOS, DBOSConfig, SetWorkflowID, WorkflowHandleAsync
+    from dbos import DBOS, DBOSConfig, SetWorkflowID, WorkflowHandleAsync, WorkflowStatus
     from dbos import error as _dbos_errors
     from pydantic_ai.durable_exec.dbos import DBOSDurability, StepConfig
 except ImportError as error:  # pragma: no cover - exercised without the extra
@@ -74,6 +76,7 @@ QUEUE_NAME = 'agentool'
 _agents: dict[str, AbstractAgent[Any, Any]] = {}
 _state = {'launched': False}
 """Set by `launch`, cleared by `shutdown`: a DBOS error before launch is then explained."""
+_launched_with: dict[str, Any] = {}  # the settings of the launch in effect
 
 
 def _dbos_launched() -> bool:
@@ -105,22 +108,27 @@ def unit_key() -> str | None:
     return None if workflow_id is None or step_id is None else f'{workflow_id}:{step_id}'
 
 
-def capabilities(*, step_config: StepConfig | None = None) -> list[AbstractCapability[Any]]:
+def capabilities(
+    *, step_config: StepConfig | None = None, registry: AgenToolRegistry | None = None
+) -> list[AbstractCapability[Any]]:
     """The capabilities that make an agent durable on DBOS: `DBOSDurability` and `AgenToolDurability`.
 
     Tool calls run one at a time (`parallel_execution_mode='sequential'`), so the order of steps is
     the same when a workflow is recovered. `step_config` applies to the operation steps (retries).
+    `registry` is where the agent's agentools are registered (by default the one in effect).
     """
+    check_instance('step_config', step_config, dict, optional=True)
     return [
         DBOSDurability(parallel_execution_mode='sequential', mcp_step_config=step_config),
-        AgenToolDurability(unit_key=unit_key),
+        AgenToolDurability(registry=registry, unit_key=unit_key),
     ]
 
 
 def register(agent: AbstractAgent[Any, Any]) -> AbstractAgent[Any, Any]:
     """Make `agent` runnable by `run` and `enqueue`, and recoverable by name; returns it."""
+    check_instance('agent', agent, AbstractAgent)
     if agent.name is None:
-        raise ConfigurationError('a durable agent needs a name: recovery finds it by name')
+        raise _refuse('agent', 'an agent with a name: recovery finds it by name', agent)
     _agents[agent.name] = agent
     return agent
 
@@ -129,8 +137,10 @@ def durable(
     name: str, *, registry: AgenToolRegistry | None = None, step_config: StepConfig | None = None, **agent_kwargs: Any
 ) -> AbstractAgent[Any, Any]:
     """Agentool `name`'s agent with DBOS durability, registered for `run`, `enqueue` and recovery."""
+    check_instance('registry', registry, AgenToolRegistry, optional=True)
+    extra = check_instances('capabilities', agent_kwargs.pop('capabilities', ()), AbstractCapability)
     registry = get_registry() if registry is None else registry
-    caps = [*capabilities(step_config=step_config), *agent_kwargs.pop('capabilities', ())]
+    caps = [*capabilities(step_config=step_config, registry=registry), *extra]
     return register(build_agent(name, registry, capabilities=caps, **agent_kwargs))
 
 
@@ -140,11 +150,14 @@ def default_database_path() -> Path:
 
 
 def database_url(database: str | Path | None = None) -> str:
-    """The system database URL: a `postgresql://` or `sqlite://` URL as given, a path as SQLite."""
+    """The system database URL: a `postgresql://` or `sqlite://` URL as given, a path as SQLite; else refused."""
     if database is None:
         database = os.environ.get(DATABASE_ENV) or default_database_path()
-    text = str(database)
-    if '://' in text:
+    text = str(database) if isinstance(cast(object, database), str | os.PathLike) else ''
+    scheme = text.partition('://')[0].partition('+')[0] if '://' in text else None
+    if not text.strip() or scheme not in (None, 'postgresql', 'postgres', 'sqlite'):
+        raise _refuse('database', 'a path (SQLite) or a postgresql:// or sqlite:// URL', database)
+    if scheme is not None:
         return text
     path = Path(text).expanduser().resolve()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -173,7 +186,21 @@ async def launch(
         log_level: DBOS's log level.
         worker_concurrency: How many queued runs this process works on at once (`None`: no limit).
         polling_interval: How often (seconds) this worker looks for queued runs.
+
+    Raises:
+        ConfigurationError: a bad option (named); DBOS launched already with other settings, or failed to start.
     """
+    check_text('app_name', app_name)
+    check_text('application_version', application_version)
+    check_text('log_level', log_level)
+    if not (executor_id is None or (isinstance(cast(object, executor_id), str) and executor_id.strip())):
+        raise _refuse('executor_id', 'a non-blank string or None', executor_id)
+    if log_level not in (levels := logging.getLevelNamesMapping()):
+        raise _refuse('log_level', f'a logging level name ({", ".join(sorted(levels))})', log_level)
+    check_limit('worker_concurrency', worker_concurrency, optional=True)
+    interval = cast(object, polling_interval)
+    if not isinstance(interval, int | float) or isinstance(interval, bool) or not interval > 0:
+        raise _refuse('polling_interval', 'a positive number of seconds', polling_interval)
     url = database_url(database)
     config: DBOSConfig = {
         'name': app_name,
@@ -183,17 +210,52 @@ async def launch(
     }
     if executor_id is not None:
         config['executor_id'] = executor_id
+    settings = {**config, 'worker_concurrency': worker_concurrency, 'polling_interval': polling_interval}
+    if _dbos_launched():
+        if settings == _launched_with:
+            return
+        raise ConfigurationError(
+            f'DBOS is already launched in this process (on {_safe(_launched_with["system_database_url"])}) with '
+            'other settings: call `agentool.dbos.shutdown()` first',
+            reason='already_launched',
+            database=_safe(url),
+        )
     if (engine_kwargs := _sqlite_engine_kwargs(url)) is not None:
         config['db_engine_kwargs'] = engine_kwargs
-    DBOS(config=config)
-    DBOS.launch()
+    try:
+        DBOS(config=config)
+        DBOS.launch()
+        await DBOS.register_queue_async(
+            QUEUE_NAME,
+            worker_concurrency=worker_concurrency,
+            polling_interval_sec=polling_interval,
+            on_conflict='always_update',
+        )
+    except Exception as error:
+        # DBOS keeps a half-launched instance, which a later `launch` would reuse with these settings.
+        DBOS.destroy(destroy_registry=False)
+        raise ConfigurationError(
+            f'agentool.dbos.launch() could not start DBOS on {_safe(url)}: {error}',
+            reason='launch_failed',
+            database=_safe(url),
+        ) from error
     _state['launched'] = True
-    await DBOS.register_queue_async(
-        QUEUE_NAME,
-        worker_concurrency=worker_concurrency,
-        polling_interval_sec=polling_interval,
-        on_conflict='always_update',
-    )
+    _launched_with.update(settings)
+
+
+def _safe(url: str) -> str:
+    """`url` with its password hidden, for messages."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:  # not parsable: only its scheme
+        return url.partition('://')[0] + '://...'
+
+
+def _refuse(option: str, expected: str, value: object) -> ConfigurationError:
+    return ConfigurationError(f'{option} must be {expected}; got {value!r}', option=option, value=repr(value))
 
 
 def _sqlite_engine_kwargs(url: str) -> dict[str, Any] | None:
@@ -241,10 +303,11 @@ async def recover(executor_ids: Sequence[str]) -> list[str]:
     # two workers recovering the same dead executor could both re-enqueue a workflow one of them
     # already runs. This one re-enqueues a workflow only while it is still pending on a dead executor.
     # The multi-worker kill test (tests/test_durable_workers.py) fails loudly if it changes.
+    executors = check_strings('executor_ids', executor_ids)
     with _needs_launch('recover'):
         handles = await anyio.to_thread.run_sync(
             DBOS._recover_pending_workflows,  # pyright: ignore[reportPrivateUsage]
-            list(executor_ids),
+            executors,
         )
     return [handle.workflow_id for handle in handles]
 
@@ -252,6 +315,7 @@ async def recover(executor_ids: Sequence[str]) -> list[str]:
 def shutdown() -> None:
     """Shut DBOS down (a later `launch` starts it again)."""
     _state['launched'] = False
+    _launched_with.clear()
     DBOS.destroy(destroy_registry=False)
 
 
@@ -274,32 +338,61 @@ async def run(agent: AbstractAgent[Any, Any], prompt: str, *, workflow_id: str |
     a run with the id of a workflow being recovered waits for that workflow.
 
     Raises:
-        ConfigurationError: DBOS is not running in this process yet (call `launch` first).
+        ConfigurationError: DBOS is not running in this process yet (call `launch` first); an
+            argument of the wrong type; or `workflow_id` is the id of a run of another agent or prompt.
     """
+    name = _checked(agent, prompt, workflow_id)
     with _needs_launch('run'):
-        handle = await _start(agent, prompt, workflow_id=workflow_id)
+        handle = await _start(name, prompt, workflow_id=workflow_id)
     return await handle.get_result(polling_interval_sec=0.1)
 
 
 async def enqueue(
     agent: AbstractAgent[Any, Any], prompt: str, *, workflow_id: str | None = None
 ) -> WorkflowHandleAsync[Any]:
-    """Put a run of `agent` on the queue that every launched worker process consumes."""
-    register(agent)
-    assert agent.name is not None
+    """Put a run of `agent` on the queue that every launched worker process consumes (errors as `run`)."""
+    name = _checked(agent, prompt, workflow_id)
     with _needs_launch('enqueue'):
         if workflow_id is None:
-            return await DBOS.enqueue_workflow_async(QUEUE_NAME, _run_workflow, agent.name, prompt)
+            return await DBOS.enqueue_workflow_async(QUEUE_NAME, _run_workflow, name, prompt)
+        if (status := await DBOS.get_workflow_status_async(workflow_id)) is not None:
+            _check_same_run(status, workflow_id, name, prompt)
         with SetWorkflowID(workflow_id):
-            return await DBOS.enqueue_workflow_async(QUEUE_NAME, _run_workflow, agent.name, prompt)
+            return await DBOS.enqueue_workflow_async(QUEUE_NAME, _run_workflow, name, prompt)
 
 
-async def _start(agent: AbstractAgent[Any, Any], prompt: str, *, workflow_id: str | None) -> WorkflowHandleAsync[Any]:
+def _checked(agent: AbstractAgent[Any, Any], prompt: str, workflow_id: str | None) -> str:
+    """The name of `agent` (registered now); `ConfigurationError` for an argument of the wrong type."""
+    check_instance('agent', agent, AbstractAgent)
+    check_text('prompt', prompt)
+    if workflow_id is not None and not (isinstance(cast(object, workflow_id), str) and workflow_id.strip()):
+        raise _refuse('workflow_id', 'a non-blank string or None', workflow_id)
     register(agent)
     assert agent.name is not None
+    return agent.name
+
+
+def _check_same_run(status: WorkflowStatus, workflow_id: str, name: str, prompt: str) -> None:
+    """Refuse a workflow id that a run of another agent or prompt took: its output is not this run's."""
+    recorded = None if status.input is None else list(status.input['args'])
+    if status.name == WORKFLOW_NAME and recorded in (None, [name, prompt]):
+        return
+    agent = recorded[0] if status.name == WORKFLOW_NAME and recorded else None
+    other = f'the DBOS workflow {status.name!r}' if agent is None else f'a run of agent {agent!r}'
+    message = (
+        f'workflow_id {workflow_id!r} is taken by {other}{" on another prompt" if agent == name else ""}: '
+        'a workflow id runs one agent on one prompt, so this run needs an id of its own'
+    )
+    raise ConfigurationError(
+        message, reason='workflow_id_conflict', workflow_id=workflow_id, agent=name, recorded_agent=agent
+    )
+
+
+async def _start(name: str, prompt: str, *, workflow_id: str | None) -> WorkflowHandleAsync[Any]:
     if workflow_id is None:
-        return await DBOS.start_workflow_async(_run_workflow, agent.name, prompt)
-    if await DBOS.get_workflow_status_async(workflow_id) is not None:  # ran, or is being recovered
+        return await DBOS.start_workflow_async(_run_workflow, name, prompt)
+    if (status := await DBOS.get_workflow_status_async(workflow_id)) is not None:  # ran, or is being recovered
+        _check_same_run(status, workflow_id, name, prompt)
         return await DBOS.retrieve_workflow_async(workflow_id)
     with SetWorkflowID(workflow_id):
-        return await DBOS.start_workflow_async(_run_workflow, agent.name, prompt)
+        return await DBOS.start_workflow_async(_run_workflow, name, prompt)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import BaseModel
-from pydantic_ai import ModelRetry, RunContext, ToolFailed
+from pydantic_ai import ApprovalRequired, CallDeferred, ModelRetry, RunContext, ToolFailed
 from pydantic_ai.capabilities import AbstractCapability, WrapRunHandler, durable_operation
 from pydantic_ai.run import AgentRunResult
 
@@ -48,6 +48,8 @@ UnitKey = Callable[[], str | None]
 
 _unit_key: ContextVar[str | None] = ContextVar('agentool_unit_key', default=None)
 _caller: ContextVar[AgenToolInjector | None] = ContextVar('agentool_durable_caller', default=None)
+_input: ContextVar[BaseModel | None] = ContextVar('agentool_durable_input', default=None)
+"""The validated input of the unit being dispatched, for an engine that runs the unit in this process."""
 
 
 def unit_key() -> str | None:
@@ -109,7 +111,7 @@ class AgenToolDurability(AbstractCapability[Any]):
             for attempt in range(retries + 1):
                 try:
                     return await self._run(ctx, agentool, input, via)
-                except (AgenToolError, ModelRetry, ToolFailed):
+                except (AgenToolError, ModelRetry, ToolFailed, CallDeferred, ApprovalRequired):
                     raise
                 except Exception:
                     if attempt == retries:
@@ -124,7 +126,10 @@ class AgenToolDurability(AbstractCapability[Any]):
             return await (get_injector() if injector is None else injector).call(agentool, input)
         registry = get_registry() if self.registry is None else self.registry
         manager = registry.get_manager(agentool)
-        return await manager.execute(ctx, manager.validate_json(input))
+        # In this process the caller's input model itself, which the JSON text may not restore
+        # exactly (a `SecretStr` is masked in JSON, a `Field(exclude=True)` left out).
+        validated = _input.get()
+        return await manager.execute(ctx, manager.validate_json(input) if validated is None else validated)
 
     @classmethod
     def get_serialization_name(cls) -> str | None:
@@ -140,10 +145,15 @@ class _Dispatcher:
 
     async def dispatch_execute(self, ctx: RunContext[Any], manager: AgenToolManager, input: BaseModel) -> Any:
         # Only the fields the caller set: the manager passes unset optional fields as the tool's defaults.
-        data = input.model_dump_json(by_alias=True, exclude_unset=True, exclude_computed_fields=True)
+        # `round_trip`: a `Json[...]` field is written as the JSON text it validates from.
+        data = input.model_dump_json(by_alias=True, exclude_unset=True, exclude_computed_fields=True, round_trip=True)
         operation = manager.operation_of(input)
         retries = _retries(manager, operation)
-        result = await self.capability.run_operation(ctx, manager.name, operation, data, 'tool', retries)
+        token = _input.set(input)
+        try:
+            result = await self.capability.run_operation(ctx, manager.name, operation, data, 'tool', retries)
+        finally:
+            _input.reset(token)
         return typed_result(manager, input, result)
 
     async def dispatch_call(
