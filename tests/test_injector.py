@@ -16,7 +16,7 @@ from typing import Any, Literal
 from uuid import UUID
 
 import pytest
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, Json, Secret, SecretBytes, SecretStr
 from pydantic_ai import Agent, AgentRunResult, ModelRetry, RunContext
 from pydantic_ai.models.test import TestModel
 
@@ -475,3 +475,26 @@ def test_unregister_forgets_one_name(injector: AgenToolInjector) -> None:
     assert 'calc' not in injector
     with pytest.raises(AgenToolNotFoundError):
         injector.unregister('calc')
+
+
+class _SecretInput(BaseOperationInput):
+    operation: Literal['use']
+    token: SecretStr
+    pin: Secret[int]
+    raw: SecretBytes
+    numbers: Json[list[int]]
+
+
+async def _use_secret(token: SecretStr, pin: Secret[int], raw: SecretBytes, numbers: list[int]) -> str:
+    return f'{token.get_secret_value()} {pin.get_secret_value()} {raw.get_secret_value().decode()} {numbers}'
+
+
+async def test_a_model_input_reaches_the_tool_with_its_secrets_and_json_fields_as_given() -> None:
+    # pydantic writes every secret as '**********' in JSON: the model given must not reach the tool so.
+    with use_registry(), use_injector() as injector:
+        create_agentool('vault', _SecretInput, RoutingConfig(operation_map={'use': '_use_secret'}), [_use_secret])
+        given = _SecretInput.model_validate(
+            {'operation': 'use', 'token': 's3cret', 'pin': 1234, 'raw': b'raw', 'numbers': '[1, 2]'}
+        )
+        assert await injector.call('vault', given) == 's3cret 1234 raw [1, 2]'
+        assert (await injector.run('vault', given)).output == 's3cret 1234 raw [1, 2]'

@@ -7,13 +7,13 @@ override entered, so a call does no introspection.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import PurePath
 from types import NoneType
-from typing import Any
+from typing import Any, cast
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Secret, SecretBytes, SecretStr
 from pydantic_ai import Agent, RunContext
 from pydantic_ai.agent import AbstractAgent, WrapperAgent
 from pydantic_ai.models import Model
@@ -235,7 +235,12 @@ def serialise(agentool: str, input: Any) -> str | bytes:
             # use). Nested models and `default_factory` values (ids, timestamps) go as they are.
             given = input.model_fields_set
             unset = {n for n, f in type(input).model_fields.items() if n not in given and f.default_factory is None}
-            return input.model_dump_json(by_alias=True, exclude=unset or None, fallback=serialise_fallback)
+            # `round_trip`: what reads back as the same value (a `Json[...]` field as its JSON text).
+            options: dict[str, Any] = {'by_alias': True, 'round_trip': True, 'exclude': unset or None}
+            text = input.model_dump_json(**options, fallback=serialise_fallback)
+            if _MASK in text:  # pydantic writes every secret masked: the tool gets the value the caller gave
+                return to_json(_reveal(input.model_dump(**options)), fallback=serialise_fallback)
+            return text
         return to_json(input, by_alias=True, fallback=serialise_fallback)
     except PydanticSerializationError as error:
         raise InvalidInputError(
@@ -243,6 +248,22 @@ def serialise(agentool: str, input: Any) -> str | bytes:
             agentool=agentool,
             python_type=type(input).__name__,
         ) from None
+
+
+_MASK = '**********'
+"""How pydantic writes a secret (`SecretStr`, `SecretBytes`, `Secret[...]`) in JSON, whatever its value."""
+
+
+def _reveal(value: Any) -> Any:
+    """`value` (a model dumped in python mode) with each secret replaced by its value."""
+    if isinstance(value, dict):
+        return {key: _reveal(item) for key, item in cast('dict[Any, Any]', value).items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [_reveal(item) for item in cast('Iterable[Any]', value)]
+    if isinstance(value, Secret | SecretStr | SecretBytes):
+        secret: object = cast('Secret[Any] | SecretStr | SecretBytes', value).get_secret_value()
+        return secret
+    return value
 
 
 def serialise_fallback(value: Any) -> Any:
