@@ -67,6 +67,17 @@ class AgenToolError(Exception):
         self.agentool = agentool
         self.details: dict[str, Any] = {'agentool': agentool, **details} if agentool else dict(details)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled as its class, message and attributes, whatever its `__init__` takes: durable
+        # engines (DBOS, Prefect) store a run's error so and read it back in another process.
+        return _restore, (type(self), self.args), self.__dict__
+
+
+def _restore(cls: type[AgenToolError], args: tuple[Any, ...]) -> AgenToolError:
+    error = cls.__new__(cls)
+    Exception.__init__(error, *args)
+    return error
+
 
 # --- invalid input: the prompt or payload a caller sent is wrong --------------------------------
 

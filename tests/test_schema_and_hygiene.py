@@ -6,17 +6,19 @@ import ast
 import asyncio
 import json
 import os
+import pickle
 import random
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.tools import ToolDefinition
 
-from agentool import MANAGER_TOOL_NAME, AgenToolCapability
+from agentool import MANAGER_TOOL_NAME, AgenToolCapability, errors
 from examples.calculator import CalculatorInput, create_calculator
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -163,3 +165,26 @@ def test_running_agentools_writes_nothing_to_the_working_directory(tmp_path: Pat
     )
     assert out.stdout.split() == ['3.0', '3.0']
     assert list(tmp_path.iterdir()) == []
+
+
+def _an_error(cls: type[errors.AgenToolError]) -> errors.AgenToolError:
+    if cls is errors.InjectorValidationError:
+        return cls('2 problems', problems=[errors.ConfigurationError('bad', option='x'), errors.DependencyError('no')])
+    if issubclass(cls, errors.InputValidationError):
+        return cls('invalid', agentool='a', errors=[{'loc': ['x'], 'msg': 'Field required', 'type': 'missing'}])
+    return cls('went wrong', agentool='a', reason='r')
+
+
+@pytest.mark.parametrize('name', errors.__all__)
+def test_every_error_survives_pickling(name: str) -> None:
+    # Durable engines store a failed run's error by pickling it and read it back in another process.
+    error = _an_error(getattr(errors, name))
+    back = pickle.loads(pickle.dumps(error))
+    assert type(back) is type(error)
+    assert (str(back), back.message, back.agentool, back.details) == (
+        str(error),
+        error.message,
+        error.agentool,
+        error.details,
+    )
+    assert vars(back).keys() == vars(error).keys()
