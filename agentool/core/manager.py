@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import functools
+import inspect
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, cast
@@ -301,7 +302,7 @@ class AgenToolManager:
         if tool.is_async:
             return tool.function(ctx, **kwargs) if tool.takes_ctx else tool.function(**kwargs)
         args = (ctx,) if tool.takes_ctx else ()
-        return anyio.to_thread.run_sync(functools.partial(tool.function, *args, **kwargs))
+        return _settled(anyio.to_thread.run_sync(functools.partial(tool.function, *args, **kwargs)))
 
     def check_output(self, input: BaseModel, result: Any) -> Any:
         """`result` validated against the output type, or `OutputError` naming the operation and tool."""
@@ -324,9 +325,10 @@ class AgenToolManager:
             ) from error
 
     def _route_slow(self, operation: Any) -> CompiledRoute:
-        # Enum members whose hash differs from their value's, and operations with no route.
-        if isinstance(operation, enum.Enum):
-            operation = str(operation.value)
+        # Enum members whose hash differs from their value's, `Literal[1, 2]` values (routed as '1', '2',
+        # as `operation_of` names them), and operations with no route.
+        if isinstance(operation, enum.Enum | int | float):
+            operation = str(getattr(operation, 'value', operation))
             if (route := self._routes.get(operation)) is not None:
                 return route
         raise unknown_operation(self.name, operation, list(self._routes))
@@ -385,3 +387,13 @@ class AgenToolManager:
                 tool=tool.name,
                 parameter=problem[0],
             )
+
+
+async def _settled(pending: Awaitable[Any]) -> Any:
+    """A sync-called tool's result, awaited when the call handed back an awaitable.
+
+    A callable object whose `__call__` is a coroutine function, or a function a decorator left
+    without `async`, is not seen as async: its coroutine is awaited here, not returned as the value.
+    """
+    result = await pending
+    return await result if inspect.isawaitable(result) else result
