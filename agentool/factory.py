@@ -11,7 +11,14 @@ from typing import Any
 from pydantic_ai import Agent
 
 from .core._metadata import extract_tool_metadata, infer_output_type
-from .core._option_checks import check_examples, check_limit, check_name, check_strings
+from .core._option_checks import (
+    check_examples,
+    check_flag,
+    check_limit,
+    check_name,
+    check_string_or_strings,
+    check_strings,
+)
 from .core._routes import configuration_error
 from .core.agent import AgenToolAgent
 from .core.capability import build_agent
@@ -80,6 +87,10 @@ def create_agentool(
     routing_config = check_routing(routing_config, agentool=name)
     tools = check_tools(tools, agentool=name)
     check_limit('max_input_bytes', max_input_bytes, agentool=name)
+    check_flag('replace', replace)
+    check_flag('lean', agent_kwargs.get('lean', True))
+    if system_prompt is not None:
+        check_string_or_strings('system_prompt', system_prompt)  # else pydantic-ai's error blames the output type
     if unknown := sorted(set(agent_kwargs) - _agent_options()):
         raise ConfigurationError(
             f'agentool {name!r}: unknown option {", ".join(map(repr, unknown))} (not a create_agentool or '

@@ -21,6 +21,7 @@ from pydantic_ai.models import Model, ModelResolutionContext
 from pydantic_ai.toolsets import AbstractToolset
 
 from ..errors import ConfigurationError, InputValidationError
+from ._option_checks import check_instance, check_name
 from ._tool_errors import ToolRaised
 from .agent import AgenToolAgent
 from .durability import active_dispatcher, is_durable
@@ -148,6 +149,11 @@ class AgenToolCapability(AbstractCapability[Any]):
 
     name: str
     registry: AgenToolRegistry | None = field(default=None, kw_only=True)
+
+    def __post_init__(self) -> None:
+        # Refused here, not as an AttributeError or a not-found error at the agent's first run.
+        check_name(self.name)
+        check_instance('registry', self.registry, AgenToolRegistry, optional=True)
 
     def _registry(self) -> AgenToolRegistry:
         return get_registry() if self.registry is None else self.registry
