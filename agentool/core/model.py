@@ -34,18 +34,18 @@ from ..errors import (
     AgenToolError,
     ConfigurationError,
     DepsUnavailableError,
-    InputValidationError,
     InvalidInputError,
     InvalidJSONError,
     ToolFailedError,
     ToolRetryError,
 )
 from ._answering import TOOL_CALLING_PROFILE, AnsweringModel
+from ._input_errors import invalid_input, not_an_object, unknown_operation
 from ._option_checks import check_instance, check_name
 from ._output import admits_none, output_response
 from ._tool_errors import ToolRaised, failed_error, output_retry_error, retry_error
 from .manager import MANAGER_TOOL_NAME, AgenToolManager
-from .registry import AgenToolRegistry, get_registry
+from .registry import AgenToolConfig, AgenToolRegistry, get_registry
 
 __all__ = ('AgenToolModel',)
 
@@ -132,7 +132,7 @@ class AgenToolModel(AnsweringModel):
             # tool functions) routes, so a configuration without tools is enough here.
             manager = None
         if manager is None:
-            _check_input(self._name, self.registry.require(self._name).input_schema, prompt)
+            _check_input(self._name, self.registry.require(self._name), prompt)
         else:
             validated = manager.validate_json(prompt)
             if not has_manager_tool:
@@ -179,20 +179,37 @@ class AgenToolModel(AnsweringModel):
             raise failed_error(manager.name, failed.message) from None
 
 
-def _check_input(name: str, schema: type[BaseModel], prompt: str) -> None:
-    """Validate a prompt against an input schema alone (no routes), raising a typed `InvalidInputError`."""
+def _check_input(name: str, config: AgenToolConfig, prompt: str) -> None:
+    """Validate a prompt against the input schema alone (no tools), raising the `InvalidInputError` a manager would."""
     try:
-        schema.model_validate_json(prompt)
+        parsed = json.loads(prompt)
+    except json.JSONDecodeError as bad:
+        raise InvalidJSONError(
+            f'input to agentool {name!r} is not valid JSON: {bad.msg} at line {bad.lineno} column {bad.colno} '
+            f'(char {bad.pos})',
+            agentool=name,
+            position=bad.pos,
+            line=bad.lineno,
+            column=bad.colno,
+        ) from None
+    except (RecursionError, ValueError):  # too deep or too large for the standard library: pydantic says why
+        parsed = {}
+    routing = config.routing_config
+    if not isinstance(parsed, dict):
+        raise not_an_object(name, routing.operation_field, parsed)
+    operation = cast(dict[str, Any], parsed).get(routing.operation_field)
+    if isinstance(operation, str) and operation not in routing.operation_map:
+        raise unknown_operation(name, operation, list(routing.operation_map))
+    try:
+        config.input_schema.model_validate_json(prompt)
     except ValidationError as error:
         errors: list[dict[str, Any]] = json.loads(error.json(include_url=False, include_input=False))
         if errors and errors[0]['type'] == 'json_invalid':
             raise InvalidJSONError(
                 f'input to agentool {name!r} is not valid JSON: {errors[0]["msg"]}', agentool=name
             ) from None
-        problems = '; '.join(f'field {".".join(map(str, e["loc"])) or "<root>"!r}: {e["msg"]}' for e in errors)
-        raise InputValidationError(
-            f'invalid input for agentool {name!r}: {problems}', agentool=name, operation=None, errors=errors
-        ) from None
+        operation = operation if isinstance(operation, str) else None
+        raise invalid_input(name, operation, errors) from None
 
 
 def _output_errors(tool: ToolDefinition, content: list[Any]) -> list[dict[str, Any]]:
