@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import enum
 import functools
+from collections.abc import Awaitable
 from typing import Any, Literal
 
 import pytest
@@ -28,6 +29,7 @@ from agentool import (
     TransformError,
     UnknownOperationError,
     create_agentool,
+    extract_tool_metadata,
     get_injector,
     get_registry,
     use_registry,
@@ -309,3 +311,42 @@ def test_hand_assembled_agent_runs_and_raises_the_documented_errors() -> None:
         agent.run_sync('{"operation": "read"}')
     assert invalid.value.details['operation'] == 'read'
     assert [e['loc'] for e in invalid.value.errors] == [['key']]
+
+
+class _AsyncCallable:
+    """A tool object whose `__call__` is a coroutine function."""
+
+    __name__ = 'adder'
+
+    async def __call__(self, a: float, b: float) -> float:
+        return a + b
+
+
+class _AddOnly(BaseOperationInput):
+    operation: Literal['add']
+    a: float
+    b: float
+
+
+def _dropped_async(a: float, b: float) -> Awaitable[float]:
+    """A function a decorator left without `async`: it returns a coroutine."""
+
+    async def add() -> float:
+        return a + b
+
+    return add()
+
+
+def test_a_callable_object_with_an_async_call_is_described_as_async() -> None:
+    assert extract_tool_metadata(_AsyncCallable()).is_async is True
+    assert extract_tool_metadata(_dropped_async).is_async is False
+
+
+async def test_a_tool_returning_an_awaitable_has_the_awaited_output_type() -> None:
+    assert extract_tool_metadata(_dropped_async).return_type_annotation is float
+    with use_registry():
+        agent = create_agentool(
+            'dropped', _AddOnly, RoutingConfig(operation_map={'add': '_dropped_async'}), [_dropped_async]
+        )
+        assert agent.output_type is float
+        assert (await agent.run('{"operation": "add", "a": 1, "b": 2}')).output == 3.0

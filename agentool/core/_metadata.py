@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Sequence
-from typing import Any, Union, get_origin
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from typing import Any, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
@@ -35,6 +35,9 @@ def extract_tool_metadata(tool: Callable[..., Any]) -> ToolMetadata:
     """
     signature = read_signature(tool)
     return_annotation = signature.hints.get('return', inspect.Signature.empty)
+    if not signature.is_async and get_origin(return_annotation) in (Awaitable, Coroutine):
+        # A function that returns an awaitable (a decorator that dropped `async`): its value is what it awaits to.
+        return_annotation = get_args(return_annotation)[-1]
     has_return = return_annotation is not inspect.Signature.empty
     docstring = signature.docstring
     return ToolMetadata(

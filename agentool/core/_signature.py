@@ -48,6 +48,16 @@ def _unwrap(function: object) -> object:
     return function
 
 
+def _is_async(function: object) -> bool:
+    """Whether calling `function` gives a coroutine: an async function, a partial of one, or an
+    object whose `__call__` is one (which `inspect.iscoroutinefunction` does not see)."""
+    if inspect.iscoroutinefunction(function):
+        return True
+    target = _unwrap(function)
+    call = None if inspect.isroutine(target) else inspect.getattr_static(type(target), '__call__', None)
+    return call is not None and inspect.iscoroutinefunction(call)
+
+
 def tool_name(function: object) -> str | None:
     """The name routes find a tool by: its `__name__` (a partial's function's); `None` if it has none."""
     name = getattr(_unwrap(function), '__name__', None)
@@ -136,7 +146,7 @@ def _read_signature(function: Callable[..., Any]) -> ToolSignature:
     return ToolSignature(
         name=name,
         function=function,
-        is_async=inspect.iscoroutinefunction(function),
+        is_async=_is_async(function),
         takes_ctx=takes_ctx,
         params=tuple(p.name for p in keyword),
         required=frozenset(p.name for p in keyword if p.default is p.empty),
