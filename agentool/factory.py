@@ -18,6 +18,7 @@ from .core._option_checks import (
     check_name,
     check_string_or_strings,
     check_strings,
+    check_type_form,
 )
 from .core._routes import configuration_error
 from .core.agent import AgenToolAgent
@@ -88,6 +89,7 @@ def create_agentool(
     tools = check_tools(tools, agentool=name)
     check_limit('max_input_bytes', max_input_bytes, agentool=name)
     check_flag('replace', replace)
+    check_type_form('deps_type', deps_type, agentool=name)
     check_flag('lean', agent_kwargs.get('lean', True))
     if system_prompt is not None:
         check_string_or_strings('system_prompt', system_prompt)  # else pydantic-ai's error blames the output type

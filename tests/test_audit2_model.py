@@ -350,3 +350,38 @@ async def test_a_tool_returning_an_awaitable_has_the_awaited_output_type() -> No
         )
         assert agent.output_type is float
         assert (await agent.run('{"operation": "add", "a": 1, "b": 2}')).output == 3.0
+
+
+@pytest.mark.parametrize('deps_type', [5, 'Deps', EchoInput(operation='echo', text='x')])
+def test_create_agentool_refuses_a_deps_type_that_is_not_a_type(deps_type: Any) -> None:
+    with use_registry(), pytest.raises(ConfigurationError, match='deps_type must be a type') as caught:
+        create_agentool(
+            'bad_deps',
+            _AddOnly,
+            RoutingConfig(operation_map={'add': '_dropped_async'}),
+            [_dropped_async],
+            deps_type=deps_type,
+        )
+    assert caught.value.details['option'] == 'deps_type'
+
+
+@pytest.mark.parametrize('deps_type', [None, Any, dict[str, int], int | None, EchoInput])
+def test_create_agentool_takes_any_type_form_as_deps_type(deps_type: Any) -> None:
+    with use_registry():
+        create_agentool(
+            'deps_ok',
+            _AddOnly,
+            RoutingConfig(operation_map={'add': '_dropped_async'}),
+            [_dropped_async],
+            deps_type=deps_type,
+        )
+
+
+def test_the_lean_switch_takes_only_a_flag() -> None:
+    with use_registry():
+        agent = lean(
+            create_agentool('flag', _AddOnly, RoutingConfig(operation_map={'add': '_dropped_async'}), [_dropped_async])
+        )
+        with pytest.raises(ConfigurationError, match='lean must be True or False'):
+            agent.lean = 'no'  # pyright: ignore[reportAttributeAccessIssue]
+        assert agent.lean is True

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, TypeVar, cast
+from typing import Any, NewType, TypeVar, cast, get_origin
 
 from ..errors import ConfigurationError
 
@@ -22,6 +22,7 @@ __all__ = (
     'check_instances',
     'check_examples',
     'check_flag',
+    'check_type_form',
     'check_function',
     'check_instance',
     'check_tracer',
@@ -67,6 +68,18 @@ def check_flag(option: str, value: object) -> None:
     """Raise `ConfigurationError` unless `value` is `True` or `False` (a truthy string is not a flag)."""
     if not isinstance(value, bool):
         raise _refuse(option, 'True or False', value)
+
+
+def check_type_form(option: str, value: object, agentool: str | None = None) -> None:
+    """Raise `ConfigurationError` unless `value` is a type or a typing form (`list[X]`, `X | None`, `Any`).
+
+    Catches an instance given where its class is meant (`deps_type=Deps()`), which pydantic-ai takes.
+    """
+    if value is None or value is Any or isinstance(value, type | TypeVar | NewType) or get_origin(value) is not None:
+        return
+    if hasattr(value, '__value__'):  # a `type X = ...` alias (Python 3.12+)
+        return
+    raise _refuse(option, 'a type', value, agentool)
 
 
 def check_function(option: str, value: object, *, optional: bool = False) -> None:

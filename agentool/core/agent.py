@@ -35,6 +35,7 @@ from pydantic_ai.workspaces import WorkspaceBackend, WorkspaceRef
 
 from ..errors import InvalidInputError
 from ._lean_plan import AGAIN, LeanPlan, learn_plan
+from ._option_checks import check_flag
 from .lean import answer, history_allows_lean
 from .model import AgenToolModel
 
@@ -120,6 +121,7 @@ class AgenToolAgent(Agent[Any, Any]):
 
     @lean.setter
     def lean(self, value: bool) -> None:
+        check_flag('lean', value)  # a truthy string is not a flag
         if not value:
             self.lean_blocker = 'lean=False'
         elif self.lean_blocker == 'lean=False':
