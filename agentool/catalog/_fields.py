@@ -103,13 +103,19 @@ def schema_key(name: str, info: FieldInfo, properties: dict[str, Any]) -> str:
 
 
 def _field(name: str, info: FieldInfo, required: bool, properties: dict[str, Any]) -> CatalogField:
-    default = None if required or info.default is PydanticUndefined else info.default
+    key = schema_key(name, info, properties)
+    default: Any = None
+    if not (required or info.default is PydanticUndefined):
+        # As the input schema writes it when it can (a set sorted, so equal definitions give equal
+        # catalogs; the model's serialisation settings applied), else as JSON data.
+        prop: dict[str, Any] = properties.get(key, {})
+        default = prop['default'] if 'default' in prop else json_value(info.default)
     return CatalogField(
-        name=schema_key(name, info, properties),
+        name=key,
         type=type_label(info.annotation),
         description=info.description,
         required=required,
-        default=json_value(default),
+        default=default,
     )
 
 

@@ -192,6 +192,12 @@ class DispatchCapability(AbstractCapability[Any]):
                     ) from error
                 if found is None:
                     continue
+                if not isinstance(cast(object, found), Dispatch):  # a rule of your own returning something else
+                    raise ConfigurationError(
+                        f'rule {rule_name!r}: match() must return a Dispatch or None; got {found!r}',
+                        rule=rule_name,
+                        value=repr(found),
+                    )
                 target = found.agentool
                 prepared = self._prepare(rule, found)
                 if prepared is None:
@@ -242,7 +248,8 @@ class DispatchCapability(AbstractCapability[Any]):
     ) -> Any:
         """The agent-typed output of the agentool's call on `data` (prepared by `_prepare`)."""
         injector = self.injector or get_injector()
-        kwargs: dict[str, Any] = {'deps': ctx.deps} if self.deps == 'run' else {}
+        # A run without deps leaves them to the injector, as the agentool's own `agent.run` does.
+        kwargs: dict[str, Any] = {'deps': ctx.deps} if self.deps == 'run' and ctx.deps is not None else {}
         # The text, not the validated model: the injector validates text on its fast path.
         value = await injector.call(found.agentool, data, **kwargs)
         agent = ctx.agent
