@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pytest
-from pydantic import BaseModel, Field
+from pydantic import AliasChoices, AliasPath, BaseModel, Field
 from pydantic_ai import Agent, RunContext, TextOutput
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
@@ -299,3 +299,48 @@ def test_catalog_title_with_a_format_that_has_none_is_a_usage_error(
     assert sorted(p.name for p in tmp_path.iterdir()) == [f'{name}.py']
     assert main(['--import', name, 'catalog', '--format', 'markdown', '--title', 'Ours']) == 0
     assert capsys.readouterr().out.startswith('# Ours\n')
+
+
+class ChoiceInput(BaseOperationInput):
+    operation: Literal['greet']
+    who: str = Field(validation_alias=AliasChoices('name', 'user'))
+    nick: str | None = Field(default=None, validation_alias=AliasChoices(AliasPath('n', 0), 'nickname'))
+
+
+async def greet(who: str, nick: str | None = None) -> str:
+    return f'hi {who}'
+
+
+def test_a_field_with_alias_choices_is_listed_under_the_key_the_schema_gives_it(registry: AgenToolRegistry) -> None:
+    """pydantic names such a property by its first one-key choice; the catalog and OpenAPI use that key too."""
+    create_agentool('greeter', ChoiceInput, RoutingConfig(operation_map={'greet': 'greet'}), [greet])
+    schema = registry.get_schema('greeter')
+    assert schema is not None
+    assert list(schema['properties']) == ['operation', 'name', 'nickname']
+    operation = registry.export_catalog()['agentools'][0]['operations'][0]
+    assert [(f['name'], f['required']) for f in operation['fields']] == [('name', True), ('nickname', False)]
+    request = operation['request_schema']
+    assert list(request['properties']) == ['operation', 'name', 'nickname']
+    assert request['properties']['name'] == schema['properties']['name']
+    assert request['required'] == ['operation', 'name']
+    spec = registry.generate_api_spec(openapi_version='3.1.0')
+    body = spec['paths']['/agentools/greeter/greet']['post']['requestBody']['content']['application/json']['schema']
+    assert list(body['properties']) == ['operation', 'name', 'nickname']
+    assert asyncio.run(registry_call('greeter', {'operation': 'greet', 'name': 'ada'})) == 'hi ada'
+
+
+async def registry_call(name: str, data: dict[str, Any]) -> Any:
+    from agentool import get_injector
+
+    return await get_injector().call(name, data)
+
+
+def test_tool_metadata_is_built_by_keyword_as_the_coming_from_the_guide_page_says() -> None:
+    from agentool.core.registry import ToolMetadata
+
+    meta = ToolMetadata(name='read', description='Read.', is_async=True, parameters=['key'])
+    assert (meta.parameter_types, meta.return_type) == ({}, None)
+    with pytest.raises(TypeError):
+        ToolMetadata('read')  # pyright: ignore[reportCallIssue]
+    page = (ROOT / 'docs/guides/coming-from-the-guide.md').read_text()
+    assert 'Works by keyword' in page
