@@ -344,3 +344,43 @@ def test_tool_metadata_is_built_by_keyword_as_the_coming_from_the_guide_page_say
         ToolMetadata('read')  # pyright: ignore[reportCallIssue]
     page = (ROOT / 'docs/guides/coming-from-the-guide.md').read_text()
     assert 'Works by keyword' in page
+
+
+@pytest.mark.parametrize(
+    'metadata',
+    [
+        {'agentool_dispatch': {}},
+        {'agentool_dispatch': {'rule': 'x'}},
+        {'agentool_dispatch': {'rule': 1, 'agentool': 'a', 'operation': 'o'}},
+    ],
+)
+def test_dispatch_record_of_a_response_with_an_incomplete_record_is_none(metadata: dict[str, Any]) -> None:
+    """A history loaded from storage may hold anything: reading it never raises a KeyError."""
+    from agentool.dispatch import DISPATCH_PROVIDER, dispatch_record
+
+    assert dispatch_record(ModelResponse(parts=[], provider_name=DISPATCH_PROVIDER, metadata=metadata)) is None
+
+
+def test_dispatch_record_survives_a_history_saved_as_json() -> None:
+    from pydantic_ai.messages import ModelMessagesTypeAdapter
+
+    from agentool.dispatch import DispatchRecord, dispatch_record
+
+    _desk()
+    agent = Agent(FunctionModel(_llm), deps_type=Desk, capabilities=[_json()])
+    result = agent.run_sync('{"operation": "get"}', deps=Desk())
+    saved = ModelMessagesTypeAdapter.validate_json(ModelMessagesTypeAdapter.dump_json(result.all_messages()))
+    assert [dispatch_record(m) for m in saved] == [
+        None,
+        DispatchRecord(rule='json:desk', agentool='desk', operation='get'),
+    ]
+
+
+def test_agents_built_per_request_do_not_grow_the_output_validator_cache_without_end() -> None:
+    from agentool.dispatch import _answer  # pyright: ignore[reportPrivateUsage]
+
+    _desk()
+    for _ in range(300):  # a new list spec each time, as an agent built per request has
+        agent = Agent(FunctionModel(_llm), deps_type=Desk, output_type=[Ticket, str], capabilities=[_json()])
+        assert agent.run_sync('{"operation": "get"}', deps=Desk()).output == Ticket(id=1, status='open')
+    assert len(_answer._ADAPTERS) <= 256  # pyright: ignore[reportPrivateUsage]

@@ -30,6 +30,8 @@ DISPATCH_METADATA_KEY = 'agentool_dispatch'
 """Key, in that response's `metadata`, of the rule, agentool and operation."""
 
 _ADAPTERS: dict[int, tuple[object, TypeAdapter[Any] | None]] = {}
+_MAX_ADAPTERS = 256
+"""Output specs whose validator is kept: agents built per request must not grow the cache without end."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -49,7 +51,13 @@ def dispatch_record(message: ModelMessage) -> DispatchRecord | None:
     if not isinstance(record, dict):
         return None
     data = cast(dict[str, Any], record)
-    return DispatchRecord(rule=str(data['rule']), agentool=str(data['agentool']), operation=str(data['operation']))
+    values = [data.get(key) for key in ('rule', 'agentool', 'operation')]
+    if not all(
+        isinstance(value, str) for value in values
+    ):  # not a record this module wrote (edited, or another tool's)
+        return None
+    rule, agentool, operation = cast(list[str], values)
+    return DispatchRecord(rule=rule, agentool=agentool, operation=operation)
 
 
 def _adapter(spec: object) -> TypeAdapter[Any] | None:
@@ -61,6 +69,8 @@ def _adapter(spec: object) -> TypeAdapter[Any] | None:
     if target is None:  # an output function (`TextOutput(f)`, a function): only the model's run calls it
         raise TypeError('it holds an output function, which only a model run calls')
     adapter: TypeAdapter[Any] | None = None if target is str or target is None else TypeAdapter[Any](target)
+    if len(_ADAPTERS) >= _MAX_ADAPTERS:
+        _ADAPTERS.clear()
     _ADAPTERS[id(spec)] = (spec, adapter)
     return adapter
 
