@@ -384,3 +384,22 @@ def test_agents_built_per_request_do_not_grow_the_output_validator_cache_without
         agent = Agent(FunctionModel(_llm), deps_type=Desk, output_type=[Ticket, str], capabilities=[_json()])
         assert agent.run_sync('{"operation": "get"}', deps=Desk()).output == Ticket(id=1, status='open')
     assert len(_answer._ADAPTERS) <= 256  # pyright: ignore[reportPrivateUsage]
+
+
+class DraftInput(BaseOperationInput):
+    operation: Literal['draft']
+
+
+def test_an_agentool_that_cannot_run_does_not_break_dispatch_to_the_others(registry: AgenToolRegistry) -> None:
+    """Registered for its docs only (no tools), it is refused when a prompt picks it, and only then."""
+    from agentool.core.registry import AgenToolConfig
+
+    _desk()
+    registry.register(
+        'draft', AgenToolConfig(input_schema=DraftInput, routing_config=RoutingConfig(operation_map={'draft': 'nope'}))
+    )
+    agent = Agent(FunctionModel(_llm), deps_type=Desk, capabilities=[DispatchCapability([JsonRule()])])
+    assert json.loads(agent.run_sync('{"operation": "get"}', deps=Desk()).output) == {'id': 1, 'status': 'open'}
+    assert agent.run_sync('{"note": "no operation"}', deps=Desk()).output == 'from the model'
+    with pytest.raises(ConfigurationError, match="'draft'"):
+        agent.run_sync('{"operation": "draft"}', deps=Desk())

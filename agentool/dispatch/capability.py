@@ -314,7 +314,9 @@ class _Operations(Mapping[str, Sequence[str]]):
         if (found := self._operations.get(key)) is None:
             if key not in self:
                 raise KeyError(key)
-            found = self._operations[key] = self._registry.get_manager(key).operations
+            # From the configuration, not the manager: an agentool that cannot run (registered for its
+            # docs, say) is a candidate like any other, and refuses only when a prompt picks it.
+            found = self._operations[key] = list(self._registry.require(key).routing_config.operation_map)
         return found
 
     def __iter__(self) -> Iterator[str]:
