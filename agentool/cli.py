@@ -238,6 +238,8 @@ def _configure_catalog(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_catalog(args: argparse.Namespace) -> int:
+    if args.title is not None and args.format not in ('markdown', 'openapi'):  # refused, not ignored
+        raise UsageError(f'--title only applies to --format markdown or openapi (the format is {args.format})')
     registry = _registry()
     if args.format == 'json':
         text = _json_text(registry.export_catalog())

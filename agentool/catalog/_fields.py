@@ -12,6 +12,7 @@ import types
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypedDict, Union, cast, get_args, get_origin
 
+from pydantic import AliasChoices, AliasPath
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
@@ -93,23 +94,38 @@ def operation_fields(
         if field_name in needs.used or info.is_required():
             required = info.is_required() or field_name in needs.needed
             fields.append(_field(field_name, info, required, properties))
-    return fields, needs.source, [needs.keys[name] for name in needs.non_null]
+    keys = [schema_key(name, input_schema.model_fields[name], properties) for name in needs.non_null]
+    return fields, needs.source, keys
 
 
 def schema_key(name: str, info: FieldInfo, properties: dict[str, Any]) -> str:
-    """The JSON key of field `name` in the input schema's `properties`: its alias when it has one."""
-    alias = info.validation_alias if isinstance(info.validation_alias, str) else info.alias
+    """The JSON key of field `name` in the input schema's `properties`: its alias when it has one.
+
+    An `AliasChoices` is named by its first one-key choice, as pydantic names the property.
+    """
+    validation = info.validation_alias
+    if isinstance(validation, AliasChoices | AliasPath):
+        paths = validation.convert_to_aliases() if isinstance(validation, AliasChoices) else []
+        alias = next((path[0] for path in paths if len(path) == 1 and isinstance(path[0], str)), None)
+    else:
+        alias = validation if isinstance(validation, str) else info.alias
     return alias if alias is not None and alias in properties else name
 
 
 def _field(name: str, info: FieldInfo, required: bool, properties: dict[str, Any]) -> CatalogField:
-    default = None if required or info.default is PydanticUndefined else info.default
+    key = schema_key(name, info, properties)
+    default: Any = None
+    if not (required or info.default is PydanticUndefined):
+        # As the input schema writes it when it can (a set sorted, so equal definitions give equal
+        # catalogs; the model's serialisation settings applied), else as JSON data.
+        prop: dict[str, Any] = properties.get(key, {})
+        default = prop['default'] if 'default' in prop else json_value(info.default)
     return CatalogField(
-        name=schema_key(name, info, properties),
+        name=key,
         type=type_label(info.annotation),
         description=info.description,
         required=required,
-        default=json_value(default),
+        default=default,
     )
 
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic.json_schema import DefsRef, GenerateJsonSchema, JsonSchemaKeyT, JsonSchemaMode, JsonSchemaValue
-from pydantic_core import from_json, to_json
+from pydantic_core import PydanticSerializationError, from_json, to_json
 
 if TYPE_CHECKING:
     from pydantic_core import CoreSchema, core_schema
@@ -22,8 +22,18 @@ __all__ = ('JsonSchemaGenerator', 'json_value')
 
 
 def json_value(value: Any) -> Any:
-    """`value` as JSON data, an infinite or NaN float as a string (`'Infinity'`, `'-Infinity'`, `'NaN'`)."""
-    return from_json(to_json(value, serialize_unknown=True, inf_nan_mode='strings'))
+    """`value` as JSON data, an infinite or NaN float as a string (`'Infinity'`, `'-Infinity'`, `'NaN'`).
+
+    Never fails, so one odd default or example cannot stop a whole catalog: bytes that are not UTF-8
+    text are base64 (as pydantic writes bytes for `ser_json_bytes='base64'`), and a value JSON cannot
+    hold at all (a dict keyed by a `frozenset`) is its `repr`.
+    """
+    for bytes_mode in ('utf8', 'base64'):
+        try:
+            return from_json(to_json(value, serialize_unknown=True, inf_nan_mode='strings', bytes_mode=bytes_mode))
+        except PydanticSerializationError:
+            continue
+    return repr(value)
 
 
 class JsonSchemaGenerator(GenerateJsonSchema):

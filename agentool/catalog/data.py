@@ -188,7 +188,7 @@ def catalog_entry(registry: AgenToolRegistry, name: str) -> CatalogEntry:
         version=config.version,
         tags=list(config.tags),
         dependencies=list(dict.fromkeys(config.dependencies)),
-        examples=json_value(config.examples),
+        examples=[json_value(example) for example in config.examples],  # one odd example spoils no other
         operation_field=_operation_key(config, schema),
         input_schema=schema,
         output_type=None if value_type is None else type_label(value_type),

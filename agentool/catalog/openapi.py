@@ -109,7 +109,12 @@ def openapi_spec(
         for operation in entry['operations']:
             op = operation['name']
             schema = operation_request_schema(
-                input_definition, entry['operation_field'], op, operation['fields'], operation['description']
+                input_definition,
+                entry['operation_field'],
+                op,
+                operation['fields'],
+                operation['description'],
+                _non_null(operation['request_schema']),
             )
             paths[f'{base}/{quote(op, safe="")}'] = {
                 'post': {
@@ -172,6 +177,12 @@ def _schemas(registry: AgenToolRegistry, names: list[str]) -> tuple[dict[str, st
             components[ref.removeprefix(_REF_PREFIX)] = schema
         inputs[name] = ref
     return inputs, outputs, components
+
+
+def _non_null(request_schema: dict[str, Any]) -> list[str]:
+    """The keys the catalog's request schema gives no `null` branch: those the operation needs a value for."""
+    properties: dict[str, Any] = request_schema.get('properties', {})
+    return [key for key, prop in properties.items() if {'type': 'null'} not in prop.get('anyOf', [])]
 
 
 def _as_is(schema: dict[str, Any]) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, cast
+from typing import Any, cast, get_origin
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_ai import RunContext
@@ -18,6 +18,7 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, Text
 from pydantic_ai.run import AgentRunResult
 from pydantic_core import to_json
 
+from ..catalog import type_label
 from ..core._output_spec import output_value_type
 from ..errors import DispatchOutputError
 
@@ -29,6 +30,8 @@ DISPATCH_METADATA_KEY = 'agentool_dispatch'
 """Key, in that response's `metadata`, of the rule, agentool and operation."""
 
 _ADAPTERS: dict[int, tuple[object, TypeAdapter[Any] | None]] = {}
+_MAX_ADAPTERS = 256
+"""Output specs whose validator is kept: agents built per request must not grow the cache without end."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -48,7 +51,13 @@ def dispatch_record(message: ModelMessage) -> DispatchRecord | None:
     if not isinstance(record, dict):
         return None
     data = cast(dict[str, Any], record)
-    return DispatchRecord(rule=str(data['rule']), agentool=str(data['agentool']), operation=str(data['operation']))
+    values = [data.get(key) for key in ('rule', 'agentool', 'operation')]
+    if not all(
+        isinstance(value, str) for value in values
+    ):  # not a record this module wrote (edited, or another tool's)
+        return None
+    rule, agentool, operation = cast(list[str], values)
+    return DispatchRecord(rule=rule, agentool=agentool, operation=operation)
 
 
 def _adapter(spec: object) -> TypeAdapter[Any] | None:
@@ -57,13 +66,18 @@ def _adapter(spec: object) -> TypeAdapter[Any] | None:
     if cached is not None and cached[0] is spec:
         return cached[1]
     target = output_value_type(spec)
+    if target is None:  # an output function (`TextOutput(f)`, a function): only the model's run calls it
+        raise TypeError('it holds an output function, which only a model run calls')
     adapter: TypeAdapter[Any] | None = None if target is str or target is None else TypeAdapter[Any](target)
+    if len(_ADAPTERS) >= _MAX_ADAPTERS:
+        _ADAPTERS.clear()
     _ADAPTERS[id(spec)] = (spec, adapter)
     return adapter
 
 
 def _type_name(spec: object) -> str:
-    return getattr(spec, '__name__', None) or repr(spec)
+    # `list[Ticket]` has the `__name__` 'list': only a class is named by it.
+    return type_label(spec) if isinstance(spec, type) or get_origin(spec) is not None else repr(spec)
 
 
 def fit_output(value: Any, spec: object, *, rule: str, agentool: str, operation: str) -> Any:

@@ -192,6 +192,12 @@ class DispatchCapability(AbstractCapability[Any]):
                     ) from error
                 if found is None:
                     continue
+                if not isinstance(cast(object, found), Dispatch):  # a rule of your own returning something else
+                    raise ConfigurationError(
+                        f'rule {rule_name!r}: match() must return a Dispatch or None; got {found!r}',
+                        rule=rule_name,
+                        value=repr(found),
+                    )
                 target = found.agentool
                 prepared = self._prepare(rule, found)
                 if prepared is None:
@@ -242,7 +248,8 @@ class DispatchCapability(AbstractCapability[Any]):
     ) -> Any:
         """The agent-typed output of the agentool's call on `data` (prepared by `_prepare`)."""
         injector = self.injector or get_injector()
-        kwargs: dict[str, Any] = {'deps': ctx.deps} if self.deps == 'run' else {}
+        # A run without deps leaves them to the injector, as the agentool's own `agent.run` does.
+        kwargs: dict[str, Any] = {'deps': ctx.deps} if self.deps == 'run' and ctx.deps is not None else {}
         # The text, not the validated model: the injector validates text on its fast path.
         value = await injector.call(found.agentool, data, **kwargs)
         agent = ctx.agent
@@ -307,7 +314,9 @@ class _Operations(Mapping[str, Sequence[str]]):
         if (found := self._operations.get(key)) is None:
             if key not in self:
                 raise KeyError(key)
-            found = self._operations[key] = self._registry.get_manager(key).operations
+            # From the configuration, not the manager: an agentool that cannot run (registered for its
+            # docs, say) is a candidate like any other, and refuses only when a prompt picks it.
+            found = self._operations[key] = list(self._registry.require(key).routing_config.operation_map)
         return found
 
     def __iter__(self) -> Iterator[str]:

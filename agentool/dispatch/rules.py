@@ -176,6 +176,8 @@ class JsonRule(DispatchRule):
                 )
             return Dispatch(agentool=named, input=value)
         operation = value.get(self.operation_field)
+        if not isinstance(operation, str):  # no operation names it (every operation is a string)
+            return None
         matches = [name for name, ops in operations.items() if operation in ops]
         if not matches:
             return None
