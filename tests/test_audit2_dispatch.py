@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import enum
 import json
 import os
 import subprocess
@@ -25,7 +26,10 @@ from agentool import (
     DispatchOutputError,
     RoutingConfig,
     create_agentool,
+    get_registry,
+    use_registry,
 )
+from agentool.catalog.openapi import openapi_spec
 from agentool.cli import main
 from agentool.dispatch import CommandRule, Dispatch, DispatchCapability, DispatchRequest, DispatchRule, JsonRule
 
@@ -403,3 +407,43 @@ def test_an_agentool_that_cannot_run_does_not_break_dispatch_to_the_others(regis
     assert agent.run_sync('{"note": "no operation"}', deps=Desk()).output == 'from the model'
     with pytest.raises(ConfigurationError, match="'draft'"):
         agent.run_sync('{"operation": "draft"}', deps=Desk())
+
+
+class _IntOps(BaseOperationInput):
+    operation: Literal[1, 2]
+    a: int = 0
+
+
+class _Level(enum.IntEnum):
+    LOW = 1
+    HIGH = 2
+
+
+class _EnumOps(BaseOperationInput):
+    operation: _Level
+
+
+async def _int_op(a: int = 0) -> int:
+    return a
+
+
+async def _level_op() -> int:
+    return 0
+
+
+def test_an_operation_that_is_not_text_is_published_as_the_value_to_send() -> None:
+    # Routes name operations by text; a client following the schema must send the number itself.
+    with use_registry():
+        create_agentool('ints', _IntOps, RoutingConfig(operation_map={'1': '_int_op', '2': '_int_op'}), [_int_op])
+        create_agentool(
+            'levels', _EnumOps, RoutingConfig(operation_map={'1': '_level_op', '2': '_level_op'}), [_level_op]
+        )
+        registry = get_registry()
+        for name in ('ints', 'levels'):
+            operations = registry.get_operations(name)
+            assert operations is not None
+            schema = operations['1']['request_schema']
+            assert schema['properties']['operation'].items() >= {'const': 1, 'type': 'integer'}.items()
+            _IntOps.model_validate({'operation': schema['properties']['operation']['const']})
+        spec = openapi_spec(registry)
+        assert '"const":"1"' not in json.dumps(spec, separators=(',', ':'))

@@ -151,7 +151,7 @@ def operation_request_schema(
         'title': f'{schema.get("title", "Input")} ({operation})',
         'type': 'object',
         'properties': {
-            operation_field: {**operation_property, 'const': operation, 'type': 'string'},
+            operation_field: {**operation_property, **_operation_constant(schema, operation_field, operation)},
             **{
                 f['name']: field_property(properties, f['name'], f['required'], nullable=f['name'] not in non_null)
                 for f in fields
@@ -166,6 +166,25 @@ def operation_request_schema(
     if '$defs' in schema:
         derived['$defs'] = schema['$defs']
     return derived
+
+
+_JSON_TYPES: dict[type, str] = {bool: 'boolean', int: 'integer', float: 'number', str: 'string'}
+
+
+def _operation_constant(schema: dict[str, Any], operation_field: str, operation: str) -> dict[str, Any]:
+    """`const` and `type` of `operation` as the input takes it: `1` for a `Literal[1, 2]` or `IntEnum` member.
+
+    Routes name operations by text; the value a client must send is the schema's member whose text that is.
+    """
+    prop: dict[str, Any] = schema.get('properties', {}).get(operation_field, {})
+    ref = prop.get('$ref')
+    if isinstance(ref, str) and ref.startswith('#/$defs/'):
+        prop = schema.get('$defs', {}).get(ref.removeprefix('#/$defs/'), prop)
+    members: list[Any] = prop.get('enum', [prop['const']] if 'const' in prop else [])
+    for member in members:  # JSON values: a member that is not text is matched by its text
+        if not isinstance(member, str) and type(member) in _JSON_TYPES and str(member) == operation:
+            return {'const': member, 'type': _JSON_TYPES[type(member)]}
+    return {'const': operation, 'type': 'string'}
 
 
 def field_property(properties: dict[str, Any], key: str, required: bool, *, nullable: bool = True) -> dict[str, Any]:
