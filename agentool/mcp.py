@@ -12,6 +12,7 @@ logged with its traceback. The `mcp` package is imported only when a server is b
 
 from __future__ import annotations
 
+import difflib
 import inspect
 import logging
 from collections.abc import Callable, Sequence
@@ -117,7 +118,10 @@ def create_mcp_server(
         interface = interfaces.get(params.name)
         if interface is None:
             # An unknown tool is a protocol error, not a tool result (MCP spec, tools/call).
-            raise MCPError(code=types.INVALID_PARAMS, message=f'unknown tool {params.name!r}')
+            suggestions = difflib.get_close_matches(params.name, list(interfaces), n=3)
+            hint = f'; did you mean {" or ".join(map(repr, suggestions))}?' if suggestions else ''
+            data = {'tool': params.name, 'suggestions': suggestions}
+            raise MCPError(code=types.INVALID_PARAMS, message=f'unknown tool {params.name!r}{hint}', data=data)
         return await _call(interface, params.arguments or {}, registry, deps, tracer)
 
     def input_schema(tool_name: str) -> dict[str, Any] | None:

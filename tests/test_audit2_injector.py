@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import pytest
+from mcp import Client, MCPError
+from mcp.types import INVALID_PARAMS
 from pydantic_ai import Agent, RunContext
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
@@ -20,6 +22,7 @@ from agentool import BaseOperationInput, RoutingConfig, create_agentool
 from agentool.core.handle import AgenToolHandle
 from agentool.core.injector import AgenToolInjector, get_injector, use_injector
 from agentool.errors import ConfigurationError, MissingDepsError
+from agentool.mcp import create_mcp_server
 from agentool.toolset import AgenToolToolset
 
 
@@ -151,3 +154,28 @@ def test_a_resource_type_that_cannot_be_a_key_is_a_configuration_error(injector:
         injector.provide([Greeting], Greeting)  # pyright: ignore[reportArgumentType]
     assert caught.value.details['option'] == 'type_'
     assert [1] not in injector  # a membership test never raises
+
+
+# --- MCP ---------------------------------------------------------------------------------------------
+
+
+async def test_an_unknown_mcp_tool_is_a_protocol_error_with_suggestions(injector: AgenToolInjector) -> None:
+    make_greeter()
+    async with Client(create_mcp_server()) as client:  # pyright: ignore[reportArgumentType]
+        with pytest.raises(MCPError) as caught:
+            await client.call_tool('greeter_gret', {'user': 'u1'})
+    assert caught.value.error.code == INVALID_PARAMS
+    assert "unknown tool 'greeter_gret'; did you mean 'greeter_greet'?" in caught.value.error.message
+    assert caught.value.error.data == {'tool': 'greeter_gret', 'suggestions': ['greeter_greet']}
+
+
+async def test_mcp_builds_deps_per_call_and_closes_them(injector: AgenToolInjector) -> None:
+    make_greeter()
+    async with Client(create_mcp_server()) as client:  # pyright: ignore[reportArgumentType]
+        result = await client.call_tool('greeter_greet', {'user': 'u1'})
+        assert not result.is_error
+        assert result.structured_content == {'result': 'hello Ada'}
+        assert MADE == ['make', 'close']
+        result = await client.call_tool('greeter_greet', {'user': 'u2'})
+    assert result.structured_content == {'result': 'hello u2'}
+    assert MADE == ['make', 'close'] * 2  # one run scope per call
