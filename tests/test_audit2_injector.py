@@ -19,7 +19,7 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from agentool import BaseOperationInput, RoutingConfig, create_agentool
-from agentool.core.handle import AgenToolHandle
+from agentool.core.handle import AgenToolHandle, Uses
 from agentool.core.injector import AgenToolInjector, get_injector, use_injector
 from agentool.errors import ConfigurationError, MissingDepsError
 from agentool.mcp import create_mcp_server
@@ -179,3 +179,23 @@ async def test_mcp_builds_deps_per_call_and_closes_them(injector: AgenToolInject
         result = await client.call_tool('greeter_greet', {'user': 'u2'})
     assert result.structured_content == {'result': 'hello u2'}
     assert MADE == ['make', 'close'] * 2  # one run scope per call
+
+
+# --- handles on agentools named by anything but a name ------------------------------------------------
+
+
+def test_uses_refuses_a_name_that_is_not_one() -> None:
+    # Before the fix, `Uses(3)` was accepted and the first run (or `validate()`) failed with
+    # TypeError: 'int' object is not iterable.
+    with pytest.raises(ConfigurationError) as caught:
+        Uses(3)  # pyright: ignore[reportArgumentType]
+    assert caught.value.details['option'] == 'name'
+    with pytest.raises(ConfigurationError):
+        Uses('')
+
+
+@pytest.mark.parametrize('name', [3, None, [1], '', '  '])
+def test_a_handle_on_a_name_that_is_not_one_is_refused(injector: AgenToolInjector, name: Any) -> None:
+    with pytest.raises(ConfigurationError) as caught:
+        injector.handle(name)
+    assert caught.value.details['option'] == 'name'

@@ -93,9 +93,14 @@ class Wiring:
         return isinstance(name, str) and name in self._targets
 
     def handle(self, name: str) -> AgenToolHandle[Any]:
-        """A handle on agentool `name` through this injector; overrides apply when it is called."""
-        handle = self._handles.get(name)
+        """A handle on agentool `name` through this injector; overrides apply when it is called.
+
+        Raises:
+            ConfigurationError: `name` is not a non-empty string.
+        """
+        handle = self._handles.get(name) if isinstance(name, str) else None  # pyright: ignore[reportUnnecessaryIsInstance]
         if handle is None:
+            check_name(name)
             handle = self._handles[name] = AgenToolHandle(name, cast('AgenToolInjector', self))
         return handle
 
