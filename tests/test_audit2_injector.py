@@ -7,13 +7,20 @@ or `docs/guides/mcp.md`, or an edge the library's standard covers (typed errors,
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from decimal import Decimal
+from enum import Enum
+from pathlib import PurePosixPath
 from typing import Any, Literal
+from uuid import UUID
 
 import pytest
 from mcp import Client, MCPError
 from mcp.types import INVALID_PARAMS
+from pydantic import BaseModel
 from pydantic_ai import Agent, RunContext
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
@@ -21,7 +28,20 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from agentool import BaseOperationInput, RoutingConfig, create_agentool
 from agentool.core.handle import AgenToolHandle, Uses
 from agentool.core.injector import AgenToolInjector, get_injector, use_injector
-from agentool.errors import ConfigurationError, MissingDepsError
+from agentool.errors import (
+    AgenToolNotFoundError,
+    ConfigurationError,
+    DependencyCycleError,
+    DepsUnavailableError,
+    InputTooLargeError,
+    InputValidationError,
+    InvalidInputError,
+    InvalidJSONError,
+    MissingDepsError,
+    NotAnObjectError,
+    OutputError,
+    UnknownOperationError,
+)
 from agentool.mcp import create_mcp_server
 from agentool.toolset import AgenToolToolset
 
@@ -199,3 +219,389 @@ def test_a_handle_on_a_name_that_is_not_one_is_refused(injector: AgenToolInjecto
     with pytest.raises(ConfigurationError) as caught:
         injector.handle(name)
     assert caught.value.details['option'] == 'name'
+
+
+# --- running by name: every input kind, `call` equal to `run` -----------------------------------------
+
+
+class Colour(Enum):
+    RED = 'red'
+
+
+class Rich(BaseModel):
+    at: datetime
+    amount: Decimal
+    id: UUID
+    colour: Colour
+    where: PurePosixPath
+    tags: set[str]
+
+
+class RichInput(BaseOperationInput):
+    operation: Literal['echo', 'other']
+    at: datetime
+    amount: Decimal
+    id: UUID
+    colour: Colour
+    where: PurePosixPath
+    tags: set[str]
+    unused: int = 0
+
+
+async def echo(at: datetime, amount: Decimal, id: UUID, colour: Colour, where: PurePosixPath, tags: set[str]) -> Rich:
+    """Give the values back."""
+    return Rich(at=at, amount=amount, id=id, colour=colour, where=where, tags=tags)
+
+
+RICH: dict[str, Any] = {
+    'at': datetime(2024, 5, 6, 7, 8, 9, tzinfo=UTC),
+    'amount': Decimal('0.10'),
+    'id': UUID(int=7),
+    'colour': Colour.RED,
+    'where': PurePosixPath('/a/b'),
+    'tags': {'x'},
+}
+
+
+def make_rich() -> None:
+    create_agentool(
+        'rich', RichInput, RoutingConfig(operation_map={'echo': 'echo', 'other': 'echo'}), [echo], output_type=Rich
+    )
+
+
+@pytest.mark.parametrize('kind', ['dict', 'model', 'json', 'bytes'])
+async def test_every_input_kind_reaches_the_tool_faithfully_on_call_and_run(
+    injector: AgenToolInjector, kind: str
+) -> None:
+    make_rich()
+    as_dict: dict[str, Any] = {'operation': 'echo', **RICH}
+    model = RichInput(**as_dict)
+    text = model.model_dump_json(exclude_unset=True)
+    input: Any = {'dict': as_dict, 'model': model, 'json': text, 'bytes': text.encode()}[kind]
+    expected = Rich(**RICH)
+    assert await injector.call('rich', input) == expected
+    assert (await injector.run('rich', input)).output == expected
+    assert await injector.handle('rich')(input) == expected
+
+
+@pytest.mark.parametrize(
+    ('input', 'error'),
+    [
+        (None, NotAnObjectError),
+        (3, NotAnObjectError),
+        ([], NotAnObjectError),
+        ('', InvalidJSONError),
+        ('{', InvalidJSONError),
+        (b'\xff', InvalidJSONError),
+        (object(), InvalidInputError),
+        ({'operation': 'echo', 'x': object()}, InvalidInputError),
+        ({'operation': 'nope'}, UnknownOperationError),
+        ({'operation': 'echo'}, InputValidationError),
+        ('x' * 2_000_000, InputTooLargeError),
+    ],
+)
+async def test_call_and_run_raise_the_same_typed_error(injector: AgenToolInjector, input: Any, error: type) -> None:
+    make_rich()
+    with pytest.raises(error) as by_call:
+        await injector.call('rich', input)
+    with pytest.raises(error) as by_run:
+        await injector.run('rich', input)
+    assert str(by_call.value) == str(by_run.value)
+    assert by_call.value.details == by_run.value.details
+
+
+@pytest.mark.parametrize('name', ['rihc', 3, None, ['rich']])
+async def test_an_unknown_name_is_not_found_on_call_run_get_and_override(injector: AgenToolInjector, name: Any) -> None:
+    make_rich()
+    for attempt in (
+        lambda: injector.call(name, {}),
+        lambda: injector.run(name, {}),
+    ):
+        with pytest.raises(AgenToolNotFoundError) as caught:
+            await attempt()
+        if name == 'rihc':
+            assert caught.value.details['suggestions'] == ['rich']
+            assert "did you mean 'rich'?" in str(caught.value)
+    with pytest.raises(AgenToolNotFoundError):
+        injector.get(name)
+    if isinstance(name, str):
+        with pytest.raises(AgenToolNotFoundError), injector.override(**{name: 1}):
+            pass
+
+
+async def test_a_model_input_sends_only_the_fields_its_caller_set(injector: AgenToolInjector) -> None:
+    # `unused` left at its default is not sent, so the operation does not refuse it as given.
+    make_rich()
+    create_agentool('strict', RichInput, RoutingConfig(operation_map={'echo': 'echo', 'other': 'echo'}), [echo])
+    model = RichInput(operation='echo', **RICH)
+    assert await injector.call('rich', model) == Rich(**RICH)
+    with pytest.raises(InputValidationError) as caught:
+        await injector.call('rich', RichInput(operation='echo', unused=1, **RICH))
+    assert [e['loc'] for e in caught.value.errors] == [['unused']]
+
+
+# --- resources: run scope, transient scope, closing -------------------------------------------------
+
+EVENTS: list[str] = []
+
+
+class Pool:
+    def __init__(self) -> None:
+        EVENTS.append('make pool')
+
+    async def aclose(self) -> None:
+        EVENTS.append('close pool')
+
+
+class Repo:
+    def __init__(self, pool: Pool) -> None:
+        self.pool = pool
+        EVENTS.append('make repo')
+
+    def close(self) -> None:
+        EVENTS.append('close repo')
+
+
+@dataclass
+class InnerDeps:
+    pool: Pool
+
+
+@dataclass
+class OuterDeps:
+    repo: Repo
+    pool: Pool
+    inner: AgenToolHandle[bool]
+
+
+class StepInput(BaseOperationInput):
+    operation: Literal['go', 'fail', 'wait']
+
+
+WAITING: list[asyncio.Event] = []  # set by a tool once it runs; made in each test's own loop
+
+
+async def inner_go(ctx: RunContext[InnerDeps]) -> bool:
+    """Whether the run's pool is the one the caller got (run scope: shared)."""
+    return ctx.deps.pool is SEEN[-1]
+
+
+SEEN: list[Pool] = []
+
+
+async def outer_go(ctx: RunContext[OuterDeps]) -> bool:
+    """Call inner through its handle, in the same run."""
+    SEEN.append(ctx.deps.pool)
+    assert ctx.deps.repo.pool is ctx.deps.pool
+    return await ctx.deps.inner({'operation': 'go'})
+
+
+async def outer_fail(ctx: RunContext[OuterDeps]) -> bool:
+    raise KeyError('the tool failed')
+
+
+async def outer_wait(ctx: RunContext[OuterDeps]) -> bool:
+    WAITING[-1].set()
+    await asyncio.Event().wait()
+    return False
+
+
+def make_layers(injector: AgenToolInjector) -> None:
+    EVENTS.clear()
+    SEEN.clear()
+    ops = {'go': 'inner_go', 'fail': 'inner_go', 'wait': 'inner_go'}
+    create_agentool('inner', StepInput, RoutingConfig(operation_map=ops), [inner_go], deps_type=InnerDeps)
+    ops = {'go': 'outer_go', 'fail': 'outer_fail', 'wait': 'outer_wait'}
+    tools = [outer_go, outer_fail, outer_wait]
+    create_agentool('outer', StepInput, RoutingConfig(operation_map=ops), tools, deps_type=OuterDeps)
+    injector.provide(Pool, Pool)
+    injector.provide(Repo, Repo)
+    injector.validate()
+
+
+MADE_AND_CLOSED = ['make pool', 'make repo', 'close repo', 'close pool']
+
+
+@pytest.mark.parametrize('surface', ['call', 'run', 'agent'])
+async def test_run_scoped_resources_are_shared_in_a_run_and_closed_newest_first(
+    injector: AgenToolInjector, surface: str
+) -> None:
+    make_layers(injector)
+    if surface == 'agent':
+        assert (await injector.get('outer').run('{"operation": "go"}')).output is True
+    else:
+        output = await getattr(injector, surface)('outer', {'operation': 'go'})
+        assert (output if surface == 'call' else output.output) is True
+    assert EVENTS == MADE_AND_CLOSED
+
+
+@pytest.mark.parametrize('surface', ['call', 'run'])
+async def test_resources_are_closed_when_the_tool_fails_and_the_error_is_unchanged(
+    injector: AgenToolInjector, surface: str
+) -> None:
+    make_layers(injector)
+    with pytest.raises(KeyError, match='the tool failed'):
+        await getattr(injector, surface)('outer', {'operation': 'fail'})
+    assert EVENTS == MADE_AND_CLOSED
+
+
+@pytest.mark.parametrize('surface', ['call', 'run'])
+async def test_resources_are_closed_when_the_run_is_cancelled(injector: AgenToolInjector, surface: str) -> None:
+    make_layers(injector)
+    WAITING.append(asyncio.Event())
+    task = asyncio.create_task(getattr(injector, surface)('outer', {'operation': 'wait'}))
+    await WAITING[-1].wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert EVENTS == MADE_AND_CLOSED
+
+
+async def test_a_transient_resource_is_made_for_each_consumer(injector: AgenToolInjector) -> None:
+    make_layers(injector)
+    injector.provide(Pool, Pool, scope='transient', replace=True)
+    with pytest.raises(AssertionError):  # the repo's pool is not the deps' pool any more
+        await injector.call('outer', {'operation': 'go'})
+    assert EVENTS.count('make pool') == EVENTS.count('close pool') == 2
+
+
+async def test_one_run_scope_shares_a_resource_between_concurrent_calls(injector: AgenToolInjector) -> None:
+    make_layers(injector)
+
+    async def slow_pool() -> Pool:
+        await asyncio.sleep(0)  # really waits: concurrent consumers must wait for this one
+        return Pool()
+
+    injector.provide(Pool, slow_pool, replace=True)
+    async with injector.run_scope():
+        outputs = await asyncio.gather(*(injector.call('outer', {'operation': 'go'}) for _ in range(20)))
+        assert EVENTS.count('make pool') == 1
+        assert len({id(pool) for pool in SEEN}) == 1
+    assert outputs == [True] * 20
+    assert EVENTS.count('close pool') == 1
+    assert EVENTS[-1] == 'close pool'
+
+
+async def test_create_deps_is_synchronous_until_a_factory_really_waits(injector: AgenToolInjector) -> None:
+    make_layers(injector)
+    deps = injector.create_deps('outer')
+    assert isinstance(deps, OuterDeps)
+    assert deps.repo.pool is deps.pool
+    assert deps.inner == injector.handle('inner')
+
+    async def waiting_pool() -> Pool:
+        await asyncio.sleep(0.001)
+        return Pool()
+
+    injector.provide(Pool, waiting_pool, replace=True)
+    with pytest.raises(DepsUnavailableError) as caught:
+        injector.create_deps('outer')
+    assert 'acreate_deps' in str(caught.value)
+    assert isinstance(await injector.acreate_deps('outer'), OuterDeps)
+
+
+# --- overrides ---------------------------------------------------------------------------------------
+
+
+async def test_overrides_nest_are_undone_on_error_and_reach_through_handles(injector: AgenToolInjector) -> None:
+    make_greeter()
+
+    async def greet_u1() -> str:
+        return await injector.call('greeter', {'operation': 'greet', 'user': 'u1'})
+
+    with injector.override(kv='Outer'):
+        assert await greet_u1() == 'hello Outer'
+        inner: list[str] = []
+
+        async def fail_inside() -> None:
+            with injector.override(kv=lambda input: f'Inner {input.key}'):
+                inner.append(await greet_u1())
+                raise RuntimeError
+
+        with pytest.raises(RuntimeError):
+            await fail_inside()
+        assert inner == ['hello Inner u1']
+        assert await greet_u1() == 'hello Outer'
+    assert await greet_u1() == 'hello Ada'
+
+
+async def test_overrides_are_task_local(injector: AgenToolInjector) -> None:
+    make_greeter()
+    entered = asyncio.Event()
+    done = asyncio.Event()
+
+    async def overriding() -> str:
+        with injector.override(kv='Mock'):
+            entered.set()
+            await done.wait()
+            return await injector.call('greeter', {'operation': 'greet', 'user': 'u1'})
+
+    task = asyncio.create_task(overriding())
+    await entered.wait()
+    assert await injector.call('greeter', {'operation': 'greet', 'user': 'u1'}) == 'hello Ada'
+    done.set()
+    assert await task == 'hello Mock'
+
+    async def worker(i: int) -> str:
+        with injector.override(kv=f'n{i}'):
+            await asyncio.sleep(0)
+            return await injector.call('greeter', {'operation': 'greet', 'user': 'u1'})
+
+    assert await asyncio.gather(*(worker(i) for i in range(30))) == [f'hello n{i}' for i in range(30)]
+
+
+async def test_a_stub_is_checked_against_the_output_type_and_its_exception_is_not_swallowed(
+    injector: AgenToolInjector,
+) -> None:
+    make_rich()
+    with injector.override(rich='not a Rich'), pytest.raises(OutputError):
+        await injector.call('rich', {'operation': 'echo', **RICH})
+
+    def broken(input: Any) -> Rich:
+        raise LookupError('stub failed')
+
+    with injector.override(rich=broken):
+        with pytest.raises(LookupError, match='stub failed'):
+            await injector.call('rich', {'operation': 'echo', **RICH})
+        with pytest.raises(LookupError, match='stub failed'):
+            await injector.run('rich', {'operation': 'echo', **RICH})
+        with pytest.raises(InputValidationError):  # the replaced agentool's validation still applies
+            await injector.call('rich', {'operation': 'echo'})
+
+
+# --- cycles ------------------------------------------------------------------------------------------
+
+
+class PingInput(BaseOperationInput):
+    operation: Literal['ping']
+
+
+async def ping_a() -> str:
+    return await get_injector().call('cyc_b', {'operation': 'ping'})
+
+
+async def ping_b() -> str:
+    return await get_injector().call('cyc_a', {'operation': 'ping'})
+
+
+async def test_a_declared_cycle_is_refused_when_it_closes(injector: AgenToolInjector) -> None:
+    create_agentool(
+        'cyc_a', PingInput, RoutingConfig(operation_map={'ping': 'ping_a'}), [ping_a], dependencies=['cyc_b']
+    )
+    with pytest.raises(DependencyCycleError) as caught:
+        create_agentool(
+            'cyc_b', PingInput, RoutingConfig(operation_map={'ping': 'ping_b'}), [ping_b], dependencies=['cyc_a']
+        )
+    assert caught.value.details['path'] == ['cyc_b', 'cyc_a', 'cyc_b']
+
+
+@pytest.mark.parametrize('surface', ['call', 'run'])
+async def test_an_undeclared_cycle_is_reported_with_its_path_not_a_recursion_error(
+    injector: AgenToolInjector, surface: str
+) -> None:
+    create_agentool('cyc_a', PingInput, RoutingConfig(operation_map={'ping': 'ping_a'}), [ping_a])
+    create_agentool('cyc_b', PingInput, RoutingConfig(operation_map={'ping': 'ping_b'}), [ping_b])
+    with pytest.raises(DependencyCycleError) as caught:
+        await getattr(injector, surface)('cyc_a', {'operation': 'ping'})
+    assert caught.value.details['path'] == ['cyc_a', 'cyc_b', 'cyc_a']
+    assert 'cyc_a → cyc_b → cyc_a' in str(caught.value)
