@@ -25,7 +25,7 @@ from pydantic_ai import Agent, RunContext
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from agentool import BaseOperationInput, RoutingConfig, create_agentool
+from agentool import BaseOperationInput, Route, RoutingConfig, create_agentool, is_exposed
 from agentool.core.handle import AgenToolHandle, Uses
 from agentool.core.injector import AgenToolInjector, get_injector, use_injector
 from agentool.errors import (
@@ -605,3 +605,35 @@ async def test_an_undeclared_cycle_is_reported_with_its_path_not_a_recursion_err
         await getattr(injector, surface)('cyc_a', {'operation': 'ping'})
     assert caught.value.details['path'] == ['cyc_a', 'cyc_b', 'cyc_a']
     assert 'cyc_a → cyc_b → cyc_a' in str(caught.value)
+
+
+# --- the selection rule, as a public function ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ('arguments', 'options', 'option'),
+    [
+        (('notes', 'get', Route(tool='get')), {'tags': 'ab', 'include': 'tag:a'}, 'tags'),  # not tags 'a' and 'b'
+        (('notes', 'get', Route(tool='get')), {'tags': 3}, 'tags'),
+        ((3, 'get', Route(tool='get')), {'include': 'n*'}, 'agentool'),
+        (('notes', None, Route(tool='get')), {'include': 'notes.*'}, 'operation'),
+        (('notes', 'get', 'get'), {}, 'route'),
+    ],
+)
+def test_is_exposed_refuses_arguments_of_the_wrong_type(
+    arguments: tuple[Any, ...], options: dict[str, Any], option: str
+) -> None:
+    # Before the fix: a lone string of tags was read as its characters (exposed by 'tag:a'), and the
+    # others failed with TypeError or AttributeError.
+    with pytest.raises(ConfigurationError) as caught:
+        is_exposed(*arguments, **options)
+    assert caught.value.details['option'] == option
+
+
+def test_is_exposed_follows_the_documented_rule() -> None:
+    old = Route(tool='get', deprecated=True, tags=['reader'])
+    assert not is_exposed('notes', 'old_get', old)  # deprecated: not by default
+    assert is_exposed('notes', 'old_get', old, include=['notes.old_get'])  # an allowlist, deprecated included
+    assert is_exposed('notes', 'old_get', old, include='tag:read*')
+    assert not is_exposed('notes', 'old_get', old, include='notes', exclude='*.old_*')  # exclude wins
+    assert is_exposed('notes', 'get', Route(tool='get'), tags=['admin'], include='tag:admin')  # the agentool's tags
