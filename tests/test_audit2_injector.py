@@ -631,7 +631,7 @@ def test_is_exposed_refuses_arguments_of_the_wrong_type(
 
 
 def test_is_exposed_follows_the_documented_rule() -> None:
-    old = Route(tool='get', deprecated=True, tags=['reader'])
+    old = Route(tool='get', deprecated=True, tags=('reader',))
     assert not is_exposed('notes', 'old_get', old)  # deprecated: not by default
     assert is_exposed('notes', 'old_get', old, include=['notes.old_get'])  # an allowlist, deprecated included
     assert is_exposed('notes', 'old_get', old, include='tag:read*')
