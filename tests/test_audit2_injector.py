@@ -843,3 +843,59 @@ def test_mcp_server_options_of_the_wrong_type_are_refused_when_built(options: di
     with pytest.raises(ConfigurationError) as caught:
         create_mcp_server(**options)
     assert caught.value.details['option'] == option
+
+
+# --- deps a type lets be None, until the wiring can build them ---------------------------------------
+
+
+@dataclass
+class LaterDeps:
+    later: AgenToolHandle[str]
+
+
+async def use_later(ctx: RunContext[LaterDeps | None]) -> str:
+    return 'none' if ctx.deps is None else await ctx.deps.later({'operation': 'ping'})
+
+
+async def later_ping() -> str:
+    return 'later'
+
+
+@pytest.mark.parametrize('surface', ['call', 'run'])
+async def test_deps_given_up_as_none_are_built_once_their_dependency_is_registered(
+    injector: AgenToolInjector, surface: str
+) -> None:
+    # Before the fix, the `None` was kept after `later` was registered ("until the wiring changes
+    # (`provide`, `register`)" said the code; only `provide` forgot it).
+    ops = RoutingConfig(operation_map={'ping': 'use_later'})
+    create_agentool('user', PingInput, ops, [use_later], deps_type=LaterDeps | None)
+
+    async def ask() -> str:
+        output = await getattr(injector, surface)('user', {'operation': 'ping'})
+        return output if surface == 'call' else output.output
+
+    assert await ask() == 'none'
+    create_agentool('later', PingInput, RoutingConfig(operation_map={'ping': 'later_ping'}), [later_ping])
+    assert await ask() == 'later'
+    injector.unregister('later')
+    assert await ask() == 'none'
+
+
+async def peek_optional(ctx: RunContext[Greeting | None]) -> str:
+    return 'none' if ctx.deps is None else ctx.deps.word
+
+
+async def test_an_optional_deps_type_is_built_when_the_injector_can(injector: AgenToolInjector) -> None:
+    # `Store | None`: a `Store` when it can be built, `None` only when it cannot.
+    agent = create_agentool(
+        'peek',
+        PingInput,
+        RoutingConfig(operation_map={'ping': 'peek_optional'}),
+        [peek_optional],
+        deps_type=Greeting | None,
+    )
+    assert await injector.call('peek', {'operation': 'ping'}) == 'none'
+    injector.provide(Greeting, Greeting)
+    assert await injector.call('peek', {'operation': 'ping'}) == 'hello'
+    assert (await injector.run('peek', {'operation': 'ping'})).output == 'hello'
+    assert (await agent.run('{"operation": "ping"}')).output == 'hello'

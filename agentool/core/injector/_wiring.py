@@ -70,6 +70,7 @@ class Wiring:
                 dependency=name,
             )
         self._targets[name] = target
+        self._plans.clear()  # a plan may have been given up for want of this agentool (see `_implicit_plan`)
 
     def check_dependencies(self, name: str, config: AgenToolConfig) -> None:
         """Raise the dependency error registering agentool `name` with `config` would cause, if any.
@@ -84,6 +85,7 @@ class Wiring:
         if name not in self._targets:
             raise not_found(name, list(self._targets))
         del self._targets[name]
+        self._plans.clear()
 
     def list_names(self) -> list[str]:
         """Registered names, sorted."""
