@@ -40,10 +40,11 @@ from agentool.errors import (
     MissingDepsError,
     NotAnObjectError,
     OutputError,
+    ServingError,
     ToolRetryError,
     UnknownOperationError,
 )
-from agentool.mcp import create_mcp_server
+from agentool.mcp import create_mcp_server, serve
 from agentool.toolset import AgenToolToolset
 
 
@@ -899,3 +900,69 @@ async def test_an_optional_deps_type_is_built_when_the_injector_can(injector: Ag
     assert await injector.call('peek', {'operation': 'ping'}) == 'hello'
     assert (await injector.run('peek', {'operation': 'ping'})).output == 'hello'
     assert (await agent.run('{"operation": "ping"}')).output == 'hello'
+
+
+# --- an injector subclass building deps itself -----------------------------------------------------------
+
+
+@dataclass
+class Tenant:
+    name: str
+
+
+async def whoami(ctx: RunContext[Tenant]) -> str:
+    return ctx.deps.name
+
+
+async def plain_ping() -> str:
+    return 'pong'
+
+
+class BothInjector(AgenToolInjector):
+    asked: list[str]
+
+    def create_deps(self, agent_name: str) -> Any:
+        self.asked.append(f'sync {agent_name}')
+        return Tenant(name='sync')
+
+    async def acreate_deps(self, agent_name: str) -> Any:
+        self.asked.append(f'async {agent_name}')
+        return Tenant(name='async')
+
+
+async def test_a_subclass_is_the_source_of_deps_on_every_surface() -> None:
+    custom = BothInjector()
+    custom.asked = []
+    with use_injector(custom):
+        who = create_agentool(
+            'who', PingInput, RoutingConfig(operation_map={'ping': 'whoami'}), [whoami], deps_type=Tenant
+        )
+        create_agentool('plain', PingInput, RoutingConfig(operation_map={'ping': 'plain_ping'}), [plain_ping])
+        assert await custom.call('who', {'operation': 'ping'}) == 'async'  # both overridden: the async one
+        assert (await custom.run('who', {'operation': 'ping'})).output == 'async'
+        assert (await who.run('{"operation": "ping"}')).output == 'async'
+        assert await custom.handle('who')({'operation': 'ping'}) == 'async'
+        agent = Agent(call_then_answer('who_ping', {}), toolsets=[AgenToolToolset()])
+        assert (await agent.run('hi')).output == 'async'
+        async with Client(create_mcp_server()) as client:  # pyright: ignore[reportArgumentType]
+            result = await client.call_tool('who_ping', {})
+        assert result.structured_content == {'result': 'async'}
+        assert await custom.call('plain', {'operation': 'ping'}) == 'pong'  # never asked: no deps_type
+        assert await custom.call('who', {'operation': 'ping'}, deps=Tenant(name='given')) == 'given'  # given deps win
+    assert custom.asked == ['async who'] * 6
+
+
+@pytest.mark.parametrize(
+    ('options', 'error', 'text'),
+    [
+        ({'modules': 'json'}, ConfigurationError, 'json'),
+        ({'modules': ['agentool_no_such_module_xyz']}, ConfigurationError, 'agentool_no_such_module_xyz'),
+        ({'bogus': 1}, ConfigurationError, "unknown option 'bogus'"),
+        ({'transport': 'carrier-pigeon'}, ConfigurationError, 'carrier-pigeon'),
+        ({'http': 'localhost'}, ServingError, 'HttpOptions'),
+        ({'name': 123}, ConfigurationError, 'name'),
+    ],
+)
+def test_serve_refuses_bad_options_before_serving(options: dict[str, Any], error: type, text: str) -> None:
+    with pytest.raises(error, match=text):
+        serve(**options)
