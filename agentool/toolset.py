@@ -11,6 +11,7 @@ anything else ends the run.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, Literal
@@ -36,7 +37,7 @@ METADATA_KEY = 'agentool'
 """Key of the operation's metadata in `ToolDefinition.metadata`."""
 
 DepsFunc = Callable[[RunContext[Any], str], Any]
-"""Gives the deps for agentool `name` (second argument) from the LLM run's context."""
+"""Gives the deps for agentool `name` (second argument) from the LLM run's context (sync or async)."""
 
 
 class AgenToolToolset(AbstractToolset[AgentDepsT]):
@@ -125,7 +126,10 @@ class AgenToolToolset(AbstractToolset[AgentDepsT]):
         except (ValidationError, InvalidInputError) as error:  # only if a hook changed the arguments after validation
             raise ModelRetry(interface.describe(error)) from error
         if self._deps is not None:
-            return await _execute(interface, replace(ctx, deps=self._deps(ctx, exposed.agentool)), input)
+            given = self._deps(ctx, exposed.agentool)
+            if inspect.isawaitable(given):  # an async `deps` function: its deps, never the coroutine
+                given = await given
+            return await _execute(interface, replace(ctx, deps=given), input)
         if ctx.deps is not None or not exposed.manager.tool_for(exposed.operation).takes_ctx:
             return await _execute(interface, ctx, input)
         # A run given no deps: the injector in effect builds the agentool's, as on every surface.

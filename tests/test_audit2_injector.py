@@ -966,3 +966,20 @@ async def test_a_subclass_is_the_source_of_deps_on_every_surface() -> None:
 def test_serve_refuses_bad_options_before_serving(options: dict[str, Any], error: type, text: str) -> None:
     with pytest.raises(error, match=text):
         serve(**options)
+
+
+# --- a `deps=` function that is async ----------------------------------------------------------------------
+
+
+async def test_an_async_deps_function_gives_its_deps_not_a_coroutine(injector: AgenToolInjector) -> None:
+    # Before the fix, the tool got the coroutine as `ctx.deps` (AttributeError, and a coroutine never awaited).
+    make_greeter(provide=False)
+
+    async def deps_for(*args: Any) -> GreeterDeps:
+        return GreeterDeps(kv=injector.handle('kv'), greeting=Greeting())
+
+    agent = Agent(call_then_answer('greeter_greet', {'user': 'u1'}), toolsets=[AgenToolToolset(deps=deps_for)])
+    assert (await agent.run('hi')).output == 'hello Ada'
+    async with Client(create_mcp_server(deps=deps_for)) as client:  # pyright: ignore[reportArgumentType]
+        result = await client.call_tool('greeter_greet', {'user': 'u1'})
+    assert result.structured_content == {'result': 'hello Ada'}
