@@ -33,7 +33,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .core._option_checks import check_instance, check_string_or_strings, check_text
+from .core._option_checks import check_instance, check_string_or_strings, check_strings, check_text
 from .core.manager import AgenToolManager
 from .core.registry import AgenToolRegistry, Route, get_registry
 from .errors import InvalidToolNameError, SelectorError, ToolNameConflictError
@@ -85,8 +85,14 @@ def is_exposed(
     """The selection rule for one operation: exclude wins, include is an allowlist, else not deprecated.
 
     `tags` are the agentool's own tags; the route's are added.
+
+    Raises:
+        ConfigurationError: an argument of the wrong type (`tags` a lone string, `route` not a `Route`...).
     """
-    all_tags = frozenset(tags).union(route.tags)
+    check_text('agentool', agentool)
+    check_text('operation', operation)
+    check_instance('route', route, Route)
+    all_tags = frozenset(check_strings('tags', tags)).union(route.tags)
     if any(_matches(s, agentool, operation, all_tags) for s in _as_list('exclude', exclude)):
         return False
     if include is not None:

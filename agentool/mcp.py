@@ -12,10 +12,11 @@ logged with its traceback. The `mcp` package is imported only when a server is b
 
 from __future__ import annotations
 
+import difflib
 import inspect
 import logging
-from collections.abc import Callable, Sequence
-from contextlib import AbstractAsyncContextManager, nullcontext
+from collections.abc import AsyncGenerator, Callable, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 import anyio
@@ -48,7 +49,7 @@ McpTransport = Literal['stdio', 'streamable-http']
 """How `serve` talks to clients: stdin/stdout (what MCP hosts launch) or Streamable HTTP."""
 
 McpDepsFunc = Callable[[str], Any]
-"""Gives the deps for agentool `name`, called once per tool call."""
+"""Gives the deps for agentool `name`, called once per tool call (sync or async)."""
 
 META_KEY = 'agentool'
 """Key of the operation's metadata in each MCP tool's `_meta`."""
@@ -117,7 +118,10 @@ def create_mcp_server(
         interface = interfaces.get(params.name)
         if interface is None:
             # An unknown tool is a protocol error, not a tool result (MCP spec, tools/call).
-            raise MCPError(code=types.INVALID_PARAMS, message=f'unknown tool {params.name!r}')
+            suggestions = difflib.get_close_matches(params.name, list(interfaces), n=3)
+            hint = f'; did you mean {" or ".join(map(repr, suggestions))}?' if suggestions else ''
+            data = {'tool': params.name, 'suggestions': suggestions}
+            raise MCPError(code=types.INVALID_PARAMS, message=f'unknown tool {params.name!r}{hint}', data=data)
         return await _call(interface, params.arguments or {}, registry, deps, tracer)
 
     def input_schema(tool_name: str) -> dict[str, Any] | None:
@@ -255,10 +259,16 @@ async def _call(
 def _deps(exposed: ExposedOperation, deps: McpDepsFunc | None) -> AbstractAsyncContextManager[Any]:
     """The deps of one call: the server's `deps` function's, else the injector's (`injected_deps`)."""
     if deps is not None:
-        return nullcontext(deps(exposed.agentool))
+        return _awaited(deps(exposed.agentool))
     if not exposed.manager.tool_for(exposed.operation).takes_ctx:  # the tool cannot read them
         return nullcontext(None)
     return injected_deps(exposed.agentool, exposed.manager.config.deps_type)
+
+
+@asynccontextmanager
+async def _awaited(given: Any) -> AsyncGenerator[Any]:
+    """What an async `deps` function gives, never its coroutine."""
+    yield await given if inspect.isawaitable(given) else given
 
 
 def _error(message: str) -> types.CallToolResult:

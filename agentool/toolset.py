@@ -11,11 +11,12 @@ anything else ends the run.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, Literal
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from pydantic_ai import RunContext
 from pydantic_ai.exceptions import ModelRetry
 from pydantic_ai.tools import AgentDepsT, ToolDefinition
@@ -24,6 +25,7 @@ from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 from ._interface import ARGUMENTS_ADAPTER, OperationInterface, build_interfaces
 from .core._option_checks import check_function, check_limit, check_text
 from .core.durability import active_dispatcher, is_durable
+from .core.injector._injected import injected_deps
 from .core.registry import AgenToolRegistry, get_registry
 from .errors import InvalidInputError
 from .filters import ExposedOperation, Selectors, select_operations
@@ -35,7 +37,7 @@ METADATA_KEY = 'agentool'
 """Key of the operation's metadata in `ToolDefinition.metadata`."""
 
 DepsFunc = Callable[[RunContext[Any], str], Any]
-"""Gives the deps for agentool `name` (second argument) from the LLM run's context."""
+"""Gives the deps for agentool `name` (second argument) from the LLM run's context (sync or async)."""
 
 
 class AgenToolToolset(AbstractToolset[AgentDepsT]):
@@ -56,7 +58,8 @@ class AgenToolToolset(AbstractToolset[AgentDepsT]):
         registry: Where the agentools are registered; by default the registry in effect now.
         prefix: Prepended to every tool name.
         separator: Between the agentool and the operation in tool names.
-        deps: Gives each agentool's deps from the run context; by default the tools get the run's deps.
+        deps: Gives each agentool's deps from the run context; by default the tools get the run's deps,
+            or, in a run given none, those the injector in effect builds (as on every surface).
         max_retries: Retries allowed per tool; by default the agent's.
         id: The toolset's id (needed for durable execution).
 
@@ -122,13 +125,27 @@ class AgenToolToolset(AbstractToolset[AgentDepsT]):
             input = interface.validate(tool_args, context=ctx.validation_context)
         except (ValidationError, InvalidInputError) as error:  # only if a hook changed the arguments after validation
             raise ModelRetry(interface.describe(error)) from error
-        run_ctx: RunContext[Any] = ctx if self._deps is None else replace(ctx, deps=self._deps(ctx, exposed.agentool))
-        with operation_span(exposed.agentool, exposed.operation, surface='toolset', tracer=ctx.tracer):
-            if (dispatcher := active_dispatcher()) is not None and is_durable(exposed.manager, exposed.operation):
-                result = await dispatcher.dispatch_execute(run_ctx, exposed.manager, input)
-            else:
-                result = await exposed.manager.execute(run_ctx, input)
-        return interface.llm_output(result)
+        if self._deps is not None:
+            given = self._deps(ctx, exposed.agentool)
+            if inspect.isawaitable(given):  # an async `deps` function: its deps, never the coroutine
+                given = await given
+            return await _execute(interface, replace(ctx, deps=given), input)
+        if ctx.deps is not None or not exposed.manager.tool_for(exposed.operation).takes_ctx:
+            return await _execute(interface, ctx, input)
+        # A run given no deps: the injector in effect builds the agentool's, as on every surface.
+        async with injected_deps(exposed.agentool, exposed.manager.config.deps_type) as built:
+            return await _execute(interface, replace(ctx, deps=built), input)
+
+
+async def _execute(interface: OperationInterface, ctx: RunContext[Any], input: BaseModel) -> Any:
+    """Run the operation with `ctx` (its deps settled) and shape its output for the model."""
+    exposed = interface.exposed
+    with operation_span(exposed.agentool, exposed.operation, surface='toolset', tracer=ctx.tracer):
+        if (dispatcher := active_dispatcher()) is not None and is_durable(exposed.manager, exposed.operation):
+            result = await dispatcher.dispatch_execute(ctx, exposed.manager, input)
+        else:
+            result = await exposed.manager.execute(ctx, input)
+    return interface.llm_output(result)
 
 
 class _ArgumentsValidator:

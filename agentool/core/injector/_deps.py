@@ -105,6 +105,8 @@ def deps_shape(deps_type: Any) -> DepsShape:
     """Read the fields of `deps_type` (a dataclass or pydantic model) and what each asks for."""
     if not declares_deps(deps_type):
         return DepsShape(deps_type=deps_type, kind='none')
+    if (inner := _unwrap_optional(deps_type)) is not deps_type:
+        return deps_shape(inner)  # `X | None`: built as an `X` when it can be, else `None` (which it admits)
     if isinstance(deps_type, type) and issubclass(deps_type, BaseModel):
         defaults = {name: not info.is_required() for name, info in deps_type.model_fields.items()}
     elif isinstance(deps_type, type) and dataclasses.is_dataclass(deps_type):

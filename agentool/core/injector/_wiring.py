@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from pydantic_ai.agent import AbstractAgent
 
-from ...errors import DependencyError, DuplicateNameError
-from .._option_checks import check_instance, check_name
+from ...errors import ConfigurationError, DependencyError, DuplicateNameError
+from .._option_checks import check_flag, check_instance, check_name
 from ..registry import AgenToolConfig, AgenToolRegistry
 from ._deps import DepsPlan, DepsShape, compile_deps, deps_shape
 from ._graph import check_new_edges, graph_problems, missing_dependency, not_an_agentool, not_found, raise_problems
@@ -32,6 +32,7 @@ class Wiring:
     """The registration and checking half of `AgenToolInjector` (its only subclass)."""
 
     def __init__(self, *, registry: AgenToolRegistry | None = None) -> None:
+        check_instance('registry', registry, AgenToolRegistry, optional=True)
         self.registry = registry
         self._targets: dict[str, Target] = {}
         self._providers: dict[Any, Provider] = {}
@@ -53,6 +54,7 @@ class Wiring:
         """
         check_name(name)  # first: a name that is not a string would break every later listing and lookup
         check_instance('agent', agent, AbstractAgent, agentool=name)
+        check_flag('replace', replace)
         if not replace and name in self._targets:
             raise DuplicateNameError(
                 f'an agent named {name!r} is already registered with the injector; pass replace=True', agentool=name
@@ -68,6 +70,7 @@ class Wiring:
                 dependency=name,
             )
         self._targets[name] = target
+        self._plans.clear()  # a plan may have been given up for want of this agentool (see `_implicit_plan`)
 
     def check_dependencies(self, name: str, config: AgenToolConfig) -> None:
         """Raise the dependency error registering agentool `name` with `config` would cause, if any.
@@ -82,18 +85,24 @@ class Wiring:
         if name not in self._targets:
             raise not_found(name, list(self._targets))
         del self._targets[name]
+        self._plans.clear()
 
     def list_names(self) -> list[str]:
         """Registered names, sorted."""
         return sorted(self._targets)
 
     def __contains__(self, name: object) -> bool:
-        return name in self._targets
+        return isinstance(name, str) and name in self._targets
 
     def handle(self, name: str) -> AgenToolHandle[Any]:
-        """A handle on agentool `name` through this injector; overrides apply when it is called."""
-        handle = self._handles.get(name)
+        """A handle on agentool `name` through this injector; overrides apply when it is called.
+
+        Raises:
+            ConfigurationError: `name` is not a non-empty string.
+        """
+        handle = self._handles.get(name) if isinstance(name, str) else None  # pyright: ignore[reportUnnecessaryIsInstance]
         if handle is None:
+            check_name(name)
             handle = self._handles[name] = AgenToolHandle(name, cast('AgenToolInjector', self))
         return handle
 
@@ -115,6 +124,13 @@ class Wiring:
         instance per run, shared by every consumer in it; with `'transient'`, one per consumer.
         What a factory made is closed (`aclose()` or `close()`) when the run ends.
         """
+        check_flag('replace', replace)
+        try:
+            hash(type_)
+        except TypeError:  # it could never be looked up: refused now, not at the first run
+            raise ConfigurationError(
+                f'provide() takes a type to provide values of; got {type_!r}', option='type_', value=repr(type_)
+            ) from None
         if (factory is None) == (instance is UNSET):
             raise DependencyError(f'provide({type_label(type_)}) takes a factory or an instance (exactly one)')
         if not replace and type_ in self._providers:

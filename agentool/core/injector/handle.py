@@ -29,6 +29,8 @@ from pydantic import GetCoreSchemaHandler
 from pydantic_core import core_schema
 from typing_extensions import TypeVar
 
+from .._option_checks import check_name
+
 if TYPE_CHECKING:
     from pydantic_ai import AgentRunResult
 
@@ -41,9 +43,16 @@ OutputT = TypeVar('OutputT', default=Any)
 
 @dataclass(frozen=True)
 class Uses:
-    """Names the agentool an `AgenToolHandle` field refers to, when it differs from the field's name."""
+    """Names the agentool an `AgenToolHandle` field refers to, when it differs from the field's name.
+
+    Raises:
+        ConfigurationError: `name` is not a non-empty string (refused where the field is declared).
+    """
 
     name: str
+
+    def __post_init__(self) -> None:
+        check_name(self.name)
 
 
 class AgenToolHandle(Generic[OutputT]):
