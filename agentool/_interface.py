@@ -106,7 +106,8 @@ class OperationInterface:
         if len(text) > manager.config.max_input_bytes:
             manager.validate_json(text)  # raises `InputTooLargeError`
         try:
-            validated = manager.input_schema.model_validate(data, context=context)
+            # From the JSON text, as `injector.call` and a run validate (a strict field takes its JSON form).
+            validated = manager.input_schema.model_validate_json(text, context=context)
         except ValidationError as error:
             invalid, errors = error, [dict(e) for e in error.errors(include_url=False)]
             validated = None

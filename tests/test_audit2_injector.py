@@ -677,12 +677,6 @@ async def test_a_strict_field_is_accepted_by_run_as_by_call(injector: AgenToolIn
     assert (await injector.run('strict', {'operation': 'go', **STRICT_ARGS})).output == STRICT_OUTPUT
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason='agentool/_interface.py OperationInterface.validate checks the arguments in python mode '
-    '(model_validate) where injector.call checks JSON text (strict datetime/UUID/enum/tuple fields refuse JSON '
-    "strings); not in this audit's files",
-)
 async def test_mcp_accepts_the_arguments_call_accepts_for_strict_fields(injector: AgenToolInjector) -> None:
     create_agentool('strict', StrictInput, RoutingConfig(operation_map={'go': 'strict_go'}), [strict_go])
     async with Client(create_mcp_server()) as client:  # pyright: ignore[reportArgumentType]
