@@ -8,11 +8,13 @@ or `docs/guides/mcp.md`, or an edge the library's standard covers (typed errors,
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
 from enum import Enum
+from functools import partial
 from pathlib import PurePosixPath
 from typing import Any, Literal, cast
 from uuid import UUID
@@ -25,7 +27,7 @@ from pydantic_ai import Agent, RunContext
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from agentool import BaseOperationInput, Route, RoutingConfig, create_agentool, is_exposed
+from agentool import AgenToolAgent, BaseOperationInput, Route, RoutingConfig, create_agentool, is_exposed
 from agentool.core.handle import AgenToolHandle, Uses
 from agentool.core.injector import AgenToolInjector, get_injector, use_injector
 from agentool.errors import (
@@ -668,9 +670,8 @@ async def test_a_strict_field_is_accepted_by_call_from_json_text(injector: AgenT
 @pytest.mark.xfail(
     strict=True,
     raises=ToolRetryError,
-    reason='agentool/core/capability.py manager_tool: pydantic-ai validates the manager tool arguments so '
-    'that a strict datetime/UUID field refuses its JSON string, which injector.call accepts; not in this '
-    "audit's files",
+    reason='a known limit (routing page): pydantic-ai validates the manager tool argument in Python mode, '
+    'where a strict datetime/UUID field refuses the JSON string injector.call accepts',
 )
 async def test_a_strict_field_is_accepted_by_run_as_by_call(injector: AgenToolInjector) -> None:
     create_agentool('strict', StrictInput, RoutingConfig(operation_map={'go': 'strict_go'}), [strict_go])
@@ -977,3 +978,61 @@ async def test_an_async_deps_function_gives_its_deps_not_a_coroutine(injector: A
     async with Client(create_mcp_server(deps=deps_for)) as client:  # pyright: ignore[reportArgumentType]
         result = await client.call_tool('greeter_greet', {'user': 'u1'})
     assert result.structured_content == {'result': 'hello Ada'}
+
+
+class _UntypedInput(BaseOperationInput):
+    operation: Literal['inf', 'nan', 'text', 'odd']
+
+
+async def _untyped(operation: str) -> Any:
+    return {'inf': {'v': float('inf')}, 'nan': [float('nan')], 'text': {'v': 'Infinity NaN'}, 'odd': object()}[
+        operation
+    ]
+
+
+@pytest.mark.parametrize('lean', [True, False])
+async def test_an_untyped_output_json_cannot_carry_is_refused_on_every_path(
+    injector: AgenToolInjector, lean: bool
+) -> None:
+    # An untyped agentool's output is JSON text: `{"v":Infinity}` would be text no JSON parser takes.
+    agent = create_agentool(
+        'untyped',
+        _UntypedInput,
+        RoutingConfig(operation_map=dict.fromkeys(('inf', 'nan', 'text', 'odd'), '_untyped')),
+        [_untyped],
+    )
+    agent.lean = lean
+    text = json.dumps({'operation': 'text'})
+    assert (await agent.run(text)).output == '{"v":"Infinity NaN"}'  # the first run shows a lean run its shape
+    for operation, reason in (('inf', 'non_finite_number'), ('nan', 'non_finite_number'), ('odd', 'not_serialisable')):
+        prompt = json.dumps({'operation': operation})
+        for surface in (agent.run, partial(injector.call, 'untyped')):
+            with pytest.raises(OutputError) as caught:
+                await surface(prompt)
+            assert caught.value.details['reason'] == reason, operation
+    assert (await agent.run(text)).output == '{"v":"Infinity NaN"}'
+    assert await injector.call('untyped', text) == '{"v":"Infinity NaN"}'
+    assert isinstance(agent, AgenToolAgent)
+    assert (agent.lean_runs > 0) is lean
+
+
+@dataclass
+class _Greeting:
+    word: str = 'hello'
+
+
+class _GreetInput(BaseOperationInput):
+    operation: Literal['greet']
+
+
+async def _greet(ctx: RunContext[_Greeting]) -> str:
+    return ctx.deps.word
+
+
+async def test_call_given_deps_none_builds_the_deps_as_run_does(injector: AgenToolInjector) -> None:
+    create_agentool(
+        'greeter', _GreetInput, RoutingConfig(operation_map={'greet': '_greet'}), [_greet], deps_type=_Greeting
+    )
+    prompt = '{"operation": "greet"}'
+    assert (await injector.run('greeter', prompt, deps=None)).output == 'hello'
+    assert await injector.call('greeter', prompt, deps=None) == 'hello'

@@ -236,7 +236,7 @@ class RelayInput(BaseModel):
 async def relay_get(key: str, deps: bool) -> str:
     """Orchestration (`durable=False`): the flaky call is the unit, unless it is given deps."""
     data = {'operation': 'get', 'key': key}
-    return await (get_injector().call('flaky', data, deps=None) if deps else get_injector().call('flaky', data))
+    return await (get_injector().call('flaky', data, deps={}) if deps else get_injector().call('flaky', data))
 
 
 @pytest.mark.parametrize('deps', [False, True])

@@ -8,6 +8,7 @@ These shapes are read from the request parameters and JSON schemas pydantic-ai p
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from types import NoneType, UnionType
 from typing import Any, Union, get_args, get_origin
@@ -21,7 +22,7 @@ from ..errors import OutputError
 from ._output_fit import fits_loosely, fits_shape, fits_type, resolve, title_of
 from ._output_spec import output_types
 
-__all__ = ('output_response', 'output_parts', 'admits_none')
+__all__ = ('output_response', 'output_parts', 'admits_none', 'json_output_text', 'json_data')
 
 
 def output_response(
@@ -49,7 +50,7 @@ def output_parts(
     cannot carry, with an output tool it fits if there is one, else `OutputError` (reason
     `'empty_text'`). A value JSON cannot encode raises `OutputError` (reason `'not_serialisable'`).
     """
-    jsonable = _jsonable(value, agentool)
+    jsonable = json_data(value, agentool)
     text_ok = params.allow_text_output and isinstance(value, str) and value != ''
     if params.output_tools:
         if not text_ok:
@@ -75,7 +76,7 @@ def output_parts(
         return [TextPart(value)]
     if value is None and none_as_text:
         return [TextPart('')]
-    return [TextPart(_json_text(value, jsonable, agentool))]
+    return [TextPart(_json_text(value, jsonable, agentool, finite=True))]
 
 
 def admits_none(output_type: Any) -> bool:
@@ -180,18 +181,42 @@ def _branch_data(branch: dict[str, Any], root: dict[str, Any], value: Any) -> li
     return [(properties['response'], True)]
 
 
-def _jsonable(value: Any, agentool: str) -> Any:
+def json_data(value: Any, agentool: str) -> Any:
+    """`value` as JSON-ready data, or `OutputError(reason='not_serialisable')` when JSON cannot carry it."""
     try:
         return to_jsonable_python(value)
-    except ValueError as error:  # e.g. bytes that are not UTF-8 (`UnicodeDecodeError`)
+    except ValueError as error:  # unknown types; bytes that are not UTF-8 (`UnicodeDecodeError`)
         raise _not_serialisable(value, error, agentool) from None
 
 
-def _json_text(value: Any, jsonable: Any, agentool: str) -> str:
+def json_output_text(value: Any, agentool: str) -> str:
+    """`value` as the JSON text an untyped agentool's output is, or `OutputError` when JSON cannot carry it."""
+    return _json_text(value, json_data(value, agentool), agentool, finite=True)
+
+
+def _json_text(value: Any, jsonable: Any, agentool: str, *, finite: bool = False) -> str:
+    """`jsonable` as JSON text. With `finite`, the text is the output itself: it must be RFC 8259 JSON,
+    which has no `Infinity` or `NaN` (a structured output is read back by pydantic, which takes them)."""
     try:
-        return to_json(jsonable).decode()
+        text = to_json(jsonable).decode()
     except ValueError as error:  # e.g. a lone surrogate, which UTF-8 cannot encode
         raise _not_serialisable(value, error, agentool) from None
+    if finite and ('Infinity' in text or 'NaN' in text):  # cheap first look; strings may hold the words
+        try:
+            json.loads(text, parse_constant=_refuse_constant)
+        except ValueError:
+            raise OutputError(
+                f'agentool {agentool!r}: the output value of type {type(value).__name__} holds an infinite or '
+                'NaN number, which JSON cannot carry',
+                agentool=agentool,
+                python_type=type(value).__name__,
+                reason='non_finite_number',
+            ) from None
+    return text
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(name)
 
 
 def _not_serialisable(value: Any, error: ValueError, agentool: str) -> OutputError:

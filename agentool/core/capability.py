@@ -22,6 +22,7 @@ from pydantic_ai.toolsets import AbstractToolset
 
 from ..errors import ConfigurationError, InputValidationError
 from ._option_checks import check_instance, check_name
+from ._output import json_data
 from ._tool_errors import ToolRaised
 from .agent import AgenToolAgent
 from .durability import active_dispatcher, is_durable
@@ -74,8 +75,14 @@ def manager_tool(manager: AgenToolManager, *, deps: DepsProvider | None = None) 
 
     async def _execute(ctx: RunContext[Any], input: BaseModel) -> Any:
         if (dispatcher := active_dispatcher()) is not None and is_durable(manager, manager.operation_of(input)):
-            return await dispatcher.dispatch_execute(ctx, manager, input)
-        return await manager.execute(ctx, input)
+            result = await dispatcher.dispatch_execute(ctx, manager, input)
+        else:
+            result = await manager.execute(ctx, input)
+        if isinstance(ctx.model, AgenToolModel) and not isinstance(result, str | int | float | bool | NoneType):
+            # The framework serialises the return before the model sees it: a value JSON cannot carry
+            # ends the run with the typed error a lean run raises, not pydantic's own.
+            json_data(result, manager.name)
+        return result
 
     agentool_manager.__annotations__ = {'ctx': RunContext[Any], 'input': manager.input_schema, 'return': Any}
     description = manager.config.description or f'Run an operation of the {manager.name!r} agentool.'

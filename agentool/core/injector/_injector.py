@@ -24,6 +24,7 @@ from pydantic_core import PydanticSerializationError, to_json
 
 from ...errors import AgenToolNotFoundError, ConfigurationError, DependencyError
 from ...telemetry import TRACER_NAME, operation_span
+from .._output import json_output_text
 from .._tool_errors import failed_error, retry_error
 from ..durability import active_dispatcher, is_durable
 from ..manager import AgenToolManager
@@ -171,7 +172,10 @@ class AgenToolInjector(Wiring):
         run), at the cost of a direct function call. Tools delegating to other agentools use it.
         With no JSON between tool and caller it returns the tool's own value where a run's output
         is that value's JSON read back (a subclass, an empty string, bytes: see the model page).
+        `deps=None` counts as no deps given, as for `run` and `agent.run`: they are built if needed.
         """
+        if deps is None:  # as `run(deps=None)` (and `agent.run`): no deps given, so they are built
+            deps = UNSET
         # Until an override is first entered (in any task), no task can have one: skip the lookup.
         overrides = self._overrides.get() if self._overridden else None
         try:
@@ -266,7 +270,7 @@ class AgenToolInjector(Wiring):
             await scope.aclose(None)
         if target.typed_output or isinstance(result, str):
             return result
-        return to_json(result).decode()  # an untyped agentool's run output is its JSON text
+        return json_output_text(result, name)  # an untyped agentool's run output is its JSON text
 
     def create_deps(self, agent_name: str) -> Any:
         """The deps `run(agent_name, ...)` would pass, built synchronously as the architecture guide calls it.
