@@ -43,11 +43,11 @@ from agentool.errors import (
     NotAnObjectError,
     OutputError,
     ServingError,
-    ToolRetryError,
     UnknownOperationError,
 )
 from agentool.mcp import create_mcp_server, serve
 from agentool.toolset import AgenToolToolset
+from tests._lean_diff import differential
 
 
 @pytest.fixture
@@ -667,15 +667,13 @@ async def test_a_strict_field_is_accepted_by_call_from_json_text(injector: AgenT
     assert await injector.call('strict', {'operation': 'go', **STRICT_ARGS}) == STRICT_OUTPUT
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ToolRetryError,
-    reason='a known limit (routing page): pydantic-ai validates the manager tool argument in Python mode, '
-    'where a strict datetime/UUID field refuses the JSON string injector.call accepts',
-)
 async def test_a_strict_field_is_accepted_by_run_as_by_call(injector: AgenToolInjector) -> None:
     create_agentool('strict', StrictInput, RoutingConfig(operation_map={'go': 'strict_go'}), [strict_go])
-    assert (await injector.run('strict', {'operation': 'go', **STRICT_ARGS})).output == STRICT_OUTPUT
+    agent = injector.get('strict')
+    assert isinstance(agent, AgenToolAgent)
+    for _ in range(2):  # through the graph, then lean
+        assert (await injector.run('strict', {'operation': 'go', **STRICT_ARGS})).output == STRICT_OUTPUT
+    assert agent.lean_runs == 1
 
 
 async def test_mcp_accepts_the_arguments_call_accepts_for_strict_fields(injector: AgenToolInjector) -> None:
@@ -1036,3 +1034,19 @@ async def test_call_given_deps_none_builds_the_deps_as_run_does(injector: AgenTo
     prompt = '{"operation": "greet"}'
     assert (await injector.run('greeter', prompt, deps=None)).output == 'hello'
     assert await injector.call('greeter', prompt, deps=None) == 'hello'
+
+
+async def test_lean_and_graph_runs_of_a_strict_schema_are_indistinguishable(injector: AgenToolInjector) -> None:
+    agent = create_agentool('strict', StrictInput, RoutingConfig(operation_map={'go': 'strict_go'}), [strict_go])
+    assert isinstance(agent, AgenToolAgent)
+    prompt = json.dumps({'operation': 'go', **STRICT_ARGS})
+    await agent.run(prompt)  # the first run shows a lean run its shape
+    lean = await differential(agent, prompt)
+    assert lean.result is not None
+    assert lean.result.output == STRICT_OUTPUT
+    # The manager tool call carries the validated values (a strict field refuses their text in Python mode).
+    call = lean.result.all_messages()[1].parts[0]
+    assert isinstance(call, ToolCallPart)
+    assert call.args_as_dict() == {'operation': 'go', 'at': datetime(2024, 1, 1, tzinfo=UTC), 'id': UUID(int=1)}
+    with pytest.raises(InputValidationError):  # and the text a strict field refuses is still refused
+        await agent.run(json.dumps({'operation': 'go', 'at': 5, 'id': STRICT_ARGS['id']}))

@@ -29,6 +29,7 @@ from pydantic_ai.messages import (
     repair_messages,
 )
 
+from ._call_args import call_args
 from ._context import context_base, direct_context
 from ._lean_plan import LeanPlan
 from ._output import admits_none, output_parts
@@ -89,7 +90,11 @@ async def answer(
     messages: list[ModelMessage] = [
         *history,
         plan.first_request.make(timestamp=now, parts=parts, **ids),
-        plan.response.make(timestamp=now, parts=[ToolCallPart(MANAGER_TOOL_NAME, prompt, tool_call_id=call_id)], **ids),
+        plan.response.make(
+            timestamp=now,
+            parts=[ToolCallPart(MANAGER_TOOL_NAME, call_args(prompt, validated), tool_call_id=call_id)],
+            **ids,
+        ),
     ]
     ctx = direct_context(context_base(model=model, agent=agent, tool_name=MANAGER_TOOL_NAME), deps, prompt)
     # The run's usage, as a tool sees it in a graph run (the result's own object).

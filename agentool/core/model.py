@@ -40,6 +40,7 @@ from ..errors import (
     ToolRetryError,
 )
 from ._answering import TOOL_CALLING_PROFILE, AnsweringModel
+from ._call_args import call_args
 from ._input_errors import invalid_input, not_an_object, unknown_operation
 from ._option_checks import check_instance, check_name
 from ._output import admits_none, output_response
@@ -131,15 +132,15 @@ class AgenToolModel(AnsweringModel):
             # An agent assembled by hand, as the guide shows: its own manager tool (built with the
             # tool functions) routes, so a configuration without tools is enough here.
             manager = None
+        args: str | dict[str, Any] = prompt
         if manager is None:
             _check_input(self._name, self.registry.require(self._name), prompt)
         else:
             validated = manager.validate_json(prompt)
             if not has_manager_tool:
                 return self._final(await self._run_plain(manager, validated, prompt), params, call_id)
-        return ModelResponse(
-            parts=[ToolCallPart(MANAGER_TOOL_NAME, prompt, tool_call_id=call_id)], model_name=self._name
-        )
+            args = call_args(prompt, validated)
+        return ModelResponse(parts=[ToolCallPart(MANAGER_TOOL_NAME, args, tool_call_id=call_id)], model_name=self._name)
 
     def _final(self, value: Any, params: ModelRequestParameters, call_id: str) -> ModelResponse:
         self.output_parameters = params
