@@ -331,20 +331,25 @@ async def test_a_failing_tool_in_a_traced_run_is_recorded_and_propagates(
     assert spans['invoke_agent calc'].status.status_code is StatusCode.ERROR
 
 
+_INSTRUMENT_ALL = (
+    'from opentelemetry.sdk.trace import TracerProvider\n'
+    'from opentelemetry.sdk.trace.export import SimpleSpanProcessor\n'
+    'from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter\n'
+    'from pydantic_ai import Agent\n'
+    'from pydantic_ai.models.instrumented import InstrumentationSettings\n'
+    'from agentool import get_injector\n'
+    'exporter = InMemorySpanExporter()\n'
+    'provider = TracerProvider()\n'
+    'provider.add_span_processor(SimpleSpanProcessor(exporter))\n'
+    'Agent.instrument_all(InstrumentationSettings(tracer_provider=provider))\n'
+    'import examples.calculator  # registers the calculator\n'
+    "calculator = get_injector().get('calculator')\n"
+)
+"""A fresh interpreter: `Agent.instrument_all` with a provider of its own (no global one), then the calculator."""
+
+
 def test_instrument_all_traces_agentools_too() -> None:
-    script = (
-        'from opentelemetry.sdk.trace import TracerProvider\n'
-        'from opentelemetry.sdk.trace.export import SimpleSpanProcessor\n'
-        'from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter\n'
-        'from pydantic_ai import Agent\n'
-        'from pydantic_ai.models.instrumented import InstrumentationSettings\n'
-        'from agentool import get_injector\n'
-        'exporter = InMemorySpanExporter()\n'
-        'provider = TracerProvider()\n'
-        'provider.add_span_processor(SimpleSpanProcessor(exporter))\n'
-        'Agent.instrument_all(InstrumentationSettings(tracer_provider=provider))\n'
-        'import examples.calculator  # registers the calculator\n'
-        "calculator = get_injector().get('calculator')\n"
+    script = _INSTRUMENT_ALL + (
         'for agent in (calculator, Agent("agentool:calculator")):\n'
         '    agent.run_sync(\'{"operation": "add", "a": 1, "b": 2}\')\n'
         'print(sorted(span.name for span in exporter.get_finished_spans() if span.name.startswith("invoke")))\n'
@@ -352,43 +357,10 @@ def test_instrument_all_traces_agentools_too() -> None:
     assert _python(script).split('\n')[0] == "['invoke_agent agent', 'invoke_agent calculator']"
 
 
-def test_instrument_all_traces_every_run_of_an_agentool_not_only_the_first() -> None:
-    script = (
-        'from opentelemetry.sdk.trace import TracerProvider\n'
-        'from opentelemetry.sdk.trace.export import SimpleSpanProcessor\n'
-        'from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter\n'
-        'from pydantic_ai import Agent\n'
-        'from pydantic_ai.models.instrumented import InstrumentationSettings\n'
-        'from agentool import get_injector\n'
-        'exporter = InMemorySpanExporter()\n'
-        'provider = TracerProvider()\n'
-        'provider.add_span_processor(SimpleSpanProcessor(exporter))\n'
-        'Agent.instrument_all(InstrumentationSettings(tracer_provider=provider))\n'
-        'import examples.calculator  # registers the calculator\n'
-        "calculator = get_injector().get('calculator')\n"
-        'for _ in range(3):\n'
-        '    calculator.run_sync(\'{"operation": "add", "a": 1, "b": 2}\')\n'
-        'print(sum(span.name == "invoke_agent calculator" for span in exporter.get_finished_spans()))\n'
-    )
-    assert _python(script).strip() == '3'
-
-
-def test_instrument_all_traces_every_run_of_an_agentool_that_is_not_lean() -> None:
-    # The guide's workaround for the caveat above.
-    script = (
-        'from opentelemetry.sdk.trace import TracerProvider\n'
-        'from opentelemetry.sdk.trace.export import SimpleSpanProcessor\n'
-        'from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter\n'
-        'from pydantic_ai import Agent\n'
-        'from pydantic_ai.models.instrumented import InstrumentationSettings\n'
-        'from agentool import get_injector\n'
-        'exporter = InMemorySpanExporter()\n'
-        'provider = TracerProvider()\n'
-        'provider.add_span_processor(SimpleSpanProcessor(exporter))\n'
-        'Agent.instrument_all(InstrumentationSettings(tracer_provider=provider))\n'
-        'import examples.calculator  # registers the calculator\n'
-        "calculator = get_injector().get('calculator')\n"
-        'calculator.lean = False\n'
+@pytest.mark.parametrize('lean', [True, False])
+def test_instrument_all_traces_every_run_of_an_agentool_not_only_the_first(lean: bool) -> None:
+    script = _INSTRUMENT_ALL + (
+        f'calculator.lean = {lean}\n'
         'for _ in range(3):\n'
         '    calculator.run_sync(\'{"operation": "add", "a": 1, "b": 2}\')\n'
         'print(sum(span.name == "invoke_agent calculator" for span in exporter.get_finished_spans()))\n'
