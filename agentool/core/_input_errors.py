@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -10,9 +11,21 @@ from pydantic import ValidationError
 from ..errors import InputValidationError, InvalidJSONError, NotAnObjectError, UnknownOperationError
 from ._json import json_type, loc
 
-__all__ = ('invalid_input', 'not_an_object', 'unknown_operation', 'unparsable_json')
+__all__ = ('invalid_input', 'invalid_json', 'not_an_object', 'unknown_operation', 'unparsable_json')
 
 _AT = re.compile(r'at line (\d+) column (\d+)$')
+
+
+def invalid_json(agentool: str, bad: json.JSONDecodeError) -> InvalidJSONError:
+    """The error for input the standard library's parser refuses, with where it stopped."""
+    return InvalidJSONError(
+        f'input to agentool {agentool!r} is not valid JSON: {bad.msg} at line {bad.lineno} column {bad.colno} '
+        f'(char {bad.pos})',
+        agentool=agentool,
+        position=bad.pos,
+        line=bad.lineno,
+        column=bad.colno,
+    )
 
 
 def not_an_object(agentool: str, operation_field: str, value: Any) -> NotAnObjectError:

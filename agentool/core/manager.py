@@ -17,12 +17,11 @@ from pydantic_ai import RunContext
 from ..errors import (
     AgenToolError,
     InputTooLargeError,
-    InvalidJSONError,
     OutputError,
     ToolArgumentError,
     TransformError,
 )
-from ._input_errors import invalid_input, not_an_object, unknown_operation, unparsable_json
+from ._input_errors import invalid_input, invalid_json, not_an_object, unknown_operation, unparsable_json
 from ._json import json_validator
 from ._output_spec import output_value_type
 from ._requirements import Requirements, json_key, loads, merge_errors
@@ -209,14 +208,7 @@ class AgenToolManager:
         try:
             parsed = json.loads(data)
         except json.JSONDecodeError as bad:
-            return InvalidJSONError(
-                f'input to agentool {self.name!r} is not valid JSON: {bad.msg} at line {bad.lineno} '
-                f'column {bad.colno} (char {bad.pos})',
-                agentool=self.name,
-                position=bad.pos,
-                line=bad.lineno,
-                column=bad.colno,
-            )
+            return invalid_json(self.name, bad)
         except (RecursionError, ValueError) as bad:  # too deep, a huge integer, bytes that are not UTF-8
             return unparsable_json(self.name, data, error, bad)
         if error.errors(include_url=False)[0]['type'] == 'json_invalid':  # JSON, but nested past pydantic's limit

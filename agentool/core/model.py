@@ -41,7 +41,7 @@ from ..errors import (
 )
 from ._answering import TOOL_CALLING_PROFILE, AnsweringModel
 from ._call_args import call_args
-from ._input_errors import invalid_input, not_an_object, unknown_operation
+from ._input_errors import invalid_input, invalid_json, not_an_object, unknown_operation
 from ._option_checks import check_instance, check_name
 from ._output import admits_none, output_response
 from ._tool_errors import ToolRaised, failed_error, output_retry_error, retry_error
@@ -185,14 +185,7 @@ def _check_input(name: str, config: AgenToolConfig, prompt: str) -> None:
     try:
         parsed = json.loads(prompt)
     except json.JSONDecodeError as bad:
-        raise InvalidJSONError(
-            f'input to agentool {name!r} is not valid JSON: {bad.msg} at line {bad.lineno} column {bad.colno} '
-            f'(char {bad.pos})',
-            agentool=name,
-            position=bad.pos,
-            line=bad.lineno,
-            column=bad.colno,
-        ) from None
+        raise invalid_json(name, bad) from None
     except (RecursionError, ValueError):  # too deep or too large for the standard library: pydantic says why
         parsed = {}
     routing = config.routing_config
