@@ -23,7 +23,7 @@ async def _storage_tour(directory: Path) -> None:
     storage = create_storage(replace=True)
     store = SQLiteStore(directory / 'demo.sqlite3')
     try:
-        # The plain form cannot receive deps; it uses the store of the enclosing use_store block.
+        # Deps the injector builds name no store: the plain form uses the use_store block's.
         with use_store(store):
             written = await Agent('agentool:storage').run('{"operation": "write", "key": "greeting", "data": "hi"}')
             print(f'Agent("agentool:storage") write -> {written.output}')

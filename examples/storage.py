@@ -9,10 +9,11 @@ This module is the agentool layer (input schema, tools, routing, `create_storage
 runs on (`SQLiteStore`: durability, the worker thread, the default store and its path) is in
 `examples.sqlite_store`, whose public names are re-exported here.
 
-Which store a run uses (`store_for`): `ctx.deps.store` when the run has `deps=StorageDeps(...)`,
-else the innermost `use_store(...)` block's store, else the embedded default store at
-`default_path()` (`$AGENTOOL_STORAGE_PATH`, else the user-data directory; never the working
-directory). The plain `Agent('agentool:storage')` form cannot receive deps, so it uses the latter two.
+Which store a run uses (`store_for`): `ctx.deps.store` when the run's deps name one
+(`deps=StorageDeps(store=...)`), else the innermost `use_store(...)` block's store, else the
+embedded default store at `default_path()` (`$AGENTOOL_STORAGE_PATH`, else the user-data
+directory; never the working directory). Deps the injector builds name no store, so they follow
+`use_store` at every call, however long the injector keeps them.
 
 Run it: `python -m examples.storage` (writes to `default_path()`).
 """
@@ -20,13 +21,13 @@ Run it: `python -m examples.storage` (writes to `default_path()`).
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal, Self, TypeAlias
 
 from pydantic import Field, JsonValue, model_validator
 from pydantic_ai import Agent, RunContext
 
-from agentool import BaseOperationInput, DepsUnavailableError, Route, RoutingConfig, create_agentool
+from agentool import BaseOperationInput, Route, RoutingConfig, create_agentool
 from examples.sqlite_store import (
     MEMORY,
     PATH_ENV,
@@ -108,24 +109,22 @@ StorageResult: TypeAlias = ReadResult | WriteResult | ListResult | DeleteResult 
 class StorageDeps:
     """The storage agentool's deps: pass `deps=StorageDeps(store=...)` to a run.
 
-    Without a store, the default applies (`default_store()`: the innermost `use_store` block, else the
-    embedded default), so the injector can build these deps with nothing provided. Provide a shared
-    store with `injector.provide(SQLiteStore, instance=store)`: a factory would be run-scoped and
-    closed at the end of every run.
+    Without a store (`None`), each call uses the default store at that moment (`default_store()`:
+    the innermost `use_store` block, else the embedded default), so the injector can build these
+    deps with nothing provided and keep them. Provide a shared store with
+    `injector.provide(SQLiteStore, instance=store)`: a factory would be run-scoped and closed at
+    the end of every run.
     """
 
-    store: SQLiteStore = field(default_factory=lambda: default_store())
+    store: SQLiteStore | None = None
 
 
 def store_for(ctx: RunContext[StorageDeps | None]) -> SQLiteStore:
     """The store a storage tool uses in this run: `ctx.deps.store`, else `default_store()`."""
-    try:
-        deps = ctx.deps
-    except DepsUnavailableError:
-        # Only the plain Agent('agentool:storage') form raises here: it has no way to carry deps,
-        # and running without deps is exactly the case the default store exists for.
-        deps = None
-    return default_store() if deps is None else deps.store
+    deps = ctx.deps
+    if deps is None or deps.store is None:
+        return default_store()  # looked up at each call, so `use_store` redirects kept deps too
+    return deps.store
 
 
 # --- the agentool -------------------------------------------------------------------------------------

@@ -224,9 +224,9 @@ async def test_many_concurrent_writes_through_the_agent(any_store: SQLiteStore) 
     writes = [o for o in outputs if isinstance(o, WriteResult)]
     assert len(writes) == 250
     assert sum(w.created for w in writes if w.key == 'shared') == 1  # read-then-write is one transaction
-    listed = await deps.store.list()
+    listed = await any_store.list()
     assert listed.keys == sorted([f'k{i:03d}' for i in range(200)] + ['shared'])
-    assert (await deps.store.read('k123')).data == 123
+    assert (await any_store.read('k123')).data == 123
 
 
 async def test_two_stores_on_one_file_write_concurrently(tmp_path: Path) -> None:

@@ -8,8 +8,7 @@ through `ctx.deps`.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
-from contextlib import AbstractAsyncContextManager
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from types import NoneType
 from typing import Any
@@ -21,6 +20,7 @@ from pydantic_ai.models import Model, ModelResolutionContext
 from pydantic_ai.toolsets import AbstractToolset
 
 from ..errors import ConfigurationError, InputValidationError
+from ._deps_source import DepsProvider, injector_deps
 from ._option_checks import check_instance, check_name
 from ._output import json_data
 from ._tool_errors import ToolRaised
@@ -41,22 +41,18 @@ __all__ = (
 
 MODEL_ID_PREFIX = 'agentool:'
 
-DepsProvider = Callable[[str, Any], AbstractAsyncContextManager[Any]]
-"""Builds the deps of agentool `name` (first argument; its `deps_type` second) for one call, when a
-run gave none. `create_agentool` passes the injector's (`agentool.core.injector`), so the core
-needs no import of it."""
-
 
 def manager_tool(manager: AgenToolManager, *, deps: DepsProvider | None = None) -> Tool[Any]:
     """The manager as a pydantic-ai `Tool` whose argument schema is exactly the input schema.
 
     Its only non-context parameter is annotated with the input schema, so pydantic-ai publishes
     that model's JSON schema (fields, descriptions, the operation enum) and validates arguments
-    with it before the manager runs. With `deps`, a run that gave no deps (`ctx.deps is None`) of
-    an agentool declaring a `deps_type` gets them from it, for the call of a tool that takes `ctx`.
+    with it before the manager runs. A run that gave no deps (`ctx.deps is None`) of an agentool
+    declaring a `deps_type` gets them from `deps`, by default the injector in effect (the instance
+    every surface gets), for the call of a tool that takes `ctx`.
     """
     deps_type = manager.config.deps_type
-    provider = deps if deps_type not in (None, NoneType, object) else None
+    provider = (deps or injector_deps()) if deps_type not in (None, NoneType, object) else None
 
     async def agentool_manager(ctx: RunContext[Any], input: BaseModel) -> Any:
         deterministic = isinstance(ctx.model, AgenToolModel)

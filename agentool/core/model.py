@@ -6,13 +6,15 @@ tool. Phase 2 turns the manager's return value into the final response, in which
 the agent asks for. Usage is reported as zero: no tokens are spent.
 
 When the agent has no manager tool (a plain `Agent('agentool:NAME')`), the model runs the
-operation itself in phase 1. That form cannot receive `deps`: a tool reading `ctx.deps` there
-raises `DepsUnavailableError`.
+operation itself in phase 1. That form cannot receive `deps=`: a tool reading `ctx.deps` gets the
+deps the injector in effect builds (the instance every other surface gets), and
+`DepsUnavailableError` (saying how to provide them) where the injector cannot build them.
 """
 
 from __future__ import annotations
 
 import json
+from types import NoneType
 from typing import Any, cast
 
 from pydantic import BaseModel, ValidationError
@@ -36,11 +38,13 @@ from ..errors import (
     DepsUnavailableError,
     InvalidInputError,
     InvalidJSONError,
+    MissingDepsError,
     ToolFailedError,
     ToolRetryError,
 )
 from ._answering import TOOL_CALLING_PROFILE, AnsweringModel
 from ._call_args import call_args
+from ._deps_source import injector_deps
 from ._input_errors import invalid_input, invalid_json, not_an_object, unknown_operation
 from ._option_checks import check_instance, check_name
 from ._output import admits_none, output_response
@@ -169,7 +173,32 @@ class AgenToolModel(AnsweringModel):
         )
 
     async def _run_plain(self, manager: AgenToolManager, validated: BaseModel, prompt: str) -> Any:
-        ctx = _NoDepsRunContext(deps=None, model=self, usage=RunUsage(), prompt=prompt)
+        deps_type = manager.config.deps_type
+        provider = injector_deps()
+        if (
+            provider is None
+            or deps_type in (None, NoneType, object)
+            or not manager.tool_for(manager.operation_of(validated)).takes_ctx
+        ):
+            return await self._execute_plain(
+                manager, validated, _NoDepsRunContext(deps=None, model=self, usage=RunUsage(), prompt=prompt)
+            )
+        try:
+            async with provider(self._name, deps_type) as deps:
+                ctx = RunContext[Any](deps=deps, model=self, usage=RunUsage(), prompt=prompt)
+                return await self._execute_plain(manager, validated, ctx)
+        except MissingDepsError as error:
+            if error.details.get('agentool') != self._name:
+                raise
+            raise MissingDepsError(
+                f'{error.message}. A plain Agent("agentool:{self._name}") cannot receive '
+                f'deps=: provide them with get_injector().provide({error.details.get("deps_type")}, instance=...), '
+                f'or use Agent("agentool:{self._name}", capabilities=[AgenToolCapability({self._name!r})]) or the '
+                'agent create_agentool returned and pass deps=...',
+                **error.details,
+            ) from None
+
+    async def _execute_plain(self, manager: AgenToolManager, validated: BaseModel, ctx: RunContext[Any]) -> Any:
         try:
             return await manager.execute(ctx, validated)
         # Raised from the model, pydantic-ai would send the retry text back as the next prompt: the
@@ -234,15 +263,16 @@ def _text(part: UserPromptPart, agentool: str) -> str:
 
 
 class _NoDepsRunContext(RunContext[Any]):
-    """The context of the plain model-string form, which has no public way to receive `deps`."""
+    """The context of the plain model-string form for an agentool that declares no `deps_type`."""
 
     def __getattribute__(self, name: str) -> Any:
         if name == 'deps':
             agentool = object.__getattribute__(self, 'model').model_name
             raise DepsUnavailableError(
-                f'agentool {agentool!r}: a tool read ctx.deps, but a plain Agent("agentool:{agentool}") cannot '
-                f'receive deps; use Agent("agentool:{agentool}", '
-                f'capabilities=[AgenToolCapability({agentool!r})]) or the agent create_agentool returned, '
+                f'agentool {agentool!r}: a tool read ctx.deps, but agentool {agentool!r} declares no deps_type and a '
+                f'plain Agent("agentool:{agentool}") cannot receive deps=; declare deps_type= in create_agentool '
+                'so the injector builds them (get_injector().provide(DepsType, instance=...) gives a ready '
+                f'instance), or use Agent("agentool:{agentool}", capabilities=[AgenToolCapability({agentool!r})]) '
                 'and pass deps=...',
                 agentool=agentool,
             )

@@ -8,6 +8,7 @@ overrides, the direct path's context in `_context`), the dependency-graph checks
 the guide's JSON helpers (`serialization`).
 """
 
+from . import _injected  # noqa: F401  # pyright: ignore[reportUnusedImport]  # plugs the core's deps source
 from ._injector import AgenToolInjector
 from ._resources import ResourceScope
 from ._scope import get_injector, use_injector

@@ -40,6 +40,7 @@ __all__ = (
     'deps_shape',
     'compile_deps',
     'build_deps',
+    'build_kept',
     'run_without_loop',
     'OwnDeps',
     'own_deps_form',
@@ -89,6 +90,12 @@ class DepsPlan:
     """The handle fields, made once: a handle is a name and an injector, the same for every run."""
     resources: tuple[tuple[str, ResourceNode], ...] = ()
     construct: Callable[..., Any] | None = None
+    per_run: bool = False
+    """A factory makes them or one of their fields: built for each run, which closes what it made.
+
+    Otherwise (handles, field defaults, provided instances) the injector keeps the one instance it
+    built and passes it to every call given no deps (`build_kept`), so state a tool keeps persists.
+    """
 
     @property
     def needs_scope(self) -> bool:
@@ -180,7 +187,8 @@ def _compile(
 ) -> Any:
     deps_type = shape.deps_type
     if is_provided(deps_type, providers):
-        return DepsPlan(whole=_node(owner, deps_type, providers, found, field=None))
+        whole = _node(owner, deps_type, providers, found, field=None)
+        return DepsPlan(whole=whole, per_run=whole is not None and whole.provider.factory is not None)
     if shape.kind == 'none':
         return None
     label = type_label(deps_type)
@@ -218,7 +226,8 @@ def _compile(
     # model_construct keeps identities: a run-scoped resource must be the same object everywhere in the run.
     construct: Callable[..., Any] = deps_type.model_construct if issubclass(deps_type, BaseModel) else deps_type
     handles = {h.field: handle(h.agentool) for h in shape.handles}
-    return DepsPlan(handles=handles, resources=tuple(resources), construct=construct)
+    per_run = any(node.provider.factory is not None for _, node in resources)
+    return DepsPlan(handles=handles, resources=tuple(resources), construct=construct, per_run=per_run)
 
 
 def _node(
@@ -261,6 +270,16 @@ def run_without_loop(coroutine: Coroutine[Any, Any, _T], agentool: str) -> _T:
 
 def _needs_loop(error: RuntimeError) -> bool:
     return 'event loop' in str(error) or type(error).__name__ == 'AsyncLibraryNotFoundError'
+
+
+def build_kept(plan: DepsPlan) -> Any:
+    """An instance of the planned deps type made with no factory (see `DepsPlan.per_run`): no scope, no await."""
+    if plan.whole is not None:
+        return plan.whole.provider.instance
+    assert plan.construct is not None
+    if not plan.resources:
+        return plan.construct(**plan.handles)
+    return plan.construct(**plan.handles, **{field: node.provider.instance for field, node in plan.resources})
 
 
 async def build_deps(plan: DepsPlan, scope: RunScope | None) -> Any:

@@ -15,6 +15,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from ...errors import AgenToolNotFoundError
+from .._deps_source import plug_injector_deps
 from ._deps import declares_deps
 from ._missing import admits_none, missing_deps_error
 from ._scope import get_injector
@@ -49,3 +50,6 @@ async def injected_deps(name: str, deps_type: Any) -> AsyncGenerator[Any]:
                 raise missing_deps_error(name, deps_type, error) from error
             deps = None
         yield deps
+
+
+plug_injector_deps(injected_deps)  # the core's own surfaces (the plain model-string form) build deps with it

@@ -233,11 +233,10 @@ class AgenToolInjector(Wiring):
                         deps = await self.acreate_deps(name)
                     elif (plan := self._implicit_plan(target)) is None:
                         deps = None
-                    elif plan.needs_scope:
+                    elif plan.per_run:
                         deps = await build_deps(plan, scope)
-                    else:  # only handles: no await needed
-                        assert plan.construct is not None
-                        deps = plan.construct(**plan.handles)
+                    elif (deps := self._kept.get(target.deps_type, UNSET)) is UNSET:
+                        deps = self._keep(target.deps_type, plan)
                 if (ctx_type := target.ctx_type) is not None:  # `run_context`, inlined: the common case
                     ctx = _new(ctx_type)
                     if deps is not None:  # the class says `None`
@@ -343,8 +342,10 @@ class AgenToolInjector(Wiring):
         return _frame.set((self, scope, (name,))), scope, True
 
     async def _deps(self, target: Target, scope: RunScope | None) -> Any:
-        plan = self._implicit_plan(target)
-        return None if plan is None else await build_deps(plan, scope)
+        """The deps of a call of `target` given none: the ones this injector keeps, or built in `scope`."""
+        if (plan := self._implicit_plan(target)) is None:
+            return None
+        return await build_deps(plan, scope) if plan.per_run else self._keep(target.deps_type, plan)
 
     async def _wired_deps(self, name: str) -> Any:
         """The deps of `name` as the wiring builds them, in the run in progress (else in a scope of their own)."""

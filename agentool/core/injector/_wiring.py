@@ -13,7 +13,7 @@ from pydantic_ai.agent import AbstractAgent
 from ...errors import ConfigurationError, DependencyError, DuplicateNameError
 from .._option_checks import check_flag, check_instance, check_name
 from ..registry import AgenToolConfig, AgenToolRegistry
-from ._deps import DepsPlan, DepsShape, compile_deps, deps_shape
+from ._deps import DepsPlan, DepsShape, build_kept, compile_deps, deps_shape
 from ._graph import check_new_edges, graph_problems, missing_dependency, not_an_agentool, not_found, raise_problems
 from ._resources import Provider, ResourceScope, make_provider, resource_problems, type_label
 from ._targets import Target, agent_target
@@ -38,6 +38,9 @@ class Wiring:
         self._providers: dict[Any, Provider] = {}
         self._shapes: dict[Any, DepsShape] = {}
         self._plans: dict[Any, DepsPlan | None] = {}
+        # The deps this injector built for calls given none, by deps type (see `DepsPlan.per_run`):
+        # one instance per type, kept as long as the injector, so state a tool keeps there persists.
+        self._kept: dict[Any, Any] = {}
         self._handles: dict[str, AgenToolHandle[Any]] = {}
 
     # --- agents --------------------------------------------------------------------------------
@@ -123,6 +126,12 @@ class Wiring:
         `instance` (shared, never closed: the caller owns it). With `scope='run'` a factory makes one
         instance per run, shared by every consumer in it; with `'transient'`, one per consumer.
         What a factory made is closed (`aclose()` or `close()`) when the run ends.
+
+        Deps a call given none gets live as long as this injector (one instance per deps type, shared
+        by every surface) unless a factory makes them or one of their fields: those are built per run.
+        `provide(DepsType, instance=deps)` makes `deps` the instance every surface gets;
+        `provide(DepsType, DepsType)` makes fresh deps for each run. Providing `type_` drops the kept
+        deps it changes.
         """
         check_flag('replace', replace)
         try:
@@ -139,6 +148,9 @@ class Wiring:
             )
         self._providers[type_] = make_provider(type_, factory, None if instance is UNSET else instance, scope)
         self._plans.clear()
+        # Kept deps built with what `type_` gave before (or without it) are built anew; the others stay.
+        for kept in [t for t in self._kept if t == type_ or type_ in {v.key for v in self._shape(t).values}]:
+            del self._kept[kept]
 
     # --- checking ------------------------------------------------------------------------------
 
@@ -157,11 +169,12 @@ class Wiring:
         raise_problems([*problems, *resource_problems(self._providers)])
 
     def clear(self) -> None:
-        """Forget every agent, factory and cached plan (overrides end with their `with` blocks)."""
+        """Forget every agent, factory, cached plan and kept deps (overrides end with their `with` blocks)."""
         self._targets.clear()
         self._providers.clear()
         self._shapes.clear()
         self._plans.clear()
+        self._kept.clear()
         self._handles.clear()
 
     # --- internals -----------------------------------------------------------------------------
@@ -176,6 +189,13 @@ class Wiring:
                 self._require_agentool(target.name, dependency.agentool)
             plan = self._plans[target.deps_type] = compile_deps(target.name, shape, self._providers, self.handle)
         return plan
+
+    def _keep(self, deps_type: Any, plan: DepsPlan) -> Any:
+        """The deps of `deps_type` this injector keeps, built from `plan` on first use (thread-safe: first wins)."""
+        kept = self._kept.get(deps_type, UNSET)
+        if kept is UNSET:
+            kept = self._kept.setdefault(deps_type, build_kept(plan))
+        return kept
 
     def _shape(self, deps_type: Any) -> DepsShape:
         shape = self._shapes.get(deps_type)

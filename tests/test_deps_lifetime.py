@@ -1,0 +1,243 @@
+"""Deps the injector builds for a caller that gave none live as long as the injector, on every surface."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+import pytest
+from pydantic_ai import Agent, RunContext
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.models.test import TestModel
+
+from agentool import (
+    AgenToolToolset,
+    BaseOperationInput,
+    RoutingConfig,
+    create_agentool,
+    get_injector,
+    use_injector,
+    use_registry,
+)
+from agentool.dispatch import DispatchCapability, JsonRule
+from agentool.errors import DepsUnavailableError
+
+
+@dataclass
+class TallyDeps:
+    """State a tool keeps: what a new user writes first."""
+
+    notes: dict[int, str] = field(default_factory=dict[int, str])
+
+
+class TallyInput(BaseOperationInput):
+    operation: Literal['add', 'count']
+    text: str = ''
+
+
+async def tally_add(ctx: RunContext[TallyDeps], text: str) -> int:
+    ctx.deps.notes[len(ctx.deps.notes)] = text
+    await asyncio.sleep(0)  # a concurrent add may run here: nothing it stored may be lost
+    return len(ctx.deps.notes)
+
+
+async def tally_count(ctx: RunContext[TallyDeps]) -> int:
+    return len(ctx.deps.notes)
+
+
+def create_tally(name: str = 'tally', **options: Any) -> Agent[Any, int]:
+    routing = RoutingConfig(operation_map={'add': 'tally_add', 'count': 'tally_count'})
+    return create_agentool(name, TallyInput, routing, [tally_add, tally_count], deps_type=TallyDeps, **options)
+
+
+ADD = '{"operation": "add", "text": "x"}'
+COUNT = '{"operation": "count"}'
+
+
+def _tool_call(tool: str, args: dict[str, Any]) -> FunctionModel:
+    """An LLM stand-in: calls `tool` once, then answers with what it returned."""
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        returned = [p for m in messages for p in m.parts if isinstance(p, ToolReturnPart)]
+        if returned:
+            return ModelResponse(parts=[TextPart(json.dumps(returned[-1].content))])
+        return ModelResponse(parts=[ToolCallPart(tool, args)])
+
+    return FunctionModel(respond)
+
+
+async def _mcp(tool: str, args: dict[str, Any]) -> Any:
+    pytest.importorskip('mcp')
+    from mcp import Client
+
+    from agentool.mcp import create_mcp_server
+
+    async with Client(create_mcp_server(), mode='auto') as client:  # pyright: ignore[reportArgumentType]
+        result = await client.call_tool(tool, args)
+    assert not result.is_error, result
+    return (result.structured_content or {})['result']
+
+
+async def test_add_through_every_surface_then_count_through_every_surface() -> None:
+    lean, graph = create_tally(), create_tally('tally_graph', lean=False)
+    injector = get_injector()
+    adds = [
+        lambda: injector.call('tally', ADD),
+        lambda: lean.run(ADD),
+        lambda: graph.run(ADD),
+        lambda: Agent('agentool:tally', output_type=int).run(ADD),
+        lambda: Agent(_tool_call('tally_add', {'text': 'x'}), toolsets=[AgenToolToolset(include=['tally'])]).run('go'),
+        lambda: _mcp('tally_add', {'text': 'x'}),
+        lambda: Agent(TestModel(), capabilities=[DispatchCapability([JsonRule(agentool='tally')])]).run(ADD),
+    ]
+    counts = [
+        lambda: injector.call('tally', COUNT),
+        lambda: lean.run(COUNT),
+        lambda: graph.run(COUNT),
+        lambda: Agent('agentool:tally', output_type=int).run(COUNT),
+        lambda: Agent(_tool_call('tally_count', {}), toolsets=[AgenToolToolset(include=['tally'])]).run('go'),
+        lambda: _mcp('tally_count', {}),
+        lambda: Agent(TestModel(), capabilities=[DispatchCapability([JsonRule(agentool='tally')])]).run(COUNT),
+    ]
+    # `tally` and `tally_graph` share the deps type, so they share the instance.
+    for done, add in enumerate(adds, start=1):
+        await add()
+        assert await _counted(counts[done % len(counts)]) == done  # counted through the next surface
+    assert [await _counted(count) for count in counts] == [len(adds)] * len(counts)
+
+
+async def _counted(count: Callable[[], Awaitable[Any]]) -> int:
+    result = await count()
+    return int(getattr(result, 'output', result))
+
+
+async def test_500_concurrent_adds_are_all_kept() -> None:
+    create_tally()
+    injector = get_injector()
+    await asyncio.gather(*(injector.call('tally', ADD) for _ in range(500)))
+    assert await injector.call('tally', COUNT) == 500
+
+
+async def test_two_registry_scopes_and_two_injectors_never_share() -> None:
+    create_tally()
+    await get_injector().call('tally', ADD)
+    with use_registry():
+        create_tally()
+        assert await get_injector().call('tally', COUNT) == 0
+        await get_injector().call('tally', ADD)
+        await get_injector().call('tally', ADD)
+        with use_injector() as other:
+            other.register('tally', create_tally('tally_other'))
+            assert await other.call('tally', COUNT) == 0
+        assert await get_injector().call('tally', COUNT) == 2
+    assert await get_injector().call('tally', COUNT) == 1
+
+
+async def test_given_deps_always_win() -> None:
+    agent = create_tally()
+    mine = TallyDeps(notes={0: 'a', 1: 'b'})
+    assert await get_injector().call('tally', ADD, deps=mine) == 3
+    assert (await agent.run(COUNT, deps=mine)).output == 3
+    assert await get_injector().call('tally', COUNT) == 0
+
+
+async def test_a_provided_instance_is_what_every_surface_gets() -> None:
+    agent = create_tally()
+    mine = TallyDeps()
+    get_injector().provide(TallyDeps, instance=mine)
+    await get_injector().call('tally', ADD)
+    await agent.run(ADD)
+    assert len(mine.notes) == 2
+
+
+class Connection:
+    """A run-scoped resource: made for each run, closed at its end."""
+
+    opened: ClassVar[list[Connection]] = []
+
+    def __init__(self) -> None:
+        self.closed = False
+        Connection.opened.append(self)
+
+    def close(self) -> None:
+        self.closed = True
+
+
+@dataclass
+class ConnectedDeps:
+    connection: Connection
+    notes: dict[int, str] = field(default_factory=dict[int, str])
+
+
+async def connected_add(ctx: RunContext[ConnectedDeps], text: str) -> int:
+    assert not ctx.deps.connection.closed
+    ctx.deps.notes[len(ctx.deps.notes)] = text
+    return len(ctx.deps.notes)
+
+
+async def test_deps_holding_a_run_scoped_resource_are_built_per_run_and_closed() -> None:
+    routing = RoutingConfig(operation_map={'add': 'connected_add', 'count': 'connected_add'})
+    agent = create_agentool('connected', TallyInput, routing, [connected_add], deps_type=ConnectedDeps)
+    injector = get_injector()
+    injector.provide(Connection, Connection)
+    Connection.opened.clear()
+    assert await injector.call('connected', ADD) == 1
+    assert (await agent.run(ADD)).output == 1  # a run of its own: fresh deps
+    assert len(Connection.opened) == 2
+    assert all(c.closed for c in Connection.opened)
+
+
+async def test_a_deps_type_provided_by_a_factory_is_built_per_run() -> None:
+    create_tally()
+    injector = get_injector()
+    injector.provide(TallyDeps, TallyDeps)  # declared run-scoped: fresh deps for each run
+    assert await injector.call('tally', ADD) == 1
+    assert await injector.call('tally', ADD) == 1
+
+
+async def test_providing_a_field_type_rebuilds_only_the_deps_it_changes() -> None:
+    create_tally()
+    injector = get_injector()
+    await injector.call('tally', ADD)
+    injector.provide(Connection, instance=Connection())  # TallyDeps has no Connection field
+    assert await injector.call('tally', COUNT) == 1
+
+
+class Opaque:
+    """Deps only a provider can make: neither a dataclass nor a pydantic model."""
+
+    def __init__(self, value: int) -> None:
+        self.value = value
+
+
+async def read_opaque(ctx: RunContext[Opaque]) -> int:
+    return ctx.deps.value
+
+
+async def test_the_plain_form_reports_deps_the_injector_cannot_build() -> None:
+    routing = RoutingConfig(operation_map={'add': 'read_opaque', 'count': 'read_opaque'})
+    create_agentool('opaque', TallyInput, routing, [read_opaque], deps_type=Opaque)
+    with pytest.raises(DepsUnavailableError, match=r'provide\(Opaque, instance=') as caught:
+        await Agent('agentool:opaque').run(COUNT)
+    assert caught.value.agentool == 'opaque'
+    get_injector().provide(Opaque, instance=Opaque(7))
+    assert (await Agent('agentool:opaque', output_type=int).run(COUNT)).output == 7
+
+
+async def test_use_store_redirects_a_run_after_its_deps_were_built_outside_the_block() -> None:
+    from examples.storage import MEMORY, SQLiteStore, create_storage, use_store
+
+    storage: Agent[Any, Any] = create_storage()
+    store = SQLiteStore(MEMORY)
+    try:
+        await get_injector().call('storage', '{"operation": "exists", "key": "k"}')  # deps built and kept
+        with use_store(store):
+            await storage.run('{"operation": "write", "key": "k", "data": 1}')
+            await Agent('agentool:storage').run('{"operation": "write", "key": "j", "data": 2}')
+        assert (await store.list()).keys == ['j', 'k']
+    finally:
+        await store.aclose()
