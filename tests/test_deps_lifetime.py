@@ -231,7 +231,7 @@ async def test_the_plain_form_reports_deps_the_injector_cannot_build() -> None:
 async def test_use_store_redirects_a_run_after_its_deps_were_built_outside_the_block() -> None:
     from examples.storage import MEMORY, SQLiteStore, create_storage, use_store
 
-    storage: Agent[Any, Any] = create_storage()
+    storage: Agent[Any, Any] = create_storage(replace=True)  # importing the example may have created it
     store = SQLiteStore(MEMORY)
     try:
         await get_injector().call('storage', '{"operation": "exists", "key": "k"}')  # deps built and kept
