@@ -9,22 +9,31 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 import pytest
-from pydantic_ai import Agent, RunContext
-from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai import Agent, RunContext, UnexpectedModelBehavior
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+)
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.test import TestModel
 
 from agentool import (
+    AgenToolModel,
     AgenToolToolset,
     BaseOperationInput,
     RoutingConfig,
     create_agentool,
     get_injector,
+    get_registry,
     use_injector,
     use_registry,
 )
+from agentool.core.manager import MANAGER_TOOL_NAME
 from agentool.dispatch import DispatchCapability, JsonRule
-from agentool.errors import DepsUnavailableError
+from agentool.errors import DepsUnavailableError, InputValidationError
 
 
 @dataclass
@@ -43,6 +52,16 @@ async def tally_add(ctx: RunContext[TallyDeps], text: str) -> int:
     ctx.deps.notes[len(ctx.deps.notes)] = text
     await asyncio.sleep(0)  # a concurrent add may run here: nothing it stored may be lost
     return len(ctx.deps.notes)
+
+
+class NeedyInput(BaseOperationInput):
+    operation: Literal['add']
+    text: str | None = None
+
+
+async def needy_add(text: str) -> int:
+    """Needs the `text` the schema leaves optional: a requirement of the operation's own."""
+    return len(text)
 
 
 async def tally_count(ctx: RunContext[TallyDeps]) -> int:
@@ -241,3 +260,54 @@ async def test_use_store_redirects_a_run_after_its_deps_were_built_outside_the_b
         assert (await store.list()).keys == ['j', 'k']
     finally:
         await store.aclose()
+
+
+# --- the manager registered as a tool on an LLM agent (the architecture guide's pattern) ---------------
+
+
+async def test_the_manager_tool_asks_an_llm_to_retry_listing_every_failing_field() -> None:
+    create_tally()
+    manager = get_registry().get_manager('tally')
+    prompts: list[str] = []
+
+    def llm(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        last = messages[-1].parts[-1]  # what answers the latest tool call, if any
+        if isinstance(last, ToolReturnPart) and last.outcome == 'success':
+            return ModelResponse(parts=[TextPart(str(last.content))])
+        if last.part_kind != 'user-prompt':  # the retry prompt (its part differs between pydantic-ai releases)
+            prompts.append(str(getattr(last, 'content', '')))
+            return ModelResponse(parts=[ToolCallPart(MANAGER_TOOL_NAME, {'operation': 'add', 'text': 'fixed'})])
+        wrong = {'operation': 'add', 'text': 5, 'colour': 'red'}  # a wrong type and an unknown field
+        return ModelResponse(parts=[ToolCallPart(MANAGER_TOOL_NAME, wrong)])
+
+    agent = Agent(FunctionModel(llm), deps_type=TallyDeps, retries=1)
+    agent.tool(name=MANAGER_TOOL_NAME)(manager)
+    deps = TallyDeps()
+    assert (await agent.run('add a note', deps=deps)).output == '1'
+    assert deps.notes == {0: 'fixed'}
+    assert len(prompts) == 1
+    assert "field 'text'" in prompts[0]
+    assert "field 'colour'" in prompts[0]
+
+
+async def test_the_manager_tool_asks_again_for_unmet_requirements_and_stops_at_the_retry_limit() -> None:
+    create_agentool('needy', NeedyInput, RoutingConfig(operation_map={'add': 'needy_add'}), [needy_add])
+    calls: list[dict[str, Any]] = []
+
+    def llm(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        calls.append({'operation': 'add'})  # never gives the `text` the operation needs
+        return ModelResponse(parts=[ToolCallPart(MANAGER_TOOL_NAME, calls[-1])])
+
+    agent = Agent(FunctionModel(llm), retries=2)
+    agent.tool(name=MANAGER_TOOL_NAME)(get_registry().get_manager('needy'))
+    with pytest.raises(UnexpectedModelBehavior, match='exceeded max retries count of 2'):
+        await agent.run('add a note')
+    assert len(calls) == 3
+
+
+async def test_a_deterministic_run_of_the_manager_tool_keeps_the_typed_error() -> None:
+    create_tally()
+    agent = Agent(AgenToolModel('tally'), deps_type=TallyDeps)
+    agent.tool(name=MANAGER_TOOL_NAME)(get_registry().get_manager('tally'))
+    with pytest.raises(InputValidationError, match="field 'colour'"):
+        await agent.run('{"operation": "add", "text": "x", "colour": "red"}', deps=TallyDeps())

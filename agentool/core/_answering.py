@@ -15,12 +15,13 @@ from typing import Any
 from pydantic_ai import RunContext
 from pydantic_ai.messages import ModelMessage, ModelResponse
 from pydantic_ai.models import CompletedStreamedResponse, Model, ModelRequestParameters, StreamedResponse
+from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.profiles import ModelProfile
 from pydantic_ai.settings import ModelSettings
 
 from ..errors import InvalidInputError
 
-__all__ = ('AnsweringModel', 'TOOL_CALLING_PROFILE')
+__all__ = ('AnsweringModel', 'TOOL_CALLING_PROFILE', 'is_deterministic')
 
 TOOL_CALLING_PROFILE = ModelProfile(
     supports_tools=True,
@@ -70,3 +71,10 @@ def _checked_parameters(model: Model, parameters: object) -> ModelRequestParamet
         model=model.model_name,
         python_type=type(parameters).__name__,
     )
+
+
+def is_deterministic(model: Model) -> bool:
+    """Whether `model` (unwrapped: instrumentation wraps it) answers by itself, so no one can retry a call."""
+    while isinstance(model, WrapperModel):
+        model = model.wrapped
+    return isinstance(model, AnsweringModel)

@@ -12,15 +12,17 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, cast
 
 import anyio.to_thread
 from pydantic import BaseModel, TypeAdapter, ValidationError
-from pydantic_ai import RunContext
+from pydantic_ai import ModelRetry, RunContext
 
 from ..errors import (
     AgenToolError,
     InputTooLargeError,
+    InvalidInputError,
     OutputError,
     ToolArgumentError,
     TransformError,
 )
+from ._answering import is_deterministic
 from ._input_errors import invalid_input, invalid_json, not_an_object, unknown_operation, unparsable_json
 from ._json import json_validator
 from ._output_spec import output_value_type
@@ -236,9 +238,15 @@ class AgenToolManager:
     async def __call__(self, ctx: RunContext[Any], **kwargs: Any) -> Any:
         """Validate `kwargs` against the input schema, route, call the tool and return its checked output.
 
-        The manager tool's body, as the architecture guide writes it; typed errors for bad input.
+        The manager tool's body, as the architecture guide writes it. Refused input is a typed error in a
+        deterministic run; a model that chose the arguments (an LLM) gets one retry prompt listing every
+        failing field instead, as from the toolset (`ModelRetry`, within the agent's retry limit).
         """
-        return await self.execute(ctx, self.validate_python(kwargs))
+        try:
+            input = self.validate_python(kwargs)
+        except InvalidInputError as error:
+            raise (error if is_deterministic(ctx.model) else ModelRetry(str(error))) from None
+        return await self.execute(ctx, input)
 
     async def execute(self, ctx: RunContext[Any], input: BaseModel) -> Any:
         """Route validated `input` to its tool, call it and return its checked output.
