@@ -2,8 +2,9 @@
 
 `agent.run` without `deps=` (through the manager tool of the agent `create_agentool` returns),
 `injector.call`, the CLI's `call` and the MCP server all build an agentool's deps the same way:
-the injector in effect builds its `deps_type` (handles, provided resources, field defaults; or
-the injector subclass's own `create_deps`) in a run scope closed when the call ends. When it
+the injector in effect supplies its `deps_type`: the instance it keeps (handles, provided
+instances, field defaults), or deps built in a run scope closed when the call ends when a factory
+makes part of them (or the injector subclass's own `create_deps`). When it
 cannot, and the `deps_type` does not admit `None`, `MissingDepsError` says what is missing and
 how to provide it; a tool that declared a deps type is never handed `None`.
 """

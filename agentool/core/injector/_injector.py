@@ -22,18 +22,17 @@ from pydantic_ai import AgentRunResult, ModelRetry, ToolFailed
 from pydantic_ai.agent import AbstractAgent
 from pydantic_core import PydanticSerializationError, to_json
 
-from ...errors import AgenToolNotFoundError, ConfigurationError, DependencyError
+from ...errors import ConfigurationError
 from ...telemetry import TRACER_NAME, operation_span
 from .._output import json_output_text
 from .._tool_errors import failed_error, retry_error
 from ..durability import active_dispatcher, is_durable
 from ..manager import AgenToolManager
 from ..registry import AgenToolRegistry
-from ._deps import DepsPlan, OwnDeps, build_deps, own_deps_form, run_without_loop
+from ._deps import OwnDeps, own_deps_form, run_without_loop
 from ._frame import Frame as _Frame
 from ._frame import frame as _frame
 from ._graph import cycle_error, not_found
-from ._missing import admits_none, missing_deps_error
 from ._resources import RunScope
 from ._targets import (
     Target,
@@ -152,7 +151,7 @@ class AgenToolInjector(Wiring):
                 elif self._own_deps is not None and target.needs_deps:
                     run_kwargs['deps'] = await self.acreate_deps(name)
                 else:
-                    run_kwargs['deps'] = await self._deps(target, scope)
+                    run_kwargs['deps'] = await self._supply(target, scope)
             result = await target.agent.run(prompt, **run_kwargs)
         except BaseException as error:
             if owner and scope.owned:
@@ -231,12 +230,8 @@ class AgenToolInjector(Wiring):
                         deps = None  # as `agent.run`: deps are built only for a tool taking a context
                     elif self._own_deps is not None:  # the subclass's own deps, as on every surface
                         deps = await self.acreate_deps(name)
-                    elif (plan := self._implicit_plan(target)) is None:
-                        deps = None
-                    elif plan.per_run:
-                        deps = await build_deps(plan, scope)
-                    elif (deps := self._kept.get(target.deps_type, UNSET)) is UNSET:
-                        deps = self._keep(target.deps_type, plan)
+                    elif (deps := self._kept.get(target.deps_type, UNSET)) is UNSET:  # kept: one dict read
+                        deps = await self._supply(target, scope)
                 if (ctx_type := target.ctx_type) is not None:  # `run_context`, inlined: the common case
                     ctx = _new(ctx_type)
                     if deps is not None:  # the class says `None`
@@ -341,30 +336,11 @@ class AgenToolInjector(Wiring):
         scope = RunScope()
         return _frame.set((self, scope, (name,))), scope, True
 
-    async def _deps(self, target: Target, scope: RunScope | None) -> Any:
-        """The deps of a call of `target` given none: the ones this injector keeps, or built in `scope`."""
-        if (plan := self._implicit_plan(target)) is None:
-            return None
-        return await build_deps(plan, scope) if plan.per_run else self._keep(target.deps_type, plan)
-
     async def _wired_deps(self, name: str) -> Any:
         """The deps of `name` as the wiring builds them, in the run in progress (else in a scope of their own)."""
         frame = _frame.get()
         scope = frame[1] if frame is not None and frame[0] is self else None
-        return await self._deps(self._target(name), RunScope() if scope is None else scope)
-
-    def _implicit_plan(self, target: Target) -> DepsPlan | None:
-        """How to build the deps of a call given none; `None`: no deps, or unbuildable ones the type lets be `None`.
-
-        Raises `MissingDepsError` when they cannot be built otherwise, as every surface does.
-        """
-        try:
-            return self._plan(target)
-        except (DependencyError, AgenToolNotFoundError) as error:
-            if admits_none(target.deps_type):
-                self._plans[target.deps_type] = None  # until the wiring changes (`provide`, `register`)
-                return None
-            raise missing_deps_error(target.name, target.deps_type, error) from error
+        return await self._supply(self._target(name), RunScope() if scope is None else scope)
 
 
 def _reads_deps(manager: AgenToolManager | None, validated: BaseModel | None) -> bool:

@@ -10,12 +10,13 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from pydantic_ai.agent import AbstractAgent
 
-from ...errors import ConfigurationError, DependencyError, DuplicateNameError
+from ...errors import AgenToolNotFoundError, ConfigurationError, DependencyError, DuplicateNameError
 from .._option_checks import check_flag, check_instance, check_name
 from ..registry import AgenToolConfig, AgenToolRegistry
-from ._deps import DepsPlan, DepsShape, build_kept, compile_deps, deps_shape
+from ._deps import DepsPlan, DepsShape, build_deps, build_kept, compile_deps, deps_shape
 from ._graph import check_new_edges, graph_problems, missing_dependency, not_an_agentool, not_found, raise_problems
-from ._resources import Provider, ResourceScope, make_provider, resource_problems, type_label
+from ._missing import admits_none, missing_deps_error
+from ._resources import Provider, ResourceScope, RunScope, make_provider, resource_problems, type_label
 from ._targets import Target, agent_target
 from .handle import AgenToolHandle
 
@@ -73,7 +74,7 @@ class Wiring:
                 dependency=name,
             )
         self._targets[name] = target
-        self._plans.clear()  # a plan may have been given up for want of this agentool (see `_implicit_plan`)
+        self._plans.clear()  # a plan may have been given up for want of this agentool (see `_supply`)
 
     def check_dependencies(self, name: str, config: AgenToolConfig) -> None:
         """Raise the dependency error registering agentool `name` with `config` would cause, if any.
@@ -89,6 +90,7 @@ class Wiring:
             raise not_found(name, list(self._targets))
         del self._targets[name]
         self._plans.clear()
+        self._forget_kept(lambda shape: any(h.agentool == name for h in shape.handles))  # their handles dangle
 
     def list_names(self) -> list[str]:
         """Registered names, sorted."""
@@ -149,8 +151,7 @@ class Wiring:
         self._providers[type_] = make_provider(type_, factory, None if instance is UNSET else instance, scope)
         self._plans.clear()
         # Kept deps built with what `type_` gave before (or without it) are built anew; the others stay.
-        for kept in [t for t in self._kept if t == type_ or type_ in {v.key for v in self._shape(t).values}]:
-            del self._kept[kept]
+        self._forget_kept(lambda shape: shape.deps_type == type_ or any(v.key == type_ for v in shape.values))
 
     # --- checking ------------------------------------------------------------------------------
 
@@ -190,12 +191,35 @@ class Wiring:
             plan = self._plans[target.deps_type] = compile_deps(target.name, shape, self._providers, self.handle)
         return plan
 
-    def _keep(self, deps_type: Any, plan: DepsPlan) -> Any:
-        """The deps of `deps_type` this injector keeps, built from `plan` on first use (thread-safe: first wins)."""
-        kept = self._kept.get(deps_type, UNSET)
-        if kept is UNSET:
-            kept = self._kept.setdefault(deps_type, build_kept(plan))
-        return kept
+    async def _supply(self, target: Target, scope: RunScope | None) -> Any:
+        """The deps of a call of `target` given none, as every surface passes them.
+
+        The instance this injector keeps for the deps type (built on first use: first wins, so
+        concurrent calls share one), else, when a factory makes part of them (`DepsPlan.per_run`),
+        built in `scope`, the run's. `None`: no deps, or unbuildable ones the type lets be `None`.
+
+        Raises:
+            MissingDepsError: they cannot be built and the deps type does not admit `None`.
+        """
+        if (kept := self._kept.get(target.deps_type, UNSET)) is not UNSET:
+            return kept
+        try:
+            plan = self._plan(target)
+        except (DependencyError, AgenToolNotFoundError) as error:
+            if not admits_none(target.deps_type):
+                raise missing_deps_error(target.name, target.deps_type, error) from error
+            self._plans[target.deps_type] = None  # until the wiring changes (`provide`, `register`)
+            return None
+        if plan is None:
+            return None
+        if plan.per_run:
+            return await build_deps(plan, scope)
+        return self._kept.setdefault(target.deps_type, build_kept(plan))
+
+    def _forget_kept(self, changed: Callable[[DepsShape], bool]) -> None:
+        """Drop the kept deps whose shape the wiring just `changed`: the next call builds them anew."""
+        for deps_type in [t for t in self._kept if changed(self._shape(t))]:
+            del self._kept[deps_type]
 
     def _shape(self, deps_type: Any) -> DepsShape:
         shape = self._shapes.get(deps_type)
