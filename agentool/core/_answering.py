@@ -73,7 +73,7 @@ def _checked_parameters(model: Model, parameters: object) -> ModelRequestParamet
     )
 
 
-def is_deterministic(model: Model) -> bool:
+def is_deterministic(model: object) -> bool:
     """Whether `model` (unwrapped: instrumentation wraps it) answers by itself, so no one can retry a call."""
     while isinstance(model, WrapperModel):
         model = model.wrapped
