@@ -191,10 +191,9 @@ class AgenToolModel(AnsweringModel):
             if error.details.get('agentool') != self._name:
                 raise
             raise MissingDepsError(
-                f'{error.message}. A plain Agent("agentool:{self._name}") cannot receive '
-                f'deps=: provide them with get_injector().provide({error.details.get("deps_type")}, instance=...), '
-                f'or use Agent("agentool:{self._name}", capabilities=[AgenToolCapability({self._name!r})]) or the '
-                'agent create_agentool returned and pass deps=...',
+                f'{error.message}. A plain Agent("agentool:{self._name}") cannot receive deps=: to pass '
+                f'them, use Agent("agentool:{self._name}", capabilities=[AgenToolCapability({self._name!r})]) or '
+                'the agent create_agentool returned',
                 **error.details,
             ) from None
 

@@ -57,7 +57,8 @@ def missing_deps_error(name: str, deps_type: Any, cause: Exception) -> MissingDe
     return MissingDepsError(
         f'agentool {name!r} declares deps_type {label}, no deps were given and the injector cannot build them: '
         f'{reason}. Pass deps=... (agent.run, injector.call, create_mcp_server(deps=...)), or let the injector '
-        'build them (injector.provide(TYPE, factory) for what is missing)',
+        f'supply them: get_injector().provide({label}, instance=...) for an instance every surface shares, '
+        'injector.provide(TYPE, factory) for what is missing',
         agentool=name,
         deps_type=label,
         reason=reason,
