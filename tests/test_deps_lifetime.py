@@ -21,6 +21,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.test import TestModel
 
 from agentool import (
+    AgenToolCapability,
     AgenToolModel,
     AgenToolToolset,
     BaseOperationInput,
@@ -109,6 +110,7 @@ async def test_add_through_every_surface_then_count_through_every_surface() -> N
         lambda: lean.run(ADD),
         lambda: graph.run(ADD),
         lambda: Agent('agentool:tally', output_type=int).run(ADD),
+        lambda: Agent('agentool:tally', capabilities=[AgenToolCapability('tally')], output_type=int).run(ADD),
         lambda: Agent(_tool_call('tally_add', {'text': 'x'}), toolsets=[AgenToolToolset(include=['tally'])]).run('go'),
         lambda: _mcp('tally_add', {'text': 'x'}),
         lambda: Agent(TestModel(), capabilities=[DispatchCapability([JsonRule(agentool='tally')])]).run(ADD),
@@ -118,6 +120,7 @@ async def test_add_through_every_surface_then_count_through_every_surface() -> N
         lambda: lean.run(COUNT),
         lambda: graph.run(COUNT),
         lambda: Agent('agentool:tally', output_type=int).run(COUNT),
+        lambda: Agent('agentool:tally', capabilities=[AgenToolCapability('tally')], output_type=int).run(COUNT),
         lambda: Agent(_tool_call('tally_count', {}), toolsets=[AgenToolToolset(include=['tally'])]).run('go'),
         lambda: _mcp('tally_count', {}),
         lambda: Agent(TestModel(), capabilities=[DispatchCapability([JsonRule(agentool='tally')])]).run(COUNT),
