@@ -92,8 +92,9 @@ class DispatchCapability(AbstractCapability[Any]):
     """Answer a turn with an agentool when a rule claims it; otherwise let the model answer.
 
     Rules are tried in order; the first that returns a `Dispatch` wins and a rule returning `None`
-    declines. The agentool's answer is validated into the agent's own `output_type` (a mismatch
-    raises `DispatchOutputError`), the turn is recorded in the message history (see
+    declines. The agentool's answer is validated into the agent's own `output_type` (the one it
+    was built with: pydantic-ai shows a capability no `output_type=` given to a single run; a
+    mismatch raises `DispatchOutputError`), the turn is recorded in the message history (see
     `dispatch_record`), and the run's usage shows no model request. Output validators and the
     other run hooks do not run for a dispatched turn: the run's lifecycle is skipped.
 
