@@ -118,10 +118,12 @@ async def test_a_command_capturing_a_lone_surrogate_falls_through_when_the_rule_
 @pytest.mark.parametrize('on_invalid', ['raise', 'fall_through'])
 async def test_an_input_a_rule_builds_over_max_input_bytes_is_invalid_input(on_invalid: Any) -> None:
     # The size is the agentool's first check on every path; a dict built by a rule is no exception.
+    # The prompt itself is within the limit (a longer one the pattern never reads: it is declined),
+    # the JSON input built from it is not.
     agent, model, capability = make(
         CommandRule(name='say', pattern=SAY, agentool='notes', operation='say', on_invalid=on_invalid)
     )
-    long = 'y' * 200
+    long = 'y' * 90
     if on_invalid == 'raise':
         expected = await refusal({'text': long, 'operation': 'say'})
         with pytest.raises(InputTooLargeError) as caught:

@@ -12,15 +12,16 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, cast, get_origin
 
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import TypeAdapter, ValidationError
 from pydantic_ai import RunContext
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, UserPromptPart
 from pydantic_ai.run import AgentRunResult
 from pydantic_core import to_json
 
 from ..catalog import type_label
+from ..core._output import json_data, json_output_text
 from ..core._output_spec import output_value_type
-from ..errors import DispatchOutputError
+from ..errors import DispatchOutputError, OutputError
 
 __all__ = ('DISPATCH_PROVIDER', 'DISPATCH_METADATA_KEY', 'DispatchRecord', 'dispatch_record', 'build_result')
 
@@ -85,6 +86,7 @@ def fit_output(value: Any, spec: object, *, rule: str, agentool: str, operation:
 
     Raises:
         DispatchOutputError: The value does not fit, naming the rule and both types.
+        OutputError: The value holds what JSON cannot carry (for text, an infinite or NaN number too).
     """
 
     def refused(message: str, errors: list[Any]) -> DispatchOutputError:
@@ -104,15 +106,20 @@ def fit_output(value: Any, spec: object, *, rule: str, agentool: str, operation:
         raise refused(
             f"the agent's output_type {_type_name(spec)} cannot take an agentool answer: {error}", []
         ) from None
-    if adapter is None:
-        return value if isinstance(value, str) else to_json(value).decode()
     try:
-        if isinstance(value, str) and not isinstance(value, BaseModel):
+        if adapter is None:  # text: JSON with no `Infinity` or `NaN`, as every surface gives it
+            return value if isinstance(value, str) else json_output_text(value, agentool)
+        if isinstance(value, str):
             try:
                 return adapter.validate_python(value)
             except ValidationError:
                 return adapter.validate_json(value)  # an untyped agentool answers with JSON text
-        return adapter.validate_python(value, from_attributes=True)
+        # The answer's JSON data, as a model would send it: it fits whatever that fits (a dataclass,
+        # a `TypedDict`, `dict[str, Any]`...), not only a type with the answer's own attributes.
+        return adapter.validate_python(json_data(value, agentool))
+    except OutputError as error:  # the answer holds what JSON cannot carry
+        error.details.update(rule=rule, operation=operation)
+        raise
     except ValidationError as error:
         raise refused(
             f'agentool {agentool!r} operation {operation!r} answered a {type(value).__name__}, '

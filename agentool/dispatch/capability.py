@@ -9,7 +9,7 @@ request). Otherwise the run goes on untouched. `run`, `run_sync`, `run_stream`, 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
@@ -24,6 +24,8 @@ from ..core.registry import AgenToolRegistry, get_registry, suggest
 from ..errors import AgenToolError, ConfigurationError, DispatchTargetError, InvalidInputError
 from ..telemetry import DispatchOutcome, dispatch_span, record_dispatch
 from ._answer import DispatchRecord, build_result, fit_output
+from ._candidates import Candidates
+from ._text import QUOTE_BOUND, cut, quoted
 from .rules import Dispatch, DispatchRequest, DispatchRule
 
 __all__ = ('DispatchCapability', 'DispatchCounts', 'DepsSource')
@@ -90,8 +92,9 @@ class DispatchCapability(AbstractCapability[Any]):
     """Answer a turn with an agentool when a rule claims it; otherwise let the model answer.
 
     Rules are tried in order; the first that returns a `Dispatch` wins and a rule returning `None`
-    declines. The agentool's answer is validated into the agent's own `output_type` (a mismatch
-    raises `DispatchOutputError`), the turn is recorded in the message history (see
+    declines. The agentool's answer is validated into the agent's own `output_type` (the one it
+    was built with: pydantic-ai shows a capability no `output_type=` given to a single run; a
+    mismatch raises `DispatchOutputError`), the turn is recorded in the message history (see
     `dispatch_record`), and the run's usage shows no model request. Output validators and the
     other run hooks do not run for a dispatched turn: the run's lifecycle is skipped.
 
@@ -178,6 +181,13 @@ class DispatchCapability(AbstractCapability[Any]):
                 rule_name = rule.label
                 try:
                     found = rule.match(request, operations)
+                except InvalidInputError as error:  # refused before reading it (too large, say)
+                    if rule.on_invalid == 'fall_through':
+                        outcome = 'fell_through'
+                        return None
+                    target = error.agentool
+                    error.details.setdefault('rule', rule_name)
+                    raise
                 except AgenToolError:
                     raise
                 except ValueError as error:  # the rule matched but cannot read the prompt
@@ -186,7 +196,7 @@ class DispatchCapability(AbstractCapability[Any]):
                         return None
                     target = getattr(rule, 'agentool', None)
                     raise InvalidInputError(
-                        f'rule {rule_name!r}: cannot build the input from the prompt: {error}',
+                        f'rule {rule_name!r}: cannot build the input from the prompt: {cut(str(error))}',
                         agentool=target,
                         rule=rule_name,
                     ) from error
@@ -222,12 +232,14 @@ class DispatchCapability(AbstractCapability[Any]):
         """The input as JSON text and its operation, or `None` when invalid input falls through."""
         registry = self._registry()
         if found.agentool not in registry:
-            suggestions = suggest(found.agentool, registry.list_names())
+            name = found.agentool
+            suggestions = suggest(name, registry.list_names()) if len(name) <= QUOTE_BOUND else []
             hint = f'; did you mean {" or ".join(map(repr, suggestions))}?' if suggestions else ''
             raise DispatchTargetError(
-                f'rule {rule.label!r} names agentool {found.agentool!r}, which is not registered{hint}',
+                f'rule {rule.label!r} names agentool {quoted(name)}, which is not registered{hint}',
                 rule=rule.label,
-                target=found.agentool,
+                target=cut(name),
+                target_length=len(name),
                 suggestions=suggestions,
             )
         manager = registry.get_manager(found.agentool)
@@ -262,8 +274,8 @@ class DispatchCapability(AbstractCapability[Any]):
         injector = self.injector or get_injector()
         return injector.registry or get_registry()
 
-    def _operations(self) -> Mapping[str, Sequence[str]]:
-        return _Operations(self._registry(), self.agentools)
+    def _operations(self) -> Candidates:
+        return Candidates(self._registry(), self.agentools)
 
 
 def _sequence_of(value: object, item_type: type) -> bool:
@@ -271,56 +283,3 @@ def _sequence_of(value: object, item_type: type) -> bool:
     if not isinstance(value, Sequence) or isinstance(value, str | bytes):
         return False
     return all(isinstance(item, item_type) for item in cast('Sequence[object]', value))
-
-
-class _Operations(Mapping[str, Sequence[str]]):
-    """Each candidate agentool's operations, each looked up only when a rule asks for it.
-
-    A prompt naming its agentool asks about that one only; a rule matching by operation reads them all.
-    """
-
-    def __init__(self, registry: AgenToolRegistry, names: Sequence[str] | None) -> None:
-        self._registry = registry
-        self._names = names
-        self._checked: list[str] | None = None
-        self._operations: dict[str, Sequence[str]] = {}
-
-    def _candidates(self) -> list[str]:
-        if self._checked is None:
-            registry = self._registry
-            if self._names is None:
-                self._checked = registry.list_names()
-            else:
-                for name in self._names:
-                    if name not in registry:
-                        suggestions = suggest(name, registry.list_names())
-                        hint = f'; did you mean {" or ".join(map(repr, suggestions))}?' if suggestions else ''
-                        raise ConfigurationError(
-                            f'DispatchCapability(agentools=...) names {name!r}, which is not registered{hint}',
-                            option='agentools',
-                            value=repr(name),
-                            suggestions=suggestions,
-                        )
-                self._checked = list(self._names)
-        return self._checked
-
-    def __contains__(self, key: object) -> bool:
-        if not isinstance(key, str):
-            return False
-        # Every registered agentool is a candidate unless `agentools=` lists them (a short list).
-        return key in self._registry if self._names is None else key in self._candidates()
-
-    def __getitem__(self, key: str) -> Sequence[str]:
-        if (found := self._operations.get(key)) is None:
-            if key not in self:
-                raise KeyError(key)
-            # From the configuration, not the manager: an agentool that cannot run (registered for its
-            # docs, say) is a candidate like any other, and refuses only when a prompt picks it.
-            found = self._operations[key] = list(self._registry.require(key).routing_config.operation_map)
-        return found
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._candidates())
-
-    def __len__(self) -> int:
-        return len(self._candidates())

@@ -23,7 +23,9 @@ from pydantic_ai import RunContext
 from pydantic_core import from_json
 
 from ..core.registry import suggest
-from ..errors import ConfigurationError, DispatchTargetError
+from ..errors import ConfigurationError, DispatchTargetError, InputTooLargeError
+from ._candidates import input_limit, utf8_size_over
+from ._text import QUOTE_BOUND, cut, quoted
 
 __all__ = (
     'OnInvalid',
@@ -116,6 +118,8 @@ class DispatchRule(ABC):
         Args:
             request: The turn.
             operations: Each candidate agentool's operations (for rules that find their target).
+                From the capability it also knows each one's `max_input_bytes`, which the built-in
+                rules check before they parse or match a prompt.
 
         Raises:
             ValueError: The rule matched but cannot build an input from the prompt (invalid input,
@@ -130,7 +134,9 @@ class JsonRule(DispatchRule):
     With `agentool` set, every JSON object goes there. Without it, the object names its target:
     either under the key `"agentool"` or by an operation that exactly one candidate agentool has.
     A prompt that is not a JSON object (text that does not parse, or holds a lone surrogate, which
-    no JSON text can), or names no known operation, is declined.
+    no JSON text can), or names no known operation, is declined. A prompt in braces larger than the
+    target's `max_input_bytes` (without `agentool`, than every candidate's) is refused with
+    `InputTooLargeError` before it is parsed.
     """
 
     agentool: str | None = None
@@ -149,6 +155,18 @@ class JsonRule(DispatchRule):
         text = request.prompt.strip()
         if not (text.startswith('{') and text.endswith('}')):
             return None
+        # Size first: an object no candidate may take is refused before any parsing.
+        limit = input_limit(operations, self.agentool)
+        if (size := utf8_size_over(text, limit)) is not None:
+            whose = f'agentool {self.agentool!r}' if self.agentool else 'any agentool this rule may send it to'
+            raise InputTooLargeError(
+                f'rule {self.label!r}: the JSON prompt is {size} bytes, over the limit of {limit} bytes '
+                f'(max_input_bytes) of {whose}; refused before parsing',
+                agentool=self.agentool,
+                rule=self.label,
+                size=size,
+                limit=limit,
+            )
         try:
             data = from_json(text)
         except ValueError:
@@ -160,18 +178,21 @@ class JsonRule(DispatchRule):
         if not isinstance(data, dict):  # pragma: no cover - braces around valid JSON make an object
             return None
         value: dict[str, Any] = data  # pyright: ignore[reportUnknownVariableType]
-        if self.agentool is not None:
+        if self.agentool is not None:  # the key `"agentool"`, if any, is an ordinary field here
             return Dispatch(agentool=self.agentool, input=text)
+        keyed = AGENTOOL_KEY in value
         named = value.pop(AGENTOOL_KEY, None)
         if isinstance(named, str):
             if named not in operations:  # unknown, or left out by `DispatchCapability(agentools=...)`
-                suggestions = suggest(named, operations)
+                # A name longer than the bound is close to none worth suggesting (and costly to compare).
+                suggestions = suggest(named, operations) if len(named) <= QUOTE_BOUND else []
                 hint = f'; did you mean {" or ".join(map(repr, suggestions))}?' if suggestions else ''
                 raise DispatchTargetError(
-                    f'rule {self.label!r}: the prompt names agentool {named!r}, which is not registered or not '
-                    f'one this dispatch may run{hint}',
+                    f'rule {self.label!r}: the prompt names agentool {quoted(named)}, which is not registered '
+                    f'or not one this dispatch may run{hint}',
                     rule=self.label,
-                    target=named,
+                    target=cut(named),
+                    target_length=len(named),
                     suggestions=suggestions,
                 )
             return Dispatch(agentool=named, input=value)
@@ -189,7 +210,9 @@ class JsonRule(DispatchRule):
                 operation=operation,
                 candidates=matches,
             )
-        return Dispatch(agentool=matches[0], input=text)
+        # The object without its `"agentool"` key, whatever that held (`null`, a number...); the text
+        # itself when it had none (the injector validates text on its fast path).
+        return Dispatch(agentool=matches[0], input=value if keyed else text)
 
 
 Parser = Callable[[re.Match[str]], Mapping[str, Any] | BaseModel | str | None]
@@ -204,6 +227,10 @@ class CommandRule(DispatchRule):
     `prefix` (the rest of the prompt after it is the group `args`). `operation` is added to the
     input when set. `parse` replaces the default (named groups, `operation`); it returns the input,
     `None` to decline, or raises `ValueError` for text it cannot read, which counts as invalid input.
+    A prefix rule without `parse` takes no arguments: `/ping now` is invalid input, not `/ping`.
+
+    The pattern never runs on a prompt larger than the agentool's `max_input_bytes`: such a prompt
+    is declined, or refused with `InputTooLargeError` when it starts with a prefix rule's prefix.
     """
 
     agentool: str
@@ -235,13 +262,30 @@ class CommandRule(DispatchRule):
         return f'command:{self.prefix}' if self.prefix is not None else f'command:{self._regex.pattern}'
 
     def match(self, request: DispatchRequest, operations: Mapping[str, Sequence[str]]) -> Dispatch | None:
-        found = self._regex.fullmatch(request.prompt.strip())
+        text = request.prompt.strip()
+        # The pattern never reads more than the agentool would take: a user's regex may backtrack.
+        limit = input_limit(operations, self.agentool)
+        if (size := utf8_size_over(text, limit)) is not None:
+            if self.prefix is None or not _has_prefix(text, self.prefix):
+                return None
+            raise InputTooLargeError(
+                f'rule {self.label!r}: the command is {size} bytes, over the limit of {limit} bytes '
+                f'(max_input_bytes) of agentool {self.agentool!r}; refused before parsing',
+                agentool=self.agentool,
+                rule=self.label,
+                size=size,
+                limit=limit,
+            )
+        found = self._regex.fullmatch(text)
         if found is None:
             return None
         if self.parse is None:
             value: dict[str, Any] = {k: v for k, v in found.groupdict().items() if v is not None}
-            if self.prefix is not None:
-                value.pop('args', None)
+            if self.prefix is not None and (args := value.pop('args', None)):
+                # Dropping them would run the command without what the user typed after it.
+                raise ValueError(
+                    f'{self.prefix!r} takes no arguments (the rule has no parse= to read them); got {quoted(args)}'
+                )
             if self.operation is not None:
                 value['operation'] = self.operation
             return Dispatch(agentool=self.agentool, input=value)
@@ -251,6 +295,11 @@ class CommandRule(DispatchRule):
         if self.operation is not None and isinstance(parsed, Mapping):
             parsed = {'operation': self.operation, **parsed}
         return Dispatch(agentool=self.agentool, input=parsed)
+
+
+def _has_prefix(text: str, prefix: str) -> bool:
+    """Whether `text` is `prefix` alone or followed by whitespace, as the prefix rule's regex reads it."""
+    return text.startswith(prefix) and (len(text) == len(prefix) or text[len(prefix)].isspace())
 
 
 def _is_name(value: object) -> bool:

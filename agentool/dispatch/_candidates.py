@@ -1,0 +1,103 @@
+"""The agentools a dispatch may run: each one's operations and input limit, looked up only when asked.
+
+Rules that find their target (a `JsonRule` without `agentool`) read the operations; every rule
+reads the input limit (`max_input_bytes`) of the agentool it would send a prompt to, so that a
+prompt over it is refused, or declined, before it is parsed or matched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+
+from ..core.config import DEFAULT_MAX_INPUT_BYTES
+from ..core.registry import AgenToolRegistry, suggest
+from ..errors import ConfigurationError
+
+__all__ = ('Candidates', 'input_limit', 'utf8_size_over')
+
+
+class Candidates(Mapping[str, Sequence[str]]):
+    """Each candidate agentool's operations, each looked up only when a rule asks for it.
+
+    A prompt naming its agentool asks about that one only; a rule matching by operation reads them all.
+    """
+
+    def __init__(self, registry: AgenToolRegistry, names: Sequence[str] | None) -> None:
+        self._registry = registry
+        self._names = names
+        self._checked: list[str] | None = None
+        self._operations: dict[str, Sequence[str]] = {}
+
+    def _candidates(self) -> list[str]:
+        if self._checked is None:
+            registry = self._registry
+            if self._names is None:
+                self._checked = registry.list_names()
+            else:
+                for name in self._names:
+                    if name not in registry:
+                        suggestions = suggest(name, registry.list_names())
+                        hint = f'; did you mean {" or ".join(map(repr, suggestions))}?' if suggestions else ''
+                        raise ConfigurationError(
+                            f'DispatchCapability(agentools=...) names {name!r}, which is not registered{hint}',
+                            option='agentools',
+                            value=repr(name),
+                            suggestions=suggestions,
+                        )
+                self._checked = list(self._names)
+        return self._checked
+
+    def max_input_bytes(self, name: str | None) -> int:
+        """The input limit of agentool `name`; with `None`, the largest of every candidate's.
+
+        An agentool that is not registered (the rule's mistake, reported when a prompt reaches it)
+        and an empty candidate list have the default limit.
+        """
+        if name is not None:
+            return self._registry.require(name).max_input_bytes if name in self._registry else DEFAULT_MAX_INPUT_BYTES
+        limits = [self._registry.require(candidate).max_input_bytes for candidate in self._candidates()]
+        return max(limits, default=DEFAULT_MAX_INPUT_BYTES)
+
+    def __contains__(self, key: object) -> bool:
+        if not isinstance(key, str):
+            return False
+        # Every registered agentool is a candidate unless `agentools=` lists them (a short list).
+        return key in self._registry if self._names is None else key in self._candidates()
+
+    def __getitem__(self, key: str) -> Sequence[str]:
+        if (found := self._operations.get(key)) is None:
+            if key not in self:
+                raise KeyError(key)
+            # From the configuration, not the manager: an agentool that cannot run (registered for its
+            # docs, say) is a candidate like any other, and refuses only when a prompt picks it.
+            found = self._operations[key] = list(self._registry.require(key).routing_config.operation_map)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._candidates())
+
+    def __len__(self) -> int:
+        return len(self._candidates())
+
+
+def input_limit(operations: Mapping[str, Sequence[str]], name: str | None) -> int:
+    """`Candidates.max_input_bytes` when the capability passed the candidates, else the default limit.
+
+    A rule's `match` may be called with a plain mapping (a test of a custom rule, say): the
+    default limit still bounds what the rule reads.
+    """
+    if isinstance(operations, Candidates):
+        return operations.max_input_bytes(name)
+    return DEFAULT_MAX_INPUT_BYTES
+
+
+def utf8_size_over(text: str, limit: int) -> int | None:
+    """The UTF-8 size of `text` when it exceeds `limit` bytes, else `None`.
+
+    Counted as the manager counts (a lone surrogate as the 3 bytes 'surrogatepass' gives it), and
+    without encoding when the length alone decides: a character is 1 to 4 bytes.
+    """
+    if len(text) * 4 <= limit:
+        return None
+    size = len(text) if text.isascii() else len(text.encode('utf-8', 'surrogatepass'))
+    return size if size > limit else None

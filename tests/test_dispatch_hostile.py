@@ -1,0 +1,334 @@
+"""Dispatch against hostile prompts and awkward answers: size first, bounded errors, answers as on every surface.
+
+A prompt a rule would claim is measured before it is parsed or matched; an error quotes at most a
+bounded part of what the prompt held; a dispatched answer fits the agent's output type exactly
+when a model's answer with the same data would, and a text agent never gets `Infinity` as text.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import tracemalloc
+from typing import Any, Literal
+
+import pytest
+from pydantic import BaseModel
+from pydantic_ai import Agent, NativeOutput, PromptedOutput, ToolOutput
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+from typing_extensions import TypedDict
+
+from agentool import (
+    BaseOperationInput,
+    DispatchTargetError,
+    InputTooLargeError,
+    InputValidationError,
+    InvalidInputError,
+    OutputError,
+    RoutingConfig,
+    create_agentool,
+)
+from agentool.dispatch import CommandRule, Dispatch, DispatchCapability, DispatchRule, JsonRule
+
+MB = 1024 * 1024
+HUGE = 30 * MB
+"""Tens of megabytes: parsing this much costs seconds and hundreds of MB; refusing it must not."""
+LONG = 2 * MB
+"""Over every limit here, for prompts that reach the model (whose own handling costs their size)."""
+
+
+class NotesInput(BaseOperationInput):
+    operation: Literal['say', 'ping']
+    text: str | None = None
+
+
+class BigInput(BaseOperationInput):
+    operation: Literal['shout']
+    text: str = ''
+
+
+class Ticket(BaseModel):
+    id: int
+    status: str
+
+
+class AnswerInput(BaseOperationInput):
+    operation: Literal['ticket', 'odd', 'tickets']
+
+
+async def say(text: str) -> str:
+    return text
+
+
+async def ping() -> str:
+    return 'pong'
+
+
+async def shout(text: str) -> str:
+    return text.upper()
+
+
+async def ticket() -> Ticket:
+    return Ticket(id=7, status='open')
+
+
+async def odd() -> list[float]:
+    return [math.inf, math.nan]
+
+
+async def tickets() -> list[Ticket]:
+    return [Ticket(id=1, status='open'), Ticket(id=2, status='closed')]
+
+
+@pytest.fixture(autouse=True)
+def agentools() -> None:
+    routes = RoutingConfig(operation_map={'say': 'say', 'ping': 'ping'})
+    create_agentool('notes', NotesInput, routes, [say, ping], max_input_bytes=1000)
+    create_agentool('big', BigInput, RoutingConfig(operation_map={'shout': 'shout'}), [shout], max_input_bytes=MB)
+    answers = RoutingConfig(operation_map={'ticket': 'ticket', 'odd': 'odd', 'tickets': 'tickets'})
+    create_agentool('answers', AnswerInput, answers, [ticket, odd, tickets])
+
+
+class Model:
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        self.calls += 1
+        return ModelResponse(parts=[TextPart('model')])
+
+
+def make(*rules: DispatchRule, output_type: Any = str) -> tuple[Agent[None, Any], Model, DispatchCapability]:
+    model = Model()
+    capability = DispatchCapability(list(rules))
+    return Agent(FunctionModel(model), output_type=output_type, capabilities=[capability]), model, capability
+
+
+def not_json(size: int) -> str:
+    """Braces around text that is no JSON at all: refused as too large only if never parsed
+    (parsed, it would be declined as free text and reach the model)."""
+    return '{' + 'x' * size + '}'
+
+
+# --- size first -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ('rule', 'limit'),
+    [(JsonRule(agentool='notes'), 1000), (JsonRule(), MB)],
+    ids=['named', 'by-operation'],
+)
+async def test_a_json_prompt_over_the_limit_is_refused_before_it_is_parsed(rule: JsonRule, limit: int) -> None:
+    agent, model, capability = make(rule)
+    with pytest.raises(InputTooLargeError) as caught:
+        await agent.run(not_json(HUGE))
+    assert caught.value.details == {
+        **({'agentool': 'notes'} if rule.agentool else {}),
+        'rule': rule.label,
+        'size': HUGE + 2,
+        'limit': limit,
+    }
+    assert len(caught.value.message) < 300
+    assert (model.calls, capability.counts.errors) == (0, 1)
+
+
+async def test_refusing_tens_of_megabytes_of_json_costs_no_more_than_its_size() -> None:
+    # A valid object this size took seconds and ~20x its size in memory to parse before the check.
+    agent, model, _ = make(JsonRule())
+    prompt = '{"operation": "shout", "text": "' + 'y' * HUGE + '"}'
+    tracemalloc.start()
+    try:
+        with pytest.raises(InputTooLargeError):
+            await agent.run(prompt)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < HUGE // 4
+    assert model.calls == 0
+
+
+async def test_json_rule_without_a_target_measures_against_the_largest_candidate_limit() -> None:
+    # Over `notes`' limit but within `big`'s: parsed, routed, and refused by the agentool it names.
+    agent, _, _ = make(JsonRule())
+    assert (await agent.run('{"operation": "shout", "text": "' + 'a' * 5000 + '"}')).output == 'A' * 5000
+    with pytest.raises(InputTooLargeError) as caught:
+        await agent.run('{"operation": "say", "text": "' + 'a' * 5000 + '"}')
+    assert caught.value.details['agentool'] == 'notes'
+
+
+async def test_an_oversized_json_prompt_falls_through_unparsed_when_the_rule_says_so() -> None:
+    agent, model, capability = make(JsonRule(agentool='notes', on_invalid='fall_through'))
+    assert (await agent.run(not_json(LONG))).output == 'model'
+    assert (model.calls, capability.counts.fell_through) == (1, 1)
+
+
+async def test_free_text_no_rule_claims_is_not_agentools_to_limit() -> None:
+    agent, model, _ = make(JsonRule(), CommandRule(prefix='/say', agentool='notes', operation='say'))
+    assert (await agent.run('x' * LONG)).output == 'model'
+    assert model.calls == 1
+
+
+async def test_a_command_pattern_never_runs_on_more_than_the_limit() -> None:
+    # `(\w+\s?)+` backtracks exponentially on a near-miss; on a prompt over the agentool's limit
+    # it is never run (this one would take longer than the test suite).
+    rule = CommandRule(pattern=r'/say (?P<text>(\w+\s?)+)', agentool='notes', operation='say')
+    agent, model, _ = make(rule)
+    assert (await agent.run('/say ' + 'a' * 2000 + '!')).output == 'model'
+    assert (await agent.run('/say ' + 'a b ' * (LONG // 4))).output == 'model'
+    assert model.calls == 2
+    assert (await agent.run('/say hello world')).output == 'hello world'
+
+
+async def test_a_long_command_with_a_prefix_rules_prefix_is_refused_as_too_large() -> None:
+    rule = CommandRule(prefix='/say', agentool='notes', parse=lambda m: {'operation': 'say', 'text': m['args']})
+    agent, model, _ = make(rule)
+    with pytest.raises(InputTooLargeError) as caught:
+        await agent.run('/say ' + 'z' * HUGE)
+    assert caught.value.details == {'agentool': 'notes', 'rule': 'command:/say', 'size': HUGE + 5, 'limit': 1000}
+    assert (await agent.run('/sayz' + 'z' * LONG)).output == 'model'  # not the prefix: declined
+    assert model.calls == 1
+
+
+# --- bounded errors ------------------------------------------------------------------------------
+
+
+async def test_an_unknown_megabyte_agentool_name_is_not_repeated_in_full() -> None:
+    name = 'n' * 1_000_000
+    agent, _, _ = make(JsonRule())
+    with pytest.raises(DispatchTargetError) as caught:
+        await agent.run('{"agentool": "' + name + '", "operation": "ping"}')
+    error = caught.value
+    assert len(error.message) < 2000
+    assert error.details['target'] == name[:200]
+    assert error.details['target_length'] == len(name)
+    assert len(repr(error.details)) < 2000
+
+
+class Named(DispatchRule):
+    def match(self, request: Any, operations: Any) -> Dispatch | None:
+        return Dispatch(agentool='m' * 1_000_000, input={'operation': 'ping'})
+
+
+async def test_a_rule_naming_a_megabyte_agentool_gets_a_bounded_error() -> None:
+    agent, _, _ = make(Named())
+    with pytest.raises(DispatchTargetError) as caught:
+        await agent.run('anything')
+    assert len(caught.value.message) < 2000
+    assert caught.value.details['target_length'] == 1_000_000
+    assert len(repr(caught.value.details)) < 2000
+
+
+async def test_a_parse_error_quoting_the_whole_prompt_is_cut() -> None:
+    def refuse(match: Any) -> Any:
+        raise ValueError(f'cannot read {match.string}')
+
+    agent, _, _ = make(CommandRule(pattern=r'/say .*', agentool='big', parse=refuse))
+    with pytest.raises(InvalidInputError) as caught:
+        await agent.run('/say ' + 'q' * 500_000)
+    assert len(caught.value.message) < 2000
+
+
+# --- "agentool" key ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize('held', ['null', '3', '[]', '{}', 'true'])
+async def test_json_rule_routes_the_object_without_its_agentool_key_whatever_it_holds(held: str) -> None:
+    agent, model, _ = make(JsonRule())
+    result = await agent.run(f'{{"agentool": {held}, "operation": "say", "text": "hi"}}')
+    assert result.output == 'hi'
+    assert model.calls == 0
+
+
+async def test_with_a_named_target_the_agentool_key_is_an_ordinary_field() -> None:
+    agent, _, _ = make(JsonRule(agentool='notes'))
+    with pytest.raises(InputValidationError) as caught:
+        await agent.run('{"agentool": "notes", "operation": "say", "text": "hi"}')
+    assert ['agentool'] in [e['loc'] for e in caught.value.errors]
+
+
+# --- prefix commands with arguments -------------------------------------------------------------
+
+
+async def test_a_prefix_command_without_parse_refuses_arguments_it_would_drop() -> None:
+    agent, model, _ = make(CommandRule(prefix='/ping', agentool='notes', operation='ping'))
+    assert (await agent.run('/ping')).output == 'pong'
+    with pytest.raises(InvalidInputError) as caught:
+        await agent.run('/ping now please')
+    assert caught.value.details == {'agentool': 'notes', 'rule': 'command:/ping'}
+    assert "'/ping' takes no arguments" in caught.value.message
+    assert "'now please'" in caught.value.message
+    assert model.calls == 0
+
+
+async def test_a_prefix_command_with_arguments_falls_through_when_the_rule_says_so() -> None:
+    rule = CommandRule(prefix='/ping', agentool='notes', operation='ping', on_invalid='fall_through')
+    agent, model, capability = make(rule)
+    assert (await agent.run('/ping now please')).output == 'model'
+    assert (model.calls, capability.counts.fell_through) == (1, 1)
+
+
+# --- answers as on every surface -----------------------------------------------------------------
+
+
+ODD = CommandRule(prefix='/odd', agentool='answers', operation='odd')
+TICKET = CommandRule(prefix='/ticket', agentool='answers', operation='ticket')
+TICKETS = CommandRule(prefix='/tickets', agentool='answers', operation='tickets')
+
+
+async def test_a_non_finite_answer_for_a_text_agent_is_an_output_error() -> None:
+    agent, _, _ = make(ODD)
+    with pytest.raises(OutputError) as caught:
+        await agent.run('/odd')
+    assert caught.value.details['reason'] == 'non_finite_number'
+    assert caught.value.details['rule'] == 'command:/odd'
+    assert caught.value.details['operation'] == 'odd'
+
+
+async def test_a_non_finite_answer_for_a_float_list_agent_is_the_floats() -> None:
+    # A structured output carries them as pydantic reads them (as a model run's output does).
+    agent, _, _ = make(ODD, output_type=list[float])
+    output = (await agent.run('/odd')).output
+    assert output[0] == math.inf
+    assert math.isnan(output[1])
+
+
+@dataclasses.dataclass
+class TicketData:
+    id: int
+    status: str
+
+
+class TicketDict(TypedDict):
+    id: int
+    status: str
+
+
+class Other(BaseModel):
+    note: str
+
+
+@pytest.mark.parametrize(
+    ('output_type', 'expected'),
+    [
+        (TicketData, TicketData(id=7, status='open')),
+        (TicketDict, {'id': 7, 'status': 'open'}),
+        (dict[str, Any], {'id': 7, 'status': 'open'}),
+        (Ticket, Ticket(id=7, status='open')),
+        (Other | TicketData, TicketData(id=7, status='open')),
+        ([Other, TicketData], TicketData(id=7, status='open')),
+        (ToolOutput(TicketData), TicketData(id=7, status='open')),
+        (NativeOutput(TicketDict), {'id': 7, 'status': 'open'}),
+        (PromptedOutput(dict[str, Any]), {'id': 7, 'status': 'open'}),
+    ],
+    ids=['dataclass', 'typeddict', 'dict', 'model', 'union', 'list', 'tool', 'native', 'prompted'],
+)
+async def test_an_answer_fits_every_output_type_its_data_fits(output_type: Any, expected: Any) -> None:
+    agent, model, _ = make(TICKET, output_type=output_type)
+    assert (await agent.run('/ticket')).output == expected
+    assert model.calls == 0
+
+
+async def test_a_list_answer_fits_a_list_of_dataclasses() -> None:
+    agent, _, _ = make(TICKETS, output_type=list[TicketData])
+    assert (await agent.run('/tickets')).output == [TicketData(1, 'open'), TicketData(2, 'closed')]
