@@ -160,3 +160,15 @@ def test_field_wording_cannot_read_as_a_contradiction(registry: AgenToolRegistry
     # `hint` is required by the schema and takes null: said so, not "`str | None`, required".
     assert '- `hint` (`str | None`, required, may be null)' in docs
     assert '`str | None`, required)' not in docs
+
+
+class FreeInput(BaseOperationInput):
+    operation: str
+
+
+def test_openapi_paths_percent_encode_names_that_hold_path_syntax(registry: AgenToolRegistry) -> None:
+    create_agentool('a/{b}?#%', FreeInput, RoutingConfig(operation_map={'go/{x}': 'ping'}), [ping])
+    spec = registry.generate_api_spec()
+    assert sorted(spec['paths']) == ['/agentools/a%2F%7Bb%7D%3F%23%25', '/agentools/a%2F%7Bb%7D%3F%23%25/go%2F%7Bx%7D']
+    operation = spec['paths']['/agentools/a%2F%7Bb%7D%3F%23%25/go%2F%7Bx%7D']['post']
+    assert operation['x-agentool'] == {**operation['x-agentool'], 'agentool': 'a/{b}?#%', 'operation': 'go/{x}'}
