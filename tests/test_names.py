@@ -21,6 +21,7 @@ from agentool import (
     get_injector,
 )
 from agentool.catalog.markdown import code, escape
+from agentool.cli import main
 
 
 class PingInput(BaseOperationInput):
@@ -172,3 +173,13 @@ def test_openapi_paths_percent_encode_names_that_hold_path_syntax(registry: Agen
     assert sorted(spec['paths']) == ['/agentools/a%2F%7Bb%7D%3F%23%25', '/agentools/a%2F%7Bb%7D%3F%23%25/go%2F%7Bx%7D']
     operation = spec['paths']['/agentools/a%2F%7Bb%7D%3F%23%25/go%2F%7Bx%7D']['post']
     assert operation['x-agentool'] == {**operation['x-agentool'], 'agentool': 'a/{b}?#%', 'operation': 'go/{x}'}
+
+
+def test_cli_show_words_fields_as_the_catalog_does(
+    registry: AgenToolRegistry, capsys: pytest.CaptureFixture[str]
+) -> None:
+    make_notes()
+    assert main(['show', 'notes']) == 0
+    shown = capsys.readouterr().out
+    assert '      key: str (required)' in shown
+    assert '      hint: str | None (required, may be null)' in shown

@@ -30,6 +30,7 @@ __all__ = (
     'CatalogField',
     'FieldsSource',
     'field_property',
+    'field_requirement',
     'operation_fields',
     'operation_request_schema',
     'probe_transform',
@@ -202,3 +203,24 @@ def field_property(properties: dict[str, Any], key: str, required: bool, *, null
         else:
             schema['anyOf'] = kept
     return schema
+
+
+def field_requirement(field: CatalogField, request_schema: dict[str, Any]) -> str:
+    """How a catalog says whether `field` must be given: `required`, `required, may be null` or `optional`.
+
+    A required field whose request-schema property takes `null` says so, so a listing never reads
+    "`str | None`, required" as if the two contradicted each other.
+    """
+    if not field['required']:
+        return 'optional'
+    prop: dict[str, Any] = request_schema.get('properties', {}).get(field['name'], {})
+    return 'required, may be null' if _takes_null(prop) else 'required'
+
+
+def _takes_null(schema: dict[str, Any]) -> bool:
+    """Whether a JSON schema names `null` among its types (`{}`, any value, does not count)."""
+    kinds = schema.get('type')
+    if kinds == 'null' or (isinstance(kinds, list) and 'null' in kinds):
+        return True
+    branches = cast('list[Any]', schema.get('anyOf', []))
+    return any(_takes_null(cast('dict[str, Any]', branch)) for branch in branches if isinstance(branch, dict))

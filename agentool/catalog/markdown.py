@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, cast
 from ..core._metadata import docstring_summary
 from ..core._option_checks import NAME_REFUSED_CATEGORIES, check_text
 from ._arguments import check_registry
-from .data import CatalogEntry, CatalogOperation, CatalogTool, export_catalog
+from .data import CatalogEntry, CatalogOperation, CatalogTool, export_catalog, field_requirement
 
 if TYPE_CHECKING:
     from ..core.registry import AgenToolRegistry
@@ -169,24 +169,13 @@ def _operation(operation: CatalogOperation) -> list[str]:
     items.append('**Fields:**' if operation['fields'] else '**Fields:** none')
     lines = [f'- **{escape(operation["name"], line_start=False)}**: {about}']
     lines += [f'    - {item}' for item in items]
-    properties: dict[str, Any] = operation['request_schema'].get('properties', {})
     for field in operation['fields']:
+        required = field_requirement(field, operation['request_schema'])
         if not field['required']:
-            required = f'optional, default {code(json.dumps(field["default"]))}'
-        else:  # a required field that takes null reads "required, may be null", never "`str | None`, required"
-            required = 'required, may be null' if _takes_null(properties.get(field['name'], {})) else 'required'
+            required += f', default {code(json.dumps(field["default"]))}'
         described = f': {escape(field["description"], line_start=False)}' if field['description'] else ''
         lines.append(f'        - {code(field["name"])} ({code(field["type"])}, {required}){described}')
     return lines
-
-
-def _takes_null(schema: dict[str, Any]) -> bool:
-    """Whether a property's JSON schema names `null` among its types (`{}`, any value, does not count)."""
-    kinds = schema.get('type')
-    if kinds == 'null' or (isinstance(kinds, list) and 'null' in kinds):
-        return True
-    branches = cast('list[Any]', schema.get('anyOf', []))
-    return any(_takes_null(cast('dict[str, Any]', branch)) for branch in branches if isinstance(branch, dict))
 
 
 def _tool(tool: CatalogTool) -> list[str]:
