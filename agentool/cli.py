@@ -38,6 +38,7 @@ from ._interface import check_json_numbers
 from ._modules import import_modules
 from .catalog import catalog_entry, input_schema
 from .catalog import operations as catalog_operations
+from .catalog.data import field_requirement
 from .core.registry import AgenToolRegistry, get_registry, suggest
 from .errors import AgenToolError, UnknownOperationError
 
@@ -152,7 +153,7 @@ def _run_show(args: argparse.Namespace) -> int:
         marks = f' [{", ".join(flags)}]' if flags else ''
         print(f'    {op["name"]} -> {op["tool"]}{marks}  {_first_line(op["description"])}'.rstrip())
         for field in op['fields']:
-            required = 'required' if field['required'] else 'optional'
+            required = field_requirement(field, op['request_schema'])  # 'required, may be null' when null is taken
             print(f'      {field["name"]}: {field["type"]} ({required})  {field["description"] or ""}'.rstrip())
     return 0
 

@@ -14,6 +14,7 @@ from .core._metadata import extract_tool_metadata, infer_output_type
 from .core._option_checks import (
     check_examples,
     check_flag,
+    check_labels,
     check_limit,
     check_name,
     check_string_or_strings,
@@ -117,7 +118,7 @@ def create_agentool(
         version=version,
         tags=check_strings('tags', () if tags is None else tags),  # 'abc' is refused, not three tags
         tools_metadata=tools_metadata,
-        dependencies=check_strings('dependencies', () if dependencies is None else dependencies),
+        dependencies=check_labels('dependencies', () if dependencies is None else dependencies, agentool=name),
         examples=check_examples(() if examples is None else examples),
         max_input_bytes=max_input_bytes,
     )

@@ -66,7 +66,9 @@ class StoreError(AgenToolError):
     """A store operation failed in SQLite, or the store is closed.
 
     `details` has `path`, `operation` (`'read'`, `'write'`, ...) and `sqlite_error` (SQLite's error
-    name such as `'SQLITE_BUSY'`, or `None`); the `sqlite3` error is the `__cause__`. A write that
+    name such as `'SQLITE_BUSY'`, or `None`); the `sqlite3` error is the `__cause__`. A path whose
+    directory cannot be created (a file in the way, no such root, no permission) adds `os_error`
+    (`'FileExistsError'`, ...), with the `OSError` as the cause. A write that
     raised it was not applied: its transaction rolled back.
     """
 
@@ -220,6 +222,14 @@ class SQLiteStore:
                 operation=operation,
                 sqlite_error=name,
             ) from error
+        except OSError as error:  # creating the database's directory: a file in the way, no such root, no permission
+            raise StoreError(
+                f'store {self.path!r}: {operation} failed: cannot create its directory: {error}',
+                path=self.path,
+                operation=operation,
+                sqlite_error=None,
+                os_error=type(error).__name__,
+            ) from error
 
 
 async def _wait_through_cancellation(future: asyncio.Future[Any]) -> None:
@@ -311,13 +321,30 @@ def _write(db: sqlite3.Connection, key: str, data: object) -> WriteResult:
 
 
 def _list(db: sqlite3.Connection, prefix: str | None) -> ListResult:
-    if prefix is None:
+    if not prefix:
         rows = db.execute('SELECT key FROM agentool_storage ORDER BY key').fetchall()
-    else:  # substr, not LIKE: no wildcard escaping, and case-sensitive like the keys themselves
+    elif (end := _after_prefix(prefix)) is None:
+        rows = db.execute('SELECT key FROM agentool_storage WHERE key >= ? ORDER BY key', (prefix,)).fetchall()
+    else:  # a range on the key index: exact for any prefix (NUL included), no wildcards, case-sensitive
         rows = db.execute(
-            'SELECT key FROM agentool_storage WHERE substr(key, 1, ?) = ? ORDER BY key', (len(prefix), prefix)
+            'SELECT key FROM agentool_storage WHERE key >= ? AND key < ? ORDER BY key', (prefix, end)
         ).fetchall()
     return ListResult(prefix=prefix, keys=[row[0] for row in rows])
+
+
+def _after_prefix(prefix: str) -> str | None:
+    """The least string above every string starting with `prefix`; `None` when there is none.
+
+    SQLite compares text as UTF-8 bytes (`BINARY`), which orders like code points: the last code
+    point that can grow is incremented (skipping the surrogates, which UTF-8 cannot hold).
+    """
+    stripped = prefix.rstrip(chr(0x10FFFF))
+    if not stripped:
+        return None
+    following = ord(stripped[-1]) + 1
+    if 0xD800 <= following <= 0xDFFF:
+        following = 0xE000
+    return stripped[:-1] + chr(following)
 
 
 def _delete(db: sqlite3.Connection, key: str) -> DeleteResult:

@@ -2,8 +2,11 @@
 
 Operations: `read`, `write`, `list`, `delete`, `exists`. Outputs are typed (`StorageResult`).
 Absence is data, not an error: reading a missing key gives `found=False`, deleting one gives
-`deleted=False`. Bad input raises agentool's typed `InvalidInputError`; SQLite errors (including
-use of a closed store) raise the store's typed `StoreError`, unchanged by the run.
+`deleted=False`. Bad input raises agentool's typed `InvalidInputError` (`data` holding `NaN`,
+an infinity or `1e400` included: JSON has no such numbers); SQLite and filesystem errors (a path
+that cannot be opened, use of a closed store) raise the store's typed `StoreError` naming the
+path, unchanged by the run. `list` with a prefix is a range query on the keys: exact for any
+prefix, NUL and `%` included.
 
 This module is the agentool layer (input schema, tools, routing, `create_storage`). The store it
 runs on (`SQLiteStore`: durability, the worker thread, the default store and its path) is in
@@ -21,10 +24,11 @@ Run it: `python -m examples.storage` (writes to `default_path()`).
 from __future__ import annotations
 
 import asyncio
+import math
 from dataclasses import dataclass
 from typing import Literal, Self, TypeAlias
 
-from pydantic import Field, JsonValue, model_validator
+from pydantic import Field, JsonValue, field_validator, model_validator
 from pydantic_ai import Agent, RunContext
 
 from agentool import BaseOperationInput, Route, RoutingConfig, create_agentool
@@ -85,6 +89,23 @@ class StorageInput(BaseOperationInput):
     )
     data: JsonValue = Field(default=None, description='The JSON value to store (write; null is a value).')
     prefix: str | None = Field(default=None, description='Only list keys starting with this (list).')
+
+    @field_validator('data')
+    @classmethod
+    def _finite(cls, data: JsonValue) -> JsonValue:
+        # JSON has no NaN or infinity, but the JSON parser reads `NaN`, `Infinity` and `1e400` and a
+        # `JsonValue` field keeps them (the schema's allow_inf_nan=False covers float fields only):
+        # refused here, so every surface gives the typed input error, never json.dumps's ValueError.
+        pending: list[JsonValue] = [data]
+        while pending:  # a loop, not recursion: any nesting depth costs its size and no more
+            value = pending.pop()
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ValueError(f'data must be JSON: {value} is not a JSON number (JSON has no NaN or infinity)')
+            if isinstance(value, dict):
+                pending.extend(value.values())
+            elif isinstance(value, list):
+                pending.extend(value)
+        return data
 
     @model_validator(mode='after')
     def _fields_fit_operation(self) -> Self:

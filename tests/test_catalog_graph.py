@@ -68,9 +68,28 @@ def test_mermaid_graph(registry: AgenToolRegistry) -> None:
 
 
 def test_mermaid_labels_are_escaped(registry: AgenToolRegistry) -> None:
-    make('say "hi" <b>#1</b> `x`\nnext')
+    make('say "hi" <b>#1</b> `x`  next')
     first_node = registry.generate_mermaid_graph(include_tools=False).splitlines()[1]
-    assert first_node == '    a0("say #quot;hi#quot; #lt;b#gt;#35;1#lt;/b#gt; #96;x#96; next")'
+    assert first_node == '    a0("say #quot;hi#quot; #lt;b#gt;#35;1#lt;/b#gt; #96;x#96;  next")'
+
+
+def test_mermaid_directives_cannot_leave_a_label(registry: AgenToolRegistry) -> None:
+    # Mermaid reads `%%{...}%%` anywhere in the text as a directive that reconfigures the diagram.
+    make("x%%{init: {'theme':'forest'}}%%", "dep%%{init: {'theme':'dark'}}%%")
+    text = registry.generate_mermaid_graph()
+    assert not {'%', '{', '}', "'"} & set(text)
+    assert '    a0("x#37;#37;#123;init: #123;#39;theme#39;:#39;forest#39;#125;#125;#37;#37;")' in text
+    assert '#39;dark#39;' in text  # the missing dependency's dashed node is escaped too
+
+
+def test_mermaid_labels_keep_spacing_apart(registry: AgenToolRegistry) -> None:
+    # Control characters are refused in names; a label keeps the spaces it is given, never folds them.
+    make('a b')
+    make('a  b')
+    assert registry.generate_mermaid_graph(include_tools=False).splitlines()[1:3] == [
+        '    a0("a  b")',
+        '    a1("a b")',
+    ]
 
 
 def test_empty_graph(registry: AgenToolRegistry) -> None:

@@ -220,7 +220,10 @@ async def read(key: str) -> str:
 def test_matched_field_required_by_the_tool(registry: AgenToolRegistry) -> None:
     create_agentool('reader', ReadInput, RoutingConfig(operation_map={'read': 'read'}), [read])
     (field,) = _operations(registry, 'reader')['read']['fields']
-    assert (field['name'], field['required'], field['type']) == ('key', True, 'str | None')
+    # Typed as the operation takes it: `read(key: str)` refuses null, as the request schema says.
+    assert (field['name'], field['required'], field['type']) == ('key', True, 'str')
+    key_schema = _operations(registry, 'reader')['read']['request_schema']['properties']['key']
+    assert key_schema == {'type': 'string', 'title': 'Key'}
 
 
 def test_transform_fields_are_found_by_probing(registry: AgenToolRegistry) -> None:

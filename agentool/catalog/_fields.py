@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import types
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Annotated, Any, Literal, TypedDict, Union, cast, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, TypedDict, Union, cast, get_args, get_origin
 
 from pydantic import AliasChoices, AliasPath
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
 from ..core._requirements import FieldsSource, operation_requirements, probe_transform
+from ..core._signature import type_name
 from ._json import json_value
 
 if TYPE_CHECKING:
@@ -29,6 +30,7 @@ __all__ = (
     'CatalogField',
     'FieldsSource',
     'field_property',
+    'field_requirement',
     'operation_fields',
     'operation_request_schema',
     'probe_transform',
@@ -49,27 +51,10 @@ class CatalogField(TypedDict):
     """The default value (JSON, see `json_value`); `None` when the field is required or its default is computed."""
 
 
-def type_label(annotation: Any) -> str:
-    """A short, readable name for a type annotation: `float`, `str | None`, `list[Item]`, `Literal['a']`."""
-    origin, args = get_origin(annotation), get_args(annotation)
-    if origin is Annotated:
-        return type_label(args[0])
-    if origin in (Union, types.UnionType):
-        return ' | '.join(type_label(arg) for arg in args)
-    if origin is Literal:
-        return f'Literal[{", ".join(repr(arg) for arg in args)}]'
-    if origin is not None and args:
-        return f'{type_label(origin)}[{", ".join(type_label(arg) for arg in args)}]'
-    if annotation is None or annotation is types.NoneType:
-        return 'None'
-    if annotation is Ellipsis:
-        return '...'
-    if isinstance(annotation, list):  # the parameters of a `Callable`
-        items: list[Any] = annotation  # pyright: ignore[reportUnknownVariableType]
-        return f'[{", ".join(type_label(item) for item in items)}]'
-    if isinstance(annotation, type):
-        return annotation.__name__
-    return repr(annotation).replace('typing.', '').replace('typing_extensions.', '')
+type_label = type_name
+"""A short, readable name for a type annotation: `float`, `str | None`, `list[Item]`, `Literal['a']`.
+
+The core's `type_name`: tool metadata, catalogs and errors spell every type the same way."""
 
 
 def operation_fields(
@@ -93,9 +78,21 @@ def operation_fields(
             continue
         if field_name in needs.used or info.is_required():
             required = info.is_required() or field_name in needs.needed
-            fields.append(_field(field_name, info, required, properties))
+            fields.append(_field(field_name, info, required, properties, nullable=field_name not in needs.non_null))
     keys = [schema_key(name, input_schema.model_fields[name], properties) for name in needs.non_null]
     return fields, needs.source, keys
+
+
+def _without_none(annotation: Any) -> Any:
+    """`annotation` without its `None` branch: `str | None` -> `str` (as the operation's request schema has it)."""
+    origin, args = get_origin(annotation), get_args(annotation)
+    if origin is Annotated:
+        return _without_none(args[0])
+    if origin in (Union, types.UnionType):
+        kept = tuple(arg for arg in args if arg is not types.NoneType and arg is not None)
+        if kept and len(kept) < len(args):
+            return kept[0] if len(kept) == 1 else Union[kept]  # noqa: UP007  # a tuple of members, built at run time
+    return annotation
 
 
 def schema_key(name: str, info: FieldInfo, properties: dict[str, Any]) -> str:
@@ -112,7 +109,9 @@ def schema_key(name: str, info: FieldInfo, properties: dict[str, Any]) -> str:
     return alias if alias is not None and alias in properties else name
 
 
-def _field(name: str, info: FieldInfo, required: bool, properties: dict[str, Any]) -> CatalogField:
+def _field(
+    name: str, info: FieldInfo, required: bool, properties: dict[str, Any], *, nullable: bool = True
+) -> CatalogField:
     key = schema_key(name, info, properties)
     default: Any = None
     if not (required or info.default is PydanticUndefined):
@@ -122,7 +121,8 @@ def _field(name: str, info: FieldInfo, required: bool, properties: dict[str, Any
         default = prop['default'] if 'default' in prop else json_value(info.default)
     return CatalogField(
         name=key,
-        type=type_label(info.annotation),
+        # A field the operation needs a value for is typed as the operation takes it: `str`, not `str | None`.
+        type=type_label(info.annotation if nullable else _without_none(info.annotation)),
         description=info.description,
         required=required,
         default=default,
@@ -203,3 +203,24 @@ def field_property(properties: dict[str, Any], key: str, required: bool, *, null
         else:
             schema['anyOf'] = kept
     return schema
+
+
+def field_requirement(field: CatalogField, request_schema: dict[str, Any]) -> str:
+    """How a catalog says whether `field` must be given: `required`, `required, may be null` or `optional`.
+
+    A required field whose request-schema property takes `null` says so, so a listing never reads
+    "`str | None`, required" as if the two contradicted each other.
+    """
+    if not field['required']:
+        return 'optional'
+    prop: dict[str, Any] = request_schema.get('properties', {}).get(field['name'], {})
+    return 'required, may be null' if _takes_null(prop) else 'required'
+
+
+def _takes_null(schema: dict[str, Any]) -> bool:
+    """Whether a JSON schema names `null` among its types (`{}`, any value, does not count)."""
+    kinds = schema.get('type')
+    if kinds == 'null' or (isinstance(kinds, list) and 'null' in kinds):
+        return True
+    branches = cast('list[Any]', schema.get('anyOf', []))
+    return any(_takes_null(cast('dict[str, Any]', branch)) for branch in branches if isinstance(branch, dict))

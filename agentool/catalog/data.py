@@ -29,7 +29,15 @@ from ..core._option_checks import check_string_or_strings, check_text
 from ..core._output_spec import output_value_type
 from ..core._signature import read_signature
 from ._arguments import check_registry
-from ._fields import CatalogField, FieldsSource, operation_fields, operation_request_schema, schema_key, type_label
+from ._fields import (
+    CatalogField,
+    FieldsSource,
+    field_requirement,
+    operation_fields,
+    operation_request_schema,
+    schema_key,
+    type_label,
+)
 from ._json import JsonSchemaGenerator, json_value
 
 if TYPE_CHECKING:
@@ -47,6 +55,7 @@ __all__ = (
     'CatalogTool',
     'CatalogToolSummary',
     'FieldsSource',
+    'field_requirement',
     'catalog_entry',
     'list_detailed',
     'export_catalog',

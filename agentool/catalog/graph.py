@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import unicodedata
 from typing import TYPE_CHECKING, NotRequired, TypedDict
 
-from ..core._option_checks import check_flag
+from ..core._option_checks import NAME_REFUSED_CATEGORIES, check_flag
 from ._arguments import check_registry
 from .data import tool_names
 
@@ -76,9 +77,21 @@ def mermaid_graph(registry: AgenToolRegistry, *, include_tools: bool = True) -> 
     return '\n'.join(lines) + '\n'
 
 
-_ENTITIES = {'#': '#35;', '"': '#quot;', '<': '#lt;', '>': '#gt;', '&': '#amp;', '`': '#96;'}
+_ENTITIES = {
+    '#': '#35;', '"': '#quot;', '<': '#lt;', '>': '#gt;', '&': '#amp;', '`': '#96;',
+    '%': '#37;', '{': '#123;', '}': '#125;', "'": '#39;',
+}  # fmt: skip
+"""Mermaid syntax inside a quoted label, written as entity codes: quotes, HTML, and `%%{...}%%`
+(a directive anywhere in the text, label or not, would reconfigure the whole diagram)."""
 
 
 def _label(text: str) -> str:
-    """`text` safe inside a quoted Mermaid label: entity codes, newlines folded to spaces."""
-    return ''.join(_ENTITIES.get(char, char) for char in ' '.join(text.split()))
+    """`text` safe inside a quoted Mermaid label: syntax and every control or format character as entity codes.
+
+    Nothing is folded, so `a b`, `a\\nb` and `a\\r\\nb` stay three different labels.
+    """
+    return ''.join(_ENTITIES.get(char) or _coded(char) for char in text)
+
+
+def _coded(char: str) -> str:
+    return f'#{ord(char)};' if unicodedata.category(char) in NAME_REFUSED_CATEGORIES else char

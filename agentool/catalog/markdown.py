@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from typing import TYPE_CHECKING, Any, cast
 
 from ..core._metadata import docstring_summary
-from ..core._option_checks import check_text
+from ..core._option_checks import NAME_REFUSED_CATEGORIES, check_text
 from ._arguments import check_registry
-from .data import CatalogEntry, CatalogOperation, CatalogTool, export_catalog
+from .data import CatalogEntry, CatalogOperation, CatalogTool, export_catalog, field_requirement
 
 if TYPE_CHECKING:
     from ..core.registry import AgenToolRegistry
@@ -36,6 +37,21 @@ _LINE_START = re.compile(r'^(?:[-+!]|[:=?]|\d+[.)])')
 """What opens a block at the start of a line: lists, admonitions, definitions, headings, ordered lists."""
 
 
+def _visible(text: str) -> str:
+    """`text` with whitespace folded to single spaces and every other control or format character
+    (NUL, ESC, zero-width and bidirectional marks) written as its escape (`\\x00`, `\\u202e`), so it
+    can neither hide nor reorder what is around it."""
+    folded = ' '.join(text.split())
+    if folded.isprintable():
+        return folded
+    refused = NAME_REFUSED_CATEGORIES
+    return ''.join(_escaped(char) if unicodedata.category(char) in refused else char for char in folded)
+
+
+def _escaped(char: str) -> str:
+    return char.encode('unicode_escape', 'backslashreplace').decode('ascii')
+
+
 def _line_start(match: re.Match[str]) -> str:
     marker = match.group()
     if marker[-1] in ':=?':
@@ -49,7 +65,7 @@ def escape(text: str, *, line_start: bool = True) -> str:
     `line_start=False` is for text that follows something on its line (`**Version:** 1.0.0`),
     where nothing can open a block, so `1.` needs no escape.
     """
-    folded = ' '.join(text.split())
+    folded = _visible(text)
     inside_words = {match.start() for match in _WORD_UNDERSCORE.finditer(folded)}
     escaped = ''.join(
         _ENTITIES.get(c, f'\\{c}' if c in _BACKSLASHED or (c == '_' and i not in inside_words) else c)
@@ -66,7 +82,7 @@ def paragraphs(text: str) -> str:
 
 def code(text: str) -> str:
     """`text` as an inline code span, whatever backticks it contains."""
-    folded = ' '.join(text.split())
+    folded = _visible(text)
     if not folded:
         return ''
     fence = '`' * (max((len(run) for run in re.findall('`+', folded)), default=0) + 1)
@@ -74,8 +90,17 @@ def code(text: str) -> str:
     return f'{fence}{pad}{folded}{pad}{fence}'
 
 
+def _json_escaped(char: str) -> str:
+    """`char` as JSON writes it inside a string, when it is a control or format character (valid JSON either way)."""
+    if char == '\n' or unicodedata.category(char) not in NAME_REFUSED_CATEGORIES:
+        return char
+    return json.dumps(char)[1:-1]
+
+
 def _json_block(value: Any) -> str:
     text = json.dumps(value, indent=2, ensure_ascii=False)
+    if not text.isprintable():  # JSON escapes C0 controls only: escape DEL, C1, format marks and separators too
+        text = ''.join(_json_escaped(char) for char in text)
     longest = max((len(run) for run in re.findall(r'^\s*(`+)', text, flags=re.MULTILINE)), default=0)
     fence = '`' * max(3, longest + 1)
     return f'{fence}json\n{text}\n{fence}'
@@ -145,7 +170,9 @@ def _operation(operation: CatalogOperation) -> list[str]:
     lines = [f'- **{escape(operation["name"], line_start=False)}**: {about}']
     lines += [f'    - {item}' for item in items]
     for field in operation['fields']:
-        required = 'required' if field['required'] else f'optional, default {code(json.dumps(field["default"]))}'
+        required = field_requirement(field, operation['request_schema'])
+        if not field['required']:
+            required += f', default {code(json.dumps(field["default"]))}'
         described = f': {escape(field["description"], line_start=False)}' if field['description'] else ''
         lines.append(f'        - {code(field["name"])} ({code(field["type"])}, {required}){described}')
     return lines

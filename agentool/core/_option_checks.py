@@ -6,6 +6,7 @@ type is refused when it is given rather than failing later somewhere unrelated.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, NewType, TypeVar, cast, get_origin
@@ -14,6 +15,9 @@ from ..errors import ConfigurationError
 
 __all__ = (
     'check_name',
+    'check_label',
+    'check_labels',
+    'NAME_REFUSED_CATEGORIES',
     'check_limit',
     'check_text',
     'check_strings',
@@ -39,19 +43,71 @@ def _refuse(option: str, expected: str, value: object, agentool: str | None = No
     )
 
 
-def check_name(name: object) -> str:
-    """`name` if it is a usable agentool name (a string with something besides whitespace); else `ConfigurationError`.
+NAME_REFUSED_CATEGORIES = frozenset({'Cc', 'Cf', 'Cs', 'Zl', 'Zp'})
+"""Unicode categories no name may hold: controls (NUL, tab, CR, LF, DEL, NEL), format characters
+(zero-width and bidirectional marks), lone surrogates and line/paragraph separators. Each is
+invisible or breaks the line in a listing, a log or a catalog, so two names could look alike."""
 
-    A blank name would be listed, logged and rendered as nothing (an empty Markdown heading, an
-    invisible CLI row), so two of them could not be told apart.
+_SHOWN = 60
+"""Characters of a refused name quoted in its error: enough to find it, bounded for a huge one."""
+
+
+def _shown(value: object) -> str:
+    if isinstance(value, str) and len(value) > _SHOWN:
+        return f'{value[:_SHOWN]!r}... ({len(value)} characters)'
+    text = repr(value)
+    return text if len(text) <= 4 * _SHOWN else f'{text[: 4 * _SHOWN]}... ({len(text)} characters)'
+
+
+def _refused_character(text: str) -> str | None:
+    """The first character of `text` in a refused category; `str.isprintable` clears most names at C speed."""
+    if text.isprintable():
+        return None
+    return next((char for char in text if unicodedata.category(char) in NAME_REFUSED_CATEGORIES), None)
+
+
+def check_label(option: str, value: object, *, agentool: str | None = None, what: str | None = None) -> str:
+    """`value` if it is a usable name: a string with something besides whitespace and no control character.
+
+    For the names every listing, catalog and log shows (agentools, operations, tools, dependencies):
+    a blank one would be rendered as nothing, and one holding a character of
+    `NAME_REFUSED_CATEGORIES` (NUL, CR, LF, tab, zero-width or bidirectional marks...) would be
+    invisible or break the line, so two names could not be told apart.
+
+    `what` names the value in the message (`option` by default).
     """
-    if isinstance(name, str) and name and not name.isspace():
-        return name
-    raise ConfigurationError(
-        f'an agentool name must be a non-empty string, not only whitespace; got {name!r} ({type(name).__name__})',
-        option='name',
-        value=repr(name),
-    )
+    what = what or option
+    if not (isinstance(value, str) and value and not value.isspace()):
+        raise ConfigurationError(
+            f'{what} must be a non-empty string, not only whitespace; got {_shown(value)} ({type(value).__name__})',
+            agentool=agentool,
+            option=option,
+            value=_shown(value),
+        )
+    if (char := _refused_character(value)) is not None:
+        category = unicodedata.category(char)
+        raise ConfigurationError(
+            f'{what} must not contain control, format or line-separator characters; got {_shown(value)}, '
+            f'which holds {char!r} (U+{ord(char):04X}, category {category})',
+            agentool=agentool,
+            option=option,
+            value=_shown(value),
+            character=f'U+{ord(char):04X}',
+        )
+    return value
+
+
+def check_labels(option: str, value: object, *, agentool: str | None = None) -> list[str]:
+    """`value` as a list if it is a collection of usable names (`check_label`); a lone string is refused."""
+    items = check_strings(option, value)
+    for item in items:
+        check_label(option, item, agentool=agentool)
+    return items
+
+
+def check_name(name: object) -> str:
+    """`name` if it is a usable agentool name (`check_label`); else `ConfigurationError` naming option `name`."""
+    return check_label('name', name, what='an agentool name')
 
 
 def check_limit(

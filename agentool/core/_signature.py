@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import functools
 import inspect
+import types
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import FunctionType, SimpleNamespace
-from typing import Any, cast, get_origin, get_type_hints
+from typing import Annotated, Any, Literal, Union, cast, get_args, get_origin, get_type_hints
 
 from pydantic_ai import RunContext
 
@@ -175,9 +176,29 @@ def _check_context(tool: str, parameter: inspect.Parameter, annotation: object, 
 
 
 def type_name(annotation: Any) -> str:
-    """A readable name for a type annotation (`int`, `list[str]`, `MyModel | None`), never quoted."""
+    """A short, readable name for a type annotation (`float`, `Note | None`, `list[Item]`, `Literal['a']`).
+
+    The one spelling of a type in metadata, catalogs and errors: classes by their bare name, never
+    module-qualified, never quoted (an unresolved forward reference is its text).
+    """
     if isinstance(annotation, str):  # a forward reference that could not be resolved
         return annotation
-    if isinstance(annotation, type) and get_origin(annotation) is None:
+    origin, args = get_origin(annotation), get_args(annotation)
+    if origin is Annotated:
+        return type_name(args[0])
+    if origin in (Union, types.UnionType):
+        return ' | '.join(type_name(arg) for arg in args)
+    if origin is Literal:
+        return f'Literal[{", ".join(repr(arg) for arg in args)}]'
+    if origin is not None and args:
+        return f'{type_name(origin)}[{", ".join(type_name(arg) for arg in args)}]'
+    if annotation is None or annotation is types.NoneType:
+        return 'None'
+    if annotation is Ellipsis:
+        return '...'
+    if isinstance(annotation, list):  # the parameters of a `Callable`
+        items: list[Any] = annotation  # pyright: ignore[reportUnknownVariableType]
+        return f'[{", ".join(type_name(item) for item in items)}]'
+    if isinstance(annotation, type):
         return annotation.__name__
-    return repr(annotation).replace('typing.', '')
+    return repr(annotation).replace('typing.', '').replace('typing_extensions.', '')

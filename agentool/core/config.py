@@ -20,6 +20,8 @@ from ._option_checks import (
     check_examples,
     check_flag,
     check_instances,
+    check_label,
+    check_labels,
     check_limit,
     check_name,
     check_string_map,
@@ -95,6 +97,7 @@ class Route:
             raise ConfigurationError(
                 f'Route(tool=...) must be a tool name; got {tool!r}', option='tool', value=repr(tool)
             )
+        check_label('tool', tool, what='Route(tool=...)')
         if transform is not None and not callable(transform):
             raise ConfigurationError(
                 f'Route(transform=...) must be callable or None; got {transform!r}',
@@ -166,6 +169,8 @@ class RouteMap(Mapping[str, Route]):
                 option='operation_map',
                 value=repr(bad[0]),
             )
+        for op, _ in items:  # an operation name is listed, rendered and matched: no control characters
+            check_label('operation_map', op, what='an operation name')
         self._routes = {cast(str, op): _to_route(cast(str, op), spec) for op, spec in items}
 
     def __getitem__(self, operation: str) -> Route:
@@ -291,6 +296,7 @@ class ToolMetadata:
     def __post_init__(self) -> None:
         # Catalogs and docs read every agentool's metadata: a wrong type is refused here, not in each of them.
         check_text('name', self.name)
+        check_label('name', self.name, what='a tool name')
         for option in ('description', 'return_type', 'docstring'):
             check_text(option, getattr(self, option), optional=True)
         check_flag('is_async', self.is_async)
@@ -342,7 +348,7 @@ class AgenToolConfig:
         check_text('description', self.description, optional=True)
         check_text('version', self.version)
         self.tags = check_strings('tags', self.tags)
-        self.dependencies = check_strings('dependencies', self.dependencies)
+        self.dependencies = check_labels('dependencies', self.dependencies)
         self.examples = check_examples(self.examples)
         self.created_at = aware('created_at', self.created_at)
         self.updated_at = aware('updated_at', self.updated_at)
