@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, cast, get_args
 
 from pydantic import ValidationError
-from pydantic_ai import RunContext
+from pydantic_ai import RunContext, native_tools
 from pydantic_ai.messages import ModelMessage, ModelResponse, ModelResponseStreamEvent
 from pydantic_ai.models import (
     CompletedStreamedResponse,
@@ -28,6 +28,7 @@ from pydantic_ai.models import (
     StreamedResponse,
     infer_model,
 )
+from pydantic_ai.native_tools import AbstractNativeTool
 from pydantic_ai.profiles import ModelProfile
 from pydantic_ai.settings import ModelSettings
 
@@ -78,6 +79,7 @@ class CassetteModel(Model):
     _records: bool = field(repr=False)
     _by_fingerprint: dict[str, list[Exchange]] = field(repr=False)
     _seen: Counter[str] = field(repr=False)
+    _replay_profile: ModelProfile | None = field(repr=False)
 
     def __init__(
         self,
@@ -108,11 +110,12 @@ class CassetteModel(Model):
         self.cassette = loaded
         self._records = mode in ('all', 'new_episodes') or (mode == 'once' and not exists)
         info = loaded.model
-        super().__init__(profile=cast(ModelProfile, dict(info.profile)) if self.wrapped is None else None)
+        super().__init__(profile=_restored(info.profile) if self.wrapped is None else None)
         self._by_fingerprint = {}
         for exchange in loaded.exchanges:
             self._by_fingerprint.setdefault(exchange.fingerprint, []).append(exchange)
         self._seen = Counter()
+        self._replay_profile = None
 
     @property
     def model_name(self) -> str:
@@ -128,7 +131,9 @@ class CassetteModel(Model):
         # prepares a replayed request (output mode, native output, files) as it did when recording.
         if self.wrapped is not None:
             return self.wrapped.profile
-        return Model.profile.func(self)  # pyright: ignore[reportFunctionMemberAccess]
+        if self._replay_profile is None:
+            self._replay_profile = Model.profile.func(self)  # pyright: ignore[reportFunctionMemberAccess]
+        return self._replay_profile
 
     @property
     def settings(self) -> ModelSettings | None:
@@ -283,6 +288,37 @@ def _corrupt(path: Path | None, error: Exception) -> CassetteError:
 
 
 def _plain(profile: ModelProfile) -> dict[str, Any]:
-    # Only plain values travel: classes (schema transformers, native tool types) do not serialise.
-    items = cast('dict[str, Any]', profile).items()
-    return {key: value for key, value in items if isinstance(value, bool | int | float | str)}
+    """The profile's values JSON can carry: plain values, sets and tuples of text, native tool types
+    by name. Other classes (a schema transformer) stay behind: they shape the wire, not the run."""
+    plain: dict[str, Any] = {}
+    for key, value in cast('dict[str, Any]', profile).items():
+        if isinstance(value, bool | int | float | str):
+            plain[key] = value
+        elif isinstance(value, frozenset | tuple):
+            items = cast('frozenset[Any] | tuple[Any, ...]', value)
+            if all(isinstance(item, str) for item in items):
+                plain[key] = {
+                    'set' if isinstance(items, frozenset) else 'tuple': sorted(items)
+                    if isinstance(items, frozenset)
+                    else list(items)
+                }
+            elif all(isinstance(item, type) and issubclass(item, AbstractNativeTool) for item in items):
+                plain[key] = {'native_tools': sorted(item.__name__ for item in items)}
+    return plain
+
+
+def _restored(plain: dict[str, Any]) -> ModelProfile:
+    profile: dict[str, Any] = {}
+    for key, value in plain.items():
+        if isinstance(value, dict):
+            tagged = cast('dict[str, list[str]]', value)
+            if 'set' in tagged:
+                profile[key] = frozenset(tagged['set'])
+            elif 'tuple' in tagged:
+                profile[key] = tuple(tagged['tuple'])
+            elif 'native_tools' in tagged:
+                found = (getattr(native_tools, name, None) for name in tagged['native_tools'])
+                profile[key] = frozenset(kind for kind in found if isinstance(kind, type))
+        else:
+            profile[key] = value
+    return cast(ModelProfile, profile)
