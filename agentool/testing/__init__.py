@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from .cassette import Cassette, CassetteInfo, Exchange, RecordMode
 from .cassette_model import CassetteModel, Redactor
+from .cassette_tools import CassetteTools
 from .double import AgentDouble
 from .log import CallLog, CallRecord, Expected, RequestRecord
 from .recorder import Recorder
@@ -33,6 +34,7 @@ __all__ = (
     'Cassette',
     'CassetteInfo',
     'CassetteModel',
+    'CassetteTools',
     'Exchange',
     'RecordMode',
     'Redactor',

@@ -118,6 +118,16 @@ class CassetteModel(Model):
         self._replay_profile = None
 
     @property
+    def records(self) -> bool:
+        """Whether a request (or tool call) this cassette does not hold is recorded rather than refused."""
+        return self._records
+
+    def save(self) -> None:
+        """Write the cassette to its file (a no-op for one kept in memory)."""
+        if self.path is not None:
+            self.cassette.save(self.path)
+
+    @property
     def model_name(self) -> str:
         return self.wrapped.model_name if self.wrapped is not None else self.cassette.model.model_name
 
@@ -237,8 +247,7 @@ class CassetteModel(Model):
             self.cassette.model = CassetteInfo(
                 model_name=self.wrapped.model_name, system=self.wrapped.system, profile=_plain(self.wrapped.profile)
             )
-        if self.path is not None:
-            self.cassette.save(self.path)
+        self.save()
 
     def _mismatch(self, key: str, view: dict[str, Any]) -> CassetteMismatchError:
         where = self._where()

@@ -68,11 +68,16 @@ class Recording(BaseModel):
             ConfigurationError,
             missing=f'recording {str(file)!r} does not exist; record it first with Recorder({str(file)!r})',
         )
+        return cls.from_data(data, source=str(file))
+
+    @classmethod
+    def from_data(cls, data: Any, *, source: str = 'the recording') -> Recording:
+        """Validate parsed JSON as a recording."""
         try:
             return cls.model_validate(data)
         except ValidationError as error:
             raise ConfigurationError(
-                f'{str(file)!r} is not an agentool recording: {error}', path=str(file), reason='invalid'
+                f'{source!r} is not an agentool recording: {error}', path=source, reason='invalid'
             ) from None
 
     def save(self, path: str | os.PathLike[str]) -> None:
