@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults, ModelRetry
+from pydantic_ai.capabilities import NativeTool
 from pydantic_ai.messages import (
     BinaryContent,
     FilePart,
@@ -23,9 +24,11 @@ from pydantic_ai.messages import (
 from pydantic_ai.models import Model, override_allow_model_requests
 from pydantic_ai.models.function import AgentInfo, DeltaThinkingPart, DeltaToolCall, FunctionModel
 from pydantic_ai.models.test import TestModel
+from pydantic_ai.native_tools import WebSearchTool
 from pydantic_ai.output import NativeOutput, PromptedOutput, ToolOutput
 from pydantic_ai.usage import RequestUsage
 
+from agentool.errors import CassetteMismatchError
 from agentool.testing import CassetteModel
 
 
@@ -306,3 +309,26 @@ async def test_a_non_streamed_recording_replays_as_a_stream(tmp_path: Path) -> N
     with _offline():
         async with agent.run_stream('hi', model=CassetteModel(None, cassette=path)) as stream:
             assert await stream.get_output() == 'hello there'
+
+
+async def test_native_tools_and_binary_prompts_replay(tmp_path: Path) -> None:
+    agent = Agent(output_type=str, capabilities=[NativeTool(WebSearchTool())])
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        tools = [tool.kind for tool in info.model_request_parameters.native_tools]
+        return ModelResponse(parts=[TextPart(f'saw {tools}')])
+
+    image = BinaryContent(b'\x89PNG\r\n\x1a\n', media_type='image/png')
+    prompt = ['What is this?', image]
+    path = tmp_path / 'c.json'
+    recording = CassetteModel(FunctionModel(model), cassette=path, mode='once')
+    recorded = await agent.run(prompt, model=recording)
+    assert recorded.output == "saw ['web_search']"
+    with _offline():
+        replayed = await agent.run(prompt, model=CassetteModel(None, cassette=path))
+    assert replayed.output == recorded.output
+    assert _stable(replayed.all_messages()) == _stable(recorded.all_messages())
+    # Stored inline (base64), so a changed image is a changed request.
+    other = ['What is this?', BinaryContent(b'GIF89a', media_type='image/gif')]
+    with _offline(), pytest.raises(CassetteMismatchError, match='user prompt changed'):
+        await agent.run(other, model=CassetteModel(None, cassette=path))

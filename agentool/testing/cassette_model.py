@@ -149,6 +149,11 @@ class CassetteModel(Model):
             self._replay_profile = Model.profile.func(self)  # pyright: ignore[reportFunctionMemberAccess]
         return self._replay_profile
 
+    @classmethod
+    def supported_native_tools(cls) -> frozenset[type[AbstractNativeTool]]:
+        # Every one: the profile in effect (the wrapped model's, or the recorded one) narrows it.
+        return native_tools.SUPPORTED_NATIVE_TOOLS
+
     @property
     def settings(self) -> ModelSettings | None:
         # The wrapped model applies its own settings when it is called; leaving them out of the
