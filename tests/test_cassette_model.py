@@ -30,28 +30,12 @@ from pydantic_ai.usage import RequestUsage
 
 from agentool.errors import CassetteMismatchError
 from agentool.testing import CassetteModel
+from tests._cassette_stable import stable
 
 
 class City(BaseModel):
     name: str
     population: int
-
-
-_VOLATILE = {'timestamp', 'run_id', 'conversation_id', 'tool_call_id', 'provider_response_id'}
-
-
-def _stable(messages: list[ModelMessage]) -> Any:
-    """`all_messages()` without what differs between two identical runs."""
-    from pydantic_ai import ModelMessagesTypeAdapter
-
-    def clean(value: Any) -> Any:
-        if isinstance(value, dict):
-            return {k: clean(v) for k, v in value.items() if k not in _VOLATILE}  # pyright: ignore
-        if isinstance(value, list):
-            return [clean(v) for v in value]  # pyright: ignore
-        return value
-
-    return clean(ModelMessagesTypeAdapter.dump_python(messages, mode='json'))
 
 
 def _offline() -> Any:
@@ -67,7 +51,7 @@ async def _round_trip(
     with _offline():
         replayed = await agent.run(prompt, model=CassetteModel(None, cassette=path), **run)
     assert replayed.output == recorded.output
-    assert _stable(replayed.all_messages()) == _stable(recorded.all_messages())
+    assert stable(replayed.all_messages()) == stable(recorded.all_messages())
     return recorded, replayed
 
 
@@ -194,7 +178,7 @@ async def test_deferred_approval_and_continuation_replay(tmp_path: Path) -> None
     with _offline():
         replayed = await both(None, 'none')
     assert replayed[1].output == recorded[1].output == 'done'
-    assert _stable(replayed[1].all_messages()) == _stable(recorded[1].all_messages())
+    assert stable(replayed[1].all_messages()) == stable(recorded[1].all_messages())
 
 
 async def test_message_history_continuation_replays(tmp_path: Path) -> None:
@@ -209,7 +193,7 @@ async def test_message_history_continuation_replays(tmp_path: Path) -> None:
     recorded = await conversation(CassetteModel(model, cassette=path, mode='once'))
     with _offline():
         replayed = await conversation(CassetteModel(None, cassette=path))
-    assert _stable(replayed.all_messages()) == _stable(recorded.all_messages())
+    assert stable(replayed.all_messages()) == stable(recorded.all_messages())
     assert len(replayed.all_messages()) == 4
 
 
@@ -248,7 +232,7 @@ async def test_run_stream_replays_the_recorded_deltas(tmp_path: Path) -> None:
     with _offline():
         replayed, again = await deltas(CassetteModel(None, cassette=path))
     assert replayed == recorded == ['It is ', 'sunny ', 'in Paris.']
-    assert _stable(again.all_messages()) == _stable(live.all_messages())
+    assert stable(again.all_messages()) == stable(live.all_messages())
 
 
 async def test_run_stream_events_replays_the_event_sequence(tmp_path: Path) -> None:
@@ -327,7 +311,7 @@ async def test_native_tools_and_binary_prompts_replay(tmp_path: Path) -> None:
     with _offline():
         replayed = await agent.run(prompt, model=CassetteModel(None, cassette=path))
     assert replayed.output == recorded.output
-    assert _stable(replayed.all_messages()) == _stable(recorded.all_messages())
+    assert stable(replayed.all_messages()) == stable(recorded.all_messages())
     # Stored inline (base64), so a changed image is a changed request.
     other = ['What is this?', BinaryContent(b'GIF89a', media_type='image/gif')]
     with _offline(), pytest.raises(CassetteMismatchError, match='user prompt changed'):
