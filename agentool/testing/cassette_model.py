@@ -15,7 +15,8 @@ from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast, get_args
+from types import TracebackType
+from typing import Any, Self, cast, get_args
 
 from pydantic import ValidationError
 from pydantic_ai import RunContext, native_tools
@@ -120,6 +121,19 @@ class CassetteModel(Model):
             self._by_fingerprint.setdefault(exchange.fingerprint, []).append(exchange)
         self._seen = Counter()
         self._replay_profile = None
+
+    async def __aenter__(self) -> Self:
+        # The wrapped model's HTTP client lives as long as this model is entered (`async with agent:`).
+        if self.wrapped is not None:
+            await self.wrapped.__aenter__()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc_val: BaseException | None, exc_tb: TracebackType | None
+    ) -> bool | None:
+        if self.wrapped is not None:
+            return await self.wrapped.__aexit__(exc_type, exc_val, exc_tb)
+        return None
 
     @property
     def records(self) -> bool:
