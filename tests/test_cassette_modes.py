@@ -256,3 +256,18 @@ async def test_entering_the_cassette_model_enters_the_wrapped_one() -> None:
         assert (await _agent().run('a', model=model)).output == 'echo: a #1'
     assert seen[0] == 'enter'
     assert seen[-1] == 'exit'
+
+
+async def test_bad_arguments_are_typed(tmp_path: Path) -> None:
+    with pytest.raises(CassetteError, match='wraps a pydantic-ai Model') as caught:
+        CassetteModel(42, cassette=Cassette())  # type: ignore[arg-type]
+    assert caught.value.details['reason'] == 'model'
+    with pytest.raises(CassetteError, match='cannot make model'):
+        CassetteModel('nosuchprovider:model', cassette=Cassette())
+    with pytest.raises(CassetteError, match='redact must be a function'):
+        CassetteModel(None, cassette=Cassette(), redact='yes')  # type: ignore[arg-type]
+    with pytest.raises(CassetteError, match='path must be a non-empty str or Path'):
+        CassetteModel(None, cassette=3)  # type: ignore[arg-type]
+    model = CassetteModel(Counting().model, cassette=Cassette(), mode='all', redact=lambda e: None)  # type: ignore[arg-type,return-value]
+    with pytest.raises(CassetteError, match='redaction hook returned NoneType'):
+        await _agent().run('a', model=model)

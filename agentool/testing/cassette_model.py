@@ -20,6 +20,7 @@ from typing import Any, Self, cast, get_args
 
 from pydantic import ValidationError
 from pydantic_ai import RunContext, native_tools
+from pydantic_ai.exceptions import UserError
 from pydantic_ai.messages import ModelMessage, ModelResponse, ModelResponseStreamEvent
 from pydantic_ai.models import (
     CompletedStreamedResponse,
@@ -96,7 +97,9 @@ class CassetteModel(Model):
                 reason='mode',
                 mode=str(mode)[:60],
             )
-        self.wrapped = None if wrapped is None else infer_model(wrapped)
+        if redact is not None and not callable(redact):
+            raise CassetteError(f'redact must be a function; got {repr(redact)[:60]}', reason='redact')
+        self.wrapped = None if wrapped is None else _model(wrapped)
         self.mode = mode
         self.redact = redact
         if isinstance(cassette, Cassette):
@@ -254,7 +257,14 @@ class CassetteModel(Model):
             'stream': None if events is None else Exchange.dump_events(events),
         }
         if self.redact is not None:
-            data = self.redact(copy.deepcopy(data))
+            redacted = cast(object, self.redact(copy.deepcopy(data)))
+            if not isinstance(redacted, dict):
+                raise CassetteError(
+                    f'the redaction hook returned {type(redacted).__name__}, not the exchange dict',
+                    path=self._where(),
+                    reason='redact',
+                )
+            data = cast('dict[str, Any]', redacted)
             data['fingerprint'] = key
         try:
             exchange = Exchange.model_validate(data)
@@ -296,6 +306,21 @@ class CassetteModel(Model):
 
     def _where(self) -> str:
         return repr(str(self.path)) if self.path is not None else '(in memory)'
+
+
+def _model(wrapped: object) -> Model[Any]:
+    if isinstance(wrapped, Model):
+        return cast('Model[Any]', wrapped)
+    if not isinstance(wrapped, str):
+        raise CassetteError(
+            f'CassetteModel wraps a pydantic-ai Model, a model name or None; got {repr(wrapped)[:60]}', reason='model'
+        )
+    try:
+        return infer_model(wrapped)
+    except (UserError, ValueError, ImportError) as error:
+        raise CassetteError(
+            f'CassetteModel cannot make model {wrapped[:60]!r}: {str(error)[:300]}', reason='model'
+        ) from None
 
 
 def _response(exchange: Exchange, path: Path | None) -> ModelResponse:
