@@ -29,7 +29,7 @@ from pydantic_ai import RunContext
 from pydantic_ai.agent import AbstractAgent
 from pydantic_ai.capabilities import AbstractCapability
 
-from ._dbos_database import safe_url, sqlite_engine_kwargs
+from ._dbos_support import quiet_input_errors, safe_url, sqlite_engine_kwargs
 from .core._option_checks import check_instance, check_instances, check_limit, check_strings, check_text
 from .core.capability import build_agent
 from .core.durability import dispatcher_reset, dispatcher_scope
@@ -236,6 +236,7 @@ async def launch(
         )
     if (engine_kwargs := sqlite_engine_kwargs(url)) is not None:
         config['db_engine_kwargs'] = engine_kwargs
+    quiet_input_errors()
     try:
         DBOS(config=config)
         DBOS.launch()

@@ -1,7 +1,8 @@
-"""The system database helpers of `agentool.dbos`: URLs shown without passwords, and SQLite before 3.42."""
+"""Helpers of `agentool.dbos`: URLs shown without passwords, SQLite before 3.42, quiet input errors."""
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import sys
 import time
@@ -9,7 +10,33 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-__all__ = ('safe_url', 'sqlite_engine_kwargs')
+from .errors import InvalidInputError
+
+__all__ = ('quiet_input_errors', 'safe_url', 'sqlite_engine_kwargs')
+
+
+class _QuietInputErrors(logging.Filter):
+    """DBOS's record of a workflow that ended with a typed input error: one INFO line, no traceback.
+
+    DBOS logs every failed workflow at ERROR with its traceback. A rejected input is the caller's
+    answer (`run` raises it), not a failure of the worker, so it is shown only at INFO.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if not isinstance(error, InvalidInputError):
+            return True
+        record.msg, record.args = f'{record.getMessage()} {type(error).__name__}: {error}', ()
+        record.levelno, record.levelname = logging.INFO, 'INFO'
+        record.exc_info, record.exc_text = None, None
+        return logging.getLogger(record.name).isEnabledFor(logging.INFO)
+
+
+def quiet_input_errors() -> None:
+    """Install the filter on DBOS's logger (idempotent)."""
+    logger = logging.getLogger('dbos')
+    if not any(isinstance(existing, _QuietInputErrors) for existing in logger.filters):
+        logger.addFilter(_QuietInputErrors())
 
 
 def safe_url(url: str) -> str:
