@@ -109,7 +109,8 @@ def _needs_launch(function: str) -> Generator[None]:
 
 
 def unit_key() -> str | None:
-    """DBOS's identity of the step running now (`workflow id:step id`), `None` outside a step."""
+    """DBOS's identity of the step running now (`workflow id:step id`), `None` outside a step: inside
+    an agentool operation, the key `agentool.durable.unit_key()` gives (the same thing)."""
     workflow_id, step_id = DBOS.workflow_id, DBOS.step_id
     return None if workflow_id is None or step_id is None else f'{workflow_id}:{step_id}'
 
@@ -325,9 +326,8 @@ class _Answer:
     async def step(
         self, ctx: RunContext[Any] | None, agentool: str, operation: str, input: str, via: Via, retries: int
     ) -> Any:
-        registry = self.registry
         return await DBOS.run_step_async(
-            self.options, run_unit, ctx, agentool, input, via, retries, registry=registry, unit_key=unit_key
+            self.options, run_unit, ctx, agentool, input, via, retries, registry=self.registry, unit_key=unit_key
         )
 
 

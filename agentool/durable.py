@@ -5,7 +5,8 @@ during a run inside the engine's workflow, each agentool operation the run execu
 tool's routed call, an `AgenToolToolset` tool, and `injector.call` made by the workflow's own code
 (an agentool that delegates with `Route(durable=False)`) — becomes one durable unit through
 pydantic-ai's public `@durable_operation`. A completed unit is journaled: after a crash, the engine
-replays its recorded result instead of calling the tool again.
+replays its recorded result instead of calling the tool again. An agentool's own model requests are
+not units: they are a deterministic function of the operations' results (`wrap_model_request`).
 
 A unit whose tool crashed after its side effect but before the engine recorded the result runs
 again on recovery (every engine has that window). Tools with side effects make them idempotent with
