@@ -144,8 +144,11 @@ def main() -> None:
     parser.add_argument('--rows-only', action='store_true', help='only the per-operation rows (no workers)')
     args = parser.parse_args()
     print(f'one durable operation on DBOS (SQLite), {args.repeats} interleaved rounds of {args.runs} runs:')
-    for line in report(asyncio.run(measure(args.repeats, args.runs))):
-        print(line)
+    wall, cpu = asyncio.run(measure(args.repeats, args.runs))
+    for title, rows in (('wall time', wall), ('CPU time of the process', cpu)):
+        print(f' {title}, per run:')
+        for line in report(rows):
+            print(line)
     if args.rows_only:
         return
     plain, durable = asyncio.run(overhead(args.repeats, args.runs))

@@ -12,7 +12,9 @@ Rows, each the median wall time per run of interleaved rounds with its spread (m
   not journaled); the excess over one journaled step (a bare workflow with one step less one
   without) is what the agentool adds beyond the step it is there for.
 
-Wall time, not CPU time: the journal's cost is I/O and DBOS's threads.
+Each sample is timed twice: wall time (what a caller waits, including the journal's fsyncs, but
+also whatever else the machine runs) and this process's CPU time (DBOS's threads included, steadier
+on a shared machine). Ratios are taken per round, then their median and spread are reported.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ PROMPT = '{"operation": "add", "a": 2, "b": 3}'
 
 Subject = Callable[[], Awaitable[Any]]
 Rows = dict[str, list[float]]
+"""Seconds per run of each subject, one sample per round."""
 
 
 class _AddInput(BaseModel):
@@ -125,10 +128,11 @@ def _subjects() -> dict[str, Subject]:
     }
 
 
-async def measure(repeats: int, runs: int) -> Rows:
-    """Seconds per run of each subject: `repeats` interleaved rounds of `runs` runs each."""
+async def measure(repeats: int, runs: int) -> tuple[Rows, Rows]:
+    """Wall and CPU seconds per run of each subject: `repeats` interleaved rounds of `runs` runs each."""
     subjects = _subjects()
-    rows: Rows = {name: [] for name in subjects}
+    wall: Rows = {name: [] for name in subjects}
+    cpu: Rows = {name: [] for name in subjects}
     with tempfile.TemporaryDirectory(prefix='agentool-bench-') as directory:
         await durable_dbos.launch(Path(directory) / 'dbos.sqlite3')
         try:
@@ -137,13 +141,14 @@ async def measure(repeats: int, runs: int) -> Rows:
                 await subject()
             for _ in range(repeats):
                 for name, subject in subjects.items():
-                    start = time.perf_counter()
+                    start, start_cpu = time.perf_counter(), time.process_time()
                     for _ in range(runs):
                         await subject()
-                    rows[name].append((time.perf_counter() - start) / runs)
+                    cpu[name].append((time.process_time() - start_cpu) / runs)
+                    wall[name].append((time.perf_counter() - start) / runs)
         finally:
             durable_dbos.shutdown()
-    return rows
+    return wall, cpu
 
 
 def _ms(samples: list[float]) -> str:
@@ -160,6 +165,7 @@ def _ratio(rows: Rows, numerator: str, denominator: str) -> str:
 def report(rows: Rows) -> list[str]:
     """The table's lines: each subject, then the ratios the targets are about."""
     lines = [f'  {name:<28} {_ms(samples)}' for name, samples in rows.items()]
+    # The LLM agent's agentool step, less one bare DBOS step: what agentool adds beyond the step.
     excess = [
         (llm - own) - (step - empty)
         for llm, own, step, empty in zip(
