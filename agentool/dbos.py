@@ -145,7 +145,9 @@ def register(agent: AbstractAgent[Any, Any]) -> AbstractAgent[Any, Any]:
 def durable(
     name: str, *, registry: AgenToolRegistry | None = None, step_config: StepConfig | None = None, **agent_kwargs: Any
 ) -> AbstractAgent[Any, Any]:
-    """Agentool `name`'s agent with DBOS durability, registered for `run`, `enqueue` and recovery."""
+    """Agentool `name`'s agent with DBOS durability, registered for `run`, `enqueue` and recovery.
+
+    `run` answers it as the agentool's lean run in the workflow, its operation the one DBOS step."""
     check_instance('registry', registry, AgenToolRegistry, optional=True)
     extra = check_instances('capabilities', agent_kwargs.pop('capabilities', ()), AbstractCapability)
     registry = get_registry() if registry is None else registry
