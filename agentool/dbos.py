@@ -18,30 +18,31 @@ from __future__ import annotations
 
 import logging
 import os
-import sqlite3
-import sys
-import time
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Generator, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 import anyio.to_thread
+from pydantic_ai import RunContext
 from pydantic_ai.agent import AbstractAgent
 from pydantic_ai.capabilities import AbstractCapability
 
+from ._dbos_support import quiet_input_errors, safe_url, sqlite_engine_kwargs
 from .core._option_checks import check_instance, check_instances, check_limit, check_strings, check_text
 from .core.capability import build_agent
+from .core.durability import dispatcher_reset, dispatcher_scope
 from .core.registry import AgenToolRegistry, get_registry
-from .durable import AgenToolDurability
+from .durable import CAPABILITY_ID, OPERATION_NAME, AgenToolDurability, UnitDispatcher, run_unit
 from .errors import AgenToolNotFoundError, ConfigurationError, MissingExtraError
 from .paths import user_data_dir
 
 try:
-    from dbos import DBOS, DBOSConfig, SetWorkflowID, WorkflowHandleAsync, WorkflowStatus
+    from dbos import DBOS, DBOSConfig, SetWorkflowID, StepOptions, WorkflowHandleAsync, WorkflowStatus
     from dbos import error as _dbos_errors
-    from pydantic_ai.durable_exec.dbos import DBOSDurability, StepConfig
+    from pydantic_ai.durable_exec import CapabilityOperationId
+    from pydantic_ai.durable_exec.dbos import DBOSDurability, DBOSOperationNamer, StepConfig
 except ImportError as error:  # pragma: no cover - exercised without the extra
     raise MissingExtraError(
         "agentool.dbos needs the 'dbos' extra: pip install 'agentool[dbos]'", extra='dbos'
@@ -64,6 +65,8 @@ __all__ = (
     'unit_key',
 )
 
+Via = Literal['tool', 'injector']
+
 DATABASE_ENV = 'AGENTOOL_DBOS_DATABASE'
 """Environment variable that sets the default system database (a path or a database URL)."""
 
@@ -74,6 +77,9 @@ QUEUE_NAME = 'agentool'
 """The DBOS queue `enqueue` puts runs on; every launched process is a worker of it."""
 
 _agents: dict[str, AbstractAgent[Any, Any]] = {}
+_answers: dict[str, _Answer] = {}  # by agent name: how `run` answers the agents `durable` built
+_STEP_NAMER = DBOSOperationNamer
+_OPERATION = CapabilityOperationId(CAPABILITY_ID, operation=OPERATION_NAME)
 _state = {'launched': False}
 """Set by `launch`, cleared by `shutdown`: a DBOS error before launch is then explained."""
 _launched_with: dict[str, Any] = {}  # the settings of the launch in effect
@@ -103,7 +109,8 @@ def _needs_launch(function: str) -> Generator[None]:
 
 
 def unit_key() -> str | None:
-    """DBOS's identity of the step running now (`workflow id:step id`), `None` outside a step."""
+    """DBOS's identity of the step running now (`workflow id:step id`), `None` outside a step: inside
+    an agentool operation, the key `agentool.durable.unit_key()` gives (the same thing)."""
     workflow_id, step_id = DBOS.workflow_id, DBOS.step_id
     return None if workflow_id is None or step_id is None else f'{workflow_id}:{step_id}'
 
@@ -129,6 +136,8 @@ def register(agent: AbstractAgent[Any, Any]) -> AbstractAgent[Any, Any]:
     check_instance('agent', agent, AbstractAgent)
     if agent.name is None:
         raise _refuse('agent', 'an agent with a name: recovery finds it by name', agent)
+    if _agents.get(agent.name) is not agent:
+        _answers.pop(agent.name, None)  # another agent under this name: `run` runs it, as registered
     _agents[agent.name] = agent
     return agent
 
@@ -136,12 +145,20 @@ def register(agent: AbstractAgent[Any, Any]) -> AbstractAgent[Any, Any]:
 def durable(
     name: str, *, registry: AgenToolRegistry | None = None, step_config: StepConfig | None = None, **agent_kwargs: Any
 ) -> AbstractAgent[Any, Any]:
-    """Agentool `name`'s agent with DBOS durability, registered for `run`, `enqueue` and recovery."""
+    """Agentool `name`'s agent with DBOS durability, registered for `run`, `enqueue` and recovery.
+
+    `run` answers it as the agentool's lean run in the workflow, its operation the one DBOS step."""
     check_instance('registry', registry, AgenToolRegistry, optional=True)
     extra = check_instances('capabilities', agent_kwargs.pop('capabilities', ()), AbstractCapability)
     registry = get_registry() if registry is None else registry
     caps = [*capabilities(step_config=step_config, registry=registry), *extra]
-    return register(build_agent(name, registry, capabilities=caps, **agent_kwargs))
+    agent = register(build_agent(name, registry, capabilities=caps, **agent_kwargs))
+    _answers.pop(name, None)
+    if not extra:
+        # What `run` runs: the same agent without capabilities, which answers lean, its operation one step.
+        options: StepOptions = {**(step_config or {}), 'name': _STEP_NAMER(name).operation_name(_OPERATION)}
+        _answers[name] = _Answer(build_agent(name, registry, **agent_kwargs), options, registry)
+    return agent
 
 
 def default_database_path() -> Path:
@@ -215,13 +232,14 @@ async def launch(
         if settings == _launched_with:
             return
         raise ConfigurationError(
-            f'DBOS is already launched in this process (on {_safe(_launched_with["system_database_url"])}) with '
+            f'DBOS is already launched in this process (on {safe_url(_launched_with["system_database_url"])}) with '
             'other settings: call `agentool.dbos.shutdown()` first',
             reason='already_launched',
-            database=_safe(url),
+            database=safe_url(url),
         )
-    if (engine_kwargs := _sqlite_engine_kwargs(url)) is not None:
+    if (engine_kwargs := sqlite_engine_kwargs(url)) is not None:
         config['db_engine_kwargs'] = engine_kwargs
+    quiet_input_errors()
     try:
         DBOS(config=config)
         DBOS.launch()
@@ -235,60 +253,16 @@ async def launch(
         # DBOS keeps a half-launched instance, which a later `launch` would reuse with these settings.
         DBOS.destroy(destroy_registry=False)
         raise ConfigurationError(
-            f'agentool.dbos.launch() could not start DBOS on {_safe(url)}: {error}',
+            f'agentool.dbos.launch() could not start DBOS on {safe_url(url)}: {error}',
             reason='launch_failed',
-            database=_safe(url),
+            database=safe_url(url),
         ) from error
     _state['launched'] = True
     _launched_with.update(settings)
 
 
-def _safe(url: str) -> str:
-    """`url` with its password hidden, for messages."""
-    from sqlalchemy.engine import make_url
-    from sqlalchemy.exc import ArgumentError
-
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except ArgumentError:  # not parsable: only its scheme
-        return url.partition('://')[0] + '://...'
-
-
 def _refuse(option: str, expected: str, value: object) -> ConfigurationError:
     return ConfigurationError(f'{option} must be {expected}; got {value!r}', option=option, value=repr(value))
-
-
-def _sqlite_engine_kwargs(url: str) -> dict[str, Any] | None:
-    # DBOS on Python 3.12+ stamps rows with SQLite's `unixepoch('subsec')`, which SQLite before 3.42
-    # (the system library of many Linux distributions) evaluates to NULL, so DBOS fails to launch.
-    # Its connections get a `unixepoch` that understands the modifier; nothing else changes.
-    if not url.startswith('sqlite') or sys.version_info < (3, 12) or sqlite3.sqlite_version_info >= (3, 42):
-        return None
-    from sqlalchemy.engine import make_url
-
-    database = make_url(url).database or ':memory:'
-    return {'creator': _connect_with_subsec(database)}
-
-
-def _connect_with_subsec(database: str) -> Callable[[], sqlite3.Connection]:
-    def connect() -> sqlite3.Connection:
-        connection = sqlite3.connect(database, check_same_thread=False)
-        connection.create_function('unixepoch', 1, _unixepoch)
-        return connection
-
-    return connect
-
-
-def _unixepoch(value: object) -> float | int | None:
-    if value == 'subsec':
-        return time.time()
-    if value == 'now':
-        return int(time.time())
-    try:
-        moment = datetime.fromisoformat(str(value))
-    except ValueError:
-        return None  # what SQLite's own unixepoch gives for text it cannot read
-    return int(moment.replace(tzinfo=moment.tzinfo or UTC).timestamp())
 
 
 async def recover(executor_ids: Sequence[str]) -> list[str]:
@@ -328,7 +302,35 @@ async def _run_workflow(agent_name: str, prompt: str) -> Any:
             f'no durable agent named {agent_name!r} is registered (registered: {known}); register it before launch()',
             agentool=agent_name,
         )
-    return (await agent.run(prompt)).output
+    answer = _answers.get(agent_name)
+    if answer is None:
+        return (await agent.run(prompt)).output
+    token = dispatcher_scope(UnitDispatcher(answer.step, None))
+    try:
+        return (await answer.agent.run(prompt)).output
+    finally:
+        dispatcher_reset(token)
+
+
+@dataclass(frozen=True)
+class _Answer:
+    """How `run` answers a `durable(name)` agent: its operation is the one journaled step.
+
+    The agentool's model requests are a deterministic function of the operation's result, so they
+    run in the workflow unjournaled, and after the first run lean (`agentool.core.lean`). The step
+    has the name of the agent's capability step (`{agent}__capability__agentool.operation`).
+    """
+
+    agent: AbstractAgent[Any, Any]
+    options: StepOptions
+    registry: AgenToolRegistry
+
+    async def step(
+        self, ctx: RunContext[Any] | None, agentool: str, operation: str, input: str, via: Via, retries: int
+    ) -> Any:
+        return await DBOS.run_step_async(
+            self.options, run_unit, ctx, agentool, input, via, retries, registry=self.registry, unit_key=unit_key
+        )
 
 
 async def run(agent: AbstractAgent[Any, Any], prompt: str, *, workflow_id: str | None = None) -> Any:

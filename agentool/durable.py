@@ -5,7 +5,8 @@ during a run inside the engine's workflow, each agentool operation the run execu
 tool's routed call, an `AgenToolToolset` tool, and `injector.call` made by the workflow's own code
 (an agentool that delegates with `Route(durable=False)`) — becomes one durable unit through
 pydantic-ai's public `@durable_operation`. A completed unit is journaled: after a crash, the engine
-replays its recorded result instead of calling the tool again.
+replays its recorded result instead of calling the tool again. An agentool's own model requests are
+not units: they are a deterministic function of the operations' results (`wrap_model_request`).
 
 A unit whose tool crashed after its side effect but before the engine recorded the result runs
 again on recovery (every engine has that window). Tools with side effects make them idempotent with
@@ -18,24 +19,37 @@ on Temporal and `Capability: agentool.operation` on Prefect: renaming either str
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import BaseModel
 from pydantic_ai import ApprovalRequired, CallDeferred, ModelRetry, RunContext, ToolFailed
-from pydantic_ai.capabilities import AbstractCapability, WrapRunHandler, durable_operation
+from pydantic_ai.capabilities import AbstractCapability, WrapModelRequestHandler, WrapRunHandler, durable_operation
+from pydantic_ai.messages import ModelResponse
+from pydantic_ai.models import ModelRequestContext
 from pydantic_ai.run import AgentRunResult
 
 from .core._option_checks import check_function, check_instance, check_text
 from .core.durability import dispatcher_reset, dispatcher_scope
 from .core.injector import AgenToolInjector, get_injector
 from .core.manager import AgenToolManager
+from .core.model import AgenToolModel
 from .core.registry import AgenToolRegistry, get_registry
 from .errors import AgenToolError
 
-__all__ = ('AgenToolDurability', 'CAPABILITY_ID', 'OPERATION_NAME', 'UnitKey', 'typed_result', 'unit_key')
+__all__ = (
+    'AgenToolDurability',
+    'CAPABILITY_ID',
+    'OPERATION_NAME',
+    'UnitDispatcher',
+    'UnitKey',
+    'UnitRunner',
+    'run_unit',
+    'typed_result',
+    'unit_key',
+)
 
 CAPABILITY_ID = 'agentool'
 """The capability's stable id: part of every persisted unit name."""
@@ -48,8 +62,9 @@ UnitKey = Callable[[], str | None]
 
 _unit_key: ContextVar[str | None] = ContextVar('agentool_unit_key', default=None)
 _caller: ContextVar[AgenToolInjector | None] = ContextVar('agentool_durable_caller', default=None)
-_input: ContextVar[BaseModel | None] = ContextVar('agentool_durable_input', default=None)
-"""The validated input of the unit being dispatched, for an engine that runs the unit in this process."""
+_input: ContextVar[tuple[BaseModel, RunContext[Any]] | None] = ContextVar('agentool_durable_input', default=None)
+"""The validated input of the unit being dispatched and the context its tool gets, for an engine
+that runs the unit in this process."""
 
 
 def unit_key() -> str | None:
@@ -84,11 +99,28 @@ class AgenToolDurability(AbstractCapability[Any]):
         check_function('unit_key', self.unit_key, optional=True)
 
     async def wrap_run(self, ctx: RunContext[Any], *, handler: WrapRunHandler) -> AgentRunResult[Any]:
-        token = dispatcher_scope(_Dispatcher(self, ctx))
+        token = dispatcher_scope(UnitDispatcher(self._unit, ctx))
         try:
             return await handler()
         finally:
             dispatcher_reset(token)
+
+    async def wrap_model_request(
+        self, ctx: RunContext[Any], *, request_context: ModelRequestContext, handler: WrapModelRequestHandler
+    ) -> ModelResponse:
+        """An agentool's own model answers here, in the workflow: nothing of it is journaled.
+
+        Its answer is a deterministic function of the messages, which a recovered workflow rebuilds
+        from the journaled operations, so the engine's model-request unit would only cost a journal
+        write. Skipping the handler skips the inner request lifecycle (the engine's unit, and the
+        request hooks of capabilities listed after this one); an LLM's requests pass through.
+        """
+        model = request_context.model
+        if not isinstance(model, AgenToolModel) or request_context.streaming:
+            return await handler(request_context)
+        return await model.request(
+            request_context.messages, request_context.model_settings, request_context.model_request_parameters
+        )
 
     @durable_operation(name=OPERATION_NAME)
     async def run_operation(
@@ -100,48 +132,91 @@ class AgenToolDurability(AbstractCapability[Any]):
         via: Literal['tool', 'injector'],
         retries: int = 0,
     ) -> Any:
-        """Run one operation (its input as JSON text); the body of the durable unit.
+        """Run one operation (its input as JSON text); the body of the durable unit (see `run_unit`)."""
+        return await run_unit(ctx, agentool, input, via, retries, registry=self.registry, unit_key=self.unit_key)
 
-        An unexpected exception of the tool is retried `retries` times (`Route.retries`, idempotent routes).
-        """
-        # Calls made inside the unit belong to it: they run directly (engines cannot nest units).
-        token = dispatcher_scope(None)
-        key = _unit_key.set(None if self.unit_key is None else self.unit_key())
-        try:
-            for attempt in range(retries + 1):
-                try:
-                    return await self._run(ctx, agentool, input, via)
-                except (AgenToolError, ModelRetry, ToolFailed, CallDeferred, ApprovalRequired):
-                    raise
-                except Exception:
-                    if attempt == retries:
-                        raise
-        finally:
-            _unit_key.reset(key)
-            dispatcher_reset(token)
-
-    async def _run(self, ctx: RunContext[Any], agentool: str, input: str, via: str) -> Any:
-        if via == 'injector':
-            injector = _caller.get()
-            return await (get_injector() if injector is None else injector).call(agentool, input)
-        registry = get_registry() if self.registry is None else self.registry
-        manager = registry.get_manager(agentool)
-        # In this process the caller's input model itself, which the JSON text may not restore
-        # exactly (a `SecretStr` is masked in JSON, a `Field(exclude=True)` left out).
-        validated = _input.get()
-        return await manager.execute(ctx, manager.validate_json(input) if validated is None else validated)
+    async def _unit(
+        self,
+        ctx: RunContext[Any] | None,
+        agentool: str,
+        operation: str,
+        input: str,
+        via: Literal['tool', 'injector'],
+        retries: int,
+    ) -> Any:
+        assert ctx is not None  # the run's context: this capability's dispatcher always has one
+        return await self.run_operation(ctx, agentool, operation, input, via, retries)
 
     @classmethod
     def get_serialization_name(cls) -> str | None:
         return None
 
 
-@dataclass(frozen=True)
-class _Dispatcher:
-    """The active run's dispatcher: hands each operation to the capability's durable operation."""
+UnitRunner = Callable[
+    [RunContext[Any] | None, str, str, str, Literal['tool', 'injector'], int], Coroutine[Any, Any, Any]
+]
+"""Runs one operation as one durable unit of an engine: `(ctx, agentool, operation, input as JSON
+text, via, retries)`; its body is `run_unit`. `AgenToolDurability.run_operation` is one."""
 
-    capability: AgenToolDurability
-    run_ctx: RunContext[Any]
+
+async def run_unit(
+    ctx: RunContext[Any] | None,
+    agentool: str,
+    input: str,
+    via: Literal['tool', 'injector'],
+    retries: int = 0,
+    *,
+    registry: AgenToolRegistry | None = None,
+    unit_key: UnitKey | None = None,
+) -> Any:
+    """The body of a durable unit: run one operation (its input as JSON text) with `unit_key()` set.
+
+    An unexpected exception of the tool is retried `retries` times (`Route.retries`, idempotent routes).
+    """
+    # Calls made inside the unit belong to it: they run directly (engines cannot nest units).
+    token = dispatcher_scope(None)
+    key = _unit_key.set(None if unit_key is None else unit_key())
+    try:
+        for attempt in range(retries + 1):
+            try:
+                return await _run(ctx, agentool, input, via, registry)
+            except (AgenToolError, ModelRetry, ToolFailed, CallDeferred, ApprovalRequired):
+                raise
+            except Exception:
+                if attempt == retries:
+                    raise
+    finally:
+        _unit_key.reset(key)
+        dispatcher_reset(token)
+
+
+async def _run(
+    ctx: RunContext[Any] | None, agentool: str, input: str, via: str, registry: AgenToolRegistry | None
+) -> Any:
+    if via == 'injector':
+        injector = _caller.get()
+        return await (get_injector() if injector is None else injector).call(agentool, input)
+    manager = (get_registry() if registry is None else registry).get_manager(agentool)
+    # In this process the caller's input model itself, which the JSON text may not restore
+    # exactly (a `SecretStr` is masked in JSON, a `Field(exclude=True)` left out), and the
+    # caller's context (the model-string form's has no deps).
+    given = _input.get()
+    if given is not None:
+        return await manager.execute(given[1], given[0])
+    assert ctx is not None  # an engine running the unit elsewhere passes the run's context
+    return await manager.execute(ctx, manager.validate_json(input))
+
+
+@dataclass(frozen=True)
+class UnitDispatcher:
+    """A durable run's dispatcher: hands each operation to `run`, one durable unit each.
+
+    `run_ctx` is the run's context, for the units of calls that come with none (`injector.call`);
+    `None` when `run` needs none.
+    """
+
+    run: UnitRunner
+    run_ctx: RunContext[Any] | None
 
     async def dispatch_execute(self, ctx: RunContext[Any], manager: AgenToolManager, input: BaseModel) -> Any:
         # Only the fields the caller set: the manager passes unset optional fields as the tool's defaults.
@@ -149,9 +224,12 @@ class _Dispatcher:
         data = input.model_dump_json(by_alias=True, exclude_unset=True, exclude_computed_fields=True, round_trip=True)
         operation = manager.operation_of(input)
         retries = _retries(manager, operation)
-        token = _input.set(input)
+        token = _input.set((input, ctx))
+        # A context of the run itself carries what the engine needs (its durability capability);
+        # the model-string form's own context, made for the tool, does not: the unit gets the run's.
+        unit_ctx = ctx if self.run_ctx is None or ctx.root_capability is not None else self.run_ctx
         try:
-            result = await self.capability.run_operation(ctx, manager.name, operation, data, 'tool', retries)
+            result = await self.run(unit_ctx, manager.name, operation, data, 'tool', retries)
         finally:
             _input.reset(token)
         return typed_result(manager, input, result)
@@ -164,7 +242,7 @@ class _Dispatcher:
         token = _caller.set(injector)
         try:
             retries = _retries(manager, operation)
-            result = await self.capability.run_operation(self.run_ctx, name, operation, text, 'injector', retries)
+            result = await self.run(self.run_ctx, name, operation, text, 'injector', retries)
         finally:
             _caller.reset(token)
         return result if isinstance(result, str) else typed_result(manager, input, result)

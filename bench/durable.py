@@ -1,5 +1,7 @@
 """`python -m bench.durable` (`make bench-durable`): what durability costs and what workers buy, as ratios.
 
+- **Rows** (`bench.durable_rows`): one durable operation against a bare DBOS step and against
+  pydantic-ai's own DBOS durability, and an LLM agent with `AgenToolToolset` against pydantic-ai's run.
 - **Overhead**: wall time per run of an agentool's agent inside a DBOS workflow on SQLite (each
   model request and operation a journaled step) against the same agent run plainly, in one process.
 - **Throughput**: wall time for one batch of queued pipeline runs (`tests.durable_agentools`) with 1
@@ -27,6 +29,7 @@ from pydantic import BaseModel
 
 import agentool.dbos as durable_dbos
 from agentool import RoutingConfig, create_agentool, get_injector
+from bench.durable_rows import measure, report
 from tests.durable_agentools import LEDGER_ENV, pipeline_prompt
 from tests.durable_worker import EXECUTOR_ENV
 from tests.postgres_server import postgres_server
@@ -138,11 +141,20 @@ def main() -> None:
     parser.add_argument('--repeats', type=int, default=3)
     parser.add_argument('--runs', type=int, default=40, help='runs per overhead sample')
     parser.add_argument('--jobs', type=int, default=16, help='pipeline runs per throughput batch')
+    parser.add_argument('--rows-only', action='store_true', help='only the per-operation rows (no workers)')
     args = parser.parse_args()
+    print(f'one durable operation on DBOS (SQLite), {args.repeats} interleaved rounds of {args.runs} runs:')
+    wall, cpu = asyncio.run(measure(args.repeats, args.runs))
+    for title, rows in (('wall time', wall), ('CPU time of the process', cpu)):
+        print(f' {title}, per run:')
+        for line in report(rows):
+            print(line)
+    if args.rows_only:
+        return
     plain, durable = asyncio.run(overhead(args.repeats, args.runs))
     ratio = statistics.median(durable) / statistics.median(plain)
     print(f'overhead: plain run {_spread(plain)}; durable run (DBOS, SQLite) {_spread(durable)}')
-    print(f'  durable / plain = {ratio:.1f}x per run (2 model-request steps + 1 operation step + the workflow)')
+    print(f'  durable / plain = {ratio:.1f}x per run (1 operation step + the workflow)')
     one: list[float] = []
     two: list[float] = []
     with postgres_server() as server:

@@ -105,7 +105,7 @@ def scene(directory: Path) -> None:
     """Kill a worker mid-pipeline, start another, and show what ran where."""
     env = {**os.environ, 'AGENTOOL_STORAGE_PATH': str(directory / 'store.sqlite3')}
     command = [sys.executable, '-m', 'examples.durable', 'worker', str(directory)]
-    print('durable order pipeline on DBOS (SQLite); the first worker is killed as it starts to charge:')
+    print('durable order pipeline on DBOS (SQLite); the first worker is killed at charge:')
     first = subprocess.run(command, env={**env, CRASH_ENV: 'charge'}, check=False)
     print(f'  first worker exited with signal {-first.returncode}')
     print('a new worker launches on the same database and recovers the workflow:')

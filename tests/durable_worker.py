@@ -5,16 +5,21 @@ workflows, then makes sure each JOB's pipeline workflow (`workflow id = JOB`) ha
 for a workflow that exists: recovered, or finished in an earlier life). Each
 output goes to OUTPUTS/JOB once the workflow returned. With `--queue`, the jobs are not run here: the
 process is a worker of the DBOS queue until OUTPUTS/STOP appears (and recovers the pending workflows
-of the dead workers a file OUTPUTS/RECOVER.<its executor id> lists). The ledger path comes from the
+of the dead workers a file OUTPUTS/RECOVER.<its executor id> lists). With `--single`, each
+job is instead one ledger append (`JOB/first`): by `Agent('agentool:ledger')` with `capabilities()`
+when JOB starts with `s`, else by `durable('ledger')`. The ledger path comes from the
 environment (`tests.durable_agentools.LEDGER_ENV`); `AGENTOOL_TEST_EXECUTOR` sets the executor id.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sys
 from pathlib import Path
+
+from pydantic_ai import Agent
 
 import agentool.dbos as durable_dbos
 from tests.durable_agentools import build, pipeline_prompt
@@ -22,8 +27,12 @@ from tests.durable_agentools import build, pipeline_prompt
 EXECUTOR_ENV = 'AGENTOOL_TEST_EXECUTOR'
 
 
-async def _main(database: str, outputs: Path, jobs: list[str], *, queue: bool) -> None:
+async def _main(database: str, outputs: Path, jobs: list[str], *, queue: bool, single: bool = False) -> None:
     agent = durable_dbos.register(build(capabilities=durable_dbos.capabilities()))
+    string = durable_dbos.register(
+        Agent('agentool:ledger', name='ledger_string', capabilities=durable_dbos.capabilities())
+    )
+    ledger = durable_dbos.durable('ledger')
     await durable_dbos.launch(
         database, executor_id=os.environ.get(EXECUTOR_ENV), polling_interval=0.1, worker_concurrency=2
     )
@@ -34,10 +43,18 @@ async def _main(database: str, outputs: Path, jobs: list[str], *, queue: bool) -
             await _serve(outputs)
             return
         for job in jobs:
-            output = await durable_dbos.run(agent, pipeline_prompt(job), workflow_id=job)
+            if single:
+                job_agent = string if job.startswith('s') else ledger
+                output = await durable_dbos.run(job_agent, _append_prompt(job), workflow_id=job)
+            else:
+                output = await durable_dbos.run(agent, pipeline_prompt(job), workflow_id=job)
             (outputs / job).write_text(str(output))
     finally:
         durable_dbos.shutdown()
+
+
+def _append_prompt(job: str) -> str:
+    return json.dumps({'operation': 'append', 'entry': f'{job}/first'})
 
 
 async def _serve(outputs: Path) -> None:
@@ -54,5 +71,5 @@ async def _serve(outputs: Path) -> None:
 
 if __name__ == '__main__':
     queue = '--queue' in sys.argv
-    args = [a for a in sys.argv[1:] if a != '--queue']
-    asyncio.run(_main(args[0], Path(args[1]), args[2:], queue=queue))
+    args = [a for a in sys.argv[1:] if not a.startswith('--')]
+    asyncio.run(_main(args[0], Path(args[1]), args[2:], queue=queue, single='--single' in sys.argv))

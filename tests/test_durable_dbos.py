@@ -98,9 +98,9 @@ def _env(ledger: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def _worker(database: str, outputs: Path, jobs: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
+def _worker(database: str, outputs: Path, jobs: list[str], env: dict[str, str], *options: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, '-m', 'tests.durable_worker', database, str(outputs), *jobs],
+        [sys.executable, '-m', 'tests.durable_worker', database, str(outputs), *jobs, *options],
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,
@@ -161,6 +161,39 @@ def test_crash_and_resume_runs_every_operation_exactly_once(tmp_path: Path) -> N
         f'crash/resume: {killed} workers killed, {len(effects)} operations checked, '
         f'{len(executions) - len(effects)} step re-executions absorbed, 0 duplicates'
     )
+
+
+def test_single_operations_resume_after_a_kill_before_and_after_their_effect(tmp_path: Path) -> None:
+    # One append per job: `s*` by `Agent('agentool:ledger', capabilities=capabilities())`, `d*` by
+    # `durable('ledger')`. `*b` is killed just before its append commits (nothing happened), `*a`
+    # just after (the effect committed, DBOS has not recorded the step): its step runs again.
+    ledger, outputs, database = tmp_path / 'ledger.sqlite', _mkdir(tmp_path / 'outputs'), str(tmp_path / 'dbos.sqlite')
+    jobs = ['sb', 'db', 'sa', 'da']
+    for count, kill_at in ((1, 'before:1'), (2, 'before:2'), (3, 'after:3'), (4, 'after:5')):
+        # Each worker first recovers the job the previous one was killed in, then dies in the next.
+        worker = _worker(database, outputs, jobs[:count], _env(ledger, **{KILL_ENV: kill_at}), '--single')
+        _, err = worker.communicate(timeout=300)
+        assert worker.returncode == -signal.SIGKILL, err
+    finisher = _worker(database, outputs, jobs, _env(ledger), '--single')
+    _, err = finisher.communicate(timeout=300)
+    assert finisher.returncode == 0, err
+    reference = _worker(str(tmp_path / 'ref.sqlite'), _mkdir(tmp_path / 'ref'), jobs, _env(tmp_path / 'r'), '--single')
+    _, err = reference.communicate(timeout=300)
+    assert reference.returncode == 0, err
+    for job in jobs:
+        assert (outputs / job).read_text() == (tmp_path / 'ref' / job).read_text()
+        assert f'{job}/first' in (outputs / job).read_text()
+    executions, effects = ledger_rows(ledger)
+    assert [entry for _, entry, _ in effects] == [f'{job}/first' for job in jobs]  # each effect once
+    assert [entry for _, entry in executions] == [
+        'sb/first',
+        'db/first',
+        'sa/first',
+        'sa/first',
+        'da/first',
+        'da/first',
+    ]
+    assert [unit for unit, _, _ in effects] == [f'{job}:1' for job in jobs]  # the operation: the only step
 
 
 def _mkdir(path: Path) -> Path:

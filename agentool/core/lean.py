@@ -34,6 +34,7 @@ from ._context import context_base, direct_context
 from ._lean_plan import LeanPlan
 from ._output import admits_none, output_parts
 from ._tool_errors import failed_error, output_retry_error, retry_error
+from .durability import active_dispatcher, is_durable
 from .manager import MANAGER_TOOL_NAME
 from .model import AgenToolModel
 
@@ -109,7 +110,10 @@ async def answer(
         max_retries=plan.max_retries,
     )
     try:
-        value = await manager.execute(ctx, validated)
+        if (dispatcher := active_dispatcher()) is not None and is_durable(manager, manager.operation_of(validated)):
+            value = await dispatcher.dispatch_execute(ctx, manager, validated)  # a durable run's unit
+        else:
+            value = await manager.execute(ctx, validated)
     except ModelRetry as retry:
         raise retry_error(name, retry.message) from None
     except ToolFailed as failed:

@@ -49,6 +49,7 @@ from ._input_errors import invalid_input, invalid_json, not_an_object, unknown_o
 from ._option_checks import check_instance, check_name
 from ._output import admits_none, output_response
 from ._tool_errors import ToolRaised, failed_error, output_retry_error, retry_error
+from .durability import active_dispatcher, is_durable
 from .manager import MANAGER_TOOL_NAME, AgenToolManager
 from .registry import AgenToolConfig, AgenToolRegistry, get_registry
 
@@ -198,7 +199,11 @@ class AgenToolModel(AnsweringModel):
             ) from None
 
     async def _execute_plain(self, manager: AgenToolManager, validated: BaseModel, ctx: RunContext[Any]) -> Any:
+        dispatcher = active_dispatcher()
         try:
+            if dispatcher is not None and is_durable(manager, manager.operation_of(validated)):
+                # A durable run: the operation is its own unit of the run's engine, as on every form.
+                return await dispatcher.dispatch_execute(ctx, manager, validated)
             return await manager.execute(ctx, validated)
         # Raised from the model, pydantic-ai would send the retry text back as the next prompt: the
         # same typed errors as the other forms end the run instead.
