@@ -154,6 +154,10 @@ def _run_show(args: argparse.Namespace) -> int:
         for field in op['fields']:
             required = 'required' if field['required'] else 'optional'
             print(f'      {field["name"]}: {field["type"]} ({required})  {field["description"] or ""}'.rstrip())
+    if problems := _registry().validate_config(args.name):  # errors, and warnings such as an unfilled parameter
+        print('  problems:')
+        for problem in problems:
+            print(f'    {problem.severity}: {problem.message}')
     return 0
 
 
