@@ -110,6 +110,7 @@ def test_the_field_it_probably_meant(registry: AgenToolRegistry, parameter: str,
     (problem,) = registry.validate_config('items')
     assert (problem.parameter, problem.field) == (parameter, meant)
     assert ('did you mean' in problem.message) is (meant is not None)
+    assert (f'add a field {parameter!r}' in problem.message) is (meant is None)
 
 
 def test_not_reported_when_a_field_a_transform_or_a_partial_fills_it(registry: AgenToolRegistry) -> None:

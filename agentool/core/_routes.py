@@ -215,7 +215,7 @@ def unfillable_defaults(config: AgenToolConfig) -> list[ConfigProblem]:
         spare = [f for f in fields if f != operation_field and f not in signature.params]
         for parameter in unfilled:
             meant = _probably_meant(parameter, spare)
-            hint = f'did you mean field {meant!r}? Rename one of them' if meant else 'add the field'
+            hint = f'did you mean field {meant!r}? Rename one of them' if meant else f'add a field {parameter!r}'
             warnings.append(
                 ConfigProblem(
                     kind='unfillable_default',
