@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit docs matrix install clean bench bench-durable fuzz
+.PHONY: demo test lint typecheck unit docs docs-serve matrix install clean bench bench-durable fuzz
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,10 +28,16 @@ typecheck: $(STAMP)
 unit: $(STAMP)
 	$(BIN)/python -m pytest
 
-# The docs site, built strictly into a temporary directory (nothing is left in the working tree).
+# The docs site, built strictly into site/ (gitignored, replaced on each build); `make docs-serve`
+# serves it on loopback and rebuilds on every edit. NO_MKDOCS_2_WARNING silences the theme's
+# end-of-life banner, which mkdocs-material prints on every mkdocs command.
+docs docs-serve: export NO_MKDOCS_2_WARNING = 1
+
 docs: $(STAMP)
-	@site=$$(mktemp -d) && NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict --quiet -d "$$site"; \
-	status=$$?; rm -rf "$$site"; exit $$status
+	$(BIN)/python -m mkdocs build --strict --quiet -d site
+
+docs-serve: $(STAMP)
+	$(BIN)/python -m mkdocs serve --strict -a 127.0.0.1:8000
 
 # The supported pydantic-ai range at both ends, plus the full `pydantic-ai` package: each leg is a
 # fresh venv under .venv-matrix/ built from this checkout, running the README quickstart and the full

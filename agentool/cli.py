@@ -155,6 +155,10 @@ def _run_show(args: argparse.Namespace) -> int:
         for field in op['fields']:
             required = field_requirement(field, op['request_schema'])  # 'required, may be null' when null is taken
             print(f'      {field["name"]}: {field["type"]} ({required})  {field["description"] or ""}'.rstrip())
+    if problems := _registry().validate_config(args.name):  # errors, and warnings such as an unfilled parameter
+        print('  problems:')
+        for problem in problems:
+            print(f'    {problem.severity}: {problem.message}')
     return 0
 
 

@@ -123,7 +123,7 @@ def create_agentool(
         max_input_bytes=max_input_bytes,
     )
     registry = get_registry()
-    if problems := registry.validate_config(config):  # the gate: the registry itself stores anything
+    if problems := registry.validate_config(config, include_warnings=False):  # the gate: the registry stores anything
         raise configuration_error(name, problems)
     injector = get_injector()
     injector.check_dependencies(name, config)  # a cycle or a non-agentool dependency fails before registering

@@ -127,7 +127,7 @@ def select_operations(
     candidates = [
         (name, operation, route, registry.get_manager(name))
         for name in registry.list_names()
-        if not registry.validate_config(name)  # described only (it cannot run): nothing to expose
+        if not registry.validate_config(name, include_warnings=False)  # described only (cannot run): not exposed
         for operation, route in registry.require(name).routing_config.operation_map.items()
     ]
     for option, selectors in (('include', include_list or []), ('exclude', exclude_list)):

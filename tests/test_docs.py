@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -160,16 +162,31 @@ def _example_agentools() -> list[str]:
     return sorted(json.loads(out.stdout))
 
 
+def _files(folder: Path) -> list[tuple[str, int]]:
+    return sorted((path.as_posix(), path.stat().st_mtime_ns) for path in folder.rglob('*'))
+
+
+def _makefile_docs_env() -> dict[str, str]:
+    """The environment `make docs` and `make docs-serve` export (`docs docs-serve: export NAME = VALUE`)."""
+    found = re.findall(r'^docs docs-serve: export (\w+) = (\S+)$', (ROOT / 'Makefile').read_text(), re.MULTILINE)
+    assert found, 'the Makefile no longer exports an environment for its docs targets'
+    return dict(found)
+
+
 def test_strict_build_publishes_a_catalog_of_every_example_agentool(tmp_path: Path) -> None:
     site = tmp_path / 'site'
+    kept = _files(ROOT / 'site')  # what `make docs` left in site/, if it ran
     build = subprocess.run(
         [sys.executable, '-m', 'mkdocs', 'build', '--strict', '--quiet', '-d', str(site)],
         cwd=ROOT,
+        env={**os.environ, **_makefile_docs_env()},
         capture_output=True,
         text=True,
         timeout=300,
     )
     assert build.returncode == 0, build.stderr
+    # The theme's end-of-life banner is silenced by the environment the Makefile gives mkdocs.
+    assert 'end of life' not in build.stderr
     catalog = (site / 'catalog' / 'index.html').read_text()
     expected = _example_agentools()
     assert 'calculator' in expected
@@ -177,7 +194,7 @@ def test_strict_build_publishes_a_catalog_of_every_example_agentool(tmp_path: Pa
         assert f'<h2 id="{name}">{name}<' in catalog, f'agentool {name!r} is missing from the catalog page'
     assert (site / 'catalog' / 'openapi.json').is_file()
     assert (site / 'api' / 'agentool.core.registry' / 'index.html').is_file()
-    assert not (ROOT / 'site').exists()
+    assert _files(ROOT / 'site') == kept  # the build went where it was told
     # Offline: Mermaid is served by the site itself, and no page loads anything from a CDN or font host.
     assert (site / 'assets' / 'vendor' / 'mermaid' / 'mermaid.min.js').stat().st_size > 1_000_000
     assert '<script src="../assets/vendor/mermaid/mermaid.min.js"' in (site / 'architecture' / 'index.html').read_text()

@@ -7,9 +7,12 @@ with one `ConfigurationError` listing them all, before any call.
 
 from __future__ import annotations
 
+import difflib
 import enum
+import functools
 import inspect
 import operator
+import reprlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, cast, get_args, get_origin, get_type_hints
@@ -30,6 +33,7 @@ __all__ = (
     'CompiledRoute',
     'compile_routes',
     'check_routes',
+    'unfillable_defaults',
     'configuration_error',
     'operation_annotation',
     'tool_list',
@@ -74,7 +78,9 @@ def configuration_error(name: str, problems: Sequence[ConfigProblem]) -> Configu
     if len(problems) == 1:
         (problem,) = problems
         message = f'agentool {name!r}: {problem.message}'
-        fields = {k: v for k, v in problem.as_dict().items() if k not in ('kind', 'message') and v is not None}
+        fields = {
+            k: v for k, v in problem.as_dict().items() if k not in ('kind', 'severity', 'message') and v is not None
+        }
     else:
         listed = '; '.join(f'({i}) {p.message}' for i, p in enumerate(problems, 1))
         message = f'agentool {name!r} has {len(problems)} configuration problems: {listed}'
@@ -179,6 +185,75 @@ def check_routes(name: str, config: AgenToolConfig) -> tuple[dict[str, CompiledR
             operation, signature, route.transform, matched, always, if_set, frozenset(signature.params), positional
         )
     return compiled, problems
+
+
+def unfillable_defaults(config: AgenToolConfig) -> list[ConfigProblem]:
+    """Warnings: each tool parameter with a default that no input field fills under the default transform.
+
+    Such a parameter only ever gets its default, which is rarely what was meant (a field `note_id`
+    and a parameter `id`), but it runs, so it is a warning and not an error. A keyword a
+    `functools.partial` binds is filled on purpose and not reported.
+    """
+    input_schema = config.input_schema
+    given = cast(object, input_schema)
+    if not (isinstance(given, type) and issubclass(given, BaseModel)):
+        return []
+    fields = input_schema.model_fields
+    operation_field = config.routing_config.operation_field
+    tools = {tool_name(t) or repr(t): t for t in config.tools}
+    warnings: list[ConfigProblem] = []
+    for operation, route in config.routing_config.operation_map.items():
+        function = tools.get(route.tool)
+        if route.transform is not None or function is None:
+            continue
+        signature = read_signature(function)
+        unfilled = [p for p in signature.params if p not in fields and p not in signature.required]
+        unfilled = [p for p in unfilled if p not in _bound_keywords(function)]
+        if not unfilled:
+            continue
+        defaults = inspect.signature(function).parameters
+        spare = [f for f in fields if f != operation_field and f not in signature.params]
+        for parameter in unfilled:
+            meant = _probably_meant(parameter, spare)
+            hint = f'did you mean field {meant!r}? Rename one of them' if meant else f'add a field {parameter!r}'
+            warnings.append(
+                ConfigProblem(
+                    kind='unfillable_default',
+                    severity='warning',
+                    message=f'operation {operation!r} has no transform, and no field of {input_schema.__name__} '
+                    f'fills parameter {parameter!r} of tool {route.tool!r}: every call passes its default '
+                    f'{_short.repr(defaults[parameter].default)}; {hint}, or give the route a transform',
+                    operation=operation,
+                    tool=route.tool,
+                    parameter=parameter,
+                    field=meant,
+                )
+            )
+    return warnings
+
+
+_short = reprlib.Repr()  # a default's repr in a message: bounded (its keyword form needs Python 3.12)
+_short.maxstring = _short.maxother = 40
+
+
+def _bound_keywords(function: object) -> set[str]:
+    """The keywords `functools.partial` layers around `function` bind."""
+    bound: set[str] = set()
+    while isinstance(function, functools.partial):
+        partial = cast('functools.partial[Any]', function)
+        bound.update(partial.keywords)
+        function = partial.func
+    return bound
+
+
+def _probably_meant(parameter: str, fields: list[str]) -> str | None:
+    """The field `parameter` was probably meant to match: a close spelling, else one that shares a word."""
+    close = difflib.get_close_matches(parameter, fields, n=1)
+    if close:
+        return close[0]
+    words = {word for word in parameter.split('_') if word}
+    sharing = [f for f in fields if words & set(f.split('_'))]
+    return sharing[0] if len(sharing) == 1 else None
 
 
 def operation_annotation(input_schema: type[BaseModel], operation_field: str) -> tuple[bool, Any]:

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from datetime import UTC, datetime
 from types import NoneType
-from typing import Any, TypeAlias, cast
+from typing import Any, Literal, TypeAlias, cast
 
 from pydantic import BaseModel
 
@@ -251,21 +251,29 @@ def _read_only(what: str, changed: str, **details: str) -> ConfigurationError:
 
 @dataclass(frozen=True, kw_only=True)
 class ConfigProblem:
-    """One reason a configuration cannot run (`validate_config`, `ConfigurationError.details['problems']`)."""
+    """One problem of a configuration (`validate_config`, `ConfigurationError.details['problems']`).
+
+    An `'error'` keeps it from running; a `'warning'` does not, but the agentool likely does not do
+    what its author meant.
+    """
 
     kind: str
-    """`no_operation_field`, `empty_operation_map`, `unrouted_operation`, `unproducible_operation`,
-    `missing_tool`, `unfillable_parameter`, `retries_not_idempotent` or `bad_schema`."""
+    """Errors: `no_operation_field`, `empty_operation_map`, `unrouted_operation`,
+    `unproducible_operation`, `missing_tool`, `unfillable_parameter`, `retries_not_idempotent` or
+    `bad_schema`. Warnings: `unfillable_default` (a tool parameter with a default that no input
+    field fills, so every call passes the default; `field` names the field it probably meant)."""
     message: str
     operation: str | None = None
     tool: str | None = None
     parameter: str | None = None
     field: str | None = None
+    severity: Literal['error', 'warning'] = 'error'
 
     def as_dict(self) -> dict[str, str | None]:
         """The problem as JSON-ready data."""
         return {
             'kind': self.kind,
+            'severity': self.severity,
             'message': self.message,
             'operation': self.operation,
             'tool': self.tool,

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Concatenate, Generic, Literal, ParamSpec,
 from ..errors import DuplicateNameError
 from ._lookup import checked_update, not_found, suggest
 from ._option_checks import check_instance
-from ._routes import check_routes, configuration_error
+from ._routes import check_routes, configuration_error, unfillable_defaults
 from .config import (
     DEFAULT_MAX_INPUT_BYTES,
     AgenToolConfig,
@@ -147,13 +147,13 @@ class _Entry:
     manager: AgenToolManager | None
     """`None` when the configuration cannot run; `problems` then says why."""
     problems: tuple[ConfigProblem, ...] = ()
+    warnings: tuple[ConfigProblem, ...] = ()
 
 
 def _entry_for(name: str, config: AgenToolConfig) -> _Entry:
     routes, problems = check_routes(name, config)
-    if problems:
-        return _Entry(config, None, tuple(problems))
-    return _Entry(config, AgenToolManager(name, config, routes=routes))
+    manager = None if problems else AgenToolManager(name, config, routes=routes)
+    return _Entry(config, manager, tuple(problems), tuple(unfillable_defaults(config)))
 
 
 class AgenToolRegistry:
@@ -198,15 +198,22 @@ class AgenToolRegistry:
         self._entries[name] = entry
 
     @_RegistryMethod
-    def validate_config(self, name_or_config: str | AgenToolConfig) -> list[ConfigProblem]:
-        """Every problem that keeps a configuration (given, or registered under a name) from running; `[]` if none.
+    def validate_config(
+        self, name_or_config: str | AgenToolConfig, *, include_warnings: bool = True
+    ) -> list[ConfigProblem]:
+        """Every problem of a configuration (given, or registered under a name); `[]` if none.
+
+        The errors, which keep it from running, come first; then the warnings (`severity='warning'`),
+        which do not, such as a tool parameter that only ever gets its default.
 
         Raises:
             AgenToolNotFoundError: a name that is not registered.
         """
-        if not isinstance(name_or_config, AgenToolConfig):
-            return list(self._entry(name_or_config).problems)
-        return check_routes('<unregistered>', name_or_config)[1]
+        if isinstance(name_or_config, AgenToolConfig):
+            errors = check_routes('<unregistered>', name_or_config)[1]
+            return [*errors, *(unfillable_defaults(name_or_config) if include_warnings else ())]
+        entry = self._entry(name_or_config)
+        return [*entry.problems, *(entry.warnings if include_warnings else ())]
 
     @_RegistryMethod
     def get(self, name: str) -> AgenToolConfig | None:

@@ -122,7 +122,7 @@ def _manager(
     source = bound or registry or get_registry()
     # A configuration that cannot run by itself (no tools): the agent was assembled by hand, as the
     # guide shows, and its own manager tool routes. It runs as a plain agent.
-    return None if source.validate_config(agentool) else source.get_manager(agentool)
+    return None if source.validate_config(agentool, include_warnings=False) else source.get_manager(agentool)
 
 
 def agent_target(name: str, agent: AbstractAgent[Any, Any], *, registry: AgenToolRegistry | None = None) -> Target:
