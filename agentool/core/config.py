@@ -251,17 +251,13 @@ def _read_only(what: str, changed: str, **details: str) -> ConfigurationError:
 
 @dataclass(frozen=True, kw_only=True)
 class ConfigProblem:
-    """One problem of a configuration (`validate_config`, `ConfigurationError.details['problems']`).
-
-    An `'error'` keeps it from running; a `'warning'` does not, but the agentool likely does not do
-    what its author meant.
-    """
+    """One problem of a configuration (`validate_config`, `ConfigurationError.details['problems']`):
+    an `'error'` keeps it from running; a `'warning'` does not, but it likely misbehaves."""
 
     kind: str
-    """Errors: `no_operation_field`, `empty_operation_map`, `unrouted_operation`,
-    `unproducible_operation`, `missing_tool`, `unfillable_parameter`, `retries_not_idempotent` or
-    `bad_schema`. Warnings: `unfillable_default` (a tool parameter with a default that no input
-    field fills, so every call passes the default; `field` names the field it probably meant)."""
+    """Errors: `no_operation_field`, `empty_operation_map`, `unrouted_operation`, `unproducible_operation`,
+    `missing_tool`, `unfillable_parameter`, `retries_not_idempotent` or `bad_schema`. Warning:
+    `unfillable_default` (no field fills a defaulted parameter; `field` is the one probably meant)."""
     message: str
     operation: str | None = None
     tool: str | None = None
