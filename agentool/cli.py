@@ -38,8 +38,8 @@ from ._interface import check_json_numbers
 from ._modules import import_modules
 from .catalog import catalog_entry, input_schema
 from .catalog import operations as catalog_operations
-from .core.registry import AgenToolRegistry, get_registry, suggest
-from .errors import AgenToolError, UnknownOperationError
+from .core.registry import AgenToolRegistry, get_registry
+from .errors import AgenToolError, clip, did_you_mean, quote, suggest
 
 __all__ = ('main', 'Command', 'COMMANDS', 'CLIError', 'UsageError')
 
@@ -174,7 +174,7 @@ def _run_schema(args: argparse.Namespace) -> int:
         operations = catalog_operations(registry, name)
         if args.operation not in operations:
             raise CLIError(
-                f'agentool {name!r} has no operation {args.operation!r}{_suggest(args.operation, operations)}'
+                f'agentool {name!r} has no operation {quote(args.operation)}{_suggest(args.operation, operations)}'
             )
         _print_json(operations[args.operation]['request_schema'])
     else:
@@ -318,8 +318,7 @@ COMMANDS: tuple[Command, ...] = (
 
 
 def _suggest(word: str, choices: Sequence[str] | dict[str, Any]) -> str:
-    matches = suggest(word, choices)
-    return f'; did you mean {" or ".join(repr(m) for m in matches)}?' if matches else ''
+    return did_you_mean(suggest(word, choices))
 
 
 class _Parser(argparse.ArgumentParser):
@@ -331,7 +330,7 @@ class _Parser(argparse.ArgumentParser):
             message += _suggest(match.group(1), choices).replace('; did', ' -- did')
         # One line like every other error, rather than argparse's usage block above it: the usage is
         # one `--help` away, and a script reading stderr gets the message alone.
-        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+        self.exit(2, f"{self.prog}: error: {clip(message, _MAX_ERROR_LINE - 100)} (see '{self.prog} --help')\n")
 
 
 def _import_option(parser: argparse.ArgumentParser, dest: str) -> None:
@@ -358,8 +357,10 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _import_modules(modules: Sequence[str]) -> None:
+    # Appended, never first: a `queue.py` or `sqlite3.py` in the working directory must not replace
+    # the standard library's module for everything imported after it.
     if modules and os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
+        sys.path.append(os.getcwd())
     # The working directory is the user's: looking at their agentools must not leave `__pycache__/`
     # next to their modules. Only for these imports: a program calling `main()` keeps its setting.
     write_bytecode = sys.dont_write_bytecode
@@ -378,15 +379,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         run: Callable[[argparse.Namespace], int] = args.run
         return run(args)
     except UsageError as error:
-        print(f'agentool {args.command}: error: {error}', file=sys.stderr)
+        _fail(f'agentool {args.command}: error: {error}')
         return 2
-    except UnknownOperationError as error:
-        hint = _suggest(str(error.details.get('operation')), error.details.get('known') or [])
-        print(f'agentool: error: {error}{hint}', file=sys.stderr)
     except (AgenToolError, CLIError) as error:
-        print(f'agentool: error: {error}', file=sys.stderr)
+        _fail(f'agentool: error: {error}')
     except KeyboardInterrupt:
         return 130
     except Exception as error:
-        print(f'agentool: error: {type(error).__name__}: {error}', file=sys.stderr)
+        _fail(f'agentool: error: {type(error).__name__}: {error}')
     return 1
+
+
+_MAX_ERROR_LINE = 1900
+"""The longest error line the command writes, whatever the caller sent (an error's message is bounded too)."""
+
+
+def _fail(line: str) -> None:
+    print(clip(line, _MAX_ERROR_LINE), file=sys.stderr)
