@@ -39,7 +39,7 @@ from ._modules import import_modules
 from .catalog import catalog_entry, input_schema
 from .catalog import operations as catalog_operations
 from .core.registry import AgenToolRegistry, get_registry
-from .errors import AgenToolError, clip, did_you_mean, quote, suggest
+from .errors import AgenToolError, InputTooLargeError, clip, did_you_mean, quote, suggest
 
 __all__ = ('main', 'Command', 'COMMANDS', 'CLIError', 'UsageError')
 
@@ -190,8 +190,9 @@ def _configure_call(parser: argparse.ArgumentParser) -> None:
 def _run_call(args: argparse.Namespace) -> int:
     registry = _registry()
     name = _require(args.name)
-    output_type = registry.require(name).output_type
-    prompt = sys.stdin.read() if args.input == '-' else args.input
+    config = registry.require(name)
+    output_type = config.output_type
+    prompt = _read_stdin(name, config.max_input_bytes) if args.input == '-' else args.input
     output = asyncio.run(_call(registry, name, prompt, output_type))
     if output_type is None:
         print(output)
@@ -202,6 +203,30 @@ def _run_call(args: argparse.Namespace) -> int:
         check_json_numbers(output, agentool=name, operation=operation)
         _print_json(output)
     return 0
+
+
+def _read_stdin(name: str, limit: int) -> str:
+    """Standard input, read no further than one byte past the agentool's `max_input_bytes`.
+
+    The size is checked before anything is decoded or parsed, as for an argument (the manager
+    checks that); JSON that is not UTF-8 gets the manager's typed error.
+    """
+    stream = getattr(sys.stdin, 'buffer', None)
+    if stream is None:  # a text stream without bytes underneath (replaced in a program calling `main`)
+        return sys.stdin.read(limit + 1)
+    data: bytes = stream.read(limit + 1)
+    if len(data) > limit:
+        raise InputTooLargeError(
+            f'input to agentool {name!r} on standard input is over the limit of {limit} bytes (max_input_bytes)',
+            agentool=name,
+            size=len(data),
+            limit=limit,
+        )
+    try:
+        return data.decode('utf-8')
+    except UnicodeDecodeError:
+        get_registry().get_manager(name).validate_json(data)  # raises the typed `InvalidJSONError`
+        raise
 
 
 async def _call(registry: AgenToolRegistry, name: str, prompt: str, output_type: Any) -> Any:
