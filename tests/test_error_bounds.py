@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import pickle
+from typing import Literal
 
 import pytest
 
@@ -105,3 +106,43 @@ def test_a_cli_usage_error_with_a_megabyte_word_is_short(capsys: pytest.CaptureF
         main([HUGE])
     assert caught.value.code == 2
     assert len(capsys.readouterr().err) < 2000
+
+
+async def test_mcp_replies_to_a_megabyte_tool_name_briefly() -> None:
+    from mcp import Client, MCPError
+
+    from agentool.mcp import create_mcp_server
+
+    create_calculator()
+    async with Client(create_mcp_server()) as client:  # pyright: ignore[reportArgumentType]
+        with pytest.raises(MCPError) as caught:
+            await client.call_tool(HUGE, {})
+        result = await client.call_tool('calculator_add', {'a': 1, 'b': 2, HUGE: 1})
+    error = caught.value.error
+    assert len(error.message) + len(json.dumps(error.data)) < 4000
+    assert '(1,000,000 characters)' in error.message
+    assert result.is_error
+    text = result.content[0].model_dump()['text']
+    assert len(text) < 2000
+    assert '(1,000,000 characters)' in text
+
+
+async def test_mcp_cuts_a_failed_calls_exception_text() -> None:
+    from mcp import Client
+
+    from agentool import BaseOperationInput, RoutingConfig, create_agentool
+    from agentool.mcp import create_mcp_server
+
+    class LoudInput(BaseOperationInput):
+        operation: Literal['shout']
+
+    async def shout() -> str:
+        raise RuntimeError(HUGE)
+
+    create_agentool('loud', LoudInput, RoutingConfig(operation_map={'shout': 'shout'}), [shout])
+    async with Client(create_mcp_server()) as client:  # pyright: ignore[reportArgumentType]
+        result = await client.call_tool('loud_shout', {})
+    assert result.is_error
+    text = result.content[0].model_dump()['text']
+    assert text.startswith("tool 'loud_shout' (agentool 'loud', operation 'shout') failed: RuntimeError: xxx")
+    assert len(text) < 4000
