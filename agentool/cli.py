@@ -12,7 +12,8 @@ agentool [--import MODULE]... COMMAND ...
 ```
 
 Nothing is imported implicitly: `--import MODULE` (repeatable, before or after the command)
-imports the modules that register agentools; the working directory is importable, and no
+imports the modules that register agentools; the working directory is importable (after the
+standard library and installed packages, so a `queue.py` there shadows nothing), and no
 `__pycache__/` is written for what is imported that way. Errors are
 one line on stderr and exit status 1 (2 for usage errors), never a traceback.
 
