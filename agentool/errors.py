@@ -93,7 +93,12 @@ def quote(value: object, limit: int = QUOTE_CHARS) -> str:
             return repr(text)
         unit = 'characters' if isinstance(text, str) else 'bytes'
         return f'{text[:limit]!r}... ({len(text):,} {unit})'
-    text = _REPR.repr(value)  # bounded work whatever `value` holds
+    if isinstance(value, list | tuple | dict | set | frozenset):
+        text = _REPR.repr(value)  # bounded work however much the container holds
+    elif isinstance(value, int) and value.bit_length() > 10_000:  # `repr` refuses ints this long
+        text = f'<int of {value.bit_length():,} bits>'
+    else:
+        text = repr(value)
     return text if len(text) <= limit else f'{text[:limit]}...'
 
 

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, cast
 import anyio
 from anyio.abc import TaskStatus
 
-from .errors import ServingError, UnsafeServingError
+from .errors import ServingError, UnsafeServingError, quote
 
 if TYPE_CHECKING:
     from mcp.server.auth.provider import AccessToken
@@ -157,7 +157,7 @@ class HttpOptions:
 
 
 def _host_problem(host: object) -> str | None:
-    return None if isinstance(host, str) else f'host must be a string (an address or a name), not {host!r}'
+    return None if isinstance(host, str) else f'host must be a string (an address or a name), not {quote(host)}'
 
 
 def _int_problem(option: str, value: object, low: int, high: int | None) -> str | None:
@@ -165,27 +165,27 @@ def _int_problem(option: str, value: object, low: int, high: int | None) -> str 
     if isinstance(value, int) and not isinstance(value, bool) and low <= value and (high is None or value <= high):
         return None
     return (
-        f'{option} must be a positive int, not {value!r}'
+        f'{option} must be a positive int, not {quote(value)}'
         if high is None
-        else (f'{option} must be an int from {low} to {high}, not {value!r}')
+        else (f'{option} must be an int from {low} to {high}, not {quote(value)}')
     )
 
 
 def _path_problem(path: object) -> str | None:
     if not (isinstance(path, str) and path.startswith('/')):
-        return f"path must start with '/', not {path!r}"
+        return f"path must start with '/', not {quote(path)}"
     if any(char.isspace() or not char.isprintable() for char in path):
-        return f'path must not contain spaces or control characters, not {path!r}'
+        return f'path must not contain spaces or control characters, not {quote(path)}'
     return None
 
 
 def _type_problem(option: str, value: object, expected: str, *kinds: type) -> str | None:
-    return None if value is None or isinstance(value, kinds) else f'{option} must be {expected}, not {value!r}'
+    return None if value is None or isinstance(value, kinds) else f'{option} must be {expected}, not {quote(value)}'
 
 
 def _flag_problem(value: object) -> str | None:
     # A truthy string such as 'no' must never allow an open public server.
-    return None if isinstance(value, bool) else f'allow_unauthenticated must be True or False, not {value!r}'
+    return None if isinstance(value, bool) else f'allow_unauthenticated must be True or False, not {quote(value)}'
 
 
 def is_loopback(host: str) -> bool:
