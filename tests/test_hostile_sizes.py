@@ -122,3 +122,18 @@ async def test_the_toolset_validator_refuses_by_size_quickly() -> None:
     with quickly(), pytest.raises(ValidationError) as caught:
         validator.validate_json(HUGE.replace('"operation": "add", ', ''))
     assert [e['type'] for e in caught.value.errors()] == ['input_too_large']
+
+
+async def test_mcp_refuses_tool_call_arguments_by_size_before_validating() -> None:
+    from mcp import Client
+
+    from agentool.mcp import create_mcp_server
+
+    create_calculator()
+    async with Client(create_mcp_server()) as client:  # pyright: ignore[reportArgumentType]
+        with quickly():
+            result = await client.call_tool('calculator_add', {'a': 1, 'b': 2, 'x': 'y' * 30_000_000})
+    assert result.is_error
+    text = result.content[0].model_dump()['text']
+    assert 'InputTooLargeError' in text
+    assert len(text) < 2000
