@@ -13,6 +13,7 @@ from ..errors import (
     InvalidJSONError,
     NotAnObjectError,
     UnknownOperationError,
+    clip,
     did_you_mean,
     quote,
     suggest,
@@ -49,7 +50,7 @@ def not_an_object(agentool: str, operation_field: str, value: Any) -> NotAnObjec
 def invalid_input(agentool: str, operation: str | None, errors: list[dict[str, Any]]) -> InputValidationError:
     """The error listing every failing field (pydantic-style `errors`; the message names the first ten)."""
     where = '' if operation is None else f' operation {operation!r}'
-    problems = '; '.join(f'field {quote(loc(e["loc"]))}: {quote(e["msg"], 300)[1:-1]}' for e in errors[:10])
+    problems = '; '.join(f'field {quote(loc(e["loc"]))}: {clip(e["msg"], 300)}' for e in errors[:10])
     more = f' (and {len(errors) - 10} more)' if len(errors) > 10 else ''
     return InputValidationError(
         f'invalid input for agentool {agentool!r}{where}: {problems}{more}',
