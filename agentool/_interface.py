@@ -28,7 +28,7 @@ from .core._output_spec import output_value_type
 from .core._requirements import merge_errors
 from .core.injector._targets import serialise, serialise_fallback
 from .core.registry import AgenToolRegistry
-from .errors import InvalidInputError, OutputError
+from .errors import InvalidInputError, OutputError, clip, quote
 from .filters import ExposedOperation
 
 __all__ = ('OperationInterface', 'build_interfaces', 'check_json_numbers', 'ARGUMENTS_ADAPTER', 'RESULT_KEY')
@@ -129,7 +129,7 @@ class OperationInterface:
         else:
             details = error.errors(include_url=False, include_context=False)
             problems = '; '.join(
-                f'field {".".join(map(str, d["loc"])) or "<root>"!r}: {d["msg"]}' for d in details[:10]
+                f'field {quote(".".join(map(str, d["loc"])) or "<root>")}: {clip(d["msg"], 300)}' for d in details[:10]
             )
             if len(details) > 10:
                 problems += f' (and {len(details) - 10} more)'

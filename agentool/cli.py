@@ -12,7 +12,8 @@ agentool [--import MODULE]... COMMAND ...
 ```
 
 Nothing is imported implicitly: `--import MODULE` (repeatable, before or after the command)
-imports the modules that register agentools; the working directory is importable, and no
+imports the modules that register agentools; the working directory is importable (after the
+standard library and installed packages, so a `queue.py` there shadows nothing), and no
 `__pycache__/` is written for what is imported that way. Errors are
 one line on stderr and exit status 1 (2 for usage errors), never a traceback.
 
@@ -34,13 +35,14 @@ from typing import Any, NoReturn
 
 from pydantic_core import to_json
 
+from ._cli_call import call, read_stdin
 from ._interface import check_json_numbers
 from ._modules import import_modules
 from .catalog import catalog_entry, input_schema
 from .catalog import operations as catalog_operations
 from .catalog.data import field_requirement
-from .core.registry import AgenToolRegistry, get_registry, suggest
-from .errors import AgenToolError, UnknownOperationError
+from .core.registry import AgenToolRegistry, get_registry
+from .errors import AgenToolError, clip, did_you_mean, quote, suggest
 
 __all__ = ('main', 'Command', 'COMMANDS', 'CLIError', 'UsageError')
 
@@ -179,7 +181,7 @@ def _run_schema(args: argparse.Namespace) -> int:
         operations = catalog_operations(registry, name)
         if args.operation not in operations:
             raise CLIError(
-                f'agentool {name!r} has no operation {args.operation!r}{_suggest(args.operation, operations)}'
+                f'agentool {name!r} has no operation {quote(args.operation)}{_suggest(args.operation, operations)}'
             )
         _print_json(operations[args.operation]['request_schema'])
     else:
@@ -195,9 +197,10 @@ def _configure_call(parser: argparse.ArgumentParser) -> None:
 def _run_call(args: argparse.Namespace) -> int:
     registry = _registry()
     name = _require(args.name)
-    output_type = registry.require(name).output_type
-    prompt = sys.stdin.read() if args.input == '-' else args.input
-    output = asyncio.run(_call(registry, name, prompt, output_type))
+    config = registry.require(name)
+    output_type = config.output_type
+    prompt = read_stdin(name, config.max_input_bytes) if args.input == '-' else args.input
+    output = asyncio.run(call(registry, name, prompt, output_type))
     if output_type is None:
         print(output)
     else:
@@ -207,30 +210,6 @@ def _run_call(args: argparse.Namespace) -> int:
         check_json_numbers(output, agentool=name, operation=operation)
         _print_json(output)
     return 0
-
-
-async def _call(registry: AgenToolRegistry, name: str, prompt: str, output_type: Any) -> Any:
-    """Run agentool `name` through its agent, with the deps the injector builds (as on every surface)."""
-    from .core.injector import get_injector
-
-    injector = get_injector()
-    if name not in injector:  # registered without `create_agentool`
-        return (await _plain_agent(registry, name, output_type).run(prompt)).output
-    # Validated first, so bad input is reported before any resource is made; the run itself builds
-    # the deps (`MissingDepsError`, naming what is missing, when it cannot).
-    registry.get_manager(name).validate_json(prompt)
-    return (await injector.get(name).run(prompt)).output
-
-
-def _plain_agent(registry: AgenToolRegistry, name: str, output_type: Any) -> Any:
-    from pydantic_ai import Agent
-
-    from .core.capability import AgenToolCapability
-    from .core.model import AgenToolModel
-
-    model = AgenToolModel(name, registry=registry)
-    capability = AgenToolCapability(name, registry=registry)
-    return Agent(model, output_type=str if output_type is None else output_type, capabilities=[capability])
 
 
 _FORMATS = ('json', 'markdown', 'mermaid', 'openapi')
@@ -323,8 +302,7 @@ COMMANDS: tuple[Command, ...] = (
 
 
 def _suggest(word: str, choices: Sequence[str] | dict[str, Any]) -> str:
-    matches = suggest(word, choices)
-    return f'; did you mean {" or ".join(repr(m) for m in matches)}?' if matches else ''
+    return did_you_mean(suggest(word, choices))
 
 
 class _Parser(argparse.ArgumentParser):
@@ -336,7 +314,7 @@ class _Parser(argparse.ArgumentParser):
             message += _suggest(match.group(1), choices).replace('; did', ' -- did')
         # One line like every other error, rather than argparse's usage block above it: the usage is
         # one `--help` away, and a script reading stderr gets the message alone.
-        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+        self.exit(2, f"{self.prog}: error: {clip(message, _MAX_ERROR_LINE - 100)} (see '{self.prog} --help')\n")
 
 
 def _import_option(parser: argparse.ArgumentParser, dest: str) -> None:
@@ -363,8 +341,10 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _import_modules(modules: Sequence[str]) -> None:
+    # Appended, never first: a `queue.py` or `sqlite3.py` in the working directory must not replace
+    # the standard library's module for everything imported after it.
     if modules and os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
+        sys.path.append(os.getcwd())
     # The working directory is the user's: looking at their agentools must not leave `__pycache__/`
     # next to their modules. Only for these imports: a program calling `main()` keeps its setting.
     write_bytecode = sys.dont_write_bytecode
@@ -383,15 +363,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         run: Callable[[argparse.Namespace], int] = args.run
         return run(args)
     except UsageError as error:
-        print(f'agentool {args.command}: error: {error}', file=sys.stderr)
+        _fail(f'agentool {args.command}: error: {error}')
         return 2
-    except UnknownOperationError as error:
-        hint = _suggest(str(error.details.get('operation')), error.details.get('known') or [])
-        print(f'agentool: error: {error}{hint}', file=sys.stderr)
     except (AgenToolError, CLIError) as error:
-        print(f'agentool: error: {error}', file=sys.stderr)
+        _fail(f'agentool: error: {error}')
     except KeyboardInterrupt:
         return 130
     except Exception as error:
-        print(f'agentool: error: {type(error).__name__}: {error}', file=sys.stderr)
+        _fail(f'agentool: error: {type(error).__name__}: {error}')
     return 1
+
+
+_MAX_ERROR_LINE = 1900
+"""The longest error line the command writes, whatever the caller sent (an error's message is bounded too)."""
+
+
+def _fail(line: str) -> None:
+    print(clip(line, _MAX_ERROR_LINE), file=sys.stderr)

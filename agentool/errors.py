@@ -8,9 +8,32 @@ so callers can branch on them without parsing text.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
+
+from ._bounds import (
+    MAX_DETAIL_CHARS,
+    MAX_DETAIL_ITEMS,
+    MAX_DETAILS_CHARS,
+    MAX_MESSAGE_CHARS,
+    QUOTE_CHARS,
+    Budget,
+    bounded_message,
+    clip,
+    did_you_mean,
+    quote,
+    suggest,
+)
 
 __all__ = (
+    'MAX_MESSAGE_CHARS',
+    'MAX_DETAIL_CHARS',
+    'MAX_DETAIL_ITEMS',
+    'MAX_DETAILS_CHARS',
+    'QUOTE_CHARS',
+    'quote',
+    'clip',
+    'suggest',
+    'did_you_mean',
     'AgenToolError',
     'InvalidInputError',
     'InvalidJSONError',
@@ -57,6 +80,9 @@ __all__ = (
 class AgenToolError(Exception):
     """Base class of every error agentool raises on purpose.
 
+    Text is bounded whatever a caller sent: the message is at most `MAX_MESSAGE_CHARS` characters,
+    and every string in `details` at most `MAX_DETAIL_CHARS` (each cut one states its original length).
+
     Attributes:
         message: The human-readable message (also `str(error)`).
         agentool: The agentool involved, when there is one.
@@ -64,10 +90,15 @@ class AgenToolError(Exception):
     """
 
     def __init__(self, message: str, *, agentool: str | None = None, **details: Any) -> None:
+        message = bounded_message(str(message))
+        if isinstance(cast(object, agentool), str):
+            agentool = clip(cast(str, agentool), MAX_DETAIL_CHARS)
         super().__init__(message)
         self.message = message
         self.agentool = agentool
-        self.details: dict[str, Any] = {'agentool': agentool, **details} if agentool else dict(details)
+        given = {'agentool': agentool, **details} if agentool else details
+        budget = Budget()
+        self.details: dict[str, Any] = {key: budget.bounded(value) for key, value in given.items()}
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Pickled as its class, message and attributes, whatever its `__init__` takes: durable

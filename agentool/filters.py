@@ -27,7 +27,6 @@ characters) raises `InvalidToolNameError` when the surface is built.
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
 import re
 from collections.abc import Iterable
@@ -36,7 +35,7 @@ from dataclasses import dataclass
 from .core._option_checks import check_instance, check_string_or_strings, check_strings, check_text
 from .core.manager import AgenToolManager
 from .core.registry import AgenToolRegistry, Route, get_registry
-from .errors import InvalidToolNameError, SelectorError, ToolNameConflictError
+from .errors import InvalidToolNameError, SelectorError, ToolNameConflictError, did_you_mean, quote, suggest
 
 __all__ = ('ExposedOperation', 'Selectors', 'select_operations', 'is_exposed', 'TAG_PREFIX', 'TOOL_NAME_PATTERN')
 
@@ -197,10 +196,10 @@ def _check_selector(option: str, selector: str, candidates: list[tuple[str, str,
         known = sorted({TAG_PREFIX + t for _, _, r, m in candidates for t in (*r.tags, *m.config.tags)})
     else:
         known = sorted({n for n, *_ in candidates} | {f'{n}.{op}' for n, op, *_ in candidates})
-    suggestions = difflib.get_close_matches(selector, known, n=3)
-    hint = f'; did you mean {" or ".join(map(repr, suggestions))}?' if suggestions else ''
+    suggestions = suggest(selector, known)
     raise SelectorError(
-        f'{option} selector {selector!r} matches no registered agentool, operation or tag{hint}',
+        f'{option} selector {quote(selector)} matches no registered agentool, operation or tag'
+        f'{did_you_mean(suggestions)}',
         selector=selector,
         option=option,
         suggestions=suggestions,

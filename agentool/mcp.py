@@ -12,7 +12,6 @@ logged with its traceback. The `mcp` package is imported only when a server is b
 
 from __future__ import annotations
 
-import difflib
 import inspect
 import logging
 from collections.abc import AsyncGenerator, Callable, Sequence
@@ -31,7 +30,17 @@ from .core._option_checks import check_function, check_text, check_tracer
 from .core.injector._injected import injected_deps
 from .core.model import AgenToolModel
 from .core.registry import AgenToolRegistry, get_registry
-from .errors import ConfigurationError, InvalidInputError, MissingExtraError, ServingError
+from .errors import (
+    MAX_MESSAGE_CHARS,
+    ConfigurationError,
+    InvalidInputError,
+    MissingExtraError,
+    ServingError,
+    clip,
+    did_you_mean,
+    quote,
+    suggest,
+)
 from .filters import ExposedOperation, Selectors, select_operations
 from .mcp_http import HttpOptions, serve_http, until_signalled
 from .telemetry import operation_span
@@ -118,10 +127,11 @@ def create_mcp_server(
         interface = interfaces.get(params.name)
         if interface is None:
             # An unknown tool is a protocol error, not a tool result (MCP spec, tools/call).
-            suggestions = difflib.get_close_matches(params.name, list(interfaces), n=3)
-            hint = f'; did you mean {" or ".join(map(repr, suggestions))}?' if suggestions else ''
-            data = {'tool': params.name, 'suggestions': suggestions}
-            raise MCPError(code=types.INVALID_PARAMS, message=f'unknown tool {params.name!r}{hint}', data=data)
+            # The name is the caller's: quoted cut short, so the reply stays small whatever was sent.
+            suggestions = suggest(params.name, interfaces)
+            data = {'tool': clip(params.name), 'suggestions': suggestions}
+            message = f'unknown tool {quote(params.name)}{did_you_mean(suggestions)}'
+            raise MCPError(code=types.INVALID_PARAMS, message=message, data=data)
         return await _call(interface, params.arguments or {}, registry, deps, tracer)
 
     def input_schema(tool_name: str) -> dict[str, Any] | None:
@@ -248,9 +258,10 @@ async def _call(
         logger.exception(
             'tool %r (agentool %r, operation %r) raised', exposed.name, exposed.agentool, exposed.operation
         )
+        # The exception's text is cut short (the whole of it is in the log above).
         return _error(
             f'tool {exposed.name!r} (agentool {exposed.agentool!r}, operation {exposed.operation!r}) failed: '
-            f'{type(error).__name__}: {error}'
+            f'{type(error).__name__}: {clip(str(error), MAX_MESSAGE_CHARS)}'
         )
     structured = interface.structured(result) if interface.output_json_schema is not None else None
     return types.CallToolResult(content=[types.TextContent(text=interface.text(result))], structured_content=structured)

@@ -2,8 +2,12 @@
 
 - **Loopback by default**: `HttpOptions()` listens on `127.0.0.1`, reachable from this machine only.
 - **Bearer token**: with a token (`token=`, `token_file=`, or `$AGENTOOL_MCP_TOKEN`), every request
-  needs `Authorization: Bearer <token>`, compared in constant time; without it the answer is 401.
+  needs `Authorization: Bearer <token>`, compared as UTF-8 bytes in constant time (a non-ASCII
+  token works); without it the answer is 401.
   The check is the MCP SDK's own bearer middleware with a static-token verifier.
+- **No web page through loopback** (DNS rebinding): on a loopback address, however it is spelled
+  (all of `127.0.0.0/8`, `localhost` in any case, `::1` in any spelling), a request whose `Host`
+  is not that address and port is answered 421, and one whose `Origin` is another site 403.
 - **No open public server by accident**: on an address other than loopback, serving without a token
   raises `UnsafeServingError` unless `allow_unauthenticated=True` says a proxy in front authenticates.
 - **Request-size limit**: a request body over `max_request_bytes` is answered 413 before parsing.
@@ -30,11 +34,12 @@ from typing import TYPE_CHECKING, Any, cast
 import anyio
 from anyio.abc import TaskStatus
 
-from .errors import ServingError, UnsafeServingError
+from .errors import ServingError, UnsafeServingError, quote
 
 if TYPE_CHECKING:
     from mcp.server.auth.provider import AccessToken
     from mcp.server.lowlevel import Server
+    from mcp.server.transport_security import TransportSecuritySettings
     from starlette.applications import Starlette
 
 __all__ = (
@@ -152,7 +157,7 @@ class HttpOptions:
 
 
 def _host_problem(host: object) -> str | None:
-    return None if isinstance(host, str) else f'host must be a string (an address or a name), not {host!r}'
+    return None if isinstance(host, str) else f'host must be a string (an address or a name), not {quote(host)}'
 
 
 def _int_problem(option: str, value: object, low: int, high: int | None) -> str | None:
@@ -160,27 +165,27 @@ def _int_problem(option: str, value: object, low: int, high: int | None) -> str 
     if isinstance(value, int) and not isinstance(value, bool) and low <= value and (high is None or value <= high):
         return None
     return (
-        f'{option} must be a positive int, not {value!r}'
+        f'{option} must be a positive int, not {quote(value)}'
         if high is None
-        else (f'{option} must be an int from {low} to {high}, not {value!r}')
+        else (f'{option} must be an int from {low} to {high}, not {quote(value)}')
     )
 
 
 def _path_problem(path: object) -> str | None:
     if not (isinstance(path, str) and path.startswith('/')):
-        return f"path must start with '/', not {path!r}"
+        return f"path must start with '/', not {quote(path)}"
     if any(char.isspace() or not char.isprintable() for char in path):
-        return f'path must not contain spaces or control characters, not {path!r}'
+        return f'path must not contain spaces or control characters, not {quote(path)}'
     return None
 
 
 def _type_problem(option: str, value: object, expected: str, *kinds: type) -> str | None:
-    return None if value is None or isinstance(value, kinds) else f'{option} must be {expected}, not {value!r}'
+    return None if value is None or isinstance(value, kinds) else f'{option} must be {expected}, not {quote(value)}'
 
 
 def _flag_problem(value: object) -> str | None:
     # A truthy string such as 'no' must never allow an open public server.
-    return None if isinstance(value, bool) else f'allow_unauthenticated must be True or False, not {value!r}'
+    return None if isinstance(value, bool) else f'allow_unauthenticated must be True or False, not {quote(value)}'
 
 
 def is_loopback(host: str) -> bool:
@@ -194,18 +199,18 @@ def is_loopback(host: str) -> bool:
 
 
 def http_app(server: Server[Any], options: HttpOptions = HttpOptions()) -> Starlette:
-    """The ASGI app serving `server` at `options.path`, with authentication and the size limit.
+    """The ASGI app serving `server` at `options.path`, with authentication, Host/Origin checks and the size limit.
 
     Raises:
         UnsafeServingError: no token, a non-loopback host and not `allow_unauthenticated`.
         ServingError: the token file cannot be read, or the token is empty.
     """
-    return _app(server, options, options.resolve_token())
+    token = options.resolve_token()
+    _check_safe(options, token)
+    return _app(server, options, token, options.port)
 
 
-def _app(server: Server[Any], options: HttpOptions, token: str | None) -> Starlette:
-    from mcp.server.auth.settings import AuthSettings
-
+def _check_safe(options: HttpOptions, token: str | None) -> None:
     if token is None and not is_loopback(options.host) and not options.allow_unauthenticated:
         raise UnsafeServingError(
             f'refusing to serve MCP without authentication on {options.host!r}, which other machines can reach: '
@@ -214,6 +219,11 @@ def _app(server: Server[Any], options: HttpOptions, token: str | None) -> Starle
             host=options.host,
             port=options.port,
         )
+
+
+def _app(server: Server[Any], options: HttpOptions, token: str | None, port: int) -> Starlette:
+    from mcp.server.auth.settings import AuthSettings
+
     auth: dict[str, Any] = {}
     if token is not None:
         # Resource-server mode without OAuth: no metadata routes; the issuer URL is required but unused.
@@ -223,7 +233,39 @@ def _app(server: Server[Any], options: HttpOptions, token: str | None) -> Starle
         streamable_http_path=options.path,
         host=options.host,
         max_request_body_size=options.max_request_bytes,
+        transport_security=_transport_security(options.host, port),
         **auth,
+    )
+
+
+def _transport_security(host: str, port: int) -> TransportSecuritySettings | None:
+    """Host and Origin checks for a loopback `host` listening on `port` (`0`: any port); `None` elsewhere.
+
+    The SDK turns its checks on by itself only for the exact strings `127.0.0.1`, `localhost` and
+    `::1`; every other spelling of loopback (`127.0.0.2`, `LOCALHOST`, `0:0:0:0:0:0:0:1`) would
+    let a web page that rebinds its name to this machine through. Elsewhere a token (or the proxy
+    `allow_unauthenticated` promises) authenticates, and the public name is not known here.
+    """
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    if not is_loopback(host):
+        return None
+    names = {'127.0.0.1', 'localhost', '[::1]', host, host.lower()}
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        pass
+    else:
+        names.add(str(address))
+    names = {f'[{name}]' if ':' in name and not name.startswith('[') else name for name in names}
+    where = '*' if port == 0 else str(port)
+    hosts = sorted(f'{name}:{where}' for name in names)
+    if port == 80:  # a client leaves the default port out of `Host`
+        hosts += sorted(names)
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=hosts,
+        allowed_origins=[f'http://{name}' for name in hosts],
     )
 
 
@@ -236,7 +278,13 @@ class _StaticToken:
     async def verify_token(self, token: str) -> AccessToken | None:
         from mcp.server.auth.provider import AccessToken
 
-        if hmac.compare_digest(token.encode(), self._expected):
+        # HTTP header values arrive as bytes that Starlette decodes as Latin-1: encoding them back
+        # gives the bytes the client sent, the UTF-8 of a non-ASCII token.
+        try:
+            sent = token.encode('latin-1')
+        except UnicodeEncodeError:
+            sent = token.encode()
+        if hmac.compare_digest(sent, self._expected):
             return AccessToken(token=token, client_id='agentool-bearer', scopes=[])
         return None
 
@@ -271,11 +319,13 @@ async def serve_http(
             yield  # signals stay the caller's (`until_signalled` turns them into a graceful stop)
 
     token = options.resolve_token()
-    app = _app(server, options, token)
-    uv = _Server(uvicorn.Config(app, log_level='warning', timeout_graceful_shutdown=5, lifespan='on'))
+    _check_safe(options, token)
     listener = _listen(options)
     with listener:  # closed however this ends (uvicorn closes it too on a graceful stop)
-        url = options.url(listener.getsockname()[1])
+        port = listener.getsockname()[1]
+        app = _app(server, options, token, port)  # Host and Origin checked against the port listened on
+        uv = _Server(uvicorn.Config(app, log_level='warning', timeout_graceful_shutdown=5, lifespan='on'))
+        url = options.url(port)
         auth = 'no authentication' if token is None else 'bearer token required'
         announce(
             f'agentool mcp: serving at {url} ({auth}; requests up to {options.max_request_bytes} bytes)'

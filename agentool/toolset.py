@@ -164,6 +164,13 @@ class _ArgumentsValidator:
         allow_partial: bool | Literal['off', 'on', 'trailing-strings'] = False,
         **kwargs: Any,
     ) -> dict[str, Any]:
+        # Size first: arguments over the agentool's `max_input_bytes` are refused before they are parsed.
+        manager = self._interface.exposed.manager
+        if allow_partial in (False, 'off') and len(input) > manager.config.max_input_bytes:
+            try:
+                manager.validate_json(bytes(input) if isinstance(input, bytearray) else input)
+            except InvalidInputError as error:  # `InputTooLargeError`, checked before any parsing
+                raise self._interface.validation_error(error) from error
         arguments = ARGUMENTS_ADAPTER.validate_json(input, experimental_allow_partial=allow_partial)
         return self._check(arguments, allow_partial, kwargs.get('context'))
 

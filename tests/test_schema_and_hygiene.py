@@ -175,7 +175,7 @@ def _an_error(cls: type[errors.AgenToolError]) -> errors.AgenToolError:
     return cls('went wrong', agentool='a', reason='r')
 
 
-@pytest.mark.parametrize('name', errors.__all__)
+@pytest.mark.parametrize('name', [n for n in errors.__all__ if isinstance(getattr(errors, n), type)])
 def test_every_error_survives_pickling(name: str) -> None:
     # Durable engines store a failed run's error by pickling it and read it back in another process.
     error = _an_error(getattr(errors, name))

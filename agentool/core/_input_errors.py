@@ -8,7 +8,16 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..errors import InputValidationError, InvalidJSONError, NotAnObjectError, UnknownOperationError
+from ..errors import (
+    InputValidationError,
+    InvalidJSONError,
+    NotAnObjectError,
+    UnknownOperationError,
+    clip,
+    did_you_mean,
+    quote,
+    suggest,
+)
 from ._json import json_type, loc
 
 __all__ = ('invalid_input', 'invalid_json', 'not_an_object', 'unknown_operation', 'unparsable_json')
@@ -41,7 +50,7 @@ def not_an_object(agentool: str, operation_field: str, value: Any) -> NotAnObjec
 def invalid_input(agentool: str, operation: str | None, errors: list[dict[str, Any]]) -> InputValidationError:
     """The error listing every failing field (pydantic-style `errors`; the message names the first ten)."""
     where = '' if operation is None else f' operation {operation!r}'
-    problems = '; '.join(f'field {loc(e["loc"])!r}: {e["msg"]}' for e in errors[:10])
+    problems = '; '.join(f'field {quote(loc(e["loc"]))}: {clip(e["msg"], 300)}' for e in errors[:10])
     more = f' (and {len(errors) - 10} more)' if len(errors) > 10 else ''
     return InputValidationError(
         f'invalid input for agentool {agentool!r}{where}: {problems}{more}',
@@ -52,12 +61,18 @@ def invalid_input(agentool: str, operation: str | None, errors: list[dict[str, A
 
 
 def unknown_operation(agentool: str, operation: Any, known: list[str]) -> UnknownOperationError:
-    """The error for an operation with no route, listing the `known` ones."""
+    """The error for an operation with no route, listing the `known` ones and those close to it.
+
+    `details['suggestions']` has the close ones, as the message's "did you mean" does.
+    """
+    suggestions = suggest(operation, known) if isinstance(operation, str) else []
     return UnknownOperationError(
-        f'agentool {agentool!r} has no operation {operation!r}; known operations: {", ".join(map(repr, known))}',
+        f'agentool {agentool!r} has no operation {quote(operation)}; '
+        f'known operations: {", ".join(map(repr, known))}{did_you_mean(suggestions)}',
         agentool=agentool,
         operation=operation,
         known=known,
+        suggestions=suggestions,
     )
 
 
@@ -71,7 +86,7 @@ def unparsable_json(agentool: str, data: str | bytes, error: ValidationError, ca
     found = _AT.search(reason)
     if found is None:
         return InvalidJSONError(
-            f'input to agentool {agentool!r} could not be parsed as JSON: {cause}', agentool=agentool
+            f'input to agentool {agentool!r} could not be parsed as JSON: {quote(str(cause), 300)}', agentool=agentool
         )
     line, column = int(found[1]), int(found[2])
     # pydantic counts the column in UTF-8 bytes; text input gets it in characters, as `json` gives it.

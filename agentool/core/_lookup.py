@@ -2,22 +2,12 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, cast
 
-from ..errors import AgenToolNotFoundError, InvalidUpdateError
+from ..errors import AgenToolNotFoundError, InvalidUpdateError, did_you_mean, quote, suggest
 
 __all__ = ('suggest', 'not_found', 'checked_update', 'UPDATABLE')
-
-
-def suggest(name: str, known: Iterable[str]) -> list[str]:
-    """Up to three names from `known` close to `name`: similar spellings, then names containing it."""
-    names = sorted(known)
-    close = difflib.get_close_matches(name, names, n=3)
-    lowered = name.lower()
-    containing = [n for n in names if len(lowered) >= 3 and lowered in n.lower()]
-    return list(dict.fromkeys([*close, *containing]))[:3]
 
 
 def not_found(name: str, known: Mapping[str, Any] | Sequence[str]) -> AgenToolNotFoundError:
@@ -28,14 +18,15 @@ def not_found(name: str, known: Mapping[str, Any] | Sequence[str]) -> AgenToolNo
     given = cast(object, name)
     if not isinstance(given, str):
         return AgenToolNotFoundError(
-            f'no agentool named {given!r} is registered: an agentool name is a string, got {type(given).__name__}',
-            agentool=repr(given),
+            f'no agentool named {quote(given)} is registered: an agentool name is a string, got {type(given).__name__}',
+            agentool=quote(given),
             suggestions=[],
         )
     suggestions = suggest(name, known)
-    hint = f'; did you mean {" or ".join(repr(s) for s in suggestions)}?' if suggestions else ''
     return AgenToolNotFoundError(
-        f'no agentool named {name!r} is registered{hint}', agentool=name, suggestions=suggestions
+        f'no agentool named {quote(name)} is registered{did_you_mean(suggestions)}',
+        agentool=name,
+        suggestions=suggestions,
     )
 
 
@@ -46,7 +37,7 @@ def checked_update(name: str, field: str, value: object) -> object:
     """`value` checked (and lists copied) for `update`; raises `InvalidUpdateError` naming the field."""
     if field not in UPDATABLE:
         raise InvalidUpdateError(
-            f'agentool {name!r}: field {field!r} cannot be updated (updatable: {", ".join(UPDATABLE)}); '
+            f'agentool {name!r}: field {quote(field)} cannot be updated (updatable: {", ".join(UPDATABLE)}); '
             'create the agentool again with replace=True to change anything else',
             agentool=name,
             field=field,
@@ -63,5 +54,5 @@ def checked_update(name: str, field: str, value: object) -> object:
             return items
         expected = 'a list of dicts' if field == 'examples' else 'a list of strings'
     raise InvalidUpdateError(
-        f'agentool {name!r}: {field} must be {expected}, got {value!r}', agentool=name, field=field
+        f'agentool {name!r}: {field} must be {expected}, got {quote(cast(object, value))}', agentool=name, field=field
     )

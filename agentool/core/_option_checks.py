@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, NewType, TypeVar, cast, get_origin
 
-from ..errors import ConfigurationError
+from ..errors import MAX_DETAIL_CHARS, ConfigurationError, quote
 
 __all__ = (
     'check_name',
@@ -39,7 +39,10 @@ _T = TypeVar('_T')
 
 def _refuse(option: str, expected: str, value: object, agentool: str | None = None) -> ConfigurationError:
     return ConfigurationError(
-        f'{option} must be {expected}; got {value!r}', agentool=agentool, option=option, value=repr(value)
+        f'{option} must be {expected}; got {quote(value)}',
+        agentool=agentool,
+        option=option,
+        value=quote(value, MAX_DETAIL_CHARS),
     )
 
 

@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -14,6 +13,9 @@ from ...errors import (
     DependencyCycleError,
     DependencyError,
     InjectorValidationError,
+    did_you_mean,
+    quote,
+    suggest,
 )
 from ._deps import DepsShape
 from ._resources import type_label
@@ -100,9 +102,10 @@ def not_an_agentool(owner: str, dependency: str) -> DependencyError:
 
 def missing_dependency(owner: str, dependency: str, known: Sequence[str]) -> DependencyError:
     """`owner` declares `dependency`, which is not registered; suggests close names from `known`."""
-    suggestions = difflib.get_close_matches(dependency, list(known), n=3)
+    suggestions = suggest(dependency, known)
     return DependencyError(
-        f'agentool {owner!r} depends on {dependency!r}, which is not registered with the injector{_hint(suggestions)}',
+        f'agentool {owner!r} depends on {quote(dependency)}, which is not registered with the injector'
+        f'{did_you_mean(suggestions)}',
         agentool=owner,
         dependency=dependency,
         suggestions=suggestions,
@@ -113,18 +116,14 @@ def not_found(name: str, known: Sequence[str]) -> AgenToolNotFoundError:
     """Nothing is registered with the injector under `name`; suggests close names from `known`."""
     if not isinstance(name, str):  # pyright: ignore[reportUnnecessaryIsInstance]  # callers pass anything
         return AgenToolNotFoundError(
-            f'agent names are strings; got {type(name).__name__} {name!r}', agentool=None, name=repr(name)
+            f'agent names are strings; got {type(name).__name__} {quote(name)}', agentool=None, name=quote(name)
         )
-    suggestions = difflib.get_close_matches(name, list(known), n=3)
+    suggestions = suggest(name, known)
     return AgenToolNotFoundError(
-        f'no agent named {name!r} is registered with the injector{_hint(suggestions)}',
+        f'no agent named {quote(name)} is registered with the injector{did_you_mean(suggestions)}',
         agentool=name,
         suggestions=suggestions,
     )
-
-
-def _hint(suggestions: list[str]) -> str:
-    return f'; did you mean {" or ".join(map(repr, suggestions))}?' if suggestions else ''
 
 
 def graph_problems(
