@@ -82,7 +82,7 @@ def test_a_refused_name_is_quoted_within_bounds(registry: AgenToolRegistry) -> N
     with pytest.raises(ConfigurationError) as caught:
         make('x' * 1_000_000 + '\x00')
     assert len(str(caught.value)) < 300
-    assert '1000001 characters' in str(caught.value)
+    assert '1,000,001 characters' in str(caught.value)
 
 
 def test_printable_names_stay_allowed(registry: AgenToolRegistry) -> None:

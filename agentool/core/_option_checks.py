@@ -56,10 +56,7 @@ _SHOWN = 60
 
 
 def _shown(value: object) -> str:
-    if isinstance(value, str) and len(value) > _SHOWN:
-        return f'{value[:_SHOWN]!r}... ({len(value)} characters)'
-    text = repr(value)
-    return text if len(text) <= 4 * _SHOWN else f'{text[: 4 * _SHOWN]}... ({len(text)} characters)'
+    return quote(value, _SHOWN)
 
 
 def _refused_character(text: str) -> str | None:
