@@ -49,6 +49,8 @@ __all__ = (
     'UnexpectedPromptError',
     'UnrecordedCallError',
     'ExpectationError',
+    'CassetteError',
+    'CassetteMismatchError',
 )
 
 
@@ -326,3 +328,21 @@ class UnrecordedCallError(DoubleError):
 
 class ExpectationError(DoubleError):
     """An assertion helper failed: a tool not called, called with other arguments, too often or out of order."""
+
+
+class CassetteError(DoubleError):
+    """A cassette cannot be used: missing in replay mode, unreadable, too large, not a cassette (bad
+    JSON, another format or version), unwritable, or a recording needed with no model to record from.
+
+    `details` has `path` and `reason` (`missing`, `too_large`, `invalid_json`, `invalid`,
+    `unencodable`, `unwritable`, `unreadable`, `nul`, `version`, `mode`, `no_model`).
+    """
+
+
+class CassetteMismatchError(CassetteError):
+    """A model request matches nothing the cassette holds (and the mode does not record it).
+
+    The message names what changed against the closest recorded request (a tool's schema, the
+    instructions or system prompt, a user prompt, the number of messages); `details` has
+    `fingerprint`, `changes` (one line each) and `path`.
+    """

@@ -3,7 +3,10 @@
 - `AgentDouble` stands in for any agent's model and plays `Script`s; drift from the real agent
   (tools, arguments, output type) fails the test with a `DriftError` naming the tool and field.
 - `use_doubles` / `DoubledAgent` put doubles in place of agents reached by name through the injector.
-- `Recorder` records real runs to a JSON file; `Replay` serves them back offline.
+- `CassetteModel` wraps any pydantic-ai model: it records what the model was sent and answered
+  to a `Cassette` file once, then replays it offline (no network, no key), streaming included.
+- `Recorder` records real runs' tool calls to a JSON file; `Replay` serves them back offline, and
+  serves a cassette's model answers and tool results too (the older tool-level format still works).
 - `agentool.testing.strategies` has hypothesis strategies built from input schemas (it needs
   the `hypothesis` package, the `testing` extra).
 - `agentool.testing.plugin` is the pytest plugin, loaded through its entry point.
@@ -14,6 +17,9 @@ injector and the bridges; nothing in the library imports it. A new test helper g
 
 from __future__ import annotations
 
+from .cassette import Cassette, CassetteInfo, Exchange, RecordMode
+from .cassette_model import CassetteModel, Redactor
+from .cassette_tools import CassetteTools
 from .double import AgentDouble
 from .log import CallLog, CallRecord, Expected, RequestRecord
 from .recorder import Recorder
@@ -25,6 +31,13 @@ from .stand_in import DoubledAgent, use_doubles
 __all__ = (
     'AgentDouble',
     'Call',
+    'Cassette',
+    'CassetteInfo',
+    'CassetteModel',
+    'CassetteTools',
+    'Exchange',
+    'RecordMode',
+    'Redactor',
     'CallLog',
     'CallRecord',
     'DoubledAgent',

@@ -8,6 +8,11 @@ Everything is opt-in, so installing agentool changes no other project's tests:
   real model that slips past a double fails instead of spending tokens. Doubles and agentool's
   own models still answer.
 - `agentool_recording_path`: `recordings/<test name>.json` next to the test module.
+- `agentool_cassette`: makes this test's `CassetteModel` around a real model (or `None` to
+  replay), its file at `agentool_cassette_path` (`cassettes/<module>/<test>.json` beside the test
+  module) in the mode `agentool_record_mode` resolves: the `--agentool-record-mode` option when
+  given, else the test's `@pytest.mark.agentool_cassette(mode=...)`, else the ini option
+  `agentool_record_mode`, else `none` (replay only, what CI wants).
 
 Each is restored when the test ends. The ini options `agentool_isolate = true` and
 `agentool_block_model_requests = true` apply the first and third to every test.
@@ -26,8 +31,12 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
+    from pydantic_ai.models import Model
+
     from ..core.injector import AgenToolInjector
     from ..core.registry import AgenToolRegistry
+    from .cassette import RecordMode
+    from .cassette_model import CassetteModel, Redactor
 
 __all__ = (
     'pytest_addoption',
@@ -35,15 +44,36 @@ __all__ = (
     'agentool_injector',
     'agentool_no_model_requests',
     'agentool_recording_path',
+    'agentool_record_mode',
+    'agentool_cassette_path',
+    'agentool_cassette',
+    'CassetteFactory',
 )
 
 _ISOLATE = 'agentool_isolate'
 _BLOCK = 'agentool_block_model_requests'
+_MODE = 'agentool_record_mode'
+_MODES = ('once', 'none', 'new_episodes', 'all')
+_MARKER = 'agentool_cassette'
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini(_ISOLATE, type='bool', default=False, help='agentool: a fresh registry and injector for every test')
     parser.addini(_BLOCK, type='bool', default=False, help='agentool: ALLOW_MODEL_REQUESTS = False for every test')
+    parser.addini(_MODE, default='none', help='agentool: cassette record mode (once, none, new_episodes, all)')
+    parser.addoption(
+        '--agentool-record-mode',
+        dest=_MODE,
+        choices=_MODES,
+        default=None,
+        help='agentool: cassette record mode for every test (overrides markers and the ini option)',
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        'markers', f'{_MARKER}(mode=None, name=None): agentool cassette record mode and file name for the test'
+    )
 
 
 @pytest.fixture
@@ -78,6 +108,56 @@ def agentool_recording_path(request: pytest.FixtureRequest) -> Path:
     """Where this test's recording lives: `recordings/<test name>.json` beside the test module."""
     name = re.sub(r'[^\w.-]+', '_', request.node.name).strip('_') or 'recording'
     return request.path.parent / 'recordings' / f'{name}.json'
+
+
+@pytest.fixture
+def agentool_record_mode(request: pytest.FixtureRequest) -> RecordMode:
+    """The test's cassette mode: the command-line option, else its marker, else the ini option."""
+    mode: object = request.config.getoption(_MODE)
+    marker = request.node.get_closest_marker(_MARKER)
+    if mode is None and marker is not None:
+        mode = marker.kwargs.get('mode', marker.args[0] if marker.args else None)
+    if mode is None:
+        mode = request.config.getini(_MODE) or 'none'
+    if mode not in _MODES:
+        raise pytest.UsageError(f'agentool: unknown cassette record mode {str(mode)[:60]!r}; use one of {_MODES}')
+    return mode  # type: ignore[return-value]
+
+
+@pytest.fixture
+def agentool_cassette_path(request: pytest.FixtureRequest) -> Path:
+    """This test's cassette file: `cassettes/<module>/<test name>.json` beside the test module."""
+    marker = request.node.get_closest_marker(_MARKER)
+    name = marker.kwargs.get('name') if marker is not None else None
+    stem = _safe(str(name) if name else request.node.name, 'cassette')
+    return request.path.parent / 'cassettes' / _safe(request.path.stem, 'tests') / f'{stem}.json'
+
+
+class CassetteFactory:
+    """What `agentool_cassette` gives: call it with the real model (or `None`) to get the test's
+    `CassetteModel`; `name=` gives a second file for a second model in the same test."""
+
+    def __init__(self, path: Path, mode: RecordMode) -> None:
+        self.path: Path = path
+        self.mode: RecordMode = mode
+
+    def __call__(
+        self, wrapped: Model | str | None = None, *, name: str | None = None, redact: Redactor | None = None
+    ) -> CassetteModel:
+        from .cassette_model import CassetteModel
+
+        path = self.path if name is None else self.path.with_name(f'{self.path.stem}.{_safe(name, "model")}.json')
+        return CassetteModel(wrapped, cassette=path, mode=self.mode, redact=redact)
+
+
+@pytest.fixture
+def agentool_cassette(agentool_cassette_path: Path, agentool_record_mode: RecordMode) -> CassetteFactory:
+    """Makes this test's `CassetteModel` (its file and mode from the two fixtures above)."""
+    return CassetteFactory(agentool_cassette_path, agentool_record_mode)
+
+
+def _safe(name: str, default: str) -> str:
+    return re.sub(r'[^\w.-]+', '_', name).strip('_.') or default
 
 
 @pytest.fixture(autouse=True)

@@ -9,15 +9,14 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
 
 from ..errors import ConfigurationError
+from ._files import as_path, read_json, write_json
 
 __all__ = ('RecordedCall', 'RecordedToolCall', 'RecordedRun', 'Recording', 'canonical_args')
 
@@ -56,54 +55,40 @@ class Recording(BaseModel):
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Recording:
-        """Read a recording file.
+        """Read a recording file (at most 64 MB, checked before parsing).
 
         Raises:
-            ConfigurationError: the file is missing or is not a recording.
+            ConfigurationError: the file is missing, too large, unreadable or not a recording, or
+                the path is not one (empty, a NUL byte).
         """
-        file = Path(path)
+        file = as_path(path, 'recording', ConfigurationError)
+        data = read_json(
+            file,
+            'recording',
+            ConfigurationError,
+            missing=f'recording {str(file)!r} does not exist; record it first with Recorder({str(file)!r})',
+        )
+        return cls.from_data(data, source=str(file))
+
+    @classmethod
+    def from_data(cls, data: Any, *, source: str = 'the recording') -> Recording:
+        """Validate parsed JSON as a recording."""
         try:
-            return cls.model_validate_json(file.read_bytes())
-        except FileNotFoundError:
-            raise ConfigurationError(
-                f'recording {str(file)!r} does not exist; record it first with Recorder({str(file)!r})', path=str(file)
-            ) from None
+            return cls.model_validate(data)
         except ValidationError as error:
-            raise ConfigurationError(f'{str(file)!r} is not an agentool recording: {error}', path=str(file)) from None
-        except OSError as error:  # a directory, no permission...
             raise ConfigurationError(
-                f'cannot read recording {str(file)!r}: {error.strerror or error}', path=str(file), error=str(error)
+                f'{source!r} is not an agentool recording: {error}', path=source, reason='invalid'
             ) from None
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the recording to `path` (parent directories are created; the file is replaced whole).
 
         Raises:
-            ConfigurationError: the file cannot be written there (a directory, no permission...).
+            ConfigurationError: the file cannot be written there (a directory, no permission, a NUL
+                in the path), or the data has text UTF-8 cannot encode (a lone surrogate).
         """
-        file = Path(path)
-        text = json.dumps(self.model_dump(mode='json'), indent=2, ensure_ascii=False) + '\n'
-        try:
-            file.parent.mkdir(parents=True, exist_ok=True)
-            # Written next to the target, then renamed over it, so a crash never leaves half a recording.
-            handle, temporary = tempfile.mkstemp(dir=file.parent, prefix=f'.{file.name}.', suffix='.tmp')
-        except OSError as error:
-            raise _unwritable(file, error) from None
-        try:
-            with os.fdopen(handle, 'w', encoding='utf-8') as stream:
-                stream.write(text)
-            os.replace(temporary, file)
-        except BaseException as error:
-            Path(temporary).unlink(missing_ok=True)
-            if isinstance(error, OSError):
-                raise _unwritable(file, error) from None
-            raise
-
-
-def _unwritable(file: Path, error: OSError) -> ConfigurationError:
-    return ConfigurationError(
-        f'cannot write recording {str(file)!r}: {error.strerror or error}', path=str(file), error=str(error)
-    )
+        file = as_path(path, 'recording', ConfigurationError)
+        write_json(file, self.model_dump(mode='json'), 'recording', ConfigurationError)
 
 
 def canonical_args(args: Mapping[str, Any]) -> str:

@@ -1,11 +1,12 @@
-"""`Replay`: serve a recording back, so a test runs offline what a real model and real tools once did.
+"""`Replay`: serve a cassette or recording back, so a test runs offline what a real model and real tools once did.
 
 Two halves, usable together or apart:
 
-- `replay.model` is an `AgentDouble` with one script per recorded run (chosen by the exact
-  prompt): it makes the recorded tool calls and gives the recorded output. Like any double it
-  goes through the agent's own validators, so a recording that no longer fits the agent fails with
-  a `DriftError`.
+- `replay.model` answers as the model did: for a cassette, a `CassetteModel` replaying every
+  recorded response; for a tool-level recording (the older format, still read), an `AgentDouble`
+  with one script per recorded run (chosen by the exact prompt) that makes the recorded tool
+  calls and gives the recorded output, through the agent's own validators, so a recording that no
+  longer fits the agent fails with a `DriftError`.
 - `replay` itself is a capability that answers tool calls from the recording instead of running
   the tools, looked up by tool name and canonical arguments; a call that was not recorded fails
   with an `UnrecordedCallError` naming the tool, the arguments and what was recorded.
@@ -21,12 +22,17 @@ from typing import Any, cast
 from pydantic_ai import RunContext
 from pydantic_ai.capabilities import AbstractCapability, WrapToolExecuteHandler
 from pydantic_ai.messages import ToolCallPart
+from pydantic_ai.models import Model
 from pydantic_ai.tools import ToolDefinition
 
-from ..errors import ConfigurationError, UnrecordedCallError
+from ..errors import ConfigurationError
+from ._files import as_path, read_json
+from ._tool_answers import ToolAnswers
+from .cassette import FORMAT, Cassette
+from .cassette_model import CassetteModel
 from .double import AgentDouble
 from .log import CallLog, CallRecord
-from .recording import RecordedRun, RecordedToolCall, Recording, canonical_args
+from .recording import RecordedRun, Recording
 from .script import Call, Output, Prompt, Script, Step
 
 __all__ = ('Replay',)
@@ -34,7 +40,11 @@ __all__ = ('Replay',)
 
 @dataclass(init=False)
 class Replay(AbstractCapability[Any]):
-    """Serves the recording at `source` (a path or a loaded `Recording`).
+    """Serves the recording or cassette at `source` (a path, a loaded `Recording` or a `Cassette`).
+
+    From a cassette, `model` is a `CassetteModel` replaying what the real model answered, and the
+    tool results come from the cassette's `tool_calls` (recorded through `CassetteModel.tools`).
+    From a tool-level recording (the older format, still read), `model` is an `AgentDouble`.
 
     Example:
         ```python {test="skip"}
@@ -45,34 +55,37 @@ class Replay(AbstractCapability[Any]):
         ```
     """
 
-    recording: Recording
+    recording: Recording | Cassette
     source: str
     """Where the recording came from, for messages."""
-    model: AgentDouble
-    """Replays the model's side: the recorded tool calls, then the recorded output."""
+    model: Model
+    """Replays the model's side: a `CassetteModel` for a cassette; for a recording, an `AgentDouble`
+    making the recorded tool calls, then giving the recorded output."""
     calls: CallLog
     """The tool calls this replay answered."""
-    _results: dict[tuple[str, str], list[RecordedToolCall]] = field(repr=False)
-    _served: Counter[tuple[str, str]] = field(repr=False)
+    _answers: ToolAnswers = field(repr=False)
 
-    def __init__(self, source: Recording | str | os.PathLike[str], *, name: str = 'replay') -> None:
-        if not isinstance(cast(object, source), Recording | str | os.PathLike):
+    def __init__(self, source: Recording | Cassette | str | os.PathLike[str], *, name: str = 'replay') -> None:
+        if not isinstance(cast(object, source), Recording | Cassette | str | os.PathLike):
             raise ConfigurationError(
-                f'Replay(source=...) must be a recording file path or a Recording; got {source!r}',
+                f'Replay(source=...) must be a recording or cassette file path, a Recording or a Cassette; '
+                f'got {repr(source)[:200]}',
                 option='source',
-                value=repr(source),
+                value=repr(source)[:200],
             )
-        self.recording = source if isinstance(source, Recording) else Recording.load(source)
-        self.source = 'the recording' if isinstance(source, Recording) else repr(str(source))
+        self.recording = source if isinstance(source, Recording | Cassette) else _load(source)
+        self.source = 'the recording' if isinstance(source, Recording | Cassette) else repr(str(source))
+        self.calls = CallLog()
+        if isinstance(self.recording, Cassette):
+            if not self.recording.exchanges and not self.recording.tool_calls:
+                raise ConfigurationError(f'{self.source} holds nothing to replay', option='source', value=self.source)
+            self.model = CassetteModel(None, cassette=self.recording)
+            self._answers = ToolAnswers(self.recording.tool_calls, self.source)
+            return
         if not self.recording.runs:
             raise ConfigurationError(f'{self.source} holds no runs to replay', option='source', value=self.source)
         self.model = AgentDouble(*_scripts(self.recording.runs), name=name)
-        self.calls = CallLog()
-        self._results = {}
-        for run in self.recording.runs:
-            for recorded in run.tool_calls:
-                self._results.setdefault((recorded.tool, canonical_args(recorded.args)), []).append(recorded)
-        self._served = Counter()
+        self._answers = ToolAnswers((c for run in self.recording.runs for c in run.tool_calls), self.source)
 
     async def wrap_tool_execute(
         self,
@@ -86,13 +99,9 @@ class Replay(AbstractCapability[Any]):
         if tool_def.kind != 'function':
             return await handler(args)
         sent = call.args_as_dict()
-        key = (call.tool_name, canonical_args(sent))
-        recorded = self._results.get(key)
-        if not recorded:
-            raise self._unrecorded(call.tool_name, key[1])
-        # Repeated calls get the recorded results in order; past the last, the last one again.
-        served = recorded[min(self._served[key], len(recorded) - 1)]
-        self._served[key] += 1
+        served = self._answers.next(call.tool_name, sent)
+        if served is None:
+            raise self._answers.unrecorded(call.tool_name, sent)
         self.calls.add(
             CallRecord(
                 tool=call.tool_name,
@@ -110,19 +119,19 @@ class Replay(AbstractCapability[Any]):
     def get_serialization_name(cls) -> str | None:
         return None
 
-    def _unrecorded(self, tool: str, args: str) -> UnrecordedCallError:
-        same_tool = [a for (t, a) in self._results if t == tool]
-        recorded = '; '.join(same_tool) if same_tool else f'none (recorded tools: {", ".join(self._tools()) or "none"})'
-        return UnrecordedCallError(
-            f'replay: tool {tool!r} was called with {args}, which {self.source} does not hold; '
-            f'recorded calls of {tool!r}: {recorded}',
-            tool=tool,
-            args=args,
-            recorded=same_tool,
-        )
 
-    def _tools(self) -> list[str]:
-        return sorted({tool for tool, _ in self._results})
+def _load(source: str | os.PathLike[str]) -> Recording | Cassette:
+    # One reader for both formats: the file's "format" key says which it is.
+    path = as_path(source, 'recording', ConfigurationError)
+    data = read_json(
+        path,
+        'recording',
+        ConfigurationError,
+        missing=f'recording {str(path)!r} does not exist; record it first with Recorder({str(path)!r})',
+    )
+    if isinstance(data, dict) and cast('dict[str, Any]', data).get('format') == FORMAT:
+        return Cassette.from_data(data, source=str(path))
+    return Recording.from_data(data, source=str(path))
 
 
 def _scripts(runs: list[RecordedRun]) -> list[Script]:

@@ -1,0 +1,123 @@
+"""Reading and writing the JSON files of `agentool.testing` (recordings and cassettes) with typed errors.
+
+One place for the file boundary: a path with a NUL, a file too large (its size is checked before
+a byte is parsed), bytes that are not UTF-8 JSON, data with a lone surrogate (which UTF-8 cannot
+encode) and every `OSError` become the error class the caller names, with the path in `details`.
+Files are written next to their target and renamed over it, so a crash never leaves half a file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, cast
+
+from ..errors import AgenToolError
+
+__all__ = ('MAX_FILE_BYTES', 'as_path', 'read_json', 'write_json', 'dumps')
+
+MAX_FILE_BYTES = 64 * 1024 * 1024
+"""The largest recording or cassette file read: larger ones are refused before parsing."""
+
+ErrorFactory = Callable[..., AgenToolError]
+
+
+def as_path(path: object, what: str, error: ErrorFactory) -> Path:
+    """`path` as a `Path`, refusing what no filesystem accepts (not a path, empty, a NUL byte)."""
+    text = path if isinstance(path, str) else _fspath(path)
+    if not text:
+        shown = _short(repr(path))
+        raise error(f'{what} path must be a non-empty str or Path; got {shown}', path=shown, reason='not_a_path')
+    if '\x00' in text:
+        raise error(f'{what} path {_short(repr(text))} holds a NUL byte', path=_short(repr(text)), reason='nul')
+    return Path(text)
+
+
+def _fspath(path: object) -> str:
+    if isinstance(path, os.PathLike):
+        text: object = os.fspath(cast('os.PathLike[Any]', path))
+        return text if isinstance(text, str) else ''
+    return ''
+
+
+def read_json(path: Path, what: str, error: ErrorFactory, *, missing: str, max_bytes: int = MAX_FILE_BYTES) -> Any:
+    """The parsed JSON at `path`; `missing` is the message for a file that does not exist."""
+    name = repr(str(path))
+    try:
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise error(
+                f'{what} {name} is {size} bytes, over the limit of {max_bytes}',
+                path=str(path),
+                reason='too_large',
+                size=size,
+                limit=max_bytes,
+            )
+        with path.open('rb') as stream:
+            raw = stream.read(max_bytes + 1)  # the file may have grown since stat
+    except FileNotFoundError:
+        raise error(missing, path=str(path), reason='missing') from None
+    except OSError as caught:  # a directory, no permission...
+        raise error(
+            f'cannot read {what} {name}: {caught.strerror or caught}', path=str(path), reason='unreadable'
+        ) from None
+    if len(raw) > max_bytes:
+        raise error(f'{what} {name} is over the limit of {max_bytes} bytes', path=str(path), reason='too_large')
+    try:
+        return json.loads(raw.decode('utf-8'))
+    except (UnicodeDecodeError, ValueError, RecursionError) as caught:
+        raise error(
+            f'{name} is not an agentool {what}: not UTF-8 JSON ({_short(str(caught))})',
+            path=str(path),
+            reason='invalid_json',
+        ) from None
+
+
+def dumps(data: Any) -> str:
+    """Diff-friendly JSON: sorted keys, two-space indent, one trailing newline, non-ASCII kept."""
+    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + '\n'
+
+
+def write_json(path: Path, data: Any, what: str, error: ErrorFactory) -> None:
+    """Write `data` to `path` whole (parent folders created), or raise `error` and leave `path` as it was."""
+    name = repr(str(path))
+    try:
+        encoded = dumps(data).encode('utf-8')
+    except UnicodeEncodeError as caught:  # a lone surrogate in some string
+        raise error(
+            f'cannot write {what} {name}: its data holds text UTF-8 cannot encode ({_short(str(caught))})',
+            path=str(path),
+            reason='unencodable',
+        ) from None
+    except ValueError as caught:  # NaN or infinity, which JSON has no words for
+        raise error(f'cannot write {what} {name}: {_short(str(caught))}', path=str(path), reason='invalid') from None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f'.{path.name}.', suffix='.tmp')
+    except OSError as caught:
+        raise _unwritable(path, what, caught, error) from None
+    try:
+        with os.fdopen(handle, 'wb') as stream:
+            stream.write(encoded)
+        os.replace(temporary, path)
+    except BaseException as caught:
+        Path(temporary).unlink(missing_ok=True)
+        if isinstance(caught, OSError):
+            raise _unwritable(path, what, caught, error) from None
+        raise
+
+
+def _unwritable(path: Path, what: str, caught: OSError, error: ErrorFactory) -> AgenToolError:
+    return error(
+        f'cannot write {what} {str(path)!r}: {caught.strerror or caught}',
+        path=str(path),
+        reason='unwritable',
+        error=str(caught),
+    )
+
+
+def _short(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else f'{text[:limit]}... ({len(text)} characters)'

@@ -1,0 +1,145 @@
+"""What a model request is, for a cassette: a normalised view, its fingerprint, and the drift between two.
+
+The view keeps what changes a model's answer and drops what differs between two identical runs:
+timestamps, tool call ids, run and conversation ids, provider response ids, usage, and every
+empty (`null`) field, so a pydantic-ai release that adds a field does not change old fingerprints.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any, cast
+
+from pydantic_ai import ModelMessagesTypeAdapter
+from pydantic_ai.messages import ModelMessage
+from pydantic_ai.models import ModelRequestParameters
+from pydantic_ai.settings import ModelSettings
+from pydantic_core import to_jsonable_python
+
+__all__ = ('request_view', 'fingerprint', 'drift')
+
+_VOLATILE = frozenset(
+    {
+        'timestamp',
+        'tool_call_id',
+        'run_id',
+        'conversation_id',
+        'provider_response_id',
+        'usage',
+        'history_digest',
+        'model_id',
+    }
+)
+_PARAMETERS = (
+    'function_tools',
+    'native_tools',
+    'output_mode',
+    'output_object',
+    'output_tools',
+    'prompted_output_template',
+    'allow_text_output',
+    'allow_image_output',
+    'instruction_parts',
+    'thinking',
+)
+# Settings that shape transport, not the answer.
+_TRANSPORT_SETTINGS = frozenset(
+    {'timeout', 'request_timeout', 'first_event_timeout', 'max_retries', 'extra_headers', 'framing_announcement'}
+)
+
+
+def request_view(
+    messages: list[ModelMessage], settings: ModelSettings | None, parameters: ModelRequestParameters
+) -> dict[str, Any]:
+    """The request as a cassette keeps it: messages, tools, output, settings, all normalised."""
+    dumped = ModelMessagesTypeAdapter.dump_python(messages, mode='json')
+    params = {name: getattr(parameters, name, None) for name in _PARAMETERS}
+    chosen = {key: value for key, value in (settings or {}).items() if key not in _TRANSPORT_SETTINGS}
+    return {
+        'messages': _clean(dumped),
+        'parameters': _clean(to_jsonable_python(params, fallback=repr)),
+        'settings': _clean(to_jsonable_python(chosen, fallback=repr)),
+    }
+
+
+def fingerprint(view: Mapping[str, Any]) -> str:
+    """A stable hash of a request view (canonical JSON, SHA-256)."""
+    text = json.dumps(view, sort_keys=True, separators=(',', ':'), ensure_ascii=False)
+    return hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()[:32]
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, dict):
+        items = cast('dict[str, Any]', value).items()
+        return {k: _clean(v) for k, v in items if k not in _VOLATILE and v is not None and v != {} and v != []}
+    if isinstance(value, list):
+        return [_clean(item) for item in cast('list[Any]', value)]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def drift(sent: Mapping[str, Any], recorded: Mapping[str, Any]) -> list[str]:
+    """What changed from `recorded` to `sent`, one readable line each (tools, prompts, messages...)."""
+    changes: list[str] = []
+    sent_messages: list[Any] = sent.get('messages', [])
+    recorded_messages: list[Any] = recorded.get('messages', [])
+    if len(sent_messages) != len(recorded_messages):
+        changes.append(f'number of messages: {len(recorded_messages)} recorded, {len(sent_messages)} sent')
+    for label, kind in (('system prompt', 'system-prompt'), ('user prompt', 'user-prompt')):
+        before, after = _texts(recorded_messages, kind), _texts(sent_messages, kind)
+        if before != after:
+            changes.append(f'{label} changed: {_pair(before, after)}')
+    before, after = _instructions(recorded_messages), _instructions(sent_messages)
+    if before != after:
+        changes.append(f'instructions changed: {_pair(before, after)}')
+    sent_params: dict[str, Any] = sent.get('parameters', {})
+    recorded_params: dict[str, Any] = recorded.get('parameters', {})
+    for key, label in (('function_tools', 'tool'), ('output_tools', 'output tool')):
+        changes.extend(_tool_changes(label, recorded_params.get(key, []), sent_params.get(key, [])))
+    for key in sorted(set(sent_params) | set(recorded_params)):
+        if key in ('function_tools', 'output_tools', 'instruction_parts'):
+            continue
+        if sent_params.get(key) != recorded_params.get(key):
+            changes.append(f'{key} changed: {_pair(recorded_params.get(key), sent_params.get(key))}')
+    if sent.get('settings', {}) != recorded.get('settings', {}):
+        changes.append(f'settings changed: {_pair(recorded.get("settings", {}), sent.get("settings", {}))}')
+    if not changes and sent_messages != recorded_messages:
+        index = next(i for i, (a, b) in enumerate(zip(sent_messages, recorded_messages, strict=False)) if a != b)
+        changes.append(f'message {index + 1} changed: {_pair(recorded_messages[index], sent_messages[index])}')
+    return changes
+
+
+def _texts(messages: list[Any], kind: str) -> list[Any]:
+    parts: list[dict[str, Any]] = [part for message in messages for part in message.get('parts', [])]
+    return [part.get('content') for part in parts if part.get('part_kind') == kind]
+
+
+def _instructions(messages: list[Any]) -> list[Any]:
+    return [message.get('instructions') for message in messages if message.get('kind') == 'request']
+
+
+def _tool_changes(label: str, recorded: list[Any], sent: list[Any]) -> list[str]:
+    before: dict[str, dict[str, Any]] = {tool.get('name'): tool for tool in recorded}
+    after: dict[str, dict[str, Any]] = {tool.get('name'): tool for tool in sent}
+    changes = [f'{label} {name!r} added' for name in after if name not in before]
+    changes += [f'{label} {name!r} removed' for name in before if name not in after]
+    for name in (name for name in after if name in before):
+        for key in sorted(set(before[name]) | set(after[name])):
+            if before[name].get(key) != after[name].get(key):
+                what = 'schema' if key == 'parameters_json_schema' else key
+                changes.append(
+                    f'{label} {name!r}: {what} changed: {_pair(before[name].get(key), after[name].get(key))}'
+                )
+    return changes
+
+
+def _pair(before: Any, after: Any) -> str:
+    return f'{_show(before)} recorded, {_show(after)} sent'
+
+
+def _show(value: Any, limit: int = 160) -> str:
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=repr)
+    return text if len(text) <= limit else f'{text[: limit - 3]}...'

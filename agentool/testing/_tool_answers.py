@@ -1,0 +1,54 @@
+"""Recorded tool results, looked up by tool name and canonical arguments: shared by `Replay` and cassettes.
+
+Repeated calls get the recorded results in order; past the last, the last one again. A call
+nothing was recorded for is an `UnrecordedCallError` naming the tool, the arguments and what was
+recorded.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+from ..errors import UnrecordedCallError
+from .recording import RecordedToolCall, canonical_args
+
+__all__ = ('ToolAnswers',)
+
+
+class ToolAnswers:
+    """The tool results of a recording or cassette, served by (tool, canonical arguments)."""
+
+    def __init__(self, calls: Iterable[RecordedToolCall], source: str) -> None:
+        self.source = source
+        self._results: dict[tuple[str, str], list[RecordedToolCall]] = {}
+        self._served: Counter[tuple[str, str]] = Counter()
+        for call in calls:
+            self.add(call)
+
+    def add(self, call: RecordedToolCall) -> None:
+        self._results.setdefault((call.tool, canonical_args(call.args)), []).append(call)
+
+    def next(self, tool: str, args: dict[str, Any]) -> RecordedToolCall | None:
+        """The next recorded result of this call, or `None` when none was recorded."""
+        key = (tool, canonical_args(args))
+        recorded = self._results.get(key)
+        if not recorded:
+            return None
+        served = recorded[min(self._served[key], len(recorded) - 1)]
+        self._served[key] += 1
+        return served
+
+    def unrecorded(self, tool: str, args: dict[str, Any]) -> UnrecordedCallError:
+        text = canonical_args(args)
+        same_tool = [a for (t, a) in self._results if t == tool]
+        tools = ', '.join(sorted({t for t, _ in self._results})) or 'none'
+        recorded = '; '.join(same_tool) if same_tool else f'none (recorded tools: {tools})'
+        return UnrecordedCallError(
+            f'replay: tool {tool!r} was called with {text}, which {self.source} does not hold; '
+            f'recorded calls of {tool!r}: {recorded}',
+            tool=tool,
+            args=text,
+            recorded=same_tool,
+        )

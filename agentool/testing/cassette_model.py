@@ -1,0 +1,333 @@
+"""`CassetteModel`: record what any pydantic-ai model answers once, replay it offline forever.
+
+In a recording mode it sends each request to the model it wraps and keeps the exchange in the
+cassette (the file is rewritten after each one); in replay it answers from the cassette, with no
+network, no key and no provider SDK. Requests are matched by fingerprint (see
+`agentool.testing.cassette`) and, for identical requests, by how often that fingerprint has been
+seen, so several agents in one test, and concurrent runs, replay deterministically.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections import Counter
+from collections.abc import AsyncGenerator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, cast, get_args
+
+from pydantic import ValidationError
+from pydantic_ai import RunContext, native_tools
+from pydantic_ai.messages import ModelMessage, ModelResponse, ModelResponseStreamEvent
+from pydantic_ai.models import (
+    CompletedStreamedResponse,
+    KnownModelName,
+    Model,
+    ModelRequestParameters,
+    StreamedResponse,
+    infer_model,
+)
+from pydantic_ai.native_tools import AbstractNativeTool
+from pydantic_ai.profiles import ModelProfile
+from pydantic_ai.settings import ModelSettings
+
+from ..errors import CassetteError, CassetteMismatchError
+from ._fingerprint import drift, fingerprint, request_view
+from .cassette import Cassette, CassetteInfo, Exchange, RecordMode, cassette_path
+
+__all__ = ('CassetteModel', 'Redactor')
+
+Redactor = Callable[[dict[str, Any]], dict[str, Any]]
+"""Called with each new exchange's JSON (`fingerprint`, `request`, `response`, `stream`) before it
+is written; returns what to keep. The fingerprint was taken before, so a redacted cassette still
+matches the live request."""
+
+_MODES: tuple[str, ...] = get_args(RecordMode)
+
+
+@dataclass(init=False)
+class CassetteModel(Model):
+    """A model that records the model it wraps to a cassette, or replays the cassette without it.
+
+    Args:
+        wrapped: The real model (any `Model` or model name); `None` is enough to replay.
+        cassette: The cassette file (`str` or `Path`) or a `Cassette` kept in memory.
+        mode: `none` (replay only; the default, for CI), `once` (record when the file is missing),
+            `new_episodes` (replay what matches, record the rest) or `all` (re-record).
+        redact: Applied to each new exchange before anything is written (see `Redactor`).
+
+    Raises:
+        CassetteError: an unknown mode, or a cassette file that cannot be read (missing in
+            mode `none`, too large, not a cassette).
+
+    Example:
+        ```python {test="skip"}
+        model = CassetteModel('openai:gpt-5', cassette='cassettes/weather.json', mode='once')
+        result = await agent.run('Weather in Paris?', model=model)
+        ```
+    """
+
+    wrapped: Model | None
+    """The model a recording mode calls; unused in replay."""
+    cassette: Cassette
+    """The exchanges recorded or loaded so far."""
+    path: Path | None
+    """Where the cassette is written; `None` for one kept in memory."""
+    mode: RecordMode
+    redact: Redactor | None
+    _records: bool = field(repr=False)
+    _by_fingerprint: dict[str, list[Exchange]] = field(repr=False)
+    _seen: Counter[str] = field(repr=False)
+    _replay_profile: ModelProfile | None = field(repr=False)
+
+    def __init__(
+        self,
+        wrapped: Model | KnownModelName | str | None = None,
+        *,
+        cassette: str | Path | Cassette,
+        mode: RecordMode = 'none',
+        redact: Redactor | None = None,
+    ) -> None:
+        if mode not in _MODES:
+            raise CassetteError(
+                f'unknown cassette mode {str(mode)[:60]!r}; use one of {", ".join(_MODES)}',
+                reason='mode',
+                mode=str(mode)[:60],
+            )
+        self.wrapped = None if wrapped is None else infer_model(wrapped)
+        self.mode = mode
+        self.redact = redact
+        if isinstance(cassette, Cassette):
+            self.path, loaded, exists = None, cassette, True
+        else:
+            self.path = cassette_path(cassette)
+            exists = self.path.exists()
+            # In mode 'all' the file is replaced whole by what this model records.
+            loaded = Cassette.load(self.path) if exists and mode != 'all' else Cassette()
+            if mode == 'none' and not exists:
+                Cassette.load(self.path)  # raises the typed 'missing' error
+        self.cassette = loaded
+        self._records = mode in ('all', 'new_episodes') or (mode == 'once' and not exists)
+        info = loaded.model
+        super().__init__(profile=_restored(info.profile) if self.wrapped is None else None)
+        self._by_fingerprint = {}
+        for exchange in loaded.exchanges:
+            self._by_fingerprint.setdefault(exchange.fingerprint, []).append(exchange)
+        self._seen = Counter()
+        self._replay_profile = None
+
+    @property
+    def records(self) -> bool:
+        """Whether a request (or tool call) this cassette does not hold is recorded rather than refused."""
+        return self._records
+
+    def save(self) -> None:
+        """Write the cassette to its file (a no-op for one kept in memory)."""
+        if self.path is not None:
+            self.cassette.save(self.path)
+
+    @property
+    def model_name(self) -> str:
+        return self.wrapped.model_name if self.wrapped is not None else self.cassette.model.model_name
+
+    @property
+    def system(self) -> str:
+        return self.wrapped.system if self.wrapped is not None else self.cassette.model.system or 'cassette'
+
+    @property
+    def profile(self) -> ModelProfile:  # type: ignore[override]
+        # The wrapped model's profile when there is one; else the recorded one, so pydantic-ai
+        # prepares a replayed request (output mode, native output, files) as it did when recording.
+        if self.wrapped is not None:
+            return self.wrapped.profile
+        if self._replay_profile is None:
+            self._replay_profile = Model.profile.func(self)  # pyright: ignore[reportFunctionMemberAccess]
+        return self._replay_profile
+
+    @property
+    def settings(self) -> ModelSettings | None:
+        # The wrapped model applies its own settings when it is called; leaving them out of the
+        # request seen here keeps its fingerprint the same with and without the wrapped model.
+        return None
+
+    async def request(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+    ) -> ModelResponse:
+        view, key = self._identify(messages, model_settings, model_request_parameters)
+        exchange = self._recorded(key, view)
+        if exchange is not None:
+            return _response(exchange, self.path)
+        wrapped = self._recorder()
+        response = await wrapped.request(messages, model_settings, model_request_parameters)
+        self._keep(key, view, response, None)
+        return response
+
+    @asynccontextmanager
+    async def request_stream(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+        run_context: RunContext[Any] | None = None,
+    ) -> AsyncGenerator[StreamedResponse]:
+        view, key = self._identify(messages, model_settings, model_request_parameters)
+        exchange = self._recorded(key, view)
+        if exchange is not None:
+            events = _events(exchange, self.path)
+            response = _response(exchange, self.path)
+        else:
+            wrapped = self._recorder()
+            # The live stream is drained before the run sees it, so a recording run and its
+            # replays see the very same events.
+            async with wrapped.request_stream(
+                messages, model_settings, model_request_parameters, run_context
+            ) as stream:
+                events = [event async for event in stream]
+                response = stream.get()
+            self._keep(key, view, response, events)
+        yield CompletedStreamedResponse(
+            response, model_request_parameters=model_request_parameters, replay_events=events or True
+        )
+
+    def _identify(
+        self, messages: list[ModelMessage], settings: ModelSettings | None, parameters: ModelRequestParameters
+    ) -> tuple[dict[str, Any], str]:
+        view = request_view(messages, settings, parameters)
+        return view, fingerprint(view)
+
+    def _recorded(self, key: str, view: dict[str, Any]) -> Exchange | None:
+        """The exchange answering this request, or `None` when this mode records it instead."""
+        recorded = self._by_fingerprint.get(key, [])
+        occurrence = self._seen[key]
+        self._seen[key] += 1
+        if self.mode == 'all' or (self._records and occurrence >= len(recorded)):
+            return None
+        if recorded:
+            # Past the recorded occurrences, the last one again: a test may repeat a request.
+            return recorded[min(occurrence, len(recorded) - 1)]
+        raise self._mismatch(key, view)
+
+    def _recorder(self) -> Model:
+        if self.wrapped is None:
+            raise CassetteError(
+                f'cassette {self._where()} needs a recording (mode {self.mode!r}) but CassetteModel '
+                'wraps no model; pass the real model as its first argument',
+                path=self._where(),
+                reason='no_model',
+            )
+        return self.wrapped
+
+    def _keep(
+        self, key: str, view: dict[str, Any], response: ModelResponse, events: list[ModelResponseStreamEvent] | None
+    ) -> None:
+        data: dict[str, Any] = {
+            'fingerprint': key,
+            'request': view,
+            'response': Exchange.dump_response(response),
+            'stream': None if events is None else Exchange.dump_events(events),
+        }
+        if self.redact is not None:
+            data = self.redact(copy.deepcopy(data))
+            data['fingerprint'] = key
+        try:
+            exchange = Exchange.model_validate(data)
+        except ValidationError as error:
+            raise CassetteError(
+                f'the redaction hook returned an exchange that is not one: {str(error)[:500]}',
+                path=self._where(),
+                reason='invalid',
+            ) from None
+        self.cassette.exchanges.append(exchange)
+        self._by_fingerprint.setdefault(key, []).append(exchange)
+        if self.wrapped is not None:
+            self.cassette.model = CassetteInfo(
+                model_name=self.wrapped.model_name, system=self.wrapped.system, profile=_plain(self.wrapped.profile)
+            )
+        self.save()
+
+    def _mismatch(self, key: str, view: dict[str, Any]) -> CassetteMismatchError:
+        where = self._where()
+        if not self.cassette.exchanges:
+            return CassetteMismatchError(
+                f'cassette {where} holds no exchanges; record it (mode "once" or "all")',
+                path=where,
+                fingerprint=key,
+                changes=[],
+            )
+        candidates = [(drift(view, exchange.request), exchange) for exchange in self.cassette.exchanges]
+        changes, _closest = min(candidates, key=lambda pair: len(pair[0]) or 99)
+        shown = changes[:8] + ([f'... and {len(changes) - 8} more'] if len(changes) > 8 else [])
+        lines = '\n'.join(f'  - {line}' for line in shown) or '  - (no difference in the normalised request)'
+        return CassetteMismatchError(
+            f'cassette {where} has no recorded exchange for this request (mode {self.mode!r}); '
+            f'against the closest recorded request:\n{lines}\n'
+            'Re-record with mode "all" (or "new_episodes") if the change is intended.',
+            path=where,
+            fingerprint=key,
+            changes=shown,
+        )
+
+    def _where(self) -> str:
+        return repr(str(self.path)) if self.path is not None else '(in memory)'
+
+
+def _response(exchange: Exchange, path: Path | None) -> ModelResponse:
+    try:
+        return exchange.model_response()
+    except (ValidationError, ValueError) as error:
+        raise _corrupt(path, error) from None
+
+
+def _events(exchange: Exchange, path: Path | None) -> list[ModelResponseStreamEvent]:
+    try:
+        return exchange.stream_events()
+    except ValidationError as error:
+        raise _corrupt(path, error) from None
+
+
+def _corrupt(path: Path | None, error: Exception) -> CassetteError:
+    where = repr(str(path)) if path is not None else '(in memory)'
+    return CassetteError(
+        f'cassette {where} holds a response pydantic-ai cannot read: {str(error)[:500]}', path=where, reason='invalid'
+    )
+
+
+def _plain(profile: ModelProfile) -> dict[str, Any]:
+    """The profile's values JSON can carry: plain values, sets and tuples of text, native tool types
+    by name. Other classes (a schema transformer) stay behind: they shape the wire, not the run."""
+    plain: dict[str, Any] = {}
+    for key, value in cast('dict[str, Any]', profile).items():
+        if isinstance(value, bool | int | float | str):
+            plain[key] = value
+        elif isinstance(value, frozenset | tuple):
+            items = cast('frozenset[Any] | tuple[Any, ...]', value)
+            if all(isinstance(item, str) for item in items):
+                plain[key] = {
+                    'set' if isinstance(items, frozenset) else 'tuple': sorted(items)
+                    if isinstance(items, frozenset)
+                    else list(items)
+                }
+            elif all(isinstance(item, type) and issubclass(item, AbstractNativeTool) for item in items):
+                plain[key] = {'native_tools': sorted(item.__name__ for item in items)}
+    return plain
+
+
+def _restored(plain: dict[str, Any]) -> ModelProfile:
+    profile: dict[str, Any] = {}
+    for key, value in plain.items():
+        if isinstance(value, dict):
+            tagged = cast('dict[str, list[str]]', value)
+            if 'set' in tagged:
+                profile[key] = frozenset(tagged['set'])
+            elif 'tuple' in tagged:
+                profile[key] = tuple(tagged['tuple'])
+            elif 'native_tools' in tagged:
+                found = (getattr(native_tools, name, None) for name in tagged['native_tools'])
+                profile[key] = frozenset(kind for kind in found if isinstance(kind, type))
+        else:
+            profile[key] = value
+    return cast(ModelProfile, profile)

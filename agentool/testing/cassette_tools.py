@@ -1,0 +1,87 @@
+"""`CassetteTools`: keep tool results in a cassette too, so a replay runs without the tools.
+
+A capability bound to a `CassetteModel`: while the model records, each function tool call runs
+and its result (as JSON-compatible data) joins the cassette's `tool_calls`; in replay, a call is
+answered from them by tool name and canonical arguments and the tool does not run. A call the
+cassette does not hold fails with `UnrecordedCallError` (mode `none`) or is run and recorded
+(`new_episodes`). Results are stored as JSON, so a tool returning a pydantic model replays a dict
+(the model sees the same JSON either way).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic_ai import RunContext
+from pydantic_ai.capabilities import AbstractCapability, WrapToolExecuteHandler
+from pydantic_ai.messages import ToolCallPart
+from pydantic_ai.tools import ToolDefinition
+from pydantic_core import to_jsonable_python
+
+from ._tool_answers import ToolAnswers
+from .cassette_model import CassetteModel
+from .log import CallLog, CallRecord
+from .recording import RecordedToolCall
+
+__all__ = ('CassetteTools',)
+
+
+@dataclass
+class CassetteTools(AbstractCapability[Any]):
+    """Records tool results into `model`'s cassette, or answers tool calls from it.
+
+    Example:
+        ```python {test="skip"}
+        model = CassetteModel(real_model, cassette=path, mode='once')
+        result = await agent.run('Weather?', model=model, capabilities=[CassetteTools(model)])
+        ```
+    """
+
+    model: CassetteModel
+    calls: CallLog = field(default_factory=CallLog, init=False)
+    """The tool calls answered from the cassette."""
+    _answers: ToolAnswers = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._answers = ToolAnswers(self.model.cassette.tool_calls, f'cassette {self.model.path or "(in memory)"}')
+
+    async def wrap_tool_execute(
+        self,
+        ctx: RunContext[Any],
+        *,
+        call: ToolCallPart,
+        tool_def: ToolDefinition,
+        args: dict[str, Any],
+        handler: WrapToolExecuteHandler,
+    ) -> Any:
+        if tool_def.kind != 'function':
+            return await handler(args)
+        sent = call.args_as_dict()
+        # Re-recording (`all`, or `once` with no cassette yet) runs every tool afresh.
+        if not (self.model.records and self.model.mode in ('all', 'once')):
+            served = self._answers.next(call.tool_name, sent)
+            if served is not None:
+                self.calls.add(
+                    CallRecord(
+                        tool=call.tool_name,
+                        args=sent,
+                        call_id=call.tool_call_id,
+                        run_id=ctx.run_id,
+                        returned=True,
+                        result=served.result,
+                        outcome='success',
+                    )
+                )
+                return served.result
+            if not self.model.records:
+                raise self._answers.unrecorded(call.tool_name, sent)
+        result = await handler(args)
+        recorded = RecordedToolCall(tool=call.tool_name, args=sent, result=to_jsonable_python(result, fallback=repr))
+        self.model.cassette.tool_calls.append(recorded)
+        self.model.save()
+        return result
+
+    @classmethod
+    def get_serialization_name(cls) -> str | None:
+        return None

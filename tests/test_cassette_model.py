@@ -1,0 +1,308 @@
+"""`CassetteModel`: record any model once, replay offline; every part kind and run mode."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults, ModelRetry
+from pydantic_ai.messages import (
+    BinaryContent,
+    FilePart,
+    ModelMessage,
+    ModelResponse,
+    NativeToolCallPart,
+    NativeToolReturnPart,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+)
+from pydantic_ai.models import Model, override_allow_model_requests
+from pydantic_ai.models.function import AgentInfo, DeltaThinkingPart, DeltaToolCall, FunctionModel
+from pydantic_ai.models.test import TestModel
+from pydantic_ai.output import NativeOutput, PromptedOutput, ToolOutput
+from pydantic_ai.usage import RequestUsage
+
+from agentool.testing import CassetteModel
+
+
+class City(BaseModel):
+    name: str
+    population: int
+
+
+_VOLATILE = {'timestamp', 'run_id', 'conversation_id', 'tool_call_id', 'provider_response_id'}
+
+
+def _stable(messages: list[ModelMessage]) -> Any:
+    """`all_messages()` without what differs between two identical runs."""
+    from pydantic_ai import ModelMessagesTypeAdapter
+
+    def clean(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: clean(v) for k, v in value.items() if k not in _VOLATILE}  # pyright: ignore
+        if isinstance(value, list):
+            return [clean(v) for v in value]  # pyright: ignore
+        return value
+
+    return clean(ModelMessagesTypeAdapter.dump_python(messages, mode='json'))
+
+
+def _offline() -> Any:
+    """No model request may leave the process while replaying."""
+    return override_allow_model_requests(False)
+
+
+async def _round_trip(
+    agent: Agent[Any, Any], model: Model, path: Path, prompt: str = 'go', **run: Any
+) -> tuple[Any, Any]:
+    """Record `agent` on `model`, replay with no wrapped model; both results."""
+    recorded = await agent.run(prompt, model=CassetteModel(model, cassette=path, mode='once'), **run)
+    with _offline():
+        replayed = await agent.run(prompt, model=CassetteModel(None, cassette=path), **run)
+    assert replayed.output == recorded.output
+    assert _stable(replayed.all_messages()) == _stable(recorded.all_messages())
+    return recorded, replayed
+
+
+async def test_tool_calls_and_retries_replay(tmp_path: Path) -> None:
+    agent = Agent(output_type=str)
+    calls: list[int] = []
+
+    @agent.tool_plain
+    def double(x: int) -> int:
+        calls.append(x)
+        if x < 0:
+            raise ModelRetry('x must be positive')
+        return x * 2
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        n = len(messages)
+        if n == 1:
+            return ModelResponse(parts=[ToolCallPart('double', {'x': -1})])
+        if n == 3:
+            return ModelResponse(parts=[ToolCallPart('double', {'x': 3})])
+        return ModelResponse(parts=[TextPart('six')], usage=RequestUsage(input_tokens=7, output_tokens=1))
+
+    recorded, replayed = await _round_trip(agent, FunctionModel(model), tmp_path / 'c.json')
+    assert replayed.output == 'six'
+    assert calls == [-1, 3, -1, 3]  # the tools still run on replay: only the model is replayed
+    assert replayed.usage.input_tokens == recorded.usage.input_tokens
+
+
+async def test_test_model_with_tools_replays(tmp_path: Path) -> None:
+    agent = Agent(output_type=str, instructions='Be brief.')
+
+    @agent.tool_plain
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    _, replayed = await _round_trip(agent, TestModel(), tmp_path / 'c.json')
+    assert replayed.output == '{"add":0}'
+
+
+async def test_thinking_builtin_and_file_parts_replay(tmp_path: Path) -> None:
+    agent = Agent(output_type=str)
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        return ModelResponse(
+            parts=[
+                ThinkingPart('let me think', signature='sig-1', provider_name='function'),
+                NativeToolCallPart('web_search', {'query': 'paris'}, tool_call_id='b1', provider_name='function'),
+                NativeToolReturnPart('web_search', {'hits': 3}, tool_call_id='b1', provider_name='function'),
+                FilePart(BinaryContent(b'\x89PNG\r\n', media_type='image/png')),
+                TextPart('Paris'),
+            ],
+            model_name='real-model-1',
+            provider_name='realprovider',
+            finish_reason='stop',
+            usage=RequestUsage(input_tokens=11, output_tokens=5),
+        )
+
+    _, replayed = await _round_trip(agent, FunctionModel(model), tmp_path / 'c.json')
+    response = replayed.all_messages()[-1]
+    assert isinstance(response, ModelResponse)
+    assert [type(part).__name__ for part in response.parts] == [
+        'ThinkingPart',
+        'NativeToolCallPart',
+        'NativeToolReturnPart',
+        'FilePart',
+        'TextPart',
+    ]
+    assert (response.provider_name, response.finish_reason) == ('realprovider', 'stop')
+    assert response.usage.input_tokens == 11
+
+
+def _answer(value: dict[str, Any]) -> FunctionModel:
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if info.output_tools:
+            return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, value)])
+        import json
+
+        return ModelResponse(parts=[TextPart(json.dumps(value))])
+
+    return FunctionModel(model)
+
+
+@pytest.mark.parametrize(
+    'output_type',
+    [City, ToolOutput(City, name='city'), NativeOutput(City), PromptedOutput(City)],
+    ids=['default', 'tool_output', 'native_output', 'prompted_output'],
+)
+async def test_structured_outputs_replay(tmp_path: Path, output_type: Any) -> None:
+    agent = Agent(output_type=output_type)
+    _, replayed = await _round_trip(agent, _answer({'name': 'Paris', 'population': 2}), tmp_path / 'c.json')
+    assert replayed.output == City(name='Paris', population=2)
+
+
+async def test_output_function_replays(tmp_path: Path) -> None:
+    def shout(name: str, population: int) -> str:
+        return f'{name.upper()}:{population}'
+
+    agent = Agent(output_type=shout)
+    _, replayed = await _round_trip(agent, _answer({'name': 'Paris', 'population': 2}), tmp_path / 'c.json')
+    assert replayed.output == 'PARIS:2'
+
+
+async def test_deferred_approval_and_continuation_replay(tmp_path: Path) -> None:
+    agent = Agent(output_type=[str, DeferredToolRequests])
+
+    @agent.tool_plain(requires_approval=True)
+    def delete(path: str) -> str:
+        return f'deleted {path}'
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if len(messages) == 1:
+            return ModelResponse(parts=[ToolCallPart('delete', {'path': '/a'}, tool_call_id='c1')])
+        return ModelResponse(parts=[TextPart('done')])
+
+    async def both(model: Model | None, mode: Any) -> tuple[Any, Any]:
+        cassette = CassetteModel(model, cassette=tmp_path / 'c.json', mode=mode)
+        first = await agent.run('delete /a', model=cassette)
+        assert isinstance(first.output, DeferredToolRequests)
+        results = DeferredToolResults(approvals={first.output.approvals[0].tool_call_id: True})
+        second = await agent.run(model=cassette, message_history=first.all_messages(), deferred_tool_results=results)
+        return first, second
+
+    recorded = await both(FunctionModel(model), 'once')
+    with _offline():
+        replayed = await both(None, 'none')
+    assert replayed[1].output == recorded[1].output == 'done'
+    assert _stable(replayed[1].all_messages()) == _stable(recorded[1].all_messages())
+
+
+async def test_message_history_continuation_replays(tmp_path: Path) -> None:
+    agent = Agent(output_type=str)
+    path = tmp_path / 'c.json'
+    model = TestModel(custom_output_text='ok')
+
+    async def conversation(cassette: CassetteModel) -> Any:
+        first = await agent.run('hello', model=cassette)
+        return await agent.run('and again', model=cassette, message_history=first.all_messages())
+
+    recorded = await conversation(CassetteModel(model, cassette=path, mode='once'))
+    with _offline():
+        replayed = await conversation(CassetteModel(None, cassette=path))
+    assert _stable(replayed.all_messages()) == _stable(recorded.all_messages())
+    assert len(replayed.all_messages()) == 4
+
+
+def _streaming_model() -> FunctionModel:
+    async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[Any]:
+        if len(messages) == 1:
+            yield {0: DeltaThinkingPart(content='hmm')}
+            yield {1: DeltaToolCall(name='lookup', json_args='{"city": ')}
+            yield {1: DeltaToolCall(json_args='"Paris"}')}
+            return
+        for chunk in ('It is ', 'sunny ', 'in Paris.'):
+            yield chunk
+
+    return FunctionModel(stream_function=stream)
+
+
+def _streaming_agent() -> Agent[None, str]:
+    agent = Agent(output_type=str)
+
+    @agent.tool_plain
+    def lookup(city: str) -> str:
+        return f'{city}: sunny'
+
+    return agent
+
+
+async def test_run_stream_replays_the_recorded_deltas(tmp_path: Path) -> None:
+    agent, path = _streaming_agent(), tmp_path / 'c.json'
+
+    async def deltas(model: CassetteModel) -> tuple[list[str], Any]:
+        async with agent.run_stream('weather?', model=model) as stream:
+            chunks = [chunk async for chunk in stream.stream_text(delta=True, debounce_by=None)]
+        return chunks, stream
+
+    recorded, live = await deltas(CassetteModel(_streaming_model(), cassette=path, mode='once'))
+    with _offline():
+        replayed, again = await deltas(CassetteModel(None, cassette=path))
+    assert replayed == recorded == ['It is ', 'sunny ', 'in Paris.']
+    assert _stable(again.all_messages()) == _stable(live.all_messages())
+
+
+async def test_run_stream_events_replays_the_event_sequence(tmp_path: Path) -> None:
+    agent, path = _streaming_agent(), tmp_path / 'c.json'
+
+    async def events(model: CassetteModel) -> list[Any]:
+        seen: list[Any] = []
+        async with agent.run_stream_events('weather?', model=model) as stream:
+            async for event in stream:
+                seen.append(_stable_event(event))
+        return seen
+
+    recorded = await events(CassetteModel(_streaming_model(), cassette=path, mode='once'))
+    with _offline():
+        replayed = await events(CassetteModel(None, cassette=path))
+    assert replayed == recorded
+    kinds = [event[0] for event in replayed]
+    assert {'part_delta', 'function_tool_call', 'agent_run_result'} <= set(kinds)
+
+
+def _stable_event(event: Any) -> Any:
+    kind = getattr(event, 'event_kind', type(event).__name__)
+    if kind == 'agent_run_result':
+        return (kind, event.result.output)
+    if kind in ('part_start', 'part_delta', 'part_end'):
+        return (kind, event.index, repr(getattr(event, 'part', None) or getattr(event, 'delta', None)))
+    if kind == 'function_tool_call':
+        return (kind, event.part.tool_name, event.part.args)
+    if kind == 'function_tool_result':
+        return (kind, getattr(event, 'part', None) and event.part.content)
+    return (kind,)
+
+
+async def test_iter_node_streams_replay(tmp_path: Path) -> None:
+    agent, path = _streaming_agent(), tmp_path / 'c.json'
+
+    async def walk(model: CassetteModel) -> list[Any]:
+        seen: list[Any] = []
+        async with agent.iter('weather?', model=model) as run:
+            async for node in run:
+                if Agent.is_model_request_node(node):
+                    async with node.stream(run.ctx) as stream:
+                        seen.extend([_stable_event(event) async for event in stream])
+        assert run.result is not None
+        seen.append(run.result.output)
+        return seen
+
+    recorded = await walk(CassetteModel(_streaming_model(), cassette=path, mode='once'))
+    with _offline():
+        replayed = await walk(CassetteModel(None, cassette=path))
+    assert replayed == recorded
+    assert replayed[-1] == 'It is sunny in Paris.'
+
+
+async def test_a_non_streamed_recording_replays_as_a_stream(tmp_path: Path) -> None:
+    agent, path = Agent(output_type=str), tmp_path / 'c.json'
+    await agent.run('hi', model=CassetteModel(TestModel(custom_output_text='hello there'), cassette=path, mode='once'))
+    with _offline():
+        async with agent.run_stream('hi', model=CassetteModel(None, cassette=path)) as stream:
+            assert await stream.get_output() == 'hello there'
