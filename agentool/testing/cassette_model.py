@@ -99,7 +99,11 @@ class CassetteModel(Model):
         self.mode = mode
         self.redact = redact
         if isinstance(cassette, Cassette):
-            self.path, loaded, exists = None, cassette, True
+            # An empty cassette in memory counts as missing, for mode 'once'.
+            self.path, loaded, exists = None, cassette, bool(cassette.exchanges or cassette.tool_calls)
+            if mode == 'all':
+                cassette.exchanges.clear()
+                cassette.tool_calls.clear()
         else:
             self.path = cassette_path(cassette)
             exists = self.path.exists()

@@ -1,0 +1,65 @@
+"""The pytest plugin's cassette option, marker and fixtures: record once, replay in CI by default."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest_plugins = ('pytester',)
+
+INI = '[pytest]\nasyncio_default_fixture_loop_scope = function\nasyncio_mode = auto\n'
+
+# A "real" model that counts its calls in a file, so the outer test sees whether it was called.
+RECORDED = """
+from pathlib import Path
+import pytest
+from pydantic_ai import Agent
+from pydantic_ai.messages import ModelResponse, TextPart
+from pydantic_ai.models.function import FunctionModel
+
+CALLS = Path(__file__).parent / 'calls.txt'
+
+def real(messages, info):
+    with CALLS.open('a') as stream:
+        stream.write('x')
+    return ModelResponse(parts=[TextPart('sunny')])
+
+async def test_weather(agentool_cassette, agentool_cassette_path, agentool_record_mode):
+    assert agentool_cassette_path == Path(__file__).parent / 'cassettes' / 'test_weather' / 'test_weather.json'
+    agent = Agent(instructions='Weather.')
+    result = await agent.run('Paris?', model=agentool_cassette(FunctionModel(real)))
+    assert result.output == 'sunny'
+
+@pytest.mark.agentool_cassette(mode='once', name='pinned')
+async def test_marked(agentool_cassette, agentool_cassette_path, agentool_record_mode):
+    assert agentool_cassette_path.name == 'pinned.json'
+    assert agentool_record_mode in ('once', 'all')
+    result = await Agent().run('Lyon?', model=agentool_cassette(FunctionModel(real), name='second'))
+    assert result.output == 'sunny'
+    assert agentool_cassette_path.with_name('pinned.second.json').exists()
+"""
+
+
+def _run(pytester: pytest.Pytester, *args: str) -> tuple[int, int, str]:
+    result = pytester.runpytest_inprocess('-p', 'no:cacheprovider', *args)
+    outcomes = result.parseoutcomes()
+    calls = pytester.path / 'calls.txt'
+    return outcomes.get('passed', 0), outcomes.get('failed', 0), calls.read_text() if calls.exists() else ''
+
+
+def test_default_mode_is_none_then_once_records_then_none_replays(pytester: pytest.Pytester) -> None:
+    # One pytester session per step: each costs seconds, so the steps share one test.
+    pytester.makeini(INI + 'agentool_record_mode = none\n')
+    pytester.makepyfile(test_weather=RECORDED)
+    # CI default ('none'): no cassette yet, so the unmarked test fails with a typed error; the
+    # marked one records under its own mode.
+    passed, failed, calls = _run(pytester)
+    assert (passed, failed, calls) == (1, 1, 'x')
+    # One run with the option records what is missing...
+    assert _run(pytester, '--agentool-record-mode=once')[:2] == (2, 0)
+    assert len((pytester.path / 'calls.txt').read_text()) == 2
+    cassette = pytester.path / 'cassettes' / 'test_weather' / 'test_weather.json'
+    assert json.loads(cassette.read_text())['version'] == 1
+    # ...and from then on every run replays, the model untouched.
+    assert _run(pytester) == (2, 0, 'xx')
