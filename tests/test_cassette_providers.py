@@ -21,6 +21,7 @@ from pydantic_ai import Agent, AgentRunResultEvent, AgentStreamEvent, ModelMessa
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ThinkingPart, ToolCallPart, ToolReturnPart
 from pydantic_core import to_jsonable_python
 
+from agentool.errors import CassetteMismatchError
 from agentool.testing import Cassette, CassetteModel
 
 pytest.importorskip('openai')
@@ -186,3 +187,24 @@ async def test_recording_is_transparent() -> None:
     assert recorded.output == plain.output
     assert messages_json(recorded.messages) == messages_json(plain.messages)
     assert recorded.events == plain.events
+
+
+@pytest.mark.parametrize('kind', KINDS)
+async def test_a_changed_tool_schema_fails_the_replay_naming_it(kind: Kind, tmp_path: Path) -> None:
+    turns, output_type = SCENARIOS['tool']
+    cassette = tmp_path / 'weather.json'
+    agent, _ = make_agent(CassetteModel(MockServer(kind, turns).model(), cassette=cassette, mode='once'), output_type)
+    await agent.run('Weather in Paris?')
+
+    changed: Agent[None, Any] = Agent(output_type=output_type, instructions='Answer about the weather.')
+
+    @changed.tool_plain
+    def weather(city: str, unit: str) -> str:
+        """The weather in a city."""
+        raise AssertionError('not reached: the first request already fails')
+
+    REFUSED.clear()
+    with pytest.raises(CassetteMismatchError) as failure:
+        await changed.run('Weather in Paris?', model=CassetteModel(refusing_model(kind), cassette=cassette))
+    assert failure.value.details['changes'][0].startswith("tool 'weather': schema changed: ")
+    assert REFUSED == []
