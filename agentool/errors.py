@@ -335,7 +335,8 @@ class CassetteError(DoubleError):
     JSON, another format or version), unwritable, or a recording needed with no model to record from.
 
     `details` has `path` and `reason` (`missing`, `too_large`, `invalid_json`, `invalid`,
-    `unencodable`, `unwritable`, `unreadable`, `nul`, `version`, `mode`, `no_model`).
+    `unencodable`, `unwritable`, `unreadable`, `nul`, `not_a_path`, `version`, `mode`, `model`,
+    `redact`, `no_model`).
     """
 
 

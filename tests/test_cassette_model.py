@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults, ModelRetry
+from pydantic_ai.capabilities import NativeTool
 from pydantic_ai.messages import (
     BinaryContent,
     FilePart,
@@ -23,32 +24,18 @@ from pydantic_ai.messages import (
 from pydantic_ai.models import Model, override_allow_model_requests
 from pydantic_ai.models.function import AgentInfo, DeltaThinkingPart, DeltaToolCall, FunctionModel
 from pydantic_ai.models.test import TestModel
+from pydantic_ai.native_tools import WebSearchTool
 from pydantic_ai.output import NativeOutput, PromptedOutput, ToolOutput
 from pydantic_ai.usage import RequestUsage
 
+from agentool.errors import CassetteMismatchError
 from agentool.testing import CassetteModel
+from tests._cassette_stable import stable
 
 
 class City(BaseModel):
     name: str
     population: int
-
-
-_VOLATILE = {'timestamp', 'run_id', 'conversation_id', 'tool_call_id', 'provider_response_id'}
-
-
-def _stable(messages: list[ModelMessage]) -> Any:
-    """`all_messages()` without what differs between two identical runs."""
-    from pydantic_ai import ModelMessagesTypeAdapter
-
-    def clean(value: Any) -> Any:
-        if isinstance(value, dict):
-            return {k: clean(v) for k, v in value.items() if k not in _VOLATILE}  # pyright: ignore
-        if isinstance(value, list):
-            return [clean(v) for v in value]  # pyright: ignore
-        return value
-
-    return clean(ModelMessagesTypeAdapter.dump_python(messages, mode='json'))
 
 
 def _offline() -> Any:
@@ -64,7 +51,7 @@ async def _round_trip(
     with _offline():
         replayed = await agent.run(prompt, model=CassetteModel(None, cassette=path), **run)
     assert replayed.output == recorded.output
-    assert _stable(replayed.all_messages()) == _stable(recorded.all_messages())
+    assert stable(replayed.all_messages()) == stable(recorded.all_messages())
     return recorded, replayed
 
 
@@ -191,7 +178,7 @@ async def test_deferred_approval_and_continuation_replay(tmp_path: Path) -> None
     with _offline():
         replayed = await both(None, 'none')
     assert replayed[1].output == recorded[1].output == 'done'
-    assert _stable(replayed[1].all_messages()) == _stable(recorded[1].all_messages())
+    assert stable(replayed[1].all_messages()) == stable(recorded[1].all_messages())
 
 
 async def test_message_history_continuation_replays(tmp_path: Path) -> None:
@@ -206,7 +193,7 @@ async def test_message_history_continuation_replays(tmp_path: Path) -> None:
     recorded = await conversation(CassetteModel(model, cassette=path, mode='once'))
     with _offline():
         replayed = await conversation(CassetteModel(None, cassette=path))
-    assert _stable(replayed.all_messages()) == _stable(recorded.all_messages())
+    assert stable(replayed.all_messages()) == stable(recorded.all_messages())
     assert len(replayed.all_messages()) == 4
 
 
@@ -245,7 +232,7 @@ async def test_run_stream_replays_the_recorded_deltas(tmp_path: Path) -> None:
     with _offline():
         replayed, again = await deltas(CassetteModel(None, cassette=path))
     assert replayed == recorded == ['It is ', 'sunny ', 'in Paris.']
-    assert _stable(again.all_messages()) == _stable(live.all_messages())
+    assert stable(again.all_messages()) == stable(live.all_messages())
 
 
 async def test_run_stream_events_replays_the_event_sequence(tmp_path: Path) -> None:
@@ -306,3 +293,26 @@ async def test_a_non_streamed_recording_replays_as_a_stream(tmp_path: Path) -> N
     with _offline():
         async with agent.run_stream('hi', model=CassetteModel(None, cassette=path)) as stream:
             assert await stream.get_output() == 'hello there'
+
+
+async def test_native_tools_and_binary_prompts_replay(tmp_path: Path) -> None:
+    agent = Agent(output_type=str, capabilities=[NativeTool(WebSearchTool())])
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        tools = [tool.kind for tool in info.model_request_parameters.native_tools]
+        return ModelResponse(parts=[TextPart(f'saw {tools}')])
+
+    image = BinaryContent(b'\x89PNG\r\n\x1a\n', media_type='image/png')
+    prompt = ['What is this?', image]
+    path = tmp_path / 'c.json'
+    recording = CassetteModel(FunctionModel(model), cassette=path, mode='once')
+    recorded = await agent.run(prompt, model=recording)
+    assert recorded.output == "saw ['web_search']"
+    with _offline():
+        replayed = await agent.run(prompt, model=CassetteModel(None, cassette=path))
+    assert replayed.output == recorded.output
+    assert stable(replayed.all_messages()) == stable(recorded.all_messages())
+    # Stored inline (base64), so a changed image is a changed request.
+    other = ['What is this?', BinaryContent(b'GIF89a', media_type='image/gif')]
+    with _offline(), pytest.raises(CassetteMismatchError, match='user prompt changed'):
+        await agent.run(other, model=CassetteModel(None, cassette=path))

@@ -24,9 +24,9 @@ class Counting:
     def __init__(self, prefix: str = 'echo') -> None:
         self.calls = 0
         self.prefix = prefix
-        self.model = FunctionModel(self._answer)
+        self.model = FunctionModel(self.answer)
 
-    def _answer(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    def answer(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         self.calls += 1
         prompt = messages[-1].parts[-1].content  # pyright: ignore
         return ModelResponse(parts=[TextPart(f'{self.prefix}: {prompt} #{self.calls}')])
@@ -238,3 +238,36 @@ def test_an_unwritable_place_is_typed(tmp_path: Path) -> None:
         Cassette().save(tmp_path / 'file' / 'c.json')
     assert caught.value.details['reason'] == 'unwritable'
     assert os.listdir(tmp_path) == ['file']
+
+
+async def test_entering_the_cassette_model_enters_the_wrapped_one() -> None:
+    seen: list[str] = []
+
+    class Tracked(FunctionModel):
+        async def __aenter__(self) -> Tracked:
+            seen.append('enter')
+            return self
+
+        async def __aexit__(self, *exc: object) -> None:
+            seen.append('exit')
+
+    real = Counting()
+    async with CassetteModel(Tracked(real.answer), cassette=Cassette(), mode='all') as model:
+        assert (await _agent().run('a', model=model)).output == 'echo: a #1'
+    assert seen[0] == 'enter'
+    assert seen[-1] == 'exit'
+
+
+async def test_bad_arguments_are_typed(tmp_path: Path) -> None:
+    with pytest.raises(CassetteError, match='wraps a pydantic-ai Model') as caught:
+        CassetteModel(42, cassette=Cassette())  # type: ignore[arg-type]
+    assert caught.value.details['reason'] == 'model'
+    with pytest.raises(CassetteError, match='cannot make model'):
+        CassetteModel('nosuchprovider:model', cassette=Cassette())
+    with pytest.raises(CassetteError, match='redact must be a function'):
+        CassetteModel(None, cassette=Cassette(), redact='yes')  # type: ignore[arg-type]
+    with pytest.raises(CassetteError, match='path must be a non-empty str or Path'):
+        CassetteModel(None, cassette=3)  # type: ignore[arg-type]
+    model = CassetteModel(Counting().model, cassette=Cassette(), mode='all', redact=lambda e: None)  # type: ignore[arg-type,return-value]
+    with pytest.raises(CassetteError, match='redaction hook returned NoneType'):
+        await _agent().run('a', model=model)

@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 from pydantic import BaseModel
-from pydantic_ai import Agent, ModelMessagesTypeAdapter
-from pydantic_ai.messages import ModelMessage
+from pydantic_ai import Agent
 from pydantic_ai.models import override_allow_model_requests
 from pydantic_ai.models.test import TestModel
 
 from agentool.errors import ConfigurationError, UnrecordedCallError
 from agentool.testing import Cassette, CassetteModel, CassetteTools, Recording, Replay
+from tests._cassette_stable import stable
 
 
 class Place(BaseModel):
@@ -37,19 +37,6 @@ class Tools:
         return agent
 
 
-def _stable(messages: list[ModelMessage]) -> Any:
-    volatile = {'timestamp', 'run_id', 'conversation_id', 'tool_call_id'}
-
-    def clean(value: Any) -> Any:
-        if isinstance(value, dict):
-            return {k: clean(v) for k, v in value.items() if k not in volatile}  # pyright: ignore
-        if isinstance(value, list):
-            return [clean(v) for v in value]  # pyright: ignore
-        return value
-
-    return clean(ModelMessagesTypeAdapter.dump_python(messages, mode='json'))
-
-
 async def _record(path: Path, tools: Tools) -> Any:
     model = CassetteModel(TestModel(), cassette=path, mode='once')
     return await tools.agent().run('Paris', model=model, capabilities=[CassetteTools(model)])
@@ -66,7 +53,7 @@ async def test_a_cassette_with_tool_results_replays_without_the_tools(tmp_path: 
         replayed = await offline.agent().run('Paris', model=model, capabilities=[tools])
     assert offline.executed == []
     assert replayed.output == recorded.output
-    assert _stable(replayed.all_messages()) == _stable(recorded.all_messages())
+    assert stable(replayed.all_messages()) == stable(recorded.all_messages())
     tools.calls.assert_called('geocode', {'city': 'a'})
 
 

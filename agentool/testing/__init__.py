@@ -4,7 +4,8 @@
   (tools, arguments, output type) fails the test with a `DriftError` naming the tool and field.
 - `use_doubles` / `DoubledAgent` put doubles in place of agents reached by name through the injector.
 - `CassetteModel` wraps any pydantic-ai model: it records what the model was sent and answered
-  to a `Cassette` file once, then replays it offline (no network, no key), streaming included.
+  to a `Cassette` file once, then replays it offline (no network, no key), streaming included;
+  `CassetteTools` keeps tool results in the same cassette, so a replay runs without the tools.
 - `Recorder` records real runs' tool calls to a JSON file; `Replay` serves them back offline, and
   serves a cassette's model answers and tool results too (the older tool-level format still works).
 - `agentool.testing.strategies` has hypothesis strategies built from input schemas (it needs

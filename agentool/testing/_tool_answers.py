@@ -11,7 +11,10 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+from pydantic_ai.messages import ToolCallPart
+
 from ..errors import UnrecordedCallError
+from .log import CallLog, CallRecord
 from .recording import RecordedToolCall, canonical_args
 
 __all__ = ('ToolAnswers',)
@@ -38,6 +41,24 @@ class ToolAnswers:
             return None
         served = recorded[min(self._served[key], len(recorded) - 1)]
         self._served[key] += 1
+        return served
+
+    def serve(self, call: ToolCallPart, run_id: str | None, log: CallLog) -> RecordedToolCall | None:
+        """The next recorded result of `call`, noted in `log`; `None` when none was recorded."""
+        sent = call.args_as_dict()
+        served = self.next(call.tool_name, sent)
+        if served is not None:
+            log.add(
+                CallRecord(
+                    tool=call.tool_name,
+                    args=sent,
+                    call_id=call.tool_call_id,
+                    run_id=run_id,
+                    returned=True,
+                    result=served.result,
+                    outcome='success',
+                )
+            )
         return served
 
     def unrecorded(self, tool: str, args: dict[str, Any]) -> UnrecordedCallError:

@@ -15,10 +15,12 @@ from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast, get_args
+from types import TracebackType
+from typing import Any, Self, cast, get_args
 
 from pydantic import ValidationError
 from pydantic_ai import RunContext, native_tools
+from pydantic_ai.exceptions import UserError
 from pydantic_ai.messages import ModelMessage, ModelResponse, ModelResponseStreamEvent
 from pydantic_ai.models import (
     CompletedStreamedResponse,
@@ -95,7 +97,9 @@ class CassetteModel(Model):
                 reason='mode',
                 mode=str(mode)[:60],
             )
-        self.wrapped = None if wrapped is None else infer_model(wrapped)
+        if redact is not None and not callable(redact):
+            raise CassetteError(f'redact must be a function; got {repr(redact)[:60]}', reason='redact')
+        self.wrapped = None if wrapped is None else _model(wrapped)
         self.mode = mode
         self.redact = redact
         if isinstance(cassette, Cassette):
@@ -120,6 +124,19 @@ class CassetteModel(Model):
             self._by_fingerprint.setdefault(exchange.fingerprint, []).append(exchange)
         self._seen = Counter()
         self._replay_profile = None
+
+    async def __aenter__(self) -> Self:
+        # The wrapped model's HTTP client lives as long as this model is entered (`async with agent:`).
+        if self.wrapped is not None:
+            await self.wrapped.__aenter__()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc_val: BaseException | None, exc_tb: TracebackType | None
+    ) -> bool | None:
+        if self.wrapped is not None:
+            return await self.wrapped.__aexit__(exc_type, exc_val, exc_tb)
+        return None
 
     @property
     def records(self) -> bool:
@@ -148,6 +165,11 @@ class CassetteModel(Model):
         if self._replay_profile is None:
             self._replay_profile = Model.profile.func(self)  # pyright: ignore[reportFunctionMemberAccess]
         return self._replay_profile
+
+    @classmethod
+    def supported_native_tools(cls) -> frozenset[type[AbstractNativeTool]]:
+        # Every one: the profile in effect (the wrapped model's, or the recorded one) narrows it.
+        return native_tools.SUPPORTED_NATIVE_TOOLS
 
     @property
     def settings(self) -> ModelSettings | None:
@@ -235,7 +257,14 @@ class CassetteModel(Model):
             'stream': None if events is None else Exchange.dump_events(events),
         }
         if self.redact is not None:
-            data = self.redact(copy.deepcopy(data))
+            redacted = cast(object, self.redact(copy.deepcopy(data)))
+            if not isinstance(redacted, dict):
+                raise CassetteError(
+                    f'the redaction hook returned {type(redacted).__name__}, not the exchange dict',
+                    path=self._where(),
+                    reason='redact',
+                )
+            data = cast('dict[str, Any]', redacted)
             data['fingerprint'] = key
         try:
             exchange = Exchange.model_validate(data)
@@ -277,6 +306,21 @@ class CassetteModel(Model):
 
     def _where(self) -> str:
         return repr(str(self.path)) if self.path is not None else '(in memory)'
+
+
+def _model(wrapped: object) -> Model[Any]:
+    if isinstance(wrapped, Model):
+        return cast('Model[Any]', wrapped)
+    if not isinstance(wrapped, str):
+        raise CassetteError(
+            f'CassetteModel wraps a pydantic-ai Model, a model name or None; got {repr(wrapped)[:60]}', reason='model'
+        )
+    try:
+        return infer_model(wrapped)
+    except (UserError, ValueError, ImportError) as error:
+        raise CassetteError(
+            f'CassetteModel cannot make model {wrapped[:60]!r}: {str(error)[:300]}', reason='model'
+        ) from None
 
 
 def _response(exchange: Exchange, path: Path | None) -> ModelResponse:

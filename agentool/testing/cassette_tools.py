@@ -21,7 +21,7 @@ from pydantic_core import to_jsonable_python
 
 from ._tool_answers import ToolAnswers
 from .cassette_model import CassetteModel
-from .log import CallLog, CallRecord
+from .log import CallLog
 from .recording import RecordedToolCall
 
 __all__ = ('CassetteTools',)
@@ -60,19 +60,8 @@ class CassetteTools(AbstractCapability[Any]):
         sent = call.args_as_dict()
         # Re-recording (`all`, or `once` with no cassette yet) runs every tool afresh.
         if not (self.model.records and self.model.mode in ('all', 'once')):
-            served = self._answers.next(call.tool_name, sent)
+            served = self._answers.serve(call, ctx.run_id, self.calls)
             if served is not None:
-                self.calls.add(
-                    CallRecord(
-                        tool=call.tool_name,
-                        args=sent,
-                        call_id=call.tool_call_id,
-                        run_id=ctx.run_id,
-                        returned=True,
-                        result=served.result,
-                        outcome='success',
-                    )
-                )
                 return served.result
             if not self.model.records:
                 raise self._answers.unrecorded(call.tool_name, sent)

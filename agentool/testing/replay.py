@@ -31,7 +31,7 @@ from ._tool_answers import ToolAnswers
 from .cassette import FORMAT, Cassette
 from .cassette_model import CassetteModel
 from .double import AgentDouble
-from .log import CallLog, CallRecord
+from .log import CallLog
 from .recording import RecordedRun, Recording
 from .script import Call, Output, Prompt, Script, Step
 
@@ -98,21 +98,9 @@ class Replay(AbstractCapability[Any]):
     ) -> Any:
         if tool_def.kind != 'function':
             return await handler(args)
-        sent = call.args_as_dict()
-        served = self._answers.next(call.tool_name, sent)
+        served = self._answers.serve(call, ctx.run_id, self.calls)
         if served is None:
-            raise self._answers.unrecorded(call.tool_name, sent)
-        self.calls.add(
-            CallRecord(
-                tool=call.tool_name,
-                args=sent,
-                call_id=call.tool_call_id,
-                run_id=ctx.run_id,
-                returned=True,
-                result=served.result,
-                outcome='success',
-            )
-        )
+            raise self._answers.unrecorded(call.tool_name, call.args_as_dict())
         return served.result
 
     @classmethod
