@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ._table import Row, render_markdown
 from ._timing import QUICK, Scale
+from .cassette import cassette_rows
 from .concurrency import concurrency_row
 from .dispatch import dispatch_rows
 from .imports import import_row
@@ -67,6 +68,11 @@ _NOTES = """
   is compared with the same prompt through the agentool's own `agent.run` and with a model turn of
   the plain agent; a declined turn (free text: the rules are tried, then the model answers) with the
   same agent without dispatch. The brackets give the lowest and highest ratio of the repeats.
+- **Cassette replay**: a plain pydantic-ai agent with two tools whose model calls one tool, then
+  the other, then answers (three requests), recorded once by `CassetteModel` through a
+  `FunctionModel`, then replayed with no model behind the cassette, against the same agent driven
+  by that `FunctionModel` (an async function, so no thread). The tools run on both sides. The
+  ratio is the median of per-repeat ratios, with their range.
 - **Import**: measured inside a fresh interpreter around the import statement only, both sides
   from bytecode caches (as after `pip install`).
 """
@@ -89,6 +95,7 @@ def collect(scale: Scale) -> list[Row]:
         *_timed('memory', lambda: [memory_row(scale)]),
         *_timed('concurrency', lambda: [asyncio.run(concurrency_row(scale))]),
         *_timed('dispatch', lambda: asyncio.run(dispatch_rows(scale))),
+        *_timed('cassette replay', lambda: asyncio.run(cassette_rows(scale))),
         *_timed('import', lambda: [import_row(scale)]),
     ]
 

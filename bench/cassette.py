@@ -1,0 +1,94 @@
+"""Cassette replay: a recorded three-request run answered by `CassetteModel` vs the same run by `FunctionModel`.
+
+The run is a plain pydantic-ai agent with two tools: the model calls `geocode`, then `weather`,
+then answers. It is recorded once (in memory) through a `FunctionModel`, then replayed with no
+model behind the cassette (`wrapped=None`, mode `none`), against the same agent driven directly by
+the same `FunctionModel`. What the replay adds is matching each request by its fingerprint and
+rebuilding the recorded `ModelResponse`; the tools run on both sides.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic_ai import Agent
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.models import Model
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from agentool.testing import Cassette, CassetteModel
+
+from ._table import Row, duration
+from ._timing import Plan, Scale, ratio, samples
+
+__all__ = ('cassette_rows',)
+
+PROMPT = 'What is the weather in Paris?'
+ANSWER = 'Sunny, 21.5 C in Paris.'
+
+
+async def _script(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    """The scripted model: geocode, then weather, then the answer (three requests)."""
+    answered = sum(isinstance(message, ModelResponse) for message in messages)
+    if answered == 0:
+        return ModelResponse(parts=[ToolCallPart('geocode', {'city': 'Paris'}, tool_call_id='call_1')])
+    if answered == 1:
+        return ModelResponse(parts=[ToolCallPart('weather', {'lat': 48.85, 'lon': 2.35}, tool_call_id='call_2')])
+    return ModelResponse(parts=[TextPart(ANSWER)])
+
+
+def _agent(model: Model) -> Agent[None, str]:
+    agent = Agent(model, output_type=str, instructions='Answer about the weather.')
+
+    @agent.tool_plain
+    def geocode(city: str) -> dict[str, float]:
+        """Coordinates of a city."""
+        return {'lat': 48.85, 'lon': 2.35}
+
+    @agent.tool_plain
+    def weather(lat: float, lon: float) -> dict[str, Any]:
+        """The weather at coordinates."""
+        return {'temp_c': 21.5, 'sky': 'sunny'}
+
+    return agent
+
+
+async def _run(agent: Agent[None, str]) -> str:
+    output = (await agent.run(PROMPT)).output
+    assert output == ANSWER
+    return output
+
+
+async def cassette_rows(scale: Scale) -> list[Row]:
+    """Replaying the recorded run vs scripting it with `FunctionModel`, repeat by repeat."""
+    cassette = Cassette()
+    await _run(_agent(CassetteModel(FunctionModel(_script), cassette=cassette, mode='all')))
+    assert len(cassette.exchanges) == 3
+    replay, scripted = _agent(CassetteModel(None, cassette=cassette, mode='none')), _agent(FunctionModel(_script))
+    taken = await samples(
+        {
+            'replay': Plan(lambda: _run(replay), scale.run_loops),
+            'function': Plan(lambda: _run(scripted), scale.run_loops),
+        },
+        max(3, scale.repeats),
+        warmup=5,
+    )
+    row = ratio(taken, 'replay', 'function')
+    return [
+        Row(
+            benchmark='Cassette replay of a recorded three-request run vs the same run scripted by `FunctionModel`',
+            measured=f'{duration(row.subject)} vs {duration(row.baseline)}; per-repeat ratios {row.spread}',
+            ratio=row.median,
+            target=1.10,
+            cause='each replayed request is normalised and hashed to find its exchange, and the recorded '
+            'response is validated back into a `ModelResponse`.',
+        )
+    ]
+
+
+if __name__ == '__main__':
+    import asyncio
+
+    from ._table import render_markdown
+
+    print(render_markdown(asyncio.run(cassette_rows(Scale()))), end='')
