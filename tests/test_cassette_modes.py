@@ -263,7 +263,7 @@ async def test_bad_arguments_are_typed(tmp_path: Path) -> None:
         CassetteModel(42, cassette=Cassette())  # type: ignore[arg-type]
     assert caught.value.details['reason'] == 'model'
     with pytest.raises(CassetteError, match='cannot make model'):
-        CassetteModel('nosuchprovider:model', cassette=Cassette())
+        CassetteModel('nosuchprovider:model', cassette=Cassette(), mode='all')
     with pytest.raises(CassetteError, match='redact must be a function'):
         CassetteModel(None, cassette=Cassette(), redact='yes')  # type: ignore[arg-type]
     with pytest.raises(CassetteError, match='path must be a non-empty str or Path'):
@@ -271,3 +271,18 @@ async def test_bad_arguments_are_typed(tmp_path: Path) -> None:
     model = CassetteModel(Counting().model, cassette=Cassette(), mode='all', redact=lambda e: None)  # type: ignore[arg-type,return-value]
     with pytest.raises(CassetteError, match='redaction hook returned NoneType'):
         await _agent().run('a', model=model)
+
+
+async def test_a_model_named_by_string_is_made_only_to_record(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Replay in CI: no provider key, so making 'openai:...' would fail; it is never made.
+    monkeypatch.delenv('OPENAI_API_KEY', raising=False)
+    path, real = tmp_path / 'c.json', Counting()
+    await _agent().run('a', model=CassetteModel(real.model, cassette=path, mode='once'))
+    with override_allow_model_requests(False):
+        for mode in ('none', 'once'):
+            replay = CassetteModel('openai:gpt-5', cassette=path, mode=mode)
+            assert replay.wrapped is None
+            assert (await _agent().run('a', model=replay)).output == 'echo: a #1'
+    with pytest.raises(CassetteError) as caught:  # recording does make it, and says why it cannot
+        CassetteModel('openai:gpt-5', cassette=path, mode='all')
+    assert caught.value.details['reason'] == 'model'

@@ -53,7 +53,9 @@ class CassetteModel(Model):
     """A model that records the model it wraps to a cassette, or replays the cassette without it.
 
     Args:
-        wrapped: The real model (any `Model` or model name); `None` is enough to replay.
+        wrapped: The real model (any `Model` or model name); `None` is enough to replay. A model
+            name is made into a model only when this cassette records, so a replay needs neither
+            the provider's SDK nor its key (and a misspelt name shows only when recording).
         cassette: The cassette file (`str` or `Path`) or a `Cassette` kept in memory.
         mode: `none` (replay only; the default, for CI), `once` (record when the file is missing),
             `new_episodes` (replay what matches, record the rest) or `all` (re-record).
@@ -99,7 +101,6 @@ class CassetteModel(Model):
             )
         if redact is not None and not callable(redact):
             raise CassetteError(f'redact must be a function; got {repr(redact)[:60]}', reason='redact')
-        self.wrapped = None if wrapped is None else _model(wrapped)
         self.mode = mode
         self.redact = redact
         if isinstance(cassette, Cassette):
@@ -117,6 +118,10 @@ class CassetteModel(Model):
                 Cassette.load(self.path)  # raises the typed 'missing' error
         self.cassette = loaded
         self._records = mode in ('all', 'new_episodes') or (mode == 'once' and not exists)
+        # A model named by string is made only when something is recorded: a replay in CI then
+        # needs neither the provider's SDK nor its API key.
+        lazy = isinstance(wrapped, str) and not self._records
+        self.wrapped = None if wrapped is None or lazy else _model(wrapped)
         info = loaded.model
         super().__init__(profile=_restored(info.profile) if self.wrapped is None else None)
         self._by_fingerprint = {}
