@@ -245,7 +245,8 @@ class AgenToolManager:
         try:
             input = self.validate_python(kwargs)
         except InvalidInputError as error:
-            raise (error if is_deterministic(ctx.model) else ModelRetry(str(error))) from None
+            model = getattr(ctx, 'model', None)  # None: called by hand, outside any run
+            raise (error if model is None or is_deterministic(model) else ModelRetry(str(error))) from None
         return await self.execute(ctx, input)
 
     async def execute(self, ctx: RunContext[Any], input: BaseModel) -> Any:
