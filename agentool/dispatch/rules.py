@@ -159,14 +159,7 @@ class JsonRule(DispatchRule):
         limit = input_limit(operations, self.agentool)
         if (size := utf8_size_over(text, limit)) is not None:
             whose = f'agentool {self.agentool!r}' if self.agentool else 'any agentool this rule may send it to'
-            raise InputTooLargeError(
-                f'rule {self.label!r}: the JSON prompt is {size} bytes, over the limit of {limit} bytes '
-                f'(max_input_bytes) of {whose}; refused before parsing',
-                agentool=self.agentool,
-                rule=self.label,
-                size=size,
-                limit=limit,
-            )
+            raise _too_large(self.label, 'the JSON prompt', whose, self.agentool, size, limit)
         try:
             data = from_json(text)
         except ValueError:
@@ -268,14 +261,7 @@ class CommandRule(DispatchRule):
         if (size := utf8_size_over(text, limit)) is not None:
             if self.prefix is None or not _has_prefix(text, self.prefix):
                 return None
-            raise InputTooLargeError(
-                f'rule {self.label!r}: the command is {size} bytes, over the limit of {limit} bytes '
-                f'(max_input_bytes) of agentool {self.agentool!r}; refused before parsing',
-                agentool=self.agentool,
-                rule=self.label,
-                size=size,
-                limit=limit,
-            )
+            raise _too_large(self.label, 'the command', f'agentool {self.agentool!r}', self.agentool, size, limit)
         found = self._regex.fullmatch(text)
         if found is None:
             return None
@@ -375,3 +361,14 @@ class PredicateRule(DispatchRule):
             return Dispatch(agentool=self.agentool, input=request.prompt)
         built = self.build(request)
         return None if built is None else Dispatch(agentool=self.agentool, input=built)
+
+
+def _too_large(label: str, what: str, whose: str, agentool: str | None, size: int, limit: int) -> InputTooLargeError:
+    return InputTooLargeError(
+        f'rule {label!r}: {what} is {size} bytes, over the limit of {limit} bytes '
+        f'(max_input_bytes) of {whose}; refused before parsing',
+        agentool=agentool,
+        rule=label,
+        size=size,
+        limit=limit,
+    )
