@@ -21,20 +21,22 @@ from __future__ import annotations
 
 from collections.abc import Callable, Coroutine
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from pydantic import BaseModel
 from pydantic_ai import ApprovalRequired, CallDeferred, ModelRetry, RunContext, ToolFailed
 from pydantic_ai.capabilities import AbstractCapability, WrapModelRequestHandler, WrapRunHandler, durable_operation
 from pydantic_ai.messages import ModelResponse
-from pydantic_ai.models import ModelRequestContext
+from pydantic_ai.models import Model, ModelRequestContext, ModelResolutionContext
 from pydantic_ai.run import AgentRunResult
+from pydantic_ai.tools import ToolDefinition
 
 from .core._option_checks import check_function, check_instance, check_text
+from .core.capability import parse_model_id
 from .core.durability import dispatcher_reset, dispatcher_scope
 from .core.injector import AgenToolInjector, get_injector
-from .core.manager import AgenToolManager
+from .core.manager import MANAGER_TOOL_NAME, AgenToolManager
 from .core.model import AgenToolModel
 from .core.registry import AgenToolRegistry, get_registry
 from .errors import AgenToolError
@@ -59,6 +61,9 @@ OPERATION_NAME = 'operation'
 
 UnitKey = Callable[[], str | None]
 """Gives the engine's identity of the durable unit running now (DBOS: workflow id and step id)."""
+
+_IN_WORKFLOW = {'temporal': False, 'prefect': False}
+"""Tool metadata that keeps a function tool out of Temporal activities and Prefect tasks (pydantic-ai's keys)."""
 
 _unit_key: ContextVar[str | None] = ContextVar('agentool_unit_key', default=None)
 _caller: ContextVar[AgenToolInjector | None] = ContextVar('agentool_durable_caller', default=None)
@@ -121,6 +126,31 @@ class AgenToolDurability(AbstractCapability[Any]):
         return await model.request(
             request_context.messages, request_context.model_settings, request_context.model_request_parameters
         )
+
+    async def resolve_model_id(self, ctx: ModelResolutionContext[Any], *, model_id: str) -> Model | None:
+        """`agentool:NAME` as the agentool's model, wherever the engine rebuilds the run's model.
+
+        A Temporal activity rebuilds the model of the run context it was sent from its id, through the
+        agent's capabilities and then pydantic-ai's `infer_model` itself, which does not know `agentool:`
+        ids (`import agentool` wraps the module's function, not a reference held elsewhere).
+        """
+        name = parse_model_id(model_id)
+        return None if name is None else AgenToolModel(name, registry=self.registry)
+
+    async def prepare_tools(self, ctx: RunContext[Any], tool_defs: list[ToolDefinition]) -> list[ToolDefinition]:
+        """The manager tool runs in the workflow, not as an engine's tool unit: its operation is the unit.
+
+        Temporal and Prefect make every function tool call one activity or task of their own, so the
+        routed call would be that unit and not this capability's (no `unit_key()`, another persisted
+        name, the tool validated outside the run). Opting the manager tool out of that wrapping
+        (an async tool, run in the workflow) leaves its operation as the one unit, as on DBOS.
+        """
+        return [
+            replace(tool_def, metadata={**(tool_def.metadata or {}), **_IN_WORKFLOW})
+            if tool_def.name == MANAGER_TOOL_NAME
+            else tool_def
+            for tool_def in tool_defs
+        ]
 
     @durable_operation(name=OPERATION_NAME)
     async def run_operation(

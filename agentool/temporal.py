@@ -1,0 +1,116 @@
+"""Durable agentools on Temporal: each operation one activity, its result typed again in the workflow.
+
+`pip install 'agentool[temporal]'`. Build the agents at module level (Temporal registers their
+activities with the worker before a workflow runs), import them into the workflow module through
+`workflow.unsafe.imports_passed_through()`, and run them from the workflow:
+
+```python {test="skip"}
+from agentool.temporal import durable
+
+storage = durable('storage')  # the agentool's agent with Temporal durability
+# worker: Worker(client, task_queue=..., workflows=[...], plugins=[AgentPlugin(storage)])
+# workflow: output = (await storage.run('{"operation": "write", "key": "k", "data": 1}')).output
+```
+
+An LLM agent gets the same with `Agent(model, name=..., toolsets=[AgenToolToolset()], capabilities=capabilities())`.
+The client and the worker need pydantic-ai's `PydanticAIPlugin` (its payload converter).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import timedelta
+from typing import Any
+
+from pydantic_ai.agent import AbstractAgent
+from pydantic_ai.capabilities import AbstractCapability
+
+from .core._option_checks import check_instance, check_instances
+from .core.capability import build_agent
+from .core.registry import AgenToolRegistry, get_registry
+from .durable import AgenToolDurability
+from .errors import AgenToolError, MissingExtraError
+
+try:
+    from pydantic_ai.durable_exec.temporal import TemporalDurability
+    from temporalio import activity
+    from temporalio.common import RetryPolicy
+    from temporalio.workflow import ActivityConfig
+except ImportError as error:  # pragma: no cover - exercised without the extra
+    raise MissingExtraError(
+        "agentool.temporal needs the 'temporal' extra: pip install 'agentool[temporal]'", extra='temporal'
+    ) from error
+
+__all__ = ('DEFAULT_ACTIVITY_CONFIG', 'capabilities', 'durable', 'unit_key')
+
+DEFAULT_ACTIVITY_CONFIG = ActivityConfig(
+    start_to_close_timeout=timedelta(seconds=60),
+    heartbeat_timeout=timedelta(seconds=10),
+    retry_policy=RetryPolicy(maximum_attempts=3),
+)
+"""The activities' default config: a worker that dies mid-activity is noticed within 10 s (pydantic-ai's
+activities heartbeat in the background) and the activity runs again elsewhere, at most 3 attempts.
+`capabilities()` adds agentool's typed errors to the retry policy's non-retryable ones."""
+
+
+def unit_key() -> str | None:
+    """Temporal's identity of the activity running now (`workflow id:run id:activity id`), the same on
+    every attempt of it; `None` outside an activity. Inside an agentool operation it is the key
+    `agentool.durable.unit_key()` gives."""
+    if not activity.in_activity():
+        return None
+    info = activity.info()
+    return f'{info.workflow_id}:{info.workflow_run_id}:{info.activity_id}'
+
+
+def capabilities(
+    *, activity_config: ActivityConfig | None = None, registry: AgenToolRegistry | None = None
+) -> list[AbstractCapability[Any]]:
+    """The capabilities that make an agent durable on Temporal: `TemporalDurability` and `AgenToolDurability`.
+
+    `activity_config` is the base config of every activity of the agent (by default
+    `DEFAULT_ACTIVITY_CONFIG`); `registry` is where its agentools are registered (by default the
+    one in effect).
+    """
+    check_instance('activity_config', activity_config, dict, optional=True)
+    config = ActivityConfig(**(DEFAULT_ACTIVITY_CONFIG if activity_config is None else activity_config))
+    config['retry_policy'] = _typed_errors_not_retried(config.get('retry_policy'))
+    return [
+        TemporalDurability(activity_config=config),
+        AgenToolDurability(registry=registry, unit_key=unit_key),
+    ]
+
+
+def _typed_errors_not_retried(policy: RetryPolicy | None) -> RetryPolicy:
+    """A copy of `policy` that does not retry agentool's typed errors: the same input fails the same way.
+
+    Temporal matches a failure's exact class name, so every class of the hierarchy is named.
+    """
+    policy = RetryPolicy() if policy is None else replace(policy)
+    names = list(policy.non_retryable_error_types or ())
+    pending: list[type[AgenToolError]] = [AgenToolError]
+    while pending:
+        error = pending.pop()
+        pending.extend(error.__subclasses__())
+        if error.__name__ not in names:
+            names.append(error.__name__)
+    policy.non_retryable_error_types = names
+    return policy
+
+
+def durable(
+    name: str,
+    *,
+    registry: AgenToolRegistry | None = None,
+    activity_config: ActivityConfig | None = None,
+    **agent_kwargs: Any,
+) -> AbstractAgent[Any, Any]:
+    """Agentool `name`'s agent with Temporal durability: its operation one activity in a workflow.
+
+    Build it at module level; register it with the worker with pydantic-ai's `AgentPlugin(agent)`.
+    """
+    check_instance('registry', registry, AgenToolRegistry, optional=True)
+    extra = check_instances('capabilities', agent_kwargs.pop('capabilities', ()), AbstractCapability)
+    registry = get_registry() if registry is None else registry
+    caps = [*capabilities(activity_config=activity_config, registry=registry), *extra]
+    return build_agent(name, registry, capabilities=caps, **agent_kwargs)

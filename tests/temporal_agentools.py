@@ -1,0 +1,217 @@
+"""Agents and workflows of the Temporal tests, built at import (Temporal registers activities first).
+
+The ledger and delegating agentools are those of `tests.durable_agentools` (each append commits
+its effect at most once per `unit_key()`, and dies at the kill point `KILL_ENV` names). Here they
+run on Temporal, each agent with `agentool.temporal.capabilities()`:
+
+- `pipeline`: an LLM agent (a `FunctionModel` reading only the messages, so any worker can answer
+  any of its requests) with `AgenToolToolset`, calling `ledger_append`, `batch_run` (an
+  orchestrating operation with `Route(durable=False)` whose three `injector.call`s are units) and
+  `ledger_append` again;
+- `ledger_durable` (`agentool.temporal.durable('ledger')`), `ledger_string` (the model string) and
+  `ledger_explicit` (`AgenToolCapability` + a model string): one append each;
+- `flaky` (`durable('flaky')`): an operation whose first attempt fails, and one raising a typed error.
+
+`PipelineWorkflow` runs the pipeline on a job; `AppendWorkflow` runs one of the single-append agents.
+Worker processes run `python -m tests.temporal_worker` (see there).
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import timedelta
+from typing import Any, Literal
+
+from pydantic import BaseModel
+from pydantic_ai import Agent
+from pydantic_ai.durable_exec.temporal import AgentPlugin, PydanticAIPlugin, PydanticAIWorkflow
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+from temporalio import activity, workflow
+from temporalio.client import Client
+from temporalio.common import RetryPolicy
+from temporalio.worker import Worker
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
+from temporalio.workflow import ActivityConfig
+
+import agentool.temporal as durable_temporal
+from agentool import AgenToolCapability, RoutingConfig, ToolArgumentError, create_agentool
+from agentool.durable import unit_key
+from agentool.toolset import AgenToolToolset
+from tests.durable_agentools import build
+
+__all__ = (
+    'ACTIVITY_CONFIG',
+    'AGENTS',
+    'MODEL_LOG_ENV',
+    'AppendWorkflow',
+    'Attempt',
+    'PipelineWorkflow',
+    'SINGLE',
+    'WORKFLOWS',
+    'client',
+    'plugins',
+    'refused_attempts',
+    'register',
+    'summary',
+    'unit_keys',
+    'worker',
+)
+
+MODEL_LOG_ENV = 'AGENTOOL_TEST_MODEL_LOG'
+"""A file path: each request the pipeline's model answers appends `JOB:N` (N tool results seen) to it."""
+
+ACTIVITY_CONFIG = ActivityConfig(
+    start_to_close_timeout=timedelta(seconds=30),
+    # A SIGKILLed worker stops heartbeating: its activity is retried elsewhere within a second.
+    heartbeat_timeout=timedelta(seconds=1),
+    retry_policy=RetryPolicy(initial_interval=timedelta(milliseconds=100), maximum_attempts=5),
+)
+
+
+def _capabilities() -> list[Any]:
+    return durable_temporal.capabilities(activity_config=ACTIVITY_CONFIG)
+
+
+class FlakyInput(BaseModel):
+    operation: Literal['flake', 'refuse']
+    key: str
+
+
+class Attempt(BaseModel):
+    key: str
+    attempt: int
+    unit: str | None
+
+
+async def flaky_flake(key: str) -> Attempt:
+    """Fails its activity's first attempt with an unexpected error: Temporal retries it."""
+    attempt = activity.info().attempt
+    unit_keys.append(unit_key())
+    if attempt == 1:
+        raise RuntimeError(f'{key}: a flaky network call')
+    return Attempt(key=key, attempt=attempt, unit=unit_key())
+
+
+async def flaky_refuse(key: str) -> Attempt:
+    """Raises a typed agentool error on every attempt: Temporal does not retry it."""
+    refused_attempts.append(activity.info().attempt)
+    raise ToolArgumentError(f'{key}: refused', agentool='flaky')
+
+
+refused_attempts: list[int] = []
+"""The attempts `flaky_refuse` saw in this process."""
+unit_keys: list[str | None] = []
+"""The `unit_key()` each attempt of `flaky_flake` saw in this process."""
+
+
+def register() -> None:
+    """Register the agentools the agents call (`ledger`, `batch`, `flaky`) in the registry in effect."""
+    build()
+    create_agentool(
+        name='flaky',
+        input_schema=FlakyInput,
+        routing_config=RoutingConfig(operation_map={'flake': 'flaky_flake', 'refuse': 'flaky_refuse'}),
+        tools=[flaky_flake, flaky_refuse],
+        output_type=Attempt,
+        replace=True,
+    )
+
+
+register()  # a worker process's registry; a test calls it again in its own
+
+
+def _pipeline_model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    """Append `JOB/first`, run the batch, append `JOB/last`, then sum the results up (from the messages)."""
+    request = messages[0]
+    assert isinstance(request, ModelRequest)
+    prompt = str(request.parts[-1].content)  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
+    job = prompt.removeprefix('process ')
+    returns = [p for m in messages if isinstance(m, ModelRequest) for p in m.parts if isinstance(p, ToolReturnPart)]
+    steps: list[tuple[str, dict[str, Any]]] = [
+        ('ledger_append', {'entry': f'{job}/first'}),
+        ('batch_run', {'job': job}),
+        ('ledger_append', {'entry': f'{job}/last'}),
+    ]
+    if log := os.environ.get(MODEL_LOG_ENV):
+        with open(log, 'a') as file:
+            file.write(f'{job}:{len(returns)}\n')
+    if len(returns) < len(steps):
+        name, args = steps[len(returns)]
+        return ModelResponse(parts=[ToolCallPart(name, args, tool_call_id=f'call-{len(returns)}')])
+    return ModelResponse(parts=[TextPart(summary(returns))])
+
+
+def summary(returns: list[ToolReturnPart]) -> str:
+    return ' | '.join(f'{p.tool_name}={p.model_response_str()}' for p in returns)
+
+
+pipeline = Agent(
+    FunctionModel(_pipeline_model, model_name='pipeline-llm'),
+    name='pipeline',
+    output_type=str,
+    toolsets=[AgenToolToolset(include=['ledger.append', 'batch'], id='agentools')],
+    capabilities=_capabilities(),
+)
+SINGLE: dict[str, Any] = {
+    'durable': durable_temporal.durable('ledger', activity_config=ACTIVITY_CONFIG),
+    'string': Agent('agentool:ledger', name='ledger_string', capabilities=_capabilities()),
+    'explicit': Agent(
+        'agentool:ledger',
+        name='ledger_explicit',
+        capabilities=[AgenToolCapability('ledger'), *_capabilities()],
+    ),
+    'flaky': durable_temporal.durable('flaky', activity_config=ACTIVITY_CONFIG),
+}
+"""The single-append agents by form."""
+AGENTS: list[Any] = [pipeline, *SINGLE.values()]
+
+
+@workflow.defn(name='agentool.tests.pipeline')
+class PipelineWorkflow(PydanticAIWorkflow):
+    @workflow.run
+    async def run(self, prompt: str) -> str:
+        return (await pipeline.run(prompt)).output
+
+
+@workflow.defn(name='agentool.tests.append')
+class AppendWorkflow(PydanticAIWorkflow):
+    @workflow.run
+    async def run(self, form: str, prompt: str) -> Any:
+        output = (await SINGLE[form].run(prompt)).output
+        # The agentool's typed output as the workflow got it back from the activity (the model-string
+        # forms' agents answer text).
+        value = output.model_dump(mode='json') if isinstance(output, BaseModel) else output
+        return {'type': type(output).__name__, 'value': value}
+
+
+WORKFLOWS: list[type] = [PipelineWorkflow, AppendWorkflow]
+
+
+def plugins() -> list[Any]:
+    """The worker plugins: each agent's activities."""
+    return [AgentPlugin(agent) for agent in AGENTS]
+
+
+async def client(address: str) -> Client:
+    """A client of the server at `address` with pydantic-ai's payload converter."""
+    return await Client.connect(address, plugins=[PydanticAIPlugin()])
+
+
+async def worker(address: str, task_queue: str, *, identity: str | None = None) -> Worker:
+    """A worker of `task_queue` running this module's workflows and its agents' activities.
+
+    The workflow sandbox passes agentool and the tests through: the workflows use the agents this
+    module built at import, with their activities registered (see the scaling-out guide).
+    """
+    runner = SandboxedWorkflowRunner(
+        restrictions=SandboxRestrictions.default.with_passthrough_modules('agentool', 'tests')
+    )
+    return Worker(
+        await client(address),
+        task_queue=task_queue,
+        workflows=WORKFLOWS,
+        plugins=plugins(),
+        workflow_runner=runner,
+        identity=identity,
+    )

