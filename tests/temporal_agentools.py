@@ -214,4 +214,7 @@ async def worker(address: str, task_queue: str, *, identity: str | None = None) 
         plugins=plugins(),
         workflow_runner=runner,
         identity=identity,
+        # No sticky cache: a killed worker's workflow tasks go to the shared queue at once instead of
+        # waiting out its sticky queue's timeout (each task replays the history, short here).
+        max_cached_workflows=0,
     )

@@ -1,0 +1,82 @@
+"""Durable agentools on Prefect: each operation one cached task of the flow the run is in.
+
+`pip install 'agentool[prefect]'`. Run the agent inside a `@flow`; a retried flow (or a flow run
+again with the same flow run) reads each completed operation's result from Prefect's result
+storage instead of calling the tool again:
+
+```python {test="skip"}
+from prefect import flow
+
+from agentool.prefect import durable
+
+storage = durable('storage')  # the agentool's agent with Prefect durability
+
+
+@flow(retries=2)
+async def write() -> object:
+    return (await storage.run('{"operation": "write", "key": "k", "data": 1}')).output
+```
+
+An LLM agent gets the same with `Agent(model, name=..., toolsets=[AgenToolToolset()], capabilities=capabilities())`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic_ai.agent import AbstractAgent
+from pydantic_ai.capabilities import AbstractCapability
+
+from .core._option_checks import check_instance, check_instances
+from .core.capability import build_agent
+from .core.registry import AgenToolRegistry, get_registry
+from .durable import AgenToolDurability
+from .errors import MissingExtraError
+
+try:
+    from prefect.context import TaskRunContext
+    from pydantic_ai.durable_exec.prefect import PrefectDurability
+except ImportError as error:  # pragma: no cover - exercised without the extra
+    raise MissingExtraError(
+        "agentool.prefect needs the 'prefect' extra: pip install 'agentool[prefect]'", extra='prefect'
+    ) from error
+
+__all__ = ('capabilities', 'durable', 'unit_key')
+
+
+def unit_key() -> str | None:
+    """Prefect's identity of the task running now: its cache key (the same for the task run again by a
+    retried flow, whose cached result it would otherwise be), else its task run id; `None` outside
+    a task. Inside an agentool operation it is the key `agentool.durable.unit_key()` gives."""
+    context = TaskRunContext.get()
+    if context is None:
+        return None
+    task_run = context.task_run
+    return task_run.cache_key or str(task_run.id)
+
+
+def capabilities(
+    *, durability: PrefectDurability[Any] | None = None, registry: AgenToolRegistry | None = None
+) -> list[AbstractCapability[Any]]:
+    """The capabilities that make an agent durable on Prefect: `PrefectDurability` and `AgenToolDurability`.
+
+    `durability` is pydantic-ai's capability configured otherwise (model and tool task configs);
+    the agentool operation's task has pydantic-ai's default config for capability operations
+    whatever it says: no task retries (`Route(idempotent=True, retries=N)` retries inside the
+    task), the result persisted, pydantic-ai's cache policy. `registry` is where the agent's
+    agentools are registered (by default the one in effect).
+    """
+    check_instance('durability', durability, PrefectDurability, optional=True)
+    return [
+        PrefectDurability() if durability is None else durability,
+        AgenToolDurability(registry=registry, unit_key=unit_key),
+    ]
+
+
+def durable(name: str, *, registry: AgenToolRegistry | None = None, **agent_kwargs: Any) -> AbstractAgent[Any, Any]:
+    """Agentool `name`'s agent with Prefect durability: its operation one task when run in a flow."""
+    check_instance('registry', registry, AgenToolRegistry, optional=True)
+    extra = check_instances('capabilities', agent_kwargs.pop('capabilities', ()), AbstractCapability)
+    registry = get_registry() if registry is None else registry
+    caps = [*capabilities(registry=registry), *extra]
+    return build_agent(name, registry, capabilities=caps, **agent_kwargs)

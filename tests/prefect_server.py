@@ -1,0 +1,94 @@
+"""A throwaway Prefect API server for the tests: `prefect server start` on loopback, SQLite in a temp dir.
+
+`prefect_server()` starts the server of the installed `prefect` package (the test extra brings it)
+on 127.0.0.1 at a free port, its home and database in a fresh temporary directory, without its UI
+or analytics; yields its API URL once `/api/health` answers; then stops it and removes the
+directory. `prefect_settings(url, home)` points this process at it (results stored under `home`).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Generator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from tests.temporal_server import free_port
+
+__all__ = ('prefect_server', 'prefect_settings')
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f'{url}/health', timeout=1) as response:
+            return response.status == 200
+    except OSError:
+        return False
+
+
+@contextmanager
+def prefect_server(*, timeout: float = 120) -> Generator[str]:
+    """A running server for the block; yields its API URL, `http://127.0.0.1:PORT/api`."""
+    root = Path(tempfile.mkdtemp(prefix='agentool-prefect-'))
+    port = free_port()
+    env = {
+        **os.environ,
+        'PREFECT_HOME': str(root / 'home'),
+        'PREFECT_SERVER_DATABASE_CONNECTION_URL': f'sqlite+aiosqlite:///{root / "prefect.db"}',
+        'PREFECT_SERVER_ANALYTICS_ENABLED': 'false',
+        'PREFECT_UI_ENABLED': 'false',
+        'PREFECT_SERVER_LOGGING_LEVEL': 'WARNING',
+    }
+    prefect = Path(sys.executable).parent / 'prefect'
+    log = (root / 'server.log').open('wb')
+    # Services on (their task run recorder writes the task runs flows report), the scheduler off.
+    command = [str(prefect), 'server', 'start', '--host', '127.0.0.1', '--port', str(port)]
+    command += ['--no-scheduler', '--no-late-runs', '--no-ui', '--analytics-off']
+    server = subprocess.Popen(command, env=env, cwd=root, stdout=log, stderr=subprocess.STDOUT)
+    url = f'http://127.0.0.1:{port}/api'
+    try:
+        deadline = time.monotonic() + timeout
+        while not _healthy(url):
+            if server.poll() is not None or time.monotonic() > deadline:
+                log.flush()
+                output = (root / 'server.log').read_text()[-2000:]
+                raise RuntimeError(f'the Prefect server did not start: {output}')
+            time.sleep(0.1)
+        yield url
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+        log.close()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@contextmanager
+def prefect_settings(url: str, home: Path) -> Generator[None]:
+    """This process's flows and tasks report to the server at `url`; their results go under `home`."""
+    from prefect.settings import (
+        PREFECT_API_URL,
+        PREFECT_HOME,
+        PREFECT_LOCAL_STORAGE_PATH,
+        PREFECT_LOGGING_TO_API_ENABLED,
+        temporary_settings,
+    )
+
+    updates: dict[Any, Any] = {
+        PREFECT_API_URL: url,
+        PREFECT_HOME: str(home),
+        PREFECT_LOCAL_STORAGE_PATH: str(home / 'storage'),
+        PREFECT_LOGGING_TO_API_ENABLED: False,
+    }
+    with temporary_settings(updates=updates):
+        yield

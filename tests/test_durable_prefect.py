@@ -1,0 +1,169 @@
+"""Durable agentools inside Prefect flows against a real local Prefect server.
+
+The server (`tests.prefect_server`, SQLite in a temporary directory) runs for this module. The
+pipeline of the DBOS tests (`tests.durable_agentools`: ledger appends with side effects, and a
+delegating agentool with `Route(durable=False)`) runs in a flow, driven by a `FunctionModel`:
+each agentool operation is one task; a flow that fails mid-run and is retried reads the completed
+operations' persisted results back (Prefect's result serializer, pickle) instead of running them
+again, as pydantic-ai's cache policy documents.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, cast
+from uuid import UUID
+
+import pytest
+
+pytest.importorskip('pydantic_ai.durable_exec.prefect', exc_type=ImportError)
+
+from prefect import flow
+from prefect.client.orchestration import get_client
+from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
+from pydantic_ai import Agent
+from pydantic_ai.agent import AbstractAgent
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+import agentool.prefect as durable_prefect
+from agentool.durable import unit_key
+from agentool.toolset import AgenToolToolset
+from tests.durable_agentools import LEDGER_ENV, STEPS, LedgerResult, build, expected_entries, ledger_rows
+from tests.prefect_server import prefect_server, prefect_settings
+
+OPERATION_TASK = 'Capability: agentool.operation'
+FAIL_ENV = 'AGENTOOL_TEST_FAIL_ONCE'
+"""A file path: while it exists, the model's request after the batch fails once (and removes it)."""
+
+_agents: dict[str, AbstractAgent[Any, Any]] = {}
+"""The agents the flows run, by name (a flow's parameters are sent to the server, an agent cannot be)."""
+_model_calls: list[str] = []
+
+
+@pytest.fixture(scope='module')
+def server() -> Iterator[str]:
+    with prefect_server() as url:
+        yield url
+
+
+@pytest.fixture
+def prefect(server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """This test's flows on the server, results and the ledger in its own directory."""
+    monkeypatch.setenv(LEDGER_ENV, str(tmp_path / 'ledger.sqlite'))
+    _model_calls.clear()
+    with prefect_settings(server, tmp_path / 'prefect'):
+        yield
+    _agents.clear()
+
+
+def _pipeline_model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    """Append `JOB/first`, run the batch, append `JOB/last`, then list the results (from the messages)."""
+    request = messages[0]
+    assert isinstance(request, ModelRequest)
+    job = str(request.parts[-1].content).removeprefix('process ')  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
+    returns = [p for m in messages if isinstance(m, ModelRequest) for p in m.parts if isinstance(p, ToolReturnPart)]
+    _model_calls.append(f'{job}:{len(returns)}')
+    fail = os.environ.get(FAIL_ENV)
+    if fail and len(returns) == 2 and Path(fail).exists():
+        Path(fail).unlink()
+        raise RuntimeError('the model provider is down')
+    steps = [
+        ('ledger_append', {'entry': f'{job}/first'}),
+        ('batch_run', {'job': job}),
+        ('ledger_append', {'entry': f'{job}/last'}),
+    ]
+    if len(returns) < len(steps):
+        name, args = steps[len(returns)]
+        return ModelResponse(parts=[ToolCallPart(name, args, tool_call_id=f'call-{len(returns)}')])
+    return ModelResponse(parts=[TextPart(' | '.join(f'{p.tool_name}={p.model_response_str()}' for p in returns))])
+
+
+def _pipeline(capabilities: list[Any]) -> Agent[None, str]:
+    build()  # the `ledger` and `batch` agentools, in the test's registry
+    return Agent(
+        FunctionModel(_pipeline_model, model_name='pipeline-llm'),
+        name='pipeline_prefect',
+        output_type=str,
+        toolsets=[AgenToolToolset(include=['ledger.append', 'batch'], id='agentools')],
+        capabilities=capabilities,
+    )
+
+
+@flow(name='agentool-tests-run', retries=1, retry_delay_seconds=0, persist_result=False)
+async def _run_flow(agent: str, prompt: str) -> Any:
+    return (await _agents[agent].run(prompt)).output
+
+
+async def _task_names(flow_run_id: UUID, count: int) -> list[str]:
+    """The names of the flow run's task runs, once the server recorded `count` of them (it records
+    them from the events the flow sends, a moment later)."""
+    runs: list[Any] = []
+    async with get_client() as client:
+        for _ in range(200):
+            filter = FlowRunFilter(id=FlowRunFilterId(any_=[flow_run_id]))
+            runs = await client.read_task_runs(flow_run_filter=filter)
+            if len(runs) >= count:
+                return sorted(run.name for run in runs)
+            await asyncio.sleep(0.05)
+    raise AssertionError(f'the server recorded {len(runs)} task runs, not {count}')
+
+
+async def _flow(agent: str, prompt: str) -> tuple[Any, UUID]:
+    state: Any = await cast(Any, _run_flow)(agent, prompt, return_state=True)
+    flow_run_id = state.state_details.flow_run_id
+    assert flow_run_id is not None
+    return await state.result(), flow_run_id
+
+
+async def test_each_operation_is_one_task_and_the_results_are_typed(
+    prefect: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    expected = (await _pipeline([]).run('process p1')).output  # outside a flow: transparent, plain
+    monkeypatch.setenv(LEDGER_ENV, str(tmp_path / 'durable.sqlite'))
+    _agents['pipeline'] = _pipeline(durable_prefect.capabilities())
+    _agents['durable'] = durable_prefect.durable('ledger')
+    output, flow_run = await _flow('pipeline', 'process p1')
+    assert output == expected
+    names = await _task_names(flow_run, STEPS + 4)  # + the model's four requests
+    # Each agentool operation one task (the delegating `batch_run` runs in the flow, its three ledger
+    # calls are tasks), each model request one; no tool-call task.
+    assert sum(name.startswith(OPERATION_TASK) for name in names) == STEPS
+    assert all(name.startswith((OPERATION_TASK, 'Model Request')) for name in names), names
+    executions, effects = ledger_rows()
+    assert sorted(entry for _, entry, _ in effects) == expected_entries(['p1'])
+    assert len({unit for unit, _ in executions}) == STEPS  # a key of its own per task
+    assert None not in {unit for unit, _ in executions}
+    # The durable form: one task; the flow gets the agentool's output type.
+    single, flow_run = await _flow('durable', json.dumps({'operation': 'append', 'entry': 'd/first'}))
+    assert single == LedgerResult(entry='d/first', seq=0)
+    assert [name.startswith(OPERATION_TASK) for name in await _task_names(flow_run, 1)] == [True]
+    assert unit_key() is None  # outside a task
+    assert durable_prefect.unit_key() is None
+
+
+async def test_a_retried_flow_reads_completed_operations_back_instead_of_running_them(
+    prefect: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    expected = (await _pipeline([]).run('process r1')).output
+    monkeypatch.setenv(LEDGER_ENV, str(tmp_path / 'durable.sqlite'))
+    fail = tmp_path / 'FAIL'
+    fail.touch()
+    monkeypatch.setenv(FAIL_ENV, str(fail))
+    _model_calls.clear()
+    _agents['pipeline'] = _pipeline(durable_prefect.capabilities())
+    # The model fails after the batch: the flow's first attempt fails, its retry finishes the run.
+    output, _ = await _flow('pipeline', 'process r1')
+    assert not fail.exists()
+    # The output of an uninterrupted run: the batch's results (three appends through the injector,
+    # typed `LedgerResult`s) came back from Prefect's result storage on the retry.
+    assert output == expected
+    executions, effects = ledger_rows()
+    assert sorted(entry for _, entry, _ in effects) == expected_entries(['r1'])
+    assert sorted(entry for _, entry in executions) == expected_entries(['r1'])  # none ran twice
+    # The completed model requests were cached too; the failed one ran again.
+    assert _model_calls == ['r1:0', 'r1:1', 'r1:2', 'r1:2', 'r1:3']
