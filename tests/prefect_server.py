@@ -9,18 +9,15 @@ directory. `prefect_settings(url, home)` points this process at it (results stor
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 import sys
 import tempfile
-import time
 import urllib.request
 from collections.abc import Generator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from tests.temporal_server import free_port
+from tests.temporal_server import free_port, server_process
 
 __all__ = ('prefect_server', 'prefect_settings')
 
@@ -47,30 +44,12 @@ def prefect_server(*, timeout: float = 120) -> Generator[str]:
         'PREFECT_SERVER_LOGGING_LEVEL': 'WARNING',
     }
     prefect = Path(sys.executable).parent / 'prefect'
-    log = (root / 'server.log').open('wb')
     # Services on (their task run recorder writes the task runs flows report), the scheduler off.
     command = [str(prefect), 'server', 'start', '--host', '127.0.0.1', '--port', str(port)]
     command += ['--no-scheduler', '--no-late-runs', '--no-ui', '--analytics-off']
-    server = subprocess.Popen(command, env=env, cwd=root, stdout=log, stderr=subprocess.STDOUT)
     url = f'http://127.0.0.1:{port}/api'
-    try:
-        deadline = time.monotonic() + timeout
-        while not _healthy(url):
-            if server.poll() is not None or time.monotonic() > deadline:
-                log.flush()
-                output = (root / 'server.log').read_text()[-2000:]
-                raise RuntimeError(f'the Prefect server did not start: {output}')
-            time.sleep(0.1)
+    with server_process('Prefect', command, root, ready=lambda: _healthy(url), timeout=timeout, env=env):
         yield url
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
-        log.close()
-        shutil.rmtree(root, ignore_errors=True)
 
 
 @contextmanager

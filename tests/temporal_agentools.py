@@ -4,10 +4,9 @@ The ledger and delegating agentools are those of `tests.durable_agentools` (each
 its effect at most once per `unit_key()`, and dies at the kill point `KILL_ENV` names). Here they
 run on Temporal, each agent with `agentool.temporal.capabilities()`:
 
-- `pipeline`: an LLM agent (a `FunctionModel` reading only the messages, so any worker can answer
-  any of its requests) with `AgenToolToolset`, calling `ledger_append`, `batch_run` (an
-  orchestrating operation with `Route(durable=False)` whose three `injector.call`s are units) and
-  `ledger_append` again;
+- `pipeline`: the LLM agent of `tests.function_pipeline` with `AgenToolToolset`, calling
+  `ledger_append`, `batch_run` (an orchestrating operation with `Route(durable=False)` whose three
+  `injector.call`s are units) and `ledger_append` again;
 - `ledger_durable` (`agentool.temporal.durable('ledger')`), `ledger_string` (the model string) and
   `ledger_explicit` (`AgenToolCapability` + a model string): one append each;
 - `flaky` (`durable('flaky')`): an operation whose first attempt fails, and one raising a typed error.
@@ -18,15 +17,12 @@ Worker processes run `python -m tests.temporal_worker` (see there).
 
 from __future__ import annotations
 
-import os
 from datetime import timedelta
 from typing import Any, Literal
 
 from pydantic import BaseModel
 from pydantic_ai import Agent
 from pydantic_ai.durable_exec.temporal import AgentPlugin, PydanticAIPlugin, PydanticAIWorkflow
-from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
-from pydantic_ai.models.function import AgentInfo, FunctionModel
 from temporalio import activity, workflow
 from temporalio.client import Client
 from temporalio.common import RetryPolicy
@@ -37,13 +33,12 @@ from temporalio.workflow import ActivityConfig
 import agentool.temporal as durable_temporal
 from agentool import AgenToolCapability, RoutingConfig, ToolArgumentError, create_agentool
 from agentool.durable import unit_key
-from agentool.toolset import AgenToolToolset
 from tests.durable_agentools import build
+from tests.function_pipeline import pipeline_agent
 
 __all__ = (
     'ACTIVITY_CONFIG',
     'AGENTS',
-    'MODEL_LOG_ENV',
     'AppendWorkflow',
     'Attempt',
     'PipelineWorkflow',
@@ -53,13 +48,9 @@ __all__ = (
     'plugins',
     'refused_attempts',
     'register',
-    'summary',
     'unit_keys',
     'worker',
 )
-
-MODEL_LOG_ENV = 'AGENTOOL_TEST_MODEL_LOG'
-"""A file path: each request the pipeline's model answers appends `JOB:N` (N tool results seen) to it."""
 
 ACTIVITY_CONFIG = ActivityConfig(
     start_to_close_timeout=timedelta(seconds=30),
@@ -121,38 +112,7 @@ def register() -> None:
 register()  # a worker process's registry; a test calls it again in its own
 
 
-def _pipeline_model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-    """Append `JOB/first`, run the batch, append `JOB/last`, then sum the results up (from the messages)."""
-    request = messages[0]
-    assert isinstance(request, ModelRequest)
-    prompt = str(request.parts[-1].content)  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
-    job = prompt.removeprefix('process ')
-    returns = [p for m in messages if isinstance(m, ModelRequest) for p in m.parts if isinstance(p, ToolReturnPart)]
-    steps: list[tuple[str, dict[str, Any]]] = [
-        ('ledger_append', {'entry': f'{job}/first'}),
-        ('batch_run', {'job': job}),
-        ('ledger_append', {'entry': f'{job}/last'}),
-    ]
-    if log := os.environ.get(MODEL_LOG_ENV):
-        with open(log, 'a') as file:
-            file.write(f'{job}:{len(returns)}\n')
-    if len(returns) < len(steps):
-        name, args = steps[len(returns)]
-        return ModelResponse(parts=[ToolCallPart(name, args, tool_call_id=f'call-{len(returns)}')])
-    return ModelResponse(parts=[TextPart(summary(returns))])
-
-
-def summary(returns: list[ToolReturnPart]) -> str:
-    return ' | '.join(f'{p.tool_name}={p.model_response_str()}' for p in returns)
-
-
-pipeline = Agent(
-    FunctionModel(_pipeline_model, model_name='pipeline-llm'),
-    name='pipeline',
-    output_type=str,
-    toolsets=[AgenToolToolset(include=['ledger.append', 'batch'], id='agentools')],
-    capabilities=_capabilities(),
-)
+pipeline = pipeline_agent('pipeline', _capabilities())
 SINGLE: dict[str, Any] = {
     'durable': durable_temporal.durable('ledger', activity_config=ACTIVITY_CONFIG),
     'string': Agent('agentool:ledger', name='ledger_string', capabilities=_capabilities()),

@@ -15,11 +15,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ('TemporalUnavailableError', 'free_port', 'temporal_binary', 'temporal_server')
+__all__ = ('TemporalUnavailableError', 'free_port', 'server_process', 'temporal_binary', 'temporal_server')
 
 
 class TemporalUnavailableError(RuntimeError):
@@ -50,24 +50,31 @@ def _accepts(port: int) -> bool:
 
 
 @contextmanager
-def temporal_server(*, timeout: float = 60) -> Generator[str]:
-    """A running dev server for the block; yields its address, `127.0.0.1:PORT`."""
-    binary = temporal_binary()
-    root = Path(tempfile.mkdtemp(prefix='agentool-temporal-'))
-    port = free_port()
+def server_process(
+    name: str,
+    command: list[str],
+    root: Path,
+    *,
+    ready: Callable[[], bool],
+    timeout: float,
+    env: dict[str, str] | None = None,
+) -> Generator[None]:
+    """Run `command` in `root` (a fresh temporary directory, removed afterwards) until the block ends.
+
+    Enters the block once `ready()` holds; its output goes to `root/server.log`, quoted when it
+    does not start in `timeout` seconds. Stopped with SIGTERM (SIGKILL after 30 s).
+    """
     log = (root / 'server.log').open('wb')
-    command = [str(binary), 'server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', str(port)]
-    command += ['--db-filename', str(root / 'temporal.sqlite'), '--log-level', 'error']
-    server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=root)
+    server = subprocess.Popen(command, env=env, cwd=root, stdout=log, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + timeout
-        while not _accepts(port):
+        while not ready():
             if server.poll() is not None or time.monotonic() > deadline:
                 log.flush()
                 output = (root / 'server.log').read_text()[-2000:]
-                raise RuntimeError(f'the Temporal dev server did not start: {output}')
+                raise RuntimeError(f'the {name} server did not start: {output}')
             time.sleep(0.05)
-        yield f'127.0.0.1:{port}'
+        yield
     finally:
         server.terminate()
         try:
@@ -77,3 +84,15 @@ def temporal_server(*, timeout: float = 60) -> Generator[str]:
             server.wait()
         log.close()
         shutil.rmtree(root, ignore_errors=True)
+
+
+@contextmanager
+def temporal_server(*, timeout: float = 60) -> Generator[str]:
+    """A running dev server for the block; yields its address, `127.0.0.1:PORT`."""
+    binary = temporal_binary()
+    root = Path(tempfile.mkdtemp(prefix='agentool-temporal-'))
+    port = free_port()
+    command = [str(binary), 'server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', str(port)]
+    command += ['--db-filename', str(root / 'temporal.sqlite'), '--log-level', 'error']
+    with server_process('Temporal dev', command, root, ready=lambda: _accepts(port), timeout=timeout):
+        yield f'127.0.0.1:{port}'

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
@@ -25,24 +24,18 @@ pytest.importorskip('pydantic_ai.durable_exec.prefect', exc_type=ImportError)
 from prefect import flow
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
-from pydantic_ai import Agent
 from pydantic_ai.agent import AbstractAgent
-from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
-from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 import agentool.prefect as durable_prefect
 from agentool.durable import unit_key
-from agentool.toolset import AgenToolToolset
 from tests.durable_agentools import LEDGER_ENV, STEPS, LedgerResult, build, expected_entries, ledger_rows
+from tests.function_pipeline import FAIL_ENV, MODEL_LOG_ENV, pipeline_agent
 from tests.prefect_server import prefect_server, prefect_settings
 
 OPERATION_TASK = 'Capability: agentool.operation'
-FAIL_ENV = 'AGENTOOL_TEST_FAIL_ONCE'
-"""A file path: while it exists, the model's request after the batch fails once (and removes it)."""
 
 _agents: dict[str, AbstractAgent[Any, Any]] = {}
 """The agents the flows run, by name (a flow's parameters are sent to the server, an agent cannot be)."""
-_model_calls: list[str] = []
 
 
 @pytest.fixture(scope='module')
@@ -55,43 +48,14 @@ def server() -> Iterator[str]:
 def prefect(server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """This test's flows on the server, results and the ledger in its own directory."""
     monkeypatch.setenv(LEDGER_ENV, str(tmp_path / 'ledger.sqlite'))
-    _model_calls.clear()
     with prefect_settings(server, tmp_path / 'prefect'):
         yield
     _agents.clear()
 
 
-def _pipeline_model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-    """Append `JOB/first`, run the batch, append `JOB/last`, then list the results (from the messages)."""
-    request = messages[0]
-    assert isinstance(request, ModelRequest)
-    job = str(request.parts[-1].content).removeprefix('process ')  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
-    returns = [p for m in messages if isinstance(m, ModelRequest) for p in m.parts if isinstance(p, ToolReturnPart)]
-    _model_calls.append(f'{job}:{len(returns)}')
-    fail = os.environ.get(FAIL_ENV)
-    if fail and len(returns) == 2 and Path(fail).exists():
-        Path(fail).unlink()
-        raise RuntimeError('the model provider is down')
-    steps = [
-        ('ledger_append', {'entry': f'{job}/first'}),
-        ('batch_run', {'job': job}),
-        ('ledger_append', {'entry': f'{job}/last'}),
-    ]
-    if len(returns) < len(steps):
-        name, args = steps[len(returns)]
-        return ModelResponse(parts=[ToolCallPart(name, args, tool_call_id=f'call-{len(returns)}')])
-    return ModelResponse(parts=[TextPart(' | '.join(f'{p.tool_name}={p.model_response_str()}' for p in returns))])
-
-
-def _pipeline(capabilities: list[Any]) -> Agent[None, str]:
+def _pipeline(capabilities: list[Any]) -> AbstractAgent[None, str]:
     build()  # the `ledger` and `batch` agentools, in the test's registry
-    return Agent(
-        FunctionModel(_pipeline_model, model_name='pipeline-llm'),
-        name='pipeline_prefect',
-        output_type=str,
-        toolsets=[AgenToolToolset(include=['ledger.append', 'batch'], id='agentools')],
-        capabilities=capabilities,
-    )
+    return pipeline_agent('pipeline_prefect', capabilities)
 
 
 @flow(name='agentool-tests-run', retries=1, retry_delay_seconds=0, persist_result=False)
@@ -154,7 +118,8 @@ async def test_a_retried_flow_reads_completed_operations_back_instead_of_running
     fail = tmp_path / 'FAIL'
     fail.touch()
     monkeypatch.setenv(FAIL_ENV, str(fail))
-    _model_calls.clear()
+    models = tmp_path / 'models.log'
+    monkeypatch.setenv(MODEL_LOG_ENV, str(models))
     _agents['pipeline'] = _pipeline(durable_prefect.capabilities())
     # The model fails after the batch: the flow's first attempt fails, its retry finishes the run.
     output, _ = await _flow('pipeline', 'process r1')
@@ -166,4 +131,4 @@ async def test_a_retried_flow_reads_completed_operations_back_instead_of_running
     assert sorted(entry for _, entry, _ in effects) == expected_entries(['r1'])
     assert sorted(entry for _, entry in executions) == expected_entries(['r1'])  # none ran twice
     # The completed model requests were cached too; the failed one ran again.
-    assert _model_calls == ['r1:0', 'r1:1', 'r1:2', 'r1:2', 'r1:3']
+    assert models.read_text().split() == ['r1:0', 'r1:1', 'r1:2', 'r1:2', 'r1:3']

@@ -40,6 +40,7 @@ from tests.durable_agentools import (
     ledger_rows,
     pipeline_prompt,
 )
+from tests.function_pipeline import MODEL_LOG_ENV
 from tests.temporal_server import TemporalUnavailableError, temporal_server
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -200,7 +201,7 @@ async def test_a_worker_killed_in_an_operation_is_replaced_and_each_effect_happe
     ledger, models, stop, log = (tmp_path / name for name in ('ledger.sqlite', 'models.log', 'STOP', 'workers.log'))
     create_ledger(ledger)
     queue = _queue()
-    env = {LEDGER_ENV: str(ledger), agents.MODEL_LOG_ENV: str(models)}
+    env = {LEDGER_ENV: str(ledger), MODEL_LOG_ENV: str(models)}
     first = _worker(temporal, queue, 'first', stop, log, **env, **{KILL_ENV: kill})
     second: subprocess.Popen[str] | None = None
     try:
