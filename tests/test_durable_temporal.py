@@ -24,7 +24,7 @@ import pytest
 
 pytest.importorskip('pydantic_ai.durable_exec.temporal', exc_type=ImportError)
 
-from temporalio.api.enums.v1 import PendingActivityState
+from temporalio.api.enums.v1 import PendingActivityState, TimeoutType
 from temporalio.client import WorkflowFailureError, WorkflowHandle
 from temporalio.exceptions import ActivityError, ApplicationError
 
@@ -82,6 +82,22 @@ async def _activities(handle: WorkflowHandle[Any, Any]) -> list[tuple[str, str]]
         for event in history.events
         if event.HasField('activity_task_scheduled_event_attributes')
     ]
+
+
+async def _retried(handle: WorkflowHandle[Any, Any]) -> dict[str, int]:
+    """The activities that needed more than one attempt, with the timeout type that failed the previous one."""
+    history = await handle.fetch_history()
+    types = {
+        event.event_id: event.activity_task_scheduled_event_attributes.activity_type.name
+        for event in history.events
+        if event.HasField('activity_task_scheduled_event_attributes')
+    }
+    return {
+        types[started.scheduled_event_id]: started.last_failure.timeout_failure_info.timeout_type
+        for event in history.events
+        if event.HasField('activity_task_started_event_attributes')
+        and (started := event.activity_task_started_event_attributes).attempt > 1
+    }
 
 
 async def _reference(tmp_path: Path, jobs: list[str], monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
@@ -222,6 +238,9 @@ async def test_a_worker_killed_in_an_operation_is_replaced_and_each_effect_happe
     assert len({unit for unit, _ in executions}) == STEPS
     # Each of the model's requests was answered once: the new worker replayed them from the history.
     assert models.read_text().split() == ['k1:0', 'k1:1', 'k1:2', 'k1:3']
+    # The killed attempt was noticed by its missed heartbeats (not the 30 s start-to-close timeout)
+    # and the activity ran again as attempt 2; every other activity ran once.
+    assert await _retried(handle) == {OPERATION.format('pipeline'): TimeoutType.TIMEOUT_TYPE_HEARTBEAT}
 
 
 async def test_two_workers_share_a_queue_and_a_killed_ones_jobs_finish_once(
