@@ -29,6 +29,8 @@ from pydantic import BaseModel
 
 import agentool.dbos as durable_dbos
 from agentool import RoutingConfig, create_agentool, get_injector
+from bench.durable_engines import measure_prefect, measure_temporal
+from bench.durable_engines import report as report_engine
 from bench.durable_rows import measure, report
 from tests.durable_agentools import LEDGER_ENV, pipeline_prompt
 from tests.durable_worker import EXECUTOR_ENV
@@ -141,15 +143,24 @@ def main() -> None:
     parser.add_argument('--repeats', type=int, default=3)
     parser.add_argument('--runs', type=int, default=40, help='runs per overhead sample')
     parser.add_argument('--jobs', type=int, default=16, help='pipeline runs per throughput batch')
+    parser.add_argument('--engine-runs', type=int, default=20, help='runs per Temporal and Prefect sample')
+    parser.add_argument('--engines-only', action='store_true', help='only the Temporal and Prefect rows')
     parser.add_argument('--rows-only', action='store_true', help='only the per-operation rows (no workers)')
     args = parser.parse_args()
-    print(f'one durable operation on DBOS (SQLite), {args.repeats} interleaved rounds of {args.runs} runs:')
-    wall, cpu = asyncio.run(measure(args.repeats, args.runs))
-    for title, rows in (('wall time', wall), ('CPU time of the process', cpu)):
-        print(f' {title}, per run:')
-        for line in report(rows):
+    if not args.engines_only:
+        print(f'one durable operation on DBOS (SQLite), {args.repeats} interleaved rounds of {args.runs} runs:')
+        wall, cpu = asyncio.run(measure(args.repeats, args.runs))
+        for title, rows in (('wall time', wall), ('CPU time of the process', cpu)):
+            print(f' {title}, per run:')
+            for line in report(rows):
+                print(line)
+    for engine, measure_engine in (('Temporal', measure_temporal), ('Prefect', measure_prefect)):
+        rounds = f'{args.repeats} interleaved rounds of {args.engine_runs} runs'
+        print(f'one durable operation on {engine} (a local server), {rounds}:')
+        engine_rows = asyncio.run(measure_engine(args.repeats, args.engine_runs))
+        for line in report_engine(engine_rows, engine):
             print(line)
-    if args.rows_only:
+    if args.rows_only or args.engines_only:
         return
     plain, durable = asyncio.run(overhead(args.repeats, args.runs))
     ratio = statistics.median(durable) / statistics.median(plain)

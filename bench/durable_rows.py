@@ -36,7 +36,7 @@ import agentool.dbos as durable_dbos
 from agentool import RoutingConfig, create_agentool
 from agentool.toolset import AgenToolToolset
 
-__all__ = ('Rows', 'measure', 'report')
+__all__ = ('Rows', 'measure', 'ms', 'ratio', 'report')
 
 PROMPT = '{"operation": "add", "a": 2, "b": 3}'
 
@@ -151,12 +151,14 @@ async def measure(repeats: int, runs: int) -> tuple[Rows, Rows]:
     return wall, cpu
 
 
-def _ms(samples: list[float]) -> str:
+def ms(samples: list[float]) -> str:
+    """The median of `samples` (seconds) in milliseconds, with their spread."""
     low, mid, high = (value * 1000 for value in (min(samples), statistics.median(samples), max(samples)))
     return f'{mid:.1f} ms (min {low:.1f}, max {high:.1f})'
 
 
-def _ratio(rows: Rows, numerator: str, denominator: str) -> str:
+def ratio(rows: Rows, numerator: str, denominator: str) -> str:
+    """The median and spread of the per-round ratios of two subjects."""
     # Per round, then the median and spread of the round ratios: a slow round slows both alike.
     ratios = [a / b for a, b in zip(rows[numerator], rows[denominator], strict=True)]
     return f'{statistics.median(ratios):.2f}x (min {min(ratios):.2f}, max {max(ratios):.2f})'
@@ -164,7 +166,7 @@ def _ratio(rows: Rows, numerator: str, denominator: str) -> str:
 
 def report(rows: Rows) -> list[str]:
     """The table's lines: each subject, then the ratios the targets are about."""
-    lines = [f'  {name:<28} {_ms(samples)}' for name, samples in rows.items()]
+    lines = [f'  {name:<28} {ms(samples)}' for name, samples in rows.items()]
     # The LLM agent's agentool step, less one bare DBOS step: what agentool adds beyond the step.
     excess = [
         (llm - own) - (step - empty)
@@ -177,13 +179,13 @@ def report(rows: Rows) -> list[str]:
         )
     ]
     lines += [
-        f'  agentool durable() / bare DBOS step         = {_ratio(rows, "agentool durable()", "bare DBOS step")}'
+        f'  agentool durable() / bare DBOS step         = {ratio(rows, "agentool durable()", "bare DBOS step")}'
         '  (target <= 1.2x)',
         f'  agentool durable() / pydantic-ai DBOS       = '
-        f'{_ratio(rows, "agentool durable()", "pydantic-ai DBOSDurability")}  (target <= 1.0x)',
-        f'  agentool model string / bare DBOS step      = {_ratio(rows, "agentool model string", "bare DBOS step")}',
+        f'{ratio(rows, "agentool durable()", "pydantic-ai DBOSDurability")}  (target <= 1.0x)',
+        f'  agentool model string / bare DBOS step      = {ratio(rows, "agentool model string", "bare DBOS step")}',
         f'  LLM + AgenToolToolset / pydantic-ai only    = '
-        f'{_ratio(rows, "LLM + AgenToolToolset", "LLM, pydantic-ai only")}',
-        f'  LLM + AgenToolToolset - pydantic-ai only - one step = {_ms(excess)} (target ~0)',
+        f'{ratio(rows, "LLM + AgenToolToolset", "LLM, pydantic-ai only")}',
+        f'  LLM + AgenToolToolset - pydantic-ai only - one step = {ms(excess)} (target ~0)',
     ]
     return lines
