@@ -22,31 +22,19 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Literal
 
 from dbos import DBOSClient
-from pydantic import BaseModel
 
 import agentool.dbos as durable_dbos
-from agentool import RoutingConfig, create_agentool, get_injector
+from agentool import get_injector
 from bench.durable_engines import measure_prefect, measure_temporal
 from bench.durable_engines import report as report_engine
-from bench.durable_rows import measure, report
+from bench.durable_rows import create_adder, measure, report
 from tests.durable_agentools import LEDGER_ENV, pipeline_prompt
 from tests.durable_worker import EXECUTOR_ENV
 from tests.postgres_server import postgres_server
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-class _AddInput(BaseModel):
-    operation: Literal['add']
-    a: int
-    b: int
-
-
-async def _add(a: int, b: int) -> int:
-    return a + b
 
 
 def _spread(samples: list[float]) -> str:
@@ -57,14 +45,7 @@ def _spread(samples: list[float]) -> str:
 async def overhead(repeats: int, runs: int) -> tuple[list[float], list[float]]:
     """Seconds per run: (plain, durable) samples."""
     for name in ('adder', 'adder_plain'):
-        create_agentool(
-            name=name,
-            input_schema=_AddInput,
-            routing_config=RoutingConfig(operation_map={'add': '_add'}),
-            tools=[_add],
-            output_type=int,
-            replace=True,
-        )
+        create_adder(name)
     durable_agent = durable_dbos.durable('adder')
     plain_agent = get_injector().get('adder_plain')
     prompt = '{"operation": "add", "a": 2, "b": 3}'

@@ -22,10 +22,9 @@ import uuid
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from prefect import flow, task
-from pydantic import BaseModel
 from pydantic_ai import Agent
 from pydantic_ai.durable_exec.prefect import PrefectDurability
 from pydantic_ai.durable_exec.temporal import AgentPlugin, PydanticAIPlugin, TemporalDurability
@@ -37,42 +36,18 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 
 import agentool.prefect as durable_prefect
 import agentool.temporal as durable_temporal
-from agentool import RoutingConfig, create_agentool
-from bench.durable_rows import Rows, ms, ratio
+from bench.durable_rows import PROMPT, Rows, add, create_adder, ms, ratio
 from tests.prefect_server import prefect_server, prefect_settings
 from tests.temporal_server import temporal_server
 
 __all__ = ('measure_prefect', 'measure_temporal', 'report')
 
-PROMPT = '{"operation": "add", "a": 2, "b": 3}'
 QUEUE = 'agentool-bench'
 
 Subject = Callable[[], Awaitable[Any]]
 
 
-class _AddInput(BaseModel):
-    operation: Literal['add']
-    a: int
-    b: int
-
-
-async def _add(a: int, b: int) -> int:
-    return a + b
-
-
-async def add(a: int, b: int) -> int:
-    """Add two numbers (pydantic-ai's function tool)."""
-    return a + b
-
-
-create_agentool(
-    name='adder',
-    input_schema=_AddInput,
-    routing_config=RoutingConfig(operation_map={'add': '_add'}),
-    tools=[_add],
-    output_type=int,
-    replace=True,
-)
+create_adder()
 
 # --- Temporal: the agents are built at import, before the worker registers their activities ----
 

@@ -36,7 +36,7 @@ import agentool.dbos as durable_dbos
 from agentool import RoutingConfig, create_agentool
 from agentool.toolset import AgenToolToolset
 
-__all__ = ('Rows', 'measure', 'ms', 'ratio', 'report')
+__all__ = ('PROMPT', 'Rows', 'add', 'create_adder', 'measure', 'ms', 'ratio', 'report')
 
 PROMPT = '{"operation": "add", "a": 2, "b": 3}'
 
@@ -83,15 +83,20 @@ async def _pydantic_ai_run(name: str, prompt: str) -> Any:
     return (await _pydantic_agents[name].run(prompt)).output
 
 
-def _subjects() -> dict[str, Subject]:
+def create_adder(name: str = 'adder') -> None:
+    """Register the agentool every durable bench row runs: `add` two numbers, one operation."""
     create_agentool(
-        name='adder',
+        name=name,
         input_schema=_AddInput,
         routing_config=RoutingConfig(operation_map={'add': '_add'}),
         tools=[_add],
         output_type=int,
         replace=True,
     )
+
+
+def _subjects() -> dict[str, Subject]:
+    create_adder()
     agentool_agent = durable_dbos.durable('adder')
     model_string = durable_dbos.register(
         Agent('agentool:adder', name='adder_string', capabilities=durable_dbos.capabilities())
