@@ -49,6 +49,14 @@ def _accepts(port: int) -> bool:
         return probe.connect_ex(('127.0.0.1', port)) == 0
 
 
+def _serving(binary: Path, port: int) -> bool:
+    """The server's frontend answers its health check (it accepts connections a moment before)."""
+    if not _accepts(port):
+        return False
+    command = [str(binary), 'operator', 'cluster', 'health', '--address', f'127.0.0.1:{port}']
+    return subprocess.run(command, capture_output=True, timeout=30, check=False).returncode == 0
+
+
 @contextmanager
 def server_process(
     name: str,
@@ -94,5 +102,5 @@ def temporal_server(*, timeout: float = 60) -> Generator[str]:
     port = free_port()
     command = [str(binary), 'server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', str(port)]
     command += ['--db-filename', str(root / 'temporal.sqlite'), '--log-level', 'error']
-    with server_process('Temporal dev', command, root, ready=lambda: _accepts(port), timeout=timeout):
+    with server_process('Temporal dev', command, root, ready=lambda: _serving(binary, port), timeout=timeout):
         yield f'127.0.0.1:{port}'
