@@ -16,6 +16,7 @@ from collections.abc import Callable
 from importlib.metadata import version
 from pathlib import Path
 
+from ._page_sections import sections_of
 from ._table import Row, render_markdown
 from ._timing import QUICK, Scale
 from .cassette import cassette_rows
@@ -124,7 +125,10 @@ def main() -> None:
     text = page(rows, quick=args.quick)
     print(render_markdown(rows), end='')
     if args.output != '-':
-        Path(args.output).write_text(text, encoding='utf-8')
+        output = Path(args.output)
+        # Sections other benchmarks write (`make bench-durable`) stay on the page.
+        kept = sections_of(output.read_text(encoding='utf-8')) if output.exists() else ''
+        output.write_text(f'{text.rstrip()}\n\n{kept}' if kept else text, encoding='utf-8')
         print(f'\nwritten to {args.output}')
 
 

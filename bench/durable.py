@@ -27,14 +27,16 @@ from dbos import DBOSClient
 
 import agentool.dbos as durable_dbos
 from agentool import get_injector
-from bench.durable_engines import measure_prefect, measure_temporal
+from bench._page_sections import with_section
+from bench.durable_engines import measure_prefect, measure_temporal, section
 from bench.durable_engines import report as report_engine
-from bench.durable_rows import create_adder, measure, report
+from bench.durable_rows import Rows, create_adder, measure, report
 from tests.durable_agentools import LEDGER_ENV, pipeline_prompt
 from tests.durable_worker import EXECUTOR_ENV
 from tests.postgres_server import postgres_server
 
 ROOT = Path(__file__).resolve().parent.parent
+PAGE = ROOT / 'docs' / 'benchmarks.md'
 
 
 def _spread(samples: list[float]) -> str:
@@ -125,6 +127,7 @@ def main() -> None:
     parser.add_argument('--runs', type=int, default=40, help='runs per overhead sample')
     parser.add_argument('--jobs', type=int, default=16, help='pipeline runs per throughput batch')
     parser.add_argument('--engine-runs', type=int, default=20, help='runs per Temporal and Prefect sample')
+    parser.add_argument('--output', default=str(PAGE), help='the page the engine rows go to; "-": print only')
     parser.add_argument('--engines-only', action='store_true', help='only the Temporal and Prefect rows')
     parser.add_argument('--rows-only', action='store_true', help='only the per-operation rows (no workers)')
     args = parser.parse_args()
@@ -135,12 +138,18 @@ def main() -> None:
             print(f' {title}, per run:')
             for line in report(rows):
                 print(line)
+    engines: dict[str, Rows] = {}
     for engine, measure_engine in (('Temporal', measure_temporal), ('Prefect', measure_prefect)):
         rounds = f'{args.repeats} interleaved rounds of {args.engine_runs} runs'
         print(f'one durable operation on {engine} (a local server), {rounds}:')
-        engine_rows = asyncio.run(measure_engine(args.repeats, args.engine_runs))
-        for line in report_engine(engine_rows, engine):
+        engines[engine] = asyncio.run(measure_engine(args.repeats, args.engine_runs))
+        for line in report_engine(engines[engine], engine):
             print(line)
+    if args.output != '-':
+        body = section(engines, repeats=args.repeats, runs=args.engine_runs)
+        page = Path(args.output)
+        page.write_text(with_section(page.read_text(encoding='utf-8'), 'durable', body), encoding='utf-8')
+        print(f'written to {args.output} (its durable execution section)')
     if args.rows_only or args.engines_only:
         return
     plain, durable = asyncio.run(overhead(args.repeats, args.runs))

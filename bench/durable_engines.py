@@ -16,6 +16,7 @@ Wall time: what a caller waits for a workflow's or flow's result, the server's r
 
 from __future__ import annotations
 
+import statistics
 import tempfile
 import time
 import uuid
@@ -40,7 +41,7 @@ from bench.durable_rows import PROMPT, Rows, add, create_adder, ms, ratio
 from tests.prefect_server import prefect_server, prefect_settings
 from tests.temporal_server import temporal_server
 
-__all__ = ('measure_prefect', 'measure_temporal', 'report')
+__all__ = ('measure_prefect', 'measure_temporal', 'report', 'section')
 
 QUEUE = 'agentool-bench'
 
@@ -168,6 +169,37 @@ async def measure_prefect(repeats: int, runs: int) -> Rows:
         prefect_settings(url, Path(home)),
     ):
         return await _time(subjects, repeats, runs)
+
+
+def _round_ratios(rows: Rows, numerator: str, denominator: str) -> list[float]:
+    return [a / b for a, b in zip(rows[numerator], rows[denominator], strict=True)]
+
+
+def section(engines: dict[str, Rows], *, repeats: int, runs: int) -> str:
+    """The `durable` section of docs/benchmarks.md: each engine's two ratios, with targets and results."""
+    lines = [
+        '## Durable execution',
+        '',
+        f'Written by `make bench-durable` (`bench/durable_engines.py`): wall time per run on a local server '
+        f'started for the bench, median of {repeats} interleaved rounds of {runs} runs, the ratio taken per '
+        'round (median, min-max).',
+        '',
+        '| Engine | Subject vs baseline | Times (median) | Ratio | Target | Result |',
+        '| --- | --- | --- | ---: | ---: | --- |',
+    ]
+    for engine, rows in engines.items():
+        floor, agentool, own = rows
+        for baseline, target in ((floor, 1.2), (own, 1.0)):
+            ratios = _round_ratios(rows, agentool, baseline)
+            middle = statistics.median(ratios)
+            subject, floor_ms = (statistics.median(rows[name]) * 1000 for name in (agentool, baseline))
+            spread = f'{middle:.2f}x ({min(ratios):.2f}-{max(ratios):.2f})'
+            result = 'met' if middle <= target else '**missed**'
+            lines.append(
+                f'| {engine} | `{agentool}` vs `{baseline}` | {subject:.1f} ms vs {floor_ms:.1f} ms | {spread} '
+                f'| ≤ {target:.2f}x | {result} |'
+            )
+    return '\n'.join(lines) + '\n'
 
 
 def report(rows: Rows, engine: str) -> list[str]:

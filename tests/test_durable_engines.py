@@ -4,7 +4,8 @@ Pinned: the persisted activity / task name of the agentool operation on each eng
 engine's capability registers it. Round-tripped: the operation's parameters and results through the
 serializer each engine persists them with — Temporal's pydantic payload converter (the one
 pydantic-ai's plugin installs) and Prefect's result serializers — and back through `typed_result`
-to the agentool's typed output. Runs inside a workflow or flow need a server and are not tested.
+to the agentool's typed output. Runs inside a workflow or flow, on real servers, are in
+tests/test_durable_temporal.py and tests/test_durable_prefect.py.
 """
 
 from __future__ import annotations
