@@ -20,8 +20,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import timedelta
-from typing import Any
+from typing import Any, cast
 
+from pydantic_ai import UserError
 from pydantic_ai.agent import AbstractAgent
 from pydantic_ai.capabilities import AbstractCapability
 
@@ -29,7 +30,7 @@ from .core._option_checks import check_instance, check_instances
 from .core.capability import build_agent
 from .core.registry import AgenToolRegistry, get_registry
 from .durable import AgenToolDurability
-from .errors import AgenToolError, MissingExtraError
+from .errors import AgenToolError, ConfigurationError, MissingExtraError
 
 try:
     from pydantic_ai.durable_exec.temporal import TemporalDurability
@@ -74,11 +75,18 @@ def capabilities(
     """
     check_instance('activity_config', activity_config, dict, optional=True)
     config = ActivityConfig(**(DEFAULT_ACTIVITY_CONFIG if activity_config is None else activity_config))
-    config['retry_policy'] = _typed_errors_not_retried(config.get('retry_policy'))
-    return [
-        TemporalDurability(activity_config=config),
-        AgenToolDurability(registry=registry, unit_key=unit_key),
-    ]
+    policy = config.get('retry_policy')
+    if not isinstance(cast(object, policy), RetryPolicy | None):
+        raise ConfigurationError(
+            f"activity_config['retry_policy'] must be a temporalio RetryPolicy; got {type(policy).__name__}",
+            option='activity_config',
+        )
+    config['retry_policy'] = _typed_errors_not_retried(policy)
+    try:
+        durability = TemporalDurability(activity_config=config)
+    except UserError as error:  # pydantic-ai validates the config (a timeout of the wrong type, ...)
+        raise ConfigurationError(str(error), option='activity_config') from error
+    return [durability, AgenToolDurability(registry=registry, unit_key=unit_key)]
 
 
 def _typed_errors_not_retried(policy: RetryPolicy | None) -> RetryPolicy:

@@ -27,6 +27,7 @@ from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
 from pydantic_ai.agent import AbstractAgent
 
 import agentool.prefect as durable_prefect
+from agentool import AgenToolNotFoundError, ConfigurationError
 from agentool.durable import unit_key
 from tests.durable_agentools import LEDGER_ENV, STEPS, LedgerResult, build, expected_entries, ledger_rows
 from tests.function_pipeline import FAIL_ENV, MODEL_LOG_ENV, pipeline_agent
@@ -82,6 +83,14 @@ async def _flow(agent: str, prompt: str) -> tuple[Any, UUID]:
     flow_run_id = state.state_details.flow_run_id
     assert flow_run_id is not None
     return await state.result(), flow_run_id
+
+
+def test_the_options_are_checked() -> None:
+    with pytest.raises(ConfigurationError) as refused:
+        durable_prefect.capabilities(durability=cast(Any, 'PrefectDurability()'))
+    assert refused.value.details['option'] == 'durability'
+    with pytest.raises(AgenToolNotFoundError):
+        durable_prefect.durable('missing')
 
 
 async def test_each_operation_is_one_task_and_the_results_are_typed(

@@ -17,18 +17,24 @@ import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 pytest.importorskip('pydantic_ai.durable_exec.temporal', exc_type=ImportError)
 
+from pydantic_ai.durable_exec.temporal import TemporalDurability
 from temporalio.api.enums.v1 import PendingActivityState, TimeoutType
 from temporalio.client import WorkflowFailureError, WorkflowHandle
+from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.workflow import ActivityConfig
 
+import agentool.temporal as durable_temporal
 import tests.temporal_agentools as agents
+from agentool import AgenToolNotFoundError, ConfigurationError
 from agentool.durable import unit_key
 from tests.durable_agentools import (
     HOLD_ENV,
@@ -65,6 +71,27 @@ def temporal() -> Iterator[str]:
 def agentools() -> None:
     """The agents' agentools, in the test's own registry (an in-process worker's tools run there)."""
     agents.register()
+
+
+def test_the_options_are_checked_before_temporal_sees_them() -> None:
+    for bad in ('60s', {'start_to_close_timeout': 'soon'}, {'retry_policy': 3}):
+        with pytest.raises(ConfigurationError) as refused:
+            durable_temporal.capabilities(activity_config=cast(Any, bad))
+        assert refused.value.details['option'] == 'activity_config'
+    with pytest.raises(AgenToolNotFoundError):
+        durable_temporal.durable('missing')
+
+
+def test_typed_errors_are_not_retried_and_the_given_policy_is_kept() -> None:
+    policy = RetryPolicy(maximum_attempts=7, non_retryable_error_types=['MyError'])
+    config = ActivityConfig(start_to_close_timeout=timedelta(seconds=5), retry_policy=policy)
+    durability = cast(TemporalDurability[Any], durable_temporal.capabilities(activity_config=config)[0])
+    applied = durability.activity_config.get('retry_policy')
+    assert applied is not None
+    names = set(applied.non_retryable_error_types or ())
+    assert {'MyError', 'AgenToolError', 'InvalidInputError', 'ToolArgumentError'} <= names
+    assert applied.maximum_attempts == 7
+    assert policy.non_retryable_error_types == ['MyError']  # the caller's policy is left as it was
 
 
 def _queue() -> str:
