@@ -141,3 +141,5 @@ async def test_a_retried_flow_reads_completed_operations_back_instead_of_running
     assert sorted(entry for _, entry in executions) == expected_entries(['r1'])  # none ran twice
     # The completed model requests were cached too; the failed one ran again.
     assert models.read_text().split() == ['r1:0', 'r1:1', 'r1:2', 'r1:2', 'r1:3']
+    # Each completed task's result was persisted (pickled) to the result storage: what a retry reads.
+    assert len(list((tmp_path / 'prefect' / 'storage').iterdir())) >= STEPS + 4
