@@ -10,7 +10,8 @@ not units: they are a deterministic function of the operations' results (`wrap_m
 
 A unit whose tool crashed after its side effect but before the engine recorded the result runs
 again on recovery (every engine has that window). Tools with side effects make them idempotent with
-`unit_key()`, a key that stays the same across those re-executions.
+`unit_key()`, a key that stays the same across those re-executions; the engine modules
+(`agentool.dbos`, `agentool.temporal`, `agentool.prefect`) give it the engine's identity of the unit.
 
 The persisted name of the unit (`OPERATION_NAME` within capability `CAPABILITY_ID`) is
 `{agent name}__capability__agentool.operation` on DBOS, `agent__{agent name}__capability__agentool__operation`
