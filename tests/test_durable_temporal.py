@@ -82,6 +82,18 @@ def test_the_options_are_checked_before_temporal_sees_them() -> None:
         durable_temporal.durable('missing')
 
 
+def test_the_default_activity_config_is_the_documented_one() -> None:
+    # The scaling-out guide states these: 60 s to finish, a dead worker noticed within 10 s, 3 attempts.
+    durability = cast(TemporalDurability[Any], durable_temporal.capabilities()[0])
+    config = durability.activity_config
+    assert config.get('start_to_close_timeout') == timedelta(seconds=60)
+    assert config.get('heartbeat_timeout') == timedelta(seconds=10)
+    policy = config.get('retry_policy')
+    assert policy is not None
+    assert policy.maximum_attempts == 3
+    assert 'InputValidationError' in (policy.non_retryable_error_types or ())
+
+
 def test_typed_errors_are_not_retried_and_the_given_policy_is_kept() -> None:
     policy = RetryPolicy(maximum_attempts=7, non_retryable_error_types=['MyError'])
     config = ActivityConfig(start_to_close_timeout=timedelta(seconds=5), retry_policy=policy)
