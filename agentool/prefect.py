@@ -35,6 +35,7 @@ from .errors import MissingExtraError
 
 try:
     from prefect.context import TaskRunContext
+    from prefect.transactions import get_transaction
     from pydantic_ai.durable_exec.prefect import PrefectDurability
 except ImportError as error:  # pragma: no cover - exercised without the extra
     raise MissingExtraError(
@@ -45,14 +46,17 @@ __all__ = ('capabilities', 'durable', 'unit_key')
 
 
 def unit_key() -> str | None:
-    """Prefect's identity of the task running now: its cache key (the same for the task run again by a
-    retried flow, whose cached result it would otherwise be), else its task run id; `None` outside
-    a task. Inside an agentool operation it is the key `agentool.durable.unit_key()` gives."""
+    """Prefect's identity of the task running now: its cache key, the same for the task run again by
+    a retried flow run (whose cached result it would otherwise be), else its task run id; `None`
+    outside a task. Inside an agentool operation it is the key `agentool.durable.unit_key()` gives."""
     context = TaskRunContext.get()
     if context is None:
         return None
-    task_run = context.task_run
-    return task_run.cache_key or str(task_run.id)
+    # The task runs in a transaction keyed by its cache policy's key (the task run's own
+    # `cache_key` is only filled in once it completes).
+    transaction = get_transaction()
+    key = None if transaction is None else transaction.key
+    return key or str(context.task_run.id)
 
 
 def capabilities(

@@ -14,10 +14,11 @@ import asyncio
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Literal, cast
 from uuid import UUID
 
 import pytest
+from pydantic import BaseModel
 
 pytest.importorskip('pydantic_ai.durable_exec.prefect', exc_type=ImportError)
 
@@ -27,7 +28,7 @@ from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
 from pydantic_ai.agent import AbstractAgent
 
 import agentool.prefect as durable_prefect
-from agentool import AgenToolNotFoundError, ConfigurationError
+from agentool import AgenToolNotFoundError, ConfigurationError, RoutingConfig, create_agentool
 from agentool.durable import unit_key
 from tests.durable_agentools import LEDGER_ENV, STEPS, LedgerResult, build, expected_entries, ledger_rows
 from tests.function_pipeline import FAIL_ENV, MODEL_LOG_ENV, pipeline_agent
@@ -83,6 +84,42 @@ async def _flow(agent: str, prompt: str) -> tuple[Any, UUID]:
     flow_run_id = state.state_details.flow_run_id
     assert flow_run_id is not None
     return await state.result(), flow_run_id
+
+
+class MarkInput(BaseModel):
+    operation: Literal['mark']
+    key: str
+
+
+_marks: list[str | None] = []
+"""The `unit_key()` each execution of `mark_mark` saw."""
+
+
+async def mark_mark(key: str) -> str:
+    """Records its unit key (its effect), then fails the first time: as a task that died after its effect."""
+    _marks.append(unit_key())
+    if len(_marks) == 1:
+        raise RuntimeError('failed after the effect')
+    return key
+
+
+async def test_a_task_run_again_by_a_retried_flow_has_the_same_unit_key(prefect: None) -> None:
+    _marks.clear()
+    create_agentool(
+        name='mark',
+        input_schema=MarkInput,
+        routing_config=RoutingConfig(operation_map={'mark': 'mark_mark'}),
+        tools=[mark_mark],
+        output_type=str,
+    )
+    _agents['mark'] = durable_prefect.durable('mark')
+    output, _ = await _flow('mark', json.dumps({'operation': 'mark', 'key': 'k'}))
+    assert output == 'k'
+    # Two executions (the flow's retry ran the failed task again), one key: an effect recorded
+    # with it in the first is found by the second.
+    assert len(_marks) == 2
+    assert _marks[0] is not None
+    assert _marks[0] == _marks[1]
 
 
 def test_the_options_are_checked() -> None:
