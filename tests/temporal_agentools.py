@@ -54,8 +54,9 @@ __all__ = (
 
 ACTIVITY_CONFIG = ActivityConfig(
     start_to_close_timeout=timedelta(seconds=30),
-    # A SIGKILLed worker stops heartbeating: its activity is retried elsewhere within a second.
-    heartbeat_timeout=timedelta(seconds=1),
+    # A SIGKILLed worker stops heartbeating: its activity is retried elsewhere within 3 s (long
+    # enough that a live worker on a loaded machine does not miss a beat).
+    heartbeat_timeout=timedelta(seconds=3),
     retry_policy=RetryPolicy(initial_interval=timedelta(milliseconds=100), maximum_attempts=5),
 )
 
