@@ -43,9 +43,9 @@ def prefect_server(*, timeout: float = 120) -> Generator[str]:
         'PREFECT_UI_ENABLED': 'false',
         'PREFECT_SERVER_LOGGING_LEVEL': 'WARNING',
     }
-    prefect = Path(sys.executable).parent / 'prefect'
-    # Services on (their task run recorder writes the task runs flows report), the scheduler off.
-    command = [str(prefect), 'server', 'start', '--host', '127.0.0.1', '--port', str(port)]
+    # This interpreter's Prefect. Services on (their task run recorder writes the task runs flows
+    # report), the scheduler off.
+    command = [sys.executable, '-m', 'prefect', 'server', 'start', '--host', '127.0.0.1', '--port', str(port)]
     command += ['--no-scheduler', '--no-late-runs', '--no-ui', '--analytics-off']
     url = f'http://127.0.0.1:{port}/api'
     with server_process('Prefect', command, root, ready=lambda: _healthy(url), timeout=timeout, env=env):
