@@ -141,21 +141,13 @@ class HttpGuard:
         if self._origins and (origin := _header(headers, b'origin')) is not None and origin not in self._origins:
             LOGGER.warning('agentool mcp: refused a request from origin %.200r (not in allowed_origins)', origin)
             return await _answer(send, 403, _rpc_error('Origin not allowed', {'type': 'ForbiddenOrigin'}))
-        try:
-            if scope['path'] != self.path:
-                return await self.app(scope, receive, send)
-            if (session_id := _header(headers, _SESSION_HEADER)) is not None:
-                return await self._in_session(session_id.decode('latin-1'), scope, receive, send)
-            if scope['method'] != 'POST' or not self._authorised(headers):
-                return await self.app(scope, receive, send)  # the SDK refuses it; no session can open
-            return await self._opening(scope, receive, send)
-        except anyio.get_cancelled_exc_class():
-            if self.stopping:
-                LOGGER.warning(
-                    'agentool mcp: the shutdown limit (shutdown_timeout) passed: cut a %s request still running',
-                    scope['method'],
-                )
-            raise
+        if scope['path'] != self.path:
+            return await self.app(scope, receive, send)
+        if (session_id := _header(headers, _SESSION_HEADER)) is not None:
+            return await self._in_session(session_id.decode('latin-1'), scope, receive, send)
+        if scope['method'] != 'POST' or not self._authorised(headers):
+            return await self.app(scope, receive, send)  # the SDK refuses it; no session can open
+        return await self._opening(scope, receive, send)
 
     async def close_idle(self) -> None:
         """Close every session with no call in progress (the server is stopping)."""
@@ -197,19 +189,27 @@ class HttpGuard:
         if table.touch(session_id, +1, call) is None:
             return await self.app(scope, receive, send)
         status: list[int] = []
+        answered: list[bool] = []
 
         async def watch(message: Message) -> None:
             if message['type'] == 'http.response.start':
                 status.append(message['status'])
+            elif message['type'] == 'http.response.body' and not message.get('more_body', False):
+                answered.append(True)
             await send(message)
 
         try:
             await self.app(scope, receive, watch)
         finally:
-            table.touch(session_id, -1, -call)
+            if self.stopping and call and not answered:  # a call (not an event stream) the stop ended early
+                LOGGER.warning('agentool mcp: the shutdown limit (shutdown_timeout) passed: cut a call still running')
+            session = table.touch(session_id, -1, -call)
             ended = scope['method'] == 'DELETE' and status and status[0] < 400
             if ended or (status and status[0] == 404):
                 table.forget(session_id)
+            elif self.stopping and session is not None and call and not session.calls:
+                with anyio.CancelScope(shield=True):
+                    await self._close(session_id, session)  # its last call is done: let the stop finish
 
     async def _make_room(self, client: object) -> SessionLimitError | None:
         table = self.table
@@ -259,7 +259,10 @@ class HttpGuard:
             if message['type'] == 'http.response.start':
                 status.append(message['status'])
 
-        await self.app(scope, nothing, record)
+        try:
+            await self.app(scope, nothing, record)
+        except Exception:  # the SDK has already stopped (a late close during shutdown): nothing left to free
+            return True
         gone = bool(status) and (status[0] < 400 or status[0] == 404)
         if gone:
             self.table.forget(session_id)
