@@ -94,17 +94,18 @@ def _tool_call(tool: str) -> FunctionModel:
     return FunctionModel(respond)
 
 
-async def _through_mcp(operation: str) -> None:
+async def _through_mcp(operation: str, calls: int) -> None:
     from mcp import Client
 
     from agentool.mcp import create_mcp_server
 
     async with Client(create_mcp_server(), mode='auto') as client:  # pyright: ignore[reportArgumentType]
-        results = await asyncio.gather(*(client.call_tool(f'counter_{operation}', {}) for _ in range(CALLS)))
+        results = await asyncio.gather(*(client.call_tool(f'counter_{operation}', {}) for _ in range(calls)))
     assert not any(result.is_error for result in results)
 
 
-def _surfaces(injector: AgenToolInjector, operation: str) -> dict[str, Callable[[], Awaitable[Any]]]:
+def surfaces(injector: AgenToolInjector, operation: str, calls: int = CALLS) -> dict[str, Callable[[], Awaitable[Any]]]:
+    """Per surface: `calls` concurrent calls of `operation` of the counter, through that surface."""
     prompt = json.dumps({'operation': operation})
     lean, graph = create_counter(), create_counter('counter_graph', lean=False)
     toolset_agent = Agent(_tool_call(f'counter_{operation}'), toolsets=[AgenToolToolset(include=['counter'])])
@@ -113,7 +114,7 @@ def _surfaces(injector: AgenToolInjector, operation: str) -> dict[str, Callable[
     plain_agent = Agent('agentool:counter', output_type=int)
 
     def many(start: Callable[[], Awaitable[Any]]) -> Callable[[], Awaitable[Any]]:
-        return lambda: asyncio.gather(*(start() for _ in range(CALLS)))
+        return lambda: asyncio.gather(*(start() for _ in range(calls)))
 
     return {
         'injector.call': many(lambda: injector.call('counter', prompt)),
@@ -124,7 +125,7 @@ def _surfaces(injector: AgenToolInjector, operation: str) -> dict[str, Callable[
         'capability': many(lambda: capability_agent.run(prompt)),
         'toolset': many(lambda: toolset_agent.run('go')),
         'dispatch': many(lambda: dispatch_agent.run(prompt)),
-        'mcp': lambda: _through_mcp(operation),
+        'mcp': lambda: _through_mcp(operation, calls),
     }
 
 
@@ -143,7 +144,7 @@ SURFACES = (
 
 @pytest.mark.parametrize('surface', SURFACES)
 async def test_500_concurrent_sync_writes_to_shared_deps_are_all_kept(injector: AgenToolInjector, surface: str) -> None:
-    await _surfaces(injector, 'bump')[surface]()
+    await surfaces(injector, 'bump')[surface]()
     assert await injector.call('counter', '{"operation": "read"}') == CALLS
 
 
@@ -151,7 +152,7 @@ async def test_500_concurrent_sync_writes_to_shared_deps_are_all_kept(injector: 
 async def test_500_concurrent_async_writes_to_shared_deps_are_all_kept(
     injector: AgenToolInjector, surface: str
 ) -> None:
-    await _surfaces(injector, 'abump')[surface]()
+    await surfaces(injector, 'abump')[surface]()
     assert await injector.call('counter', '{"operation": "read"}') == CALLS
 
 
@@ -222,3 +223,13 @@ async def test_a_call_cancelled_at_the_gate_never_runs_its_tool(injector: AgenTo
     with pytest.raises(asyncio.CancelledError):
         await second
     assert await injector.call('counter', '{"operation": "bump"}') == 2  # the gate is free again
+
+
+async def test_two_agentools_routing_to_one_unsafe_tool_share_its_gate(injector: AgenToolInjector) -> None:
+    # `counter` and `counter_graph` share the deps type, so the instance: their calls of `bump` wait in turn.
+    create_counter()
+    create_counter('counter_graph', lean=False)
+    bump = '{"operation": "bump"}'
+    calls = [injector.call(name, bump) for _ in range(200) for name in ('counter', 'counter_graph')]
+    await asyncio.gather(*calls)
+    assert await injector.call('counter_graph', '{"operation": "read"}') == 400

@@ -1,10 +1,12 @@
 """One call at a time for a route declared `concurrent_safe=False`, on every surface.
 
 Every surface (the injector's `call`/`run`, plain and lean runs, the toolset, MCP, dispatch, the
-CLI's servers) reaches a tool through `AgenToolManager.invoke`, so the gate sits there: a route's
-calls made through one injector wait for each other, since they share that injector's deps. Calls
-through another injector (other deps) do not wait. The injector in effect is asked for through a
-slot the injector package fills when it is imported (the core cannot import it).
+CLI's servers) reaches a tool through `AgenToolManager.invoke`, so the gate sits there. The calls
+that wait for each other are those of one tool function through one injector: they share that
+injector's deps (also when two agentools route to the same tool and share a deps type). Calls
+through another injector (other deps) do not wait. The table of locks belongs to the injector in
+effect, which the injector package makes reachable through a slot it fills when imported (the
+core cannot import it); without one, each gate keeps its own.
 """
 
 from __future__ import annotations
@@ -14,14 +16,19 @@ import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-__all__ = ('SerialGate', 'plug_gate_owner')
+__all__ = ('SerialGate', 'GateTable', 'plug_gate_table')
 
-_owner: list[Callable[[], object]] = []
+GateTable = dict[tuple[int, int], Any]
+"""Locks by (event loop, tool function), each with the count of calls holding or awaiting it."""
+
+_tables: list[Callable[[], GateTable]] = []
+_GUARD = threading.Lock()
+"""Guards the tables' bookkeeping only: one injector may serve several event loops (threads)."""
 
 
-def plug_gate_owner(owner: Callable[[], object]) -> None:
-    """Make `owner` what names the calls that share deps (the injector package plugs `get_injector`)."""
-    _owner[:] = [owner]
+def plug_gate_table(table: Callable[[], GateTable]) -> None:
+    """Make `table` give the locks of the injector in effect (the injector package plugs it, once)."""
+    _tables[:] = [table]
 
 
 class _Waiting:
@@ -33,35 +40,34 @@ class _Waiting:
 
 
 class SerialGate:
-    """Runs one route's calls one at a time per injector (and event loop).
+    """Runs the calls of one tool one at a time per injector (and event loop).
 
-    A lock per injector with calls in progress, dropped when its last call ends, so a gate holds
-    nothing for injectors that are idle or gone.
+    A lock exists only while calls hold or await it, so nothing is kept for idle tools or gone injectors.
     """
 
-    __slots__ = ('_guard', '_waiting')
+    __slots__ = ('_own', '_tool')
 
-    def __init__(self) -> None:
-        self._waiting: dict[tuple[int, int], _Waiting] = {}
-        self._guard = threading.Lock()  # the table only; one injector may serve several loops (threads)
+    def __init__(self, tool: object) -> None:
+        self._tool = tool
+        self._own: GateTable = {}
 
     async def run(self, start: Callable[[], Awaitable[Any]]) -> Any:
-        """Start the call (`start()`) once no other call of this route holds the gate, and await it.
+        """Start the call (`start()`) once no other call of this tool holds the gate, and await it.
 
         Started only then: a call cancelled while it waits never ran its tool (nor its transform).
         """
-        owner = _owner[0]() if _owner else None
-        key = (id(asyncio.get_running_loop()), id(owner))
-        with self._guard:
-            waiting = self._waiting.get(key)
+        table = _tables[0]() if _tables else self._own
+        key = (id(asyncio.get_running_loop()), id(self._tool))
+        with _GUARD:
+            waiting = table.get(key)
             if waiting is None:
-                waiting = self._waiting[key] = _Waiting()
+                waiting = table[key] = _Waiting()
             waiting.users += 1
         try:
             async with waiting.lock:
                 return await start()
         finally:
-            with self._guard:
+            with _GUARD:
                 waiting.users -= 1
                 if not waiting.users:
-                    del self._waiting[key]
+                    del table[key]

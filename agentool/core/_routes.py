@@ -193,7 +193,7 @@ def check_routes(name: str, config: AgenToolConfig) -> tuple[dict[str, CompiledR
             if_set,
             frozenset(signature.params),
             positional,
-            gate=None if route.concurrent_safe else SerialGate(),
+            gate=None if route.concurrent_safe else SerialGate(signature.function),
         )
     return compiled, problems
 
