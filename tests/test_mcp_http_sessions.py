@@ -169,3 +169,14 @@ def test_limit_options_are_checked_at_construction(options: dict[str, Any], opti
     with pytest.raises(ServingError) as raised:
         HttpOptions(**options)
     assert raised.value.details['options'] == [option]
+
+
+async def test_with_a_token_an_authorised_flood_recycles_its_own_sessions(held: Held) -> None:
+    async with running(HttpOptions(token='s3cret', max_sessions_per_client=1)) as app:
+        auth = {'authorization': 'Bearer s3cret'}
+        first = (await send(app, FLOODER, INITIALIZE, headers=auth)).headers['mcp-session-id']
+        second = (await send(app, FLOODER, INITIALIZE, headers=auth)).headers['mcp-session-id']
+        assert app.state.mcp_sessions.evicted == 1  # closed through the app, with the creator's credential
+        gone = await send(app, FLOODER, {'jsonrpc': '2.0', 'id': 2, 'method': 'ping'}, session=first, headers=auth)
+        kept = await send(app, FLOODER, {'jsonrpc': '2.0', 'id': 2, 'method': 'ping'}, session=second, headers=auth)
+        assert (gone.status, kept.status) == (404, 200)
