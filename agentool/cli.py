@@ -329,7 +329,8 @@ class _Parser(argparse.ArgumentParser):
             message += _suggest(match.group(1), choices).replace('; did', ' -- did')
         # One line like every other error, rather than argparse's usage block above it: the usage is
         # one `--help` away, and a script reading stderr gets the message alone.
-        self.exit(2, f"{self.prog}: error: {clip(message, _MAX_ERROR_LINE - 100)} (see '{self.prog} --help')\n")
+        shown = clip(terminal_safe(message), _MAX_ERROR_LINE - 100)  # an argument's ESC or CR is shown, not obeyed
+        self.exit(2, f"{self.prog}: error: {shown} (see '{self.prog} --help')\n")
 
 
 def _import_option(parser: argparse.ArgumentParser, dest: str) -> None:

@@ -89,3 +89,13 @@ def test_json_output_already_escapes_control_characters(capsys: pytest.CaptureFi
     assert main(['call', 'echo', '{"operation": "echo", "text": "a\\u001bb"}']) == 0
     out = capsys.readouterr().out
     assert ESC not in out
+
+
+def test_a_usage_error_never_writes_an_argument_raw(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(['list', f'{ESC}[2J\rextra'])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert ESC not in err
+    assert '\\x1b[2J\\rextra' in err
+    assert err.count('\n') == 1

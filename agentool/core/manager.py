@@ -237,9 +237,8 @@ class AgenToolManager:
     async def __call__(self, ctx: RunContext[Any], **kwargs: Any) -> Any:
         """Validate `kwargs` against the input schema, route, call the tool and return its checked output.
 
-        The manager tool's body, as the architecture guide writes it. Refused input is a typed error in a
-        deterministic run; a model that chose the arguments (an LLM) gets one retry prompt listing every
-        failing field instead, as from the toolset (`ModelRetry`, within the agent's retry limit).
+        The manager tool's body, as the architecture guide writes it. Refused input is a typed error in a deterministic
+        run; a model that chose the arguments (an LLM) gets one retry prompt listing every failing field instead.
         """
         try:
             input = self.validate_python(kwargs)
