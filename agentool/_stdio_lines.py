@@ -9,12 +9,15 @@ it arrives (never stored), and the client gets a JSON-RPC error saying how large
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+import os
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator
+from contextlib import contextmanager
 from typing import BinaryIO
 
 import anyio.to_thread
 
-__all__ = ('BoundedLines', 'CHUNK_BYTES')
+__all__ = ('BoundedLines', 'CHUNK_BYTES', 'claimed_stdin')
 
 CHUNK_BYTES = 64 * 1024
 """How much of stdin is read at a time: a line is held to its limit plus at most this much."""
@@ -71,3 +74,33 @@ class BoundedLines:
         LOGGER.warning('agentool mcp: refused a stdin line of %d bytes, over the limit of %d', size, self.limit)
         if self.refuse is not None:
             await self.refuse(size)
+
+
+@contextmanager
+def claimed_stdin() -> Generator[BinaryIO | None]:
+    """The protocol's stdin, read from a private duplicate while fd 0 reads the null device.
+
+    As the SDK does when it reads stdin itself: a tool (or a child process) reading stdin gets EOF
+    instead of stealing the client's messages. `None` when stdin is not a file descriptor (a test's
+    stand-in): the SDK then reads it as usual. fd 0 is restored on exit.
+    """
+    try:
+        fd = sys.stdin.fileno()
+        private = os.dup(fd)
+    except (AttributeError, OSError, ValueError):
+        yield None
+        return
+    try:
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, fd)
+        os.close(devnull)
+    except OSError:
+        os.close(private)
+        yield None
+        return
+    reader = os.fdopen(private, 'rb')
+    try:
+        yield reader
+    finally:
+        os.dup2(private, fd)
+        reader.close()

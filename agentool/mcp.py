@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import inspect
 import logging
-import sys
 from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from typing import TYPE_CHECKING, Any, Literal, cast
@@ -27,7 +26,7 @@ from pydantic_ai.usage import RunUsage
 
 from ._interface import OperationInterface, build_interfaces
 from ._modules import import_modules
-from ._stdio_lines import BoundedLines
+from ._stdio_lines import BoundedLines, claimed_stdin
 from .core._option_checks import check_function, check_text, check_tracer
 from .core.injector._injected import injected_deps
 from .core.model import AgenToolModel
@@ -200,24 +199,28 @@ async def run_server(
     """
     _check_transport(transport)
     if transport == 'stdio':
-        from mcp.server.stdio import stdio_server
-        from mcp.shared.message import SessionMessage
-        from mcp_types import INVALID_REQUEST, ErrorData, JSONRPCError
-
-        buffer = getattr(sys.stdin, 'buffer', None)
-        lines = None if buffer is None else BoundedLines(buffer, max_line_bytes)
-        async with stdio_server(stdin=cast('Any', lines)) as (read, write):
-            if lines is not None:
-
-                async def refuse(size: int) -> None:
-                    message = f'request of {size} bytes is over the limit of {max_line_bytes} bytes; not read'
-                    error = ErrorData(code=INVALID_REQUEST, message=message, data={'size': size})
-                    await write.send(SessionMessage(JSONRPCError(jsonrpc='2.0', id=None, error=error)))
-
-                lines.refuse = refuse
-            await server.run(read, write, server.create_initialization_options())
+        with claimed_stdin() as source:
+            await _serve_stdio(server, None if source is None else BoundedLines(source, max_line_bytes))
     else:
         await serve_http(server, http or HttpOptions())
+
+
+async def _serve_stdio(server: Server[Any], lines: BoundedLines | None) -> None:
+    from mcp.server.stdio import stdio_server
+    from mcp.shared.message import SessionMessage
+    from mcp_types import INVALID_REQUEST, ErrorData, JSONRPCError
+
+    async with stdio_server(stdin=cast('Any', lines)) as (read, write):
+        if lines is not None:
+            limit = lines.limit
+
+            async def refuse(size: int) -> None:
+                message = f'request of {size} bytes is over the limit of {limit} bytes; not read'
+                error = ErrorData(code=INVALID_REQUEST, message=message, data={'size': size})
+                await write.send(SessionMessage(JSONRPCError(jsonrpc='2.0', id=None, error=error)))
+
+            lines.refuse = refuse
+        await server.run(read, write, server.create_initialization_options())
 
 
 def _check_server_options(options: dict[str, Any]) -> None:

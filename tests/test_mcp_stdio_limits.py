@@ -8,8 +8,10 @@ error; the server's memory stays flat and it goes on serving.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -93,3 +95,50 @@ def test_an_endless_line_is_never_held_whole() -> None:
         assert server.wait(timeout=60) == 0
     finally:
         _stop(server)
+
+
+PEEKER = """
+import sys
+from typing import Literal
+
+from agentool import BaseOperationInput, RoutingConfig, create_agentool
+
+
+class PeekInput(BaseOperationInput):
+    operation: Literal['peek']
+
+
+def peek() -> str:
+    return repr(sys.stdin.read())
+
+
+create_agentool('peeker', PeekInput, RoutingConfig(operation_map={'peek': 'peek'}), [peek])
+"""
+
+
+def test_a_tool_reading_stdin_gets_nothing_of_the_protocol(tmp_path: Path) -> None:
+    (tmp_path / 'peeker_module.py').write_text(PEEKER)
+    messages = [
+        INITIALIZE,
+        {'jsonrpc': '2.0', 'method': 'notifications/initialized'},
+        {'jsonrpc': '2.0', 'id': 2, 'method': 'tools/call', 'params': {'name': 'peeker_peek', 'arguments': {}}},
+        {'jsonrpc': '2.0', 'id': 3, 'method': 'ping'},
+    ]
+    server = subprocess.Popen(
+        [sys.executable, '-m', 'agentool', '--import', 'peeker_module', 'mcp'],
+        cwd=tmp_path,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, 'PYTHONPATH': str(ROOT)},
+    )
+    watchdog = threading.Timer(60, server.kill)  # a stolen message would leave an answer missing
+    watchdog.start()
+    try:
+        _send(server, b''.join(json.dumps(message).encode() + b'\n' for message in messages))
+        answers = {answer['id']: answer for answer in (_answer(server) for _ in range(3))}
+    finally:
+        watchdog.cancel()
+        _stop(server)
+    assert answers[2]['result']['content'][0]['text'] == "''"  # the null device, not the client's messages
+    assert answers[3] == {'jsonrpc': '2.0', 'id': 3, 'result': {}}
