@@ -29,8 +29,8 @@ HEAVY = os.environ.get('AGENTOOL_FUZZ') == '1'
 FLOOD = 10_000 if HEAVY else 1_000
 """`initialize` requests on one connection (the finding sent 10,001)."""
 EXAMPLES = 300 if HEAVY else 25
-ROUNDS = 3 if HEAVY else 1
-CALLS = 500 if HEAVY else 20
+ROUNDS = 2 if HEAVY else 1
+CALLS = 100 if HEAVY else 20
 """Calls per surface, all surfaces at once."""
 
 
