@@ -2,15 +2,16 @@
 
 - **Loopback by default**: `HttpOptions()` listens on `127.0.0.1`, reachable from this machine only.
 - **Bearer token**: with a token (`token=`, `token_file=`, or `$AGENTOOL_MCP_TOKEN`), every request
-  needs `Authorization: Bearer <token>`, compared as UTF-8 bytes in constant time (a non-ASCII
-  token works); without it the answer is 401.
-  The check is the MCP SDK's own bearer middleware with a static-token verifier.
+  needs `Authorization: Bearer <token>`, compared as UTF-8 bytes in constant time (the SDK's bearer
+  middleware with a static-token verifier); without it the answer is 401. A token file is read up
+  to `MAX_TOKEN_FILE_BYTES`, and a token no header can carry is refused at start.
 - **No web page through loopback** (DNS rebinding): on a loopback address, however it is spelled
   (all of `127.0.0.0/8`, `localhost` in any case, `::1` in any spelling), a request whose `Host`
   is not that address and port is answered 421, and one whose `Origin` is another site 403.
 - **No open public server by accident**: on an address other than loopback, serving without a token
   raises `UnsafeServingError` unless `allow_unauthenticated=True` says a proxy in front authenticates.
 - **Request-size limit**: a request body over `max_request_bytes` is answered 413 before parsing.
+- **Bounded sessions, allowed origins, a graceful stop**: see `agentool._http_guards` and `HttpOptions`.
 - **A startup line** on stderr says where: `agentool mcp: serving at http://127.0.0.1:8000/mcp ...`.
 
 `agentool.mcp.serve(..., transport='streamable-http', http=HttpOptions(...))` and
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
 __all__ = (
     'TOKEN_ENV',
     'DEFAULT_MAX_REQUEST_BYTES',
+    'MAX_TOKEN_FILE_BYTES',
     'HttpOptions',
     'http_app',
     'is_loopback',
