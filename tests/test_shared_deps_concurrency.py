@@ -29,7 +29,7 @@ from agentool import (
     RoutingConfig,
     create_agentool,
 )
-from agentool.core.injector import AgenToolInjector, use_injector
+from agentool.core.injector import AgenToolInjector, get_injector, use_injector
 from agentool.core.registry import AgenToolRegistry, use_registry
 from agentool.dispatch import DispatchCapability, JsonRule
 
@@ -233,3 +233,26 @@ async def test_two_agentools_routing_to_one_unsafe_tool_share_its_gate(injector:
     calls = [injector.call(name, bump) for _ in range(200) for name in ('counter', 'counter_graph')]
     await asyncio.gather(*calls)
     assert await injector.call('counter_graph', '{"operation": "read"}') == 400
+
+
+class RelayInput(BaseOperationInput):
+    operation: Literal['relay']
+    depth: int = 0
+
+
+async def relay(depth: int) -> int:
+    """Delegates to the other agentool, which routes to this very tool: it must not wait for itself."""
+    if depth == 0:
+        return 0
+    return 1 + await get_injector().call('relay_b', {'operation': 'relay', 'depth': depth - 1})
+
+
+async def test_a_call_made_from_inside_the_gate_does_not_wait_for_it(injector: AgenToolInjector) -> None:
+    routing = RoutingConfig(operation_map={'relay': Route(tool='relay', concurrent_safe=False)})
+    create_agentool('relay_a', RelayInput, routing, [relay])
+    create_agentool('relay_b', RelayInput, routing, [relay])
+    with anyio.fail_after(10):
+        results = await asyncio.gather(
+            *(injector.call('relay_a', {'operation': 'relay', 'depth': 1}) for _ in range(5))
+        )
+    assert results == [1] * 5

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from typing import Any
 
 __all__ = ('SerialGate', 'GateTable', 'plug_gate_table')
@@ -24,6 +25,10 @@ GateTable = dict[tuple[int, int], Any]
 _tables: list[Callable[[], GateTable]] = []
 _GUARD = threading.Lock()
 """Guards the tables' bookkeeping only: one injector may serve several event loops (threads)."""
+
+_held: ContextVar[frozenset[tuple[int, int, int]]] = ContextVar('agentool_serial_held', default=frozenset())
+"""The gates the running call (and so the calls it makes) holds: a call made from inside one never waits
+for it (a tool delegating to an agentool that routes to the same tool would otherwise wait for itself)."""
 
 
 def plug_gate_table(table: Callable[[], GateTable]) -> None:
@@ -58,6 +63,9 @@ class SerialGate:
         """
         table = _tables[0]() if _tables else self._own
         key = (id(asyncio.get_running_loop()), id(self._tool))
+        held = _held.get()
+        if (id(table), *key) in held:
+            return await start()
         with _GUARD:
             waiting = table.get(key)
             if waiting is None:
@@ -65,7 +73,11 @@ class SerialGate:
             waiting.users += 1
         try:
             async with waiting.lock:
-                return await start()
+                token = _held.set(held | {(id(table), *key)})
+                try:
+                    return await start()
+                finally:
+                    _held.reset(token)
         finally:
             with _GUARD:
                 waiting.users -= 1
