@@ -19,7 +19,7 @@ from . import (
     _compat,  # noqa: F401  # pyright: ignore[reportUnusedImport]
     model_strings,
 )
-from .base import BaseOperationInput
+from .base import AllowInfNan, BaseOperationInput
 from .catalog import Catalog, CatalogDetails, CatalogEntry, CatalogField, CatalogOperation, CatalogTool, DependencyGraph
 from .core.agent import AgenToolAgent
 from .core.capability import AgenToolCapability, manager_tool, manager_toolset
@@ -90,6 +90,7 @@ __all__ = (
     'AgenToolRegistry',
     'ConfigProblem',
     'AgenToolToolset',
+    'AllowInfNan',
     'BaseOperationInput',
     'Catalog',
     'CatalogDetails',

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import importlib
+import os
+import sys
+from collections.abc import Generator
+from contextlib import contextmanager
 
 from .core._option_checks import check_strings
 from .errors import ConfigurationError
 
-__all__ = ('import_modules',)
+__all__ = ('import_modules', 'without_working_directory')
 
 
 def import_modules(modules: object, *, option: str = 'modules') -> None:
@@ -26,3 +30,19 @@ def import_modules(modules: object, *, option: str = 'modules') -> None:
             raise ConfigurationError(
                 f'cannot import module {module!r}: {cause}: {error}', module=module, cause=cause
             ) from error
+
+
+@contextmanager
+def without_working_directory() -> Generator[None]:
+    """`sys.path` without the working directory inside the block: for importing the server's own dependencies.
+
+    The working directory is importable for the user's agentool modules, but an optional dependency
+    the server probes for (`httptools`) must never be found there: a `./httptools.py` would run.
+    """
+    here = os.getcwd()
+    saved = list(sys.path)
+    sys.path[:] = [entry for entry in saved if entry not in ('', '.', here)]
+    try:
+        yield
+    finally:
+        sys.path[:] = saved + [entry for entry in sys.path if entry not in saved]

@@ -38,6 +38,7 @@ from pydantic_core import to_json
 from ._cli_call import call, read_stdin
 from ._interface import check_json_numbers
 from ._modules import import_modules
+from ._terminal import error_line, terminal_safe
 from .catalog import catalog_entry, input_schema
 from .catalog import operations as catalog_operations
 from .catalog.data import field_requirement
@@ -87,6 +88,10 @@ def _print_json(value: Any) -> None:
     print(_json_text(value))
 
 
+def _line(text: str, *, keep_newlines: bool = False) -> None:
+    print(terminal_safe(text, keep_newlines=keep_newlines))  # a description's ESC or CR is shown, not obeyed
+
+
 def _first_line(text: str | None) -> str:
     return (text or '').strip().split('\n', 1)[0]
 
@@ -128,7 +133,7 @@ def _run_list(args: argparse.Namespace) -> int:
         return 0
     width = max(len(name) for name, _ in rows)
     for name, config in rows:
-        print(f'{name:<{width}}  {config.version:<8}  {_first_line(config.description)}'.rstrip())
+        _line(f'{name:<{width}}  {config.version:<8}  {_first_line(config.description)}'.rstrip())
     return 0
 
 
@@ -142,25 +147,25 @@ def _run_show(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(entry)
         return 0
-    print(f'{entry["name"]} {entry["version"]}')
+    _line(f'{entry["name"]} {entry["version"]}')
     if entry['description']:
-        print(f'  {entry["description"].strip()}')
-    print(f'  tags: {", ".join(entry["tags"]) or "-"}')
-    print(f'  depends on: {", ".join(entry["dependencies"]) or "-"}')
-    print(f'  output: {entry["output_type"] or "JSON text (untyped)"}')
-    print('  operations:')
+        _line(f'  {entry["description"].strip()}', keep_newlines=True)
+    _line(f'  tags: {", ".join(entry["tags"]) or "-"}')
+    _line(f'  depends on: {", ".join(entry["dependencies"]) or "-"}')
+    _line(f'  output: {entry["output_type"] or "JSON text (untyped)"}')
+    _line('  operations:')
     for op in entry['operations']:
         flags = [f for f, on in (('read-only', op['read_only']), ('destructive', op['destructive'])) if on]
         flags += ['deprecated'] if op['deprecated'] else []
         marks = f' [{", ".join(flags)}]' if flags else ''
-        print(f'    {op["name"]} -> {op["tool"]}{marks}  {_first_line(op["description"])}'.rstrip())
+        _line(f'    {op["name"]} -> {op["tool"]}{marks}  {_first_line(op["description"])}'.rstrip())
         for field in op['fields']:
             required = field_requirement(field, op['request_schema'])  # 'required, may be null' when null is taken
-            print(f'      {field["name"]}: {field["type"]} ({required})  {field["description"] or ""}'.rstrip())
+            _line(f'      {field["name"]}: {field["type"]} ({required})  {field["description"] or ""}'.rstrip())
     if problems := _registry().validate_config(args.name):  # errors, and warnings such as an unfilled parameter
-        print('  problems:')
+        _line('  problems:')
         for problem in problems:
-            print(f'    {problem.severity}: {problem.message}')
+            _line(f'    {problem.severity}: {problem.message}')
     return 0
 
 
@@ -202,7 +207,7 @@ def _run_call(args: argparse.Namespace) -> int:
     prompt = read_stdin(name, config.max_input_bytes) if args.input == '-' else args.input
     output = asyncio.run(call(registry, name, prompt, output_type))
     if output_type is None:
-        print(output)
+        print(terminal_safe(str(output), keep_newlines=True) if sys.stdout.isatty() else output)
     else:
         # Printed as JSON, so a float JSON has no number for is refused as on every JSON surface.
         manager = registry.get_manager(name)
@@ -257,6 +262,11 @@ def _configure_mcp(parser: argparse.ArgumentParser) -> None:
         help='serve without a token on a non-loopback address (a proxy in front must authenticate)',
     )
     http.add_argument('--max-request-bytes', type=int, metavar='N', help='larger requests get 413 (default: 1 MiB)')
+    http.add_argument('--max-sessions', type=int, metavar='N', help='most sessions open at once (default: 1000)')
+    http.add_argument('--max-sessions-per-client', type=int, metavar='N', help='per connection (default: 32)')
+    http.add_argument('--session-idle-timeout', type=float, metavar='S', help='close idle sessions (default: 300)')
+    http.add_argument('--shutdown-timeout', type=float, metavar='S', help='wait for calls on stop (default: 30)')
+    http.add_argument('--allowed-origin', dest='allowed_origins', action='append', metavar='ORIGIN', help='repeatable')
 
 
 _HTTP_OPTIONS = {
@@ -265,6 +275,11 @@ _HTTP_OPTIONS = {
     'token_file': '--token-file',
     'allow_unauthenticated': '--allow-unauthenticated',
     'max_request_bytes': '--max-request-bytes',
+    'max_sessions': '--max-sessions',
+    'max_sessions_per_client': '--max-sessions-per-client',
+    'session_idle_timeout': '--session-idle-timeout',
+    'shutdown_timeout': '--shutdown-timeout',
+    'allowed_origins': '--allowed-origin',
 }
 """The `HttpOptions` fields the `mcp` command sets, with their options."""
 
@@ -314,7 +329,8 @@ class _Parser(argparse.ArgumentParser):
             message += _suggest(match.group(1), choices).replace('; did', ' -- did')
         # One line like every other error, rather than argparse's usage block above it: the usage is
         # one `--help` away, and a script reading stderr gets the message alone.
-        self.exit(2, f"{self.prog}: error: {clip(message, _MAX_ERROR_LINE - 100)} (see '{self.prog} --help')\n")
+        shown = clip(terminal_safe(message), _MAX_ERROR_LINE - 100)  # an argument's ESC or CR is shown, not obeyed
+        self.exit(2, f"{self.prog}: error: {shown} (see '{self.prog} --help')\n")
 
 
 def _import_option(parser: argparse.ArgumentParser, dest: str) -> None:
@@ -379,4 +395,4 @@ _MAX_ERROR_LINE = 1900
 
 
 def _fail(line: str) -> None:
-    print(clip(line, _MAX_ERROR_LINE), file=sys.stderr)
+    print(error_line(line, _MAX_ERROR_LINE), file=sys.stderr)  # one line, escaped; the full text is logged

@@ -60,6 +60,7 @@ __all__ = (
     'PydanticAIVersionError',
     'ServingError',
     'UnsafeServingError',
+    'SessionLimitError',
     'DependencyError',
     'DependencyCycleError',
     'InjectorValidationError',
@@ -253,6 +254,15 @@ class UnsafeServingError(ServingError):
 
     Set a bearer token, serve on a loopback address, or opt out explicitly
     (`allow_unauthenticated=True`, `--allow-unauthenticated`) when something in front authenticates.
+    """
+
+
+class SessionLimitError(ServingError):
+    """A new MCP session over HTTP was refused: its client, or the server, has as many open as allowed.
+
+    Sent to the client as the JSON-RPC error of a 429 (the client's limit) or 503 (the server's cap)
+    answer, never raised into the server. `details` has `limit`, `option` (the `HttpOptions` field)
+    and `open`.
     """
 
 

@@ -26,6 +26,7 @@ from pydantic_ai.usage import RunUsage
 
 from ._interface import OperationInterface, build_interfaces
 from ._modules import import_modules
+from ._stdio_lines import BoundedLines, claimed_stdin
 from .core._option_checks import check_function, check_text, check_tracer
 from .core.injector._injected import injected_deps
 from .core.model import AgenToolModel
@@ -42,7 +43,7 @@ from .errors import (
     suggest,
 )
 from .filters import ExposedOperation, Selectors, select_operations
-from .mcp_http import HttpOptions, serve_http, until_signalled
+from .mcp_http import DEFAULT_MAX_REQUEST_BYTES, HttpOptions, serve_http, until_signalled
 from .telemetry import operation_span
 
 if TYPE_CHECKING:
@@ -185,17 +186,41 @@ def serve(
 
 
 async def run_server(
-    server: Server[Any], *, transport: McpTransport = 'stdio', http: HttpOptions | None = None
+    server: Server[Any],
+    *,
+    transport: McpTransport = 'stdio',
+    http: HttpOptions | None = None,
+    max_line_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
 ) -> None:
-    """Serve `server` over `transport` until the client disconnects (stdio) or the task is cancelled."""
+    """Serve `server` over `transport` until the client disconnects (stdio) or the task is cancelled.
+
+    Over stdio, a line (one JSON-RPC message) longer than `max_line_bytes` is answered with a
+    JSON-RPC error and skipped as it arrives, never stored nor parsed.
+    """
     _check_transport(transport)
     if transport == 'stdio':
-        from mcp.server.stdio import stdio_server
-
-        async with stdio_server() as (read, write):
-            await server.run(read, write, server.create_initialization_options())
+        with claimed_stdin() as source:
+            await _serve_stdio(server, None if source is None else BoundedLines(source, max_line_bytes))
     else:
         await serve_http(server, http or HttpOptions())
+
+
+async def _serve_stdio(server: Server[Any], lines: BoundedLines | None) -> None:
+    from mcp.server.stdio import stdio_server
+    from mcp.shared.message import SessionMessage
+    from mcp_types import INVALID_REQUEST, ErrorData, JSONRPCError
+
+    async with stdio_server(stdin=cast('Any', lines)) as (read, write):
+        if lines is not None:
+            limit = lines.limit
+
+            async def refuse(size: int) -> None:
+                message = f'request of {size} bytes is over the limit of {limit} bytes; not read'
+                error = ErrorData(code=INVALID_REQUEST, message=message, data={'size': size})
+                await write.send(SessionMessage(JSONRPCError(jsonrpc='2.0', id=None, error=error)))
+
+            lines.refuse = refuse
+        await server.run(read, write, server.create_initialization_options())
 
 
 def _check_server_options(options: dict[str, Any]) -> None:

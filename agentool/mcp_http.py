@@ -2,15 +2,16 @@
 
 - **Loopback by default**: `HttpOptions()` listens on `127.0.0.1`, reachable from this machine only.
 - **Bearer token**: with a token (`token=`, `token_file=`, or `$AGENTOOL_MCP_TOKEN`), every request
-  needs `Authorization: Bearer <token>`, compared as UTF-8 bytes in constant time (a non-ASCII
-  token works); without it the answer is 401.
-  The check is the MCP SDK's own bearer middleware with a static-token verifier.
+  needs `Authorization: Bearer <token>`, compared as UTF-8 bytes in constant time (the SDK's bearer
+  middleware with a static-token verifier); without it the answer is 401. A token file is read up
+  to `MAX_TOKEN_FILE_BYTES`, and a token no header can carry is refused at start.
 - **No web page through loopback** (DNS rebinding): on a loopback address, however it is spelled
   (all of `127.0.0.0/8`, `localhost` in any case, `::1` in any spelling), a request whose `Host`
   is not that address and port is answered 421, and one whose `Origin` is another site 403.
 - **No open public server by accident**: on an address other than loopback, serving without a token
   raises `UnsafeServingError` unless `allow_unauthenticated=True` says a proxy in front authenticates.
 - **Request-size limit**: a request body over `max_request_bytes` is answered 413 before parsing.
+- **Bounded sessions, allowed origins, a graceful stop**: see `agentool._http_guards` and `HttpOptions`.
 - **A startup line** on stderr says where: `agentool mcp: serving at http://127.0.0.1:8000/mcp ...`.
 
 `agentool.mcp.serve(..., transport='streamable-http', http=HttpOptions(...))` and
@@ -19,32 +20,42 @@
 
 from __future__ import annotations
 
-import hmac
-import ipaddress
 import os
 import signal
 import socket
 import sys
-from collections.abc import Awaitable, Callable, Generator
+from collections.abc import Awaitable, Callable, Generator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 from anyio.abc import TaskStatus
 
+from ._http_checks import (
+    StaticToken,
+    flag_problem,
+    host_problem,
+    int_problem,
+    is_loopback,
+    origins_problem,
+    path_problem,
+    seconds_problem,
+    transport_security,
+    type_problem,
+)
+from ._http_guards import HttpGuard, SessionTable
+from ._modules import without_working_directory
 from .errors import ServingError, UnsafeServingError, quote
 
 if TYPE_CHECKING:
-    from mcp.server.auth.provider import AccessToken
     from mcp.server.lowlevel import Server
-    from mcp.server.transport_security import TransportSecuritySettings
     from starlette.applications import Starlette
 
 __all__ = (
     'TOKEN_ENV',
     'DEFAULT_MAX_REQUEST_BYTES',
+    'MAX_TOKEN_FILE_BYTES',
     'HttpOptions',
     'http_app',
     'is_loopback',
@@ -57,6 +68,9 @@ TOKEN_ENV = 'AGENTOOL_MCP_TOKEN'
 
 DEFAULT_MAX_REQUEST_BYTES = 1024 * 1024
 """Largest request body accepted by default (1 MiB); a larger one is answered 413."""
+
+MAX_TOKEN_FILE_BYTES = 4096
+"""Largest token file read; a longer one (or `/dev/zero`) is refused, not read whole."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -74,6 +88,17 @@ class HttpOptions:
         allow_unauthenticated: Serve without a token on a non-loopback address (something in front
             must then authenticate); without it that raises `UnsafeServingError`.
         max_request_bytes: Largest request body accepted; larger ones are answered 413.
+        max_sessions: Most MCP sessions open at once. At the cap, the least recently used idle session
+            is closed for a new one; when all are busy the new one is refused (503, `SessionLimitError`).
+        max_sessions_per_client: Most sessions one client (one connection: the peer's address and port)
+            has open; past it its own idlest session is closed for a new one, or, all busy, 429.
+        session_idle_timeout: Seconds a session with no request in flight is kept before it is closed.
+        shutdown_timeout: Seconds a stop (Ctrl-C, SIGTERM, cancellation) waits for calls in flight;
+            each still running then is cut, and the log says so.
+        allowed_origins: Browser origins (`https://app.example.com`) allowed off loopback; a request
+            with another `Origin` is answered 403. Empty (the default): `Origin` is not checked off
+            loopback (the token, or the proxy in front, decides). On loopback only the loopback
+            address itself is allowed, whatever this says.
 
     Raises:
         ServingError: an option of the wrong type or out of range, checked here; `details['options']`
@@ -87,6 +112,11 @@ class HttpOptions:
     token_file: str | os.PathLike[str] | None = None
     allow_unauthenticated: bool = False
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
+    max_sessions: int = 1000
+    max_sessions_per_client: int = 32
+    session_idle_timeout: float = 300.0
+    shutdown_timeout: float = 30.0
+    allowed_origins: Sequence[str] = ()
 
     def __post_init__(self) -> None:
         host = cast(object, self.host)
@@ -95,21 +125,31 @@ class HttpOptions:
         problems = {
             option: problem
             for option, problem in (
-                ('host', _host_problem(host)),
-                ('port', _int_problem('port', self.port, 0, 65535)),
-                ('path', _path_problem(self.path)),
-                ('token', _type_problem('token', self.token, 'a string or None', str)),
+                ('host', host_problem(host)),
+                ('port', int_problem('port', self.port, 0, 65535)),
+                ('path', path_problem(self.path)),
+                ('token', type_problem('token', self.token, 'a string or None', str)),
                 (
                     'token_file',
-                    _type_problem(
+                    type_problem(
                         'token_file', self.token_file, 'a path (str or os.PathLike) or None', str, os.PathLike
                     ),
                 ),
-                ('allow_unauthenticated', _flag_problem(self.allow_unauthenticated)),
-                ('max_request_bytes', _int_problem('max_request_bytes', self.max_request_bytes, 1, None)),
+                ('allow_unauthenticated', flag_problem(self.allow_unauthenticated)),
+                ('max_request_bytes', int_problem('max_request_bytes', self.max_request_bytes, 1, None)),
+                ('max_sessions', int_problem('max_sessions', self.max_sessions, 1, None)),
+                (
+                    'max_sessions_per_client',
+                    int_problem('max_sessions_per_client', self.max_sessions_per_client, 1, None),
+                ),
+                ('session_idle_timeout', seconds_problem('session_idle_timeout', self.session_idle_timeout)),
+                ('shutdown_timeout', seconds_problem('shutdown_timeout', self.shutdown_timeout)),
+                ('allowed_origins', origins_problem(self.allowed_origins)),
             )
             if problem is not None
         }
+        if not problems:  # a list given is kept as a tuple; a trailing '/' is not part of an origin
+            object.__setattr__(self, 'allowed_origins', tuple(o.rstrip('/') for o in self.allowed_origins))
         if problems:
             listed = list(problems.values())
             raise self._error(
@@ -125,18 +165,43 @@ class HttpOptions:
         if self.token is not None:
             token, source = self.token, 'token'
         elif self.token_file is not None:
-            try:
-                token = Path(self.token_file).read_text(encoding='utf-8')
-            except (OSError, UnicodeDecodeError) as error:
-                raise self._error(f'cannot read the token file {os.fspath(self.token_file)!r}: {error}') from None
-            source = f'token file {os.fspath(self.token_file)!r}'
+            token, source = (
+                self._read_token_file(os.fspath(self.token_file)),
+                f'token file {quote(os.fspath(self.token_file))}',
+            )
         elif TOKEN_ENV in os.environ:
             token, source = os.environ[TOKEN_ENV], f'${TOKEN_ENV}'
         else:
             return None
-        if not token.strip():
+        token = token.removeprefix('\ufeff').strip()  # a BOM an editor saved is not part of the token
+        if not token:
             raise self._error(f'the bearer token from {source} is empty')
-        return token.strip()
+        # A client sends it in a header: no control characters (NUL, a newline), nothing a header cannot hold.
+        if any(not (char.isprintable() and (char == ' ' or not char.isspace())) for char in token):
+            raise self._error(
+                f'the bearer token from {source} holds a control or space character no client can send '
+                'in an Authorization header',
+                reason='unsendable token',
+            )
+        return token
+
+    def _read_token_file(self, path: str) -> str:
+        """The token file's text, read up to `MAX_TOKEN_FILE_BYTES` (a device or a huge file is refused)."""
+        try:
+            with open(path, 'rb') as file:
+                data = file.read(MAX_TOKEN_FILE_BYTES + 1)
+        except OSError as error:
+            raise self._error(f'cannot read the token file {quote(path)}: {error.strerror or error}') from None
+        if len(data) > MAX_TOKEN_FILE_BYTES:
+            raise self._error(
+                f'the token file {quote(path)} is over {MAX_TOKEN_FILE_BYTES} bytes; it must hold just the token',
+                reason='token file too large',
+                limit=MAX_TOKEN_FILE_BYTES,
+            )
+        try:
+            return data.decode('utf-8')
+        except UnicodeDecodeError as error:
+            raise self._error(f'cannot read the token file {quote(path)}: not UTF-8 text ({error.reason})') from None
 
     def url(self, port: int | None = None) -> str:
         """The endpoint's URL (with `port` instead of `self.port` when given, e.g. the one `0` picked)."""
@@ -151,51 +216,6 @@ class HttpOptions:
             else token_file
         )
         return ServingError(message, host=self.host, port=self.port, token_file=shown, **details)
-
-
-# Each gives the problem with one option, or None; the message names the option.
-
-
-def _host_problem(host: object) -> str | None:
-    return None if isinstance(host, str) else f'host must be a string (an address or a name), not {quote(host)}'
-
-
-def _int_problem(option: str, value: object, low: int, high: int | None) -> str | None:
-    """Unless `value` is an int (not a bool) from `low` to `high` (no upper bound when `None`)."""
-    if isinstance(value, int) and not isinstance(value, bool) and low <= value and (high is None or value <= high):
-        return None
-    return (
-        f'{option} must be a positive int, not {quote(value)}'
-        if high is None
-        else (f'{option} must be an int from {low} to {high}, not {quote(value)}')
-    )
-
-
-def _path_problem(path: object) -> str | None:
-    if not (isinstance(path, str) and path.startswith('/')):
-        return f"path must start with '/', not {quote(path)}"
-    if any(char.isspace() or not char.isprintable() for char in path):
-        return f'path must not contain spaces or control characters, not {quote(path)}'
-    return None
-
-
-def _type_problem(option: str, value: object, expected: str, *kinds: type) -> str | None:
-    return None if value is None or isinstance(value, kinds) else f'{option} must be {expected}, not {quote(value)}'
-
-
-def _flag_problem(value: object) -> str | None:
-    # A truthy string such as 'no' must never allow an open public server.
-    return None if isinstance(value, bool) else f'allow_unauthenticated must be True or False, not {quote(value)}'
-
-
-def is_loopback(host: str) -> bool:
-    """Whether `host` is reachable from this machine only: `localhost` or a loopback IP address."""
-    if host.lower() == 'localhost':
-        return True
-    try:
-        return ipaddress.ip_address(host.strip('[]')).is_loopback
-    except ValueError:
-        return False  # a name other than localhost may resolve to anything
 
 
 def http_app(server: Server[Any], options: HttpOptions = HttpOptions()) -> Starlette:
@@ -223,70 +243,34 @@ def _check_safe(options: HttpOptions, token: str | None) -> None:
 
 def _app(server: Server[Any], options: HttpOptions, token: str | None, port: int) -> Starlette:
     from mcp.server.auth.settings import AuthSettings
+    from starlette.middleware import Middleware
 
     auth: dict[str, Any] = {}
     if token is not None:
         # Resource-server mode without OAuth: no metadata routes; the issuer URL is required but unused.
         settings = AuthSettings(issuer_url=options.url(), resource_server_url=None, required_scopes=[])  # pyright: ignore[reportArgumentType]
-        auth = {'auth': settings, 'token_verifier': _StaticToken(token)}
-    return server.streamable_http_app(
+        auth = {'auth': settings, 'token_verifier': StaticToken(token)}
+    served = server.streamable_http_app(
         streamable_http_path=options.path,
         host=options.host,
         max_request_body_size=options.max_request_bytes,
-        transport_security=_transport_security(options.host, port),
+        transport_security=transport_security(options.host, port),
+        # The SDK's own cap stays a backstop above the guard's, which closes idle sessions to make room.
+        max_sessions=options.max_sessions + 1,
+        session_idle_timeout=options.session_idle_timeout,
         **auth,
     )
+    table = SessionTable(options.max_sessions, options.max_sessions_per_client, options.session_idle_timeout)
+    served.state.mcp_sessions = table
+    origins = options.allowed_origins
 
+    def guard(app: Any) -> HttpGuard:
+        made = HttpGuard(app, path=options.path, table=table, token=token, allowed_origins=origins)
+        served.state.mcp_guard = made  # the server closes idle sessions through it when it stops
+        return made
 
-def _transport_security(host: str, port: int) -> TransportSecuritySettings | None:
-    """Host and Origin checks for a loopback `host` listening on `port` (`0`: any port); `None` elsewhere.
-
-    The SDK turns its checks on by itself only for the exact strings `127.0.0.1`, `localhost` and
-    `::1`; every other spelling of loopback (`127.0.0.2`, `LOCALHOST`, `0:0:0:0:0:0:0:1`) would
-    let a web page that rebinds its name to this machine through. Elsewhere a token (or the proxy
-    `allow_unauthenticated` promises) authenticates, and the public name is not known here.
-    """
-    from mcp.server.transport_security import TransportSecuritySettings
-
-    if not is_loopback(host):
-        return None
-    names = {'127.0.0.1', 'localhost', '[::1]', host, host.lower()}
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        pass
-    else:
-        names.add(str(address))
-    names = {f'[{name}]' if ':' in name and not name.startswith('[') else name for name in names}
-    where = '*' if port == 0 else str(port)
-    hosts = sorted(f'{name}:{where}' for name in names)
-    if port == 80:  # a client leaves the default port out of `Host`
-        hosts += sorted(names)
-    return TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
-        allowed_hosts=hosts,
-        allowed_origins=[f'http://{name}' for name in hosts],
-    )
-
-
-class _StaticToken:
-    """The SDK's `TokenVerifier` for one shared secret, compared in constant time."""
-
-    def __init__(self, token: str) -> None:
-        self._expected = token.encode()
-
-    async def verify_token(self, token: str) -> AccessToken | None:
-        from mcp.server.auth.provider import AccessToken
-
-        # HTTP header values arrive as bytes that Starlette decodes as Latin-1: encoding them back
-        # gives the bytes the client sent, the UTF-8 of a non-ASCII token.
-        try:
-            sent = token.encode('latin-1')
-        except UnicodeEncodeError:
-            sent = token.encode()
-        if hmac.compare_digest(sent, self._expected):
-            return AccessToken(token=token, client_id='agentool-bearer', scopes=[])
-        return None
+    served.user_middleware.insert(0, Middleware(guard))  # outermost: it checks the token itself
+    return served
 
 
 def _to_stderr(line: str) -> None:
@@ -311,12 +295,19 @@ async def serve_http(
         UnsafeServingError: see `http_app`.
         ServingError: the address cannot be listened on (in use, not local, no permission).
     """
-    import uvicorn
+    with without_working_directory():  # nothing the server imports comes from the working directory
+        import uvicorn
 
     class _Server(uvicorn.Server):
         @contextmanager
         def capture_signals(self) -> Generator[None]:
             yield  # signals stay the caller's (`until_signalled` turns them into a graceful stop)
+
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            guard = cast('HttpGuard | None', getattr(app.state, 'mcp_guard', None))
+            if guard is not None:  # None: no request came, so the middleware was never built
+                await guard.close_idle()  # an idle session's event stream would hold the stop to its limit
+            await super().shutdown(sockets)
 
     token = options.resolve_token()
     _check_safe(options, token)
@@ -324,7 +315,21 @@ async def serve_http(
     with listener:  # closed however this ends (uvicorn closes it too on a graceful stop)
         port = listener.getsockname()[1]
         app = _app(server, options, token, port)  # Host and Origin checked against the port listened on
-        uv = _Server(uvicorn.Config(app, log_level='warning', timeout_graceful_shutdown=5, lifespan='on'))
+        uv = _Server(
+            uvicorn.Config(
+                app,
+                log_level='warning',
+                # Named, not 'auto': uvicorn would try optional imports (httptools, uvloop, websockets),
+                # and a `./httptools.py` in the working directory would be run in their place.
+                http='h11',
+                loop='asyncio',
+                ws='none',
+                timeout_graceful_shutdown=options.shutdown_timeout,  # pyright: ignore[reportArgumentType]  # a float works
+                lifespan='on',
+            )
+        )
+        with without_working_directory():
+            uv.config.load()  # imports the protocol modules now, with the working directory out of the way
         url = options.url(port)
         auth = 'no authentication' if token is None else 'bearer token required'
         announce(

@@ -31,7 +31,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, ClassVar, Literal, TypeVar
+from typing import Any, ClassVar, Literal, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, JsonValue
 
@@ -135,7 +135,7 @@ class SQLiteStore:
     """
 
     def __init__(self, path: str | os.PathLike[str] = MEMORY, *, timeout: float = 5.0) -> None:
-        self.path = os.fspath(path)
+        self.path = _checked_path(path)
         self.timeout = timeout
         self._connection: sqlite3.Connection | None = None  # opened and used only in the worker
         # One worker thread per store: the connection stays in one thread and operations queue up.
@@ -238,6 +238,32 @@ async def _wait_through_cancellation(future: asyncio.Future[Any]) -> None:
             await asyncio.wait({future})
         except asyncio.CancelledError:
             continue  # the first cancellation is re-raised by the caller once the work has ended
+
+
+def _checked_path(path: object) -> str:
+    """`path` as a string, or `StoreError` now for one no file can have (a NUL, not a path at all)."""
+    try:
+        text = os.fspath(cast('str | os.PathLike[str]', path))
+    except TypeError:
+        text = None
+    if not isinstance(text, str) or '\x00' in text or not text or not _encodable(text):
+        shown = repr(path)[:200]
+        raise StoreError(
+            f'store path {shown} is not a usable file path (a non-empty string without NUL characters)',
+            path=shown,
+            operation='open',
+            sqlite_error=None,
+        )
+    return text
+
+
+def _encodable(text: str) -> bool:
+    try:
+        os.fsencode(text)
+        text.encode('utf-8')  # what SQLite is given
+    except UnicodeEncodeError:  # a lone surrogate
+        return False
+    return True
 
 
 def _connect(path: str, timeout: float) -> sqlite3.Connection:

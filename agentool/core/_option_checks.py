@@ -51,6 +51,12 @@ NAME_REFUSED_CATEGORIES = frozenset({'Cc', 'Cf', 'Cs', 'Zl', 'Zp'})
 (zero-width and bidirectional marks), lone surrogates and line/paragraph separators. Each is
 invisible or breaks the line in a listing, a log or a catalog, so two names could look alike."""
 
+_BLANK = frozenset('\u115f\u1160\u2800\u3164\uffa0')
+"""Letters and symbols that render as nothing (Hangul fillers, the blank Braille pattern)."""
+
+_UNSEEN_CATEGORIES = frozenset({'Zs', 'Mn', 'Me', 'Cn', 'Co'})
+"""Categories that show no mark of their own: spaces, combining marks, unassigned and private-use code points."""
+
 _SHOWN = 60
 """Characters of a refused name quoted in its error: enough to find it, bounded for a huge one."""
 
@@ -64,6 +70,13 @@ def _refused_character(text: str) -> str | None:
     if text.isprintable():
         return None
     return next((char for char in text if unicodedata.category(char) in NAME_REFUSED_CATEGORIES), None)
+
+
+def _visible(text: str) -> bool:
+    """Whether `text` holds a character that renders as a mark (ASCII letters, digits and punctuation at C speed)."""
+    if any('!' <= char <= '~' for char in text[:64]):
+        return True
+    return any(char not in _BLANK and unicodedata.category(char) not in _UNSEEN_CATEGORIES for char in text)
 
 
 def check_label(option: str, value: object, *, agentool: str | None = None, what: str | None = None) -> str:
@@ -93,6 +106,13 @@ def check_label(option: str, value: object, *, agentool: str | None = None, what
             option=option,
             value=_shown(value),
             character=f'U+{ord(char):04X}',
+        )
+    if not _visible(value):  # '\u3164', '\u2800', a lone combining mark: accepted, then listed as a blank
+        raise ConfigurationError(
+            f'{what} must contain a visible character; got {_shown(value)}, which renders blank',
+            agentool=agentool,
+            option=option,
+            value=_shown(value),
         )
     return value
 

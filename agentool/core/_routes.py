@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast, get_args, get_origin, get_
 from pydantic import BaseModel
 
 from ..errors import ConfigurationError
+from ._gate import SerialGate
 from ._requirements import Requirements, operation_requirements
 from ._signature import ToolSignature, read_signature, tool_name
 from .config import ConfigProblem, check_tools
@@ -60,6 +61,8 @@ class CompiledRoute:
     the positional arguments, which is cheaper than building a keyword dict."""
     requirements: Requirements | None = None
     """What the operation needs beyond the input schema, when it needs anything (set by the manager)."""
+    gate: SerialGate | None = None
+    """For a route declared `concurrent_safe=False`: what makes its calls wait for each other."""
 
 
 def compile_routes(name: str, config: AgenToolConfig) -> dict[str, CompiledRoute]:
@@ -182,7 +185,15 @@ def check_routes(name: str, config: AgenToolConfig) -> tuple[dict[str, CompiledR
         if_set = tuple(field for field in matched if field not in signature.required)
         positional = _positional_reader(signature, always) if route.transform is None and not if_set else None
         compiled[operation] = CompiledRoute(
-            operation, signature, route.transform, matched, always, if_set, frozenset(signature.params), positional
+            operation,
+            signature,
+            route.transform,
+            matched,
+            always,
+            if_set,
+            frozenset(signature.params),
+            positional,
+            gate=None if route.concurrent_safe else SerialGate(signature.function),
         )
     return compiled, problems
 

@@ -159,7 +159,6 @@ class AgenToolManager:
         raise invalid_input(self.name, needs.operation, needs.problems(input.model_fields_set, data))
 
     # --- input ---------------------------------------------------------------------------------
-
     def _refuse(self, data: object = None) -> NoReturn:
         raise configuration_error(self.name, self.problems)
 
@@ -238,9 +237,8 @@ class AgenToolManager:
     async def __call__(self, ctx: RunContext[Any], **kwargs: Any) -> Any:
         """Validate `kwargs` against the input schema, route, call the tool and return its checked output.
 
-        The manager tool's body, as the architecture guide writes it. Refused input is a typed error in a
-        deterministic run; a model that chose the arguments (an LLM) gets one retry prompt listing every
-        failing field instead, as from the toolset (`ModelRetry`, within the agent's retry limit).
+        The manager tool's body, as the architecture guide writes it. Refused input is a typed error in a deterministic
+        run; a model that chose the arguments (an LLM) gets one retry prompt listing every failing field instead.
         """
         try:
             input = self.validate_python(kwargs)
@@ -250,10 +248,7 @@ class AgenToolManager:
         return await self.execute(ctx, input)
 
     async def execute(self, ctx: RunContext[Any], input: BaseModel) -> Any:
-        """Route validated `input` to its tool, call it and return its checked output.
-
-        A tool's own exception propagates unchanged.
-        """
+        """Route validated `input` to its tool, call it and return its checked output (its exceptions unchanged)."""
         if self.problems:
             self._refuse()
         result = await self.invoke(ctx, input)
@@ -264,9 +259,9 @@ class AgenToolManager:
     def invoke(self, ctx: RunContext[Any], input: BaseModel) -> Awaitable[Any]:
         """Start the tool validated `input` routes to: `execute` without the output check.
 
-        Await the result and pass it through `check_output` unless `checks_output` is false or its
-        type is exactly `output_class`. Hot paths (the injector's direct call) use this pair to
-        avoid a coroutine of their own; everything else calls `execute`.
+        Await the result and pass it through `check_output` unless `checks_output` is false or its type is
+        exactly `output_class`. Hot paths (the injector's direct call) use this pair to avoid a coroutine of
+        their own; everything else calls `execute`. A `concurrent_safe=False` route's calls wait their turn.
         """
         # Every call's hot path (the direct path is measured against hand-written routing): a plain
         # dict hit, fields read positionally, and the tool's own coroutine handed back.
@@ -279,6 +274,11 @@ class AgenToolManager:
             route = self._route_slow(operation)
         if (needs := route.requirements) is not None and not needs.satisfied_by(input):
             self.check_requirements(input)  # raises the typed error
+        if route.gate is None:
+            return self._start(route, ctx, input)
+        return route.gate.run(functools.partial(self._start, route, ctx, input))
+
+    def _start(self, route: CompiledRoute, ctx: RunContext[Any], input: BaseModel) -> Awaitable[Any]:
         tool = route.tool
         if (positional := route.positional) is not None and tool.is_async:
             args = positional(input)
@@ -393,8 +393,8 @@ class AgenToolManager:
 async def _settled(pending: Awaitable[Any]) -> Any:
     """A sync-called tool's result, awaited when the call handed back an awaitable.
 
-    A callable object whose `__call__` is a coroutine function, or a function a decorator left
-    without `async`, is not seen as async: its coroutine is awaited here, not returned as the value.
+    A callable object whose `__call__` is a coroutine function, or a function a decorator left without
+    `async`, is not seen as async: its coroutine is awaited here, not returned as the value.
     """
     result = await pending
     return await result if inspect.isawaitable(result) else result

@@ -17,6 +17,7 @@ from typing import Any
 
 from ...errors import AgenToolNotFoundError
 from .._deps_source import plug_injector_deps
+from .._gate import plug_gate_table
 from ._deps import declares_deps
 from ._missing import admits_none, missing_deps_error
 from ._scope import get_injector
@@ -54,3 +55,4 @@ async def injected_deps(name: str, deps_type: Any) -> AsyncGenerator[Any]:
 
 
 plug_injector_deps(injected_deps)  # the core's own surfaces (the plain model-string form) build deps with it
+plug_gate_table(lambda: get_injector().serial_calls)  # `concurrent_safe=False`: one call at a time per injector

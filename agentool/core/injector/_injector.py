@@ -24,6 +24,7 @@ from pydantic_core import PydanticSerializationError, to_json
 
 from ...errors import ConfigurationError
 from ...telemetry import TRACER_NAME, operation_span
+from .._gate import GateTable
 from .._output import json_output_text
 from .._tool_errors import failed_error, retry_error
 from ..durability import active_dispatcher, is_durable
@@ -68,6 +69,8 @@ class AgenToolInjector(Wiring):
         self._tracer: Tracer | None = None
         self.tracer_provider = tracer_provider
         self._overridden = False
+        self.serial_calls: GateTable = {}
+        """The locks that run a `concurrent_safe=False` tool's calls through this injector one at a time."""
         # Which deps builder a subclass overrides (the guide's `CustomInjector`), found once: a surface
         # building the deps of a call given none reads this one attribute to know whether to ask it.
         self._own_deps: OwnDeps | None = own_deps_form(type(self), AgenToolInjector)

@@ -1,0 +1,142 @@
+"""Checks for serving over HTTP: each option's problem, loopback, Host/Origin settings, the bearer token.
+
+Kept apart from `agentool.mcp_http` (which re-exports `is_loopback`) so that module holds the
+options and the serving itself.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import math
+from typing import TYPE_CHECKING, cast
+
+from .errors import quote
+
+if TYPE_CHECKING:
+    from mcp.server.auth.provider import AccessToken
+    from mcp.server.transport_security import TransportSecuritySettings
+
+__all__ = (
+    'host_problem',
+    'int_problem',
+    'seconds_problem',
+    'origins_problem',
+    'path_problem',
+    'type_problem',
+    'flag_problem',
+    'is_loopback',
+    'transport_security',
+    'StaticToken',
+)
+
+# Each gives the problem with one option, or None; the message names the option.
+
+
+def host_problem(host: object) -> str | None:
+    return None if isinstance(host, str) else f'host must be a string (an address or a name), not {quote(host)}'
+
+
+def int_problem(option: str, value: object, low: int, high: int | None) -> str | None:
+    """Unless `value` is an int (not a bool) from `low` to `high` (no upper bound when `None`)."""
+    if isinstance(value, int) and not isinstance(value, bool) and low <= value and (high is None or value <= high):
+        return None
+    return (
+        f'{option} must be a positive int, not {quote(value)}'
+        if high is None
+        else (f'{option} must be an int from {low} to {high}, not {quote(value)}')
+    )
+
+
+def seconds_problem(option: str, value: object) -> str | None:
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value > 0:
+        return None
+    return f'{option} must be a positive, finite number of seconds, not {quote(value)}'
+
+
+def origins_problem(origins: object) -> str | None:
+    if isinstance(origins, tuple | list) and all(
+        isinstance(origin, str) and '://' in origin and origin.isprintable() and origin.isascii()
+        for origin in cast('tuple[object, ...]', origins)
+    ):
+        return None
+    given = quote(cast(object, origins))
+    return f"allowed_origins must be a tuple of origins such as 'https://app.example.com', not {given}"
+
+
+def path_problem(path: object) -> str | None:
+    if not (isinstance(path, str) and path.startswith('/')):
+        return f"path must start with '/', not {quote(path)}"
+    if any(char.isspace() or not char.isprintable() for char in path):
+        return f'path must not contain spaces or control characters, not {quote(path)}'
+    return None
+
+
+def type_problem(option: str, value: object, expected: str, *kinds: type) -> str | None:
+    return None if value is None or isinstance(value, kinds) else f'{option} must be {expected}, not {quote(value)}'
+
+
+def flag_problem(value: object) -> str | None:
+    # A truthy string such as 'no' must never allow an open public server.
+    return None if isinstance(value, bool) else f'allow_unauthenticated must be True or False, not {quote(value)}'
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` is reachable from this machine only: `localhost` or a loopback IP address."""
+    if host.lower() == 'localhost':
+        return True
+    try:
+        return ipaddress.ip_address(host.strip('[]')).is_loopback
+    except ValueError:
+        return False  # a name other than localhost may resolve to anything
+
+
+def transport_security(host: str, port: int) -> TransportSecuritySettings | None:
+    """Host and Origin checks for a loopback `host` listening on `port` (`0`: any port); `None` elsewhere.
+
+    The SDK turns its checks on by itself only for the exact strings `127.0.0.1`, `localhost` and
+    `::1`; every other spelling of loopback (`127.0.0.2`, `LOCALHOST`, `0:0:0:0:0:0:0:1`) would
+    let a web page that rebinds its name to this machine through. Elsewhere a token (or the proxy
+    `allow_unauthenticated` promises) authenticates, and the public name is not known here.
+    """
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    if not is_loopback(host):
+        return None
+    names = {'127.0.0.1', 'localhost', '[::1]', host, host.lower()}
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        pass
+    else:
+        names.add(str(address))
+    names = {f'[{name}]' if ':' in name and not name.startswith('[') else name for name in names}
+    where = '*' if port == 0 else str(port)
+    hosts = sorted(f'{name}:{where}' for name in names)
+    if port == 80:  # a client leaves the default port out of `Host`
+        hosts += sorted(names)
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=hosts,
+        allowed_origins=[f'http://{name}' for name in hosts],
+    )
+
+
+class StaticToken:
+    """The SDK's `TokenVerifier` for one shared secret, compared in constant time."""
+
+    def __init__(self, token: str) -> None:
+        self._expected = token.encode()
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        from mcp.server.auth.provider import AccessToken
+
+        # HTTP header values arrive as bytes that Starlette decodes as Latin-1: encoding them back
+        # gives the bytes the client sent, the UTF-8 of a non-ASCII token.
+        try:
+            sent = token.encode('latin-1')
+        except UnicodeEncodeError:
+            sent = token.encode()
+        if hmac.compare_digest(sent, self._expected):
+            return AccessToken(token=token, client_id='agentool-bearer', scopes=[])
+        return None

@@ -1,0 +1,291 @@
+"""What stands in front of the MCP SDK's HTTP app: bounded sessions, allowed origins, a graceful shutdown.
+
+The SDK keeps every session a client opens until it is deleted or idle for its timeout, up to a
+cap after which every new client is refused: one process sending `initialize` in a loop could fill
+it and lock every other client out. `HttpGuard` admits each new session (a POST without
+`Mcp-Session-Id`) by two rules:
+
+- **Per client** (the peer's address and port: one connection, since every holder of the one bearer
+  token sends the same credential): at `max_sessions_per_client` open, the client's least recently
+  used idle session is closed to make room; when all of them are busy, the answer is 429 with a
+  `SessionLimitError`. With a token, only a request carrying it is admitted at all.
+- **In all**: at `max_sessions` open, the least recently used idle session of any client is closed;
+  when every session is busy, the answer is 503 with a `SessionLimitError`.
+
+A flood therefore only ever recycles its own sessions, and a client using its session keeps it. A
+session is closed as its client would close it, with a DELETE through the app, so the SDK frees it
+whole; sessions idle past `session_idle_timeout` are closed by the SDK itself.
+
+It also refuses (403) a request whose `Origin` is not among `allowed_origins` when some are named,
+and at shutdown closes the sessions with no call in progress (their event streams would otherwise
+hold the server open) and logs each call the shutdown limit cuts.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+import time
+from collections import Counter, OrderedDict
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+from .errors import SessionLimitError
+
+__all__ = ('SessionTable', 'HttpGuard', 'LOGGER')
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+App = Callable[[Scope, Receive, Send], Awaitable[None]]
+Headers = list[tuple[bytes, bytes]]
+
+LOGGER = logging.getLogger('agentool.mcp')
+"""Where serving logs what it refused or cut (stderr by default, as every warning)."""
+
+_SESSION_HEADER = b'mcp-session-id'
+_BODY_HEADERS = (_SESSION_HEADER, b'content-type', b'content-length', b'mcp-protocol-version')
+_SLACK = 1.0
+"""Seconds a session is kept here past the SDK's idle timeout, so this table never undercounts it."""
+
+
+@dataclass
+class _Session:
+    client: object
+    headers: Headers
+    """The opening request's headers (Host, Origin, Authorization), to close the session as its client would."""
+    last: float
+    busy: int = 0
+    calls: int = 0
+    """POST requests in progress (a call, as opposed to an open event stream)."""
+
+
+@dataclass
+class SessionTable:
+    """The MCP sessions open through one app, least recently used first (the app's `state.mcp_sessions`)."""
+
+    max_sessions: int
+    max_sessions_per_client: int
+    idle_timeout: float
+    sessions: OrderedDict[str, _Session] = field(default_factory=OrderedDict[str, _Session])
+    per_client: Counter[object] = field(default_factory=Counter[object])
+    evicted: int = 0
+    """How many idle sessions were closed to make room for new ones."""
+    refused: int = 0
+    """How many new sessions were refused (`SessionLimitError`)."""
+
+    @property
+    def open(self) -> int:
+        """How many sessions are open (admitted, or being opened)."""
+        return sum(self.per_client.values())
+
+    def touch(self, session_id: str, busy: int, calls: int) -> _Session | None:
+        session = self.sessions.get(session_id)
+        if session is not None:
+            session.busy += busy
+            session.calls += calls
+            session.last = time.monotonic()
+            self.sessions.move_to_end(session_id)
+        return session
+
+    def forget(self, session_id: str) -> None:
+        session = self.sessions.pop(session_id, None)
+        if session is not None:
+            self.release(session.client)
+
+    def release(self, client: object) -> None:
+        self.per_client[client] -= 1
+        if self.per_client[client] <= 0:
+            del self.per_client[client]
+
+    def expire(self) -> None:
+        """Forget the sessions the SDK has closed for idleness."""
+        deadline = time.monotonic() - self.idle_timeout - _SLACK
+        for session_id, session in list(self.sessions.items()):
+            if session.last > deadline:
+                break
+            if not session.busy:
+                self.forget(session_id)
+
+    def idlest(self, client: object | None) -> str | None:
+        """The least recently used idle session (of `client`, when given), or `None` when all are busy."""
+        for session_id, session in self.sessions.items():
+            if not session.busy and (client is None or session.client == client):
+                return session_id
+        return None
+
+
+class HttpGuard:
+    """ASGI middleware in front of the SDK's app: the rules above; everything else passes through."""
+
+    def __init__(
+        self, app: App, *, path: str, table: SessionTable, token: str | None, allowed_origins: Sequence[str] = ()
+    ) -> None:
+        self.app = app
+        self.path = path
+        self.table = table
+        self._token = None if token is None else b'Bearer ' + token.encode()
+        self._origins = frozenset(origin.encode('latin-1') for origin in allowed_origins)
+        self.stopping = False
+        """Set when the server stops: a request cancelled from then on was cut by the shutdown limit."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope['type'] != 'http':
+            return await self.app(scope, receive, send)
+        headers: Headers = scope['headers']
+        if self._origins and (origin := _header(headers, b'origin')) is not None and origin not in self._origins:
+            LOGGER.warning('agentool mcp: refused a request from origin %.200r (not in allowed_origins)', origin)
+            return await _answer(send, 403, _rpc_error('Origin not allowed', {'type': 'ForbiddenOrigin'}))
+        if scope['path'] != self.path:
+            return await self.app(scope, receive, send)
+        if (session_id := _header(headers, _SESSION_HEADER)) is not None:
+            return await self._in_session(session_id.decode('latin-1'), scope, receive, send)
+        if scope['method'] != 'POST' or not self._authorised(headers):
+            return await self.app(scope, receive, send)  # the SDK refuses it; no session can open
+        return await self._opening(scope, receive, send)
+
+    async def close_idle(self) -> None:
+        """Close every session with no call in progress (the server is stopping)."""
+        self.stopping = True
+        for session_id, session in list(self.table.sessions.items()):
+            if not session.calls:
+                await self._close(session_id, session)
+
+    async def _opening(self, scope: Scope, receive: Receive, send: Send) -> None:
+        table = self.table
+        table.expire()
+        client = tuple(scope.get('client') or ('?', 0))
+        refusal = await self._make_room(client)
+        if refusal is not None:
+            table.refused += 1
+            status = 429 if refusal.details['option'] == 'max_sessions_per_client' else 503
+            data = {'type': type(refusal).__name__, 'details': refusal.details}
+            return await _answer(send, status, _rpc_error(refusal.message, data))
+        table.per_client[client] += 1  # counted while it opens: concurrent openings cannot overshoot
+        opened: list[bytes] = []
+
+        async def watch(message: Message) -> None:
+            if message['type'] == 'http.response.start' and message['status'] < 400:
+                opened.extend(value for key, value in message.get('headers', ()) if key == _SESSION_HEADER)
+            await send(message)
+
+        try:
+            await self.app(scope, receive, watch)
+        finally:
+            if opened:
+                kept = [(key, value) for key, value in scope['headers'] if key not in _BODY_HEADERS]
+                table.sessions[opened[0].decode('latin-1')] = _Session(client, kept, time.monotonic())
+            else:
+                table.release(client)  # refused or failed: nothing opened
+
+    async def _in_session(self, session_id: str, scope: Scope, receive: Receive, send: Send) -> None:
+        table = self.table
+        call = int(scope['method'] == 'POST')
+        if table.touch(session_id, +1, call) is None:
+            return await self.app(scope, receive, send)
+        status: list[int] = []
+        answered: list[bool] = []
+
+        async def watch(message: Message) -> None:
+            if message['type'] == 'http.response.start':
+                status.append(message['status'])
+            elif message['type'] == 'http.response.body' and not message.get('more_body', False):
+                answered.append(True)
+            await send(message)
+
+        try:
+            await self.app(scope, receive, watch)
+        finally:
+            if self.stopping and call and not answered:  # a call (not an event stream) the stop ended early
+                LOGGER.warning('agentool mcp: the shutdown limit (shutdown_timeout) passed: cut a call still running')
+            session = table.touch(session_id, -1, -call)
+            ended = scope['method'] == 'DELETE' and status and status[0] < 400
+            if ended or (status and status[0] == 404):
+                table.forget(session_id)
+            elif self.stopping and session is not None and call and not session.calls:
+                with anyio.CancelScope(shield=True):
+                    await self._close(session_id, session)  # its last call is done: let the stop finish
+
+    async def _make_room(self, client: object) -> SessionLimitError | None:
+        table = self.table
+        for owner, option, whose in (
+            (client, 'max_sessions_per_client', 'this client'),
+            (None, 'max_sessions', 'the server'),
+        ):
+            limit = getattr(table, option)
+            count = table.per_client[client] if owner is not None else table.open
+            if count < limit:
+                continue
+            idlest = table.idlest(owner)
+            if idlest is None or not await self._close(idlest, table.sessions[idlest]):
+                return SessionLimitError(
+                    f'{whose} has {count} MCP sessions open, the most allowed ({option}={limit}), and all are '
+                    'in use; close one (DELETE) or retry later',
+                    option=option,
+                    limit=limit,
+                    open=count,
+                )
+            table.evicted += 1
+        return None
+
+    async def _close(self, session_id: str, session: _Session) -> bool:
+        """Close a session as its client would (a DELETE through the app); whether it is gone."""
+        headers = [*session.headers, (_SESSION_HEADER, session_id.encode('latin-1'))]
+        scope: Scope = {
+            'type': 'http',
+            'asgi': {'version': '3.0'},
+            'http_version': '1.1',
+            'method': 'DELETE',
+            'scheme': 'http',
+            'path': self.path,
+            'raw_path': self.path.encode(),
+            'root_path': '',
+            'query_string': b'',
+            'headers': headers,
+            'client': ('127.0.0.1', 0),
+            'server': None,
+        }
+        status: list[int] = []
+
+        async def nothing() -> Message:
+            return {'type': 'http.request', 'body': b'', 'more_body': False}
+
+        async def record(message: Message) -> None:
+            if message['type'] == 'http.response.start':
+                status.append(message['status'])
+
+        try:
+            await self.app(scope, nothing, record)
+        except Exception:  # the SDK has already stopped (a late close during shutdown): nothing left to free
+            return True
+        gone = bool(status) and (status[0] < 400 or status[0] == 404)
+        if gone:
+            self.table.forget(session_id)
+        return gone
+
+    def _authorised(self, headers: Headers) -> bool:
+        if self._token is None:
+            return True
+        return hmac.compare_digest(_header(headers, b'authorization') or b'', self._token)
+
+
+def _header(headers: Headers, name: bytes) -> bytes | None:
+    return next((value for key, value in headers if key == name), None)
+
+
+def _rpc_error(message: str, data: dict[str, Any]) -> bytes:
+    error = {'code': -32000, 'message': message, 'data': data}
+    return json.dumps({'jsonrpc': '2.0', 'id': None, 'error': error}).encode()
+
+
+async def _answer(send: Send, status: int, body: bytes) -> None:
+    headers = [(b'content-type', b'application/json'), (b'content-length', str(len(body)).encode())]
+    if status in (429, 503):
+        headers.append((b'retry-after', b'1'))
+    await send({'type': 'http.response.start', 'status': status, 'headers': headers})
+    await send({'type': 'http.response.body', 'body': body})

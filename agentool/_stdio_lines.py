@@ -1,0 +1,106 @@
+"""stdin's lines for the MCP SDK's stdio transport, each checked against a size limit before it is parsed.
+
+The SDK reads a whole line, however long, then parses it: a 50 MB line was parsed before it was
+refused (peak 241 MB), and a 120 MB line with no newline was buffered whole. Here stdin is read in
+chunks and a line is kept only while it fits `limit`; past it, the rest of the line is skipped as
+it arrives (never stored), and the client gets a JSON-RPC error saying how large the line was.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator
+from contextlib import contextmanager
+from typing import BinaryIO
+
+import anyio.to_thread
+
+__all__ = ('BoundedLines', 'CHUNK_BYTES', 'claimed_stdin')
+
+CHUNK_BYTES = 64 * 1024
+"""How much of stdin is read at a time: a line is held to its limit plus at most this much."""
+
+LOGGER = logging.getLogger('agentool.mcp')
+
+
+class BoundedLines:
+    """An async iterator of stdin's lines (as text) that never holds a line longer than `limit` bytes.
+
+    `refuse(size)` is awaited for each line over the limit (`size`: its length in bytes, counted as
+    it is skipped), in place of yielding it.
+    """
+
+    def __init__(self, source: BinaryIO, limit: int) -> None:
+        self._source = source
+        self.limit = limit
+        self.refuse: Callable[[int], Awaitable[None]] | None = None
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return self._lines()
+
+    async def _lines(self) -> AsyncIterator[str]:
+        read = getattr(self._source, 'read1', self._source.read)
+        pending = bytearray()
+        skipped = 0  # bytes of the current line over the limit, thrown away as they come
+        while chunk := await anyio.to_thread.run_sync(read, CHUNK_BYTES):
+            start = 0
+            while True:
+                newline = chunk.find(b'\n', start)
+                piece = chunk[start : len(chunk) if newline < 0 else newline]
+                if skipped:
+                    skipped += len(piece)
+                elif len(pending) + len(piece) > self.limit:
+                    skipped = len(pending) + len(piece)
+                    pending.clear()
+                else:
+                    pending += piece
+                if newline < 0:
+                    break
+                if skipped:
+                    await self._refused(skipped)
+                    skipped = 0
+                elif pending.strip():
+                    yield pending.decode('utf-8', 'replace')
+                pending.clear()
+                start = newline + 1
+        if skipped:  # the last line, with no newline
+            await self._refused(skipped)
+        elif pending.strip():
+            yield pending.decode('utf-8', 'replace')
+
+    async def _refused(self, size: int) -> None:
+        LOGGER.warning('agentool mcp: refused a stdin line of %d bytes, over the limit of %d', size, self.limit)
+        if self.refuse is not None:
+            await self.refuse(size)
+
+
+@contextmanager
+def claimed_stdin() -> Generator[BinaryIO | None]:
+    """The protocol's stdin, read from a private duplicate while fd 0 reads the null device.
+
+    As the SDK does when it reads stdin itself: a tool (or a child process) reading stdin gets EOF
+    instead of stealing the client's messages. `None` when stdin is not a file descriptor (a test's
+    stand-in): the SDK then reads it as usual. fd 0 is restored on exit.
+    """
+    try:
+        fd = sys.stdin.fileno()
+        private = os.dup(fd)
+    except (AttributeError, OSError, ValueError):
+        yield None
+        return
+    try:
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, fd)
+        os.close(devnull)
+    except OSError:
+        os.close(private)
+        yield None
+        return
+    reader = os.fdopen(private, 'rb')
+    try:
+        yield reader
+    finally:
+        os.dup2(private, fd)
+        reader.close()
