@@ -102,6 +102,7 @@ class Cassette(BaseModel):
             CassetteError: the file is missing, too large, unreadable, not JSON, not a cassette or
                 of another version; or the path is not one (empty, a NUL byte).
         """
+        __tracebackhide__ = True  # cassette errors point at the test, not here
         file = as_path(path, 'cassette', CassetteError)
         data = read_json(
             file,
@@ -114,6 +115,7 @@ class Cassette(BaseModel):
     @classmethod
     def from_data(cls, data: Any, *, source: str = 'the cassette') -> Cassette:
         """Validate parsed JSON as a cassette, naming a wrong format or version plainly."""
+        __tracebackhide__ = True  # cassette errors point at the test, not here
         if isinstance(data, dict):
             fields: dict[str, Any] = data  # pyright: ignore[reportUnknownVariableType]
             if fields.get('format') != FORMAT:
@@ -142,11 +144,13 @@ class Cassette(BaseModel):
         Raises:
             CassetteError: it cannot be written there, or its data holds text UTF-8 cannot encode.
         """
+        __tracebackhide__ = True  # cassette errors point at the test, not here
         write_json(as_path(path, 'cassette', CassetteError), self.model_dump(mode='json'), 'cassette', CassetteError)
 
 
 def cassette_path(path: object) -> Path:
     """`path` checked as a cassette path (see `Cassette.load`)."""
+    __tracebackhide__ = True  # cassette errors point at the test, not here
     return as_path(path, 'cassette', CassetteError)
 
 

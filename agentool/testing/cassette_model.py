@@ -37,15 +37,20 @@ from pydantic_ai.settings import ModelSettings
 from ..errors import CassetteError, CassetteMismatchError
 from ._fingerprint import drift, fingerprint, request_view
 from .cassette import Cassette, CassetteInfo, Exchange, RecordMode, cassette_path
+from .scrub import scrub as scrub_data
 
 __all__ = ('CassetteModel', 'Redactor')
 
 Redactor = Callable[[dict[str, Any]], dict[str, Any]]
-"""Called with each new exchange's JSON (`fingerprint`, `request`, `response`, `stream`) before it
-is written; returns what to keep. The fingerprint was taken before, so a redacted cassette still
-matches the live request."""
+"""Called with each entry's JSON before it is written, after the default scrubbing: a new exchange
+(`fingerprint`, `request`, `response`, `stream`) or, through `CassetteTools`, a tool call (`tool`,
+`args`, `result`); returns what to keep. The fingerprint was taken before, so a redacted cassette
+still matches the live request; a request the cassette does not hold as sent is matched on its
+written form too (scrubbed, and redacted by the hook when the replaying model has it), so a
+replayed history holding placeholders matches as well."""
 
 _MODES: tuple[str, ...] = get_args(RecordMode)
+_EMPTY: dict[str, Any] = {'response': {}, 'stream': None}
 
 
 @dataclass(init=False)
@@ -59,7 +64,11 @@ class CassetteModel(Model):
         cassette: The cassette file (`str` or `Path`) or a `Cassette` kept in memory.
         mode: `none` (replay only; the default, for CI), `once` (record when the file is missing),
             `new_episodes` (replay what matches, record the rest) or `all` (re-record).
-        redact: Applied to each new exchange before anything is written (see `Redactor`).
+        redact: Applied to each new exchange (and tool call) before anything is written, on top
+            of the default scrubbing (see `Redactor`).
+        scrub: Replace secrets in known shapes (provider API keys, bearer tokens, cloud access
+            keys, URL credentials and query tokens) before anything is written; on by default
+            (see `agentool.testing.scrub`).
 
     Raises:
         CassetteError: an unknown mode, or a cassette file that cannot be read (missing in
@@ -80,9 +89,12 @@ class CassetteModel(Model):
     """Where the cassette is written; `None` for one kept in memory."""
     mode: RecordMode
     redact: Redactor | None
+    scrub: bool
     _records: bool = field(repr=False)
     _by_fingerprint: dict[str, list[Exchange]] = field(repr=False)
+    _by_clean: dict[str, list[Exchange]] = field(repr=False)
     _seen: Counter[str] = field(repr=False)
+    _used: set[int] = field(repr=False)
     _replay_profile: ModelProfile | None = field(repr=False)
 
     def __init__(
@@ -92,7 +104,9 @@ class CassetteModel(Model):
         cassette: str | Path | Cassette,
         mode: RecordMode = 'none',
         redact: Redactor | None = None,
+        scrub: bool = True,
     ) -> None:
+        __tracebackhide__ = True  # cassette errors point at the test, not here
         if mode not in _MODES:
             raise CassetteError(
                 f'unknown cassette mode {str(mode)[:60]!r}; use one of {", ".join(_MODES)}',
@@ -103,6 +117,7 @@ class CassetteModel(Model):
             raise CassetteError(f'redact must be a function; got {repr(redact)[:60]}', reason='redact')
         self.mode = mode
         self.redact = redact
+        self.scrub = bool(scrub)
         if isinstance(cassette, Cassette):
             # An empty cassette in memory counts as missing, for mode 'once'.
             self.path, loaded, exists = None, cassette, bool(cassette.exchanges or cassette.tool_calls)
@@ -124,10 +139,11 @@ class CassetteModel(Model):
         self.wrapped = None if wrapped is None or lazy else _model(wrapped)
         info = loaded.model
         super().__init__(profile=_restored(info.profile) if self.wrapped is None else None)
-        self._by_fingerprint = {}
+        self._by_fingerprint, self._by_clean = {}, {}
         for exchange in loaded.exchanges:
-            self._by_fingerprint.setdefault(exchange.fingerprint, []).append(exchange)
+            self._index(exchange)
         self._seen = Counter()
+        self._used = set()
         self._replay_profile = None
 
     async def __aenter__(self) -> Self:
@@ -188,6 +204,7 @@ class CassetteModel(Model):
         model_settings: ModelSettings | None,
         model_request_parameters: ModelRequestParameters,
     ) -> ModelResponse:
+        __tracebackhide__ = True  # cassette errors point at the test, not here
         view, key = self._identify(messages, model_settings, model_request_parameters)
         exchange = self._recorded(key, view)
         if exchange is not None:
@@ -205,6 +222,7 @@ class CassetteModel(Model):
         model_request_parameters: ModelRequestParameters,
         run_context: RunContext[Any] | None = None,
     ) -> AsyncGenerator[StreamedResponse]:
+        __tracebackhide__ = True  # cassette errors point at the test, not here
         view, key = self._identify(messages, model_settings, model_request_parameters)
         exchange = self._recorded(key, view)
         if exchange is not None:
@@ -230,19 +248,72 @@ class CassetteModel(Model):
         view = request_view(messages, settings, parameters)
         return view, fingerprint(view)
 
+    def _clean_request(self, view: dict[str, Any]) -> dict[str, Any]:
+        cleaned = scrub_data(view) if self.scrub else view
+        if self.redact is not None:
+            try:
+                redacted = cast(object, self.redact({'fingerprint': '', 'request': copy.deepcopy(cleaned)} | _EMPTY))
+            except Exception:  # a hook written for whole exchanges only: match the request unredacted
+                return cleaned
+            request = cast('dict[str, Any]', redacted).get('request') if isinstance(redacted, dict) else None
+            if isinstance(request, dict):
+                return cast('dict[str, Any]', request)
+        return cleaned
+
     def _recorded(self, key: str, view: dict[str, Any]) -> Exchange | None:
         """The exchange answering this request, or `None` when this mode records it instead."""
+        __tracebackhide__ = True  # cassette errors point at the test, not here
         recorded = self._by_fingerprint.get(key, [])
+        if not recorded and self._by_clean:
+            # Not as sent: then as written (scrubbed, redacted). A replayed history holds the
+            # placeholders the cassette answered with, so its requests match only that way.
+            cleaned = fingerprint(self._clean_request(view))
+            if cleaned in self._by_clean:
+                key, recorded = f'clean:{cleaned}', self._by_clean[cleaned]
         occurrence = self._seen[key]
         self._seen[key] += 1
         if self.mode == 'all' or (self._records and occurrence >= len(recorded)):
             return None
         if recorded:
             # Past the recorded occurrences, the last one again: a test may repeat a request.
-            return recorded[min(occurrence, len(recorded) - 1)]
-        raise self._mismatch(key, view)
+            exchange = recorded[min(occurrence, len(recorded) - 1)]
+            self._used.add(id(exchange))
+            return exchange
+        raise self._mismatch(key, self._clean_request(view))
+
+    def _index(self, exchange: Exchange) -> None:
+        # By the request as sent (the fingerprint) and as written (scrubbed, redacted); the two
+        # are the same list when nothing was cleaned.
+        self._by_fingerprint.setdefault(exchange.fingerprint, []).append(exchange)
+        written = fingerprint(exchange.request)
+        if written != exchange.fingerprint:
+            self._by_clean.setdefault(written, []).append(exchange)
+
+    def unused_exchanges(self) -> list[Exchange]:
+        """The recorded exchanges no request has used so far (a replay that left them is suspect)."""
+        return [exchange for exchange in self.cassette.exchanges if id(exchange) not in self._used]
+
+    def clean(self, data: dict[str, Any]) -> dict[str, Any]:
+        """`data` (an exchange or a tool call, as JSON) as it is written: scrubbed, then redacted.
+
+        Raises:
+            CassetteError: the redaction hook returned something other than a dict.
+        """
+        __tracebackhide__ = True  # cassette errors point at the test, not here
+        cleaned = cast('dict[str, Any]', scrub_data(data)) if self.scrub else data
+        if self.redact is None:
+            return cleaned
+        redacted = cast(object, self.redact(copy.deepcopy(cleaned)))
+        if not isinstance(redacted, dict):
+            raise CassetteError(
+                f'the redaction hook returned {type(redacted).__name__}, not the exchange dict',
+                path=self._where(),
+                reason='redact',
+            )
+        return cast('dict[str, Any]', redacted)
 
     def _recorder(self) -> Model:
+        __tracebackhide__ = True  # cassette errors point at the test, not here
         if self.wrapped is None:
             raise CassetteError(
                 f'cassette {self._where()} needs a recording (mode {self.mode!r}) but CassetteModel '
@@ -255,22 +326,16 @@ class CassetteModel(Model):
     def _keep(
         self, key: str, view: dict[str, Any], response: ModelResponse, events: list[ModelResponseStreamEvent] | None
     ) -> None:
-        data: dict[str, Any] = {
-            'fingerprint': key,
-            'request': view,
-            'response': Exchange.dump_response(response),
-            'stream': None if events is None else Exchange.dump_events(events),
-        }
-        if self.redact is not None:
-            redacted = cast(object, self.redact(copy.deepcopy(data)))
-            if not isinstance(redacted, dict):
-                raise CassetteError(
-                    f'the redaction hook returned {type(redacted).__name__}, not the exchange dict',
-                    path=self._where(),
-                    reason='redact',
-                )
-            data = cast('dict[str, Any]', redacted)
-            data['fingerprint'] = key
+        __tracebackhide__ = True  # cassette errors point at the test, not here
+        data = self.clean(
+            {
+                'fingerprint': key,
+                'request': view,
+                'response': Exchange.dump_response(response),
+                'stream': None if events is None else Exchange.dump_events(events),
+            }
+        )
+        data['fingerprint'] = key
         try:
             exchange = Exchange.model_validate(data)
         except ValidationError as error:
@@ -280,7 +345,8 @@ class CassetteModel(Model):
                 reason='invalid',
             ) from None
         self.cassette.exchanges.append(exchange)
-        self._by_fingerprint.setdefault(key, []).append(exchange)
+        self._used.add(id(exchange))
+        self._index(exchange)
         if self.wrapped is not None:
             self.cassette.model = CassetteInfo(
                 model_name=self.wrapped.model_name, system=self.wrapped.system, profile=_plain(self.wrapped.profile)
@@ -300,10 +366,15 @@ class CassetteModel(Model):
         changes, _closest = min(candidates, key=lambda pair: len(pair[0]) or 99)
         shown = changes[:8] + ([f'... and {len(changes) - 8} more'] if len(changes) > 8 else [])
         lines = '\n'.join(f'  - {line}' for line in shown) or '  - (no difference in the normalised request)'
+        only_results = all(line.startswith('only the result of tool') for line in changes)
+        hint = (
+            'Replay the tools from the cassette with CassetteTools(model) (record them once with it).'
+            if changes and only_results
+            else 'Re-record with mode "all" (or "new_episodes") if the change is intended.'
+        )
         return CassetteMismatchError(
             f'cassette {where} has no recorded exchange for this request (mode {self.mode!r}); '
-            f'against the closest recorded request:\n{lines}\n'
-            'Re-record with mode "all" (or "new_episodes") if the change is intended.',
+            f'against the closest recorded request:\n{lines}\n{hint}',
             path=where,
             fingerprint=key,
             changes=shown,
@@ -314,6 +385,7 @@ class CassetteModel(Model):
 
 
 def _model(wrapped: object) -> Model[Any]:
+    __tracebackhide__ = True  # cassette errors point at the test, not here
     if isinstance(wrapped, Model):
         return cast('Model[Any]', wrapped)
     if not isinstance(wrapped, str):
@@ -329,6 +401,7 @@ def _model(wrapped: object) -> Model[Any]:
 
 
 def _response(exchange: Exchange, path: Path | None) -> ModelResponse:
+    __tracebackhide__ = True  # cassette errors point at the test, not here
     try:
         return exchange.model_response()
     except (ValidationError, ValueError) as error:
@@ -336,6 +409,7 @@ def _response(exchange: Exchange, path: Path | None) -> ModelResponse:
 
 
 def _events(exchange: Exchange, path: Path | None) -> list[ModelResponseStreamEvent]:
+    __tracebackhide__ = True  # cassette errors point at the test, not here
     try:
         return exchange.stream_events()
     except ValidationError as error:

@@ -5,20 +5,23 @@ and its result (as JSON-compatible data) joins the cassette's `tool_calls`; in r
 answered from them by tool name and canonical arguments and the tool does not run. A call the
 cassette does not hold fails with `UnrecordedCallError` (mode `none`) or is run and recorded
 (`new_episodes`). Results are stored as JSON, so a tool returning a pydantic model replays a dict
-(the model sees the same JSON either way).
+(the model sees the same JSON either way). Tool calls are scrubbed and redacted like exchanges
+(`CassetteModel(scrub=..., redact=...)`): the hook is called with `tool`, `args` and `result`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
+from pydantic import ValidationError
 from pydantic_ai import RunContext
 from pydantic_ai.capabilities import AbstractCapability, WrapToolExecuteHandler
 from pydantic_ai.messages import ToolCallPart
 from pydantic_ai.tools import ToolDefinition
 from pydantic_core import to_jsonable_python
 
+from ..errors import CassetteError
 from ._tool_answers import ToolAnswers
 from .cassette_model import CassetteModel
 from .log import CallLog
@@ -44,7 +47,13 @@ class CassetteTools(AbstractCapability[Any]):
     _answers: ToolAnswers = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self._answers = ToolAnswers(self.model.cassette.tool_calls, f'cassette {self.model.path or "(in memory)"}')
+        self._answers = ToolAnswers(
+            self.model.cassette.tool_calls, f'cassette {self.model.path or "(in memory)"}', clean=self._clean_args
+        )
+
+    def _clean_args(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+        cleaned = self.model.clean({'tool': tool, 'args': args, 'result': None}).get('args')
+        return cast('dict[str, Any]', cleaned) if isinstance(cleaned, dict) else args
 
     async def wrap_tool_execute(
         self,
@@ -55,6 +64,7 @@ class CassetteTools(AbstractCapability[Any]):
         args: dict[str, Any],
         handler: WrapToolExecuteHandler,
     ) -> Any:
+        __tracebackhide__ = True  # cassette errors point at the test, not here
         if tool_def.kind != 'function':
             return await handler(args)
         sent = call.args_as_dict()
@@ -66,10 +76,23 @@ class CassetteTools(AbstractCapability[Any]):
             if not self.model.records:
                 raise self._answers.unrecorded(call.tool_name, sent)
         result = await handler(args)
-        recorded = RecordedToolCall(tool=call.tool_name, args=sent, result=to_jsonable_python(result, fallback=repr))
-        self.model.cassette.tool_calls.append(recorded)
+        self.model.cassette.tool_calls.append(self._record(call.tool_name, sent, result))
         self.model.save()
         return result
+
+    def _record(self, tool: str, args: dict[str, Any], result: Any) -> RecordedToolCall:
+        # Scrubbed and redacted like the model's exchanges, so the replayed model's (redacted)
+        # calls still find their results.
+        __tracebackhide__ = True  # cassette errors point at the test, not here
+        data = {'tool': tool, 'args': args, 'result': to_jsonable_python(result, fallback=repr)}
+        try:
+            return RecordedToolCall.model_validate(self.model.clean(data))
+        except ValidationError as error:
+            raise CassetteError(
+                f'the redaction hook returned a tool call that is not one: {str(error)[:500]}',
+                path=str(self.model.path or '(in memory)'),
+                reason='invalid',
+            ) from None
 
     @classmethod
     def get_serialization_name(cls) -> str | None:
