@@ -33,6 +33,7 @@ from .recording import RecordedCall, RecordedRun, RecordedToolCall, Recording, c
 from .replay import Replay
 from .script import Call, Matcher, Operation, Output, OutputFrom, Predicate, Prompt, Regex, Script, ScriptRun, Step
 from .stand_in import DoubledAgent, use_doubles
+from .toolsets import CassetteToolset, ToolsetDouble
 from .trajectory import Trajectory, TrajectoryStep, trajectory
 
 __all__ = (
@@ -42,6 +43,7 @@ __all__ = (
     'CassetteInfo',
     'CassetteModel',
     'CassetteTools',
+    'CassetteToolset',
     'Exchange',
     'RecordMode',
     'Redactor',
@@ -67,6 +69,7 @@ __all__ = (
     'RunDiff',
     'ScriptRun',
     'Step',
+    'ToolsetDouble',
     'Trajectory',
     'TrajectoryStep',
     'canonical_args',

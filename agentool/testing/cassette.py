@@ -93,6 +93,9 @@ class Cassette(BaseModel):
     exchanges: list[Exchange] = []
     tool_calls: list[RecordedToolCall] = []
     """Tool results, answered by tool name and canonical arguments when a replay runs without tools."""
+    toolsets: dict[str, list[dict[str, Any]]] = {}
+    """The tool definitions of each recorded toolset (an MCP server), by name, so a replay needs no
+    server (see `CassetteToolset`); written only when there is one."""
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Cassette:
@@ -145,7 +148,10 @@ class Cassette(BaseModel):
             CassetteError: it cannot be written there, or its data holds text UTF-8 cannot encode.
         """
         __tracebackhide__ = True  # cassette errors point at the test, not here
-        write_json(as_path(path, 'cassette', CassetteError), self.model_dump(mode='json'), 'cassette', CassetteError)
+        data = self.model_dump(mode='json')
+        if not data['toolsets']:
+            del data['toolsets']  # a cassette without toolsets reads as before they existed
+        write_json(as_path(path, 'cassette', CassetteError), data, 'cassette', CassetteError)
 
 
 def cassette_path(path: object) -> Path:

@@ -33,10 +33,13 @@ from pydantic_ai.models import (
 from pydantic_ai.native_tools import AbstractNativeTool
 from pydantic_ai.profiles import ModelProfile
 from pydantic_ai.settings import ModelSettings
+from pydantic_core import to_jsonable_python
 
 from ..errors import CassetteError, CassetteMismatchError
 from ._fingerprint import drift, fingerprint, request_view
+from ._tool_answers import ToolAnswers
 from .cassette import Cassette, CassetteInfo, Exchange, RecordMode, cassette_path
+from .recording import RecordedToolCall
 from .scrub import scrub as scrub_data
 
 __all__ = ('CassetteModel', 'Redactor')
@@ -322,6 +325,34 @@ class CassetteModel(Model):
                 reason='no_model',
             )
         return self.wrapped
+
+    def tool_answers(self) -> ToolAnswers:
+        """The cassette's tool results, looked up by arguments as they are written (scrubbed, redacted)."""
+        return ToolAnswers(self.cassette.tool_calls, f'cassette {self.path or "(in memory)"}', clean=self._clean_args)
+
+    def _clean_args(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+        cleaned = self.clean({'tool': tool, 'args': args, 'result': None}).get('args')
+        return cast('dict[str, Any]', cleaned) if isinstance(cleaned, dict) else args
+
+    def keep_tool_call(self, tool: str, args: dict[str, Any], result: Any) -> RecordedToolCall:
+        """Add a tool's result to the cassette (scrubbed and redacted like an exchange) and save it.
+
+        Raises:
+            CassetteError: the redaction hook returned something that is not a tool call.
+        """
+        __tracebackhide__ = True  # cassette errors point at the test, not here
+        data = {'tool': tool, 'args': args, 'result': to_jsonable_python(result, fallback=repr)}
+        try:
+            recorded = RecordedToolCall.model_validate(self.clean(data))
+        except ValidationError as error:
+            raise CassetteError(
+                f'the redaction hook returned a tool call that is not one: {str(error)[:500]}',
+                path=self._where(),
+                reason='invalid',
+            ) from None
+        self.cassette.tool_calls.append(recorded)
+        self.save()
+        return recorded
 
     def _keep(
         self, key: str, view: dict[str, Any], response: ModelResponse, events: list[ModelResponseStreamEvent] | None

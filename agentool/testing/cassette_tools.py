@@ -12,20 +12,16 @@ cassette does not hold fails with `UnrecordedCallError` (mode `none`) or is run 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
-from pydantic import ValidationError
 from pydantic_ai import RunContext
 from pydantic_ai.capabilities import AbstractCapability, WrapToolExecuteHandler
 from pydantic_ai.messages import ToolCallPart
 from pydantic_ai.tools import ToolDefinition
-from pydantic_core import to_jsonable_python
 
-from ..errors import CassetteError
 from ._tool_answers import ToolAnswers
 from .cassette_model import CassetteModel
 from .log import CallLog
-from .recording import RecordedToolCall
 
 __all__ = ('CassetteTools',)
 
@@ -47,13 +43,7 @@ class CassetteTools(AbstractCapability[Any]):
     _answers: ToolAnswers = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self._answers = ToolAnswers(
-            self.model.cassette.tool_calls, f'cassette {self.model.path or "(in memory)"}', clean=self._clean_args
-        )
-
-    def _clean_args(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-        cleaned = self.model.clean({'tool': tool, 'args': args, 'result': None}).get('args')
-        return cast('dict[str, Any]', cleaned) if isinstance(cleaned, dict) else args
+        self._answers = self.model.tool_answers()
 
     async def wrap_tool_execute(
         self,
@@ -76,23 +66,10 @@ class CassetteTools(AbstractCapability[Any]):
             if not self.model.records:
                 raise self._answers.unrecorded(call.tool_name, sent)
         result = await handler(args)
-        self.model.cassette.tool_calls.append(self._record(call.tool_name, sent, result))
-        self.model.save()
-        return result
-
-    def _record(self, tool: str, args: dict[str, Any], result: Any) -> RecordedToolCall:
         # Scrubbed and redacted like the model's exchanges, so the replayed model's (redacted)
         # calls still find their results.
-        __tracebackhide__ = True  # cassette errors point at the test, not here
-        data = {'tool': tool, 'args': args, 'result': to_jsonable_python(result, fallback=repr)}
-        try:
-            return RecordedToolCall.model_validate(self.model.clean(data))
-        except ValidationError as error:
-            raise CassetteError(
-                f'the redaction hook returned a tool call that is not one: {str(error)[:500]}',
-                path=str(self.model.path or '(in memory)'),
-                reason='invalid',
-            ) from None
+        self.model.keep_tool_call(call.tool_name, sent, result)
+        return result
 
     @classmethod
     def get_serialization_name(cls) -> str | None:
