@@ -1,4 +1,4 @@
-"""Toolsets without their backend: a stdio MCP server recorded once and replayed with none; toolset doubles."""
+"""Toolsets without their backend: an MCP server recorded once, replayed with none; toolset doubles; output tools."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 from pydantic_ai import Agent, RunContext
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models import override_allow_model_requests
@@ -16,8 +17,8 @@ from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 from pydantic_core import SchemaValidator, core_schema
 
-from agentool.errors import CassetteError, CassetteMismatchError, ConfigurationError, UnrecordedCallError
-from agentool.testing import CassetteModel, CassetteToolset, ToolsetDouble, trajectory
+from agentool.errors import CassetteError, CassetteMismatchError, ConfigurationError, DriftError, UnrecordedCallError
+from agentool.testing import AgentDouble, CassetteModel, CassetteToolset, Output, Script, ToolsetDouble, trajectory
 
 mcp = pytest.importorskip('mcp')
 
@@ -149,3 +150,23 @@ async def test_a_toolset_double_refuses_what_it_cannot_answer() -> None:
     double = ToolsetDouble({'forecast': {'type': 'object'}})
     with pytest.raises(UnrecordedCallError, match="no answer for tool 'forecast'"):
         await Agent(output_type=str).run('Oslo?', model=FunctionModel(_calls_forecast), toolsets=[double])
+
+
+class Refund(BaseModel):
+    amount: float
+
+
+class Escalate(BaseModel):
+    reason: str
+
+
+async def test_a_double_can_be_told_which_output_tool_to_call() -> None:
+    agent = Agent(output_type=[Refund, Escalate])
+    both = {'amount': 5.0, 'reason': 'x'}  # fits either type: the script says which
+    double = AgentDouble(Script(Output({'reason': 'angry'}, tool='final_result_Escalate')))
+    assert (await agent.run('help', model=double)).output == Escalate(reason='angry')
+    double = AgentDouble(Script(Output(both, tool='final_result_Refund')))
+    assert isinstance((await agent.run('help', model=double)).output, Refund)
+    double = AgentDouble(Script(Output(both, tool='final_result_Nope')))
+    with pytest.raises(DriftError, match="output tool 'final_result_Nope', which the agent does not offer"):
+        await agent.run('help', model=double)
