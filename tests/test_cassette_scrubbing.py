@@ -12,7 +12,8 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models import override_allow_model_requests
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from agentool.testing import Cassette, CassetteModel, CassetteTools
+from agentool.cli import main
+from agentool.testing import Cassette, CassetteModel, CassetteTools, Replay
 from agentool.testing.scrub import scrub, scrub_text
 
 OPENAI_KEY = 'sk-proj-' + 'A1b2C3d4E5f6G7h8I9j0K1l2'
@@ -127,3 +128,25 @@ async def test_a_provider_url_with_credentials_is_written_without_them(tmp_path:
     await Agent(output_type=str).run('hi', model=CassetteModel(FunctionModel(answer), cassette=path, mode='once'))
     written = Cassette.load(path).exchanges[0].response['provider_url']
     assert written == 'https://<redacted>@gw.example/v1?token=<redacted>'
+
+
+async def test_the_scrub_command_cleans_an_existing_cassette_which_still_replays(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / 'c.json'
+    prompt = f'My key is {OPENAI_KEY}, log in as ada'
+    model = CassetteModel(FunctionModel(_answer), cassette=path, mode='once', scrub=False)
+    await _agent([]).run(prompt, model=model, capabilities=[CassetteTools(model)])
+    assert OPENAI_KEY in path.read_text()
+    assert main(['cassette', 'scrub', str(path)]) == 0
+    assert capsys.readouterr().out == f'{path}: scrubbed\n'
+    assert OPENAI_KEY not in path.read_text()
+    assert TOKEN not in path.read_text()
+    assert main(['cassette', 'scrub', str(path)]) == 0
+    assert capsys.readouterr().out == f'{path}: clean\n'
+    with override_allow_model_requests(False):
+        replay = Replay(path)
+        agent = _agent([])
+        with agent.override(model=replay.model):
+            assert (await agent.run(prompt, capabilities=[replay])).output == 'logged in'
+    replay.calls.assert_called('login', {'user': 'ada', 'password': '<redacted>'})

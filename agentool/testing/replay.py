@@ -80,8 +80,9 @@ class Replay(AbstractCapability[Any]):
         if isinstance(self.recording, Cassette):
             if not self.recording.exchanges and not self.recording.tool_calls:
                 raise ConfigurationError(f'{self.source} holds nothing to replay', option='source', value=self.source)
-            self.model = CassetteModel(None, cassette=self.recording)
-            self._answers = ToolAnswers(self.recording.tool_calls, self.source)
+            model = self.model = CassetteModel(None, cassette=self.recording)
+            # Arguments are looked up as the cassette wrote them (scrubbed of secrets).
+            self._answers = model.tool_answers()
             return
         if not self.recording.runs:
             raise ConfigurationError(f'{self.source} holds no runs to replay', option='source', value=self.source)
