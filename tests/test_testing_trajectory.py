@@ -106,3 +106,13 @@ async def test_the_same_assertions_work_on_a_double() -> None:
 def test_a_source_that_is_no_run_is_refused() -> None:
     with pytest.raises(ConfigurationError, match='a trajectory comes from'):
         trajectory(42)
+
+
+async def test_a_streamed_run_reads_through_its_messages(tmp_path: Path) -> None:
+    _live, _replayed, model = await _recorded(tmp_path)
+    with override_allow_model_requests(False):
+        async with _agent().run_stream('Paris and Rome?', model=CassetteModel(None, cassette=model.cassette)) as run:
+            await run.get_output()
+            found = trajectory(run)
+    found.assert_order('weather', 'weather')
+    found.assert_output('Paris 21.5 C, Rome 21.5 C.')

@@ -210,16 +210,17 @@ def pytest_runtest_makereport(
 
 
 def _safe(name: str, default: str) -> str:
+    # `test[id]` becomes `test_id`. A name whose characters had to be replaced (beyond the id's
+    # brackets) gets a short hash of the whole name, so ids differing only in punctuation
+    # (`2+2` and `2*2`) do not share a file.
     head, bracket, rest = name.partition('[')
     param = rest[:-1] if bracket and rest.endswith(']') else ''
-    if not param:
-        return re.sub(r'[^\w.-]+', '_', name).strip('_.') or default
-    # `test[id]` becomes `test_id`; an id whose characters had to be replaced gets a short hash
-    # of the whole name, so ids differing only in punctuation do not share a file.
-    safe_param = re.sub(r'[^\w.-]+', '_', param).strip('_.')
-    suffix = '' if safe_param == param else f'-{hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]}'
-    stem = '_'.join(filter(None, (re.sub(r'[^\w.-]+', '_', head).strip('_.'), safe_param)))
-    return f'{stem or default}{suffix}'
+    pieces = (head, param) if param else (name,)
+    safe = [re.sub(r'[^\w.-]+', '_', piece).strip('_.') for piece in pieces]
+    stem = '_'.join(filter(None, safe)) or default
+    if safe == list(pieces):
+        return stem
+    return f'{stem}-{hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]}'
 
 
 @pytest.fixture(autouse=True)

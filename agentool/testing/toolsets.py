@@ -31,6 +31,7 @@ from ._tool_answers import ToolAnswers
 from ._window import show_pair
 from .cassette_model import CassetteModel
 from .log import CallLog, CallRecord
+from .scrub import scrub as scrub_data
 
 __all__ = ('CassetteToolset', 'ToolsetDouble', 'Answer')
 
@@ -127,6 +128,8 @@ class CassetteToolset(WrapperToolset[Any]):
             return {d['name']: self._tool(ToolDefinition(**d)) for d in recorded}
         tools = await self.wrapped.get_tools(ctx)
         listed = [_definition(tool.tool_def) for tool in tools.values()]
+        if self.model.scrub:
+            listed = cast('list[dict[str, Any]]', scrub_data(listed))
         if recorded is not None and listed != recorded and (self.verify or self.model.mode == 'new_episodes'):
             raise self._changed(recorded, listed)
         if self.model.records and listed != recorded:

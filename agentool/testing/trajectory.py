@@ -77,7 +77,8 @@ class Trajectory:
     @classmethod
     def of(cls, source: object, *, output_tools: Iterable[str] = ()) -> Trajectory:
         """The trajectory of `source`: an `AgentRunResult`, a list of `ModelMessage`s, a `Cassette`
-        (or its file's path), a `CassetteModel` (what it holds) or an `AgentDouble` (what it saw).
+        (or its file's path), a `CassetteModel` (what it holds), an `AgentDouble` (what it saw), or
+        anything with `all_messages()` (a streamed run's result).
 
         `output_tools` names output tools beyond pydantic-ai's default `final_result...`, for
         messages (a cassette knows its own).
@@ -109,6 +110,11 @@ class Trajectory:
             isinstance(m, ModelRequest | ModelResponse) for m in cast('Sequence[object]', source)
         ):
             return _from_messages(cast('Sequence[ModelMessage]', source), extra)
+        all_messages: object = getattr(cast(object, source), 'all_messages', None)
+        if callable(all_messages):  # a streamed run's result, an `AgentRun`: their messages so far
+            messages: object = all_messages()
+            if isinstance(messages, list):
+                return _from_messages(cast('list[ModelMessage]', messages), extra)
         shown = repr(cast(object, source))[:200]
         raise ConfigurationError(
             'a trajectory comes from an AgentRunResult, a list of ModelMessages, a Cassette (or its path), '
