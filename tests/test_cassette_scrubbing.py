@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -150,3 +151,22 @@ async def test_the_scrub_command_cleans_an_existing_cassette_which_still_replays
         with agent.override(model=replay.model):
             assert (await agent.run(prompt, capabilities=[replay])).output == 'logged in'
     replay.calls.assert_called('login', {'user': 'ada', 'password': '<redacted>'})
+
+
+async def test_a_secret_split_across_stream_deltas_never_reaches_the_file(tmp_path: Path) -> None:
+    path = tmp_path / 'c.json'
+
+    async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str]:
+        for piece in ('Your key is sk-proj-A1b2', 'C3d4E5f6G7h8', 'I9j0K1l2, keep it safe.'):
+            yield piece
+
+    async def run(model: CassetteModel) -> str:
+        async with Agent(output_type=str).run_stream('key?', model=model) as result:
+            return await result.get_output()
+
+    recorded = await run(CassetteModel(FunctionModel(stream_function=stream), cassette=path, mode='once'))
+    assert recorded == f'Your key is {OPENAI_KEY}, keep it safe.'
+    text = path.read_text()
+    assert 'C3d4E5f6G7h8' not in text
+    assert 'I9j0K1l2' not in text
+    assert await run(CassetteModel(None, cassette=path)) == 'Your key is sk-<redacted>, keep it safe.'

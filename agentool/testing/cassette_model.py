@@ -10,6 +10,7 @@ seen, so several agents in one test, and concurrent runs, replay deterministical
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections import Counter
 from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
@@ -21,7 +22,14 @@ from typing import Any, Self, cast, get_args
 from pydantic import ValidationError
 from pydantic_ai import RunContext, native_tools
 from pydantic_ai.exceptions import UserError
-from pydantic_ai.messages import ModelMessage, ModelResponse, ModelResponseStreamEvent
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelResponse,
+    ModelResponseStreamEvent,
+    PartDeltaEvent,
+    PartEndEvent,
+    PartStartEvent,
+)
 from pydantic_ai.models import (
     CompletedStreamedResponse,
     KnownModelName,
@@ -358,6 +366,8 @@ class CassetteModel(Model):
         self, key: str, view: dict[str, Any], response: ModelResponse, events: list[ModelResponseStreamEvent] | None
     ) -> None:
         __tracebackhide__ = True  # cassette errors point at the test, not here
+        if events is not None and self.scrub:
+            events = _unsplit(events, response)
         data = self.clean(
             {
                 'fingerprint': key,
@@ -452,6 +462,26 @@ def _corrupt(path: Path | None, error: Exception) -> CassetteError:
     return CassetteError(
         f'cassette {where} holds a response pydantic-ai cannot read: {str(error)[:500]}', path=where, reason='invalid'
     )
+
+
+def _unsplit(events: list[ModelResponseStreamEvent], response: ModelResponse) -> list[ModelResponseStreamEvent]:
+    """The stream, with its deltas folded into whole parts when the response held a secret.
+
+    A secret split across deltas matches no pattern piece by piece; whole parts scrub like the
+    response does. Only such a stream loses its deltas: the replay still starts and ends each part.
+    """
+    dumped = Exchange.dump_response(response)
+    if scrub_data(dumped) == dumped:
+        return events
+    parts = response.parts
+    folded: list[ModelResponseStreamEvent] = []
+    for event in events:
+        if isinstance(event, PartDeltaEvent):
+            continue
+        if isinstance(event, PartStartEvent | PartEndEvent) and event.index < len(parts):
+            event = dataclasses.replace(event, part=parts[event.index])
+        folded.append(event)
+    return folded
 
 
 def _plain(profile: ModelProfile) -> dict[str, Any]:
