@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from agentool.cli import main
 from agentool.testing import Cassette
+from agentool.testing.commands import unused_path
 
 pytest_plugins = ('pytester',)
 
@@ -129,3 +133,37 @@ def test_cassette_errors_and_failed_assertions_show_no_library_frames(pytester: 
     assert 'user prompt changed: ["Paris?"] recorded, ["Rome?"] sent' in text
     assert "tool 'weather' was not called" in text
     assert 'agentool/testing/' not in text
+
+
+SHARED = """
+from pydantic_ai import Agent
+from pydantic_ai.messages import ModelResponse, TextPart
+from pydantic_ai.models.function import FunctionModel
+
+def real(messages, info):
+    return ModelResponse(parts=[TextPart('sunny')])
+
+async def test_two_agents(agentool_cassette, agentool_record_mode):
+    # Recorded through one model; replayed through two on the same file: what either used is used.
+    first = agentool_cassette(FunctionModel(real))
+    second = first if agentool_record_mode == 'once' else agentool_cassette(None)
+    assert (await Agent().run('Paris?', model=first)).output == 'sunny'
+    assert (await Agent().run('Rome?', model=second)).output == 'sunny'
+"""
+
+
+def test_models_sharing_a_file_count_their_exchanges_together(pytester: pytest.Pytester) -> None:
+    pytester.makeini(INI)
+    pytester.makepyfile(test_shared=SHARED)
+    pytester.runpytest_inprocess('-p', 'no:cacheprovider', '--agentool-record-mode=once').assert_outcomes(passed=1)
+    pytester.runpytest_inprocess('-p', 'no:cacheprovider').assert_outcomes(passed=1)
+
+
+def test_prune_refuses_a_list_older_than_its_cassette(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cassette = tmp_path / 'c.json'
+    Cassette().save(cassette)
+    assert main(['cassette', 'prune', str(cassette)]) == 0
+    assert 'nothing to prune' in capsys.readouterr().out
+    unused_path(cassette).write_text(json.dumps([{'index': 0, 'fingerprint': 'f'}]))
+    assert main(['cassette', 'prune', str(cassette)]) == 1
+    assert 'is not an unused-exchange list' in capsys.readouterr().err

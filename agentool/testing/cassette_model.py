@@ -126,9 +126,11 @@ class CassetteModel(Model):
             )
         if redact is not None and not callable(redact):
             raise CassetteError(f'redact must be a function; got {repr(redact)[:60]}', reason='redact')
+        if not isinstance(cast(object, scrub), bool):
+            raise CassetteError(f'scrub must be True or False; got {repr(scrub)[:60]}', reason='scrub')
         self.mode = mode
         self.redact = redact
-        self.scrub = bool(scrub)
+        self.scrub = scrub
         if isinstance(cassette, Cassette):
             # An empty cassette in memory counts as missing, for mode 'once'.
             self.path, loaded, exists = None, cassette, bool(cassette.exchanges or cassette.tool_calls)

@@ -47,23 +47,33 @@ def unused_path(cassette: Path) -> Path:
 
 def unused_report(models: Sequence[CassetteModel]) -> str:
     """The failure text for exchanges replays left unused ('' when none), and each one's list written
-    beside its cassette for `agentool cassette prune` (a stale list is removed)."""
-    sections: list[str] = []
+    beside its cassette for `agentool cassette prune` (a stale list is removed).
+
+    Models replaying the same file count together: an exchange one of them used is used.
+    """
+    by_path: dict[Path, list[CassetteModel]] = {}
     for model in models:
-        if model.records or model.path is None:
+        if model.path is not None:
+            by_path.setdefault(model.path, []).append(model)
+    sections: list[str] = []
+    for path, group in by_path.items():
+        listing = unused_path(path)
+        if any(model.records for model in group):
             continue
-        listing = unused_path(model.path)
-        unused = model.unused_exchanges()
+        first, *others = (_unused_indices(model) for model in group)
+        unused = first.intersection(*others)
         if not unused:
             listing.unlink(missing_ok=True)
             continue
-        numbers = [model.cassette.exchanges.index(exchange) + 1 for exchange in unused]
-        steps = Trajectory.of(Cassette(model=model.cassette.model, exchanges=unused)).steps
+        exchanges = group[0].cassette.exchanges
+        numbers = sorted(unused)
+        steps = Trajectory.of(Cassette(model=group[0].cassette.model, exchanges=[exchanges[i] for i in numbers])).steps
         described = [
-            f'  exchange {n}: {step.describe().split(". ", 1)[1]}' for n, step in zip(numbers, steps, strict=True)
+            f'  exchange {n + 1}: {step.describe().split(". ", 1)[1]}' for n, step in zip(numbers, steps, strict=True)
         ]
-        write_json(listing, [exchange.fingerprint for exchange in unused], 'unused-exchange list', CassetteError)
-        head = f'cassette {str(model.path)!r}: {len(unused)} recorded exchange(s) were never used:'
+        entries = [{'index': n, 'fingerprint': exchanges[n].fingerprint} for n in numbers]
+        write_json(listing, entries, 'unused-exchange list', CassetteError)
+        head = f'cassette {str(path)!r}: {len(numbers)} recorded exchange(s) were never used:'
         sections.append('\n'.join([head, *described]))
     if not sections:
         return ''
@@ -75,8 +85,18 @@ def unused_report(models: Sequence[CassetteModel]) -> str:
     )
 
 
+def _unused_indices(model: CassetteModel) -> set[int]:
+    unused = {id(exchange) for exchange in model.unused_exchanges()}
+    return {index for index, exchange in enumerate(model.cassette.exchanges) if id(exchange) in unused}
+
+
 def prune(paths: Sequence[str | os.PathLike[str]]) -> str:
-    """Drop the exchanges the last replay of each cassette left unused (as the pytest plugin listed them)."""
+    """Drop the exchanges the last replay of each cassette left unused (as the pytest plugin listed them).
+
+    Raises:
+        CassetteError: a cassette or its list cannot be read, or the cassette changed since the list
+            was written (its exchanges are not where the list says).
+    """
     lines: list[str] = []
     for given in paths:
         path = as_path(given, 'cassette', CassetteError)
@@ -85,17 +105,32 @@ def prune(paths: Sequence[str | os.PathLike[str]]) -> str:
         if not listing.exists():
             lines.append(f'{path}: nothing to prune (no replay left exchanges unused)')
             continue
-        data = read_json(listing, 'unused-exchange list', CassetteError, missing='')
-        if not isinstance(data, list):
-            raise CassetteError(f'{str(listing)!r} is not an unused-exchange list', path=str(listing), reason='invalid')
-        drop = {str(item) for item in cast('list[object]', data)}
-        kept = [exchange for exchange in cassette.exchanges if exchange.fingerprint not in drop]
-        dropped = len(cassette.exchanges) - len(kept)
-        cassette.exchanges = kept
+        drop = _listed(listing, cassette)
+        cassette.exchanges = [e for index, e in enumerate(cassette.exchanges) if index not in drop]
         cassette.save(path)
         listing.unlink(missing_ok=True)
-        lines.append(f'{path}: dropped {dropped} unused exchange(s), kept {len(kept)}')
+        lines.append(f'{path}: dropped {len(drop)} unused exchange(s), kept {len(cassette.exchanges)}')
     return '\n'.join(lines)
+
+
+def _listed(listing: Path, cassette: Cassette) -> set[int]:
+    data: object = read_json(listing, 'unused-exchange list', CassetteError, missing='')
+    entries = cast('list[object]', data) if isinstance(data, list) else None
+    drop: set[int] = set()
+    for entry in entries if entries is not None else [None]:
+        index = cast('dict[str, object]', entry).get('index') if isinstance(entry, dict) else None
+        fingerprint = cast('dict[str, object]', entry).get('fingerprint') if isinstance(entry, dict) else None
+        if not isinstance(index, int) or not 0 <= index < len(cassette.exchanges):
+            raise CassetteError(f'{str(listing)!r} is not an unused-exchange list', path=str(listing), reason='invalid')
+        if cassette.exchanges[index].fingerprint != fingerprint:
+            raise CassetteError(
+                f'{str(listing)!r} lists exchange {index + 1}, which changed since the replay that listed it; '
+                'run the tests again before pruning',
+                path=str(listing),
+                reason='stale',
+            )
+        drop.add(index)
+    return drop
 
 
 def scrub_files(paths: Sequence[str | os.PathLike[str]]) -> str:

@@ -26,6 +26,7 @@ from pydantic_ai.toolsets import AbstractToolset, ToolsetTool, WrapperToolset
 from pydantic_ai.usage import RunUsage
 from pydantic_core import SchemaValidator, core_schema, to_jsonable_python
 
+from ..core._option_checks import check_text
 from ..errors import CassetteError, CassetteMismatchError, ConfigurationError, UnrecordedCallError
 from ._tool_answers import ToolAnswers
 from ._window import show_pair
@@ -79,6 +80,7 @@ class CassetteToolset(WrapperToolset[Any]):
             raise ConfigurationError(
                 f'CassetteToolset needs the CassetteModel it records with; got {repr(model)[:100]}', option='model'
             )
+        check_text('name', name, optional=True)
         super().__init__(wrapped)
         self.model, self.verify = model, bool(verify)
         self.name = name or wrapped.id or wrapped.label
@@ -215,6 +217,8 @@ class ToolsetDouble(AbstractToolset[Any]):
     ) -> None:
         if isinstance(tools, Mapping):
             schemas = cast('Mapping[object, object]', tools)
+            for name in schemas:
+                check_text('tools', name)
             if bad := [
                 name for name, schema in schemas.items() if not isinstance(name, str) or not isinstance(schema, Mapping)
             ]:
