@@ -9,7 +9,7 @@ agentool [--import MODULE]... COMMAND ...
   call NAME JSON            run it through its agent; print the typed output as JSON
   catalog --format F        json | markdown | mermaid | openapi, to stdout or -o FILE
   mcp                       serve the agentools over MCP (needs the `mcp` extra)
-  cassette ACTION           show FILE | diff A B | prune FILE... | scrub FILE...
+  cassette ACTION FILE...   show | diff A B | prune | scrub: review and clean cassettes
 ```
 
 Nothing is imported implicitly: `--import MODULE` (repeatable, before or after the command)
@@ -289,31 +289,17 @@ def _run_mcp(args: argparse.Namespace) -> int:
 
 
 def _configure_cassette(parser: argparse.ArgumentParser) -> None:
-    # Declarations only: the logic lives in agentool.testing.commands, imported when a command runs.
+    # Declarations only: agentool.testing.commands does the work, imported when an action runs.
     actions = parser.add_subparsers(dest='action', metavar='ACTION', required=True, parser_class=_Parser)
-    show = actions.add_parser('show', help='each exchange, usage totals and cost of a cassette')
-    show.add_argument('file', metavar='FILE')
-    diff = actions.add_parser('diff', help='what changed between two cassettes: tool calls, text, requests, cost')
-    diff.add_argument('before', metavar='A')
-    diff.add_argument('after', metavar='B')
-    prune = actions.add_parser('prune', help='drop the exchanges the last replay left unused')
-    prune.add_argument('files', metavar='FILE', nargs='+')
-    scrub = actions.add_parser('scrub', help='replace secrets (API keys, tokens, URL credentials) in cassettes')
-    scrub.add_argument('files', metavar='FILE', nargs='+')
+    helps = ['exchanges, tokens and cost', 'what changed from A to B', 'drop unused exchanges', 'replace secrets']
+    for (action, count), text in zip((('show', 1), ('diff', 2), ('prune', '+'), ('scrub', '+')), helps, strict=True):
+        actions.add_parser(action, help=text, description=text).add_argument('files', metavar='FILE', nargs=count)
 
 
 def _run_cassette(args: argparse.Namespace) -> int:
-    from .testing import commands
+    from .testing.commands import run  # the library only when an action runs
 
-    if args.action == 'show':
-        text = commands.show(args.file)
-    elif args.action == 'diff':
-        text = commands.diff(args.before, args.after)
-    elif args.action == 'prune':
-        text = commands.prune(args.files)
-    else:
-        text = commands.scrub_files(args.files)
-    _write(text, None)
+    _write(run(args.action, args.files), None)
     return 0
 
 
@@ -324,9 +310,7 @@ COMMANDS: tuple[Command, ...] = (
     Command(name='call', help='run an agentool on a JSON input', configure=_configure_call, run=_run_call),
     Command(name='catalog', help='write the catalog of every agentool', configure=_configure_catalog, run=_run_catalog),
     Command(name='mcp', help='serve the agentools as an MCP server', configure=_configure_mcp, run=_run_mcp),
-    Command(
-        name='cassette', help='show, diff, prune or scrub cassettes', configure=_configure_cassette, run=_run_cassette
-    ),
+    Command(name='cassette', help='show/diff/prune/scrub cassettes', configure=_configure_cassette, run=_run_cassette),
 )
 """The subcommands, in the order `--help` lists them."""
 

@@ -19,7 +19,21 @@ from .diff import diff_runs
 from .scrub import scrub
 from .trajectory import Trajectory
 
-__all__ = ('show', 'diff', 'prune', 'scrub_files', 'unused_report', 'unused_path')
+__all__ = ('run', 'show', 'diff', 'prune', 'scrub_files', 'unused_report', 'unused_path')
+
+
+def run(action: str, files: Sequence[str]) -> str:
+    """What `agentool cassette ACTION FILE...` prints."""
+    if action == 'show':
+        return '\n\n'.join(show(file) for file in files)
+    if action == 'diff':
+        before, after = files
+        return diff(before, after)
+    if action == 'prune':
+        return prune(files)
+    if action == 'scrub':
+        return scrub_files(files)
+    raise CassetteError(f'unknown cassette action {action[:60]!r}', reason='action')
 
 
 def show(path: str | os.PathLike[str]) -> str:
