@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from pydantic_ai import ModelMessagesTypeAdapter
@@ -18,9 +18,11 @@ from pydantic_ai.models import ModelRequestParameters
 from pydantic_ai.settings import ModelSettings
 from pydantic_core import to_jsonable_python
 
+from ..errors import CassetteMismatchError
 from ._window import show_pair
+from .cassette import Exchange
 
-__all__ = ('request_view', 'fingerprint', 'drift')
+__all__ = ('request_view', 'fingerprint', 'drift', 'mismatch')
 
 _VOLATILE = frozenset(
     {
@@ -169,3 +171,33 @@ def _tool_changes(label: str, recorded: list[Any], sent: list[Any]) -> list[str]
 def _pair(before: Any, after: Any) -> str:
     # Both sides windowed around their first difference, so the differing values always show.
     return show_pair(before, after)
+
+
+def mismatch(
+    where: str, mode: str, key: str, view: Mapping[str, Any], exchanges: Sequence[Exchange]
+) -> CassetteMismatchError:
+    """The error for a request matching no exchange: what changed against the closest recorded one."""
+    if not exchanges:
+        return CassetteMismatchError(
+            f'cassette {where} holds no exchanges; record it (mode "once" or "all")',
+            path=where,
+            fingerprint=key,
+            changes=[],
+        )
+    candidates = [(drift(view, exchange.request), exchange) for exchange in exchanges]
+    changes, _closest = min(candidates, key=lambda pair: len(pair[0]) or 99)
+    shown = changes[:8] + ([f'... and {len(changes) - 8} more'] if len(changes) > 8 else [])
+    lines = '\n'.join(f'  - {line}' for line in shown) or '  - (no difference in the normalised request)'
+    only_results = all(line.startswith('only the result of tool') for line in changes)
+    hint = (
+        'Replay the tools from the cassette with CassetteTools(model) (record them once with it).'
+        if changes and only_results
+        else 'Re-record with mode "all" (or "new_episodes") if the change is intended.'
+    )
+    return CassetteMismatchError(
+        f'cassette {where} has no recorded exchange for this request (mode {mode!r}); '
+        f'against the closest recorded request:\n{lines}\n{hint}',
+        path=where,
+        fingerprint=key,
+        changes=shown,
+    )

@@ -9,10 +9,8 @@ seen, so several agents in one test, and concurrent runs, replay deterministical
 
 from __future__ import annotations
 
-import copy
-import dataclasses
 from collections import Counter
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,14 +20,7 @@ from typing import Any, Self, cast, get_args
 from pydantic import ValidationError
 from pydantic_ai import RunContext, native_tools
 from pydantic_ai.exceptions import UserError
-from pydantic_ai.messages import (
-    ModelMessage,
-    ModelResponse,
-    ModelResponseStreamEvent,
-    PartDeltaEvent,
-    PartEndEvent,
-    PartStartEvent,
-)
+from pydantic_ai.messages import ModelMessage, ModelResponse, ModelResponseStreamEvent
 from pydantic_ai.models import (
     CompletedStreamedResponse,
     KnownModelName,
@@ -43,25 +34,17 @@ from pydantic_ai.profiles import ModelProfile
 from pydantic_ai.settings import ModelSettings
 from pydantic_core import to_jsonable_python
 
-from ..errors import CassetteError, CassetteMismatchError
-from ._fingerprint import drift, fingerprint, request_view
+from ..errors import CassetteError
+from ._cleaning import Cleaner, Redactor
+from ._fingerprint import fingerprint, mismatch, request_view
+from ._profile import plain_profile, restored_profile
 from ._tool_answers import ToolAnswers
 from .cassette import Cassette, CassetteInfo, Exchange, RecordMode, cassette_path
 from .recording import RecordedToolCall
-from .scrub import scrub as scrub_data
 
 __all__ = ('CassetteModel', 'Redactor')
 
-Redactor = Callable[[dict[str, Any]], dict[str, Any]]
-"""Called with each entry's JSON before it is written, after the default scrubbing: a new exchange
-(`fingerprint`, `request`, `response`, `stream`) or, through `CassetteTools`, a tool call (`tool`,
-`args`, `result`); returns what to keep. The fingerprint was taken before, so a redacted cassette
-still matches the live request; a request the cassette does not hold as sent is matched on its
-written form too (scrubbed, and redacted by the hook when the replaying model has it), so a
-replayed history holding placeholders matches as well."""
-
 _MODES: tuple[str, ...] = get_args(RecordMode)
-_EMPTY: dict[str, Any] = {'response': {}, 'stream': None}
 
 
 @dataclass(init=False)
@@ -106,6 +89,7 @@ class CassetteModel(Model):
     _by_clean: dict[str, list[Exchange]] = field(repr=False)
     _seen: Counter[str] = field(repr=False)
     _used: set[int] = field(repr=False)
+    _cleaner: Cleaner = field(repr=False)
     _replay_profile: ModelProfile | None = field(repr=False)
 
     def __init__(
@@ -131,6 +115,7 @@ class CassetteModel(Model):
         self.mode = mode
         self.redact = redact
         self.scrub = scrub
+        self._cleaner = Cleaner(scrub=scrub, redact=redact)
         if isinstance(cassette, Cassette):
             # An empty cassette in memory counts as missing, for mode 'once'.
             self.path, loaded, exists = None, cassette, bool(cassette.exchanges or cassette.tool_calls)
@@ -151,7 +136,7 @@ class CassetteModel(Model):
         lazy = isinstance(wrapped, str) and not self._records
         self.wrapped = None if wrapped is None or lazy else _model(wrapped)
         info = loaded.model
-        super().__init__(profile=_restored(info.profile) if self.wrapped is None else None)
+        super().__init__(profile=restored_profile(info.profile) if self.wrapped is None else None)
         self._by_fingerprint, self._by_clean = {}, {}
         for exchange in loaded.exchanges:
             self._index(exchange)
@@ -261,18 +246,6 @@ class CassetteModel(Model):
         view = request_view(messages, settings, parameters)
         return view, fingerprint(view)
 
-    def _clean_request(self, view: dict[str, Any]) -> dict[str, Any]:
-        cleaned = scrub_data(view) if self.scrub else view
-        if self.redact is not None:
-            try:
-                redacted = cast(object, self.redact({'fingerprint': '', 'request': copy.deepcopy(cleaned)} | _EMPTY))
-            except Exception:  # a hook written for whole exchanges only: match the request unredacted
-                return cleaned
-            request = cast('dict[str, Any]', redacted).get('request') if isinstance(redacted, dict) else None
-            if isinstance(request, dict):
-                return cast('dict[str, Any]', request)
-        return cleaned
-
     def _recorded(self, key: str, view: dict[str, Any]) -> Exchange | None:
         """The exchange answering this request, or `None` when this mode records it instead."""
         __tracebackhide__ = True  # cassette errors point at the test, not here
@@ -280,7 +253,7 @@ class CassetteModel(Model):
         if not recorded and self._by_clean:
             # Not as sent: then as written (scrubbed, redacted). A replayed history holds the
             # placeholders the cassette answered with, so its requests match only that way.
-            cleaned = fingerprint(self._clean_request(view))
+            cleaned = fingerprint(self._cleaner.request(view))
             if cleaned in self._by_clean:
                 key, recorded = f'clean:{cleaned}', self._by_clean[cleaned]
         occurrence = self._seen[key]
@@ -292,7 +265,7 @@ class CassetteModel(Model):
             exchange = recorded[min(occurrence, len(recorded) - 1)]
             self._used.add(id(exchange))
             return exchange
-        raise self._mismatch(key, self._clean_request(view))
+        raise mismatch(self._where(), self.mode, key, self._cleaner.request(view), self.cassette.exchanges)
 
     def _index(self, exchange: Exchange) -> None:
         # By the request as sent (the fingerprint) and as written (scrubbed, redacted); the two
@@ -305,25 +278,6 @@ class CassetteModel(Model):
     def unused_exchanges(self) -> list[Exchange]:
         """The recorded exchanges no request has used so far (a replay that left them is suspect)."""
         return [exchange for exchange in self.cassette.exchanges if id(exchange) not in self._used]
-
-    def clean(self, data: dict[str, Any]) -> dict[str, Any]:
-        """`data` (an exchange or a tool call, as JSON) as it is written: scrubbed, then redacted.
-
-        Raises:
-            CassetteError: the redaction hook returned something other than a dict.
-        """
-        __tracebackhide__ = True  # cassette errors point at the test, not here
-        cleaned = cast('dict[str, Any]', scrub_data(data)) if self.scrub else data
-        if self.redact is None:
-            return cleaned
-        redacted = cast(object, self.redact(copy.deepcopy(cleaned)))
-        if not isinstance(redacted, dict):
-            raise CassetteError(
-                f'the redaction hook returned {type(redacted).__name__}, not the exchange dict',
-                path=self._where(),
-                reason='redact',
-            )
-        return cast('dict[str, Any]', redacted)
 
     def _recorder(self) -> Model:
         __tracebackhide__ = True  # cassette errors point at the test, not here
@@ -338,11 +292,16 @@ class CassetteModel(Model):
 
     def tool_answers(self) -> ToolAnswers:
         """The cassette's tool results, looked up by arguments as they are written (scrubbed, redacted)."""
-        return ToolAnswers(self.cassette.tool_calls, f'cassette {self.path or "(in memory)"}', clean=self._clean_args)
+        return ToolAnswers(self.cassette.tool_calls, f'cassette {self.path or "(in memory)"}', clean=self._cleaner.args)
 
-    def _clean_args(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-        cleaned = self.clean({'tool': tool, 'args': args, 'result': None}).get('args')
-        return cast('dict[str, Any]', cleaned) if isinstance(cleaned, dict) else args
+    def clean(self, data: dict[str, Any]) -> dict[str, Any]:
+        """`data` (an exchange or a tool call, as JSON) as it is written: scrubbed, then redacted.
+
+        Raises:
+            CassetteError: the redaction hook returned something other than a dict.
+        """
+        __tracebackhide__ = True  # cassette errors point at the test, not here
+        return self._cleaner.clean(data, self._where())
 
     def keep_tool_call(self, tool: str, args: dict[str, Any], result: Any) -> RecordedToolCall:
         """Add a tool's result to the cassette (scrubbed and redacted like an exchange) and save it.
@@ -369,7 +328,7 @@ class CassetteModel(Model):
     ) -> None:
         __tracebackhide__ = True  # cassette errors point at the test, not here
         if events is not None and self.scrub:
-            events = _unsplit(events, response)
+            events = self._cleaner.stream(events, response)
         data = self.clean(
             {
                 'fingerprint': key,
@@ -391,37 +350,9 @@ class CassetteModel(Model):
         self._used.add(id(exchange))
         self._index(exchange)
         if self.wrapped is not None:
-            self.cassette.model = CassetteInfo(
-                model_name=self.wrapped.model_name, system=self.wrapped.system, profile=_plain(self.wrapped.profile)
-            )
+            wrapped, profile = self.wrapped, plain_profile(self.wrapped.profile)
+            self.cassette.model = CassetteInfo(model_name=wrapped.model_name, system=wrapped.system, profile=profile)
         self.save()
-
-    def _mismatch(self, key: str, view: dict[str, Any]) -> CassetteMismatchError:
-        where = self._where()
-        if not self.cassette.exchanges:
-            return CassetteMismatchError(
-                f'cassette {where} holds no exchanges; record it (mode "once" or "all")',
-                path=where,
-                fingerprint=key,
-                changes=[],
-            )
-        candidates = [(drift(view, exchange.request), exchange) for exchange in self.cassette.exchanges]
-        changes, _closest = min(candidates, key=lambda pair: len(pair[0]) or 99)
-        shown = changes[:8] + ([f'... and {len(changes) - 8} more'] if len(changes) > 8 else [])
-        lines = '\n'.join(f'  - {line}' for line in shown) or '  - (no difference in the normalised request)'
-        only_results = all(line.startswith('only the result of tool') for line in changes)
-        hint = (
-            'Replay the tools from the cassette with CassetteTools(model) (record them once with it).'
-            if changes and only_results
-            else 'Re-record with mode "all" (or "new_episodes") if the change is intended.'
-        )
-        return CassetteMismatchError(
-            f'cassette {where} has no recorded exchange for this request (mode {self.mode!r}); '
-            f'against the closest recorded request:\n{lines}\n{hint}',
-            path=where,
-            fingerprint=key,
-            changes=shown,
-        )
 
     def _where(self) -> str:
         return repr(str(self.path)) if self.path is not None else '(in memory)'
@@ -464,60 +395,3 @@ def _corrupt(path: Path | None, error: Exception) -> CassetteError:
     return CassetteError(
         f'cassette {where} holds a response pydantic-ai cannot read: {str(error)[:500]}', path=where, reason='invalid'
     )
-
-
-def _unsplit(events: list[ModelResponseStreamEvent], response: ModelResponse) -> list[ModelResponseStreamEvent]:
-    """The stream, with its deltas folded into whole parts when the response held a secret.
-
-    A secret split across deltas matches no pattern piece by piece; whole parts scrub like the
-    response does. Only such a stream loses its deltas: the replay still starts and ends each part.
-    """
-    dumped = Exchange.dump_response(response)
-    if scrub_data(dumped) == dumped:
-        return events
-    parts = response.parts
-    folded: list[ModelResponseStreamEvent] = []
-    for event in events:
-        if isinstance(event, PartDeltaEvent):
-            continue
-        if isinstance(event, PartStartEvent | PartEndEvent) and event.index < len(parts):
-            event = dataclasses.replace(event, part=parts[event.index])
-        folded.append(event)
-    return folded
-
-
-def _plain(profile: ModelProfile) -> dict[str, Any]:
-    """The profile's values JSON can carry: plain values, sets and tuples of text, native tool types
-    by name. Other classes (a schema transformer) stay behind: they shape the wire, not the run."""
-    plain: dict[str, Any] = {}
-    for key, value in cast('dict[str, Any]', profile).items():
-        if isinstance(value, bool | int | float | str):
-            plain[key] = value
-        elif isinstance(value, frozenset | tuple):
-            items = cast('frozenset[Any] | tuple[Any, ...]', value)
-            if all(isinstance(item, str) for item in items):
-                plain[key] = {
-                    'set' if isinstance(items, frozenset) else 'tuple': sorted(items)
-                    if isinstance(items, frozenset)
-                    else list(items)
-                }
-            elif all(isinstance(item, type) and issubclass(item, AbstractNativeTool) for item in items):
-                plain[key] = {'native_tools': sorted(item.__name__ for item in items)}
-    return plain
-
-
-def _restored(plain: dict[str, Any]) -> ModelProfile:
-    profile: dict[str, Any] = {}
-    for key, value in plain.items():
-        if isinstance(value, dict):
-            tagged = cast('dict[str, list[str]]', value)
-            if 'set' in tagged:
-                profile[key] = frozenset(tagged['set'])
-            elif 'tuple' in tagged:
-                profile[key] = tuple(tagged['tuple'])
-            elif 'native_tools' in tagged:
-                found = (getattr(native_tools, name, None) for name in tagged['native_tools'])
-                profile[key] = frozenset(kind for kind in found if isinstance(kind, type))
-        else:
-            profile[key] = value
-    return cast(ModelProfile, profile)
