@@ -14,7 +14,7 @@ from pydantic_ai.usage import RequestUsage
 
 from agentool.cli import main
 from agentool.errors import CassetteMismatchError
-from agentool.testing import CassetteModel, diff_runs
+from agentool.testing import Cassette, CassetteModel, diff_runs
 from agentool.testing._window import window
 
 
@@ -125,3 +125,25 @@ async def test_a_mismatch_deep_in_a_tool_result_shows_both_values_and_names_cass
     assert '"order_id": 2}' in change
     assert 'CassetteTools' in str(caught.value)
     assert 'Re-record' not in str(caught.value)
+
+
+def test_show_escapes_control_characters_and_names_a_corrupt_response(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / 'c.json'
+
+    def sneaky(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        return ModelResponse(parts=[TextPart('\x1b[2Jcleared')])
+
+    sneaky_model = FunctionModel(sneaky, model_name='\x1b[31mred')
+    Agent(output_type=str).run_sync('hi', model=CassetteModel(sneaky_model, cassette=path, mode='once'))
+    assert main(['cassette', 'show', str(path)]) == 0
+    out = capsys.readouterr().out
+    assert '\x1b' not in out
+    assert '\\x1b[2Jcleared' in out
+    assert 'model \\x1b[31mred' in out
+    cassette = Cassette.load(path)
+    cassette.exchanges[0].response['parts'] = 'not parts'
+    cassette.save(path)
+    assert main(['cassette', 'show', str(path)]) == 1
+    assert capsys.readouterr().err.startswith('agentool: error: the cassette holds a response pydantic-ai cannot read')

@@ -7,6 +7,7 @@ logic is here. Each command returns its text (printed by the CLI) or raises a `C
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import cast
@@ -23,17 +24,23 @@ __all__ = ('run', 'show', 'diff', 'prune', 'scrub_files', 'unused_report', 'unus
 
 
 def run(action: str, files: Sequence[str]) -> str:
-    """What `agentool cassette ACTION FILE...` prints."""
+    """What `agentool cassette ACTION FILE...` prints (control characters a cassette holds escaped)."""
     if action == 'show':
-        return '\n\n'.join(show(file) for file in files)
-    if action == 'diff':
+        text = '\n\n'.join(show(file) for file in files)
+    elif action == 'diff':
         before, after = files
-        return diff(before, after)
-    if action == 'prune':
-        return prune(files)
-    if action == 'scrub':
-        return scrub_files(files)
-    raise CassetteError(f'unknown cassette action {action[:60]!r}', reason='action')
+        text = diff(before, after)
+    elif action == 'prune':
+        text = prune(files)
+    elif action == 'scrub':
+        text = scrub_files(files)
+    else:
+        raise CassetteError(f'unknown cassette action {action[:60]!r}', reason='action')
+    return _CONTROL.sub(lambda match: repr(match.group())[1:-1], text)
+
+
+_CONTROL = re.compile(r'[\x00-\x09\x0b-\x1f\x7f-\x9f]')
+"""What a terminal would act on (escape sequences, carriage returns) rather than show."""
 
 
 def show(path: str | os.PathLike[str]) -> str:

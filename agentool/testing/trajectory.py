@@ -16,10 +16,11 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, cast
 
+from pydantic import ValidationError
 from pydantic_ai import AgentRunResult
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 
-from ..errors import ConfigurationError, ExpectationError
+from ..errors import CassetteError, ConfigurationError, ExpectationError
 from .cassette import Cassette, Exchange
 from .cassette_model import CassetteModel
 from .double import AgentDouble
@@ -240,7 +241,7 @@ def _from_cassette(cassette: Cassette, output_tools: frozenset[str]) -> Trajecto
     recorded = {(call.tool, _key(call.args)): call.result for call in cassette.tool_calls}
     for exchange in cassette.exchanges:
         _settle(pending, exchange)
-        for record in _add_step(found, exchange.model_response(), output_tools | _output_names(exchange)):
+        for record in _add_step(found, _response(exchange), output_tools | _output_names(exchange)):
             key = (record.tool, _key(record.args))
             if key in recorded:
                 record.returned, record.result, record.outcome = True, recorded[key], 'success'
@@ -277,6 +278,16 @@ def _from_double(double: AgentDouble) -> Trajectory:
         text = f'(script {request.script}, step {request.step})' if request.script is not None else ''
         found.steps.append(TrajectoryStep(number=number, calls=(), text=text, model_name=double.name))
     return found
+
+
+def _response(exchange: Exchange) -> ModelResponse:
+    __tracebackhide__ = True
+    try:
+        return exchange.model_response()
+    except (ValidationError, ValueError) as error:
+        raise CassetteError(
+            f'the cassette holds a response pydantic-ai cannot read: {str(error)[:500]}', reason='invalid'
+        ) from None
 
 
 def _settle(pending: list[CallRecord], exchange: Exchange) -> None:
