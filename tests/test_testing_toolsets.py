@@ -17,8 +17,10 @@ from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 from pydantic_core import SchemaValidator, core_schema
 
+from agentool import AgenToolToolset
 from agentool.errors import CassetteError, CassetteMismatchError, ConfigurationError, DriftError, UnrecordedCallError
 from agentool.testing import AgentDouble, CassetteModel, CassetteToolset, Output, Script, ToolsetDouble, trajectory
+from examples.calculator import create_calculator
 
 mcp = pytest.importorskip('mcp')
 
@@ -170,3 +172,12 @@ async def test_a_double_can_be_told_which_output_tool_to_call() -> None:
     double = AgentDouble(Script(Output(both, tool='final_result_Nope')))
     with pytest.raises(DriftError, match="output tool 'final_result_Nope', which the agent does not offer"):
         await agent.run('help', model=double)
+
+
+async def test_a_toolset_double_answered_by_an_agentool(tmp_path: Path, agentool_registry: object) -> None:
+    create_calculator()
+    double = await ToolsetDouble.from_toolset(StdioServer('calculator.add', tmp_path), answer=AgenToolToolset())
+    result = await Agent(output_type=str).run('2 + 3?', model=FunctionModel(_real), toolsets=[double])
+    assert result.output == '2 + 3 = 5'
+    double.calls.assert_called('calculator_add', {'a': 2, 'b': 3})
+    assert double.calls[0].result == 5.0

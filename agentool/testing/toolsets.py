@@ -189,8 +189,10 @@ class ToolsetDouble(AbstractToolset[Any]):
         tools: `ToolDefinition`s (from a real toolset: see `from_toolset`), or a mapping of tool
             name to its JSON schema for the arguments.
         answers: Per tool, the result to return, or a function of the arguments (sync or async).
-        answer: A function `(tool name, arguments)` answering every call `answers` does not,
-            such as one running an agentool. A call neither answers is an `UnrecordedCallError`.
+        answer: Answers every call `answers` does not: a function `(tool name, arguments)`, or a
+            toolset offering tools of the same names, such as an `AgenToolToolset` running the
+            agentools an MCP server would serve. A call neither answers is an
+            `UnrecordedCallError`.
         id: The toolset's id (pydantic-ai needs one for durable execution).
 
     Example:
@@ -203,7 +205,7 @@ class ToolsetDouble(AbstractToolset[Any]):
 
     definitions: tuple[ToolDefinition, ...]
     answers: Mapping[str, Any]
-    answer: Answer | None
+    answer: Answer | AbstractToolset[Any] | None
     calls: CallLog
     _id: str | None = field(repr=False)
 
@@ -212,7 +214,7 @@ class ToolsetDouble(AbstractToolset[Any]):
         tools: Sequence[ToolDefinition] | Mapping[str, Mapping[str, Any]],
         *,
         answers: Mapping[str, Any] | None = None,
-        answer: Answer | None = None,
+        answer: Answer | AbstractToolset[Any] | None = None,
         id: str | None = None,
     ) -> None:
         if isinstance(tools, Mapping):
@@ -244,8 +246,10 @@ class ToolsetDouble(AbstractToolset[Any]):
                 f'(tools: {", ".join(sorted(names))})',
                 option='answers',
             )
-        if answer is not None and not callable(answer):
-            raise ConfigurationError(f'answer must be a function; got {repr(answer)[:100]}', option='answer')
+        if answer is not None and not (callable(answer) or isinstance(cast(object, answer), AbstractToolset)):
+            raise ConfigurationError(
+                f'answer must be a function or a toolset; got {repr(answer)[:100]}', option='answer'
+            )
         self.definitions = definitions
         self.answers = dict(answers or {})
         self.answer = answer
@@ -254,7 +258,11 @@ class ToolsetDouble(AbstractToolset[Any]):
 
     @classmethod
     async def from_toolset(
-        cls, toolset: AbstractToolset[Any], *, answers: Mapping[str, Any] | None = None, answer: Answer | None = None
+        cls,
+        toolset: AbstractToolset[Any],
+        *,
+        answers: Mapping[str, Any] | None = None,
+        answer: Answer | AbstractToolset[Any] | None = None,
     ) -> ToolsetDouble:
         """A double offering exactly the tools `toolset` offers now (it is entered to list them)."""
         ctx = RunContext[Any](deps=None, model=TestModel(), usage=RunUsage())
@@ -270,6 +278,21 @@ class ToolsetDouble(AbstractToolset[Any]):
     def label(self) -> str:
         return f'ToolsetDouble({", ".join(d.name for d in self.definitions)})'
 
+    @property
+    def _answering(self) -> AbstractToolset[Any] | None:
+        answer = cast(object, self.answer)
+        return cast('AbstractToolset[Any]', answer) if isinstance(answer, AbstractToolset) else None
+
+    async def __aenter__(self) -> Self:
+        if self._answering is not None:
+            await self._answering.__aenter__()
+        return self
+
+    async def __aexit__(self, *args: Any) -> bool | None:
+        if self._answering is not None:
+            return await self._answering.__aexit__(*args)
+        return None
+
     async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
         return {
             d.name: ToolsetTool(toolset=self, tool_def=d, max_retries=1, args_validator=_ANY_ARGS)
@@ -283,8 +306,10 @@ class ToolsetDouble(AbstractToolset[Any]):
         if name in self.answers:
             scripted = self.answers[name]
             result = scripted(tool_args) if callable(scripted) else scripted
+        elif (answering := self._answering) is not None:
+            result = await _forward(answering, name, tool_args, ctx)
         elif self.answer is not None:
-            result = self.answer(name, tool_args)
+            result = cast(Answer, self.answer)(name, tool_args)
         else:
             raise UnrecordedCallError(
                 f'ToolsetDouble has no answer for tool {name!r}; give one in answers= or answer=',
@@ -296,6 +321,20 @@ class ToolsetDouble(AbstractToolset[Any]):
             result = await result
         self.calls.add(CallRecord(tool=name, args=tool_args, call_id='', returned=True, result=result))
         return result
+
+
+async def _forward(toolset: AbstractToolset[Any], name: str, args: dict[str, Any], ctx: RunContext[Any]) -> Any:
+    """`toolset`'s answer to the call, its arguments checked by its own validator."""
+    __tracebackhide__ = True
+    tool = (await toolset.get_tools(ctx)).get(name)
+    if tool is None:
+        raise UnrecordedCallError(
+            f'ToolsetDouble: its answering toolset {toolset.label} has no tool {name!r}',
+            tool=name,
+            args=repr(args)[:500],
+            recorded=[],
+        )
+    return await toolset.call_tool(name, tool.args_validator.validate_python(args), ctx, tool)
 
 
 def _definition(definition: ToolDefinition) -> dict[str, Any]:
