@@ -116,3 +116,12 @@ async def test_a_streamed_run_reads_through_its_messages(tmp_path: Path) -> None
             found = trajectory(run)
     found.assert_order('weather', 'weather')
     found.assert_output('Paris 21.5 C, Rome 21.5 C.')
+
+
+async def test_a_double_call_log_compares_a_subset_unless_told_otherwise() -> None:
+    double = AgentDouble(Script(Call('weather', {'city': 'Oslo', 'unit': 'C'}), Output('Cold.')))
+    await _agent().run('Oslo?', model=double)
+    double.calls.assert_called('weather', {'city': 'Oslo'})
+    double.calls.assert_order(('weather', {'unit': ANY}))
+    with pytest.raises(ExpectationError, match="tool 'weather' was not called with"):
+        double.calls.assert_called('weather', {'city': 'Oslo'}, subset=False)

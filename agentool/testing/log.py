@@ -1,7 +1,7 @@
 """What a double saw and did: every request it answered, every call it made, and assertions on them.
 
-Assertions compare arguments with `==` against the arguments as sent, so `unittest.mock.ANY`
-works inside an expected mapping.
+Assertions compare the expected arguments (a subset, unless `subset=False`) with `==` against the
+arguments as sent, so `unittest.mock.ANY` works inside an expected mapping.
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ class RequestRecord:
 
 
 Expected = str | tuple[str, Mapping[str, Any]]
-"""An expected call: a tool name, or a tool name and its exact arguments."""
+"""An expected call: a tool name, or a tool name and arguments it was called with."""
 
 
 class CallLog:
@@ -116,13 +116,13 @@ class CallLog:
         /,
         *,
         times: int | None = None,
-        subset: bool = False,
+        subset: bool = True,
         trajectory: Sequence[str] | None = None,
     ) -> None:
         """Assert `tool` was called (with `args`, when given), `times` times when given, else at least once.
 
-        `args` are compared with `==`, expected first, so `unittest.mock.ANY` works inside; with
-        `subset=True` only the arguments named in `args` are compared. `trajectory` (lines) is
+        Only the arguments named in `args` are compared (`subset=False` compares them all), each
+        with `==`, expected first, so `unittest.mock.ANY` works inside. `trajectory` (lines) is
         what the failure shows as the actual run; by default, the calls made.
 
         Raises:
@@ -157,7 +157,7 @@ class CallLog:
         if self.of(tool):
             raise self._failure(f'tool {tool!r} was called, expected no call', tool, [f'no {tool}(...)'], trajectory)
 
-    def assert_order(self, *expected: Expected, subset: bool = False, trajectory: Sequence[str] | None = None) -> None:
+    def assert_order(self, *expected: Expected, subset: bool = True, trajectory: Sequence[str] | None = None) -> None:
         """Assert these calls happened in this order (other calls may come between them).
 
         Each expected call is a tool name, or a `(tool name, arguments)` pair (arguments compared

@@ -163,20 +163,22 @@ class Trajectory:
         """How many times `tool` was called."""
         return self.calls.call_count(tool)
 
-    def assert_called(self, tool: str, args: Mapping[str, Any] | None = None, /, *, times: int | None = None) -> None:
+    def assert_called(
+        self, tool: str, args: Mapping[str, Any] | None = None, /, *, times: int | None = None, subset: bool = True
+    ) -> None:
         """Assert `tool` was called with `args` (a subset; `ANY` inside), `times` times or at least once."""
         __tracebackhide__ = True
-        self.calls.assert_called(tool, args, times=times, subset=True, trajectory=self.describe())
+        self.calls.assert_called(tool, args, times=times, subset=subset, trajectory=self.describe())
 
     def assert_not_called(self, tool: str) -> None:
         """Assert `tool` was never called."""
         __tracebackhide__ = True
         self.calls.assert_not_called(tool, trajectory=self.describe())
 
-    def assert_order(self, *expected: Expected) -> None:
+    def assert_order(self, *expected: Expected, subset: bool = True) -> None:
         """Assert these calls happened in this order (others may come between; arguments as subsets)."""
         __tracebackhide__ = True
-        self.calls.assert_order(*expected, subset=True, trajectory=self.describe())
+        self.calls.assert_order(*expected, subset=subset, trajectory=self.describe())
 
     def assert_requests(self, count: int) -> None:
         """Assert the run made exactly `count` model requests."""
