@@ -39,7 +39,12 @@ SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ('jwt', re.compile(r'\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}'), PLACEHOLDER),
     # Bearer only: "Basic" and "Token" start ordinary sentences too.
     ('bearer', re.compile(r'\b(Bearer)\s+(?!<redacted>)[A-Za-z0-9._~+/=-]{16,}'), rf'\1 {PLACEHOLDER}'),
-    ('url_credentials', re.compile(r'([a-zA-Z][\w+.-]*://)[^/\s:@"\\]+:[^/\s@"\\]+@'), rf'\1{PLACEHOLDER}@'),
+    # Bounded repeats: scanning stays linear in the text, whatever an attacker writes in it.
+    (
+        'url_credentials',
+        re.compile(r'\b([a-zA-Z][\w+.-]{0,31}://)[^/\s:@"\\]{1,256}:[^/\s@"\\]{1,256}@'),
+        rf'\1{PLACEHOLDER}@',
+    ),
     (
         'url_token',
         re.compile(
