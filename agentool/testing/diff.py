@@ -9,6 +9,7 @@ added or removed, and tokens and cost before and after. `agentool cassette diff 
 from __future__ import annotations
 
 import difflib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 
@@ -70,8 +71,7 @@ def diff_runs(before: object, after: object) -> RunDiff:
 def _call_changes(before: list[CallRecord], after: list[CallRecord]) -> list[str]:
     # Aligned by tool name, so a call made with other arguments reads as changed, not removed and added.
     changes: list[str] = []
-    matcher = difflib.SequenceMatcher(a=[c.tool for c in before], b=[c.tool for c in after], autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    for tag, i1, i2, j1, j2 in _alignment([c.tool for c in before], [c.tool for c in after]):
         if tag == 'equal':
             for old, new in zip(before[i1:i2], after[j1:j2], strict=True):
                 if old.args != new.args:
@@ -80,6 +80,22 @@ def _call_changes(before: list[CallRecord], after: list[CallRecord]) -> list[str
         changes.extend(f'tool call removed: {call.describe()}' for call in before[i1:i2])
         changes.extend(f'tool call added: {call.describe()}' for call in after[j1:j2])
     return changes
+
+
+def _alignment(before: list[str], after: list[str]) -> Sequence[tuple[str, int, int, int, int]]:
+    """difflib's opcodes; for very long runs, position by position (difflib's cost grows with the product)."""
+    if len(before) * len(after) <= _MAX_ALIGNED:
+        return difflib.SequenceMatcher(a=before, b=after, autojunk=False).get_opcodes()
+    common = min(len(before), len(after))
+    opcodes: list[tuple[str, int, int, int, int]] = [
+        ('equal' if before[i] == after[i] else 'replace', i, i + 1, i, i + 1) for i in range(common)
+    ]
+    if len(before) != len(after):
+        opcodes.append(('replace', common, len(before), common, len(after)))
+    return opcodes
+
+
+_MAX_ALIGNED = 1_000_000
 
 
 def _args_diff(old: CallRecord, new: CallRecord) -> str:

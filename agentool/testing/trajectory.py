@@ -11,6 +11,7 @@ trajectory side by side, and pytest hides these frames from its traceback.
 from __future__ import annotations
 
 import os
+from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -239,7 +240,7 @@ def _from_messages(messages: Sequence[ModelMessage], output_tools: frozenset[str
 
 def _from_cassette(cassette: Cassette, output_tools: frozenset[str]) -> Trajectory:
     found = Trajectory(source='the cassette')
-    pending: list[CallRecord] = []
+    pending: dict[str, deque[CallRecord]] = {}
     recorded = {(call.tool, _key(call.args)): call.result for call in cassette.tool_calls}
     for exchange in cassette.exchanges:
         _settle(pending, exchange)
@@ -248,7 +249,7 @@ def _from_cassette(cassette: Cassette, output_tools: frozenset[str]) -> Trajecto
             if key in recorded:
                 record.returned, record.result, record.outcome = True, recorded[key], 'success'
             else:
-                pending.append(record)
+                pending.setdefault(record.tool, deque()).append(record)
     return found
 
 
@@ -292,17 +293,15 @@ def _response(exchange: Exchange) -> ModelResponse:
         ) from None
 
 
-def _settle(pending: list[CallRecord], exchange: Exchange) -> None:
+def _settle(pending: dict[str, deque[CallRecord]], exchange: Exchange) -> None:
     # A cassette's requests keep tool returns without ids: a return settles the oldest open call of its tool.
     messages: list[dict[str, Any]] = exchange.request.get('messages', [])
     if not messages or not pending:
         return
     for part in cast('list[dict[str, Any]]', messages[-1].get('parts', [])):
-        if part.get('part_kind') != 'tool-return':
-            continue
-        match = next((r for r in pending if r.tool == part.get('tool_name')), None)
-        if match is not None:
-            pending.remove(match)
+        waiting = pending.get(str(part.get('tool_name')))
+        if part.get('part_kind') == 'tool-return' and waiting:
+            match = waiting.popleft()
             match.returned, match.result, match.outcome = True, part.get('content'), part.get('outcome', 'success')
 
 
