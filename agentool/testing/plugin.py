@@ -112,9 +112,9 @@ def agentool_no_model_requests() -> Iterator[None]:
 
 @pytest.fixture
 def agentool_recording_path(request: pytest.FixtureRequest) -> Path:
-    """Where this test's recording lives: `recordings/<test name>.json` beside the test module."""
-    name = re.sub(r'[^\w.-]+', '_', request.node.name).strip('_') or 'recording'
-    return request.path.parent / 'recordings' / f'{name}.json'
+    """Where this test's recording lives: `recordings/<test name>.json` beside the test module
+    (named like a cassette: no two test ids share a file)."""
+    return request.path.parent / 'recordings' / f'{_safe(request.node.name, "recording")}.json'
 
 
 @pytest.fixture
