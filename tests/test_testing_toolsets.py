@@ -19,7 +19,16 @@ from pydantic_core import SchemaValidator, core_schema
 
 from agentool import AgenToolToolset
 from agentool.errors import CassetteError, CassetteMismatchError, ConfigurationError, DriftError, UnrecordedCallError
-from agentool.testing import AgentDouble, CassetteModel, CassetteToolset, Output, Script, ToolsetDouble, trajectory
+from agentool.testing import (
+    AgentDouble,
+    Cassette,
+    CassetteModel,
+    CassetteToolset,
+    Output,
+    Script,
+    ToolsetDouble,
+    trajectory,
+)
 from examples.calculator import create_calculator
 
 mcp = pytest.importorskip('mcp')
@@ -181,3 +190,16 @@ async def test_a_toolset_double_answered_by_an_agentool(tmp_path: Path, agentool
     assert result.output == '2 + 3 = 5'
     double.calls.assert_called('calculator_add', {'a': 2, 'b': 3})
     assert double.calls[0].result == 5.0
+
+
+async def test_a_recorded_tool_pydantic_ai_cannot_read_is_a_cassette_error(tmp_path: Path) -> None:
+    path = tmp_path / 'c.json'
+    await Agent(output_type=str).run('hi', model=CassetteModel(FunctionModel(_hello), cassette=path, mode='once'))
+    cassette = Cassette.load(path)
+    cassette.toolsets['calculator'] = [{'name': 'add', 'colour': 'blue'}]
+    cassette.save(path)
+    replay = CassetteModel(None, cassette=path)
+    with pytest.raises(CassetteError, match="holds a tool of toolset 'calculator' pydantic-ai cannot read"):
+        await Agent(output_type=str).run(
+            'hi', model=replay, toolsets=[CassetteToolset(StdioServer('x', tmp_path), replay)]
+        )

@@ -127,7 +127,7 @@ class CassetteToolset(WrapperToolset[Any]):
                     reason='no_toolset',
                     toolset=self.name,
                 )
-            return {d['name']: self._tool(ToolDefinition(**d)) for d in recorded}
+            return {tool.tool_def.name: tool for tool in map(self._tool, self._definitions(recorded))}
         tools = await self.wrapped.get_tools(ctx)
         listed = [_definition(tool.tool_def) for tool in tools.values()]
         if self.model.scrub:
@@ -153,6 +153,18 @@ class CassetteToolset(WrapperToolset[Any]):
         result = await self.wrapped.call_tool(name, tool_args, ctx, tool)
         self._answers.add(self.model.keep_tool_call(name, tool_args, result))
         return result
+
+    def _definitions(self, recorded: list[dict[str, Any]]) -> list[ToolDefinition]:
+        __tracebackhide__ = True
+        try:
+            return [ToolDefinition(**definition) for definition in recorded]
+        except TypeError as error:  # a field this pydantic-ai does not know, or a name missing
+            raise CassetteError(
+                f'cassette {self._where()} holds a tool of toolset {self.name!r} pydantic-ai cannot read: '
+                f'{str(error)[:300]}',
+                path=self._where(),
+                reason='invalid',
+            ) from None
 
     def _tool(self, definition: ToolDefinition) -> ToolsetTool[Any]:
         return ToolsetTool(toolset=self, tool_def=definition, max_retries=1, args_validator=_ANY_ARGS)
