@@ -9,6 +9,7 @@ agentool [--import MODULE]... COMMAND ...
   call NAME JSON            run it through its agent; print the typed output as JSON
   catalog --format F        json | markdown | mermaid | openapi, to stdout or -o FILE
   mcp                       serve the agentools over MCP (needs the `mcp` extra)
+  cassette ACTION FILE...   show | diff A B | prune | scrub: review and clean cassettes
 ```
 
 Nothing is imported implicitly: `--import MODULE` (repeatable, before or after the command)
@@ -302,6 +303,21 @@ def _run_mcp(args: argparse.Namespace) -> int:
     return 0
 
 
+def _configure_cassette(parser: argparse.ArgumentParser) -> None:
+    # Declarations only: agentool.testing.commands does the work, imported when an action runs.
+    actions = parser.add_subparsers(dest='action', metavar='ACTION', required=True, parser_class=_Parser)
+    helps = ['exchanges, tokens and cost', 'what changed from A to B', 'drop unused exchanges', 'replace secrets']
+    for (action, count), text in zip((('show', 1), ('diff', 2), ('prune', '+'), ('scrub', '+')), helps, strict=True):
+        actions.add_parser(action, help=text, description=text).add_argument('files', metavar='FILE', nargs=count)
+
+
+def _run_cassette(args: argparse.Namespace) -> int:
+    from .testing.commands import run  # the library only when an action runs
+
+    _write(run(args.action, args.files), None)
+    return 0
+
+
 COMMANDS: tuple[Command, ...] = (
     Command(name='list', help='list registered agentools', configure=_configure_list, run=_run_list),
     Command(name='show', help='describe one agentool', configure=_configure_show, run=_run_show),
@@ -309,6 +325,7 @@ COMMANDS: tuple[Command, ...] = (
     Command(name='call', help='run an agentool on a JSON input', configure=_configure_call, run=_run_call),
     Command(name='catalog', help='write the catalog of every agentool', configure=_configure_catalog, run=_run_catalog),
     Command(name='mcp', help='serve the agentools as an MCP server', configure=_configure_mcp, run=_run_mcp),
+    Command(name='cassette', help='show/diff/prune/scrub cassettes', configure=_configure_cassette, run=_run_cassette),
 )
 """The subcommands, in the order `--help` lists them."""
 

@@ -377,7 +377,8 @@ class CassetteError(DoubleError):
 
     `details` has `path` and `reason` (`missing`, `too_large`, `invalid_json`, `invalid`,
     `unencodable`, `unwritable`, `unreadable`, `nul`, `not_a_path`, `version`, `mode`, `model`,
-    `redact`, `no_model`).
+    `redact`, `scrub`, `no_model`, `no_toolset`: a replay with no recorded tools for a toolset,
+    `stale`: an unused-exchange list older than its cassette).
     """
 
 
@@ -385,6 +386,7 @@ class CassetteMismatchError(CassetteError):
     """A model request matches nothing the cassette holds (and the mode does not record it).
 
     The message names what changed against the closest recorded request (a tool's schema, the
-    instructions or system prompt, a user prompt, the number of messages); `details` has
-    `fingerprint`, `changes` (one line each) and `path`.
+    instructions or system prompt, a user prompt, the number of messages, only a tool's result, or
+    a recorded toolset's tools); `details` has `fingerprint`, `changes` (one line each, both
+    differing values shown) and `path`.
     """

@@ -8,6 +8,10 @@
   `CassetteTools` keeps tool results in the same cassette, so a replay runs without the tools.
 - `Recorder` records real runs' tool calls to a JSON file; `Replay` serves them back offline, and
   serves a cassette's model answers and tool results too (the older tool-level format still works).
+- `Trajectory.of(...)` / `trajectory(...)` read what any run did (a pydantic-ai result or its
+  messages, a replay, a cassette, a double), with the call log's assertions plus the number of
+  model requests and the output; `diff_runs` names what changed between two of them.
+- `agentool.testing.scrub` replaces secrets before a cassette is written (on by default).
 - `agentool.testing.strategies` has hypothesis strategies built from input schemas (it needs
   the `hypothesis` package, the `testing` extra).
 - `agentool.testing.plugin` is the pytest plugin, loaded through its entry point.
@@ -21,6 +25,7 @@ from __future__ import annotations
 from .cassette import Cassette, CassetteInfo, Exchange, RecordMode
 from .cassette_model import CassetteModel, Redactor
 from .cassette_tools import CassetteTools
+from .diff import RunDiff, diff_runs
 from .double import AgentDouble
 from .log import CallLog, CallRecord, Expected, RequestRecord
 from .recorder import Recorder
@@ -28,6 +33,8 @@ from .recording import RecordedCall, RecordedRun, RecordedToolCall, Recording, c
 from .replay import Replay
 from .script import Call, Matcher, Operation, Output, OutputFrom, Predicate, Prompt, Regex, Script, ScriptRun, Step
 from .stand_in import DoubledAgent, use_doubles
+from .toolsets import CassetteToolset, ToolsetDouble
+from .trajectory import Trajectory, TrajectoryStep, trajectory
 
 __all__ = (
     'AgentDouble',
@@ -36,6 +43,7 @@ __all__ = (
     'CassetteInfo',
     'CassetteModel',
     'CassetteTools',
+    'CassetteToolset',
     'Exchange',
     'RecordMode',
     'Redactor',
@@ -58,8 +66,14 @@ __all__ = (
     'Replay',
     'RequestRecord',
     'Script',
+    'RunDiff',
     'ScriptRun',
     'Step',
+    'ToolsetDouble',
+    'Trajectory',
+    'TrajectoryStep',
     'canonical_args',
+    'diff_runs',
+    'trajectory',
     'use_doubles',
 )

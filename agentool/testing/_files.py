@@ -27,6 +27,7 @@ ErrorFactory = Callable[..., AgenToolError]
 
 def as_path(path: object, what: str, error: ErrorFactory) -> Path:
     """`path` as a `Path`, refusing what no filesystem accepts (not a path, empty, a NUL byte)."""
+    __tracebackhide__ = True  # cassette errors point at the test, not here
     text = path if isinstance(path, str) else _fspath(path)
     if not text:
         shown = _short(repr(path))
@@ -45,6 +46,7 @@ def _fspath(path: object) -> str:
 
 def read_json(path: Path, what: str, error: ErrorFactory, *, missing: str, max_bytes: int = MAX_FILE_BYTES) -> Any:
     """The parsed JSON at `path`; `missing` is the message for a file that does not exist."""
+    __tracebackhide__ = True  # cassette errors point at the test, not here
     name = repr(str(path))
     try:
         size = path.stat().st_size
@@ -83,6 +85,7 @@ def dumps(data: Any) -> str:
 
 def write_json(path: Path, data: Any, what: str, error: ErrorFactory) -> None:
     """Write `data` to `path` whole (parent folders created), or raise `error` and leave `path` as it was."""
+    __tracebackhide__ = True  # cassette errors point at the test, not here
     name = repr(str(path))
     try:
         encoded = dumps(data).encode('utf-8')

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from pydantic_ai import ModelMessagesTypeAdapter
@@ -18,7 +18,11 @@ from pydantic_ai.models import ModelRequestParameters
 from pydantic_ai.settings import ModelSettings
 from pydantic_core import to_jsonable_python
 
-__all__ = ('request_view', 'fingerprint', 'drift')
+from ..errors import CassetteMismatchError
+from ._window import show_pair
+from .cassette import Exchange
+
+__all__ = ('request_view', 'fingerprint', 'drift', 'mismatch')
 
 _VOLATILE = frozenset(
     {
@@ -108,8 +112,36 @@ def drift(sent: Mapping[str, Any], recorded: Mapping[str, Any]) -> list[str]:
         changes.append(f'settings changed: {_pair(recorded.get("settings", {}), sent.get("settings", {}))}')
     if not changes and sent_messages != recorded_messages:
         index = next(i for i, (a, b) in enumerate(zip(sent_messages, recorded_messages, strict=False)) if a != b)
-        changes.append(f'message {index + 1} changed: {_pair(recorded_messages[index], sent_messages[index])}')
+        returns = _tool_return_changes(recorded_messages[index], sent_messages[index])
+        changes.extend(
+            returns or [f'message {index + 1} changed: {_pair(recorded_messages[index], sent_messages[index])}']
+        )
     return changes
+
+
+def _tool_return_changes(recorded: dict[str, Any], sent: dict[str, Any]) -> list[str]:
+    """When a message differs only in what tools returned, one line per such tool naming the remedy."""
+    before: list[dict[str, Any]] = recorded.get('parts', [])
+    after: list[dict[str, Any]] = sent.get('parts', [])
+    if len(before) != len(after) or _without(recorded, 'parts') != _without(sent, 'parts'):
+        return []
+    changes: list[str] = []
+    for old, new in zip(before, after, strict=True):
+        if old == new:
+            continue
+        if old.get('part_kind') != 'tool-return' or _without(old, 'content') != _without(new, 'content'):
+            return []
+        tool, pair = old.get('tool_name'), _pair(old.get('content'), new.get('content'))
+        changes.append(
+            f'only the result of tool {tool!r} differs: {pair}; '
+            'a tool whose result changes between runs (a new id, the time, a database) cannot be fixed by '
+            're-recording: pass CassetteTools(model) so its recorded result is replayed'
+        )
+    return changes
+
+
+def _without(data: dict[str, Any], key: str) -> dict[str, Any]:
+    return {k: v for k, v in data.items() if k != key}
 
 
 def _texts(messages: list[Any], kind: str) -> list[Any]:
@@ -137,9 +169,35 @@ def _tool_changes(label: str, recorded: list[Any], sent: list[Any]) -> list[str]
 
 
 def _pair(before: Any, after: Any) -> str:
-    return f'{_show(before)} recorded, {_show(after)} sent'
+    # Both sides windowed around their first difference, so the differing values always show.
+    return show_pair(before, after)
 
 
-def _show(value: Any, limit: int = 160) -> str:
-    text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=repr)
-    return text if len(text) <= limit else f'{text[: limit - 3]}...'
+def mismatch(
+    where: str, mode: str, key: str, view: Mapping[str, Any], exchanges: Sequence[Exchange]
+) -> CassetteMismatchError:
+    """The error for a request matching no exchange: what changed against the closest recorded one."""
+    if not exchanges:
+        return CassetteMismatchError(
+            f'cassette {where} holds no exchanges; record it (mode "once" or "all")',
+            path=where,
+            fingerprint=key,
+            changes=[],
+        )
+    candidates = [(drift(view, exchange.request), exchange) for exchange in exchanges]
+    changes, _closest = min(candidates, key=lambda pair: len(pair[0]) or 99)
+    shown = changes[:8] + ([f'... and {len(changes) - 8} more'] if len(changes) > 8 else [])
+    lines = '\n'.join(f'  - {line}' for line in shown) or '  - (no difference in the normalised request)'
+    only_results = all(line.startswith('only the result of tool') for line in changes)
+    hint = (
+        'Replay the tools from the cassette with CassetteTools(model) (record them once with it).'
+        if changes and only_results
+        else 'Re-record with mode "all" (or "new_episodes") if the change is intended.'
+    )
+    return CassetteMismatchError(
+        f'cassette {where} has no recorded exchange for this request (mode {mode!r}); '
+        f'against the closest recorded request:\n{lines}\n{hint}',
+        path=where,
+        fingerprint=key,
+        changes=shown,
+    )

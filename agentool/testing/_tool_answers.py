@@ -8,7 +8,7 @@ recorded.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from pydantic_ai.messages import ToolCallPart
@@ -23,8 +23,16 @@ __all__ = ('ToolAnswers',)
 class ToolAnswers:
     """The tool results of a recording or cassette, served by (tool, canonical arguments)."""
 
-    def __init__(self, calls: Iterable[RecordedToolCall], source: str) -> None:
+    def __init__(
+        self,
+        calls: Iterable[RecordedToolCall],
+        source: str,
+        *,
+        clean: Callable[[str, dict[str, Any]], dict[str, Any]] | None = None,
+    ) -> None:
         self.source = source
+        # Sent arguments are looked up as they were written (scrubbed, redacted), like the records.
+        self._clean = clean
         self._results: dict[tuple[str, str], list[RecordedToolCall]] = {}
         self._served: Counter[tuple[str, str]] = Counter()
         for call in calls:
@@ -35,7 +43,7 @@ class ToolAnswers:
 
     def next(self, tool: str, args: dict[str, Any]) -> RecordedToolCall | None:
         """The next recorded result of this call, or `None` when none was recorded."""
-        key = (tool, canonical_args(args))
+        key = (tool, canonical_args(args if self._clean is None else self._clean(tool, args)))
         recorded = self._results.get(key)
         if not recorded:
             return None

@@ -93,6 +93,9 @@ class Cassette(BaseModel):
     exchanges: list[Exchange] = []
     tool_calls: list[RecordedToolCall] = []
     """Tool results, answered by tool name and canonical arguments when a replay runs without tools."""
+    toolsets: dict[str, list[dict[str, Any]]] = {}
+    """The tool definitions of each recorded toolset (an MCP server), by name, so a replay needs no
+    server (see `CassetteToolset`); written only when there is one."""
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Cassette:
@@ -102,6 +105,7 @@ class Cassette(BaseModel):
             CassetteError: the file is missing, too large, unreadable, not JSON, not a cassette or
                 of another version; or the path is not one (empty, a NUL byte).
         """
+        __tracebackhide__ = True  # cassette errors point at the test, not here
         file = as_path(path, 'cassette', CassetteError)
         data = read_json(
             file,
@@ -114,6 +118,7 @@ class Cassette(BaseModel):
     @classmethod
     def from_data(cls, data: Any, *, source: str = 'the cassette') -> Cassette:
         """Validate parsed JSON as a cassette, naming a wrong format or version plainly."""
+        __tracebackhide__ = True  # cassette errors point at the test, not here
         if isinstance(data, dict):
             fields: dict[str, Any] = data  # pyright: ignore[reportUnknownVariableType]
             if fields.get('format') != FORMAT:
@@ -142,11 +147,16 @@ class Cassette(BaseModel):
         Raises:
             CassetteError: it cannot be written there, or its data holds text UTF-8 cannot encode.
         """
-        write_json(as_path(path, 'cassette', CassetteError), self.model_dump(mode='json'), 'cassette', CassetteError)
+        __tracebackhide__ = True  # cassette errors point at the test, not here
+        data = self.model_dump(mode='json')
+        if not data['toolsets']:
+            del data['toolsets']  # a cassette without toolsets reads as before they existed
+        write_json(as_path(path, 'cassette', CassetteError), data, 'cassette', CassetteError)
 
 
 def cassette_path(path: object) -> Path:
     """`path` checked as a cassette path (see `Cassette.load`)."""
+    __tracebackhide__ = True  # cassette errors point at the test, not here
     return as_path(path, 'cassette', CassetteError)
 
 

@@ -9,9 +9,8 @@ seen, so several agents in one test, and concurrent runs, replay deterministical
 
 from __future__ import annotations
 
-import copy
 from collections import Counter
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,17 +32,17 @@ from pydantic_ai.models import (
 from pydantic_ai.native_tools import AbstractNativeTool
 from pydantic_ai.profiles import ModelProfile
 from pydantic_ai.settings import ModelSettings
+from pydantic_core import to_jsonable_python
 
-from ..errors import CassetteError, CassetteMismatchError
-from ._fingerprint import drift, fingerprint, request_view
+from ..errors import CassetteError
+from ._cleaning import Cleaner, Redactor
+from ._fingerprint import fingerprint, mismatch, request_view
+from ._profile import plain_profile, restored_profile
+from ._tool_answers import ToolAnswers
 from .cassette import Cassette, CassetteInfo, Exchange, RecordMode, cassette_path
+from .recording import RecordedToolCall
 
 __all__ = ('CassetteModel', 'Redactor')
-
-Redactor = Callable[[dict[str, Any]], dict[str, Any]]
-"""Called with each new exchange's JSON (`fingerprint`, `request`, `response`, `stream`) before it
-is written; returns what to keep. The fingerprint was taken before, so a redacted cassette still
-matches the live request."""
 
 _MODES: tuple[str, ...] = get_args(RecordMode)
 
@@ -59,7 +58,11 @@ class CassetteModel(Model):
         cassette: The cassette file (`str` or `Path`) or a `Cassette` kept in memory.
         mode: `none` (replay only; the default, for CI), `once` (record when the file is missing),
             `new_episodes` (replay what matches, record the rest) or `all` (re-record).
-        redact: Applied to each new exchange before anything is written (see `Redactor`).
+        redact: Applied to each new exchange (and tool call) before anything is written, on top
+            of the default scrubbing (see `Redactor`).
+        scrub: Replace secrets in known shapes (provider API keys, bearer tokens, cloud access
+            keys, URL credentials and query tokens) before anything is written; on by default
+            (see `agentool.testing.scrub`).
 
     Raises:
         CassetteError: an unknown mode, or a cassette file that cannot be read (missing in
@@ -80,9 +83,13 @@ class CassetteModel(Model):
     """Where the cassette is written; `None` for one kept in memory."""
     mode: RecordMode
     redact: Redactor | None
+    scrub: bool
     _records: bool = field(repr=False)
     _by_fingerprint: dict[str, list[Exchange]] = field(repr=False)
+    _by_clean: dict[str, list[Exchange]] = field(repr=False)
     _seen: Counter[str] = field(repr=False)
+    _used: set[int] = field(repr=False)
+    _cleaner: Cleaner = field(repr=False)
     _replay_profile: ModelProfile | None = field(repr=False)
 
     def __init__(
@@ -92,7 +99,9 @@ class CassetteModel(Model):
         cassette: str | Path | Cassette,
         mode: RecordMode = 'none',
         redact: Redactor | None = None,
+        scrub: bool = True,
     ) -> None:
+        __tracebackhide__ = True  # cassette errors point at the test, not here
         if mode not in _MODES:
             raise CassetteError(
                 f'unknown cassette mode {str(mode)[:60]!r}; use one of {", ".join(_MODES)}',
@@ -101,8 +110,12 @@ class CassetteModel(Model):
             )
         if redact is not None and not callable(redact):
             raise CassetteError(f'redact must be a function; got {repr(redact)[:60]}', reason='redact')
+        if not isinstance(cast(object, scrub), bool):
+            raise CassetteError(f'scrub must be True or False; got {repr(scrub)[:60]}', reason='scrub')
         self.mode = mode
         self.redact = redact
+        self.scrub = scrub
+        self._cleaner = Cleaner(scrub=scrub, redact=redact)
         if isinstance(cassette, Cassette):
             # An empty cassette in memory counts as missing, for mode 'once'.
             self.path, loaded, exists = None, cassette, bool(cassette.exchanges or cassette.tool_calls)
@@ -123,11 +136,12 @@ class CassetteModel(Model):
         lazy = isinstance(wrapped, str) and not self._records
         self.wrapped = None if wrapped is None or lazy else _model(wrapped)
         info = loaded.model
-        super().__init__(profile=_restored(info.profile) if self.wrapped is None else None)
-        self._by_fingerprint = {}
+        super().__init__(profile=restored_profile(info.profile) if self.wrapped is None else None)
+        self._by_fingerprint, self._by_clean = {}, {}
         for exchange in loaded.exchanges:
-            self._by_fingerprint.setdefault(exchange.fingerprint, []).append(exchange)
+            self._index(exchange)
         self._seen = Counter()
+        self._used = set()
         self._replay_profile = None
 
     async def __aenter__(self) -> Self:
@@ -188,6 +202,7 @@ class CassetteModel(Model):
         model_settings: ModelSettings | None,
         model_request_parameters: ModelRequestParameters,
     ) -> ModelResponse:
+        __tracebackhide__ = True  # cassette errors point at the test, not here
         view, key = self._identify(messages, model_settings, model_request_parameters)
         exchange = self._recorded(key, view)
         if exchange is not None:
@@ -205,6 +220,7 @@ class CassetteModel(Model):
         model_request_parameters: ModelRequestParameters,
         run_context: RunContext[Any] | None = None,
     ) -> AsyncGenerator[StreamedResponse]:
+        __tracebackhide__ = True  # cassette errors point at the test, not here
         view, key = self._identify(messages, model_settings, model_request_parameters)
         exchange = self._recorded(key, view)
         if exchange is not None:
@@ -232,17 +248,39 @@ class CassetteModel(Model):
 
     def _recorded(self, key: str, view: dict[str, Any]) -> Exchange | None:
         """The exchange answering this request, or `None` when this mode records it instead."""
+        __tracebackhide__ = True  # cassette errors point at the test, not here
         recorded = self._by_fingerprint.get(key, [])
+        if not recorded and self._by_clean:
+            # Not as sent: then as written (scrubbed, redacted). A replayed history holds the
+            # placeholders the cassette answered with, so its requests match only that way.
+            cleaned = fingerprint(self._cleaner.request(view))
+            if cleaned in self._by_clean:
+                key, recorded = f'clean:{cleaned}', self._by_clean[cleaned]
         occurrence = self._seen[key]
         self._seen[key] += 1
         if self.mode == 'all' or (self._records and occurrence >= len(recorded)):
             return None
         if recorded:
             # Past the recorded occurrences, the last one again: a test may repeat a request.
-            return recorded[min(occurrence, len(recorded) - 1)]
-        raise self._mismatch(key, view)
+            exchange = recorded[min(occurrence, len(recorded) - 1)]
+            self._used.add(id(exchange))
+            return exchange
+        raise mismatch(self._where(), self.mode, key, self._cleaner.request(view), self.cassette.exchanges)
+
+    def _index(self, exchange: Exchange) -> None:
+        # By the request as sent (the fingerprint) and as written (scrubbed, redacted); the two
+        # are the same list when nothing was cleaned.
+        self._by_fingerprint.setdefault(exchange.fingerprint, []).append(exchange)
+        written = fingerprint(exchange.request)
+        if written != exchange.fingerprint:
+            self._by_clean.setdefault(written, []).append(exchange)
+
+    def unused_exchanges(self) -> list[Exchange]:
+        """The recorded exchanges no request has used so far (a replay that left them is suspect)."""
+        return [exchange for exchange in self.cassette.exchanges if id(exchange) not in self._used]
 
     def _recorder(self) -> Model:
+        __tracebackhide__ = True  # cassette errors point at the test, not here
         if self.wrapped is None:
             raise CassetteError(
                 f'cassette {self._where()} needs a recording (mode {self.mode!r}) but CassetteModel '
@@ -252,25 +290,54 @@ class CassetteModel(Model):
             )
         return self.wrapped
 
+    def tool_answers(self) -> ToolAnswers:
+        """The cassette's tool results, looked up by arguments as they are written (scrubbed, redacted)."""
+        return ToolAnswers(self.cassette.tool_calls, f'cassette {self.path or "(in memory)"}', clean=self._cleaner.args)
+
+    def clean(self, data: dict[str, Any]) -> dict[str, Any]:
+        """`data` (an exchange or a tool call, as JSON) as it is written: scrubbed, then redacted.
+
+        Raises:
+            CassetteError: the redaction hook returned something other than a dict.
+        """
+        __tracebackhide__ = True  # cassette errors point at the test, not here
+        return self._cleaner.clean(data, self._where())
+
+    def keep_tool_call(self, tool: str, args: dict[str, Any], result: Any) -> RecordedToolCall:
+        """Add a tool's result to the cassette (scrubbed and redacted like an exchange) and save it.
+
+        Raises:
+            CassetteError: the redaction hook returned something that is not a tool call.
+        """
+        __tracebackhide__ = True  # cassette errors point at the test, not here
+        data = {'tool': tool, 'args': args, 'result': to_jsonable_python(result, fallback=repr)}
+        try:
+            recorded = RecordedToolCall.model_validate(self.clean(data))
+        except ValidationError as error:
+            raise CassetteError(
+                f'the redaction hook returned a tool call that is not one: {str(error)[:500]}',
+                path=self._where(),
+                reason='invalid',
+            ) from None
+        self.cassette.tool_calls.append(recorded)
+        self.save()
+        return recorded
+
     def _keep(
         self, key: str, view: dict[str, Any], response: ModelResponse, events: list[ModelResponseStreamEvent] | None
     ) -> None:
-        data: dict[str, Any] = {
-            'fingerprint': key,
-            'request': view,
-            'response': Exchange.dump_response(response),
-            'stream': None if events is None else Exchange.dump_events(events),
-        }
-        if self.redact is not None:
-            redacted = cast(object, self.redact(copy.deepcopy(data)))
-            if not isinstance(redacted, dict):
-                raise CassetteError(
-                    f'the redaction hook returned {type(redacted).__name__}, not the exchange dict',
-                    path=self._where(),
-                    reason='redact',
-                )
-            data = cast('dict[str, Any]', redacted)
-            data['fingerprint'] = key
+        __tracebackhide__ = True  # cassette errors point at the test, not here
+        if events is not None and self.scrub:
+            events = self._cleaner.stream(events, response)
+        data = self.clean(
+            {
+                'fingerprint': key,
+                'request': view,
+                'response': Exchange.dump_response(response),
+                'stream': None if events is None else Exchange.dump_events(events),
+            }
+        )
+        data['fingerprint'] = key
         try:
             exchange = Exchange.model_validate(data)
         except ValidationError as error:
@@ -280,40 +347,19 @@ class CassetteModel(Model):
                 reason='invalid',
             ) from None
         self.cassette.exchanges.append(exchange)
-        self._by_fingerprint.setdefault(key, []).append(exchange)
+        self._used.add(id(exchange))
+        self._index(exchange)
         if self.wrapped is not None:
-            self.cassette.model = CassetteInfo(
-                model_name=self.wrapped.model_name, system=self.wrapped.system, profile=_plain(self.wrapped.profile)
-            )
+            wrapped, profile = self.wrapped, plain_profile(self.wrapped.profile)
+            self.cassette.model = CassetteInfo(model_name=wrapped.model_name, system=wrapped.system, profile=profile)
         self.save()
-
-    def _mismatch(self, key: str, view: dict[str, Any]) -> CassetteMismatchError:
-        where = self._where()
-        if not self.cassette.exchanges:
-            return CassetteMismatchError(
-                f'cassette {where} holds no exchanges; record it (mode "once" or "all")',
-                path=where,
-                fingerprint=key,
-                changes=[],
-            )
-        candidates = [(drift(view, exchange.request), exchange) for exchange in self.cassette.exchanges]
-        changes, _closest = min(candidates, key=lambda pair: len(pair[0]) or 99)
-        shown = changes[:8] + ([f'... and {len(changes) - 8} more'] if len(changes) > 8 else [])
-        lines = '\n'.join(f'  - {line}' for line in shown) or '  - (no difference in the normalised request)'
-        return CassetteMismatchError(
-            f'cassette {where} has no recorded exchange for this request (mode {self.mode!r}); '
-            f'against the closest recorded request:\n{lines}\n'
-            'Re-record with mode "all" (or "new_episodes") if the change is intended.',
-            path=where,
-            fingerprint=key,
-            changes=shown,
-        )
 
     def _where(self) -> str:
         return repr(str(self.path)) if self.path is not None else '(in memory)'
 
 
 def _model(wrapped: object) -> Model[Any]:
+    __tracebackhide__ = True  # cassette errors point at the test, not here
     if isinstance(wrapped, Model):
         return cast('Model[Any]', wrapped)
     if not isinstance(wrapped, str):
@@ -329,6 +375,7 @@ def _model(wrapped: object) -> Model[Any]:
 
 
 def _response(exchange: Exchange, path: Path | None) -> ModelResponse:
+    __tracebackhide__ = True  # cassette errors point at the test, not here
     try:
         return exchange.model_response()
     except (ValidationError, ValueError) as error:
@@ -336,6 +383,7 @@ def _response(exchange: Exchange, path: Path | None) -> ModelResponse:
 
 
 def _events(exchange: Exchange, path: Path | None) -> list[ModelResponseStreamEvent]:
+    __tracebackhide__ = True  # cassette errors point at the test, not here
     try:
         return exchange.stream_events()
     except ValidationError as error:
@@ -347,40 +395,3 @@ def _corrupt(path: Path | None, error: Exception) -> CassetteError:
     return CassetteError(
         f'cassette {where} holds a response pydantic-ai cannot read: {str(error)[:500]}', path=where, reason='invalid'
     )
-
-
-def _plain(profile: ModelProfile) -> dict[str, Any]:
-    """The profile's values JSON can carry: plain values, sets and tuples of text, native tool types
-    by name. Other classes (a schema transformer) stay behind: they shape the wire, not the run."""
-    plain: dict[str, Any] = {}
-    for key, value in cast('dict[str, Any]', profile).items():
-        if isinstance(value, bool | int | float | str):
-            plain[key] = value
-        elif isinstance(value, frozenset | tuple):
-            items = cast('frozenset[Any] | tuple[Any, ...]', value)
-            if all(isinstance(item, str) for item in items):
-                plain[key] = {
-                    'set' if isinstance(items, frozenset) else 'tuple': sorted(items)
-                    if isinstance(items, frozenset)
-                    else list(items)
-                }
-            elif all(isinstance(item, type) and issubclass(item, AbstractNativeTool) for item in items):
-                plain[key] = {'native_tools': sorted(item.__name__ for item in items)}
-    return plain
-
-
-def _restored(plain: dict[str, Any]) -> ModelProfile:
-    profile: dict[str, Any] = {}
-    for key, value in plain.items():
-        if isinstance(value, dict):
-            tagged = cast('dict[str, list[str]]', value)
-            if 'set' in tagged:
-                profile[key] = frozenset(tagged['set'])
-            elif 'tuple' in tagged:
-                profile[key] = tuple(tagged['tuple'])
-            elif 'native_tools' in tagged:
-                found = (getattr(native_tools, name, None) for name in tagged['native_tools'])
-                profile[key] = frozenset(kind for kind in found if isinstance(kind, type))
-        else:
-            profile[key] = value
-    return cast(ModelProfile, profile)

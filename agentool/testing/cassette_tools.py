@@ -5,7 +5,8 @@ and its result (as JSON-compatible data) joins the cassette's `tool_calls`; in r
 answered from them by tool name and canonical arguments and the tool does not run. A call the
 cassette does not hold fails with `UnrecordedCallError` (mode `none`) or is run and recorded
 (`new_episodes`). Results are stored as JSON, so a tool returning a pydantic model replays a dict
-(the model sees the same JSON either way).
+(the model sees the same JSON either way). Tool calls are scrubbed and redacted like exchanges
+(`CassetteModel(scrub=..., redact=...)`): the hook is called with `tool`, `args` and `result`.
 """
 
 from __future__ import annotations
@@ -17,12 +18,10 @@ from pydantic_ai import RunContext
 from pydantic_ai.capabilities import AbstractCapability, WrapToolExecuteHandler
 from pydantic_ai.messages import ToolCallPart
 from pydantic_ai.tools import ToolDefinition
-from pydantic_core import to_jsonable_python
 
 from ._tool_answers import ToolAnswers
 from .cassette_model import CassetteModel
 from .log import CallLog
-from .recording import RecordedToolCall
 
 __all__ = ('CassetteTools',)
 
@@ -44,7 +43,7 @@ class CassetteTools(AbstractCapability[Any]):
     _answers: ToolAnswers = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self._answers = ToolAnswers(self.model.cassette.tool_calls, f'cassette {self.model.path or "(in memory)"}')
+        self._answers = self.model.tool_answers()
 
     async def wrap_tool_execute(
         self,
@@ -55,6 +54,7 @@ class CassetteTools(AbstractCapability[Any]):
         args: dict[str, Any],
         handler: WrapToolExecuteHandler,
     ) -> Any:
+        __tracebackhide__ = True  # cassette errors point at the test, not here
         if tool_def.kind != 'function':
             return await handler(args)
         sent = call.args_as_dict()
@@ -66,9 +66,9 @@ class CassetteTools(AbstractCapability[Any]):
             if not self.model.records:
                 raise self._answers.unrecorded(call.tool_name, sent)
         result = await handler(args)
-        recorded = RecordedToolCall(tool=call.tool_name, args=sent, result=to_jsonable_python(result, fallback=repr))
-        self.model.cassette.tool_calls.append(recorded)
-        self.model.save()
+        # Scrubbed and redacted like the model's exchanges, so the replayed model's (redacted)
+        # calls still find their results.
+        self.model.keep_tool_call(call.tool_name, sent, result)
         return result
 
     @classmethod

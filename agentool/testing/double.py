@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, cast
 
 from pydantic_ai.messages import (
     InstructionPart,
@@ -33,7 +33,7 @@ from pydantic_ai.settings import ModelSettings
 
 from ..core._answering import TOOL_CALLING_PROFILE, AnsweringModel
 from ..core._option_checks import check_text
-from ..core._output import output_response
+from ..core._output import json_data, output_response
 from ..errors import (
     ConfigurationError,
     DoubleError,
@@ -247,6 +247,8 @@ class AgentDouble(AnsweringModel):
             return ModelResponse(parts=parts, model_name=self.name)
         if isinstance(step, Output):
             value = step.value
+            if step.tool is not None:
+                return self._through(step.tool, value, params, where)
         else:
             value = step.function(context)
             if inspect.isawaitable(value):
@@ -260,6 +262,23 @@ class AgentDouble(AnsweringModel):
                 cause='output',
                 fields=[],
             ) from error
+
+    def _through(self, tool: str, value: Any, params: ModelRequestParameters, where: str) -> ModelResponse:
+        """The output as a call of the output tool the script names."""
+        definition = next((d for d in params.output_tools if d.name == tool), None)
+        if definition is None:
+            offered = [d.name for d in params.output_tools]
+            raise DriftError(
+                f'{where} answers through output tool {tool!r}, which the agent does not offer '
+                f'(output tools: {", ".join(map(repr, offered)) or "none"})',
+                tool=tool,
+                cause='unknown_tool',
+                fields=[],
+                offered=offered,
+            )
+        jsonable = json_data(value, self.name)
+        args = {definition.outer_typed_dict_key: jsonable} if definition.outer_typed_dict_key else jsonable
+        return ModelResponse(parts=[ToolCallPart(tool, args, tool_call_id=self._call_id())], model_name=self.name)
 
     def _where(self, run: _Run, step: int) -> str:
         return f'double {self.name!r}, script {self.scripts[run.script].label(run.script)} step {step}'

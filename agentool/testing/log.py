@@ -1,7 +1,7 @@
 """What a double saw and did: every request it answered, every call it made, and assertions on them.
 
-Assertions compare arguments with `==` against the arguments as sent, so `unittest.mock.ANY`
-works inside an expected mapping.
+Assertions compare the expected arguments (a subset, unless `subset=False`) with `==` against the
+arguments as sent, so `unittest.mock.ANY` works inside an expected mapping.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pydantic_core import to_json
 from ..core._option_checks import check_text
 from ..errors import ConfigurationError, ExpectationError
 
-__all__ = ('CallRecord', 'RequestRecord', 'CallLog', 'Expected')
+__all__ = ('CallRecord', 'RequestRecord', 'CallLog', 'Expected', 'side_by_side')
 
 
 @dataclass(kw_only=True)
@@ -67,7 +67,7 @@ class RequestRecord:
 
 
 Expected = str | tuple[str, Mapping[str, Any]]
-"""An expected call: a tool name, or a tool name and its exact arguments."""
+"""An expected call: a tool name, or a tool name and arguments it was called with."""
 
 
 class CallLog:
@@ -109,46 +109,68 @@ class CallLog:
         """How many times `tool` was called."""
         return len(self.of(tool))
 
-    def assert_called(self, tool: str, args: Mapping[str, Any] | None = None, /, *, times: int | None = None) -> None:
-        """Assert `tool` was called (with exactly `args`, when given), `times` times when given, else at least once.
+    def assert_called(
+        self,
+        tool: str,
+        args: Mapping[str, Any] | None = None,
+        /,
+        *,
+        times: int | None = None,
+        subset: bool = True,
+        trajectory: Sequence[str] | None = None,
+    ) -> None:
+        """Assert `tool` was called (with `args`, when given), `times` times when given, else at least once.
+
+        Only the arguments named in `args` are compared (`subset=False` compares them all), each
+        with `==`, expected first, so `unittest.mock.ANY` works inside. `trajectory` (lines) is
+        what the failure shows as the actual run; by default, the calls made.
 
         Raises:
             ExpectationError: the calls made do not fit.
             ConfigurationError: `tool` is not a string, `args` not a mapping or `times` not a count.
         """
+        __tracebackhide__ = True
         check_text('tool', tool)
         if not (args is None or isinstance(cast(object, args), Mapping)):
             raise _refused('args', 'a mapping of argument names to values, or None', args)
         count = cast(object, times)
         if count is not None and (not isinstance(count, int) or isinstance(count, bool) or count < 0):
             raise _refused('times', 'a count (an int of at least 0) or None', count)
-        matching = [r for r in self.of(tool) if args is None or _same_args(args, r.args)]
+        matching = [r for r in self.of(tool) if args is None or _same_args(args, r.args, subset)]
         with_args = f' with {_json(args)}' if args is not None else ''
+        want = f'{tool}({_json(args) if args is not None else "..."})' + (f' x{times}' if times is not None else '')
         if times is None and not matching:
-            raise self._failure(f'tool {tool!r} was not called{with_args}', tool)
+            raise self._failure(f'tool {tool!r} was not called{with_args}', tool, [want], trajectory)
         if times is not None and len(matching) != times:
             raise self._failure(
-                f'tool {tool!r} was called {len(matching)} time(s){with_args}, expected {times}', tool, times=times
+                f'tool {tool!r} was called {len(matching)} time(s){with_args}, expected {times}',
+                tool,
+                [want],
+                trajectory,
+                times=times,
             )
 
-    def assert_not_called(self, tool: str) -> None:
+    def assert_not_called(self, tool: str, *, trajectory: Sequence[str] | None = None) -> None:
         """Assert `tool` was never called."""
+        __tracebackhide__ = True
         check_text('tool', tool)
         if self.of(tool):
-            raise self._failure(f'tool {tool!r} was called, expected no call', tool)
+            raise self._failure(f'tool {tool!r} was called, expected no call', tool, [f'no {tool}(...)'], trajectory)
 
-    def assert_order(self, *expected: Expected) -> None:
+    def assert_order(self, *expected: Expected, subset: bool = True, trajectory: Sequence[str] | None = None) -> None:
         """Assert these calls happened in this order (other calls may come between them).
 
-        Each expected call is a tool name, or a `(tool name, arguments)` pair.
+        Each expected call is a tool name, or a `(tool name, arguments)` pair (arguments compared
+        as in `assert_called`).
         """
+        __tracebackhide__ = True
         for want in cast('tuple[object, ...]', expected):
             if not _is_expected(want):
                 raise _refused('expected', 'a tool name or a (tool name, arguments mapping) pair', want)
         position = 0
         for want in expected:
             tool, args = (want, None) if isinstance(want, str) else want
-            while position < len(self._records) and not _fits(self._records[position], tool, args):
+            while position < len(self._records) and not _fits(self._records[position], tool, args, subset):
                 position += 1
             if position == len(self._records):
                 wanted = ' then '.join(_describe_expected(e) for e in expected)
@@ -156,14 +178,41 @@ class CallLog:
                     f'calls were not made in the expected order {wanted}; {_describe_expected(want)} is missing '
                     'after the calls before it',
                     tool,
+                    [f'{n}. {_describe_expected(e)}' for n, e in enumerate(expected, start=1)],
+                    trajectory,
                 )
             position += 1
 
-    def _failure(self, message: str, tool: str, **details: Any) -> ExpectationError:
-        made = '; '.join(record.describe() for record in self._records) or 'none'
+    def _failure(
+        self, message: str, tool: str, expected: list[str], trajectory: Sequence[str] | None, **details: Any
+    ) -> ExpectationError:
+        made = [record.describe() for record in self._records]
+        actual = list(trajectory) if trajectory is not None else [f'{n}. {c}' for n, c in enumerate(made, start=1)]
         return ExpectationError(
-            f'{message}; calls made: {made}', tool=tool, calls=[r.describe() for r in self._records], **details
+            f'{message}; calls made: {"; ".join(made) or "none"}\n{side_by_side(expected, actual)}',
+            tool=tool,
+            calls=made,
+            **details,
         )
+
+
+def side_by_side(expected: Sequence[str], actual: Sequence[str], *, width: int = 48, rows: int = 30) -> str:
+    """Two columns, `expected | actual`, each line cut to `width` and at most `rows` lines (then a count)."""
+    left = [_cell(line, width) for line in expected] or ['(nothing)']
+    right = [_cell(line, width) for line in actual] or ['(nothing)']
+    height = max(len(left), len(right))
+    lines = [f'  {"expected":<{width}} | actual']
+    for index in range(min(height, rows)):
+        before = left[index] if index < len(left) else ''
+        after = right[index] if index < len(right) else ''
+        lines.append(f'  {before:<{width}} | {after}'.rstrip())
+    if height > rows:
+        lines.append(f'  ... {height - rows} more line(s)')
+    return '\n'.join(lines)
+
+
+def _cell(line: str, width: int) -> str:
+    return line if len(line) <= width else f'{line[: width - 3]}...'
 
 
 def _is_expected(want: object) -> bool:
@@ -179,12 +228,14 @@ def _refused(option: str, expected: str, value: object) -> ConfigurationError:
     return ConfigurationError(f'{option} must be {expected}; got {value!r}', option=option, value=repr(value))
 
 
-def _fits(record: CallRecord, tool: str, args: Mapping[str, Any] | None) -> bool:
-    return record.tool == tool and (args is None or _same_args(args, record.args))
+def _fits(record: CallRecord, tool: str, args: Mapping[str, Any] | None, subset: bool) -> bool:
+    return record.tool == tool and (args is None or _same_args(args, record.args, subset))
 
 
-def _same_args(expected: Mapping[str, Any], actual: Mapping[str, Any]) -> bool:
+def _same_args(expected: Mapping[str, Any], actual: Mapping[str, Any], subset: bool) -> bool:
     # Expected first, so a matcher such as `unittest.mock.ANY` inside it decides equality.
+    if subset:
+        return all(name in actual and value == actual[name] for name, value in expected.items())
     return dict(expected) == dict(actual)
 
 

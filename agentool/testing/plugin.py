@@ -23,8 +23,9 @@ that use agentool rather than at pytest's start.
 
 from __future__ import annotations
 
+import hashlib
 import re
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -55,12 +56,16 @@ _BLOCK = 'agentool_block_model_requests'
 _MODE = 'agentool_record_mode'
 _MODES = ('once', 'none', 'new_episodes', 'all')
 _MARKER = 'agentool_cassette'
+_ALLOW_UNUSED = 'agentool_allow_unused_exchanges'
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini(_ISOLATE, type='bool', default=False, help='agentool: a fresh registry and injector for every test')
     parser.addini(_BLOCK, type='bool', default=False, help='agentool: ALLOW_MODEL_REQUESTS = False for every test')
     parser.addini(_MODE, default='none', help='agentool: cassette record mode (once, none, new_episodes, all)')
+    parser.addini(
+        _ALLOW_UNUSED, type='bool', default=False, help='agentool: a replay may leave recorded exchanges unused'
+    )
     parser.addoption(
         '--agentool-record-mode',
         dest=_MODE,
@@ -72,7 +77,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
-        'markers', f'{_MARKER}(mode=None, name=None): agentool cassette record mode and file name for the test'
+        'markers',
+        f'{_MARKER}(mode=None, name=None, allow_unused=None): agentool cassette record mode, file name, '
+        'and whether a replay may leave exchanges unused',
     )
 
 
@@ -105,9 +112,9 @@ def agentool_no_model_requests() -> Iterator[None]:
 
 @pytest.fixture
 def agentool_recording_path(request: pytest.FixtureRequest) -> Path:
-    """Where this test's recording lives: `recordings/<test name>.json` beside the test module."""
-    name = re.sub(r'[^\w.-]+', '_', request.node.name).strip('_') or 'recording'
-    return request.path.parent / 'recordings' / f'{name}.json'
+    """Where this test's recording lives: `recordings/<test name>.json` beside the test module
+    (named like a cassette: no two test ids share a file)."""
+    return request.path.parent / 'recordings' / f'{_safe(request.node.name, "recording")}.json'
 
 
 @pytest.fixture
@@ -126,7 +133,11 @@ def agentool_record_mode(request: pytest.FixtureRequest) -> RecordMode:
 
 @pytest.fixture
 def agentool_cassette_path(request: pytest.FixtureRequest) -> Path:
-    """This test's cassette file: `cassettes/<module>/<test name>.json` beside the test module."""
+    """This test's cassette file: `cassettes/<module>/<test name>.json` beside the test module.
+
+    Characters a file name cannot safely hold become `_`; where a parametrized id lost any, a short
+    hash of the whole id follows, so `test_math[2+2]` and `test_math[2*2]` get a file each.
+    """
     marker = request.node.get_closest_marker(_MARKER)
     name = marker.kwargs.get('name') if marker is not None else None
     stem = _safe(str(name) if name else request.node.name, 'cassette')
@@ -140,24 +151,76 @@ class CassetteFactory:
     def __init__(self, path: Path, mode: RecordMode) -> None:
         self.path: Path = path
         self.mode: RecordMode = mode
+        self.models: list[CassetteModel] = []
+        """Every model made for this test: at teardown, their unused exchanges fail it."""
 
     def __call__(
-        self, wrapped: Model | str | None = None, *, name: str | None = None, redact: Redactor | None = None
+        self,
+        wrapped: Model | str | None = None,
+        *,
+        name: str | None = None,
+        redact: Redactor | None = None,
+        scrub: bool = True,
     ) -> CassetteModel:
         from .cassette_model import CassetteModel
 
         path = self.path if name is None else self.path.with_name(f'{self.path.stem}.{_safe(name, "model")}.json')
-        return CassetteModel(wrapped, cassette=path, mode=self.mode, redact=redact)
+        model = CassetteModel(wrapped, cassette=path, mode=self.mode, redact=redact, scrub=scrub)
+        self.models.append(model)
+        return model
 
 
 @pytest.fixture
-def agentool_cassette(agentool_cassette_path: Path, agentool_record_mode: RecordMode) -> CassetteFactory:
-    """Makes this test's `CassetteModel` (its file and mode from the two fixtures above)."""
-    return CassetteFactory(agentool_cassette_path, agentool_record_mode)
+def agentool_cassette(
+    request: pytest.FixtureRequest, agentool_cassette_path: Path, agentool_record_mode: RecordMode
+) -> Iterator[CassetteFactory]:
+    """Makes this test's `CassetteModel` (its file and mode from the two fixtures above).
+
+    In replay, exchanges the test never used fail it at teardown, listed (a sign the test no
+    longer does what was recorded); `@pytest.mark.agentool_cassette(allow_unused=True)` or the ini
+    option `agentool_allow_unused_exchanges = true` turns that off.
+    """
+    factory = CassetteFactory(agentool_cassette_path, agentool_record_mode)
+    yield factory
+    marker = request.node.get_closest_marker(_MARKER)
+    allowed = marker.kwargs.get('allow_unused') if marker is not None else None
+    if allowed is None:
+        allowed = request.config.getini(_ALLOW_UNUSED)
+    if allowed or request.node.stash.get(_FAILED, False):
+        return
+    from .commands import unused_report
+
+    report = unused_report(factory.models)
+    if report:
+        pytest.fail(report, pytrace=False)
+
+
+_FAILED = pytest.StashKey[bool]()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    # A test that failed already says what went wrong: its unused exchanges would only add noise.
+    report = yield
+    if call.when == 'call' and report.failed:
+        item.stash[_FAILED] = True
+    return report
 
 
 def _safe(name: str, default: str) -> str:
-    return re.sub(r'[^\w.-]+', '_', name).strip('_.') or default
+    # `test[id]` becomes `test_id`. A name whose characters had to be replaced (beyond the id's
+    # brackets) gets a short hash of the whole name, so ids differing only in punctuation
+    # (`2+2` and `2*2`) do not share a file.
+    head, bracket, rest = name.partition('[')
+    param = rest[:-1] if bracket and rest.endswith(']') else ''
+    pieces = (head, param) if param else (name,)
+    safe = [re.sub(r'[^\w.-]+', '_', piece).strip('_.') for piece in pieces]
+    stem = '_'.join(filter(None, safe)) or default
+    if safe == list(pieces):
+        return stem
+    return f'{stem}-{hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]}'
 
 
 @pytest.fixture(autouse=True)

@@ -66,6 +66,7 @@ class Replay(AbstractCapability[Any]):
     _answers: ToolAnswers = field(repr=False)
 
     def __init__(self, source: Recording | Cassette | str | os.PathLike[str], *, name: str = 'replay') -> None:
+        __tracebackhide__ = True  # cassette errors point at the test, not here
         if not isinstance(cast(object, source), Recording | Cassette | str | os.PathLike):
             raise ConfigurationError(
                 f'Replay(source=...) must be a recording or cassette file path, a Recording or a Cassette; '
@@ -79,8 +80,9 @@ class Replay(AbstractCapability[Any]):
         if isinstance(self.recording, Cassette):
             if not self.recording.exchanges and not self.recording.tool_calls:
                 raise ConfigurationError(f'{self.source} holds nothing to replay', option='source', value=self.source)
-            self.model = CassetteModel(None, cassette=self.recording)
-            self._answers = ToolAnswers(self.recording.tool_calls, self.source)
+            model = self.model = CassetteModel(None, cassette=self.recording)
+            # Arguments are looked up as the cassette wrote them (scrubbed of secrets).
+            self._answers = model.tool_answers()
             return
         if not self.recording.runs:
             raise ConfigurationError(f'{self.source} holds no runs to replay', option='source', value=self.source)
@@ -96,6 +98,7 @@ class Replay(AbstractCapability[Any]):
         args: dict[str, Any],
         handler: WrapToolExecuteHandler,
     ) -> Any:
+        __tracebackhide__ = True  # cassette errors point at the test, not here
         if tool_def.kind != 'function':
             return await handler(args)
         served = self._answers.serve(call, ctx.run_id, self.calls)
@@ -110,6 +113,7 @@ class Replay(AbstractCapability[Any]):
 
 def _load(source: str | os.PathLike[str]) -> Recording | Cassette:
     # One reader for both formats: the file's "format" key says which it is.
+    __tracebackhide__ = True  # cassette errors point at the test, not here
     path = as_path(source, 'recording', ConfigurationError)
     data = read_json(
         path,

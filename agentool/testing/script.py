@@ -244,9 +244,14 @@ class Call:
 
 @dataclass(frozen=True)
 class Output:
-    """The final output of the run: this value (a model instance, a dict, a string...)."""
+    """The final output of the run: this value (a model instance, a dict, a string...).
+
+    `tool` names the output tool to answer through (say `final_result_Refund` of a union output
+    type); by default the double picks the one the value fits.
+    """
 
     value: Any
+    tool: str | None = field(default=None, kw_only=True)
 
 
 @dataclass(frozen=True)

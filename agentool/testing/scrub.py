@@ -1,0 +1,83 @@
+"""Scrubbing secrets from what a cassette writes: API keys, bearer tokens, cloud keys, URL credentials.
+
+Cassettes are committed next to tests, so everything written passes through `scrub` first (on by
+default; `CassetteModel(scrub=False)` turns it off). It works on JSON text, so one pass covers
+every string of an exchange or a tool call: messages, tool arguments and results, responses and
+their `provider_url`. Each secret becomes a fixed placeholder that no pattern matches again, so
+scrubbing is idempotent: a replayed request holding a placeholder scrubs to the same text as the
+recorded one, and the cassette still matches (`CassetteModel` matches on the scrubbed request).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+__all__ = ('SECRET_PATTERNS', 'PLACEHOLDER', 'scrub', 'scrub_text')
+
+PLACEHOLDER = '<redacted>'
+"""What a secret is replaced with (after a kept prefix such as `sk-` or `Bearer `)."""
+
+_SECRET_KEYS = (
+    r'[\w-]*(?:api[_-]?key|apikey|api[_-]?token|access[_-]?token|auth[_-]?token|refresh[_-]?token|token|secret'
+    r'|secret[_-]?key|access[_-]?key|client[_-]?secret|private[_-]?key|password|passwd|authorization|x-api-key)'
+)
+
+SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str], str], ...] = (
+    # (name, pattern, replacement): the replacement keeps what tells a reader which secret it was.
+    ('anthropic_key', re.compile(r'\bsk-ant-[A-Za-z0-9_-]{16,}'), f'sk-ant-{PLACEHOLDER}'),
+    ('openai_key', re.compile(r'\bsk-(?!ant-)[A-Za-z0-9_-]{16,}'), f'sk-{PLACEHOLDER}'),
+    ('stripe_key', re.compile(r'\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}'), PLACEHOLDER),
+    ('google_key', re.compile(r'\bAIza[0-9A-Za-z_-]{35}'), PLACEHOLDER),
+    ('groq_key', re.compile(r'\bgsk_[A-Za-z0-9]{20,}'), f'gsk_{PLACEHOLDER}'),
+    ('xai_key', re.compile(r'\bxai-[A-Za-z0-9]{20,}'), f'xai-{PLACEHOLDER}'),
+    ('huggingface_token', re.compile(r'\bhf_[A-Za-z0-9]{30,}'), f'hf_{PLACEHOLDER}'),
+    ('github_token', re.compile(r'\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})'), PLACEHOLDER),
+    ('slack_token', re.compile(r'\bxox[abposr]-[A-Za-z0-9-]{10,}'), PLACEHOLDER),
+    ('aws_access_key', re.compile(r'\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b'), PLACEHOLDER),
+    ('jwt', re.compile(r'\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}'), PLACEHOLDER),
+    # Bearer only: "Basic" and "Token" start ordinary sentences too.
+    ('bearer', re.compile(r'\b(Bearer)\s+(?!<redacted>)[A-Za-z0-9._~+/=-]{16,}'), rf'\1 {PLACEHOLDER}'),
+    # Bounded repeats: scanning stays linear in the text, whatever an attacker writes in it.
+    (
+        'url_credentials',
+        re.compile(r'\b([a-zA-Z][\w+.-]{0,31}://)[^/\s:@"\\]{1,256}:[^/\s@"\\]{1,256}@'),
+        rf'\1{PLACEHOLDER}@',
+    ),
+    (
+        'url_token',
+        re.compile(
+            r'([?&](?:api[_-]?key|key|token|access_token|auth|code|secret|password|sig|signature|x-amz-signature'
+            r'|x-amz-credential)=)(?!%3Credacted%3E|<redacted>)[^&\s"#\\]+',
+            re.IGNORECASE,
+        ),
+        rf'\1{PLACEHOLDER}',
+    ),
+    # A JSON field named like a secret ("api_token": "..."), also inside JSON held in a string.
+    (
+        'secret_field',
+        re.compile(rf'("{_SECRET_KEYS}"\s*:\s*")(?!<redacted>")(?:[^"\\]|\\.)+(")', re.I),
+        rf'\1{PLACEHOLDER}\2',
+    ),
+    (
+        'escaped_secret_field',
+        re.compile(rf'(\\"{_SECRET_KEYS}\\"\s*:\s*\\")(?!<redacted>\\")(?:[^"\\]|\\[^"])+(\\")', re.I),
+        rf'\1{PLACEHOLDER}\2',
+    ),
+)
+"""The secret shapes scrubbed by default: `(name, pattern, replacement)`."""
+
+
+def scrub_text(text: str) -> str:
+    """`text` with every secret in a known shape replaced by a placeholder."""
+    for _name, pattern, replacement in SECRET_PATTERNS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def scrub(data: Any) -> Any:
+    """JSON-compatible `data` with every secret in a known shape replaced (a new value; `data` is left alone)."""
+    text = json.dumps(data, ensure_ascii=False)
+    cleaned = scrub_text(text)
+    return data if cleaned == text else json.loads(cleaned)

@@ -1,0 +1,355 @@
+"""Toolsets without their backend: record an MCP server (or any toolset) into a cassette, or double it.
+
+- `CassetteToolset(server, model)` wraps a toolset, such as `MCPServerStdio`, beside a
+  `CassetteModel`. While the model records, the server runs: its tool definitions join the
+  cassette (`toolsets`) and each call's result joins `tool_calls` (the same entries
+  `CassetteTools` writes, scrubbed and redacted alike). In replay the server is never started:
+  the tools are the recorded definitions and each call is answered from the cassette. When the
+  server is listed again against a cassette that holds its tools (mode `new_episodes`, or
+  `verify=True`), a changed tool list is a `CassetteMismatchError` naming the tools.
+- `ToolsetDouble` is a toolset with no backend at all: tools from a real toolset's definitions
+  (`await ToolsetDouble.from_toolset(server)`) or from JSON schemas, answered by a script (a
+  value or a function per tool) or by a function for every call (an agentool's runner, say).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Self, cast
+
+from pydantic_ai import RunContext
+from pydantic_ai.models.test import TestModel
+from pydantic_ai.tools import ToolDefinition
+from pydantic_ai.toolsets import AbstractToolset, ToolsetTool, WrapperToolset
+from pydantic_ai.usage import RunUsage
+from pydantic_core import SchemaValidator, core_schema, to_jsonable_python
+
+from ..core._option_checks import check_text
+from ..errors import CassetteError, CassetteMismatchError, ConfigurationError, UnrecordedCallError
+from ._tool_answers import ToolAnswers
+from ._window import show_pair
+from .cassette_model import CassetteModel
+from .log import CallLog, CallRecord
+from .scrub import scrub as scrub_data
+
+__all__ = ('CassetteToolset', 'ToolsetDouble', 'Answer')
+
+_ANY_ARGS = SchemaValidator(schema=core_schema.dict_schema(core_schema.str_schema(), core_schema.any_schema()))
+"""Arguments are checked against the schema by the model's provider and by the tool's owner, not here."""
+
+Answer = Callable[[str, dict[str, Any]], Any]
+"""Answers any call: `(tool name, arguments) -> result` (or an awaitable of it)."""
+
+
+@dataclass(init=False)
+class CassetteToolset(WrapperToolset[Any]):
+    """Records `wrapped`'s tools and results into `model`'s cassette, or serves them with no server.
+
+    Args:
+        wrapped: The real toolset (an MCP server, say); entered only while `model` records.
+        model: The `CassetteModel` whose cassette (and mode) this follows.
+        name: The key of this toolset's tools in the cassette (default: the toolset's `id`, else
+            its label); two toolsets in one cassette need two names.
+        verify: In replay, still list the real toolset and fail when its tools changed.
+
+    Example:
+        ```python {test="skip"}
+        model = agentool_cassette(REAL_MODEL)
+        server = CassetteToolset(MCPServerStdio('python', ['server.py']), model)
+        result = await agent.run('Add 2 and 3', model=model, toolsets=[server])
+        ```
+    """
+
+    model: CassetteModel
+    name: str
+    verify: bool
+    calls: CallLog
+    """The tool calls answered from the cassette."""
+    _answers: ToolAnswers = field(repr=False)
+
+    def __init__(
+        self, wrapped: AbstractToolset[Any], model: CassetteModel, *, name: str | None = None, verify: bool = False
+    ) -> None:
+        if not isinstance(cast(object, wrapped), AbstractToolset):
+            raise ConfigurationError(
+                f'CassetteToolset wraps a pydantic-ai toolset; got {repr(wrapped)[:100]}', option='wrapped'
+            )
+        if not isinstance(cast(object, model), CassetteModel):
+            raise ConfigurationError(
+                f'CassetteToolset needs the CassetteModel it records with; got {repr(model)[:100]}', option='model'
+            )
+        check_text('name', name, optional=True)
+        super().__init__(wrapped)
+        self.model, self.verify = model, bool(verify)
+        self.name = name or wrapped.id or wrapped.label
+        self.calls = CallLog()
+        self._answers = model.tool_answers()
+
+    @property
+    def id(self) -> str | None:
+        # The wrapped toolset's: pydantic-ai writes it into each tool definition the model sees.
+        return self.wrapped.id
+
+    @property
+    def _live(self) -> bool:
+        return self.model.records or self.verify
+
+    async def __aenter__(self) -> Self:
+        if self._live:
+            await self.wrapped.__aenter__()
+        return self
+
+    async def __aexit__(self, *args: Any) -> bool | None:
+        if self._live:
+            return await self.wrapped.__aexit__(*args)
+        return None
+
+    async def for_run(self, ctx: RunContext[Any]) -> AbstractToolset[Any]:
+        return self if not self._live else await super().for_run(ctx)
+
+    async def for_run_step(self, ctx: RunContext[Any]) -> AbstractToolset[Any]:
+        return self if not self._live else await super().for_run_step(ctx)
+
+    async def get_instructions(self, ctx: RunContext[Any]) -> Any:
+        return None if not self._live else await super().get_instructions(ctx)
+
+    async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
+        __tracebackhide__ = True
+        recorded = self.model.cassette.toolsets.get(self.name)
+        if not self._live:
+            if recorded is None:
+                raise CassetteError(
+                    f'cassette {self._where()} holds no tools of toolset {self.name!r}; record it with the '
+                    'toolset running (mode "once" or "all")',
+                    path=self._where(),
+                    reason='no_toolset',
+                    toolset=self.name,
+                )
+            return {tool.tool_def.name: tool for tool in map(self._tool, self._definitions(recorded))}
+        tools = await self.wrapped.get_tools(ctx)
+        listed = [_definition(tool.tool_def) for tool in tools.values()]
+        if self.model.scrub:
+            listed = cast('list[dict[str, Any]]', scrub_data(listed))
+        if recorded is not None and listed != recorded and (self.verify or self.model.mode == 'new_episodes'):
+            raise self._changed(recorded, listed)
+        if self.model.records and listed != recorded:
+            self.model.cassette.toolsets[self.name] = listed
+            self.model.save()
+        return tools
+
+    async def call_tool(
+        self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
+    ) -> Any:
+        __tracebackhide__ = True
+        if not (self.model.records and self.model.mode in ('all', 'once')):
+            served = self._answers.next(name, tool_args)
+            if served is not None:
+                self.calls.add(CallRecord(tool=name, args=tool_args, call_id='', returned=True, result=served.result))
+                return served.result
+            if not self.model.records:
+                raise self._answers.unrecorded(name, tool_args)
+        result = await self.wrapped.call_tool(name, tool_args, ctx, tool)
+        self._answers.add(self.model.keep_tool_call(name, tool_args, result))
+        return result
+
+    def _definitions(self, recorded: list[dict[str, Any]]) -> list[ToolDefinition]:
+        __tracebackhide__ = True
+        try:
+            return [ToolDefinition(**definition) for definition in recorded]
+        except TypeError as error:  # a field this pydantic-ai does not know, or a name missing
+            raise CassetteError(
+                f'cassette {self._where()} holds a tool of toolset {self.name!r} pydantic-ai cannot read: '
+                f'{str(error)[:300]}',
+                path=self._where(),
+                reason='invalid',
+            ) from None
+
+    def _tool(self, definition: ToolDefinition) -> ToolsetTool[Any]:
+        return ToolsetTool(toolset=self, tool_def=definition, max_retries=1, args_validator=_ANY_ARGS)
+
+    def _changed(self, recorded: list[dict[str, Any]], listed: list[dict[str, Any]]) -> CassetteMismatchError:
+        before = {d['name']: d for d in recorded}
+        after = {d['name']: d for d in listed}
+        changes = [f'tool {name!r} added' for name in after if name not in before]
+        changes += [f'tool {name!r} removed' for name in before if name not in after]
+        changes += [
+            f'tool {name!r} changed: {show_pair(before[name], after[name])}'
+            for name in after
+            if name in before and before[name] != after[name]
+        ]
+        lines = '\n'.join(f'  - {line}' for line in changes)
+        return CassetteMismatchError(
+            f'cassette {self._where()}: the tools of toolset {self.name!r} changed since they were recorded:\n'
+            f'{lines}\nRe-record with mode "all" if the change is intended.',
+            path=self._where(),
+            fingerprint='',
+            changes=changes,
+            toolset=self.name,
+        )
+
+    def _where(self) -> str:
+        return repr(str(self.model.path)) if self.model.path is not None else '(in memory)'
+
+
+@dataclass(init=False)
+class ToolsetDouble(AbstractToolset[Any]):
+    """A toolset with no backend: given tools, scripted answers, and a log of the calls made.
+
+    Args:
+        tools: `ToolDefinition`s (from a real toolset: see `from_toolset`), or a mapping of tool
+            name to its JSON schema for the arguments.
+        answers: Per tool, the result to return, or a function of the arguments (sync or async).
+        answer: Answers every call `answers` does not: a function `(tool name, arguments)`, or a
+            toolset offering tools of the same names, such as an `AgenToolToolset` running the
+            agentools an MCP server would serve. A call neither answers is an
+            `UnrecordedCallError`.
+        id: The toolset's id (pydantic-ai needs one for durable execution).
+
+    Example:
+        ```python {test="skip"}
+        weather = ToolsetDouble({'forecast': {'type': 'object'}}, answers={'forecast': 'rain'})
+        result = await agent.run('Weather?', toolsets=[weather])
+        weather.calls.assert_called('forecast')
+        ```
+    """
+
+    definitions: tuple[ToolDefinition, ...]
+    answers: Mapping[str, Any]
+    answer: Answer | AbstractToolset[Any] | None
+    calls: CallLog
+    _id: str | None = field(repr=False)
+
+    def __init__(
+        self,
+        tools: Sequence[ToolDefinition] | Mapping[str, Mapping[str, Any]],
+        *,
+        answers: Mapping[str, Any] | None = None,
+        answer: Answer | AbstractToolset[Any] | None = None,
+        id: str | None = None,
+    ) -> None:
+        if isinstance(tools, Mapping):
+            schemas = cast('Mapping[object, object]', tools)
+            for name in schemas:
+                check_text('tools', name)
+            if bad := [
+                name for name, schema in schemas.items() if not isinstance(name, str) or not isinstance(schema, Mapping)
+            ]:
+                raise ConfigurationError(
+                    f'ToolsetDouble tools map a tool name to its JSON schema; got {repr(bad[0])[:100]}', option='tools'
+                )
+            definitions = tuple(
+                ToolDefinition(name=name, parameters_json_schema=dict(schema))
+                for name, schema in cast('Mapping[str, Mapping[str, Any]]', schemas).items()
+            )
+        else:
+            if bad_defs := [d for d in cast('Sequence[object]', tools) if not isinstance(d, ToolDefinition)]:
+                raise ConfigurationError(
+                    'ToolsetDouble tools are ToolDefinitions or a name-to-schema mapping; '
+                    f'got {repr(bad_defs[0])[:100]}',
+                    option='tools',
+                )
+            definitions = tuple(tools)
+        names = {d.name for d in definitions}
+        if unknown := [name for name in answers or {} if name not in names]:
+            raise ConfigurationError(
+                f'ToolsetDouble answers tool {unknown[0]!r}, which it does not offer '
+                f'(tools: {", ".join(sorted(names))})',
+                option='answers',
+            )
+        if answer is not None and not (callable(answer) or isinstance(cast(object, answer), AbstractToolset)):
+            raise ConfigurationError(
+                f'answer must be a function or a toolset; got {repr(answer)[:100]}', option='answer'
+            )
+        self.definitions = definitions
+        self.answers = dict(answers or {})
+        self.answer = answer
+        self.calls = CallLog()
+        self._id = id
+
+    @classmethod
+    async def from_toolset(
+        cls,
+        toolset: AbstractToolset[Any],
+        *,
+        answers: Mapping[str, Any] | None = None,
+        answer: Answer | AbstractToolset[Any] | None = None,
+    ) -> ToolsetDouble:
+        """A double offering exactly the tools `toolset` offers now (it is entered to list them)."""
+        ctx = RunContext[Any](deps=None, model=TestModel(), usage=RunUsage())
+        async with toolset:
+            tools = await toolset.get_tools(ctx)
+        return cls([tool.tool_def for tool in tools.values()], answers=answers, answer=answer, id=toolset.id)
+
+    @property
+    def id(self) -> str | None:
+        return self._id
+
+    @property
+    def label(self) -> str:
+        return f'ToolsetDouble({", ".join(d.name for d in self.definitions)})'
+
+    @property
+    def _answering(self) -> AbstractToolset[Any] | None:
+        answer = cast(object, self.answer)
+        return cast('AbstractToolset[Any]', answer) if isinstance(answer, AbstractToolset) else None
+
+    async def __aenter__(self) -> Self:
+        if self._answering is not None:
+            await self._answering.__aenter__()
+        return self
+
+    async def __aexit__(self, *args: Any) -> bool | None:
+        if self._answering is not None:
+            return await self._answering.__aexit__(*args)
+        return None
+
+    async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
+        return {
+            d.name: ToolsetTool(toolset=self, tool_def=d, max_retries=1, args_validator=_ANY_ARGS)
+            for d in self.definitions
+        }
+
+    async def call_tool(
+        self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
+    ) -> Any:
+        __tracebackhide__ = True
+        if name in self.answers:
+            scripted = self.answers[name]
+            result = scripted(tool_args) if callable(scripted) else scripted
+        elif (answering := self._answering) is not None:
+            result = await _forward(answering, name, tool_args, ctx)
+        elif self.answer is not None:
+            result = cast(Answer, self.answer)(name, tool_args)
+        else:
+            raise UnrecordedCallError(
+                f'ToolsetDouble has no answer for tool {name!r}; give one in answers= or answer=',
+                tool=name,
+                args=repr(tool_args)[:500],
+                recorded=sorted(self.answers),
+            )
+        if inspect.isawaitable(result):
+            result = await result
+        self.calls.add(CallRecord(tool=name, args=tool_args, call_id='', returned=True, result=result))
+        return result
+
+
+async def _forward(toolset: AbstractToolset[Any], name: str, args: dict[str, Any], ctx: RunContext[Any]) -> Any:
+    """`toolset`'s answer to the call, its arguments checked by its own validator."""
+    __tracebackhide__ = True
+    tool = (await toolset.get_tools(ctx)).get(name)
+    if tool is None:
+        raise UnrecordedCallError(
+            f'ToolsetDouble: its answering toolset {toolset.label} has no tool {name!r}',
+            tool=name,
+            args=repr(args)[:500],
+            recorded=[],
+        )
+    return await toolset.call_tool(name, tool.args_validator.validate_python(args), ctx, tool)
+
+
+def _definition(definition: ToolDefinition) -> dict[str, Any]:
+    """A tool definition as the cassette keeps it: its fields, without the empty ones."""
+    data = cast('dict[str, Any]', to_jsonable_python(definition, fallback=repr))
+    return {key: value for key, value in data.items() if value not in (None, {}, [])}
