@@ -17,32 +17,37 @@ standard library and installed packages, so a `queue.py` there shadows nothing),
 `__pycache__/` is written for what is imported that way. Errors are
 one line on stderr and exit status 1 (2 for usage errors), never a traceback.
 
-Each command is a `Command` in `COMMANDS`; a new one is a function taking the parsed arguments
-and returning the exit status, plus one entry in that tuple.
+`agentool --help`, `agentool COMMAND --help` and usage errors answer without importing pydantic-ai:
+this module imports only the standard library and `agentool._bounds` at module level, and the
+console script (`agentool_cli`) defers the package's `__init__` until a command runs.
+
+Adding a command (keep it import-light):
+
+- declare its arguments in a `configure(parser)` function using argparse only;
+- write its handler `run(args) -> int` (the exit status) and import what it needs from the library
+  *inside* the handler (`from .catalog import ...`), never at the top of this module;
+- add one `Command(...)` to `COMMANDS`. A command group (`agentool cassette diff|show ...`) is one
+  `Command` whose `configure` adds sub-parsers, each with `set_defaults(run=handler)`; its handlers may
+  live in another module, imported by a thin handler here.
+
+`tests/test_cli_fast.py` checks that `--help` and usage errors never import pydantic-ai.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
-from pydantic_core import to_json
+from ._bounds import clip, did_you_mean, quote, suggest
 
-from ._cli_call import call, read_stdin
-from ._interface import check_json_numbers
-from ._modules import import_modules
-from .catalog import catalog_entry, input_schema
-from .catalog import operations as catalog_operations
-from .catalog.data import field_requirement
-from .core.registry import AgenToolRegistry, get_registry
-from .errors import AgenToolError, clip, did_you_mean, quote, suggest
+if TYPE_CHECKING:
+    from .core.registry import AgenToolRegistry
 
 __all__ = ('main', 'Command', 'COMMANDS', 'CLIError', 'UsageError')
 
@@ -69,15 +74,25 @@ class Command:
 
 
 def _registry() -> AgenToolRegistry:
+    from .core.registry import get_registry
+
     return get_registry()
 
 
+_NOTHING_IMPORTED = 'use --import MODULE to import the modules that register them'
+
+
 def _require(name: str) -> str:
-    _registry().require(name)  # raises AgenToolNotFoundError with "did you mean" suggestions
+    registry = _registry()
+    if not len(registry):  # the usual first mistake: nothing was imported, so no name can match
+        raise CLIError(f'no agentool named {quote(name)}: no agentools are registered; {_NOTHING_IMPORTED}')
+    registry.require(name)  # raises AgenToolNotFoundError with "did you mean" suggestions
     return name
 
 
 def _json_text(value: Any) -> str:
+    from pydantic_core import to_json
+
     # Always RFC 8259 JSON: a float JSON has no number for, wherever it is left (an enum of floats, a
     # schema's bound), is a string as the catalog writes an infinite default ('Infinity'), never `Infinity`.
     return to_json(value, indent=2, serialize_unknown=True, inf_nan_mode='strings').decode()
@@ -123,7 +138,7 @@ def _run_list(args: argparse.Namespace) -> int:
         _print_json(summary)
         return 0
     if not rows:
-        hint = '' if len(registry) else '; use --import MODULE to import the modules that register them'
+        hint = '' if len(registry) else f'; {_NOTHING_IMPORTED}'
         print(f'no agentools found{hint}', file=sys.stderr)
         return 0
     width = max(len(name) for name, _ in rows)
@@ -138,6 +153,9 @@ def _configure_show(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_show(args: argparse.Namespace) -> int:
+    from .catalog import catalog_entry
+    from .catalog.data import field_wording, operation_hints
+
     entry = catalog_entry(_registry(), _require(args.name))
     if args.json:
         _print_json(entry)
@@ -150,13 +168,14 @@ def _run_show(args: argparse.Namespace) -> int:
     print(f'  output: {entry["output_type"] or "JSON text (untyped)"}')
     print('  operations:')
     for op in entry['operations']:
-        flags = [f for f, on in (('read-only', op['read_only']), ('destructive', op['destructive'])) if on]
-        flags += ['deprecated'] if op['deprecated'] else []
-        marks = f' [{", ".join(flags)}]' if flags else ''
-        print(f'    {op["name"]} -> {op["tool"]}{marks}  {_first_line(op["description"])}'.rstrip())
+        print(f'    {op["name"]} -> {op["tool"]}  {_first_line(op["description"])}'.rstrip())
+        # Worded as the Markdown catalog words them (one home: `agentool.catalog.data`), without its markup.
+        hints = (['deprecated'] if op['deprecated'] else []) + operation_hints(op)
+        if hints:
+            print(f'      hints: {", ".join(hints)}')
         for field in op['fields']:
-            required = field_requirement(field, op['request_schema'])  # 'required, may be null' when null is taken
-            print(f'      {field["name"]}: {field["type"]} ({required})  {field["description"] or ""}'.rstrip())
+            wording = field_wording(field, op['request_schema'])  # e.g. 'int, optional, default 50'
+            print(f'      {field["name"]} ({wording})  {field["description"] or ""}'.rstrip())
     if problems := _registry().validate_config(args.name):  # errors, and warnings such as an unfilled parameter
         print('  problems:')
         for problem in problems:
@@ -172,6 +191,9 @@ def _configure_schema(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_schema(args: argparse.Namespace) -> int:
+    from .catalog import catalog_entry, input_schema
+    from .catalog import operations as catalog_operations
+
     registry = _registry()
     name = _require(args.name)
     if args.output:
@@ -195,6 +217,11 @@ def _configure_call(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_call(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from ._cli_call import call, read_stdin
+    from ._interface import check_json_numbers
+
     registry = _registry()
     name = _require(args.name)
     config = registry.require(name)
@@ -213,17 +240,23 @@ def _run_call(args: argparse.Namespace) -> int:
 
 
 _FORMATS = ('json', 'markdown', 'mermaid', 'openapi')
+_OPENAPI_VERSIONS = ('3.0.0', '3.1.0')
 
 
 def _configure_catalog(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--format', '-f', choices=_FORMATS, default='json', help='output format (default: json)')
     parser.add_argument('--output', '-o', metavar='FILE', help='write to FILE instead of stdout')
     parser.add_argument('--title', help='title of the Markdown document or the OpenAPI info')
+    parser.add_argument(
+        '--openapi-version', choices=_OPENAPI_VERSIONS, default=None, help='OpenAPI version (default: 3.0.0)'
+    )
 
 
 def _run_catalog(args: argparse.Namespace) -> int:
     if args.title is not None and args.format not in ('markdown', 'openapi'):  # refused, not ignored
         raise UsageError(f'--title only applies to --format markdown or openapi (the format is {args.format})')
+    if args.openapi_version is not None and args.format != 'openapi':
+        raise UsageError(f'--openapi-version only applies to --format openapi (the format is {args.format})')
     registry = _registry()
     if args.format == 'json':
         text = _json_text(registry.export_catalog())
@@ -232,7 +265,8 @@ def _run_catalog(args: argparse.Namespace) -> int:
     elif args.format == 'mermaid':
         text = registry.generate_mermaid_graph()
     else:
-        text = _json_text(registry.generate_api_spec(title=args.title or 'AgenTool Registry API'))
+        title, version = args.title or 'AgenTool Registry API', args.openapi_version or '3.0.0'
+        text = _json_text(registry.generate_api_spec(title=title, openapi_version=version))
     _write(text, args.output)
     return 0
 
@@ -340,7 +374,21 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _load_package() -> None:
+    # The console script (`agentool_cli`) leaves `agentool/__init__.py` unrun so that `--help` and usage
+    # errors need no pydantic-ai; run it now, before any command uses the library (it checks the
+    # pydantic-ai release, raising the typed `PydanticAIVersionError`). A no-op when imported normally.
+    package = sys.modules['agentool']
+    if getattr(package, '__agentool_deferred__', False):  # the name `agentool_cli.DEFERRED` sets
+        delattr(package, '__agentool_deferred__')
+        loader = package.__spec__.loader if package.__spec__ else None  # set by the launcher from `find_spec`
+        if loader is not None:
+            loader.exec_module(package)
+
+
 def _import_modules(modules: Sequence[str]) -> None:
+    from ._modules import import_modules
+
     # Appended, never first: a `queue.py` or `sqlite3.py` in the working directory must not replace
     # the standard library's module for everything imported after it.
     if modules and os.getcwd() not in sys.path:
@@ -358,7 +406,10 @@ def _import_modules(modules: Sequence[str]) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line with `argv` (default `sys.argv[1:]`); returns the exit status."""
     args = _parser().parse_args(argv)
+    from .errors import AgenToolError  # light: the errors module imports no pydantic-ai
+
     try:
+        _load_package()
         _import_modules([*(args.imports or ()), *getattr(args, 'more_imports', ())])
         run: Callable[[argparse.Namespace], int] = args.run
         return run(args)

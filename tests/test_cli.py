@@ -144,7 +144,7 @@ def test_show() -> None:
     assert run.returncode == 0
     assert run.stdout.startswith('calculator 1.0.0\n  Basic arithmetic on two numbers.')
     assert '    add -> add  Add two numbers.' in run.stdout
-    assert '      a: float (required)  The first operand.' in run.stdout
+    assert '      a (float, required)  The first operand.' in run.stdout
     entry = json.loads(calc('show', 'calculator', '--json').stdout)
     assert entry['name'] == 'calculator'
     assert [op['name'] for op in entry['operations']] == ['add', 'subtract', 'multiply', 'divide']
