@@ -11,6 +11,7 @@ import pytest
 from openapi_spec_validator import validate
 
 from agentool.cli import main
+from examples.calculator import create_calculator
 from tests.notes_agentool import create_notes
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -77,9 +78,11 @@ def test_call_with_nothing_registered_says_to_import_a_module(capsys: pytest.Cap
 
 @pytest.mark.parametrize('version', ['3.0.0', '3.1.0'])
 def test_catalog_chooses_the_openapi_version(version: str, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(['--import', 'examples.calculator', 'catalog', '-f', 'openapi', '--openapi-version', version]) == 0
+    create_calculator()
+    assert main(['catalog', '-f', 'openapi', '--openapi-version', version]) == 0
     spec = json.loads(capsys.readouterr().out)
     assert spec['openapi'] == version
+    assert '/agentools/calculator/add' in spec['paths']
     validate(spec)
 
 
