@@ -307,16 +307,9 @@ def operations(registry: AgenToolRegistry, name: str) -> dict[str, CatalogOperat
 
 def operation_hints(operation: CatalogOperation) -> list[str]:
     """An operation's hints in words, as every catalog view says them: `read-only`, `idempotent`, ..."""
-    hints = [
-        label
-        for label, on in (
-            ('read-only', operation['read_only']),
-            ('idempotent', operation['idempotent']),
-            ('destructive', operation['destructive']),
-            ('not concurrency-safe', not operation['concurrent_safe']),
-        )
-        if on
-    ]
+    flags = [('read-only', operation['read_only']), ('idempotent', operation['idempotent'])]
+    flags += [('destructive', operation['destructive']), ('not concurrency-safe', not operation['concurrent_safe'])]
+    hints = [label for label, on in flags if on]
     if (limit := operation['max_output_chars']) is not None:
         hints.append(f'output cut at {limit} characters')
     return hints
