@@ -21,6 +21,7 @@ Usage: `python .ci/matrix.py [--full] [--build-only | --test-only] [LEG ...]` (a
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import os
@@ -190,10 +191,29 @@ def build(leg: Leg) -> dict[str, float]:
     return steps
 
 
+def seam_files() -> list[str]:
+    """The test files holding `seam` tests: `SEAM_MODULES` of tests/conftest.py, and files marking tests themselves.
+
+    Given to pytest with `-m seam`, so a leg collects (imports) these files only, not the whole suite.
+    """
+    tests = ROOT / 'tests'
+    tree = ast.parse((tests / 'conftest.py').read_text())
+    listed = {
+        node.value
+        for assign in ast.walk(tree)
+        if isinstance(assign, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == 'SEAM_MODULES' for t in assign.targets)
+        for node in ast.walk(assign.value)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+    }
+    marking = {path.name for path in tests.glob('test_*.py') if 'mark.seam' in path.read_text()}
+    return [f'tests/{name}' for name in sorted(listed | marking) if (tests / name).exists()]
+
+
 def test(leg: Leg, *, full: bool) -> float:
     """Run the leg's tests (the `seam` ones, or the whole suite with `full`); seconds taken."""
     started = time.perf_counter()
-    selection = () if full else ('-m', 'seam')
+    selection = () if full else ('-m', 'seam', *seam_files())
     _run(
         leg,
         str(HOME / leg.name / 'bin' / 'python'),
