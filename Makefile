@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-# Editable, so the tour always shows this checkout; no pip upgrade, no toolchain: about 20 s warm.
+# Editable, so the tour always shows this checkout; no pip upgrade, no toolchain (about 125 MB).
 $(DEMO_STAMP): pyproject.toml
 	$(PYTHON) -m venv $(DEMO_VENV)
 	$(DEMO_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e '.[dbos]'
