@@ -1,7 +1,7 @@
 """Fixtures every test gets, and the `seam` mark the compatibility matrix selects by.
 
 The suite runs on every core (pytest-xdist, `-n auto` in pyproject.toml) in a random order
-(pytest-randomly; rerun an order with `-p randomly -p "randomly_seed=N"`). So a test shares nothing
+(pytest-randomly; rerun an order with `--randomly-seed=N`, printed at the top of each run). So a test shares nothing
 with another: files under `tmp_path`, ports the OS picks (bind port 0), environment variables
 through `monkeypatch`, a registry of its own (the autouse fixture below), never the working
 directory. A server a module needs (PostgreSQL, a Temporal or Prefect dev server) is a
@@ -45,6 +45,17 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.path.name in SEAM_MODULES:
             item.add_marker(pytest.mark.seam)
+
+
+@pytest.fixture
+def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """pytest's `pytester`, whose inner runs keep the order of the tests a test writes.
+
+    pytest-randomly is installed here, so it would shuffle those too; a test of a plugin asserts
+    what happens in the order it wrote (this run's own order stays random).
+    """
+    monkeypatch.setenv('PYTEST_ADDOPTS', '-p no:randomly')
+    return pytester
 
 
 @pytest.fixture(autouse=True)
