@@ -1,11 +1,14 @@
 # The two commands: `make demo` runs the tour, `make test` runs every check.
-# Both create .venv and install the project into it on first use (Python 3.11+, pip, make).
+# `make demo` installs agentool with the one extra its tour uses (dbos) into .venv-demo; every other
+# target uses .venv, the development toolchain (`.[dev]`: tests, linters, docs, every extra).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+DEMO_VENV := .venv-demo
+DEMO_STAMP := $(DEMO_VENV)/.installed
 
-.PHONY: demo test lint typecheck unit docs docs-serve matrix install clean bench bench-durable fuzz
+.PHONY: demo test lint typecheck unit docs docs-serve matrix matrix-full install clean bench bench-durable fuzz
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,8 +18,14 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-demo: $(STAMP)
-	$(BIN)/python -m examples.demo
+# Editable, so the tour always shows this checkout; no pip upgrade, no toolchain (about 125 MB).
+$(DEMO_STAMP): pyproject.toml
+	$(PYTHON) -m venv $(DEMO_VENV)
+	$(DEMO_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e '.[dbos]'
+	touch $(DEMO_STAMP)
+
+demo: $(DEMO_STAMP)
+	$(DEMO_VENV)/bin/python -m examples.demo
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -25,6 +34,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/pyright
 
+# On every core (pytest-xdist), in a random order (pytest-randomly): see pyproject.toml.
 unit: $(STAMP)
 	$(BIN)/python -m pytest
 
@@ -40,12 +50,33 @@ docs-serve: $(STAMP)
 	$(BIN)/python -m mkdocs serve --strict -a 127.0.0.1:8000
 
 # The supported pydantic-ai range at both ends, plus the full `pydantic-ai` package: each leg is a
-# fresh venv under .venv-matrix/ built from this checkout, running the README quickstart and the full
-# pytest suite (.ci/matrix.py; about 3 minutes a leg, reused while pyproject.toml is unchanged).
+# fresh venv under .venv-matrix/ built from this checkout (reused while pyproject.toml is unchanged),
+# running the README quickstart and the tests marked `seam` (.ci/matrix.py says which and why).
+# `make matrix-full` runs the whole suite on every leg instead.
 matrix: $(STAMP)
 	$(BIN)/python .ci/matrix.py
 
-test: lint typecheck unit docs matrix
+matrix-full: $(STAMP)
+	$(BIN)/python .ci/matrix.py --full
+
+# Every check. The legs' environments are built in the background while lint, types, the suite and
+# the docs run (pip waits mostly on the disk, the checks on the CPU); a failed check waits for the
+# build to end (no stray pip) and fails. Each stage prints its time.
+test: $(STAMP)
+	@mkdir -p .venv-matrix
+	@$(BIN)/python .ci/matrix.py --build-only > .venv-matrix/build.log 2>&1 & build=$$!; \
+	for stage in lint typecheck unit docs; do \
+		start=$$(date +%s); \
+		$(MAKE) --no-print-directory $$stage || { wait $$build; exit 1; }; \
+		echo "make test: $$stage took $$(( $$(date +%s) - start ))s"; \
+	done; \
+	start=$$(date +%s); \
+	wait $$build || { cat .venv-matrix/build.log; exit 1; }; \
+	echo "make test: waited $$(( $$(date +%s) - start ))s for the matrix environments"; \
+	tail -n 4 .venv-matrix/build.log; \
+	start=$$(date +%s); \
+	$(BIN)/python .ci/matrix.py --test-only || exit 1; \
+	echo "make test: matrix took $$(( $$(date +%s) - start ))s"
 
 # Benchmarks: one table of ratios (medians, same process), printed and written to docs/benchmarks.md.
 bench: $(STAMP)
@@ -57,7 +88,7 @@ bench-durable: $(STAMP)
 
 # The reliability tests with heavier inputs: more hypothesis examples, bigger sizes, more rounds.
 fuzz: $(STAMP)
-	AGENTOOL_FUZZ=1 $(BIN)/python -m pytest tests/test_reliability_*.py
+	AGENTOOL_FUZZ=1 $(BIN)/python -m pytest tests/test_reliability_*.py tests/test_surfaces_property.py tests/test_durable_dbos.py
 
 clean:
-	rm -rf $(VENV) .venv-matrix site .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(DEMO_VENV) .venv-matrix site .pytest_cache .ruff_cache

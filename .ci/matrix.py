@@ -1,18 +1,27 @@
-"""The compatibility matrix: the full pytest suite against both ends of the supported pydantic-ai range.
+"""The compatibility matrix: what differs between pydantic-ai releases, at both ends of the supported range.
 
 Each leg is its own virtual environment under `.venv-matrix/`, built from this checkout alone:
 
 1. `pip install <checkout> <pydantic-ai spec>`, as a user would, and the README quickstart runs from
    an empty temporary directory against that installed package;
-2. `pip install '<checkout>[test]' <spec>`, and the full pytest suite runs from the checkout.
+2. `pip install '<checkout>[test]' <spec>`, and the tests marked `seam` run from the checkout
+   (`pytest -m seam`): the compatibility canaries (tests/test_compat.py), the docs' examples
+   (tests/test_docs.py) and the test modules of the seams a release can change (model requests and
+   streams, tools and toolsets, output modes, model strings, capability hooks, MCP, durability,
+   provider models); tests/conftest.py lists them. The rest of the suite checks agentool's own logic,
+   the same on every release, and runs once in the main `make test` run. `--full` (`make
+   matrix-full`) runs the whole suite on every leg instead.
 
-A leg's environment is rebuilt when its inputs change (pyproject.toml, the spec, the Python), so a
-fresh clone always builds fresh ones and a repeated local `make test` does not reinstall. Timings are
-printed per leg. Usage: `python .ci/matrix.py [LEG ...]` (all legs by default).
+The legs' environments are built concurrently (pip mostly waits on the disk and the cache), then
+the legs' tests run one after another, each on both cores (pytest-xdist). A leg's environment is
+rebuilt when its inputs change (pyproject.toml, the spec, the Python), so a fresh clone always
+builds fresh ones and a repeated local `make test` does not reinstall. Timings are printed per leg.
+Usage: `python .ci/matrix.py [--full] [--build-only | --test-only] [LEG ...]` (all legs by default).
 """
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import os
@@ -23,6 +32,7 @@ import sys
 import tempfile
 import time
 import tomllib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -151,8 +161,8 @@ def _quickstart(leg: Leg) -> None:
         _run(leg, python, '-c', quickstart(), cwd=Path(empty))
 
 
-def run(leg: Leg) -> dict[str, float]:
-    """Build the leg (unless built from the same inputs), run the quickstart and the suite; seconds per step.
+def build(leg: Leg) -> dict[str, float]:
+    """Build the leg (unless built from the same inputs) and run the quickstart; seconds per step.
 
     A new environment first gets agentool alone (`pip install <checkout> <spec>`, as a user would)
     and runs the quickstart there; the test extra comes after, for the suite.
@@ -166,35 +176,89 @@ def run(leg: Leg) -> dict[str, float]:
         _pip(leg, 'install', '--no-deps', '--force-reinstall', str(ROOT))
         _quickstart(leg)
         steps['quickstart'] = time.perf_counter() - started
-    else:
-        shutil.rmtree(venv, ignore_errors=True)
-        _run(leg, leg.python, '-m', 'venv', str(venv), cwd=ROOT)
-        _pip(leg, 'install', '--upgrade', 'pip')
-        _pip(leg, 'install', str(ROOT), leg.spec)
-        steps['install'] = time.perf_counter() - started
-        _quickstart(leg)
-        steps['quickstart'] = time.perf_counter() - started - steps['install']
-        extras = time.perf_counter()
-        _pip(leg, 'install', f'{ROOT}[test]', leg.spec)
-        stamp.write_text(_key(leg))
-        steps['install'] += time.perf_counter() - extras
-    suite = time.perf_counter()
-    _run(leg, str(venv / 'bin' / 'python'), '-m', 'pytest', '-q', '-p', 'no:cacheprovider', cwd=ROOT)
-    steps['pytest'] = time.perf_counter() - suite
+        return steps
+    shutil.rmtree(venv, ignore_errors=True)
+    _run(leg, leg.python, '-m', 'venv', str(venv), cwd=ROOT)
+    _pip(leg, 'install', '--upgrade', 'pip')
+    _pip(leg, 'install', str(ROOT), leg.spec)
+    steps['install'] = time.perf_counter() - started
+    _quickstart(leg)
+    steps['quickstart'] = time.perf_counter() - started - steps['install']
+    extras = time.perf_counter()
+    _pip(leg, 'install', f'{ROOT}[test]', leg.spec)
+    stamp.write_text(_key(leg))
+    steps['install'] += time.perf_counter() - extras
     return steps
 
 
-def main(names: list[str]) -> None:
+def seam_files() -> list[str]:
+    """The test files holding `seam` tests: `SEAM_MODULES` of tests/conftest.py, and files marking tests themselves.
+
+    Given to pytest with `-m seam`, so a leg collects (imports) these files only, not the whole suite.
+    """
+    tests = ROOT / 'tests'
+    tree = ast.parse((tests / 'conftest.py').read_text())
+    listed = {
+        node.value
+        for assign in ast.walk(tree)
+        if isinstance(assign, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == 'SEAM_MODULES' for t in assign.targets)
+        for node in ast.walk(assign.value)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+    }
+    marking = {path.name for path in tests.glob('test_*.py') if 'mark.seam' in path.read_text()}
+    return [f'tests/{name}' for name in sorted(listed | marking) if (tests / name).exists()]
+
+
+def test(leg: Leg, *, full: bool) -> float:
+    """Run the leg's tests (the `seam` ones, or the whole suite with `full`); seconds taken."""
+    started = time.perf_counter()
+    selection = () if full else ('-m', 'seam', *seam_files())
+    _run(
+        leg,
+        str(HOME / leg.name / 'bin' / 'python'),
+        '-m',
+        'pytest',
+        '-q',
+        '-p',
+        'no:cacheprovider',
+        *selection,
+        cwd=ROOT,
+    )
+    return time.perf_counter() - started
+
+
+def _built(leg: Leg) -> bool:
+    stamp = HOME / leg.name / '.matrix-key'
+    return stamp.exists() and stamp.read_text() == _key(leg)
+
+
+def main(argv: list[str]) -> None:
+    flags = {'--full', '--build-only', '--test-only'}
+    full, build_only, test_only = (flag in argv for flag in ('--full', '--build-only', '--test-only'))
+    names = [arg for arg in argv if arg not in flags]
     chosen = [leg for leg in legs() if not names or leg.name in names]
     if names and len(chosen) != len(names):
         raise SystemExit(f'matrix: unknown leg in {names}; legs: {[leg.name for leg in legs()]}')
+    HOME.mkdir(exist_ok=True)
+    # `--test-only` follows a `--build-only` run (`make test` builds while the main checks run): a leg
+    # built from the same inputs is not refreshed again, its quickstart has run.
+    to_build = [leg for leg in chosen if not (test_only and _built(leg))]
+    # Built concurrently: installs wait mostly on the disk; a failed build fails the matrix.
+    with ThreadPoolExecutor(max_workers=max(1, len(to_build))) as pool:
+        built = dict(zip([leg.name for leg in to_build], pool.map(build, to_build), strict=True))
+    if build_only:
+        print('matrix: environments ready')
+        return
     timings: list[tuple[Leg, dict[str, float]]] = []
     for leg in chosen:
-        timings.append((leg, run(leg)))
-    print('\nmatrix: all legs green')
+        steps = built.get(leg.name, {})
+        steps['pytest'] = test(leg, full=full)
+        timings.append((leg, steps))
+    print(f'\nmatrix: all legs green ({"the full suite" if full else "the quickstart and the seam tests"})')
     for leg, steps in timings:
         parts = ', '.join(f'{step} {seconds:.0f}s' for step, seconds in steps.items())
-        parts += '' if 'install' in steps else ' (environment reused)'
+        parts += '' if 'install' in steps else ' (environment reused)' if 'quickstart' in steps else ' (built before)'
         python = '{}.{}'.format(*(_python_version(leg.python) or ('?', '?')))
         print(f'  {leg.name:<13} {leg.spec:<26} Python {python:<5} {parts}, total {sum(steps.values()):.0f}s')
 

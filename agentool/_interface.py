@@ -115,12 +115,26 @@ class OperationInterface:
             invalid, errors = None, []
         given = [name for name, info in manager.input_schema.model_fields.items() if _key(name, info) in data]
         found = merge_errors(manager.keys, errors, manager.requirements(self.exposed.operation).problems(given, data))
-        if invalid is not None and not surface and len(found) == len(errors):
+        quoted = [self._as_sent(e, arguments) for e in found]
+        if invalid is not None and not surface and len(found) == len(errors) and quoted == found:
             raise invalid  # pydantic's own error, with its context intact
         if surface or found:
-            raise ValidationError.from_exception_data(self.exposed.name, [_detail(e) for e in [*surface, *found]])
+            raise ValidationError.from_exception_data(self.exposed.name, [_detail(e) for e in [*surface, *quoted]])
         assert validated is not None
         return validated
+
+    def _as_sent(self, error: dict[str, Any], arguments: Mapping[str, Any]) -> dict[str, Any]:
+        # An error about the whole object (a missing field, a model validator) quotes the object pydantic
+        # validated: the caller's arguments plus the operation this surface filled in. A retry prompt
+        # must quote only what the model sent: the filled-in key is left out (or is the model's own value).
+        loc, given = tuple(error['loc']), error.get('input')
+        whole = loc == () or (len(loc) == 1 and error['type'] == 'missing')
+        if whole and isinstance(given, dict) and self._operation_key in given:
+            kept = {key: value for key, value in cast('dict[str, Any]', given).items() if key != self._operation_key}
+            if self._operation_key in arguments:
+                kept[self._operation_key] = arguments[self._operation_key]
+            return {**error, 'input': kept}
+        return error
 
     def describe(self, error: ValidationError | InvalidInputError) -> str:
         """A one-line message naming the tool, agentool, operation and every failing field (or the typed error)."""

@@ -20,6 +20,7 @@ from ._page_sections import sections_of
 from ._table import Row, render_markdown
 from ._timing import QUICK, Scale
 from .cassette import cassette_rows
+from .cli import cli_rows
 from .concurrency import concurrency_row
 from .dispatch import dispatch_rows
 from .imports import import_row
@@ -76,6 +77,10 @@ _NOTES = """
   ratio is the median of per-repeat ratios, with their range.
 - **Import**: measured inside a fresh interpreter around the import statement only, both sides
   from bytecode caches (as after `pip install`).
+- **Command line**: whole processes as a user starts them (the `agentool` console script, and
+  `python -c "import pydantic_ai"`), interleaved, in the CPU time each process used (so load on
+  the machine does not count; the wall time is shown for context), median and range of the
+  repeats. `--help` and usage errors import no pydantic-ai; a command pays its import once.
 """
 
 
@@ -98,6 +103,7 @@ def collect(scale: Scale) -> list[Row]:
         *_timed('dispatch', lambda: asyncio.run(dispatch_rows(scale))),
         *_timed('cassette replay', lambda: asyncio.run(cassette_rows(scale))),
         *_timed('import', lambda: [import_row(scale)]),
+        *_timed('command line', lambda: cli_rows(scale)),
     ]
 
 

@@ -1,3 +1,14 @@
+"""Fixtures every test gets, and the `seam` mark the compatibility matrix selects by.
+
+The suite runs on every core (pytest-xdist, `-n auto` in pyproject.toml) in a random order
+(pytest-randomly; rerun an order with `--randomly-seed=N`, printed at the top of each run). So a test shares nothing
+with another: files under `tmp_path`, ports the OS picks (bind port 0), environment variables
+through `monkeypatch`, a registry of its own (the autouse fixture below), never the working
+directory. A server a module needs (PostgreSQL, a Temporal or Prefect dev server) is a
+module- or session-scoped fixture on a free port in a temporary directory: `--dist loadscope` keeps
+a module on one worker, so each worker starts at most its own copy, and workers never meet.
+"""
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -8,6 +19,43 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from agentool import AgenToolRegistry, use_registry
+
+SEAM_MODULES = frozenset(
+    {
+        'test_compat.py',  # the canaries: one per seam, and the supported range
+        'test_docs.py',  # every documented example, run against the installed release
+        'test_model_strings.py',  # `Agent('agentool:NAME')` through `infer_model`
+        'test_routing.py',  # the model request and its message parts
+        'test_output_modes.py',  # tool, native, prompted and text output
+        'test_output_shapes.py',
+        'test_toolset.py',  # toolsets, tool definitions, retried returns
+        'test_mcp.py',  # the MCP SDK and pydantic-ai's MCP client
+        'test_lean.py',  # the direct answer reads pydantic-ai's run and message shapes
+        'test_durable_engines.py',  # Temporal and Prefect integrations
+        'test_cassette_providers.py',  # the provider model classes (OpenAI, Anthropic)
+    }
+)
+"""Test modules whose every test touches a version-dependent seam of pydantic-ai (`_compat`'s list).
+
+The matrix legs run only these (and tests marked `@pytest.mark.seam` elsewhere): `pytest -m seam`.
+"""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.name in SEAM_MODULES:
+            item.add_marker(pytest.mark.seam)
+
+
+@pytest.fixture
+def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """pytest's `pytester`, whose inner runs keep the order of the tests a test writes.
+
+    pytest-randomly is installed here, so it would shuffle those too; a test of a plugin asserts
+    what happens in the order it wrote (this run's own order stays random).
+    """
+    monkeypatch.setenv('PYTEST_ADDOPTS', '-p no:randomly')
+    return pytester
 
 
 @pytest.fixture(autouse=True)

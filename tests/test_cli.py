@@ -1,19 +1,28 @@
-"""The `agentool` command line, run as a subprocess (`python -m agentool` and the console script)."""
+"""The `agentool` command line: its behaviour through `main()` in-process, and what only a process shows.
+
+Most checks call `agentool.cli.main()` in this process (`cli` below: same arguments, exit status,
+stdout and stderr as the console script, without a new interpreter importing pydantic-ai each time).
+A handful run real processes (`agentool_process`): the console script and `python -m agentool`, for
+exit codes, stdin, the import path and `__pycache__`, and a usage error's single line.
+"""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
 import sys
 import textwrap
-from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from openapi_spec_validator import validate
 
+from agentool import use_registry
+from agentool.cli import main
 from examples.calculator import CalculatorInput
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -58,9 +67,56 @@ create_agentool('raw', ProfileInput, RoutingConfig(operation_map={'get': 'raw'})
 '''
 
 
-def agentool(
+@dataclass(frozen=True)
+class Run:
+    """What a command run left: its exit status and output, as `subprocess.CompletedProcess` has them."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+Cli = Callable[..., Run]
+
+
+def _imported(args: tuple[str, ...]) -> list[str]:
+    return [args[i + 1] for i, arg in enumerate(args[:-1]) if arg == '--import']
+
+
+@pytest.fixture
+def cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Iterator[Cli]:
+    """`agentool ARGS...` in this process: a fresh registry per run, the `--import`ed modules imported afresh.
+
+    As in a new process: modules named by `--import` run again (so they register in this run's
+    registry), and what the run imported, appended to `sys.path` or changed in the directory is undone after.
+    """
+    monkeypatch.setattr(sys, 'path', list(sys.path))
+    saved = dict(sys.modules)
+
+    def run(*args: str, cwd: Path = ROOT, stdin: str | None = None) -> Run:
+        monkeypatch.chdir(cwd)
+        if stdin is not None:
+            monkeypatch.setattr(sys, 'stdin', io.TextIOWrapper(io.BytesIO(stdin.encode())))
+        for module in _imported(args):
+            sys.modules.pop(module, None)
+        with use_registry():
+            try:
+                status = main(list(args))
+            except SystemExit as exit:  # argparse: --help (0) and usage errors (2)
+                status = exit.code if isinstance(exit.code, int) else 1
+        out, err = capsys.readouterr()
+        return Run(status, out, err)
+
+    yield run
+    for name in set(sys.modules) - set(saved):
+        del sys.modules[name]
+    sys.modules.update(saved)
+
+
+def agentool_process(
     *args: str, cwd: Path = ROOT, stdin: str | None = None, env: Mapping[str, str] = os.environ
 ) -> subprocess.CompletedProcess[str]:
+    """`python -m agentool ARGS...` as a new process."""
     # This checkout first on the path: from another directory, `-m agentool` would find whichever
     # agentool is installed in the environment instead.
     path = os.pathsep.join(filter(None, [str(ROOT), env.get('PYTHONPATH')]))
@@ -75,17 +131,11 @@ def agentool(
     )
 
 
-def in_parallel(calls: list[tuple[str, ...]]) -> list[subprocess.CompletedProcess[str]]:
-    """Run `agentool` once per argument tuple, concurrently (each run pays Python's start-up)."""
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        return list(pool.map(lambda args: agentool(*args), calls))
+def calc(cli: Cli, *args: str, stdin: str | None = None) -> Run:
+    return cli('--import', 'examples.calculator', *args, stdin=stdin)
 
 
-def calc(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return agentool('--import', 'examples.calculator', *args, stdin=stdin)
-
-
-def assert_error(run: subprocess.CompletedProcess[str], *fragments: str, status: int = 1) -> None:
+def assert_error(run: Run | subprocess.CompletedProcess[str], *fragments: str, status: int = 1) -> None:
     assert run.returncode == status, run.stderr
     assert 'Traceback' not in run.stderr
     assert run.stdout == ''
@@ -109,70 +159,70 @@ HELP = {
 }
 
 
-def test_help_everywhere() -> None:
-    runs = in_parallel([(*args, '--help') for args in HELP])
-    for (args, expected), run in zip(HELP.items(), runs, strict=True):
+def test_help_everywhere(cli: Cli) -> None:
+    for args, expected in HELP.items():
+        run = cli(*args, '--help')
         assert run.returncode == 0, args
         assert run.stdout.startswith('usage: agentool'), args
         assert '--import MODULE' in run.stdout, args
         assert expected in ' '.join(run.stdout.split()), args
 
 
-def test_nothing_is_imported_implicitly() -> None:
-    run = agentool('list')
+def test_nothing_is_imported_implicitly(cli: Cli) -> None:
+    run = cli('list')
     assert run.returncode == 0
     assert run.stdout == ''
     assert 'use --import MODULE' in run.stderr
 
 
-def test_list_with_imports_before_or_after_the_command(tools_dir: Path) -> None:
-    before = agentool('--import', 'cli_tools', 'list', cwd=tools_dir)
-    after = agentool('list', '--import', 'cli_tools', cwd=tools_dir)
+def test_list_with_imports_before_or_after_the_command(cli: Cli, tools_dir: Path) -> None:
+    before = cli('--import', 'cli_tools', 'list', cwd=tools_dir)
+    after = cli('list', '--import', 'cli_tools', cwd=tools_dir)
     assert before.returncode == 0
     assert before.stdout == after.stdout
     assert [line.split()[0] for line in before.stdout.splitlines()] == ['profiles', 'raw']
-    tagged = agentool('list', '--import', 'cli_tools', '--tag', 'loose', '--json', cwd=tools_dir)
+    tagged = cli('list', '--import', 'cli_tools', '--tag', 'loose', '--json', cwd=tools_dir)
     assert json.loads(tagged.stdout) == [
         {'name': 'raw', 'version': '1.0.0', 'description': None, 'tags': ['loose'], 'operations': ['get']}
     ]
-    matched = agentool('--import', 'cli_tools', 'list', '--match', 'PRO*', cwd=tools_dir)
+    matched = cli('--import', 'cli_tools', 'list', '--match', 'PRO*', cwd=tools_dir)
     assert matched.stdout.split()[0] == 'profiles'
 
 
-def test_show() -> None:
-    run = calc('show', 'calculator')
+def test_show(cli: Cli) -> None:
+    run = calc(cli, 'show', 'calculator')
     assert run.returncode == 0
     assert run.stdout.startswith('calculator 1.0.0\n  Basic arithmetic on two numbers.')
     assert '    add -> add  Add two numbers.' in run.stdout
-    assert '      a: float (required)  The first operand.' in run.stdout
-    entry = json.loads(calc('show', 'calculator', '--json').stdout)
+    assert '      a (float, required)  The first operand.' in run.stdout
+    entry = json.loads(calc(cli, 'show', 'calculator', '--json').stdout)
     assert entry['name'] == 'calculator'
     assert [op['name'] for op in entry['operations']] == ['add', 'subtract', 'multiply', 'divide']
 
 
-def test_unknown_names_get_did_you_mean() -> None:
-    assert_error(calc('show', 'calculater'), "no agentool named 'calculater'", "did you mean 'calculator'?")
-    assert_error(calc('call', 'calc', '{}'), "did you mean 'calculator'?")
-    assert_error(calc('schema', 'calculator', '--operation', 'ad'), "no operation 'ad'", "did you mean 'add'?")
-    assert_error(agentool('lst'), "invalid choice: 'lst'", "did you mean 'list'?", status=2)
+def test_unknown_names_get_did_you_mean(cli: Cli) -> None:
+    assert_error(calc(cli, 'show', 'calculater'), "no agentool named 'calculater'", "did you mean 'calculator'?")
+    assert_error(calc(cli, 'call', 'calc', '{}'), "did you mean 'calculator'?")
+    assert_error(calc(cli, 'schema', 'calculator', '--operation', 'ad'), "no operation 'ad'", "did you mean 'add'?")
+    assert_error(cli('lst'), "invalid choice: 'lst'", "did you mean 'list'?", status=2)
 
 
-def test_schema() -> None:
-    assert json.loads(calc('schema', 'calculator').stdout) == CalculatorInput.model_json_schema()
-    add = json.loads(calc('schema', 'calculator', '--operation', 'add').stdout)
+def test_schema(cli: Cli) -> None:
+    assert json.loads(calc(cli, 'schema', 'calculator').stdout) == CalculatorInput.model_json_schema()
+    add = json.loads(calc(cli, 'schema', 'calculator', '--operation', 'add').stdout)
     assert add['properties']['operation']['const'] == 'add'
-    assert json.loads(calc('schema', 'calculator', '--output').stdout) == {'type': 'number'}
+    assert json.loads(calc(cli, 'schema', 'calculator', '--output').stdout) == {'type': 'number'}
 
 
-def test_call_prints_the_typed_output_as_json(tools_dir: Path) -> None:
-    run = calc('call', 'calculator', '{"operation": "add", "a": 5, "b": 3}')
+def test_call_prints_the_typed_output_as_json(cli: Cli, tools_dir: Path) -> None:
+    run = calc(cli, 'call', 'calculator', '{"operation": "add", "a": 5, "b": 3}')
     assert (run.returncode, run.stdout, run.stderr) == (0, '8.0\n', '')
-    piped = calc('call', 'calculator', '-', stdin='{"operation": "multiply", "a": 6, "b": 7}')
+    piped = calc(cli, 'call', 'calculator', '-', stdin='{"operation": "multiply", "a": 6, "b": 7}')
     assert piped.stdout == '42.0\n'
-    typed = agentool('--import', 'cli_tools', 'call', 'profiles', '{"operation": "get", "user": "ada"}', cwd=tools_dir)
+    typed = cli('--import', 'cli_tools', 'call', 'profiles', '{"operation": "get", "user": "ada"}', cwd=tools_dir)
     assert typed.returncode == 0, typed.stderr
     assert json.loads(typed.stdout) == {'user': 'ada', 'visits': 42}  # deps built by the injector
-    untyped = agentool('--import', 'cli_tools', 'call', 'raw', '{"operation": "get", "user": "ada"}', cwd=tools_dir)
+    untyped = cli('--import', 'cli_tools', 'call', 'raw', '{"operation": "get", "user": "ada"}', cwd=tools_dir)
     assert json.loads(untyped.stdout) == {'user': 'ada', 'ok': True}
 
 
@@ -188,19 +238,17 @@ BAD_INPUT = {
 }
 
 
-def test_call_with_bad_input_fails_cleanly() -> None:
-    runs = in_parallel([('--import', 'examples.calculator', 'call', 'calculator', p) for p in BAD_INPUT])
-    for fragments, run in zip(BAD_INPUT.values(), runs, strict=True):
-        assert_error(run, 'agentool: error: ', *fragments)
+def test_call_with_bad_input_fails_cleanly(cli: Cli) -> None:
+    for prompt, fragments in BAD_INPUT.items():
+        assert_error(calc(cli, 'call', 'calculator', prompt), 'agentool: error: ', *fragments)
 
 
-def test_catalog_formats_to_stdout_and_file(tmp_path: Path) -> None:
+def test_catalog_formats_to_stdout_and_file(cli: Cli, tmp_path: Path) -> None:
     target = tmp_path / 'openapi.json'
     imports = ('--import', 'examples.calculator', 'catalog')
     formats = ['json', 'markdown', 'mermaid', 'openapi']
-    *runs, written = in_parallel(
-        [*((*imports, '--format', f) for f in formats), (*imports, '-f', 'openapi', '-o', str(target))]
-    )
+    runs = [cli(*imports, '--format', f) for f in formats]
+    written = cli(*imports, '-f', 'openapi', '-o', str(target))
     assert all(run.returncode == 0 for run in runs), [run.stderr for run in runs]
     as_json, as_markdown, as_mermaid, as_openapi = (run.stdout for run in runs)
     assert json.loads(as_json)['agentools'][0]['name'] == 'calculator'
@@ -214,17 +262,17 @@ def test_catalog_formats_to_stdout_and_file(tmp_path: Path) -> None:
     assert json.loads(target.read_text()) == spec
 
 
-def test_catalog_to_an_unwritable_file(tmp_path: Path) -> None:
-    assert_error(calc('catalog', '-o', str(tmp_path / 'missing' / 'x.json')), 'cannot write')
+def test_catalog_to_an_unwritable_file(cli: Cli, tmp_path: Path) -> None:
+    assert_error(calc(cli, 'catalog', '-o', str(tmp_path / 'missing' / 'x.json')), 'cannot write')
 
 
-def test_import_failures_are_reported(tools_dir: Path) -> None:
+def test_import_failures_are_reported(cli: Cli, tools_dir: Path) -> None:
     assert_error(
-        agentool('--import', 'no_such_module', 'list'), "cannot import module 'no_such_module'", 'ModuleNotFoundError'
+        cli('--import', 'no_such_module', 'list'), "cannot import module 'no_such_module'", 'ModuleNotFoundError'
     )
-    assert_error(agentool('--import', '', 'list'), "cannot import module '': ValueError")
+    assert_error(cli('--import', '', 'list'), "cannot import module '': ValueError")
     (tools_dir / 'broken_tools.py').write_text('raise RuntimeError("boom")\n')
-    assert_error(agentool('--import', 'broken_tools', 'list', cwd=tools_dir), 'RuntimeError: boom')
+    assert_error(cli('--import', 'broken_tools', 'list', cwd=tools_dir), 'RuntimeError: boom')
 
 
 def test_console_script() -> None:
@@ -278,7 +326,7 @@ create_agentool('inf', LimitInput, RoutingConfig(operation_map={'go': 'go'}), [g
 """
 
 
-def test_json_outputs_are_json_even_with_an_infinite_default(tmp_path: Path) -> None:
+def test_json_outputs_are_json_even_with_an_infinite_default(cli: Cli, tmp_path: Path) -> None:
     # JSON has no number for infinity: these printed `Infinity` and exited 0.
     (tmp_path / 'inf_tools.py').write_text(INFINITE_DEFAULT)
     commands = [
@@ -292,9 +340,8 @@ def test_json_outputs_are_json_even_with_an_infinite_default(tmp_path: Path) -> 
     def refuse(constant: str) -> object:
         raise ValueError(f'not JSON: {constant}')
 
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        runs = list(pool.map(lambda args: agentool('--import', 'inf_tools', *args, cwd=tmp_path), commands))
-    for args, run in zip(commands, runs, strict=True):
+    for args in commands:
+        run = cli('--import', 'inf_tools', *args, cwd=tmp_path)
         assert run.returncode == 0, (args, run.stderr)
         assert '"Infinity"' in run.stdout, args  # written as a string, as pydantic's `ser_json_inf_nan='strings'`
         json.loads(run.stdout, parse_constant=refuse)
@@ -303,7 +350,7 @@ def test_json_outputs_are_json_even_with_an_infinite_default(tmp_path: Path) -> 
 def test_importing_from_the_working_directory_writes_nothing_there(tools_dir: Path) -> None:
     # With Python's defaults (bytecode written), `--import` left `__pycache__/` in the user's directory.
     defaults = {name: value for name, value in os.environ.items() if name != 'PYTHONDONTWRITEBYTECODE'}
-    run = agentool('--import', 'cli_tools', 'list', cwd=tools_dir, env=defaults)
+    run = agentool_process('--import', 'cli_tools', 'list', cwd=tools_dir, env=defaults)
     assert run.returncode == 0, run.stderr
     assert sorted(path.name for path in tools_dir.iterdir()) == ['cli_tools.py']
 
@@ -317,8 +364,19 @@ def test_importing_from_the_working_directory_writes_nothing_there(tools_dir: Pa
         (('mcp', '--transport', 'streamable-http', '--port', 'abc'), "argument --port: invalid int value: 'abc'"),
     ],
 )
-def test_usage_errors_are_one_line_with_status_2(args: tuple[str, ...], message: str) -> None:
+def test_usage_errors_are_one_line_with_status_2(cli: Cli, args: tuple[str, ...], message: str) -> None:
     # As the docs say of every error; argparse printed its usage block above the message.
-    run = agentool(*args)
+    run = cli(*args)
     assert_error(run, message, status=2)
     assert len(run.stderr.splitlines()) == 1, run.stderr
+
+
+def test_a_process_reads_stdin_and_exits_with_each_status(tools_dir: Path) -> None:
+    # What only a process shows: the input piped in, and the exit status the shell sees.
+    piped = agentool_process(
+        '--import', 'cli_tools', 'call', 'profiles', '-', cwd=tools_dir, stdin='{"operation": "get", "user": "ada"}'
+    )
+    assert (piped.returncode, json.loads(piped.stdout), piped.stderr) == (0, {'user': 'ada', 'visits': 42}, '')
+    failed = agentool_process('--import', 'cli_tools', 'call', 'profiles', '-', cwd=tools_dir, stdin='{"operation": ')
+    assert_error(failed, 'is not valid JSON')
+    # Status 2 from a process: tests/test_cli_fast.py (usage errors through the console script's path).

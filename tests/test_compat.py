@@ -147,6 +147,23 @@ def test_the_readme_table_lists_what_the_matrix_runs() -> None:
     assert rows == set(re.findall(r'`(pydantic-ai[\w-]*==[\d.]+)`[^|]*\| (3\.\d+) \|', section))
 
 
+def test_every_seam_module_exists_and_the_legs_run_each() -> None:
+    # A renamed test file must not silently drop out of the legs (`pytest -m seam` on these files).
+    from tests.conftest import SEAM_MODULES
+
+    assert sorted(name for name in SEAM_MODULES if not (ROOT / 'tests' / name).exists()) == []
+    files = _matrix().seam_files()
+    assert {f'tests/{name}' for name in SEAM_MODULES} <= set(files)
+    assert {'tests/test_compat.py', 'tests/test_docs.py'} <= set(files)  # the canaries and the docs' examples
+
+
+def test_ci_runs_the_readme_test_command_and_nothing_else() -> None:
+    run = (ROOT / '.ci' / 'run').read_text().splitlines()
+    commands = [line for line in run if line.strip() and not line.startswith(('#', 'set ', 'cd '))]
+    assert commands == ['make test']
+    assert 'make test   # every check' in (ROOT / 'README.md').read_text()
+
+
 # --- the seams -------------------------------------------------------------------------------------
 
 

@@ -181,5 +181,5 @@ def test_cli_show_words_fields_as_the_catalog_does(
     make_notes()
     assert main(['show', 'notes']) == 0
     shown = capsys.readouterr().out
-    assert '      key: str (required)' in shown
-    assert '      hint: str | None (required, may be null)' in shown
+    assert '      key (str, required)' in shown
+    assert '      hint (str | None, required, may be null)' in shown

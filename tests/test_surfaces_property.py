@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -42,8 +43,11 @@ from examples.sessions import create_sessions
 from examples.storage import MEMORY, SQLiteStore, create_storage
 from tests.todo_agentool import create_todo
 
+# Sized for `make test`; `make fuzz` (AGENTOOL_FUZZ=1) runs ten times as many.
 PAYLOADS = settings(
-    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much]
+    max_examples=500 if os.environ.get('AGENTOOL_FUZZ') == '1' else 50,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
 CREATE: dict[str, Callable[[], Any]] = {
     'calculator': lambda: create_calculator(replace=True),

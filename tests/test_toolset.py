@@ -303,3 +303,20 @@ async def test_the_toolset_works_with_pydantic_ai_wrappers() -> None:
     await agent.run('go', deps={'k': 'v'})
     assert returns(seen[1])[0].content == 'v'
     assert sorted(await offered_tools(toolset)) == ['notes_check', 'notes_dump', 'notes_get']
+
+
+async def test_the_retry_prompt_quotes_only_what_the_model_sent() -> None:
+    # The toolset fills in the operation field; the retry quoted `{'key': 'a', 'operation': 'put'}`.
+    create_notes()
+    model, seen = scripted(
+        [ToolCallPart('notes_put', {'key': 'a'})],
+        [ToolCallPart('notes_put', {'key': 'a', 'text': 't', 'operation': 'get'})],
+        'ok',
+    )
+    agent = Agent(FunctionModel(model), toolsets=[AgenToolToolset(max_retries=2)], deps_type=dict)
+    await agent.run('go', deps={})
+    (first,) = returns(seen[1])
+    assert [(e['loc'], e['input']) for e in errors(first)] == [(['text'], {'key': 'a'})]
+    assert 'operation' not in first.model_response_str()
+    (second,) = returns(seen[2])  # an operation key the model did send is quoted as sent
+    assert [(e['type'], e['input']) for e in errors(second)] == [('extra_forbidden', 'get')]

@@ -8,8 +8,9 @@ operation needs it. A required field never advertises a default.
 
 from __future__ import annotations
 
+import json
 import types
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Annotated, Any, TypedDict, Union, cast, get_args, get_origin
 
 from pydantic import AliasChoices, AliasPath
@@ -31,6 +32,7 @@ __all__ = (
     'FieldsSource',
     'field_property',
     'field_requirement',
+    'field_wording',
     'operation_fields',
     'operation_request_schema',
     'probe_transform',
@@ -215,6 +217,18 @@ def field_requirement(field: CatalogField, request_schema: dict[str, Any]) -> st
         return 'optional'
     prop: dict[str, Any] = request_schema.get('properties', {}).get(field['name'], {})
     return 'required, may be null' if _takes_null(prop) else 'required'
+
+
+def field_wording(field: CatalogField, request_schema: dict[str, Any], *, code: Callable[[str], str] = str) -> str:
+    """How a catalog words a field's type and requirement: `int, optional, default 50`.
+
+    The Markdown catalog and `agentool show` both say it this way; `code` marks up the type and the
+    default (Markdown's inline code), plain text by default.
+    """
+    wording = f'{code(field["type"])}, {field_requirement(field, request_schema)}'
+    if not field['required']:
+        wording += f', default {code(json.dumps(field["default"]))}'
+    return wording
 
 
 def _takes_null(schema: dict[str, Any]) -> bool:

@@ -33,6 +33,7 @@ from ._fields import (
     CatalogField,
     FieldsSource,
     field_requirement,
+    field_wording,
     operation_fields,
     operation_request_schema,
     schema_key,
@@ -56,6 +57,8 @@ __all__ = (
     'CatalogToolSummary',
     'FieldsSource',
     'field_requirement',
+    'field_wording',
+    'operation_hints',
     'catalog_entry',
     'list_detailed',
     'export_catalog',
@@ -300,6 +303,16 @@ def operations(registry: AgenToolRegistry, name: str) -> dict[str, CatalogOperat
     schema = input_schema(registry, name)
     tools = {signature.name: signature for signature in map(read_signature, config.tools)}
     return {op: _operation(config, tools.get(route.tool), op, route, schema) for op, route in _routes(config).items()}
+
+
+def operation_hints(operation: CatalogOperation) -> list[str]:
+    """An operation's hints in words, as every catalog view says them: `read-only`, `idempotent`, ..."""
+    flags = [('read-only', operation['read_only']), ('idempotent', operation['idempotent'])]
+    flags += [('destructive', operation['destructive']), ('not concurrency-safe', not operation['concurrent_safe'])]
+    hints = [label for label, on in flags if on]
+    if (limit := operation['max_output_chars']) is not None:
+        hints.append(f'output cut at {limit} characters')
+    return hints
 
 
 def _operation_key(config: AgenToolConfig, schema: dict[str, Any]) -> str:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, cast
 from ..core._metadata import docstring_summary
 from ..core._option_checks import NAME_REFUSED_CATEGORIES, check_text
 from ._arguments import check_registry
-from .data import CatalogEntry, CatalogOperation, CatalogTool, export_catalog, field_requirement
+from .data import CatalogEntry, CatalogOperation, CatalogTool, export_catalog, field_wording, operation_hints
 
 if TYPE_CHECKING:
     from ..core.registry import AgenToolRegistry
@@ -162,7 +162,7 @@ def _operation(operation: CatalogOperation) -> list[str]:
         items[0] += f' (returns {code(operation["returns"])})'
     if operation['deprecated']:
         items.append('**Deprecated.**')
-    if hints := _hints(operation):
+    if hints := operation_hints(operation):
         items.append(f'**Hints:** {", ".join(hints)}')
     if operation['tags']:
         items.append(f'**Tags:** {", ".join(escape(tag, line_start=False) for tag in operation["tags"])}')
@@ -170,11 +170,9 @@ def _operation(operation: CatalogOperation) -> list[str]:
     lines = [f'- **{escape(operation["name"], line_start=False)}**: {about}']
     lines += [f'    - {item}' for item in items]
     for field in operation['fields']:
-        required = field_requirement(field, operation['request_schema'])
-        if not field['required']:
-            required += f', default {code(json.dumps(field["default"]))}'
+        wording = field_wording(field, operation['request_schema'], code=code)
         described = f': {escape(field["description"], line_start=False)}' if field['description'] else ''
-        lines.append(f'        - {code(field["name"])} ({code(field["type"])}, {required}){described}')
+        lines.append(f'        - {code(field["name"])} ({wording}){described}')
     return lines
 
 
@@ -201,19 +199,3 @@ def _example(number: int, example: Any) -> list[str]:
         if key in parts:
             lines += [label, '', _json_block(parts[key]), '']
     return lines
-
-
-def _hints(operation: CatalogOperation) -> list[str]:
-    hints = [
-        label
-        for label, on in (
-            ('read-only', operation['read_only']),
-            ('idempotent', operation['idempotent']),
-            ('destructive', operation['destructive']),
-            ('not concurrency-safe', not operation['concurrent_safe']),
-        )
-        if on
-    ]
-    if (limit := operation['max_output_chars']) is not None:
-        hints.append(f'output cut at {limit} characters')
-    return hints

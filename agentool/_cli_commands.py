@@ -1,0 +1,220 @@
+"""What each `agentool` command does: the handlers `agentool.cli` runs once the arguments are parsed.
+
+`agentool.cli` declares the commands with argparse alone and imports this module only when one
+runs, so `--help` and usage errors never import pydantic-ai; this module imports the library freely.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic_core import to_json
+
+from ._bounds import did_you_mean, quote, suggest
+from ._cli_call import call, read_stdin
+from ._cli_errors import CLIError, UsageError
+from ._interface import check_json_numbers
+from ._terminal import terminal_safe
+from .catalog import catalog_entry, input_schema
+from .catalog import operations as catalog_operations
+from .catalog.data import field_wording, operation_hints
+from .core.registry import AgenToolRegistry, get_registry
+
+__all__ = ('run_list', 'run_show', 'run_schema', 'run_call', 'run_catalog', 'run_mcp', 'run_cassette')
+
+
+def _registry() -> AgenToolRegistry:
+    return get_registry()
+
+
+_NOTHING_IMPORTED = 'use --import MODULE to import the modules that register them'
+
+
+def _require(name: str) -> str:
+    registry = _registry()
+    if not len(registry):  # the usual first mistake: nothing was imported, so no name can match
+        raise CLIError(f'no agentool named {quote(name)}: no agentools are registered; {_NOTHING_IMPORTED}')
+    registry.require(name)  # raises AgenToolNotFoundError with "did you mean" suggestions
+    return name
+
+
+def _json_text(value: Any) -> str:
+    # Always RFC 8259 JSON: a float JSON has no number for, wherever it is left (an enum of floats, a
+    # schema's bound), is a string as the catalog writes an infinite default ('Infinity'), never `Infinity`.
+    return to_json(value, indent=2, serialize_unknown=True, inf_nan_mode='strings').decode()
+
+
+def _print_json(value: Any) -> None:
+    print(_json_text(value))
+
+
+def _line(text: str, *, keep_newlines: bool = False) -> None:
+    print(terminal_safe(text, keep_newlines=keep_newlines))  # a description's ESC or CR is shown, not obeyed
+
+
+def _first_line(text: str | None) -> str:
+    return (text or '').strip().split('\n', 1)[0]
+
+
+def _write(text: str, output: str | None) -> None:
+    if output is None:
+        sys.stdout.write(text if text.endswith('\n') else f'{text}\n')
+        return
+    try:
+        Path(output).write_text(text, encoding='utf-8')
+    except OSError as error:
+        raise CLIError(f'cannot write {output}: {error.strerror or error}') from None
+
+
+def run_list(args: argparse.Namespace) -> int:
+    registry = _registry()
+    names = registry.search(tags=args.tag, name_pattern=args.match)
+    rows = [(name, registry.require(name)) for name in names]
+    if args.json:
+        summary = [
+            {'name': n, 'version': c.version, 'description': c.description, 'tags': c.tags}
+            | {'operations': list(c.routing_config.operation_map)}
+            for n, c in rows
+        ]
+        _print_json(summary)
+        return 0
+    if not rows:
+        hint = '' if len(registry) else f'; {_NOTHING_IMPORTED}'
+        print(f'no agentools found{hint}', file=sys.stderr)
+        return 0
+    width = max(len(name) for name, _ in rows)
+    for name, config in rows:
+        _line(f'{name:<{width}}  {config.version:<8}  {_first_line(config.description)}'.rstrip())
+    return 0
+
+
+def run_show(args: argparse.Namespace) -> int:
+    entry = catalog_entry(_registry(), _require(args.name))
+    if args.json:
+        _print_json(entry)
+        return 0
+    _line(f'{entry["name"]} {entry["version"]}')
+    if entry['description']:
+        _line(f'  {entry["description"].strip()}', keep_newlines=True)
+    _line(f'  tags: {", ".join(entry["tags"]) or "-"}')
+    _line(f'  depends on: {", ".join(entry["dependencies"]) or "-"}')
+    _line(f'  output: {entry["output_type"] or "JSON text (untyped)"}')
+    _line('  operations:')
+    for op in entry['operations']:
+        _line(f'    {op["name"]} -> {op["tool"]}  {_first_line(op["description"])}'.rstrip())
+        # Worded as the Markdown catalog words them (one home: `agentool.catalog.data`), without its markup.
+        hints = (['deprecated'] if op['deprecated'] else []) + operation_hints(op)
+        if hints:
+            _line(f'      hints: {", ".join(hints)}')
+        for field in op['fields']:
+            wording = field_wording(field, op['request_schema'])  # e.g. 'int, optional, default 50'
+            _line(f'      {field["name"]} ({wording})  {field["description"] or ""}'.rstrip())
+    if problems := _registry().validate_config(args.name):  # errors, and warnings such as an unfilled parameter
+        _line('  problems:')
+        for problem in problems:
+            _line(f'    {problem.severity}: {problem.message}')
+    return 0
+
+
+def run_schema(args: argparse.Namespace) -> int:
+    registry = _registry()
+    name = _require(args.name)
+    if args.output:
+        entry = catalog_entry(registry, name)
+        _print_json(entry['output_schema'] or {'description': 'untyped: the output is JSON text'})
+    elif args.operation is not None:
+        operations = catalog_operations(registry, name)
+        if args.operation not in operations:
+            raise CLIError(
+                f'agentool {name!r} has no operation {quote(args.operation)}{_suggest(args.operation, operations)}'
+            )
+        _print_json(operations[args.operation]['request_schema'])
+    else:
+        _print_json(input_schema(registry, name))
+    return 0
+
+
+def run_call(args: argparse.Namespace) -> int:
+    registry = _registry()
+    name = _require(args.name)
+    config = registry.require(name)
+    output_type = config.output_type
+    prompt = read_stdin(name, config.max_input_bytes) if args.input == '-' else args.input
+    output = asyncio.run(call(registry, name, prompt, output_type))
+    if output_type is None:
+        print(terminal_safe(str(output), keep_newlines=True) if sys.stdout.isatty() else output)
+    else:
+        # Printed as JSON, so a float JSON has no number for is refused as on every JSON surface.
+        manager = registry.get_manager(name)
+        operation = manager.operation_of(manager.validate_json(prompt))
+        check_json_numbers(output, agentool=name, operation=operation)
+        _print_json(output)
+    return 0
+
+
+def run_catalog(args: argparse.Namespace) -> int:
+    if args.title is not None and args.format not in ('markdown', 'openapi'):  # refused, not ignored
+        raise UsageError(f'--title only applies to --format markdown or openapi (the format is {args.format})')
+    if args.openapi_version is not None and args.format != 'openapi':
+        raise UsageError(f'--openapi-version only applies to --format openapi (the format is {args.format})')
+    registry = _registry()
+    if args.format == 'json':
+        text = _json_text(registry.export_catalog())
+    elif args.format == 'markdown':
+        text = registry.generate_markdown_docs(title=args.title or 'AgenTool Registry Documentation')
+    elif args.format == 'mermaid':
+        text = registry.generate_mermaid_graph()
+    else:
+        title, version = args.title or 'AgenTool Registry API', args.openapi_version or '3.0.0'
+        text = _json_text(registry.generate_api_spec(title=title, openapi_version=version))
+    _write(text, args.output)
+    return 0
+
+
+_HTTP_OPTIONS = {
+    'host': '--host',
+    'port': '--port',
+    'token_file': '--token-file',
+    'allow_unauthenticated': '--allow-unauthenticated',
+    'max_request_bytes': '--max-request-bytes',
+    'max_sessions': '--max-sessions',
+    'max_sessions_per_client': '--max-sessions-per-client',
+    'session_idle_timeout': '--session-idle-timeout',
+    'shutdown_timeout': '--shutdown-timeout',
+    'allowed_origins': '--allowed-origin',
+}
+"""The `HttpOptions` fields the `mcp` command sets, with their options."""
+
+
+def run_mcp(args: argparse.Namespace) -> int:
+    from .mcp import HttpOptions, serve  # the optional `mcp` extra, imported only here
+
+    given = {field: getattr(args, field) for field in _HTTP_OPTIONS if getattr(args, field) is not None}
+    if args.transport != 'streamable-http' and given:
+        options = ', '.join(_HTTP_OPTIONS[field] for field in given)
+        raise UsageError(f'{options} only apply to --transport streamable-http (the transport is {args.transport})')
+    # stdio carries the protocol on stdout, so nothing else may be printed there.
+    serve(
+        _registry(),
+        include=args.include or None,
+        exclude=args.exclude or (),
+        transport=args.transport,
+        http=HttpOptions(**given),
+    )
+    return 0
+
+
+def run_cassette(args: argparse.Namespace) -> int:
+    from .testing.commands import run  # agentool.testing only when an action runs
+
+    _write(run(args.action, args.files), None)
+    return 0
+
+
+def _suggest(word: str, choices: Sequence[str] | dict[str, Any]) -> str:
+    return did_you_mean(suggest(word, choices))

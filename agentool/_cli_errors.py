@@ -1,0 +1,16 @@
+"""The command line's own failures, apart from the library's typed errors (`agentool.errors`).
+
+A module of its own, importing nothing, so `agentool.cli` (import-light) and its handlers share them.
+"""
+
+from __future__ import annotations
+
+__all__ = ('CLIError', 'UsageError')
+
+
+class CLIError(Exception):
+    """A failure reported as one line on stderr, with exit status 1."""
+
+
+class UsageError(CLIError):
+    """Options that do not go together, found after parsing: one line on stderr, exit status 2."""
