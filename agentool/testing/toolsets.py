@@ -1,6 +1,6 @@
 """Toolsets without their backend: record an MCP server (or any toolset) into a cassette, or double it.
 
-- `CassetteToolset(server, model)` wraps a toolset, such as `MCPServerStdio`, beside a
+- `CassetteToolset(server, model)` wraps a toolset, such as pydantic-ai's `MCPToolset`, beside a
   `CassetteModel`. While the model records, the server runs: its tool definitions join the
   cassette (`toolsets`) and each call's result joins `tool_calls` (the same entries
   `CassetteTools` writes, scrubbed and redacted alike). In replay the server is never started:
@@ -57,7 +57,7 @@ class CassetteToolset(WrapperToolset[Any]):
     Example:
         ```python {test="skip"}
         model = agentool_cassette(REAL_MODEL)
-        server = CassetteToolset(MCPServerStdio('python', ['server.py']), model)
+        server = CassetteToolset(MCPToolset('server.py'), model)
         result = await agent.run('Add 2 and 3', model=model, toolsets=[server])
         ```
     """
