@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 class StdioServer(AbstractToolset[Any]):
-    """A minimal MCP client toolset over stdio (what `MCPServerStdio` is, without its extra), counting starts."""
+    """A minimal MCP client toolset over stdio, counting starts (tests/test_cassette_mcp_stdio.py uses `MCPToolset`)."""
 
     def __init__(self, include: str, cwd: Path) -> None:
         self.include, self.cwd, self.started = include, cwd, 0
