@@ -33,6 +33,8 @@ SEAM_MODULES = frozenset(
         'test_lean.py',  # the direct answer reads pydantic-ai's run and message shapes
         'test_durable_engines.py',  # Temporal and Prefect integrations
         'test_cassette_providers.py',  # the provider model classes (OpenAI, Anthropic)
+        'test_cassette_mcp_stdio.py',  # pydantic-ai's MCP client (MCPToolset) recorded and replayed
+        'test_testing_trajectory.py',  # run results and message parts read as a trajectory
     }
 )
 """Test modules whose every test touches a version-dependent seam of pydantic-ai (`_compat`'s list).
