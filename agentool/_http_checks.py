@@ -56,12 +56,25 @@ def seconds_problem(option: str, value: object) -> str | None:
 
 def origins_problem(origins: object) -> str | None:
     if isinstance(origins, tuple | list) and all(
-        isinstance(origin, str) and '://' in origin and origin.isprintable() and origin.isascii()
-        for origin in cast('tuple[object, ...]', origins)
+        isinstance(origin, str) and _is_origin(origin) for origin in cast('tuple[object, ...]', origins)
     ):
         return None
     given = quote(cast(object, origins))
     return f"allowed_origins must be a tuple of origins such as 'https://app.example.com', not {given}"
+
+
+def _is_origin(origin: str) -> bool:
+    """Whether `origin` is what a browser sends as `Origin`: scheme and host (and port), nothing after.
+
+    One with a path, a query or credentials would never match a request, refusing every browser.
+    """
+    scheme, separator, rest = origin.rstrip('/').partition('://')
+    return (
+        bool(scheme and separator and rest)
+        and origin.isprintable()
+        and origin.isascii()
+        and not any(char in rest for char in '/?#@ ')
+    )
 
 
 def path_problem(path: object) -> str | None:

@@ -148,8 +148,9 @@ class HttpOptions:
             )
             if problem is not None
         }
-        if not problems:  # a list given is kept as a tuple; a trailing '/' is not part of an origin
-            object.__setattr__(self, 'allowed_origins', tuple(o.rstrip('/') for o in self.allowed_origins))
+        if not problems:  # a list given is kept as a tuple; a trailing '/' is not part of an origin, and
+            # browsers send scheme and host in lower case
+            object.__setattr__(self, 'allowed_origins', tuple(o.rstrip('/').lower() for o in self.allowed_origins))
         if problems:
             listed = list(problems.values())
             raise self._error(

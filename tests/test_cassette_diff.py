@@ -147,3 +147,18 @@ def test_show_escapes_control_characters_and_names_a_corrupt_response(
     cassette.save(path)
     assert main(['cassette', 'show', str(path)]) == 1
     assert capsys.readouterr().err.startswith('agentool: error: the cassette holds a response pydantic-ai cannot read')
+
+
+async def test_the_diff_escapes_characters_that_reorder_terminal_text(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A right-to-left override (U+202E) makes a terminal show the rest of the line reversed.
+    paths: list[Path] = []
+    for name, text in (('a', 'hello'), ('b', 'hel\u202elp')):
+        model = FunctionModel(lambda messages, info, text=text: ModelResponse(parts=[TextPart(text)]))
+        paths.append(tmp_path / f'{name}.json')
+        await Agent(output_type=str).run('hi', model=CassetteModel(model, cassette=paths[-1], mode='once'))
+    assert main(['cassette', 'diff', *map(str, paths)]) == 0
+    out = capsys.readouterr().out
+    assert '\u202e' not in out
+    assert 'hel\\u202elp' in out

@@ -35,6 +35,8 @@ TOKEN = 'tok-' + '7f3a9c'  # no known shape: only its field name gives it away
         ('gsk_' + 'abcdefghijklmnopqrstuvwx', 'gsk_<redacted>'),
         ('ghp_' + 'abcdefghijklmnopqrstuvwxyz0123456789', '<redacted>'),
         ('https://user:' + 'hunter2@gw.example/v1', 'https://<redacted>@gw.example/v1'),
+        ('authorization: bearer ' + 'abcdefghijklmnopqrstuvwxyz012345', 'authorization: bearer <redacted>'),
+        ('https://:' + 'hunter2@gw.example/v1', 'https://<redacted>@gw.example/v1'),
         ('https://gw.example/v1?api_key=' + 'abc123&x=1', 'https://gw.example/v1?api_key=<redacted>&x=1'),
     ],
 )

@@ -147,6 +147,12 @@ async def test_off_loopback_a_named_origin_list_is_enforced(held: Held) -> None:
         assert (await send(app, OTHER, INITIALIZE)).status == 200  # no Origin: not a browser
 
 
+async def test_an_allowed_origin_written_in_capitals_matches_what_browsers_send(held: Held) -> None:
+    options = HttpOptions(host='0.0.0.0', allow_unauthenticated=True, allowed_origins=[ALLOWED.upper()])
+    async with running(options) as app:
+        assert (await send(app, FLOODER, INITIALIZE, headers={'origin': ALLOWED})).status == 200
+
+
 async def test_off_loopback_without_allowed_origins_origin_is_not_checked(held: Held) -> None:
     async with running(HttpOptions(host='0.0.0.0', allow_unauthenticated=True)) as app:
         assert (await send(app, FLOODER, INITIALIZE, headers={'origin': 'https://evil.example'})).status == 200
@@ -163,6 +169,10 @@ async def test_off_loopback_without_allowed_origins_origin_is_not_checked(held: 
         ({'allowed_origins': 'https://a.example'}, 'allowed_origins'),
         ({'allowed_origins': ('a.example',)}, 'allowed_origins'),
         ({'allowed_origins': ('https://a.example\r\nX: y',)}, 'allowed_origins'),
+        ({'allowed_origins': ('https://a.example/app',)}, 'allowed_origins'),  # never an Origin: refuses all
+        ({'allowed_origins': ('https://a.example?x=1',)}, 'allowed_origins'),
+        ({'allowed_origins': ('https://user@a.example',)}, 'allowed_origins'),
+        ({'allowed_origins': ('https://',)}, 'allowed_origins'),
     ],
 )
 def test_limit_options_are_checked_at_construction(options: dict[str, Any], option: str) -> None:

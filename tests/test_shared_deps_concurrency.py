@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
@@ -256,3 +257,50 @@ async def test_a_call_made_from_inside_the_gate_does_not_wait_for_it(injector: A
             *(injector.call('relay_a', {'operation': 'relay', 'depth': 1}) for _ in range(5))
         )
     assert results == [1] * 5
+
+
+def test_unsafe_calls_from_several_threads_each_with_its_own_event_loop_are_all_kept(
+    injector: AgenToolInjector,
+) -> None:
+    # A threaded web server calling `run_sync`: each thread runs its own event loop on the one injector.
+    lean = create_counter()
+    threads, each = 10, 20
+
+    def work(index: int) -> None:
+        with use_injector(injector):
+            for _ in range(each):
+                if index % 2:
+                    lean.run_sync('{"operation": "bump"}')
+                else:
+                    asyncio.run(injector.call('counter', '{"operation": "bump"}'))
+
+    workers = [threading.Thread(target=work, args=(index,)) for index in range(threads)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(timeout=60)
+    assert injector.create_deps('counter').n == threads * each
+
+
+def relay_sync(depth: int) -> int:
+    """A sync tool running its own agentool again, on an event loop of its worker thread, from inside the gate."""
+    if depth == 0:
+        return 0
+    return 1 + get_injector().get('relay_sync').run_sync(json.dumps({'operation': 'relay', 'depth': depth - 1})).output
+
+
+def test_a_sync_tool_running_its_own_agentool_on_another_loop_does_not_wait_for_itself(
+    injector: AgenToolInjector,
+) -> None:
+    routing = RoutingConfig(operation_map={'relay': Route(tool='relay_sync', concurrent_safe=False)})
+    create_agentool('relay_sync', RelayInput, routing, [relay_sync], output_type=int)
+    results: list[int] = []
+
+    def work() -> None:
+        with use_injector(injector):
+            results.append(asyncio.run(injector.call('relay_sync', {'operation': 'relay', 'depth': 2})))
+
+    worker = threading.Thread(target=work, daemon=True)  # daemon: a deadlock fails the test, not the session
+    worker.start()
+    worker.join(timeout=20)
+    assert results == [2]

@@ -7,6 +7,10 @@ injector's deps (also when two agentools route to the same tool and share a deps
 through another injector (other deps) do not wait. The table of locks belongs to the injector in
 effect, which the injector package makes reachable through a slot it fills when imported (the
 core cannot import it); without one, each gate keeps its own.
+
+One injector may serve several event loops at once (`run_sync` or `asyncio.run` in several threads):
+the calls of each loop queue on an `asyncio.Lock`, and the one at the head of each queue then takes a
+`threading.Lock` shared by every loop, waiting for it in a worker thread only when another loop holds it.
 """
 
 from __future__ import annotations
@@ -20,15 +24,17 @@ from typing import Any
 __all__ = ('SerialGate', 'GateTable', 'plug_gate_table')
 
 GateTable = dict[tuple[int, int], Any]
-"""Locks by (event loop, tool function), each with the count of calls holding or awaiting it."""
+"""Locks by (event loop, tool function), each with the count of calls holding or awaiting it; `(0, tool)` (no
+loop has id 0) holds the lock shared by every loop."""
 
 _tables: list[Callable[[], GateTable]] = []
 _GUARD = threading.Lock()
 """Guards the tables' bookkeeping only: one injector may serve several event loops (threads)."""
 
-_held: ContextVar[frozenset[tuple[int, int, int]]] = ContextVar('agentool_serial_held', default=frozenset())
-"""The gates the running call (and so the calls it makes) holds: a call made from inside one never waits
-for it (a tool delegating to an agentool that routes to the same tool would otherwise wait for itself)."""
+_held: ContextVar[frozenset[tuple[int, int]]] = ContextVar('agentool_serial_held', default=frozenset())
+"""The gates (table, tool) the running call (and so the calls it makes) holds: a call made from inside one
+never waits for it (a tool delegating to an agentool that routes to the same tool would otherwise wait for
+itself), also on another event loop (a sync tool calling `run_sync` in its worker thread)."""
 
 
 def plug_gate_table(table: Callable[[], GateTable]) -> None:
@@ -42,6 +48,27 @@ class _Waiting:
     def __init__(self) -> None:
         self.lock = asyncio.Lock()
         self.users = 0
+
+
+class _Shared:
+    __slots__ = ('lock', 'users')
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.users = 0
+
+
+async def _acquire(lock: threading.Lock) -> None:
+    """Take `lock` without blocking the event loop: at once when free, else in a worker thread."""
+    if lock.acquire(blocking=False):
+        return
+    waiter = asyncio.ensure_future(asyncio.to_thread(lock.acquire))
+    try:
+        await asyncio.shield(waiter)
+    except asyncio.CancelledError:
+        # The thread still takes the lock: hand it back then, or every later call would wait forever.
+        waiter.add_done_callback(lambda _: lock.release())
+        raise
 
 
 class SerialGate:
@@ -62,24 +89,33 @@ class SerialGate:
         Started only then: a call cancelled while it waits never ran its tool (nor its transform).
         """
         table = _tables[0]() if _tables else self._own
-        key = (id(asyncio.get_running_loop()), id(self._tool))
+        key, shared_key = (id(asyncio.get_running_loop()), id(self._tool)), (0, id(self._tool))
         held = _held.get()
-        if (id(table), *key) in held:
+        if (id(table), id(self._tool)) in held:
             return await start()
         with _GUARD:
             waiting = table.get(key)
             if waiting is None:
                 waiting = table[key] = _Waiting()
+            shared = table.get(shared_key)
+            if shared is None:
+                shared = table[shared_key] = _Shared()
             waiting.users += 1
+            shared.users += 1
         try:
             async with waiting.lock:
-                token = _held.set(held | {(id(table), *key)})
+                await _acquire(shared.lock)
+                token = _held.set(held | {(id(table), id(self._tool))})
                 try:
                     return await start()
                 finally:
                     _held.reset(token)
+                    shared.lock.release()
         finally:
             with _GUARD:
                 waiting.users -= 1
                 if not waiting.users:
                     del table[key]
+                shared.users -= 1
+                if not shared.users:
+                    del table[shared_key]

@@ -7,11 +7,11 @@ logic is here. Each command returns its text (printed by the CLI) or raises a `C
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import cast
 
+from .._terminal import terminal_safe
 from ..errors import CassetteError
 from ._files import as_path, read_json, write_json
 from .cassette import Cassette
@@ -36,11 +36,8 @@ def run(action: str, files: Sequence[str]) -> str:
         text = scrub_files(files)
     else:
         raise CassetteError(f'unknown cassette action {action[:60]!r}', reason='action')
-    return _CONTROL.sub(lambda match: repr(match.group())[1:-1], text)
-
-
-_CONTROL = re.compile(r'[\x00-\x09\x0b-\x1f\x7f-\x9f]')
-"""What a terminal would act on (escape sequences, carriage returns) rather than show."""
+    # The command line's own escaping: C0/C1 controls and the characters that reorder or hide text (bidi).
+    return terminal_safe(text, keep_newlines=True)
 
 
 def show(path: str | os.PathLike[str]) -> str:

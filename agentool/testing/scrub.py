@@ -37,12 +37,12 @@ SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ('slack_token', re.compile(r'\bxox[abposr]-[A-Za-z0-9-]{10,}'), PLACEHOLDER),
     ('aws_access_key', re.compile(r'\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b'), PLACEHOLDER),
     ('jwt', re.compile(r'\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}'), PLACEHOLDER),
-    # Bearer only: "Basic" and "Token" start ordinary sentences too.
-    ('bearer', re.compile(r'\b(Bearer)\s+(?!<redacted>)[A-Za-z0-9._~+/=-]{16,}'), rf'\1 {PLACEHOLDER}'),
+    # Bearer only: "Basic" and "Token" start ordinary sentences too. Any case: HTTP auth schemes are.
+    ('bearer', re.compile(r'\b(Bearer)\s+(?!<redacted>)[A-Za-z0-9._~+/=-]{16,}', re.I), rf'\1 {PLACEHOLDER}'),
     # Bounded repeats: scanning stays linear in the text, whatever an attacker writes in it.
     (
         'url_credentials',
-        re.compile(r'\b([a-zA-Z][\w+.-]{0,31}://)[^/\s:@"\\]{1,256}:[^/\s@"\\]{1,256}@'),
+        re.compile(r'\b([a-zA-Z][\w+.-]{0,31}://)[^/\s:@"\\]{0,256}:[^/\s@"\\]{1,256}@'),  # user may be empty
         rf'\1{PLACEHOLDER}@',
     ),
     (
