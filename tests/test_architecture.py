@@ -1,4 +1,5 @@
-"""The package's shape: imports inside `agentool/` point one way, and no module passes 400 lines.
+"""The package's shape: imports inside `agentool/` point one way, and no module passes 800 lines
+(a smell guard: modules are cut by concept, never to fit a count).
 
 Imports inside function bodies count (deferring an import to dodge a circular-import error keeps
 the circle); imports under `if TYPE_CHECKING:` do not, since they never run.
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / 'agentool'
-MAX_LINES = 400
+MAX_LINES = 800
 
 
 def _module_name(path: Path, package: Path = PACKAGE) -> str:
@@ -70,7 +71,7 @@ def test_no_import_circle_inside_the_package() -> None:
     assert 'agentool.core.registry' in order
 
 
-def test_no_module_over_400_lines() -> None:
+def test_no_module_over_800_lines() -> None:
     sizes = {_module_name(p): len(p.read_text().splitlines()) for p in PACKAGE.rglob('*.py')}
     assert {module: lines for module, lines in sizes.items() if lines > MAX_LINES} == {}
 
