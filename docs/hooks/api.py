@@ -22,11 +22,18 @@ NAV_TITLE = 'API reference'
 INDEX = 'api/index.md'
 
 
+DOCUMENTED_PACKAGES = frozenset({'agentool.cli'})
+"""Packages whose `__init__` is the module of record (the command line declares itself there)."""
+
+
 def public_modules(root: Path) -> list[str]:
-    """Dotted names of the public modules of `PACKAGE`, sorted (packages' `__init__` excluded)."""
+    """Dotted names of the public modules of `PACKAGE`, sorted (packages' `__init__` excluded,
+    but for `DOCUMENTED_PACKAGES`)."""
     names: list[str] = []
     for path in sorted((root / PACKAGE).rglob('*.py')):
         parts = path.relative_to(root).with_suffix('').parts
+        if parts[-1] == '__init__' and '.'.join(parts[:-1]) in DOCUMENTED_PACKAGES:
+            parts = parts[:-1]
         alias = path.read_text().startswith('"""Compatibility alias')  # old paths re-exporting a moved module
         if not any(part.startswith('_') for part in parts) and not alias:
             names.append('.'.join(parts))
@@ -35,7 +42,8 @@ def public_modules(root: Path) -> list[str]:
 
 def summary(root: Path, module: str) -> str:
     """The first line of `module`'s docstring, read from its source (empty when it has none)."""
-    source = (root / Path(*module.split('.'))).with_suffix('.py').read_text(encoding='utf-8')
+    path = root / Path(*module.split('.'))
+    source = (path / '__init__.py' if path.is_dir() else path.with_suffix('.py')).read_text(encoding='utf-8')
     docstring = ast.get_docstring(ast.parse(source)) or ''
     return docstring.strip().split('\n', 1)[0]
 

@@ -15,15 +15,15 @@ from typing import Any
 
 from pydantic_core import to_json
 
-from ._bounds import did_you_mean, quote, suggest
-from ._cli_call import call, read_stdin
-from ._cli_errors import CLIError, UsageError
-from ._interface import check_json_numbers
-from ._terminal import terminal_safe
-from .catalog import catalog_entry, input_schema
-from .catalog import operations as catalog_operations
-from .catalog.data import field_wording, operation_hints
-from .core.registry import AgenToolRegistry, get_registry
+from .._bounds import did_you_mean, quote, suggest
+from .._interface import check_json_numbers
+from .._terminal import terminal_safe
+from ..catalog import catalog_entry, input_schema
+from ..catalog import operations as catalog_operations
+from ..catalog.data import field_wording, operation_hints
+from ..core.registry import AgenToolRegistry, get_registry
+from ._call import call, read_stdin
+from ._errors import CLIError, UsageError
 
 __all__ = ('run_list', 'run_show', 'run_schema', 'run_call', 'run_catalog', 'run_mcp', 'run_cassette')
 
@@ -192,7 +192,7 @@ _HTTP_OPTIONS = {
 
 
 def run_mcp(args: argparse.Namespace) -> int:
-    from .mcp import HttpOptions, serve  # the optional `mcp` extra, imported only here
+    from ..mcp import HttpOptions, serve  # the optional `mcp` extra, imported only here
 
     given = {field: getattr(args, field) for field in _HTTP_OPTIONS if getattr(args, field) is not None}
     if args.transport != 'streamable-http' and given:
@@ -210,7 +210,7 @@ def run_mcp(args: argparse.Namespace) -> int:
 
 
 def run_cassette(args: argparse.Namespace) -> int:
-    from .testing.commands import run  # agentool.testing only when an action runs
+    from ..testing.commands import run  # agentool.testing only when an action runs
 
     _write(run(args.action, args.files), None)
     return 0

@@ -25,11 +25,11 @@ console script (`agentool_cli`) defers the package's `__init__` until a command 
 Adding a command (keep this module import-light):
 
 - declare its arguments in a `configure(parser)` function here, with argparse only;
-- write its handler `run_NAME(args) -> int` (the exit status) in `agentool._cli_commands`, or in a
+- write its handler `run_NAME(args) -> int` (the exit status) in `agentool.cli._commands`, or in a
   module of its own, which may import the library freely;
-- add one `Command(..., run=_handler('run_NAME'))` to `COMMANDS` (`_handler` imports the handlers'
-  module only when the command runs). A command group (`agentool cassette diff|show ...`) is one
-  `Command` whose `configure` adds sub-parsers, each with `set_defaults(run=_handler(...))`.
+- add one `_command(NAME, help, configure)` to `COMMANDS`: its `run` is `_handler('run_NAME')`,
+  which imports the handlers' module only when the command runs. A command group (`agentool
+  cassette diff|show ...`) is one command whose handler dispatches on the sub-command.
 
 `tests/test_cli_fast.py` checks that `--help` and usage errors never import pydantic-ai.
 """
@@ -44,9 +44,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import NoReturn
 
-from ._bounds import clip, did_you_mean, suggest
-from ._cli_errors import CLIError, UsageError
-from ._terminal import error_line, terminal_safe
+from .._bounds import clip, did_you_mean, suggest
+from .._terminal import error_line, terminal_safe
+from ._errors import CLIError, UsageError
 
 __all__ = ('main', 'Command', 'COMMANDS', 'CLIError', 'UsageError')
 
@@ -62,12 +62,12 @@ class Command:
 
 
 def _handler(name: str) -> Callable[[argparse.Namespace], int]:
-    """The handler `name` of `agentool._cli_commands`, imported only when the command runs."""
+    """The handler `name` of `agentool.cli._commands`, imported only when the command runs."""
 
     def run(args: argparse.Namespace) -> int:
-        from . import _cli_commands
+        from . import _commands
 
-        handler: Callable[[argparse.Namespace], int] = getattr(_cli_commands, name)
+        handler: Callable[[argparse.Namespace], int] = getattr(_commands, name)
         return handler(args)
 
     return run
@@ -147,26 +147,18 @@ def _configure_cassette(parser: argparse.ArgumentParser) -> None:
         actions.add_parser(action, help=text, description=text).add_argument('files', metavar='FILE', nargs=count)
 
 
+def _command(name: str, help: str, configure: Callable[[argparse.ArgumentParser], None]) -> Command:
+    return Command(name=name, help=help, configure=configure, run=_handler(f'run_{name}'))
+
+
 COMMANDS: tuple[Command, ...] = (
-    Command(name='list', help='list registered agentools', configure=_configure_list, run=_handler('run_list')),
-    Command(name='show', help='describe one agentool', configure=_configure_show, run=_handler('run_show')),
-    Command(
-        name='schema', help="print an agentool's JSON schema", configure=_configure_schema, run=_handler('run_schema')
-    ),
-    Command(name='call', help='run an agentool on a JSON input', configure=_configure_call, run=_handler('run_call')),
-    Command(
-        name='catalog',
-        help='write the catalog of every agentool',
-        configure=_configure_catalog,
-        run=_handler('run_catalog'),
-    ),
-    Command(name='mcp', help='serve the agentools as an MCP server', configure=_configure_mcp, run=_handler('run_mcp')),
-    Command(
-        name='cassette',
-        help='show/diff/prune/scrub cassettes',
-        configure=_configure_cassette,
-        run=_handler('run_cassette'),
-    ),
+    _command('list', 'list registered agentools', _configure_list),
+    _command('show', 'describe one agentool', _configure_show),
+    _command('schema', "print an agentool's JSON schema", _configure_schema),
+    _command('call', 'run an agentool on a JSON input', _configure_call),
+    _command('catalog', 'write the catalog of every agentool', _configure_catalog),
+    _command('mcp', 'serve the agentools as an MCP server', _configure_mcp),
+    _command('cassette', 'show/diff/prune/scrub cassettes', _configure_cassette),
 )
 """The subcommands, in the order `--help` lists them."""
 
@@ -223,7 +215,7 @@ def _load_package() -> None:
 
 
 def _import_modules(modules: Sequence[str]) -> None:
-    from ._modules import import_modules
+    from .._modules import import_modules
 
     # Appended, never first: a `queue.py` or `sqlite3.py` in the working directory must not replace
     # the standard library's module for everything imported after it.
@@ -242,7 +234,7 @@ def _import_modules(modules: Sequence[str]) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line with `argv` (default `sys.argv[1:]`); returns the exit status."""
     args = _parser().parse_args(argv)
-    from .errors import AgenToolError  # light: the errors module imports no pydantic-ai
+    from ..errors import AgenToolError  # light: the errors module imports no pydantic-ai
 
     try:
         _load_package()

@@ -5,8 +5,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from .core.registry import AgenToolRegistry, get_registry
-from .errors import InputTooLargeError
+from ..core.registry import AgenToolRegistry, get_registry
+from ..errors import InputTooLargeError
 
 __all__ = ('read_stdin', 'call', 'plain_agent')
 
@@ -37,7 +37,7 @@ def read_stdin(name: str, limit: int) -> str:
 
 async def call(registry: AgenToolRegistry, name: str, prompt: str, output_type: Any) -> Any:
     """Run agentool `name` through its agent, with the deps the injector builds (as on every surface)."""
-    from .core.injector import get_injector
+    from ..core.injector import get_injector
 
     injector = get_injector()
     if name not in injector:  # registered without `create_agentool`
@@ -51,8 +51,8 @@ async def call(registry: AgenToolRegistry, name: str, prompt: str, output_type: 
 def plain_agent(registry: AgenToolRegistry, name: str, output_type: Any) -> Any:
     from pydantic_ai import Agent
 
-    from .core.capability import AgenToolCapability
-    from .core.model import AgenToolModel
+    from ..core.capability import AgenToolCapability
+    from ..core.model import AgenToolModel
 
     model = AgenToolModel(name, registry=registry)
     capability = AgenToolCapability(name, registry=registry)
