@@ -22,9 +22,11 @@ from . import (
 from .base import AllowInfNan, BaseOperationInput
 from .catalog import Catalog, CatalogDetails, CatalogEntry, CatalogField, CatalogOperation, CatalogTool, DependencyGraph
 from .core.agent import AgenToolAgent
-from .core.capability import AgenToolCapability, manager_tool, manager_toolset
-from .core.handle import AgenToolHandle, Uses
+from .core.capability import AgenToolCapability
+from .core.capability import manager_tool as manager_tool
+from .core.capability import manager_toolset as manager_toolset
 from .core.injector import AgenToolInjector, ResourceScope, get_injector, use_injector
+from .core.injector.handle import AgenToolHandle, Uses
 from .core.manager import MANAGER_TOOL_NAME, AgenToolManager
 from .core.model import AgenToolModel
 from .core.registry import (
@@ -70,88 +72,95 @@ from .errors import (
     TransformError,
     UnknownOperationError,
 )
-from .factory import create_agentool, extract_tool_metadata, infer_output_type
+from .factory import create_agentool
+from .factory import extract_tool_metadata as extract_tool_metadata
+from .factory import infer_output_type as infer_output_type
 from .filters import ExposedOperation, is_exposed, select_operations
 from .model_strings import register_agentool_models
-from .telemetry import dispatch_span, operation_span
+from .telemetry import dispatch_span as dispatch_span
+from .telemetry import operation_span as operation_span
 from .toolset import AgenToolToolset
 
+# The user's API, by group. Still importable from here but not listed (internals that other modules
+# of agentool use, reachable from their homes): `manager_tool`, `manager_toolset`
+# (`agentool.core.capability`), `extract_tool_metadata`, `infer_output_type` (`agentool.factory`),
+# `operation_span`, `dispatch_span` (`agentool.telemetry`).
 __all__ = (
+    # defining an agentool
+    'AgenToolConfig',
+    'AllowInfNan',
+    'BaseOperationInput',
+    'ConfigProblem',
+    'Route',
+    'RoutingConfig',
+    'ToolMetadata',
+    'create_agentool',
+    # running one
     'MANAGER_TOOL_NAME',
     'AgenToolAgent',
     'AgenToolCapability',
-    'AgenToolConfig',
-    'AgenToolError',
-    'AgenToolHandle',
-    'AgenToolInjector',
     'AgenToolManager',
     'AgenToolModel',
-    'AgenToolNotFoundError',
+    'register_agentool_models',
+    # registry and injector
+    'AgenToolHandle',
+    'AgenToolInjector',
     'AgenToolRegistry',
-    'ConfigProblem',
-    'AgenToolToolset',
-    'AllowInfNan',
-    'BaseOperationInput',
+    'ResourceScope',
+    'Uses',
+    'get_injector',
+    'get_registry',
+    'use_injector',
+    'use_registry',
+    # catalogs
     'Catalog',
     'CatalogDetails',
     'CatalogEntry',
     'CatalogField',
     'CatalogOperation',
     'CatalogTool',
+    'DependencyGraph',
+    # agentools as tools of other agents, and dispatch in front of them
+    'AgenToolToolset',
     'CommandRule',
+    'DispatchCapability',
+    'DispatchRule',
+    'ExposedOperation',
+    'JsonRule',
+    'PredicateRule',
+    'is_exposed',
+    'select_operations',
+    # errors
+    'AgenToolError',
+    'AgenToolNotFoundError',
     'ConfigurationError',
     'DependencyCycleError',
     'DependencyError',
-    'DependencyGraph',
     'DepsUnavailableError',
-    'MissingDepsError',
-    'DispatchCapability',
     'DispatchError',
     'DispatchOutputError',
-    'DispatchRule',
     'DispatchTargetError',
     'DuplicateNameError',
-    'InvalidUpdateError',
-    'ExposedOperation',
     'InjectorValidationError',
     'InputTooLargeError',
     'InputValidationError',
     'InvalidInputError',
     'InvalidJSONError',
-    'JsonRule',
+    'InvalidToolNameError',
+    'InvalidUpdateError',
+    'MissingDepsError',
     'MissingExtraError',
-    'PydanticAIVersionError',
     'NotAnObjectError',
     'OutputError',
-    'PredicateRule',
-    'ResourceScope',
-    'Route',
-    'RoutingConfig',
+    'PydanticAIVersionError',
     'RoutingError',
     'SelectorError',
     'ToolArgumentError',
     'ToolFailedError',
-    'ToolMetadata',
     'ToolNameConflictError',
-    'InvalidToolNameError',
     'ToolRetryError',
     'TransformError',
     'UnknownOperationError',
-    'Uses',
-    'create_agentool',
-    'extract_tool_metadata',
-    'get_injector',
-    'get_registry',
-    'infer_output_type',
-    'is_exposed',
-    'dispatch_span',
-    'manager_tool',
-    'manager_toolset',
-    'operation_span',
-    'select_operations',
-    'register_agentool_models',
-    'use_injector',
-    'use_registry',
 )
 
 __version__ = '0.1.0'

@@ -24,9 +24,9 @@ from pydantic.fields import FieldInfo
 from pydantic_core import InitErrorDetails, PydanticCustomError, PydanticSerializationError, to_json, to_jsonable_python
 
 from .catalog import CatalogOperation, JsonSchemaGenerator, input_schema, operations
-from .core._output_spec import output_value_type
-from .core._requirements import merge_errors
+from .core.definition import merge_errors
 from .core.injector._targets import serialise, serialise_fallback
+from .core.output import output_value_type
 from .core.registry import AgenToolRegistry
 from .errors import InvalidInputError, OutputError, clip, quote
 from .filters import ExposedOperation

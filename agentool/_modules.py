@@ -8,7 +8,7 @@ import sys
 from collections.abc import Generator
 from contextlib import contextmanager
 
-from .core._option_checks import check_strings
+from ._options import check_strings
 from .errors import ConfigurationError
 
 __all__ = ('import_modules', 'without_working_directory')

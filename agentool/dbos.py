@@ -30,7 +30,7 @@ from pydantic_ai.agent import AbstractAgent
 from pydantic_ai.capabilities import AbstractCapability
 
 from ._dbos_support import quiet_input_errors, safe_url, sqlite_engine_kwargs
-from .core._option_checks import check_instance, check_instances, check_limit, check_strings, check_text
+from ._options import check_instance, check_instances, check_limit, check_strings, check_text
 from .core.capability import build_agent
 from .core.durability import dispatcher_reset, dispatcher_scope
 from .core.registry import AgenToolRegistry, get_registry

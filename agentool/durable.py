@@ -33,7 +33,7 @@ from pydantic_ai.models import Model, ModelRequestContext, ModelResolutionContex
 from pydantic_ai.run import AgentRunResult
 from pydantic_ai.tools import ToolDefinition
 
-from .core._option_checks import check_function, check_instance, check_text
+from ._options import check_function, check_instance, check_text
 from .core.capability import parse_model_id
 from .core.durability import dispatcher_reset, dispatcher_scope
 from .core.injector import AgenToolInjector, get_injector

@@ -10,8 +10,7 @@ from typing import Any
 
 from pydantic_ai import Agent
 
-from .core._metadata import extract_tool_metadata, infer_output_type
-from .core._option_checks import (
+from ._options import (
     check_examples,
     check_flag,
     check_labels,
@@ -21,10 +20,9 @@ from .core._option_checks import (
     check_strings,
     check_type_form,
 )
-from .core._routes import configuration_error
 from .core.agent import AgenToolAgent
 from .core.capability import build_agent
-from .core.config import check_routing, check_tools
+from .core.definition import check_routing, check_tools, configuration_error, extract_tool_metadata, infer_output_type
 from .core.injector import get_injector
 from .core.injector._injected import injected_deps
 from .core.registry import DEFAULT_MAX_INPUT_BYTES, AgenToolConfig, AgenToolRegistry, RoutingConfig, get_registry

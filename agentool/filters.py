@@ -32,7 +32,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .core._option_checks import check_instance, check_string_or_strings, check_strings, check_text
+from ._options import check_instance, check_string_or_strings, check_strings, check_text
 from .core.manager import AgenToolManager
 from .core.registry import AgenToolRegistry, Route, get_registry
 from .errors import InvalidToolNameError, SelectorError, ToolNameConflictError, did_you_mean, quote, suggest

@@ -26,8 +26,8 @@ from pydantic_ai.usage import RunUsage
 
 from ._interface import OperationInterface, build_interfaces
 from ._modules import import_modules
+from ._options import check_function, check_text, check_tracer
 from ._stdio_lines import BoundedLines, claimed_stdin
-from .core._option_checks import check_function, check_text, check_tracer
 from .core.injector._injected import injected_deps
 from .core.model import AgenToolModel
 from .core.registry import AgenToolRegistry, get_registry

@@ -27,7 +27,7 @@ from typing import Any
 from pydantic_ai.agent import AbstractAgent
 from pydantic_ai.capabilities import AbstractCapability
 
-from .core._option_checks import check_instance, check_instances
+from ._options import check_instance, check_instances
 from .core.capability import build_agent
 from .core.registry import AgenToolRegistry, get_registry
 from .durable import AgenToolDurability

@@ -29,7 +29,7 @@ from opentelemetry.trace import (
 )
 from opentelemetry.util.types import AttributeValue
 
-from .core._option_checks import check_instance, check_text, check_tracer
+from ._options import check_instance, check_text, check_tracer
 from .errors import ConfigurationError
 
 __all__ = (

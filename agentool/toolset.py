@@ -23,7 +23,7 @@ from pydantic_ai.tools import AgentDepsT, ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 
 from ._interface import ARGUMENTS_ADAPTER, OperationInterface, build_interfaces
-from .core._option_checks import check_function, check_limit, check_text
+from ._options import check_function, check_limit, check_text
 from .core.durability import active_dispatcher, is_durable
 from .core.injector._injected import injected_deps
 from .core.registry import AgenToolRegistry, get_registry

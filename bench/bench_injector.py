@@ -21,8 +21,7 @@ from typing import Any
 
 from pydantic_ai import RunContext
 
-from agentool import RoutingConfig, create_agentool, use_registry
-from agentool.core.handle import AgenToolHandle
+from agentool import AgenToolHandle, RoutingConfig, create_agentool, use_registry
 from agentool.core.injector import use_injector
 
 from ._subjects import ARITH_ROUTING, add, mul

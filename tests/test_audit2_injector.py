@@ -27,8 +27,16 @@ from pydantic_ai import Agent, RunContext
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from agentool import AgenToolAgent, BaseOperationInput, Route, RoutingConfig, create_agentool, is_exposed
-from agentool.core.handle import AgenToolHandle, Uses
+from agentool import (
+    AgenToolAgent,
+    AgenToolHandle,
+    BaseOperationInput,
+    Route,
+    RoutingConfig,
+    Uses,
+    create_agentool,
+    is_exposed,
+)
 from agentool.core.injector import AgenToolInjector, get_injector, use_injector
 from agentool.errors import (
     AgenToolNotFoundError,

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from pydantic import Field
 
 from agentool import AgenToolRegistry, BaseOperationInput, Route, RoutingConfig, create_agentool
-from agentool.core.markdown import code, escape, paragraphs
+from agentool.catalog.markdown import code, escape, paragraphs
 from examples.calculator import create_calculator
 
 # The extensions of the docs site (mkdocs.yml), where the generated Markdown is published.

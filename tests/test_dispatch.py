@@ -23,6 +23,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from agentool import (
+    AgenToolConfig,
     AgenToolToolset,
     BaseOperationInput,
     ConfigurationError,
@@ -37,7 +38,6 @@ from agentool import (
     get_injector,
     get_registry,
 )
-from agentool.core.config import AgenToolConfig
 from agentool.dispatch import (
     DISPATCH_PROVIDER,
     CommandRule,

@@ -12,8 +12,7 @@ import pytest
 from pydantic import BaseModel, ConfigDict
 from pydantic_ai import RunContext
 
-from agentool import BaseOperationInput, ConfigurationError, RoutingConfig, create_agentool
-from agentool.core.handle import AgenToolHandle, Uses
+from agentool import AgenToolHandle, BaseOperationInput, ConfigurationError, RoutingConfig, Uses, create_agentool
 from agentool.core.injector import AgenToolInjector, get_injector, use_injector
 from agentool.errors import DependencyCycleError, DependencyError, InjectorValidationError, MissingDepsError
 

@@ -13,6 +13,7 @@ from pydantic_ai import Agent, AgentRunResult, RunContext
 from pydantic_ai.models.test import TestModel
 
 from agentool import (
+    AgenToolHandle,
     AgenToolNotFoundError,
     BaseOperationInput,
     InputValidationError,
@@ -20,7 +21,6 @@ from agentool import (
     RoutingConfig,
     create_agentool,
 )
-from agentool.core.handle import AgenToolHandle
 from agentool.core.injector import AgenToolInjector, get_injector, use_injector
 from agentool.errors import DependencyError
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from ..errors import ConfigurationError
 
 if TYPE_CHECKING:
-    from ..core.config import AgenToolConfig
+    from ..core.definition import AgenToolConfig
 
 __all__ = ('check_registry',)
 

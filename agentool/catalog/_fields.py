@@ -17,15 +17,13 @@ from pydantic import AliasChoices, AliasPath
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
-from ..core._requirements import FieldsSource, operation_requirements, probe_transform
-from ..core._signature import type_name
+from ..core.definition import FieldsSource, operation_requirements, probe_transform, type_name
 from ._json import json_value
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from ..core._signature import ToolSignature
-    from ..core.config import Route
+    from ..core.definition import Route, ToolSignature
 
 __all__ = (
     'CatalogField',

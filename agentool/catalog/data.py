@@ -24,10 +24,9 @@ from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 from pydantic import BaseModel, TypeAdapter
 
-from ..core._metadata import extract_tool_metadata
-from ..core._option_checks import check_string_or_strings, check_text
-from ..core._output_spec import output_value_type
-from ..core._signature import read_signature
+from .._options import check_string_or_strings, check_text
+from ..core.definition import extract_tool_metadata, read_signature
+from ..core.output import output_value_type
 from ._arguments import check_registry
 from ._fields import (
     CatalogField,
@@ -42,8 +41,7 @@ from ._fields import (
 from ._json import JsonSchemaGenerator, json_value
 
 if TYPE_CHECKING:
-    from ..core._signature import ToolSignature
-    from ..core.config import AgenToolConfig, Route, ToolMetadata
+    from ..core.definition import AgenToolConfig, Route, ToolMetadata, ToolSignature
     from ..core.registry import AgenToolRegistry
 
 __all__ = (

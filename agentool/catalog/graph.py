@@ -5,7 +5,7 @@ from __future__ import annotations
 import unicodedata
 from typing import TYPE_CHECKING, NotRequired, TypedDict
 
-from ..core._option_checks import NAME_REFUSED_CATEGORIES, check_flag
+from .._options import NAME_REFUSED_CATEGORIES, check_flag
 from ._arguments import check_registry
 from .data import tool_names
 

@@ -17,8 +17,8 @@ import re
 import unicodedata
 from typing import TYPE_CHECKING, Any, cast
 
-from ..core._metadata import docstring_summary
-from ..core._option_checks import NAME_REFUSED_CATEGORIES, check_text
+from .._options import NAME_REFUSED_CATEGORIES, check_text
+from ..core.definition import docstring_summary
 from ._arguments import check_registry
 from .data import CatalogEntry, CatalogOperation, CatalogTool, export_catalog, field_wording, operation_hints
 

@@ -20,8 +20,8 @@ from urllib.parse import quote
 
 from pydantic import TypeAdapter
 
-from ..core._option_checks import check_text
-from ..core._output_spec import output_value_type
+from .._options import check_text
+from ..core.output import output_value_type
 from ..errors import ConfigurationError
 from ._arguments import check_registry
 from ._openapi30 import schema_30

@@ -1,21 +1,22 @@
 """The routing core the architecture guide names: what an agentool is and how one request runs.
 
-- `config`: the data that defines an agentool (`RoutingConfig`, `Route`, `AgenToolConfig`, `ToolMetadata`);
-- `manager`: validates input and routes it to a typed tool (`_routes` compiles the routes once);
+- `definition`: what an agentool is — its configuration (`definition.config`: `RoutingConfig`,
+  `Route`, `AgenToolConfig`, `ToolMetadata`) and what is read from it once, at creation
+  (signatures, each operation's requirements, compiled routes, tool metadata);
+- `output`: what an output spec stands for, and a tool's return value as the final response in
+  every output mode;
+- `manager`: validates one request and routes it to a typed tool (with `_input_errors`, `_json`);
 - `registry`: agentool configurations by name, with their managers, and the scopes that isolate them;
-- `model`: `AgenToolModel`, the synthetic pydantic-ai model (`_answering` holds the request/stream
-  plumbing it shares with the test double, `_output` the final response in every output mode);
-- `capability`: the manager tool, `AgenToolCapability` and the agent builder.
+- `model`: `AgenToolModel`, the synthetic pydantic-ai model; `agent`, `lean`, `capability`: the
+  other model surfaces (a plain run without the graph, the manager tool and the agent builder);
+- `injector`: running agentools by name and wiring their deps (a package above all of these).
 
-Imports point down: nothing here imports the injector (`agentool.core.injector`, a package above
-this one) or the catalog renderers (`agentool.catalog`), except the registry's one deferred import
-of the renderers. `catalog`, `markdown`, `graph`, `openapi` and `handle` here are aliases of modules
-that moved; new code imports them from their new homes.
-
-The guide's component names are importable from here too (`from agentool.core import AgenToolRegistry`).
+Imports point down: nothing here imports the catalog renderers (`agentool.catalog`) except the
+registry's one deferred import of them. The guide's component names are importable from here too
+(`from agentool.core import AgenToolRegistry`).
 """
 
-from .config import AgenToolConfig, RoutingConfig, ToolMetadata
+from .definition import AgenToolConfig, RoutingConfig, ToolMetadata
 from .manager import AgenToolManager
 from .model import AgenToolModel
 from .registry import AgenToolRegistry

@@ -35,9 +35,8 @@ from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.usage import RunUsage
 from pydantic_core import to_jsonable_python
 
-from ._output_fit import resolve
-from ._output_spec import output_types
 from .manager import MANAGER_TOOL_NAME
+from .output import output_types, resolve
 
 __all__ = ('LeanPlan', 'MessageTemplate', 'learn_plan', 'AGAIN')
 

@@ -33,9 +33,9 @@ from pydantic_ai.toolsets import AbstractToolset
 from pydantic_ai.usage import RunUsage, UsageLimits
 from pydantic_ai.workspaces import WorkspaceBackend, WorkspaceRef
 
+from .._options import check_flag
 from ..errors import InvalidInputError
 from ._lean_plan import AGAIN, LeanPlan, learn_plan
-from ._option_checks import check_flag
 from .lean import answer, history_allows_lean
 from .model import AgenToolModel
 

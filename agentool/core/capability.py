@@ -19,15 +19,15 @@ from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.models import Model, ModelResolutionContext
 from pydantic_ai.toolsets import AbstractToolset
 
+from .._options import check_instance, check_name
 from ..errors import ConfigurationError, InputValidationError
 from ._deps_source import DepsProvider, injector_deps
-from ._option_checks import check_instance, check_name
-from ._output import json_data
 from ._tool_errors import ToolRaised
 from .agent import AgenToolAgent
 from .durability import active_dispatcher, is_durable
 from .manager import MANAGER_TOOL_NAME, AgenToolManager
 from .model import AgenToolModel
+from .output import json_data
 from .registry import AgenToolRegistry, get_registry
 
 __all__ = (

@@ -32,11 +32,11 @@ from pydantic_ai.messages import (
 from ._call_args import call_args
 from ._context import context_base, direct_context
 from ._lean_plan import LeanPlan
-from ._output import admits_none, output_parts
 from ._tool_errors import failed_error, output_retry_error, retry_error
 from .durability import active_dispatcher, is_durable
 from .manager import MANAGER_TOOL_NAME
 from .model import AgenToolModel
+from .output import admits_none, output_parts
 
 __all__ = ('answer', 'history_allows_lean')
 

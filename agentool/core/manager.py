@@ -14,6 +14,7 @@ import anyio.to_thread
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_ai import ModelRetry, RunContext
 
+from .._answering import is_deterministic
 from ..errors import (
     AgenToolError,
     InputTooLargeError,
@@ -22,17 +23,27 @@ from ..errors import (
     ToolArgumentError,
     TransformError,
 )
-from ._answering import is_deterministic
 from ._input_errors import invalid_input, invalid_json, not_an_object, unknown_operation, unparsable_json
 from ._json import json_validator
-from ._output_spec import output_value_type
-from ._requirements import Requirements, json_key, loads, merge_errors
-from ._routes import CompiledRoute, attach_requirements, check_routes, configuration_error, requirements_of, tool_list
-from ._signature import ToolSignature
-from .config import check_config, check_name
+from .definition import (
+    CompiledRoute,
+    Requirements,
+    ToolSignature,
+    attach_requirements,
+    check_config,
+    check_name,
+    check_routes,
+    configuration_error,
+    json_key,
+    loads,
+    merge_errors,
+    requirements_of,
+    tool_list,
+)
+from .output import output_value_type
 
 if TYPE_CHECKING:
-    from .config import AgenToolConfig, ConfigProblem, RoutingConfig
+    from .definition import AgenToolConfig, ConfigProblem, RoutingConfig
 
 __all__ = ('AgenToolManager', 'MANAGER_TOOL_NAME')
 

@@ -32,6 +32,8 @@ from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.usage import RunUsage
 
+from .._answering import TOOL_CALLING_PROFILE, AnsweringModel
+from .._options import check_instance, check_name
 from ..errors import (
     AgenToolError,
     ConfigurationError,
@@ -42,15 +44,13 @@ from ..errors import (
     ToolFailedError,
     ToolRetryError,
 )
-from ._answering import TOOL_CALLING_PROFILE, AnsweringModel
 from ._call_args import call_args
 from ._deps_source import injector_deps
 from ._input_errors import invalid_input, invalid_json, not_an_object, unknown_operation
-from ._option_checks import check_instance, check_name
-from ._output import admits_none, output_response
 from ._tool_errors import ToolRaised, failed_error, output_retry_error, retry_error
 from .durability import active_dispatcher, is_durable
 from .manager import MANAGER_TOOL_NAME, AgenToolManager
+from .output import admits_none, output_response
 from .registry import AgenToolConfig, AgenToolRegistry, get_registry
 
 __all__ = ('AgenToolModel',)

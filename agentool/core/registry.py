@@ -18,11 +18,10 @@ from dataclasses import dataclass, replace
 from types import MethodType
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, Literal, ParamSpec, TypeVar, cast
 
+from .._options import check_instance
 from ..errors import DuplicateNameError
 from ._lookup import checked_update, not_found, suggest
-from ._option_checks import check_instance
-from ._routes import check_routes, configuration_error, unfillable_defaults
-from .config import (
+from .definition import (
     DEFAULT_MAX_INPUT_BYTES,
     AgenToolConfig,
     ConfigProblem,
@@ -33,7 +32,10 @@ from .config import (
     Transform,
     check_config,
     check_name,
+    check_routes,
+    configuration_error,
     now,
+    unfillable_defaults,
 )
 from .manager import AgenToolManager
 

@@ -19,8 +19,7 @@ from pydantic_ai.run import AgentRunResult
 from pydantic_core import to_json
 
 from ..catalog import type_label
-from ..core._output import json_data, json_output_text
-from ..core._output_spec import output_value_type
+from ..core.output import json_data, json_output_text, output_value_type
 from ..errors import DispatchOutputError, OutputError
 
 __all__ = ('DISPATCH_PROVIDER', 'DISPATCH_METADATA_KEY', 'DispatchRecord', 'dispatch_record', 'build_result')

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 
-from ..core.config import DEFAULT_MAX_INPUT_BYTES
+from ..core.definition import DEFAULT_MAX_INPUT_BYTES
 from ..core.registry import AgenToolRegistry, suggest
 from ..errors import ConfigurationError
 

@@ -31,9 +31,9 @@ from pydantic_ai.models import ModelRequestParameters
 from pydantic_ai.profiles import ModelProfileSpec
 from pydantic_ai.settings import ModelSettings
 
-from ..core._answering import TOOL_CALLING_PROFILE, AnsweringModel
-from ..core._option_checks import check_text
-from ..core._output import json_data, output_response
+from .._answering import TOOL_CALLING_PROFILE, AnsweringModel
+from .._options import check_text
+from ..core.output import json_data, output_response
 from ..errors import (
     ConfigurationError,
     DoubleError,

@@ -14,7 +14,7 @@ from pydantic_ai.messages import ModelMessage, ToolReturnPart
 from pydantic_ai.tools import ToolDefinition
 from pydantic_core import to_json
 
-from ..core._option_checks import check_text
+from .._options import check_text
 from ..errors import ConfigurationError, ExpectationError
 
 __all__ = ('CallRecord', 'RequestRecord', 'CallLog', 'Expected', 'side_by_side')

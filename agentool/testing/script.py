@@ -17,7 +17,7 @@ from typing import Any, Protocol, TypeAlias, cast, runtime_checkable
 from pydantic_ai.messages import ModelMessage
 from pydantic_core import PydanticSerializationError, to_json
 
-from ..core._option_checks import check_function, check_text
+from .._options import check_function, check_text
 from ..errors import ConfigurationError, ExpectationError
 from .log import CallRecord
 

@@ -15,7 +15,7 @@ from typing import Any, cast
 from pydantic_ai.agent import AbstractAgent, AgentRun, WrapperAgent
 from pydantic_ai.messages import UserContent
 
-from ..core._option_checks import check_instance
+from .._options import check_instance
 from ..core.injector import AgenToolInjector, get_injector
 from ..core.injector._targets import stood_in_for
 from ..core.registry import AgenToolRegistry

@@ -22,7 +22,7 @@ from typing import Any, Literal, TypeAlias, cast
 
 from pydantic import BaseModel, ValidationError
 
-from ..core._option_checks import check_instance, check_string_or_strings
+from .._options import check_instance, check_string_or_strings
 from ..core.manager import AgenToolManager
 from ..core.registry import AgenToolRegistry, get_registry
 from ..errors import ConfigurationError, InvalidInputError, MissingExtraError

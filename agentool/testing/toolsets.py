@@ -26,7 +26,7 @@ from pydantic_ai.toolsets import AbstractToolset, ToolsetTool, WrapperToolset
 from pydantic_ai.usage import RunUsage
 from pydantic_core import SchemaValidator, core_schema, to_jsonable_python
 
-from ..core._option_checks import check_text
+from .._options import check_text
 from ..errors import CassetteError, CassetteMismatchError, ConfigurationError, UnrecordedCallError
 from ._tool_answers import ToolAnswers
 from ._window import show_pair

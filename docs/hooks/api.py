@@ -1,7 +1,7 @@
 """MkDocs hook: the API reference, one mkdocstrings page per public module of `agentool`.
 
-Modules are found on disk (nothing is imported); private modules (`_name`) and compatibility
-aliases of moved modules are skipped. The `API reference` entry of the nav becomes a section with
+Modules are found on disk (nothing is imported); private modules (`_name`) are skipped. The
+`API reference` entry of the nav becomes a section with
 the index page and one collapsed group per package (`agentool`, `agentool.core`, ...), and the
 index lists every module with the first line of its docstring, so a new module is documented with
 no docs edit.
@@ -34,8 +34,7 @@ def public_modules(root: Path) -> list[str]:
         parts = path.relative_to(root).with_suffix('').parts
         if parts[-1] == '__init__' and '.'.join(parts[:-1]) in DOCUMENTED_PACKAGES:
             parts = parts[:-1]
-        alias = path.read_text().startswith('"""Compatibility alias')  # old paths re-exporting a moved module
-        if not any(part.startswith('_') for part in parts) and not alias:
+        if not any(part.startswith('_') for part in parts):
             names.append('.'.join(parts))
     return names
 

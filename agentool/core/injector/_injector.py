@@ -25,10 +25,10 @@ from pydantic_core import PydanticSerializationError, to_json
 from ...errors import ConfigurationError
 from ...telemetry import TRACER_NAME, operation_span
 from .._gate import GateTable
-from .._output import json_output_text
 from .._tool_errors import failed_error, retry_error
 from ..durability import active_dispatcher, is_durable
 from ..manager import AgenToolManager
+from ..output import json_output_text
 from ..registry import AgenToolRegistry
 from ._deps import OwnDeps, own_deps_form, run_without_loop
 from ._frame import Frame as _Frame

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Generator
 from contextlib import contextmanager
 
-from .._option_checks import check_instance
+from ..._options import check_instance
 from ..registry import get_registry
 from ._frame import frame as _frame
 from ._injector import AgenToolInjector

@@ -21,11 +21,11 @@ from pydantic_core import PydanticSerializationError, to_json
 
 from ...errors import DependencyError, InvalidInputError, InvalidJSONError
 from .._context import context_base, context_type, direct_context
-from .._metadata import extract_tool_metadata
-from .._output_spec import output_types
 from ..capability import AgenToolCapability, build_agent, parse_model_id
+from ..definition import extract_tool_metadata
 from ..manager import MANAGER_TOOL_NAME, AgenToolManager
 from ..model import AgenToolModel
+from ..output import output_types
 from ..registry import AgenToolConfig, AgenToolRegistry, Route, RoutingConfig, get_registry
 from ._deps import declares_deps
 

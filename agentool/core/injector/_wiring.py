@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from pydantic_ai.agent import AbstractAgent
 
+from ..._options import check_flag, check_instance, check_name
 from ...errors import AgenToolNotFoundError, ConfigurationError, DependencyError, DuplicateNameError
-from .._option_checks import check_flag, check_instance, check_name
 from ..registry import AgenToolConfig, AgenToolRegistry
 from ._deps import DepsPlan, DepsShape, build_deps, build_kept, compile_deps, deps_shape
 from ._graph import check_new_edges, graph_problems, missing_dependency, not_an_agentool, not_found, raise_problems

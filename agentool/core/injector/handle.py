@@ -29,7 +29,7 @@ from pydantic import GetCoreSchemaHandler
 from pydantic_core import core_schema
 from typing_extensions import TypeVar
 
-from .._option_checks import check_name
+from ..._options import check_name
 
 if TYPE_CHECKING:
     from pydantic_ai import AgentRunResult

@@ -14,8 +14,7 @@ from typing import Any, Literal, TypeAlias, cast
 
 from pydantic import BaseModel
 
-from ..errors import ConfigurationError
-from ._option_checks import (
+from ..._options import (
     aware,
     check_examples,
     check_flag,
@@ -28,7 +27,8 @@ from ._option_checks import (
     check_strings,
     check_text,
 )
-from ._output_spec import check_output_type
+from ...errors import ConfigurationError
+from ..output import check_output_type
 
 __all__ = (
     'Transform',

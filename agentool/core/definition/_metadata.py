@@ -8,8 +8,8 @@ from typing import Any, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
-from ..errors import ConfigurationError
-from ._option_checks import check_instances
+from ..._options import check_instances
+from ...errors import ConfigurationError
 from ._signature import RESOLVE_HINT, read_signature, type_name
 from .config import ToolMetadata
 

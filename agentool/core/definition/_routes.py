@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any, Literal, cast, get_args, get_origin, get_
 
 from pydantic import BaseModel
 
-from ..errors import ConfigurationError
-from ._gate import SerialGate
+from ...errors import ConfigurationError
+from .._gate import SerialGate
 from ._requirements import Requirements, operation_requirements
 from ._signature import ToolSignature, read_signature, tool_name
 from .config import ConfigProblem, check_tools

@@ -13,7 +13,7 @@ from typing import Any, Union, cast, get_origin
 
 from pydantic_ai import NativeOutput, PromptedOutput, TextOutput, ToolOutput
 
-from ..errors import ConfigurationError
+from ...errors import ConfigurationError
 
 __all__ = ('check_output_type', 'is_output_spec', 'output_types', 'output_value_type')
 

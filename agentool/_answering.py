@@ -19,7 +19,7 @@ from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.profiles import ModelProfile
 from pydantic_ai.settings import ModelSettings
 
-from ..errors import InvalidInputError
+from .errors import InvalidInputError
 
 __all__ = ('AnsweringModel', 'TOOL_CALLING_PROFILE', 'is_deterministic')
 

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, NewType, TypeVar, cast, get_origin
 
-from ..errors import MAX_DETAIL_CHARS, ConfigurationError, quote
+from .errors import MAX_DETAIL_CHARS, ConfigurationError, quote
 
 __all__ = (
     'check_name',

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal, Union, cast, get_args, get_origin, g
 
 from pydantic_ai import RunContext
 
-from ..errors import ConfigurationError
+from ...errors import ConfigurationError
 
 __all__ = ('ToolSignature', 'read_signature', 'tool_name', 'type_name', 'RESOLVE_HINT')
 

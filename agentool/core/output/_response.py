@@ -18,9 +18,9 @@ from pydantic_ai.models import ModelRequestParameters
 from pydantic_ai.tools import ToolDefinition
 from pydantic_core import to_json, to_jsonable_python
 
-from ..errors import OutputError
-from ._output_fit import fits_loosely, fits_shape, fits_type, resolve, title_of
-from ._output_spec import output_types
+from ...errors import OutputError
+from ._fit import fits_loosely, fits_shape, fits_type, resolve, title_of
+from ._spec import output_types
 
 __all__ = ('output_response', 'output_parts', 'admits_none', 'json_output_text', 'json_data')
 

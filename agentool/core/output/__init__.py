@@ -1,0 +1,28 @@
+"""Output: what an agent's output spec stands for, and a tool's return value as the run's final answer.
+
+- `_spec`: what value an output spec (`NativeOutput(M)`, `[M, str]`, `ToolOutput(M)`) stands for;
+- `_fit`: whether a value fits an output JSON schema (its own type first, then its JSON shape);
+- `_response`: the final `ModelResponse` in the output mode a run asks for (tool call, native, prompted, text).
+
+The rest of agentool imports these names from here, never from the private modules.
+"""
+
+from ._fit import fits_loosely, fits_shape, fits_type, resolve
+from ._response import admits_none, json_data, json_output_text, output_parts, output_response
+from ._spec import check_output_type, is_output_spec, output_types, output_value_type
+
+__all__ = (
+    'check_output_type',
+    'is_output_spec',
+    'output_types',
+    'output_value_type',
+    'fits_type',
+    'fits_shape',
+    'fits_loosely',
+    'resolve',
+    'output_response',
+    'output_parts',
+    'admits_none',
+    'json_output_text',
+    'json_data',
+)
