@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from pydantic_ai import AgentRunResult
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 
-from ..errors import CassetteError, ConfigurationError, ExpectationError
+from ..errors import CassetteError, ConfigurationError, ExpectationError, clip, quote
 from .cassette import Cassette, Exchange
 from .cassette_model import CassetteModel
 from .double import AgentDouble
@@ -117,7 +117,7 @@ class Trajectory:
             messages: object = all_messages()
             if isinstance(messages, list):
                 return _from_messages(cast('list[ModelMessage]', messages), extra)
-        shown = repr(cast(object, source))[:200]
+        shown = quote(cast(object, source))
         raise ConfigurationError(
             'a trajectory comes from an AgentRunResult, a list of ModelMessages, a Cassette (or its path), '
             f'a CassetteModel or an AgentDouble; got {shown}',
@@ -201,13 +201,13 @@ class Trajectory:
         if not self.has_output:
             raise ExpectationError(
                 f'{self.source} has no output to compare (an AgentDouble, or a run that did not finish)',
-                expected=repr(expected)[:500],
+                expected=quote(expected),
             )
         if not (expected == self.output):
             raise ExpectationError(
                 f'{self.source} gave another output\n' + side_by_side([f'output: {expected!r}'], self.describe()),
-                expected=repr(expected)[:500],
-                actual=repr(self.output)[:500],
+                expected=quote(expected),
+                actual=quote(self.output),
                 trajectory=self.describe(),
             )
 
@@ -289,7 +289,7 @@ def _response(exchange: Exchange) -> ModelResponse:
         return exchange.model_response()
     except (ValidationError, ValueError) as error:
         raise CassetteError(
-            f'the cassette holds a response pydantic-ai cannot read: {str(error)[:500]}', reason='invalid'
+            f'the cassette holds a response pydantic-ai cannot read: {clip(str(error))}', reason='invalid'
         ) from None
 
 
