@@ -37,6 +37,7 @@ from pydantic_core import to_jsonable_python
 
 from ._output_fit import resolve
 from ._output_spec import output_types
+from ._signature import UNREADABLE
 from .manager import MANAGER_TOOL_NAME
 
 __all__ = ('LeanPlan', 'MessageTemplate', 'learn_plan', 'AGAIN')
@@ -227,7 +228,7 @@ def _same_shape(tool: ToolDefinition, member: Any) -> bool:
     schema = root.get('properties', {}).get(key, {}) if (key := tool.outer_typed_dict_key) else root
     try:
         expected = TypeAdapter[Any](member).json_schema()
-    except Exception:  # a member pydantic cannot describe for JSON: nothing to compare, keep the graph
+    except UNREADABLE:  # a member pydantic cannot describe for JSON: nothing to compare, keep the graph
         return False
     schema, expected = resolve(schema, root), resolve(expected, expected)  # enums and models may be `$ref`s
     return all(schema.get(k) == expected.get(k) for k in ('type', 'title'))

@@ -21,7 +21,7 @@ from pydantic import BaseModel
 from ..errors import ConfigurationError, quote
 from ._gate import SerialGate
 from ._requirements import Requirements, operation_requirements
-from ._signature import ToolSignature, read_signature, tool_name
+from ._signature import UNRESOLVABLE, ToolSignature, read_signature, tool_name
 from .config import ConfigProblem, check_tools
 
 if TYPE_CHECKING:
@@ -273,7 +273,7 @@ def operation_annotation(input_schema: type[BaseModel], operation_field: str) ->
         getter = attribute.fget
         try:
             hints = get_type_hints(getter) if getter is not None else {}
-        except Exception:  # an unresolvable annotation: the operation is then any string
+        except UNRESOLVABLE:  # an unresolvable annotation: the operation is then any string
             hints = {}
         return True, hints.get('return', Any)
     return False, None

@@ -336,7 +336,7 @@ def _cost(response: ModelResponse) -> Decimal | None:
         return None
     try:
         return response.cost().total_price
-    except Exception:  # genai-prices does not know the model or provider: no cost, not an error
+    except (LookupError, ValueError):  # genai-prices does not know the model, or the usage is incomplete
         return None
 
 
