@@ -59,7 +59,7 @@ class TrajectoryStep:
         if self.output_call is not None:
             said.append(f'output {CallRecord(tool="", args=self.output_call, call_id="").describe()[1:-1]}')
         if self.text:
-            said.append(repr(_clip(self.text, 80)))
+            said.append(quote(self.text))
         finish = f' [{self.finish_reason}]' if self.finish_reason else ''
         return f'{self.number}. {", ".join(said) or "(nothing)"}{finish}'
 
@@ -155,7 +155,7 @@ class Trajectory:
         """The trajectory, one line per step, then the output."""
         lines = [step.describe() for step in self.steps] or ['(no model request)']
         if self.has_output:
-            lines.append(f'output: {_clip(repr(self.output), 120)}')
+            lines.append(f'output: {quote(self.output)}')
         return lines
 
     # --- assertions ----------------------------------------------------------------------------
@@ -342,7 +342,3 @@ def _cost(response: ModelResponse) -> Decimal | None:
 
 def _key(args: Mapping[str, Any]) -> str:
     return canonical_args(args)
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else f'{text[: limit - 3]}...'
