@@ -1,4 +1,4 @@
-"""Registry helpers with no state: "did you mean" lookups and the checks of `AgenToolRegistry.update`."""
+"""Lookups with no state: the one not-found error, raised on every surface, and the checks of `update`."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import cast
 
 from ..errors import AgenToolNotFoundError, InvalidUpdateError, did_you_mean, quote, suggest
 
-__all__ = ('suggest', 'not_found', 'checked_update', 'UPDATABLE')
+__all__ = ('not_found', 'checked_update', 'UPDATABLE')
 
 
 def not_found(name: object, known: Iterable[str], *, kind: str = 'agentool', place: str = '') -> AgenToolNotFoundError:

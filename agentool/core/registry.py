@@ -18,8 +18,8 @@ from dataclasses import dataclass, replace
 from types import MethodType
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, Literal, ParamSpec, TypeVar, cast
 
-from ..errors import DuplicateNameError
-from ._lookup import checked_update, not_found, suggest
+from ..errors import DuplicateNameError, suggest
+from ._lookup import checked_update, not_found
 from ._option_checks import check_instance
 from ._routes import check_routes, configuration_error, unfillable_defaults
 from .config import (
