@@ -1,5 +1,9 @@
 """Bounded text for errors: quoting what a caller sent, cut short, and "did you mean" suggestions.
 
+The one home of both ideas: every message quotes a caller's value with `quote` (its `repr`, for
+a message) or `clip` (the text itself, for `details` or text already formatted), both cut at
+`QUOTE_CHARS` by default, and every "did you mean" is `suggest` plus `did_you_mean`.
+
 Re-exported by `agentool.errors`, where every error is built; `AgenToolError` bounds its own
 message and `details` with `bounded_message` and `Budget`, whatever the caller of it quoted.
 """

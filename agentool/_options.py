@@ -57,13 +57,6 @@ _BLANK = frozenset('\u115f\u1160\u2800\u3164\uffa0')
 _UNSEEN_CATEGORIES = frozenset({'Zs', 'Mn', 'Me', 'Cn', 'Co'})
 """Categories that show no mark of their own: spaces, combining marks, unassigned and private-use code points."""
 
-_SHOWN = 60
-"""Characters of a refused name quoted in its error: enough to find it, bounded for a huge one."""
-
-
-def _shown(value: object) -> str:
-    return quote(value, _SHOWN)
-
 
 def _refused_character(text: str) -> str | None:
     """The first character of `text` in a refused category; `str.isprintable` clears most names at C speed."""
@@ -92,27 +85,27 @@ def check_label(option: str, value: object, *, agentool: str | None = None, what
     what = what or option
     if not (isinstance(value, str) and value and not value.isspace()):
         raise ConfigurationError(
-            f'{what} must be a non-empty string, not only whitespace; got {_shown(value)} ({type(value).__name__})',
+            f'{what} must be a non-empty string, not only whitespace; got {quote(value)} ({type(value).__name__})',
             agentool=agentool,
             option=option,
-            value=_shown(value),
+            value=quote(value),
         )
     if (char := _refused_character(value)) is not None:
         category = unicodedata.category(char)
         raise ConfigurationError(
-            f'{what} must not contain control, format or line-separator characters; got {_shown(value)}, '
+            f'{what} must not contain control, format or line-separator characters; got {quote(value)}, '
             f'which holds {char!r} (U+{ord(char):04X}, category {category})',
             agentool=agentool,
             option=option,
-            value=_shown(value),
+            value=quote(value),
             character=f'U+{ord(char):04X}',
         )
     if not _visible(value):  # '\u3164', '\u2800', a lone combining mark: accepted, then listed as a blank
         raise ConfigurationError(
-            f'{what} must contain a visible character; got {_shown(value)}, which renders blank',
+            f'{what} must contain a visible character; got {quote(value)}, which renders blank',
             agentool=agentool,
             option=option,
-            value=_shown(value),
+            value=quote(value),
         )
     return value
 

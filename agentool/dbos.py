@@ -33,9 +33,9 @@ from ._dbos_support import quiet_input_errors, safe_url, sqlite_engine_kwargs
 from ._options import check_instance, check_instances, check_limit, check_strings, check_text
 from .core.capability import build_agent
 from .core.durability import dispatcher_reset, dispatcher_scope
-from .core.registry import AgenToolRegistry, get_registry
+from .core.registry import AgenToolRegistry, get_registry, not_found
 from .durable import CAPABILITY_ID, OPERATION_NAME, AgenToolDurability, UnitDispatcher, run_unit
-from .errors import AgenToolNotFoundError, ConfigurationError, MissingExtraError
+from .errors import ConfigurationError, MissingExtraError
 from .paths import user_data_dir
 
 try:
@@ -297,11 +297,7 @@ def shutdown() -> None:
 async def _run_workflow(agent_name: str, prompt: str) -> Any:
     agent = _agents.get(agent_name)
     if agent is None:
-        known = ', '.join(map(repr, sorted(_agents))) or 'none'
-        raise AgenToolNotFoundError(
-            f'no durable agent named {agent_name!r} is registered (registered: {known}); register it before launch()',
-            agentool=agent_name,
-        )
+        raise not_found(agent_name, _agents, kind='durable agent', place='with DBOS (register it before launch())')
     answer = _answers.get(agent_name)
     if answer is None:
         return (await agent.run(prompt)).output

@@ -213,7 +213,7 @@ async def run_unit(
                 return await _run(ctx, agentool, input, via, registry)
             except (AgenToolError, ModelRetry, ToolFailed, CallDeferred, ApprovalRequired):
                 raise
-            except Exception:
+            except Exception:  # the tool's own failure: retried (an idempotent route), the last one propagates
                 if attempt == retries:
                     raise
     finally:

@@ -166,7 +166,11 @@ class InvalidUpdateError(ConfigurationError, ValueError):
 
 
 class AgenToolNotFoundError(AgenToolError, LookupError):
-    """No agentool with this name is registered; `details['suggestions']` has close matches."""
+    """No agentool (or agent) with this name is registered, on any surface.
+
+    `details` has `name` (the name asked for; its bounded `repr` when it is not a string) and
+    `suggestions` (close registered names, empty when none is).
+    """
 
 
 # --- routing at run time: between validated input and the tool ---------------------------------

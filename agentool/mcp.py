@@ -279,7 +279,7 @@ async def _call(
             with operation_span(exposed.agentool, exposed.operation, surface='mcp', tracer=tracer):
                 result = await exposed.manager.execute(ctx, input)
             interface.check_json(result)
-    except Exception as error:
+    except Exception as error:  # a failed call is the client's tool result (MCP spec), not hidden: logged whole
         logger.exception(
             'tool %r (agentool %r, operation %r) raised', exposed.name, exposed.agentool, exposed.operation
         )

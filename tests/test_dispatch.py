@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
-from pydantic_ai import Agent, BinaryContent, ModelRetry, RunContext, ToolFailed, ToolOutput
+from pydantic_ai import Agent, BinaryContent, ModelRetry, RunContext, TextOutput, ToolFailed, ToolOutput
 from pydantic_ai.messages import (
     ModelMessage,
     ModelMessagesTypeAdapter,
@@ -597,3 +597,14 @@ async def test_a_thousand_mixed_concurrent_runs_do_not_cross_talk() -> None:
     assert capability.counts.dispatched == 667
     assert capability.counts.sent_to_model == 333
     assert capability.counts.by_rule == {'add': 334, 'predicate:<lambda>': 333}
+
+
+async def test_an_output_spec_that_cannot_take_an_answer_is_refused_with_its_cause() -> None:
+    def shout(text: str) -> str:
+        return text.upper()
+
+    agent, model, _ = make(JsonRule(agentool='summer'), output_type=TextOutput(shout))
+    with pytest.raises(DispatchOutputError, match='cannot take an agentool answer') as caught:
+        await agent.run('{"operation": "sum", "a": 2, "b": 2}')
+    assert isinstance(caught.value.__cause__, TypeError)  # why, kept for the traceback
+    assert model.calls == 0

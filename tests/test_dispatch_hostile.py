@@ -30,6 +30,7 @@ from agentool import (
     create_agentool,
 )
 from agentool.dispatch import CommandRule, Dispatch, DispatchCapability, DispatchRule, JsonRule
+from agentool.errors import clip
 
 MB = 1024 * 1024
 HUGE = 30 * MB
@@ -200,7 +201,7 @@ async def test_an_unknown_megabyte_agentool_name_is_not_repeated_in_full() -> No
         await agent.run('{"agentool": "' + name + '", "operation": "ping"}')
     error = caught.value
     assert len(error.message) < 2000
-    assert error.details['target'] == name[:200]
+    assert error.details['target'] == clip(name)
     assert error.details['target_length'] == len(name)
     assert len(repr(error.details)) < 2000
 

@@ -474,3 +474,20 @@ async def test_deps_are_built_only_for_a_tool_taking_a_context_on_every_surface(
             await surface
         messages.add(raised.value.message)
     assert len(messages) == 1  # the same error on every surface
+
+
+class FactoryAnnotationError(Exception):
+    """A factory annotation's own code failing as the injector reads it."""
+
+
+def _failing_annotation() -> type:
+    raise FactoryAnnotationError('the annotation ran and failed')
+
+
+def test_a_factory_annotation_raising_its_own_error_propagates_from_provide() -> None:
+    def make_settings(url: _failing_annotation()) -> Settings:  # pyright: ignore[reportInvalidTypeForm]
+        return Settings(url)
+
+    injector = AgenToolInjector()
+    with pytest.raises(FactoryAnnotationError):
+        injector.provide(Settings, make_settings)

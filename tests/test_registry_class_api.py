@@ -397,7 +397,7 @@ def test_a_name_that_is_not_a_string_is_looked_up_like_an_unknown_one(
     assert target.update(name, version='1') is False
     assert target.unregister(name) is False
     for method in ('require', 'get_manager', 'validate_config'):
-        with pytest.raises(AgenToolNotFoundError, match='an agentool name is a string') as caught:
+        with pytest.raises(AgenToolNotFoundError, match='agentool names are strings') as caught:
             getattr(target, method)(name)
         assert caught.value.details['suggestions'] == []
     assert registry.list_names() == ['echo']  # nothing was changed or removed

@@ -6,17 +6,19 @@ import threading
 from typing import Any, Literal
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, model_validator
 from pydantic_ai import ModelRetry, RunContext
 
 from agentool import (
     BaseOperationInput,
+    InputValidationError,
     OutputError,
     RoutingConfig,
     ToolArgumentError,
     ToolRetryError,
     TransformError,
     create_agentool,
+    get_registry,
 )
 from tests.agentools import StorageOutput, Store, create_storage
 
@@ -184,3 +186,75 @@ async def test_tool_failed_is_a_typed_error_in_run_and_call() -> None:
     assert caught.value.details['outcome'] == 'failed'
     with pytest.raises(ToolFailedError, match='resource 5 is gone'):
         await get_injector().call('f', {'operation': 'go', 'value': 5})
+
+
+class NamedInput(BaseOperationInput):
+    operation: Literal['go']
+    name: str | None = None
+
+
+class NameMissingError(Exception):
+    """A transform's own error, raised on the stand-in that probes it at creation."""
+
+
+async def test_a_transform_raising_at_probe_time_surfaces_its_error_on_a_real_input() -> None:
+    def require_name(input: Any) -> dict[str, Any]:
+        if not input.name:  # the creation-time stand-in reads as empty: this raises there
+            raise NameMissingError('a name is required')
+        return {'name': input.name}
+
+    async def greet(name: str) -> str:
+        return f'hello {name}'
+
+    routes = RoutingConfig(operation_map={'go': ('greet', require_name)})
+    agent = create_agentool('greeter', NamedInput, routes, [greet])
+    manager = get_registry().get_manager('greeter')
+    assert manager.requirements('go').source == 'schema'  # its reads cannot be known: nothing more refused
+    assert (await agent.run('{"operation": "go", "name": "Ada"}')).output == 'hello Ada'
+    with pytest.raises(TransformError, match='raised NameMissingError: a name is required') as caught:
+        await agent.run('{"operation": "go"}')
+    assert isinstance(caught.value.__cause__, NameMissingError)
+
+
+class Lowered(BaseModel):
+    """A type whose own validator fails on `None` with an `AttributeError`, not pydantic's `ValueError`."""
+
+    text: str
+
+    @model_validator(mode='before')
+    @classmethod
+    def lower(cls, data: Any) -> Any:
+        return {'text': data.lower()}
+
+
+async def test_a_parameter_whose_validator_fails_on_none_in_its_own_way_refuses_null() -> None:
+    seen: list[Any] = []
+
+    async def greet(name: Lowered) -> str:
+        seen.append(name)
+        return f'hello {name}'
+
+    routes = RoutingConfig(operation_map={'go': ('greet', lambda input: {'name': input.name})})
+    agent = create_agentool('greeter', NamedInput, routes, [greet])
+    with pytest.raises(InputValidationError) as caught:
+        await agent.run('{"operation": "go", "name": null}')
+    assert [(e['type'], e['loc']) for e in caught.value.errors] == [('none_forbidden', ['name'])]
+    assert seen == []  # refused before the tool
+    assert (await agent.run('{"operation": "go", "name": "Ada"}')).output == 'hello Ada'
+
+
+class AnnotationBrokeError(Exception):
+    """An annotation's own code failing as it is evaluated."""
+
+
+def _failing_type() -> type:
+    raise AnnotationBrokeError('the annotation ran and failed')
+
+
+def test_an_annotation_raising_its_own_error_propagates_at_creation() -> None:
+    async def tool(value: _failing_type()) -> int:  # pyright: ignore[reportInvalidTypeForm]
+        return 0
+
+    with pytest.raises(AnnotationBrokeError):
+        create_agentool('broken', OpInput, RoutingConfig(operation_map={'go': 'tool'}), [tool])
+    assert 'broken' not in get_registry()

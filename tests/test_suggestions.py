@@ -15,7 +15,7 @@ from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ModelResponse
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from agentool import BaseOperationInput, RoutingConfig, create_agentool
+from agentool import BaseOperationInput, RoutingConfig, create_agentool, get_registry
 from agentool.cli import main
 from agentool.core.injector import get_injector
 from agentool.dispatch import DispatchCapability, JsonRule
@@ -136,3 +136,37 @@ async def test_dispatch() -> None:
         await agent.run(json.dumps(MISTYPED))
     assert str(caught.value).startswith(MESSAGE)
     assert caught.value.details['suggestions'] == ['search']
+
+
+async def test_an_unknown_agentool_is_one_error_with_one_details_shape_on_every_surface() -> None:
+    create_notes()
+    injector = get_injector()
+    errors: list[AgenToolNotFoundError] = []
+    for attempt in (
+        lambda: get_registry().require('note'),
+        lambda: injector.get('note'),
+        lambda: injector.unregister('note'),
+    ):
+        with pytest.raises(AgenToolNotFoundError) as caught:
+            attempt()
+        errors.append(caught.value)
+    for run in (lambda: injector.call('note', MISTYPED), lambda: Agent('agentool:note').run(json.dumps(MISTYPED))):
+        with pytest.raises(AgenToolNotFoundError) as caught:
+            await run()
+        errors.append(caught.value)
+    for error in errors:
+        assert error.details == {'agentool': 'note', 'name': 'note', 'suggestions': ['notes']}
+        assert str(error).endswith("; did you mean 'notes'?")
+
+
+@pytest.mark.parametrize('name', [5, None, ['notes']])
+async def test_a_name_that_is_not_a_string_names_nothing_with_the_same_details_keys(name: Any) -> None:
+    create_notes()
+    injector = get_injector()
+    for attempt in (lambda: get_registry().require(name), lambda: injector.get(name)):
+        with pytest.raises(AgenToolNotFoundError, match='names are strings') as caught:
+            attempt()
+        assert caught.value.details == {'name': repr(name), 'suggestions': []}
+    with pytest.raises(AgenToolNotFoundError, match='names are strings') as caught:
+        await injector.call(name, MISTYPED)
+    assert caught.value.details == {'name': repr(name), 'suggestions': []}

@@ -2,7 +2,7 @@
 
 Everything here reads a registry passed in as an argument (anything else is a `ConfigurationError`
 naming `registry`, as is an option of the wrong type) and imports only the core's data types
-(`agentool.core.config`, `agentool.core._metadata`), never the registry module at run time, so the
+(`agentool.core.definition`), never the registry module at run time, so the
 core can delegate to it (`AgenToolRegistry.export_catalog()` and friends) without an import circle.
 A new catalog format is a new module here taking `(registry, ...)`, plus one delegating method on
 the registry.

@@ -248,7 +248,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _fail(f'agentool: error: {error}')
     except KeyboardInterrupt:
         return 130
-    except Exception as error:
+    except Exception as error:  # the command's last resort: any other failure is one line and exit status 1
         _fail(f'agentool: error: {type(error).__name__}: {error}')
     return 1
 

@@ -35,6 +35,7 @@ from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.usage import RunUsage
 from pydantic_core import to_jsonable_python
 
+from .definition import UNREADABLE
 from .manager import MANAGER_TOOL_NAME
 from .output import output_types, resolve
 
@@ -226,7 +227,7 @@ def _same_shape(tool: ToolDefinition, member: Any) -> bool:
     schema = root.get('properties', {}).get(key, {}) if (key := tool.outer_typed_dict_key) else root
     try:
         expected = TypeAdapter[Any](member).json_schema()
-    except Exception:  # a member pydantic cannot describe for JSON: nothing to compare, keep the graph
+    except UNREADABLE:  # a member pydantic cannot describe for JSON: nothing to compare, keep the graph
         return False
     schema, expected = resolve(schema, root), resolve(expected, expected)  # enums and models may be `$ref`s
     return all(schema.get(k) == expected.get(k) for k in ('type', 'title'))

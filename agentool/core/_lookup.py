@@ -1,31 +1,35 @@
-"""Registry helpers with no state: "did you mean" lookups and the checks of `AgenToolRegistry.update`."""
+"""Lookups with no state: the one not-found error, raised on every surface, and the checks of `update`."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, cast
+from collections.abc import Iterable, Mapping
+from typing import cast
 
 from ..errors import AgenToolNotFoundError, InvalidUpdateError, did_you_mean, quote, suggest
 
-__all__ = ('suggest', 'not_found', 'checked_update', 'UPDATABLE')
+__all__ = ('not_found', 'checked_update', 'UPDATABLE')
 
 
-def not_found(name: str, known: Mapping[str, Any] | Sequence[str]) -> AgenToolNotFoundError:
-    """An `AgenToolNotFoundError` for `name` with "did you mean" suggestions from `known`.
+def not_found(name: object, known: Iterable[str], *, kind: str = 'agentool', place: str = '') -> AgenToolNotFoundError:
+    """The one error for a name nothing is registered under, on every surface (registry, injector, DBOS).
 
-    A `name` that is not a string names nothing: the message says so and `agentool` is its repr.
+    The message reads `no {kind} named 'x' is registered {place}`, with "did you mean" suggestions
+    from `known`. `details` always hold `name` (the name asked for; its bounded `repr` when it is
+    not a string, which names nothing) and `suggestions` (a list, empty when none is close); a
+    string name is also the error's `agentool`.
     """
-    given = cast(object, name)
-    if not isinstance(given, str):
+    where = f' {place}' if place else ''
+    if not isinstance(name, str):
         return AgenToolNotFoundError(
-            f'no agentool named {quote(given)} is registered: an agentool name is a string, got {type(given).__name__}',
-            agentool=quote(given),
+            f'no {kind} named {quote(name)} is registered{where}: {kind} names are strings, got {type(name).__name__}',
+            name=quote(name),
             suggestions=[],
         )
     suggestions = suggest(name, known)
     return AgenToolNotFoundError(
-        f'no agentool named {quote(name)} is registered{did_you_mean(suggestions)}',
+        f'no {kind} named {quote(name)} is registered{where}{did_you_mean(suggestions)}',
         agentool=name,
+        name=name,
         suggestions=suggestions,
     )
 

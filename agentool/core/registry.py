@@ -4,7 +4,7 @@ The registry is a plain object. One default instance lives behind `get_registry(
 swaps in another for a block of code or a task (it is a `contextvars` scope, so concurrent tasks
 do not see each other's registries). Its introspection methods (catalog, Markdown, dependency
 graph, OpenAPI) are thin delegations to the `agentool.catalog` package, which sits above the core
-and takes the registry as an argument. The configuration types live in `agentool.core.config` and
+and takes the registry as an argument. The configuration types live in `agentool.core.definition` and
 are re-exported here, where the architecture guide imports them from.
 """
 
@@ -19,8 +19,8 @@ from types import MethodType
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, Literal, ParamSpec, TypeVar, cast
 
 from .._options import check_instance
-from ..errors import DuplicateNameError
-from ._lookup import checked_update, not_found, suggest
+from ..errors import DuplicateNameError, suggest
+from ._lookup import checked_update, not_found
 from .definition import (
     DEFAULT_MAX_INPUT_BYTES,
     AgenToolConfig,

@@ -101,10 +101,10 @@ def fit_output(value: Any, spec: object, *, rule: str, agentool: str, operation:
 
     try:
         adapter = _adapter(spec)
-    except Exception as error:  # an output function or other spec pydantic cannot validate into
+    except Exception as error:  # an output function, or a spec pydantic (or the type's own hook) cannot read
         raise refused(
             f"the agent's output_type {_type_name(spec)} cannot take an agentool answer: {error}", []
-        ) from None
+        ) from error
     try:
         if adapter is None:  # text: JSON with no `Infinity` or `NaN`, as every surface gives it
             return value if isinstance(value, str) else json_output_text(value, agentool)

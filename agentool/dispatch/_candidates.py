@@ -7,13 +7,13 @@ prompt over it is refused, or declined, before it is parsed or matched.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from ..core.definition import DEFAULT_MAX_INPUT_BYTES
-from ..core.registry import AgenToolRegistry, suggest
-from ..errors import ConfigurationError
+from ..core.registry import AgenToolRegistry
+from ..errors import ConfigurationError, DispatchTargetError, clip, did_you_mean, quote, suggest
 
-__all__ = ('Candidates', 'input_limit', 'utf8_size_over')
+__all__ = ('Candidates', 'input_limit', 'utf8_size_over', 'unknown_target')
 
 
 class Candidates(Mapping[str, Sequence[str]]):
@@ -37,11 +37,11 @@ class Candidates(Mapping[str, Sequence[str]]):
                 for name in self._names:
                     if name not in registry:
                         suggestions = suggest(name, registry.list_names())
-                        hint = f'; did you mean {" or ".join(map(repr, suggestions))}?' if suggestions else ''
                         raise ConfigurationError(
-                            f'DispatchCapability(agentools=...) names {name!r}, which is not registered{hint}',
+                            f'DispatchCapability(agentools=...) names {quote(name)}, which is not registered'
+                            f'{did_you_mean(suggestions)}',
                             option='agentools',
-                            value=repr(name),
+                            value=quote(name),
                             suggestions=suggestions,
                         )
                 self._checked = list(self._names)
@@ -101,3 +101,18 @@ def utf8_size_over(text: str, limit: int) -> int | None:
         return None
     size = len(text) if text.isascii() else len(text.encode('utf-8', 'surrogatepass'))
     return size if size > limit else None
+
+
+def unknown_target(rule: str, name: str, known: Iterable[str], *, scope: str = '') -> DispatchTargetError:
+    """The error for rule `rule` naming agentool `name`, which is not among `known`, with close names.
+
+    `scope` ends the "which is not registered" clause (`' or not one this dispatch may run'`).
+    """
+    suggestions = suggest(name, known)
+    return DispatchTargetError(
+        f'rule {rule!r} names agentool {quote(name)}, which is not registered{scope}{did_you_mean(suggestions)}',
+        rule=rule,
+        target=clip(name),
+        target_length=len(name),
+        suggestions=suggestions,
+    )

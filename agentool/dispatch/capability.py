@@ -20,12 +20,11 @@ from pydantic_ai.run import AgentRunResult
 
 from ..core.injector import AgenToolInjector, get_injector
 from ..core.injector._targets import serialise
-from ..core.registry import AgenToolRegistry, get_registry, suggest
-from ..errors import AgenToolError, ConfigurationError, DispatchTargetError, InvalidInputError
+from ..core.registry import AgenToolRegistry, get_registry
+from ..errors import AgenToolError, ConfigurationError, InvalidInputError, clip
 from ..telemetry import DispatchOutcome, dispatch_span, record_dispatch
 from ._answer import DispatchRecord, build_result, fit_output
-from ._candidates import Candidates
-from ._text import QUOTE_BOUND, cut, quoted
+from ._candidates import Candidates, unknown_target
 from .rules import Dispatch, DispatchRequest, DispatchRule
 
 __all__ = ('DispatchCapability', 'DispatchCounts', 'DepsSource')
@@ -196,7 +195,7 @@ class DispatchCapability(AbstractCapability[Any]):
                         return None
                     target = getattr(rule, 'agentool', None)
                     raise InvalidInputError(
-                        f'rule {rule_name!r}: cannot build the input from the prompt: {cut(str(error))}',
+                        f'rule {rule_name!r}: cannot build the input from the prompt: {clip(str(error))}',
                         agentool=target,
                         rule=rule_name,
                     ) from error
@@ -232,16 +231,7 @@ class DispatchCapability(AbstractCapability[Any]):
         """The input as JSON text and its operation, or `None` when invalid input falls through."""
         registry = self._registry()
         if found.agentool not in registry:
-            name = found.agentool
-            suggestions = suggest(name, registry.list_names()) if len(name) <= QUOTE_BOUND else []
-            hint = f'; did you mean {" or ".join(map(repr, suggestions))}?' if suggestions else ''
-            raise DispatchTargetError(
-                f'rule {rule.label!r} names agentool {quoted(name)}, which is not registered{hint}',
-                rule=rule.label,
-                target=cut(name),
-                target_length=len(name),
-                suggestions=suggestions,
-            )
+            raise unknown_target(rule.label, found.agentool, registry.list_names())
         manager = registry.get_manager(found.agentool)
         try:
             # The JSON text the injector makes of a dict or a model, checked as it checks it (size

@@ -22,10 +22,8 @@ from pydantic import BaseModel
 from pydantic_ai import RunContext
 from pydantic_core import from_json
 
-from ..core.registry import suggest
-from ..errors import ConfigurationError, DispatchTargetError, InputTooLargeError
-from ._candidates import input_limit, utf8_size_over
-from ._text import QUOTE_BOUND, cut, quoted
+from ..errors import ConfigurationError, DispatchTargetError, InputTooLargeError, quote
+from ._candidates import input_limit, unknown_target, utf8_size_over
 
 __all__ = (
     'OnInvalid',
@@ -177,17 +175,7 @@ class JsonRule(DispatchRule):
         named = value.pop(AGENTOOL_KEY, None)
         if isinstance(named, str):
             if named not in operations:  # unknown, or left out by `DispatchCapability(agentools=...)`
-                # A name longer than the bound is close to none worth suggesting (and costly to compare).
-                suggestions = suggest(named, operations) if len(named) <= QUOTE_BOUND else []
-                hint = f'; did you mean {" or ".join(map(repr, suggestions))}?' if suggestions else ''
-                raise DispatchTargetError(
-                    f'rule {self.label!r}: the prompt names agentool {quoted(named)}, which is not registered '
-                    f'or not one this dispatch may run{hint}',
-                    rule=self.label,
-                    target=cut(named),
-                    target_length=len(named),
-                    suggestions=suggestions,
-                )
+                raise unknown_target(self.label, named, operations, scope=' or not one this dispatch may run')
             return Dispatch(agentool=named, input=value)
         operation = value.get(self.operation_field)
         if not isinstance(operation, str):  # no operation names it (every operation is a string)
@@ -270,7 +258,7 @@ class CommandRule(DispatchRule):
             if self.prefix is not None and (args := value.pop('args', None)):
                 # Dropping them would run the command without what the user typed after it.
                 raise ValueError(
-                    f'{self.prefix!r} takes no arguments (the rule has no parse= to read them); got {quoted(args)}'
+                    f'{self.prefix!r} takes no arguments (the rule has no parse= to read them); got {quote(args)}'
                 )
             if self.operation is not None:
                 value['operation'] = self.operation

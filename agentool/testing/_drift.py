@@ -16,7 +16,7 @@ from typing import Any, cast
 from pydantic_ai.messages import ToolReturnPart
 from pydantic_ai.tools import ToolDefinition
 
-from ..errors import DriftError
+from ..errors import DriftError, clip
 
 __all__ = ('check_call', 'tool_retry_error', 'output_feedback_error')
 
@@ -102,8 +102,7 @@ def _validation_error(prefix: str, tool: str | None, cause: str, errors: list[di
 def _got(error: dict[str, Any]) -> str:
     if 'input' not in error or error.get('type') == 'missing':
         return ''
-    text = json.dumps(error['input'], default=repr)
-    return f' (got {text if len(text) <= 60 else text[:57] + "..."})'
+    return f' (got {clip(json.dumps(error["input"], default=repr))})'
 
 
 def _error_list(content: object) -> list[dict[str, Any]] | None:

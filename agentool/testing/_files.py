@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
-from ..errors import AgenToolError
+from ..errors import AgenToolError, clip, quote
 
 __all__ = ('MAX_FILE_BYTES', 'as_path', 'read_json', 'write_json', 'dumps')
 
@@ -30,10 +30,10 @@ def as_path(path: object, what: str, error: ErrorFactory) -> Path:
     __tracebackhide__ = True  # cassette errors point at the test, not here
     text = path if isinstance(path, str) else _fspath(path)
     if not text:
-        shown = _short(repr(path))
+        shown = quote(path)
         raise error(f'{what} path must be a non-empty str or Path; got {shown}', path=shown, reason='not_a_path')
     if '\x00' in text:
-        raise error(f'{what} path {_short(repr(text))} holds a NUL byte', path=_short(repr(text)), reason='nul')
+        raise error(f'{what} path {quote(text)} holds a NUL byte', path=quote(text), reason='nul')
     return Path(text)
 
 
@@ -72,7 +72,7 @@ def read_json(path: Path, what: str, error: ErrorFactory, *, missing: str, max_b
         return json.loads(raw.decode('utf-8'))
     except (UnicodeDecodeError, ValueError, RecursionError) as caught:
         raise error(
-            f'{name} is not an agentool {what}: not UTF-8 JSON ({_short(str(caught))})',
+            f'{name} is not an agentool {what}: not UTF-8 JSON ({clip(str(caught))})',
             path=str(path),
             reason='invalid_json',
         ) from None
@@ -91,12 +91,12 @@ def write_json(path: Path, data: Any, what: str, error: ErrorFactory) -> None:
         encoded = dumps(data).encode('utf-8')
     except UnicodeEncodeError as caught:  # a lone surrogate in some string
         raise error(
-            f'cannot write {what} {name}: its data holds text UTF-8 cannot encode ({_short(str(caught))})',
+            f'cannot write {what} {name}: its data holds text UTF-8 cannot encode ({clip(str(caught))})',
             path=str(path),
             reason='unencodable',
         ) from None
     except ValueError as caught:  # NaN or infinity, which JSON has no words for
-        raise error(f'cannot write {what} {name}: {_short(str(caught))}', path=str(path), reason='invalid') from None
+        raise error(f'cannot write {what} {name}: {clip(str(caught))}', path=str(path), reason='invalid') from None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f'.{path.name}.', suffix='.tmp')
@@ -120,7 +120,3 @@ def _unwritable(path: Path, what: str, caught: OSError, error: ErrorFactory) -> 
         reason='unwritable',
         error=str(caught),
     )
-
-
-def _short(text: str, limit: int = 200) -> str:
-    return text if len(text) <= limit else f'{text[:limit]}... ({len(text)} characters)'

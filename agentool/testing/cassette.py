@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 from pydantic_ai import ModelMessagesTypeAdapter
 from pydantic_ai.messages import ModelResponse, ModelResponseStreamEvent
 
-from ..errors import CassetteError
+from ..errors import CassetteError, clip, quote
 from ._files import as_path, read_json, write_json
 from .recording import RecordedToolCall
 
@@ -123,13 +123,13 @@ class Cassette(BaseModel):
             fields: dict[str, Any] = data  # pyright: ignore[reportUnknownVariableType]
             if fields.get('format') != FORMAT:
                 raise CassetteError(
-                    f'{source!r} is not an agentool cassette (format {_short(fields.get("format"))})',
+                    f'{source!r} is not an agentool cassette (format {quote(fields.get("format"))})',
                     path=source,
                     reason='invalid',
                 )
             if fields.get('version') != VERSION:
                 raise CassetteError(
-                    f'{source!r} is cassette version {_short(fields.get("version"))}; '
+                    f'{source!r} is cassette version {quote(fields.get("version"))}; '
                     f'this agentool reads version {VERSION}',
                     path=source,
                     reason='version',
@@ -138,7 +138,7 @@ class Cassette(BaseModel):
             return cls.model_validate(data)
         except ValidationError as error:
             raise CassetteError(
-                f'{source!r} is not an agentool cassette: {_short(str(error), 1000)}', path=source, reason='invalid'
+                f'{source!r} is not an agentool cassette: {clip(str(error))}', path=source, reason='invalid'
             ) from None
 
     def save(self, path: str | os.PathLike[str]) -> None:
@@ -158,8 +158,3 @@ def cassette_path(path: object) -> Path:
     """`path` checked as a cassette path (see `Cassette.load`)."""
     __tracebackhide__ = True  # cassette errors point at the test, not here
     return as_path(path, 'cassette', CassetteError)
-
-
-def _short(value: object, limit: int = 60) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else f'{text[:limit]}...'

@@ -34,7 +34,7 @@ from pydantic_ai.profiles import ModelProfile
 from pydantic_ai.settings import ModelSettings
 from pydantic_core import to_jsonable_python
 
-from ..errors import CassetteError
+from ..errors import CassetteError, clip, quote
 from ._cleaning import Cleaner, Redactor
 from ._fingerprint import fingerprint, mismatch, request_view
 from ._profile import plain_profile, restored_profile
@@ -104,14 +104,14 @@ class CassetteModel(Model):
         __tracebackhide__ = True  # cassette errors point at the test, not here
         if mode not in _MODES:
             raise CassetteError(
-                f'unknown cassette mode {str(mode)[:60]!r}; use one of {", ".join(_MODES)}',
+                f'unknown cassette mode {quote(str(mode))}; use one of {", ".join(_MODES)}',
                 reason='mode',
-                mode=str(mode)[:60],
+                mode=clip(str(mode)),
             )
         if redact is not None and not callable(redact):
-            raise CassetteError(f'redact must be a function; got {repr(redact)[:60]}', reason='redact')
+            raise CassetteError(f'redact must be a function; got {quote(redact)}', reason='redact')
         if not isinstance(cast(object, scrub), bool):
-            raise CassetteError(f'scrub must be True or False; got {repr(scrub)[:60]}', reason='scrub')
+            raise CassetteError(f'scrub must be True or False; got {quote(scrub)}', reason='scrub')
         self.mode = mode
         self.redact = redact
         self.scrub = scrub
@@ -315,7 +315,7 @@ class CassetteModel(Model):
             recorded = RecordedToolCall.model_validate(self.clean(data))
         except ValidationError as error:
             raise CassetteError(
-                f'the redaction hook returned a tool call that is not one: {str(error)[:500]}',
+                f'the redaction hook returned a tool call that is not one: {clip(str(error))}',
                 path=self._where(),
                 reason='invalid',
             ) from None
@@ -342,7 +342,7 @@ class CassetteModel(Model):
             exchange = Exchange.model_validate(data)
         except ValidationError as error:
             raise CassetteError(
-                f'the redaction hook returned an exchange that is not one: {str(error)[:500]}',
+                f'the redaction hook returned an exchange that is not one: {clip(str(error))}',
                 path=self._where(),
                 reason='invalid',
             ) from None
@@ -364,13 +364,13 @@ def _model(wrapped: object) -> Model[Any]:
         return cast('Model[Any]', wrapped)
     if not isinstance(wrapped, str):
         raise CassetteError(
-            f'CassetteModel wraps a pydantic-ai Model, a model name or None; got {repr(wrapped)[:60]}', reason='model'
+            f'CassetteModel wraps a pydantic-ai Model, a model name or None; got {quote(wrapped)}', reason='model'
         )
     try:
         return infer_model(wrapped)
     except (UserError, ValueError, ImportError) as error:
         raise CassetteError(
-            f'CassetteModel cannot make model {wrapped[:60]!r}: {str(error)[:300]}', reason='model'
+            f'CassetteModel cannot make model {quote(wrapped)}: {clip(str(error))}', reason='model'
         ) from None
 
 
@@ -393,5 +393,5 @@ def _events(exchange: Exchange, path: Path | None) -> list[ModelResponseStreamEv
 def _corrupt(path: Path | None, error: Exception) -> CassetteError:
     where = repr(str(path)) if path is not None else '(in memory)'
     return CassetteError(
-        f'cassette {where} holds a response pydantic-ai cannot read: {str(error)[:500]}', path=where, reason='invalid'
+        f'cassette {where} holds a response pydantic-ai cannot read: {clip(str(error))}', path=where, reason='invalid'
     )

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import cast
 
 from .._terminal import terminal_safe
-from ..errors import CassetteError
+from ..errors import CassetteError, quote
 from ._files import as_path, read_json, write_json
 from .cassette import Cassette
 from .cassette_model import CassetteModel
@@ -35,7 +35,7 @@ def run(action: str, files: Sequence[str]) -> str:
     elif action == 'scrub':
         text = scrub_files(files)
     else:
-        raise CassetteError(f'unknown cassette action {action[:60]!r}', reason='action')
+        raise CassetteError(f'unknown cassette action {quote(action)}', reason='action')
     # The command line's own escaping: C0/C1 controls and the characters that reorder or hide text (bidi).
     return terminal_safe(text, keep_newlines=True)
 

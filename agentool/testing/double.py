@@ -41,6 +41,7 @@ from ..errors import (
     OutputError,
     ScriptExhaustedError,
     UnexpectedPromptError,
+    quote,
 )
 from ._drift import check_call, output_feedback_error, tool_retry_error
 from .log import CallLog, CallRecord, RequestRecord
@@ -197,13 +198,13 @@ class AgentDouble(AnsweringModel):
                 for i in matching
             )
             raise ScriptExhaustedError(
-                f'double {self.name!r}: every script for prompt {_short(prompt)} is used up ({used})',
+                f'double {self.name!r}: every script for prompt {quote(prompt)} is used up ({used})',
                 prompt=prompt,
                 scripts=[self.scripts[i].label(i) for i in matching],
             )
         labels = [script.label(i) for i, script in enumerate(self.scripts)]
         raise UnexpectedPromptError(
-            f'double {self.name!r}: no script matches prompt {_short(prompt)} (scripts: {", ".join(labels)})',
+            f'double {self.name!r}: no script matches prompt {quote(prompt)} (scripts: {", ".join(labels)})',
             prompt=prompt,
             scripts=labels,
         )
@@ -300,7 +301,3 @@ def _text(part: UserPromptPart) -> str:
     if isinstance(part.content, str):
         return part.content
     return ''.join(item for item in part.content if isinstance(item, str))
-
-
-def _short(prompt: str) -> str:
-    return repr(prompt if len(prompt) <= 80 else prompt[:77] + '...')

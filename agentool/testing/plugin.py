@@ -31,6 +31,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from .._bounds import quote
+
 if TYPE_CHECKING:
     from pydantic_ai.models import Model
 
@@ -127,7 +129,7 @@ def agentool_record_mode(request: pytest.FixtureRequest) -> RecordMode:
     if mode is None:
         mode = request.config.getini(_MODE) or 'none'
     if mode not in _MODES:
-        raise pytest.UsageError(f'agentool: unknown cassette record mode {str(mode)[:60]!r}; use one of {_MODES}')
+        raise pytest.UsageError(f'agentool: unknown cassette record mode {quote(str(mode))}; use one of {_MODES}')
     return mode  # type: ignore[return-value]
 
 

@@ -25,7 +25,7 @@ from pydantic_ai.messages import ToolCallPart
 from pydantic_ai.models import Model
 from pydantic_ai.tools import ToolDefinition
 
-from ..errors import ConfigurationError
+from ..errors import ConfigurationError, quote
 from ._files import as_path, read_json
 from ._tool_answers import ToolAnswers
 from .cassette import FORMAT, Cassette
@@ -70,9 +70,9 @@ class Replay(AbstractCapability[Any]):
         if not isinstance(cast(object, source), Recording | Cassette | str | os.PathLike):
             raise ConfigurationError(
                 f'Replay(source=...) must be a recording or cassette file path, a Recording or a Cassette; '
-                f'got {repr(source)[:200]}',
+                f'got {quote(cast(object, source))}',
                 option='source',
-                value=repr(source)[:200],
+                value=quote(cast(object, source)),
             )
         self.recording = source if isinstance(source, Recording | Cassette) else _load(source)
         self.source = 'the recording' if isinstance(source, Recording | Cassette) else repr(str(source))

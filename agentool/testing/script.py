@@ -18,7 +18,7 @@ from pydantic_ai.messages import ModelMessage
 from pydantic_core import PydanticSerializationError, to_json
 
 from .._options import check_function, check_text
-from ..errors import ConfigurationError, ExpectationError
+from ..errors import ConfigurationError, ExpectationError, quote
 from .log import CallRecord
 
 __all__ = (
@@ -181,7 +181,7 @@ class ScriptRun:
             return json.loads(self.prompt)
         except ValueError as error:
             raise ExpectationError(
-                f'the script read the prompt as JSON, but it is not JSON ({error}): {self.prompt[:80]!r}',
+                f'the script read the prompt as JSON, but it is not JSON ({error}): {quote(self.prompt)}',
                 prompt=self.prompt,
                 error=str(error),
             ) from None

@@ -27,7 +27,7 @@ from pydantic_ai.usage import RunUsage
 from pydantic_core import SchemaValidator, core_schema, to_jsonable_python
 
 from .._options import check_text
-from ..errors import CassetteError, CassetteMismatchError, ConfigurationError, UnrecordedCallError
+from ..errors import CassetteError, CassetteMismatchError, ConfigurationError, UnrecordedCallError, clip, quote
 from ._tool_answers import ToolAnswers
 from ._window import show_pair
 from .cassette_model import CassetteModel
@@ -74,11 +74,11 @@ class CassetteToolset(WrapperToolset[Any]):
     ) -> None:
         if not isinstance(cast(object, wrapped), AbstractToolset):
             raise ConfigurationError(
-                f'CassetteToolset wraps a pydantic-ai toolset; got {repr(wrapped)[:100]}', option='wrapped'
+                f'CassetteToolset wraps a pydantic-ai toolset; got {quote(wrapped)}', option='wrapped'
             )
         if not isinstance(cast(object, model), CassetteModel):
             raise ConfigurationError(
-                f'CassetteToolset needs the CassetteModel it records with; got {repr(model)[:100]}', option='model'
+                f'CassetteToolset needs the CassetteModel it records with; got {quote(model)}', option='model'
             )
         check_text('name', name, optional=True)
         super().__init__(wrapped)
@@ -161,7 +161,7 @@ class CassetteToolset(WrapperToolset[Any]):
         except TypeError as error:  # a field this pydantic-ai does not know, or a name missing
             raise CassetteError(
                 f'cassette {self._where()} holds a tool of toolset {self.name!r} pydantic-ai cannot read: '
-                f'{str(error)[:300]}',
+                f'{clip(str(error))}',
                 path=self._where(),
                 reason='invalid',
             ) from None
@@ -237,7 +237,7 @@ class ToolsetDouble(AbstractToolset[Any]):
                 name for name, schema in schemas.items() if not isinstance(name, str) or not isinstance(schema, Mapping)
             ]:
                 raise ConfigurationError(
-                    f'ToolsetDouble tools map a tool name to its JSON schema; got {repr(bad[0])[:100]}', option='tools'
+                    f'ToolsetDouble tools map a tool name to its JSON schema; got {quote(bad[0])}', option='tools'
                 )
             definitions = tuple(
                 ToolDefinition(name=name, parameters_json_schema=dict(schema))
@@ -246,8 +246,7 @@ class ToolsetDouble(AbstractToolset[Any]):
         else:
             if bad_defs := [d for d in cast('Sequence[object]', tools) if not isinstance(d, ToolDefinition)]:
                 raise ConfigurationError(
-                    'ToolsetDouble tools are ToolDefinitions or a name-to-schema mapping; '
-                    f'got {repr(bad_defs[0])[:100]}',
+                    f'ToolsetDouble tools are ToolDefinitions or a name-to-schema mapping; got {quote(bad_defs[0])}',
                     option='tools',
                 )
             definitions = tuple(tools)
@@ -259,9 +258,7 @@ class ToolsetDouble(AbstractToolset[Any]):
                 option='answers',
             )
         if answer is not None and not (callable(answer) or isinstance(cast(object, answer), AbstractToolset)):
-            raise ConfigurationError(
-                f'answer must be a function or a toolset; got {repr(answer)[:100]}', option='answer'
-            )
+            raise ConfigurationError(f'answer must be a function or a toolset; got {quote(answer)}', option='answer')
         self.definitions = definitions
         self.answers = dict(answers or {})
         self.answer = answer
@@ -326,7 +323,7 @@ class ToolsetDouble(AbstractToolset[Any]):
             raise UnrecordedCallError(
                 f'ToolsetDouble has no answer for tool {name!r}; give one in answers= or answer=',
                 tool=name,
-                args=repr(tool_args)[:500],
+                args=quote(tool_args),
                 recorded=sorted(self.answers),
             )
         if inspect.isawaitable(result):
@@ -343,7 +340,7 @@ async def _forward(toolset: AbstractToolset[Any], name: str, args: dict[str, Any
         raise UnrecordedCallError(
             f'ToolsetDouble: its answering toolset {toolset.label} has no tool {name!r}',
             tool=name,
-            args=repr(args)[:500],
+            args=quote(args),
             recorded=[],
         )
     return await toolset.call_tool(name, tool.args_validator.validate_python(args), ctx, tool)

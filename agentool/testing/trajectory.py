@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from pydantic_ai import AgentRunResult
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 
-from ..errors import CassetteError, ConfigurationError, ExpectationError
+from ..errors import CassetteError, ConfigurationError, ExpectationError, clip, quote
 from .cassette import Cassette, Exchange
 from .cassette_model import CassetteModel
 from .double import AgentDouble
@@ -59,7 +59,7 @@ class TrajectoryStep:
         if self.output_call is not None:
             said.append(f'output {CallRecord(tool="", args=self.output_call, call_id="").describe()[1:-1]}')
         if self.text:
-            said.append(repr(_clip(self.text, 80)))
+            said.append(quote(self.text))
         finish = f' [{self.finish_reason}]' if self.finish_reason else ''
         return f'{self.number}. {", ".join(said) or "(nothing)"}{finish}'
 
@@ -117,7 +117,7 @@ class Trajectory:
             messages: object = all_messages()
             if isinstance(messages, list):
                 return _from_messages(cast('list[ModelMessage]', messages), extra)
-        shown = repr(cast(object, source))[:200]
+        shown = quote(cast(object, source))
         raise ConfigurationError(
             'a trajectory comes from an AgentRunResult, a list of ModelMessages, a Cassette (or its path), '
             f'a CassetteModel or an AgentDouble; got {shown}',
@@ -155,7 +155,7 @@ class Trajectory:
         """The trajectory, one line per step, then the output."""
         lines = [step.describe() for step in self.steps] or ['(no model request)']
         if self.has_output:
-            lines.append(f'output: {_clip(repr(self.output), 120)}')
+            lines.append(f'output: {quote(self.output)}')
         return lines
 
     # --- assertions ----------------------------------------------------------------------------
@@ -201,13 +201,13 @@ class Trajectory:
         if not self.has_output:
             raise ExpectationError(
                 f'{self.source} has no output to compare (an AgentDouble, or a run that did not finish)',
-                expected=repr(expected)[:500],
+                expected=quote(expected),
             )
         if not (expected == self.output):
             raise ExpectationError(
                 f'{self.source} gave another output\n' + side_by_side([f'output: {expected!r}'], self.describe()),
-                expected=repr(expected)[:500],
-                actual=repr(self.output)[:500],
+                expected=quote(expected),
+                actual=quote(self.output),
                 trajectory=self.describe(),
             )
 
@@ -289,7 +289,7 @@ def _response(exchange: Exchange) -> ModelResponse:
         return exchange.model_response()
     except (ValidationError, ValueError) as error:
         raise CassetteError(
-            f'the cassette holds a response pydantic-ai cannot read: {str(error)[:500]}', reason='invalid'
+            f'the cassette holds a response pydantic-ai cannot read: {clip(str(error))}', reason='invalid'
         ) from None
 
 
@@ -336,13 +336,9 @@ def _cost(response: ModelResponse) -> Decimal | None:
         return None
     try:
         return response.cost().total_price
-    except Exception:  # genai-prices does not know the model or provider: no cost, not an error
+    except (LookupError, ValueError):  # genai-prices does not know the model, or the usage is incomplete
         return None
 
 
 def _key(args: Mapping[str, Any]) -> str:
     return canonical_args(args)
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else f'{text[: limit - 3]}...'

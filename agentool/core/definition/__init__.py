@@ -30,7 +30,7 @@ from ._routes import (
     tool_list,
     unfillable_defaults,
 )
-from ._signature import RESOLVE_HINT, ToolSignature, read_signature, tool_name, type_name
+from ._signature import RESOLVE_HINT, UNREADABLE, UNRESOLVABLE, ToolSignature, read_signature, tool_name, type_name
 from .config import (
     DEFAULT_MAX_INPUT_BYTES,
     AgenToolConfig,
@@ -72,6 +72,8 @@ __all__ = (
     'tool_name',
     'type_name',
     'RESOLVE_HINT',
+    'UNRESOLVABLE',
+    'UNREADABLE',
     # requirements
     'FieldsSource',
     'Requirements',

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic.fields import FieldInfo
 
-from ._signature import ToolSignature
+from ._signature import UNREADABLE, ToolSignature
 
 if TYPE_CHECKING:
     from .config import Route, Transform
@@ -179,8 +179,10 @@ def _takes_none(tool: ToolSignature, parameter: str) -> bool:
         TypeAdapter[Any](hint).validate_python(None)
     except ValidationError:
         return False
-    except Exception:  # an annotation pydantic cannot read: assume it may
+    except UNREADABLE:  # an annotation pydantic cannot read: assume it may
         return True
+    except Exception:  # a validator of the annotation failing on `None` in its own way: it refuses `None` too
+        return False
     return True
 
 
@@ -257,7 +259,7 @@ def _needs_value(transform: Transform, operation_field: str, operation: str, fie
     """Whether `transform` fails, or hands `None` to a tool parameter that cannot take it, when `field` is `None`."""
     try:
         result = cast(object, transform(_Recorder(operation_field, operation, null=field)))
-    except Exception:
+    except Exception:  # whatever it raises, its own check too, says it needs the field (see `probe_transform`)
         return True
     if inspect.iscoroutine(result):
         result.close()
@@ -275,11 +277,15 @@ def probe_transform(transform: Transform, operation_field: str, operation: str) 
     absorb any use, so a pure transform runs to the end and every field it reads is recorded. It
     cannot be known when the transform raises, or passes the input itself on (then the tool may
     read any field).
+
+    Nothing the transform raises here is hidden from its user: it ran on a stand-in, not on an input,
+    so its error says only that its reads cannot be known. On a real input the same error surfaces
+    as a `TransformError` carrying it (`AgenToolManager`), before any tool runs.
     """
     recorder = _Recorder(operation_field, operation)
     try:
         result = cast(object, transform(recorder))
-    except Exception:
+    except Exception:  # anything may be raised on a stand-in (see above); `BaseException`s propagate
         return None
     if inspect.iscoroutine(result):
         result.close()

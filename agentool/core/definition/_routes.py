@@ -12,17 +12,16 @@ import enum
 import functools
 import inspect
 import operator
-import reprlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, cast, get_args, get_origin, get_type_hints
 
 from pydantic import BaseModel
 
-from ...errors import ConfigurationError
+from ...errors import ConfigurationError, quote
 from .._gate import SerialGate
 from ._requirements import Requirements, operation_requirements
-from ._signature import ToolSignature, read_signature, tool_name
+from ._signature import UNRESOLVABLE, ToolSignature, read_signature, tool_name
 from .config import ConfigProblem, check_tools
 
 if TYPE_CHECKING:
@@ -233,7 +232,7 @@ def unfillable_defaults(config: AgenToolConfig) -> list[ConfigProblem]:
                     severity='warning',
                     message=f'operation {operation!r} has no transform, and no field of {input_schema.__name__} '
                     f'fills parameter {parameter!r} of tool {route.tool!r}: every call passes its default '
-                    f'{_short.repr(defaults[parameter].default)}; {hint}, or give the route a transform',
+                    f'{quote(defaults[parameter].default)}; {hint}, or give the route a transform',
                     operation=operation,
                     tool=route.tool,
                     parameter=parameter,
@@ -241,10 +240,6 @@ def unfillable_defaults(config: AgenToolConfig) -> list[ConfigProblem]:
                 )
             )
     return warnings
-
-
-_short = reprlib.Repr()  # a default's repr in a message: bounded (its keyword form needs Python 3.12)
-_short.maxstring = _short.maxother = 40
 
 
 def _bound_keywords(function: object) -> set[str]:
@@ -278,7 +273,7 @@ def operation_annotation(input_schema: type[BaseModel], operation_field: str) ->
         getter = attribute.fget
         try:
             hints = get_type_hints(getter) if getter is not None else {}
-        except Exception:  # an unresolvable annotation: the operation is then any string
+        except UNRESOLVABLE:  # an unresolvable annotation: the operation is then any string
             hints = {}
         return True, hints.get('return', Any)
     return False, None

@@ -11,14 +11,23 @@ from dataclasses import dataclass
 from types import FunctionType, SimpleNamespace
 from typing import Annotated, Any, Literal, Union, cast, get_args, get_origin, get_type_hints
 
+from pydantic.errors import PydanticUndefinedAnnotation, PydanticUserError
 from pydantic_ai import RunContext
 
 from ...errors import ConfigurationError
 
-__all__ = ('ToolSignature', 'read_signature', 'tool_name', 'type_name', 'RESOLVE_HINT')
+__all__ = ('ToolSignature', 'read_signature', 'tool_name', 'type_name', 'RESOLVE_HINT', 'UNRESOLVABLE', 'UNREADABLE')
 
 RESOLVE_HINT = 'define the names it uses at module level (not inside a function, nor only under `if TYPE_CHECKING:`)'
 """What to do about an annotation that cannot be resolved, for the errors that name one."""
+
+UNRESOLVABLE: tuple[type[Exception], ...] = (NameError, AttributeError, TypeError, SyntaxError)
+"""What `get_type_hints` raises for an annotation it cannot resolve: a name undefined or defined only
+under `TYPE_CHECKING`, a misspelt attribute, a string that is not a type or not Python. Anything else
+an annotation raises is its own code's error, and propagates."""
+
+UNREADABLE: tuple[type[Exception], ...] = (PydanticUserError, PydanticUndefinedAnnotation)
+"""What pydantic raises for a type it cannot build a schema for (or one naming an undefined type)."""
 
 
 @dataclass(frozen=True)
@@ -74,7 +83,7 @@ def _hints(function: object) -> tuple[dict[str, Any], dict[str, str]]:
     """
     try:
         return get_type_hints(function), {}
-    except Exception:  # some annotation cannot be resolved: resolve each alone, to tell which
+    except UNRESOLVABLE:  # some annotation cannot be resolved: resolve each alone, to tell which
         return _hints_one_by_one(function)
 
 
@@ -86,7 +95,7 @@ def _hints_one_by_one(function: object) -> tuple[dict[str, Any], dict[str, str]]
     for key, annotation in written.items():
         try:  # `get_type_hints` of an object holding this one annotation: the same resolution, by public API
             hints[key] = get_type_hints(SimpleNamespace(__annotations__={key: annotation}), namespace)[key]
-        except Exception as error:
+        except UNRESOLVABLE as error:
             hints[key] = annotation
             unresolved[key] = f'{type(error).__name__}: {error}'
     return hints, unresolved

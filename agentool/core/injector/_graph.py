@@ -9,7 +9,6 @@ from typing import Any
 
 from ...errors import (
     AgenToolError,
-    AgenToolNotFoundError,
     DependencyCycleError,
     DependencyError,
     InjectorValidationError,
@@ -28,7 +27,6 @@ __all__ = (
     'cycle_error',
     'not_an_agentool',
     'missing_dependency',
-    'not_found',
     'graph_problems',
     'check_new_edges',
 )
@@ -108,20 +106,6 @@ def missing_dependency(owner: str, dependency: str, known: Sequence[str]) -> Dep
         f'{did_you_mean(suggestions)}',
         agentool=owner,
         dependency=dependency,
-        suggestions=suggestions,
-    )
-
-
-def not_found(name: str, known: Sequence[str]) -> AgenToolNotFoundError:
-    """Nothing is registered with the injector under `name`; suggests close names from `known`."""
-    if not isinstance(name, str):  # pyright: ignore[reportUnnecessaryIsInstance]  # callers pass anything
-        return AgenToolNotFoundError(
-            f'agent names are strings; got {type(name).__name__} {quote(name)}', agentool=None, name=quote(name)
-        )
-    suggestions = suggest(name, known)
-    return AgenToolNotFoundError(
-        f'no agent named {quote(name)} is registered with the injector{did_you_mean(suggestions)}',
-        agentool=name,
         suggestions=suggestions,
     )
 

@@ -25,6 +25,7 @@ from pydantic_core import PydanticSerializationError, to_json
 from ...errors import ConfigurationError
 from ...telemetry import TRACER_NAME, operation_span
 from .._gate import GateTable
+from .._lookup import not_found
 from .._tool_errors import failed_error, retry_error
 from ..durability import active_dispatcher, is_durable
 from ..manager import AgenToolManager
@@ -33,7 +34,7 @@ from ..registry import AgenToolRegistry
 from ._deps import OwnDeps, own_deps_form, run_without_loop
 from ._frame import Frame as _Frame
 from ._frame import frame as _frame
-from ._graph import cycle_error, not_found
+from ._graph import cycle_error
 from ._resources import RunScope
 from ._targets import (
     Target,
@@ -117,7 +118,7 @@ class AgenToolInjector(Wiring):
         for name, replacement in replacements.items():
             replaced = self._targets.get(name)
             if replaced is None:
-                raise not_found(name, list(self._targets))
+                raise not_found(name, self._targets, kind='agent', place='with the injector')
             if isinstance(replacement, AbstractAgent):
                 agent = cast('AbstractAgent[Any, Any]', replacement)
                 active[name] = agent_target(name, agent, registry=self.registry)
@@ -183,9 +184,9 @@ class AgenToolInjector(Wiring):
         try:
             target = overrides.get(name) if overrides else None
             if target is None and (target := self._targets.get(name)) is None:
-                raise not_found(name, list(self._targets))
+                raise not_found(name, self._targets, kind='agent', place='with the injector')
         except TypeError:  # an unhashable name
-            raise not_found(name, list(self._targets)) from None
+            raise not_found(name, self._targets, kind='agent', place='with the injector') from None
         # Not an agentool, or an output function reshapes its output: only its agent can answer.
         if (manager := target.direct) is None:
             kwargs: dict[str, Any] = {} if deps is UNSET else {'deps': deps}
@@ -320,12 +321,12 @@ class AgenToolInjector(Wiring):
 
     def _target(self, name: str) -> Target:
         if not isinstance(name, str):  # pyright: ignore[reportUnnecessaryIsInstance]  # callers pass anything
-            raise not_found(name, list(self._targets))
+            raise not_found(name, self._targets, kind='agent', place='with the injector')
         overrides = self._overrides.get()
         if overrides and (target := overrides.get(name)) is not None:
             return target
         if (target := self._targets.get(name)) is None:
-            raise not_found(name, list(self._targets))
+            raise not_found(name, self._targets, kind='agent', place='with the injector')
         return target
 
     def _enter(self, name: str) -> tuple[Token[_Frame | None], RunScope, bool]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from types import NoneType, UnionType
 from typing import Annotated, Any, Union, get_args, get_origin
 
-from pydantic import ConfigDict, TypeAdapter, ValidationError
+from pydantic import ConfigDict, TypeAdapter
 
 from ...errors import AgenToolError, AgenToolNotFoundError, MissingDepsError
 from ._resources import type_label
@@ -30,9 +30,7 @@ def admits_none(deps_type: Any) -> bool:
         return admits_none(get_args(deps_type)[0])
     try:
         TypeAdapter[Any](deps_type, config=None if _is_model(deps_type) else _ANY_TYPE).validate_python(None)
-    except ValidationError:
-        return False
-    except Exception:  # a type pydantic cannot read: it does not say None is fine
+    except Exception:  # refused, a type pydantic cannot read, or a validator failing on `None`: not fine
         return False
     return True
 

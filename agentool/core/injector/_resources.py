@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal, get_args, get_origin, get_type_hints
 import anyio
 
 from ...errors import ConfigurationError, DependencyCycleError, DependencyError
+from ..definition import UNRESOLVABLE
 
 __all__ = (
     'ResourceScope',
@@ -80,7 +81,7 @@ def type_hints(obj: Any) -> dict[str, Any] | None:
     """`obj`'s type hints with `Annotated` kept, or `None` when they cannot be resolved."""
     try:
         return get_type_hints(obj, include_extras=True)
-    except Exception:  # unresolvable forward references; the caller reports what it needed
+    except UNRESOLVABLE:  # unresolvable forward references; the caller reports what it needed
         return None
 
 

@@ -12,9 +12,10 @@ from pydantic_ai.agent import AbstractAgent
 
 from ..._options import check_flag, check_instance, check_name
 from ...errors import AgenToolNotFoundError, ConfigurationError, DependencyError, DuplicateNameError
+from .._lookup import not_found
 from ..registry import AgenToolConfig, AgenToolRegistry
 from ._deps import DepsPlan, DepsShape, build_deps, build_kept, compile_deps, deps_shape
-from ._graph import check_new_edges, graph_problems, missing_dependency, not_an_agentool, not_found, raise_problems
+from ._graph import check_new_edges, graph_problems, missing_dependency, not_an_agentool, raise_problems
 from ._missing import admits_none, missing_deps_error
 from ._resources import Provider, ResourceScope, RunScope, make_provider, resource_problems, type_label
 from ._targets import Target, agent_target
@@ -87,7 +88,7 @@ class Wiring:
     def unregister(self, name: str) -> None:
         """Forget the agent registered under `name`."""
         if name not in self._targets:
-            raise not_found(name, list(self._targets))
+            raise not_found(name, self._targets, kind='agent', place='with the injector')
         del self._targets[name]
         self._plans.clear()
         self._forget_kept(lambda shape: any(h.agentool == name for h in shape.handles))  # their handles dangle
