@@ -69,3 +69,28 @@ def create_storage() -> Agent[Store, StorageOutput]:
         deps_type=Store,
         description='Key-value storage.',
     )
+
+
+class OddInput(BaseOperationInput):
+    operation: Literal['store', 'peek']
+    body: str | None = Field(default=None, description='The body.')
+    blob: bytes = b'\xff\xfe'
+    tags: set[str] = {'gamma', 'alpha', 'delta', 'beta', 'epsilon'}  # noqa: RUF012 (a pydantic default)
+
+
+async def odd_store(body: str, blob: bytes, tags: set[str]) -> int:
+    return 1
+
+
+async def odd_peek(body: str | None = None) -> int:
+    return 0
+
+
+def create_odd(examples: list[Any] | None = None) -> None:
+    create_agentool(
+        'odd',
+        OddInput,
+        RoutingConfig(operation_map={'store': 'odd_store', 'peek': 'odd_peek'}),
+        [odd_store, odd_peek],
+        examples=examples or [],
+    )
