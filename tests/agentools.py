@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 from pydantic_ai import Agent, RunContext
 
-from agentool import BaseOperationInput, RoutingConfig, create_agentool
+from agentool import AgenToolAgent, BaseOperationInput, RoutingConfig, create_agentool
 
 
 class StorageInput(BaseOperationInput):
@@ -94,3 +94,22 @@ def create_odd(examples: list[Any] | None = None) -> None:
         [odd_store, odd_peek],
         examples=examples or [],
     )
+
+
+def lean(agent: Any) -> AgenToolAgent:
+    assert isinstance(agent, AgenToolAgent)
+    return agent
+
+
+class EchoInput(BaseOperationInput):
+    operation: Literal['echo']
+    text: str = 'x'
+
+
+async def echo(text: str) -> str:
+    """Return the text."""
+    return text
+
+
+def echo_routing() -> RoutingConfig:
+    return RoutingConfig(operation_map={'echo': 'echo'})

@@ -16,9 +16,11 @@ from agentool import (
     InvalidJSONError,
     NotAnObjectError,
     UnknownOperationError,
+    create_agentool,
     get_injector,
 )
 from examples.calculator import create_calculator
+from tests.agentools import EchoInput, echo, echo_routing
 
 
 async def test_invalid_json_reports_its_position() -> None:
@@ -166,3 +168,10 @@ async def test_every_error_is_an_agentool_error() -> None:
     for prompt in ['', '{', 'null', '{"operation": 1}', '{"operation": "add", "a": [], "b": {}}']:
         with pytest.raises(AgenToolError):
             await calculator.run(prompt)
+
+
+def test_unknown_operation_details() -> None:
+    agent = create_agentool('unknown', EchoInput, echo_routing(), [echo])
+    with pytest.raises(UnknownOperationError) as raised:
+        agent.run_sync('{"operation": "nope"}')
+    assert raised.value.details['known'] == ['echo']

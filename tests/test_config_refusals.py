@@ -16,6 +16,7 @@ from pydantic_ai import Agent, NativeOutput, RunContext, TextOutput, ToolOutput
 from pydantic_ai.models.test import TestModel
 
 from agentool import (
+    AgenToolCapability,
     AgenToolConfig,
     AgenToolInjector,
     AgenToolManager,
@@ -28,9 +29,11 @@ from agentool import (
     ToolMetadata,
     create_agentool,
     extract_tool_metadata,
+    get_registry,
     infer_output_type,
     use_injector,
 )
+from tests.agentools import EchoInput, echo, echo_routing
 
 
 class GoInput(BaseOperationInput):
@@ -286,3 +289,31 @@ async def test_an_unresolvable_return_annotation_leaves_the_context_recognised(r
         create_agentool('later', GoInput, _routing(), [tool])
     agent = create_agentool('later', GoInput, _routing(), [tool], output_type=later)
     assert (await agent.run('{"operation": "go", "x": 4}')).output == later(value=4)
+
+
+def test_capability_refuses_a_bad_name_or_registry() -> None:
+    with pytest.raises(ConfigurationError, match='registry'):
+        AgenToolCapability('echo', registry=5)  # type: ignore[arg-type]
+    with pytest.raises(ConfigurationError, match='name'):
+        AgenToolCapability(5)  # type: ignore[arg-type]
+    with pytest.raises(ConfigurationError, match='name'):
+        AgenToolCapability('   ')
+    registry = AgenToolRegistry()
+    assert AgenToolCapability('echo', registry=registry).registry is registry
+
+
+def test_create_agentool_names_a_bad_system_prompt() -> None:
+    with pytest.raises(ConfigurationError, match='system_prompt') as raised:
+        create_agentool('prompted', EchoInput, echo_routing(), [echo], system_prompt=1)  # type: ignore[arg-type]
+    assert 'output type' not in str(raised.value)
+    assert get_registry().get('prompted') is None
+    agent = create_agentool('prompted', EchoInput, echo_routing(), [echo], system_prompt=['a', 'b'])
+    assert agent.run_sync('{"operation": "echo", "text": "t"}').output == 't'
+
+
+@pytest.mark.parametrize('option', ['replace', 'lean'])
+def test_create_agentool_refuses_flags_that_are_not_bool(option: str) -> None:
+    options: dict[str, Any] = {option: 'no'}
+    with pytest.raises(ConfigurationError, match=option):
+        create_agentool('flagged', EchoInput, echo_routing(), [echo], **options)
+    assert get_registry().get('flagged') is None
