@@ -113,3 +113,12 @@ async def echo(text: str) -> str:
 
 def echo_routing() -> RoutingConfig:
     return RoutingConfig(operation_map={'echo': 'echo'})
+
+
+class PingInput(BaseOperationInput):
+    operation: Literal['ping']
+
+
+async def ping() -> str:
+    """Answer."""
+    return 'pong'

@@ -19,6 +19,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from agentool import AgenToolRegistry, use_registry
+from agentool.core.injector import AgenToolInjector, use_injector
 
 SEAM_MODULES = frozenset(
     {
@@ -64,6 +65,13 @@ def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pyte
 def registry() -> Iterator[AgenToolRegistry]:
     """Every test runs against a fresh registry of its own."""
     with use_registry() as fresh:
+        yield fresh
+
+
+@pytest.fixture
+def injector() -> Iterator[AgenToolInjector]:
+    """A fresh injector in effect for the test, over the test's own registry (`create_agentool` registers into it)."""
+    with use_injector() as fresh:
         yield fresh
 
 

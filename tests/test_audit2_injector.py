@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -48,13 +47,7 @@ from agentool.errors import (
 from agentool.mcp import create_mcp_server, serve
 from agentool.toolset import AgenToolToolset
 from tests._lean_diff import differential
-
-
-@pytest.fixture
-def injector() -> Iterator[AgenToolInjector]:
-    with use_injector() as fresh:
-        yield fresh
-
+from tests.agentools import PingInput
 
 # --- a small system: a greeter reading a resource and calling a kv agentool through a handle ------
 
@@ -576,8 +569,6 @@ async def test_a_stub_is_checked_against_the_output_type_and_its_exception_is_no
 # --- cycles ------------------------------------------------------------------------------------------
 
 
-class PingInput(BaseOperationInput):
-    operation: Literal['ping']
 
 
 async def ping_a() -> str:

@@ -27,16 +27,7 @@ from agentool import (
     use_registry,
 )
 from examples.calculator import create_calculator
-from tests.agentools import create_odd, create_storage
-
-
-class PingInput(BaseOperationInput):
-    operation: Literal['ping']
-
-
-async def ping() -> str:
-    """Answer."""
-    return 'pong'
+from tests.agentools import PingInput, create_odd, create_storage, ping
 
 
 def _build(order: list[str]) -> str:

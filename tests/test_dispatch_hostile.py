@@ -30,6 +30,7 @@ from agentool import (
     create_agentool,
 )
 from agentool.dispatch import CommandRule, Dispatch, DispatchCapability, DispatchRule, JsonRule
+from tests.agentools import ping
 
 MB = 1024 * 1024
 HUGE = 30 * MB
@@ -59,10 +60,6 @@ class AnswerInput(BaseOperationInput):
 
 async def say(text: str) -> str:
     return text
-
-
-async def ping() -> str:
-    return 'pong'
 
 
 async def shout(text: str) -> str:

@@ -7,7 +7,6 @@ import enum
 import gc
 import json
 import weakref
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from decimal import Decimal
@@ -41,14 +40,6 @@ from agentool import (
 )
 from agentool.core.injector import AgenToolInjector, get_injector, use_injector
 from agentool.errors import DependencyError
-
-
-@pytest.fixture
-def injector() -> Iterator[AgenToolInjector]:
-    """A fresh injector in effect for the test (create_agentool registers into it)."""
-    with use_injector() as fresh:
-        yield fresh
-
 
 # --- agentools used below -------------------------------------------------------------------------
 

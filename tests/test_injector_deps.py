@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
@@ -14,15 +13,9 @@ from pydantic_ai import RunContext
 
 from agentool import BaseOperationInput, ConfigurationError, RoutingConfig, create_agentool
 from agentool.core.handle import AgenToolHandle, Uses
-from agentool.core.injector import AgenToolInjector, get_injector, use_injector
+from agentool.core.injector import AgenToolInjector, get_injector
 from agentool.errors import DependencyCycleError, DependencyError, InjectorValidationError, MissingDepsError
-
-
-@pytest.fixture
-def injector() -> Iterator[AgenToolInjector]:
-    with use_injector() as fresh:
-        yield fresh
-
+from tests.agentools import PingInput, ping
 
 # --- resources ----------------------------------------------------------------------------------
 
@@ -299,14 +292,6 @@ def test_provide_takes_a_factory_or_an_instance(injector: AgenToolInjector) -> N
 
 
 # --- cycles -------------------------------------------------------------------------------------
-
-
-class PingInput(BaseOperationInput):
-    operation: Literal['ping']
-
-
-async def ping() -> str:
-    return 'pong'
 
 
 def create_ping(name: str, dependencies: list[str]) -> None:

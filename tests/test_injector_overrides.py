@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -21,14 +20,8 @@ from agentool import (
     create_agentool,
 )
 from agentool.core.handle import AgenToolHandle
-from agentool.core.injector import AgenToolInjector, get_injector, use_injector
+from agentool.core.injector import AgenToolInjector, get_injector
 from agentool.errors import DependencyError
-
-
-@pytest.fixture
-def injector() -> Iterator[AgenToolInjector]:
-    with use_injector() as fresh:
-        yield fresh
 
 
 class LookupInput(BaseOperationInput):

@@ -30,6 +30,7 @@ from agentool import (
     create_agentool,
 )
 from agentool.dispatch import CommandRule, DispatchCapability, JsonRule
+from tests.agentools import ping
 
 HEAVY = os.environ.get('AGENTOOL_FUZZ') == '1'
 """`make fuzz`: many more examples and bigger payloads."""
@@ -53,10 +54,6 @@ class AnswersInput(BaseOperationInput):
 
 async def say(text: str) -> str:
     return text
-
-
-async def ping() -> str:
-    return 'pong'
 
 
 def _deep(depth: int) -> list[Any]:

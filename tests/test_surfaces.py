@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from uuid import uuid4
@@ -22,19 +21,13 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from agentool import AgenToolCapability, BaseOperationInput, RoutingConfig, create_agentool, get_registry
-from agentool.core.injector import AgenToolInjector, get_injector, use_injector
+from agentool.core.injector import get_injector
 from agentool.core.manager import MANAGER_TOOL_NAME
 from agentool.errors import InputValidationError, MissingDepsError
 from agentool.mcp import create_mcp_server
 from tests.todo_agentool import Todo, create_todo
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-@pytest.fixture(autouse=True)
-def injector() -> Iterator[AgenToolInjector]:
-    with use_injector(AgenToolInjector()) as fresh:
-        yield fresh
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
