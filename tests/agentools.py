@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from decimal import Decimal
+from enum import Enum
+from pathlib import PurePosixPath
 from typing import Any, Literal
+from uuid import UUID
 
 from pydantic import BaseModel, Field
 from pydantic_ai import Agent, RunContext
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from agentool import AgenToolAgent, BaseOperationInput, RoutingConfig, create_agentool
+from agentool.core.handle import AgenToolHandle
+from agentool.core.injector import get_injector
 
 
 class StorageInput(BaseOperationInput):
@@ -122,3 +131,122 @@ class PingInput(BaseOperationInput):
 async def ping() -> str:
     """Answer."""
     return 'pong'
+
+
+MADE: list[str] = []
+
+
+class Greeting:
+    """A resource: provided by type, made once per run, closed when the run ends."""
+
+    def __init__(self) -> None:
+        self.word = 'hello'
+        MADE.append('make')
+
+    def close(self) -> None:
+        MADE.append('close')
+
+
+@dataclass
+class GreeterDeps:
+    kv: AgenToolHandle[str | None]
+    greeting: Greeting
+
+
+class KVInput(BaseOperationInput):
+    operation: Literal['get']
+    key: str
+
+
+class GreetInput(BaseOperationInput):
+    operation: Literal['greet']
+    user: str
+
+
+async def kv_get(key: str) -> str | None:
+    """Read a value."""
+    return {'u1': 'Ada'}.get(key)
+
+
+async def greet(ctx: RunContext[GreeterDeps], user: str) -> str:
+    """Greet a user by their stored name."""
+    name = await ctx.deps.kv({'operation': 'get', 'key': user})
+    return f'{ctx.deps.greeting.word} {name or user}'
+
+
+def make_greeter(*, provide: bool = True) -> None:
+    MADE.clear()
+    create_agentool('kv', KVInput, RoutingConfig(operation_map={'get': 'kv_get'}), [kv_get])
+    create_agentool(
+        'greeter',
+        GreetInput,
+        RoutingConfig(operation_map={'greet': 'greet'}),
+        [greet],
+        deps_type=GreeterDeps,
+        dependencies=['kv'],
+    )
+    if provide:
+        get_injector().provide(Greeting, Greeting)
+
+
+def call_then_answer(tool: str, args: dict[str, Any]) -> FunctionModel:
+    """A model calling `tool` once, then answering with what it returned."""
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        returned = [p for p in messages[-1].parts if isinstance(p, ToolReturnPart)]
+        if not returned:
+            return ModelResponse(parts=[ToolCallPart(tool, args)])
+        return ModelResponse(parts=[TextPart(str(returned[0].content))])
+
+    return FunctionModel(model)
+
+
+class Colour(Enum):
+    RED = 'red'
+
+
+class Rich(BaseModel):
+    at: datetime
+    amount: Decimal
+    id: UUID
+    colour: Colour
+    where: PurePosixPath
+    tags: set[str]
+
+
+class RichInput(BaseOperationInput):
+    operation: Literal['echo', 'other']
+    at: datetime
+    amount: Decimal
+    id: UUID
+    colour: Colour
+    where: PurePosixPath
+    tags: set[str]
+    unused: int = 0
+
+
+async def rich_echo(
+    at: datetime, amount: Decimal, id: UUID, colour: Colour, where: PurePosixPath, tags: set[str]
+) -> Rich:
+    """Give the values back."""
+    return Rich(at=at, amount=amount, id=id, colour=colour, where=where, tags=tags)
+
+
+RICH: dict[str, Any] = {
+    'at': datetime(2024, 5, 6, 7, 8, 9, tzinfo=UTC),
+    'amount': Decimal('0.10'),
+    'id': UUID(int=7),
+    'colour': Colour.RED,
+    'where': PurePosixPath('/a/b'),
+    'tags': {'x'},
+}
+
+
+def make_rich() -> None:
+    create_agentool(
+        'rich',
+        RichInput,
+        RoutingConfig(operation_map={'echo': 'rich_echo', 'other': 'rich_echo'}),
+        [rich_echo],
+        output_type=Rich,
+    )

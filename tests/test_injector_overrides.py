@@ -22,6 +22,7 @@ from agentool import (
 from agentool.core.handle import AgenToolHandle
 from agentool.core.injector import AgenToolInjector, get_injector
 from agentool.errors import DependencyError
+from tests.agentools import RICH, Rich, make_greeter, make_rich
 
 
 class LookupInput(BaseOperationInput):
@@ -233,3 +234,69 @@ async def test_only_an_agent_can_replace_a_plain_agent(injector: AgenToolInjecto
     injector.register('llm', Agent(TestModel()))
     with pytest.raises(DependencyError), injector.override(llm='a value'):
         pass
+
+
+async def test_overrides_nest_are_undone_on_error_and_reach_through_handles(injector: AgenToolInjector) -> None:
+    make_greeter()
+
+    async def greet_u1() -> str:
+        return await injector.call('greeter', {'operation': 'greet', 'user': 'u1'})
+
+    with injector.override(kv='Outer'):
+        assert await greet_u1() == 'hello Outer'
+        inner: list[str] = []
+
+        async def fail_inside() -> None:
+            with injector.override(kv=lambda input: f'Inner {input.key}'):
+                inner.append(await greet_u1())
+                raise RuntimeError
+
+        with pytest.raises(RuntimeError):
+            await fail_inside()
+        assert inner == ['hello Inner u1']
+        assert await greet_u1() == 'hello Outer'
+    assert await greet_u1() == 'hello Ada'
+
+
+async def test_overrides_are_task_local(injector: AgenToolInjector) -> None:
+    make_greeter()
+    entered = asyncio.Event()
+    done = asyncio.Event()
+
+    async def overriding() -> str:
+        with injector.override(kv='Mock'):
+            entered.set()
+            await done.wait()
+            return await injector.call('greeter', {'operation': 'greet', 'user': 'u1'})
+
+    task = asyncio.create_task(overriding())
+    await entered.wait()
+    assert await injector.call('greeter', {'operation': 'greet', 'user': 'u1'}) == 'hello Ada'
+    done.set()
+    assert await task == 'hello Mock'
+
+    async def worker(i: int) -> str:
+        with injector.override(kv=f'n{i}'):
+            await asyncio.sleep(0)
+            return await injector.call('greeter', {'operation': 'greet', 'user': 'u1'})
+
+    assert await asyncio.gather(*(worker(i) for i in range(30))) == [f'hello n{i}' for i in range(30)]
+
+
+async def test_a_stub_is_checked_against_the_output_type_and_its_exception_is_not_swallowed(
+    injector: AgenToolInjector,
+) -> None:
+    make_rich()
+    with injector.override(rich='not a Rich'), pytest.raises(OutputError):
+        await injector.call('rich', {'operation': 'echo', **RICH})
+
+    def broken(input: Any) -> Rich:
+        raise LookupError('stub failed')
+
+    with injector.override(rich=broken):
+        with pytest.raises(LookupError, match='stub failed'):
+            await injector.call('rich', {'operation': 'echo', **RICH})
+        with pytest.raises(LookupError, match='stub failed'):
+            await injector.run('rich', {'operation': 'echo', **RICH})
+        with pytest.raises(InputValidationError):  # the replaced agentool's validation still applies
+            await injector.call('rich', {'operation': 'echo'})

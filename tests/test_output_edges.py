@@ -8,6 +8,8 @@ direct path (`injector.call`), and never turn a tool's own exception into someth
 from __future__ import annotations
 
 import enum
+import json
+from functools import partial
 from typing import Any, Literal
 
 import pytest
@@ -24,6 +26,7 @@ from agentool import (
     create_agentool,
     get_injector,
 )
+from agentool.core.injector import AgenToolInjector
 from agentool.errors import ConfigurationError, InvalidInputError, OutputError, ToolRetryError
 from tests._lean_diff import differential, every_path
 from tests.agentools import EchoInput, echo, lean
@@ -345,3 +348,39 @@ async def test_a_raising_transform_is_a_transform_error_on_both_paths() -> None:
         await agent.run('{"operation": "echo"}')
     assert raised.value.details == {'agentool': 'transform', 'operation': 'echo', 'tool': 'echo'}
     assert isinstance(raised.value.__cause__, KeyError)
+
+
+class _UntypedInput(BaseOperationInput):
+    operation: Literal['inf', 'nan', 'text', 'odd']
+
+
+async def _untyped(operation: str) -> Any:
+    return {'inf': {'v': float('inf')}, 'nan': [float('nan')], 'text': {'v': 'Infinity NaN'}, 'odd': object()}[
+        operation
+    ]
+
+
+@pytest.mark.parametrize('lean', [True, False])
+async def test_an_untyped_output_json_cannot_carry_is_refused_on_every_path(
+    injector: AgenToolInjector, lean: bool
+) -> None:
+    # An untyped agentool's output is JSON text: `{"v":Infinity}` would be text no JSON parser takes.
+    agent = create_agentool(
+        'untyped',
+        _UntypedInput,
+        RoutingConfig(operation_map=dict.fromkeys(('inf', 'nan', 'text', 'odd'), '_untyped')),
+        [_untyped],
+    )
+    agent.lean = lean
+    text = json.dumps({'operation': 'text'})
+    assert (await agent.run(text)).output == '{"v":"Infinity NaN"}'  # the first run shows a lean run its shape
+    for operation, reason in (('inf', 'non_finite_number'), ('nan', 'non_finite_number'), ('odd', 'not_serialisable')):
+        prompt = json.dumps({'operation': operation})
+        for surface in (agent.run, partial(injector.call, 'untyped')):
+            with pytest.raises(OutputError) as caught:
+                await surface(prompt)
+            assert caught.value.details['reason'] == reason, operation
+    assert (await agent.run(text)).output == '{"v":"Infinity NaN"}'
+    assert await injector.call('untyped', text) == '{"v":"Infinity NaN"}'
+    assert isinstance(agent, AgenToolAgent)
+    assert (agent.lean_runs > 0) is lean

@@ -11,17 +11,19 @@ from typing import Any, Literal
 
 import pytest
 from mcp import Client, MCPError
+from mcp.types import INVALID_PARAMS
 from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ModelResponse
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from agentool import BaseOperationInput, RoutingConfig, create_agentool
 from agentool.cli import main
-from agentool.core.injector import get_injector
+from agentool.core.injector import AgenToolInjector, get_injector
 from agentool.dispatch import DispatchCapability, JsonRule
 from agentool.errors import AgenToolNotFoundError, SelectorError, UnknownOperationError, did_you_mean, suggest
 from agentool.mcp import create_mcp_server
 from agentool.toolset import AgenToolToolset
+from tests.agentools import make_greeter
 
 MISTYPED = {'operation': 'serch', 'query': 'milk'}
 MESSAGE = "agentool 'notes' has no operation 'serch'; known operations: 'search', 'write'; did you mean 'search'?"
@@ -136,3 +138,13 @@ async def test_dispatch() -> None:
         await agent.run(json.dumps(MISTYPED))
     assert str(caught.value).startswith(MESSAGE)
     assert caught.value.details['suggestions'] == ['search']
+
+
+async def test_an_unknown_mcp_tool_is_a_protocol_error_with_suggestions(injector: AgenToolInjector) -> None:
+    make_greeter()
+    async with Client(create_mcp_server()) as client:  # pyright: ignore[reportArgumentType]
+        with pytest.raises(MCPError) as caught:
+            await client.call_tool('greeter_gret', {'user': 'u1'})
+    assert caught.value.error.code == INVALID_PARAMS
+    assert "unknown tool 'greeter_gret'; did you mean 'greeter_greet'?" in caught.value.error.message
+    assert caught.value.error.data == {'tool': 'greeter_gret', 'suggestions': ['greeter_greet']}
