@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
 from enum import Enum
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 from uuid import UUID
 
@@ -250,3 +253,39 @@ def make_rich() -> None:
         [rich_echo],
         output_type=Rich,
     )
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def python_env() -> dict[str, str]:
+    env = {**os.environ, 'PYTHONPATH': str(ROOT)}
+    env.pop('OTEL_PYTHON_TRACER_PROVIDER', None)
+    return env
+
+
+def run_python(script: str, *, cwd: Path | None = None, env: dict[str, str] | None = None) -> str:
+    done = subprocess.run(
+        [sys.executable, '-c', script], env=env or python_env(), cwd=cwd, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+class CalcInput(BaseOperationInput):
+    operation: Literal['add', 'div']
+    a: float
+    b: float
+
+
+async def add(a: float, b: float) -> float:
+    return a + b
+
+
+async def div(a: float, b: float) -> float:
+    return a / b
+
+
+def make_calc(**kwargs: Any) -> Agent[Any, Any]:
+    config = RoutingConfig(operation_map={'add': 'add', 'div': 'div'})
+    return create_agentool('calc', CalcInput, config, [add, div], **kwargs)

@@ -17,6 +17,7 @@ import pytest
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import Tracer
 
 from agentool import AgenToolRegistry, use_registry
 from agentool.core.injector import AgenToolInjector, use_injector
@@ -88,3 +89,9 @@ def provider(exporter: InMemorySpanExporter) -> TracerProvider:
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     return provider
+
+
+@pytest.fixture
+def tracer(provider: TracerProvider) -> Tracer:
+    """agentool's tracer from this test's own provider."""
+    return provider.get_tracer('agentool')

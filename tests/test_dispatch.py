@@ -787,3 +787,17 @@ def test_an_agentool_that_cannot_run_does_not_break_dispatch_to_the_others(regis
     assert agent.run_sync('{"note": "no operation"}', deps=Desk()).output == 'from the model'
     with pytest.raises(ConfigurationError, match="'draft'"):
         agent.run_sync('{"operation": "draft"}', deps=Desk())
+
+
+def test_dispatch_answers_structured_turns_without_the_model_and_sends_free_text_to_it() -> None:
+    model_calls: list[int] = []
+
+    def llm(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        model_calls.append(1)
+        return ModelResponse(parts=[TextPart('free text')])
+
+    agent = Agent(FunctionModel(llm), output_type=str, capabilities=[DispatchCapability([JsonRule(agentool='calc')])])
+    assert agent.run_sync('{"operation": "add", "a": 1, "b": 2}').output == '3'  # the calc agentool above
+    assert model_calls == []
+    assert agent.run_sync('hello').output == 'free text'
+    assert model_calls == [1]

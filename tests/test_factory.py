@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 import functools
 import itertools
+import threading
 from collections.abc import Awaitable
 from datetime import UTC
 from typing import Any, Literal, Union
@@ -25,12 +26,13 @@ from agentool import (
     create_agentool,
     extract_tool_metadata,
     get_injector,
+    get_registry,
     infer_output_type,
     use_injector,
     use_registry,
 )
 from tests._lean_diff import differential
-from tests.agentools import EchoInput, lean
+from tests.agentools import CalcInput, EchoInput, add, div, lean
 
 
 class PairInput(BaseOperationInput):
@@ -539,3 +541,54 @@ def test_the_lean_switch_takes_only_a_flag() -> None:
         with pytest.raises(ConfigurationError, match='lean must be True or False'):
             agent.lean = 'no'  # pyright: ignore[reportAttributeAccessIssue]
         assert agent.lean is True
+
+
+def test_routes_without_a_transform_pass_only_the_fields_matching_the_tools_parameters() -> None:
+    class NoteInput(BaseOperationInput):
+        operation: Literal['shout']
+        text: str
+        unused: int = 0
+
+    async def shout(text: str) -> str:
+        return text.upper()
+
+    agent = create_agentool('note', NoteInput, RoutingConfig(operation_map={'shout': 'shout'}), [shout])
+    assert agent.run_sync('{"operation": "shout", "text": "hi"}').output == 'HI'
+    # A field the operation does not use is refused rather than dropped.
+    with pytest.raises(InputValidationError, match=r"field 'unused'.*does not use it"):
+        agent.run_sync('{"operation": "shout", "text": "hi", "unused": 3}')
+
+
+@pytest.mark.parametrize(
+    ('operation_map', 'tools', 'details'),
+    [
+        ({'add': 'add'}, ['add', 'div'], {'operation': 'div'}),
+        ({'add': 'add', 'div': 'div'}, ['add'], {'operation': 'div', 'tool': 'div'}),
+    ],
+)
+def test_create_agentool_names_the_culprit(
+    operation_map: dict[str, str], tools: list[str], details: dict[str, str]
+) -> None:
+    functions = {'add': add, 'div': div}
+    with pytest.raises(ConfigurationError) as caught:
+        create_agentool('calc', CalcInput, RoutingConfig(operation_map=operation_map), [functions[t] for t in tools])
+    assert {'agentool': 'calc', **details}.items() <= caught.value.details.items()
+    assert 'calc' not in get_registry()  # nothing registered
+
+
+async def test_a_sync_tool_runs_in_a_worker_thread_and_its_docstring_describes_the_operation() -> None:
+    threads: list[int] = []
+
+    def mul(a: float, b: float) -> float:
+        """Multiply two numbers."""
+        threads.append(threading.get_ident())
+        return a * b
+
+    config = RoutingConfig(operation_map={'add': 'mul', 'div': 'mul'})
+    agent = create_agentool('calc', CalcInput, config, [mul])
+    assert (await agent.run('{"operation": "add", "a": 6, "b": 7}')).output == 42.0
+    assert threads
+    assert threads[0] != threading.get_ident()
+    operations = get_registry().get_operations('calc')
+    assert operations is not None
+    assert operations['add']['description'] == 'Multiply two numbers.'

@@ -16,6 +16,7 @@ from pydantic_ai import Agent, RunContext
 import agentool
 from agentool import (
     MANAGER_TOOL_NAME,
+    AgenToolCapability,
     AgenToolConfig,
     AgenToolManager,
     AgenToolModel,
@@ -30,6 +31,7 @@ from agentool import (
     UnknownOperationError,
     create_agentool,
     extract_tool_metadata,
+    model_strings,
     register_agentool_models,
 )
 from agentool.core.injector import (
@@ -311,3 +313,22 @@ def test_hand_assembled_agent_runs_and_raises_the_documented_errors() -> None:
         agent.run_sync('{"operation": "read"}')
     assert invalid.value.details['operation'] == 'read'
     assert [e['loc'] for e in invalid.value.errors] == [['key']]
+
+
+def test_the_explicit_capability_form_patches_nothing_and_carries_deps() -> None:
+    class DepsInput(BaseOperationInput):
+        operation: Literal['get']
+
+    async def get(ctx: RunContext[dict[str, str]]) -> str:
+        return ctx.deps['k']
+
+    create_agentool('depsy', DepsInput, RoutingConfig(operation_map={'get': 'get'}), [get], deps_type=dict)
+    model_strings.uninstall()
+    try:
+        assert not model_strings.is_installed()
+        agent = Agent('agentool:depsy', capabilities=[AgenToolCapability('depsy')], deps_type=dict, output_type=str)
+        assert agent.run_sync('{"operation": "get"}', deps={'k': 'v'}).output == 'v'
+    finally:
+        model_strings.install()
+    with pytest.raises(DepsUnavailableError, match='cannot receive deps'):
+        Agent('agentool:depsy', deps_type=dict).run_sync('{"operation": "get"}', deps={'k': 'v'})

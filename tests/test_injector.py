@@ -14,6 +14,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 from uuid import UUID
 
+import anyio
 import pytest
 from pydantic import BaseModel, Field, Json, Secret, SecretBytes, SecretStr
 from pydantic_ai import Agent, AgentRunResult, ModelRetry, RunContext
@@ -40,7 +41,7 @@ from agentool import (
 )
 from agentool.core.injector import AgenToolInjector, get_injector, use_injector
 from agentool.errors import DependencyError
-from tests.agentools import RICH, Rich, RichInput, make_rich, rich_echo
+from tests.agentools import RICH, Rich, RichInput, make_calc, make_rich, rich_echo
 
 # --- agentools used below -------------------------------------------------------------------------
 
@@ -563,3 +564,12 @@ async def test_a_model_input_sends_only_the_fields_its_caller_set(injector: Agen
     with pytest.raises(InputValidationError) as caught:
         await injector.call('rich', RichInput(operation='echo', unused=1, **RICH))
     assert [e['loc'] for e in caught.value.errors] == [['unused']]
+
+
+def test_the_injector_raises_the_same_typed_error_as_run() -> None:
+    agent = make_calc()
+    with pytest.raises(UnknownOperationError) as by_run:
+        agent.run_sync('{"operation": "pow", "a": 1, "b": 2}')
+    with pytest.raises(UnknownOperationError) as by_call:
+        anyio.run(get_injector().call, 'calc', {'operation': 'pow', 'a': 1, 'b': 2})
+    assert (str(by_call.value), by_call.value.details) == (str(by_run.value), by_run.value.details)

@@ -708,3 +708,14 @@ async def test_an_optional_deps_type_is_built_when_the_injector_can(injector: Ag
     assert await injector.call('peek', {'operation': 'ping'}) == 'hello'
     assert (await injector.run('peek', {'operation': 'ping'})).output == 'hello'
     assert (await agent.run('{"operation": "ping"}')).output == 'hello'
+
+
+def test_a_tool_taking_a_context_reads_deps() -> None:
+    class DepsInput(BaseOperationInput):
+        operation: Literal['get']
+
+    async def get(ctx: RunContext[dict[str, str]]) -> str:
+        return ctx.deps['k']
+
+    agent = create_agentool('depsy', DepsInput, RoutingConfig(operation_map={'get': 'get'}), [get], deps_type=dict)
+    assert agent.run_sync('{"operation": "get"}', deps={'k': 'v'}).output == 'v'

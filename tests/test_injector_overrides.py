@@ -6,6 +6,7 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import anyio
 import pytest
 from pydantic import BaseModel
 from pydantic_ai import Agent, AgentRunResult, RunContext
@@ -22,7 +23,7 @@ from agentool import (
 from agentool.core.handle import AgenToolHandle
 from agentool.core.injector import AgenToolInjector, get_injector
 from agentool.errors import DependencyError
-from tests.agentools import RICH, Rich, make_greeter, make_rich
+from tests.agentools import RICH, Rich, make_calc, make_greeter, make_rich
 
 
 class LookupInput(BaseOperationInput):
@@ -300,3 +301,25 @@ async def test_a_stub_is_checked_against_the_output_type_and_its_exception_is_no
             await injector.run('rich', {'operation': 'echo', **RICH})
         with pytest.raises(InputValidationError):  # the replaced agentool's validation still applies
             await injector.call('rich', {'operation': 'echo'})
+
+
+async def test_injector_overrides_are_task_local() -> None:
+    make_calc()
+    injector = get_injector()
+    inside = anyio.Event()
+    seen: list[float] = []
+
+    async def overridden() -> None:
+        with injector.override(calc=42.0):
+            seen.append(await injector.call('calc', {'operation': 'add', 'a': 1, 'b': 2}))
+            inside.set()
+            await anyio.sleep(0.05)
+
+    async def plain() -> None:
+        await inside.wait()
+        seen.append(await injector.call('calc', {'operation': 'add', 'a': 1, 'b': 2}))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(overridden)
+        group.start_soon(plain)
+    assert seen == [42.0, 3.0]

@@ -29,7 +29,7 @@ from agentool import (
 from agentool.core.injector import AgenToolInjector
 from agentool.errors import ConfigurationError, InvalidInputError, OutputError, ToolRetryError
 from tests._lean_diff import differential, every_path
-from tests.agentools import EchoInput, echo, lean
+from tests.agentools import CalcInput, EchoInput, echo, lean, make_calc
 
 pytestmark = pytest.mark.filterwarnings('ignore::DeprecationWarning')
 
@@ -384,3 +384,23 @@ async def test_an_untyped_output_json_cannot_carry_is_refused_on_every_path(
     assert await injector.call('untyped', text) == '{"v":"Infinity NaN"}'
     assert isinstance(agent, AgenToolAgent)
     assert (agent.lean_runs > 0) is lean
+
+
+def test_a_tool_output_that_does_not_fit_its_type_is_a_typed_output_error() -> None:
+    async def wrong(a: float, b: float) -> float:
+        return 'x'  # pyright: ignore[reportReturnType]
+
+    agent = create_agentool('calc', CalcInput, RoutingConfig(operation_map={'add': 'wrong', 'div': 'wrong'}), [wrong])
+    with pytest.raises(OutputError) as caught:
+        agent.run_sync('{"operation": "add", "a": 1, "b": 2}')
+    assert caught.value.details == {'agentool': 'calc', 'operation': 'add', 'tool': 'wrong'}
+
+
+def test_no_llm_no_tokens() -> None:
+    result = make_calc().run_sync('{"operation": "add", "a": 1, "b": 2}')
+    assert (result.usage.input_tokens, result.usage.output_tokens, result.usage.requests) == (
+        0,
+        0,
+        result.usage.requests,
+    )
+    assert result.usage.total_tokens == 0
