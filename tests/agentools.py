@@ -14,7 +14,7 @@ from typing import Any, Literal
 from uuid import UUID
 
 from pydantic import BaseModel, Field
-from pydantic_ai import Agent, RunContext
+from pydantic_ai import Agent, ModelRetry, RunContext
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
@@ -289,3 +289,39 @@ async def div(a: float, b: float) -> float:
 def make_calc(**kwargs: Any) -> Agent[Any, Any]:
     config = RoutingConfig(operation_map={'add': 'add', 'div': 'div'})
     return create_agentool('calc', CalcInput, config, [add, div], **kwargs)
+
+
+class Advice(BaseModel):
+    city: str
+    temperature_c: float
+
+
+def advisor(retries: int = 1) -> Agent[None, Advice]:
+    agent: Agent[None, Advice] = Agent(
+        'openai:gpt-5', defer_model_check=True, output_type=Advice, retries=retries, deps_type=type(None)
+    )
+
+    @agent.tool_plain
+    def get_weather(lat: float, lon: float) -> dict[str, float]:
+        """Weather at the coordinates."""
+        return {'temperature_c': 14.0}
+
+    @agent.tool_plain
+    def explode() -> int:
+        """Always fails."""
+        raise ValueError('the tool exploded')
+
+    @agent.tool_plain
+    def picky(x: int) -> int:
+        """Asks for a retry."""
+        raise ModelRetry('x must be even')
+
+    return agent
+
+
+PARIS = Advice(city='Paris', temperature_c=14.0)
+
+
+async def run_with(agent: Agent[None, Any], model: Any, prompt: str = 'Paris?', **kwargs: Any) -> Any:
+    with agent.override(model=model):
+        return (await agent.run(prompt, **kwargs)).output

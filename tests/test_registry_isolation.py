@@ -100,3 +100,16 @@ async def test_agent_keeps_its_registry_outside_the_scope_and_across_tasks() -> 
         return (await agent.run(f'{{"operation": "echo", "text": "{text}"}}')).output
 
     assert await asyncio.gather(run('a'), run('b')) == ['a', 'b']
+
+
+async def test_registries_of_concurrent_blocks_do_not_leak() -> None:
+    async def make(replace: bool) -> list[str]:
+        with use_registry() as fresh:
+            create_calculator(replace=replace)
+            await asyncio.sleep(0)
+            assert get_registry() is fresh
+            return fresh.list_names()
+
+    outside = get_registry()
+    assert await asyncio.gather(make(False), make(False)) == [['calculator'], ['calculator']]
+    assert outside.list_names() == []
