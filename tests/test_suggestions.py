@@ -1,4 +1,4 @@
-"""Every unknown name says "did you mean ...", on every surface (issue 30.4).
+"""Every unknown name says "did you mean ...", on every surface.
 
 A mistyped operation (`serch`), agentool (`note`), tool (`notes_serch`) or selector (`notes.serch`)
 is answered with the close names, in the message and in `details['suggestions']`.

@@ -1,6 +1,6 @@
-"""Issue 18: nothing unchecked reaches a tool, and deps are built alike, on every surface.
+"""Nothing unchecked reaches a tool, and deps are built alike, on every surface.
 
-The todo agentool (`tests/todo_agentool.py`) is the issue's scenario: optional per-operation
+The todo agentool (`tests/todo_agentool.py`) is the scenario: optional per-operation
 fields, routes without transforms, typed deps with a database the injector provides.
 """
 
