@@ -325,3 +325,12 @@ PARIS = Advice(city='Paris', temperature_c=14.0)
 async def run_with(agent: Agent[None, Any], model: Any, prompt: str = 'Paris?', **kwargs: Any) -> Any:
     with agent.override(model=model):
         return (await agent.run(prompt, **kwargs)).output
+
+
+class NotesInput(BaseOperationInput):
+    operation: Literal['say', 'ping']
+    text: str | None = None
+
+
+async def say(text: str) -> str:
+    return text

@@ -11,7 +11,8 @@ a module on one worker, so each worker starts at most its own copy, and workers 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
@@ -21,6 +22,9 @@ from opentelemetry.trace import Tracer
 
 from agentool import AgenToolRegistry, use_registry
 from agentool.core.injector import AgenToolInjector, use_injector
+
+if TYPE_CHECKING:
+    from examples.storage import SQLiteStore
 
 SEAM_MODULES = frozenset(
     {
@@ -95,3 +99,13 @@ def provider(exporter: InMemorySpanExporter) -> TracerProvider:
 def tracer(provider: TracerProvider) -> Tracer:
     """agentool's tracer from this test's own provider."""
     return provider.get_tracer('agentool')
+
+
+@pytest.fixture
+async def store() -> AsyncIterator[SQLiteStore]:
+    """The example storage's store on an in-memory SQLite database, closed after the test."""
+    from examples.storage import MEMORY, SQLiteStore  # imported here: only the tests that ask load the example
+
+    memory = SQLiteStore(MEMORY)
+    yield memory
+    await memory.aclose()

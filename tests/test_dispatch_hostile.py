@@ -30,18 +30,13 @@ from agentool import (
     create_agentool,
 )
 from agentool.dispatch import CommandRule, Dispatch, DispatchCapability, DispatchRule, JsonRule
-from tests.agentools import ping
+from tests.agentools import NotesInput, ping, say
 
 MB = 1024 * 1024
 HUGE = 30 * MB
 """Tens of megabytes: parsing this much costs seconds and hundreds of MB; refusing it must not."""
 LONG = 2 * MB
 """Over every limit here, for prompts that reach the model (whose own handling costs their size)."""
-
-
-class NotesInput(BaseOperationInput):
-    operation: Literal['say', 'ping']
-    text: str | None = None
 
 
 class BigInput(BaseOperationInput):
@@ -56,10 +51,6 @@ class Ticket(BaseModel):
 
 class AnswerInput(BaseOperationInput):
     operation: Literal['ticket', 'odd', 'tickets']
-
-
-async def say(text: str) -> str:
-    return text
 
 
 async def shout(text: str) -> str:

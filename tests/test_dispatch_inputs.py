@@ -26,7 +26,7 @@ from agentool import (
     get_injector,
 )
 from agentool.dispatch import CommandRule, DispatchCapability, DispatchRule, JsonRule, PredicateRule
-from tests.agentools import ping
+from tests.agentools import ping, say
 
 LONE = '\ud800'
 """A lone surrogate: a valid Python `str` character that UTF-8, hence JSON text, cannot hold."""
@@ -35,10 +35,6 @@ LONE = '\ud800'
 class NoteInput(BaseOperationInput):
     operation: Literal['say', 'ping']
     text: str | None = None
-
-
-async def say(text: str) -> str:
-    return text
 
 
 @pytest.fixture(autouse=True)
