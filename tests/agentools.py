@@ -1,4 +1,10 @@
-"""Small agentools shared by the tests."""
+"""Small agentools and helpers shared by the tests: one definition each, imported where used.
+
+Fixtures live in `conftest.py`; what is here is plain code: agentools (`create_storage`,
+`make_calc`, `make_greeter`, `make_rich`, `create_odd`, the `PingInput`/`ping`, `EchoInput`/`echo`
+and `NotesInput`/`say` pieces), the scripted `advisor` agent of the testing tests, and helpers
+(`lean`, `call_then_answer`, `run_with`, `run_python`).
+"""
 
 from __future__ import annotations
 
@@ -21,6 +27,11 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from agentool import AgenToolAgent, BaseOperationInput, RoutingConfig, create_agentool
 from agentool.core.handle import AgenToolHandle
 from agentool.core.injector import get_injector
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# --- the reference storage agentool -----------------------------------------------------------
 
 
 class StorageInput(BaseOperationInput):
@@ -83,6 +94,9 @@ def create_storage() -> Agent[Store, StorageOutput]:
     )
 
 
+# --- defaults and examples JSON cannot hold as they are (bytes, a set) ------------------------
+
+
 class OddInput(BaseOperationInput):
     operation: Literal['store', 'peek']
     body: str | None = Field(default=None, description='The body.')
@@ -108,7 +122,11 @@ def create_odd(examples: list[Any] | None = None) -> None:
     )
 
 
+# --- one-operation agentools ------------------------------------------------------------------
+
+
 def lean(agent: Any) -> AgenToolAgent:
+    """The agent `create_agentool` returned, typed as the `AgenToolAgent` it is (lean runs, counters)."""
     assert isinstance(agent, AgenToolAgent)
     return agent
 
@@ -134,6 +152,18 @@ class PingInput(BaseOperationInput):
 async def ping() -> str:
     """Answer."""
     return 'pong'
+
+
+class NotesInput(BaseOperationInput):
+    operation: Literal['say', 'ping']
+    text: str | None = None
+
+
+async def say(text: str) -> str:
+    return text
+
+
+# --- a greeter reading a resource and calling a kv agentool through a handle ------------------
 
 
 MADE: list[str] = []
@@ -204,6 +234,9 @@ def call_then_answer(tool: str, args: dict[str, Any]) -> FunctionModel:
     return FunctionModel(model)
 
 
+# --- an agentool whose input and output carry every JSON-awkward kind -------------------------
+
+
 class Colour(Enum):
     RED = 'red'
 
@@ -255,21 +288,26 @@ def make_rich() -> None:
     )
 
 
-ROOT = Path(__file__).resolve().parents[1]
+# --- a fresh interpreter ----------------------------------------------------------------------
 
 
 def python_env() -> dict[str, str]:
+    """This environment for a child interpreter: the repository importable, no tracer provider named."""
     env = {**os.environ, 'PYTHONPATH': str(ROOT)}
     env.pop('OTEL_PYTHON_TRACER_PROVIDER', None)
     return env
 
 
 def run_python(script: str, *, cwd: Path | None = None, env: dict[str, str] | None = None) -> str:
+    """Run `script` in a fresh interpreter; what it printed (it must exit cleanly)."""
     done = subprocess.run(
         [sys.executable, '-c', script], env=env or python_env(), cwd=cwd, capture_output=True, text=True, check=False
     )
     assert done.returncode == 0, done.stderr
     return done.stdout
+
+
+# --- a two-operation calculator ---------------------------------------------------------------
 
 
 class CalcInput(BaseOperationInput):
@@ -289,6 +327,9 @@ async def div(a: float, b: float) -> float:
 def make_calc(**kwargs: Any) -> Agent[Any, Any]:
     config = RoutingConfig(operation_map={'add': 'add', 'div': 'div'})
     return create_agentool('calc', CalcInput, config, [add, div], **kwargs)
+
+
+# --- an LLM agent with tools, for the test double and record/replay ---------------------------
 
 
 class Advice(BaseModel):
@@ -323,14 +364,6 @@ PARIS = Advice(city='Paris', temperature_c=14.0)
 
 
 async def run_with(agent: Agent[None, Any], model: Any, prompt: str = 'Paris?', **kwargs: Any) -> Any:
+    """The output of one run of `agent` with its model replaced by `model`."""
     with agent.override(model=model):
         return (await agent.run(prompt, **kwargs)).output
-
-
-class NotesInput(BaseOperationInput):
-    operation: Literal['say', 'ping']
-    text: str | None = None
-
-
-async def say(text: str) -> str:
-    return text
