@@ -1,5 +1,8 @@
 """Fixtures every test gets, and the `seam` mark the compatibility matrix selects by.
 
+A fixture more than one test module needs is defined here once (`registry`, `injector`, `tracer`,
+`store`, ...); the agentools and helpers they share are plain code in `tests/agentools.py`.
+
 The suite runs on every core (pytest-xdist, `-n auto` in pyproject.toml) in a random order
 (pytest-randomly; rerun an order with `--randomly-seed=N`, printed at the top of each run). So a test shares nothing
 with another: files under `tmp_path`, ports the OS picks (bind port 0), environment variables
