@@ -730,21 +730,6 @@ def test_stream_and_iter_of_a_dispatched_turn() -> None:
     asyncio.run(scenario())
 
 
-@pytest.mark.parametrize(
-    'metadata',
-    [
-        {'agentool_dispatch': {}},
-        {'agentool_dispatch': {'rule': 'x'}},
-        {'agentool_dispatch': {'rule': 1, 'agentool': 'a', 'operation': 'o'}},
-    ],
-)
-def test_dispatch_record_of_a_response_with_an_incomplete_record_is_none(metadata: dict[str, Any]) -> None:
-    """A history loaded from storage may hold anything: reading it never raises a KeyError."""
-    from agentool.dispatch import DISPATCH_PROVIDER, dispatch_record
-
-    assert dispatch_record(ModelResponse(parts=[], provider_name=DISPATCH_PROVIDER, metadata=metadata)) is None
-
-
 def test_dispatch_record_survives_a_history_saved_as_json() -> None:
     from pydantic_ai.messages import ModelMessagesTypeAdapter
 

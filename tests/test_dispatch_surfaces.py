@@ -6,6 +6,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
@@ -20,7 +21,7 @@ from pydantic_ai.models.instrumented import InstrumentationSettings
 from pydantic_ai.models.test import TestModel
 
 from agentool import InputValidationError, JsonRule, ToolFailedError
-from agentool.dispatch import CommandRule, DispatchCapability, dispatch_record
+from agentool.dispatch import DISPATCH_PROVIDER, CommandRule, DispatchCapability, dispatch_record
 from agentool.telemetry import (
     AGENTOOL_ATTRIBUTE,
     DISPATCH_SPAN_NAME,
@@ -174,3 +175,18 @@ def test_a_dispatch_whose_tool_raises_records_the_operation_it_ran(
 ) -> None:
     failed = _dispatch_decisions(provider, exporter)[-1]
     assert (failed.attributes or {}).get(OPERATION_ATTRIBUTE) == 'div'
+
+
+@pytest.mark.parametrize(
+    'metadata',
+    [
+        {'agentool_dispatch': {}},
+        {'agentool_dispatch': {'rule': 'x'}},
+        {'agentool_dispatch': {'rule': 1, 'agentool': 'a', 'operation': 'o'}},
+    ],
+)
+def test_dispatch_record_of_a_response_with_an_incomplete_record_is_none(metadata: dict[str, Any]) -> None:
+    """A history loaded from storage may hold anything: reading it never raises a KeyError."""
+    from agentool.dispatch import dispatch_record
+
+    assert dispatch_record(ModelResponse(parts=[], provider_name=DISPATCH_PROVIDER, metadata=metadata)) is None
