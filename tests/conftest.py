@@ -1,5 +1,8 @@
 """Fixtures every test gets, and the `seam` mark the compatibility matrix selects by.
 
+A fixture more than one test module needs is defined here once (`registry`, `injector`, `tracer`,
+`store`, ...); the agentools and helpers they share are plain code in `tests/agentools.py`.
+
 The suite runs on every core (pytest-xdist, `-n auto` in pyproject.toml) in a random order
 (pytest-randomly; rerun an order with `--randomly-seed=N`, printed at the top of each run). So a test shares nothing
 with another: files under `tmp_path`, ports the OS picks (bind port 0), environment variables
@@ -11,14 +14,20 @@ a module on one worker, so each worker starts at most its own copy, and workers 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import Tracer
 
 from agentool import AgenToolRegistry, use_registry
+from agentool.core.injector import AgenToolInjector, use_injector
+
+if TYPE_CHECKING:
+    from examples.storage import SQLiteStore
 
 SEAM_MODULES = frozenset(
     {
@@ -68,6 +77,13 @@ def registry() -> Iterator[AgenToolRegistry]:
 
 
 @pytest.fixture
+def injector() -> Iterator[AgenToolInjector]:
+    """A fresh injector in effect for the test, over the test's own registry (`create_agentool` registers into it)."""
+    with use_injector() as fresh:
+        yield fresh
+
+
+@pytest.fixture
 def exporter() -> Iterator[InMemorySpanExporter]:
     exporter = InMemorySpanExporter()
     yield exporter
@@ -80,3 +96,19 @@ def provider(exporter: InMemorySpanExporter) -> TracerProvider:
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     return provider
+
+
+@pytest.fixture
+def tracer(provider: TracerProvider) -> Tracer:
+    """agentool's tracer from this test's own provider."""
+    return provider.get_tracer('agentool')
+
+
+@pytest.fixture
+async def store() -> AsyncIterator[SQLiteStore]:
+    """The example storage's store on an in-memory SQLite database, closed after the test."""
+    from examples.storage import MEMORY, SQLiteStore  # imported here: only the tests that ask load the example
+
+    memory = SQLiteStore(MEMORY)
+    yield memory
+    await memory.aclose()

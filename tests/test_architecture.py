@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import ast
 import graphlib
+import inspect
+import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -124,3 +127,145 @@ def test_the_check_sees_a_deferred_import_circle(tmp_path: Path) -> None:
     assert graph['pkg.c'] == set()
     with pytest.raises(graphlib.CycleError):
         list(graphlib.TopologicalSorter(graph).static_order())
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _agentool_imports(module: str) -> set[str]:
+    path = ROOT / 'agentool' / f'{module}.py'
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            found.add('.'.join(filter(None, ['agentool', node.module])))
+        elif isinstance(node, ast.ImportFrom) and (node.module or '').startswith('agentool'):
+            found.add(node.module or '')
+    return found
+
+
+def test_the_bottom_layer_imports_only_what_the_architecture_page_says() -> None:
+    assert _agentool_imports('errors') == {'agentool._bounds'}  # its text bounds, a leaf
+    assert _agentool_imports('_bounds') == set()
+    assert _agentool_imports('base') <= {'agentool.errors'}
+    assert _agentool_imports('_compat') == {'agentool.errors'}
+    # telemetry sits above the core (it uses the core's argument checks) and below the injector.
+    assert _agentool_imports('telemetry') == {'agentool.errors', 'agentool._options'}
+    page = (ROOT / 'docs' / 'architecture.md').read_text()
+    assert 'base["errors · _compat · base"]' in page
+    assert 'telemetry --> core' in page
+    assert 'injector --> telemetry' in page
+
+
+def _private(name: str) -> bool:
+    return name.startswith('_') and not (name.startswith('__') and name.endswith('__'))
+
+
+def test_nothing_in_agentool_reads_or_writes_a_private_pydantic_ai_name() -> None:
+    found: list[str] = []
+    for path in sorted((ROOT / 'agentool').rglob('*.py')):
+        tree = ast.parse(path.read_text())
+        where = path.relative_to(ROOT).as_posix()
+        bound: set[str] = set()  # names this module binds to pydantic-ai modules and objects
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or '').split('.')[0] == 'pydantic_ai':
+                parts = (node.module or '').split('.')
+                found += [f'{where}:{node.lineno} {node.module}' for part in parts if _private(part)]
+                found += [f'{where}:{node.lineno} {alias.name}' for alias in node.names if _private(alias.name)]
+                bound |= {alias.asname or alias.name for alias in node.names}
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name.split('.')[0] == 'pydantic_ai':
+                        found += [
+                            f'{where}:{node.lineno} {alias.name}' for part in alias.name.split('.') if _private(part)
+                        ]
+                        bound.add(alias.asname or alias.name.split('.')[0])
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and _private(node.attr):
+                base = node.value
+                if isinstance(base, ast.Name) and base.id in bound:
+                    found.append(f'{where}:{node.lineno} {base.id}.{node.attr}')
+    assert found == []
+
+
+def test_agentools_subclasses_of_pydantic_ai_classes_use_none_of_their_private_attributes() -> None:
+    import agentool.testing  # noqa: F401  # pyright: ignore[reportUnusedImport]
+    from agentool import dbos, durable, mcp, toolset  # noqa: F401  # pyright: ignore[reportUnusedImport]
+
+    classes = {
+        value
+        for name, module in list(sys.modules.items())
+        if name.startswith('agentool.')
+        for value in vars(module).values()
+        if isinstance(value, type) and value.__module__ == name
+    }
+    assert classes
+    clashes: list[str] = []
+    for cls in sorted(classes, key=lambda kind: kind.__qualname__):
+        bases = [base for base in cls.__mro__ if base.__module__.split('.')[0] == 'pydantic_ai']
+        if not bases:
+            continue
+        source = inspect.getsource(cls)
+        used = set(re.findall(r'self\.(_[a-zA-Z]\w*)', source)) | {name for name in vars(cls) if _private(name)}
+        for base in bases:
+            base_source = inspect.getsource(base)
+            clashes += [
+                f'{cls.__qualname__}.{name} (pydantic-ai {base.__qualname__})'
+                for name in sorted(used)
+                if _private(name) and re.search(rf'\b{name}\b', base_source)
+            ]
+    assert clashes == []
+
+
+_LAYERS = {  # the architecture page's diagram: a layer may import the layers it points to, transitively
+    'base': set[str](),
+    'core': {'base'},
+    'telemetry': {'core'},
+    'injector': {'telemetry'},
+    'catalog': {'core'},
+    'factory': {'injector'},
+    'bridges': {'catalog', 'factory'},
+    'engines': {'bridges'},
+    'testing': {'bridges', 'engines'},
+    'cli': {'testing'},
+}
+
+
+_NAMED = {
+    **dict.fromkeys(['errors', '_compat', 'base'], 'base'),
+    'telemetry': 'telemetry',
+    'catalog': 'catalog',
+    'factory': 'factory',
+    **dict.fromkeys(['toolset', 'filters', 'mcp', 'mcp_http', 'model_strings', 'dispatch', '_interface'], 'bridges'),
+    **dict.fromkeys(['durable', 'dbos'], 'engines'),
+    'testing': 'testing',
+    **dict.fromkeys(['cli', '__main__'], 'cli'),
+}
+
+
+# The page's one exception: the registry's deferred import of the catalog renderers.
+_EXCEPTIONS = frozenset({'agentool.core.registry'})
+
+
+def _layer(module: str) -> str | None:
+    parts = module.split('.')
+    if parts[1:2] == ['core']:
+        return 'injector' if parts[2:3] == ['injector'] else 'core'
+    return _NAMED.get(parts[1]) if len(parts) > 1 else None
+
+
+def test_every_import_points_down_the_architecture_diagram() -> None:
+    def below(layer: str) -> set[str]:
+        found = {layer}
+        for lower in _LAYERS[layer]:
+            found |= below(lower)
+        return found
+
+    graph = import_graph(ROOT / 'agentool')
+    upward = [
+        f'{module} -> {target}'
+        for module, targets in sorted(graph.items())
+        if module not in _EXCEPTIONS and (layer := _layer(module)) is not None
+        for target in sorted(targets)
+        if (lower := _layer(target)) is not None and lower not in below(layer)
+    ]
+    assert upward == []

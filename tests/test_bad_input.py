@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from functools import partial
 from typing import Any
 
 import pytest
@@ -15,10 +16,13 @@ from agentool import (
     InvalidInputError,
     InvalidJSONError,
     NotAnObjectError,
+    RoutingConfig,
     UnknownOperationError,
+    create_agentool,
     get_injector,
 )
 from examples.calculator import create_calculator
+from tests.agentools import CalcInput, EchoInput, echo, echo_routing, make_calc
 
 
 async def test_invalid_json_reports_its_position() -> None:
@@ -166,3 +170,60 @@ async def test_every_error_is_an_agentool_error() -> None:
     for prompt in ['', '{', 'null', '{"operation": 1}', '{"operation": "add", "a": [], "b": {}}']:
         with pytest.raises(AgenToolError):
             await calculator.run(prompt)
+
+
+def test_unknown_operation_details() -> None:
+    agent = create_agentool('unknown', EchoInput, echo_routing(), [echo])
+    with pytest.raises(UnknownOperationError) as raised:
+        agent.run_sync('{"operation": "nope"}')
+    assert raised.value.details['known'] == ['echo']
+
+
+BAD_INPUTS = [
+    ('{"operation": "add", "a": 5', InvalidJSONError, {'position': 27, 'line': 1, 'column': 28}),
+    ('{"operation": "pow", "a": 1, "b": 2}', UnknownOperationError, {'operation': 'pow', 'known': ['add', 'div']}),
+    ('{"operation": "add", "a": 1}', InputValidationError, {'operation': 'add'}),
+    ('{"operation": "add", "a": "x", "b": 2}', InputValidationError, {'operation': 'add'}),
+    ('{"operation": "add", "a": 1, "b": 2, "c": 3}', InputValidationError, {'operation': 'add'}),
+]
+
+
+@pytest.mark.parametrize(('prompt', 'kind', 'details'), BAD_INPUTS)
+@pytest.mark.parametrize('form', ['create_agentool', 'model string', 'injector'])
+async def test_bad_input_is_a_typed_invalid_input_error_straight_out_of_run(
+    prompt: str, kind: type[InvalidInputError], details: dict[str, Any], form: str
+) -> None:
+    calls: list[float] = []
+
+    async def spy(a: float, b: float) -> float:
+        calls.append(a)
+        return a
+
+    config = RoutingConfig(operation_map={'add': 'spy', 'div': 'spy'})
+    agent = create_agentool('calc', CalcInput, config, [spy])
+    runs = {
+        'create_agentool': agent.run,
+        'model string': Agent('agentool:calc', output_type=float).run,
+        'injector': partial(get_injector().call, 'calc'),
+    }
+    with pytest.raises(kind) as caught:
+        await runs[form](prompt)
+    assert isinstance(caught.value, InvalidInputError)
+    assert {'agentool': 'calc', **details}.items() <= caught.value.details.items()
+    assert calls == []  # bad input never reaches the tool (docs/index.md)
+
+
+@pytest.mark.parametrize(
+    ('prompt', 'field'),
+    [
+        ('{"operation": "add", "a": 1}', 'b'),
+        ('{"operation": "add", "a": "x", "b": 2}', 'a'),
+        ('{"operation": "add", "a": 1, "b": 2, "c": 3}', 'c'),
+    ],
+)
+def test_a_field_error_names_the_agentool_the_operation_and_the_field(prompt: str, field: str) -> None:
+    with pytest.raises(InputValidationError) as caught:
+        make_calc().run_sync(prompt)
+    assert (caught.value.details['agentool'], caught.value.details['operation']) == ('calc', 'add')
+    assert [error['loc'] for error in caught.value.details['errors']] == [[field]]
+    assert f"field '{field}'" in str(caught.value)

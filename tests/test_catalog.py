@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 import re
+import subprocess
+import sys
 from collections.abc import Callable
 from datetime import datetime
 from enum import Enum
+from pathlib import Path
 from typing import Any, Literal
 
 import pytest
+from pydantic import AliasChoices, AliasPath, Field
 
 import agentool.catalog as catalog_api
 from agentool import (
@@ -21,16 +27,7 @@ from agentool import (
     use_registry,
 )
 from examples.calculator import create_calculator
-from tests.agentools import create_storage
-
-
-class PingInput(BaseOperationInput):
-    operation: Literal['ping']
-
-
-async def ping() -> str:
-    """Answer."""
-    return 'pong'
+from tests.agentools import PingInput, create_odd, create_storage, ping
 
 
 def _build(order: list[str]) -> str:
@@ -213,3 +210,90 @@ def test_a_transform_sees_stand_ins_once_plus_once_per_field_it_reads_at_each_bu
         build()
         assert len(seen) == 3
         assert not any(isinstance(x, DocInput) for x in seen)  # stand-ins, never real input
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.filterwarnings('ignore::pydantic.json_schema.PydanticJsonSchemaWarning')
+def test_a_default_or_example_of_bytes_that_are_not_text_does_not_break_the_catalog(
+    registry: AgenToolRegistry,
+) -> None:
+    create_odd(examples=[{'input': {'operation': 'peek'}, 'output': b'\xff'}])
+    catalog = registry.export_catalog()
+    json.dumps(catalog, allow_nan=False)
+    fields = {f['name']: f['default'] for f in catalog['agentools'][0]['operations'][0]['fields']}
+    assert fields['blob'] == '__4='  # base64, as pydantic writes bytes that are not UTF-8 text
+    assert catalog['agentools'][0]['examples'][0]['output'] == '_w=='
+    assert registry.generate_markdown_docs().startswith('# AgenTool Registry Documentation')
+    json.dumps(registry.generate_api_spec(), allow_nan=False)
+    assert registry.list_detailed()[0]['name'] == 'odd'
+    # What JSON cannot hold at all (a key no JSON key can be) is shown as its repr.
+    registry.update('odd', examples=[{frozenset({1}): 1}])
+    assert registry.export_catalog()['agentools'][0]['examples'] == [repr({frozenset({1}): 1})]
+    assert '#### Example 1' in registry.generate_markdown_docs()
+
+
+SET_DEFAULT = """
+import json
+from tests.agentools import create_odd
+from agentool import get_registry
+create_odd()
+fields = get_registry().export_catalog()['agentools'][0]['operations'][0]['fields']
+print(json.dumps([f['default'] for f in fields if f['name'] == 'tags']))
+"""
+
+
+@pytest.mark.filterwarnings('ignore::pydantic.json_schema.PydanticJsonSchemaWarning')
+def test_a_set_default_is_listed_in_the_same_order_by_every_process(registry: AgenToolRegistry) -> None:
+    """Equal definitions give equal catalogs: a set default does not follow the process's hash seed."""
+    outputs = {
+        subprocess.run(
+            [sys.executable, '-W', 'ignore', '-c', SET_DEFAULT],
+            cwd=ROOT,
+            env={**os.environ, 'PYTHONHASHSEED': seed},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in ('1', '2', '3')
+    }
+    assert outputs == {'[["alpha", "beta", "delta", "epsilon", "gamma"]]\n'}
+    create_odd()
+    schema = registry.export_catalog()['agentools'][0]['input_schema']
+    field = registry.export_catalog()['agentools'][0]['operations'][0]['fields'][-1]
+    assert field['default'] == schema['properties']['tags']['default']
+
+
+class ChoiceInput(BaseOperationInput):
+    operation: Literal['greet']
+    who: str = Field(validation_alias=AliasChoices('name', 'user'))
+    nick: str | None = Field(default=None, validation_alias=AliasChoices(AliasPath('n', 0), 'nickname'))
+
+
+async def greet(who: str, nick: str | None = None) -> str:
+    return f'hi {who}'
+
+
+def test_a_field_with_alias_choices_is_listed_under_the_key_the_schema_gives_it(registry: AgenToolRegistry) -> None:
+    """pydantic names such a property by its first one-key choice; the catalog and OpenAPI use that key too."""
+    create_agentool('greeter', ChoiceInput, RoutingConfig(operation_map={'greet': 'greet'}), [greet])
+    schema = registry.get_schema('greeter')
+    assert schema is not None
+    assert list(schema['properties']) == ['operation', 'name', 'nickname']
+    operation = registry.export_catalog()['agentools'][0]['operations'][0]
+    assert [(f['name'], f['required']) for f in operation['fields']] == [('name', True), ('nickname', False)]
+    request = operation['request_schema']
+    assert list(request['properties']) == ['operation', 'name', 'nickname']
+    assert request['properties']['name'] == schema['properties']['name']
+    assert request['required'] == ['operation', 'name']
+    spec = registry.generate_api_spec(openapi_version='3.1.0')
+    body = spec['paths']['/agentools/greeter/greet']['post']['requestBody']['content']['application/json']['schema']
+    assert list(body['properties']) == ['operation', 'name', 'nickname']
+    assert asyncio.run(registry_call('greeter', {'operation': 'greet', 'name': 'ada'})) == 'hi ada'
+
+
+async def registry_call(name: str, data: dict[str, Any]) -> Any:
+    from agentool import get_injector
+
+    return await get_injector().call(name, data)

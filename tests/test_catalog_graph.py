@@ -3,18 +3,9 @@
 from __future__ import annotations
 
 import json
-from typing import Literal
 
-from agentool import AgenToolRegistry, BaseOperationInput, RoutingConfig, create_agentool
-
-
-class PingInput(BaseOperationInput):
-    operation: Literal['ping']
-
-
-async def ping() -> str:
-    """Answer."""
-    return 'pong'
+from agentool import AgenToolRegistry, RoutingConfig, create_agentool
+from tests.agentools import PingInput, ping
 
 
 async def pong() -> str:

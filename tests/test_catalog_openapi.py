@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import importlib
 import json
 import sys
@@ -14,9 +15,19 @@ from openapi_schema_validator import OAS30Validator
 from openapi_spec_validator import OpenAPIV30SpecValidator, OpenAPIV31SpecValidator, validate
 from pydantic import BaseModel, Field, WithJsonSchema
 
-from agentool import AgenToolRegistry, BaseOperationInput, ConfigurationError, Route, RoutingConfig, create_agentool
+from agentool import (
+    AgenToolRegistry,
+    BaseOperationInput,
+    ConfigurationError,
+    Route,
+    RoutingConfig,
+    create_agentool,
+    get_registry,
+    use_registry,
+)
+from agentool.catalog.openapi import openapi_spec
 from examples.calculator import create_calculator
-from tests.agentools import create_storage
+from tests.agentools import create_odd, create_storage
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -331,3 +342,64 @@ def test_the_spec_of_every_shipped_example_is_valid(registry: AgenToolRegistry, 
     spec = registry.generate_api_spec(openapi_version=openapi_version)
     validate(spec)
     assert json.loads(json.dumps(spec, allow_nan=False)) == spec
+
+
+@pytest.mark.filterwarnings('ignore::pydantic.json_schema.PydanticJsonSchemaWarning')
+@pytest.mark.parametrize('openapi_version', ['3.0.0', '3.1.0'])
+def test_the_openapi_operation_schema_refuses_null_where_the_operation_does(
+    registry: AgenToolRegistry, openapi_version: Literal['3.0.0', '3.1.0']
+) -> None:
+    """`store` needs `body` (its tool takes a `str`): null is refused there, and the document says so."""
+    create_odd()
+    spec = registry.generate_api_spec(openapi_version=openapi_version)
+    store_body = spec['paths']['/agentools/odd/store']['post']['requestBody']['content']['application/json']['schema']
+    assert store_body['properties']['body'] == {'type': 'string', 'title': 'Body', 'description': 'The body.'}
+    catalog_schema = registry.get_operations('odd')['store']['request_schema']  # pyright: ignore[reportOptionalSubscript]
+    assert store_body['properties']['body'] == catalog_schema['properties']['body']
+    peek_body = spec['paths']['/agentools/odd/peek']['post']['requestBody']['content']['application/json']['schema']
+    expected = (
+        {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'default': None, 'description': 'The body.', 'title': 'Body'}
+        if openapi_version == '3.1.0'
+        else {'type': 'string', 'nullable': True, 'default': None, 'description': 'The body.', 'title': 'Body'}
+    )
+    assert peek_body['properties']['body'] == expected
+
+
+class _IntOps(BaseOperationInput):
+    operation: Literal[1, 2]
+    a: int = 0
+
+
+class _Level(enum.IntEnum):
+    LOW = 1
+    HIGH = 2
+
+
+class _EnumOps(BaseOperationInput):
+    operation: _Level
+
+
+async def _int_op(a: int = 0) -> int:
+    return a
+
+
+async def _level_op() -> int:
+    return 0
+
+
+def test_an_operation_that_is_not_text_is_published_as_the_value_to_send() -> None:
+    # Routes name operations by text; a client following the schema must send the number itself.
+    with use_registry():
+        create_agentool('ints', _IntOps, RoutingConfig(operation_map={'1': '_int_op', '2': '_int_op'}), [_int_op])
+        create_agentool(
+            'levels', _EnumOps, RoutingConfig(operation_map={'1': '_level_op', '2': '_level_op'}), [_level_op]
+        )
+        registry = get_registry()
+        for name in ('ints', 'levels'):
+            operations = registry.get_operations(name)
+            assert operations is not None
+            schema = operations['1']['request_schema']
+            assert schema['properties']['operation'].items() >= {'const': 1, 'type': 'integer'}.items()
+            _IntOps.model_validate({'operation': schema['properties']['operation']['const']})
+        spec = openapi_spec(registry)
+        assert '"const":"1"' not in json.dumps(spec, separators=(',', ':'))

@@ -380,3 +380,38 @@ def test_a_process_reads_stdin_and_exits_with_each_status(tools_dir: Path) -> No
     failed = agentool_process('--import', 'cli_tools', 'call', 'profiles', '-', cwd=tools_dir, stdin='{"operation": ')
     assert_error(failed, 'is not valid JSON')
     # Status 2 from a process: tests/test_cli_fast.py (usage errors through the console script's path).
+
+
+CLI_MODULE = """
+from typing import Literal
+from agentool import BaseOperationInput, RoutingConfig, create_agentool
+
+class In(BaseOperationInput):
+    operation: Literal['add']
+    a: float = 0
+
+async def add(a: float) -> float:
+    return a + 1
+
+create_agentool('calc', In, RoutingConfig(operation_map={'add': 'add'}), [add])
+"""
+
+
+@pytest.mark.parametrize('fmt', ['json', 'mermaid'])
+def test_catalog_title_with_a_format_that_has_none_is_a_usage_error(
+    fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Refused, not ignored (as `mcp` refuses HTTP options with stdio), and nothing is written."""
+    monkeypatch.chdir(tmp_path)
+    name = f'catalog_title_{fmt}'
+    (tmp_path / f'{name}.py').write_text(textwrap.dedent(CLI_MODULE))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    status = main(['--import', name, 'catalog', '--format', fmt, '--title', 'Ours', '-o', 'out.txt'])
+    err = capsys.readouterr().err
+    assert status == 2
+    assert err.count('\n') == 1
+    assert '--title' in err
+    assert fmt in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f'{name}.py']
+    assert main(['--import', name, 'catalog', '--format', 'markdown', '--title', 'Ours']) == 0
+    assert capsys.readouterr().out.startswith('# Ours\n')

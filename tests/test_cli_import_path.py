@@ -1,4 +1,4 @@
-"""`--import` makes the working directory importable after the standard library, never before it (27.5)."""
+"""`--import` makes the working directory importable after the standard library, never before it."""
 
 from __future__ import annotations
 

@@ -16,6 +16,7 @@ from pydantic_ai import Agent, NativeOutput, RunContext, TextOutput, ToolOutput
 from pydantic_ai.models.test import TestModel
 
 from agentool import (
+    AgenToolCapability,
     AgenToolConfig,
     AgenToolInjector,
     AgenToolManager,
@@ -26,11 +27,16 @@ from agentool import (
     ConfigurationError,
     RoutingConfig,
     ToolMetadata,
+    Uses,
     create_agentool,
     extract_tool_metadata,
+    get_registry,
     infer_output_type,
     use_injector,
 )
+from agentool.errors import ServingError
+from agentool.mcp import create_mcp_server, serve
+from tests.agentools import EchoInput, Greeting, echo, echo_routing, make_greeter
 
 
 class GoInput(BaseOperationInput):
@@ -286,3 +292,103 @@ async def test_an_unresolvable_return_annotation_leaves_the_context_recognised(r
         create_agentool('later', GoInput, _routing(), [tool])
     agent = create_agentool('later', GoInput, _routing(), [tool], output_type=later)
     assert (await agent.run('{"operation": "go", "x": 4}')).output == later(value=4)
+
+
+def test_capability_refuses_a_bad_name_or_registry() -> None:
+    with pytest.raises(ConfigurationError, match='registry'):
+        AgenToolCapability('echo', registry=5)  # type: ignore[arg-type]
+    with pytest.raises(ConfigurationError, match='name'):
+        AgenToolCapability(5)  # type: ignore[arg-type]
+    with pytest.raises(ConfigurationError, match='name'):
+        AgenToolCapability('   ')
+    registry = AgenToolRegistry()
+    assert AgenToolCapability('echo', registry=registry).registry is registry
+
+
+def test_create_agentool_names_a_bad_system_prompt() -> None:
+    with pytest.raises(ConfigurationError, match='system_prompt') as raised:
+        create_agentool('prompted', EchoInput, echo_routing(), [echo], system_prompt=1)  # type: ignore[arg-type]
+    assert 'output type' not in str(raised.value)
+    assert get_registry().get('prompted') is None
+    agent = create_agentool('prompted', EchoInput, echo_routing(), [echo], system_prompt=['a', 'b'])
+    assert agent.run_sync('{"operation": "echo", "text": "t"}').output == 't'
+
+
+@pytest.mark.parametrize('option', ['replace', 'lean'])
+def test_create_agentool_refuses_flags_that_are_not_bool(option: str) -> None:
+    options: dict[str, Any] = {option: 'no'}
+    with pytest.raises(ConfigurationError, match=option):
+        create_agentool('flagged', EchoInput, echo_routing(), [echo], **options)
+    assert get_registry().get('flagged') is None
+
+
+def test_an_injector_refuses_a_registry_that_is_not_one() -> None:
+    with pytest.raises(ConfigurationError) as caught:
+        AgenToolInjector(registry=3)  # pyright: ignore[reportArgumentType]
+    assert caught.value.details['option'] == 'registry'
+
+
+def test_replace_must_be_a_flag(injector: AgenToolInjector) -> None:
+    make_greeter()
+    with pytest.raises(ConfigurationError) as caught:
+        injector.provide(Greeting, Greeting, replace='no')  # pyright: ignore[reportArgumentType]
+    assert caught.value.details['option'] == 'replace'
+    with pytest.raises(ConfigurationError) as caught:
+        injector.register('kv', injector.get('kv'), replace='no')  # pyright: ignore[reportArgumentType]
+    assert caught.value.details['option'] == 'replace'
+
+
+def test_a_resource_type_that_cannot_be_a_key_is_a_configuration_error(injector: AgenToolInjector) -> None:
+    # Before the fix: TypeError: unhashable type: 'list'.
+    with pytest.raises(ConfigurationError) as caught:
+        injector.provide([Greeting], Greeting)  # pyright: ignore[reportArgumentType]
+    assert caught.value.details['option'] == 'type_'
+    assert [1] not in injector  # a membership test never raises
+
+
+def test_uses_refuses_a_name_that_is_not_one() -> None:
+    # Before the fix, `Uses(3)` was accepted and the first run (or `validate()`) failed with
+    # TypeError: 'int' object is not iterable.
+    with pytest.raises(ConfigurationError) as caught:
+        Uses(3)  # pyright: ignore[reportArgumentType]
+    assert caught.value.details['option'] == 'name'
+    with pytest.raises(ConfigurationError):
+        Uses('')
+
+
+@pytest.mark.parametrize('name', [3, None, [1], '', '  '])
+def test_a_handle_on_a_name_that_is_not_one_is_refused(injector: AgenToolInjector, name: Any) -> None:
+    with pytest.raises(ConfigurationError) as caught:
+        injector.handle(name)
+    assert caught.value.details['option'] == 'name'
+
+
+@pytest.mark.parametrize(
+    ('options', 'option'),
+    [
+        ({'name': 123}, 'name'),
+        ({'tracer': 'x'}, 'tracer'),
+        ({'deps': 'x'}, 'deps'),
+        ({'instructions': 1}, 'instructions'),
+    ],
+)
+def test_mcp_server_options_of_the_wrong_type_are_refused_when_built(options: dict[str, Any], option: str) -> None:
+    with pytest.raises(ConfigurationError) as caught:
+        create_mcp_server(**options)
+    assert caught.value.details['option'] == option
+
+
+@pytest.mark.parametrize(
+    ('options', 'error', 'text'),
+    [
+        ({'modules': 'json'}, ConfigurationError, 'json'),
+        ({'modules': ['agentool_no_such_module_xyz']}, ConfigurationError, 'agentool_no_such_module_xyz'),
+        ({'bogus': 1}, ConfigurationError, "unknown option 'bogus'"),
+        ({'transport': 'carrier-pigeon'}, ConfigurationError, 'carrier-pigeon'),
+        ({'http': 'localhost'}, ServingError, 'HttpOptions'),
+        ({'name': 123}, ConfigurationError, 'name'),
+    ],
+)
+def test_serve_refuses_bad_options_before_serving(options: dict[str, Any], error: type, text: str) -> None:
+    with pytest.raises(error, match=text):
+        serve(**options)

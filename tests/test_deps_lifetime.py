@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 import pytest
+from mcp import Client
 from pydantic_ai import Agent, RunContext, UnexpectedModelBehavior
 from pydantic_ai.messages import (
     ModelMessage,
@@ -32,9 +33,12 @@ from agentool import (
     use_injector,
     use_registry,
 )
+from agentool.core.injector import AgenToolInjector
 from agentool.core.manager import MANAGER_TOOL_NAME
 from agentool.dispatch import DispatchCapability, JsonRule
-from agentool.errors import DepsUnavailableError, InputValidationError
+from agentool.errors import DepsUnavailableError, InputValidationError, MissingDepsError
+from agentool.mcp import create_mcp_server
+from tests.agentools import MADE, GreeterDeps, Greeting, call_then_answer, make_greeter
 
 
 @dataclass
@@ -314,3 +318,61 @@ async def test_a_deterministic_run_of_the_manager_tool_keeps_the_typed_error() -
     agent.tool(name=MANAGER_TOOL_NAME)(get_registry().get_manager('tally'))
     with pytest.raises(InputValidationError, match="field 'colour'"):
         await agent.run('{"operation": "add", "text": "x", "colour": "red"}', deps=TallyDeps())
+
+
+async def test_the_toolset_builds_deps_for_a_run_given_none(injector: AgenToolInjector) -> None:
+    # "an agentool that declares a deps_type gets the same deps on every surface that is not given
+    # any"; "a tool that declared a deps type is never handed None". Before the fix, the tool got
+    # the run's `None` and failed with AttributeError: 'NoneType' object has no attribute 'greeting'.
+    make_greeter()
+    agent = Agent(call_then_answer('greeter_greet', {'user': 'u1'}), toolsets=[AgenToolToolset()])
+    assert (await agent.run('hi')).output == 'hello Ada'
+    assert MADE == ['make', 'close']  # made for the call, closed when it ended
+    # Given deps still win (the run's own, or the toolset's `deps=` function).
+    given = GreeterDeps(kv=injector.handle('kv'), greeting=Greeting())
+    model = call_then_answer('greeter_greet', {'user': 'u1'})
+    agent = Agent(model, toolsets=[AgenToolToolset()], deps_type=GreeterDeps)
+    assert (await agent.run('hi', deps=given)).output == 'hello Ada'
+
+
+async def test_the_toolset_reports_deps_it_cannot_build_as_missing_deps(injector: AgenToolInjector) -> None:
+    make_greeter(provide=False)  # nothing provides Greeting
+    agent = Agent(call_then_answer('greeter_greet', {'user': 'u1'}), toolsets=[AgenToolToolset()])
+    with pytest.raises(MissingDepsError) as caught:
+        await agent.run('hi')
+    assert caught.value.details['deps_type'] == 'GreeterDeps'
+    assert 'Greeting' in caught.value.details['reason']
+
+
+async def test_mcp_builds_deps_per_call_and_closes_them(injector: AgenToolInjector) -> None:
+    make_greeter()
+    async with Client(create_mcp_server()) as client:  # pyright: ignore[reportArgumentType]
+        result = await client.call_tool('greeter_greet', {'user': 'u1'})
+        assert not result.is_error
+        assert result.structured_content == {'result': 'hello Ada'}
+        assert MADE == ['make', 'close']
+        result = await client.call_tool('greeter_greet', {'user': 'u2'})
+    assert result.structured_content == {'result': 'hello u2'}
+    assert MADE == ['make', 'close'] * 2  # one run scope per call
+
+
+@dataclass
+class _Greeting:
+    word: str = 'hello'
+
+
+class _GreetInput(BaseOperationInput):
+    operation: Literal['greet']
+
+
+async def _greet(ctx: RunContext[_Greeting]) -> str:
+    return ctx.deps.word
+
+
+async def test_call_given_deps_none_builds_the_deps_as_run_does(injector: AgenToolInjector) -> None:
+    create_agentool(
+        'greeter', _GreetInput, RoutingConfig(operation_map={'greet': '_greet'}), [_greet], deps_type=_Greeting
+    )
+    prompt = '{"operation": "greet"}'
+    assert (await injector.run('greeter', prompt, deps=None)).output == 'hello'
+    assert await injector.call('greeter', prompt, deps=None) == 'hello'

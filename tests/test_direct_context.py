@@ -5,10 +5,12 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Literal
 
+import pytest
 from pydantic_ai import RunContext
 from pydantic_ai.usage import RunUsage
 
 from agentool import BaseOperationInput, RoutingConfig, create_agentool, get_injector
+from agentool._compat import PYDANTIC_AI_VERSION
 
 
 class PeekInput(BaseOperationInput):
@@ -57,3 +59,16 @@ async def test_the_direct_context_is_a_run_context_of_its_own_per_call() -> None
         agent,
         second.prompt,
     )
+
+
+def test_canary_run_context_fields_the_direct_and_lean_paths_set() -> None:
+    # agentool's direct path (agentool/core/_context.py) and lean runs (agentool/core/lean.py) build a
+    # `RunContext` from its dataclass fields; a rename in pydantic-ai would leave a tool reading a default.
+    try:
+        names = {field.name for field in dataclasses.fields(RunContext)}
+    except TypeError as error:
+        pytest.fail(f'pydantic-ai {PYDANTIC_AI_VERSION}: RunContext is no longer a dataclass: {error}')
+    needed = {'deps', 'model', 'prompt', 'agent', 'tool_name', 'usage', 'run_id', 'conversation_id'}
+    needed |= {'tool_call_id', 'messages', 'run_step', 'max_retries'}
+    missing = needed - names
+    assert not missing, f'pydantic-ai {PYDANTIC_AI_VERSION}: RunContext lost the fields {sorted(missing)}'

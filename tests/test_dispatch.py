@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import pytest
@@ -24,6 +25,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from agentool import (
     AgenToolConfig,
+    AgenToolRegistry,
     AgenToolToolset,
     BaseOperationInput,
     ConfigurationError,
@@ -608,3 +610,190 @@ async def test_an_output_spec_that_cannot_take_an_answer_is_refused_with_its_cau
         await agent.run('{"operation": "sum", "a": 2, "b": 2}')
     assert isinstance(caught.value.__cause__, TypeError)  # why, kept for the traceback
     assert model.calls == 0
+
+
+class Ticket(BaseModel):
+    id: int
+    status: str
+
+
+@dataclass
+class Desk:
+    start: int = 0
+
+
+class DeskInput(BaseOperationInput):
+    operation: Literal['get', 'list']
+    id: int = 1
+
+
+async def get(ctx: RunContext[Desk], id: int) -> Ticket:
+    return Ticket(id=id + ctx.deps.start, status='open')
+
+
+async def list_(ctx: RunContext[Desk], id: int) -> list[Ticket]:
+    return [Ticket(id=id, status='open')]
+
+
+def _desk() -> None:
+    create_agentool(
+        'desk', DeskInput, RoutingConfig(operation_map={'get': 'get', 'list': 'list_'}), [get, list_], deps_type=Desk
+    )
+
+
+def _llm(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    return ModelResponse(parts=[TextPart('from the model')])
+
+
+def _shout(text: str) -> str:
+    return text.upper()
+
+
+def _summarise(ctx: RunContext[Any], ticket: Ticket) -> str:
+    return f'ticket {ticket.id}'
+
+
+@pytest.mark.parametrize('output_type', [TextOutput(_shout), _summarise], ids=['TextOutput', 'function'])
+def test_an_output_function_cannot_take_a_dispatched_answer(output_type: Any) -> None:
+    """An output function is called by the model's run only: a dispatched answer is refused, not passed as text."""
+    _desk()
+    agent = Agent(FunctionModel(_llm), deps_type=Desk, output_type=output_type, capabilities=[_json()])
+    with pytest.raises(DispatchOutputError, match='output function') as caught:
+        agent.run_sync('{"operation": "get"}', deps=Desk())
+    assert caught.value.details['rule'] == 'json:desk'
+    assert caught.value.details['operation'] == 'get'
+
+
+def _json() -> DispatchCapability:
+    return DispatchCapability([JsonRule(agentool='desk')])
+
+
+def test_the_output_error_names_a_generic_output_type_in_full() -> None:
+    _desk()
+    agent = Agent(FunctionModel(_llm), deps_type=Desk, output_type=list[Ticket], capabilities=[_json()])
+    with pytest.raises(DispatchOutputError) as caught:
+        agent.run_sync('{"operation": "get"}', deps=Desk())
+    assert caught.value.details['output_type'] == 'list[Ticket]'
+    assert caught.value.details['value_type'] == 'Ticket'
+    assert agent.run_sync('{"operation": "list"}', deps=Desk()).output == [Ticket(id=1, status='open')]
+
+
+def test_a_run_without_deps_lets_the_injector_build_the_agentools_deps() -> None:
+    """As the agentool's own `agent.run(deps=None)`: the tool does not get `None` for its declared deps."""
+    _desk()
+    agent = Agent(FunctionModel(_llm), output_type=Ticket, capabilities=[_json()])
+    assert agent.run_sync('{"operation": "get", "id": 3}').output == Ticket(id=3, status='open')
+    typed = Agent(FunctionModel(_llm), deps_type=Desk, output_type=Ticket, capabilities=[_json()])
+    assert typed.run_sync('{"operation": "get", "id": 3}', deps=Desk(start=10)).output.id == 13
+
+
+def test_a_custom_rule_returning_something_else_is_a_configuration_error() -> None:
+    class Loose(DispatchRule):
+        def match(self, request: DispatchRequest, operations: Any) -> Any:
+            return {'agentool': 'desk', 'input': {'operation': 'get'}}
+
+    _desk()
+    dispatch = DispatchCapability([Loose()])
+    agent = Agent(FunctionModel(_llm), deps_type=Desk, capabilities=[dispatch])
+    with pytest.raises(ConfigurationError, match='must return a Dispatch or None') as caught:
+        agent.run_sync('anything', deps=Desk())
+    assert caught.value.details['rule'] == 'loose'
+    assert dispatch.counts.errors == 1
+
+
+def test_rules_in_order_first_claim_wins_and_declines_pass_on() -> None:
+    _desk()
+
+    class Never(DispatchRule):
+        def match(self, request: DispatchRequest, operations: Any) -> Dispatch | None:
+            return None
+
+    dispatch = DispatchCapability(
+        [
+            Never(),
+            CommandRule(prefix='/t', agentool='desk', operation='get', parse=lambda m: None),  # declines
+            CommandRule(name='second', pattern=r'/t (?P<id>\d+)', agentool='desk', operation='get'),
+            CommandRule(name='third', pattern=r'/t (?P<id>\d+)', agentool='desk', operation='list'),
+        ]
+    )
+    agent = Agent(FunctionModel(_llm), deps_type=Desk, output_type=str, capabilities=[dispatch])
+    assert json.loads(agent.run_sync('/t 4', deps=Desk()).output) == {'id': 4, 'status': 'open'}
+    assert agent.run_sync('/t four', deps=Desk()).output == 'from the model'
+    assert dispatch.counts.by_rule == {'second': 1}
+    assert (dispatch.counts.dispatched, dispatch.counts.sent_to_model) == (1, 1)
+
+
+def test_stream_and_iter_of_a_dispatched_turn() -> None:
+    _desk()
+    agent = Agent(FunctionModel(_llm), deps_type=Desk, output_type=Ticket, capabilities=[_json()])
+
+    async def scenario() -> None:
+        async with agent.run_stream('{"operation": "get", "id": 2}', deps=Desk()) as stream:
+            assert await stream.get_output() == Ticket(id=2, status='open')
+        async with agent.iter('{"operation": "get", "id": 5}', deps=Desk()) as run:
+            assert [node async for node in run] == []
+            assert run.result is not None
+            assert run.result.output.id == 5
+        async with agent.run_stream_events('{"operation": "get", "id": 6}', deps=Desk()) as events:
+            kinds = [type(event).__name__ async for event in events]
+        assert kinds == ['AgentRunResultEvent']
+
+    asyncio.run(scenario())
+
+
+def test_dispatch_record_survives_a_history_saved_as_json() -> None:
+    from pydantic_ai.messages import ModelMessagesTypeAdapter
+
+    from agentool.dispatch import DispatchRecord, dispatch_record
+
+    _desk()
+    agent = Agent(FunctionModel(_llm), deps_type=Desk, capabilities=[_json()])
+    result = agent.run_sync('{"operation": "get"}', deps=Desk())
+    saved = ModelMessagesTypeAdapter.validate_json(ModelMessagesTypeAdapter.dump_json(result.all_messages()))
+    assert [dispatch_record(m) for m in saved] == [
+        None,
+        DispatchRecord(rule='json:desk', agentool='desk', operation='get'),
+    ]
+
+
+def test_agents_built_per_request_do_not_grow_the_output_validator_cache_without_end() -> None:
+    from agentool.dispatch import _answer  # pyright: ignore[reportPrivateUsage]
+
+    _desk()
+    for _ in range(300):  # a new list spec each time, as an agent built per request has
+        agent = Agent(FunctionModel(_llm), deps_type=Desk, output_type=[Ticket, str], capabilities=[_json()])
+        assert agent.run_sync('{"operation": "get"}', deps=Desk()).output == Ticket(id=1, status='open')
+    assert len(_answer._ADAPTERS) <= 256  # pyright: ignore[reportPrivateUsage]
+
+
+class DraftInput(BaseOperationInput):
+    operation: Literal['draft']
+
+
+def test_an_agentool_that_cannot_run_does_not_break_dispatch_to_the_others(registry: AgenToolRegistry) -> None:
+    """Registered for its docs only (no tools), it is refused when a prompt picks it, and only then."""
+    from agentool.core.registry import AgenToolConfig
+
+    _desk()
+    registry.register(
+        'draft', AgenToolConfig(input_schema=DraftInput, routing_config=RoutingConfig(operation_map={'draft': 'nope'}))
+    )
+    agent = Agent(FunctionModel(_llm), deps_type=Desk, capabilities=[DispatchCapability([JsonRule()])])
+    assert json.loads(agent.run_sync('{"operation": "get"}', deps=Desk()).output) == {'id': 1, 'status': 'open'}
+    assert agent.run_sync('{"note": "no operation"}', deps=Desk()).output == 'from the model'
+    with pytest.raises(ConfigurationError, match="'draft'"):
+        agent.run_sync('{"operation": "draft"}', deps=Desk())
+
+
+def test_dispatch_answers_structured_turns_without_the_model_and_sends_free_text_to_it() -> None:
+    model_calls: list[int] = []
+
+    def llm(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        model_calls.append(1)
+        return ModelResponse(parts=[TextPart('free text')])
+
+    agent = Agent(FunctionModel(llm), output_type=str, capabilities=[DispatchCapability([JsonRule(agentool='calc')])])
+    assert agent.run_sync('{"operation": "add", "a": 1, "b": 2}').output == '3'  # the calc agentool above
+    assert model_calls == []
+    assert agent.run_sync('hello').output == 'free text'
+    assert model_calls == [1]

@@ -31,17 +31,13 @@ from agentool import (
 )
 from agentool.dispatch import CommandRule, Dispatch, DispatchCapability, DispatchRule, JsonRule
 from agentool.errors import clip
+from tests.agentools import NotesInput, ping, say
 
 MB = 1024 * 1024
 HUGE = 30 * MB
 """Tens of megabytes: parsing this much costs seconds and hundreds of MB; refusing it must not."""
 LONG = 2 * MB
 """Over every limit here, for prompts that reach the model (whose own handling costs their size)."""
-
-
-class NotesInput(BaseOperationInput):
-    operation: Literal['say', 'ping']
-    text: str | None = None
 
 
 class BigInput(BaseOperationInput):
@@ -56,14 +52,6 @@ class Ticket(BaseModel):
 
 class AnswerInput(BaseOperationInput):
     operation: Literal['ticket', 'odd', 'tickets']
-
-
-async def say(text: str) -> str:
-    return text
-
-
-async def ping() -> str:
-    return 'pong'
 
 
 async def shout(text: str) -> str:

@@ -26,6 +26,7 @@ from agentool import (
     get_injector,
 )
 from agentool.dispatch import CommandRule, DispatchCapability, DispatchRule, JsonRule, PredicateRule
+from tests.agentools import ping, say
 
 LONE = '\ud800'
 """A lone surrogate: a valid Python `str` character that UTF-8, hence JSON text, cannot hold."""
@@ -34,14 +35,6 @@ LONE = '\ud800'
 class NoteInput(BaseOperationInput):
     operation: Literal['say', 'ping']
     text: str | None = None
-
-
-async def say(text: str) -> str:
-    return text
-
-
-async def ping() -> str:
-    return 'pong'
 
 
 @pytest.fixture(autouse=True)

@@ -6,18 +6,22 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import StatusCode
 from pydantic_ai import Agent
 from pydantic_ai.capabilities import Instrumentation
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
 from pydantic_ai.models import override_allow_model_requests
+from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.instrumented import InstrumentationSettings
 from pydantic_ai.models.test import TestModel
 
-from agentool import InputValidationError, ToolFailedError
-from agentool.dispatch import CommandRule, DispatchCapability, dispatch_record
+from agentool import InputValidationError, JsonRule, ToolFailedError
+from agentool.dispatch import DISPATCH_PROVIDER, CommandRule, DispatchCapability, dispatch_record
 from agentool.telemetry import (
     AGENTOOL_ATTRIBUTE,
     DISPATCH_SPAN_NAME,
@@ -29,6 +33,7 @@ from agentool.telemetry import (
 )
 from agentool.testing import AgentDouble
 from examples.support_assistant import MODEL_ENV, Ticket, TicketDesk, create_support_assistant, create_tickets
+from tests.agentools import make_calc
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -124,3 +129,64 @@ def test_the_support_assistant_runs_from_the_command_line() -> None:
     assert '"status":"open"' in done.stdout
     assert "error: invalid input for agentool 'tickets'" in done.stdout
     assert 'dispatched: 1, sent to the model: 1' in done.stdout
+
+
+def _dispatch_decisions(provider: TracerProvider, exporter: InMemorySpanExporter) -> list[ReadableSpan]:
+    make_calc()
+
+    def llm(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        return ModelResponse(parts=[TextPart('free text')])
+
+    agent = Agent(
+        FunctionModel(llm),
+        output_type=str,
+        capabilities=[
+            DispatchCapability([JsonRule(name='json', agentool='calc')]),
+            Instrumentation(InstrumentationSettings(tracer_provider=provider)),
+        ],
+    )
+    agent.run_sync('{"operation": "add", "a": 1, "b": 2}')
+    agent.run_sync('hello')
+    with pytest.raises(ZeroDivisionError):
+        agent.run_sync('{"operation": "div", "a": 1, "b": 0}')
+    return [span for span in exporter.get_finished_spans() if span.name == DISPATCH_SPAN_NAME]
+
+
+def test_an_instrumented_agent_with_dispatch_records_each_decision(
+    provider: TracerProvider, exporter: InMemorySpanExporter
+) -> None:
+    dispatched, model, failed = _dispatch_decisions(provider, exporter)
+    assert dict(dispatched.attributes or {}) == {
+        OUTCOME_ATTRIBUTE: 'dispatched',
+        RULE_ATTRIBUTE: 'json',
+        AGENTOOL_ATTRIBUTE: 'calc',
+        OPERATION_ATTRIBUTE: 'add',
+    }
+    assert dict(model.attributes or {}) == {OUTCOME_ATTRIBUTE: 'model'}
+    assert {OUTCOME_ATTRIBUTE: 'error', RULE_ATTRIBUTE: 'json', AGENTOOL_ATTRIBUTE: 'calc'}.items() <= dict(
+        failed.attributes or {}
+    ).items()
+    assert failed.status.status_code is StatusCode.ERROR
+    assert [(event.attributes or {}).get('exception.type') for event in failed.events] == ['ZeroDivisionError']
+
+
+def test_a_dispatch_whose_tool_raises_records_the_operation_it_ran(
+    provider: TracerProvider, exporter: InMemorySpanExporter
+) -> None:
+    failed = _dispatch_decisions(provider, exporter)[-1]
+    assert (failed.attributes or {}).get(OPERATION_ATTRIBUTE) == 'div'
+
+
+@pytest.mark.parametrize(
+    'metadata',
+    [
+        {'agentool_dispatch': {}},
+        {'agentool_dispatch': {'rule': 'x'}},
+        {'agentool_dispatch': {'rule': 1, 'agentool': 'a', 'operation': 'o'}},
+    ],
+)
+def test_dispatch_record_of_a_response_with_an_incomplete_record_is_none(metadata: dict[str, Any]) -> None:
+    """A history loaded from storage may hold anything: reading it never raises a KeyError."""
+    from agentool.dispatch import dispatch_record
+
+    assert dispatch_record(ModelResponse(parts=[], provider_name=DISPATCH_PROVIDER, metadata=metadata)) is None

@@ -10,10 +10,12 @@ from typing import Any, Literal
 
 import pytest
 from pydantic import BaseModel
+from pydantic_ai import ApprovalRequired, CallDeferred
 from pydantic_ai.durable_exec import JSON_CODEC
 
 from agentool import ConfigurationError, OutputError, Route, RoutingConfig, create_agentool, get_injector, get_registry
-from agentool.durable import AgenToolDurability, typed_result
+from agentool.durable import AgenToolDurability, typed_result, unit_key
+from tests.durable_store import CALLS, create_store
 
 ATTEMPTS: list[str] = []
 
@@ -26,6 +28,7 @@ class FlakyInput(BaseModel):
 class RelayInput(BaseModel):
     operation: Literal['relay']
     key: str
+    deps: bool = False
 
 
 async def flaky_fetch(key: str) -> str:
@@ -36,9 +39,10 @@ async def flaky_fetch(key: str) -> str:
     return f'value of {key}'
 
 
-async def relay_fetch(key: str) -> str:
-    """Fetches through the injector: the fetch is its own unit, retried there."""
-    return await get_injector().call('flaky', {'operation': 'fetch', 'key': key})
+async def relay_fetch(key: str, deps: bool) -> str:
+    """Fetches through the injector: the fetch is its own unit, retried there (unless it is given deps)."""
+    data = {'operation': 'fetch', 'key': key}
+    return await (get_injector().call('flaky', data, deps={}) if deps else get_injector().call('flaky', data))
 
 
 def _create(*, retries: int, idempotent: bool = True, durable: bool = True) -> None:
@@ -83,6 +87,14 @@ async def test_calls_through_the_injector_in_a_durable_run_are_units_with_the_ro
     result = await get_injector().run('relay', {'operation': 'relay', 'key': 'b'})
     assert result.output == 'value of b'
     assert ATTEMPTS == ['b', 'b', 'b']
+
+
+async def test_an_injector_call_with_explicit_deps_is_not_a_unit() -> None:
+    # The guide: `injector.call` made by workflow code is a unit (retried by its route), except with `deps=`.
+    _create(retries=2)
+    with pytest.raises(ConnectionError, match='attempt 1 for r failed'):
+        await get_injector().run('relay', {'operation': 'relay', 'key': 'r', 'deps': True})
+    assert ATTEMPTS == ['r']
 
 
 async def test_retries_run_out_and_the_tools_own_exception_propagates() -> None:
@@ -147,3 +159,47 @@ def test_options_are_checked_at_construction_naming_the_option(options: dict[str
     with pytest.raises(ConfigurationError, match=f'{option} must be') as caught:
         AgenToolDurability(**options)
     assert caught.value.details == {'option': option, 'value': repr(options[option])}
+
+
+def test_the_guides_route_example() -> None:
+    assert (Route(tool='storage_read').durable, Route(tool='order_place', durable=False).durable, unit_key()) == (
+        True,
+        False,
+        None,
+    )
+
+
+@pytest.mark.parametrize(
+    ('prompt', 'output'),
+    [
+        ({'operation': 'write', 'key': 'k', 'data': 1}, 'wrote k=1'),
+        ({'operation': 'secret', 'token': 's3cr3t'}, 's3cr3t'),
+        ({'operation': 'parse', 'payload': '{"a": 1}'}, '{"a": 1}'),
+        ({'operation': 'hidden', 'note': 'given'}, 'given'),
+    ],
+    ids=['plain', 'secret', 'json-field', 'excluded-field'],
+)
+async def test_a_durable_unit_gets_the_input_the_plain_agentool_gets(prompt: dict[str, Any], output: str) -> None:
+    # The unit's input travels as JSON text; the tool must still see the value the caller gave.
+    create_store('plain_store')
+    create_store('durable_store', durable=True)
+    assert (await get_injector().run('plain_store', prompt)).output == output
+    assert (await get_injector().run('durable_store', prompt)).output == output
+
+
+@pytest.mark.parametrize(('operation', 'raised'), [('ask', ApprovalRequired), ('defer', CallDeferred)])
+async def test_a_deferral_is_not_retried_as_a_failure(operation: str, raised: type[Exception]) -> None:
+    # `Route(retries=...)` retries unexpected exceptions; asking for approval or deferring is not one.
+    create_store('durable_store', durable=True)
+    with pytest.raises(raised):
+        await get_injector().run('durable_store', {'operation': operation, 'key': 'x'})
+    assert [f'{operation} x'] == CALLS
+
+
+def test_typed_result_passes_an_in_process_result_as_it_is() -> None:
+    create_store()
+    from agentool import get_registry
+
+    manager = get_registry().get_manager('store')
+    input = manager.validate_python({'operation': 'write', 'key': 'k'})
+    assert typed_result(manager, input, 'wrote k=0') == 'wrote k=0'

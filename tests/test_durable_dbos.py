@@ -9,6 +9,8 @@ ledger append's side effect happened exactly once, and the outputs equal an unin
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import random
 import signal
@@ -17,17 +19,24 @@ import sys
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any, Literal
 
 import pytest
+from pydantic import BaseModel
 from pydantic_ai import Agent
 from pydantic_ai.durable_exec import CapabilityOperationId
-from pydantic_ai.durable_exec.dbos import DBOSOperationNamer
+from pydantic_ai.durable_exec.dbos import DBOSDurability, DBOSOperationNamer
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.test import TestModel
 
 import agentool.dbos as durable_dbos
-from agentool import ConfigurationError, Route
+from agentool import AgenToolNotFoundError, AgenToolRegistry, ConfigurationError, Route, RoutingConfig, create_agentool
+from agentool.core.registry import use_registry
 from agentool.durable import CAPABILITY_ID, OPERATION_NAME, AgenToolDurability, unit_key
+from agentool.toolset import AgenToolToolset
 from tests.durable_agentools import KILL_ENV, LEDGER_ENV, STEPS, build, expected_entries, ledger_rows, pipeline_prompt
+from tests.durable_store import CALLS, create_store
 
 ROOT = Path(__file__).resolve().parent.parent
 HEAVY = bool(os.environ.get('AGENTOOL_FUZZ'))
@@ -205,3 +214,321 @@ def _mkdir(path: Path) -> Path:
 
 def _report(line: str) -> None:
     sys.stderr.write(line + '\n')
+
+
+def test_capabilities_are_dbos_durability_and_agentool_durability() -> None:
+    first, second = durable_dbos.capabilities()
+    assert isinstance(first, DBOSDurability)
+    assert isinstance(second, AgenToolDurability)
+    assert second.unit_key is durable_dbos.unit_key
+    assert durable_dbos.unit_key() is None  # outside a step
+
+
+def test_the_database_defaults_to_the_environment_then_the_user_data_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(durable_dbos.DATABASE_ENV, str(tmp_path / 'env' / 'db.sqlite3'))
+    assert durable_dbos.database_url() == f'sqlite:///{tmp_path}/env/db.sqlite3'
+    monkeypatch.setenv(durable_dbos.DATABASE_ENV, 'postgresql://app@db.internal/agentool')
+    assert durable_dbos.database_url() == 'postgresql://app@db.internal/agentool'
+    monkeypatch.delenv(durable_dbos.DATABASE_ENV)
+    monkeypatch.setenv('XDG_DATA_HOME', str(tmp_path / 'data'))
+    if sys.platform.startswith('linux'):
+        assert durable_dbos.database_url() == f'sqlite:///{tmp_path}/data/agentool/dbos.sqlite3'
+
+
+@pytest.mark.parametrize('database', [5, '', '   ', 'mysql://app@db/agentool', b'db.sqlite'])
+def test_a_database_that_is_no_path_and_no_supported_url_is_refused(
+    database: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigurationError, match='database') as raised:
+        durable_dbos.database_url(database)
+    assert raised.value.details['option'] == 'database'
+    assert list(tmp_path.iterdir()) == []  # nothing written to the working directory
+
+
+async def test_durable_with_a_registry_runs_that_registrys_agentool() -> None:
+    private = AgenToolRegistry()
+    with use_registry(private):
+        create_store('private_store')
+    agent = durable_dbos.durable('private_store', registry=private)
+    assert (await agent.run('{"operation": "write", "key": "p", "data": 2}')).output == 'wrote p=2'
+
+
+def test_durable_names_an_unknown_agentool() -> None:
+    with pytest.raises(AgenToolNotFoundError, match="no agentool named 'no_such_store'"):
+        durable_dbos.durable('no_such_store')
+
+
+@pytest.mark.parametrize(
+    ('kwargs', 'option'),
+    [
+        ({'registry': 'r'}, 'registry'),
+        ({'step_config': 'retries'}, 'step_config'),
+        ({'capabilities': 5}, 'capabilities'),
+    ],
+)
+def test_durable_refuses_options_of_the_wrong_type(kwargs: dict[str, Any], option: str) -> None:
+    create_store()
+    with pytest.raises(ConfigurationError, match=option) as raised:
+        durable_dbos.durable('store', **kwargs)
+    assert raised.value.details['option'] == option
+
+
+def test_capabilities_refuse_a_step_config_of_the_wrong_type() -> None:
+    with pytest.raises(ConfigurationError, match='step_config') as raised:
+        durable_dbos.capabilities(step_config=5)  # pyright: ignore[reportArgumentType]
+    assert raised.value.details['option'] == 'step_config'
+
+
+@pytest.mark.parametrize('agent', ['store', None, 5])
+def test_register_refuses_what_is_not_an_agent(agent: Any) -> None:
+    with pytest.raises(ConfigurationError, match='agent') as raised:
+        durable_dbos.register(agent)
+    assert raised.value.details['option'] == 'agent'
+
+
+def test_register_refuses_an_agent_without_a_name() -> None:
+    with pytest.raises(ConfigurationError, match='with a name'):
+        durable_dbos.register(Agent(TestModel()))
+
+
+def _agent() -> Agent[None, str]:
+    return Agent(TestModel(), name='plain')
+
+
+@pytest.mark.parametrize(
+    ('call', 'option'),
+    [
+        (lambda: durable_dbos.run('plain', 'hi'), 'agent'),  # pyright: ignore[reportArgumentType]
+        (lambda: durable_dbos.run(_agent(), 5), 'prompt'),  # pyright: ignore[reportArgumentType]
+        (lambda: durable_dbos.run(_agent(), 'hi', workflow_id=5), 'workflow_id'),  # pyright: ignore[reportArgumentType]
+        (lambda: durable_dbos.run(_agent(), 'hi', workflow_id=''), 'workflow_id'),
+        (lambda: durable_dbos.run(_agent(), 'hi', workflow_id='  '), 'workflow_id'),
+        (lambda: durable_dbos.enqueue(None, 'hi'), 'agent'),  # pyright: ignore[reportArgumentType]
+        (lambda: durable_dbos.enqueue(_agent(), b'hi'), 'prompt'),  # pyright: ignore[reportArgumentType]
+        (lambda: durable_dbos.enqueue(_agent(), 'hi', workflow_id=''), 'workflow_id'),
+        (lambda: durable_dbos.recover('worker-3'), 'executor_ids'),
+        (lambda: durable_dbos.recover(5), 'executor_ids'),  # pyright: ignore[reportArgumentType]
+        (lambda: durable_dbos.recover([5]), 'executor_ids'),  # pyright: ignore[reportArgumentType]
+    ],
+    ids=[
+        'run-agent',
+        'run-prompt',
+        'run-id-int',
+        'run-id-empty',
+        'run-id-blank',
+        'enqueue-agent',
+        'enqueue-prompt',
+        'enqueue-id-empty',
+        'recover-str',
+        'recover-int',
+        'recover-ints',
+    ],
+)
+async def test_bad_arguments_are_refused_by_name(call: Callable[[], Awaitable[object]], option: str) -> None:
+    # Checked before DBOS is asked (it is not running in this process): a wrong argument is named.
+    with pytest.raises(ConfigurationError, match=option) as raised:
+        await call()
+    assert raised.value.details['option'] == option
+
+
+@pytest.mark.parametrize(
+    ('kwargs', 'option'),
+    [
+        ({'worker_concurrency': 0}, 'worker_concurrency'),
+        ({'worker_concurrency': '4'}, 'worker_concurrency'),
+        ({'polling_interval': 0}, 'polling_interval'),
+        ({'polling_interval': -1.0}, 'polling_interval'),
+        ({'polling_interval': '1'}, 'polling_interval'),
+        ({'executor_id': 3}, 'executor_id'),
+        ({'executor_id': ''}, 'executor_id'),
+        ({'app_name': None}, 'app_name'),
+        ({'application_version': 1}, 'application_version'),
+        ({'log_level': 'LOUD'}, 'log_level'),
+        ({'log_level': ['INFO']}, 'log_level'),
+    ],
+)
+async def test_launch_refuses_bad_options_before_starting_dbos(
+    kwargs: dict[str, Any], option: str, tmp_path: Path
+) -> None:
+    try:
+        with pytest.raises(ConfigurationError, match=option) as raised:
+            await durable_dbos.launch(tmp_path / 'dbos.sqlite3', **kwargs)
+    finally:
+        durable_dbos.shutdown()  # should a bad option be let through, DBOS must not stay up in this process
+    assert raised.value.details['option'] == option
+
+
+class StepInput(BaseModel):
+    operation: Literal['step']
+    key: str
+
+
+async def step_tool(key: str) -> str:
+    CALLS.append(f'start {key}')
+    await asyncio.sleep(0)  # a parallel run would start the other call here
+    CALLS.append(f'end {key}')
+    return key
+
+
+def _two_calls_at_once(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    if len(messages) > 1:
+        return ModelResponse(parts=[TextPart('done')])
+    (tool,) = info.function_tools
+    return ModelResponse(parts=[ToolCallPart(tool.name, {'key': key}) for key in ('a', 'b')])
+
+
+async def test_tool_calls_of_a_dbos_durable_agent_run_one_at_a_time() -> None:
+    # The guide: tool calls run one at a time, so a recovered workflow meets its steps in the recorded order.
+    CALLS.clear()
+    create_agentool(
+        name='stepper',
+        input_schema=StepInput,
+        routing_config=RoutingConfig(operation_map={'step': 'step_tool'}),
+        tools=[step_tool],
+        output_type=str,
+        replace=True,
+    )
+    toolset = AgenToolToolset(include=['stepper'])
+    parallel = Agent(FunctionModel(_two_calls_at_once), name='parallel', toolsets=[toolset])
+    assert (await parallel.run('go')).output == 'done'
+    assert CALLS == ['start a', 'start b', 'end a', 'end b']  # without the capabilities: in parallel
+    CALLS.clear()
+    model = FunctionModel(_two_calls_at_once)
+    durable = Agent(model, name='sequential', toolsets=[toolset], capabilities=durable_dbos.capabilities())
+    assert (await durable.run('go')).output == 'done'
+    assert CALLS == ['start a', 'end a', 'start b', 'end b']
+
+
+def _scene(name: str, directory: Path) -> dict[str, Any]:
+    work = directory / 'cwd'
+    work.mkdir(parents=True)
+    env = dict(os.environ)
+    env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(ROOT), env.get('PYTHONPATH')]))
+    env.pop(durable_dbos.DATABASE_ENV, None)
+    child = subprocess.run(
+        [sys.executable, '-m', 'tests.durable_store', name, str(directory)],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert child.returncode == 0, child.stderr
+    results = {(line := json.loads(text))['case']: line for text in child.stdout.splitlines() if text.startswith('{')}
+    results['cwd'] = {'case': 'cwd', 'files': sorted(p.name for p in work.iterdir())}
+    results['files'] = {'case': 'files', 'files': sorted(p.name for p in directory.iterdir())}
+    return results
+
+
+@pytest.fixture(scope='module')
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    return _scene('runs', tmp_path_factory.mktemp('runs'))
+
+
+@pytest.fixture(scope='module')
+def launches(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    return _scene('launches', tmp_path_factory.mktemp('launches'))
+
+
+def test_a_durable_run_returns_the_output(runs: dict[str, Any]) -> None:
+    assert runs['write']['output'] == 'wrote k=1'
+
+
+def test_running_a_workflow_id_again_returns_the_recorded_output_without_running_twice(runs: dict[str, Any]) -> None:
+    assert runs['write again']['output'] == 'wrote k=1'
+    assert runs['write']['calls'] == ['write k']
+    assert runs['write again']['calls'] == []  # not run again
+
+
+def test_enqueue_runs_on_a_launched_worker(runs: dict[str, Any]) -> None:
+    assert runs['enqueue']['output'] == 'wrote q=3'
+
+
+def test_the_unit_key_is_the_workflow_id_and_the_step_id(runs: dict[str, Any]) -> None:
+    workflow, step = runs['unit key']['output'].rsplit(':', 1)
+    assert workflow == 'w-key'
+    assert step.isdigit()
+
+
+def test_a_call_inside_a_step_runs_in_that_step(runs: dict[str, Any]) -> None:
+    outer, inner = runs['nested']['output'].split()
+    assert outer == inner
+    assert outer.startswith('w-nested:')
+
+
+def test_invalid_input_in_a_durable_run_is_the_typed_error(runs: dict[str, Any]) -> None:
+    for case in ('invalid json', 'invalid json again'):  # again: the recorded error, read back from the journal
+        assert runs[case]['error'] == 'InvalidJSONError'
+        assert runs[case]['details'] == {'agentool': 'store', 'position': 0, 'line': 1, 'column': 1}
+    assert runs['unknown operation']['error'] == 'UnknownOperationError'
+    assert runs['unknown operation']['details']['operation'] == 'nope'
+
+
+def test_a_tools_exception_propagates_from_a_durable_run(runs: dict[str, Any]) -> None:
+    assert runs['tool exception']['error'] == 'ConnectionError'
+    assert runs['tool exception']['message'] == 'store unreachable for x'
+    assert runs['tool exception']['calls'] == ['boom x']
+
+
+def test_a_durable_run_gives_the_tool_the_input_as_given(runs: dict[str, Any]) -> None:
+    assert runs['secret']['output'] == 's3cr3t'
+    assert runs['json field']['output'] == '{"a": 1}'
+    assert runs['excluded field']['output'] == 'given'
+
+
+def test_a_workflow_id_of_another_run_is_refused(runs: dict[str, Any]) -> None:
+    for case in ('same id, other prompt', 'same id, other agent', 'enqueue: same id, other prompt'):
+        assert runs[case]['error'] == 'ConfigurationError', case
+        assert runs[case]['details']['workflow_id'] == 'w-1', case
+        assert 'w-1' in runs[case]['message']
+
+
+def test_step_config_applies_to_the_operation_steps(runs: dict[str, Any]) -> None:
+    assert runs['step retries']['output'] == 'got g'
+    assert runs['step retries']['calls'] == ['get g'] * 3
+
+
+def test_durable_with_a_registry_runs_in_a_workflow(runs: dict[str, Any]) -> None:
+    assert runs['registry']['output'] == 'wrote p=2'
+
+
+def test_recover_of_no_dead_worker_recovers_nothing(runs: dict[str, Any]) -> None:
+    assert runs['recover']['output'] == []
+
+
+def test_bad_arguments_after_launch_are_refused_by_name(runs: dict[str, Any]) -> None:
+    for case, option in [('bad prompt', 'prompt'), ('bad workflow id', 'workflow_id'), ('bad agent', 'agent')]:
+        assert runs[case]['error'] == 'ConfigurationError', case
+        assert runs[case]['details']['option'] == option
+
+
+def test_after_shutdown_a_run_says_to_launch_first(runs: dict[str, Any]) -> None:
+    assert runs['after shutdown']['error'] == 'ConfigurationError'
+    assert runs['after shutdown']['details'] == {'reason': 'not_launched'}
+
+
+def test_nothing_is_written_to_the_working_directory(runs: dict[str, Any], launches: dict[str, Any]) -> None:
+    assert runs['cwd']['files'] == []
+    assert launches['cwd']['files'] == []
+
+
+def test_launching_again_on_the_same_database_is_harmless(launches: dict[str, Any]) -> None:
+    assert launches['launch again']['output'] is None
+    assert launches['run after launch again']['output'] == 'wrote k=1'
+
+
+def test_launching_again_on_another_database_is_refused(launches: dict[str, Any]) -> None:
+    assert launches['launch elsewhere']['error'] == 'ConfigurationError'
+    assert launches['launch elsewhere']['details']['reason'] == 'already_launched'
+
+
+def test_a_launch_that_failed_leaves_nothing_behind(launches: dict[str, Any]) -> None:
+    assert launches['unreachable']['error'] == 'ConfigurationError'
+    assert launches['unreachable']['details']['reason'] == 'launch_failed'
+    assert launches['launch after failure']['output'] is None
+    assert launches['run after failure']['output'] == 'wrote k=1'
+    assert 'good.sqlite3' in launches['files']['files']  # the database of the second launch
+    assert 'other.sqlite3' not in launches['files']['files']  # a refused launch creates none

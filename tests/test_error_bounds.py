@@ -1,4 +1,4 @@
-"""Bounded error text: whatever a caller sends, an error's message and details stay short (issue 27.3)."""
+"""Bounded error text: whatever a caller sends, an error's message and details stay short."""
 
 from __future__ import annotations
 

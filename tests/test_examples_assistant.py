@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,13 +28,6 @@ def offline(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.delenv(MODEL_ENV, raising=False)
     with override_allow_model_requests(False):
         yield
-
-
-@pytest.fixture
-async def store() -> AsyncIterator[SQLiteStore]:
-    memory = SQLiteStore(MEMORY)
-    yield memory
-    await memory.aclose()
 
 
 async def test_the_offline_model_writes_then_reads_through_the_storage_tools(store: SQLiteStore) -> None:

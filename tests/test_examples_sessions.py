@@ -7,7 +7,7 @@ import os
 import sqlite3
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeAlias
@@ -40,7 +40,6 @@ from examples.sessions import (
     create_sessions,
 )
 from examples.storage import (
-    MEMORY,
     DeleteResult,
     ExistsResult,
     ListResult,
@@ -70,13 +69,6 @@ class ManualClock(Clock):
 
     def advance(self, seconds: float) -> None:
         self.current += timedelta(seconds=seconds)
-
-
-@pytest.fixture
-async def store() -> AsyncIterator[SQLiteStore]:
-    memory = SQLiteStore(MEMORY)
-    yield memory
-    await memory.aclose()
 
 
 @pytest.fixture

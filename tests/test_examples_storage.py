@@ -39,13 +39,6 @@ ROOT = Path(__file__).resolve().parent.parent
 WRITER = Path(__file__).resolve().parent / 'storage_crash_writer.py'
 
 
-@pytest.fixture
-async def store() -> AsyncIterator[SQLiteStore]:
-    memory = SQLiteStore(MEMORY)
-    yield memory
-    await memory.aclose()
-
-
 @pytest.fixture(params=['memory', 'file'])
 async def any_store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[SQLiteStore]:
     """An in-memory store, then a file-backed one."""

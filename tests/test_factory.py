@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import enum
+import functools
 import itertools
+import threading
+from collections.abc import Awaitable
 from datetime import UTC
 from typing import Any, Literal, Union
 
@@ -17,13 +20,19 @@ from agentool import (
     BaseOperationInput,
     ConfigurationError,
     DuplicateNameError,
+    InputValidationError,
     Route,
     RoutingConfig,
     create_agentool,
     extract_tool_metadata,
+    get_injector,
+    get_registry,
     infer_output_type,
     use_injector,
+    use_registry,
 )
+from tests._lean_diff import differential
+from tests.agentools import CalcInput, EchoInput, add, div, lean
 
 
 class PairInput(BaseOperationInput):
@@ -376,3 +385,210 @@ def test_route_flags_are_booleans_and_tags_a_tuple() -> None:
     route = Route(tool='first', read_only=True, durable=False, tags=['a', 'b'])  # pyright: ignore[reportArgumentType]
     assert (route.read_only, route.durable, route.tags) == (True, False, ('a', 'b'))
     assert hash(route) == hash(Route(tool='first', read_only=True, durable=False, tags=('a', 'b')))
+
+
+class AsyncCallable:
+    """A tool object whose `__call__` is a coroutine function."""
+
+    __name__ = 'async_callable'
+
+    async def __call__(self, text: str) -> str:
+        return f'object {text}'
+
+
+def returns_awaitable(text: str) -> Any:
+    """A plain function handing back a coroutine (a decorator that lost `async`)."""
+
+    async def inner() -> str:
+        return f'awaited {text}'
+
+    return inner()
+
+
+@pytest.mark.parametrize(
+    'tool', [AsyncCallable(), returns_awaitable], ids=['async_call_object', 'sync_returns_awaitable']
+)
+async def test_tool_returning_an_awaitable_is_awaited(tool: Any) -> None:
+    """A tool whose call gives a coroutine has its result awaited: never a foreign serialisation error."""
+    name = tool.__name__
+    expected = 'object hi' if name == 'async_callable' else 'awaited hi'
+    agent = lean(create_agentool('awaits', EchoInput, RoutingConfig(operation_map={'echo': name}), [tool]))
+    prompt = '{"operation": "echo", "text": "hi"}'
+    assert (await agent.run(prompt)).output == expected
+    outcome = await differential(agent, prompt)
+    assert outcome.result is not None
+    assert outcome.result.output == expected
+    assert await get_injector().call('awaits', {'operation': 'echo', 'text': 'hi'}) == expected
+
+
+class Service:
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+
+    async def method(self, ctx: RunContext[Any], text: str) -> str:
+        return f'{self.prefix} {text} {ctx.deps}'
+
+
+def _prefixed(prefix: str, text: str) -> str:
+    return f'{prefix}:{text}'
+
+
+async def test_bound_methods_and_partials_are_tools() -> None:
+    agent = lean(
+        create_agentool(
+            'methods',
+            EchoInput,
+            RoutingConfig(operation_map={'echo': 'method'}),
+            [Service('svc').method],
+            deps_type=Any,
+        )
+    )
+    assert (await agent.run('{"operation": "echo", "text": "a"}', deps=1)).output == 'svc a 1'
+    partial = create_agentool(
+        'partial', EchoInput, RoutingConfig(operation_map={'echo': '_prefixed'}), [functools.partial(_prefixed, 'p')]
+    )
+    assert (await partial.run('{"operation": "echo", "text": "b"}')).output == 'p:b'
+
+
+class AliasInput(BaseOperationInput):
+    operation: Literal['go']
+    the_key: str = Field(alias='key')
+
+
+async def go(the_key: str) -> str:
+    return the_key.upper()
+
+
+async def test_aliased_field_reaches_the_tool_by_field_name() -> None:
+    agent = lean(create_agentool('alias', AliasInput, RoutingConfig(operation_map={'go': 'go'}), [go]))
+    await agent.run('{"operation": "go", "key": "w"}')
+    outcome = await differential(agent, '{"operation": "go", "key": "a"}')
+    assert outcome.result is not None
+    assert outcome.result.output == 'A'
+    with pytest.raises(InputValidationError):
+        await agent.run('{"operation": "go", "the_key": "a"}')
+
+
+class _AsyncCallable:
+    """A tool object whose `__call__` is a coroutine function."""
+
+    __name__ = 'adder'
+
+    async def __call__(self, a: float, b: float) -> float:
+        return a + b
+
+
+class _AddOnly(BaseOperationInput):
+    operation: Literal['add']
+    a: float
+    b: float
+
+
+def _dropped_async(a: float, b: float) -> Awaitable[float]:
+    """A function a decorator left without `async`: it returns a coroutine."""
+
+    async def add() -> float:
+        return a + b
+
+    return add()
+
+
+def test_a_callable_object_with_an_async_call_is_described_as_async() -> None:
+    assert extract_tool_metadata(_AsyncCallable()).is_async is True
+    assert extract_tool_metadata(_dropped_async).is_async is False
+
+
+async def test_a_tool_returning_an_awaitable_has_the_awaited_output_type() -> None:
+    assert extract_tool_metadata(_dropped_async).return_type_annotation is float
+    with use_registry():
+        agent = create_agentool(
+            'dropped', _AddOnly, RoutingConfig(operation_map={'add': '_dropped_async'}), [_dropped_async]
+        )
+        assert agent.output_type is float
+        assert (await agent.run('{"operation": "add", "a": 1, "b": 2}')).output == 3.0
+
+
+@pytest.mark.parametrize('deps_type', [5, 'Deps', EchoInput(operation='echo', text='x')])
+def test_create_agentool_refuses_a_deps_type_that_is_not_a_type(deps_type: Any) -> None:
+    with use_registry(), pytest.raises(ConfigurationError, match='deps_type must be a type') as caught:
+        create_agentool(
+            'bad_deps',
+            _AddOnly,
+            RoutingConfig(operation_map={'add': '_dropped_async'}),
+            [_dropped_async],
+            deps_type=deps_type,
+        )
+    assert caught.value.details['option'] == 'deps_type'
+
+
+@pytest.mark.parametrize('deps_type', [None, Any, dict[str, int], int | None, EchoInput])
+def test_create_agentool_takes_any_type_form_as_deps_type(deps_type: Any) -> None:
+    with use_registry():
+        create_agentool(
+            'deps_ok',
+            _AddOnly,
+            RoutingConfig(operation_map={'add': '_dropped_async'}),
+            [_dropped_async],
+            deps_type=deps_type,
+        )
+
+
+def test_the_lean_switch_takes_only_a_flag() -> None:
+    with use_registry():
+        agent = lean(
+            create_agentool('flag', _AddOnly, RoutingConfig(operation_map={'add': '_dropped_async'}), [_dropped_async])
+        )
+        with pytest.raises(ConfigurationError, match='lean must be True or False'):
+            agent.lean = 'no'  # pyright: ignore[reportAttributeAccessIssue]
+        assert agent.lean is True
+
+
+def test_routes_without_a_transform_pass_only_the_fields_matching_the_tools_parameters() -> None:
+    class NoteInput(BaseOperationInput):
+        operation: Literal['shout']
+        text: str
+        unused: int = 0
+
+    async def shout(text: str) -> str:
+        return text.upper()
+
+    agent = create_agentool('note', NoteInput, RoutingConfig(operation_map={'shout': 'shout'}), [shout])
+    assert agent.run_sync('{"operation": "shout", "text": "hi"}').output == 'HI'
+    # A field the operation does not use is refused rather than dropped.
+    with pytest.raises(InputValidationError, match=r"field 'unused'.*does not use it"):
+        agent.run_sync('{"operation": "shout", "text": "hi", "unused": 3}')
+
+
+@pytest.mark.parametrize(
+    ('operation_map', 'tools', 'details'),
+    [
+        ({'add': 'add'}, ['add', 'div'], {'operation': 'div'}),
+        ({'add': 'add', 'div': 'div'}, ['add'], {'operation': 'div', 'tool': 'div'}),
+    ],
+)
+def test_create_agentool_names_the_culprit(
+    operation_map: dict[str, str], tools: list[str], details: dict[str, str]
+) -> None:
+    functions = {'add': add, 'div': div}
+    with pytest.raises(ConfigurationError) as caught:
+        create_agentool('calc', CalcInput, RoutingConfig(operation_map=operation_map), [functions[t] for t in tools])
+    assert {'agentool': 'calc', **details}.items() <= caught.value.details.items()
+    assert 'calc' not in get_registry()  # nothing registered
+
+
+async def test_a_sync_tool_runs_in_a_worker_thread_and_its_docstring_describes_the_operation() -> None:
+    threads: list[int] = []
+
+    def mul(a: float, b: float) -> float:
+        """Multiply two numbers."""
+        threads.append(threading.get_ident())
+        return a * b
+
+    config = RoutingConfig(operation_map={'add': 'mul', 'div': 'mul'})
+    agent = create_agentool('calc', CalcInput, config, [mul])
+    assert (await agent.run('{"operation": "add", "a": 6, "b": 7}')).output == 42.0
+    assert threads
+    assert threads[0] != threading.get_ident()
+    operations = get_registry().get_operations('calc')
+    assert operations is not None
+    assert operations['add']['description'] == 'Multiply two numbers.'

@@ -15,13 +15,23 @@ from pydantic_ai import Agent, RunContext
 
 import agentool
 from agentool import (
+    MANAGER_TOOL_NAME,
+    AgenToolCapability,
+    AgenToolConfig,
+    AgenToolManager,
     AgenToolModel,
+    AgenToolRegistry,
     BaseOperationInput,
     DepsUnavailableError,
+    InputValidationError,
     InvalidInputError,
+    InvalidJSONError,
+    NotAnObjectError,
     RoutingConfig,
+    UnknownOperationError,
     create_agentool,
     extract_tool_metadata,
+    model_strings,
     register_agentool_models,
 )
 from agentool.core.injector import (
@@ -256,3 +266,69 @@ def test_the_guides_component_names_import_from_agentool_core() -> None:
         agentool.RoutingConfig,
         agentool.ToolMetadata,
     )
+
+
+class StorageInput(BaseOperationInput):
+    operation: Literal['read', 'write']
+    key: str
+    data: str | None = None
+
+
+async def storage_read(ctx: RunContext[Any], key: str) -> str:
+    return f'read {key}'
+
+
+async def storage_write(ctx: RunContext[Any], key: str, data: str) -> str:
+    return f'wrote {key}={data}'
+
+
+def hand_assembled() -> Agent[None, str]:
+    routing = RoutingConfig(
+        operation_field='operation',
+        operation_map={
+            'read': ('storage_read', lambda x: {'key': x.key}),
+            'write': ('storage_write', lambda x: {'key': x.key, 'data': x.data}),
+        },
+    )
+    config = AgenToolConfig(input_schema=StorageInput, routing_config=routing)
+    AgenToolRegistry.register('storage', config)
+    manager = AgenToolManager('storage', config, [storage_read, storage_write])
+    agent = Agent(model=AgenToolModel('storage'), output_type=str)
+    agent.tool(name=MANAGER_TOOL_NAME)(manager)
+    return agent
+
+
+def test_hand_assembled_agent_runs_and_raises_the_documented_errors() -> None:
+    agent = hand_assembled()
+    assert agent.run_sync('{"operation": "write", "key": "k", "data": "v"}').output == 'wrote k=v'
+    with pytest.raises(InvalidJSONError) as bad_json:
+        agent.run_sync('{')
+    assert bad_json.value.details['position'] == 1  # the routing page: "details has the position"
+    with pytest.raises(NotAnObjectError):
+        agent.run_sync('[1]')
+    with pytest.raises(UnknownOperationError) as unknown:
+        agent.run_sync('{"operation": "drop", "key": "k"}')
+    assert unknown.value.details['known'] == ['read', 'write']
+    with pytest.raises(InputValidationError) as invalid:
+        agent.run_sync('{"operation": "read"}')
+    assert invalid.value.details['operation'] == 'read'
+    assert [e['loc'] for e in invalid.value.errors] == [['key']]
+
+
+def test_the_explicit_capability_form_patches_nothing_and_carries_deps() -> None:
+    class DepsInput(BaseOperationInput):
+        operation: Literal['get']
+
+    async def get(ctx: RunContext[dict[str, str]]) -> str:
+        return ctx.deps['k']
+
+    create_agentool('depsy', DepsInput, RoutingConfig(operation_map={'get': 'get'}), [get], deps_type=dict)
+    model_strings.uninstall()
+    try:
+        assert not model_strings.is_installed()
+        agent = Agent('agentool:depsy', capabilities=[AgenToolCapability('depsy')], deps_type=dict, output_type=str)
+        assert agent.run_sync('{"operation": "get"}', deps={'k': 'v'}).output == 'v'
+    finally:
+        model_strings.install()
+    with pytest.raises(DepsUnavailableError, match='cannot receive deps'):
+        Agent('agentool:depsy', deps_type=dict).run_sync('{"operation": "get"}', deps={'k': 'v'})

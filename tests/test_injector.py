@@ -7,7 +7,6 @@ import enum
 import gc
 import json
 import weakref
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from decimal import Decimal
@@ -15,6 +14,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 from uuid import UUID
 
+import anyio
 import pytest
 from pydantic import BaseModel, Field, Json, Secret, SecretBytes, SecretStr
 from pydantic_ai import Agent, AgentRunResult, ModelRetry, RunContext
@@ -41,14 +41,7 @@ from agentool import (
 )
 from agentool.core.injector import AgenToolInjector, get_injector, use_injector
 from agentool.errors import DependencyError
-
-
-@pytest.fixture
-def injector() -> Iterator[AgenToolInjector]:
-    """A fresh injector in effect for the test (create_agentool registers into it)."""
-    with use_injector() as fresh:
-        yield fresh
-
+from tests.agentools import RICH, Rich, RichInput, make_calc, make_rich, rich_echo
 
 # --- agentools used below -------------------------------------------------------------------------
 
@@ -498,3 +491,85 @@ async def test_a_model_input_reaches_the_tool_with_its_secrets_and_json_fields_a
         )
         assert await injector.call('vault', given) == 's3cret 1234 raw [1, 2]'
         assert (await injector.run('vault', given)).output == 's3cret 1234 raw [1, 2]'
+
+
+@pytest.mark.parametrize('kind', ['dict', 'model', 'json', 'bytes'])
+async def test_every_input_kind_reaches_the_tool_faithfully_on_call_and_run(
+    injector: AgenToolInjector, kind: str
+) -> None:
+    make_rich()
+    as_dict: dict[str, Any] = {'operation': 'echo', **RICH}
+    model = RichInput(**as_dict)
+    text = model.model_dump_json(exclude_unset=True)
+    input: Any = {'dict': as_dict, 'model': model, 'json': text, 'bytes': text.encode()}[kind]
+    expected = Rich(**RICH)
+    assert await injector.call('rich', input) == expected
+    assert (await injector.run('rich', input)).output == expected
+    assert await injector.handle('rich')(input) == expected
+
+
+@pytest.mark.parametrize(
+    ('input', 'error'),
+    [
+        (None, NotAnObjectError),
+        (3, NotAnObjectError),
+        ([], NotAnObjectError),
+        ('', InvalidJSONError),
+        ('{', InvalidJSONError),
+        (b'\xff', InvalidJSONError),
+        (object(), InvalidInputError),
+        ({'operation': 'echo', 'x': object()}, InvalidInputError),
+        ({'operation': 'nope'}, UnknownOperationError),
+        ({'operation': 'echo'}, InputValidationError),
+        ('x' * 2_000_000, InputTooLargeError),
+    ],
+)
+async def test_call_and_run_raise_the_same_typed_error(injector: AgenToolInjector, input: Any, error: type) -> None:
+    make_rich()
+    with pytest.raises(error) as by_call:
+        await injector.call('rich', input)
+    with pytest.raises(error) as by_run:
+        await injector.run('rich', input)
+    assert str(by_call.value) == str(by_run.value)
+    assert by_call.value.details == by_run.value.details
+
+
+@pytest.mark.parametrize('name', ['rihc', 3, None, ['rich']])
+async def test_an_unknown_name_is_not_found_on_call_run_get_and_override(injector: AgenToolInjector, name: Any) -> None:
+    make_rich()
+    for attempt in (
+        lambda: injector.call(name, {}),
+        lambda: injector.run(name, {}),
+    ):
+        with pytest.raises(AgenToolNotFoundError) as caught:
+            await attempt()
+        if name == 'rihc':
+            assert caught.value.details['suggestions'] == ['rich']
+            assert "did you mean 'rich'?" in str(caught.value)
+    with pytest.raises(AgenToolNotFoundError):
+        injector.get(name)
+    if isinstance(name, str):
+        with pytest.raises(AgenToolNotFoundError), injector.override(**{name: 1}):
+            pass
+
+
+async def test_a_model_input_sends_only_the_fields_its_caller_set(injector: AgenToolInjector) -> None:
+    # `unused` left at its default is not sent, so the operation does not refuse it as given.
+    make_rich()
+    create_agentool(
+        'strict', RichInput, RoutingConfig(operation_map={'echo': 'rich_echo', 'other': 'rich_echo'}), [rich_echo]
+    )
+    model = RichInput(operation='echo', **RICH)
+    assert await injector.call('rich', model) == Rich(**RICH)
+    with pytest.raises(InputValidationError) as caught:
+        await injector.call('rich', RichInput(operation='echo', unused=1, **RICH))
+    assert [e['loc'] for e in caught.value.errors] == [['unused']]
+
+
+def test_the_injector_raises_the_same_typed_error_as_run() -> None:
+    agent = make_calc()
+    with pytest.raises(UnknownOperationError) as by_run:
+        agent.run_sync('{"operation": "pow", "a": 1, "b": 2}')
+    with pytest.raises(UnknownOperationError) as by_call:
+        anyio.run(get_injector().call, 'calc', {'operation': 'pow', 'a': 1, 'b': 2})
+    assert (str(by_call.value), by_call.value.details) == (str(by_run.value), by_run.value.details)

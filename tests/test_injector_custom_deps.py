@@ -14,12 +14,14 @@ from typing import Any, Literal
 
 import pytest
 from mcp import Client
-from pydantic_ai import RunContext
+from pydantic_ai import Agent, RunContext
 
 from agentool import BaseOperationInput, MissingDepsError, RoutingConfig, create_agentool
 from agentool.core.agent import AgenToolAgent
 from agentool.core.injector import AgenToolInjector, use_injector
 from agentool.mcp import create_mcp_server
+from agentool.toolset import AgenToolToolset
+from tests.agentools import GreeterDeps, Greeting, PingInput, call_then_answer, make_greeter
 
 
 @dataclass
@@ -269,3 +271,64 @@ async def test_deps_that_cannot_be_built_raise_the_same_error_on_every_surface(
         assert (str(error), error.details) == (message, first.details), surface
     assert result.is_error
     assert message in result.content[0].model_dump()['text']
+
+
+@dataclass
+class Tenant:
+    name: str
+
+
+async def whoami(ctx: RunContext[Tenant]) -> str:
+    return ctx.deps.name
+
+
+async def plain_ping() -> str:
+    return 'pong'
+
+
+class TenantInjector(AgenToolInjector):
+    asked: list[str]
+
+    def create_deps(self, agent_name: str) -> Any:
+        self.asked.append(f'sync {agent_name}')
+        return Tenant(name='sync')
+
+    async def acreate_deps(self, agent_name: str) -> Any:
+        self.asked.append(f'async {agent_name}')
+        return Tenant(name='async')
+
+
+async def test_a_subclass_is_the_source_of_deps_on_every_surface() -> None:
+    custom = TenantInjector()
+    custom.asked = []
+    with use_injector(custom):
+        who = create_agentool(
+            'who', PingInput, RoutingConfig(operation_map={'ping': 'whoami'}), [whoami], deps_type=Tenant
+        )
+        create_agentool('plain', PingInput, RoutingConfig(operation_map={'ping': 'plain_ping'}), [plain_ping])
+        assert await custom.call('who', {'operation': 'ping'}) == 'async'  # both overridden: the async one
+        assert (await custom.run('who', {'operation': 'ping'})).output == 'async'
+        assert (await who.run('{"operation": "ping"}')).output == 'async'
+        assert await custom.handle('who')({'operation': 'ping'}) == 'async'
+        agent = Agent(call_then_answer('who_ping', {}), toolsets=[AgenToolToolset()])
+        assert (await agent.run('hi')).output == 'async'
+        async with Client(create_mcp_server()) as client:  # pyright: ignore[reportArgumentType]
+            result = await client.call_tool('who_ping', {})
+        assert result.structured_content == {'result': 'async'}
+        assert await custom.call('plain', {'operation': 'ping'}) == 'pong'  # never asked: no deps_type
+        assert await custom.call('who', {'operation': 'ping'}, deps=Tenant(name='given')) == 'given'  # given deps win
+    assert custom.asked == ['async who'] * 6
+
+
+async def test_an_async_deps_function_gives_its_deps_not_a_coroutine(injector: AgenToolInjector) -> None:
+    # Before the fix, the tool got the coroutine as `ctx.deps` (AttributeError, and a coroutine never awaited).
+    make_greeter(provide=False)
+
+    async def deps_for(*args: Any) -> GreeterDeps:
+        return GreeterDeps(kv=injector.handle('kv'), greeting=Greeting())
+
+    agent = Agent(call_then_answer('greeter_greet', {'user': 'u1'}), toolsets=[AgenToolToolset(deps=deps_for)])
+    assert (await agent.run('hi')).output == 'hello Ada'
+    async with Client(create_mcp_server(deps=deps_for)) as client:  # pyright: ignore[reportArgumentType]
+        result = await client.call_tool('greeter_greet', {'user': 'u1'})
+    assert result.structured_content == {'result': 'hello Ada'}

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
@@ -13,15 +12,15 @@ from pydantic import BaseModel, ConfigDict
 from pydantic_ai import RunContext
 
 from agentool import AgenToolHandle, BaseOperationInput, ConfigurationError, RoutingConfig, Uses, create_agentool
-from agentool.core.injector import AgenToolInjector, get_injector, use_injector
-from agentool.errors import DependencyCycleError, DependencyError, InjectorValidationError, MissingDepsError
-
-
-@pytest.fixture
-def injector() -> Iterator[AgenToolInjector]:
-    with use_injector() as fresh:
-        yield fresh
-
+from agentool.core.injector import AgenToolInjector, get_injector
+from agentool.errors import (
+    DependencyCycleError,
+    DependencyError,
+    DepsUnavailableError,
+    InjectorValidationError,
+    MissingDepsError,
+)
+from tests.agentools import Greeting, PingInput, ping
 
 # --- resources ----------------------------------------------------------------------------------
 
@@ -300,14 +299,6 @@ def test_provide_takes_a_factory_or_an_instance(injector: AgenToolInjector) -> N
 # --- cycles -------------------------------------------------------------------------------------
 
 
-class PingInput(BaseOperationInput):
-    operation: Literal['ping']
-
-
-async def ping() -> str:
-    return 'pong'
-
-
 def create_ping(name: str, dependencies: list[str]) -> None:
     create_agentool(name, PingInput, RoutingConfig(operation_map={'ping': 'ping'}), [ping], dependencies=dependencies)
 
@@ -491,3 +482,256 @@ def test_a_factory_annotation_raising_its_own_error_propagates_from_provide() ->
     injector = AgenToolInjector()
     with pytest.raises(FactoryAnnotationError):
         injector.provide(Settings, make_settings)
+
+
+EVENTS: list[str] = []
+
+
+class Pool:
+    def __init__(self) -> None:
+        EVENTS.append('make pool')
+
+    async def aclose(self) -> None:
+        EVENTS.append('close pool')
+
+
+class Repo:
+    def __init__(self, pool: Pool) -> None:
+        self.pool = pool
+        EVENTS.append('make repo')
+
+    def close(self) -> None:
+        EVENTS.append('close repo')
+
+
+@dataclass
+class InnerDeps:
+    pool: Pool
+
+
+@dataclass
+class OuterDeps:
+    repo: Repo
+    pool: Pool
+    inner: AgenToolHandle[bool]
+
+
+class StepInput(BaseOperationInput):
+    operation: Literal['go', 'fail', 'wait']
+
+
+WAITING: list[asyncio.Event] = []  # set by a tool once it runs; made in each test's own loop
+
+
+async def inner_go(ctx: RunContext[InnerDeps]) -> bool:
+    """Whether the run's pool is the one the caller got (run scope: shared)."""
+    return ctx.deps.pool is SEEN[-1]
+
+
+SEEN: list[Pool] = []
+
+
+async def outer_go(ctx: RunContext[OuterDeps]) -> bool:
+    """Call inner through its handle, in the same run."""
+    SEEN.append(ctx.deps.pool)
+    assert ctx.deps.repo.pool is ctx.deps.pool
+    return await ctx.deps.inner({'operation': 'go'})
+
+
+async def outer_fail(ctx: RunContext[OuterDeps]) -> bool:
+    raise KeyError('the tool failed')
+
+
+async def outer_wait(ctx: RunContext[OuterDeps]) -> bool:
+    WAITING[-1].set()
+    await asyncio.Event().wait()
+    return False
+
+
+def make_layers(injector: AgenToolInjector) -> None:
+    EVENTS.clear()
+    SEEN.clear()
+    ops = {'go': 'inner_go', 'fail': 'inner_go', 'wait': 'inner_go'}
+    create_agentool('inner', StepInput, RoutingConfig(operation_map=ops), [inner_go], deps_type=InnerDeps)
+    ops = {'go': 'outer_go', 'fail': 'outer_fail', 'wait': 'outer_wait'}
+    tools = [outer_go, outer_fail, outer_wait]
+    create_agentool('outer', StepInput, RoutingConfig(operation_map=ops), tools, deps_type=OuterDeps)
+    injector.provide(Pool, Pool)
+    injector.provide(Repo, Repo)
+    injector.validate()
+
+
+MADE_AND_CLOSED = ['make pool', 'make repo', 'close repo', 'close pool']
+
+
+@pytest.mark.parametrize('surface', ['call', 'run', 'agent'])
+async def test_run_scoped_resources_are_shared_in_a_run_and_closed_newest_first(
+    injector: AgenToolInjector, surface: str
+) -> None:
+    make_layers(injector)
+    if surface == 'agent':
+        assert (await injector.get('outer').run('{"operation": "go"}')).output is True
+    else:
+        output = await getattr(injector, surface)('outer', {'operation': 'go'})
+        assert (output if surface == 'call' else output.output) is True
+    assert EVENTS == MADE_AND_CLOSED
+
+
+@pytest.mark.parametrize('surface', ['call', 'run'])
+async def test_resources_are_closed_when_the_tool_fails_and_the_error_is_unchanged(
+    injector: AgenToolInjector, surface: str
+) -> None:
+    make_layers(injector)
+    with pytest.raises(KeyError, match='the tool failed'):
+        await getattr(injector, surface)('outer', {'operation': 'fail'})
+    assert EVENTS == MADE_AND_CLOSED
+
+
+@pytest.mark.parametrize('surface', ['call', 'run'])
+async def test_resources_are_closed_when_the_run_is_cancelled(injector: AgenToolInjector, surface: str) -> None:
+    make_layers(injector)
+    WAITING.append(asyncio.Event())
+    task = asyncio.create_task(getattr(injector, surface)('outer', {'operation': 'wait'}))
+    await WAITING[-1].wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert EVENTS == MADE_AND_CLOSED
+
+
+async def test_a_transient_resource_is_made_for_each_consumer(injector: AgenToolInjector) -> None:
+    make_layers(injector)
+    injector.provide(Pool, Pool, scope='transient', replace=True)
+    with pytest.raises(AssertionError):  # the repo's pool is not the deps' pool any more
+        await injector.call('outer', {'operation': 'go'})
+    assert EVENTS.count('make pool') == EVENTS.count('close pool') == 2
+
+
+async def test_one_run_scope_shares_a_resource_between_concurrent_calls(injector: AgenToolInjector) -> None:
+    make_layers(injector)
+
+    async def slow_pool() -> Pool:
+        await asyncio.sleep(0)  # really waits: concurrent consumers must wait for this one
+        return Pool()
+
+    injector.provide(Pool, slow_pool, replace=True)
+    async with injector.run_scope():
+        outputs = await asyncio.gather(*(injector.call('outer', {'operation': 'go'}) for _ in range(20)))
+        assert EVENTS.count('make pool') == 1
+        assert len({id(pool) for pool in SEEN}) == 1
+    assert outputs == [True] * 20
+    assert EVENTS.count('close pool') == 1
+    assert EVENTS[-1] == 'close pool'
+
+
+async def test_create_deps_is_synchronous_until_a_factory_really_waits(injector: AgenToolInjector) -> None:
+    make_layers(injector)
+    deps = injector.create_deps('outer')
+    assert isinstance(deps, OuterDeps)
+    assert deps.repo.pool is deps.pool
+    assert deps.inner == injector.handle('inner')
+
+    async def waiting_pool() -> Pool:
+        await asyncio.sleep(0.001)
+        return Pool()
+
+    injector.provide(Pool, waiting_pool, replace=True)
+    with pytest.raises(DepsUnavailableError) as caught:
+        injector.create_deps('outer')
+    assert 'acreate_deps' in str(caught.value)
+    assert isinstance(await injector.acreate_deps('outer'), OuterDeps)
+
+
+async def ping_a() -> str:
+    return await get_injector().call('cyc_b', {'operation': 'ping'})
+
+
+async def ping_b() -> str:
+    return await get_injector().call('cyc_a', {'operation': 'ping'})
+
+
+async def test_a_declared_cycle_is_refused_when_it_closes(injector: AgenToolInjector) -> None:
+    create_agentool(
+        'cyc_a', PingInput, RoutingConfig(operation_map={'ping': 'ping_a'}), [ping_a], dependencies=['cyc_b']
+    )
+    with pytest.raises(DependencyCycleError) as caught:
+        create_agentool(
+            'cyc_b', PingInput, RoutingConfig(operation_map={'ping': 'ping_b'}), [ping_b], dependencies=['cyc_a']
+        )
+    assert caught.value.details['path'] == ['cyc_b', 'cyc_a', 'cyc_b']
+
+
+@pytest.mark.parametrize('surface', ['call', 'run'])
+async def test_an_undeclared_cycle_is_reported_with_its_path_not_a_recursion_error(
+    injector: AgenToolInjector, surface: str
+) -> None:
+    create_agentool('cyc_a', PingInput, RoutingConfig(operation_map={'ping': 'ping_a'}), [ping_a])
+    create_agentool('cyc_b', PingInput, RoutingConfig(operation_map={'ping': 'ping_b'}), [ping_b])
+    with pytest.raises(DependencyCycleError) as caught:
+        await getattr(injector, surface)('cyc_a', {'operation': 'ping'})
+    assert caught.value.details['path'] == ['cyc_a', 'cyc_b', 'cyc_a']
+    assert 'cyc_a → cyc_b → cyc_a' in str(caught.value)
+
+
+@dataclass
+class LaterDeps:
+    later: AgenToolHandle[str]
+
+
+async def use_later(ctx: RunContext[LaterDeps | None]) -> str:
+    return 'none' if ctx.deps is None else await ctx.deps.later({'operation': 'ping'})
+
+
+async def later_ping() -> str:
+    return 'later'
+
+
+@pytest.mark.parametrize('surface', ['call', 'run'])
+async def test_deps_given_up_as_none_are_built_once_their_dependency_is_registered(
+    injector: AgenToolInjector, surface: str
+) -> None:
+    # Before the fix, the `None` was kept after `later` was registered ("until the wiring changes
+    # (`provide`, `register`)" said the code; only `provide` forgot it).
+    ops = RoutingConfig(operation_map={'ping': 'use_later'})
+    create_agentool('user', PingInput, ops, [use_later], deps_type=LaterDeps | None)
+
+    async def ask() -> str:
+        output = await getattr(injector, surface)('user', {'operation': 'ping'})
+        return output if surface == 'call' else output.output
+
+    assert await ask() == 'none'
+    create_agentool('later', PingInput, RoutingConfig(operation_map={'ping': 'later_ping'}), [later_ping])
+    assert await ask() == 'later'
+    injector.unregister('later')
+    assert await ask() == 'none'
+
+
+async def peek_optional(ctx: RunContext[Greeting | None]) -> str:
+    return 'none' if ctx.deps is None else ctx.deps.word
+
+
+async def test_an_optional_deps_type_is_built_when_the_injector_can(injector: AgenToolInjector) -> None:
+    # `Store | None`: a `Store` when it can be built, `None` only when it cannot.
+    agent = create_agentool(
+        'peek',
+        PingInput,
+        RoutingConfig(operation_map={'ping': 'peek_optional'}),
+        [peek_optional],
+        deps_type=Greeting | None,
+    )
+    assert await injector.call('peek', {'operation': 'ping'}) == 'none'
+    injector.provide(Greeting, Greeting)
+    assert await injector.call('peek', {'operation': 'ping'}) == 'hello'
+    assert (await injector.run('peek', {'operation': 'ping'})).output == 'hello'
+    assert (await agent.run('{"operation": "ping"}')).output == 'hello'
+
+
+def test_a_tool_taking_a_context_reads_deps() -> None:
+    class DepsInput(BaseOperationInput):
+        operation: Literal['get']
+
+    async def get(ctx: RunContext[dict[str, str]]) -> str:
+        return ctx.deps['k']
+
+    agent = create_agentool('depsy', DepsInput, RoutingConfig(operation_map={'get': 'get'}), [get], deps_type=dict)
+    assert agent.run_sync('{"operation": "get"}', deps={'k': 'v'}).output == 'v'

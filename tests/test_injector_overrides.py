@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import anyio
 import pytest
 from pydantic import BaseModel
 from pydantic_ai import Agent, AgentRunResult, RunContext
@@ -21,14 +21,9 @@ from agentool import (
     RoutingConfig,
     create_agentool,
 )
-from agentool.core.injector import AgenToolInjector, get_injector, use_injector
+from agentool.core.injector import AgenToolInjector, get_injector
 from agentool.errors import DependencyError
-
-
-@pytest.fixture
-def injector() -> Iterator[AgenToolInjector]:
-    with use_injector() as fresh:
-        yield fresh
+from tests.agentools import RICH, Rich, make_calc, make_greeter, make_rich
 
 
 class LookupInput(BaseOperationInput):
@@ -240,3 +235,91 @@ async def test_only_an_agent_can_replace_a_plain_agent(injector: AgenToolInjecto
     injector.register('llm', Agent(TestModel()))
     with pytest.raises(DependencyError), injector.override(llm='a value'):
         pass
+
+
+async def test_overrides_nest_are_undone_on_error_and_reach_through_handles(injector: AgenToolInjector) -> None:
+    make_greeter()
+
+    async def greet_u1() -> str:
+        return await injector.call('greeter', {'operation': 'greet', 'user': 'u1'})
+
+    with injector.override(kv='Outer'):
+        assert await greet_u1() == 'hello Outer'
+        inner: list[str] = []
+
+        async def fail_inside() -> None:
+            with injector.override(kv=lambda input: f'Inner {input.key}'):
+                inner.append(await greet_u1())
+                raise RuntimeError
+
+        with pytest.raises(RuntimeError):
+            await fail_inside()
+        assert inner == ['hello Inner u1']
+        assert await greet_u1() == 'hello Outer'
+    assert await greet_u1() == 'hello Ada'
+
+
+async def test_overrides_are_task_local(injector: AgenToolInjector) -> None:
+    make_greeter()
+    entered = asyncio.Event()
+    done = asyncio.Event()
+
+    async def overriding() -> str:
+        with injector.override(kv='Mock'):
+            entered.set()
+            await done.wait()
+            return await injector.call('greeter', {'operation': 'greet', 'user': 'u1'})
+
+    task = asyncio.create_task(overriding())
+    await entered.wait()
+    assert await injector.call('greeter', {'operation': 'greet', 'user': 'u1'}) == 'hello Ada'
+    done.set()
+    assert await task == 'hello Mock'
+
+    async def worker(i: int) -> str:
+        with injector.override(kv=f'n{i}'):
+            await asyncio.sleep(0)
+            return await injector.call('greeter', {'operation': 'greet', 'user': 'u1'})
+
+    assert await asyncio.gather(*(worker(i) for i in range(30))) == [f'hello n{i}' for i in range(30)]
+
+
+async def test_a_stub_is_checked_against_the_output_type_and_its_exception_is_not_swallowed(
+    injector: AgenToolInjector,
+) -> None:
+    make_rich()
+    with injector.override(rich='not a Rich'), pytest.raises(OutputError):
+        await injector.call('rich', {'operation': 'echo', **RICH})
+
+    def broken(input: Any) -> Rich:
+        raise LookupError('stub failed')
+
+    with injector.override(rich=broken):
+        with pytest.raises(LookupError, match='stub failed'):
+            await injector.call('rich', {'operation': 'echo', **RICH})
+        with pytest.raises(LookupError, match='stub failed'):
+            await injector.run('rich', {'operation': 'echo', **RICH})
+        with pytest.raises(InputValidationError):  # the replaced agentool's validation still applies
+            await injector.call('rich', {'operation': 'echo'})
+
+
+async def test_injector_overrides_are_task_local() -> None:
+    make_calc()
+    injector = get_injector()
+    inside = anyio.Event()
+    seen: list[float] = []
+
+    async def overridden() -> None:
+        with injector.override(calc=42.0):
+            seen.append(await injector.call('calc', {'operation': 'add', 'a': 1, 'b': 2}))
+            inside.set()
+            await anyio.sleep(0.05)
+
+    async def plain() -> None:
+        await inside.wait()
+        seen.append(await injector.call('calc', {'operation': 'add', 'a': 1, 'b': 2}))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(overridden)
+        group.start_soon(plain)
+    assert seen == [42.0, 3.0]

@@ -7,24 +7,16 @@ mark were accepted as agentool names and listed as nothing.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Literal
 
 import pytest
 
-from agentool import BaseOperationInput, Route, RoutingConfig, create_agentool
+from agentool import Route, RoutingConfig, create_agentool
 from agentool.core.injector import AgenToolInjector, use_injector
 from agentool.core.registry import AgenToolRegistry, use_registry
 from agentool.errors import ConfigurationError
+from tests.agentools import PingInput, ping
 
 BLANK = ['\u3164', '\u2800', '\u0301', '\u115f\u1160', ' \uffa0 ', '\u034f', '\U000f0000']
-
-
-class PingInput(BaseOperationInput):
-    operation: Literal['ping']
-
-
-async def ping() -> str:
-    return 'pong'
 
 
 @pytest.fixture(autouse=True)

@@ -18,13 +18,9 @@ from agentool.testing.strategies import invalid_inputs, valid_inputs
 from examples.calculator import create_calculator
 from examples.storage import MEMORY, SQLiteStore, StorageDeps, create_storage
 from tests._lean_diff import differential
+from tests.agentools import lean
 
 pytestmark = pytest.mark.filterwarnings('ignore::DeprecationWarning')
-
-
-def lean(agent: Any) -> AgenToolAgent:
-    assert isinstance(agent, AgenToolAgent)
-    return agent
 
 
 async def warm(agent: AgenToolAgent, prompt: str, **kwargs: Any) -> None:

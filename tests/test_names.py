@@ -22,15 +22,7 @@ from agentool import (
 )
 from agentool.catalog.markdown import code, escape
 from agentool.cli import main
-
-
-class PingInput(BaseOperationInput):
-    operation: Literal['ping']
-
-
-async def ping() -> str:
-    """Answer."""
-    return 'pong'
+from tests.agentools import PingInput, ping
 
 
 def make(name: str = 'pinger', operation: str = 'ping', dependencies: tuple[str, ...] = ()) -> None:

@@ -7,15 +7,29 @@ direct path (`injector.call`), and never turn a tool's own exception into someth
 
 from __future__ import annotations
 
+import enum
+import json
+from functools import partial
 from typing import Any, Literal
 
 import pytest
 from pydantic import BaseModel, ValidationError, field_serializer
 from pydantic_ai import Agent, ApprovalRequired, RunContext, ToolOutput
 
-from agentool import AgenToolAgent, AgenToolModel, BaseOperationInput, RoutingConfig, create_agentool, get_injector
+from agentool import (
+    AgenToolAgent,
+    AgenToolModel,
+    BaseOperationInput,
+    InputValidationError,
+    RoutingConfig,
+    TransformError,
+    create_agentool,
+    get_injector,
+)
+from agentool.core.injector import AgenToolInjector
 from agentool.errors import ConfigurationError, InvalidInputError, OutputError, ToolRetryError
 from tests._lean_diff import differential, every_path
+from tests.agentools import CalcInput, EchoInput, echo, lean, make_calc
 
 pytestmark = pytest.mark.filterwarnings('ignore::DeprecationWarning')
 
@@ -276,3 +290,117 @@ async def test_a_deferral_from_a_tool_ends_a_deterministic_run_unchanged() -> No
     assert isinstance(outcome.error, ApprovalRequired)
     with pytest.raises(ApprovalRequired):
         await Agent('agentool:deferring').run('{"operation": "say"}')
+
+
+class NumberedInput(BaseModel):
+    operation: Literal[1, 2]
+    x: int = 0
+
+
+async def one(x: int) -> int:
+    return x
+
+
+async def two(x: int) -> int:
+    return -x
+
+
+async def test_literal_int_operations_route_on_every_path() -> None:
+    """`Literal[1, 2]` is accepted at creation (routes '1', '2'); valid input must then run, not fail as unknown."""
+    agent = lean(
+        create_agentool('numbered', NumberedInput, RoutingConfig(operation_map={'1': 'one', '2': 'two'}), [one, two])
+    )
+    assert (await agent.run('{"operation": 2, "x": 3}')).output == -3
+    outcome = await differential(agent, '{"operation": 1, "x": 5}')
+    assert outcome.result is not None
+    assert outcome.result.output == 5
+    assert await get_injector().call('numbered', {'operation': 2, 'x': 4}) == -4
+    assert (await Agent('agentool:numbered', output_type=int).run('{"operation": 1, "x": 7}')).output == 7
+    with pytest.raises(InputValidationError):
+        await agent.run('{"operation": 3, "x": 3}')
+
+
+class IntOp(enum.IntEnum):
+    ONE = 1
+    TWO = 2
+
+
+class IntEnumInput(BaseModel):
+    operation: IntOp
+    x: int = 0
+
+
+async def test_int_enum_operations_route() -> None:
+    agent = create_agentool('int_enum', IntEnumInput, RoutingConfig(operation_map={'1': 'one', '2': 'two'}), [one, two])
+    assert (await agent.run('{"operation": 2, "x": 3}')).output == -3
+    with pytest.raises(InputValidationError):
+        await agent.run('{"operation": 5}')
+
+
+async def test_a_raising_transform_is_a_transform_error_on_both_paths() -> None:
+    def broken(x: EchoInput) -> dict[str, Any]:
+        raise KeyError('missing')
+
+    agent = lean(
+        create_agentool('transform', EchoInput, RoutingConfig(operation_map={'echo': ('echo', broken)}), [echo])
+    )
+    with pytest.raises(TransformError) as raised:
+        await agent.run('{"operation": "echo"}')
+    assert raised.value.details == {'agentool': 'transform', 'operation': 'echo', 'tool': 'echo'}
+    assert isinstance(raised.value.__cause__, KeyError)
+
+
+class _UntypedInput(BaseOperationInput):
+    operation: Literal['inf', 'nan', 'text', 'odd']
+
+
+async def _untyped(operation: str) -> Any:
+    return {'inf': {'v': float('inf')}, 'nan': [float('nan')], 'text': {'v': 'Infinity NaN'}, 'odd': object()}[
+        operation
+    ]
+
+
+@pytest.mark.parametrize('lean', [True, False])
+async def test_an_untyped_output_json_cannot_carry_is_refused_on_every_path(
+    injector: AgenToolInjector, lean: bool
+) -> None:
+    # An untyped agentool's output is JSON text: `{"v":Infinity}` would be text no JSON parser takes.
+    agent = create_agentool(
+        'untyped',
+        _UntypedInput,
+        RoutingConfig(operation_map=dict.fromkeys(('inf', 'nan', 'text', 'odd'), '_untyped')),
+        [_untyped],
+    )
+    agent.lean = lean
+    text = json.dumps({'operation': 'text'})
+    assert (await agent.run(text)).output == '{"v":"Infinity NaN"}'  # the first run shows a lean run its shape
+    for operation, reason in (('inf', 'non_finite_number'), ('nan', 'non_finite_number'), ('odd', 'not_serialisable')):
+        prompt = json.dumps({'operation': operation})
+        for surface in (agent.run, partial(injector.call, 'untyped')):
+            with pytest.raises(OutputError) as caught:
+                await surface(prompt)
+            assert caught.value.details['reason'] == reason, operation
+    assert (await agent.run(text)).output == '{"v":"Infinity NaN"}'
+    assert await injector.call('untyped', text) == '{"v":"Infinity NaN"}'
+    assert isinstance(agent, AgenToolAgent)
+    assert (agent.lean_runs > 0) is lean
+
+
+def test_a_tool_output_that_does_not_fit_its_type_is_a_typed_output_error() -> None:
+    async def wrong(a: float, b: float) -> float:
+        return 'x'  # pyright: ignore[reportReturnType]
+
+    agent = create_agentool('calc', CalcInput, RoutingConfig(operation_map={'add': 'wrong', 'div': 'wrong'}), [wrong])
+    with pytest.raises(OutputError) as caught:
+        agent.run_sync('{"operation": "add", "a": 1, "b": 2}')
+    assert caught.value.details == {'agentool': 'calc', 'operation': 'add', 'tool': 'wrong'}
+
+
+def test_no_llm_no_tokens() -> None:
+    result = make_calc().run_sync('{"operation": "add", "a": 1, "b": 2}')
+    assert (result.usage.input_tokens, result.usage.output_tokens, result.usage.requests) == (
+        0,
+        0,
+        result.usage.requests,
+    )
+    assert result.usage.total_tokens == 0

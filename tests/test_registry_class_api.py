@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from pathlib import Path
 from typing import Any, Literal
 
 import pytest
@@ -433,3 +434,17 @@ def test_use_injector_refuses_what_is_not_an_injector() -> None:
         scope.__enter__()
     assert caught.value.details == {'option': 'injector', 'value': "'not an injector'"}
     assert get_injector() is before  # nothing was put in effect
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_tool_metadata_is_built_by_keyword_as_the_coming_from_the_guide_page_says() -> None:
+    from agentool.core.registry import ToolMetadata
+
+    meta = ToolMetadata(name='read', description='Read.', is_async=True, parameters=['key'])
+    assert (meta.parameter_types, meta.return_type) == ({}, None)
+    with pytest.raises(TypeError):
+        ToolMetadata('read')  # pyright: ignore[reportCallIssue]
+    page = (ROOT / 'docs/guides/coming-from-the-guide.md').read_text()
+    assert 'Works by keyword' in page

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from agentool import AgenToolRegistry, get_registry, use_registry
+from agentool import AgenToolRegistry, create_agentool, get_registry, use_registry
 from examples.calculator import create_calculator
+from tests.agentools import EchoInput, echo, echo_routing
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -87,3 +88,28 @@ def test_code_that_never_asks_uses_the_default_registry() -> None:
     )
     run = subprocess.run([sys.executable, '-c', code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert run.stdout.strip() == 'ok', run.stderr
+
+
+async def test_agent_keeps_its_registry_outside_the_scope_and_across_tasks() -> None:
+    with use_registry() as inner:
+        agent = create_agentool('scoped', EchoInput, echo_routing(), [echo])
+    assert 'scoped' in inner
+    assert get_registry().get('scoped') is None
+
+    async def run(text: str) -> str:
+        return (await agent.run(f'{{"operation": "echo", "text": "{text}"}}')).output
+
+    assert await asyncio.gather(run('a'), run('b')) == ['a', 'b']
+
+
+async def test_registries_of_concurrent_blocks_do_not_leak() -> None:
+    async def make(replace: bool) -> list[str]:
+        with use_registry() as fresh:
+            create_calculator(replace=replace)
+            await asyncio.sleep(0)
+            assert get_registry() is fresh
+            return fresh.list_names()
+
+    outside = get_registry()
+    assert await asyncio.gather(make(False), make(False)) == [['calculator'], ['calculator']]
+    assert outside.list_names() == []

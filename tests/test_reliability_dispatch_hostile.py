@@ -30,6 +30,7 @@ from agentool import (
     create_agentool,
 )
 from agentool.dispatch import CommandRule, DispatchCapability, JsonRule
+from tests.agentools import NotesInput, ping, say
 
 HEAVY = os.environ.get('AGENTOOL_FUZZ') == '1'
 """`make fuzz`: many more examples and bigger payloads."""
@@ -42,21 +43,8 @@ MESSAGE_BOUND = 2_000
 DETAILS_BOUND = 4_000
 
 
-class NotesInput(BaseOperationInput):
-    operation: Literal['say', 'ping']
-    text: str | None = None
-
-
 class AnswersInput(BaseOperationInput):
     operation: Literal['inf', 'nan', 'huge', 'deep', 'name']
-
-
-async def say(text: str) -> str:
-    return text
-
-
-async def ping() -> str:
-    return 'pong'
 
 
 def _deep(depth: int) -> list[Any]:

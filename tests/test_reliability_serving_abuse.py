@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -32,12 +31,6 @@ EXAMPLES = 300 if HEAVY else 25
 ROUNDS = 2 if HEAVY else 1
 CALLS = 100 if HEAVY else 20
 """Calls per surface, all surfaces at once."""
-
-
-@pytest.fixture
-def injector() -> Iterator[AgenToolInjector]:
-    with use_registry(AgenToolRegistry()), use_injector(AgenToolInjector()) as fresh:
-        yield fresh
 
 
 # --- session floods ---------------------------------------------------------------------------------

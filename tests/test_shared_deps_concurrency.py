@@ -11,7 +11,7 @@ import asyncio
 import json
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -31,7 +31,6 @@ from agentool import (
     create_agentool,
 )
 from agentool.core.injector import AgenToolInjector, get_injector, use_injector
-from agentool.core.registry import AgenToolRegistry, use_registry
 from agentool.dispatch import DispatchCapability, JsonRule
 
 CALLS = 500
@@ -75,12 +74,6 @@ def create_counter(name: str = 'counter', **options: Any) -> Agent[Any, int]:
         }
     )
     return create_agentool(name, CounterInput, routing, [bump, abump, read], deps_type=Counter, **options)
-
-
-@pytest.fixture
-def injector() -> Iterator[AgenToolInjector]:
-    with use_registry(AgenToolRegistry()), use_injector(AgenToolInjector()) as fresh:
-        yield fresh
 
 
 def _tool_call(tool: str) -> FunctionModel:

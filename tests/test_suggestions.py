@@ -1,4 +1,4 @@
-"""Every unknown name says "did you mean ...", on every surface (issue 30.4).
+"""Every unknown name says "did you mean ...", on every surface.
 
 A mistyped operation (`serch`), agentool (`note`), tool (`notes_serch`) or selector (`notes.serch`)
 is answered with the close names, in the message and in `details['suggestions']`.
@@ -11,17 +11,19 @@ from typing import Any, Literal
 
 import pytest
 from mcp import Client, MCPError
+from mcp.types import INVALID_PARAMS
 from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ModelResponse
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from agentool import BaseOperationInput, RoutingConfig, create_agentool, get_registry
 from agentool.cli import main
-from agentool.core.injector import get_injector
+from agentool.core.injector import AgenToolInjector, get_injector
 from agentool.dispatch import DispatchCapability, JsonRule
 from agentool.errors import AgenToolNotFoundError, SelectorError, UnknownOperationError, did_you_mean, suggest
 from agentool.mcp import create_mcp_server
 from agentool.toolset import AgenToolToolset
+from tests.agentools import make_greeter
 
 MISTYPED = {'operation': 'serch', 'query': 'milk'}
 MESSAGE = "agentool 'notes' has no operation 'serch'; known operations: 'search', 'write'; did you mean 'search'?"
@@ -170,3 +172,13 @@ async def test_a_name_that_is_not_a_string_names_nothing_with_the_same_details_k
     with pytest.raises(AgenToolNotFoundError, match='names are strings') as caught:
         await injector.call(name, MISTYPED)
     assert caught.value.details == {'name': repr(name), 'suggestions': []}
+
+
+async def test_an_unknown_mcp_tool_is_a_protocol_error_with_suggestions(injector: AgenToolInjector) -> None:
+    make_greeter()
+    async with Client(create_mcp_server()) as client:  # pyright: ignore[reportArgumentType]
+        with pytest.raises(MCPError) as caught:
+            await client.call_tool('greeter_gret', {'user': 'u1'})
+    assert caught.value.error.code == INVALID_PARAMS
+    assert "unknown tool 'greeter_gret'; did you mean 'greeter_greet'?" in caught.value.error.message
+    assert caught.value.error.data == {'tool': 'greeter_gret', 'suggestions': ['greeter_greet']}

@@ -1,6 +1,6 @@
-"""Issue 18: nothing unchecked reaches a tool, and deps are built alike, on every surface.
+"""Nothing unchecked reaches a tool, and deps are built alike, on every surface.
 
-The todo agentool (`tests/todo_agentool.py`) is the issue's scenario: optional per-operation
+The todo agentool (`tests/todo_agentool.py`) is the scenario: optional per-operation
 fields, routes without transforms, typed deps with a database the injector provides.
 """
 
@@ -9,10 +9,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
-from uuid import uuid4
+from uuid import UUID, uuid4
 
 import pytest
 from mcp import Client
@@ -21,20 +21,15 @@ from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from agentool import AgenToolCapability, BaseOperationInput, RoutingConfig, create_agentool, get_registry
-from agentool.core.injector import AgenToolInjector, get_injector, use_injector
+from agentool import AgenToolAgent, AgenToolCapability, BaseOperationInput, RoutingConfig, create_agentool, get_registry
+from agentool.core.injector import AgenToolInjector, get_injector
 from agentool.core.manager import MANAGER_TOOL_NAME
 from agentool.errors import InputValidationError, MissingDepsError
 from agentool.mcp import create_mcp_server
+from tests._lean_diff import differential
 from tests.todo_agentool import Todo, create_todo
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-@pytest.fixture(autouse=True)
-def injector() -> Iterator[AgenToolInjector]:
-    with use_injector(AgenToolInjector()) as fresh:
-        yield fresh
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -236,3 +231,56 @@ async def test_mcp_names_an_output_that_cannot_be_serialised_as_such() -> None:
     assert result.is_error
     text = result.content[0].model_dump()['text']
     assert "OutputError: agentool 'blob', operation 'get': the output cannot be serialised to JSON" in text
+
+
+class StrictInput(BaseOperationInput):
+    operation: Literal['go']
+    at: datetime = Field(strict=True)
+    id: UUID = Field(strict=True)
+
+
+async def strict_go(at: datetime, id: UUID) -> str:
+    return f'{at.isoformat()} {id}'
+
+
+STRICT_ARGS = {'at': '2024-01-01T00:00:00Z', 'id': '00000000-0000-0000-0000-000000000001'}
+
+
+STRICT_OUTPUT = '2024-01-01T00:00:00+00:00 00000000-0000-0000-0000-000000000001'
+
+
+async def test_a_strict_field_is_accepted_by_call_from_json_text(injector: AgenToolInjector) -> None:
+    create_agentool('strict', StrictInput, RoutingConfig(operation_map={'go': 'strict_go'}), [strict_go])
+    assert await injector.call('strict', {'operation': 'go', **STRICT_ARGS}) == STRICT_OUTPUT
+
+
+async def test_a_strict_field_is_accepted_by_run_as_by_call(injector: AgenToolInjector) -> None:
+    create_agentool('strict', StrictInput, RoutingConfig(operation_map={'go': 'strict_go'}), [strict_go])
+    agent = injector.get('strict')
+    assert isinstance(agent, AgenToolAgent)
+    for _ in range(2):  # through the graph, then lean
+        assert (await injector.run('strict', {'operation': 'go', **STRICT_ARGS})).output == STRICT_OUTPUT
+    assert agent.lean_runs == 1
+
+
+async def test_mcp_accepts_the_arguments_call_accepts_for_strict_fields(injector: AgenToolInjector) -> None:
+    create_agentool('strict', StrictInput, RoutingConfig(operation_map={'go': 'strict_go'}), [strict_go])
+    async with Client(create_mcp_server()) as client:  # pyright: ignore[reportArgumentType]
+        result = await client.call_tool('strict_go', STRICT_ARGS)
+    assert not result.is_error, result.content
+
+
+async def test_lean_and_graph_runs_of_a_strict_schema_are_indistinguishable(injector: AgenToolInjector) -> None:
+    agent = create_agentool('strict', StrictInput, RoutingConfig(operation_map={'go': 'strict_go'}), [strict_go])
+    assert isinstance(agent, AgenToolAgent)
+    prompt = json.dumps({'operation': 'go', **STRICT_ARGS})
+    await agent.run(prompt)  # the first run shows a lean run its shape
+    lean = await differential(agent, prompt)
+    assert lean.result is not None
+    assert lean.result.output == STRICT_OUTPUT
+    # The manager tool call carries the validated values (a strict field refuses their text in Python mode).
+    call = lean.result.all_messages()[1].parts[0]
+    assert isinstance(call, ToolCallPart)
+    assert call.args_as_dict() == {'operation': 'go', 'at': datetime(2024, 1, 1, tzinfo=UTC), 'id': UUID(int=1)}
+    with pytest.raises(InputValidationError):  # and the text a strict field refuses is still refused
+        await agent.run(json.dumps({'operation': 'go', 'at': 5, 'id': STRICT_ARGS['id']}))

@@ -1,4 +1,4 @@
-"""Issue 18: a payload is accepted by one surface if and only if it is accepted by all.
+"""A payload is accepted by one surface if and only if it is accepted by all.
 
 For every example agentool, hypothesis draws 200 payloads (valid ones per operation, the invalid
 kinds of `agentool.testing.strategies`, and near misses: a field dropped, set to null, or one the

@@ -6,30 +6,44 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.trace import StatusCode, Tracer
+from opentelemetry.trace import NoOpTracer, ProxyTracer, StatusCode, Tracer, get_current_span
 from pydantic_ai import Agent
 from pydantic_ai.capabilities import Instrumentation
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.instrumented import InstrumentationSettings
 
-from agentool import AgenToolInjector, ConfigurationError
-from agentool.telemetry import AGENTOOL_ATTRIBUTE, OPERATION_ATTRIBUTE, SURFACE_ATTRIBUTE, operation_span
+from agentool import (
+    AgenToolInjector,
+    BaseOperationInput,
+    ConfigurationError,
+    InvalidInputError,
+    RoutingConfig,
+    create_agentool,
+)
+from agentool.telemetry import (
+    AGENTOOL_ATTRIBUTE,
+    DISPATCH_SPAN_NAME,
+    OPERATION_ATTRIBUTE,
+    OUTCOME_ATTRIBUTE,
+    RULE_ATTRIBUTE,
+    SURFACE_ATTRIBUTE,
+    dispatch_span,
+    in_trace,
+    operation_span,
+    record_dispatch,
+)
 from agentool.toolset import AgenToolToolset
 from examples.calculator import create_calculator
+from tests.agentools import make_calc, python_env, run_python
 from tests.notes_agentool import create_notes
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture
-def tracer(provider: TracerProvider) -> Tracer:
-    return provider.get_tracer('agentool')
 
 
 def by_name(exporter: InMemorySpanExporter) -> dict[str, ReadableSpan]:
@@ -260,3 +274,348 @@ def test_wrong_arguments_are_refused_whether_or_not_tracing_is_on(
         operation_span(**arguments, tracer=tracer if traced else None)
     assert caught.value.details == {'option': option, 'value': repr(arguments[option])}
     assert exporter.get_finished_spans() == ()
+
+
+@pytest.mark.parametrize('surface', ['direct', 'toolset', 'mcp'])
+def test_operation_span_records_each_documented_surface(
+    surface: Literal['direct', 'toolset', 'mcp'], tracer: Tracer, exporter: InMemorySpanExporter
+) -> None:
+    with operation_span('greeter', 'hello', surface=surface, tracer=tracer):
+        pass
+    (span,) = exporter.get_finished_spans()
+    assert span.name == 'agentool greeter.hello'
+    assert dict(span.attributes or {}) == {
+        AGENTOOL_ATTRIBUTE: 'greeter',
+        OPERATION_ATTRIBUTE: 'hello',
+        SURFACE_ATTRIBUTE: surface,
+    }
+    assert span.instrumentation_scope is not None
+    assert span.status.status_code is StatusCode.UNSET
+
+
+def test_operation_span_is_current_inside_its_block(tracer: Tracer, exporter: InMemorySpanExporter) -> None:
+    assert not in_trace()
+    with operation_span('greeter', 'hello', tracer=tracer) as span:
+        assert get_current_span() is span
+        assert in_trace()
+    assert not in_trace()
+
+
+def test_operation_span_records_the_escaping_exception_and_reraises_the_same_object(
+    tracer: Tracer, exporter: InMemorySpanExporter
+) -> None:
+    error = KeyError('missing')
+    with pytest.raises(KeyError) as caught, operation_span('storage', 'read', tracer=tracer):
+        raise error
+    assert caught.value is error
+    (span,) = exporter.get_finished_spans()
+    assert span.status.status_code is StatusCode.ERROR
+    (event,) = span.events
+    assert event.name == 'exception'
+    assert (event.attributes or {})['exception.type'] == 'KeyError'
+
+
+@pytest.mark.parametrize('tracer', [NoOpTracer(), ProxyTracer('agentool')])
+def test_a_no_op_or_proxy_tracer_counts_as_none(tracer: Tracer) -> None:
+    # No global provider in this process (conftest never sets one): the shared no-op.
+    with operation_span('a', 'b', tracer=tracer) as span:
+        assert not span.is_recording()
+    assert operation_span('a', 'b', tracer=tracer) is operation_span('c', 'd')
+
+
+def test_extra_attributes_are_added(tracer: Tracer, exporter: InMemorySpanExporter) -> None:
+    with operation_span('a', 'b', tracer=tracer, attributes={'k': 'v', 'n': 2, 'flags': (True, False)}):
+        pass
+    (span,) = exporter.get_finished_spans()
+    assert {'k': 'v', 'n': 2, 'flags': (True, False)}.items() <= dict(span.attributes or {}).items()
+
+
+@pytest.mark.parametrize('key', [AGENTOOL_ATTRIBUTE, OPERATION_ATTRIBUTE, SURFACE_ATTRIBUTE])
+@pytest.mark.parametrize('traced', [True, False])
+def test_extra_attributes_cannot_overwrite_the_documented_ones(
+    key: str, traced: bool, tracer: Tracer, exporter: InMemorySpanExporter
+) -> None:
+    # The guide's table: `agentool.name` is the agentool, and so on; an extra attribute used to replace it.
+    attributes = {key: 'other', 'extra': 1}
+    with pytest.raises(ConfigurationError, match=f'attributes may not set {key!r}') as caught:
+        operation_span('greeter', 'hello', tracer=tracer if traced else None, attributes=attributes)
+    assert caught.value.details == {'option': 'attributes', 'value': repr(attributes)}
+    assert exporter.get_finished_spans() == ()
+
+
+@pytest.mark.parametrize(
+    ('arguments', 'option'),
+    [
+        ({'surface': None}, 'surface'),
+        ({'surface': 'Direct'}, 'surface'),
+        ({'tracer': 5}, 'tracer'),
+        ({'tracer': TracerProvider()}, 'tracer'),  # a provider where a tracer goes
+        ({'attributes': ('k', 'v')}, 'attributes'),
+    ],
+)
+def test_misuse_of_operation_span_is_a_configuration_error_naming_the_option(
+    arguments: dict[str, Any], option: str
+) -> None:
+    with pytest.raises(ConfigurationError) as caught:
+        operation_span('a', 'b', **arguments)
+    assert caught.value.details['option'] == option
+    assert caught.value.details['value'] == repr(arguments[option])
+    assert option in str(caught.value)
+
+
+def test_in_trace_is_false_inside_a_span_that_does_not_record() -> None:
+    with operation_span('a', 'b') as span:  # the shared no-op
+        assert not span.is_recording()
+        assert not in_trace()
+
+
+async def test_nested_agentool_calls_become_children_of_the_callers_span(
+    provider: TracerProvider, exporter: InMemorySpanExporter
+) -> None:
+    injector = AgenToolInjector(tracer_provider=provider)
+
+    class OuterInput(BaseOperationInput):
+        operation: Literal['twice']
+        a: float
+
+    async def twice(a: float) -> float:
+        return await injector.call('calc', {'operation': 'add', 'a': a, 'b': a})
+
+    injector.register('calc', make_calc())
+    outer = create_agentool('outer', OuterInput, RoutingConfig(operation_map={'twice': 'twice'}), [twice])
+    injector.register('outer', outer)
+    assert await injector.call('outer', {'operation': 'twice', 'a': 2}) == 4.0
+    spans = by_name(exporter)
+    inner, parent = spans['agentool calc.add'], spans['agentool outer.twice']
+    assert inner.parent is not None
+    assert parent.context is not None
+    assert inner.parent.span_id == parent.context.span_id
+    assert inner.context is not None
+    assert inner.context.trace_id == parent.context.trace_id
+
+
+async def test_a_tracer_provider_given_later_traces_every_call(
+    provider: TracerProvider, exporter: InMemorySpanExporter
+) -> None:
+    injector = AgenToolInjector()
+    injector.register('calc', make_calc())
+    await injector.call('calc', {'operation': 'add', 'a': 1, 'b': 1})
+    assert exporter.get_finished_spans() == ()
+    injector.tracer_provider = provider
+    await injector.call('calc', {'operation': 'add', 'a': 1, 'b': 1})
+    assert [span.name for span in exporter.get_finished_spans()] == ['agentool calc.add']
+
+
+async def test_a_direct_call_inside_a_span_of_the_callers_own_provider_is_not_lost(
+    tracer: Tracer, exporter: InMemorySpanExporter
+) -> None:
+    # Inside a trace in progress, a call with no provider of its own uses the global provider, which
+    # is not configured here: the call runs untraced, and the caller's span is intact.
+    injector = AgenToolInjector()
+    injector.register('calc', make_calc())
+    with tracer.start_as_current_span('request'):
+        assert in_trace()
+        assert await injector.call('calc', {'operation': 'add', 'a': 1, 'b': 2}) == 3.0
+    assert [span.name for span in exporter.get_finished_spans()] == ['request']
+
+
+async def test_a_tool_exception_on_the_direct_path_is_recorded_and_not_swallowed(
+    provider: TracerProvider, exporter: InMemorySpanExporter
+) -> None:
+    injector = AgenToolInjector(tracer_provider=provider)
+    injector.register('calc', make_calc())
+    with pytest.raises(ZeroDivisionError):
+        await injector.call('calc', {'operation': 'div', 'a': 1, 'b': 0})
+    (span,) = exporter.get_finished_spans()
+    assert span.status.status_code is StatusCode.ERROR
+    assert [(event.attributes or {}).get('exception.type') for event in span.events] == ['ZeroDivisionError']
+
+
+async def test_input_that_fails_validation_raises_before_any_span_opens(
+    provider: TracerProvider, exporter: InMemorySpanExporter
+) -> None:
+    # The guide: the span covers the operation once its input is valid (its name needs the operation).
+    injector = AgenToolInjector(tracer_provider=provider)
+    injector.register('calc', make_calc())
+    with pytest.raises(InvalidInputError) as caught:
+        await injector.call('calc', {'operation': 'add', 'a': 1})
+    assert caught.value.details['agentool'] == 'calc'
+    assert exporter.get_finished_spans() == ()
+
+
+async def test_every_run_of_an_instrumented_agentool_is_traced_not_only_the_first(
+    provider: TracerProvider, exporter: InMemorySpanExporter
+) -> None:
+    calc = make_calc()
+    calc.instrument = InstrumentationSettings(tracer_provider=provider)
+    for _ in range(3):
+        exporter.clear()
+        assert (await calc.run('{"operation": "add", "a": 1, "b": 2}')).output == 3.0
+        names = {span.name for span in exporter.get_finished_spans()}
+        assert names == {'chat calc', 'execute_tool __agentool_manager__', 'invoke_agent calc'}
+
+
+async def test_the_chat_span_reports_the_agentool_system_and_no_tokens(
+    provider: TracerProvider, exporter: InMemorySpanExporter
+) -> None:
+    calc = make_calc()
+    calc.instrument = InstrumentationSettings(tracer_provider=provider)
+    result = await calc.run('{"operation": "add", "a": 1, "b": 2}')
+    assert (result.usage.input_tokens, result.usage.output_tokens) == (0, 0)
+    for span in exporter.get_finished_spans():
+        attributes = dict(span.attributes or {})
+        if span.name == 'chat calc':
+            assert attributes['gen_ai.system'] == 'agentool'
+        assert not any(attributes.get(key) for key in ('gen_ai.usage.input_tokens', 'gen_ai.usage.output_tokens'))
+
+
+async def test_create_agentool_with_the_instrumentation_capability_is_traced(
+    provider: TracerProvider, exporter: InMemorySpanExporter
+) -> None:
+    calc = make_calc(capabilities=[Instrumentation(InstrumentationSettings(tracer_provider=provider))])
+    assert (await calc.run('{"operation": "add", "a": 1, "b": 2}')).output == 3.0
+    assert {'invoke_agent calc', 'chat calc'} <= set(by_name(exporter))
+
+
+async def test_a_failing_tool_in_a_traced_run_is_recorded_and_propagates(
+    provider: TracerProvider, exporter: InMemorySpanExporter
+) -> None:
+    calc = make_calc()
+    calc.instrument = InstrumentationSettings(tracer_provider=provider)
+    with pytest.raises(ZeroDivisionError):
+        await calc.run('{"operation": "div", "a": 1, "b": 0}')
+    spans = by_name(exporter)
+    assert spans['invoke_agent calc'].status.status_code is StatusCode.ERROR
+
+
+_INSTRUMENT_ALL = (
+    'from opentelemetry.sdk.trace import TracerProvider\n'
+    'from opentelemetry.sdk.trace.export import SimpleSpanProcessor\n'
+    'from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter\n'
+    'from pydantic_ai import Agent\n'
+    'from pydantic_ai.models.instrumented import InstrumentationSettings\n'
+    'from agentool import get_injector\n'
+    'exporter = InMemorySpanExporter()\n'
+    'provider = TracerProvider()\n'
+    'provider.add_span_processor(SimpleSpanProcessor(exporter))\n'
+    'Agent.instrument_all(InstrumentationSettings(tracer_provider=provider))\n'
+    'import examples.calculator  # registers the calculator\n'
+    "calculator = get_injector().get('calculator')\n"
+)
+
+
+def test_instrument_all_traces_agentools_too() -> None:
+    script = _INSTRUMENT_ALL + (
+        'for agent in (calculator, Agent("agentool:calculator")):\n'
+        '    agent.run_sync(\'{"operation": "add", "a": 1, "b": 2}\')\n'
+        'print(sorted(span.name for span in exporter.get_finished_spans() if span.name.startswith("invoke")))\n'
+    )
+    assert run_python(script).split('\n')[0] == "['invoke_agent agent', 'invoke_agent calculator']"
+
+
+@pytest.mark.parametrize('lean', [True, False])
+def test_instrument_all_traces_every_run_of_an_agentool_not_only_the_first(lean: bool) -> None:
+    script = _INSTRUMENT_ALL + (
+        f'calculator.lean = {lean}\n'
+        'for _ in range(3):\n'
+        '    calculator.run_sync(\'{"operation": "add", "a": 1, "b": 2}\')\n'
+        'print(sum(span.name == "invoke_agent calculator" for span in exporter.get_finished_spans()))\n'
+    )
+    assert run_python(script).strip() == '3'
+
+
+def test_a_provider_named_by_the_environment_is_seen_once_loaded() -> None:
+    script = (
+        'from opentelemetry import trace\n'
+        'from agentool.telemetry import operation_span\n'
+        "assert not operation_span('a', 'b').__enter__().is_recording()\n"
+        'trace.get_tracer_provider()\n'
+        "with operation_span('a', 'b') as span:\n"
+        '    assert span.is_recording()\n'
+        "print('ok')\n"
+    )
+    env = {**python_env(), 'OTEL_PYTHON_TRACER_PROVIDER': 'sdk_tracer_provider'}
+    assert run_python(script, env=env).strip() == 'ok'
+
+
+def _scripted(*replies: list[ToolCallPart] | str) -> FunctionModel:
+    queue = iter(replies)
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        reply = next(queue)
+        return ModelResponse(parts=[TextPart(reply)] if isinstance(reply, str) else list(reply))
+
+    return FunctionModel(model)
+
+
+async def test_a_failing_toolset_call_is_recorded_on_its_operation_span_and_propagates(
+    provider: TracerProvider, exporter: InMemorySpanExporter
+) -> None:
+    make_calc()
+    agent = Agent(
+        _scripted([ToolCallPart('calc_div', {'a': 1, 'b': 0})], 'done'),
+        toolsets=[AgenToolToolset()],
+        capabilities=[Instrumentation(InstrumentationSettings(tracer_provider=provider))],
+    )
+    with pytest.raises(ZeroDivisionError):
+        await agent.run('go')
+    span = by_name(exporter)['agentool calc.div']
+    assert (span.attributes or {})[SURFACE_ATTRIBUTE] == 'toolset'
+    assert span.status.status_code is StatusCode.ERROR
+
+
+async def test_an_uninstrumented_toolset_run_opens_no_span(exporter: InMemorySpanExporter) -> None:
+    make_calc()
+    agent = Agent(_scripted([ToolCallPart('calc_add', {'a': 1, 'b': 2})], 'done'), toolsets=[AgenToolToolset()])
+    assert (await agent.run('go')).output == 'done'
+    assert exporter.get_finished_spans() == ()
+
+
+def test_dispatch_span_and_record_dispatch_set_the_decision(tracer: Tracer, exporter: InMemorySpanExporter) -> None:
+    with dispatch_span(tracer=tracer) as span:
+        record_dispatch(span, outcome='dispatched', rule='json', agentool='calc', operation='add')
+    (finished,) = exporter.get_finished_spans()
+    assert finished.name == DISPATCH_SPAN_NAME
+    assert dict(finished.attributes or {}) == {
+        OUTCOME_ATTRIBUTE: 'dispatched',
+        RULE_ATTRIBUTE: 'json',
+        AGENTOOL_ATTRIBUTE: 'calc',
+        OPERATION_ATTRIBUTE: 'add',
+    }
+
+
+def test_dispatch_span_without_a_provider_is_the_shared_no_op() -> None:
+    assert dispatch_span() is operation_span('a', 'b')
+    with dispatch_span(tracer=NoOpTracer()) as span:
+        record_dispatch(span, outcome='model', rule=None, agentool=None, operation=None)
+        assert not span.is_recording()
+
+
+@pytest.mark.parametrize('bad', ['x', 5, object()])
+def test_dispatch_span_refuses_a_tracer_that_is_not_one(bad: object) -> None:
+    with pytest.raises(ConfigurationError, match='tracer must be an OpenTelemetry Tracer') as caught:
+        dispatch_span(tracer=bad)  # pyright: ignore[reportArgumentType]
+    assert caught.value.details == {'option': 'tracer', 'value': repr(bad)}
+
+
+@pytest.mark.parametrize(
+    ('arguments', 'option'),
+    [
+        ({'span': 'not a span'}, 'span'),
+        ({'outcome': 'bogus'}, 'outcome'),
+        ({'rule': 5}, 'rule'),
+        ({'agentool': b'calc'}, 'agentool'),
+        ({'operation': ['add']}, 'operation'),
+    ],
+)
+def test_record_dispatch_refuses_wrong_arguments(
+    arguments: dict[str, Any], option: str, tracer: Tracer, exporter: InMemorySpanExporter
+) -> None:
+    with tracer.start_as_current_span('dispatch') as span:
+        given: dict[str, Any] = {'span': span, 'outcome': 'dispatched', 'rule': 'r', 'agentool': 'a', 'operation': 'o'}
+        with pytest.raises(ConfigurationError) as caught:
+            record_dispatch(**{**given, **arguments})
+    assert caught.value.details['option'] == option
+    assert caught.value.details['value'] == repr(arguments[option])
+    (finished,) = exporter.get_finished_spans()
+    assert dict(finished.attributes or {}) == {}

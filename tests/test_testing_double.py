@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
-from typing import Any
+from typing import Any, cast
 from unittest.mock import ANY
 
 import pytest
 from pydantic import BaseModel
-from pydantic_ai import Agent, ModelRetry, NativeOutput, PromptedOutput
+from pydantic_ai import Agent, ModelRetry, NativeOutput, PromptedOutput, UnexpectedModelBehavior
 from pydantic_ai.direct import model_request
 from pydantic_ai.messages import ModelRequest, ToolReturnPart
 from pydantic_ai.models import ModelRequestParameters, override_allow_model_requests
 from pydantic_ai.tools import ToolDefinition
 
 from agentool.errors import (
+    AgenToolError,
     ConfigurationError,
     DoubleError,
     DriftError,
@@ -35,6 +37,7 @@ from agentool.testing import (
     Script,
     ScriptRun,
 )
+from tests.agentools import PARIS, Advice, advisor, run_with
 
 
 class Forecast(BaseModel):
@@ -463,3 +466,219 @@ async def test_asking_for_a_result_that_never_came_back_fails_clearly() -> None:
         pytest.raises(ExpectationError, match="result of tool 'geocode', which has not returned"),
     ):
         await agent.run('x')
+
+
+async def test_a_wrong_type_reads_like_the_guide_says() -> None:
+    double = AgentDouble(Script(Call('get_weather', {'lat': 'north', 'lon': 2.35}), Output(PARIS)))
+    with pytest.raises(DriftError) as caught:
+        await run_with(advisor(), double)
+    assert "field 'lat': Input should be a valid number" in str(caught.value)
+    assert '(got "north")' in str(caught.value)
+    assert caught.value.details['tool'] == 'get_weather'
+    assert caught.value.details['fields'] == ['lat']
+
+
+async def test_a_tool_and_an_output_validator_raising_model_retry_are_drift() -> None:
+    agent = advisor()
+
+    @agent.output_validator
+    def no_atlantis(output: Advice) -> Advice:
+        if output.city == 'Atlantis':
+            raise ModelRetry('no such city')
+        return output
+
+    with pytest.raises(DriftError, match="retry of the scripted call to tool 'picky': x must be even") as caught:
+        await run_with(agent, AgentDouble(Script(Call('picky', {'x': 1}), Output(PARIS))))
+    assert caught.value.details['tool'] == 'picky'
+    with pytest.raises(DriftError, match='rejected the scripted output: no such city') as caught:
+        await run_with(agent, AgentDouble(Script(Output(Advice(city='Atlantis', temperature_c=0)))))
+    assert caught.value.details['tool'] is None
+
+
+async def test_a_missing_field_is_drift_even_when_the_agent_allows_no_retries() -> None:
+    double = AgentDouble(Script(Call('get_weather', {'lat': 1.0}), Output(PARIS)))
+    with pytest.raises(DriftError) as caught:
+        await run_with(advisor(retries=0), double)
+    assert caught.value.details['fields'] == ['lon']
+
+
+async def test_a_tool_exception_is_never_swallowed() -> None:
+    with pytest.raises(ValueError, match='the tool exploded'):
+        await run_with(advisor(), AgentDouble(Script(Call('explode'), Output(PARIS))))
+
+
+async def test_a_used_up_script_names_the_prompt_and_the_scripts() -> None:
+    double = AgentDouble(Script(Output(PARIS), when=Regex('Paris'), times=1, name='paris'))
+    agent = advisor()
+    assert await run_with(agent, double) == PARIS
+    with pytest.raises(ScriptExhaustedError) as caught:
+        await run_with(agent, double)
+    assert caught.value.details == {'prompt': 'Paris?', 'scripts': ["'paris'"]}
+    assert double.uses(double.scripts[0]) == 1
+    assert len(double.requests) == 2  # the refused request is recorded too
+
+
+async def test_one_double_answers_concurrent_runs_each_with_its_own_results() -> None:
+    double = AgentDouble(
+        Script(
+            Call('get_weather', {'lat': 1, 'lon': 2}),
+            OutputFrom(lambda run: Advice(city=run.prompt, temperature_c=run.result('get_weather')['temperature_c'])),
+        )
+    )
+    agent = advisor()
+    with agent.override(model=double):
+        results = await asyncio.gather(*(agent.run(f'city {i}') for i in range(4)))
+    assert [r.output.city for r in results] == [f'city {i}' for i in range(4)]
+    assert len(double.calls) == 4
+    assert len({record.run_id for record in double.calls}) == 4
+
+
+async def test_a_second_turn_with_history_is_a_new_run() -> None:
+    double = AgentDouble(Script(Output('one'), when=Regex('first')), Script(Output('two'), when=Regex('second')))
+    agent: Agent[None, str] = Agent('test')
+    with agent.override(model=double):
+        first = await agent.run('first')
+        second = await agent.run('second', message_history=first.all_messages())
+    assert (first.output, second.output) == ('one', 'two')
+    assert [request.prompt for request in double.requests] == ['first', 'second']
+
+
+def test_reset_forgets_requests_calls_and_uses() -> None:
+    double = AgentDouble(Script(Output(PARIS), times=1))
+    agent = advisor()
+    with agent.override(model=double):
+        agent.run_sync('Paris?')
+    double.reset()
+    assert (len(double.requests), len(double.calls), double.uses(double.scripts[0])) == (0, 0, 0)
+    with agent.override(model=double):
+        assert agent.run_sync('Paris?').output == PARIS
+
+
+def test_a_step_that_is_not_a_step_is_a_configuration_error() -> None:
+    with pytest.raises(ConfigurationError, match='a script step is a Call') as caught:
+        Script(cast(Any, 5), Output(1))
+    assert caught.value.details['option'] == 'steps'
+
+
+def test_script_refusals_carry_details() -> None:
+    with pytest.raises(ConfigurationError) as caught:
+        Script(Output(1), when=cast(Any, 5))
+    assert caught.value.details == {'option': 'when', 'value': '5'}
+    with pytest.raises(ConfigurationError) as caught:
+        Script(Call('get_weather'))
+    assert caught.value.details['option'] == 'steps'
+    with pytest.raises(ConfigurationError) as caught:
+        Script(Output(1), Output(2))
+    assert caught.value.details['option'] == 'steps'
+
+
+def test_output_from_takes_a_function() -> None:
+    with pytest.raises(ConfigurationError, match='function') as caught:
+        OutputFrom(cast(Any, 5))
+    assert caught.value.details['option'] == 'function'
+
+
+def test_a_double_name_must_be_text() -> None:
+    with pytest.raises(ConfigurationError) as caught:
+        AgentDouble(Script(Output(1)), name=cast(Any, 5))
+    assert caught.value.details['option'] == 'name'
+
+
+def test_uses_of_a_script_the_double_does_not_hold_is_a_configuration_error() -> None:
+    double = AgentDouble(Script(Output(1)))
+    with pytest.raises(ConfigurationError, match='does not hold') as caught:
+        double.uses(Script(Output(1)))
+    assert caught.value.details['option'] == 'script'
+
+
+async def test_reading_a_prompt_that_is_not_json_as_json_is_an_expectation_error() -> None:
+    agent: Agent[None, str] = Agent('test')
+    double = AgentDouble(Script(OutputFrom(lambda run: str(run.json()))))
+    with pytest.raises(ExpectationError, match='not JSON') as caught:
+        await run_with(agent, double, 'plain words')
+    assert caught.value.details['prompt'] == 'plain words'
+    assert await run_with(agent, AgentDouble(Script(OutputFrom(lambda run: str(run.json()['a'])))), '{"a": 3}') == '3'
+
+
+def test_script_run_json_outside_a_double() -> None:
+    with pytest.raises(ExpectationError):
+        ScriptRun(prompt='{', calls=[], messages=[]).json()
+
+
+@pytest.fixture
+def called() -> AgentDouble:
+    double = AgentDouble(Script(Call('get_weather', {'lat': 1, 'lon': 2}), Output(PARIS)))
+    agent = advisor()
+    with agent.override(model=double):
+        agent.run_sync('Paris?')
+    return double
+
+
+@pytest.mark.parametrize(
+    ('check', 'option'),
+    [
+        (lambda calls: calls.assert_called('get_weather', times='1'), 'times'),
+        (lambda calls: calls.assert_called('get_weather', times=-1), 'times'),
+        (lambda calls: calls.assert_called('get_weather', times=True), 'times'),
+        (lambda calls: calls.assert_called('get_weather', 5), 'args'),
+        (lambda calls: calls.assert_called(5), 'tool'),
+        (lambda calls: calls.assert_not_called(5), 'tool'),
+        (lambda calls: calls.assert_order(('get_weather',)), 'expected'),
+        (lambda calls: calls.assert_order(('get_weather', 5)), 'expected'),
+        (lambda calls: calls.assert_order(5), 'expected'),
+    ],
+)
+def test_assertion_helpers_refuse_what_they_cannot_check(called: AgentDouble, check: Any, option: str) -> None:
+    with pytest.raises(ConfigurationError) as caught:
+        check(called.calls)
+    assert caught.value.details['option'] == option
+
+
+def test_assertion_helpers_still_pass_and_fail(called: AgentDouble) -> None:
+    called.calls.assert_called('get_weather', {'lat': 1, 'lon': 2}, times=1)
+    called.calls.assert_called('get_weather', times=1)
+    called.calls.assert_called('explode', times=0)
+    called.calls.assert_order(('get_weather', {'lat': 1, 'lon': 2}))
+    with pytest.raises(ExpectationError, match=r'calls made: get_weather\({"lat":1,"lon":2}\)'):
+        called.calls.assert_called('get_weather', times=2)
+
+
+def test_the_testing_errors_are_agentool_errors_and_assertion_errors() -> None:
+    assert issubclass(ExpectationError, AgenToolError)
+    assert issubclass(ExpectationError, AssertionError)
+    assert issubclass(UnexpectedPromptError, AssertionError)
+
+
+async def test_with_no_retries_a_wrong_type_ends_in_pydantic_ais_error_as_the_guide_says() -> None:
+    double = AgentDouble(Script(Call('get_weather', {'lat': 'north', 'lon': 2.35}), Output(PARIS)))
+    with pytest.raises(UnexpectedModelBehavior, match='exceeded max retries'):
+        await run_with(advisor(retries=0), double)
+    with pytest.raises(UnexpectedModelBehavior, match='Exceeded maximum output retries'):
+        await run_with(advisor(retries=0), AgentDouble(Script(Output({'city': 'Paris', 'temperature_c': 'warm'}))))
+
+
+def test_a_compiled_bytes_pattern_is_refused_when_built() -> None:
+    with pytest.raises(ConfigurationError, match='pattern') as caught:
+        Regex(cast(Any, re.compile(b'Paris')))
+    assert caught.value.details['option'] == 'pattern'
+
+
+async def test_an_argument_json_cannot_carry_is_a_configuration_error_naming_the_tool() -> None:
+    double = AgentDouble(Script(Call('get_weather', {'lat': object(), 'lon': 2.35}), Output(PARIS)))
+    with pytest.raises(ConfigurationError, match="Call\\('get_weather'\\) args must be JSON-compatible") as caught:
+        await run_with(advisor(), double)
+    assert caught.value.details['tool'] == 'get_weather'
+
+
+async def test_an_exception_from_a_script_function_is_not_swallowed() -> None:
+    def broken(run: ScriptRun) -> Advice:
+        raise KeyError('scripted bug')
+
+    with pytest.raises(KeyError, match='scripted bug'):
+        await run_with(advisor(), AgentDouble(Script(OutputFrom(broken))))
+
+
+def test_a_double_without_scripts_is_refused_with_details() -> None:
+    with pytest.raises(AgenToolError, match='needs at least one Script') as caught:
+        AgentDouble()
+    assert caught.value.details['option'] == 'scripts'

@@ -6,7 +6,7 @@ from importlib.metadata import entry_points
 
 import pytest
 
-from agentool import get_registry
+from agentool import AgenToolRegistry, get_injector, get_registry, use_registry
 
 pytest_plugins = ('pytester',)
 
@@ -126,3 +126,11 @@ def test_ini_options_apply_isolation_and_blocking_to_every_test(pytester: pytest
     pytester.makeini(INI + 'agentool_isolate = true\nagentool_block_model_requests = true\n')
     pytester.makepyfile(test_defaults=DEFAULTS)
     pytester.inline_run('-p', 'no:cacheprovider').assertoutcome(passed=2)
+
+
+def test_the_registry_fixture_brings_a_fresh_injector(agentool_registry: AgenToolRegistry) -> None:
+    assert get_registry() is agentool_registry
+    inside = get_injector()
+    with use_registry():
+        assert get_injector() is not inside
+    assert get_injector() is inside

@@ -14,7 +14,8 @@ from pydantic_ai.models import override_allow_model_requests
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from agentool.errors import ConfigurationError, DriftError, UnexpectedPromptError, UnrecordedCallError
-from agentool.testing import AgentDouble, Call, Output, Recorder, Recording, Replay, Script, canonical_args
+from agentool.testing import AgentDouble, Call, Output, OutputFrom, Recorder, Recording, Replay, Script, canonical_args
+from tests.agentools import PARIS, advisor, run_with
 
 
 class Forecast(BaseModel):
@@ -209,3 +210,102 @@ async def test_a_failed_run_is_not_recorded(tmp_path: Path) -> None:
         await agent.run('bad', capabilities=[recorder])
     assert [run.prompt for run in Recording.load(path).runs] == ['good']
     assert [run.prompt for run in recorder.recording.runs] == ['good']
+
+
+def paris_double() -> AgentDouble:
+    return AgentDouble(Script(Call('get_weather', {'lat': 48.86, 'lon': 2.35}), Output(PARIS)))
+
+
+async def record_paris(path: Path) -> dict[str, Any]:
+    await run_with(advisor(), paris_double(), capabilities=[Recorder(path)])
+    return Recording.load(path).model_dump(mode='json')
+
+
+async def test_a_streamed_run_is_recorded_and_replayed(tmp_path: Path) -> None:
+    agent = advisor()
+    path = tmp_path / 'stream.json'
+    with agent.override(model=paris_double()):
+        async with agent.run_stream('Paris?', capabilities=[Recorder(path)]) as stream:
+            assert await stream.get_output() == PARIS
+    replay = Replay(path)
+    assert await run_with(agent, replay.model, capabilities=[replay]) == PARIS
+    replay.calls.assert_called('get_weather', {'lat': 48.86, 'lon': 2.35})
+
+
+async def test_a_nested_run_is_recorded_by_the_run_it_was_given_to(tmp_path: Path) -> None:
+    inner = advisor()
+    outer: Agent[None, str] = Agent('test')
+
+    @outer.tool_plain
+    async def ask_inner(question: str) -> str:
+        return (await inner.run(question)).output.city
+
+    path = tmp_path / 'nested.json'
+    outer_double = AgentDouble(
+        Script(Call('ask_inner', {'question': 'where?'}), OutputFrom(lambda run: run.result('ask_inner')))
+    )
+    with outer.override(model=outer_double), inner.override(model=paris_double()):
+        assert (await outer.run('go', capabilities=[Recorder(path)])).output == 'Paris'
+    runs = json.loads(path.read_text())['runs']
+    assert [r['prompt'] for r in runs] == ['go']
+    replay = Replay(path)
+    assert await run_with(outer, replay.model, 'go', capabilities=[replay]) == 'Paris'  # the inner agent is not run
+
+
+async def test_a_drifted_recording_is_drift(tmp_path: Path) -> None:
+    data = await record_paris(tmp_path / 'paris.json')
+    data['runs'][0]['steps'][0][0]['args'] = {'latitude': 48.86, 'lon': 2.35}
+    (tmp_path / 'drift.json').write_text(json.dumps(data))
+    replay = Replay(tmp_path / 'drift.json')
+    with pytest.raises(DriftError) as caught:
+        await run_with(advisor(), replay.model, capabilities=[replay])
+    assert caught.value.details['fields'] == ['lat', 'latitude']
+
+
+async def test_a_recording_whose_results_are_gone_is_an_unrecorded_call(tmp_path: Path) -> None:
+    data = await record_paris(tmp_path / 'paris.json')
+    data['runs'][0]['tool_calls'] = []
+    replay = Replay(Recording.model_validate(data))
+    with pytest.raises(UnrecordedCallError) as caught:
+        await run_with(advisor(), replay.model, capabilities=[replay])
+    assert caught.value.details['tool'] == 'get_weather'
+
+
+@pytest.mark.parametrize(
+    'content',
+    [b'not json', b'\xff\xfe', b'{"format": "agentool-recording", "version": 2, "runs": []}', b'[]'],
+)
+def test_a_malformed_recording_is_a_configuration_error(tmp_path: Path, content: bytes) -> None:
+    path = tmp_path / 'bad.json'
+    path.write_bytes(content)
+    with pytest.raises(ConfigurationError, match='is not an agentool recording') as caught:
+        Replay(path)
+    assert caught.value.details['path'] == str(path)
+
+
+def test_a_directory_given_as_a_recording_is_a_configuration_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigurationError, match='cannot read') as caught:
+        Replay(tmp_path)
+    assert caught.value.details['path'] == str(tmp_path)
+
+
+def test_a_recorder_that_cannot_write_its_file_is_a_configuration_error(tmp_path: Path) -> None:
+    agent = advisor()
+    with agent.override(model=paris_double()), pytest.raises(ConfigurationError, match='cannot write') as caught:
+        agent.run_sync('Paris?', capabilities=[Recorder(tmp_path)])
+    assert caught.value.details['path'] == str(tmp_path)
+    assert list(tmp_path.iterdir()) == []  # no temporary file left behind
+
+
+def test_a_recorder_refuses_an_empty_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigurationError) as caught:
+        Recorder('')
+    assert caught.value.details['option'] == 'path'
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_empty_recording_object_is_refused_with_details() -> None:
+    with pytest.raises(ConfigurationError, match='holds no runs') as caught:
+        Replay(Recording())
+    assert caught.value.details['option'] == 'source'

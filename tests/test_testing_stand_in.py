@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from types import NoneType
 from typing import Any, Literal
 
@@ -12,9 +13,10 @@ from pydantic_ai.models import override_allow_model_requests
 
 from agentool import BaseOperationInput, RoutingConfig, create_agentool
 from agentool.core.injector import AgenToolInjector, get_injector
-from agentool.errors import ConfigurationError, DriftError, InvalidInputError
+from agentool.errors import AgenToolNotFoundError, ConfigurationError, DriftError, InvalidInputError
 from agentool.testing import AgentDouble, Call, DoubledAgent, Operation, Output, OutputFrom, Script, use_doubles
 from examples.calculator import create_calculator
+from tests.agentools import Advice, advisor
 
 
 class Forecast(BaseModel):
@@ -196,3 +198,40 @@ async def test_a_doubled_agentool_reads_its_prompt_as_the_agentool_does(agentool
 def test_a_doubled_agent_takes_a_registry_or_none() -> None:
     with pytest.raises(ConfigurationError, match='registry must be'):
         DoubledAgent(Agent('test'), AgentDouble(Script(Output(1))), registry='x')  # pyright: ignore[reportArgumentType]
+
+
+def city_double(city: str) -> AgentDouble:
+    return AgentDouble(Script(Output(Advice(city=city, temperature_c=1))), name=city)
+
+
+async def test_use_doubles_for_an_unknown_name_is_typed(agentool_injector: AgenToolInjector) -> None:
+    with pytest.raises(AgenToolNotFoundError) as caught, use_doubles(nope=city_double('x')):
+        pass
+    assert caught.value.details['agentool'] == 'nope'
+
+
+async def test_a_nested_use_doubles_wins_inside_its_block(agentool_injector: AgenToolInjector) -> None:
+    agentool_injector.register('advisor', advisor())
+    with use_doubles(advisor=city_double('outer')):
+        with use_doubles(advisor=city_double('inner')):
+            assert (await agentool_injector.run('advisor', 'q')).output.city == 'inner'
+        assert (await agentool_injector.run('advisor', 'q')).output.city == 'outer'
+    assert get_injector() is agentool_injector
+
+
+async def test_use_doubles_is_task_local(agentool_injector: AgenToolInjector) -> None:
+    agentool_injector.register('advisor', advisor())
+
+    async def ask(double: AgentDouble) -> str:
+        with use_doubles(advisor=double):
+            await asyncio.sleep(0)
+            return (await agentool_injector.run('advisor', 'q')).output.city
+
+    assert await asyncio.gather(ask(city_double('a')), ask(city_double('b'))) == ['a', 'b']
+
+
+async def test_a_doubled_agent_wins_over_an_override_already_in_effect(agentool_injector: AgenToolInjector) -> None:
+    agent = advisor()
+    agentool_injector.register('advisor', agent)
+    with agent.override(model=city_double('override')), use_doubles(advisor=city_double('double')):
+        assert (await agentool_injector.run('advisor', 'q')).output.city == 'double'

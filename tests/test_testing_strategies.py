@@ -6,7 +6,7 @@ import json
 import math
 import operator
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -151,3 +151,43 @@ def test_bad_arguments_are_refused() -> None:
         'wrong_type',
         'unknown_field',
     }
+
+
+@pytest.mark.parametrize(
+    ('build', 'option'),
+    [
+        (lambda: valid_inputs(cast(Any, 5)), 'agentool'),
+        (lambda: invalid_inputs(cast(Any, 5)), 'agentool'),
+        (lambda: valid_inputs('calculator', fields=cast(Any, 5)), 'fields'),
+        (lambda: valid_inputs('calculator', fields=cast(Any, {'a': 5})), 'fields'),
+        (lambda: valid_inputs('calculator', fields={'bogus': st.just(1)}), 'fields'),
+        (lambda: valid_inputs('calculator', registry=cast(Any, 5)), 'registry'),
+        (lambda: invalid_inputs('calculator', registry=cast(Any, 5)), 'registry'),
+    ],
+)
+def test_strategies_refuse_bad_arguments_with_a_configuration_error(build: Any, option: str) -> None:
+    create_calculator(replace=True)
+
+    def draw() -> None:
+        @settings(max_examples=1, database=None)
+        @given(build())
+        def drawing(value: Any) -> None: ...
+
+        drawing()
+
+    with pytest.raises(ConfigurationError) as caught:
+        draw()
+    assert caught.value.details['option'] == option
+
+
+def test_strategies_look_the_agentool_up_when_drawn() -> None:
+    strategy = valid_inputs('calculator', 'add')  # built before the agentool exists
+    create_calculator(replace=True)
+    assert get_registry().list_names() == ['calculator']
+
+    @settings(max_examples=5, database=None)
+    @given(strategy)
+    def drawing(value: dict[str, Any]) -> None:
+        assert value['operation'] == 'add'
+
+    drawing()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Any, Literal
 
 import pytest
 from pydantic import Field
@@ -166,3 +166,32 @@ def test_an_agentool_name_outside_the_rule_can_be_left_out() -> None:
     assert [op.name for op in select_operations(include=['kv.read'], prefix='x' * 58, separator='')] == [
         'x' * 58 + 'kvread'  # 64 characters: the longest allowed
     ]
+
+
+@pytest.mark.parametrize(
+    ('arguments', 'options', 'option'),
+    [
+        (('notes', 'get', Route(tool='get')), {'tags': 'ab', 'include': 'tag:a'}, 'tags'),  # not tags 'a' and 'b'
+        (('notes', 'get', Route(tool='get')), {'tags': 3}, 'tags'),
+        ((3, 'get', Route(tool='get')), {'include': 'n*'}, 'agentool'),
+        (('notes', None, Route(tool='get')), {'include': 'notes.*'}, 'operation'),
+        (('notes', 'get', 'get'), {}, 'route'),
+    ],
+)
+def test_is_exposed_refuses_arguments_of_the_wrong_type(
+    arguments: tuple[Any, ...], options: dict[str, Any], option: str
+) -> None:
+    # Before the fix: a lone string of tags was read as its characters (exposed by 'tag:a'), and the
+    # others failed with TypeError or AttributeError.
+    with pytest.raises(ConfigurationError) as caught:
+        is_exposed(*arguments, **options)
+    assert caught.value.details['option'] == option
+
+
+def test_is_exposed_follows_the_documented_rule() -> None:
+    old = Route(tool='get', deprecated=True, tags=('reader',))
+    assert not is_exposed('notes', 'old_get', old)  # deprecated: not by default
+    assert is_exposed('notes', 'old_get', old, include=['notes.old_get'])  # an allowlist, deprecated included
+    assert is_exposed('notes', 'old_get', old, include='tag:read*')
+    assert not is_exposed('notes', 'old_get', old, include='notes', exclude='*.old_*')  # exclude wins
+    assert is_exposed('notes', 'get', Route(tool='get'), tags=['admin'], include='tag:admin')  # the agentool's tags

@@ -18,12 +18,14 @@ from agentool import (
     AgenToolRegistry,
     BaseOperationInput,
     ConfigProblem,
+    ConfigurationError,
     RoutingConfig,
     create_agentool,
     use_registry,
 )
 from agentool.cli import main
 from agentool.toolset import AgenToolToolset
+from tests.agentools import CalcInput
 
 
 class NoteInput(BaseOperationInput):
@@ -139,3 +141,13 @@ def test_show_lists_no_problems_for_a_clean_agentool(capsys: pytest.CaptureFixtu
     create_agentool('notes', NoteInput, RoutingConfig(operation_map={'get': 'get', 'delete': 'get'}), [get])
     assert main(['show', 'notes']) == 0
     assert 'problems:' not in capsys.readouterr().out
+
+
+def test_create_agentool_names_a_required_parameter_no_field_fills() -> None:
+    async def power(a: float, exponent: float) -> float:
+        return a**exponent
+
+    with pytest.raises(ConfigurationError) as caught:
+        create_agentool('calc', CalcInput, RoutingConfig(operation_map={'add': 'power', 'div': 'power'}), [power])
+    problems = caught.value.details['problems']
+    assert {(problem['kind'], problem['parameter']) for problem in problems} == {('unfillable_parameter', 'exponent')}

@@ -1,4 +1,4 @@
-"""A small todo agentool built the way the docs recommend (issue 18's scenario).
+"""A small todo agentool built the way the docs recommend.
 
 One input schema whose per-operation fields are optional, routes without transforms, and typed
 deps (`TodoDeps`) with a database the injector provides. The CLI tests import `tests.todo_cli`,

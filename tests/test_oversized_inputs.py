@@ -1,4 +1,4 @@
-"""Size first: tens of megabytes are refused by their size, before anything parses them (issue 27.2).
+"""Size first: tens of megabytes are refused by their size, before anything parses them.
 
 Each surface gets a 30 MB input for the calculator (limit: 1 MiB by default) and must refuse it with
 `InputTooLargeError` (or its form on that surface). The time bound is a generous sanity check, not a

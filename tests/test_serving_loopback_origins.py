@@ -1,4 +1,4 @@
-"""A web page cannot reach a loopback server, however loopback is spelled (issue 27.1).
+"""A web page cannot reach a loopback server, however loopback is spelled.
 
 Each spelling is served for real on an ephemeral port; a client sending another site's `Host` or
 `Origin` (what a page that rebinds its DNS name to 127.0.0.1 sends) is refused, and the tool that
