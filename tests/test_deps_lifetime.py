@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
@@ -35,6 +34,7 @@ from agentool import (
 from agentool.core.manager import MANAGER_TOOL_NAME
 from agentool.dispatch import DispatchCapability, JsonRule
 from agentool.errors import DepsUnavailableError, InputValidationError
+from tests.surface_callers import over_mcp, tool_caller
 
 
 @dataclass
@@ -78,30 +78,6 @@ ADD = '{"operation": "add", "text": "x"}'
 COUNT = '{"operation": "count"}'
 
 
-def _tool_call(tool: str, args: dict[str, Any]) -> FunctionModel:
-    """An LLM stand-in: calls `tool` once, then answers with what it returned."""
-
-    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        returned = [p for m in messages for p in m.parts if isinstance(p, ToolReturnPart)]
-        if returned:
-            return ModelResponse(parts=[TextPart(json.dumps(returned[-1].content))])
-        return ModelResponse(parts=[ToolCallPart(tool, args)])
-
-    return FunctionModel(respond)
-
-
-async def _mcp(tool: str, args: dict[str, Any]) -> Any:
-    pytest.importorskip('mcp')
-    from mcp import Client
-
-    from agentool.mcp import create_mcp_server
-
-    async with Client(create_mcp_server(), mode='auto') as client:  # pyright: ignore[reportArgumentType]
-        result = await client.call_tool(tool, args)
-    assert not result.is_error, result
-    return (result.structured_content or {})['result']
-
-
 async def test_add_through_every_surface_then_count_through_every_surface() -> None:
     lean, graph = create_tally(), create_tally('tally_graph', lean=False)
     injector = get_injector()
@@ -111,8 +87,8 @@ async def test_add_through_every_surface_then_count_through_every_surface() -> N
         lambda: graph.run(ADD),
         lambda: Agent('agentool:tally', output_type=int).run(ADD),
         lambda: Agent('agentool:tally', capabilities=[AgenToolCapability('tally')], output_type=int).run(ADD),
-        lambda: Agent(_tool_call('tally_add', {'text': 'x'}), toolsets=[AgenToolToolset(include=['tally'])]).run('go'),
-        lambda: _mcp('tally_add', {'text': 'x'}),
+        lambda: Agent(tool_caller('tally_add', {'text': 'x'}), toolsets=[AgenToolToolset(include=['tally'])]).run('go'),
+        lambda: over_mcp('tally_add', {'text': 'x'}),
         lambda: Agent(TestModel(), capabilities=[DispatchCapability([JsonRule(agentool='tally')])]).run(ADD),
     ]
     counts = [
@@ -121,8 +97,8 @@ async def test_add_through_every_surface_then_count_through_every_surface() -> N
         lambda: graph.run(COUNT),
         lambda: Agent('agentool:tally', output_type=int).run(COUNT),
         lambda: Agent('agentool:tally', capabilities=[AgenToolCapability('tally')], output_type=int).run(COUNT),
-        lambda: Agent(_tool_call('tally_count', {}), toolsets=[AgenToolToolset(include=['tally'])]).run('go'),
-        lambda: _mcp('tally_count', {}),
+        lambda: Agent(tool_caller('tally_count', {}), toolsets=[AgenToolToolset(include=['tally'])]).run('go'),
+        lambda: over_mcp('tally_count', {}),
         lambda: Agent(TestModel(), capabilities=[DispatchCapability([JsonRule(agentool='tally')])]).run(COUNT),
     ]
     # `tally` and `tally_graph` share the deps type, so they share the instance.

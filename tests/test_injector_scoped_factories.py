@@ -16,8 +16,6 @@ from typing import Any, Literal
 
 import pytest
 from pydantic_ai import Agent, RunContext
-from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
-from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.test import TestModel
 
 from agentool import (
@@ -32,6 +30,7 @@ from agentool import (
 )
 from agentool.dispatch import DispatchCapability, JsonRule
 from agentool.errors import DependencyError, DepsUnavailableError, InjectorValidationError, MissingDepsError
+from tests.surface_callers import over_mcp, tool_caller
 
 
 class Db:
@@ -75,30 +74,6 @@ ADD = '{"operation": "add", "text": "x"}'
 COUNT = '{"operation": "count"}'
 
 
-def _tool_call(tool: str, args: dict[str, Any]) -> FunctionModel:
-    """An LLM stand-in: calls `tool` once, then answers with what it returned."""
-
-    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        returned = [p for m in messages for p in m.parts if isinstance(p, ToolReturnPart)]
-        if returned:
-            return ModelResponse(parts=[TextPart(json.dumps(returned[-1].content))])
-        return ModelResponse(parts=[ToolCallPart(tool, args)])
-
-    return FunctionModel(respond)
-
-
-async def _mcp(tool: str, args: dict[str, Any]) -> Any:
-    pytest.importorskip('mcp')
-    from mcp import Client
-
-    from agentool.mcp import create_mcp_server
-
-    async with Client(create_mcp_server(), mode='auto') as client:  # pyright: ignore[reportArgumentType]
-        result = await client.call_tool(tool, args)
-    assert not result.is_error, result
-    return (result.structured_content or {})['result']
-
-
 def _surfaces(operation: str, args: dict[str, Any]) -> list[Callable[[], Awaitable[Any]]]:
     prompt = json.dumps({'operation': operation, **args})
     lean, graph = get_injector().get('notes'), get_injector().get('notes_graph')
@@ -108,8 +83,8 @@ def _surfaces(operation: str, args: dict[str, Any]) -> list[Callable[[], Awaitab
         lambda: graph.run(prompt),
         lambda: Agent('agentool:notes', output_type=int).run(prompt),
         lambda: Agent('agentool:notes', capabilities=[AgenToolCapability('notes')], output_type=int).run(prompt),
-        lambda: Agent(_tool_call(f'notes_{operation}', args), toolsets=[AgenToolToolset(include=['notes'])]).run('go'),
-        lambda: _mcp(f'notes_{operation}', args),
+        lambda: Agent(tool_caller(f'notes_{operation}', args), toolsets=[AgenToolToolset(include=['notes'])]).run('go'),
+        lambda: over_mcp(f'notes_{operation}', args),
         lambda: Agent(TestModel(), capabilities=[DispatchCapability([JsonRule(agentool='notes')])]).run(prompt),
     ]
 
