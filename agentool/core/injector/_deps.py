@@ -246,10 +246,11 @@ def run_without_loop(coroutine: Coroutine[Any, Any, _T], agentool: str) -> _T:
             pass
     except StopIteration as done:
         return cast('_T', done.value)
-    except RuntimeError as error:
-        if not _needs_loop(error):
+    except (RuntimeError, DepsUnavailableError) as error:
+        # A factory's own failure comes wrapped (`RunScope`): its cause says whether it wanted a loop.
+        cause: BaseException | None = error.__cause__ if isinstance(error, DepsUnavailableError) else error
+        if not isinstance(cause, RuntimeError) or not _needs_loop(cause):
             raise
-        cause: BaseException | None = error
     else:
         coroutine.close()
         cause = None
