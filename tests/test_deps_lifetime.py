@@ -21,6 +21,7 @@ from pydantic_ai.models.test import TestModel
 
 from agentool import (
     AgenToolCapability,
+    AgenToolConfig,
     AgenToolModel,
     AgenToolToolset,
     BaseOperationInput,
@@ -33,7 +34,7 @@ from agentool import (
 )
 from agentool.core.manager import MANAGER_TOOL_NAME
 from agentool.dispatch import DispatchCapability, JsonRule
-from agentool.errors import DepsUnavailableError, InputValidationError
+from agentool.errors import DepsUnavailableError, InputValidationError, MissingDepsError
 from tests.surface_callers import over_mcp, tool_caller
 
 
@@ -290,3 +291,23 @@ async def test_a_deterministic_run_of_the_manager_tool_keeps_the_typed_error() -
     agent.tool(name=MANAGER_TOOL_NAME)(get_registry().get_manager('tally'))
     with pytest.raises(InputValidationError, match="field 'colour'"):
         await agent.run('{"operation": "add", "text": "x", "colour": "red"}', deps=TallyDeps())
+
+
+async def test_an_agentool_no_injector_holds_gets_missing_deps_or_none_on_the_core_surfaces() -> None:
+    # Registered through the registry alone, in a registry no injector was ever made for.
+    with use_registry() as registry:
+        for name, deps_type in (('bare', TallyDeps), ('lenient', TallyDeps | None)):
+            routing = RoutingConfig(operation_map={'add': 'tally_add', 'count': 'tally_count'})
+            config = AgenToolConfig(
+                input_schema=TallyInput, routing_config=routing, tools=(tally_add, tally_count), deps_type=deps_type
+            )
+            registry.register(name, config)
+        with pytest.raises(MissingDepsError, match='registered with no injector') as caught:
+            await Agent('agentool:bare', capabilities=[AgenToolCapability('bare')], output_type=int).run(COUNT)
+        assert caught.value.details['agentool'] == 'bare'
+        with pytest.raises(MissingDepsError, match='registered with no injector'):
+            await Agent('agentool:bare', output_type=int).run(COUNT)
+        # `TallyDeps | None`: the tool is handed `None`, which it reads as it may.
+        with pytest.raises(AttributeError, match="'NoneType' object has no attribute 'notes'"):
+            await Agent('agentool:lenient', output_type=int).run(COUNT)
+        assert 'agentool.injector' not in vars(registry)  # nothing made an injector behind the caller's back
