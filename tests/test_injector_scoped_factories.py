@@ -10,7 +10,9 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
+import threading
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -266,3 +268,25 @@ def test_an_unknown_scope_is_refused_at_provide() -> None:
     assert caught.value.details == {'scope': "'process'"}
     with pytest.raises(DependencyError):
         injector.provide(Db)
+
+
+def test_it_is_made_once_when_threads_with_their_own_event_loops_first_use_it_at_once() -> None:
+    made: list[int] = []
+    both = threading.Barrier(2)
+
+    async def slow_db() -> Db:
+        made.append(1)
+        await asyncio.sleep(0.05)  # the other thread asks while this one makes it
+        return Db()
+
+    create_notes()
+    injector = get_injector()
+    injector.provide(Db, slow_db, scope='injector')
+
+    def add() -> int:
+        both.wait()
+        return asyncio.run(injector.call('notes', ADD))
+
+    with ThreadPoolExecutor(2) as pool:
+        assert sorted(pool.map(lambda _: add(), range(2))) == [1, 2]
+    assert made == [1]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, cast, get_args, get_origin, get_type_hints
@@ -43,6 +44,8 @@ ResourceScope = Literal['run', 'transient', 'injector']
 `'injector'`: one instance for as long as the injector, made on first use, closed when the injector is cleared."""
 
 _SCOPES: tuple[ResourceScope, ...] = ('run', 'transient', 'injector')
+_POLL_SECONDS = 0.001
+
 _LIVES = {'run': 'for each run', 'transient': 'for each consumer', 'injector': 'once'}
 
 
@@ -211,7 +214,8 @@ class RunScope:
     owned: list[Any] | None = None
     """What factories made in this scope that must be closed when it ends; `None` until there is some."""
     _instances: dict[Any, Any] | None = None
-    _pending: dict[Any, anyio.Event | None] | None = None
+    _pending: dict[Any, tuple[int, anyio.Event | None]] | None = None
+    """What is being made, by key: the making thread, and the event its waiters on that thread wait for."""
 
     async def resolve(self, node: ResourceNode) -> Any:
         """The value of `node`'s type in this run: the shared instance, made on first use."""
@@ -226,20 +230,26 @@ class RunScope:
         instances, pending = scope._instances, scope._pending
         assert pending is not None
         while provider.key not in instances:
-            # Concurrent consumers in one run wait for the first maker instead of making their own.
-            # The event is made only when someone waits, so an uncontended make needs no event loop
-            # (which is what lets `create_deps` build deps synchronously).
+            # Concurrent consumers wait for the first maker instead of making their own. The event is
+            # made only when someone waits, so an uncontended make needs no event loop (which is what
+            # lets `create_deps` build deps synchronously).
             if provider.key in pending:
-                event = pending[provider.key]
+                maker, event = pending[provider.key]
+                if maker != threading.get_ident():
+                    # Made on another thread's event loop (the injector's own scope is shared by every
+                    # thread), whose event could not wake this loop: look again shortly.
+                    await anyio.sleep(_POLL_SECONDS)
+                    continue
                 if event is None:
-                    event = pending[provider.key] = anyio.Event()
+                    event = anyio.Event()
+                    pending[provider.key] = (maker, event)
                 await event.wait()
                 continue
-            pending[provider.key] = None
+            pending[provider.key] = (threading.get_ident(), None)
             try:
                 instances[provider.key] = await scope._make(node)
             finally:
-                if (event := pending.pop(provider.key)) is not None:
+                if (event := pending.pop(provider.key)[1]) is not None:
                     event.set()
         return instances[provider.key]
 
