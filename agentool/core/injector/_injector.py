@@ -6,6 +6,9 @@ each other, which is how a cycle is caught before it recurses) and the overrides
 `injector.override(...)`. Agentools calling each other through the injector (`get_injector()`,
 a deps handle) therefore share the run's resources and see the caller's overrides, while
 concurrent tasks see only their own.
+
+The injector holds the agents by name (registration and the dependency-graph checks are here) and
+one `DepsLifetime` (`_lifetime`): the providers, and how long the deps of a call given none live.
 """
 
 from __future__ import annotations
