@@ -24,7 +24,6 @@ from .core.agent import AgenToolAgent
 from .core.capability import build_agent
 from .core.definition import check_routing, check_tools, configuration_error, extract_tool_metadata, infer_output_type
 from .core.injector import get_injector
-from .core.injector._injected import injected_deps
 from .core.registry import DEFAULT_MAX_INPUT_BYTES, AgenToolConfig, AgenToolRegistry, RoutingConfig, get_registry
 from .errors import AgenToolError, ConfigurationError
 
@@ -152,7 +151,7 @@ def _agent(
 ) -> AgenToolAgent:
     try:
         # A run without `deps=` gets the deps the injector in effect builds, as on every other surface.
-        return build_agent(name, registry, system_prompt=system_prompt, deps=injected_deps, **agent_kwargs)
+        return build_agent(name, registry, system_prompt=system_prompt, **agent_kwargs)
     except AgenToolError:
         raise
     except Exception as error:  # pydantic-ai refused the output type or an agent option (schema errors too)

@@ -28,7 +28,7 @@ from ._interface import OperationInterface, build_interfaces
 from ._modules import import_modules
 from ._options import check_function, check_text, check_tracer
 from ._stdio_lines import BoundedLines, claimed_stdin
-from .core.injector._injected import injected_deps
+from .core.injector import get_injector, use_injector
 from .core.model import AgenToolModel
 from .core.registry import AgenToolRegistry, get_registry
 from .errors import (
@@ -269,16 +269,18 @@ async def _call(
         logger.info('tool %r rejected arguments: %s', exposed.name, type(error).__name__)
         return _error(interface.describe(error))
     try:
-        async with _deps(exposed, deps) as given:
-            ctx = RunContext[Any](
-                deps=given,
-                model=AgenToolModel(exposed.agentool, registry=registry),
-                usage=RunUsage(),
-                tool_name=exposed.name,
-            )
-            with operation_span(exposed.agentool, exposed.operation, surface='mcp', tracer=tracer):
-                result = await exposed.manager.execute(ctx, input)
-            interface.check_json(result)
+        # In the frame of the injector in effect, so the call meets it as on every surface (its gates).
+        with use_injector(get_injector()):
+            async with _deps(exposed, deps) as given:
+                ctx = RunContext[Any](
+                    deps=given,
+                    model=AgenToolModel(exposed.agentool, registry=registry),
+                    usage=RunUsage(),
+                    tool_name=exposed.name,
+                )
+                with operation_span(exposed.agentool, exposed.operation, surface='mcp', tracer=tracer):
+                    result = await exposed.manager.execute(ctx, input)
+                interface.check_json(result)
     except Exception as error:  # a failed call is the client's tool result (MCP spec), not hidden: logged whole
         logger.exception(
             'tool %r (agentool %r, operation %r) raised', exposed.name, exposed.agentool, exposed.operation
@@ -293,12 +295,12 @@ async def _call(
 
 
 def _deps(exposed: ExposedOperation, deps: McpDepsFunc | None) -> AbstractAsyncContextManager[Any]:
-    """The deps of one call: the server's `deps` function's, else the injector's (`injected_deps`)."""
+    """The deps of one call: the server's `deps` function's, else the injector's (`call_deps`)."""
     if deps is not None:
         return _awaited(deps(exposed.agentool))
     if not exposed.manager.tool_for(exposed.operation).takes_ctx:  # the tool cannot read them
         return nullcontext(None)
-    return injected_deps(exposed.agentool, exposed.manager.config.deps_type)
+    return get_injector().call_deps(exposed.agentool, exposed.manager.config.deps_type)
 
 
 @asynccontextmanager

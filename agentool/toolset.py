@@ -25,7 +25,7 @@ from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 from ._interface import ARGUMENTS_ADAPTER, OperationInterface, build_interfaces
 from ._options import check_function, check_limit, check_text
 from .core.durability import active_dispatcher, is_durable
-from .core.injector._injected import injected_deps
+from .core.injector import get_injector, use_injector
 from .core.registry import AgenToolRegistry, get_registry
 from .errors import InvalidInputError
 from .filters import ExposedOperation, Selectors, select_operations
@@ -133,14 +133,16 @@ class AgenToolToolset(AbstractToolset[AgentDepsT]):
         if ctx.deps is not None or not exposed.manager.tool_for(exposed.operation).takes_ctx:
             return await _execute(interface, ctx, input)
         # A run given no deps: the injector in effect builds the agentool's, as on every surface.
-        async with injected_deps(exposed.agentool, exposed.manager.config.deps_type) as built:
+        async with get_injector().call_deps(exposed.agentool, exposed.manager.config.deps_type) as built:
             return await _execute(interface, replace(ctx, deps=built), input)
 
 
 async def _execute(interface: OperationInterface, ctx: RunContext[Any], input: BaseModel) -> Any:
     """Run the operation with `ctx` (its deps settled) and shape its output for the model."""
     exposed = interface.exposed
-    with operation_span(exposed.agentool, exposed.operation, surface='toolset', tracer=ctx.tracer):
+    # In the frame of the injector in effect, so the call meets it as on every surface (its gates).
+    span = operation_span(exposed.agentool, exposed.operation, surface='toolset', tracer=ctx.tracer)
+    with use_injector(get_injector()), span:
         if (dispatcher := active_dispatcher()) is not None and is_durable(exposed.manager, exposed.operation):
             result = await dispatcher.dispatch_execute(ctx, exposed.manager, input)
         else:

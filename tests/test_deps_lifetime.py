@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
@@ -23,6 +22,7 @@ from pydantic_ai.models.test import TestModel
 
 from agentool import (
     AgenToolCapability,
+    AgenToolConfig,
     AgenToolModel,
     AgenToolToolset,
     BaseOperationInput,
@@ -39,6 +39,7 @@ from agentool.dispatch import DispatchCapability, JsonRule
 from agentool.errors import DepsUnavailableError, InputValidationError, MissingDepsError
 from agentool.mcp import create_mcp_server
 from tests.agentools import MADE, GreeterDeps, Greeting, call_then_answer, make_greeter
+from tests.surface_callers import over_mcp, tool_caller
 
 
 @dataclass
@@ -82,30 +83,6 @@ ADD = '{"operation": "add", "text": "x"}'
 COUNT = '{"operation": "count"}'
 
 
-def _tool_call(tool: str, args: dict[str, Any]) -> FunctionModel:
-    """An LLM stand-in: calls `tool` once, then answers with what it returned."""
-
-    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        returned = [p for m in messages for p in m.parts if isinstance(p, ToolReturnPart)]
-        if returned:
-            return ModelResponse(parts=[TextPart(json.dumps(returned[-1].content))])
-        return ModelResponse(parts=[ToolCallPart(tool, args)])
-
-    return FunctionModel(respond)
-
-
-async def _mcp(tool: str, args: dict[str, Any]) -> Any:
-    pytest.importorskip('mcp')
-    from mcp import Client
-
-    from agentool.mcp import create_mcp_server
-
-    async with Client(create_mcp_server(), mode='auto') as client:  # pyright: ignore[reportArgumentType]
-        result = await client.call_tool(tool, args)
-    assert not result.is_error, result
-    return (result.structured_content or {})['result']
-
-
 async def test_add_through_every_surface_then_count_through_every_surface() -> None:
     lean, graph = create_tally(), create_tally('tally_graph', lean=False)
     injector = get_injector()
@@ -115,8 +92,8 @@ async def test_add_through_every_surface_then_count_through_every_surface() -> N
         lambda: graph.run(ADD),
         lambda: Agent('agentool:tally', output_type=int).run(ADD),
         lambda: Agent('agentool:tally', capabilities=[AgenToolCapability('tally')], output_type=int).run(ADD),
-        lambda: Agent(_tool_call('tally_add', {'text': 'x'}), toolsets=[AgenToolToolset(include=['tally'])]).run('go'),
-        lambda: _mcp('tally_add', {'text': 'x'}),
+        lambda: Agent(tool_caller('tally_add', {'text': 'x'}), toolsets=[AgenToolToolset(include=['tally'])]).run('go'),
+        lambda: over_mcp('tally_add', {'text': 'x'}),
         lambda: Agent(TestModel(), capabilities=[DispatchCapability([JsonRule(agentool='tally')])]).run(ADD),
     ]
     counts = [
@@ -125,8 +102,8 @@ async def test_add_through_every_surface_then_count_through_every_surface() -> N
         lambda: graph.run(COUNT),
         lambda: Agent('agentool:tally', output_type=int).run(COUNT),
         lambda: Agent('agentool:tally', capabilities=[AgenToolCapability('tally')], output_type=int).run(COUNT),
-        lambda: Agent(_tool_call('tally_count', {}), toolsets=[AgenToolToolset(include=['tally'])]).run('go'),
-        lambda: _mcp('tally_count', {}),
+        lambda: Agent(tool_caller('tally_count', {}), toolsets=[AgenToolToolset(include=['tally'])]).run('go'),
+        lambda: over_mcp('tally_count', {}),
         lambda: Agent(TestModel(), capabilities=[DispatchCapability([JsonRule(agentool='tally')])]).run(COUNT),
     ]
     # `tally` and `tally_graph` share the deps type, so they share the instance.
@@ -376,3 +353,23 @@ async def test_call_given_deps_none_builds_the_deps_as_run_does(injector: AgenTo
     prompt = '{"operation": "greet"}'
     assert (await injector.run('greeter', prompt, deps=None)).output == 'hello'
     assert await injector.call('greeter', prompt, deps=None) == 'hello'
+
+
+async def test_an_agentool_no_injector_holds_gets_missing_deps_or_none_on_the_core_surfaces() -> None:
+    # Registered through the registry alone, in a registry no injector was ever made for.
+    with use_registry() as registry:
+        for name, deps_type in (('bare', TallyDeps), ('lenient', TallyDeps | None)):
+            routing = RoutingConfig(operation_map={'add': 'tally_add', 'count': 'tally_count'})
+            config = AgenToolConfig(
+                input_schema=TallyInput, routing_config=routing, tools=(tally_add, tally_count), deps_type=deps_type
+            )
+            registry.register(name, config)
+        with pytest.raises(MissingDepsError, match='registered with no injector') as caught:
+            await Agent('agentool:bare', capabilities=[AgenToolCapability('bare')], output_type=int).run(COUNT)
+        assert caught.value.details['agentool'] == 'bare'
+        with pytest.raises(MissingDepsError, match='registered with no injector'):
+            await Agent('agentool:bare', output_type=int).run(COUNT)
+        # `TallyDeps | None`: the tool is handed `None`, which it reads as it may.
+        with pytest.raises(AttributeError, match="'NoneType' object has no attribute 'notes'"):
+            await Agent('agentool:lenient', output_type=int).run(COUNT)
+        assert 'agentool.injector' not in vars(registry)  # nothing made an injector behind the caller's back

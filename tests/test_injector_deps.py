@@ -232,15 +232,16 @@ async def test_instances_are_never_closed(injector: AgenToolInjector) -> None:
     assert not db.closed
 
 
-async def test_a_factory_error_propagates_with_a_note(injector: AgenToolInjector) -> None:
+async def test_a_factory_error_is_a_typed_error_with_the_factory_exception_as_cause(injector: AgenToolInjector) -> None:
     def broken() -> Database:
         raise RuntimeError('no connection')
 
     create_layers()
     injector.provide(Database, broken)
-    with pytest.raises(RuntimeError, match='no connection') as caught:
+    with pytest.raises(DepsUnavailableError, match='no connection') as caught:
         await injector.call('store', {'operation': 'get', 'key': 'k'})
-    assert any('Database' in note for note in caught.value.__notes__)
+    assert caught.value.details == {'type': 'Database', 'error': 'RuntimeError'}
+    assert isinstance(caught.value.__cause__, RuntimeError)
 
 
 async def test_an_unresolvable_deps_field_is_a_typed_error_before_the_tool_runs(injector: AgenToolInjector) -> None:

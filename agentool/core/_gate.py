@@ -5,8 +5,8 @@ CLI's servers) reaches a tool through `AgenToolManager.invoke`, so the gate sits
 that wait for each other are those of one tool function through one injector: they share that
 injector's deps (also when two agentools route to the same tool and share a deps type). Calls
 through another injector (other deps) do not wait. The table of locks belongs to the injector in
-effect, which the injector package makes reachable through a slot it fills when imported (the
-core cannot import it); without one, each gate keeps its own.
+effect (`_in_effect.frame`: every surface runs a call inside its injector's frame); a call made
+outside any (`manager.execute` called directly) waits only for the calls of its own gate.
 
 One injector may serve several event loops at once (`run_sync` or `asyncio.run` in several threads):
 the calls of each loop queue on an `asyncio.Lock`, and the one at the head of each queue then takes a
@@ -21,13 +21,10 @@ from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from typing import Any
 
-__all__ = ('SerialGate', 'GateTable', 'plug_gate_table')
+from ._in_effect import GateTable, frame
 
-GateTable = dict[tuple[int, int], Any]
-"""Locks by (event loop, tool function), each with the count of calls holding or awaiting it; `(0, tool)` (no
-loop has id 0) holds the lock shared by every loop."""
+__all__ = ('SerialGate',)
 
-_tables: list[Callable[[], GateTable]] = []
 _GUARD = threading.Lock()
 """Guards the tables' bookkeeping only: one injector may serve several event loops (threads)."""
 
@@ -35,11 +32,6 @@ _held: ContextVar[frozenset[tuple[int, int]]] = ContextVar('agentool_serial_held
 """The gates (table, tool) the running call (and so the calls it makes) holds: a call made from inside one
 never waits for it (a tool delegating to an agentool that routes to the same tool would otherwise wait for
 itself), also on another event loop (a sync tool calling `run_sync` in its worker thread)."""
-
-
-def plug_gate_table(table: Callable[[], GateTable]) -> None:
-    """Make `table` give the locks of the injector in effect (the injector package plugs it, once)."""
-    _tables[:] = [table]
 
 
 class _Waiting:
@@ -88,7 +80,7 @@ class SerialGate:
 
         Started only then: a call cancelled while it waits never ran its tool (nor its transform).
         """
-        table = _tables[0]() if _tables else self._own
+        table = self._own if (current := frame.get()) is None else current[0].serial_calls
         key, shared_key = (id(asyncio.get_running_loop()), id(self._tool)), (0, id(self._tool))
         held = _held.get()
         if (id(table), id(self._tool)) in held:

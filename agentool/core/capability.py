@@ -8,7 +8,8 @@ through `ctx.deps`.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from types import NoneType
 from typing import Any
@@ -21,7 +22,7 @@ from pydantic_ai.toolsets import AbstractToolset
 
 from .._options import check_instance, check_name
 from ..errors import ConfigurationError, InputValidationError
-from ._deps_source import DepsProvider, injector_deps
+from ._in_effect import deps_in_effect, enter, leave
 from ._tool_errors import ToolRaised
 from .agent import AgenToolAgent
 from .durability import active_dispatcher, is_durable
@@ -41,6 +42,10 @@ __all__ = (
 
 MODEL_ID_PREFIX = 'agentool:'
 
+DepsProvider = Callable[[str, Any], AbstractAsyncContextManager[Any]]
+"""Builds the deps of agentool `name` (first argument; its `deps_type` second) for one call, when a run gave
+none. By default the injector in effect's (`AgenToolInjector.call_deps`)."""
+
 
 def manager_tool(manager: AgenToolManager, *, deps: DepsProvider | None = None) -> Tool[Any]:
     """The manager as a pydantic-ai `Tool` whose argument schema is exactly the input schema.
@@ -52,7 +57,7 @@ def manager_tool(manager: AgenToolManager, *, deps: DepsProvider | None = None) 
     every surface gets), for the call of a tool that takes `ctx`.
     """
     deps_type = manager.config.deps_type
-    provider = (deps or injector_deps()) if deps_type not in (None, NoneType, object) else None
+    provider = deps or _deps_in_effect if deps_type not in (None, NoneType, object) else None
 
     async def agentool_manager(ctx: RunContext[Any], input: BaseModel) -> Any:
         deterministic = isinstance(ctx.model, AgenToolModel)
@@ -70,10 +75,14 @@ def manager_tool(manager: AgenToolManager, *, deps: DepsProvider | None = None) 
             return ToolRaised(error)
 
     async def _execute(ctx: RunContext[Any], input: BaseModel) -> Any:
-        if (dispatcher := active_dispatcher()) is not None and is_durable(manager, manager.operation_of(input)):
-            result = await dispatcher.dispatch_execute(ctx, manager, input)
-        else:
-            result = await manager.execute(ctx, input)
+        token = enter(get_registry)  # the call meets the injector every surface meets (its gates)
+        try:
+            if (dispatcher := active_dispatcher()) is not None and is_durable(manager, manager.operation_of(input)):
+                result = await dispatcher.dispatch_execute(ctx, manager, input)
+            else:
+                result = await manager.execute(ctx, input)
+        finally:
+            leave(token)
         if isinstance(ctx.model, AgenToolModel) and not isinstance(result, str | int | float | bool | NoneType):
             # The framework serialises the return before the model sees it: a value JSON cannot carry
             # ends the run with the typed error a lean run raises, not pydantic's own.
@@ -83,6 +92,10 @@ def manager_tool(manager: AgenToolManager, *, deps: DepsProvider | None = None) 
     agentool_manager.__annotations__ = {'ctx': RunContext[Any], 'input': manager.input_schema, 'return': Any}
     description = manager.config.description or f'Run an operation of the {manager.name!r} agentool.'
     return Tool(agentool_manager, takes_ctx=True, name=MANAGER_TOOL_NAME, description=description)
+
+
+def _deps_in_effect(name: str, deps_type: Any) -> AbstractAsyncContextManager[Any]:
+    return deps_in_effect(name, deps_type, get_registry)
 
 
 def _retry_unless_satisfied(manager: AgenToolManager, input: BaseModel) -> None:

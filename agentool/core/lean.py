@@ -31,12 +31,14 @@ from pydantic_ai.messages import (
 
 from ._call_args import call_args
 from ._context import context_base, direct_context
+from ._in_effect import enter, leave
 from ._lean_plan import LeanPlan
 from ._tool_errors import failed_error, output_retry_error, retry_error
 from .durability import active_dispatcher, is_durable
 from .manager import MANAGER_TOOL_NAME
 from .model import AgenToolModel
 from .output import admits_none, output_parts
+from .registry import get_registry
 
 __all__ = ('answer', 'history_allows_lean')
 
@@ -109,6 +111,7 @@ async def answer(
         run_step=1,
         max_retries=plan.max_retries,
     )
+    token = enter(get_registry)  # the call meets the injector every surface meets (its gates)
     try:
         if (dispatcher := active_dispatcher()) is not None and is_durable(manager, manager.operation_of(validated)):
             value = await dispatcher.dispatch_execute(ctx, manager, validated)  # a durable run's unit
@@ -118,6 +121,8 @@ async def answer(
         raise retry_error(name, retry.message) from None
     except ToolFailed as failed:
         raise failed_error(name, failed.message) from None
+    finally:
+        leave(token)
     returned = ToolReturnPart(MANAGER_TOOL_NAME, value, tool_call_id=call_id, timestamp=now)
     messages.append(plan.request.make(timestamp=now, parts=[returned], **ids))
     none_as_text = value is None and admits_none(manager.config.output_type)

@@ -45,7 +45,7 @@ from ..errors import (
     ToolRetryError,
 )
 from ._call_args import call_args
-from ._deps_source import injector_deps
+from ._in_effect import deps_in_effect, enter, leave
 from ._input_errors import invalid_input, invalid_json, not_an_object, unknown_operation
 from ._tool_errors import ToolRaised, failed_error, output_retry_error, retry_error
 from .durability import active_dispatcher, is_durable
@@ -175,17 +175,12 @@ class AgenToolModel(AnsweringModel):
 
     async def _run_plain(self, manager: AgenToolManager, validated: BaseModel, prompt: str) -> Any:
         deps_type = manager.config.deps_type
-        provider = injector_deps()
-        if (
-            provider is None
-            or deps_type in (None, NoneType, object)
-            or not manager.tool_for(manager.operation_of(validated)).takes_ctx
-        ):
+        if deps_type in (None, NoneType, object) or not manager.tool_for(manager.operation_of(validated)).takes_ctx:
             return await self._execute_plain(
                 manager, validated, _NoDepsRunContext(deps=None, model=self, usage=RunUsage(), prompt=prompt)
             )
         try:
-            async with provider(self._name, deps_type) as deps:
+            async with deps_in_effect(self._name, deps_type, get_registry) as deps:
                 ctx = RunContext[Any](deps=deps, model=self, usage=RunUsage(), prompt=prompt)
                 return await self._execute_plain(manager, validated, ctx)
         except MissingDepsError as error:
@@ -200,6 +195,7 @@ class AgenToolModel(AnsweringModel):
 
     async def _execute_plain(self, manager: AgenToolManager, validated: BaseModel, ctx: RunContext[Any]) -> Any:
         dispatcher = active_dispatcher()
+        token = enter(get_registry)  # the call meets the injector every surface meets (its gates)
         try:
             if dispatcher is not None and is_durable(manager, manager.operation_of(validated)):
                 # A durable run: the operation is its own unit of the run's engine, as on every form.
@@ -211,6 +207,8 @@ class AgenToolModel(AnsweringModel):
             raise retry_error(manager.name, retry.message) from None
         except ToolFailed as failed:
             raise failed_error(manager.name, failed.message) from None
+        finally:
+            leave(token)
 
 
 def _check_input(name: str, config: AgenToolConfig, prompt: str) -> None:

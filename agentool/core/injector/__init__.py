@@ -1,23 +1,23 @@
 """The injector: run agentools by name, wire their dependencies, swap any of them in tests.
 
 This package sits on the routing core (`agentool.core`: registry, manager, model, capability) and
-is imported by nothing there (the core's own surfaces reach it through `core._deps_source`, which
-`_injected` plugs). A call goes down through its modules, each entered once, never back up:
+is imported by nothing there: the core's own surfaces find the injector in effect through
+`core._in_effect` (the task-local frame, else the registry's default injector). A call goes down
+through its modules, each entered once, never back up:
 
-1. `_scope` (with `_frame`): which injector is in effect; `_injected` is how the surfaces that
-   start without one (toolset, MCP, manager tool, the plain model-string form) ask it for deps.
-2. `_injector`: `call`, `run`, handles (`handle`): enters the run's frame (`_frame`; a cycle is
-   `_graph`'s error) and runs the manager with the deps the wiring supplies.
+1. `_scope` (with `_frame`): which injector is in effect.
+2. `_injector`: `call`, `run`, handles (`handle`), `call_deps` (the deps of the surfaces that start
+   without any: toolset, MCP, manager tool, the plain model string), registration and checks;
+   enters the run's frame (a cycle is `_graph`'s error).
 3. `_targets`: what answers for the name (the registered agent or an override) and the input as
    JSON text, worked out once per registration.
-4. `_wiring`: registration, checks, and `_supply`, the deps of a call given none: the instance the
-   injector keeps, else built per run from a plan (`_deps`); `MissingDepsError` from `_missing`.
-5. `_resources`: providers by type and the run scope that owns what factories made.
+4. `_lifetime`: `DepsLifetime.supply`, the one place that decides how long the deps of a call
+   given none live (as long as the injector, one run, or none), from plans (`_deps`).
+5. `_resources`: providers by type and the scopes that own what factories made (a run's, the injector's).
 
 `serialization` holds the guide's JSON helpers.
 """
 
-from . import _injected  # noqa: F401  # pyright: ignore[reportUnusedImport]  # plugs the core's deps source
 from ._injector import AgenToolInjector
 from ._resources import ResourceScope
 from ._scope import get_injector, use_injector

@@ -23,6 +23,7 @@ from ._resources import (
     Provider,
     ResourceNode,
     RunScope,
+    Slot,
     compile_resource,
     is_provided,
     strip_annotated,
@@ -33,14 +34,12 @@ from .handle import AgenToolHandle, Uses
 
 __all__ = (
     'HandleField',
-    'ValueField',
     'DepsShape',
     'DepsPlan',
     'declares_deps',
     'deps_shape',
     'compile_deps',
     'build_deps',
-    'build_kept',
     'run_without_loop',
     'OwnDeps',
     'own_deps_form',
@@ -59,15 +58,6 @@ class HandleField:
 
 
 @dataclass(frozen=True, kw_only=True)
-class ValueField:
-    """A field filled by type from a provider, or left to its default."""
-
-    field: str
-    key: Any
-    has_default: bool
-
-
-@dataclass(frozen=True, kw_only=True)
 class DepsShape:
     """What a `deps_type` asks for, independent of which factories exist."""
 
@@ -75,7 +65,8 @@ class DepsShape:
     kind: Literal['none', 'fields', 'opaque']
     """No deps; a dataclass or pydantic model filled field by field; or a type only a factory can make."""
     handles: tuple[HandleField, ...] = ()
-    values: tuple[ValueField, ...] = ()
+    values: tuple[Slot, ...] = ()
+    """The other fields: filled by type from a provider, or left to their defaults."""
     unreadable: str | None = None
     """Why the fields' type hints could not be read, when they could not."""
 
@@ -91,16 +82,12 @@ class DepsPlan:
     resources: tuple[tuple[str, ResourceNode], ...] = ()
     construct: Callable[..., Any] | None = None
     per_run: bool = False
-    """A factory makes them or one of their fields: built for each run, which closes what it made.
+    """A run- or consumer-scoped factory makes them or one of their fields: built for each run, which closes
+    what it made.
 
-    Otherwise (handles, field defaults, provided instances) the injector keeps the one instance it
-    built and passes it to every call given no deps (`build_kept`), so state a tool keeps persists.
+    Otherwise (handles, field defaults, provided instances, injector-scoped resources) the injector keeps
+    the one instance it built and passes it to every call given no deps, so state a tool keeps persists.
     """
-
-    @property
-    def needs_scope(self) -> bool:
-        """Whether building needs the run scope (resources); otherwise `construct(**handles)` builds it."""
-        return self.whole is not None or bool(self.resources)
 
 
 def declares_deps(deps_type: Any) -> bool:
@@ -128,13 +115,13 @@ def deps_shape(deps_type: Any) -> DepsShape:
     if hints is None:
         return DepsShape(deps_type=deps_type, kind='fields', unreadable='its type hints cannot be resolved')
     handles: list[HandleField] = []
-    values: list[ValueField] = []
+    values: list[Slot] = []
     for name, has_default in defaults.items():
         hint = hints.get(name)
         if (handle := _handle_field(name, hint)) is not None:
             handles.append(handle)
         else:
-            values.append(ValueField(field=name, key=_unwrap_optional(strip_annotated(hint)), has_default=has_default))
+            values.append(Slot(name=name, key=_unwrap_optional(strip_annotated(hint)), has_default=has_default))
     return DepsShape(deps_type=deps_type, kind='fields', handles=tuple(handles), values=tuple(values))
 
 
@@ -188,7 +175,7 @@ def _compile(
     deps_type = shape.deps_type
     if is_provided(deps_type, providers):
         whole = _node(owner, deps_type, providers, found, field=None)
-        return DepsPlan(whole=whole, per_run=whole is not None and whole.provider.factory is not None)
+        return DepsPlan(whole=whole, per_run=whole is not None and _per_run(whole))
     if shape.kind == 'none':
         return None
     label = type_label(deps_type)
@@ -210,24 +197,29 @@ def _compile(
     resources: list[tuple[str, ResourceNode]] = []
     for value in shape.values:
         if is_provided(value.key, providers):
-            if (node := _node(owner, value.key, providers, found, field=value.field)) is not None:
-                resources.append((value.field, node))
+            if (node := _node(owner, value.key, providers, found, field=value.name)) is not None:
+                resources.append((value.name, node))
         elif not value.has_default:
             wanted = 'has no type annotation' if value.key is None else f'needs {type_label(value.key)}'
             found.append(
                 DependencyError(
-                    f'agentool {owner!r}: field {value.field!r} of deps_type {label} {wanted}, which no factory '
+                    f'agentool {owner!r}: field {value.name!r} of deps_type {label} {wanted}, which no factory '
                     'provides; provide it with injector.provide() or give the field a default',
                     agentool=owner,
-                    field=value.field,
+                    field=value.name,
                     type=None if value.key is None else type_label(value.key),
                 )
             )
     # model_construct keeps identities: a run-scoped resource must be the same object everywhere in the run.
     construct: Callable[..., Any] = deps_type.model_construct if issubclass(deps_type, BaseModel) else deps_type
     handles = {h.field: handle(h.agentool) for h in shape.handles}
-    per_run = any(node.provider.factory is not None for _, node in resources)
+    per_run = any(_per_run(node) for _, node in resources)
     return DepsPlan(handles=handles, resources=tuple(resources), construct=construct, per_run=per_run)
+
+
+def _per_run(node: ResourceNode) -> bool:
+    """Whether `node`'s value is made for each run (or consumer), not provided or made once for the injector."""
+    return node.provider.factory is not None and node.provider.scope != 'injector'
 
 
 def _node(
@@ -254,10 +246,11 @@ def run_without_loop(coroutine: Coroutine[Any, Any, _T], agentool: str) -> _T:
             pass
     except StopIteration as done:
         return cast('_T', done.value)
-    except RuntimeError as error:
-        if not _needs_loop(error):
+    except (RuntimeError, DepsUnavailableError) as error:
+        # A factory's own failure comes wrapped (`RunScope`): its cause says whether it wanted a loop.
+        cause: BaseException | None = error.__cause__ if isinstance(error, DepsUnavailableError) else error
+        if not isinstance(cause, RuntimeError) or not _needs_loop(cause):
             raise
-        cause: BaseException | None = error
     else:
         coroutine.close()
         cause = None
@@ -270,16 +263,6 @@ def run_without_loop(coroutine: Coroutine[Any, Any, _T], agentool: str) -> _T:
 
 def _needs_loop(error: RuntimeError) -> bool:
     return 'event loop' in str(error) or type(error).__name__ == 'AsyncLibraryNotFoundError'
-
-
-def build_kept(plan: DepsPlan) -> Any:
-    """An instance of the planned deps type made with no factory (see `DepsPlan.per_run`): no scope, no await."""
-    if plan.whole is not None:
-        return plan.whole.provider.instance
-    assert plan.construct is not None
-    if not plan.resources:
-        return plan.construct(**plan.handles)
-    return plan.construct(**plan.handles, **{field: node.provider.instance for field, node in plan.resources})
 
 
 async def build_deps(plan: DepsPlan, scope: RunScope | None) -> Any:

@@ -1,9 +1,15 @@
-"""The task-local frame: the injector in effect, the run in progress and the chain of agentools in it."""
+"""The task-local frame, as the injector reads it: itself, the run in progress and the chain of agentools in it.
+
+The variable is the core's (`agentool.core._in_effect.frame`, which the core's own surfaces and the
+`concurrent_safe=False` gate read); here it is typed with the injector's own classes.
+"""
 
 from __future__ import annotations
 
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, TypeAlias, cast
+
+from .._in_effect import frame as _frame
 
 if TYPE_CHECKING:
     from ._injector import AgenToolInjector
@@ -13,9 +19,5 @@ __all__ = ('Frame', 'frame')
 
 Frame: TypeAlias = 'tuple[AgenToolInjector, RunScope | None, tuple[str, ...]]'
 
-frame: ContextVar[Frame | None] = ContextVar('agentool_injector_frame', default=None)
-"""The injector in effect, the run in progress (`None` outside one) and the chain of agentools in it.
-
-A context variable, so it travels with the task: agentools calling each other share the run's
-resources and chain (which is how a cycle is caught before it recurses), concurrent tasks do not.
-"""
+frame = cast('ContextVar[Frame | None]', _frame)
+"""The injector in effect, the run in progress (`None` outside one) and the chain of agentools in it."""

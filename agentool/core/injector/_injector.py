@@ -6,14 +6,17 @@ each other, which is how a cycle is caught before it recurses) and the overrides
 `injector.override(...)`. Agentools calling each other through the injector (`get_injector()`,
 a deps handle) therefore share the run's resources and see the caller's overrides, while
 concurrent tasks see only their own.
+
+The injector holds the agents by name (registration and the dependency-graph checks are here) and
+one `DepsLifetime` (`_lifetime`): the providers, and how long the deps of a call given none live.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Generator
+from collections.abc import AsyncGenerator, Callable, Generator
 from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar, Token
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from opentelemetry.context import get_current
 from opentelemetry.trace import Tracer, TracerProvider, get_current_span
@@ -22,36 +25,39 @@ from pydantic_ai import AgentRunResult, ModelRetry, ToolFailed
 from pydantic_ai.agent import AbstractAgent
 from pydantic_core import PydanticSerializationError, to_json
 
-from ...errors import ConfigurationError
+from ..._options import check_flag, check_instance, check_name
+from ...errors import AgenToolNotFoundError, ConfigurationError, DependencyError, DuplicateNameError
 from ...telemetry import TRACER_NAME, operation_span
-from .._gate import GateTable
+from .._in_effect import GateTable
 from .._lookup import not_found
+from .._missing_deps import admits_none, missing_deps_error
 from .._tool_errors import failed_error, retry_error
 from ..durability import active_dispatcher, is_durable
 from ..manager import AgenToolManager
 from ..output import json_output_text
-from ..registry import AgenToolRegistry
-from ._deps import OwnDeps, own_deps_form, run_without_loop
+from ..registry import AgenToolConfig, AgenToolRegistry
+from ._deps import OwnDeps, declares_deps, own_deps_form, run_without_loop
 from ._frame import Frame as _Frame
 from ._frame import frame as _frame
-from ._graph import cycle_error
-from ._resources import RunScope
-from ._targets import (
-    Target,
-    agent_target,
-    run_context,
-    serialise,
-    serialise_fallback,
-    stub_target,
+from ._graph import (
+    check_new_edges,
+    cycle_error,
+    graph_problems,
+    missing_dependency,
+    not_an_agentool,
+    raise_problems,
 )
-from ._wiring import UNSET, Wiring
+from ._lifetime import UNSET, DepsLifetime
+from ._resources import ResourceScope, RunScope, resource_problems
+from ._targets import Target, agent_target, run_context, serialise, serialise_fallback, stub_target
+from .handle import AgenToolHandle
 
 __all__ = ('AgenToolInjector',)
 
-_new = object.__new__
+T = TypeVar('T')
 
 
-class AgenToolInjector(Wiring):
+class AgenToolInjector:
     """Runs agentools by name with their dependencies wired; holds agents and resource factories.
 
     Args:
@@ -66,7 +72,13 @@ class AgenToolInjector(Wiring):
     def __init__(
         self, *, registry: AgenToolRegistry | None = None, tracer_provider: TracerProvider | None = None
     ) -> None:
-        super().__init__(registry=registry)
+        check_instance('registry', registry, AgenToolRegistry, optional=True)
+        self.registry = registry
+        self._targets: dict[str, Target] = {}
+        self._handles: dict[str, AgenToolHandle[Any]] = {}
+        self._lifetime = DepsLifetime(handle=self.handle, require=self._require_agentool)
+        # The kept deps, read directly by the direct path (one dict read); `DepsLifetime.supply` fills it.
+        self._kept = self._lifetime.kept
         self._tracer: Tracer | None = None
         self.tracer_provider = tracer_provider
         self._overridden = False
@@ -97,6 +109,144 @@ class AgenToolInjector(Wiring):
         self._tracer = None if provider is None else provider.get_tracer(TRACER_NAME)
 
     # --- agents --------------------------------------------------------------------------------
+
+    def register(self, name: str, agent: AbstractAgent[Any, Any], *, replace: bool = False) -> None:
+        """Register `agent` under `name` (`create_agentool` does this for every agentool it creates).
+
+        Raises:
+            DuplicateNameError: `name` is taken and `replace` is false.
+            DependencyError: an agentool depends on `name` but `agent` is not an agentool, or the
+                agent's own dependencies name a non-agentool.
+            DependencyCycleError: the agent's dependencies close a cycle (`details['path']`).
+            ConfigurationError: `name` is not a non-empty string, or `agent` is not a pydantic-ai agent.
+        """
+        check_name(name)  # first: a name that is not a string would break every later listing and lookup
+        check_instance('agent', agent, AbstractAgent, agentool=name)
+        check_flag('replace', replace)
+        if not replace and name in self._targets:
+            raise DuplicateNameError(
+                f'an agent named {name!r} is already registered with the injector; pass replace=True', agentool=name
+            )
+        target = agent_target(name, agent, registry=self.registry)
+        if target.manager is not None:
+            self._check_edges(name, self._edges_of(target))
+        elif dependents := sorted(n for n, t in self._targets.items() if n != name and name in self._edges_of(t)):
+            raise DependencyError(
+                f'agentool {dependents[0]!r} depends on {name!r}, but the agent registered as {name!r} is not an '
+                'agentool; dependencies must name agentools',
+                agentool=dependents[0],
+                dependency=name,
+            )
+        self._targets[name] = target
+        self._lifetime.replan()  # a plan may have been given up for want of this agentool
+
+    def check_dependencies(self, name: str, config: AgenToolConfig) -> None:
+        """Raise the dependency error registering agentool `name` with `config` would cause, if any.
+
+        Dependencies not registered yet are allowed here (they may come later); `validate()` and the
+        first run report them.
+        """
+        handles = self._lifetime.shape(config.deps_type).handles
+        self._check_edges(name, [*config.dependencies, *(h.agentool for h in handles)])
+
+    def unregister(self, name: str) -> None:
+        """Forget the agent registered under `name`."""
+        if name not in self._targets:
+            raise not_found(name, self._targets, kind='agent', place='with the injector')
+        del self._targets[name]
+        self._lifetime.replan()
+        self._lifetime.forget(lambda shape: any(h.agentool == name for h in shape.handles))  # their handles dangle
+
+    def list_names(self) -> list[str]:
+        """Registered names, sorted."""
+        return sorted(self._targets)
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name in self._targets
+
+    def handle(self, name: str) -> AgenToolHandle[Any]:
+        """A handle on agentool `name` through this injector; overrides apply when it is called.
+
+        Raises:
+            ConfigurationError: `name` is not a non-empty string.
+        """
+        handle = self._handles.get(name) if isinstance(name, str) else None  # pyright: ignore[reportUnnecessaryIsInstance]
+        if handle is None:
+            check_name(name)
+            handle = self._handles[name] = AgenToolHandle(name, self)
+        return handle
+
+    # --- resources -----------------------------------------------------------------------------
+
+    def provide(
+        self,
+        type_: type[T],
+        factory: Callable[..., Any] | None = None,
+        *,
+        instance: Any = UNSET,
+        scope: ResourceScope = 'run',
+        replace: bool = False,
+    ) -> None:
+        """Provide values of `type_` to deps fields and factory parameters annotated with it.
+
+        Give a `factory` (sync or async; its parameters are themselves resolved by type) or a ready
+        `instance` (shared, never closed: the caller owns it). With `scope='run'` a factory makes one
+        instance per run, shared by every consumer in it, closed (`aclose()` or `close()`) when the run
+        ends; with `'transient'`, one per consumer, closed alike; with `'injector'`, one for as long as
+        this injector, made on first use (concurrent first uses wait for it) and closed by `clear()`
+        (`await aclear()` when it closes with an await). An injector-scoped factory's parameters must
+        be injector-scoped or instances too. A factory that raises fails the call with
+        `DepsUnavailableError` (the factory's exception is its `__cause__`).
+
+        Deps a call given none gets live as long as this injector (one instance per deps type, shared
+        by every surface) unless a run- or consumer-scoped factory makes them or one of their fields:
+        those are built per run.
+        `provide(DepsType, instance=deps)` makes `deps` the instance every surface gets;
+        `provide(DepsType, DepsType)` makes fresh deps for each run. Providing `type_` drops the kept
+        deps it changes.
+        """
+        check_flag('replace', replace)
+        self._lifetime.provide(type_, factory, instance, scope, replace=replace)
+
+    # --- checking ------------------------------------------------------------------------------
+
+    def validate(self) -> None:
+        """Check every registered agent at once: dependencies exist and are agentools, no cycles,
+        every deps field and factory parameter resolvable, handle output types match.
+
+        Raises:
+            InjectorValidationError: listing every problem found (`.problems`), not only the first.
+        """
+        problems = graph_problems(self._targets, self._edges_of, self._lifetime.shape)
+        for name in sorted(self._targets):
+            problems += self._lifetime.problems(name, self._targets[name].deps_type)
+        raise_problems([*problems, *resource_problems(self._lifetime.providers)])
+
+    def clear(self) -> None:
+        """Forget every agent, factory, cached plan and kept deps (overrides end with their `with` blocks),
+        and close what injector-scoped factories made, newest first.
+
+        Raises:
+            ConfigurationError: an injector-scoped resource closes only with an `await` (`aclose()`, an
+                async `close()`); nothing is cleared: use `await injector.aclear()`.
+        """
+        if waiting := self._lifetime.async_closers():
+            raise ConfigurationError(
+                f'clear() cannot close {", ".join(sorted(set(waiting)))} without an event loop (it closes with '
+                'an await); use `await injector.aclear()`',
+                option='clear',
+                closers=sorted(set(waiting)),
+            )
+        self._forget().close()
+
+    async def aclear(self) -> None:
+        """`clear()`, closing what injector-scoped factories made with an `await` where it takes one."""
+        await self._forget().aclose(None)
+
+    def _forget(self) -> RunScope:
+        self._targets.clear()
+        self._handles.clear()
+        return self._lifetime.clear()
 
     def get(self, name: str) -> AbstractAgent[Any, Any]:
         """The agent `run(name, ...)` runs: the override in effect for `name`, else the one registered."""
@@ -147,23 +297,21 @@ class AgenToolInjector(Wiring):
         prompt = data if isinstance(data, str) else data.decode()
         # The same error the model raises, before any resource is made.
         validated = None if (manager := target.manager) is None else manager.validate_json(prompt)
-        token, scope, owner = self._enter(name)
+        token, scope, owner = self._enter(target)
         try:
             if 'deps' not in run_kwargs:
-                if validated is not None and not _reads_deps(manager, validated):
+                if not target.needs_deps or (validated is not None and not _reads_deps(manager, validated)):
                     run_kwargs['deps'] = None  # as `agent.run`: deps are built only for a tool taking a context
-                elif self._own_deps is not None and target.needs_deps:
-                    run_kwargs['deps'] = await self.acreate_deps(name)
                 else:
-                    run_kwargs['deps'] = await self._supply(target, scope)
+                    run_kwargs['deps'] = await self._deps_for(target, scope)
             result = await target.agent.run(prompt, **run_kwargs)
         except BaseException as error:
-            if owner and scope.owned:
+            if owner and scope is not None and scope.owned:
                 await scope.aclose(error)
             raise
         finally:
             _frame.reset(token)
-        if owner and scope.owned:
+        if owner and scope is not None and scope.owned:
             await scope.aclose(None)
         return result
 
@@ -214,40 +362,19 @@ class AgenToolInjector(Wiring):
         dispatcher = active_dispatcher() if deps is UNSET else None
         if dispatcher is not None and is_durable(manager, manager.operation_of(validated)):
             return await dispatcher.dispatch_call(self, manager, name, data, validated)
-        # `_enter`, inlined: this is the hot path.
-        frame = _frame.get()
-        if frame is not None and frame[0] is self and (frame[1] is not None or frame[2]):
-            if name in (chain := frame[2]):
-                raise cycle_error([*chain[chain.index(name) :], name])
-            scope = frame[1]
-            if owner := (scope is None and not target.leaf):
-                scope = RunScope()
-            token = _frame.set((self, scope, (*chain, name)))
-        else:
-            owner = not target.leaf
-            scope = RunScope() if owner else None
-            token = _frame.set((self, scope, target.chain))
+        token, scope, owner = self._enter(target)
         try:
             try:
                 if deps is UNSET:
                     if not target.needs_deps or not _reads_deps(manager, validated):
                         deps = None  # as `agent.run`: deps are built only for a tool taking a context
-                    elif self._own_deps is not None:  # the subclass's own deps, as on every surface
-                        deps = await self.acreate_deps(name)
-                    elif (deps := self._kept.get(target.deps_type, UNSET)) is UNSET:  # kept: one dict read
-                        deps = await self._supply(target, scope)
-                if (ctx_type := target.ctx_type) is not None:  # `run_context`, inlined: the common case
-                    ctx = _new(ctx_type)
-                    if deps is not None:  # the class says `None`
-                        ctx.deps = deps
-                    ctx.prompt = data if isinstance(data, str) else data.decode()
-                elif not target.takes_ctx:
-                    ctx = None  # no routed tool takes a context, and the manager reads none itself
-                else:
-                    ctx = run_context(target, deps, data)
+                    # Kept deps (the common case) are one dict read; anything else is decided by `_deps_for`.
+                    elif self._own_deps is not None or (deps := self._kept.get(target.deps_type, UNSET)) is UNSET:
+                        deps = await self._deps_for(target, scope)
+                ctx = run_context(target, deps, data)
                 # `in_trace()`, inlined: an empty OpenTelemetry context (the untraced case) costs one read.
                 if self._tracer is None and not ((otel := get_current()) and get_current_span(otel).is_recording()):
-                    # `execute` inlined (`invoke` + the output check): one coroutine fewer per call.
+                    # The manager's hot-path pair (`invoke`, then the output check): one coroutine fewer than `execute`.
                     result = await manager.invoke(ctx, validated)  # pyright: ignore[reportArgumentType]
                     if manager.checks_output and type(result) is not manager.output_class:
                         result = manager.check_output(validated, result)
@@ -300,6 +427,33 @@ class AgenToolInjector(Wiring):
         return await self._wired_deps(agent_name)
 
     @asynccontextmanager
+    async def call_deps(self, name: str, deps_type: Any) -> AsyncGenerator[Any]:
+        """The deps of one call of agentool `name` (declared `deps_type`) given none, for the block.
+
+        What every surface given no deps passes to a tool taking a context: the toolset, MCP, the
+        manager tool and the plain model string (`run` and `call` decide the same way, in
+        `_deps_for`). Yields `None` when `deps_type` declares no deps, or admits `None` and cannot be
+        built. Resources made for them are closed when the block ends (joined to a run in progress).
+
+        Raises:
+            MissingDepsError: `deps_type` cannot be built and does not admit `None`.
+        """
+        if not declares_deps(deps_type):
+            yield None
+            return
+        async with self.run_scope():
+            try:
+                target = self._target(name)
+            except AgenToolNotFoundError as error:
+                # Only here: the agent was registered with another injector than the one in effect.
+                if not admits_none(deps_type):
+                    raise missing_deps_error(name, deps_type, error) from error
+                target = None
+            frame = _frame.get()
+            assert frame is not None  # the run scope's
+            yield None if target is None else await self._deps_for(target, frame[1])
+
+    @asynccontextmanager
     async def run_scope(self) -> AsyncGenerator[None]:
         """Make the block one run: runs and calls inside share run-scoped resources, closed on exit."""
         frame = _frame.get()
@@ -319,6 +473,13 @@ class AgenToolInjector(Wiring):
 
     # --- internals -----------------------------------------------------------------------------
 
+    async def _deps_for(self, target: Target, scope: RunScope | None) -> Any:
+        """The deps of a call of `target` given none, on every surface: a subclass's own `create_deps` or
+        `acreate_deps` when it overrides one, else the wiring's, whose lifetime `DepsLifetime.supply` decides."""
+        if self._own_deps is not None:
+            return await self.acreate_deps(target.name)
+        return await self._lifetime.supply(target, scope)
+
     def _target(self, name: str) -> Target:
         if not isinstance(name, str):  # pyright: ignore[reportUnnecessaryIsInstance]  # callers pass anything
             raise not_found(name, self._targets, kind='agent', place='with the injector')
@@ -329,22 +490,42 @@ class AgenToolInjector(Wiring):
             raise not_found(name, self._targets, kind='agent', place='with the injector')
         return target
 
-    def _enter(self, name: str) -> tuple[Token[_Frame | None], RunScope, bool]:
-        """Enter a run of `name`: nested in the run in progress (checking for a cycle), or a new one."""
+    def _enter(self, target: Target) -> tuple[Token[_Frame | None], RunScope | None, bool]:
+        """Enter a run of `target`: nested in the run in progress (checking for a cycle), or a new one.
+
+        Also the run scope, and whether this call owns (and so closes) it: a leaf (no deps, no declared
+        dependencies) makes none, as nothing it runs can make resources for it.
+        """
         frame = _frame.get()
         if frame is not None and frame[0] is self and (frame[1] is not None or frame[2]):
-            if name in (chain := frame[2]):
+            if (name := target.name) in (chain := frame[2]):
                 raise cycle_error([*chain[chain.index(name) :], name])
-            scope, owner = (frame[1], False) if frame[1] is not None else (RunScope(), True)
+            scope = frame[1]
+            if owner := (scope is None and not target.leaf):
+                scope = RunScope()
             return _frame.set((self, scope, (*chain, name))), scope, owner
-        scope = RunScope()
-        return _frame.set((self, scope, (name,))), scope, True
+        owner = not target.leaf
+        scope = RunScope() if owner else None
+        return _frame.set((self, scope, target.chain)), scope, owner
 
     async def _wired_deps(self, name: str) -> Any:
         """The deps of `name` as the wiring builds them, in the run in progress (else in a scope of their own)."""
         frame = _frame.get()
         scope = frame[1] if frame is not None and frame[0] is self else None
-        return await self._supply(self._target(name), RunScope() if scope is None else scope)
+        return await self._lifetime.supply(self._target(name), scope)
+
+    def _edges_of(self, target: Target) -> list[str]:
+        return [*target.dependencies, *(h.agentool for h in self._lifetime.shape(target.deps_type).handles)]
+
+    def _check_edges(self, name: str, edges: list[str]) -> None:
+        check_new_edges(name, edges, self._targets, self._edges_of)
+
+    def _require_agentool(self, owner: str, dependency: str) -> None:
+        other = self._targets.get(dependency)
+        if other is None:
+            raise missing_dependency(owner, dependency, list(self._targets))
+        if other.manager is None:
+            raise not_an_agentool(owner, dependency)
 
 
 def _reads_deps(manager: AgenToolManager | None, validated: BaseModel | None) -> bool:

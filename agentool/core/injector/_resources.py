@@ -3,24 +3,29 @@
 A factory's own parameters are resolved by their annotated types too, so resources can depend on
 resources (a repository on a connection pool on a settings model). Run-scoped resources are made
 once per run and shared by every consumer in it; everything a factory made that has `aclose()` or
-`close()` is closed, in reverse order, when the run ends.
+`close()` is closed, in reverse order, when the run ends. Injector-scoped resources are made once,
+on first use, in the injector's own scope (`Provider.home`), and closed when the injector is cleared.
 """
 
 from __future__ import annotations
 
 import inspect
 import logging
+import threading
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Annotated, Any, Literal, get_args, get_origin, get_type_hints
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal, cast, get_args, get_origin, get_type_hints
 
 import anyio
 
-from ...errors import ConfigurationError, DependencyCycleError, DependencyError
+from ..._bounds import clip
+from ...errors import AgenToolError, ConfigurationError, DependencyCycleError, DependencyError, DepsUnavailableError
+from .._missing_deps import type_label
 from ..definition import UNRESOLVABLE
 
 __all__ = (
     'ResourceScope',
+    'Slot',
     'Provider',
     'ResourceNode',
     'RunScope',
@@ -35,13 +40,19 @@ __all__ = (
 
 logger = logging.getLogger('agentool.injector')
 
-ResourceScope = Literal['run', 'transient']
-"""`'run'`: one instance per run, shared by every consumer in it. `'transient'`: a new instance for each consumer."""
+ResourceScope = Literal['run', 'transient', 'injector']
+"""`'run'`: one instance per run, shared by every consumer in it. `'transient'`: a new instance for each consumer.
+`'injector'`: one instance for as long as the injector, made on first use, closed when the injector is cleared."""
+
+_SCOPES: tuple[ResourceScope, ...] = ('run', 'transient', 'injector')
+_POLL_SECONDS = 0.001
+
+_LIVES = {'run': 'for each run', 'transient': 'for each consumer', 'injector': 'once'}
 
 
 @dataclass(frozen=True, kw_only=True)
-class Parameter:
-    """One parameter of a factory: resolved by `key` (its annotated type), or left to its default."""
+class Slot:
+    """A deps field or factory parameter: filled by `key` (its annotated type) when provided, else by its default."""
 
     name: str
     key: Any
@@ -56,7 +67,9 @@ class Provider:
     factory: Callable[..., Any] | None
     instance: Any = None
     scope: ResourceScope = 'run'
-    parameters: tuple[Parameter, ...] = ()
+    parameters: tuple[Slot, ...] = ()
+    home: RunScope | None = field(default=None, compare=False, repr=False)
+    """Where an injector-scoped factory's one instance lives (the injector's own scope); `None` otherwise."""
 
 
 @dataclass(frozen=True)
@@ -65,11 +78,6 @@ class ResourceNode:
 
     provider: Provider
     arguments: tuple[tuple[str, ResourceNode], ...]
-
-
-def type_label(key: Any) -> str:
-    """A readable name for a type used as a key."""
-    return key.__qualname__ if isinstance(key, type) else repr(key).replace('typing.', '')
 
 
 def strip_annotated(hint: Any) -> Any:
@@ -85,26 +93,36 @@ def type_hints(obj: Any) -> dict[str, Any] | None:
         return None
 
 
-def make_provider(key: Any, factory: Callable[..., Any] | None, instance: Any, scope: ResourceScope) -> Provider:
-    """Check `factory` once and record which types its parameters are resolved by."""
-    if scope not in ('run', 'transient'):
-        raise ConfigurationError(f"resource scope must be 'run' or 'transient', got {scope!r}", scope=str(scope))
+def make_provider(
+    key: Any, factory: Callable[..., Any] | None, instance: Any, scope: ResourceScope, *, home: RunScope
+) -> Provider:
+    """Check `factory` once and record which types its parameters are resolved by.
+
+    `home` is the injector's own scope, where an injector-scoped factory's instance lives.
+    """
+    if scope not in _SCOPES:
+        raise ConfigurationError(
+            f"resource scope must be 'run', 'transient' or 'injector', got {scope!r}", scope=repr(scope)
+        )
     if factory is None:
         return Provider(key=key, factory=None, instance=instance, scope=scope)
     if not callable(factory):
         raise ConfigurationError(
             f'the factory for {type_label(key)} must be callable, got {type(factory).__name__}', type=type_label(key)
         )
-    return Provider(key=key, factory=factory, scope=scope, parameters=_parameters(key, factory))
+    parameters = _parameters(key, factory)
+    return Provider(
+        key=key, factory=factory, scope=scope, parameters=parameters, home=home if scope == 'injector' else None
+    )
 
 
-def _parameters(key: Any, factory: Callable[..., Any]) -> tuple[Parameter, ...]:
+def _parameters(key: Any, factory: Callable[..., Any]) -> tuple[Slot, ...]:
     try:
         signature = inspect.signature(factory)
     except (TypeError, ValueError):  # some builtins have no signature: called with no arguments
         return ()
     hints = (type_hints(factory.__init__) if isinstance(factory, type) else type_hints(factory)) or {}
-    parameters: list[Parameter] = []
+    parameters: list[Slot] = []
     for parameter in signature.parameters.values():
         if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
             continue
@@ -118,7 +136,7 @@ def _parameters(key: Any, factory: Callable[..., Any]) -> tuple[Parameter, ...]:
             )
         if parameter.kind is not parameter.POSITIONAL_ONLY:
             hint = strip_annotated(hints.get(parameter.name))
-            parameters.append(Parameter(name=parameter.name, key=hint, has_default=has_default))
+            parameters.append(Slot(name=parameter.name, key=hint, has_default=has_default))
     return tuple(parameters)
 
 
@@ -136,7 +154,20 @@ def compile_resource(key: Any, providers: dict[Any, Provider], *, path: tuple[An
     arguments: list[tuple[str, ResourceNode]] = []
     for parameter in provider.parameters:
         if is_provided(parameter.key, providers):
-            arguments.append((parameter.name, compile_resource(parameter.key, providers, path=(*path, key))))
+            argument = compile_resource(parameter.key, providers, path=(*path, key))
+            shorter = argument.provider.factory is not None and argument.provider.scope != 'injector'
+            if provider.scope == 'injector' and shorter:
+                # Made once for the injector's life, it would keep a value its own scope closes after one run.
+                raise DependencyError(
+                    f'the factory for {type_label(key)} lives as long as the injector, but its parameter '
+                    f'{parameter.name!r} takes {type_label(parameter.key)}, which is made '
+                    f"{_LIVES[argument.provider.scope]}; provide {type_label(parameter.key)} with scope='injector' "
+                    'or as an instance',
+                    type=type_label(key),
+                    parameter=parameter.name,
+                    needs=type_label(parameter.key),
+                )
+            arguments.append((parameter.name, argument))
         elif not parameter.has_default:
             wanted = 'has no type annotation' if parameter.key is None else f'needs {type_label(parameter.key)}'
             raise DependencyError(
@@ -177,13 +208,15 @@ class RunScope:
     """What one run owns: its run-scoped instances and everything to close when it ends.
 
     Every run makes one, so creating it costs nothing: its containers are made on first use
-    (class-level `None` defaults, no `__init__`).
+    (class-level `None` defaults, no `__init__`). The injector keeps one more for its own life,
+    where injector-scoped factories make their instances (`Provider.home`).
     """
 
     owned: list[Any] | None = None
-    """What factories made in this run that must be closed when it ends; `None` until there is some."""
+    """What factories made in this scope that must be closed when it ends; `None` until there is some."""
     _instances: dict[Any, Any] | None = None
-    _pending: dict[Any, anyio.Event | None] | None = None
+    _pending: dict[Any, tuple[int, anyio.Event | None]] | None = None
+    """What is being made, by key: the making thread, and the event its waiters on that thread wait for."""
 
     async def resolve(self, node: ResourceNode) -> Any:
         """The value of `node`'s type in this run: the shared instance, made on first use."""
@@ -192,27 +225,39 @@ class RunScope:
             return provider.instance
         if provider.scope == 'transient':
             return await self._make(node)
-        if self._instances is None:
-            self._instances, self._pending = {}, {}
-        instances, pending = self._instances, self._pending
+        scope = self if provider.home is None else provider.home
+        if scope._instances is None:
+            scope._instances, scope._pending = {}, {}
+        instances, pending = scope._instances, scope._pending
         assert pending is not None
         while provider.key not in instances:
-            # Concurrent consumers in one run wait for the first maker instead of making their own.
-            # The event is made only when someone waits, so an uncontended make needs no event loop
-            # (which is what lets `create_deps` build deps synchronously).
+            # Concurrent consumers wait for the first maker instead of making their own. The event is
+            # made only when someone waits, so an uncontended make needs no event loop (which is what
+            # lets `create_deps` build deps synchronously).
             if provider.key in pending:
-                event = pending[provider.key]
+                maker, event = pending[provider.key]
+                if maker != threading.get_ident():
+                    # Made on another thread's event loop (the injector's own scope is shared by every
+                    # thread), whose event could not wake this loop: look again shortly.
+                    await anyio.sleep(_POLL_SECONDS)
+                    continue
                 if event is None:
-                    event = pending[provider.key] = anyio.Event()
+                    event = anyio.Event()
+                    pending[provider.key] = (maker, event)
                 await event.wait()
                 continue
-            pending[provider.key] = None
+            pending[provider.key] = (threading.get_ident(), None)
             try:
-                instances[provider.key] = await self._make(node)
+                instances[provider.key] = await scope._make(node)
             finally:
-                if (event := pending.pop(provider.key)) is not None:
+                if (event := pending.pop(provider.key)[1]) is not None:
                     event.set()
         return instances[provider.key]
+
+    def forget(self, key: Any) -> None:
+        """Make the next `resolve` of `key` make a new instance; the old one is still closed with the scope."""
+        if self._instances is not None:
+            self._instances.pop(key, None)
 
     async def _make(self, node: ResourceNode) -> Any:
         kwargs = {name: await self.resolve(child) for name, child in node.arguments}
@@ -222,14 +267,40 @@ class RunScope:
             value = factory(**kwargs)
             if inspect.isawaitable(value):
                 value = await value
+        except AgenToolError:
+            raise  # already typed (the factory called an agentool, or built deps that could not be had)
         except Exception as error:
-            error.add_note(f'raised by the factory for {type_label(node.provider.key)} (agentool injector)')
-            raise
+            label = type_label(node.provider.key)
+            raise DepsUnavailableError(
+                f'the factory for {label} raised {type(error).__name__}: {clip(str(error))}',
+                type=label,
+                error=type(error).__name__,
+            ) from error
         if callable(getattr(value, 'aclose', None)) or callable(getattr(value, 'close', None)):
             if self.owned is None:
                 self.owned = []
             self.owned.append(value)
         return value
+
+    def async_closers(self) -> list[str]:
+        """The types of what this scope made that only an `await` can close (an async `aclose()` or `close()`)."""
+        return [type(value).__qualname__ for value in self.owned or () if _sync_closer(value) is None]
+
+    def close(self) -> None:
+        """Close what this scope made, newest first, without an event loop (see `async_closers`).
+
+        Every closer runs even if one fails; the first failure is raised, the others noted on it.
+        """
+        owned, self.owned, self._instances = self.owned or [], None, None
+        failures: list[Exception] = []
+        for value in reversed(owned):
+            closer = _sync_closer(value)
+            try:
+                if closer is not None:
+                    closer()
+            except Exception as failure:
+                failures.append(failure)
+        _raise_first(failures)
 
     async def aclose(self, error: BaseException | None) -> None:
         """Close what this scope made, newest first; every closer runs even if one fails.
@@ -237,7 +308,7 @@ class RunScope:
         With `error` (the run failed), cleanup failures are logged and noted on `error`, which the
         caller re-raises. Without one, the first cleanup failure is raised.
         """
-        owned, self.owned = self.owned or [], None
+        owned, self.owned, self._instances = self.owned or [], None, None
         failures: list[Exception] = []
         with anyio.CancelScope(shield=True):  # cleanup must finish even when the run was cancelled
             for value in reversed(owned):
@@ -248,12 +319,30 @@ class RunScope:
                         await result
                 except Exception as failure:
                     failures.append(failure)
-        if not failures:
-            return
-        carrier = failures[0] if error is None else error
-        for failure in failures:
-            if failure is not carrier:
-                logger.error('closing a resource failed', exc_info=failure)
-                carrier.add_note(f'closing a resource also failed: {type(failure).__name__}: {failure}')
         if error is None:
-            raise carrier
+            _raise_first(failures)
+            return
+        for failure in failures:
+            logger.error('closing a resource failed', exc_info=failure)
+            error.add_note(f'closing a resource also failed: {type(failure).__name__}: {failure}')
+
+
+def _sync_closer(value: Any) -> Callable[[], Any] | None:
+    """`value.close`, when it closes without an await (`aclose()` only, or an async `close()`: `None`)."""
+    close = getattr(value, 'close', None)
+    if not callable(close) or inspect.iscoroutinefunction(close):
+        return None
+    aclose = getattr(value, 'aclose', None)
+    if callable(aclose) and inspect.iscoroutinefunction(aclose) and not hasattr(value, '__exit__'):
+        return None  # an async resource whose `close()` only starts closing: `aclose()` is its closer
+    return cast('Callable[[], Any]', close)
+
+
+def _raise_first(failures: list[Exception]) -> None:
+    if not failures:
+        return
+    carrier = failures[0]
+    for failure in failures[1:]:
+        logger.error('closing a resource failed', exc_info=failure)
+        carrier.add_note(f'closing a resource also failed: {type(failure).__name__}: {failure}')
+    raise carrier

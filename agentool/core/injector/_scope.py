@@ -6,14 +6,12 @@ from collections.abc import Generator
 from contextlib import contextmanager
 
 from ..._options import check_instance
+from .._in_effect import COMPANION
 from ..registry import get_registry
 from ._frame import frame as _frame
 from ._injector import AgenToolInjector
 
 __all__ = ('get_injector', 'use_injector')
-
-_COMPANION = 'agentool.injector'
-"""Where a registry keeps its default injector (a key no attribute name can collide with)."""
 
 
 def get_injector() -> AgenToolInjector:
@@ -29,9 +27,9 @@ def get_injector() -> AgenToolInjector:
     # The registry owns its default injector, so the two are collected together: a global map from
     # registry to injector would keep every scoped registry alive through the agents it holds.
     companion = vars(get_registry())
-    injector = companion.get(_COMPANION)
+    injector = companion.get(COMPANION)
     if injector is None:
-        injector = companion[_COMPANION] = AgenToolInjector()
+        injector = companion[COMPANION] = AgenToolInjector()
     return injector
 
 

@@ -111,8 +111,9 @@ def stood_in_for(agent: AbstractAgent[Any, Any], *, registry: AgenToolRegistry |
 
 def _run_only(name: str, agent: AbstractAgent[Any, Any], manager: AgenToolManager | None) -> Target:
     """A target only its agent's run answers for; with the `manager` of the agentool it stands in for."""
+    needs_deps = declares_deps(agent.deps_type)
     return Target(
-        name=name, agent=agent, manager=manager, deps_type=agent.deps_type, needs_deps=declares_deps(agent.deps_type)
+        name=name, agent=agent, manager=manager, deps_type=agent.deps_type, needs_deps=needs_deps, leaf=not needs_deps
     )
 
 
@@ -274,7 +275,21 @@ def serialise_fallback(value: Any) -> Any:
     raise TypeError(f'unable to serialise unknown type {type(value).__name__}')
 
 
-def run_context(target: Target, deps: Any, prompt: str | bytes) -> RunContext[Any]:
-    """The context a tool gets on the direct path: the deps, the agentool's model, the prompt."""
+def run_context(target: Target, deps: Any, prompt: str | bytes) -> RunContext[Any] | None:
+    """The context a tool gets on the direct path: the deps, the agentool's model, the prompt.
+
+    `None` when no routed tool takes a context (the manager reads none itself).
+    """
+    if (ctx_type := target.ctx_type) is not None:  # the common case: two stores on a bare instance
+        ctx = _new(ctx_type)
+        if deps is not None:  # the class says `None`
+            ctx.deps = deps
+        ctx.prompt = prompt if isinstance(prompt, str) else prompt.decode()
+        return ctx
+    if not target.takes_ctx:
+        return None
     assert target.ctx_base is not None
     return direct_context(target.ctx_base, deps, prompt if isinstance(prompt, str) else prompt.decode())
+
+
+_new = object.__new__

@@ -1,7 +1,8 @@
 """Deps that were not given and cannot be built: `None` when the deps type admits it, else `MissingDepsError`.
 
 One rule for every surface that builds an agentool's deps itself (`agent.run` without `deps=`,
-`injector.run`, `injector.call`, the CLI, MCP).
+`injector.run`, `injector.call`, the CLI, MCP): the injector's (`agentool.core.injector`) and the
+core's own surfaces when no injector is in effect (`_in_effect`).
 """
 
 from __future__ import annotations
@@ -11,12 +12,16 @@ from typing import Annotated, Any, Union, get_args, get_origin
 
 from pydantic import ConfigDict, TypeAdapter
 
-from ...errors import AgenToolError, AgenToolNotFoundError, MissingDepsError
-from ._resources import type_label
+from ..errors import AgenToolError, AgenToolNotFoundError, MissingDepsError
 
-__all__ = ('admits_none', 'missing_deps_error')
+__all__ = ('admits_none', 'missing_deps_error', 'type_label')
 
 _ANY_TYPE = ConfigDict(arbitrary_types_allowed=True)
+
+
+def type_label(key: Any) -> str:
+    """A readable name for a type used as a key."""
+    return key.__qualname__ if isinstance(key, type) else repr(key).replace('typing.', '')
 
 
 def admits_none(deps_type: Any) -> bool:
