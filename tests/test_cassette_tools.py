@@ -11,7 +11,7 @@ from pydantic_ai import Agent
 from pydantic_ai.models import override_allow_model_requests
 from pydantic_ai.models.test import TestModel
 
-from agentool.errors import ConfigurationError, UnrecordedCallError
+from agentool.errors import CassetteError, ConfigurationError, UnrecordedCallError
 from agentool.testing import Cassette, CassetteModel, CassetteTools, Recording, Replay
 from tests._cassette_stable import stable
 
@@ -95,15 +95,15 @@ def test_replay_refuses_an_empty_cassette(tmp_path: Path) -> None:
 
 
 def test_recording_files_errors_are_typed(tmp_path: Path) -> None:
-    with pytest.raises(ConfigurationError, match='NUL') as caught:
+    with pytest.raises(CassetteError, match='NUL') as caught:
         Recording.load(str(tmp_path / 'a\x00.json'))
     assert caught.value.details['reason'] == 'nul'
-    with pytest.raises(ConfigurationError, match='NUL'):
+    with pytest.raises(CassetteError, match='NUL'):
         Recording().save(str(tmp_path / 'a\x00.json'))
-    with pytest.raises(ConfigurationError, match='NUL'):
+    with pytest.raises(CassetteError, match='NUL'):
         Replay(str(tmp_path / 'a\x00.json'))
     bad = Recording.model_validate({'runs': [{'prompt': '\udc80', 'steps': [], 'tool_calls': []}]})
-    with pytest.raises(ConfigurationError, match='UTF-8 cannot encode') as caught:
+    with pytest.raises(CassetteError, match='UTF-8 cannot encode') as caught:
         bad.save(tmp_path / 'r.json')
     assert caught.value.details['reason'] == 'unencodable'
     assert not (tmp_path / 'r.json').exists()
@@ -113,8 +113,8 @@ def test_an_oversized_recording_is_refused_before_parsing(tmp_path: Path) -> Non
     path = tmp_path / 'big.json'
     with path.open('wb') as stream:
         stream.truncate(65 * 1024 * 1024)
-    with pytest.raises(ConfigurationError, match='over the limit') as caught:
+    with pytest.raises(CassetteError, match='over the limit') as caught:
         Recording.load(path)
     assert caught.value.details['reason'] == 'too_large'
-    with pytest.raises(ConfigurationError, match='over the limit'):
+    with pytest.raises(CassetteError, match='over the limit'):
         Replay(path)

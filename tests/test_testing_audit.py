@@ -22,6 +22,7 @@ from agentool import AgenToolInjector, AgenToolRegistry, get_injector, get_regis
 from agentool.errors import (
     AgenToolError,
     AgenToolNotFoundError,
+    CassetteError,
     ConfigurationError,
     DriftError,
     ExpectationError,
@@ -354,7 +355,7 @@ async def test_a_drifted_recording_is_drift(tmp_path: Path) -> None:
 
 async def test_a_recording_whose_results_are_gone_is_an_unrecorded_call(tmp_path: Path) -> None:
     data = await record(tmp_path / 'paris.json')
-    data['runs'][0]['tool_calls'] = []
+    data['tool_calls'] = []  # a cassette keeps every tool result in one list
     replay = Replay(Recording.model_validate(data))
     with pytest.raises(UnrecordedCallError) as caught:
         await run(advisor(), replay.model, capabilities=[replay])
@@ -365,23 +366,23 @@ async def test_a_recording_whose_results_are_gone_is_an_unrecorded_call(tmp_path
     'content',
     [b'not json', b'\xff\xfe', b'{"format": "agentool-recording", "version": 2, "runs": []}', b'[]'],
 )
-def test_a_malformed_recording_is_a_configuration_error(tmp_path: Path, content: bytes) -> None:
+def test_a_malformed_recording_is_a_cassette_error(tmp_path: Path, content: bytes) -> None:
     path = tmp_path / 'bad.json'
     path.write_bytes(content)
-    with pytest.raises(ConfigurationError, match='is not an agentool recording') as caught:
+    with pytest.raises(CassetteError, match=r'not an agentool cassette|recording version 2') as caught:
         Replay(path)
     assert caught.value.details['path'] == str(path)
 
 
-def test_a_directory_given_as_a_recording_is_a_configuration_error(tmp_path: Path) -> None:
-    with pytest.raises(ConfigurationError, match='cannot read') as caught:
+def test_a_directory_given_as_a_recording_is_a_cassette_error(tmp_path: Path) -> None:
+    with pytest.raises(CassetteError, match='cannot read') as caught:
         Replay(tmp_path)
     assert caught.value.details['path'] == str(tmp_path)
 
 
-def test_a_recorder_that_cannot_write_its_file_is_a_configuration_error(tmp_path: Path) -> None:
+def test_a_recorder_that_cannot_write_its_file_is_a_cassette_error(tmp_path: Path) -> None:
     agent = advisor()
-    with agent.override(model=paris_double()), pytest.raises(ConfigurationError, match='cannot write') as caught:
+    with agent.override(model=paris_double()), pytest.raises(CassetteError, match='cannot write') as caught:
         agent.run_sync('Paris?', capabilities=[Recorder(tmp_path)])
     assert caught.value.details['path'] == str(tmp_path)
     assert list(tmp_path.iterdir()) == []  # no temporary file left behind
@@ -396,7 +397,7 @@ def test_a_recorder_refuses_an_empty_path(tmp_path: Path, monkeypatch: pytest.Mo
 
 
 def test_an_empty_recording_object_is_refused_with_details() -> None:
-    with pytest.raises(ConfigurationError, match='holds no runs') as caught:
+    with pytest.raises(ConfigurationError, match='holds nothing to replay') as caught:
         Replay(Recording())
     assert caught.value.details['option'] == 'source'
 

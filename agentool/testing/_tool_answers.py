@@ -14,8 +14,8 @@ from typing import Any
 from pydantic_ai.messages import ToolCallPart
 
 from ..errors import UnrecordedCallError
+from .cassette import RecordedToolCall, canonical_args
 from .log import CallLog, CallRecord
-from .recording import RecordedToolCall, canonical_args
 
 __all__ = ('ToolAnswers',)
 

@@ -22,11 +22,10 @@ from pydantic_ai import AgentRunResult
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 
 from ..errors import CassetteError, ConfigurationError, ExpectationError
-from .cassette import Cassette, Exchange
+from .cassette import Cassette, Exchange, canonical_args
 from .cassette_model import CassetteModel
 from .double import AgentDouble
 from .log import CallLog, CallRecord, Expected, side_by_side
-from .recording import canonical_args
 
 __all__ = ('TrajectoryStep', 'Trajectory', 'trajectory')
 
