@@ -24,11 +24,12 @@ from pydantic_ai.messages import (
 from pydantic_ai.models import Model, override_allow_model_requests
 from pydantic_ai.models.function import AgentInfo, DeltaThinkingPart, DeltaToolCall, FunctionModel
 from pydantic_ai.models.test import TestModel
+from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.native_tools import WebSearchTool
 from pydantic_ai.output import NativeOutput, PromptedOutput, ToolOutput
 from pydantic_ai.usage import RequestUsage
 
-from agentool.errors import CassetteMismatchError
+from agentool.errors import CassetteError, CassetteMismatchError
 from agentool.testing import CassetteModel
 from tests._cassette_stable import stable
 
@@ -316,3 +317,43 @@ async def test_native_tools_and_binary_prompts_replay(tmp_path: Path) -> None:
     other = ['What is this?', BinaryContent(b'GIF89a', media_type='image/gif')]
     with _offline(), pytest.raises(CassetteMismatchError, match='user prompt changed'):
         await agent.run(other, model=CassetteModel(None, cassette=path))
+
+
+class _Entered(FunctionModel):
+    """A model that counts how often it is entered and exited (its HTTP client's lifetime)."""
+
+    def __init__(self) -> None:
+        super().__init__(lambda messages, info: ModelResponse(parts=[TextPart('hello')]), model_name='entered')
+        self.entered = self.exited = 0
+
+    async def __aenter__(self) -> _Entered:
+        self.entered += 1
+        return self
+
+    async def __aexit__(self, *args: Any) -> bool | None:
+        self.exited += 1
+        return None
+
+
+async def test_a_cassette_model_is_a_wrapper_model_around_the_real_one_or_a_stand_in(tmp_path: Path) -> None:
+    path, real = tmp_path / 'c.json', _Entered()
+    recording = CassetteModel(real, cassette=path, mode='once')
+    assert isinstance(recording, WrapperModel)
+    assert recording.wrapped is real
+    async with recording:  # the wrapped model's lifetime is the wrapper's (pydantic-ai's WrapperModel)
+        assert (real.entered, real.exited) == (1, 0)
+        await Agent(output_type=str).run('hi', model=recording)
+    assert (real.entered, real.exited) == (1, 1)
+    assert (recording.model_name, recording.system) == ('entered', 'function')
+    # In replay the wrapped model is a stand-in named and profiled as the recorded model.
+    replay = CassetteModel(None, cassette=path)
+    assert isinstance(replay, WrapperModel)
+    assert replay.wrapped is not real
+    assert (replay.model_name, replay.system) == ('entered', 'function')
+    assert replay.profile.get('supports_tools') == real.profile.get('supports_tools')
+    with _offline():
+        async with replay:
+            assert (await Agent(output_type=str).run('hi', model=replay)).output == 'hello'
+    with pytest.raises(CassetteError, match='wraps no model') as caught:
+        await Agent(output_type=str).run('other', model=CassetteModel(None, cassette=path, mode='new_episodes'))
+    assert caught.value.details['reason'] == 'no_model'
