@@ -26,6 +26,7 @@ from agentool.testing import (
     Script,
     Trajectory,
 )
+from agentool.testing.commands import show
 from agentool.testing.scrub import PLACEHOLDER
 
 OLD_RECORDING = Path(__file__).parent / 'data' / 'agentool_recording_v1.json'
@@ -166,3 +167,9 @@ async def test_a_recorder_writes_one_cassette_of_runs_scrubbed_of_secrets(tmp_pa
     assert isinstance(replay, CassetteTools)
     with agent.override(model=replay.model):
         assert (await agent.run('Settings of acme?', capabilities=[replay])).output == 'done'
+
+
+def test_cassette_show_counts_the_runs_of_an_old_recording() -> None:
+    shown = show(OLD_RECORDING)
+    assert '0 exchange(s), 1 run(s) (3 model answer(s)), 2 recorded tool result(s)' in shown
+    assert '1. geocode({"city":"Paris"})' in shown

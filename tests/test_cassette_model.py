@@ -33,6 +33,8 @@ from agentool.errors import CassetteError, CassetteMismatchError
 from agentool.testing import CassetteModel
 from tests._cassette_stable import stable
 
+pytestmark = pytest.mark.seam  # CassetteModel is a pydantic-ai WrapperModel: the matrix runs it on every release
+
 
 class City(BaseModel):
     name: str
