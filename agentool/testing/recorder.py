@@ -44,7 +44,13 @@ class Recorder(CassetteTools):
     replaced on the first run this recorder finishes and rewritten after each later one, so it
     holds exactly the runs of this recorder. Only calls whose tool returned are kept: a call the
     model had to redo is left out, so a replay plays the path that worked. A run that fails is not
-    recorded.
+    recorded. `model` is the cassette it keeps in memory (a `CassetteModel` recording, not a model
+    to run with); `recording` is that cassette.
+
+    Args:
+        path: Where the cassette is written.
+        scrub: Replace secrets in known shapes before anything is written, like every cassette
+            (see `agentool.testing.scrub`); on by default.
 
     Example:
         ```python {test="skip"}
