@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from pydantic_ai.messages import (
     ThinkingPart,
     ToolCallPart,
 )
-from pydantic_ai.models import Model, override_allow_model_requests
+from pydantic_ai.models import Model, ModelRequestParameters, override_allow_model_requests
 from pydantic_ai.models.function import AgentInfo, DeltaThinkingPart, DeltaToolCall, FunctionModel
 from pydantic_ai.models.test import TestModel
 from pydantic_ai.models.wrapper import WrapperModel
@@ -359,3 +360,30 @@ async def test_a_cassette_model_is_a_wrapper_model_around_the_real_one_or_a_stan
     with pytest.raises(CassetteError, match='wraps no model') as caught:
         await Agent(output_type=str).run('other', model=CassetteModel(None, cassette=path, mode='new_episodes'))
     assert caught.value.details['reason'] == 'no_model'
+
+
+class _Shaping(FunctionModel):
+    """A model whose own request preparation reshapes the tools, as a provider's wire format does."""
+
+    def customize_request_parameters(self, model_request_parameters: ModelRequestParameters) -> ModelRequestParameters:
+        tools = [
+            replace(tool, description=f'{tool.description} (wire)') for tool in model_request_parameters.function_tools
+        ]
+        return replace(model_request_parameters, function_tools=tools)
+
+
+async def test_a_wrapped_models_own_request_shaping_stays_out_of_the_fingerprint(tmp_path: Path) -> None:
+    def answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if len(messages) == 1:
+            return ModelResponse(parts=[ToolCallPart('double', {'n': 2})])
+        return ModelResponse(parts=[TextPart('4')])
+
+    agent = Agent(output_type=str)
+
+    @agent.tool_plain
+    def double(n: int) -> int:
+        """Twice n."""
+        return n * 2
+
+    # The replay has no wrapped model to shape the request: it matches only if recording did not either.
+    await _round_trip(agent, _Shaping(answer), tmp_path / 'c.json')

@@ -172,22 +172,6 @@ class CassetteModel(WrapperModel):
         # Every one: the profile in effect (the wrapped model's, or the recorded one) narrows it.
         return native_tools.SUPPORTED_NATIVE_TOOLS
 
-    # Requests are prepared as the base `Model` prepares them from the profile, not by the wrapped
-    # model's own overrides (which shape its wire format): a replay without the real model then
-    # sees, and fingerprints, the very request the recording saw.
-    def customize_request_parameters(self, model_request_parameters: ModelRequestParameters) -> ModelRequestParameters:
-        return Model.customize_request_parameters(self, model_request_parameters)
-
-    def prepare_request(
-        self, model_settings: ModelSettings | None, model_request_parameters: ModelRequestParameters
-    ) -> tuple[ModelSettings | None, ModelRequestParameters]:
-        return Model.prepare_request(self, model_settings, model_request_parameters)
-
-    def prepare_messages(
-        self, messages: list[ModelMessage], model_request_parameters: ModelRequestParameters | None = None
-    ) -> list[ModelMessage]:
-        return Model.prepare_messages(self, messages, model_request_parameters)
-
     @property
     def settings(self) -> ModelSettings | None:
         # The wrapped model applies its own settings when it is called; leaving them out of the
