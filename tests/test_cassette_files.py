@@ -20,6 +20,8 @@ from agentool.testing import (
     CassetteModel,
     CassetteTools,
     Output,
+    RecordedRun,
+    RecordedToolCall,
     Recorder,
     Recording,
     Replay,
@@ -173,3 +175,12 @@ def test_cassette_show_counts_the_runs_of_an_old_recording() -> None:
     shown = show(OLD_RECORDING)
     assert '0 exchange(s), 1 run(s) (3 model answer(s)), 2 recorded tool result(s)' in shown
     assert '1. geocode({"city":"Paris"})' in shown
+
+
+def test_tool_results_given_to_a_run_after_loading_are_written_not_lost(tmp_path: Path) -> None:
+    cassette = Cassette.load(OLD_RECORDING)
+    extra = RecordedToolCall(tool='geocode', args={'city': 'Rome'}, result={'lat': 41.9, 'lon': 12.5})
+    cassette.runs.append(RecordedRun(prompt='Rome?', steps=[], output='x'))
+    cassette.runs[-1].tool_calls.append(extra)
+    cassette.save(tmp_path / 'c.json')
+    assert Cassette.load(tmp_path / 'c.json').tool_calls[-1] == extra

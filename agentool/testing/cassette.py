@@ -206,7 +206,8 @@ class Cassette(BaseModel):
             if not data[key]:
                 del data[key]
         for run in data.get('runs', []):
-            del run['tool_calls']  # gathered into the cassette's own `tool_calls`
+            # A run given its results after loading: they join the cassette's one list.
+            data['tool_calls'].extend(run.pop('tool_calls'))
         write_json(cassette_path(path), data, 'cassette', CassetteError)
 
 
