@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,16 +22,19 @@ from pydantic_ai.messages import (
     ThinkingPart,
     ToolCallPart,
 )
-from pydantic_ai.models import Model, override_allow_model_requests
+from pydantic_ai.models import Model, ModelRequestParameters, override_allow_model_requests
 from pydantic_ai.models.function import AgentInfo, DeltaThinkingPart, DeltaToolCall, FunctionModel
 from pydantic_ai.models.test import TestModel
+from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.native_tools import WebSearchTool
 from pydantic_ai.output import NativeOutput, PromptedOutput, ToolOutput
 from pydantic_ai.usage import RequestUsage
 
-from agentool.errors import CassetteMismatchError
+from agentool.errors import CassetteError, CassetteMismatchError
 from agentool.testing import CassetteModel
 from tests._cassette_stable import stable
+
+pytestmark = pytest.mark.seam  # CassetteModel is a pydantic-ai WrapperModel: the matrix runs it on every release
 
 
 class City(BaseModel):
@@ -316,3 +320,70 @@ async def test_native_tools_and_binary_prompts_replay(tmp_path: Path) -> None:
     other = ['What is this?', BinaryContent(b'GIF89a', media_type='image/gif')]
     with _offline(), pytest.raises(CassetteMismatchError, match='user prompt changed'):
         await agent.run(other, model=CassetteModel(None, cassette=path))
+
+
+class _Entered(FunctionModel):
+    """A model that counts how often it is entered and exited (its HTTP client's lifetime)."""
+
+    def __init__(self) -> None:
+        super().__init__(lambda messages, info: ModelResponse(parts=[TextPart('hello')]), model_name='entered')
+        self.entered = self.exited = 0
+
+    async def __aenter__(self) -> _Entered:
+        self.entered += 1
+        return self
+
+    async def __aexit__(self, *args: Any) -> bool | None:
+        self.exited += 1
+        return None
+
+
+async def test_a_cassette_model_is_a_wrapper_model_around_the_real_one_or_a_stand_in(tmp_path: Path) -> None:
+    path, real = tmp_path / 'c.json', _Entered()
+    recording = CassetteModel(real, cassette=path, mode='once')
+    assert isinstance(recording, WrapperModel)
+    assert recording.wrapped is real
+    async with recording:  # the wrapped model's lifetime is the wrapper's (pydantic-ai's WrapperModel)
+        assert (real.entered, real.exited) == (1, 0)
+        await Agent(output_type=str).run('hi', model=recording)
+    assert (real.entered, real.exited) == (1, 1)
+    assert (recording.model_name, recording.system) == ('entered', 'function')
+    # In replay the wrapped model is a stand-in named and profiled as the recorded model.
+    replay = CassetteModel(None, cassette=path)
+    assert isinstance(replay, WrapperModel)
+    assert replay.wrapped is not real
+    assert (replay.model_name, replay.system) == ('entered', 'function')
+    assert replay.profile.get('supports_tools') == real.profile.get('supports_tools')
+    with _offline():
+        async with replay:
+            assert (await Agent(output_type=str).run('hi', model=replay)).output == 'hello'
+    with pytest.raises(CassetteError, match='wraps no model') as caught:
+        await Agent(output_type=str).run('other', model=CassetteModel(None, cassette=path, mode='new_episodes'))
+    assert caught.value.details['reason'] == 'no_model'
+
+
+class _Shaping(FunctionModel):
+    """A model whose own request preparation reshapes the tools, as a provider's wire format does."""
+
+    def customize_request_parameters(self, model_request_parameters: ModelRequestParameters) -> ModelRequestParameters:
+        tools = [
+            replace(tool, description=f'{tool.description} (wire)') for tool in model_request_parameters.function_tools
+        ]
+        return replace(model_request_parameters, function_tools=tools)
+
+
+async def test_a_wrapped_models_own_request_shaping_stays_out_of_the_fingerprint(tmp_path: Path) -> None:
+    def answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if len(messages) == 1:
+            return ModelResponse(parts=[ToolCallPart('double', {'n': 2})])
+        return ModelResponse(parts=[TextPart('4')])
+
+    agent = Agent(output_type=str)
+
+    @agent.tool_plain
+    def double(n: int) -> int:
+        """Twice n."""
+        return n * 2
+
+    # The replay has no wrapped model to shape the request: it matches only if recording did not either.
+    await _round_trip(agent, _Shaping(answer), tmp_path / 'c.json')

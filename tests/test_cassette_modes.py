@@ -203,7 +203,8 @@ def test_cassette_file_is_diff_friendly(tmp_path: Path) -> None:
         (b'{not json', 'invalid_json', 'not UTF-8 JSON'),
         (b'\xff\xfe', 'invalid_json', 'not UTF-8 JSON'),
         (b'{"format": "agentool-cassette", "version": 2}', 'version', 'cassette version 2'),
-        (b'{"format": "agentool-recording", "version": 1}', 'invalid', 'is not an agentool cassette'),
+        (b'{"format": "agentool-recording", "version": 2}', 'version', 'recording version 2'),
+        (b'{"format": "agentool-tape", "version": 1}', 'invalid', 'is not an agentool cassette'),
         (b'{"format": "agentool-cassette", "version": 1, "exchanges": 3}', 'invalid', 'is not an agentool cassette'),
         (b'[1]', 'invalid', 'is not an agentool cassette'),
     ],
@@ -287,7 +288,9 @@ async def test_a_model_named_by_string_is_made_only_to_record(tmp_path: Path, mo
     with override_allow_model_requests(False):
         for mode in ('none', 'once'):
             replay = CassetteModel('openai:gpt-5', cassette=path, mode=mode)
-            assert replay.wrapped is None
+            # The wrapped model is a stand-in named as the recorded one, not the model named.
+            assert (replay.model_name, replay.system) == ('function:answer:', 'function')
+            assert not isinstance(replay.wrapped, FunctionModel)
             assert (await _agent().run('a', model=replay)).output == 'echo: a #1'
     with pytest.raises(CassetteError) as caught:  # recording does make it, and says why it cannot
         CassetteModel('openai:gpt-5', cassette=path, mode='all')

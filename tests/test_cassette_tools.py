@@ -11,8 +11,8 @@ from pydantic_ai import Agent
 from pydantic_ai.models import override_allow_model_requests
 from pydantic_ai.models.test import TestModel
 
-from agentool.errors import ConfigurationError, UnrecordedCallError
-from agentool.testing import Cassette, CassetteModel, CassetteTools, Recording, Replay
+from agentool.errors import CassetteError, ConfigurationError, UnrecordedCallError
+from agentool.testing import Cassette, CassetteModel, CassetteTools, Recorder, Recording, Replay
 from tests._cassette_stable import stable
 
 
@@ -95,15 +95,15 @@ def test_replay_refuses_an_empty_cassette(tmp_path: Path) -> None:
 
 
 def test_recording_files_errors_are_typed(tmp_path: Path) -> None:
-    with pytest.raises(ConfigurationError, match='NUL') as caught:
+    with pytest.raises(CassetteError, match='NUL') as caught:
         Recording.load(str(tmp_path / 'a\x00.json'))
     assert caught.value.details['reason'] == 'nul'
-    with pytest.raises(ConfigurationError, match='NUL'):
+    with pytest.raises(CassetteError, match='NUL'):
         Recording().save(str(tmp_path / 'a\x00.json'))
-    with pytest.raises(ConfigurationError, match='NUL'):
+    with pytest.raises(CassetteError, match='NUL'):
         Replay(str(tmp_path / 'a\x00.json'))
     bad = Recording.model_validate({'runs': [{'prompt': '\udc80', 'steps': [], 'tool_calls': []}]})
-    with pytest.raises(ConfigurationError, match='UTF-8 cannot encode') as caught:
+    with pytest.raises(CassetteError, match='UTF-8 cannot encode') as caught:
         bad.save(tmp_path / 'r.json')
     assert caught.value.details['reason'] == 'unencodable'
     assert not (tmp_path / 'r.json').exists()
@@ -113,8 +113,35 @@ def test_an_oversized_recording_is_refused_before_parsing(tmp_path: Path) -> Non
     path = tmp_path / 'big.json'
     with path.open('wb') as stream:
         stream.truncate(65 * 1024 * 1024)
-    with pytest.raises(ConfigurationError, match='over the limit') as caught:
+    with pytest.raises(CassetteError, match='over the limit') as caught:
         Recording.load(path)
     assert caught.value.details['reason'] == 'too_large'
-    with pytest.raises(ConfigurationError, match='over the limit'):
+    with pytest.raises(CassetteError, match='over the limit'):
         Replay(path)
+
+
+async def _record_runs(path: Path, tools: Tools) -> Any:
+    agent = tools.agent()
+    with agent.override(model=TestModel()):
+        return await agent.run('Paris', capabilities=[Recorder(path)])
+
+
+@pytest.mark.parametrize('record', [_record, _record_runs], ids=['exchanges', 'runs'])
+async def test_one_capability_answers_the_tools_of_both_recording_levels(tmp_path: Path, record: Any) -> None:
+    path, live, offline = tmp_path / 'c.json', Tools(), Tools()
+    recorded = await record(path, live)
+    assert live.executed == ['geocode']
+    replay = Replay(path)
+    # Replay and Recorder are the cassette's tool capability, with its one `wrap_tool_execute`.
+    assert isinstance(replay, CassetteTools)
+    assert Replay.wrap_tool_execute is Recorder.wrap_tool_execute is CassetteTools.wrap_tool_execute
+    agent = offline.agent()
+    with override_allow_model_requests(False), agent.override(model=replay.model):
+        replayed = await agent.run('Paris', capabilities=[replay])
+    assert (replayed.output, offline.executed) == (recorded.output, [])
+    replay.calls.assert_called('geocode', {'city': 'a'})
+    # A call the cassette does not hold is refused the same way, whichever level recorded it.
+    replay.recording.tool_calls.clear()
+    again = Replay(replay.recording)
+    with agent.override(model=again.model), pytest.raises(UnrecordedCallError, match="tool 'geocode'"):
+        await agent.run('Paris', capabilities=[again])

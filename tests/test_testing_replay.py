@@ -1,4 +1,4 @@
-"""Record real runs with `Recorder`, serve them back with `Replay`."""
+"""Record real runs at the tool level with `Recorder` (a cassette of runs), serve them back with `Replay`."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models import override_allow_model_requests
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from agentool.errors import ConfigurationError, DriftError, UnexpectedPromptError, UnrecordedCallError
+from agentool.errors import CassetteError, ConfigurationError, DriftError, UnexpectedPromptError, UnrecordedCallError
 from agentool.testing import AgentDouble, Call, Output, OutputFrom, Recorder, Recording, Replay, Script, canonical_args
 from tests.agentools import PARIS, advisor, run_with
 
@@ -74,7 +74,8 @@ async def test_recorder_writes_the_path_that_worked(tmp_path: Path) -> None:
     path = tmp_path / 'recordings' / 'weather.json'
     await record(path, 'Weather in Paris?')
     data = json.loads(path.read_text())
-    assert data['format'] == 'agentool-recording'
+    assert (data['format'], data['version'], 'exchanges' in data) == ('agentool-cassette', 1, True)
+    assert data['exchanges'] == []
     (run,) = data['runs']
     assert run['prompt'] == 'Weather in Paris?'
     # The call the model had to redo (a wrong field) is left out.
@@ -82,7 +83,8 @@ async def test_recorder_writes_the_path_that_worked(tmp_path: Path) -> None:
         [{'tool': 'geocode', 'args': {'city': 'Paris'}}],
         [{'tool': 'weather', 'args': {'lon': 2.35, 'lat': 48.85}}],
     ]
-    assert [(c['tool'], c['result']) for c in run['tool_calls']] == [
+    assert 'tool_calls' not in run  # the cassette keeps every tool result in one list
+    assert [(c['tool'], c['result']) for c in data['tool_calls']] == [
         ('geocode', {'lat': 48.85, 'lon': 2.35}),
         ('weather', {'temp_c': 21.5}),
     ]
@@ -121,7 +123,7 @@ async def test_a_call_that_was_not_recorded_fails_clearly(tmp_path: Path) -> Non
     with agent.override(model=double), pytest.raises(UnrecordedCallError) as caught:
         await agent.run('x', capabilities=[replay])
     assert str(caught.value) == (
-        f'replay: tool \'weather\' was called with {{"lat":1,"lon":2}}, which {str(path)!r} does not hold; '
+        f'replay: tool \'weather\' was called with {{"lat":1,"lon":2}}, which cassette {str(path)!r} does not hold; '
         'recorded calls of \'weather\': {"lat":48.85,"lon":2.35}'
     )
     assert tools.executed == []
@@ -181,15 +183,15 @@ async def test_a_prompt_recorded_twice_is_replayed_in_turn(tmp_path: Path) -> No
     assert outputs == ['first', 'second']
 
 
-def test_missing_and_broken_recordings_are_configuration_errors(tmp_path: Path) -> None:
+def test_missing_and_broken_recordings_are_cassette_errors(tmp_path: Path) -> None:
     missing = tmp_path / 'missing.json'
-    with pytest.raises(ConfigurationError, match=r'does not exist; record it first with Recorder\('):
+    with pytest.raises(CassetteError, match=r'does not exist; record it first .*or Recorder'):
         Replay(missing)
     broken = tmp_path / 'broken.json'
-    broken.write_text('{"runs": 3}')
-    with pytest.raises(ConfigurationError, match='is not an agentool recording'):
+    broken.write_text('{"format": "agentool-recording", "version": 1, "runs": 3}')
+    with pytest.raises(CassetteError, match='is not an agentool cassette'):
         Recording.load(broken)
-    with pytest.raises(ConfigurationError, match='holds no runs'):
+    with pytest.raises(ConfigurationError, match='holds nothing to replay'):
         Replay(Recording())
 
 
@@ -264,7 +266,7 @@ async def test_a_drifted_recording_is_drift(tmp_path: Path) -> None:
 
 async def test_a_recording_whose_results_are_gone_is_an_unrecorded_call(tmp_path: Path) -> None:
     data = await record_paris(tmp_path / 'paris.json')
-    data['runs'][0]['tool_calls'] = []
+    data['tool_calls'] = []  # a cassette keeps every tool result in one list
     replay = Replay(Recording.model_validate(data))
     with pytest.raises(UnrecordedCallError) as caught:
         await run_with(advisor(), replay.model, capabilities=[replay])
@@ -275,23 +277,23 @@ async def test_a_recording_whose_results_are_gone_is_an_unrecorded_call(tmp_path
     'content',
     [b'not json', b'\xff\xfe', b'{"format": "agentool-recording", "version": 2, "runs": []}', b'[]'],
 )
-def test_a_malformed_recording_is_a_configuration_error(tmp_path: Path, content: bytes) -> None:
+def test_a_malformed_recording_is_a_cassette_error(tmp_path: Path, content: bytes) -> None:
     path = tmp_path / 'bad.json'
     path.write_bytes(content)
-    with pytest.raises(ConfigurationError, match='is not an agentool recording') as caught:
+    with pytest.raises(CassetteError, match=r'not an agentool cassette|recording version 2') as caught:
         Replay(path)
     assert caught.value.details['path'] == str(path)
 
 
-def test_a_directory_given_as_a_recording_is_a_configuration_error(tmp_path: Path) -> None:
-    with pytest.raises(ConfigurationError, match='cannot read') as caught:
+def test_a_directory_given_as_a_recording_is_a_cassette_error(tmp_path: Path) -> None:
+    with pytest.raises(CassetteError, match='cannot read') as caught:
         Replay(tmp_path)
     assert caught.value.details['path'] == str(tmp_path)
 
 
-def test_a_recorder_that_cannot_write_its_file_is_a_configuration_error(tmp_path: Path) -> None:
+def test_a_recorder_that_cannot_write_its_file_is_a_cassette_error(tmp_path: Path) -> None:
     agent = advisor()
-    with agent.override(model=paris_double()), pytest.raises(ConfigurationError, match='cannot write') as caught:
+    with agent.override(model=paris_double()), pytest.raises(CassetteError, match='cannot write') as caught:
         agent.run_sync('Paris?', capabilities=[Recorder(tmp_path)])
     assert caught.value.details['path'] == str(tmp_path)
     assert list(tmp_path.iterdir()) == []  # no temporary file left behind
@@ -306,6 +308,6 @@ def test_a_recorder_refuses_an_empty_path(tmp_path: Path, monkeypatch: pytest.Mo
 
 
 def test_an_empty_recording_object_is_refused_with_details() -> None:
-    with pytest.raises(ConfigurationError, match='holds no runs') as caught:
+    with pytest.raises(ConfigurationError, match='holds nothing to replay') as caught:
         Replay(Recording())
     assert caught.value.details['option'] == 'source'

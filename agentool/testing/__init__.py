@@ -3,11 +3,12 @@
 - `AgentDouble` stands in for any agent's model and plays `Script`s; drift from the real agent
   (tools, arguments, output type) fails the test with a `DriftError` naming the tool and field.
 - `use_doubles` / `DoubledAgent` put doubles in place of agents reached by name through the injector.
-- `CassetteModel` wraps any pydantic-ai model: it records what the model was sent and answered
-  to a `Cassette` file once, then replays it offline (no network, no key), streaming included;
-  `CassetteTools` keeps tool results in the same cassette, so a replay runs without the tools.
-- `Recorder` records real runs' tool calls to a JSON file; `Replay` serves them back offline, and
-  serves a cassette's model answers and tool results too (the older tool-level format still works).
+- One recording concept, the `Cassette` file. `CassetteModel` wraps any pydantic-ai model: it
+  records what the model was sent and answered once, then replays it offline (no network, no
+  key), streaming included; `CassetteTools` keeps tool results in the same cassette, so a replay
+  runs without the tools. `Recorder` records runs at the tool level instead (with any model, as
+  a capability); `Replay` serves any cassette back, model and tools (and reads the older
+  `"agentool-recording"` files; `Recording` is the cassette's former name).
 - `Trajectory.of(...)` / `trajectory(...)` read what any run did (a pydantic-ai result or its
   messages, a replay, a cassette, a double), with the call log's assertions plus the number of
   model requests and the output; `diff_runs` names what changed between two of them.
@@ -22,14 +23,23 @@ injector and the bridges; nothing in the library imports it. A new test helper g
 
 from __future__ import annotations
 
-from .cassette import Cassette, CassetteInfo, Exchange, RecordMode
+from .cassette import (
+    Cassette,
+    CassetteInfo,
+    Exchange,
+    RecordedCall,
+    RecordedRun,
+    RecordedToolCall,
+    Recording,
+    RecordMode,
+    canonical_args,
+)
 from .cassette_model import CassetteModel, Redactor
 from .cassette_tools import CassetteTools
 from .diff import RunDiff, diff_runs
 from .double import AgentDouble
 from .log import CallLog, CallRecord, Expected, RequestRecord
 from .recorder import Recorder
-from .recording import RecordedCall, RecordedRun, RecordedToolCall, Recording, canonical_args
 from .replay import Replay
 from .script import Call, Matcher, Operation, Output, OutputFrom, Predicate, Prompt, Regex, Script, ScriptRun, Step
 from .stand_in import DoubledAgent, use_doubles

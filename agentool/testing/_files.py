@@ -1,9 +1,10 @@
-"""Reading and writing the JSON files of `agentool.testing` (recordings and cassettes) with typed errors.
+"""The file base of `agentool.testing`: reading and writing its JSON files with typed errors.
 
 One place for the file boundary: a path with a NUL, a file too large (its size is checked before
-a byte is parsed), bytes that are not UTF-8 JSON, data with a lone surrogate (which UTF-8 cannot
-encode) and every `OSError` become the error class the caller names, with the path in `details`.
-Files are written next to their target and renamed over it, so a crash never leaves half a file.
+a byte is parsed), bytes that are not UTF-8 JSON, a document of another format or version, data
+with a lone surrogate (which UTF-8 cannot encode) and every `OSError` become the error class the
+caller names, with the path and a `reason` in `details`. Files are written next to their target
+and renamed over it, so a crash never leaves half a file.
 """
 
 from __future__ import annotations
@@ -11,13 +12,13 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, cast
 
 from ..errors import AgenToolError, clip, quote
 
-__all__ = ('MAX_FILE_BYTES', 'as_path', 'read_json', 'write_json', 'dumps')
+__all__ = ('MAX_FILE_BYTES', 'as_path', 'read_json', 'read_document', 'check_document', 'write_json', 'dumps')
 
 MAX_FILE_BYTES = 64 * 1024 * 1024
 """The largest recording or cassette file read: larger ones are refused before parsing."""
@@ -76,6 +77,44 @@ def read_json(path: Path, what: str, error: ErrorFactory, *, missing: str, max_b
             path=str(path),
             reason='invalid_json',
         ) from None
+
+
+def read_document(
+    path: Path, what: str, error: ErrorFactory, *, formats: Mapping[str, int], missing: str
+) -> dict[str, Any]:
+    """The JSON object at `path`, checked to be one of `formats` (format name to the version read)."""
+    __tracebackhide__ = True  # cassette errors point at the test, not here
+    return check_document(read_json(path, what, error, missing=missing), str(path), what, error, formats=formats)
+
+
+def check_document(
+    data: Any, source: str, what: str, error: ErrorFactory, *, formats: Mapping[str, int]
+) -> dict[str, Any]:
+    """`data` if it is a JSON object whose `format` is one of `formats` at the version given for it."""
+    __tracebackhide__ = True  # cassette errors point at the test, not here
+    if not isinstance(data, dict):
+        shown = type(cast(object, data)).__name__
+        raise error(
+            f'{source!r} is not an agentool {what}: a JSON {shown}, not an object', path=source, reason='invalid'
+        )
+    document = cast('dict[str, Any]', data)
+    kind = document.get('format')
+    if not isinstance(kind, str) or kind not in formats:
+        raise error(
+            f'{source!r} is not an agentool {what} (format {quote(kind)})',
+            path=source,
+            reason='invalid',
+            format=quote(kind),
+        )
+    version = document.get('version')
+    if version != formats[kind] or isinstance(version, bool):
+        raise error(
+            f'{source!r} is {kind} version {quote(version)}; this agentool reads version {formats[kind]}',
+            path=source,
+            reason='version',
+            version=quote(version),
+        )
+    return document
 
 
 def dumps(data: Any) -> str:

@@ -1,4 +1,4 @@
-"""Recorded tool results, looked up by tool name and canonical arguments: shared by `Replay` and cassettes.
+"""A cassette's tool results, looked up by tool name and canonical arguments (`CassetteTools`, `CassetteToolset`).
 
 Repeated calls get the recorded results in order; past the last, the last one again. A call
 nothing was recorded for is an `UnrecordedCallError` naming the tool, the arguments and what was
@@ -14,14 +14,14 @@ from typing import Any
 from pydantic_ai.messages import ToolCallPart
 
 from ..errors import UnrecordedCallError
+from .cassette import RecordedToolCall, canonical_args
 from .log import CallLog, CallRecord
-from .recording import RecordedToolCall, canonical_args
 
 __all__ = ('ToolAnswers',)
 
 
 class ToolAnswers:
-    """The tool results of a recording or cassette, served by (tool, canonical arguments)."""
+    """The tool results of a cassette, served by (tool, canonical arguments)."""
 
     def __init__(
         self,

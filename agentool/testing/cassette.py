@@ -1,11 +1,20 @@
-"""The cassette: what a real model was sent and answered, one JSON file per test, replayable offline.
+"""The cassette: what real runs did, one JSON file per test, replayable offline.
 
-A cassette holds one entry per model request (an *exchange*): the request as the model saw it,
-normalised for review (messages without timestamps, ids or run ids; tool definitions; output mode
-and schema; the settings that change an answer), its fingerprint, the `ModelResponse` and, for a
-streamed request, the stream's events in order. It can also hold tool results (`tool_calls`), so
-a replay runs without the tools. The file is diff-friendly: sorted keys, two-space indent, one
-exchange per entry, `"version": 1`.
+A cassette records at either of two levels, or both:
+
+- *Exchanges* (written by `CassetteModel`): one entry per model request, the request as the model
+  saw it, normalised for review (messages without timestamps, ids or run ids; tool definitions;
+  output mode and schema; the settings that change an answer), its fingerprint, the
+  `ModelResponse` and, for a streamed request, the stream's events in order.
+- *Runs* (written by `Recorder`, with any model): per run, its prompt, the tool calls the model
+  made (one list per model response, only the calls that returned) and its final output. A replay
+  plays them through an `AgentDouble`, so a cassette that no longer fits the agent fails with a
+  `DriftError`.
+
+Either way the tool results can join it (`tool_calls`, looked up by tool name and canonical
+arguments), so a replay runs without the tools. The file is diff-friendly: sorted keys, two-space
+indent, `"version": 1`. Files of the older tool-level format (`"agentool-recording"`) load as a
+cassette of runs.
 
 Binary prompt content (images, documents, audio) is stored inline, base64-encoded as pydantic-ai
 serialises it: a cassette is self-contained, and its fingerprint covers the bytes.
@@ -13,22 +22,38 @@ serialises it: a cassette is self-contained, and its fingerprint covers the byte
 
 from __future__ import annotations
 
+import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
-from pydantic import BaseModel, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError, model_validator
 from pydantic_ai import ModelMessagesTypeAdapter
 from pydantic_ai.messages import ModelResponse, ModelResponseStreamEvent
+from pydantic_core import to_jsonable_python
 
-from ..errors import CassetteError, clip, quote
-from ._files import as_path, read_json, write_json
-from .recording import RecordedToolCall
+from ..errors import CassetteError, clip
+from ._files import as_path, check_document, read_document, write_json
 
-__all__ = ('FORMAT', 'VERSION', 'Cassette', 'CassetteInfo', 'Exchange', 'RecordMode')
+__all__ = (
+    'FORMAT',
+    'VERSION',
+    'Cassette',
+    'CassetteInfo',
+    'Exchange',
+    'RecordMode',
+    'RecordedCall',
+    'RecordedRun',
+    'RecordedToolCall',
+    'Recording',
+    'canonical_args',
+)
 
 FORMAT = 'agentool-cassette'
 VERSION = 1
+_FORMATS = {FORMAT: VERSION, 'agentool-recording': 1}
+"""What `Cassette.load` reads: the cassette, and the older tool-level recording (its runs only)."""
 
 RecordMode = Literal['once', 'none', 'new_episodes', 'all']
 """How a `CassetteModel` uses its cassette.
@@ -40,6 +65,32 @@ RecordMode = Literal['once', 'none', 'new_episodes', 'all']
 """
 
 _events = TypeAdapter(list[ModelResponseStreamEvent])
+
+
+class RecordedCall(BaseModel):
+    """A tool call the model made: the tool name and the arguments it sent."""
+
+    tool: str
+    args: dict[str, Any]
+
+
+class RecordedToolCall(RecordedCall):
+    """A tool call and what the tool returned (as JSON-compatible data)."""
+
+    result: Any = None
+
+
+class RecordedRun(BaseModel):
+    """One run recorded at the tool level (by `Recorder`)."""
+
+    prompt: str
+    steps: list[list[RecordedCall]]
+    """The model's tool calls, one list per model response."""
+    tool_calls: list[RecordedToolCall] = []
+    """This run's tool results as the older format kept them: in a `Cassette` they move to its
+    `tool_calls`, the one list a replay answers from."""
+    output: Any = None
+    """The run's final output, as JSON-compatible data."""
 
 
 class CassetteInfo(BaseModel):
@@ -85,57 +136,58 @@ class Exchange(BaseModel):
 
 
 class Cassette(BaseModel):
-    """A cassette file's content: the recorded model, its exchanges and, optionally, tool results."""
+    """A cassette file's content: the recorded model, its exchanges or runs, and tool results."""
 
     format: Literal['agentool-cassette'] = FORMAT
     version: Literal[1] = VERSION
     model: CassetteInfo = Field(default_factory=CassetteInfo)
     exchanges: list[Exchange] = []
+    runs: list[RecordedRun] = []
+    """Runs recorded at the tool level (by `Recorder`); written only when there is one."""
     tool_calls: list[RecordedToolCall] = []
     """Tool results, answered by tool name and canonical arguments when a replay runs without tools."""
     toolsets: dict[str, list[dict[str, Any]]] = {}
     """The tool definitions of each recorded toolset (an MCP server), by name, so a replay needs no
     server (see `CassetteToolset`); written only when there is one."""
 
+    @model_validator(mode='after')
+    def _gather_tool_calls(self) -> Cassette:
+        # One list of tool results to answer from: the older format kept them per run.
+        for run in self.runs:
+            if run.tool_calls:
+                self.tool_calls.extend(run.tool_calls)
+                run.tool_calls = []
+        return self
+
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Cassette:
-        """Read a cassette file (at most 64 MB, checked before parsing).
+        """Read a cassette file, or a recording of the older tool-level format (at most 64 MB,
+        checked before parsing).
 
         Raises:
             CassetteError: the file is missing, too large, unreadable, not JSON, not a cassette or
                 of another version; or the path is not one (empty, a NUL byte).
         """
         __tracebackhide__ = True  # cassette errors point at the test, not here
-        file = as_path(path, 'cassette', CassetteError)
-        data = read_json(
-            file,
-            'cassette',
-            CassetteError,
-            missing=f'cassette {str(file)!r} does not exist; record it first (record mode "once" or "all")',
+        file = cassette_path(path)
+        missing = (
+            f'cassette {str(file)!r} does not exist; record it first '
+            '(CassetteModel in mode "once" or "all", or Recorder)'
         )
-        return cls.from_data(data, source=str(file))
+        data = read_document(file, 'cassette', CassetteError, formats=_FORMATS, missing=missing)
+        return cls._validated(data, str(file))
 
     @classmethod
     def from_data(cls, data: Any, *, source: str = 'the cassette') -> Cassette:
-        """Validate parsed JSON as a cassette, naming a wrong format or version plainly."""
+        """Validate parsed JSON as a cassette (or an older recording), naming a wrong format or version plainly."""
         __tracebackhide__ = True  # cassette errors point at the test, not here
-        if isinstance(data, dict):
-            fields: dict[str, Any] = data  # pyright: ignore[reportUnknownVariableType]
-            if fields.get('format') != FORMAT:
-                raise CassetteError(
-                    f'{source!r} is not an agentool cassette (format {quote(fields.get("format"))})',
-                    path=source,
-                    reason='invalid',
-                )
-            if fields.get('version') != VERSION:
-                raise CassetteError(
-                    f'{source!r} is cassette version {quote(fields.get("version"))}; '
-                    f'this agentool reads version {VERSION}',
-                    path=source,
-                    reason='version',
-                )
+        return cls._validated(check_document(data, source, 'cassette', CassetteError, formats=_FORMATS), source)
+
+    @classmethod
+    def _validated(cls, data: Mapping[str, Any], source: str) -> Cassette:
+        __tracebackhide__ = True  # cassette errors point at the test, not here
         try:
-            return cls.model_validate(data)
+            return cls.model_validate({**data, 'format': FORMAT})
         except ValidationError as error:
             raise CassetteError(
                 f'{source!r} is not an agentool cassette: {clip(str(error))}', path=source, reason='invalid'
@@ -149,12 +201,40 @@ class Cassette(BaseModel):
         """
         __tracebackhide__ = True  # cassette errors point at the test, not here
         data = self.model_dump(mode='json')
-        if not data['toolsets']:
-            del data['toolsets']  # a cassette without toolsets reads as before they existed
-        write_json(as_path(path, 'cassette', CassetteError), data, 'cassette', CassetteError)
+        # Parts a cassette does not use stay out, so it reads as before they existed.
+        for key in ('runs', 'toolsets'):
+            if not data[key]:
+                del data[key]
+        for run in data.get('runs', []):
+            # A run given its results after loading: they join the cassette's one list.
+            data['tool_calls'].extend(run.pop('tool_calls'))
+        write_json(cassette_path(path), data, 'cassette', CassetteError)
+
+
+Recording = Cassette
+"""The former name of a cassette of runs (the tool-level recording `Recorder` writes)."""
 
 
 def cassette_path(path: object) -> Path:
     """`path` checked as a cassette path (see `Cassette.load`)."""
     __tracebackhide__ = True  # cassette errors point at the test, not here
     return as_path(path, 'cassette', CassetteError)
+
+
+def canonical_args(args: Mapping[str, Any]) -> str:
+    """Arguments as canonical JSON: sorted keys, no spaces, integral floats written as integers.
+
+    Two calls with the same arguments get the same text, whatever the key order or whether a
+    number came back as `2` or `2.0`.
+    """
+    return json.dumps(_normalise(to_jsonable_python(args)), sort_keys=True, separators=(',', ':'), ensure_ascii=False)
+
+
+def _normalise(value: object) -> object:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {key: _normalise(item) for key, item in cast('dict[str, object]', value).items()}
+    if isinstance(value, list):
+        return [_normalise(item) for item in cast('list[object]', value)]
+    return value

@@ -1,21 +1,23 @@
 """`CassetteModel`: record what any pydantic-ai model answers once, replay it offline forever.
 
-In a recording mode it sends each request to the model it wraps and keeps the exchange in the
-cassette (the file is rewritten after each one); in replay it answers from the cassette, with no
-network, no key and no provider SDK. Requests are matched by fingerprint (see
+It is a pydantic-ai `WrapperModel`. In a recording mode it sends each request to the model it
+wraps and keeps the exchange in the cassette (the file is rewritten after each one); in replay it
+answers from the cassette, with no network, no key and no provider SDK: the wrapped model is then
+a stand-in named and profiled as the recorded one. Requests are matched by fingerprint (see
 `agentool.testing.cassette`) and, for identical requests, by how often that fingerprint has been
-seen, so several agents in one test, and concurrent runs, replay deterministically.
+seen, so several agents in one test, and concurrent runs, replay deterministically. A cassette of
+runs (recorded by `Recorder`, no exchanges) is replayed by an `AgentDouble` playing them.
 """
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
-from typing import Any, Self, cast, get_args
+from typing import Any, cast, get_args
 
 from pydantic import ValidationError
 from pydantic_ai import RunContext, native_tools
@@ -29,8 +31,8 @@ from pydantic_ai.models import (
     StreamedResponse,
     infer_model,
 )
+from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.native_tools import AbstractNativeTool
-from pydantic_ai.profiles import ModelProfile
 from pydantic_ai.settings import ModelSettings
 from pydantic_core import to_jsonable_python
 
@@ -39,23 +41,24 @@ from ._cleaning import Cleaner, Redactor
 from ._fingerprint import fingerprint, mismatch, request_view
 from ._profile import plain_profile, restored_profile
 from ._tool_answers import ToolAnswers
-from .cassette import Cassette, CassetteInfo, Exchange, RecordMode, cassette_path
-from .recording import RecordedToolCall
+from .cassette import Cassette, CassetteInfo, Exchange, RecordedRun, RecordedToolCall, RecordMode, cassette_path
+from .double import AgentDouble
+from .script import Call, Output, Prompt, Script, Step
 
-__all__ = ('CassetteModel', 'Redactor')
+__all__ = ('CassetteModel', 'Redactor', 'runs_double')
 
 _MODES: tuple[str, ...] = get_args(RecordMode)
 
 
 @dataclass(init=False)
-class CassetteModel(Model):
+class CassetteModel(WrapperModel):
     """A model that records the model it wraps to a cassette, or replays the cassette without it.
 
     Args:
         wrapped: The real model (any `Model` or model name); `None` is enough to replay. A model
             name is made into a model only when this cassette records, so a replay needs neither
             the provider's SDK nor its key (and a misspelt name shows only when recording).
-        cassette: The cassette file (`str` or `Path`) or a `Cassette` kept in memory.
+        cassette: The cassette file (a `str` or `Path`) or a `Cassette` kept in memory.
         mode: `none` (replay only; the default, for CI), `once` (record when the file is missing),
             `new_episodes` (replay what matches, record the rest) or `all` (re-record).
         redact: Applied to each new exchange (and tool call) before anything is written, on top
@@ -75,8 +78,10 @@ class CassetteModel(Model):
         ```
     """
 
-    wrapped: Model | None
-    """The model a recording mode calls; unused in replay."""
+    wrapped: Model
+    """The model a recording mode calls. In replay: the model given (never called), else a
+    stand-in named and profiled as the recorded model; for a cassette of runs, the `AgentDouble`
+    playing them."""
     cassette: Cassette
     """The exchanges recorded or loaded so far."""
     path: Path | None
@@ -85,18 +90,18 @@ class CassetteModel(Model):
     redact: Redactor | None
     scrub: bool
     _records: bool = field(repr=False)
+    _plays_runs: bool = field(repr=False)
     _by_fingerprint: dict[str, list[Exchange]] = field(repr=False)
     _by_clean: dict[str, list[Exchange]] = field(repr=False)
     _seen: Counter[str] = field(repr=False)
     _used: set[int] = field(repr=False)
     _cleaner: Cleaner = field(repr=False)
-    _replay_profile: ModelProfile | None = field(repr=False)
 
     def __init__(
         self,
         wrapped: Model | KnownModelName | str | None = None,
         *,
-        cassette: str | Path | Cassette,
+        cassette: str | os.PathLike[str] | Cassette,
         mode: RecordMode = 'none',
         redact: Redactor | None = None,
         scrub: bool = True,
@@ -118,9 +123,11 @@ class CassetteModel(Model):
         self._cleaner = Cleaner(scrub=scrub, redact=redact)
         if isinstance(cassette, Cassette):
             # An empty cassette in memory counts as missing, for mode 'once'.
-            self.path, loaded, exists = None, cassette, bool(cassette.exchanges or cassette.tool_calls)
+            self.path, loaded = None, cassette
+            exists = bool(cassette.exchanges or cassette.runs or cassette.tool_calls)
             if mode == 'all':
                 cassette.exchanges.clear()
+                cassette.runs.clear()
                 cassette.tool_calls.clear()
         else:
             self.path = cassette_path(cassette)
@@ -131,31 +138,24 @@ class CassetteModel(Model):
                 Cassette.load(self.path)  # raises the typed 'missing' error
         self.cassette = loaded
         self._records = mode in ('all', 'new_episodes') or (mode == 'once' and not exists)
-        # A model named by string is made only when something is recorded: a replay in CI then
-        # needs neither the provider's SDK nor its API key.
-        lazy = isinstance(wrapped, str) and not self._records
-        self.wrapped = None if wrapped is None or lazy else _model(wrapped)
-        info = loaded.model
-        super().__init__(profile=restored_profile(info.profile) if self.wrapped is None else None)
+        self._plays_runs = not self._records and bool(loaded.runs) and not loaded.exchanges
+        super().__init__(self._wrapped(wrapped, loaded))
         self._by_fingerprint, self._by_clean = {}, {}
         for exchange in loaded.exchanges:
             self._index(exchange)
         self._seen = Counter()
         self._used = set()
-        self._replay_profile = None
 
-    async def __aenter__(self) -> Self:
-        # The wrapped model's HTTP client lives as long as this model is entered (`async with agent:`).
-        if self.wrapped is not None:
-            await self.wrapped.__aenter__()
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc_val: BaseException | None, exc_tb: TracebackType | None
-    ) -> bool | None:
-        if self.wrapped is not None:
-            return await self.wrapped.__aexit__(exc_type, exc_val, exc_tb)
-        return None
+    def _wrapped(self, given: object, loaded: Cassette) -> Model:
+        __tracebackhide__ = True  # cassette errors point at the test, not here
+        if self._plays_runs:
+            # Never the model given: in replay it is not to be called.
+            return runs_double(loaded.runs)
+        # A model named by string is made only when something is recorded: a replay in CI then
+        # needs neither the provider's SDK nor its API key.
+        if given is None or (isinstance(given, str) and not self._records):
+            return _RecordedModel(self)
+        return _model(given)
 
     @property
     def records(self) -> bool:
@@ -166,24 +166,6 @@ class CassetteModel(Model):
         """Write the cassette to its file (a no-op for one kept in memory)."""
         if self.path is not None:
             self.cassette.save(self.path)
-
-    @property
-    def model_name(self) -> str:
-        return self.wrapped.model_name if self.wrapped is not None else self.cassette.model.model_name
-
-    @property
-    def system(self) -> str:
-        return self.wrapped.system if self.wrapped is not None else self.cassette.model.system or 'cassette'
-
-    @property
-    def profile(self) -> ModelProfile:  # type: ignore[override]
-        # The wrapped model's profile when there is one; else the recorded one, so pydantic-ai
-        # prepares a replayed request (output mode, native output, files) as it did when recording.
-        if self.wrapped is not None:
-            return self.wrapped.profile
-        if self._replay_profile is None:
-            self._replay_profile = Model.profile.func(self)  # pyright: ignore[reportFunctionMemberAccess]
-        return self._replay_profile
 
     @classmethod
     def supported_native_tools(cls) -> frozenset[type[AbstractNativeTool]]:
@@ -203,8 +185,10 @@ class CassetteModel(Model):
         model_request_parameters: ModelRequestParameters,
     ) -> ModelResponse:
         __tracebackhide__ = True  # cassette errors point at the test, not here
+        if self._plays_runs:
+            return await self.wrapped.request(messages, model_settings, model_request_parameters)
         view, key = self._identify(messages, model_settings, model_request_parameters)
-        exchange = self._recorded(key, view)
+        exchange = self._count_and_find(key, view)
         if exchange is not None:
             return _response(exchange, self.path)
         wrapped = self._recorder()
@@ -221,8 +205,14 @@ class CassetteModel(Model):
         run_context: RunContext[Any] | None = None,
     ) -> AsyncGenerator[StreamedResponse]:
         __tracebackhide__ = True  # cassette errors point at the test, not here
+        if self._plays_runs:
+            async with self.wrapped.request_stream(
+                messages, model_settings, model_request_parameters, run_context
+            ) as played:
+                yield played
+            return
         view, key = self._identify(messages, model_settings, model_request_parameters)
-        exchange = self._recorded(key, view)
+        exchange = self._count_and_find(key, view)
         if exchange is not None:
             events = _events(exchange, self.path)
             response = _response(exchange, self.path)
@@ -246,8 +236,12 @@ class CassetteModel(Model):
         view = request_view(messages, settings, parameters)
         return view, fingerprint(view)
 
-    def _recorded(self, key: str, view: dict[str, Any]) -> Exchange | None:
-        """The exchange answering this request, or `None` when this mode records it instead."""
+    def _count_and_find(self, key: str, view: dict[str, Any]) -> Exchange | None:
+        """Count this occurrence of the request, then find the exchange recorded for it.
+
+        `None` when this mode records the request instead; a `CassetteMismatchError` when nothing
+        recorded answers it and this mode does not record.
+        """
         __tracebackhide__ = True  # cassette errors point at the test, not here
         recorded = self._by_fingerprint.get(key, [])
         if not recorded and self._by_clean:
@@ -281,18 +275,13 @@ class CassetteModel(Model):
 
     def _recorder(self) -> Model:
         __tracebackhide__ = True  # cassette errors point at the test, not here
-        if self.wrapped is None:
-            raise CassetteError(
-                f'cassette {self._where()} needs a recording (mode {self.mode!r}) but CassetteModel '
-                'wraps no model; pass the real model as its first argument',
-                path=self._where(),
-                reason='no_model',
-            )
+        if isinstance(self.wrapped, _RecordedModel):
+            raise self.wrapped.no_model()
         return self.wrapped
 
     def tool_answers(self) -> ToolAnswers:
         """The cassette's tool results, looked up by arguments as they are written (scrubbed, redacted)."""
-        return ToolAnswers(self.cassette.tool_calls, f'cassette {self.path or "(in memory)"}', clean=self._cleaner.args)
+        return ToolAnswers(self.cassette.tool_calls, f'cassette {self._where()}', clean=self._cleaner.args)
 
     def clean(self, data: dict[str, Any]) -> dict[str, Any]:
         """`data` (an exchange or a tool call, as JSON) as it is written: scrubbed, then redacted.
@@ -310,18 +299,27 @@ class CassetteModel(Model):
             CassetteError: the redaction hook returned something that is not a tool call.
         """
         __tracebackhide__ = True  # cassette errors point at the test, not here
+        recorded = self.written_tool_call(tool, args, result)
+        self.cassette.tool_calls.append(recorded)
+        self.save()
+        return recorded
+
+    def written_tool_call(self, tool: str, args: dict[str, Any], result: Any) -> RecordedToolCall:
+        """A tool's result as the cassette writes it (scrubbed and redacted), not yet kept.
+
+        Raises:
+            CassetteError: the redaction hook returned something that is not a tool call.
+        """
+        __tracebackhide__ = True  # cassette errors point at the test, not here
         data = {'tool': tool, 'args': args, 'result': to_jsonable_python(result, fallback=repr)}
         try:
-            recorded = RecordedToolCall.model_validate(self.clean(data))
+            return RecordedToolCall.model_validate(self.clean(data))
         except ValidationError as error:
             raise CassetteError(
                 f'the redaction hook returned a tool call that is not one: {clip(str(error))}',
                 path=self._where(),
                 reason='invalid',
             ) from None
-        self.cassette.tool_calls.append(recorded)
-        self.save()
-        return recorded
 
     def _keep(
         self, key: str, view: dict[str, Any], response: ModelResponse, events: list[ModelResponseStreamEvent] | None
@@ -349,13 +347,64 @@ class CassetteModel(Model):
         self.cassette.exchanges.append(exchange)
         self._used.add(id(exchange))
         self._index(exchange)
-        if self.wrapped is not None:
-            wrapped, profile = self.wrapped, plain_profile(self.wrapped.profile)
-            self.cassette.model = CassetteInfo(model_name=wrapped.model_name, system=wrapped.system, profile=profile)
+        wrapped = self._recorder()
+        profile = plain_profile(wrapped.profile)
+        self.cassette.model = CassetteInfo(model_name=wrapped.model_name, system=wrapped.system, profile=profile)
         self.save()
 
     def _where(self) -> str:
-        return repr(str(self.path)) if self.path is not None else '(in memory)'
+        return _place(self.path)
+
+
+class _RecordedModel(Model):
+    """Stands in for the real model in replay: named and profiled as the recorded model.
+
+    Asked for an answer (a recording mode with no real model), it says the real model is needed.
+    """
+
+    def __init__(self, owner: CassetteModel) -> None:
+        super().__init__(profile=restored_profile(owner.cassette.model.profile))
+        self._owner = owner
+
+    @property
+    def model_name(self) -> str:
+        return self._owner.cassette.model.model_name
+
+    @property
+    def system(self) -> str:
+        return self._owner.cassette.model.system or 'cassette'
+
+    def no_model(self) -> CassetteError:
+        where = _place(self._owner.path)
+        return CassetteError(
+            f'cassette {where} needs a recording (mode {self._owner.mode!r}) but CassetteModel '
+            'wraps no model; pass the real model as its first argument',
+            path=where,
+            reason='no_model',
+        )
+
+    async def request(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+    ) -> ModelResponse:
+        __tracebackhide__ = True  # cassette errors point at the test, not here
+        raise self.no_model()
+
+
+def runs_double(runs: list[RecordedRun], name: str = 'replay') -> AgentDouble:
+    """An `AgentDouble` playing a cassette's runs: one script per run, chosen by its exact prompt,
+    making the recorded tool calls, then giving the recorded output."""
+    prompts = Counter(run.prompt for run in runs)
+    scripts: list[Script] = []
+    for index, run in enumerate(runs):
+        steps: list[Step] = [tuple(Call(c.tool, c.args) for c in step) for step in run.steps]
+        steps.append(Output(run.output))
+        # A prompt recorded more than once is answered by its recordings in turn.
+        times = 1 if prompts[run.prompt] > 1 else None
+        scripts.append(Script(*steps, when=Prompt(run.prompt), name=f'recorded run {index + 1}', times=times))
+    return AgentDouble(*scripts, name=name)
 
 
 def _model(wrapped: object) -> Model[Any]:
@@ -391,7 +440,12 @@ def _events(exchange: Exchange, path: Path | None) -> list[ModelResponseStreamEv
 
 
 def _corrupt(path: Path | None, error: Exception) -> CassetteError:
-    where = repr(str(path)) if path is not None else '(in memory)'
+    where = _place(path)
     return CassetteError(
         f'cassette {where} holds a response pydantic-ai cannot read: {clip(str(error))}', path=where, reason='invalid'
     )
+
+
+def _place(path: Path | None) -> str:
+    """Where a cassette is, for messages."""
+    return repr(str(path)) if path is not None else '(in memory)'

@@ -1,12 +1,16 @@
-"""`CassetteTools`: keep tool results in a cassette too, so a replay runs without the tools.
+"""`CassetteTools`: the one capability that keeps tool results in a cassette and answers from them.
 
-A capability bound to a `CassetteModel`: while the model records, each function tool call runs
-and its result (as JSON-compatible data) joins the cassette's `tool_calls`; in replay, a call is
-answered from them by tool name and canonical arguments and the tool does not run. A call the
-cassette does not hold fails with `UnrecordedCallError` (mode `none`) or is run and recorded
-(`new_episodes`). Results are stored as JSON, so a tool returning a pydantic model replays a dict
-(the model sees the same JSON either way). Tool calls are scrubbed and redacted like exchanges
+Bound to a `CassetteModel`: while the model records, each function tool call runs and its result
+(as JSON-compatible data) joins the cassette's `tool_calls`; in replay, a call is answered from
+them by tool name and canonical arguments and the tool does not run. A call the cassette does not
+hold fails with `UnrecordedCallError` (mode `none`) or is run and recorded (`new_episodes`).
+Results are stored as JSON, so a tool returning a pydantic model replays a dict (the model sees
+the same JSON either way). Tool calls are scrubbed and redacted like exchanges
 (`CassetteModel(scrub=..., redact=...)`): the hook is called with `tool`, `args` and `result`.
+
+`Replay` (answering from a cassette file) and `Recorder` (recording runs at the tool level) are
+this capability too: they differ only in how they make their `CassetteModel` and, for the
+`Recorder`, in when a result is kept (with its run, once the run ends).
 """
 
 from __future__ import annotations
@@ -66,10 +70,13 @@ class CassetteTools(AbstractCapability[Any]):
             if not self.model.records:
                 raise self._answers.unrecorded(call.tool_name, sent)
         result = await handler(args)
+        self._keep(ctx, call, result)
+        return result
+
+    def _keep(self, ctx: RunContext[Any], call: ToolCallPart, result: Any) -> None:
         # Scrubbed and redacted like the model's exchanges, so the replayed model's (redacted)
         # calls still find their results.
-        self.model.keep_tool_call(call.tool_name, sent, result)
-        return result
+        self.model.keep_tool_call(call.tool_name, call.args_as_dict(), result)
 
     @classmethod
     def get_serialization_name(cls) -> str | None:

@@ -45,7 +45,8 @@ def show(path: str | os.PathLike[str]) -> str:
     cassette = Cassette.load(path)
     found = Trajectory.of(cassette)
     lines = [f'cassette {os.fspath(path)}: model {cassette.model.model_name or "(unknown)"}']
-    lines.append(f'{found.requests} exchange(s), {len(cassette.tool_calls)} recorded tool result(s)')
+    runs = f', {len(cassette.runs)} run(s) ({found.requests} model answer(s))' if cassette.runs else ''
+    lines.append(f'{len(cassette.exchanges)} exchange(s){runs}, {len(cassette.tool_calls)} recorded tool result(s)')
     lines.extend(f'  {line}' for line in found.describe())
     lines.append(f'tokens: {found.input_tokens} in, {found.output_tokens} out')
     cost = found.cost

@@ -7,12 +7,14 @@ Everything is opt-in, so installing agentool changes no other project's tests:
 - `agentool_no_model_requests`: pydantic-ai's `ALLOW_MODEL_REQUESTS` is false for the test, so a
   real model that slips past a double fails instead of spending tokens. Doubles and agentool's
   own models still answer.
-- `agentool_recording_path`: `recordings/<test name>.json` next to the test module.
-- `agentool_cassette`: makes this test's `CassetteModel` around a real model (or `None` to
-  replay), its file at `agentool_cassette_path` (`cassettes/<module>/<test>.json` beside the test
-  module) in the mode `agentool_record_mode` resolves: the `--agentool-record-mode` option when
-  given, else the test's `@pytest.mark.agentool_cassette(mode=...)`, else the ini option
-  `agentool_record_mode`, else `none` (replay only, what CI wants).
+- The cassette family: `agentool_cassette` makes this test's `CassetteModel` around a real model
+  (or `None` to replay), its file at `agentool_cassette_path` (`cassettes/<module>/<test>.json`
+  beside the test module; a `Recorder` or `Replay` takes it too) in the mode
+  `agentool_record_mode` resolves: the `--agentool-record-mode` option when given, else the
+  test's `@pytest.mark.agentool_cassette(mode=...)`, else the ini option `agentool_record_mode`,
+  else `none` (replay only, what CI wants). `agentool_recording_path` is the older name of a
+  test's file, kept (at its older place, `recordings/<test name>.json`) so files recorded there
+  are still found.
 
 Each is restored when the test ends. The ini options `agentool_isolate = true` and
 `agentool_block_model_requests = true` apply the first and third to every test.
@@ -114,8 +116,9 @@ def agentool_no_model_requests() -> Iterator[None]:
 
 @pytest.fixture
 def agentool_recording_path(request: pytest.FixtureRequest) -> Path:
-    """Where this test's recording lives: `recordings/<test name>.json` beside the test module
-    (named like a cassette: no two test ids share a file)."""
+    """The older name of this test's cassette file, at its older place: `recordings/<test name>.json`
+    beside the test module (named like a cassette: no two test ids share a file). New tests take
+    `agentool_cassette_path`; this one stays so recordings made with it are still found."""
     return request.path.parent / 'recordings' / f'{_safe(request.node.name, "recording")}.json'
 
 

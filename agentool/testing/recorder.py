@@ -1,8 +1,10 @@
-"""`Recorder`: a capability that records real runs (any model) to a recording file.
+"""`Recorder`: record real runs (any model) at the tool level into a cassette.
 
 It only observes, through pydantic-ai's public capability hooks: every model response (the tool
-calls the model chose), every tool execution (what the tool returned) and the run's output. The
-file is written when each run ends, so a test that records can be rerun to replay at once.
+calls the model chose), every tool execution (what the tool returned, kept by the cassette's tool
+capability, `CassetteTools`) and the run's output. The cassette is written when each run ends,
+so a test that records can be rerun to replay at once (with `Replay`). What it writes is scrubbed
+of secrets like every cassette (see `agentool.testing.scrub`).
 """
 
 from __future__ import annotations
@@ -11,20 +13,17 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from pydantic import ValidationError
 from pydantic_ai import AgentRunResult, RunContext
-from pydantic_ai.capabilities import (
-    AbstractCapability,
-    WrapModelRequestHandler,
-    WrapRunHandler,
-    WrapToolExecuteHandler,
-)
+from pydantic_ai.capabilities import WrapModelRequestHandler, WrapRunHandler
 from pydantic_ai.messages import ModelResponse, ToolCallPart
 from pydantic_ai.models import ModelRequestContext
-from pydantic_ai.tools import ToolDefinition
 from pydantic_core import to_jsonable_python
 
-from ..errors import ConfigurationError
-from .recording import RecordedCall, RecordedRun, RecordedToolCall, Recording
+from ..errors import CassetteError, ConfigurationError, quote
+from .cassette import Cassette, RecordedCall, RecordedRun, RecordedToolCall
+from .cassette_model import CassetteModel
+from .cassette_tools import CassetteTools
 
 __all__ = ('Recorder',)
 
@@ -37,35 +36,50 @@ class _Pending:
     results: dict[str, RecordedToolCall] = field(default_factory=dict[str, RecordedToolCall])
 
 
-@dataclass
-class Recorder(AbstractCapability[Any]):
-    """Records every run it is added to into the recording file at `path`.
+@dataclass(init=False)
+class Recorder(CassetteTools):
+    """Records every run it is added to into the cassette file at `path`.
 
     Pass it to a run (`agent.run(prompt, capabilities=[recorder])`) or to the agent. The file is
     replaced on the first run this recorder finishes and rewritten after each later one, so it
     holds exactly the runs of this recorder. Only calls whose tool returned are kept: a call the
-    model had to redo is left out, so a replay plays the path that worked.
+    model had to redo is left out, so a replay plays the path that worked. A run that fails is not
+    recorded. `model` is the cassette it keeps in memory (a `CassetteModel` recording, not a model
+    to run with); `recording` is that cassette.
+
+    Args:
+        path: Where the cassette is written.
+        scrub: Replace secrets in known shapes before anything is written, like every cassette
+            (see `agentool.testing.scrub`); on by default.
 
     Example:
         ```python {test="skip"}
-        recorder = Recorder(Path(__file__).parent / 'recordings' / 'weather.json')
+        recorder = Recorder(Path(__file__).parent / 'cassettes' / 'weather.json')
         await agent.run('Weather in Paris?', capabilities=[recorder])
         ```
     """
 
     path: str | os.PathLike[str]
-    """Where the recording goes; a test usually keeps it next to itself."""
-    recording: Recording = field(default_factory=Recording, init=False)
-    """The runs recorded so far."""
-    _pending: dict[str, _Pending] = field(default_factory=dict[str, _Pending], init=False, repr=False)
+    """Where the cassette goes; a test usually keeps it next to itself."""
+    _pending: dict[str, _Pending] = field(repr=False)
 
-    def __post_init__(self) -> None:
-        if not isinstance(cast(object, self.path), str | os.PathLike) or not str(self.path):
+    def __init__(self, path: str | os.PathLike[str], *, scrub: bool = True) -> None:
+        if not isinstance(cast(object, path), str | os.PathLike) or not str(path):
             raise ConfigurationError(
-                f'Recorder(path=...) must be a file path (a non-empty str or a Path); got {self.path!r}',
+                f'Recorder(path=...) must be a file path (a non-empty str or a Path); got {quote(path)}',
                 option='path',
-                value=repr(self.path),
+                value=quote(path),
             )
+        self.path = path
+        self._pending = {}
+        # The cassette is kept in memory and written whole when a run ends (a failed run leaves
+        # no trace); mode 'all' runs every tool and keeps its result.
+        super().__init__(CassetteModel(None, cassette=Cassette(), mode='all', scrub=scrub))
+
+    @property
+    def recording(self) -> Cassette:
+        """The runs recorded so far, with their tool results."""
+        return self.model.cassette
 
     async def wrap_model_request(
         self, ctx: RunContext[Any], *, request_context: ModelRequestContext, handler: WrapModelRequestHandler
@@ -81,21 +95,10 @@ class Recorder(AbstractCapability[Any]):
             self._run(ctx).steps.append(calls)
         return response
 
-    async def wrap_tool_execute(
-        self,
-        ctx: RunContext[Any],
-        *,
-        call: ToolCallPart,
-        tool_def: ToolDefinition,
-        args: dict[str, Any],
-        handler: WrapToolExecuteHandler,
-    ) -> Any:
-        result = await handler(args)
-        if tool_def.kind == 'function':
-            self._run(ctx).results[call.tool_call_id] = RecordedToolCall(
-                tool=call.tool_name, args=call.args_as_dict(), result=to_jsonable_python(result, fallback=repr)
-            )
-        return result
+    def _keep(self, ctx: RunContext[Any], call: ToolCallPart, result: Any) -> None:
+        # Kept with its run, which joins the cassette only if it ends well.
+        written = self.model.written_tool_call(call.tool_name, call.args_as_dict(), result)
+        self._run(ctx).results[call.tool_call_id] = written
 
     async def wrap_run(self, ctx: RunContext[Any], *, handler: WrapRunHandler) -> AgentRunResult[Any]:
         try:
@@ -106,15 +109,20 @@ class Recorder(AbstractCapability[Any]):
     async def after_run(self, ctx: RunContext[Any], *, result: AgentRunResult[Any]) -> AgentRunResult[Any]:
         pending = self._pending.pop(ctx.run_id or '', _Pending())
         steps = [[call for call_id, call in step if call_id in pending.results] for step in pending.steps]
-        self.recording.runs.append(
-            RecordedRun(
-                prompt=_text(ctx.prompt),
-                steps=[step for step in steps if step],
-                tool_calls=list(pending.results.values()),
-                output=to_jsonable_python(result.output, fallback=repr),
-            )
-        )
-        self.recording.save(self.path)
+        run = {
+            'prompt': _text(ctx.prompt),
+            'steps': [[call.model_dump(mode='json') for call in step] for step in steps if step],
+            'output': to_jsonable_python(result.output, fallback=repr),
+        }
+        try:
+            # Scrubbed like the tool results, so the replayed calls find them.
+            recorded = RecordedRun.model_validate(self.model.clean(run))
+        except ValidationError as error:  # scrubbing keeps the shape; a guard, not a path
+            raise CassetteError(f'cannot record the run: {str(error)[:500]}', reason='invalid') from None
+        cassette = self.model.cassette
+        cassette.runs.append(recorded)
+        cassette.tool_calls.extend(pending.results.values())
+        cassette.save(self.path)
         return result
 
     @classmethod

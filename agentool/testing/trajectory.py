@@ -22,11 +22,10 @@ from pydantic_ai import AgentRunResult
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 
 from ..errors import CassetteError, ConfigurationError, ExpectationError, clip, quote
-from .cassette import Cassette, Exchange
+from .cassette import Cassette, Exchange, RecordedRun, canonical_args
 from .cassette_model import CassetteModel
 from .double import AgentDouble
 from .log import CallLog, CallRecord, Expected, side_by_side
-from .recording import canonical_args
 
 __all__ = ('TrajectoryStep', 'Trajectory', 'trajectory')
 
@@ -250,7 +249,26 @@ def _from_cassette(cassette: Cassette, output_tools: frozenset[str]) -> Trajecto
                 record.returned, record.result, record.outcome = True, recorded[key], 'success'
             else:
                 pending.setdefault(record.tool, deque()).append(record)
+    for run in cassette.runs:
+        _add_run(found, run, recorded)
     return found
+
+
+def _add_run(found: Trajectory, run: RecordedRun, recorded: Mapping[tuple[str, str], Any]) -> None:
+    """Add a run recorded at the tool level: a step per model answer with calls, then its output."""
+    for step in run.steps:
+        calls = tuple(CallRecord(tool=call.tool, args=call.args, call_id='') for call in step)
+        for record in calls:
+            key = (record.tool, _key(record.args))
+            if key in recorded:
+                record.returned, record.result, record.outcome = True, recorded[key], 'success'
+            found.calls.add(record)
+        found.steps.append(TrajectoryStep(number=len(found.steps) + 1, calls=calls, text=''))
+    output: object = run.output
+    text = output if isinstance(output, str) else ''
+    output_call = cast('dict[str, Any]', output) if isinstance(output, dict) else None
+    found.steps.append(TrajectoryStep(number=len(found.steps) + 1, calls=(), text=text, output_call=output_call))
+    found.output, found.has_output = output, True
 
 
 def _add_step(found: Trajectory, response: ModelResponse, output_tools: frozenset[str]) -> list[CallRecord]:
