@@ -22,9 +22,9 @@ from . import (
 from .base import AllowInfNan, BaseOperationInput
 from .catalog import Catalog, CatalogDetails, CatalogEntry, CatalogField, CatalogOperation, CatalogTool, DependencyGraph
 from .core.agent import AgenToolAgent
-from .core.capability import AgenToolCapability
-from .core.capability import manager_tool as manager_tool
-from .core.capability import manager_toolset as manager_toolset
+from .core.agent.capability import AgenToolCapability
+from .core.agent.capability import manager_tool as manager_tool
+from .core.agent.capability import manager_toolset as manager_toolset
 from .core.injector import AgenToolInjector, ResourceScope, get_injector, use_injector
 from .core.injector.handle import AgenToolHandle, Uses
 from .core.manager import MANAGER_TOOL_NAME, AgenToolManager
@@ -83,7 +83,7 @@ from .toolset import AgenToolToolset
 
 # The user's API, by group. Still importable from here but not listed (internals that other modules
 # of agentool use, reachable from their homes): `manager_tool`, `manager_toolset`
-# (`agentool.core.capability`), `extract_tool_metadata`, `infer_output_type` (`agentool.factory`),
+# (`agentool.core.agent.capability`), `extract_tool_metadata`, `infer_output_type` (`agentool.factory`),
 # `operation_span`, `dispatch_span` (`agentool.telemetry`).
 __all__ = (
     # defining an agentool

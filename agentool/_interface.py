@@ -25,7 +25,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError, PydanticSeriali
 
 from .catalog import CatalogOperation, JsonSchemaGenerator, input_schema, operations
 from .core.definition import merge_errors
-from .core.injector._targets import serialise, serialise_fallback
+from .core.injector.serialization import serialize_fallback, serialize_input
 from .core.output import output_value_type
 from .core.registry import AgenToolRegistry
 from .errors import InvalidInputError, OutputError, clip, quote
@@ -97,12 +97,12 @@ class OperationInterface:
             surface.append({'type': 'extra_forbidden', 'loc': [self._operation_key], 'msg': _EXTRA, 'input': value})
         data = {**arguments, self._operation_key: self.exposed.operation}
         # The size a run measures: the JSON text `injector.run` makes of this dict, in UTF-8 bytes (what
-        # `to_json` returns). Over the limit, or not JSON at all, the manager and `serialise` raise
+        # `to_json` returns). Over the limit, or not JSON at all, the manager and `serialize_input` raise
         # exactly the error the run raises.
         try:
-            text = to_json(data, by_alias=True, fallback=serialise_fallback)
+            text = to_json(data, by_alias=True, fallback=serialize_fallback)
         except PydanticSerializationError:
-            text = serialise(manager.name, data)  # raises the typed error
+            text = serialize_input(manager.name, data)  # raises the typed error
         if len(text) > manager.config.max_input_bytes:
             manager.validate_json(text)  # raises `InputTooLargeError`
         try:

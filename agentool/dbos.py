@@ -3,7 +3,7 @@
 `pip install 'agentool[dbos]'`. The one-liner, for an agentool agent:
 
 ```python {test="skip"}
-from agentool.dbos import durable, launch, run
+from .dbos import durable, launch, run
 
 storage = durable('storage')  # the agentool's agent, with DBOS durability attached
 await launch()  # DBOS on SQLite in the user-data directory (or launch('path.sqlite'), launch('postgresql://...'))
@@ -31,9 +31,9 @@ from pydantic_ai.capabilities import AbstractCapability
 
 from ._dbos_support import quiet_input_errors, safe_url, sqlite_engine_kwargs
 from ._options import check_instance, check_instances, check_limit, check_strings, check_text
-from .core.capability import build_agent
-from .core.durability import dispatcher_reset, dispatcher_scope
+from .core.agent.capability import build_agent
 from .core.registry import AgenToolRegistry, get_registry, not_found
+from .core.request import dispatcher_reset, dispatcher_scope
 from .durable import CAPABILITY_ID, OPERATION_NAME, AgenToolDurability, UnitDispatcher, run_unit
 from .errors import ConfigurationError, MissingExtraError
 from .paths import user_data_dir
@@ -313,7 +313,7 @@ class _Answer:
     """How `run` answers a `durable(name)` agent: its operation is the one journaled step.
 
     The agentool's model requests are a deterministic function of the operation's result, so they
-    run in the workflow unjournaled, and after the first run lean (`agentool.core.lean`). The step
+    run in the workflow unjournaled, and after the first run lean (`agentool.core.agent.lean`). The step
     has the name of the agent's capability step (`{agent}__capability__agentool.operation`).
     """
 

@@ -34,12 +34,12 @@ from pydantic_ai.run import AgentRunResult
 from pydantic_ai.tools import ToolDefinition
 
 from ._options import check_function, check_instance, check_text
-from .core.capability import parse_model_id
-from .core.durability import dispatcher_reset, dispatcher_scope
+from .core.agent.capability import parse_model_id
 from .core.injector import AgenToolInjector, get_injector
 from .core.manager import MANAGER_TOOL_NAME, AgenToolManager
 from .core.model import AgenToolModel
 from .core.registry import AgenToolRegistry, get_registry
+from .core.request import dispatcher_reset, dispatcher_scope
 from .errors import AgenToolError
 
 __all__ = (

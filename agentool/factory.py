@@ -21,7 +21,7 @@ from ._options import (
     check_type_form,
 )
 from .core.agent import AgenToolAgent
-from .core.capability import build_agent
+from .core.agent.capability import build_agent
 from .core.definition import check_routing, check_tools, configuration_error, extract_tool_metadata, infer_output_type
 from .core.injector import get_injector
 from .core.registry import DEFAULT_MAX_INPUT_BYTES, AgenToolConfig, AgenToolRegistry, RoutingConfig, get_registry

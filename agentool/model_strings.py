@@ -14,7 +14,7 @@ from typing import Any
 
 import pydantic_ai.models as _models
 
-from .core.capability import parse_model_id
+from .core.agent.capability import parse_model_id
 from .core.model import AgenToolModel
 
 __all__ = ('install', 'uninstall', 'is_installed', 'register_agentool_models')

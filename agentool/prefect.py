@@ -7,7 +7,7 @@ storage instead of calling the tool again:
 ```python {test="skip"}
 from prefect import flow
 
-from agentool.prefect import durable
+from .prefect import durable
 
 storage = durable('storage')  # the agentool's agent with Prefect durability
 
@@ -28,7 +28,7 @@ from pydantic_ai.agent import AbstractAgent
 from pydantic_ai.capabilities import AbstractCapability
 
 from ._options import check_instance, check_instances
-from .core.capability import build_agent
+from .core.agent.capability import build_agent
 from .core.registry import AgenToolRegistry, get_registry
 from .durable import AgenToolDurability
 from .errors import MissingExtraError

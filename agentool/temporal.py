@@ -5,7 +5,7 @@ activities with the worker before a workflow runs), import them into the workflo
 `workflow.unsafe.imports_passed_through()`, and run them from the workflow:
 
 ```python {test="skip"}
-from agentool.temporal import durable
+from .temporal import durable
 
 storage = durable('storage')  # the agentool's agent with Temporal durability
 # worker: Worker(client, task_queue=..., workflows=[...], plugins=[AgentPlugin(storage)])
@@ -27,7 +27,7 @@ from pydantic_ai.agent import AbstractAgent
 from pydantic_ai.capabilities import AbstractCapability
 
 from ._options import check_instance, check_instances
-from .core.capability import build_agent
+from .core.agent.capability import build_agent
 from .core.registry import AgenToolRegistry, get_registry
 from .durable import AgenToolDurability
 from .errors import AgenToolError, ConfigurationError, MissingExtraError

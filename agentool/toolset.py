@@ -24,9 +24,9 @@ from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 
 from ._interface import ARGUMENTS_ADAPTER, OperationInterface, build_interfaces
 from ._options import check_function, check_limit, check_text
-from .core.durability import active_dispatcher, is_durable
 from .core.injector import get_injector, use_injector
 from .core.registry import AgenToolRegistry, get_registry
+from .core.request import active_dispatcher, is_durable
 from .errors import InvalidInputError
 from .filters import ExposedOperation, Selectors, select_operations
 from .telemetry import operation_span

@@ -114,6 +114,43 @@ def test_no_module_only_re_exports_another() -> None:
     assert aliases == []
 
 
+PRIVATE_IMPORTS_ALLOWED: dict[tuple[str, str], str] = {
+    ('agentool.testing.stand_in', 'agentool.core.injector._targets'): (
+        'a stand-in must recognise an agentool agent exactly as the injector does (one rule, `stood_in_for`)'
+    ),
+}
+"""Imports of a subpackage's private module from outside that subpackage, each with its reason."""
+
+
+def private_imports(package: Path) -> set[tuple[str, str]]:
+    """(importer, private module) for each import of a subpackage's `_module` from outside it."""
+    graph = import_graph(package)
+    found: set[tuple[str, str]] = set()
+    for module, targets in graph.items():
+        for target in targets:
+            owner, _, leaf = target.rpartition('.')
+            inside = module == owner or module.startswith(owner + '.')
+            if leaf.startswith('_') and not leaf.startswith('__') and owner.count('.') >= 1 and not inside:
+                found.add((module, target))
+    return found
+
+
+def test_private_modules_of_a_subpackage_stay_inside_it() -> None:
+    """What several packages share lives in a root-level `agentool._name` module or a public face."""
+    assert len(PRIVATE_IMPORTS_ALLOWED) <= 5
+    assert private_imports(PACKAGE) - PRIVATE_IMPORTS_ALLOWED.keys() == set()
+
+
+def test_the_private_import_check_sees_a_crossing(tmp_path: Path) -> None:
+    package = tmp_path / 'pkg'
+    (package / 'sub').mkdir(parents=True)
+    for name in ('__init__.py', 'sub/__init__.py', 'sub/_inner.py', '_shared.py'):
+        (package / name).write_text('X = 1\n')
+    (package / 'sub' / 'face.py').write_text('from ._inner import X\nfrom .._shared import X as Y\n')
+    (package / 'outside.py').write_text('from .sub._inner import X\nfrom ._shared import X as Y\n')
+    assert private_imports(package) == {('pkg.outside', 'pkg.sub._inner')}
+
+
 def test_the_check_sees_a_deferred_import_circle(tmp_path: Path) -> None:
     package = tmp_path / 'pkg'
     package.mkdir()

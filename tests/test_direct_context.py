@@ -62,7 +62,7 @@ async def test_the_direct_context_is_a_run_context_of_its_own_per_call() -> None
 
 
 def test_canary_run_context_fields_the_direct_and_lean_paths_set() -> None:
-    # agentool's direct path (agentool/core/_context.py) and lean runs (agentool/core/lean.py) build a
+    # agentool's direct path (agentool/core/request/_context.py) and lean runs (agentool/core/agent/lean.py) build a
     # `RunContext` from its dataclass fields; a rename in pydantic-ai would leave a tool reading a default.
     try:
         names = {field.name for field in dataclasses.fields(RunContext)}

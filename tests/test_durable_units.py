@@ -29,8 +29,7 @@ from pydantic_ai.models.test import TestModel
 
 import agentool.dbos as durable_dbos
 import agentool.durable
-from agentool import Route, RoutingConfig, create_agentool, get_injector
-from agentool.core.capability import AgenToolCapability
+from agentool import AgenToolCapability, Route, RoutingConfig, create_agentool, get_injector
 from agentool.toolset import AgenToolToolset
 
 ROOT = Path(__file__).resolve().parent.parent

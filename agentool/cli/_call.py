@@ -51,7 +51,7 @@ async def call(registry: AgenToolRegistry, name: str, prompt: str, output_type: 
 def plain_agent(registry: AgenToolRegistry, name: str, output_type: Any) -> Any:
     from pydantic_ai import Agent
 
-    from ..core.capability import AgenToolCapability
+    from ..core.agent.capability import AgenToolCapability
     from ..core.model import AgenToolModel
 
     model = AgenToolModel(name, registry=registry)

@@ -23,8 +23,6 @@ from ..errors import (
     ToolArgumentError,
     TransformError,
 )
-from ._input_errors import invalid_input, invalid_json, not_an_object, unknown_operation, unparsable_json
-from ._json import json_validator
 from .definition import (
     CompiledRoute,
     Requirements,
@@ -41,6 +39,15 @@ from .definition import (
     tool_list,
 )
 from .output import output_value_type
+from .request import (
+    MANAGER_TOOL_NAME,
+    invalid_input,
+    invalid_json,
+    json_validator,
+    not_an_object,
+    unknown_operation,
+    unparsable_json,
+)
 
 if TYPE_CHECKING:
     from .definition import AgenToolConfig, ConfigProblem, RoutingConfig
@@ -48,9 +55,6 @@ if TYPE_CHECKING:
 __all__ = ('AgenToolManager', 'MANAGER_TOOL_NAME')
 
 _E = TypeVar('_E', bound=AgenToolError)
-
-MANAGER_TOOL_NAME = '__agentool_manager__'
-"""Name of the tool whose argument schema is the agentool's input schema."""
 
 
 class AgenToolManager:

@@ -44,14 +44,25 @@ from ..errors import (
     ToolFailedError,
     ToolRetryError,
 )
-from ._call_args import call_args
-from ._in_effect import deps_in_effect, enter, leave
-from ._input_errors import invalid_input, invalid_json, not_an_object, unknown_operation
-from ._tool_errors import ToolRaised, failed_error, output_retry_error, retry_error
-from .durability import active_dispatcher, is_durable
 from .manager import MANAGER_TOOL_NAME, AgenToolManager
 from .output import admits_none, output_response
 from .registry import AgenToolConfig, AgenToolRegistry, get_registry
+from .request import (
+    ToolRaised,
+    active_dispatcher,
+    call_args,
+    deps_in_effect,
+    enter,
+    failed_error,
+    invalid_input,
+    invalid_json,
+    is_durable,
+    leave,
+    not_an_object,
+    output_retry_error,
+    retry_error,
+    unknown_operation,
+)
 
 __all__ = ('AgenToolModel',)
 
@@ -75,7 +86,7 @@ class AgenToolModel(AnsweringModel):
         self.output_parameters: ModelRequestParameters | None = None
         """The request parameters of this model's latest final answer (its output mode and output tools).
 
-        A lean run answers in the same shape (`agentool.core.lean`); they are the agent's, not the run's.
+        A lean run answers in the same shape (`agentool.core.agent.lean`); they are the agent's, not the run's.
         """
 
     @property

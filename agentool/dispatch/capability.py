@@ -19,7 +19,7 @@ from pydantic_ai.capabilities import AbstractCapability, WrapRunHandler
 from pydantic_ai.run import AgentRunResult
 
 from ..core.injector import AgenToolInjector, get_injector
-from ..core.injector._targets import serialise
+from ..core.injector.serialization import serialize_input
 from ..core.registry import AgenToolRegistry, get_registry
 from ..errors import AgenToolError, ConfigurationError, InvalidInputError, clip
 from ..telemetry import DispatchOutcome, dispatch_span, record_dispatch
@@ -236,7 +236,7 @@ class DispatchCapability(AbstractCapability[Any]):
         try:
             # The JSON text the injector makes of a dict or a model, checked as it checks it (size
             # first, then the schema): an input it would refuse is refused here, under `on_invalid`.
-            data = serialise(found.agentool, found.input)
+            data = serialize_input(found.agentool, found.input)
             validated = manager.validate_json(data)
         except InvalidInputError as error:
             if rule.on_invalid == 'fall_through':

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast, get_args, get_origin, get_
 from pydantic import BaseModel
 
 from ...errors import ConfigurationError, quote
-from .._gate import SerialGate
+from ..request import SerialGate
 from ._requirements import Requirements, operation_requirements
 from ._signature import UNRESOLVABLE, ToolSignature, read_signature, tool_name
 from .config import ConfigProblem, check_tools

@@ -1,6 +1,6 @@
 """The task-local frame, as the injector reads it: itself, the run in progress and the chain of agentools in it.
 
-The variable is the core's (`agentool.core._in_effect.frame`, which the core's own surfaces and the
+The variable is the core's (`agentool.core.request.frame`, which the core's own surfaces and the
 `concurrent_safe=False` gate read); here it is typed with the injector's own classes.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, TypeAlias, cast
 
-from .._in_effect import frame as _frame
+from ..request import frame as _frame
 
 if TYPE_CHECKING:
     from ._injector import AgenToolInjector

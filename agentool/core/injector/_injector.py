@@ -28,14 +28,19 @@ from pydantic_core import PydanticSerializationError, to_json
 from ..._options import check_flag, check_instance, check_name
 from ...errors import AgenToolNotFoundError, ConfigurationError, DependencyError, DuplicateNameError
 from ...telemetry import TRACER_NAME, operation_span
-from .._in_effect import GateTable
 from .._lookup import not_found
-from .._missing_deps import admits_none, missing_deps_error
-from .._tool_errors import failed_error, retry_error
-from ..durability import active_dispatcher, is_durable
 from ..manager import AgenToolManager
 from ..output import json_output_text
 from ..registry import AgenToolConfig, AgenToolRegistry
+from ..request import (
+    GateTable,
+    active_dispatcher,
+    deps_admit_none,
+    failed_error,
+    is_durable,
+    missing_deps_error,
+    retry_error,
+)
 from ._deps import OwnDeps, declares_deps, own_deps_form, run_without_loop
 from ._frame import Frame as _Frame
 from ._frame import frame as _frame
@@ -49,8 +54,9 @@ from ._graph import (
 )
 from ._lifetime import UNSET, DepsLifetime
 from ._resources import ResourceScope, RunScope, resource_problems
-from ._targets import Target, agent_target, run_context, serialise, serialise_fallback, stub_target
+from ._targets import Target, agent_target, run_context, stub_target
 from .handle import AgenToolHandle
+from .serialization import serialize_fallback, serialize_input
 
 __all__ = ('AgenToolInjector',)
 
@@ -293,7 +299,7 @@ class AgenToolInjector:
         """
         name, input = agent_name, input_data
         target = self._target(name)
-        data = serialise(name, input)
+        data = serialize_input(name, input)
         prompt = data if isinstance(data, str) else data.decode()
         # The same error the model raises, before any resource is made.
         validated = None if (manager := target.manager) is None else manager.validate_json(prompt)
@@ -343,11 +349,11 @@ class AgenToolInjector:
             data: str | bytes = input
         elif type(input) is dict:
             try:
-                data = to_json(input, by_alias=True, fallback=serialise_fallback)
+                data = to_json(input, by_alias=True, fallback=serialize_fallback)
             except PydanticSerializationError:
-                data = serialise(name, input)  # raises the typed error
+                data = serialize_input(name, input)  # raises the typed error
         else:
-            data = serialise(name, input)
+            data = serialize_input(name, input)
         # The manager's own validation, inlined for the common case; any failure goes back to the
         # manager so the typed error is exactly the one a run raises.
         # (A str is at most 4 UTF-8 bytes per character, so a short one needs no encoding to be measured.)
@@ -446,7 +452,7 @@ class AgenToolInjector:
                 target = self._target(name)
             except AgenToolNotFoundError as error:
                 # Only here: the agent was registered with another injector than the one in effect.
-                if not admits_none(deps_type):
+                if not deps_admit_none(deps_type):
                     raise missing_deps_error(name, deps_type, error) from error
                 target = None
             frame = _frame.get()

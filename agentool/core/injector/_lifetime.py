@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...errors import AgenToolNotFoundError, ConfigurationError, DependencyError, DuplicateNameError
-from .._missing_deps import admits_none, missing_deps_error
+from ..request import deps_admit_none, missing_deps_error
 from ._deps import DepsPlan, DepsShape, build_deps, compile_deps, deps_shape
 from ._resources import Provider, ResourceScope, RunScope, make_provider, type_label
 from ._targets import Target
@@ -64,7 +64,7 @@ class DepsLifetime:
         try:
             plan = self._plan(target)
         except (DependencyError, AgenToolNotFoundError) as error:
-            if not admits_none(target.deps_type):
+            if not deps_admit_none(target.deps_type):
                 raise missing_deps_error(target.name, target.deps_type, error) from error
             self._plans[target.deps_type] = None  # until the wiring changes (`provide`, `register`)
             return None

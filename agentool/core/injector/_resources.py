@@ -20,8 +20,8 @@ import anyio
 
 from ..._bounds import clip
 from ...errors import AgenToolError, ConfigurationError, DependencyCycleError, DependencyError, DepsUnavailableError
-from .._missing_deps import type_label
 from ..definition import UNRESOLVABLE
+from ..request import type_label
 
 __all__ = (
     'ResourceScope',

@@ -6,8 +6,8 @@ from collections.abc import Generator
 from contextlib import contextmanager
 
 from ..._options import check_instance
-from .._in_effect import COMPANION
 from ..registry import get_registry
+from ..request import COMPANION
 from ._frame import frame as _frame
 from ._injector import AgenToolInjector
 

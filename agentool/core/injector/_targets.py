@@ -7,29 +7,27 @@ override entered, so a call does no introspection.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import PurePath
 from types import NoneType
-from typing import Any, cast
+from typing import Any
 
-from pydantic import BaseModel, Secret, SecretBytes, SecretStr
+from pydantic import BaseModel
 from pydantic_ai import Agent, RunContext
 from pydantic_ai.agent import AbstractAgent, WrapperAgent
 from pydantic_ai.models import Model
-from pydantic_core import PydanticSerializationError, to_json
 
-from ...errors import DependencyError, InvalidInputError, InvalidJSONError
-from .._context import context_base, context_type, direct_context
-from ..capability import AgenToolCapability, build_agent, parse_model_id
+from ...errors import DependencyError
+from ..agent.capability import AgenToolCapability, build_agent, parse_model_id
 from ..definition import extract_tool_metadata
 from ..manager import MANAGER_TOOL_NAME, AgenToolManager
 from ..model import AgenToolModel
 from ..output import output_types
 from ..registry import AgenToolConfig, AgenToolRegistry, Route, RoutingConfig, get_registry
+from ..request import context_base, context_type, direct_context
 from ._deps import declares_deps
 
-__all__ = ('Target', 'agent_target', 'stood_in_for', 'stub_target', 'serialise', 'serialise_fallback', 'run_context')
+__all__ = ('Target', 'agent_target', 'stood_in_for', 'stub_target', 'run_context')
 
 
 def _no_schema(data: str | bytes) -> BaseModel:
@@ -205,74 +203,6 @@ def stub_target(name: str, replaced: Target, stub: Any) -> Target:
 
 def _as_input(input: BaseModel) -> dict[str, Any]:
     return {'input': input}
-
-
-def serialise(agentool: str, input: Any) -> str | bytes:
-    """`input` as JSON text: strings and UTF-8 bytes are JSON already, anything else goes through pydantic.
-
-    pydantic's serialiser keeps datetimes, dates, `Decimal`, `UUID`, enums, paths, sets and nested
-    models faithful (ISO strings, exact decimals, values, arrays), which `str()` or `json.dumps` do not.
-    """
-    if isinstance(input, str):
-        return input
-    if isinstance(input, bytes | bytearray):
-        try:
-            return bytes(input).decode()
-        except UnicodeDecodeError as error:
-            line = input.count(b'\n', 0, error.start) + 1
-            column = error.start - (input.rfind(b'\n', 0, error.start) + 1) + 1
-            raise InvalidJSONError(
-                f'input to agentool {agentool!r} is not valid UTF-8 at line {line} column {column} '
-                f'(byte {error.start})',
-                agentool=agentool,
-                position=error.start,
-                line=line,
-                column=column,
-            ) from None
-    try:
-        if isinstance(input, BaseModel):
-            # Its top-level fields left at a plain default are not sent: validation fills them in
-            # again, and sent they would count as given (an operation refuses fields it does not
-            # use). Nested models and `default_factory` values (ids, timestamps) go as they are.
-            given = input.model_fields_set
-            unset = {n for n, f in type(input).model_fields.items() if n not in given and f.default_factory is None}
-            # `round_trip`: what reads back as the same value (a `Json[...]` field as its JSON text).
-            options: dict[str, Any] = {'by_alias': True, 'round_trip': True, 'exclude': unset or None}
-            text = input.model_dump_json(**options, fallback=serialise_fallback)
-            if _MASK in text:  # pydantic writes every secret masked: the tool gets the value the caller gave
-                return to_json(_reveal(input.model_dump(**options)), fallback=serialise_fallback)
-            return text
-        return to_json(input, by_alias=True, fallback=serialise_fallback)
-    except PydanticSerializationError as error:
-        raise InvalidInputError(
-            f'input to agentool {agentool!r} of type {type(input).__name__} cannot be serialised to JSON: {error}',
-            agentool=agentool,
-            python_type=type(input).__name__,
-        ) from None
-
-
-_MASK = '**********'
-"""How pydantic writes a secret (`SecretStr`, `SecretBytes`, `Secret[...]`) in JSON, whatever its value."""
-
-
-def _reveal(value: Any) -> Any:
-    """`value` (a model dumped in python mode) with each secret replaced by its value."""
-    if isinstance(value, dict):
-        return {key: _reveal(item) for key, item in cast('dict[Any, Any]', value).items()}
-    if isinstance(value, list | tuple | set | frozenset):
-        return [_reveal(item) for item in cast('Iterable[Any]', value)]
-    if isinstance(value, Secret | SecretStr | SecretBytes):
-        secret: object = cast('Secret[Any] | SecretStr | SecretBytes', value).get_secret_value()
-        return secret
-    return value
-
-
-def serialise_fallback(value: Any) -> Any:
-    """What pydantic cannot serialise itself: pure paths as text; anything else is refused."""
-    # pydantic serialises concrete `Path`s but not pure paths; both are text in JSON.
-    if isinstance(value, PurePath):
-        return str(value)
-    raise TypeError(f'unable to serialise unknown type {type(value).__name__}')
 
 
 def run_context(target: Target, deps: Any, prompt: str | bytes) -> RunContext[Any] | None:

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..errors import (
+from ...errors import (
     InputValidationError,
     InvalidJSONError,
     NotAnObjectError,

@@ -12,9 +12,9 @@ from typing import Annotated, Any, Union, get_args, get_origin
 
 from pydantic import ConfigDict, TypeAdapter
 
-from ..errors import AgenToolError, AgenToolNotFoundError, MissingDepsError
+from ...errors import AgenToolError, AgenToolNotFoundError, MissingDepsError
 
-__all__ = ('admits_none', 'missing_deps_error', 'type_label')
+__all__ = ('deps_admit_none', 'missing_deps_error', 'type_label')
 
 _ANY_TYPE = ConfigDict(arbitrary_types_allowed=True)
 
@@ -24,15 +24,15 @@ def type_label(key: Any) -> str:
     return key.__qualname__ if isinstance(key, type) else repr(key).replace('typing.', '')
 
 
-def admits_none(deps_type: Any) -> bool:
+def deps_admit_none(deps_type: Any) -> bool:
     """Whether `None` is a valid value of `deps_type` (`Store | None`, `Optional[Store]`, `Any`)."""
     if deps_type is None or deps_type is NoneType or deps_type is Any or deps_type is object:
         return True
     origin = get_origin(deps_type)
     if origin is Union or origin is UnionType:
-        return any(admits_none(member) for member in get_args(deps_type))
+        return any(deps_admit_none(member) for member in get_args(deps_type))
     if origin is Annotated:
-        return admits_none(get_args(deps_type)[0])
+        return deps_admit_none(get_args(deps_type)[0])
     try:
         TypeAdapter[Any](deps_type, config=None if _is_model(deps_type) else _ANY_TYPE).validate_python(None)
     except Exception:  # refused, a type pydantic cannot read, or a validator failing on `None`: not fine

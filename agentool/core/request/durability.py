@@ -16,7 +16,7 @@ from pydantic import BaseModel
 from pydantic_ai import RunContext
 
 if TYPE_CHECKING:
-    from .manager import AgenToolManager
+    from ..manager import AgenToolManager
 
 __all__ = ('OperationDispatcher', 'active_dispatcher', 'dispatcher_reset', 'dispatcher_scope', 'is_durable')
 

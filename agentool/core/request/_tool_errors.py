@@ -12,8 +12,8 @@ from typing import Any
 
 from pydantic_ai.messages import ToolReturnPart
 
-from ..errors import ToolFailedError, ToolRetryError
-from .manager import MANAGER_TOOL_NAME
+from ...errors import ToolFailedError, ToolRetryError
+from ._call_args import MANAGER_TOOL_NAME
 
 __all__ = ('retry_error', 'failed_error', 'output_retry_error', 'ToolRaised')
 

@@ -20,16 +20,14 @@ from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.models import Model, ModelResolutionContext
 from pydantic_ai.toolsets import AbstractToolset
 
-from .._options import check_instance, check_name
-from ..errors import ConfigurationError, InputValidationError
-from ._in_effect import deps_in_effect, enter, leave
-from ._tool_errors import ToolRaised
-from .agent import AgenToolAgent
-from .durability import active_dispatcher, is_durable
-from .manager import MANAGER_TOOL_NAME, AgenToolManager
-from .model import AgenToolModel
-from .output import json_data
-from .registry import AgenToolRegistry, get_registry
+from ..._options import check_instance, check_name
+from ...errors import ConfigurationError, InputValidationError
+from ..manager import MANAGER_TOOL_NAME, AgenToolManager
+from ..model import AgenToolModel
+from ..output import json_data
+from ..registry import AgenToolRegistry, get_registry
+from ..request import ToolRaised, active_dispatcher, deps_in_effect, enter, is_durable, leave
+from . import AgenToolAgent
 
 __all__ = (
     'AgenToolCapability',

@@ -16,8 +16,8 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from contextvars import ContextVar, Token
 from typing import Any, Protocol, TypeAlias
 
-from ..errors import AgenToolNotFoundError
-from ._missing_deps import admits_none, missing_deps_error
+from ...errors import AgenToolNotFoundError
+from ._missing_deps import deps_admit_none, missing_deps_error
 
 __all__ = (
     'COMPANION',
@@ -103,7 +103,7 @@ async def deps_in_effect(name: str, deps_type: Any, registry: Callable[[], objec
         async with injector.call_deps(name, deps_type) as deps:
             yield deps
         return
-    if not admits_none(deps_type):
+    if not deps_admit_none(deps_type):
         unknown = AgenToolNotFoundError(f'no injector holds {name!r}', agentool=name)
         raise missing_deps_error(name, deps_type, unknown)
     yield None

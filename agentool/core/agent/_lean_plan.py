@@ -35,9 +35,9 @@ from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.usage import RunUsage
 from pydantic_core import to_jsonable_python
 
-from .definition import UNREADABLE
-from .manager import MANAGER_TOOL_NAME
-from .output import output_types, resolve
+from ..definition import UNREADABLE
+from ..manager import MANAGER_TOOL_NAME
+from ..output import output_types, resolve
 
 __all__ = ('LeanPlan', 'MessageTemplate', 'learn_plan', 'AGAIN')
 

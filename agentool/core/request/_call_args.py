@@ -14,7 +14,10 @@ from typing import Any, cast
 
 from pydantic import BaseModel
 
-__all__ = ('call_args',)
+__all__ = ('MANAGER_TOOL_NAME', 'call_args')
+
+MANAGER_TOOL_NAME = '__agentool_manager__'
+"""Name of the tool whose argument schema is the agentool's input schema."""
 
 
 def call_args(prompt: str, validated: BaseModel) -> str | dict[str, Any]:

@@ -29,16 +29,23 @@ from pydantic_ai.messages import (
     repair_messages,
 )
 
-from ._call_args import call_args
-from ._context import context_base, direct_context
-from ._in_effect import enter, leave
+from ..manager import MANAGER_TOOL_NAME
+from ..model import AgenToolModel
+from ..output import admits_none, output_parts
+from ..registry import get_registry
+from ..request import (
+    active_dispatcher,
+    call_args,
+    context_base,
+    direct_context,
+    enter,
+    failed_error,
+    is_durable,
+    leave,
+    output_retry_error,
+    retry_error,
+)
 from ._lean_plan import LeanPlan
-from ._tool_errors import failed_error, output_retry_error, retry_error
-from .durability import active_dispatcher, is_durable
-from .manager import MANAGER_TOOL_NAME
-from .model import AgenToolModel
-from .output import admits_none, output_parts
-from .registry import get_registry
 
 __all__ = ('answer', 'history_allows_lean')
 

@@ -2,7 +2,7 @@
 
 An agentool's run is deterministic and always takes the same two steps, so once the agent has
 run through the graph once (which shows the shape of its messages), `run` and `run_sync` answer
-directly (`agentool.core.lean`): same output, messages, usage and errors, a fraction of the cost.
+directly (`agentool.core.agent.lean`): same output, messages, usage and errors, a fraction of the cost.
 Everything that needs the graph still gets it: see `lean_blocker` and the model page of the docs.
 """
 
@@ -33,11 +33,11 @@ from pydantic_ai.toolsets import AbstractToolset
 from pydantic_ai.usage import RunUsage, UsageLimits
 from pydantic_ai.workspaces import WorkspaceBackend, WorkspaceRef
 
-from .._options import check_flag
-from ..errors import InvalidInputError
+from ..._options import check_flag
+from ...errors import InvalidInputError
+from ..model import AgenToolModel
 from ._lean_plan import AGAIN, LeanPlan, learn_plan
 from .lean import answer, history_allows_lean
-from .model import AgenToolModel
 
 __all__ = ('AgenToolAgent',)
 

@@ -1,0 +1,76 @@
+"""How one request runs: the pieces the manager and every surface share on the way to a tool.
+
+- `_input_errors`, `_json`: the typed errors for input an agentool refuses, and the JSON helpers
+  that name what was wrong;
+- `_call_args`: the manager tool's name and the arguments of the call a deterministic run makes;
+- `_tool_errors`: a tool's `ModelRetry` or exception as the typed error a run raises;
+- `_context`: a cheap `RunContext` for the injector's direct path;
+- `_in_effect`: the run's frame (a context variable) and the injector in effect, found without
+  importing the injector, with the deps a surface given none gets (`_missing_deps` when none);
+- `_gate`: a `concurrent_safe=False` tool's calls one at a time per injector;
+- `durability`: the seam a durable run takes operation calls over by.
+
+The rest of agentool imports these names from here, never from the private modules.
+"""
+
+from ._call_args import MANAGER_TOOL_NAME, call_args
+from ._context import context_base, context_type, direct_context
+from ._gate import SerialGate
+from ._in_effect import (
+    COMPANION,
+    Frame,
+    GateTable,
+    InjectorInEffect,
+    deps_in_effect,
+    enter,
+    frame,
+    injector_in_effect,
+    leave,
+)
+from ._input_errors import invalid_input, invalid_json, not_an_object, unknown_operation, unparsable_json
+from ._json import json_type, json_validator, loc
+from ._missing_deps import deps_admit_none, missing_deps_error, type_label
+from ._tool_errors import ToolRaised, failed_error, output_retry_error, retry_error
+from .durability import OperationDispatcher, active_dispatcher, dispatcher_reset, dispatcher_scope, is_durable
+
+__all__ = (
+    # input refused
+    'invalid_input',
+    'invalid_json',
+    'not_an_object',
+    'unknown_operation',
+    'unparsable_json',
+    'json_type',
+    'json_validator',
+    'loc',
+    # the manager tool's call and its errors
+    'MANAGER_TOOL_NAME',
+    'call_args',
+    'ToolRaised',
+    'failed_error',
+    'output_retry_error',
+    'retry_error',
+    # the run's context, frame and deps
+    'context_base',
+    'context_type',
+    'direct_context',
+    'COMPANION',
+    'Frame',
+    'GateTable',
+    'InjectorInEffect',
+    'deps_in_effect',
+    'enter',
+    'frame',
+    'injector_in_effect',
+    'leave',
+    'deps_admit_none',
+    'missing_deps_error',
+    'type_label',
+    'SerialGate',
+    # durable execution
+    'OperationDispatcher',
+    'active_dispatcher',
+    'dispatcher_reset',
+    'dispatcher_scope',
+    'is_durable',
+)
