@@ -1,8 +1,8 @@
 """The injector: run agentools by name, wire their dependencies, swap any of them in tests.
 
-This package sits on the routing core (`agentool.core`: registry, manager, model, capability) and
+This package sits on the routing core (`agentool.core`: registry, manager, model, agent) and
 is imported by nothing there: the core's own surfaces find the injector in effect through
-`core._in_effect` (the task-local frame, else the registry's default injector). A call goes down
+`core.request` (`_in_effect` (the task-local frame, else the registry's default injector)). A call goes down
 through its modules, each entered once, never back up:
 
 1. `_scope` (with `_frame`): which injector is in effect.
@@ -15,7 +15,7 @@ through its modules, each entered once, never back up:
    given none live (as long as the injector, one run, or none), from plans (`_deps`).
 5. `_resources`: providers by type and the scopes that own what factories made (a run's, the injector's).
 
-`serialization` holds the guide's JSON helpers.
+`serialization`: an input as JSON text (`serialize_input`), with the guide's two JSON helpers.
 """
 
 from ._injector import AgenToolInjector
