@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -63,3 +64,73 @@ def test_default_mode_is_none_then_once_records_then_none_replays(pytester: pyte
     assert json.loads(cassette.read_text())['version'] == 1
     # ...and from then on every run replays, the model untouched.
     assert _run(pytester) == (2, 0, 'xx')
+
+
+# An echo model: a test replaying another test's file would get that test's prompt back.
+COLLIDING = """
+import pytest
+from pydantic_ai import Agent
+from pydantic_ai.messages import ModelResponse, TextPart
+from pydantic_ai.models.function import FunctionModel
+
+def echo(messages, info):
+    return ModelResponse(parts=[TextPart(messages[0].parts[-1].content)])
+
+async def test_x_a(agentool_cassette):
+    assert (await Agent().run('plain', model=agentool_cassette(FunctionModel(echo)))).output == 'plain'
+
+@pytest.mark.parametrize('case', ['a'])
+async def test_x(agentool_cassette, case):
+    assert (await Agent().run(case, model=agentool_cassette(FunctionModel(echo)))).output == case
+"""
+
+
+def test_a_plain_test_and_a_parametrized_id_mapping_alike_get_two_files(pytester: pytest.Pytester) -> None:
+    pytester.makeini(INI)
+    pytester.makepyfile(test_collide=COLLIDING)
+    assert _run(pytester, '--agentool-record-mode=once')[:2] == (2, 0)
+    assert _run(pytester)[:2] == (2, 0)
+    names = {p.name for p in (pytester.path / 'cassettes' / 'test_collide').iterdir()}
+    assert 'test_x_a.json' in names  # a plain name keeps its file name
+    (hashed,) = names - {'test_x_a.json'}
+    assert re.fullmatch(r'test_x_a-[0-9a-f]{8}\.json', hashed)  # `test_x[a]` has a hash of its id
+
+
+LEGACY = """
+import pytest
+from pydantic_ai import Agent
+from pydantic_ai.messages import ModelResponse, TextPart
+from pydantic_ai.models.function import FunctionModel
+
+def echo(messages, info):
+    return ModelResponse(parts=[TextPart(messages[0].parts[-1].content)])
+
+@pytest.mark.parametrize('city', ['paris'])
+async def test_w(agentool_cassette, agentool_cassette_path, city):
+    assert (await Agent().run(city, model=agentool_cassette(FunctionModel(echo)))).output == city
+"""
+
+# The same, beside a plain test whose own file has the older name of `test_w[paris]`.
+OWNED = f"""{LEGACY}
+async def test_w_paris(agentool_cassette):
+    assert (await Agent().run('plain', model=agentool_cassette(FunctionModel(echo)))).output == 'plain'
+"""
+
+
+def test_a_cassette_under_the_older_unhashed_name_is_still_found(pytester: pytest.Pytester) -> None:
+    pytester.makeini(INI)
+    pytester.makepyfile(test_old=LEGACY, test_owned=OWNED)
+    assert _run(pytester, '--agentool-record-mode=once')[:2] == (3, 0)
+    # Make the bracketed tests' cassettes look as an older agentool wrote them (`test_w_paris.json`).
+    old = pytester.path / 'cassettes' / 'test_old'
+    (recorded,) = old.glob('test_w_paris-*.json')
+    recorded.rename(old / 'test_w_paris.json')
+    owned = pytester.path / 'cassettes' / 'test_owned'
+    (hashed,) = owned.glob('test_w_paris-*.json')
+    hashed.unlink()
+    result = pytester.runpytest_inprocess('-p', 'no:cacheprovider', '-rf')
+    # The renamed cassette replays; where a plain test owns the older name, the bracketed test does
+    # not take its file (its own is missing, so it fails in mode `none`).
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(['FAILED test_owned.py::test_w[[]paris[]]*'])
+    assert sorted(p.name for p in old.iterdir()) == ['test_w_paris.json']
