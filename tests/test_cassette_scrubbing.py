@@ -172,3 +172,103 @@ async def test_a_secret_split_across_stream_deltas_never_reaches_the_file(tmp_pa
     assert 'C3d4E5f6G7h8' not in text
     assert 'I9j0K1l2' not in text
     assert await run(CassetteModel(None, cassette=path)) == 'Your key is sk-<redacted>, keep it safe.'
+
+
+SHORT = 'k-' + '7f3a9c'  # no known shape: only the name before it gives it away
+
+
+@pytest.mark.parametrize(
+    ('shown', 'kept'),
+    [
+        (f"Client(api_key='{SHORT}', timeout=3)", "Client(api_key='<redacted>', timeout=3)"),
+        (f"{{'api_key': '{SHORT}', 'city': 'Paris'}}", "{'api_key': '<redacted>', 'city': 'Paris'}"),
+        ("Request(Authorization='Bearer x')", "Request(Authorization='<redacted>')"),
+        ("{'headers': {'authorization': 'Bearer x'}}", "{'headers': {'authorization': '<redacted>'}}"),
+        (f'Login(password="it\'s {SHORT}")', 'Login(password="<redacted>")'),  # repr's own quotes kept
+        (f"Login(password='it\\'s {SHORT}', user='ada')", "Login(password='<redacted>', user='ada')"),
+        ('Creds(pin=1234, password=12345678, ok=True)', "Creds(pin='<redacted>', password='<redacted>', ok=True)"),
+        (
+            "{'user_pin': -3.5, 'spin': 5, 'token': True}",
+            "{'user_pin': '<redacted>', 'spin': 5, 'token': '<redacted>'}",
+        ),
+    ],
+)
+def test_a_secret_in_python_repr_text_is_replaced(shown: str, kept: str) -> None:
+    # As a tool's result or an error's text holds it.
+    cleaned = scrub({'content': shown, 'list': [shown]})
+    assert cleaned == {'content': kept, 'list': [kept]}
+    assert scrub(cleaned) == cleaned
+
+
+def test_a_repr_secret_inside_json_text_is_replaced() -> None:
+    shown = json.dumps({'note': f"Client(api_key='{SHORT}', pin=1234)"})
+    assert scrub({'args': shown}) == {'args': json.dumps({'note': "Client(api_key='<redacted>', pin='<redacted>')"})}
+
+
+def test_a_number_or_boolean_under_a_secret_name_becomes_the_placeholder() -> None:
+    data = {
+        'pin': 1234,
+        'password': 12345678,
+        'card-pin': 0,
+        'api_token': True,
+        'client_secret': -1.5e3,
+        'max_tokens': 100,
+        'spin': 3,
+        'pin_count': 2,
+        'secret': None,
+        'args': json.dumps({'pin': 99, 'x': 1}),
+    }
+    cleaned = scrub(data)
+    assert cleaned == data | {
+        'pin': '<redacted>',
+        'password': '<redacted>',
+        'card-pin': '<redacted>',
+        'api_token': '<redacted>',
+        'client_secret': '<redacted>',
+        'args': json.dumps({'pin': '<redacted>', 'x': 1}),
+    }
+    assert scrub(cleaned) == cleaned
+
+
+def test_repr_scrubbing_stays_linear_and_keeps_the_json_whole() -> None:
+    # A repr value that never closes, a JSON string ending in `password=`, a long run of backslashes.
+    for text in ("password='" + '\\' * 50_000, 'password=', "api_key='x" + '"' * 1000, 'token=' * 20_000):
+        data = {'a': text, 'b': "x'y"}
+        assert scrub(scrub(data)) == scrub(data)
+
+
+async def test_a_repr_secret_and_a_numeric_secret_in_a_tool_result_never_reach_the_file_and_replay(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / 'c.json'
+
+    def answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if sum(isinstance(m, ModelResponse) for m in messages) == 0:
+            return ModelResponse(parts=[ToolCallPart('session', {'user': 'ada'})])
+        return ModelResponse(parts=[TextPart('ready')])
+
+    def agent(executed: list[str]) -> Agent[None, str]:
+        made = Agent(output_type=str)
+
+        @made.tool_plain
+        def session(user: str) -> dict[str, Any]:
+            """Open a session."""
+            executed.append(user)
+            return {'shown': f"Session(user='ada', api_key='{SHORT}')", 'pin': 4321, 'password': 12345678}
+
+        return made
+
+    model = CassetteModel(FunctionModel(answer), cassette=path, mode='once')
+    await agent([]).run('open', model=model, capabilities=[CassetteTools(model)])
+    text = path.read_text()
+    for secret in (SHORT, '4321', '12345678'):
+        assert secret not in text
+    assert "api_key='<redacted>'" in text
+    for tools in (True, False):  # answered from the cassette, then run again by the replay
+        executed: list[str] = []
+        with override_allow_model_requests(False):
+            replay = CassetteModel(None, cassette=path)
+            capabilities = [CassetteTools(replay)] if tools else []
+            assert (await agent(executed).run('open', model=replay, capabilities=capabilities)).output == 'ready'
+        assert executed == ([] if tools else ['ada'])
+        assert replay.unused_exchanges() == []
