@@ -11,7 +11,7 @@ import pytest
 from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models import override_allow_model_requests
-from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 
 from agentool.cli import main
 from agentool.testing import Cassette, CassetteModel, CassetteTools, Replay
@@ -272,3 +272,56 @@ async def test_a_repr_secret_and_a_numeric_secret_in_a_tool_result_never_reach_t
             assert (await agent(executed).run('open', model=replay, capabilities=capabilities)).output == 'ready'
         assert executed == ([] if tools else ['ada'])
         assert replay.unused_exchanges() == []
+
+
+UNLOCK = {'user': 'ada', 'pin': 4321, 'admin': True, 'use_token': True}
+
+
+def _unlock(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    if sum(isinstance(m, ModelResponse) for m in messages) == 0:
+        return ModelResponse(parts=[ToolCallPart('unlock', UNLOCK)])
+    return ModelResponse(parts=[TextPart('open')])
+
+
+async def _stream_unlock(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str | DeltaToolCalls]:
+    if sum(isinstance(m, ModelResponse) for m in messages) == 0:
+        yield {0: DeltaToolCall('unlock', json.dumps(UNLOCK))}
+    else:
+        yield 'open'
+
+
+def _locked(seen: list[tuple[int, bool, bool]]) -> Agent[None, str]:
+    agent = Agent(output_type=str)
+
+    @agent.tool_plain
+    def unlock(user: str, pin: int, admin: bool, use_token: bool) -> str:
+        """Unlock."""
+        seen.append((pin, admin, use_token))
+        return 'unlocked'
+
+    return agent
+
+
+@pytest.mark.parametrize('stream', [False, True])
+async def test_a_scrubbed_number_in_a_tool_call_replays_as_a_value_of_its_type(tmp_path: Path, stream: bool) -> None:
+    # `"pin": "<redacted>"` would fail the tool's validation (a retry the cassette never saw): on
+    # replay the tool gets 0 and false where its schema wants a number and a boolean.
+    path = tmp_path / 'c.json'
+
+    async def run(model: CassetteModel, seen: list[tuple[int, bool, bool]]) -> str:
+        if not stream:
+            return (await _locked(seen).run('open', model=model)).output
+        async with _locked(seen).run_stream('open', model=model) as result:
+            return await result.get_output()
+
+    live = FunctionModel(_unlock) if not stream else FunctionModel(stream_function=_stream_unlock)
+    recorded: list[tuple[int, bool, bool]] = []
+    assert await run(CassetteModel(live, cassette=path, mode='once'), recorded) == 'open'
+    assert recorded == [(4321, True, True)]
+    assert '4321' not in path.read_text()
+    replayed: list[tuple[int, bool, bool]] = []
+    with override_allow_model_requests(False):
+        replay = CassetteModel(None, cassette=path)
+        assert await run(replay, replayed) == 'open'
+    assert replayed == [(0, True, False)]  # `admin` is no secret's name: kept
+    assert replay.unused_exchanges() == []
