@@ -325,3 +325,12 @@ async def test_a_scrubbed_number_in_a_tool_call_replays_as_a_value_of_its_type(t
         assert await run(replay, replayed) == 'open'
     assert replayed == [(0, True, False)]  # `admin` is no secret's name: kept
     assert replay.unused_exchanges() == []
+
+
+def test_a_repr_secret_in_plain_text_is_replaced_and_json_text_stays_json() -> None:
+    assert scrub_text(f'Client(api_key="{SHORT}", x=1)') == 'Client(api_key="<redacted>", x=1)'
+    assert scrub_text(f"Client(api_key='{SHORT}', pin=1234)") == "Client(api_key='<redacted>', pin='<redacted>')"
+    # In JSON text the `"` after `password=` ends a string: nothing between two strings is taken.
+    for data in ({'a': 'password=', 'b': 'c'}, ['token=', 'x'], {'token=': 1}):
+        for text in (json.dumps(data), json.dumps(data, indent=2), json.dumps(data, separators=(',', ':'))):
+            assert scrub_text(text) == text

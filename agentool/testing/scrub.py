@@ -88,6 +88,13 @@ SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str], str], ...] = (
         re.compile(rf'({_REPR_KEY}\\")(?!<redacted>\\")(?:[^"\\]|\\[^"])+(\\")', re.I),
         rf'\1{PLACEHOLDER}\2',
     ),
+    # Plain text (a log line): `api_key="..."`. Never in JSON text, where the `"` after `=` ends a
+    # string and is followed by `,`, `:`, `}`, `]` or nothing.
+    (
+        'plain_repr_secret_field',
+        re.compile(rf'({_REPR_KEY}")(?!\s*[,:}}\]]|<redacted>")(?:[^"\\\n]|\\.)++(")', re.I),
+        rf'\1{PLACEHOLDER}\2',
+    ),
     # A number or a boolean under a secret's name (`"pin": 1234`) becomes the string placeholder.
     ('secret_number', re.compile(rf'("{_SECRET_KEYS}"\s*:\s*){_BARE}', re.I), rf'\1"{PLACEHOLDER}"'),
     (
