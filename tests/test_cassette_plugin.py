@@ -134,3 +134,23 @@ def test_a_cassette_under_the_older_unhashed_name_is_still_found(pytester: pytes
     result.assert_outcomes(passed=2, failed=1)
     result.stdout.fnmatch_lines(['FAILED test_owned.py::test_w[[]paris[]]*'])
     assert sorted(p.name for p in old.iterdir()) == ['test_w_paris.json']
+
+
+LONG = """
+from pathlib import Path
+import pytest
+
+@pytest.mark.parametrize('case', ['x' * 300, 'y' * 300])
+def test_long(agentool_cassette_path, case):
+    assert len(agentool_cassette_path.name.encode()) < 255
+    with open(Path(__file__).parent / 'names.txt', 'a') as stream:
+        stream.write(agentool_cassette_path.name + '\\n')
+"""
+
+
+def test_long_ids_get_short_distinct_file_names(pytester: pytest.Pytester) -> None:
+    pytester.makeini(INI)
+    pytester.makepyfile(test_long=LONG)
+    pytester.runpytest_inprocess('-p', 'no:cacheprovider').assert_outcomes(passed=2)
+    names = (pytester.path / 'names.txt').read_text().split()
+    assert len(set(names)) == 2
