@@ -96,7 +96,7 @@ def test_a_plain_test_and_a_parametrized_id_mapping_alike_get_two_files(pytester
     assert re.fullmatch(r'test_x_a-[0-9a-f]{8}\.json', hashed)  # `test_x[a]` has a hash of its id
 
 
-LEGACY = """
+ALONE = """
 import pytest
 from pydantic_ai import Agent
 from pydantic_ai.messages import ModelResponse, TextPart
@@ -110,30 +110,25 @@ async def test_w(agentool_cassette, agentool_cassette_path, city):
     assert (await Agent().run(city, model=agentool_cassette(FunctionModel(echo)))).output == city
 """
 
-# The same, beside a plain test whose own file has the older name of `test_w[paris]`.
-OWNED = f"""{LEGACY}
+# The same, beside a plain test whose name is the mapped name of `test_w[paris]`.
+OWNED = f"""{ALONE}
 async def test_w_paris(agentool_cassette):
     assert (await Agent().run('plain', model=agentool_cassette(FunctionModel(echo)))).output == 'plain'
 """
 
 
-def test_a_cassette_under_the_older_unhashed_name_is_still_found(pytester: pytest.Pytester) -> None:
+def test_a_parametrized_id_keeps_its_plain_name_unless_a_plain_test_has_it(pytester: pytest.Pytester) -> None:
     pytester.makeini(INI)
-    pytester.makepyfile(test_old=LEGACY, test_owned=OWNED)
+    pytester.makepyfile(test_old=ALONE, test_owned=OWNED)
     assert _run(pytester, '--agentool-record-mode=once')[:2] == (3, 0)
-    # Make the bracketed tests' cassettes look as an older agentool wrote them (`test_w_paris.json`).
-    old = pytester.path / 'cassettes' / 'test_old'
-    (recorded,) = old.glob('test_w_paris-*.json')
-    recorded.rename(old / 'test_w_paris.json')
-    owned = pytester.path / 'cassettes' / 'test_owned'
-    (hashed,) = owned.glob('test_w_paris-*.json')
-    hashed.unlink()
-    result = pytester.runpytest_inprocess('-p', 'no:cacheprovider', '-rf')
-    # The renamed cassette replays; where a plain test owns the older name, the bracketed test does
-    # not take its file (its own is missing, so it fails in mode `none`).
-    result.assert_outcomes(passed=2, failed=1)
-    result.stdout.fnmatch_lines(['FAILED test_owned.py::test_w[[]paris[]]*'])
-    assert sorted(p.name for p in old.iterdir()) == ['test_w_paris.json']
+    # Alone, `test_w[paris]` is `test_w_paris.json`, as cassettes were always named.
+    assert sorted(p.name for p in (pytester.path / 'cassettes' / 'test_old').iterdir()) == ['test_w_paris.json']
+    # Beside a plain `test_w_paris`, which keeps that name, the bracketed id takes a hashed one.
+    owned = sorted(p.name for p in (pytester.path / 'cassettes' / 'test_owned').iterdir())
+    assert len(owned) == 2
+    assert 'test_w_paris.json' in owned
+    assert [name for name in owned if name.startswith('test_w_paris-')]
+    pytester.runpytest_inprocess('-p', 'no:cacheprovider').assert_outcomes(passed=3)
 
 
 LONG = """

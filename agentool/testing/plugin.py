@@ -140,10 +140,11 @@ def agentool_record_mode(request: pytest.FixtureRequest) -> RecordMode:
 def agentool_cassette_path(request: pytest.FixtureRequest) -> Path:
     """This test's cassette file: `cassettes/<module>/<test name>.json` beside the test module.
 
-    A plain name is its own file name. Any other (a parametrized id, characters a file name cannot
-    safely hold, made `_`) is followed by a short hash of the exact id, so `test_x[a]` is not the
-    plain `test_x_a` and `test_math[2+2]` is not `test_math[2*2]`. A file under the older, unhashed
-    name of a parametrized id is still used while none has the new name.
+    A plain name is its own file name, and a parametrized id is the name with its id after `_`
+    (`test_x[a]` is `test_x_a.json`). A short hash of the exact id follows where two ids could
+    share a file: characters a file name cannot safely hold (made `_`: `test_math[2+2]` is not
+    `test_math[2*2]`), a name cut to fit the file system, or a parametrized id whose mapped name is
+    also a name in the test module (`test_x[a]` beside a plain `test_x_a`).
     """
     marker = request.node.get_closest_marker(_MARKER)
     name = marker.kwargs.get('name') if marker is not None else None
@@ -235,8 +236,7 @@ def _safe(name: str, default: str) -> str:
 
 
 def _older(name: str, default: str) -> str:
-    # The name agentool gave this file before bracketed ids and long names were hashed:
-    # `test_x[a]` was `test_x_a`, hashed only where characters had been replaced.
+    # The plain mapped name: `test_x[a]` is `test_x_a`, hashed only where characters were replaced.
     stem, clean, _ = _mapped(name, default)
     return stem if clean else f'{stem}-{_digest(name)}'
 
@@ -256,20 +256,14 @@ def _digest(name: str) -> str:
 
 
 def _file(request: pytest.FixtureRequest, folder: Path, name: str, default: str) -> Path:
-    # This test's file in `folder`. A file under the older name is used while none has today's,
-    # unless that older name is also a name in the test module (a plain test of that name owns it).
+    # This test's file in `folder`. A parametrized id keeps its plain mapped name (`test_x[a]` is
+    # `test_x_a.json`, as cassettes were always named) unless the test module also has a name
+    # `test_x_a` (a plain test of that name owns that file): then it takes the hashed name.
     stem, older = _safe(name, default), _older(name, default)
-    path = folder / f'{stem}.json'
-    if older == stem or path.exists():
-        return path
-    legacy = folder / f'{older}.json'
-    try:
-        found = legacy.is_file()
-    except OSError:  # an older name too long for the file system: no file can have it
-        found = False
-    if found and not _names_a_test(getattr(request.node, 'module', None), older):
-        return legacy
-    return path
+    fits = len(older.encode('utf-8')) <= _MAX_STEM_BYTES
+    if older != stem and fits and not _names_a_test(getattr(request.node, 'module', None), older):
+        return folder / f'{older}.json'
+    return folder / f'{stem}.json'
 
 
 def _names_a_test(namespace: object, name: str, depth: int = 0) -> bool:
