@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -63,3 +64,88 @@ def test_default_mode_is_none_then_once_records_then_none_replays(pytester: pyte
     assert json.loads(cassette.read_text())['version'] == 1
     # ...and from then on every run replays, the model untouched.
     assert _run(pytester) == (2, 0, 'xx')
+
+
+# An echo model: a test replaying another test's file would get that test's prompt back.
+COLLIDING = """
+import pytest
+from pydantic_ai import Agent
+from pydantic_ai.messages import ModelResponse, TextPart
+from pydantic_ai.models.function import FunctionModel
+
+def echo(messages, info):
+    return ModelResponse(parts=[TextPart(messages[0].parts[-1].content)])
+
+async def test_x_a(agentool_cassette):
+    assert (await Agent().run('plain', model=agentool_cassette(FunctionModel(echo)))).output == 'plain'
+
+@pytest.mark.parametrize('case', ['a'])
+async def test_x(agentool_cassette, case):
+    assert (await Agent().run(case, model=agentool_cassette(FunctionModel(echo)))).output == case
+"""
+
+
+def test_a_plain_test_and_a_parametrized_id_mapping_alike_get_two_files(pytester: pytest.Pytester) -> None:
+    pytester.makeini(INI)
+    pytester.makepyfile(test_collide=COLLIDING)
+    assert _run(pytester, '--agentool-record-mode=once')[:2] == (2, 0)
+    assert _run(pytester)[:2] == (2, 0)
+    names = {p.name for p in (pytester.path / 'cassettes' / 'test_collide').iterdir()}
+    assert 'test_x_a.json' in names  # a plain name keeps its file name
+    (hashed,) = names - {'test_x_a.json'}
+    assert re.fullmatch(r'test_x_a-[0-9a-f]{8}\.json', hashed)  # `test_x[a]` has a hash of its id
+
+
+ALONE = """
+import pytest
+from pydantic_ai import Agent
+from pydantic_ai.messages import ModelResponse, TextPart
+from pydantic_ai.models.function import FunctionModel
+
+def echo(messages, info):
+    return ModelResponse(parts=[TextPart(messages[0].parts[-1].content)])
+
+@pytest.mark.parametrize('city', ['paris'])
+async def test_w(agentool_cassette, agentool_cassette_path, city):
+    assert (await Agent().run(city, model=agentool_cassette(FunctionModel(echo)))).output == city
+"""
+
+# The same, beside a plain test whose name is the mapped name of `test_w[paris]`.
+OWNED = f"""{ALONE}
+async def test_w_paris(agentool_cassette):
+    assert (await Agent().run('plain', model=agentool_cassette(FunctionModel(echo)))).output == 'plain'
+"""
+
+
+def test_a_parametrized_id_keeps_its_plain_name_unless_a_plain_test_has_it(pytester: pytest.Pytester) -> None:
+    pytester.makeini(INI)
+    pytester.makepyfile(test_old=ALONE, test_owned=OWNED)
+    assert _run(pytester, '--agentool-record-mode=once')[:2] == (3, 0)
+    # Alone, `test_w[paris]` is `test_w_paris.json`, as cassettes were always named.
+    assert sorted(p.name for p in (pytester.path / 'cassettes' / 'test_old').iterdir()) == ['test_w_paris.json']
+    # Beside a plain `test_w_paris`, which keeps that name, the bracketed id takes a hashed one.
+    owned = sorted(p.name for p in (pytester.path / 'cassettes' / 'test_owned').iterdir())
+    assert len(owned) == 2
+    assert 'test_w_paris.json' in owned
+    assert [name for name in owned if name.startswith('test_w_paris-')]
+    pytester.runpytest_inprocess('-p', 'no:cacheprovider').assert_outcomes(passed=3)
+
+
+LONG = """
+from pathlib import Path
+import pytest
+
+@pytest.mark.parametrize('case', ['x' * 300, 'y' * 300])
+def test_long(agentool_cassette_path, case):
+    assert len(agentool_cassette_path.name.encode()) < 255
+    with open(Path(__file__).parent / 'names.txt', 'a') as stream:
+        stream.write(agentool_cassette_path.name + '\\n')
+"""
+
+
+def test_long_ids_get_short_distinct_file_names(pytester: pytest.Pytester) -> None:
+    pytester.makeini(INI)
+    pytester.makepyfile(test_long=LONG)
+    pytester.runpytest_inprocess('-p', 'no:cacheprovider').assert_outcomes(passed=2)
+    names = (pytester.path / 'names.txt').read_text().split()
+    assert len(set(names)) == 2

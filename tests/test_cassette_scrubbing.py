@@ -11,7 +11,7 @@ import pytest
 from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models import override_allow_model_requests
-from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 
 from agentool.cli import main
 from agentool.testing import Cassette, CassetteModel, CassetteTools, Replay
@@ -172,3 +172,165 @@ async def test_a_secret_split_across_stream_deltas_never_reaches_the_file(tmp_pa
     assert 'C3d4E5f6G7h8' not in text
     assert 'I9j0K1l2' not in text
     assert await run(CassetteModel(None, cassette=path)) == 'Your key is sk-<redacted>, keep it safe.'
+
+
+SHORT = 'k-' + '7f3a9c'  # no known shape: only the name before it gives it away
+
+
+@pytest.mark.parametrize(
+    ('shown', 'kept'),
+    [
+        (f"Client(api_key='{SHORT}', timeout=3)", "Client(api_key='<redacted>', timeout=3)"),
+        (f"{{'api_key': '{SHORT}', 'city': 'Paris'}}", "{'api_key': '<redacted>', 'city': 'Paris'}"),
+        ("Request(Authorization='Bearer x')", "Request(Authorization='<redacted>')"),
+        ("{'headers': {'authorization': 'Bearer x'}}", "{'headers': {'authorization': '<redacted>'}}"),
+        (f'Login(password="it\'s {SHORT}")', 'Login(password="<redacted>")'),  # repr's own quotes kept
+        (f"Login(password='it\\'s {SHORT}', user='ada')", "Login(password='<redacted>', user='ada')"),
+        ('Creds(pin=1234, password=12345678, ok=True)', "Creds(pin='<redacted>', password='<redacted>', ok=True)"),
+        (
+            "{'user_pin': -3.5, 'spin': 5, 'token': True}",
+            "{'user_pin': '<redacted>', 'spin': 5, 'token': '<redacted>'}",
+        ),
+    ],
+)
+def test_a_secret_in_python_repr_text_is_replaced(shown: str, kept: str) -> None:
+    # As a tool's result or an error's text holds it.
+    cleaned = scrub({'content': shown, 'list': [shown]})
+    assert cleaned == {'content': kept, 'list': [kept]}
+    assert scrub(cleaned) == cleaned
+
+
+def test_a_repr_secret_inside_json_text_is_replaced() -> None:
+    shown = json.dumps({'note': f"Client(api_key='{SHORT}', pin=1234)"})
+    assert scrub({'args': shown}) == {'args': json.dumps({'note': "Client(api_key='<redacted>', pin='<redacted>')"})}
+
+
+def test_a_number_or_boolean_under_a_secret_name_becomes_the_placeholder() -> None:
+    data = {
+        'pin': 1234,
+        'password': 12345678,
+        'card-pin': 0,
+        'api_token': True,
+        'client_secret': -1.5e3,
+        'max_tokens': 100,
+        'spin': 3,
+        'pin_count': 2,
+        'secret': None,
+        'args': json.dumps({'pin': 99, 'x': 1}),
+    }
+    cleaned = scrub(data)
+    assert cleaned == data | {
+        'pin': '<redacted>',
+        'password': '<redacted>',
+        'card-pin': '<redacted>',
+        'api_token': '<redacted>',
+        'client_secret': '<redacted>',
+        'args': json.dumps({'pin': '<redacted>', 'x': 1}),
+    }
+    assert scrub(cleaned) == cleaned
+
+
+def test_repr_scrubbing_stays_linear_and_keeps_the_json_whole() -> None:
+    # A repr value that never closes, a JSON string ending in `password=`, a long run of backslashes.
+    for text in ("password='" + '\\' * 50_000, 'password=', "api_key='x" + '"' * 1000, 'token=' * 20_000):
+        data = {'a': text, 'b': "x'y"}
+        assert scrub(scrub(data)) == scrub(data)
+
+
+async def test_a_repr_secret_and_a_numeric_secret_in_a_tool_result_never_reach_the_file_and_replay(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / 'c.json'
+
+    def answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if sum(isinstance(m, ModelResponse) for m in messages) == 0:
+            return ModelResponse(parts=[ToolCallPart('session', {'user': 'ada'})])
+        return ModelResponse(parts=[TextPart('ready')])
+
+    def agent(executed: list[str]) -> Agent[None, str]:
+        made = Agent(output_type=str)
+
+        @made.tool_plain
+        def session(user: str) -> dict[str, Any]:
+            """Open a session."""
+            executed.append(user)
+            return {'shown': f"Session(user='ada', api_key='{SHORT}')", 'pin': 4321, 'password': 12345678}
+
+        return made
+
+    model = CassetteModel(FunctionModel(answer), cassette=path, mode='once')
+    await agent([]).run('open', model=model, capabilities=[CassetteTools(model)])
+    text = path.read_text()
+    for secret in (SHORT, '4321', '12345678'):
+        assert secret not in text
+    assert "api_key='<redacted>'" in text
+    for tools in (True, False):  # answered from the cassette, then run again by the replay
+        executed: list[str] = []
+        with override_allow_model_requests(False):
+            replay = CassetteModel(None, cassette=path)
+            capabilities = [CassetteTools(replay)] if tools else []
+            assert (await agent(executed).run('open', model=replay, capabilities=capabilities)).output == 'ready'
+        assert executed == ([] if tools else ['ada'])
+        assert replay.unused_exchanges() == []
+
+
+UNLOCK = {'user': 'ada', 'pin': 4321, 'admin': True, 'use_token': True}
+
+
+def _unlock(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    if sum(isinstance(m, ModelResponse) for m in messages) == 0:
+        return ModelResponse(parts=[ToolCallPart('unlock', UNLOCK)])
+    return ModelResponse(parts=[TextPart('open')])
+
+
+async def _stream_unlock(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str | DeltaToolCalls]:
+    if sum(isinstance(m, ModelResponse) for m in messages) == 0:
+        yield {0: DeltaToolCall('unlock', json.dumps(UNLOCK))}
+    else:
+        yield 'open'
+
+
+def _locked(seen: list[tuple[int, bool, bool]]) -> Agent[None, str]:
+    agent = Agent(output_type=str)
+
+    @agent.tool_plain
+    def unlock(user: str, pin: int, admin: bool, use_token: bool) -> str:
+        """Unlock."""
+        seen.append((pin, admin, use_token))
+        return 'unlocked'
+
+    return agent
+
+
+@pytest.mark.parametrize('stream', [False, True])
+async def test_a_scrubbed_number_in_a_tool_call_replays_as_a_value_of_its_type(tmp_path: Path, stream: bool) -> None:
+    # `"pin": "<redacted>"` would fail the tool's validation (a retry the cassette never saw): on
+    # replay the tool gets 0 and false where its schema wants a number and a boolean.
+    path = tmp_path / 'c.json'
+
+    async def run(model: CassetteModel, seen: list[tuple[int, bool, bool]]) -> str:
+        if not stream:
+            return (await _locked(seen).run('open', model=model)).output
+        async with _locked(seen).run_stream('open', model=model) as result:
+            return await result.get_output()
+
+    live = FunctionModel(_unlock) if not stream else FunctionModel(stream_function=_stream_unlock)
+    recorded: list[tuple[int, bool, bool]] = []
+    assert await run(CassetteModel(live, cassette=path, mode='once'), recorded) == 'open'
+    assert recorded == [(4321, True, True)]
+    assert '4321' not in path.read_text()
+    replayed: list[tuple[int, bool, bool]] = []
+    with override_allow_model_requests(False):
+        replay = CassetteModel(None, cassette=path)
+        assert await run(replay, replayed) == 'open'
+    assert replayed == [(0, True, False)]  # `admin` is no secret's name: kept
+    assert replay.unused_exchanges() == []
+
+
+def test_a_repr_secret_in_plain_text_is_replaced_and_json_text_stays_json() -> None:
+    assert scrub_text(f'Client(api_key="{SHORT}", x=1)') == 'Client(api_key="<redacted>", x=1)'
+    assert scrub_text(f"Client(api_key='{SHORT}', pin=1234)") == "Client(api_key='<redacted>', pin='<redacted>')"
+    # In JSON text the `"` after `password=` ends a string: nothing between two strings is taken.
+    for data in ({'a': 'password=', 'b': 'c'}, ['token=', 'x'], {'token=': 1}):
+        for text in (json.dumps(data), json.dumps(data, indent=2), json.dumps(data, separators=(',', ':'))):
+            assert scrub_text(text) == text

@@ -2,13 +2,16 @@
 
 One `Cleaner` per `CassetteModel`: it cleans each entry before it is written (an exchange, a tool
 call), a live request for matching against what was written, the arguments of a tool call for
-looking up its recorded result, and a stream whose deltas would split a secret.
+looking up its recorded result, and a stream whose deltas would split a secret. On replay,
+`typed_placeholders` gives a scrubbed number or boolean in a tool call's arguments a value of
+its type back, so the call still validates.
 """
 
 from __future__ import annotations
 
 import copy
 import dataclasses
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
@@ -16,16 +19,21 @@ from typing import Any, cast
 from pydantic_ai import ModelMessagesTypeAdapter
 from pydantic_ai.messages import (
     ModelResponse,
+    ModelResponsePart,
     ModelResponseStreamEvent,
     PartDeltaEvent,
     PartEndEvent,
     PartStartEvent,
+    ToolCallPart,
 )
+from pydantic_ai.models import ModelRequestParameters
+from pydantic_ai.tools import ToolDefinition
 
 from ..errors import CassetteError
+from .scrub import PLACEHOLDER
 from .scrub import scrub as scrub_data
 
-__all__ = ('Cleaner', 'Redactor')
+__all__ = ('Cleaner', 'Redactor', 'typed_placeholders')
 
 Redactor = Callable[[dict[str, Any]], dict[str, Any]]
 """Called with each entry's JSON before it is written, after the default scrubbing: a new exchange
@@ -98,3 +106,62 @@ class Cleaner:
                 event = dataclasses.replace(event, part=parts[event.index])
             folded.append(event)
         return folded
+
+
+_STAND_INS: dict[str, object] = {'integer': 0, 'number': 0, 'boolean': False}
+
+
+def typed_placeholders(
+    response: ModelResponse, events: list[ModelResponseStreamEvent] | None, parameters: ModelRequestParameters
+) -> tuple[ModelResponse, list[ModelResponseStreamEvent] | None]:
+    """A replayed response (and its stream) with each placeholder that stands for a scrubbed number
+    or boolean in a tool call's top-level arguments made `0` or `false`, as the tool's schema wants.
+
+    A `"pin": "<redacted>"` would fail the tool's validation and send the model a retry the cassette
+    never saw; as `0` the call validates, and the next request, scrubbed, matches the recorded one.
+    """
+    tools = {tool.name: tool for tool in (*parameters.function_tools, *parameters.output_tools)}
+    if not tools or PLACEHOLDER not in str([part.args for part in response.parts if isinstance(part, ToolCallPart)]):
+        return response, events
+    parts = [_typed(part, tools) for part in response.parts]
+    response = dataclasses.replace(response, parts=parts)
+    if events is not None:
+        events = [
+            dataclasses.replace(event, part=_typed(event.part, tools))
+            if isinstance(event, PartStartEvent | PartEndEvent)
+            else event
+            for event in events
+        ]
+    return response, events
+
+
+def _typed(part: ModelResponsePart, tools: dict[str, ToolDefinition]) -> ModelResponsePart:
+    if not isinstance(part, ToolCallPart) or part.tool_name not in tools:
+        return part
+    properties: object = tools[part.tool_name].parameters_json_schema.get('properties')
+    if not isinstance(properties, dict):
+        return part
+    schemas = cast('dict[str, object]', properties)
+    args = part.args_as_dict()
+    typed = {key: _stand_in(schemas.get(key)) if value == PLACEHOLDER else value for key, value in args.items()}
+    if typed == args:
+        return part
+    return dataclasses.replace(part, args=typed if isinstance(part.args, dict) else json.dumps(typed))
+
+
+def _stand_in(schema: object) -> object:
+    # `0` or `false` where the property takes a number or a boolean and no string; else the placeholder.
+    if not isinstance(schema, dict):
+        return PLACEHOLDER
+    fields = cast('dict[str, object]', schema)
+    kinds: object = fields.get('type')
+    names: list[object] = [kinds]
+    if isinstance(kinds, list):
+        names = list(cast('list[object]', kinds))
+    options: object = fields.get('anyOf')
+    if isinstance(options, list):
+        listed = cast('list[object]', options)
+        names += [cast('dict[str, object]', option).get('type') for option in listed if isinstance(option, dict)]
+    if 'string' in names:
+        return PLACEHOLDER
+    return next((_STAND_INS[name] for name in names if isinstance(name, str) and name in _STAND_INS), PLACEHOLDER)

@@ -37,7 +37,7 @@ from pydantic_ai.settings import ModelSettings
 from pydantic_core import to_jsonable_python
 
 from ..errors import CassetteError, clip, quote
-from ._cleaning import Cleaner, Redactor
+from ._cleaning import Cleaner, Redactor, typed_placeholders
 from ._fingerprint import fingerprint, mismatch, request_view
 from ._profile import plain_profile, restored_profile
 from ._tool_answers import ToolAnswers
@@ -190,7 +190,7 @@ class CassetteModel(WrapperModel):
         view, key = self._identify(messages, model_settings, model_request_parameters)
         exchange = self._count_and_find(key, view)
         if exchange is not None:
-            return _response(exchange, self.path)
+            return typed_placeholders(_response(exchange, self.path), None, model_request_parameters)[0]
         wrapped = self._recorder()
         response = await wrapped.request(messages, model_settings, model_request_parameters)
         self._keep(key, view, response, None)
@@ -214,8 +214,10 @@ class CassetteModel(WrapperModel):
         view, key = self._identify(messages, model_settings, model_request_parameters)
         exchange = self._count_and_find(key, view)
         if exchange is not None:
-            events = _events(exchange, self.path)
-            response = _response(exchange, self.path)
+            response, played = typed_placeholders(
+                _response(exchange, self.path), _events(exchange, self.path), model_request_parameters
+            )
+            events = played or []
         else:
             wrapped = self._recorder()
             # The live stream is drained before the run sees it, so a recording run and its

@@ -119,7 +119,7 @@ def agentool_recording_path(request: pytest.FixtureRequest) -> Path:
     """The older name of this test's cassette file, at its older place: `recordings/<test name>.json`
     beside the test module (named like a cassette: no two test ids share a file). New tests take
     `agentool_cassette_path`; this one stays so recordings made with it are still found."""
-    return request.path.parent / 'recordings' / f'{_safe(request.node.name, "recording")}.json'
+    return _file(request, request.path.parent / 'recordings', request.node.name, 'recording')
 
 
 @pytest.fixture
@@ -140,13 +140,16 @@ def agentool_record_mode(request: pytest.FixtureRequest) -> RecordMode:
 def agentool_cassette_path(request: pytest.FixtureRequest) -> Path:
     """This test's cassette file: `cassettes/<module>/<test name>.json` beside the test module.
 
-    Characters a file name cannot safely hold become `_`; where a parametrized id lost any, a short
-    hash of the whole id follows, so `test_math[2+2]` and `test_math[2*2]` get a file each.
+    A plain name is its own file name, and a parametrized id is the name with its id after `_`
+    (`test_x[a]` is `test_x_a.json`). A short hash of the exact id follows where two ids could
+    share a file: characters a file name cannot safely hold (made `_`: `test_math[2+2]` is not
+    `test_math[2*2]`), a name cut to fit the file system, or a parametrized id whose mapped name is
+    also a name in the test module (`test_x[a]` beside a plain `test_x_a`).
     """
     marker = request.node.get_closest_marker(_MARKER)
     name = marker.kwargs.get('name') if marker is not None else None
-    stem = _safe(str(name) if name else request.node.name, 'cassette')
-    return request.path.parent / 'cassettes' / _safe(request.path.stem, 'tests') / f'{stem}.json'
+    folder = request.path.parent / 'cassettes' / _safe(request.path.stem, 'tests')
+    return _file(request, folder, str(name) if name else request.node.name, 'cassette')
 
 
 class CassetteFactory:
@@ -214,18 +217,71 @@ def pytest_runtest_makereport(
     return report
 
 
+_MAX_STEM_BYTES = 120
+"""A longer mapped name is cut (and hashed): with its hash and suffixes it stays under the 255 bytes
+file systems allow."""
+_HASHED = re.compile(r'-[0-9a-f]{8}\Z')
+
+
 def _safe(name: str, default: str) -> str:
-    # `test[id]` becomes `test_id`. A name whose characters had to be replaced (beyond the id's
-    # brackets) gets a short hash of the whole name, so ids differing only in punctuation
-    # (`2+2` and `2*2`) do not share a file.
+    # `test[id]` becomes `test_id-<hash>`: a short hash of the exact name follows whenever the
+    # mapping could make two names one: the name had a bracketed id (`test_x[a]` beside a plain
+    # `test_x_a`), characters had to be replaced (`2+2` and `2*2`), it was cut, or it already ends
+    # like a hash. Any other name is its own file name.
+    stem, clean, bracketed = _mapped(name, default)
+    cut = stem.encode('utf-8')[:_MAX_STEM_BYTES].decode('utf-8', 'ignore')
+    if clean and not bracketed and cut == stem and not _HASHED.search(stem):
+        return stem
+    return f'{cut}-{_digest(name)}'
+
+
+def _older(name: str, default: str) -> str:
+    # The plain mapped name: `test_x[a]` is `test_x_a`, hashed only where characters were replaced.
+    stem, clean, _ = _mapped(name, default)
+    return stem if clean else f'{stem}-{_digest(name)}'
+
+
+def _mapped(name: str, default: str) -> tuple[str, bool, bool]:
+    # The name made safe (`test[id]` as `test_id`), whether no character had to be replaced, and
+    # whether it had a bracketed id.
     head, bracket, rest = name.partition('[')
     param = rest[:-1] if bracket and rest.endswith(']') else ''
-    pieces = (head, param) if param else (name,)
+    pieces = [head, param] if param else [name]
     safe = [re.sub(r'[^\w.-]+', '_', piece).strip('_.') for piece in pieces]
-    stem = '_'.join(filter(None, safe)) or default
-    if safe == list(pieces):
-        return stem
-    return f'{stem}-{hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]}'
+    return '_'.join(filter(None, safe)) or default, safe == pieces, bool(param)
+
+
+def _digest(name: str) -> str:
+    return hashlib.sha256(name.encode('utf-8', 'surrogatepass')).hexdigest()[:8]
+
+
+def _file(request: pytest.FixtureRequest, folder: Path, name: str, default: str) -> Path:
+    # This test's file in `folder`. A parametrized id keeps its plain mapped name (`test_x[a]` is
+    # `test_x_a.json`, as cassettes were always named) unless the test module also has a name
+    # `test_x_a` (a plain test of that name owns that file): then it takes the hashed name.
+    stem, older = _safe(name, default), _older(name, default)
+    fits = len(older.encode('utf-8')) <= _MAX_STEM_BYTES
+    if older != stem and fits and not _names_a_test(getattr(request.node, 'module', None), older):
+        return folder / f'{older}.json'
+    return folder / f'{stem}.json'
+
+
+def _names_a_test(namespace: object, name: str, depth: int = 0) -> bool:
+    # Whether the module (or a class in it, to a few levels) has an attribute `name`: a plain test
+    # of that name owns the older file. Over-cautious on purpose: a helper of that name counts too.
+    if namespace is None or depth > 3:
+        return False
+    try:
+        attributes = dict(vars(namespace))
+    except TypeError:
+        return False
+    if name in attributes or (isinstance(namespace, type) and hasattr(namespace, name)):
+        return True
+    return any(
+        isinstance(value, type) and _names_a_test(value, name, depth + 1)
+        for key, value in attributes.items()
+        if not key.startswith('__')
+    )
 
 
 @pytest.fixture(autouse=True)

@@ -19,10 +19,18 @@ __all__ = ('SECRET_PATTERNS', 'PLACEHOLDER', 'scrub', 'scrub_text')
 PLACEHOLDER = '<redacted>'
 """What a secret is replaced with (after a kept prefix such as `sk-` or `Bearer `)."""
 
-_SECRET_KEYS = (
-    r'[\w-]*(?:api[_-]?key|apikey|api[_-]?token|access[_-]?token|auth[_-]?token|refresh[_-]?token|token|secret'
-    r'|secret[_-]?key|access[_-]?key|client[_-]?secret|private[_-]?key|password|passwd|authorization|x-api-key)'
+# A secret's name ends like one of these (`api_key`, `x-api-key`, `client_secret`, `user_pin`; not
+# `spin`). The lookahead lets the regex engine skip every other letter fast: keyword forms have no
+# quote to start from.
+_SECRET_NAME = (
+    r'(?=[tsapTSAP])(?:token|secret|(?:api|secret|access|private)[_-]?key|apikey|pass(?:word|wd|code|phrase)'
+    r'|authorization|(?<![^\W_])pin)'
 )
+_SECRET_KEYS = rf'[\w-]*{_SECRET_NAME}'
+# A value written bare rather than quoted: a JSON or Python number, or a boolean (either spelling).
+_BARE = r'(?:-?\d+(?:\.\d+)?(?:e[+-]?\d+)?|true|false)(?![\w.])'
+# A secret's name in Python repr text: a dict key (`'api_key': `) or a keyword (`api_key=`).
+_REPR_KEY = rf"(?:'{_SECRET_KEYS}'\s*:|{_SECRET_NAME}\s*=)\s*"
 
 SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str], str], ...] = (
     # (name, pattern, replacement): the replacement keeps what tells a reader which secret it was.
@@ -49,7 +57,7 @@ SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str], str], ...] = (
         'url_token',
         re.compile(
             r'([?&](?:api[_-]?key|key|token|access_token|auth|code|secret|password|sig|signature|x-amz-signature'
-            r'|x-amz-credential)=)(?!%3Credacted%3E|<redacted>)[^&\s"#\\]+',
+            r'|x-amz-credential|pin|passcode)=)(?!%3Credacted%3E|<redacted>)[^&\s"#\\]+',
             re.IGNORECASE,
         ),
         rf'\1{PLACEHOLDER}',
@@ -64,6 +72,40 @@ SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str], str], ...] = (
         'escaped_secret_field',
         re.compile(rf'(\\"{_SECRET_KEYS}\\"\s*:\s*\\")(?!<redacted>\\")(?:[^"\\]|\\[^"])+(\\")', re.I),
         rf'\1{PLACEHOLDER}\2',
+    ),
+    # The same names in Python repr text (`api_key='sk-1'`, `{'api_key': 'sk-1'}`), as a tool's or
+    # an error's text holds it: the value's quotes are kept, so the repr still reads as one.
+    (
+        'repr_secret_field',
+        # Read as JSON text: an unescaped `"` ends the string the repr is in, and the repr's own
+        # escapes come JSON-escaped (its `\\` as four backslashes, its `\'` as two and a quote).
+        # Possessive: no backtracking, whatever the text holds.
+        re.compile(rf"({_REPR_KEY}')(?!<redacted>')(?:[^'\\\"]|\\\\\\\\|\\\\'|\\.)++(')", re.I),
+        rf'\1{PLACEHOLDER}\2',
+    ),
+    (
+        'escaped_repr_secret_field',
+        re.compile(rf'({_REPR_KEY}\\")(?!<redacted>\\")(?:[^"\\]|\\[^"])+(\\")', re.I),
+        rf'\1{PLACEHOLDER}\2',
+    ),
+    # Plain text (a log line): `api_key="..."`. Never in JSON text, where the `"` after `=` ends a
+    # string and is followed by `,`, `:`, `}`, `]` or nothing.
+    (
+        'plain_repr_secret_field',
+        re.compile(rf'({_REPR_KEY}")(?!\s*[,:}}\]]|<redacted>")(?:[^"\\\n]|\\.)++(")', re.I),
+        rf'\1{PLACEHOLDER}\2',
+    ),
+    # A number or a boolean under a secret's name (`"pin": 1234`) becomes the string placeholder.
+    ('secret_number', re.compile(rf'("{_SECRET_KEYS}"\s*:\s*){_BARE}', re.I), rf'\1"{PLACEHOLDER}"'),
+    (
+        'escaped_secret_number',
+        re.compile(rf'(\\"{_SECRET_KEYS}\\"\s*:\s*){_BARE}', re.I),
+        rf'\1\\"{PLACEHOLDER}\\"',
+    ),
+    (
+        'repr_secret_number',
+        re.compile(rf'({_REPR_KEY}){_BARE}', re.I),
+        rf"\1'{PLACEHOLDER}'",
     ),
 )
 """The secret shapes scrubbed by default: `(name, pattern, replacement)`."""
