@@ -630,6 +630,6 @@ async def test_a_direct_call_enters_each_agentool_module_once_on_its_way_to_the_
         finally:
             sys.setprofile(None)
         assert result == expected
-        assert entered[0] == 'agentool.core.injector._injector'
+        assert entered[0].startswith('agentool.core.injector')
         assert 'agentool.core.manager' in entered
         assert [m for m in entered if entered.count(m) > 1] == [], entered
