@@ -3,7 +3,7 @@
 Shared by the LLM toolset and the MCP server so both publish and check exactly the same thing.
 
 The arguments of an operation are the fields the catalog lists for it (`agentool.catalog`), by the
-core's one rule (`agentool.core._requirements`): the fields the operation uses, and the fields the
+core's one rule (`agentool.core.definition._requirements`): the fields the operation uses, and the fields the
 schema requires. The operation field is never an argument: the surface fills it in. An argument is
 required when the schema requires it or the operation needs it, and arguments are checked by the
 manager's own rule, so a call is refused here exactly when `agent.run` refuses the same input, with

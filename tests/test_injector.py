@@ -6,11 +6,14 @@ import asyncio
 import enum
 import gc
 import json
+import sys
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from pathlib import Path, PurePosixPath
+from types import FrameType
 from typing import Any, Literal
 from uuid import UUID
 
@@ -573,3 +576,60 @@ def test_the_injector_raises_the_same_typed_error_as_run() -> None:
     with pytest.raises(UnknownOperationError) as by_call:
         anyio.run(get_injector().call, 'calc', {'operation': 'pow', 'a': 1, 'b': 2})
     assert (str(by_call.value), by_call.value.details) == (str(by_run.value), by_run.value.details)
+
+
+def _entered_modules(events: list[str]) -> Callable[[FrameType, str, object], None]:
+    """A profiler appending each agentool module a call enters (not already on the stack: re-entry repeats it)."""
+    stack: list[str] = []
+
+    def profile(frame: FrameType, event: str, _arg: object) -> None:
+        if event == 'call':
+            module = str(frame.f_globals.get('__name__', ''))
+            if module.startswith('agentool') and module not in stack:
+                events.append(module)
+            stack.append(module)
+        elif event == 'return' and stack:
+            stack.pop()
+
+    return profile
+
+
+class OffsetInput(BaseOperationInput):
+    operation: Literal['plain', 'reads']
+
+
+@dataclass
+class Offset:
+    by: int = 1
+
+
+async def offset_tool(ctx: RunContext[Offset]) -> int:
+    sys.setprofile(None)  # the path to the tool ends here
+    return ctx.deps.by
+
+
+async def offset_plain_tool() -> int:
+    sys.setprofile(None)
+    return 0
+
+
+async def test_a_direct_call_enters_each_agentool_module_once_on_its_way_to_the_tool(
+    injector: AgenToolInjector,
+) -> None:
+    # The story of a call (docs/architecture.md): the injector decides the deps, builds the
+    # context and hands the input to the manager, which starts the tool; no module is left and
+    # entered again (deciding whether the tool reads deps does not ask the manager first).
+    routing = RoutingConfig(operation_map={'plain': 'offset_plain_tool', 'reads': 'offset_tool'})
+    create_agentool('offset', OffsetInput, routing, [offset_plain_tool, offset_tool], deps_type=Offset)
+    assert await injector.call('offset', {'operation': 'reads'}) == 1  # deps kept from here on
+    for operation, expected in (('reads', 1), ('plain', 0)):
+        entered: list[str] = []
+        sys.setprofile(_entered_modules(entered))
+        try:
+            result = await injector.call('offset', {'operation': operation})
+        finally:
+            sys.setprofile(None)
+        assert result == expected
+        assert entered[0].startswith('agentool.core.injector')
+        assert 'agentool.core.manager' in entered
+        assert [m for m in entered if entered.count(m) > 1] == [], entered

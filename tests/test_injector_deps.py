@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import enum
 import json
 from dataclasses import dataclass, field
 from typing import Annotated, Literal
@@ -466,6 +467,26 @@ async def test_deps_are_built_only_for_a_tool_taking_a_context_on_every_surface(
             await surface
         messages.add(raised.value.message)
     assert len(messages) == 1  # the same error on every surface
+
+
+class MixedOperation(enum.Enum):
+    PLAIN = 'plain'
+    READS = 'reads'
+
+
+class MixedEnumInput(BaseOperationInput):
+    operation: MixedOperation
+
+
+async def test_deps_are_built_only_for_a_tool_taking_a_context_when_operations_are_an_enum(
+    injector: AgenToolInjector,
+) -> None:
+    routing = RoutingConfig(operation_map={'plain': 'plain_tool', 'reads': 'reading_tool'})
+    create_agentool('mixed', MixedEnumInput, routing, [plain_tool, reading_tool], deps_type=NeedsUnprovided)
+    assert await injector.call('mixed', {'operation': 'plain'}) == 'plain'
+    assert (await injector.run('mixed', {'operation': 'plain'})).output == 'plain'
+    with pytest.raises(MissingDepsError):
+        await injector.call('mixed', {'operation': 'reads'})
 
 
 class FactoryAnnotationError(Exception):

@@ -32,6 +32,7 @@ from agentool import (
 )
 from agentool.dispatch import DispatchCapability, JsonRule
 from agentool.errors import DependencyError, DepsUnavailableError, InjectorValidationError, MissingDepsError
+from tests.agentools import PingInput
 from tests.surface_callers import over_mcp, tool_caller
 
 
@@ -162,10 +163,6 @@ class ClientDeps:
 
 async def client_id(ctx: RunContext[ClientDeps]) -> int:
     return id(ctx.deps.client)
-
-
-class PingInput(BaseOperationInput):
-    operation: Literal['ping']
 
 
 def create_pinger() -> None:

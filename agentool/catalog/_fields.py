@@ -1,6 +1,6 @@
 """Which input fields an operation uses, and the JSON schema of an input for that operation alone.
 
-The rule (which fields an operation uses and needs) is the core's, `agentool.core._requirements`,
+The rule (which fields an operation uses and needs) is the core's, `agentool.core.definition._requirements`,
 so what a catalog publishes is exactly what every surface enforces: a field is listed when the
 operation uses it or the schema requires it, and required when the schema requires it or the
 operation needs it. A required field never advertises a default.

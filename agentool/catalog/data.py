@@ -12,7 +12,7 @@ operation needs it; this happens on every build of a catalog. If it raises, or r
 is not a field (say `model_dump`), every field is listed (`fields_source='schema'`). Transforms
 should therefore be pure. Fields the input schema requires are always listed, since no input validates without them.
 A field is required when the schema requires it or the operation needs it (the core's rule,
-`agentool.core._requirements`, which every surface enforces).
+`agentool.core.definition._requirements`, which every surface enforces).
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from pydantic_ai.messages import ModelResponse, ToolCallPart
 from pydantic_ai.models import ModelRequestContext
 from pydantic_core import to_jsonable_python
 
-from ..errors import CassetteError, ConfigurationError, quote
+from ..errors import CassetteError, ConfigurationError, clip, quote
 from .cassette import Cassette, RecordedCall, RecordedRun, RecordedToolCall
 from .cassette_model import CassetteModel
 from .cassette_tools import CassetteTools
@@ -118,7 +118,7 @@ class Recorder(CassetteTools):
             # Scrubbed like the tool results, so the replayed calls find them.
             recorded = RecordedRun.model_validate(self.model.clean(run))
         except ValidationError as error:  # scrubbing keeps the shape; a guard, not a path
-            raise CassetteError(f'cannot record the run: {str(error)[:500]}', reason='invalid') from None
+            raise CassetteError(f'cannot record the run: {clip(str(error), 500)}', reason='invalid') from None
         cassette = self.model.cassette
         cassette.runs.append(recorded)
         cassette.tool_calls.extend(pending.results.values())

@@ -29,7 +29,6 @@ from ..._options import check_flag, check_instance, check_name
 from ...errors import AgenToolNotFoundError, ConfigurationError, DependencyError, DuplicateNameError
 from ...telemetry import TRACER_NAME, operation_span
 from .._lookup import not_found
-from ..manager import AgenToolManager
 from ..output import json_output_text
 from ..registry import AgenToolConfig, AgenToolRegistry
 from ..request import (
@@ -306,7 +305,7 @@ class AgenToolInjector:
         token, scope, owner = self._enter(target)
         try:
             if 'deps' not in run_kwargs:
-                if not target.needs_deps or (validated is not None and not _reads_deps(manager, validated)):
+                if not target.needs_deps or (validated is not None and not _reads_deps(target, validated)):
                     run_kwargs['deps'] = None  # as `agent.run`: deps are built only for a tool taking a context
                 else:
                     run_kwargs['deps'] = await self._deps_for(target, scope)
@@ -372,7 +371,7 @@ class AgenToolInjector:
         try:
             try:
                 if deps is UNSET:
-                    if not target.needs_deps or not _reads_deps(manager, validated):
+                    if not target.needs_deps or not _reads_deps(target, validated):
                         deps = None  # as `agent.run`: deps are built only for a tool taking a context
                     # Kept deps (the common case) are one dict read; anything else is decided by `_deps_for`.
                     elif self._own_deps is not None or (deps := self._kept.get(target.deps_type, UNSET)) is UNSET:
@@ -534,8 +533,15 @@ class AgenToolInjector:
             raise not_an_agentool(owner, dependency)
 
 
-def _reads_deps(manager: AgenToolManager | None, validated: BaseModel | None) -> bool:
-    """Whether the tool `validated` routes to takes a context, the only way deps reach it."""
-    if manager is None or validated is None:
+def _reads_deps(target: Target, validated: BaseModel | None) -> bool:
+    """Whether the tool `validated` routes to takes a context, the only way deps reach it.
+
+    Read from the target, so a call enters the manager once: to run the tool.
+    """
+    if (manager := target.manager) is None or validated is None:
         return True
-    return manager.tool_for(manager.operation_of(validated)).takes_ctx
+    if (ctx_operations := target.ctx_operations) is None:
+        return manager.tool_for(manager.operation_of(validated)).takes_ctx
+    operation: Any = getattr(validated, manager.operation_field)
+    # An Enum member names its operation by its value, as `manager.operation_of` reads it.
+    return (operation if type(operation) is str else str(getattr(operation, 'value', operation))) in ctx_operations

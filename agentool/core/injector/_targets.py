@@ -50,6 +50,10 @@ class Target:
     """`False` when the agent's output type is `str`: its run output is then JSON text, so `call` returns that too."""
     takes_ctx: bool = False
     """Some routed tool takes a `RunContext`: the direct path must build one."""
+    ctx_operations: frozenset[str] | None = None
+    """The operations whose tool takes a `RunContext`, the only way deps reach it (`None`: ask the manager).
+
+    Worked out here so that deciding whether to build deps does not call into the manager."""
     ctx_base: dict[str, Any] | None = None
     """The context fields shared by every direct-path call (see `_context.context_base`)."""
     ctx_type: type[RunContext[Any]] | None = None
@@ -142,7 +146,8 @@ def agent_target(name: str, agent: AbstractAgent[Any, Any], *, registry: AgenToo
     model = agent.model if isinstance(agent.model, Model) else AgenToolModel(agentool, registry=bound or registry)
     needs_deps = declares_deps(agent.deps_type)
     ctx_base = context_base(model=model, agent=agent if isinstance(agent, Agent) else None, tool_name=MANAGER_TOOL_NAME)
-    takes_ctx = any(manager.tool_for(op).takes_ctx for op in manager.operations)
+    ctx_operations = frozenset(op for op in manager.operations if manager.tool_for(op).takes_ctx)
+    takes_ctx = bool(ctx_operations)
     return Target(
         name=name,
         agent=agent,
@@ -150,6 +155,7 @@ def agent_target(name: str, agent: AbstractAgent[Any, Any], *, registry: AgenToo
         direct=manager if output_types(agent.output_type) is not None else None,
         typed_output=agent.output_type is not str,
         takes_ctx=takes_ctx,
+        ctx_operations=ctx_operations,
         ctx_base=ctx_base if takes_ctx else None,
         ctx_type=context_type(**ctx_base) if takes_ctx else None,
         deps_type=agent.deps_type,
