@@ -275,6 +275,23 @@ def test_import_failures_are_reported(cli: Cli, tools_dir: Path) -> None:
     assert_error(cli('--import', 'broken_tools', 'list', cwd=tools_dir), 'RuntimeError: boom')
 
 
+def test_a_reader_that_goes_away_ends_the_command_quietly() -> None:
+    """`agentool show x | head`: the pipe closes before the output is written; no error, SIGPIPE's status."""
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get('PYTHONPATH')]))
+    process = subprocess.Popen(
+        [sys.executable, '-m', 'agentool', '--import', 'examples.calculator', 'show', 'calculator'],
+        cwd=ROOT,
+        env={**os.environ, 'PYTHONPATH': path},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None
+    process.stdout.close()  # long before the command has its answer ready
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 141
+    assert err == b''
+
+
 def test_console_script() -> None:
     script = Path(sys.executable).parent / 'agentool'
     if not script.exists():

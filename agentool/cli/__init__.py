@@ -240,7 +240,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         _load_package()
         _import_modules([*(args.imports or ()), *getattr(args, 'more_imports', ())])
         run: Callable[[argparse.Namespace], int] = args.run
-        return run(args)
+        status = run(args)
+        sys.stdout.flush()  # here, so a reader gone away is met below, not at interpreter exit
+        return status
+    except BrokenPipeError:
+        # The reader left (`agentool show x | head`): like `cat`, stop quietly, with SIGPIPE's status.
+        _detach_stdout()
+        return 141
     except UsageError as error:
         _fail(f'agentool {args.command}: error: {error}')
         return 2
@@ -251,6 +257,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as error:  # the command's last resort: any other failure is one line and exit status 1
         _fail(f'agentool: error: {type(error).__name__}: {error}')
     return 1
+
+
+def _detach_stdout() -> None:
+    # What is still buffered can go nowhere; pointing stdout at the null device keeps the flush at
+    # exit from reporting the same broken pipe again.
+    with open(os.devnull, 'wb') as null:
+        os.dup2(null.fileno(), sys.stdout.fileno())
 
 
 _MAX_ERROR_LINE = 1900
