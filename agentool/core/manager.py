@@ -45,6 +45,7 @@ from .request import (
     invalid_json,
     json_validator,
     not_an_object,
+    operation_name,
     unknown_operation,
     unparsable_json,
 )
@@ -143,8 +144,7 @@ class AgenToolManager:
 
     def operation_of(self, input: BaseModel) -> str:
         """The operation validated `input` names (an Enum member by its value)."""
-        operation: Any = getattr(input, self.operation_field)
-        return operation if type(operation) is str else str(getattr(operation, 'value', operation))
+        return operation_name(getattr(input, self.operation_field))
 
     def tool_for(self, operation: str) -> ToolSignature:
         """The tool an operation routes to."""

@@ -38,6 +38,7 @@ from ..request import (
     failed_error,
     is_durable,
     missing_deps_error,
+    operation_name,
     retry_error,
 )
 from ._deps import OwnDeps, declares_deps, own_deps_form, run_without_loop
@@ -542,6 +543,4 @@ def _reads_deps(target: Target, validated: BaseModel | None) -> bool:
         return True
     if (ctx_operations := target.ctx_operations) is None:
         return manager.tool_for(manager.operation_of(validated)).takes_ctx
-    operation: Any = getattr(validated, manager.operation_field)
-    # An Enum member names its operation by its value, as `manager.operation_of` reads it.
-    return (operation if type(operation) is str else str(getattr(operation, 'value', operation))) in ctx_operations
+    return operation_name(getattr(validated, manager.operation_field)) in ctx_operations

@@ -13,7 +13,7 @@
 The rest of agentool imports these names from here, never from the private modules.
 """
 
-from ._call_args import MANAGER_TOOL_NAME, call_args
+from ._call_args import MANAGER_TOOL_NAME, call_args, operation_name
 from ._context import context_base, context_type, direct_context
 from ._gate import SerialGate
 from ._in_effect import (
@@ -46,6 +46,7 @@ __all__ = (
     # the manager tool's call and its errors
     'MANAGER_TOOL_NAME',
     'call_args',
+    'operation_name',
     'ToolRaised',
     'failed_error',
     'output_retry_error',

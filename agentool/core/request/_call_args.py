@@ -14,7 +14,7 @@ from typing import Any, cast
 
 from pydantic import BaseModel
 
-__all__ = ('MANAGER_TOOL_NAME', 'call_args')
+__all__ = ('MANAGER_TOOL_NAME', 'call_args', 'operation_name')
 
 MANAGER_TOOL_NAME = '__agentool_manager__'
 """Name of the tool whose argument schema is the agentool's input schema."""
@@ -61,3 +61,8 @@ def _strict_in(node: object) -> bool:
     if isinstance(node, list | tuple):
         return any(_strict_in(value) for value in cast('list[Any]', node))
     return False
+
+
+def operation_name(operation: Any) -> str:
+    """The operation an input's operation field names: a string as it is, an Enum member by its value."""
+    return operation if type(operation) is str else str(getattr(operation, 'value', operation))
