@@ -220,7 +220,34 @@ async def _serve_stdio(server: Server[Any], lines: BoundedLines | None) -> None:
                 await write.send(SessionMessage(JSONRPCError(jsonrpc='2.0', id=None, error=error)))
 
             lines.refuse = refuse
-        await server.run(read, write, server.create_initialization_options())
+        # A line that is not a JSON-RPC message reaches the server as the exception that refused it,
+        # which the SDK only logs: answered here, the client learns its line was not read.
+        send, receive = anyio.create_memory_object_stream[Any](0)
+
+        async def relay() -> None:
+            async with send:
+                async for item in read:
+                    if isinstance(item, Exception):
+                        await write.send(SessionMessage(JSONRPCError(jsonrpc='2.0', id=None, error=_unreadable(item))))
+                    else:
+                        await send.send(item)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(relay)
+            await server.run(receive, write, server.create_initialization_options())
+
+
+def _unreadable(error: Exception) -> Any:
+    """The JSON-RPC error for a stdin line the SDK could not read: not JSON, or not a message."""
+    from mcp_types import INVALID_REQUEST, PARSE_ERROR, ErrorData
+
+    details = error.errors(include_url=False, include_input=False) if isinstance(error, ValidationError) else []
+    if details and details[0]['type'] == 'json_invalid':
+        return ErrorData(code=PARSE_ERROR, message='Parse error: the line is not JSON; not read')
+    return ErrorData(
+        code=INVALID_REQUEST,
+        message=f'Invalid request: the line is not a JSON-RPC message; not read ({type(error).__name__})',
+    )
 
 
 def _check_server_options(options: dict[str, Any]) -> None:

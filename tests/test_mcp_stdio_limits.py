@@ -142,3 +142,20 @@ def test_a_tool_reading_stdin_gets_nothing_of_the_protocol(tmp_path: Path) -> No
         _stop(server)
     assert answers[2]['result']['content'][0]['text'] == "''"  # the null device, not the client's messages
     assert answers[3] == {'jsonrpc': '2.0', 'id': 3, 'result': {}}
+
+
+@pytest.mark.parametrize(
+    ('line', 'code'),
+    [(b'garbage', -32700), (b'{"jsonrpc": "2.0", "id": 5', -32700), (b'[1, 2]', -32600), (b'{"id": 7}', -32600)],
+)
+def test_a_line_that_is_not_a_message_is_answered_with_a_json_rpc_error(line: bytes, code: int) -> None:
+    server = _server()
+    try:
+        _send(server, line + b'\n' + json.dumps(INITIALIZE).encode() + b'\n')
+        refused = _answer(server)
+        assert refused['id'] is None
+        assert refused['error']['code'] == code
+        assert 'not read' in refused['error']['message']
+        assert _answer(server)['id'] == 1  # and the server goes on
+    finally:
+        _stop(server)
