@@ -137,6 +137,7 @@ class HttpGuard:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope['type'] != 'http':
             return await self.app(scope, receive, send)
+        send = _json_refusals(send)
         headers: Headers = scope['headers']
         if self._origins and (origin := _header(headers, b'origin')) is not None and origin not in self._origins:
             LOGGER.warning('agentool mcp: refused a request from origin %.200r (not in allowed_origins)', origin)
@@ -272,6 +273,41 @@ class HttpGuard:
         if self._token is None:
             return True
         return hmac.compare_digest(_header(headers, b'authorization') or b'', self._token)
+
+
+def _json_refusals(send: Send) -> Send:
+    """`send`, with each plain-text refusal the SDK writes (a wrong Host 421, Origin 403, Content-Type
+    400, ...) rewritten as a JSON-RPC error body, as the guard's own refusals are: a client parses
+    one shape of error whatever refused it. JSON answers pass through untouched."""
+    held: list[Message] = []
+    text = bytearray()
+
+    async def rewrite(message: Message) -> None:
+        if message['type'] == 'http.response.start':
+            content_type = _header(message.get('headers', []), b'content-type') or b'text/plain'
+            if message['status'] >= 400 and content_type.startswith(b'text/plain'):
+                held.append(message)
+                return
+        elif held and message['type'] == 'http.response.body':
+            text.extend(message.get('body', b'')[: _REFUSAL_TEXT - len(text)])
+            if message.get('more_body', False):
+                return
+            start = held.pop()
+            status: int = start['status']
+            said = text.decode('utf-8', 'replace').strip() or f'HTTP {status}'
+            body = _rpc_error(said, {'status': status})
+            kept = [(k, v) for k, v in start.get('headers', []) if k not in (b'content-type', b'content-length')]
+            kept += [(b'content-type', b'application/json'), (b'content-length', str(len(body)).encode())]
+            await send({**start, 'headers': kept})
+            await send({'type': 'http.response.body', 'body': body})
+            return
+        await send(message)
+
+    return rewrite
+
+
+_REFUSAL_TEXT = 500
+"""How much of a refusal's text is kept in the JSON-RPC error (the SDK's are one short line)."""
 
 
 def _header(headers: Headers, name: bytes) -> bytes | None:

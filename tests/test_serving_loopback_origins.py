@@ -7,6 +7,7 @@ writes is never run. Then the same server answers a client that names it properl
 
 from __future__ import annotations
 
+import json
 import socket
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
@@ -115,3 +116,26 @@ async def test_a_non_ascii_token_works_and_others_get_401() -> None:
                 await _write(url, {'Authorization': b'Bearer ' + sent}, refused)
             assert set(refused) == {401}, wrong
     assert WRITTEN == ['hello']
+
+
+async def test_every_refusal_before_the_protocol_is_a_json_rpc_error() -> None:
+    """The SDK's own refusals (Host 421, Origin 403, Content-Type 400) have the guard's JSON shape."""
+    async with served(HttpOptions(port=0)) as url, httpx2.AsyncClient() as http:
+        port = url.rsplit(':', 1)[1].split('/')[0]
+        initialize = {'jsonrpc': '2.0', 'id': 1, 'method': 'initialize', 'params': {}}
+        accept = {'Accept': 'application/json, text/event-stream'}
+        cases = (
+            ({**accept, 'Host': f'attacker.example:{port}'}, 421, 'Host'),
+            ({**accept, 'Origin': 'http://attacker.example'}, 403, 'Origin'),
+            ({**accept, 'Content-Type': 'text/plain'}, 400, 'Content-Type'),
+        )
+        for headers, status, named in cases:
+            content = json.dumps(initialize).encode()
+            response = await http.post(url, content=content, headers={'Content-Type': 'application/json', **headers})
+            assert response.status_code == status, headers
+            assert response.headers['content-type'] == 'application/json'
+            body = response.json()
+            assert body['jsonrpc'] == '2.0'
+            assert body['id'] is None
+            assert named in body['error']['message']
+            assert body['error']['data'] == {'status': status}
