@@ -29,6 +29,7 @@ from ..._options import check_flag, check_instance, check_name
 from ...errors import AgenToolNotFoundError, ConfigurationError, DependencyError, DuplicateNameError
 from ...telemetry import TRACER_NAME, operation_span
 from .._lookup import not_found
+from ..manager import AgenToolManager
 from ..output import json_output_text
 from ..registry import AgenToolConfig, AgenToolRegistry
 from ..request import (
@@ -306,7 +307,11 @@ class AgenToolInjector:
         token, scope, owner = self._enter(target)
         try:
             if 'deps' not in run_kwargs:
-                if not target.needs_deps or (validated is not None and not _reads_deps(target, validated)):
+                if not target.needs_deps or (
+                    manager is not None
+                    and validated is not None
+                    and not _reads_deps(target, _operation(manager, validated))
+                ):
                     run_kwargs['deps'] = None  # as `agent.run`: deps are built only for a tool taking a context
                 else:
                     run_kwargs['deps'] = await self._deps_for(target, scope)
@@ -366,13 +371,14 @@ class AgenToolInjector:
             validated = manager.validate_json(data)
         # In a durable run, the call is one unit of its engine (unless the route opts out).
         dispatcher = active_dispatcher() if deps is UNSET else None
-        if dispatcher is not None and is_durable(manager, manager.operation_of(validated)):
+        if dispatcher is not None and is_durable(manager, _operation(manager, validated)):
             return await dispatcher.dispatch_call(self, manager, name, data, validated)
+        operation: str | None = None  # named once, when the deps or the span need it
         token, scope, owner = self._enter(target)
         try:
             try:
                 if deps is UNSET:
-                    if not target.needs_deps or not _reads_deps(target, validated):
+                    if not target.needs_deps or not _reads_deps(target, operation := _operation(manager, validated)):
                         deps = None  # as `agent.run`: deps are built only for a tool taking a context
                     # Kept deps (the common case) are one dict read; anything else is decided by `_deps_for`.
                     elif self._own_deps is not None or (deps := self._kept.get(target.deps_type, UNSET)) is UNSET:
@@ -385,7 +391,7 @@ class AgenToolInjector:
                     if manager.checks_output and type(result) is not manager.output_class:
                         result = manager.check_output(validated, result)
                 else:
-                    with operation_span(name, manager.operation_of(validated), tracer=self._tracer):
+                    with operation_span(name, operation or _operation(manager, validated), tracer=self._tracer):
                         result = await manager.execute(ctx, validated)  # pyright: ignore[reportArgumentType]
             except ModelRetry as retry:
                 raise retry_error(manager.name, retry.message) from None
@@ -534,13 +540,18 @@ class AgenToolInjector:
             raise not_an_agentool(owner, dependency)
 
 
-def _reads_deps(target: Target, validated: BaseModel | None) -> bool:
-    """Whether the tool `validated` routes to takes a context, the only way deps reach it.
+def _reads_deps(target: Target, operation: str) -> bool:
+    """Whether the tool `operation` routes to takes a context, the only way deps reach it.
 
     Read from the target, so a call enters the manager once: to run the tool.
     """
-    if (manager := target.manager) is None or validated is None:
+    if (manager := target.manager) is None:
         return True
     if (ctx_operations := target.ctx_operations) is None:
-        return manager.tool_for(manager.operation_of(validated)).takes_ctx
-    return operation_name(getattr(validated, manager.operation_field)) in ctx_operations
+        return manager.tool_for(operation).takes_ctx
+    return operation in ctx_operations
+
+
+def _operation(manager: AgenToolManager, validated: BaseModel) -> str:
+    """The operation `validated` names, read here so the call enters the manager once: to run it."""
+    return operation_name(getattr(validated, manager.operation_field))
