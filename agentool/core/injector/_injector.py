@@ -383,7 +383,8 @@ class AgenToolInjector:
                     # Kept deps (the common case) are one dict read; anything else is decided by `_deps_for`.
                     elif self._own_deps is not None or (deps := self._kept.get(target.deps_type, UNSET)) is UNSET:
                         deps = await self._deps_for(target, scope)
-                ctx = run_context(target, deps, data)
+                # No routed tool takes a context: the manager reads none itself.
+                ctx = run_context(target, deps, data) if target.takes_ctx else None
                 # `in_trace()`, inlined: an empty OpenTelemetry context (the untraced case) costs one read.
                 if self._tracer is None and not ((otel := get_current()) and get_current_span(otel).is_recording()):
                     # The manager's hot-path pair (`invoke`, then the output check): one coroutine fewer than `execute`.
