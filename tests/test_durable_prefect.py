@@ -5,13 +5,19 @@ pipeline of the DBOS tests (`tests.durable_agentools`: ledger appends with side 
 delegating agentool with `Route(durable=False)`) runs in a flow, driven by a `FunctionModel`:
 each agentool operation is one task; a flow that fails mid-run and is retried reads the completed
 operations' persisted results back (Prefect's result serializer, pickle) instead of running them
-again, as pydantic-ai's cache policy documents.
+again, as pydantic-ai's cache policy documents. A flow run whose process is SIGKILLed inside an
+operation (`tests.prefect_worker`, a child process) is marked crashed and run again by a new process:
+each effect once, each model request once, the output of an uninterrupted run.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -30,10 +36,20 @@ from pydantic_ai.agent import AbstractAgent
 import agentool.prefect as durable_prefect
 from agentool import AgenToolNotFoundError, ConfigurationError, RoutingConfig, create_agentool
 from agentool.durable import unit_key
-from tests.durable_agentools import LEDGER_ENV, STEPS, LedgerResult, build, expected_entries, ledger_rows
+from tests.durable_agentools import (
+    KILL_ENV,
+    LEDGER_ENV,
+    STEPS,
+    LedgerResult,
+    build,
+    create_ledger,
+    expected_entries,
+    ledger_rows,
+)
 from tests.function_pipeline import FAIL_ENV, MODEL_LOG_ENV, pipeline_agent
 from tests.prefect_server import prefect_server, prefect_settings
 
+ROOT = Path(__file__).resolve().parent.parent
 OPERATION_TASK = 'Capability: agentool.operation'
 
 _agents: dict[str, AbstractAgent[Any, Any]] = {}
@@ -180,3 +196,59 @@ async def test_a_retried_flow_reads_completed_operations_back_instead_of_running
     assert models.read_text().split() == ['r1:0', 'r1:1', 'r1:2', 'r1:2', 'r1:3']
     # Each completed task's result was persisted (pickled) to the result storage: what a retry reads.
     assert len(list((tmp_path / 'prefect' / 'storage').iterdir())) >= STEPS + 4
+
+
+def _worker(
+    server: str, home: Path, outputs: Path, env: dict[str, str], *jobs: str
+) -> subprocess.CompletedProcess[str]:
+    """Run `tests.prefect_worker` for `jobs` to its end (or its death) against the server, results under `home`."""
+    environment = {k: v for k, v in os.environ.items() if k != KILL_ENV and not k.startswith('PREFECT_')}
+    environment['PYTHONPATH'] = os.pathsep.join(filter(None, [str(ROOT), environment.get('PYTHONPATH')]))
+    environment |= {
+        'PREFECT_API_URL': server,
+        'PREFECT_HOME': str(home),
+        'PREFECT_LOCAL_STORAGE_PATH': str(home / 'storage'),
+        'PREFECT_LOGGING_TO_API_ENABLED': 'false',
+        **env,
+    }
+    command = [sys.executable, '-m', 'tests.prefect_worker', str(outputs), *jobs]
+    return subprocess.run(command, cwd=ROOT, env=environment, capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize('kill', ['before:3', 'after:3', 'after:5'])
+async def test_a_flow_run_killed_in_an_operation_is_run_again_and_each_effect_happens_once(
+    prefect: None, server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kill: str
+) -> None:
+    # The process is killed in the 3rd append (`batch1`, called by the delegating operation with
+    # `Route(durable=False)` in the flow) or the 5th (`last`, the model's tool call after the batch):
+    # before its commit (nothing happened) or after it (the effect is there, Prefect has not stored
+    # the task's result). The same flow run, run again by a new process, finishes with the output of
+    # an uninterrupted run.
+    expected = (await _pipeline([]).run('process k1')).output  # outside a flow: plain
+    ledger, models, outputs, home = (tmp_path / name for name in ('durable.sqlite', 'models.log', 'out', 'home'))
+    outputs.mkdir()
+    create_ledger(ledger)
+    env = {LEDGER_ENV: str(ledger), MODEL_LOG_ENV: str(models)}
+    killed = _worker(server, home, outputs, env | {KILL_ENV: kill}, 'k1')
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-3000:]
+    assert not (outputs / 'k1').exists()
+    resumed = _worker(server, home, outputs, env, 'k1')
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert (outputs / 'k1').read_text() == expected
+    executions, effects = ledger_rows(ledger)
+    assert sorted(entry for _, entry, _ in effects) == expected_entries(['k1'])
+    # Killed after its commit, the append ran again in the same unit (same key) and did nothing new;
+    # the two appends before it were not run again.
+    assert len(executions) == STEPS + kill.startswith('after')
+    assert len({unit for unit, _ in executions}) == STEPS
+    # Each of the model's requests was answered once: the completed ones were read back.
+    assert models.read_text().split() == ['k1:0', 'k1:1', 'k1:2', 'k1:3']
+    # One flow run, run twice: the first crashed, the second completed.
+    flow_run = UUID((outputs / 'k1.run').read_text())
+    async with get_client() as client:
+        run = await client.read_flow_run(flow_run)
+        history = await client.read_flow_run_states(flow_run)
+    assert run.state is not None
+    assert run.state.is_completed()
+    states = [state.type.value for state in sorted(history, key=lambda state: state.timestamp)]
+    assert states == ['PENDING', 'RUNNING', 'CRASHED', 'RUNNING', 'COMPLETED']
