@@ -149,3 +149,27 @@ def test_long_ids_get_short_distinct_file_names(pytester: pytest.Pytester) -> No
     pytester.runpytest_inprocess('-p', 'no:cacheprovider').assert_outcomes(passed=2)
     names = (pytester.path / 'names.txt').read_text().split()
     assert len(set(names)) == 2
+
+
+REPLACED = """
+from pathlib import Path
+import pytest
+
+@pytest.mark.parametrize('question', ['What is 2+2?', 'What is 2*2?', 'plain'])
+def test_math(agentool_cassette_path, agentool_recording_path, question):
+    with open(Path(__file__).parent / 'names.txt', 'a') as stream:
+        stream.write(f'{agentool_cassette_path.name} {agentool_recording_path.name}\\n')
+"""
+
+
+def test_ids_whose_characters_are_replaced_get_distinct_hashed_file_names(pytester: pytest.Pytester) -> None:
+    pytester.makeini(INI)
+    pytester.makepyfile(test_math=REPLACED)
+    pytester.runpytest_inprocess('-p', 'no:cacheprovider').assert_outcomes(passed=3)
+    rows = [line.split() for line in (pytester.path / 'names.txt').read_text().splitlines()]
+    cassettes = sorted(cassette for cassette, _ in rows)
+    assert all(cassette == recording for cassette, recording in rows)  # the same rule for both fixtures
+    assert cassettes[-1] == 'test_math_plain.json'  # nothing replaced: its own name
+    hashed = cassettes[:2]
+    assert all(re.fullmatch(r'test_math_What_is_2_2-[0-9a-f]{8}\.json', name) for name in hashed), hashed
+    assert hashed[0] != hashed[1]
