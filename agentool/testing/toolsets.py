@@ -123,7 +123,7 @@ class CassetteToolset(WrapperToolset[Any]):
                 raise CassetteError(
                     f'cassette {self._where()} holds no tools of toolset {self.name!r}; record it with the '
                     'toolset running (mode "once" or "all")',
-                    path=self._where(),
+                    path=self._path(),
                     reason='no_toolset',
                     toolset=self.name,
                 )
@@ -162,7 +162,7 @@ class CassetteToolset(WrapperToolset[Any]):
             raise CassetteError(
                 f'cassette {self._where()} holds a tool of toolset {self.name!r} pydantic-ai cannot read: '
                 f'{clip(str(error))}',
-                path=self._where(),
+                path=self._path(),
                 reason='invalid',
             ) from None
 
@@ -183,7 +183,7 @@ class CassetteToolset(WrapperToolset[Any]):
         return CassetteMismatchError(
             f'cassette {self._where()}: the tools of toolset {self.name!r} changed since they were recorded:\n'
             f'{lines}\nRe-record with mode "all" if the change is intended.',
-            path=self._where(),
+            path=self._path(),
             fingerprint='',
             changes=changes,
             toolset=self.name,
@@ -191,6 +191,9 @@ class CassetteToolset(WrapperToolset[Any]):
 
     def _where(self) -> str:
         return repr(str(self.model.path)) if self.model.path is not None else '(in memory)'
+
+    def _path(self) -> str | None:
+        return str(self.model.path) if self.model.path is not None else None
 
 
 @dataclass(init=False)
