@@ -322,11 +322,15 @@ async def _call(
 
 
 def _deps(exposed: ExposedOperation, deps: McpDepsFunc | None) -> AbstractAsyncContextManager[Any]:
-    """The deps of one call: the server's `deps` function's, else the injector's (`call_deps`)."""
+    """The deps of one call: the server's `deps` function's, else the injector's (`call_deps`).
+
+    Neither is asked for a tool that takes no context, which cannot read them: such a call never
+    fails for want of deps, on this surface as on every other.
+    """
+    if not exposed.manager.tool_for(exposed.operation).takes_ctx:
+        return nullcontext(None)
     if deps is not None:
         return _awaited(deps(exposed.agentool))
-    if not exposed.manager.tool_for(exposed.operation).takes_ctx:  # the tool cannot read them
-        return nullcontext(None)
     return get_injector().call_deps(exposed.agentool, exposed.manager.config.deps_type)
 
 

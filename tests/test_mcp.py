@@ -266,3 +266,22 @@ def test_agentool_imports_without_the_mcp_extra(tmp_path: Path) -> None:
         [sys.executable, '-c', script], cwd=tmp_path, env=env, capture_output=True, text=True, check=True
     )
     assert "needs the 'mcp' extra: pip install 'agentool[mcp]'" in out.stdout
+
+
+async def test_the_deps_function_is_asked_only_for_a_tool_that_takes_a_context() -> None:
+    create_notes()
+    asked: list[str] = []
+
+    def failing(name: str) -> Notes:
+        asked.append(name)
+        raise RuntimeError('the store is down')
+
+    async with Client(create_mcp_server(include=['notes'], deps=failing)) as client:
+        plain = await client.call_tool('notes_old', {'key': 'k'})  # `old(key)` takes no context
+        assert not plain.is_error
+        assert plain.content[0].model_dump()['text'] == 'k'
+        assert asked == []
+        reading = await client.call_tool('notes_get', {'key': 'k'})
+        assert reading.is_error
+        assert 'RuntimeError: the store is down' in reading.content[0].model_dump()['text']
+        assert asked == ['notes']
