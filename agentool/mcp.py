@@ -101,7 +101,7 @@ def create_mcp_server(
     """
     check_text('name', name)
     check_text('instructions', instructions, optional=True)
-    check_function('deps', deps, optional=True)
+    check_function('deps', deps, optional=True, takes=('agentool',))
     check_tracer('tracer', tracer)
     _require_mcp()
     from mcp import MCPError, types

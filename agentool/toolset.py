@@ -81,7 +81,7 @@ class AgenToolToolset(AbstractToolset[AgentDepsT]):
         max_retries: int | None = None,
         id: str | None = None,
     ) -> None:
-        check_function('deps', deps, optional=True)
+        check_function('deps', deps, optional=True, takes=('ctx', 'agentool'))
         check_limit('max_retries', max_retries, optional=True, minimum=0)
         check_text('id', id, optional=True)
         registry = get_registry() if registry is None else registry

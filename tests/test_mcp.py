@@ -285,3 +285,12 @@ async def test_the_deps_function_is_asked_only_for_a_tool_that_takes_a_context()
         assert reading.is_error
         assert 'RuntimeError: the store is down' in reading.content[0].model_dump()['text']
         assert asked == ['notes']
+
+
+def test_a_deps_function_that_cannot_take_the_agentool_name_is_refused_when_the_server_is_built() -> None:
+    create_notes()
+    with pytest.raises(ConfigurationError, match=r'deps must be a function called as deps\(agentool\)') as caught:
+        create_mcp_server(deps=lambda ctx, agentool: None)  # pyright: ignore[reportArgumentType]  # the toolset's form
+    assert caught.value.details['option'] == 'deps'
+    create_mcp_server(deps=lambda agentool: None)
+    create_mcp_server(deps=lambda *args: None)

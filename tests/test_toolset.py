@@ -341,3 +341,10 @@ async def test_the_deps_function_is_asked_only_for_a_tool_that_takes_a_context()
     with pytest.raises(RuntimeError, match='the store is down'):
         await Agent(TestModel(call_tools=['notes_get']), toolsets=[toolset]).run('go')
     assert asked == ['notes']
+
+
+def test_a_deps_function_that_cannot_take_the_context_and_the_agentool_is_refused_when_built() -> None:
+    with pytest.raises(ConfigurationError, match=r'deps must be a function called as deps\(ctx, agentool\)') as caught:
+        AgenToolToolset(deps=lambda agentool: None)  # pyright: ignore[reportArgumentType]  # the MCP server's form
+    assert caught.value.details['option'] == 'deps'
+    AgenToolToolset(deps=lambda ctx, agentool: None)
