@@ -177,9 +177,7 @@ def serve(
         ServingError: the HTTP address cannot be listened on, or the token cannot be read.
     """
     _check_server_options(server_options)
-    _check_transport(transport)
-    if not (http is None or isinstance(cast(object, http), HttpOptions)):
-        raise ServingError(f'http must be an HttpOptions or None; got {http!r}', option='http', value=repr(http))
+    _check_transport(transport, http)
     import_modules(modules)
     server = create_mcp_server(registry, include=include, exclude=exclude, **server_options)
     anyio.run(until_signalled, lambda: run_server(server, transport=transport, http=http))
@@ -197,7 +195,7 @@ async def run_server(
     Over stdio, a line (one JSON-RPC message) longer than `max_line_bytes` is answered with a
     JSON-RPC error and skipped as it arrives, never stored nor parsed.
     """
-    _check_transport(transport)
+    _check_transport(transport, http)
     if transport == 'stdio':
         with claimed_stdin() as source:
             await _serve_stdio(server, None if source is None else BoundedLines(source, max_line_bytes))
@@ -267,12 +265,20 @@ _SERVE_OWN = ('registry', 'include', 'exclude')
 """Options of `create_mcp_server` that `serve` takes itself."""
 
 
-def _check_transport(transport: object) -> None:
+def _check_transport(transport: object, http: object) -> None:
     if transport not in ('stdio', 'streamable-http'):
         raise ConfigurationError(
             f'unknown MCP transport {transport!r}; use stdio or streamable-http',
             option='transport',
             value=repr(transport),
+        )
+    if not (http is None or isinstance(http, HttpOptions)):
+        raise ServingError(f'http must be an HttpOptions or None; got {http!r}', option='http', value=repr(http))
+    if http is not None and transport == 'stdio':  # as the CLI's HTTP options: never silently ignored
+        raise ServingError(
+            "http options only apply to transport='streamable-http' (the transport is stdio)",
+            option='http',
+            transport=transport,
         )
 
 

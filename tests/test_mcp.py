@@ -18,6 +18,7 @@ from mcp.types import Tool
 
 from agentool.errors import ConfigurationError, InvalidToolNameError, SelectorError, ServingError
 from agentool.mcp import META_KEY, create_mcp_server, run_server, serve
+from agentool.mcp_http import HttpOptions
 from examples.calculator import create_calculator
 from tests.notes_agentool import Notes, create_notes
 
@@ -227,6 +228,15 @@ def test_serve_refuses_bad_http_options_and_transports_before_serving() -> None:
         serve(transport='streamable-http', http='x')  # pyright: ignore[reportArgumentType]
     with pytest.raises(ConfigurationError, match="unknown MCP transport 'carrier-pigeon'"):
         serve(transport='carrier-pigeon')  # pyright: ignore[reportArgumentType]
+    # HTTP options with the stdio transport would be silently ignored: refused, as the CLI refuses them.
+    with pytest.raises(ServingError, match="http options only apply to transport='streamable-http'") as caught:
+        serve(transport='stdio', http=HttpOptions(port=0))
+    assert caught.value.details == {'option': 'http', 'transport': 'stdio'}
+
+
+async def test_run_server_refuses_http_options_with_the_stdio_transport() -> None:
+    with pytest.raises(ServingError, match='only apply to'):
+        await run_server(create_mcp_server(), transport='stdio', http=HttpOptions())
 
 
 async def test_run_server_refuses_an_unknown_transport() -> None:
