@@ -24,6 +24,7 @@ from pydantic import ValidationError
 from pydantic_ai import RunContext
 from pydantic_ai.usage import RunUsage
 
+from ._http_checks import int_problem
 from ._interface import OperationInterface, build_interfaces
 from ._modules import import_modules
 from ._options import check_function, check_text, check_tracer
@@ -196,6 +197,8 @@ async def run_server(
     JSON-RPC error and skipped as it arrives, never stored nor parsed.
     """
     _check_transport(transport, http)
+    if problem := int_problem('max_line_bytes', max_line_bytes, 1, None):
+        raise ServingError(problem, option='max_line_bytes', value=quote(max_line_bytes))
     if transport == 'stdio':
         with claimed_stdin() as source:
             await _serve_stdio(server, None if source is None else BoundedLines(source, max_line_bytes))

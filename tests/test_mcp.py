@@ -304,3 +304,10 @@ def test_a_deps_function_that_cannot_take_the_agentool_name_is_refused_when_the_
     assert caught.value.details['option'] == 'deps'
     create_mcp_server(deps=lambda agentool: None)
     create_mcp_server(deps=lambda *args: None)
+
+
+@pytest.mark.parametrize('limit', [0, -1, 'x', 1.5, True])
+async def test_run_server_refuses_a_line_limit_that_is_not_a_positive_int(limit: Any) -> None:
+    with pytest.raises(ServingError, match='max_line_bytes must be a positive int') as caught:
+        await run_server(create_mcp_server(), transport='stdio', max_line_bytes=limit)
+    assert caught.value.details['option'] == 'max_line_bytes'
