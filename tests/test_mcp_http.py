@@ -299,3 +299,14 @@ def test_cli_refuses_a_public_address_without_a_token() -> None:
     assert out == ''
     assert err.startswith("agentool: error: refusing to serve MCP without authentication on '0.0.0.0'")
     assert '--allow-unauthenticated' in err
+
+
+async def test_serving_something_that_is_not_a_server_or_not_options_is_a_typed_error() -> None:
+    with pytest.raises(ServingError, match='options must be an HttpOptions') as caught:
+        http_app(create_mcp_server(), 'port=0')  # pyright: ignore[reportArgumentType]
+    assert caught.value.details['option'] == 'options'
+    with pytest.raises(ServingError, match='the server must be an MCP Server') as caught:
+        http_app(create_mcp_server, HttpOptions())  # pyright: ignore[reportArgumentType]  # the function, not called
+    assert caught.value.details['option'] == 'server'
+    with pytest.raises(ServingError, match='options must be an HttpOptions'):
+        await serve_http(create_mcp_server(), {'port': 0})  # pyright: ignore[reportArgumentType]
