@@ -26,7 +26,7 @@ from pydantic_ai.toolsets import AbstractToolset, ToolsetTool, WrapperToolset
 from pydantic_ai.usage import RunUsage
 from pydantic_core import SchemaValidator, core_schema, to_jsonable_python
 
-from .._options import check_text
+from .._options import check_label, check_text
 from ..errors import CassetteError, CassetteMismatchError, ConfigurationError, UnrecordedCallError, clip, quote
 from ._tool_answers import ToolAnswers
 from ._window import show_pair
@@ -232,6 +232,11 @@ class ToolsetDouble(AbstractToolset[Any]):
         answer: Answer | AbstractToolset[Any] | None = None,
         id: str | None = None,
     ) -> None:
+        if not isinstance(cast(object, tools), Mapping | Sequence) or isinstance(cast(object, tools), str | bytes):
+            raise ConfigurationError(
+                f'ToolsetDouble tools are ToolDefinitions or a name-to-schema mapping; got {quote(tools)}',
+                option='tools',
+            )
         if isinstance(tools, Mapping):
             schemas = cast('Mapping[object, object]', tools)
             for name in schemas:
@@ -253,6 +258,8 @@ class ToolsetDouble(AbstractToolset[Any]):
                     option='tools',
                 )
             definitions = tuple(tools)
+        for definition in definitions:  # a name a listing or a log could not show is refused, as everywhere
+            check_label('tools', definition.name, what='a tool name')
         names = {d.name for d in definitions}
         if unknown := [name for name in answers or {} if name not in names]:
             raise ConfigurationError(
