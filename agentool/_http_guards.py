@@ -129,7 +129,7 @@ class HttpGuard:
         self.app = app
         self.path = path
         self.table = table
-        self._token = None if token is None else b'Bearer ' + token.encode()
+        self._token = None if token is None else token.encode()
         self._origins = frozenset(origin.encode('latin-1') for origin in allowed_origins)
         self.stopping = False
         """Set when the server stops: a request cancelled from then on was cut by the shutdown limit."""
@@ -272,7 +272,10 @@ class HttpGuard:
     def _authorised(self, headers: Headers) -> bool:
         if self._token is None:
             return True
-        return hmac.compare_digest(_header(headers, b'authorization') or b'', self._token)
+        # As the SDK's bearer middleware reads it: the scheme in any case (HTTP auth schemes are), so
+        # a request the SDK lets through is always one this guard admits and counts.
+        sent = _header(headers, b'authorization') or b''
+        return sent[:7].lower() == b'bearer ' and hmac.compare_digest(sent[7:], self._token)
 
 
 def _json_refusals(send: Send) -> Send:
