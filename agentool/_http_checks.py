@@ -55,12 +55,17 @@ def seconds_problem(option: str, value: object) -> str | None:
 
 
 def origins_problem(origins: object) -> str | None:
-    if isinstance(origins, tuple | list) and all(
-        isinstance(origin, str) and _is_origin(origin) for origin in cast('tuple[object, ...]', origins)
-    ):
-        return None
-    given = quote(cast(object, origins))
-    return f"allowed_origins must be a tuple of origins such as 'https://app.example.com', not {given}"
+    if not isinstance(origins, tuple | list):
+        given = quote(origins)
+        return f"allowed_origins must be a tuple of origins such as 'https://app.example.com', not {given}"
+    for origin in cast('tuple[object, ...]', origins):
+        if not (isinstance(origin, str) and _is_origin(origin)):
+            return (
+                "allowed_origins must be origins such as 'https://app.example.com' (a scheme and a host, with "
+                'its port if any, and nothing after: no browser sends a path, a query or credentials in Origin); '
+                f'{quote(origin)} is not one'
+            )
+    return None
 
 
 def _is_origin(origin: str) -> bool:

@@ -30,7 +30,7 @@ import time
 from collections import Counter, OrderedDict
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import anyio
 
@@ -129,7 +129,7 @@ class HttpGuard:
         self.app = app
         self.path = path
         self.table = table
-        self._token = None if token is None else b'Bearer ' + token.encode()
+        self._token = None if token is None else token.encode()
         self._origins = frozenset(origin.encode('latin-1') for origin in allowed_origins)
         self.stopping = False
         """Set when the server stops: a request cancelled from then on was cut by the shutdown limit."""
@@ -272,20 +272,25 @@ class HttpGuard:
     def _authorised(self, headers: Headers) -> bool:
         if self._token is None:
             return True
-        return hmac.compare_digest(_header(headers, b'authorization') or b'', self._token)
+        # As the SDK's bearer middleware reads it: the scheme in any case (HTTP auth schemes are), so
+        # a request the SDK lets through is always one this guard admits and counts.
+        sent = _header(headers, b'authorization') or b''
+        return sent[:7].lower() == b'bearer ' and hmac.compare_digest(sent[7:], self._token)
 
 
 def _json_refusals(send: Send) -> Send:
     """`send`, with each plain-text refusal the SDK writes (a wrong Host 421, Origin 403, Content-Type
-    400, ...) rewritten as a JSON-RPC error body, as the guard's own refusals are: a client parses
-    one shape of error whatever refused it. JSON answers pass through untouched."""
+    400, ...) and its bearer middleware's OAuth-style 401 (`{"error": "invalid_token", ...}`)
+    rewritten as a JSON-RPC error body, as the guard's own refusals are: a client parses one shape
+    of error whatever refused it. Other headers (`WWW-Authenticate`) are kept; JSON-RPC answers
+    pass through untouched."""
     held: list[Message] = []
     text = bytearray()
 
     async def rewrite(message: Message) -> None:
         if message['type'] == 'http.response.start':
             content_type = _header(message.get('headers', []), b'content-type') or b'text/plain'
-            if message['status'] >= 400 and content_type.startswith(b'text/plain'):
+            if message['status'] == 401 or (message['status'] >= 400 and content_type.startswith(b'text/plain')):
                 held.append(message)
                 return
         elif held and message['type'] == 'http.response.body':
@@ -294,8 +299,8 @@ def _json_refusals(send: Send) -> Send:
                 return
             start = held.pop()
             status: int = start['status']
-            said = text.decode('utf-8', 'replace').strip() or f'HTTP {status}'
-            body = _rpc_error(said, {'status': status})
+            said, data = _refusal_text(bytes(text), status)
+            body = _rpc_error(said, data)
             kept = [(k, v) for k, v in start.get('headers', []) if k not in (b'content-type', b'content-length')]
             kept += [(b'content-type', b'application/json'), (b'content-length', str(len(body)).encode())]
             await send({**start, 'headers': kept})
@@ -304,6 +309,21 @@ def _json_refusals(send: Send) -> Send:
         await send(message)
 
     return rewrite
+
+
+def _refusal_text(text: bytes, status: int) -> tuple[str, dict[str, Any]]:
+    """The message and `data` of the JSON-RPC error standing for a refusal whose body was `text`."""
+    data: dict[str, Any] = {'status': status}
+    try:
+        said: object = json.loads(text)
+    except ValueError:
+        said = text.decode('utf-8', 'replace').strip()
+    if isinstance(said, dict):  # the bearer middleware's {"error": ..., "error_description": ...}
+        fields = cast('dict[str, object]', said)
+        if isinstance(code := fields.get('error'), str):
+            data['error'] = code
+        said = fields.get('error_description') or code
+    return (said if isinstance(said, str) and said else f'HTTP {status}'), data
 
 
 _REFUSAL_TEXT = 500

@@ -6,8 +6,9 @@ type is refused when it is given rather than failing later somewhere unrelated.
 
 from __future__ import annotations
 
+import inspect
 import unicodedata
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, NewType, TypeVar, cast, get_origin
 
@@ -151,10 +152,26 @@ def check_type_form(option: str, value: object, agentool: str | None = None) -> 
     raise _refuse(option, 'a type', value, agentool)
 
 
-def check_function(option: str, value: object, *, optional: bool = False) -> None:
-    """Raise `ConfigurationError` unless `value` is callable (or `None` when `optional`)."""
+def check_function(option: str, value: object, *, optional: bool = False, takes: Sequence[str] = ()) -> None:
+    """Raise `ConfigurationError` unless `value` is callable (or `None` when `optional`).
+
+    With `takes` (the names of the arguments it is called with, positionally), a function that
+    cannot be called so is refused too: at construction, not at its first call. A callable whose
+    signature Python cannot read passes.
+    """
     if not (callable(value) or (value is None and optional)):
         raise _refuse(option, 'a function or None' if optional else 'a function', value)
+    if value is None or not takes:
+        return
+    try:
+        signature = inspect.signature(cast('Callable[..., Any]', value))
+    except (TypeError, ValueError):  # a builtin or an extension type without one
+        return
+    try:
+        signature.bind(*takes)
+    except TypeError:
+        expected = f'a function called as {option}({", ".join(takes)})'
+        raise _refuse(option, f'{expected} or None' if optional else expected, value) from None
 
 
 def check_instance(

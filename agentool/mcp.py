@@ -24,6 +24,7 @@ from pydantic import ValidationError
 from pydantic_ai import RunContext
 from pydantic_ai.usage import RunUsage
 
+from ._http_checks import int_problem
 from ._interface import OperationInterface, build_interfaces
 from ._modules import import_modules
 from ._options import check_function, check_text, check_tracer
@@ -101,7 +102,7 @@ def create_mcp_server(
     """
     check_text('name', name)
     check_text('instructions', instructions, optional=True)
-    check_function('deps', deps, optional=True)
+    check_function('deps', deps, optional=True, takes=('agentool',))
     check_tracer('tracer', tracer)
     _require_mcp()
     from mcp import MCPError, types
@@ -177,9 +178,7 @@ def serve(
         ServingError: the HTTP address cannot be listened on, or the token cannot be read.
     """
     _check_server_options(server_options)
-    _check_transport(transport)
-    if not (http is None or isinstance(cast(object, http), HttpOptions)):
-        raise ServingError(f'http must be an HttpOptions or None; got {http!r}', option='http', value=repr(http))
+    _check_transport(transport, http)
     import_modules(modules)
     server = create_mcp_server(registry, include=include, exclude=exclude, **server_options)
     anyio.run(until_signalled, lambda: run_server(server, transport=transport, http=http))
@@ -197,7 +196,9 @@ async def run_server(
     Over stdio, a line (one JSON-RPC message) longer than `max_line_bytes` is answered with a
     JSON-RPC error and skipped as it arrives, never stored nor parsed.
     """
-    _check_transport(transport)
+    _check_transport(transport, http)
+    if problem := int_problem('max_line_bytes', max_line_bytes, 1, None):
+        raise ServingError(problem, option='max_line_bytes', value=quote(max_line_bytes))
     if transport == 'stdio':
         with claimed_stdin() as source:
             await _serve_stdio(server, None if source is None else BoundedLines(source, max_line_bytes))
@@ -267,12 +268,20 @@ _SERVE_OWN = ('registry', 'include', 'exclude')
 """Options of `create_mcp_server` that `serve` takes itself."""
 
 
-def _check_transport(transport: object) -> None:
+def _check_transport(transport: object, http: object) -> None:
     if transport not in ('stdio', 'streamable-http'):
         raise ConfigurationError(
             f'unknown MCP transport {transport!r}; use stdio or streamable-http',
             option='transport',
             value=repr(transport),
+        )
+    if not (http is None or isinstance(http, HttpOptions)):
+        raise ServingError(f'http must be an HttpOptions or None; got {http!r}', option='http', value=repr(http))
+    if http is not None and transport == 'stdio':  # as the CLI's HTTP options: never silently ignored
+        raise ServingError(
+            "http options only apply to transport='streamable-http' (the transport is stdio)",
+            option='http',
+            transport=transport,
         )
 
 
@@ -322,11 +331,15 @@ async def _call(
 
 
 def _deps(exposed: ExposedOperation, deps: McpDepsFunc | None) -> AbstractAsyncContextManager[Any]:
-    """The deps of one call: the server's `deps` function's, else the injector's (`call_deps`)."""
+    """The deps of one call: the server's `deps` function's, else the injector's (`call_deps`).
+
+    Neither is asked for a tool that takes no context, which cannot read them: such a call never
+    fails for want of deps, on this surface as on every other.
+    """
+    if not exposed.manager.tool_for(exposed.operation).takes_ctx:
+        return nullcontext(None)
     if deps is not None:
         return _awaited(deps(exposed.agentool))
-    if not exposed.manager.tool_for(exposed.operation).takes_ctx:  # the tool cannot read them
-        return nullcontext(None)
     return get_injector().call_deps(exposed.agentool, exposed.manager.config.deps_type)
 
 

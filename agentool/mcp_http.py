@@ -226,9 +226,27 @@ def http_app(server: Server[Any], options: HttpOptions = HttpOptions()) -> Starl
         UnsafeServingError: no token, a non-loopback host and not `allow_unauthenticated`.
         ServingError: the token file cannot be read, or the token is empty.
     """
+    token = _checked_token(server, options)
+    return _app(server, options, token, options.port)
+
+
+def _checked_token(server: object, options: object) -> str | None:
+    """The token in effect, once `server` and `options` are known to be what serving needs and safe."""
+    from mcp.server.lowlevel import Server
+
+    if not isinstance(server, Server):
+        raise ServingError(
+            f'the server must be an MCP Server (agentool.mcp.create_mcp_server()); got {quote(server)}',
+            option='server',
+            value=quote(server),
+        )
+    if not isinstance(options, HttpOptions):
+        raise ServingError(
+            f'options must be an HttpOptions; got {quote(options)}', option='options', value=quote(options)
+        )
     token = options.resolve_token()
     _check_safe(options, token)
-    return _app(server, options, token, options.port)
+    return token
 
 
 def _check_safe(options: HttpOptions, token: str | None) -> None:
@@ -310,8 +328,7 @@ async def serve_http(
                 await guard.close_idle()  # an idle session's event stream would hold the stop to its limit
             await super().shutdown(sockets)
 
-    token = options.resolve_token()
-    _check_safe(options, token)
+    token = _checked_token(server, options)
     listener = _listen(options)
     with listener:  # closed however this ends (uvicorn closes it too on a graceful stop)
         port = listener.getsockname()[1]

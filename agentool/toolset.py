@@ -81,7 +81,7 @@ class AgenToolToolset(AbstractToolset[AgentDepsT]):
         max_retries: int | None = None,
         id: str | None = None,
     ) -> None:
-        check_function('deps', deps, optional=True)
+        check_function('deps', deps, optional=True, takes=('ctx', 'agentool'))
         check_limit('max_retries', max_retries, optional=True, minimum=0)
         check_text('id', id, optional=True)
         registry = get_registry() if registry is None else registry
@@ -125,12 +125,15 @@ class AgenToolToolset(AbstractToolset[AgentDepsT]):
             input = interface.validate(tool_args, context=ctx.validation_context)
         except (ValidationError, InvalidInputError) as error:  # only if a hook changed the arguments after validation
             raise ModelRetry(interface.describe(error)) from error
+        if not exposed.manager.tool_for(exposed.operation).takes_ctx:
+            # The tool cannot read deps: none is asked for, so the call never fails for want of them.
+            return await _execute(interface, ctx, input)
         if self._deps is not None:
             given = self._deps(ctx, exposed.agentool)
             if inspect.isawaitable(given):  # an async `deps` function: its deps, never the coroutine
                 given = await given
             return await _execute(interface, replace(ctx, deps=given), input)
-        if ctx.deps is not None or not exposed.manager.tool_for(exposed.operation).takes_ctx:
+        if ctx.deps is not None:
             return await _execute(interface, ctx, input)
         # A run given no deps: the injector in effect builds the agentool's, as on every surface.
         async with get_injector().call_deps(exposed.agentool, exposed.manager.config.deps_type) as built:

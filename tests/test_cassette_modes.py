@@ -295,3 +295,19 @@ async def test_a_model_named_by_string_is_made_only_to_record(tmp_path: Path, mo
     with pytest.raises(CassetteError) as caught:  # recording does make it, and says why it cannot
         CassetteModel('openai:gpt-5', cassette=path, mode='all')
     assert caught.value.details['reason'] == 'model'
+
+
+async def test_every_cassette_error_gives_the_path_as_text_in_details(tmp_path: Path) -> None:
+    path = tmp_path / 'c.json'
+    missing = tmp_path / 'missing.json'
+    with pytest.raises(CassetteError) as caught:
+        await _agent().run('a', model=CassetteModel(None, cassette=missing))
+    assert caught.value.details['path'] == str(missing)
+    with pytest.raises(CassetteError) as caught:
+        await _agent().run('a', model=CassetteModel(None, cassette=path, mode='all'))
+    assert caught.value.details['path'] == str(path)  # no model to record with
+    mismatch = await _mismatch(tmp_path, _agent(), prompt='b')
+    assert mismatch.details['path'] == str(path)
+    with pytest.raises(CassetteMismatchError) as caught:
+        await _agent().run('a', model=CassetteModel(None, cassette=Cassette()))
+    assert caught.value.details['path'] is None  # in memory: no path

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
+from pydantic_ai import Agent
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 pytest_plugins = ('pytester',)
 
@@ -149,3 +153,49 @@ def test_long_ids_get_short_distinct_file_names(pytester: pytest.Pytester) -> No
     pytester.runpytest_inprocess('-p', 'no:cacheprovider').assert_outcomes(passed=2)
     names = (pytester.path / 'names.txt').read_text().split()
     assert len(set(names)) == 2
+
+
+REPLACED = """
+from pathlib import Path
+import pytest
+
+@pytest.mark.parametrize('question', ['What is 2+2?', 'What is 2*2?', 'plain'])
+def test_math(agentool_cassette_path, agentool_recording_path, question):
+    with open(Path(__file__).parent / 'names.txt', 'a') as stream:
+        stream.write(f'{agentool_cassette_path.name} {agentool_recording_path.name}\\n')
+"""
+
+
+def test_ids_whose_characters_are_replaced_get_distinct_hashed_file_names(pytester: pytest.Pytester) -> None:
+    pytester.makeini(INI)
+    pytester.makepyfile(test_math=REPLACED)
+    pytester.runpytest_inprocess('-p', 'no:cacheprovider').assert_outcomes(passed=3)
+    rows = [line.split() for line in (pytester.path / 'names.txt').read_text().splitlines()]
+    cassettes = sorted(cassette for cassette, _ in rows)
+    assert all(cassette == recording for cassette, recording in rows)  # the same rule for both fixtures
+    assert cassettes[-1] == 'test_math_plain.json'  # nothing replaced: its own name
+    hashed = cassettes[:2]
+    assert all(re.fullmatch(r'test_math_What_is_2_2-[0-9a-f]{8}\.json', name) for name in hashed), hashed
+    assert hashed[0] != hashed[1]
+
+
+def test_a_second_model_on_the_same_file_is_refused_rather_than_overwriting_the_first(tmp_path: Path) -> None:
+    from agentool.errors import CassetteError
+    from agentool.testing.plugin import CassetteFactory
+
+    def real(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        return ModelResponse(parts=[TextPart('sunny')])
+
+    factory = CassetteFactory(tmp_path / 'test_x.json', 'once')
+    first = factory(FunctionModel(real))
+    assert Agent().run_sync('Paris?', model=first).output == 'sunny'
+    with pytest.raises(CassetteError, match=r"name='\.\.\.'") as caught:
+        factory(FunctionModel(real))
+    assert caught.value.details == {'path': str(tmp_path / 'test_x.json'), 'reason': 'duplicate'}
+    second = factory(FunctionModel(real), name='second')  # its own file
+    assert Agent().run_sync('Lyon?', model=second).output == 'sunny'
+    assert second.path == tmp_path / 'test_x.second.json'
+    assert len(json.loads((tmp_path / 'test_x.json').read_text())['exchanges']) == 1  # nothing overwritten
+    with pytest.raises(CassetteError, match='must be a string') as caught:
+        factory(FunctionModel(real), name=123)  # type: ignore[arg-type]
+    assert caught.value.details['reason'] == 'name'

@@ -334,3 +334,28 @@ def test_a_repr_secret_in_plain_text_is_replaced_and_json_text_stays_json() -> N
     for data in ({'a': 'password=', 'b': 'c'}, ['token=', 'x'], {'token=': 1}):
         for text in (json.dumps(data), json.dumps(data, indent=2), json.dumps(data, separators=(',', ':'))):
             assert scrub_text(text) == text
+
+
+def test_every_value_inside_a_list_or_object_under_a_secret_name_becomes_the_placeholder() -> None:
+    jwk = {'kty': 'EC', 'd': 'private-part', 'size': 256, 'nested': [{'x': 'y'}, True, None]}
+    data = {
+        'private_key': jwk,
+        'api_keys': ['kept: not a secret name'],
+        'client_secret': ['first', 'second'],
+        'outer': {'password': {'current': 'hunter2', 'previous': ['older']}},
+        'max_tokens': [1, 2],
+    }
+    cleaned = scrub(data)
+    assert cleaned == data | {
+        'private_key': {
+            'kty': '<redacted>',
+            'd': '<redacted>',
+            'size': '<redacted>',
+            'nested': [{'x': '<redacted>'}, '<redacted>', None],
+        },
+        'client_secret': ['<redacted>', '<redacted>'],
+        'outer': {'password': {'current': '<redacted>', 'previous': ['<redacted>']}},
+    }
+    assert data['private_key'] is jwk  # the input is left alone
+    assert jwk['d'] == 'private-part'
+    assert scrub(cleaned) == cleaned

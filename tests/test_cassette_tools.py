@@ -145,3 +145,10 @@ async def test_one_capability_answers_the_tools_of_both_recording_levels(tmp_pat
     again = Replay(replay.recording)
     with agent.override(model=again.model), pytest.raises(UnrecordedCallError, match="tool 'geocode'"):
         await agent.run('Paris', capabilities=[again])
+
+
+@pytest.mark.parametrize('model', [5, 'cassette.json', None])
+def test_cassette_tools_without_a_cassette_model_is_a_typed_error(model: object) -> None:
+    with pytest.raises(ConfigurationError, match='CassetteTools needs the CassetteModel') as caught:
+        CassetteTools(model)  # type: ignore[arg-type]
+    assert caught.value.details['option'] == 'model'

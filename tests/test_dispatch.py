@@ -354,6 +354,15 @@ async def test_a_json_rule_without_agentool_finds_it_by_operation_or_by_name() -
     assert model.calls == 2
 
 
+@pytest.mark.parametrize('named', ['null', '5', '["calc"]', '{"name": "calc"}'])
+async def test_an_agentool_key_that_is_not_a_string_names_nothing_and_the_operation_decides(named: str) -> None:
+    agent, model, _ = make(JsonRule())
+    assert (await agent.run(f'{{"agentool": {named}, "operation": "neg", "a": 4}}')).output == '-4'
+    # The key is dropped before the agentool sees the object: it is not an extra field.
+    assert (await agent.run(f'{{"agentool": {named}, "operation": "unknown"}}')).output.startswith('model: ')
+    assert model.calls == 1
+
+
 async def test_an_operation_of_several_agentools_is_a_typed_error() -> None:
     create_agentool('calc2', SumInput, RoutingConfig(operation_map={'sum': 'add'}), [add])
     agent, model, _ = make(JsonRule())

@@ -59,6 +59,19 @@ def test_route_to_a_missing_tool_is_refused() -> None:
     assert [(p['kind'], p['operation'], p['tool']) for p in problems] == [('missing_tool', 'second', 'nope')]
 
 
+def test_two_different_tools_with_one_name_are_refused_rather_than_one_shadowing_the_other() -> None:
+    async def impostor(x: int) -> int:
+        return -x
+
+    impostor.__name__ = 'first'
+    routing = RoutingConfig(operation_map={'first': 'first', 'second': 'first'})
+    with pytest.raises(ConfigurationError, match="2 different tools are named 'first'") as caught:
+        create_agentool('pair', PairInput, routing, [first, impostor])
+    problems = caught.value.details['problems']
+    assert [(p['kind'], p['tool'], p['severity']) for p in problems] == [('duplicate_tool', 'first', 'error')]
+    assert create_agentool('pair', PairInput, routing, [first, first])  # the same function twice is one tool
+
+
 def test_literal_operation_without_route_is_refused() -> None:
     with pytest.raises(ConfigurationError, match=r"operation 'second' of PairInput\.operation has no route"):
         create_agentool('pair', PairInput, RoutingConfig(operation_map={'first': 'first'}), [first])

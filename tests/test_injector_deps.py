@@ -6,7 +6,7 @@ import asyncio
 import enum
 import json
 from dataclasses import dataclass, field
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import pytest
 from pydantic import BaseModel, ConfigDict
@@ -296,6 +296,15 @@ def test_provide_takes_a_factory_or_an_instance(injector: AgenToolInjector) -> N
     with pytest.raises(ConfigurationError):
         injector.provide(Settings, Settings)
     injector.provide(Settings, instance=Settings(), replace=True)
+
+
+@pytest.mark.parametrize('key', ['Settings', b'Settings', None, 5])
+def test_provide_refuses_a_type_name_or_a_plain_value_that_no_field_could_ever_be_annotated_with(
+    injector: AgenToolInjector, key: Any
+) -> None:
+    with pytest.raises(ConfigurationError, match='provide\\(\\) takes a type') as caught:
+        injector.provide(key, Settings)
+    assert caught.value.details['option'] == 'type_'
 
 
 # --- cycles -------------------------------------------------------------------------------------

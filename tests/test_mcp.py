@@ -18,6 +18,7 @@ from mcp.types import Tool
 
 from agentool.errors import ConfigurationError, InvalidToolNameError, SelectorError, ServingError
 from agentool.mcp import META_KEY, create_mcp_server, run_server, serve
+from agentool.mcp_http import HttpOptions
 from examples.calculator import create_calculator
 from tests.notes_agentool import Notes, create_notes
 
@@ -227,6 +228,15 @@ def test_serve_refuses_bad_http_options_and_transports_before_serving() -> None:
         serve(transport='streamable-http', http='x')  # pyright: ignore[reportArgumentType]
     with pytest.raises(ConfigurationError, match="unknown MCP transport 'carrier-pigeon'"):
         serve(transport='carrier-pigeon')  # pyright: ignore[reportArgumentType]
+    # HTTP options with the stdio transport would be silently ignored: refused, as the CLI refuses them.
+    with pytest.raises(ServingError, match="http options only apply to transport='streamable-http'") as caught:
+        serve(transport='stdio', http=HttpOptions(port=0))
+    assert caught.value.details == {'option': 'http', 'transport': 'stdio'}
+
+
+async def test_run_server_refuses_http_options_with_the_stdio_transport() -> None:
+    with pytest.raises(ServingError, match='only apply to'):
+        await run_server(create_mcp_server(), transport='stdio', http=HttpOptions())
 
 
 async def test_run_server_refuses_an_unknown_transport() -> None:
@@ -266,3 +276,38 @@ def test_agentool_imports_without_the_mcp_extra(tmp_path: Path) -> None:
         [sys.executable, '-c', script], cwd=tmp_path, env=env, capture_output=True, text=True, check=True
     )
     assert "needs the 'mcp' extra: pip install 'agentool[mcp]'" in out.stdout
+
+
+async def test_the_deps_function_is_asked_only_for_a_tool_that_takes_a_context() -> None:
+    create_notes()
+    asked: list[str] = []
+
+    def failing(name: str) -> Notes:
+        asked.append(name)
+        raise RuntimeError('the store is down')
+
+    async with Client(create_mcp_server(include=['notes'], deps=failing)) as client:
+        plain = await client.call_tool('notes_old', {'key': 'k'})  # `old(key)` takes no context
+        assert not plain.is_error
+        assert plain.content[0].model_dump()['text'] == 'k'
+        assert asked == []
+        reading = await client.call_tool('notes_get', {'key': 'k'})
+        assert reading.is_error
+        assert 'RuntimeError: the store is down' in reading.content[0].model_dump()['text']
+        assert asked == ['notes']
+
+
+def test_a_deps_function_that_cannot_take_the_agentool_name_is_refused_when_the_server_is_built() -> None:
+    create_notes()
+    with pytest.raises(ConfigurationError, match=r'deps must be a function called as deps\(agentool\)') as caught:
+        create_mcp_server(deps=lambda ctx, agentool: None)  # pyright: ignore[reportArgumentType]  # the toolset's form
+    assert caught.value.details['option'] == 'deps'
+    create_mcp_server(deps=lambda agentool: None)
+    create_mcp_server(deps=lambda *args: None)
+
+
+@pytest.mark.parametrize('limit', [0, -1, 'x', 1.5, True])
+async def test_run_server_refuses_a_line_limit_that_is_not_a_positive_int(limit: Any) -> None:
+    with pytest.raises(ServingError, match='max_line_bytes must be a positive int') as caught:
+        await run_server(create_mcp_server(), transport='stdio', max_line_bytes=limit)
+    assert caught.value.details['option'] == 'max_line_bytes'

@@ -141,6 +141,29 @@ def test_every_option_is_checked_at_construction(options: dict[str, Any], option
     assert raised.value.details['options'] == [option]
 
 
+@pytest.mark.parametrize(
+    'origin',
+    [
+        'https://app.example.com/path',
+        'https://app.example.com?x=1',
+        'https://user:pass@app.example.com',
+        'app.example.com',
+        'https://app.example.com#top',
+        'https://app.example.com\n',
+    ],
+)
+def test_an_allowed_origin_no_browser_sends_is_refused_naming_it(origin: str) -> None:
+    with pytest.raises(ServingError, match='is not one') as raised:
+        HttpOptions(allowed_origins=['https://ok.example.com', origin])
+    assert raised.value.details['options'] == ['allowed_origins']
+    assert repr(origin) in str(raised.value)
+    with pytest.raises(ServingError, match='allowed_origins must be a tuple'):
+        HttpOptions(allowed_origins='https://ok.example.com')  # type: ignore[arg-type]  # a lone string
+    assert HttpOptions(allowed_origins=['HTTPS://OK.example.com:8443/']).allowed_origins == (
+        'https://ok.example.com:8443',
+    )
+
+
 def test_a_truthy_string_never_allows_an_open_public_server(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(TOKEN_ENV, raising=False)
     with pytest.raises(ServingError, match="allow_unauthenticated must be True or False, not 'no'"):
@@ -276,3 +299,14 @@ def test_cli_refuses_a_public_address_without_a_token() -> None:
     assert out == ''
     assert err.startswith("agentool: error: refusing to serve MCP without authentication on '0.0.0.0'")
     assert '--allow-unauthenticated' in err
+
+
+async def test_serving_something_that_is_not_a_server_or_not_options_is_a_typed_error() -> None:
+    with pytest.raises(ServingError, match='options must be an HttpOptions') as caught:
+        http_app(create_mcp_server(), 'port=0')  # pyright: ignore[reportArgumentType]
+    assert caught.value.details['option'] == 'options'
+    with pytest.raises(ServingError, match='the server must be an MCP Server') as caught:
+        http_app(create_mcp_server, HttpOptions())  # pyright: ignore[reportArgumentType]  # the function, not called
+    assert caught.value.details['option'] == 'server'
+    with pytest.raises(ServingError, match='options must be an HttpOptions'):
+        await serve_http(create_mcp_server(), {'port': 0})  # pyright: ignore[reportArgumentType]

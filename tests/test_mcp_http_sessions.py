@@ -133,6 +133,19 @@ async def test_an_unauthenticated_initialize_never_takes_a_place(held: Held) -> 
         assert app.state.mcp_sessions.open == 1
 
 
+@pytest.mark.parametrize('scheme', ['bearer', 'BEARER', 'BeArEr'])
+async def test_a_bearer_scheme_in_any_case_is_counted_like_any_session(held: Held, scheme: str) -> None:
+    # The SDK accepts the scheme in any case; the guard must admit (and count) the same requests,
+    # or a client writing `bearer` would open sessions past its limit and lock the others out.
+    async with running(HttpOptions(token='s3cret', max_sessions=2, max_sessions_per_client=1)) as app:
+        auth = {'authorization': f'{scheme} s3cret'}
+        for _ in range(4):
+            assert (await send(app, FLOODER, INITIALIZE, headers=auth)).status == 200
+        assert app.state.mcp_sessions.open == 1  # its own idle session recycled each time
+        assert (await send(app, OTHER, INITIALIZE, headers={'authorization': 'Bearer s3cret'})).status == 200
+        assert (await send(app, FLOODER, INITIALIZE, headers={'authorization': f'{scheme}  s3cret'})).status == 401
+
+
 ALLOWED = 'https://app.example.com'
 
 

@@ -139,3 +139,19 @@ async def test_every_refusal_before_the_protocol_is_a_json_rpc_error() -> None:
             assert body['id'] is None
             assert named in body['error']['message']
             assert body['error']['data'] == {'status': status}
+
+
+async def test_a_401_for_a_missing_or_wrong_token_is_a_json_rpc_error_keeping_www_authenticate() -> None:
+    async with served(HttpOptions(port=0, token='the-token')) as url, httpx2.AsyncClient() as http:
+        initialize = {'jsonrpc': '2.0', 'id': 1, 'method': 'initialize', 'params': {}}
+        for sent in ({}, {'Authorization': 'Bearer not-the-token'}, {'Authorization': 'Basic the-token'}):
+            headers = {'Accept': 'application/json, text/event-stream', **sent}
+            response = await http.post(url, json=initialize, headers=headers)
+            assert response.status_code == 401, sent
+            assert response.headers['content-type'] == 'application/json'
+            assert response.headers['www-authenticate'].startswith('Bearer'), sent
+            body = response.json()
+            assert body['jsonrpc'] == '2.0'
+            assert body['id'] is None
+            assert body['error']['data'] == {'status': 401, 'error': 'invalid_token'}
+            assert 'the-token' not in response.text

@@ -203,3 +203,19 @@ async def test_a_recorded_tool_pydantic_ai_cannot_read_is_a_cassette_error(tmp_p
         await Agent(output_type=str).run(
             'hi', model=replay, toolsets=[CassetteToolset(StdioServer('x', tmp_path), replay)]
         )
+
+
+@pytest.mark.parametrize(
+    ('tools', 'match'),
+    [
+        (5, 'ToolDefinitions or a name-to-schema mapping; got 5'),
+        ('add', "ToolDefinitions or a name-to-schema mapping; got 'add'"),
+        ({'a\nb': {}}, 'a tool name must not contain control'),
+        ({'  ': {}}, 'a tool name must be a non-empty string'),
+        ([ToolDefinition(name='x\u202ey')], 'a tool name must not contain control'),
+    ],
+)
+def test_tools_a_toolset_double_cannot_offer_are_refused_naming_the_option(tools: Any, match: str) -> None:
+    with pytest.raises(ConfigurationError, match=match) as caught:
+        ToolsetDouble(tools)
+    assert caught.value.details['option'] == 'tools'

@@ -320,3 +320,31 @@ async def test_the_retry_prompt_quotes_only_what_the_model_sent() -> None:
     assert 'operation' not in first.model_response_str()
     (second,) = returns(seen[2])  # an operation key the model did send is quoted as sent
     assert [(e['type'], e['input']) for e in errors(second)] == [('extra_forbidden', 'get')]
+
+
+async def test_the_deps_function_is_asked_only_for_a_tool_that_takes_a_context() -> None:
+    from pydantic_ai import RunContext
+    from pydantic_ai.models.test import TestModel
+
+    create_notes()
+    asked: list[str] = []
+
+    def failing(ctx: RunContext[Any], name: str) -> Notes:
+        asked.append(name)
+        raise RuntimeError('the store is down')
+
+    toolset = AgenToolToolset(include=['notes'], deps=failing)
+    result = await Agent(TestModel(call_tools=['notes_old']), toolsets=[toolset]).run('go')  # `old` takes no context
+    returns = [part for message in result.all_messages() for part in message.parts if isinstance(part, ToolReturnPart)]
+    assert [part.tool_name for part in returns] == ['notes_old']
+    assert asked == []
+    with pytest.raises(RuntimeError, match='the store is down'):
+        await Agent(TestModel(call_tools=['notes_get']), toolsets=[toolset]).run('go')
+    assert asked == ['notes']
+
+
+def test_a_deps_function_that_cannot_take_the_context_and_the_agentool_is_refused_when_built() -> None:
+    with pytest.raises(ConfigurationError, match=r'deps must be a function called as deps\(ctx, agentool\)') as caught:
+        AgenToolToolset(deps=lambda agentool: None)  # pyright: ignore[reportArgumentType]  # the MCP server's form
+    assert caught.value.details['option'] == 'deps'
+    AgenToolToolset(deps=lambda ctx, agentool: None)

@@ -204,7 +204,7 @@ def run_mcp(args: argparse.Namespace) -> int:
         include=args.include or None,
         exclude=args.exclude or (),
         transport=args.transport,
-        http=HttpOptions(**given),
+        http=HttpOptions(**given) if args.transport == 'streamable-http' else None,
     )
     return 0
 

@@ -53,8 +53,8 @@ class Cleaner:
     scrub: bool
     redact: Redactor | None
 
-    def clean(self, data: dict[str, Any], where: str) -> dict[str, Any]:
-        """`data` (an exchange or a tool call, as JSON) as it is written."""
+    def clean(self, data: dict[str, Any], path: str | None) -> dict[str, Any]:
+        """`data` (an exchange or a tool call, as JSON) as it is written; `path` names the cassette in errors."""
         __tracebackhide__ = True  # cassette errors point at the test, not here
         cleaned = cast('dict[str, Any]', scrub_data(data)) if self.scrub else data
         if self.redact is None:
@@ -63,7 +63,7 @@ class Cleaner:
         if not isinstance(redacted, dict):
             raise CassetteError(
                 f'the redaction hook returned {type(redacted).__name__}, not the exchange dict',
-                path=where,
+                path=path,
                 reason='redact',
             )
         return cast('dict[str, Any]', redacted)
@@ -83,7 +83,7 @@ class Cleaner:
 
     def args(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
         """A tool call's arguments as a cassette would have written them (for looking up its result)."""
-        cleaned = self.clean({'tool': tool, 'args': args, 'result': None}, '').get('args')
+        cleaned = self.clean({'tool': tool, 'args': args, 'result': None}, None).get('args')
         return cast('dict[str, Any]', cleaned) if isinstance(cleaned, dict) else args
 
     def stream(self, events: list[ModelResponseStreamEvent], response: ModelResponse) -> list[ModelResponseStreamEvent]:

@@ -174,13 +174,16 @@ def _pair(before: Any, after: Any) -> str:
 
 
 def mismatch(
-    where: str, mode: str, key: str, view: Mapping[str, Any], exchanges: Sequence[Exchange]
+    where: str, mode: str, key: str, view: Mapping[str, Any], exchanges: Sequence[Exchange], *, path: str | None
 ) -> CassetteMismatchError:
-    """The error for a request matching no exchange: what changed against the closest recorded one."""
+    """The error for a request matching no exchange: what changed against the closest recorded one.
+
+    `where` names the cassette in the message; `path` (its path as text, `None` in memory) goes in `details`.
+    """
     if not exchanges:
         return CassetteMismatchError(
             f'cassette {where} holds no exchanges; record it (mode "once" or "all")',
-            path=where,
+            path=path,
             fingerprint=key,
             changes=[],
         )
@@ -197,7 +200,7 @@ def mismatch(
     return CassetteMismatchError(
         f'cassette {where} has no recorded exchange for this request (mode {mode!r}); '
         f'against the closest recorded request:\n{lines}\n{hint}',
-        path=where,
+        path=path,
         fingerprint=key,
         changes=shown,
     )

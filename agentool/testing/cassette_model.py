@@ -261,7 +261,9 @@ class CassetteModel(WrapperModel):
             exchange = recorded[min(occurrence, len(recorded) - 1)]
             self._used.add(id(exchange))
             return exchange
-        raise mismatch(self._where(), self.mode, key, self._cleaner.request(view), self.cassette.exchanges)
+        raise mismatch(
+            self._where(), self.mode, key, self._cleaner.request(view), self.cassette.exchanges, path=self._path()
+        )
 
     def _index(self, exchange: Exchange) -> None:
         # By the request as sent (the fingerprint) and as written (scrubbed, redacted); the two
@@ -292,7 +294,7 @@ class CassetteModel(WrapperModel):
             CassetteError: the redaction hook returned something other than a dict.
         """
         __tracebackhide__ = True  # cassette errors point at the test, not here
-        return self._cleaner.clean(data, self._where())
+        return self._cleaner.clean(data, self._path())
 
     def keep_tool_call(self, tool: str, args: dict[str, Any], result: Any) -> RecordedToolCall:
         """Add a tool's result to the cassette (scrubbed and redacted like an exchange) and save it.
@@ -319,7 +321,7 @@ class CassetteModel(WrapperModel):
         except ValidationError as error:
             raise CassetteError(
                 f'the redaction hook returned a tool call that is not one: {clip(str(error))}',
-                path=self._where(),
+                path=self._path(),
                 reason='invalid',
             ) from None
 
@@ -343,7 +345,7 @@ class CassetteModel(WrapperModel):
         except ValidationError as error:
             raise CassetteError(
                 f'the redaction hook returned an exchange that is not one: {clip(str(error))}',
-                path=self._where(),
+                path=self._path(),
                 reason='invalid',
             ) from None
         self.cassette.exchanges.append(exchange)
@@ -356,6 +358,9 @@ class CassetteModel(WrapperModel):
 
     def _where(self) -> str:
         return _place(self.path)
+
+    def _path(self) -> str | None:
+        return _path_detail(self.path)
 
 
 class _RecordedModel(Model):
@@ -381,7 +386,7 @@ class _RecordedModel(Model):
         return CassetteError(
             f'cassette {where} needs a recording (mode {self._owner.mode!r}) but CassetteModel '
             'wraps no model; pass the real model as its first argument',
-            path=where,
+            path=_path_detail(self._owner.path),
             reason='no_model',
         )
 
@@ -444,10 +449,17 @@ def _events(exchange: Exchange, path: Path | None) -> list[ModelResponseStreamEv
 def _corrupt(path: Path | None, error: Exception) -> CassetteError:
     where = _place(path)
     return CassetteError(
-        f'cassette {where} holds a response pydantic-ai cannot read: {clip(str(error))}', path=where, reason='invalid'
+        f'cassette {where} holds a response pydantic-ai cannot read: {clip(str(error))}',
+        path=_path_detail(path),
+        reason='invalid',
     )
 
 
 def _place(path: Path | None) -> str:
     """Where a cassette is, for messages."""
     return repr(str(path)) if path is not None else '(in memory)'
+
+
+def _path_detail(path: Path | None) -> str | None:
+    """Where a cassette is, for `details['path']`: the path as text (as the file errors give it), `None` in memory."""
+    return str(path) if path is not None else None

@@ -16,13 +16,15 @@ this capability too: they differ only in how they make their `CassetteModel` and
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from pydantic_ai import RunContext
 from pydantic_ai.capabilities import AbstractCapability, WrapToolExecuteHandler
 from pydantic_ai.messages import ToolCallPart
 from pydantic_ai.tools import ToolDefinition
 
+from .._bounds import quote
+from ..errors import ConfigurationError
 from ._tool_answers import ToolAnswers
 from .cassette_model import CassetteModel
 from .log import CallLog
@@ -47,6 +49,10 @@ class CassetteTools(AbstractCapability[Any]):
     _answers: ToolAnswers = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
+        if not isinstance(cast(object, self.model), CassetteModel):
+            raise ConfigurationError(
+                f'CassetteTools needs the CassetteModel it records with; got {quote(self.model)}', option='model'
+            )
         self._answers = self.model.tool_answers()
 
     async def wrap_tool_execute(

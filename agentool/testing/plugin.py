@@ -29,7 +29,7 @@ import hashlib
 import re
 from collections.abc import Generator, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import pytest
 
@@ -170,9 +170,25 @@ class CassetteFactory:
         redact: Redactor | None = None,
         scrub: bool = True,
     ) -> CassetteModel:
+        from ..errors import CassetteError
         from .cassette_model import CassetteModel
 
+        __tracebackhide__ = True  # cassette errors point at the test, not here
+        if name is not None and not isinstance(cast(object, name), str):
+            raise CassetteError(
+                f'agentool_cassette(name=...) must be a string or None; got {quote(name)}',
+                name=quote(name),
+                reason='name',
+            )
         path = self.path if name is None else self.path.with_name(f'{self.path.stem}.{_safe(name, "model")}.json')
+        if any(model.path == path for model in self.models):
+            # Two models on one file would each write their own exchanges over the other's.
+            raise CassetteError(
+                f'this test already has a cassette model for {quote(str(path))}; give each further model its own '
+                "file with agentool_cassette(model, name='...')",
+                path=str(path),
+                reason='duplicate',
+            )
         model = CassetteModel(wrapped, cassette=path, mode=self.mode, redact=redact, scrub=scrub)
         self.models.append(model)
         return model

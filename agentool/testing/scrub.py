@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, cast
 
 __all__ = ('SECRET_PATTERNS', 'PLACEHOLDER', 'scrub', 'scrub_text')
 
@@ -120,6 +120,32 @@ def scrub_text(text: str) -> str:
 
 def scrub(data: Any) -> Any:
     """JSON-compatible `data` with every secret in a known shape replaced (a new value; `data` is left alone)."""
-    text = json.dumps(data, ensure_ascii=False)
+    original = text = json.dumps(data, ensure_ascii=False)
+    if _SECRET_CONTAINER.search(text):
+        copy = json.loads(text)
+        _scrub_containers(copy)
+        text = json.dumps(copy, ensure_ascii=False)
     cleaned = scrub_text(text)
-    return data if cleaned == text else json.loads(cleaned)
+    return data if cleaned == original else json.loads(cleaned)
+
+
+_SECRET_CONTAINER = re.compile(rf'"{_SECRET_KEYS}"\s*:\s*[\[{{]', re.I)
+"""A list or an object under a secret's name (`"private_key": {...}`, a JWK): its every value is one."""
+_SECRET_KEY = re.compile(_SECRET_KEYS, re.I)
+
+
+def _scrub_containers(data: object) -> None:
+    # Replaces, in place, every string, number and boolean inside a list or an object held under
+    # a secret's name; iterative, so no depth is too deep.
+    pending: list[tuple[dict[str, Any] | list[Any], bool]] = []
+    if isinstance(data, dict | list):
+        pending.append((cast('dict[str, Any] | list[Any]', data), False))
+    while pending:
+        node, secret = pending.pop()
+        items: list[tuple[Any, Any]] = list(node.items()) if isinstance(node, dict) else list(enumerate(node))
+        for key, value in items:
+            if isinstance(value, dict | list):
+                named = isinstance(key, str) and _SECRET_KEY.fullmatch(key) is not None
+                pending.append((cast('dict[str, Any] | list[Any]', value), secret or named))
+            elif secret and value is not None:
+                node[key] = PLACEHOLDER

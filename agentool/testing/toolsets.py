@@ -26,7 +26,7 @@ from pydantic_ai.toolsets import AbstractToolset, ToolsetTool, WrapperToolset
 from pydantic_ai.usage import RunUsage
 from pydantic_core import SchemaValidator, core_schema, to_jsonable_python
 
-from .._options import check_text
+from .._options import check_label, check_text
 from ..errors import CassetteError, CassetteMismatchError, ConfigurationError, UnrecordedCallError, clip, quote
 from ._tool_answers import ToolAnswers
 from ._window import show_pair
@@ -123,7 +123,7 @@ class CassetteToolset(WrapperToolset[Any]):
                 raise CassetteError(
                     f'cassette {self._where()} holds no tools of toolset {self.name!r}; record it with the '
                     'toolset running (mode "once" or "all")',
-                    path=self._where(),
+                    path=self._path(),
                     reason='no_toolset',
                     toolset=self.name,
                 )
@@ -162,7 +162,7 @@ class CassetteToolset(WrapperToolset[Any]):
             raise CassetteError(
                 f'cassette {self._where()} holds a tool of toolset {self.name!r} pydantic-ai cannot read: '
                 f'{clip(str(error))}',
-                path=self._where(),
+                path=self._path(),
                 reason='invalid',
             ) from None
 
@@ -183,7 +183,7 @@ class CassetteToolset(WrapperToolset[Any]):
         return CassetteMismatchError(
             f'cassette {self._where()}: the tools of toolset {self.name!r} changed since they were recorded:\n'
             f'{lines}\nRe-record with mode "all" if the change is intended.',
-            path=self._where(),
+            path=self._path(),
             fingerprint='',
             changes=changes,
             toolset=self.name,
@@ -191,6 +191,9 @@ class CassetteToolset(WrapperToolset[Any]):
 
     def _where(self) -> str:
         return repr(str(self.model.path)) if self.model.path is not None else '(in memory)'
+
+    def _path(self) -> str | None:
+        return str(self.model.path) if self.model.path is not None else None
 
 
 @dataclass(init=False)
@@ -229,6 +232,11 @@ class ToolsetDouble(AbstractToolset[Any]):
         answer: Answer | AbstractToolset[Any] | None = None,
         id: str | None = None,
     ) -> None:
+        if not isinstance(cast(object, tools), Mapping | Sequence) or isinstance(cast(object, tools), str | bytes):
+            raise ConfigurationError(
+                f'ToolsetDouble tools are ToolDefinitions or a name-to-schema mapping; got {quote(tools)}',
+                option='tools',
+            )
         if isinstance(tools, Mapping):
             schemas = cast('Mapping[object, object]', tools)
             for name in schemas:
@@ -250,6 +258,8 @@ class ToolsetDouble(AbstractToolset[Any]):
                     option='tools',
                 )
             definitions = tuple(tools)
+        for definition in definitions:  # a name a listing or a log could not show is refused, as everywhere
+            check_label('tools', definition.name, what='a tool name')
         names = {d.name for d in definitions}
         if unknown := [name for name in answers or {} if name not in names]:
             raise ConfigurationError(

@@ -137,6 +137,23 @@ def check_routes(name: str, config: AgenToolConfig) -> tuple[dict[str, CompiledR
             if op not in producible
         )
     tools = {tool_name(t) or repr(t): t for t in config.tools}
+    # Routes find a tool by name: of two different functions with one name, the last would answer
+    # every route to it in silence. (The same function given twice is one tool.)
+    named: dict[str, list[object]] = {}
+    for function in config.tools:
+        same = named.setdefault(tool_name(function) or repr(function), [])
+        if all(other is not function for other in same):
+            same.append(function)
+    problems.extend(
+        ConfigProblem(
+            kind='duplicate_tool',
+            message=f'{len(functions)} different tools are named {name!r}; routes find tools by name, so give '
+            'each its own (its __name__)',
+            tool=name,
+        )
+        for name, functions in named.items()
+        if len(functions) > 1
+    )
     compiled: dict[str, CompiledRoute] = {}
     for operation, route in routes.items():
         if route.retries < 0 or (route.retries and not route.idempotent):

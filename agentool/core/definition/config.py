@@ -256,7 +256,7 @@ class ConfigProblem:
 
     kind: str
     """Errors: `no_operation_field`, `empty_operation_map`, `unrouted_operation`, `unproducible_operation`,
-    `missing_tool`, `unfillable_parameter`, `retries_not_idempotent` or `bad_schema`. Warning:
+    `missing_tool`, `duplicate_tool`, `unfillable_parameter`, `retries_not_idempotent` or `bad_schema`. Warning:
     `unfillable_default` (no field fills a defaulted parameter; `field` is the one probably meant)."""
     message: str
     operation: str | None = None

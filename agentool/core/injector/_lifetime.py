@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ...errors import AgenToolNotFoundError, ConfigurationError, DependencyError, DuplicateNameError
+from ...errors import AgenToolNotFoundError, ConfigurationError, DependencyError, DuplicateNameError, quote
 from ..request import deps_admit_none, missing_deps_error
 from ._deps import DepsPlan, DepsShape, build_deps, compile_deps, deps_shape
 from ._resources import Provider, ResourceScope, RunScope, make_provider, type_label
@@ -86,6 +86,14 @@ class DepsLifetime:
             raise ConfigurationError(
                 f'provide() takes a type to provide values of; got {type_!r}', option='type_', value=repr(type_)
             ) from None
+        if type_ is None or isinstance(type_, str | bytes | int | float | complex):
+            # A type's name (or any plain value) is never a field's annotation: it would never be looked up.
+            raise ConfigurationError(
+                f'provide() takes a type to provide values of, not {quote(type_)}'
+                + (' (pass the class itself, not its name)' if isinstance(type_, str) else ''),
+                option='type_',
+                value=quote(type_),
+            )
         if (factory is None) == (instance is UNSET):
             raise DependencyError(f'provide({type_label(type_)}) takes a factory or an instance (exactly one)')
         if not replace and type_ in self.providers:
