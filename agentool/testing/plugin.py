@@ -161,6 +161,8 @@ class CassetteFactory:
         self.mode: RecordMode = mode
         self.models: list[CassetteModel] = []
         """Every model made for this test: at teardown, their unused exchanges fail it."""
+        self._writers: set[Path] = set()
+        """The files a model of this test records to: one model each."""
 
     def __call__(
         self,
@@ -181,16 +183,21 @@ class CassetteFactory:
                 reason='name',
             )
         path = self.path if name is None else self.path.with_name(f'{self.path.stem}.{_safe(name, "model")}.json')
-        if any(model.path == path for model in self.models):
-            # Two models on one file would each write their own exchanges over the other's.
+        mode = self.mode
+        may_record = wrapped is not None and mode != 'none'
+        if may_record and path in self._writers:
+            # Two models recording to one file would each write their own exchanges over the other's;
+            # models that only replay may share one (their used exchanges are counted together).
             raise CassetteError(
-                f'this test already has a cassette model for {quote(str(path))}; give each further model its own '
-                "file with agentool_cassette(model, name='...')",
+                f'this test already has a cassette model recording to {quote(str(path))}; give each further '
+                "recording model its own file with agentool_cassette(model, name='...')",
                 path=str(path),
                 reason='duplicate',
             )
-        model = CassetteModel(wrapped, cassette=path, mode=self.mode, redact=redact, scrub=scrub)
+        model = CassetteModel(wrapped, cassette=path, mode=mode, redact=redact, scrub=scrub)
         self.models.append(model)
+        if may_record and (mode != 'once' or not path.exists()):
+            self._writers.add(path)
         return model
 
 
