@@ -7,15 +7,13 @@ every surface, though `float` fields refuse it.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Annotated, Any, Literal
 
 import pytest
 from pydantic import JsonValue
 
 from agentool import AllowInfNan, BaseOperationInput, RoutingConfig, create_agentool
-from agentool.core.injector import AgenToolInjector, use_injector
-from agentool.core.registry import AgenToolRegistry, use_registry
+from agentool.core.injector import AgenToolInjector
 from agentool.errors import InputValidationError
 from agentool.mcp_http import HttpOptions
 from tests.mcp_asgi import open_session, running, send
@@ -33,11 +31,10 @@ async def size(value: Any = None, data: Any = None, items: Any = None, raw: Any 
     return repr((value, data, items, raw))
 
 
-@pytest.fixture
-def injector() -> Iterator[AgenToolInjector]:
-    with use_registry(AgenToolRegistry()), use_injector(AgenToolInjector()) as fresh:
-        create_agentool('sizer', SizeInput, RoutingConfig(operation_map={'size': 'size'}), [size])
-        yield fresh
+@pytest.fixture(autouse=True)
+def sizer(injector: AgenToolInjector) -> None:
+    """The `sizer` agentool, in this test's own registry and injector (conftest's)."""
+    create_agentool('sizer', SizeInput, RoutingConfig(operation_map={'size': 'size'}), [size])
 
 
 HOSTILE = [

@@ -14,7 +14,7 @@ from typing import Any, Literal
 import pytest
 from pydantic_ai import Agent, RunContext
 
-from agentool import AgenToolHandle, AgenToolInjector, BaseOperationInput, RoutingConfig, create_agentool, get_injector
+from agentool import AgenToolHandle, AgenToolInjector, BaseOperationInput, RoutingConfig, create_agentool
 
 HEAVY = os.environ.get('AGENTOOL_FUZZ') == '1'
 """`make fuzz`: ten times the tasks, more rounds each."""
@@ -54,12 +54,12 @@ def prompt(tag: str) -> str:
     return json.dumps({'operation': 'who', 'tag': tag})
 
 
-@pytest.fixture
-def injector() -> AgenToolInjector:
+@pytest.fixture(autouse=True)
+def who_and_outer(injector: AgenToolInjector) -> None:
+    """`who`, and `outer` delegating to it, in this test's own registry and injector (conftest's)."""
     routing = RoutingConfig(operation_map={'who': 'who'})
     create_agentool('who', WhoInput, routing, [who])
     create_agentool('outer', WhoInput, RoutingConfig(operation_map={'who': 'outer'}), [outer], deps_type=OuterDeps)
-    return get_injector()
 
 
 async def expect(injector: AgenToolInjector, tag: str, answer: str, *, full_run: bool = False) -> None:
