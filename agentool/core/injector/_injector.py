@@ -159,7 +159,7 @@ class AgenToolInjector:
     def unregister(self, name: str) -> None:
         """Forget the agent registered under `name`."""
         if name not in self._targets:
-            raise not_found(name, self._targets, kind='agent', place='with the injector')
+            raise self._unknown(name)
         del self._targets[name]
         self._lifetime.replan()
         self._lifetime.forget(lambda shape: any(h.agentool == name for h in shape.handles))  # their handles dangle
@@ -275,7 +275,7 @@ class AgenToolInjector:
         for name, replacement in replacements.items():
             replaced = self._targets.get(name)
             if replaced is None:
-                raise not_found(name, self._targets, kind='agent', place='with the injector')
+                raise self._unknown(name)
             if isinstance(replacement, AbstractAgent):
                 agent = cast('AbstractAgent[Any, Any]', replacement)
                 active[name] = agent_target(name, agent, registry=self.registry)
@@ -343,9 +343,9 @@ class AgenToolInjector:
         try:
             target = overrides.get(name) if overrides else None
             if target is None and (target := self._targets.get(name)) is None:
-                raise not_found(name, self._targets, kind='agent', place='with the injector')
+                raise self._unknown(name)
         except TypeError:  # an unhashable name
-            raise not_found(name, self._targets, kind='agent', place='with the injector') from None
+            raise self._unknown(name) from None
         # Not an agentool, or an output function reshapes its output: only its agent can answer.
         if (manager := target.direct) is None:
             kwargs: dict[str, Any] = {} if deps is UNSET else {'deps': deps}
@@ -495,13 +495,17 @@ class AgenToolInjector:
 
     def _target(self, name: str) -> Target:
         if not isinstance(name, str):  # pyright: ignore[reportUnnecessaryIsInstance]  # callers pass anything
-            raise not_found(name, self._targets, kind='agent', place='with the injector')
+            raise self._unknown(name)
         overrides = self._overrides.get()
         if overrides and (target := overrides.get(name)) is not None:
             return target
         if (target := self._targets.get(name)) is None:
-            raise not_found(name, self._targets, kind='agent', place='with the injector')
+            raise self._unknown(name)
         return target
+
+    def _unknown(self, name: object) -> AgenToolNotFoundError:
+        """The error for a name no agent is registered under (with the names that are, to suggest one)."""
+        return not_found(name, self._targets, kind='agent', place='with the injector')
 
     def _enter(self, target: Target) -> tuple[Token[_Frame | None], RunScope | None, bool]:
         """Enter a run of `target`: nested in the run in progress (checking for a cycle), or a new one.
