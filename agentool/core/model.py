@@ -14,7 +14,6 @@ deps the injector in effect builds (the instance every other surface gets), and
 from __future__ import annotations
 
 import json
-from types import NoneType
 from typing import Any, cast
 
 from pydantic import BaseModel, ValidationError
@@ -51,6 +50,7 @@ from .request import (
     ToolRaised,
     active_dispatcher,
     call_args,
+    declares_deps,
     deps_in_effect,
     enter,
     failed_error,
@@ -186,7 +186,7 @@ class AgenToolModel(AnsweringModel):
 
     async def _run_plain(self, manager: AgenToolManager, validated: BaseModel, prompt: str) -> Any:
         deps_type = manager.config.deps_type
-        if deps_type in (None, NoneType, object) or not manager.tool_for(manager.operation_of(validated)).takes_ctx:
+        if not declares_deps(deps_type) or not manager.tool_for(manager.operation_of(validated)).takes_ctx:
             return await self._execute_plain(
                 manager, validated, _NoDepsRunContext(deps=None, model=self, usage=RunUsage(), prompt=prompt)
             )

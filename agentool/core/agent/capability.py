@@ -26,7 +26,7 @@ from ..manager import MANAGER_TOOL_NAME, AgenToolManager
 from ..model import AgenToolModel
 from ..output import json_data
 from ..registry import AgenToolRegistry, get_registry
-from ..request import ToolRaised, active_dispatcher, deps_in_effect, enter, is_durable, leave
+from ..request import ToolRaised, active_dispatcher, declares_deps, deps_in_effect, enter, is_durable, leave
 from . import AgenToolAgent
 
 __all__ = (
@@ -55,7 +55,7 @@ def manager_tool(manager: AgenToolManager, *, deps: DepsProvider | None = None) 
     every surface gets), for the call of a tool that takes `ctx`.
     """
     deps_type = manager.config.deps_type
-    provider = deps or _deps_in_effect if deps_type not in (None, NoneType, object) else None
+    provider = deps or _deps_in_effect if declares_deps(deps_type) else None
 
     async def agentool_manager(ctx: RunContext[Any], input: BaseModel) -> Any:
         deterministic = isinstance(ctx.model, AgenToolModel)

@@ -19,6 +19,7 @@ from typing import Annotated, Any, Literal, TypeVar, Union, cast, get_args, get_
 from pydantic import BaseModel
 
 from ...errors import DependencyError, DepsUnavailableError
+from ..request import declares_deps
 from ._resources import (
     Provider,
     ResourceNode,
@@ -36,7 +37,6 @@ __all__ = (
     'HandleField',
     'DepsShape',
     'DepsPlan',
-    'declares_deps',
     'deps_shape',
     'compile_deps',
     'build_deps',
@@ -88,11 +88,6 @@ class DepsPlan:
     Otherwise (handles, field defaults, provided instances, injector-scoped resources) the injector keeps
     the one instance it built and passes it to every call given no deps, so state a tool keeps persists.
     """
-
-
-def declares_deps(deps_type: Any) -> bool:
-    """Whether `deps_type` asks for deps: `None`/`NoneType` and pydantic-ai's default `object` do not."""
-    return deps_type is not None and deps_type is not NoneType and deps_type is not object
 
 
 def deps_shape(deps_type: Any) -> DepsShape:

@@ -35,6 +35,7 @@ from ..registry import AgenToolConfig, AgenToolRegistry
 from ..request import (
     GateTable,
     active_dispatcher,
+    declares_deps,
     deps_admit_none,
     failed_error,
     is_durable,
@@ -42,7 +43,7 @@ from ..request import (
     operation_name,
     retry_error,
 )
-from ._deps import OwnDeps, declares_deps, own_deps_form, run_without_loop
+from ._deps import OwnDeps, own_deps_form, run_without_loop
 from ._frame import Frame as _Frame
 from ._frame import frame as _frame
 from ._graph import (

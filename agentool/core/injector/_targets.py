@@ -24,8 +24,7 @@ from ..manager import MANAGER_TOOL_NAME, AgenToolManager
 from ..model import AgenToolModel
 from ..output import output_types
 from ..registry import AgenToolConfig, AgenToolRegistry, Route, RoutingConfig, get_registry
-from ..request import context_base, context_type, direct_context
-from ._deps import declares_deps
+from ..request import context_base, context_type, declares_deps, direct_context
 
 __all__ = ('Target', 'agent_target', 'stood_in_for', 'stub_target', 'run_context')
 

@@ -29,7 +29,7 @@ from ._in_effect import (
 )
 from ._input_errors import invalid_input, invalid_json, not_an_object, unknown_operation, unparsable_json
 from ._json import json_type, json_validator, loc
-from ._missing_deps import deps_admit_none, missing_deps_error, type_label
+from ._missing_deps import declares_deps, deps_admit_none, missing_deps_error, type_label
 from ._tool_errors import ToolRaised, failed_error, output_retry_error, retry_error
 from .durability import OperationDispatcher, active_dispatcher, dispatcher_reset, dispatcher_scope, is_durable
 
@@ -64,6 +64,7 @@ __all__ = (
     'frame',
     'injector_in_effect',
     'leave',
+    'declares_deps',
     'deps_admit_none',
     'missing_deps_error',
     'type_label',

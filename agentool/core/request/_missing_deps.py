@@ -14,7 +14,7 @@ from pydantic import ConfigDict, TypeAdapter
 
 from ...errors import AgenToolError, AgenToolNotFoundError, MissingDepsError
 
-__all__ = ('deps_admit_none', 'missing_deps_error', 'type_label')
+__all__ = ('declares_deps', 'deps_admit_none', 'missing_deps_error', 'type_label')
 
 _ANY_TYPE = ConfigDict(arbitrary_types_allowed=True)
 
@@ -22,6 +22,11 @@ _ANY_TYPE = ConfigDict(arbitrary_types_allowed=True)
 def type_label(key: Any) -> str:
     """A readable name for a type used as a key."""
     return key.__qualname__ if isinstance(key, type) else repr(key).replace('typing.', '')
+
+
+def declares_deps(deps_type: Any) -> bool:
+    """Whether `deps_type` asks for deps: `None`/`NoneType` and pydantic-ai's default `object` do not."""
+    return deps_type is not None and deps_type is not NoneType and deps_type is not object
 
 
 def deps_admit_none(deps_type: Any) -> bool:
