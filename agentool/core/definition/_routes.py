@@ -147,11 +147,11 @@ def check_routes(name: str, config: AgenToolConfig) -> tuple[dict[str, CompiledR
     problems.extend(
         ConfigProblem(
             kind='duplicate_tool',
-            message=f'{len(functions)} different tools are named {name!r}; routes find tools by name, so give '
+            message=f'{len(functions)} different tools are named {tool!r}; routes find tools by name, so give '
             'each its own (its __name__)',
-            tool=name,
+            tool=tool,
         )
-        for name, functions in named.items()
+        for tool, functions in named.items()
         if len(functions) > 1
     )
     compiled: dict[str, CompiledRoute] = {}
