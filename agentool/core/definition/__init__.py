@@ -23,7 +23,6 @@ from ._routes import (
     CompiledRoute,
     attach_requirements,
     check_routes,
-    compile_routes,
     configuration_error,
     operation_annotation,
     requirements_of,
@@ -84,7 +83,6 @@ __all__ = (
     'loads',
     # routes
     'CompiledRoute',
-    'compile_routes',
     'check_routes',
     'attach_requirements',
     'requirements_of',

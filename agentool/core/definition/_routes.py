@@ -31,7 +31,6 @@ __all__ = (
     'attach_requirements',
     'requirements_of',
     'CompiledRoute',
-    'compile_routes',
     'check_routes',
     'unfillable_defaults',
     'configuration_error',
@@ -62,17 +61,6 @@ class CompiledRoute:
     """What the operation needs beyond the input schema, when it needs anything (set by the manager)."""
     gate: SerialGate | None = None
     """For a route declared `concurrent_safe=False`: what makes its calls wait for each other."""
-
-
-def compile_routes(name: str, config: AgenToolConfig) -> dict[str, CompiledRoute]:
-    """The routes of agentool `name`, by operation in routing order; `ConfigurationError` if inconsistent.
-
-    The error lists every problem at once (`details['problems']`), not only the first.
-    """
-    routes, problems = check_routes(name, config)
-    if problems:
-        raise configuration_error(name, problems)
-    return routes
 
 
 def configuration_error(name: str, problems: Sequence[ConfigProblem]) -> ConfigurationError:
