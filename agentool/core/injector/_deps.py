@@ -260,10 +260,9 @@ def _needs_loop(error: RuntimeError) -> bool:
     return 'event loop' in str(error) or type(error).__name__ == 'AsyncLibraryNotFoundError'
 
 
-async def build_deps(plan: DepsPlan, scope: RunScope | None) -> Any:
+async def build_deps(plan: DepsPlan, scope: RunScope) -> Any:
     """An instance of the planned deps type, its resources taken from (or made in) `scope`."""
     if plan.whole is not None or plan.resources:
-        assert scope is not None
         if plan.whole is not None:
             return await scope.resolve(plan.whole)
         kwargs = dict(plan.handles)
