@@ -24,18 +24,16 @@ from ._routes import (
     attach_requirements,
     check_routes,
     configuration_error,
-    operation_annotation,
     requirements_of,
     tool_list,
     unfillable_defaults,
 )
-from ._signature import RESOLVE_HINT, UNREADABLE, UNRESOLVABLE, ToolSignature, read_signature, tool_name, type_name
+from ._signature import UNREADABLE, UNRESOLVABLE, ToolSignature, read_signature, tool_name, type_name
 from .config import (
     DEFAULT_MAX_INPUT_BYTES,
     AgenToolConfig,
     ConfigProblem,
     Route,
-    RouteMap,
     RouteSpec,
     RoutingConfig,
     ToolMetadata,
@@ -54,7 +52,6 @@ __all__ = (
     'RoutingConfig',
     'Route',
     'RouteSpec',
-    'RouteMap',
     'Transform',
     'ToolMetadata',
     'ConfigProblem',
@@ -70,7 +67,6 @@ __all__ = (
     'read_signature',
     'tool_name',
     'type_name',
-    'RESOLVE_HINT',
     'UNRESOLVABLE',
     'UNREADABLE',
     # requirements
@@ -88,7 +84,6 @@ __all__ = (
     'requirements_of',
     'unfillable_defaults',
     'configuration_error',
-    'operation_annotation',
     'tool_list',
     # metadata
     'extract_tool_metadata',

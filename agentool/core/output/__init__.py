@@ -7,18 +7,14 @@
 The rest of agentool imports these names from here, never from the private modules.
 """
 
-from ._fit import fits_loosely, fits_shape, fits_type, resolve
+from ._fit import resolve
 from ._response import admits_none, json_data, json_output_text, output_parts, output_response
-from ._spec import check_output_type, is_output_spec, output_types, output_value_type
+from ._spec import check_output_type, output_types, output_value_type
 
 __all__ = (
     'check_output_type',
-    'is_output_spec',
     'output_types',
     'output_value_type',
-    'fits_type',
-    'fits_shape',
-    'fits_loosely',
     'resolve',
     'output_response',
     'output_parts',

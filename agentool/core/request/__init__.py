@@ -20,18 +20,16 @@ from ._in_effect import (
     COMPANION,
     Frame,
     GateTable,
-    InjectorInEffect,
     deps_in_effect,
     enter,
     frame,
-    injector_in_effect,
     leave,
 )
 from ._input_errors import invalid_input, invalid_json, not_an_object, unknown_operation, unparsable_json
 from ._json import json_type, json_validator, loc
 from ._missing_deps import declares_deps, deps_admit_none, missing_deps_error, type_label
 from ._tool_errors import ToolRaised, failed_error, output_retry_error, retry_error
-from .durability import OperationDispatcher, active_dispatcher, dispatcher_reset, dispatcher_scope, is_durable
+from .durability import active_dispatcher, dispatcher_reset, dispatcher_scope, is_durable
 
 __all__ = (
     # input refused
@@ -58,11 +56,9 @@ __all__ = (
     'COMPANION',
     'Frame',
     'GateTable',
-    'InjectorInEffect',
     'deps_in_effect',
     'enter',
     'frame',
-    'injector_in_effect',
     'leave',
     'declares_deps',
     'deps_admit_none',
@@ -70,7 +66,6 @@ __all__ = (
     'type_label',
     'SerialGate',
     # durable execution
-    'OperationDispatcher',
     'active_dispatcher',
     'dispatcher_reset',
     'dispatcher_scope',
