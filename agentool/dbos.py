@@ -3,7 +3,7 @@
 `pip install 'agentool[dbos]'`. The one-liner, for an agentool agent:
 
 ```python {test="skip"}
-from .dbos import durable, launch, run
+from agentool.dbos import durable, launch, run
 
 storage = durable('storage')  # the agentool's agent, with DBOS durability attached
 await launch()  # DBOS on SQLite in the user-data directory (or launch('path.sqlite'), launch('postgresql://...'))

@@ -7,7 +7,7 @@ storage instead of calling the tool again:
 ```python {test="skip"}
 from prefect import flow
 
-from .prefect import durable
+from agentool.prefect import durable
 
 storage = durable('storage')  # the agentool's agent with Prefect durability
 

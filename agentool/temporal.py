@@ -5,7 +5,7 @@ activities with the worker before a workflow runs), import them into the workflo
 `workflow.unsafe.imports_passed_through()`, and run them from the workflow:
 
 ```python {test="skip"}
-from .temporal import durable
+from agentool.temporal import durable
 
 storage = durable('storage')  # the agentool's agent with Temporal durability
 # worker: Worker(client, task_queue=..., workflows=[...], plugins=[AgentPlugin(storage)])
