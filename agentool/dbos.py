@@ -3,7 +3,7 @@
 `pip install 'agentool[dbos]'`. The one-liner, for an agentool agent:
 
 ```python {test="skip"}
-from .dbos import durable, launch, run
+from agentool.dbos import durable, launch, run
 
 storage = durable('storage')  # the agentool's agent, with DBOS durability attached
 await launch()  # DBOS on SQLite in the user-data directory (or launch('path.sqlite'), launch('postgresql://...'))
@@ -30,11 +30,11 @@ from pydantic_ai.agent import AbstractAgent
 from pydantic_ai.capabilities import AbstractCapability
 
 from ._dbos_support import quiet_input_errors, safe_url, sqlite_engine_kwargs
-from ._options import check_instance, check_instances, check_limit, check_strings, check_text
+from ._options import check_instance, check_limit, check_strings, check_text
 from .core.agent.capability import build_agent
-from .core.registry import AgenToolRegistry, get_registry, not_found
+from .core.registry import AgenToolRegistry, not_found
 from .core.request import dispatcher_reset, dispatcher_scope
-from .durable import CAPABILITY_ID, OPERATION_NAME, AgenToolDurability, UnitDispatcher, run_unit
+from .durable import CAPABILITY_ID, OPERATION_NAME, AgenToolDurability, UnitDispatcher, engine_options, run_unit
 from .errors import ConfigurationError, MissingExtraError
 from .paths import user_data_dir
 
@@ -148,9 +148,7 @@ def durable(
     """Agentool `name`'s agent with DBOS durability, registered for `run`, `enqueue` and recovery.
 
     `run` answers it as the agentool's lean run in the workflow, its operation the one DBOS step."""
-    check_instance('registry', registry, AgenToolRegistry, optional=True)
-    extra = check_instances('capabilities', agent_kwargs.pop('capabilities', ()), AbstractCapability)
-    registry = get_registry() if registry is None else registry
+    registry, extra = engine_options(registry, agent_kwargs)
     caps = [*capabilities(step_config=step_config, registry=registry), *extra]
     agent = register(build_agent(name, registry, capabilities=caps, **agent_kwargs))
     _answers.pop(name, None)

@@ -33,7 +33,7 @@ from pydantic_ai.models import Model, ModelRequestContext, ModelResolutionContex
 from pydantic_ai.run import AgentRunResult
 from pydantic_ai.tools import ToolDefinition
 
-from ._options import check_function, check_instance, check_text
+from ._options import check_function, check_instance, check_instances, check_text
 from .core.agent.capability import parse_model_id
 from .core.injector import AgenToolInjector, get_injector
 from .core.manager import MANAGER_TOOL_NAME, AgenToolManager
@@ -49,6 +49,7 @@ __all__ = (
     'UnitDispatcher',
     'UnitKey',
     'UnitRunner',
+    'engine_options',
     'run_unit',
     'typed_result',
     'unit_key',
@@ -188,6 +189,16 @@ UnitRunner = Callable[
 ]
 """Runs one operation as one durable unit of an engine: `(ctx, agentool, operation, input as JSON
 text, via, retries)`; its body is `run_unit`. `AgenToolDurability.run_operation` is one."""
+
+
+def engine_options(
+    registry: AgenToolRegistry | None, agent_kwargs: dict[str, Any]
+) -> tuple[AgenToolRegistry, list[AbstractCapability[Any]]]:
+    """What each engine's `durable(name, ...)` starts from: the registry in effect and the further
+    capabilities given (taken out of `agent_kwargs`), both checked."""
+    check_instance('registry', registry, AgenToolRegistry, optional=True)
+    extra = check_instances('capabilities', agent_kwargs.pop('capabilities', ()), AbstractCapability)
+    return (get_registry() if registry is None else registry), extra
 
 
 async def run_unit(

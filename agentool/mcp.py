@@ -260,7 +260,7 @@ def _check_server_options(options: dict[str, Any]) -> None:
                 f'unknown option {option!r}; serve takes modules, include, exclude, transport, http and the '
                 f'options of create_mcp_server: {", ".join(known)}',
                 option=option,
-                value=repr(value),
+                value=quote(value),
             )
 
 
@@ -271,12 +271,12 @@ _SERVE_OWN = ('registry', 'include', 'exclude')
 def _check_transport(transport: object, http: object) -> None:
     if transport not in ('stdio', 'streamable-http'):
         raise ConfigurationError(
-            f'unknown MCP transport {transport!r}; use stdio or streamable-http',
+            f'unknown MCP transport {quote(transport)}; use stdio or streamable-http',
             option='transport',
-            value=repr(transport),
+            value=quote(transport),
         )
     if not (http is None or isinstance(http, HttpOptions)):
-        raise ServingError(f'http must be an HttpOptions or None; got {http!r}', option='http', value=repr(http))
+        raise ServingError(f'http must be an HttpOptions or None; got {quote(http)}', option='http', value=quote(http))
     if http is not None and transport == 'stdio':  # as the CLI's HTTP options: never silently ignored
         raise ServingError(
             "http options only apply to transport='streamable-http' (the transport is stdio)",

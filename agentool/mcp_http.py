@@ -148,14 +148,14 @@ class HttpOptions:
             )
             if problem is not None
         }
-        if not problems:  # a list given is kept as a tuple; a trailing '/' is not part of an origin, and
-            # browsers send scheme and host in lower case
-            object.__setattr__(self, 'allowed_origins', tuple(o.rstrip('/').lower() for o in self.allowed_origins))
         if problems:
             listed = list(problems.values())
             raise self._error(
                 f'invalid HTTP serving options: {"; ".join(listed)}', options=list(problems), problems=listed
             )
+        # A list given is kept as a tuple; a trailing '/' is not part of an origin, and browsers send
+        # scheme and host in lower case.
+        object.__setattr__(self, 'allowed_origins', tuple(o.rstrip('/').lower() for o in self.allowed_origins))
 
     def resolve_token(self) -> str | None:
         """The token in effect: `token`, else `token_file`'s content, else `$AGENTOOL_MCP_TOKEN`, else `None`.

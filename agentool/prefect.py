@@ -7,7 +7,7 @@ storage instead of calling the tool again:
 ```python {test="skip"}
 from prefect import flow
 
-from .prefect import durable
+from agentool.prefect import durable
 
 storage = durable('storage')  # the agentool's agent with Prefect durability
 
@@ -27,10 +27,10 @@ from typing import Any
 from pydantic_ai.agent import AbstractAgent
 from pydantic_ai.capabilities import AbstractCapability
 
-from ._options import check_instance, check_instances
+from ._options import check_instance
 from .core.agent.capability import build_agent
-from .core.registry import AgenToolRegistry, get_registry
-from .durable import AgenToolDurability
+from .core.registry import AgenToolRegistry
+from .durable import AgenToolDurability, engine_options
 from .errors import MissingExtraError
 
 try:
@@ -79,8 +79,6 @@ def capabilities(
 
 def durable(name: str, *, registry: AgenToolRegistry | None = None, **agent_kwargs: Any) -> AbstractAgent[Any, Any]:
     """Agentool `name`'s agent with Prefect durability: its operation one task when run in a flow."""
-    check_instance('registry', registry, AgenToolRegistry, optional=True)
-    extra = check_instances('capabilities', agent_kwargs.pop('capabilities', ()), AbstractCapability)
-    registry = get_registry() if registry is None else registry
+    registry, extra = engine_options(registry, agent_kwargs)
     caps = [*capabilities(registry=registry), *extra]
     return build_agent(name, registry, capabilities=caps, **agent_kwargs)

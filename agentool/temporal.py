@@ -5,7 +5,7 @@ activities with the worker before a workflow runs), import them into the workflo
 `workflow.unsafe.imports_passed_through()`, and run them from the workflow:
 
 ```python {test="skip"}
-from .temporal import durable
+from agentool.temporal import durable
 
 storage = durable('storage')  # the agentool's agent with Temporal durability
 # worker: Worker(client, task_queue=..., workflows=[...], plugins=[AgentPlugin(storage)])
@@ -26,10 +26,10 @@ from pydantic_ai import UserError
 from pydantic_ai.agent import AbstractAgent
 from pydantic_ai.capabilities import AbstractCapability
 
-from ._options import check_instance, check_instances
+from ._options import check_instance
 from .core.agent.capability import build_agent
-from .core.registry import AgenToolRegistry, get_registry
-from .durable import AgenToolDurability
+from .core.registry import AgenToolRegistry
+from .durable import AgenToolDurability, engine_options
 from .errors import AgenToolError, ConfigurationError, MissingExtraError
 
 try:
@@ -117,8 +117,6 @@ def durable(
 
     Build it at module level; register it with the worker with pydantic-ai's `AgentPlugin(agent)`.
     """
-    check_instance('registry', registry, AgenToolRegistry, optional=True)
-    extra = check_instances('capabilities', agent_kwargs.pop('capabilities', ()), AbstractCapability)
-    registry = get_registry() if registry is None else registry
+    registry, extra = engine_options(registry, agent_kwargs)
     caps = [*capabilities(activity_config=activity_config, registry=registry), *extra]
     return build_agent(name, registry, capabilities=caps, **agent_kwargs)

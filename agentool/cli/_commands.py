@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -131,7 +130,8 @@ def run_schema(args: argparse.Namespace) -> int:
         operations = catalog_operations(registry, name)
         if args.operation not in operations:
             raise CLIError(
-                f'agentool {name!r} has no operation {quote(args.operation)}{_suggest(args.operation, operations)}'
+                f'agentool {name!r} has no operation {quote(args.operation)}'
+                f'{did_you_mean(suggest(args.operation, operations))}'
             )
         _print_json(operations[args.operation]['request_schema'])
     else:
@@ -214,7 +214,3 @@ def run_cassette(args: argparse.Namespace) -> int:
 
     _write(run(args.action, args.files), None)
     return 0
-
-
-def _suggest(word: str, choices: Sequence[str] | dict[str, Any]) -> str:
-    return did_you_mean(suggest(word, choices))

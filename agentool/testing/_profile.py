@@ -25,11 +25,7 @@ def plain_profile(profile: ModelProfile) -> dict[str, Any]:
         elif isinstance(value, frozenset | tuple):
             items = cast('frozenset[Any] | tuple[Any, ...]', value)
             if all(isinstance(item, str) for item in items):
-                plain[key] = {
-                    'set' if isinstance(items, frozenset) else 'tuple': sorted(items)
-                    if isinstance(items, frozenset)
-                    else list(items)
-                }
+                plain[key] = {'set': sorted(items)} if isinstance(items, frozenset) else {'tuple': list(items)}
             elif all(isinstance(item, type) and issubclass(item, AbstractNativeTool) for item in items):
                 plain[key] = {'native_tools': sorted(item.__name__ for item in items)}
     return plain
