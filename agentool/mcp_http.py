@@ -252,7 +252,7 @@ def _checked_token(server: object, options: object) -> str | None:
 def _check_safe(options: HttpOptions, token: str | None) -> None:
     if token is None and not is_loopback(options.host) and not options.allow_unauthenticated:
         raise UnsafeServingError(
-            f'refusing to serve MCP without authentication on {options.host!r}, which other machines can reach: '
+            f'refusing to serve MCP without authentication on {quote(options.host)}, which other machines can reach: '
             f'set a bearer token (${TOKEN_ENV} or a token file), serve on 127.0.0.1, or allow it explicitly '
             '(allow_unauthenticated=True, --allow-unauthenticated) when a proxy in front authenticates',
             host=options.host,

@@ -167,3 +167,14 @@ def test_prune_refuses_a_list_older_than_its_cassette(tmp_path: Path, capsys: py
     unused_path(cassette).write_text(json.dumps([{'index': 0, 'fingerprint': 'f'}]))
     assert main(['cassette', 'prune', str(cassette)]) == 1
     assert 'is not an unused-exchange list' in capsys.readouterr().err
+
+
+def test_prune_refuses_a_boolean_index(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """JSON `true` is not exchange 1 (Python's `bool` is an `int`): the list is refused, nothing pruned."""
+    cassette = tmp_path / 'c.json'
+    exchange = {'fingerprint': 'f', 'request': {}, 'response': {}}
+    Cassette.model_validate({'exchanges': [exchange, {**exchange, 'fingerprint': 'g'}]}).save(cassette)
+    unused_path(cassette).write_text(json.dumps([{'index': True, 'fingerprint': 'g'}]))
+    assert main(['cassette', 'prune', str(cassette)]) == 1
+    assert 'is not an unused-exchange list' in capsys.readouterr().err
+    assert len(json.loads(cassette.read_text())['exchanges']) == 2

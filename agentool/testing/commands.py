@@ -139,7 +139,7 @@ def _listed(listing: Path, cassette: Cassette) -> set[int]:
     for entry in entries if entries is not None else [None]:
         index = cast('dict[str, object]', entry).get('index') if isinstance(entry, dict) else None
         fingerprint = cast('dict[str, object]', entry).get('fingerprint') if isinstance(entry, dict) else None
-        if not isinstance(index, int) or not 0 <= index < len(cassette.exchanges):
+        if type(index) is not int or not 0 <= index < len(cassette.exchanges):  # `true` is no index
             raise CassetteError(f'{str(listing)!r} is not an unused-exchange list', path=str(listing), reason='invalid')
         if cassette.exchanges[index].fingerprint != fingerprint:
             raise CassetteError(
