@@ -2,7 +2,59 @@
 
 Every error agentool raises on purpose is an `AgenToolError`. Each carries a message that names
 the agentool, the operation and the field involved, and the same facts as structured `details`
-so callers can branch on them without parsing text.
+so callers can branch on them without parsing text. Text is bounded whatever a caller sent.
+
+The tree (a built-in in brackets is a second base, see below):
+
+    AgenToolError
+    ├── InvalidInputError [ValueError]      the prompt or payload a caller sent is wrong
+    │   ├── InvalidJSONError
+    │   ├── NotAnObjectError
+    │   ├── InputTooLargeError
+    │   ├── InputValidationError
+    │   └── UnknownOperationError
+    ├── ConfigurationError                  an agentool's definition or an option is wrong
+    │   ├── DuplicateNameError
+    │   ├── InvalidUpdateError [ValueError]
+    │   ├── SelectorError [LookupError]
+    │   ├── ToolNameConflictError
+    │   ├── InvalidToolNameError
+    │   ├── DependencyError                 agentools and resources cannot be wired
+    │   │   └── DependencyCycleError
+    │   └── InjectorValidationError
+    ├── AgenToolNotFoundError [LookupError] no agentool (or agent) by that name
+    ├── RoutingError                        validated input cannot become a tool call
+    │   ├── TransformError
+    │   └── ToolArgumentError
+    ├── OutputError                         a tool's value does not fit the output type
+    ├── ToolRetryError                      a deterministic run was asked to retry
+    ├── ToolFailedError                     a tool failed, or its call was denied
+    ├── DepsUnavailableError                deps cannot be had where they were asked for
+    │   └── MissingDepsError
+    ├── MissingExtraError [ImportError]
+    ├── PydanticAIVersionError [ImportError]
+    ├── ServingError                        agentools cannot be served as asked
+    │   ├── UnsafeServingError
+    │   └── SessionLimitError
+    ├── DispatchError                       a dispatch rule cannot answer a turn it claimed
+    │   ├── DispatchTargetError [LookupError]
+    │   └── DispatchOutputError
+    └── DoubleError [AssertionError]        what a test scripted differs from what the code did
+        ├── DriftError
+        ├── ScriptExhaustedError
+        ├── UnexpectedPromptError
+        ├── UnrecordedCallError
+        ├── ExpectationError
+        └── CassetteError
+            └── CassetteMismatchError
+
+Every class has one agentool parent, so `except` on any node catches exactly its subtree. A
+built-in is a second base only where code that knows nothing of agentool already catches that
+built-in for the same failure: `ValueError` for a value that cannot be read or used (as `json.loads`
+and `int()` raise it), `LookupError` for a name that finds nothing (as a mapping's `KeyError` is
+one), `ImportError` for an import that cannot work (an extra not installed, an unsupported
+pydantic-ai), and `AssertionError` for a test double's finding, so pytest and hypothesis report it
+as a test failure rather than an error.
 """
 
 from __future__ import annotations
@@ -217,6 +269,17 @@ class DepsUnavailableError(AgenToolError):
     """
 
 
+class MissingDepsError(DepsUnavailableError):
+    """An agentool declares a `deps_type`, no deps were given, and the injector cannot build them.
+
+    Raised on every surface alike (`agent.run` without `deps=`, `injector.run`, `injector.call`,
+    the CLI, MCP) instead of handing the tools `None`. `details` has `deps_type` and `reason` (what
+    is missing), plus the `field` and `type` the injector could not fill when one is to blame; the
+    message says how to provide it: pass `deps=...`, or make the injector able to build them
+    (`injector.provide(...)` for the missing type, or defaults on the deps fields).
+    """
+
+
 class SelectorError(ConfigurationError, LookupError):
     """An include/exclude selector names no registered agentool or operation.
 
@@ -277,18 +340,6 @@ class DependencyError(ConfigurationError):
     """A dependency cannot be wired: it is not registered, not an agentool, or no factory provides its type.
 
     `details` names the `agentool` and, as they apply, the `dependency`, `field` and `type` involved.
-    """
-
-
-class MissingDepsError(DepsUnavailableError, DependencyError):
-    """An agentool declares a `deps_type`, no deps were given, and the injector cannot build them.
-
-    Raised on every surface alike (`agent.run` without `deps=`, `injector.run`, `injector.call`,
-    the CLI, MCP) instead of handing the tools `None`. `details` has `deps_type` and `reason` (what
-    is missing), plus the `field` and `type` the injector could not fill when one is to blame; the
-    message says how to provide it: pass `deps=...`, or make the injector able to build them
-    (`injector.provide(...)` for the missing type, or defaults on the deps fields). It is also a
-    `DependencyError`: the injector's wiring cannot make them.
     """
 
 

@@ -317,7 +317,7 @@ _REFUSED_BY_PYDANTIC_AI = r'pydantic_ai.Agent cannot be built with output_type='
         ([], _NO_TYPE),
         ('int', _NO_TYPE),
         (Plain, _REFUSED_BY_PYDANTIC_AI),
-        (list[Plain], _REFUSED_BY_PYDANTIC_AI),
+        (int | list[Plain], _REFUSED_BY_PYDANTIC_AI),  # the tools return int: only pydantic-ai can refuse it
     ],
 )
 def test_an_output_type_that_cannot_be_used_is_a_configuration_error(
@@ -605,3 +605,34 @@ async def test_a_sync_tool_runs_in_a_worker_thread_and_its_docstring_describes_t
     operations = get_registry().get_operations('calc')
     assert operations is not None
     assert operations['add']['description'] == 'Multiply two numbers.'
+
+
+def test_a_route_to_a_missing_tool_suggests_the_nearest() -> None:
+    with pytest.raises(
+        ConfigurationError, match=r"routes to tool 'frist', which is not among the tools given; did you mean 'first'\?"
+    ) as caught:
+        create_agentool(
+            'pair', PairInput, RoutingConfig(operation_map={'first': 'frist', 'second': 'second'}), [first, second]
+        )
+    assert caught.value.message.endswith("the tools given: 'first', 'second'")
+
+
+def test_unfillable_parameters_name_the_nearest_field_and_list_the_fields_once() -> None:
+    async def wants_xx(xx: int) -> int:
+        return xx
+
+    async def wants_yy(yy: int, xx: int) -> int:
+        return yy + xx
+
+    routes = RoutingConfig(operation_map={'first': 'wants_xx', 'second': 'wants_yy'})
+    with pytest.raises(ConfigurationError) as caught:
+        create_agentool('pair', PairInput, routes, [wants_xx, wants_yy])
+    message = caught.value.message
+    assert message.count("(did you mean field 'x'?)") == 2
+    assert "(did you mean field 'y'?)" in message
+    assert message.count('the fields of PairInput are') == 1
+    assert message.endswith(
+        "the fields of PairInput are 'x', 'y': rename a parameter or a field to match, or give the route a transform"
+    )
+    fields = {(p['tool'], p['parameter'], p['field']) for p in caught.value.details['problems']}
+    assert fields == {('wants_xx', 'xx', 'x'), ('wants_yy', 'xx', 'x'), ('wants_yy', 'yy', 'y')}

@@ -9,7 +9,15 @@ from mcp import Client
 from pydantic import BaseModel
 from pydantic_ai import Agent, NativeOutput, PromptedOutput, TextOutput, ToolOutput
 
-from agentool import BaseOperationInput, OutputError, RoutingConfig, create_agentool, get_injector, get_registry
+from agentool import (
+    BaseOperationInput,
+    ConfigurationError,
+    OutputError,
+    RoutingConfig,
+    create_agentool,
+    get_injector,
+    get_registry,
+)
 from agentool.mcp import create_mcp_server
 
 
@@ -136,6 +144,45 @@ def _upper(text: str) -> str:
     return text.upper()
 
 
+async def anything() -> Any:  # an annotation that promises nothing: only a run can tell what it gives
+    return 2.5
+
+
+_ANY_ROUTES = RoutingConfig(operation_map={op: 'anything' if op == 'number' else 'point' for op in OUTPUT_TYPES})
+
+
+@pytest.mark.parametrize('output_type', [Point, NativeOutput(Point), ToolOutput(Point), [Point, Label], Point | None])
+def test_an_output_type_no_routed_tool_can_return_is_refused_at_creation(output_type: Any) -> None:
+    # `number` returns a float, which no output spec around `Point` ever accepts: every call of
+    # operation 'number' would fail, so create_agentool says so instead of the first run.
+    with pytest.raises(ConfigurationError, match=r"tool 'number' \(operation 'number'\) returns float") as caught:
+        create_agentool('shaped', ShapeInput, ROUTES, TOOLS, output_type=output_type)
+    kinds = {(p['kind'], p['tool']) for p in caught.value.details['problems']}
+    assert ('unproducible_output', 'number') in kinds
+    assert ('unproducible_output', 'point') not in kinds  # a Point is a Point
+    assert ('unproducible_output', 'mapping') not in kinds  # a dict validates as a Point
+    assert 'shaped' not in get_registry()
+
+
+@pytest.mark.parametrize(
+    ('returns', 'output_type'),
+    [(dict[str, Any], Point), (str, int), (int, float), (Any, Point), (Point | None, Point), (list[int], tuple[int])],
+)
+def test_an_output_type_a_tool_might_return_is_accepted(returns: Any, output_type: Any) -> None:
+    async def tool() -> Any:
+        return None
+
+    tool.__annotations__['return'] = returns
+    create_agentool(
+        'maybe',
+        ShapeInput,
+        RoutingConfig(operation_map=dict.fromkeys(OUTPUT_TYPES, 'tool')),
+        [tool],
+        output_type=output_type,
+    )
+    assert 'maybe' in get_registry()
+
+
 @pytest.mark.parametrize(
     ('output_type', 'expected'),
     [
@@ -150,12 +197,12 @@ def _upper(text: str) -> str:
 async def test_create_agentool_takes_any_output_spec(output_type: Any, expected: Any) -> None:
     # The manager checks a tool's result against the types inside the spec (it used to build a
     # validator for the marker itself: AttributeError, PydanticSchemaGenerationError).
-    agent = create_agentool('shaped', ShapeInput, ROUTES, TOOLS, output_type=output_type)
+    agent = create_agentool('shaped', ShapeInput, _ANY_ROUTES, [point, anything], output_type=output_type)
     for _ in range(3):  # the first run through the graph, the next ones lean where the spec allows
         assert (await agent.run('{"operation": "point"}')).output == expected
     assert await get_injector().call('shaped', '{"operation": "point"}') == expected  # the same as a run
     if not isinstance(output_type, TextOutput):
-        with pytest.raises(OutputError, match="operation 'number': tool 'number' returned a value that does not fit"):
+        with pytest.raises(OutputError, match="operation 'number': tool 'anything' returned a value that does not"):
             await agent.run('{"operation": "number"}')
     # Every description of the agentool reads the types inside the spec too.
     (entry,) = get_registry().export_catalog()['agentools']

@@ -113,3 +113,37 @@ async def test_registries_of_concurrent_blocks_do_not_leak() -> None:
     outside = get_registry()
     assert await asyncio.gather(make(False), make(False)) == [['calculator'], ['calculator']]
     assert outside.list_names() == []
+
+
+def test_a_lookup_a_scope_hides_says_the_scope_hides_it() -> None:
+    # A module-level agentool lives in the default registry; a test under `agentool_isolate = true`
+    # (a fresh registry and injector) cannot see it, and every not-found error says why.
+    code = (
+        'import asyncio\n'
+        'from agentool import AgenToolInjector, AgenToolNotFoundError, get_injector, get_registry, use_injector\n'
+        'from agentool import use_registry\n'
+        'import examples.calculator  # registers at import, in the default registry\n'
+        'with use_registry() as fresh, use_injector(AgenToolInjector(registry=fresh)):\n'
+        '    for lookup in (\n'
+        '        lambda: get_registry().require("calculator"),\n'
+        '        lambda: asyncio.run(get_injector().call("calculator", {"operation": "add", "a": 1, "b": 2})),\n'
+        '    ):\n'
+        '        try:\n'
+        '            lookup()\n'
+        '        except AgenToolNotFoundError as error:\n'
+        '            print(error.message)\n'
+        'try:\n'
+        '    get_registry().require("calculatr")\n'
+        'except AgenToolNotFoundError as error:\n'
+        '    print(error.message)\n'
+    )
+    run = subprocess.run([sys.executable, '-c', code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    scoped_registry, scoped_injector, unscoped = run.stdout.strip().splitlines()
+    hint = "'calculator' is registered in the default registry, which this scoped one hides"
+    assert scoped_registry.startswith("no agentool named 'calculator' is registered; ")
+    assert hint in scoped_registry
+    assert scoped_injector.startswith("no agent named 'calculator' is registered with the injector")
+    assert hint in scoped_injector
+    assert 'agentool_isolate = true' in scoped_registry
+    assert 'scoped' not in unscoped
+    assert "did you mean 'calculator'" in unscoped

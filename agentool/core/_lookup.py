@@ -10,13 +10,16 @@ from ..errors import AgenToolNotFoundError, InvalidUpdateError, did_you_mean, qu
 __all__ = ('not_found', 'checked_update', 'UPDATABLE')
 
 
-def not_found(name: object, known: Iterable[str], *, kind: str = 'agentool', place: str = '') -> AgenToolNotFoundError:
+def not_found(
+    name: object, known: Iterable[str], *, kind: str = 'agentool', place: str = '', note: str = ''
+) -> AgenToolNotFoundError:
     """The one error for a name nothing is registered under, on every surface (registry, injector, DBOS).
 
     The message reads `no {kind} named 'x' is registered {place}`, with "did you mean" suggestions
-    from `known`. `details` always hold `name` (the name asked for; its bounded `repr` when it is
-    not a string, which names nothing) and `suggestions` (a list, empty when none is close); a
-    string name is also the error's `agentool`.
+    from `known`, then `note` (why a name registered elsewhere is not seen here). `details` always
+    hold `name` (the name asked for; its bounded `repr` when it is not a string, which names
+    nothing) and `suggestions` (a list, empty when none is close); a string name is also the
+    error's `agentool`.
     """
     where = f' {place}' if place else ''
     if not isinstance(name, str):
@@ -27,7 +30,7 @@ def not_found(name: object, known: Iterable[str], *, kind: str = 'agentool', pla
         )
     suggestions = suggest(name, known)
     return AgenToolNotFoundError(
-        f'no {kind} named {quote(name)} is registered{where}{did_you_mean(suggestions)}',
+        f'no {kind} named {quote(name)} is registered{where}{did_you_mean(suggestions)}{note}',
         agentool=name,
         name=name,
         suggestions=suggestions,

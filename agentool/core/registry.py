@@ -53,6 +53,7 @@ __all__ = (
     'AgenToolRegistry',
     'get_registry',
     'use_registry',
+    'hidden_by_scope',
     'not_found',
     'suggest',
     'DEFAULT_MAX_INPUT_BYTES',
@@ -359,7 +360,7 @@ class AgenToolRegistry:
         try:
             return self._entries[name]
         except (KeyError, TypeError):  # TypeError: a name that cannot be a key (a list...) names nothing
-            raise not_found(name, self._entries) from None
+            raise not_found(name, self._entries, note=hidden_by_scope(name, self)) from None
 
 
 def _catalog():
@@ -382,6 +383,21 @@ def get_registry() -> AgenToolRegistry:
     """The registry in effect: the innermost `use_registry()` scope, else the default registry."""
     active = _active_registry.get()
     return _default_registry if active is None else active
+
+
+def hidden_by_scope(name: object, registry: AgenToolRegistry) -> str:
+    """Why `name` is not found in `registry` though the default registry holds it: a scope hides it.
+
+    Empty unless `registry` is not the default one and the default registry has `name`: the usual
+    case is a module-level agentool looked up in a test under `agentool_isolate = true`.
+    """
+    if registry is _default_registry or not isinstance(name, str) or name not in _default_registry:
+        return ''
+    return (
+        f'; {name!r} is registered in the default registry, which this scoped one hides (`use_registry()`, '
+        "or the pytest plugin's `agentool_registry` fixture or `agentool_isolate = true`): create it inside "
+        'the scope, say by calling the function that creates it in the test or a fixture'
+    )
 
 
 @contextmanager

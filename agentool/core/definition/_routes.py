@@ -12,16 +12,17 @@ import enum
 import functools
 import inspect
 import operator
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, cast, get_args, get_origin, get_type_hints
 
 from pydantic import BaseModel
 
-from ...errors import ConfigurationError, quote
+from ...errors import ConfigurationError, did_you_mean, quote, suggest
+from ..output import can_produce, output_value_type
 from ..request import SerialGate
 from ._requirements import Requirements, operation_requirements
-from ._signature import UNRESOLVABLE, ToolSignature, read_signature, tool_name
+from ._signature import UNRESOLVABLE, ToolSignature, read_signature, tool_name, type_name
 from .config import ConfigProblem, check_tools
 
 if TYPE_CHECKING:
@@ -65,15 +66,18 @@ class CompiledRoute:
 
 def configuration_error(name: str, problems: Sequence[ConfigProblem]) -> ConfigurationError:
     """One `ConfigurationError` for all of `problems`; a single problem's fields are also top-level details."""
+    notes = ''.join(f'; {note}' for note in dict.fromkeys(p.note for p in problems if p.note))
     if len(problems) == 1:
         (problem,) = problems
-        message = f'agentool {name!r}: {problem.message}'
+        message = f'agentool {name!r}: {problem.message}{notes}'
         fields = {
-            k: v for k, v in problem.as_dict().items() if k not in ('kind', 'severity', 'message') and v is not None
+            k: v
+            for k, v in problem.as_dict().items()
+            if k not in ('kind', 'severity', 'message', 'note') and v is not None
         }
     else:
         listed = '; '.join(f'({i}) {p.message}' for i, p in enumerate(problems, 1))
-        message = f'agentool {name!r} has {len(problems)} configuration problems: {listed}'
+        message = f'agentool {name!r} has {len(problems)} configuration problems: {listed}{notes}'
         fields = {}
     return ConfigurationError(message, agentool=name, problems=[p.as_dict() for p in problems], **fields)
 
@@ -159,9 +163,10 @@ def check_routes(name: str, config: AgenToolConfig) -> tuple[dict[str, CompiledR
                 ConfigProblem(
                     kind='missing_tool',
                     message=f'operation {operation!r} routes to tool {route.tool!r}, which is not among the tools '
-                    f'given ({", ".join(map(repr, tools)) or "none"})',
+                    f'given{did_you_mean(suggest(route.tool, tools))}',
                     operation=operation,
                     tool=route.tool,
+                    note=f'the tools given: {", ".join(map(repr, tools)) or "none"}',
                 )
             )
             continue
@@ -171,16 +176,10 @@ def check_routes(name: str, config: AgenToolConfig) -> tuple[dict[str, CompiledR
             fields = input_schema.model_fields
             matched = tuple(p for p in signature.params if p in fields)
             unfilled = sorted(signature.required - set(matched))
+            spare_all = [f for f in fields if f != operation_field]
+            spare = [f for f in spare_all if f not in signature.params]
             problems.extend(
-                ConfigProblem(
-                    kind='unfillable_parameter',
-                    message=f'operation {operation!r} has no transform, and tool {route.tool!r} requires parameter '
-                    f'{parameter!r}, which is not a field of {schema_name}; add the field or give the route a '
-                    'transform',
-                    operation=operation,
-                    tool=route.tool,
-                    parameter=parameter,
-                )
+                _unfillable(operation, route.tool, parameter, schema_name, spare_all, _probably_meant(parameter, spare))
                 for parameter in unfilled
             )
             if unfilled:
@@ -199,7 +198,54 @@ def check_routes(name: str, config: AgenToolConfig) -> tuple[dict[str, CompiledR
             positional,
             gate=None if route.concurrent_safe else SerialGate(signature.function),
         )
+    problems.extend(_unproducible_outputs(compiled.values(), config.output_type))
     return compiled, problems
+
+
+def _unfillable(
+    operation: str, tool: str, parameter: str, schema_name: str, fields: Iterable[str], meant: str | None
+) -> ConfigProblem:
+    """A required tool parameter no input field fills: the field probably meant, the fields listed once."""
+    hint = f' (did you mean field {meant!r}?)' if meant else ''
+    return ConfigProblem(
+        kind='unfillable_parameter',
+        message=f'operation {operation!r} has no transform, and tool {tool!r} requires parameter {parameter!r}, '
+        f'which is not a field of {schema_name}{hint}',
+        operation=operation,
+        tool=tool,
+        parameter=parameter,
+        field=meant,
+        note=f'the fields of {schema_name} are {", ".join(map(repr, fields))}: rename a parameter or a field to '
+        'match, or give the route a transform',
+    )
+
+
+def _unproducible_outputs(routes: Iterable[CompiledRoute], output_type: Any) -> list[ConfigProblem]:
+    """One problem per tool whose return annotation can never give a value of the explicit output type."""
+    wanted = output_value_type(output_type) if output_type is not None else None
+    if wanted is None:
+        return []
+    operations: dict[str, list[str]] = {}
+    tools: dict[str, ToolSignature] = {}
+    for route in routes:
+        operations.setdefault(route.tool.name, []).append(route.operation)
+        tools[route.tool.name] = route.tool
+    problems: list[ConfigProblem] = []
+    for name, signature in tools.items():
+        returned = signature.hints.get('return', Any)
+        if can_produce(returned, wanted):
+            continue
+        routed = ', '.join(map(repr, operations[name]))
+        problems.append(
+            ConfigProblem(
+                kind='unproducible_output',
+                message=f'tool {name!r} (operation {routed}) returns {type_name(returned)}, which the output type '
+                f"{type_name(wanted)} can never accept; change the output type or the tool's return annotation",
+                operation=operations[name][0],
+                tool=name,
+            )
+        )
+    return problems
 
 
 def unfillable_defaults(config: AgenToolConfig) -> list[ConfigProblem]:

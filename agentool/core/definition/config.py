@@ -256,14 +256,17 @@ class ConfigProblem:
 
     kind: str
     """Errors: `no_operation_field`, `empty_operation_map`, `unrouted_operation`, `unproducible_operation`,
-    `missing_tool`, `duplicate_tool`, `unfillable_parameter`, `retries_not_idempotent` or `bad_schema`. Warning:
-    `unfillable_default` (no field fills a defaulted parameter; `field` is the one probably meant)."""
+    `missing_tool`, `duplicate_tool`, `unfillable_parameter`, `unproducible_output`, `retries_not_idempotent` or
+    `bad_schema`. Warning: `unfillable_default` (no field fills a defaulted parameter). `field` is, for
+    `unfillable_parameter` and `unfillable_default`, the field probably meant."""
     message: str
     operation: str | None = None
     tool: str | None = None
     parameter: str | None = None
     field: str | None = None
     severity: Literal['error', 'warning'] = 'error'
+    note: str | None = None
+    """What problems of one kind share (the input's fields, the tools given): said once in the error."""
 
     def as_dict(self) -> dict[str, str | None]:
         """The problem as JSON-ready data."""
@@ -275,6 +278,7 @@ class ConfigProblem:
             'tool': self.tool,
             'parameter': self.parameter,
             'field': self.field,
+            'note': self.note,
         }
 
 

@@ -98,12 +98,13 @@ def not_an_agentool(owner: str, dependency: str) -> DependencyError:
     )
 
 
-def missing_dependency(owner: str, dependency: str, known: Sequence[str]) -> DependencyError:
-    """`owner` declares `dependency`, which is not registered; suggests close names from `known`."""
+def missing_dependency(owner: str, dependency: str, known: Sequence[str], *, note: str = '') -> DependencyError:
+    """`owner` declares `dependency`, which is not registered; suggests close names from `known`, then
+    `note` (why a name registered elsewhere is not seen here)."""
     suggestions = suggest(dependency, known)
     return DependencyError(
         f'agentool {owner!r} depends on {quote(dependency)}, which is not registered with the injector'
-        f'{did_you_mean(suggestions)}',
+        f'{did_you_mean(suggestions)}{note}',
         agentool=owner,
         dependency=dependency,
         suggestions=suggestions,

@@ -31,7 +31,7 @@ from ...telemetry import TRACER_NAME, operation_span
 from .._lookup import not_found
 from ..manager import AgenToolManager
 from ..output import json_output_text
-from ..registry import AgenToolConfig, AgenToolRegistry
+from ..registry import AgenToolConfig, AgenToolRegistry, get_registry, hidden_by_scope
 from ..request import (
     GateTable,
     active_dispatcher,
@@ -506,7 +506,10 @@ class AgenToolInjector:
 
     def _unknown(self, name: object) -> AgenToolNotFoundError:
         """The error for a name no agent is registered under (with the names that are, to suggest one)."""
-        return not_found(name, self._targets, kind='agent', place='with the injector')
+        registry = self.registry or get_registry()
+        return not_found(
+            name, self._targets, kind='agent', place='with the injector', note=hidden_by_scope(name, registry)
+        )
 
     def _enter(self, target: Target) -> tuple[Token[_Frame | None], RunScope | None, bool]:
         """Enter a run of `target`: nested in the run in progress (checking for a cycle), or a new one.
@@ -541,7 +544,8 @@ class AgenToolInjector:
     def _require_agentool(self, owner: str, dependency: str) -> None:
         other = self._targets.get(dependency)
         if other is None:
-            raise missing_dependency(owner, dependency, list(self._targets))
+            note = hidden_by_scope(dependency, self.registry or get_registry())
+            raise missing_dependency(owner, dependency, list(self._targets), note=note)
         if other.manager is None:
             raise not_an_agentool(owner, dependency)
 
