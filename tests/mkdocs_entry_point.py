@@ -15,15 +15,21 @@ from importlib.metadata import entry_points
 from pathlib import Path
 
 ENTRY_POINT = 'agentool.mkdocs:AgenToolPlugin'
+_STAND_IN = 'agentool-mkdocs-entry-point'
 _FILES = {
-    'METADATA': 'Metadata-Version: 2.1\nName: agentool-mkdocs-entry-point\nVersion: 0\n',
+    'METADATA': f'Metadata-Version: 2.1\nName: {_STAND_IN}\nVersion: 0\n',
     'entry_points.txt': f'[mkdocs.plugins]\nagentool = {ENTRY_POINT}\n',
 }
 
 
 def entry_point_paths() -> list[str]:
     """The folders to add to the import path so MkDocs finds the plugin (none when it is installed)."""
-    if any(ep.name == 'agentool' and ep.value == ENTRY_POINT for ep in entry_points(group='mkdocs.plugins')):
+    installed = [
+        ep
+        for ep in entry_points(group='mkdocs.plugins')
+        if ep.name == 'agentool' and ep.value == ENTRY_POINT and (ep.dist is None or ep.dist.name != _STAND_IN)
+    ]
+    if installed:
         return []
     folder = Path(tempfile.gettempdir()) / f'agentool-mkdocs-entry-point-{os.getuid()}'
     info = folder / 'agentool_mkdocs_entry_point-0.dist-info'
