@@ -138,7 +138,8 @@ def _render(site: CatalogSite, registry: AgenToolRegistry, selected: dict[str, l
     spec['paths'] = {path: item for path, item in spec['paths'].items() if _documented(item['post'], selected)}
     site.files[f'{options.output}/{JSON_CATALOG}'] = json.dumps(catalog, indent=2, allow_nan=False)
     site.files[f'{options.output}/{OPENAPI}'] = json.dumps(spec, indent=2, allow_nan=False)
-    site.files[f'{options.output}/{INDEX}'] = _index(site, mermaid_graph(registry))
+    # Agentools and their dependencies only: each page lists its tools, and with them the graph grows tall.
+    site.files[f'{options.output}/{INDEX}'] = _index(site, mermaid_graph(registry, include_tools=False))
     users: dict[str, list[str]] = {}
     for name, entry in site.entries.items():
         for dependency in entry['dependencies']:
@@ -163,8 +164,8 @@ def _index(site: CatalogSite, graph: str) -> str:
         '',
         '## Dependencies',
         '',
-        'Agentools point to the agentools they depend on (dotted: their tools); a dashed node '
-        'is a dependency this catalog does not document.',
+        'Each agentool points to the agentools it depends on; a dashed node is a dependency '
+        'this catalog does not document.',
         '',
         # Raw HTML rather than a ```mermaid fence: no Markdown extension needed, on any theme.
         f'<pre class="mermaid">{html.escape(graph.rstrip(), quote=False)}</pre>',
