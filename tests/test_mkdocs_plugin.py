@@ -252,6 +252,10 @@ MISCONFIGURED = {
         {'modules': ['shop_tools'], 'callables': ['empty_tools:__doc__.strip']},
         "plugins.agentool.callables: calling 'empty_tools:__doc__.strip' registered no agentool",
     ),
+    'callable that raises': (
+        {'modules': ['shop_tools'], 'callables': ['shop_tools:place']},
+        "plugins.agentool.callables: calling 'shop_tools:place' failed: TypeError: ",
+    ),
     'callable that is not module:function': (
         {'modules': ['shop_tools'], 'callables': ['shop_tools.create_orders']},
         "plugins.agentool.callables: 'shop_tools.create_orders' is not module:function",
@@ -317,9 +321,18 @@ def test_every_build_imports_the_modules_afresh_and_serve_watches_them(tmp_path:
     assert server.watched == [str(module)]
 
 
-def test_a_misplaced_output_folder_is_refused(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    root = _site(tmp_path, plugin={'modules': ['shop_tools'], 'output': '../outside'})
-    assert 'plugins.agentool.output must be a folder inside the docs' in _build_errors(root, caplog)
+@pytest.mark.parametrize(
+    ('option', 'value', 'message'),
+    [
+        ('output', '../outside', 'plugins.agentool.output must be a folder inside the docs'),
+        ('page_title', '{name.upper}{0}', 'page_title'),
+    ],
+)
+def test_an_unusable_output_folder_or_title_format_is_refused(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, option: str, value: str, message: str
+) -> None:
+    root = _site(tmp_path, plugin={'modules': ['shop_tools'], option: value})
+    assert message in _build_errors(root, caplog)
 
 
 def test_a_list_option_given_one_string_is_a_config_error(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .._bounds import quote
+from .._bounds import clip, quote
 from .._modules import import_modules
 from ..core.registry import AgenToolRegistry, use_registry
 from ..errors import ConfigurationError
@@ -95,7 +95,9 @@ def _call(loaded: Loaded, spec: str) -> None:
         target()
     except Exception as error:  # the user's code may raise anything while it registers agentools
         loaded.problems.append(
-            Problem(key='callables', message=f'calling {quote(spec)} failed: {type(error).__name__}: {error}')
+            Problem(
+                key='callables', message=f'calling {quote(spec)} failed: {type(error).__name__}: {clip(str(error))}'
+            )
         )
         return
     if not _added(loaded, before, ('callables', f'callable {spec}')):

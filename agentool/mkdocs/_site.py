@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._bounds import clip, quote
 from ..catalog import CatalogEntry, catalog_entry, export_catalog, mermaid_graph, openapi_spec
 from ..catalog.markdown import agentool_markdown, code, escape, json_block
 from ..core.registry import AgenToolRegistry
@@ -86,9 +87,9 @@ def build_site(loaded: Loaded, options: SiteOptions) -> CatalogSite:
             site.problems.append(
                 Problem(
                     key=key,
-                    message=f'agentool {name!r} (registered by {source}) cannot be described by the catalog: '
-                    f'{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ""}; fix it, or '
-                    f'leave it out with `exclude: [{name!r}]`',
+                    message=f'agentool {quote(name)} (registered by {source}) cannot be described by the catalog: '
+                    f'{type(error).__name__}: {clip(" ".join(str(error).split()))}; fix it, or leave it out '
+                    f'with `exclude: [{quote(name)}]`',
                 )
             )
             continue

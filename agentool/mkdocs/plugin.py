@@ -66,7 +66,7 @@ class AgenToolPlugin(BasePlugin[AgenToolPluginConfig]):
         _check_output(plugin.output)
         try:
             plugin.page_title.format(name='name')
-        except (KeyError, IndexError, ValueError) as error:
+        except (KeyError, IndexError, ValueError, AttributeError) as error:
             raise PluginError(
                 f'agentool plugin: page_title {plugin.page_title!r} is not a title format ({error!r}); '
                 'use {name} for the agentool name'
