@@ -37,7 +37,15 @@ from .core.manager import AgenToolManager
 from .core.registry import AgenToolRegistry, Route, get_registry
 from .errors import InvalidToolNameError, SelectorError, ToolNameConflictError, did_you_mean, quote, suggest
 
-__all__ = ('ExposedOperation', 'Selectors', 'select_operations', 'is_exposed', 'TAG_PREFIX', 'TOOL_NAME_PATTERN')
+__all__ = (
+    'ExposedOperation',
+    'Selectors',
+    'select_operations',
+    'is_exposed',
+    'check_selector',
+    'TAG_PREFIX',
+    'TOOL_NAME_PATTERN',
+)
 
 TAG_PREFIX = 'tag:'
 """Selectors starting with this match tags instead of names."""
@@ -129,9 +137,10 @@ def select_operations(
         if not registry.validate_config(name, include_warnings=False)  # described only (cannot run): not exposed
         for operation, route in registry.require(name).routing_config.operation_map.items()
     ]
+    described = [(n, op, frozenset(r.tags).union(m.config.tags)) for n, op, r, m in candidates]
     for option, selectors in (('include', include_list or []), ('exclude', exclude_list)):
         for selector in selectors:
-            _check_selector(option, selector, candidates)
+            _check_selector(option, selector, described)
     exposed: list[ExposedOperation] = []
     owners: dict[str, ExposedOperation] = {}
     for name, operation, route, manager in candidates:
@@ -187,15 +196,37 @@ def _matches(selector: str, agentool: str, operation: str, tags: frozenset[str])
     return fnmatch.fnmatchcase(agentool, selector) or fnmatch.fnmatchcase(f'{agentool}.{operation}', selector)
 
 
-def _check_selector(option: str, selector: str, candidates: list[tuple[str, str, Route, AgenToolManager]]) -> None:
+def check_selector(registry: AgenToolRegistry, selector: str, *, option: str = 'include') -> None:
+    """Refuse `selector` when it has no wildcard and matches nothing in `registry`.
+
+    Every registered agentool counts, those that cannot run included: a catalog (the MkDocs
+    plugin) describes them, where `select_operations` exposes only the runnable ones.
+
+    Raises:
+        SelectorError: the selector matches no agentool, operation or tag (`option` names where it came from).
+        ConfigurationError: `registry` is not a registry, or `selector` or `option` not a string.
+    """
+    check_instance('registry', registry, AgenToolRegistry)
+    check_text(option, selector)
+    check_text('option', option)
+    described = [
+        (name, operation, frozenset(route.tags).union(config.tags))
+        for name in registry.list_names()
+        for config in (registry.require(name),)
+        for operation, route in config.routing_config.operation_map.items()
+    ]
+    _check_selector(option, selector, described)
+
+
+def _check_selector(option: str, selector: str, candidates: list[tuple[str, str, frozenset[str]]]) -> None:
     if _is_pattern(selector):
         return
-    if any(_matches(selector, n, op, frozenset(r.tags).union(m.config.tags)) for n, op, r, m in candidates):
+    if any(_matches(selector, name, operation, tags) for name, operation, tags in candidates):
         return
     if selector.startswith(TAG_PREFIX):
-        known = sorted({TAG_PREFIX + t for _, _, r, m in candidates for t in (*r.tags, *m.config.tags)})
+        known = sorted({TAG_PREFIX + tag for *_, tags in candidates for tag in tags})
     else:
-        known = sorted({n for n, *_ in candidates} | {f'{n}.{op}' for n, op, *_ in candidates})
+        known = sorted({name for name, *_ in candidates} | {f'{name}.{op}' for name, op, _ in candidates})
     suggestions = suggest(selector, known)
     raise SelectorError(
         f'{option} selector {quote(selector)} matches no registered agentool, operation or tag'

@@ -264,6 +264,7 @@ _LAYERS = {  # the architecture page's diagram: a layer may import the layers it
     'engines': {'bridges'},
     'testing': {'bridges', 'engines'},
     'cli': {'testing'},
+    'docs': {'bridges'},
 }
 
 
@@ -278,6 +279,7 @@ _NAMED = {
     **dict.fromkeys(['durable', 'dbos', 'temporal', 'prefect', '_dbos_support'], 'engines'),
     'testing': 'testing',
     **dict.fromkeys(['cli', '__main__'], 'cli'),
+    'mkdocs': 'docs',
 }
 
 

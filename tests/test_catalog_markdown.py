@@ -8,12 +8,14 @@ from html.parser import HTMLParser
 from typing import Literal
 
 import markdown
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import Field
 
 from agentool import AgenToolRegistry, BaseOperationInput, Route, RoutingConfig, create_agentool
-from agentool.catalog.markdown import code, escape, paragraphs
+from agentool.catalog.markdown import agentool_markdown, code, escape, operation_markdown, paragraphs
+from agentool.errors import ConfigurationError
 from examples.calculator import create_calculator
 
 # The extensions of the docs site (mkdocs.yml), where the generated Markdown is published.
@@ -160,3 +162,21 @@ def test_markdown_documents_agentools_operations_and_fields(registry: AgenToolRe
 
 def test_markdown_of_an_empty_registry(registry: AgenToolRegistry) -> None:
     assert registry.generate_markdown_docs() == '# AgenTool Registry Documentation\n\nTotal AgenTools: 0\n'
+
+
+def test_one_entry_renders_at_any_heading_level_as_in_the_whole_docs(registry: AgenToolRegistry) -> None:
+    create_calculator()
+    entry = registry.export_catalog()['agentools'][0]
+    whole = registry.generate_markdown_docs(title=None)
+    assert agentool_markdown(entry) in whole
+    page = agentool_markdown(entry, heading_level=1)
+    assert page.startswith('# calculator\n')
+    assert '\n## Operations\n' in page
+    assert '\n### divide (async)\n' in page
+    divide = next(op for op in entry['operations'] if op['name'] == 'divide')
+    rendered = operation_markdown(divide)
+    assert rendered.startswith('- **divide**: Divide a by b')
+    assert '**Request schema:**\n\n```json\n{\n  "title": "CalculatorInput (divide)"' in rendered
+    for level in (0, 5, True):
+        with pytest.raises(ConfigurationError, match='heading_level'):
+            agentool_markdown(entry, heading_level=level)

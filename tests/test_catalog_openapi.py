@@ -328,7 +328,7 @@ def test_30_rewrites_schemas_only_and_stays_as_loose_as_the_2020_12_schema(regis
 
 @pytest.mark.parametrize('openapi_version', ['3.0.0', '3.1.0'])
 def test_the_spec_of_every_shipped_example_is_valid(registry: AgenToolRegistry, openapi_version: Any) -> None:
-    # As the docs site publishes it (docs/hooks/catalog.py): every module of examples/ but the demo.
+    # Every module of examples/ but the demo (the docs site's catalog lists those that register agentools).
     modules = sorted(f'examples.{path.stem}' for path in (ROOT / 'examples').glob('[!_]*.py') if path.stem != 'demo')
     imported = {module: sys.modules.pop(module, None) for module in modules}
     try:

@@ -1,4 +1,4 @@
-"""The docs: their code blocks run, the site builds strictly, the catalog page is generated.
+"""The docs: their code blocks run, the site builds strictly, the catalog pages are generated.
 
 Python blocks of one page run in order in one namespace, as a reader would run them, with their
 `#>` print outputs checked (pytest-examples). `{test="skip"}` skips a block;
@@ -13,13 +13,14 @@ import os
 import re
 import subprocess
 import sys
-import textwrap
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 import pytest
 from pytest_examples import CodeExample, EvalExample, find_examples
+
+from tests.mkdocs_entry_point import entry_point_paths
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / 'docs'
@@ -68,46 +69,37 @@ def _load_hook(name: str) -> Any:
     return module
 
 
-def test_catalog_hook_documents_every_agentool_of_a_new_example_module(tmp_path: Path) -> None:
-    package = tmp_path / 'fresh_examples'
-    package.mkdir()
-    (package / '__init__.py').write_text('')
-    (package / 'demo.py').write_text('raise RuntimeError("demo must not be imported")\n')
-    (package / 'greeter.py').write_text(
-        textwrap.dedent(
-            '''
-            from typing import Literal
-
-            from agentool import BaseOperationInput, RoutingConfig, create_agentool
+def _fences(page: Path, language: str) -> list[str]:
+    return re.findall(rf'^```{language}\n(.*?)^```$', page.read_text(), flags=re.MULTILINE | re.DOTALL)
 
 
-            class GreetInput(BaseOperationInput):
-                operation: Literal['hello']
-                who: str
+def test_the_plugin_guide_example_builds_strictly_as_written(tmp_path: Path) -> None:
+    """The guide's `mkdocs.yml` and `shop_tools.py`, in a site of their own, with the guide's directive page."""
+    from mkdocs.commands.build import build
+    from mkdocs.config import load_config
 
-
-            async def hello(who: str) -> str:
-                """Say hello to <who>."""
-                return f'hello {who}'
-
-
-            create_agentool('greeter', GreetInput, RoutingConfig(operation_map={'hello': 'hello'}), [hello])
-            '''
-        )
-    )
-    hook = _load_hook('catalog')
-    modules = hook.example_modules(tmp_path, 'fresh_examples')
-    assert modules == ['fresh_examples.greeter']
-    sys.path.insert(0, str(tmp_path))
+    guide = DOCS / 'guides' / 'tool-catalogs.md'
+    config, *_ = _fences(guide, 'yaml')
+    module, *_ = _fences(guide, 'python')
+    page, *_ = _fences(guide, 'md')
+    (tmp_path / 'docs').mkdir()
+    (tmp_path / 'docs' / 'index.md').write_text('# Home\n\n' + page)
+    (tmp_path / 'shop_tools.py').write_text(module)
+    (tmp_path / 'mkdocs.yml').write_text('site_name: Shop\n' + config)
     try:
-        files = hook.render(modules)
+        build(load_config(config_file=str(tmp_path / 'mkdocs.yml'), strict=True, site_dir=str(tmp_path / 'site')))
     finally:
-        sys.path.remove(str(tmp_path))
-        for name in [*modules, 'fresh_examples']:
-            sys.modules.pop(name, None)
-    assert '## greeter' in files['catalog.md']
-    assert 'Say hello to &lt;who&gt;.' in files['catalog.md']
-    assert '"/agentools/greeter/hello"' in files['catalog/openapi.json']
+        sys.modules.pop('shop_tools', None)
+    tools = tmp_path / 'site' / 'tools'
+    assert sorted(path.name for path in tools.iterdir()) == [
+        'catalog.json',
+        'index.html',
+        'openapi.json',
+        'orders',
+        'stock',
+    ]
+    assert '<h2 id="stock">stock</h2>' in (tmp_path / 'site' / 'index.html').read_text()
+    assert 'Depends on: <a href="../stock/">stock</a>' in (tools / 'orders' / 'index.html').read_text()
 
 
 def test_api_hook_lists_public_modules_only() -> None:
@@ -152,6 +144,10 @@ def _example_agentools() -> list[str]:
         'from agentool import get_registry\n'
         'for module in sys.argv[1:]:\n'
         '    importlib.import_module(module)\n'
+        'from examples.durable import create_order\n'
+        'from examples.support_assistant import create_tickets\n'
+        'create_order()\n'
+        'create_tickets()\n'
         'print(json.dumps(get_registry().list_names()))\n'
     )
     modules = [f'examples.{p.stem}' for p in (ROOT / 'examples').glob('*.py') if p.stem not in ('demo', '__init__')]
@@ -178,7 +174,7 @@ def test_strict_build_publishes_a_catalog_of_every_example_agentool(tmp_path: Pa
     build = subprocess.run(
         [sys.executable, '-m', 'mkdocs', 'build', '--strict', '--quiet', '-d', str(site)],
         cwd=ROOT,
-        env={**os.environ, **_makefile_docs_env()},
+        env={**os.environ, **_makefile_docs_env(), 'PYTHONPATH': os.pathsep.join([str(ROOT), *entry_point_paths()])},
         capture_output=True,
         text=True,
         timeout=300,
@@ -188,10 +184,13 @@ def test_strict_build_publishes_a_catalog_of_every_example_agentool(tmp_path: Pa
     assert 'end of life' not in build.stderr
     catalog = (site / 'catalog' / 'index.html').read_text()
     expected = _example_agentools()
-    assert 'calculator' in expected
+    assert {'calculator', 'order', 'tickets'} <= set(expected)  # those two registered by a function
     for name in expected:
-        assert f'<h2 id="{name}">{name}<' in catalog, f'agentool {name!r} is missing from the catalog page'
+        assert f'<a href="{name}/">{name}</a>' in catalog, f'agentool {name!r} is missing from the catalog index'
+        page = (site / 'catalog' / name / 'index.html').read_text()
+        assert f'<h1 id="{name}">{name}<' in page
     assert (site / 'catalog' / 'openapi.json').is_file()
+    assert '<pre class="mermaid">graph LR' in catalog
     assert (site / 'api' / 'agentool.core.registry' / 'index.html').is_file()
     assert _files(ROOT / 'site') == kept  # the build went where it was told
     # Offline: Mermaid is served by the site itself, and no page loads anything from a CDN or font host.

@@ -31,7 +31,7 @@ from .data import (
     type_label,
 )
 from .graph import DependencyGraph, dependency_graph, mermaid_graph
-from .markdown import markdown_docs
+from .markdown import agentool_markdown, markdown_docs, operation_markdown
 from .openapi import openapi_spec
 
 __all__ = (
@@ -46,6 +46,7 @@ __all__ = (
     'DependencyGraph',
     'FieldsSource',
     'JsonSchemaGenerator',
+    'agentool_markdown',
     'catalog_entry',
     'dependency_graph',
     'export_catalog',
@@ -54,6 +55,7 @@ __all__ = (
     'markdown_docs',
     'mermaid_graph',
     'openapi_spec',
+    'operation_markdown',
     'operation_request_schema',
     'operations',
     'search',

@@ -17,16 +17,19 @@ import re
 import unicodedata
 from typing import TYPE_CHECKING, Any, cast
 
-from .._options import NAME_REFUSED_CATEGORIES, check_text
+from .._options import NAME_REFUSED_CATEGORIES, check_limit, check_text
 from ..core.definition import docstring_summary
+from ..errors import ConfigurationError
 from ._arguments import check_registry
 from .data import CatalogEntry, CatalogOperation, CatalogTool, export_catalog, field_wording, operation_hints
 
 if TYPE_CHECKING:
     from ..core.registry import AgenToolRegistry
 
-__all__ = ('markdown_docs', 'escape', 'code', 'paragraphs')
+__all__ = ('markdown_docs', 'agentool_markdown', 'operation_markdown', 'escape', 'code', 'paragraphs', 'json_block')
 
+_DEEPEST_LEVEL = 4
+"""The deepest heading an agentool's name can take: its tools and examples are two levels below (`######`)."""
 _BACKSLASHED = frozenset('\\`*{}[]#')
 """Characters escaped with a backslash wherever they are (emphasis, code, links, attributes, headings)."""
 _WORD_UNDERSCORE = re.compile(r'(?<=[^\W_])_(?=[^\W_])')
@@ -97,7 +100,8 @@ def _json_escaped(char: str) -> str:
     return json.dumps(char)[1:-1]
 
 
-def _json_block(value: Any) -> str:
+def json_block(value: Any) -> str:
+    """`value` as indented JSON in a fenced block, control and format characters escaped."""
     text = json.dumps(value, indent=2, ensure_ascii=False)
     if not text.isprintable():  # JSON escapes C0 controls only: escape DEL, C1, format marks and separators too
         text = ''.join(_json_escaped(char) for char in text)
@@ -122,12 +126,38 @@ def markdown_docs(registry: AgenToolRegistry, *, title: str | None = 'AgenTool R
     lines: list[str] = [f'# {escape(title)}', ''] if title else []
     lines += [f'Total AgenTools: {catalog["total_agentools"]}', '']
     for entry in catalog['agentools']:
-        lines += _agentool(entry)
+        lines += _agentool(entry, 2)
     return '\n'.join(lines).rstrip() + '\n'
 
 
-def _agentool(entry: CatalogEntry) -> list[str]:
-    lines = [f'## {escape(entry["name"])}', '']
+def agentool_markdown(entry: CatalogEntry, *, heading_level: int = 2) -> str:
+    """One catalog entry as Markdown, laid out as in `markdown_docs`, its name a heading of `heading_level`.
+
+    For pages that show one agentool (the MkDocs plugin's): `heading_level=1` makes its name the
+    page title, its sections (`## Operations`...) one level below.
+
+    Raises:
+        ConfigurationError: `heading_level` is not an integer from 1 to 4 (the sections go two deeper).
+    """
+    check_limit('heading_level', heading_level)
+    if heading_level > _DEEPEST_LEVEL:
+        raise ConfigurationError(
+            f'heading_level must be at most {_DEEPEST_LEVEL} (sections go two levels deeper); got {heading_level}',
+            option='heading_level',
+            value=heading_level,
+        )
+    return '\n'.join(_agentool(entry, heading_level)).rstrip() + '\n'
+
+
+def operation_markdown(operation: CatalogOperation) -> str:
+    """One operation as Markdown: the list item `markdown_docs` writes for it, then its request schema."""
+    lines = [*_operation(operation), '', '**Request schema:**', '', json_block(operation['request_schema'])]
+    return '\n'.join(lines) + '\n'
+
+
+def _agentool(entry: CatalogEntry, level: int) -> list[str]:
+    heading, section, item = '#' * level, '#' * (level + 1), '#' * (level + 2)
+    lines = [f'{heading} {escape(entry["name"])}', '']
     if entry['description']:
         lines += [f'**Description:** {escape(entry["description"], line_start=False)}', '']
     lines += [f'**Version:** {escape(entry["version"], line_start=False)}', '']
@@ -138,19 +168,19 @@ def _agentool(entry: CatalogEntry) -> list[str]:
     output = code(entry['output_type']) if entry['output_type'] else 'JSON text (untyped)'
     lines += [f'**Output:** {output}', '', f'**Operation field:** {code(entry["operation_field"])}', '']
     if entry['operations']:
-        lines += ['### Operations', '']
+        lines += [f'{section} Operations', '']
         for operation in entry['operations']:
             lines += _operation(operation)
         lines.append('')
     if entry['tools']:
-        lines += ['### Tools', '']
+        lines += [f'{section} Tools', '']
         for tool in entry['tools']:
-            lines += _tool(tool)
-    lines += ['### Input Schema', '', _json_block(entry['input_schema']), '']
+            lines += _tool(tool, item)
+    lines += [f'{section} Input Schema', '', json_block(entry['input_schema']), '']
     if entry['examples']:
-        lines += ['### Examples', '']
+        lines += [f'{section} Examples', '']
         for number, example in enumerate(entry['examples'], 1):
-            lines += _example(number, example)
+            lines += _example(number, example, item)
     return lines
 
 
@@ -176,8 +206,8 @@ def _operation(operation: CatalogOperation) -> list[str]:
     return lines
 
 
-def _tool(tool: CatalogTool) -> list[str]:
-    lines = [f'#### {escape(tool["name"])} ({"async" if tool["is_async"] else "sync"})', '']
+def _tool(tool: CatalogTool, heading: str) -> list[str]:
+    lines = [f'{heading} {escape(tool["name"])} ({"async" if tool["is_async"] else "sync"})', '']
     if tool['description']:
         lines += [paragraphs(tool['description']), '']
     facts: list[str] = []
@@ -188,14 +218,14 @@ def _tool(tool: CatalogTool) -> list[str]:
     return [*lines, *facts, ''] if facts else lines
 
 
-def _example(number: int, example: Any) -> list[str]:
-    lines = [f'#### Example {number}', '']
+def _example(number: int, example: Any, heading: str) -> list[str]:
+    lines = [f'{heading} Example {number}', '']
     if not isinstance(example, dict) or not ({'input', 'output'} & example.keys()):
-        return [*lines, _json_block(example), '']
+        return [*lines, json_block(example), '']
     parts = cast('dict[str, Any]', example)
     if isinstance(description := parts.get('description'), str) and description:
         lines += [paragraphs(description), '']
     for key, label in (('input', '**Input:**'), ('output', '**Output:**')):
         if key in parts:
-            lines += [label, '', _json_block(parts[key]), '']
+            lines += [label, '', json_block(parts[key]), '']
     return lines

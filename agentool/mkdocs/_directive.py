@@ -1,0 +1,64 @@
+"""`::: agentool NAME` and `::: agentool NAME.OPERATION` in a hand-written page: its catalog entry in place.
+
+In mkdocstrings' style (`::: identifier` alone on a line), expanded before the page is converted,
+so the entry's headings join the page's table of contents. Lines inside fenced code blocks are
+left alone, so a page can show the directive itself.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from .._bounds import did_you_mean, quote, suggest
+from ..catalog import CatalogEntry
+from ..catalog.markdown import agentool_markdown, operation_markdown
+
+__all__ = ('expand',)
+
+_DIRECTIVE = re.compile(r'^::: agentool[ \t]+(?P<target>\S.*?)[ \t]*$')
+_FENCE = re.compile(r'^[ \t]{0,3}(?P<fence>`{3,}|~{3,})')
+
+
+def expand(markdown: str, entries: dict[str, CatalogEntry], report: Callable[[str], None]) -> str:
+    """`markdown` with every directive replaced by its entry; one it cannot resolve is reported and left out."""
+    if '::: agentool' not in markdown:
+        return markdown
+    lines: list[str] = []
+    fence: str | None = None
+    for line in markdown.split('\n'):
+        opened = _FENCE.match(line)
+        if fence is not None:
+            if opened and opened['fence'][0] == fence[0] and len(opened['fence']) >= len(fence):
+                fence = None
+            lines.append(line)
+        elif opened:
+            fence = opened['fence']
+            lines.append(line)
+        elif directive := _DIRECTIVE.match(line):
+            lines.append(_entry(directive['target'], entries, report))
+        else:
+            lines.append(line)
+    return '\n'.join(lines)
+
+
+def _entry(target: str, entries: dict[str, CatalogEntry], report: Callable[[str], None]) -> str:
+    if (entry := entries.get(target)) is not None:
+        return agentool_markdown(entry, heading_level=2)
+    name, _, operation = target.rpartition('.')
+    if (entry := entries.get(name)) is not None:
+        found = next((op for op in entry['operations'] if op['name'] == operation), None)
+        if found is not None:
+            return operation_markdown(found)
+        known = [op['name'] for op in entry['operations']]
+        report(
+            f'::: agentool {quote(target)}: agentool {quote(name)} documents no operation {quote(operation)}'
+            f'{did_you_mean(suggest(operation, known))}'
+        )
+        return ''
+    known = [*entries, *(f'{n}.{op["name"]}' for n, e in entries.items() for op in e['operations'])]
+    report(
+        f'::: agentool {quote(target)}: no agentool or operation of that name is in the catalog'
+        f'{did_you_mean(suggest(target, known))}'
+    )
+    return ''
