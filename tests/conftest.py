@@ -14,7 +14,6 @@ a module on one worker, so each worker starts at most its own copy, and workers 
 
 from __future__ import annotations
 
-import sys
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING
 
@@ -26,10 +25,6 @@ from opentelemetry.trace import Tracer
 
 from agentool import AgenToolRegistry, use_registry
 from agentool.core.injector import AgenToolInjector, use_injector
-from tests.mkdocs_entry_point import entry_point_paths
-
-# The `agentool` MkDocs plugin by name, before any test imports MkDocs (which reads plugins once).
-sys.path[:0] = [path for path in entry_point_paths() if path not in sys.path]
 
 if TYPE_CHECKING:
     from examples.storage import SQLiteStore

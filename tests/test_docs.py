@@ -20,8 +20,6 @@ from typing import Any
 import pytest
 from pytest_examples import CodeExample, EvalExample, find_examples
 
-from tests.mkdocs_entry_point import entry_point_paths
-
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / 'docs'
 
@@ -174,7 +172,7 @@ def test_strict_build_publishes_a_catalog_of_every_example_agentool(tmp_path: Pa
     build = subprocess.run(
         [sys.executable, '-m', 'mkdocs', 'build', '--strict', '--quiet', '-d', str(site)],
         cwd=ROOT,
-        env={**os.environ, **_makefile_docs_env(), 'PYTHONPATH': os.pathsep.join([str(ROOT), *entry_point_paths()])},
+        env={**os.environ, **_makefile_docs_env(), 'PYTHONPATH': str(ROOT)},
         capture_output=True,
         text=True,
         timeout=300,
