@@ -2,7 +2,8 @@
 
 The finding: 10,001 `initialize` requests on one keep-alive connection opened 10,000 sessions
 (the SDK's cap), and every new client then got 503 for up to 30 minutes. The app is driven here
-in-process (ASGI calls, no sockets), each request naming its client (the peer's address and port).
+in-process (ASGI calls, no sockets), each request naming its peer (address and port); a client is
+its address, so `FLOODER` and `OTHER` are on two addresses.
 The flood itself is in `tests/test_reliability_serving_abuse.py` (10,000 under `make fuzz`).
 """
 
@@ -28,7 +29,7 @@ from agentool.mcp_http import HttpOptions
 from tests.mcp_asgi import INITIALIZE, list_tools, open_session, running, send
 
 FLOODER = ('127.0.0.1', 40001)
-OTHER = ('127.0.0.1', 40002)
+OTHER = ('127.0.0.2', 40002)
 
 
 @dataclass
@@ -90,15 +91,16 @@ async def test_a_client_whose_sessions_are_all_busy_gets_a_typed_429_and_others_
 
 
 async def test_at_the_server_cap_an_idle_session_makes_room_and_busy_ones_refuse_with_503(held: Held) -> None:
-    async with running(HttpOptions(max_sessions=2)) as app, anyio.create_task_group() as group:
+    options = HttpOptions(max_sessions=2, max_sessions_per_client=1)
+    async with running(options) as app, anyio.create_task_group() as group:
         idle = await open_session(app, OTHER)
         await _busy_session(app, FLOODER, held, group)
-        third = ('127.0.0.1', 40003)
+        third = ('127.0.0.3', 40003)
         fresh = await open_session(app, third)  # the idle session was closed for it
         assert (await list_tools(app, OTHER, idle)).status == 404
         assert (await list_tools(app, third, fresh)).status == 200
         await _busy_session(app, third, held, group)  # `fresh` is busy now too
-        refused = await send(app, ('127.0.0.1', 40004), INITIALIZE)
+        refused = await send(app, ('127.0.0.4', 40004), INITIALIZE)
         assert refused.status == 503
         assert refused.rpc()['error']['data']['details'] == {'option': 'max_sessions', 'limit': 2, 'open': 2}
         held.release.set()
