@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import re
+from traceback import TracebackException
 
 from ._bounds import clip
 
@@ -68,9 +69,34 @@ class SafeLogRecords(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         record.msg = clip(terminal_safe(record.getMessage()), LOG_LINE_CHARS)
         record.args = None
-        if record.exc_info and not record.exc_text:
-            text = logging.Formatter().formatException(record.exc_info)
-            lines = [clip(terminal_safe(line), LOG_LINE_CHARS) for line in text.splitlines()]
+        if record.exc_info and record.exc_info[1] is not None and not record.exc_text:
+            lines = [
+                clip(line, LOG_LINE_CHARS) for line in _traceback(TracebackException.from_exception(record.exc_info[1]))
+            ]
             cut = len(lines) - LOG_LINES
             record.exc_text = '\n'.join(([f'... ({cut} lines left out)'] if cut > 0 else []) + lines[-LOG_LINES:])
         return True
+
+
+def _traceback(error: TracebackException) -> list[str]:
+    """`error`'s traceback as `traceback` writes it, each line terminal-safe.
+
+    An exception's text is escaped whole (its line breaks too), so it can never start a line of
+    its own that reads as another log record; the frames' lines are escaped one by one.
+    """
+    lines: list[str] = []
+    if error.__cause__ is not None:
+        lines += [*_traceback(error.__cause__), '', _CAUSE, '']
+    elif error.__context__ is not None and not error.__suppress_context__:
+        lines += [*_traceback(error.__context__), '', _CONTEXT, '']
+    if error.stack:
+        lines.append('Traceback (most recent call last):')
+        lines += [terminal_safe(line) for frame in error.stack.format() for line in frame.rstrip('\n').split('\n')]
+    lines += [terminal_safe(part.rstrip('\n')) for part in error.format_exception_only()]
+    for number, member in enumerate(error.exceptions or (), 1):  # an exception group's members
+        lines += [f'  +---- {number} ----', *(f'  | {line}' for line in _traceback(member))]
+    return lines
+
+
+_CAUSE = 'The above exception was the direct cause of the following exception:'
+_CONTEXT = 'During handling of the above exception, another exception occurred:'
