@@ -28,6 +28,7 @@ __all__ = (
     'flag_problem',
     'share_problem',
     'tokens_problem',
+    'one_of',
     'proxies_problem',
     'unsendable',
     'is_loopback',
@@ -121,11 +122,15 @@ def unsendable(token: str) -> bool:
     return any(not (char.isprintable() and (char == ' ' or not char.isspace())) for char in token)
 
 
-def tokens_problem(tokens: object, token: object, token_file: object) -> str | None:
+def one_of(**given: object) -> str | None:
+    """Unless at most one of the options `given` is set (not `None`)."""
+    named = [name for name, value in given.items() if value is not None]
+    return None if len(named) <= 1 else f'{" and ".join(named)} each give the token(s): give one of them'
+
+
+def tokens_problem(tokens: object) -> str | None:
     if tokens is None:
         return None
-    if token is not None or token_file is not None:
-        return 'tokens replaces token and token_file: give one of them'
     if not isinstance(tokens, Mapping) or not tokens:
         given = quote(cast(object, tokens))
         return f"tokens must be a non-empty mapping of names to tokens ({{'alice': '...'}}), not {given}"

@@ -43,6 +43,7 @@ from ._http_checks import (
     host_problem,
     int_problem,
     is_loopback,
+    one_of,
     origins_problem,
     path_problem,
     proxies_problem,
@@ -67,6 +68,7 @@ __all__ = (
     'TOKEN_ENV',
     'DEFAULT_MAX_REQUEST_BYTES',
     'MAX_TOKEN_FILE_BYTES',
+    'MAX_TOKENS_FILE_BYTES',
     'HttpOptions',
     'http_app',
     'is_loopback',
@@ -86,6 +88,9 @@ _ONE_TOKEN = 'agentool-bearer'
 MAX_TOKEN_FILE_BYTES = 4096
 """Largest token file read; a longer one (or `/dev/zero`) is refused, not read whole."""
 
+MAX_TOKENS_FILE_BYTES = 64 * 1024
+"""Largest named-tokens file read (`tokens_file`)."""
+
 
 @dataclass(frozen=True, kw_only=True)
 class HttpOptions:
@@ -102,6 +107,8 @@ class HttpOptions:
         tokens: Several bearer tokens by name (`{'alice': '...', 'ci': '...'}`), instead of `token`:
             any one is accepted, and each name is a client of its own for the session limits (the
             token's holders at one address share its sessions, whoever else is there).
+        tokens_file: A file of named tokens, one `NAME TOKEN` a line (blank lines and `#` comments
+            skipped), read as `tokens` is used; keeps them out of source code.
         allow_unauthenticated: Serve without a token on a non-loopback address (something in front
             must then authenticate); without it that raises `UnsafeServingError`.
         max_request_bytes: Largest request body accepted; larger ones are answered 413.
@@ -132,6 +139,7 @@ class HttpOptions:
     token: str | None = None
     token_file: str | os.PathLike[str] | None = None
     tokens: Mapping[str, str] | None = None
+    tokens_file: str | os.PathLike[str] | None = None
     allow_unauthenticated: bool = False
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
     max_sessions: int = 1000
@@ -169,7 +177,19 @@ class HttpOptions:
                 ('shutdown_timeout', seconds_problem('shutdown_timeout', self.shutdown_timeout)),
                 ('allowed_origins', origins_problem(self.allowed_origins)),
                 ('max_sessions_per_client', share_problem(self.max_sessions, self.max_sessions_per_client)),
-                ('tokens', tokens_problem(self.tokens, self.token, self.token_file)),
+                ('tokens', tokens_problem(self.tokens)),
+                (
+                    'tokens_file',
+                    type_problem(
+                        'tokens_file', self.tokens_file, 'a path (str or os.PathLike) or None', str, os.PathLike
+                    ),
+                ),
+                (
+                    'token',
+                    one_of(
+                        token=self.token, token_file=self.token_file, tokens=self.tokens, tokens_file=self.tokens_file
+                    ),
+                ),
                 ('trusted_proxies', proxies_problem(self.trusted_proxies)),
             )
             if problem is not None
@@ -223,26 +243,49 @@ class HttpOptions:
         """
         if self.tokens is not None:
             return dict(self.tokens)
+        if self.tokens_file is not None:
+            return self._read_tokens_file(os.fspath(self.tokens_file))
         token = self.resolve_token()
         return None if token is None else {_ONE_TOKEN: token}
 
-    def _read_token_file(self, path: str) -> str:
-        """The token file's text, read up to `MAX_TOKEN_FILE_BYTES` (a device or a huge file is refused)."""
+    def _read_tokens_file(self, path: str) -> dict[str, str]:
+        """The named tokens of a `NAME TOKEN`-a-line file; no error quotes a token."""
+        tokens: dict[str, str] = {}
+        text = self._read_token_file(path, MAX_TOKENS_FILE_BYTES, 'tokens file', 'named tokens')
+        for number, line in enumerate(text.removeprefix('\ufeff').splitlines(), 1):
+            if not line.strip() or line.lstrip().startswith('#'):
+                continue
+            name, _, token = line.strip().partition(' ')
+            if not token.strip() or name in tokens:
+                problem = 'repeats a name' if name in tokens else 'holds no token'
+                raise self._error(
+                    f'line {number} of the tokens file {quote(path)} {problem}: write one NAME TOKEN a line',
+                    line=number,
+                )
+            tokens[name] = token.strip()
+        if (problem := tokens_problem(tokens) if tokens else 'it names no token') is not None:
+            raise self._error(f'the tokens file {quote(path)} cannot be used: {problem}')
+        return tokens
+
+    def _read_token_file(
+        self, path: str, limit: int = MAX_TOKEN_FILE_BYTES, what: str = 'token file', holds: str = 'the token'
+    ) -> str:
+        """The file's text, read up to `limit` bytes (a device or a huge file is refused)."""
         try:
             with open(path, 'rb') as file:
-                data = file.read(MAX_TOKEN_FILE_BYTES + 1)
+                data = file.read(limit + 1)
         except OSError as error:
-            raise self._error(f'cannot read the token file {quote(path)}: {error.strerror or error}') from None
-        if len(data) > MAX_TOKEN_FILE_BYTES:
+            raise self._error(f'cannot read the {what} {quote(path)}: {error.strerror or error}') from None
+        if len(data) > limit:
             raise self._error(
-                f'the token file {quote(path)} is over {MAX_TOKEN_FILE_BYTES} bytes; it must hold just the token',
-                reason='token file too large',
-                limit=MAX_TOKEN_FILE_BYTES,
+                f'the {what} {quote(path)} is over {limit} bytes; it must hold just {holds}',
+                reason=f'{what} too large',
+                limit=limit,
             )
         try:
             return data.decode('utf-8')
         except UnicodeDecodeError as error:
-            raise self._error(f'cannot read the token file {quote(path)}: not UTF-8 text ({error.reason})') from None
+            raise self._error(f'cannot read the {what} {quote(path)}: not UTF-8 text ({error.reason})') from None
 
     def url(self, port: int | None = None) -> str:
         """The endpoint's URL (with `port` instead of `self.port` when given, e.g. the one `0` picked)."""
