@@ -122,8 +122,8 @@ def unsendable(token: str) -> bool:
     return any(not (char.isprintable() and (char == ' ' or not char.isspace())) for char in token)
 
 
-def one_of(**given: object) -> str | None:
-    """Unless at most one of the options `given` is set (not `None`)."""
+def one_of(given: dict[str, object]) -> str | None:
+    """Unless at most one of the options `given` (by name) is set (not `None`)."""
     named = [name for name, value in given.items() if value is not None]
     return None if len(named) <= 1 else f'{" and ".join(named)} each give the token(s): give one of them'
 

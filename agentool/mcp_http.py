@@ -187,7 +187,11 @@ class HttpOptions:
                 (
                     'token',
                     one_of(
-                        token=self.token, token_file=self.token_file, tokens=self.tokens, tokens_file=self.tokens_file
+                        {
+                            'token or token_file': self.token if self.token is not None else self.token_file,
+                            'tokens': self.tokens,
+                            'tokens_file': self.tokens_file,
+                        }
                     ),
                 ),
                 ('trusted_proxies', proxies_problem(self.trusted_proxies)),
