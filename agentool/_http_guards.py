@@ -136,7 +136,8 @@ class SessionTable:
         return next(idle, None)
 
     def idlest_of_largest(self, than: int) -> str | None:
-        """The least recently used idle session of the client holding the most sessions, if over `than`."""
+        """The least recently used idle session of the client holding the most sessions (of those with an
+        idle one), if that is more than `than`; else `None`."""
         largest: dict[Client, str] = {}
         for session_id, session in self.sessions.items():
             if not session.busy and self.per_client[session.client] > than:
