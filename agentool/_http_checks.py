@@ -9,6 +9,7 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import math
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, cast
 
 from .errors import quote
@@ -25,9 +26,14 @@ __all__ = (
     'path_problem',
     'type_problem',
     'flag_problem',
+    'share_problem',
+    'tokens_problem',
+    'one_of',
+    'proxies_problem',
+    'unsendable',
     'is_loopback',
     'transport_security',
-    'StaticToken',
+    'StaticTokens',
 )
 
 # Each gives the problem with one option, or None; the message names the option.
@@ -99,6 +105,64 @@ def flag_problem(value: object) -> str | None:
     return None if isinstance(value, bool) else f'allow_unauthenticated must be True or False, not {quote(value)}'
 
 
+def share_problem(max_sessions: object, per_client: object) -> str | None:
+    """Unless one client's limit is below the server's (so one client can never fill it), or both are 1."""
+    if not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in (max_sessions, per_client)):
+        return None  # the type or range problem is reported instead
+    if cast(int, per_client) < cast(int, max_sessions) or max_sessions == per_client == 1:
+        return None
+    return (
+        f'max_sessions_per_client ({per_client}) must be below max_sessions ({max_sessions}), so that one '
+        'client can never fill the server'
+    )
+
+
+def unsendable(token: str) -> bool:
+    """Whether no client can send `token` in an `Authorization` header (a control or space character)."""
+    return any(not (char.isprintable() and (char == ' ' or not char.isspace())) for char in token)
+
+
+def one_of(given: dict[str, object]) -> str | None:
+    """Unless at most one of the options `given` (by name) is set (not `None`)."""
+    named = [name for name, value in given.items() if value is not None]
+    return None if len(named) <= 1 else f'{" and ".join(named)} each give the token(s): give one of them'
+
+
+def tokens_problem(tokens: object) -> str | None:
+    if tokens is None:
+        return None
+    if not isinstance(tokens, Mapping) or not tokens:
+        given = quote(cast(object, tokens))
+        return f"tokens must be a non-empty mapping of names to tokens ({{'alice': '...'}}), not {given}"
+    items = cast('Mapping[object, object]', tokens).items()
+    for name, value in items:
+        if not (isinstance(name, str) and name and name.isprintable() and len(name) <= _NAME_CHARS):
+            return f'each token name must be printable text of 1 to {_NAME_CHARS} characters, not {quote(name)}'
+        if not (isinstance(value, str) and value.strip() == value and value and not unsendable(value)):
+            return (
+                f'the token named {quote(name)} must be a non-empty string a client can send in a header '
+                '(no control or space characters around or in it)'
+            )
+    if len({value for _, value in items}) < len(items):
+        return 'two names share one token: each name needs its own token (it is how a client is told apart)'
+    return None
+
+
+_NAME_CHARS = 64
+
+
+def proxies_problem(proxies: object) -> str | None:
+    if not isinstance(proxies, tuple | list):
+        given = quote(proxies)
+        return f"trusted_proxies must be a tuple of addresses or networks ('10.0.0.5', '10.0.0.0/24'), not {given}"
+    for proxy in cast('tuple[object, ...]', proxies):
+        try:
+            ipaddress.ip_network(cast(str, proxy), strict=False)
+        except (TypeError, ValueError):
+            return f'trusted_proxies must hold IP addresses or networks; {quote(proxy)} is not one'
+    return None
+
+
 def is_loopback(host: str) -> bool:
     """Whether `host` is reachable from this machine only: `localhost` or a loopback IP address."""
     if host.lower() == 'localhost':
@@ -140,11 +204,11 @@ def transport_security(host: str, port: int) -> TransportSecuritySettings | None
     )
 
 
-class StaticToken:
-    """The SDK's `TokenVerifier` for one shared secret, compared in constant time."""
+class StaticTokens:
+    """The SDK's `TokenVerifier` for shared secrets by name, each compared in constant time."""
 
-    def __init__(self, token: str) -> None:
-        self._expected = token.encode()
+    def __init__(self, tokens: Mapping[str, str]) -> None:
+        self._expected = [(token.encode(), name) for name, token in tokens.items()]
 
     async def verify_token(self, token: str) -> AccessToken | None:
         from mcp.server.auth.provider import AccessToken
@@ -155,6 +219,8 @@ class StaticToken:
             sent = token.encode('latin-1')
         except UnicodeEncodeError:
             sent = token.encode()
-        if hmac.compare_digest(sent, self._expected):
-            return AccessToken(token=token, client_id='agentool-bearer', scopes=[])
-        return None
+        found: str | None = None
+        for expected, name in self._expected:  # every one compared: the time says nothing of which
+            if hmac.compare_digest(sent, expected):
+                found = name
+        return None if found is None else AccessToken(token=token, client_id=found, scopes=[])

@@ -1,20 +1,29 @@
-"""What stands in front of the MCP SDK's HTTP app: bounded sessions, allowed origins, a graceful shutdown.
+"""What stands in front of the MCP SDK's HTTP app: fair session limits, allowed origins, a graceful shutdown.
 
 The SDK keeps every session a client opens until it is deleted or idle for its timeout, up to a
 cap after which every new client is refused: one process sending `initialize` in a loop could fill
 it and lock every other client out. `HttpGuard` admits each new session (a POST without
-`Mcp-Session-Id`) by two rules:
+`Mcp-Session-Id` of a handshake-era protocol revision) by two rules, per client:
 
-- **Per client** (the peer's address and port: one connection, since every holder of the one bearer
-  token sends the same credential): at `max_sessions_per_client` open, the client's least recently
-  used idle session is closed to make room; when all of them are busy, the answer is 429 with a
-  `SessionLimitError`. With a token, only a request carrying it is admitted at all.
-- **In all**: at `max_sessions` open, the least recently used idle session of any client is closed;
-  when every session is busy, the answer is 503 with a `SessionLimitError`.
+- **Who a client is**: its address, not its connection (a `curl` loop opens a new one per request),
+  and, when several named tokens are configured, the token's name too. Behind a proxy the operator
+  names in `trusted_proxies`, the address that proxy forwarded (`X-Forwarded-For`, read right to
+  left past the trusted proxies); from anyone else that header is ignored.
+- **Per client**: at `max_sessions_per_client` open (always below `max_sessions`), the client's
+  least recently used idle session is closed to make room; when all of them are busy (a call in
+  progress or an event stream held open), the answer is 429 with a `SessionLimitError`. With a
+  token, only a request carrying one is admitted at all.
+- **In all**: at `max_sessions` open, room is made by closing the least recently used idle session
+  of the client holding the most sessions, if it holds more than the newcomer (a new client is served
+  before one already at its share), else one of the newcomer's own; when none can be closed, the
+  answer is 503 with a `SessionLimitError`.
 
-A flood therefore only ever recycles its own sessions, and a client using its session keeps it. A
-session is closed as its client would close it, with a DELETE through the app, so the SDK frees it
-whole; sessions idle past `session_idle_timeout` are closed by the SDK itself.
+A flood therefore only ever recycles its own sessions (or those of a client holding more than it),
+and a client using its session keeps it. A session is closed as its client would close it, with a
+DELETE through the app, so the SDK frees it whole; sessions idle past `session_idle_timeout` are
+closed by the SDK itself. A request of a sessionless revision (2026-07-28: its `MCP-Protocol-Version`
+is none of the handshake-era ones) opens no session: it passes through uncounted, to the SDK's own
+authentication, Host/Origin checks and size limit.
 
 It also refuses (403) a request whose `Origin` is not among `allowed_origins` when some are named,
 and at shutdown closes the sessions with no call in progress (their event streams would otherwise
@@ -24,6 +33,7 @@ hold the server open) and logs each call the shutdown limit cuts.
 from __future__ import annotations
 
 import hmac
+import ipaddress
 import json
 import logging
 import time
@@ -34,9 +44,10 @@ from typing import Any, cast
 
 import anyio
 
+from ._terminal import SafeLogRecords
 from .errors import SessionLimitError
 
-__all__ = ('SessionTable', 'HttpGuard', 'LOGGER')
+__all__ = ('SessionTable', 'HttpGuard', 'LOGGER', 'Network')
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -46,9 +57,16 @@ App = Callable[[Scope, Receive, Send], Awaitable[None]]
 Headers = list[tuple[bytes, bytes]]
 
 LOGGER = logging.getLogger('agentool.mcp')
-"""Where serving logs what it refused or cut (stderr by default, as every warning)."""
+"""Where serving logs what it refused or cut (stderr by default, as every warning), escaped and bounded."""
+LOGGER.addFilter(SafeLogRecords())
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+Client = tuple[str, str]
+"""Who a client is: its address and the name of the token it sent ('' with one token or none)."""
 
 _SESSION_HEADER = b'mcp-session-id'
+_VERSION_HEADER = b'mcp-protocol-version'
+_FORWARDED_HEADER = b'x-forwarded-for'
 _BODY_HEADERS = (_SESSION_HEADER, b'content-type', b'content-length', b'mcp-protocol-version')
 _SLACK = 1.0
 """Seconds a session is kept here past the SDK's idle timeout, so this table never undercounts it."""
@@ -56,7 +74,7 @@ _SLACK = 1.0
 
 @dataclass
 class _Session:
-    client: object
+    client: Client
     headers: Headers
     """The opening request's headers (Host, Origin, Authorization), to close the session as its client would."""
     last: float
@@ -73,7 +91,7 @@ class SessionTable:
     max_sessions_per_client: int
     idle_timeout: float
     sessions: OrderedDict[str, _Session] = field(default_factory=OrderedDict[str, _Session])
-    per_client: Counter[object] = field(default_factory=Counter[object])
+    per_client: Counter[Client] = field(default_factory=Counter[Client])
     evicted: int = 0
     """How many idle sessions were closed to make room for new ones."""
     refused: int = 0
@@ -98,7 +116,7 @@ class SessionTable:
         if session is not None:
             self.release(session.client)
 
-    def release(self, client: object) -> None:
+    def release(self, client: Client) -> None:
         self.per_client[client] -= 1
         if self.per_client[client] <= 0:
             del self.per_client[client]
@@ -112,25 +130,46 @@ class SessionTable:
             if not session.busy:
                 self.forget(session_id)
 
-    def idlest(self, client: object | None) -> str | None:
-        """The least recently used idle session (of `client`, when given), or `None` when all are busy."""
+    def idlest(self, client: Client) -> str | None:
+        """`client`'s least recently used idle session, or `None` when all of its sessions are busy."""
+        idle = (id for id, session in self.sessions.items() if not session.busy and session.client == client)
+        return next(idle, None)
+
+    def idlest_of_largest(self, than: int) -> str | None:
+        """The least recently used idle session of the client holding the most sessions (of those with an
+        idle one), if that is more than `than`; else `None`."""
+        largest: dict[Client, str] = {}
         for session_id, session in self.sessions.items():
-            if not session.busy and (client is None or session.client == client):
-                return session_id
-        return None
+            if not session.busy and self.per_client[session.client] > than:
+                largest.setdefault(session.client, session_id)
+        if not largest:
+            return None
+        return largest[max(largest, key=lambda client: self.per_client[client])]
 
 
 class HttpGuard:
     """ASGI middleware in front of the SDK's app: the rules above; everything else passes through."""
 
     def __init__(
-        self, app: App, *, path: str, table: SessionTable, token: str | None, allowed_origins: Sequence[str] = ()
+        self,
+        app: App,
+        *,
+        path: str,
+        table: SessionTable,
+        tokens: dict[str, str] | None,
+        allowed_origins: Sequence[str] = (),
+        trusted_proxies: Sequence[Network] = (),
+        legacy_versions: Sequence[str] = (),
     ) -> None:
         self.app = app
         self.path = path
         self.table = table
-        self._token = None if token is None else token.encode()
+        # Token bytes to the name a client is counted under: '' when there is one token (all alike).
+        named = tokens is not None and len(tokens) > 1
+        self._tokens = [(token.encode(), name if named else '') for name, token in (tokens or {}).items()]
         self._origins = frozenset(origin.encode('latin-1') for origin in allowed_origins)
+        self._proxies = tuple(trusted_proxies)
+        self._legacy = frozenset(version.encode('latin-1') for version in legacy_versions)
         self.stopping = False
         """Set when the server stops: a request cancelled from then on was cut by the shutdown limit."""
 
@@ -144,11 +183,16 @@ class HttpGuard:
             return await _answer(send, 403, _rpc_error('Origin not allowed', {'type': 'ForbiddenOrigin'}))
         if scope['path'] != self.path:
             return await self.app(scope, receive, send)
+        version = _header(headers, _VERSION_HEADER)
+        if version is not None and version not in self._legacy:
+            # Routed as the SDK routes it: a sessionless (2026-07-28) exchange holds no session.
+            return await self.app(scope, receive, send)
         if (session_id := _header(headers, _SESSION_HEADER)) is not None:
             return await self._in_session(session_id.decode('latin-1'), scope, receive, send)
-        if scope['method'] != 'POST' or not self._authorised(headers):
+        token_name = self._token_name(headers)
+        if scope['method'] != 'POST' or token_name is None:
             return await self.app(scope, receive, send)  # the SDK refuses it; no session can open
-        return await self._opening(scope, receive, send)
+        return await self._opening((self._address(scope, headers), token_name), scope, receive, send)
 
     async def close_idle(self) -> None:
         """Close every session with no call in progress (the server is stopping)."""
@@ -157,10 +201,9 @@ class HttpGuard:
             if not session.calls:
                 await self._close(session_id, session)
 
-    async def _opening(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def _opening(self, client: Client, scope: Scope, receive: Receive, send: Send) -> None:
         table = self.table
         table.expire()
-        client = tuple(scope.get('client') or ('?', 0))
         refusal = await self._make_room(client)
         if refusal is not None:
             table.refused += 1
@@ -212,27 +255,55 @@ class HttpGuard:
                 with anyio.CancelScope(shield=True):
                     await self._close(session_id, session)  # its last call is done: let the stop finish
 
-    async def _make_room(self, client: object) -> SessionLimitError | None:
+    async def _make_room(self, client: Client) -> SessionLimitError | None:
         table = self.table
-        for owner, option, whose in (
-            (client, 'max_sessions_per_client', 'this client'),
-            (None, 'max_sessions', 'the server'),
-        ):
-            limit = getattr(table, option)
-            count = table.per_client[client] if owner is not None else table.open
-            if count < limit:
-                continue
-            idlest = table.idlest(owner)
-            if idlest is None or not await self._close(idlest, table.sessions[idlest]):
-                return SessionLimitError(
-                    f'{whose} has {count} MCP sessions open, the most allowed ({option}={limit}), and all are '
-                    'in use; close one (DELETE) or retry later',
-                    option=option,
-                    limit=limit,
-                    open=count,
-                )
-            table.evicted += 1
-        return None
+        mine = table.per_client[client]
+        if mine >= table.max_sessions_per_client:
+            if await self._recycle(table.idlest(client)):
+                return None
+            return self._refusal('this client', 'max_sessions_per_client', table.max_sessions_per_client, mine)
+        if table.open < table.max_sessions:
+            return None
+        # Full: a client holding more than this one gives up its idlest session, else this one does.
+        if await self._recycle(table.idlest_of_largest(than=mine)) or await self._recycle(table.idlest(client)):
+            return None
+        return self._refusal('the server', 'max_sessions', table.max_sessions, table.open)
+
+    async def _recycle(self, session_id: str | None) -> bool:
+        """Close `session_id` (if any) to make room; whether it is gone."""
+        if session_id is None or not await self._close(session_id, self.table.sessions[session_id]):
+            return False
+        self.table.evicted += 1
+        return True
+
+    @staticmethod
+    def _refusal(whose: str, option: str, limit: int, count: int) -> SessionLimitError:
+        return SessionLimitError(
+            f'{whose} has {count} MCP sessions open, the most allowed ({option}={limit}), and none can be '
+            'closed; close one (DELETE) or retry later',
+            option=option,
+            limit=limit,
+            open=count,
+        )
+
+    def _address(self, scope: Scope, headers: Headers) -> str:
+        """The client's address: the peer's, or the one a trusted proxy forwarded (its nearest untrusted hop)."""
+        address = str((scope.get('client') or ('?', 0))[0])
+        if not self._proxies or not self._trusted(address):
+            return address
+        hops = b','.join(value for key, value in headers if key == _FORWARDED_HEADER).split(b',')
+        for hop in reversed(hops):
+            address = hop.strip().decode('latin-1')[:_ADDRESS_CHARS]
+            if not self._trusted(address):
+                break
+        return address
+
+    def _trusted(self, address: str) -> bool:
+        try:
+            parsed = ipaddress.ip_address(address)
+        except ValueError:
+            return False
+        return any(parsed in network for network in self._proxies)
 
     async def _close(self, session_id: str, session: _Session) -> bool:
         """Close a session as its client would (a DELETE through the app); whether it is gone."""
@@ -269,13 +340,20 @@ class HttpGuard:
             self.table.forget(session_id)
         return gone
 
-    def _authorised(self, headers: Headers) -> bool:
-        if self._token is None:
-            return True
+    def _token_name(self, headers: Headers) -> str | None:
+        """The name the request's token is counted under ('' without names), or `None`: not authorised."""
+        if not self._tokens:
+            return ''
         # As the SDK's bearer middleware reads it: the scheme in any case (HTTP auth schemes are), so
         # a request the SDK lets through is always one this guard admits and counts.
         sent = _header(headers, b'authorization') or b''
-        return sent[:7].lower() == b'bearer ' and hmac.compare_digest(sent[7:], self._token)
+        if sent[:7].lower() != b'bearer ':
+            return None
+        found: str | None = None
+        for token, name in self._tokens:  # every one compared, in constant time: no early answer
+            if hmac.compare_digest(sent[7:], token):
+                found = name
+        return found
 
 
 def _json_refusals(send: Send) -> Send:
@@ -325,6 +403,9 @@ def _refusal_text(text: bytes, status: int) -> tuple[str, dict[str, Any]]:
         said = fields.get('error_description') or code
     return (said if isinstance(said, str) and said else f'HTTP {status}'), data
 
+
+_ADDRESS_CHARS = 64
+"""How much of a forwarded address is kept (an address is shorter; a longer one is not an address)."""
 
 _REFUSAL_TEXT = 500
 """How much of a refusal's text is kept in the JSON-RPC error (the SDK's are one short line)."""

@@ -6,14 +6,15 @@ schema when the output is typed, and the hints `readOnlyHint`, `destructiveHint`
 validated against the agentool's input schema and `max_input_bytes`; a validation failure (the
 typed `InputTooLargeError`, by name, for the size) or a tool exception comes back as a tool result
 with `isError` set (MCP's channel for errors a model can act on), and a tool exception is also
-logged with its traceback. The `mcp` package is imported only when a server is built, so
-`import agentool` works without the extra.
+logged with its traceback (escaped and bounded: its text may be a client's). The tool list and
+`server/discover` carry caching hints that say what is true: they do not change while the server
+runs (`TOOL_LIST_TTL_MS`), and are the same for every client (`cacheScope: public`). The `mcp`
+package is imported only when a server is built, so `import agentool` works without the extra.
 """
 
 from __future__ import annotations
 
 import inspect
-import logging
 from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from typing import TYPE_CHECKING, Any, Literal, cast
@@ -25,6 +26,7 @@ from pydantic_ai import RunContext
 from pydantic_ai.usage import RunUsage
 
 from ._http_checks import int_problem
+from ._http_guards import LOGGER
 from ._interface import OperationInterface, build_interfaces
 from ._modules import import_modules
 from ._options import check_function, check_text, check_tracer
@@ -52,9 +54,16 @@ if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
     from mcp.server.lowlevel import Server
 
-__all__ = ('create_mcp_server', 'serve', 'run_server', 'HttpOptions', 'McpTransport', 'McpDepsFunc', 'META_KEY')
-
-logger = logging.getLogger(__name__)
+__all__ = (
+    'create_mcp_server',
+    'serve',
+    'run_server',
+    'HttpOptions',
+    'McpTransport',
+    'McpDepsFunc',
+    'META_KEY',
+    'TOOL_LIST_TTL_MS',
+)
 
 McpTransport = Literal['stdio', 'streamable-http']
 """How `serve` talks to clients: stdin/stdout (what MCP hosts launch) or Streamable HTTP."""
@@ -64,6 +73,10 @@ McpDepsFunc = Callable[[str], Any]
 
 META_KEY = 'agentool'
 """Key of the operation's metadata in each MCP tool's `_meta`."""
+
+TOOL_LIST_TTL_MS = 3_600_000
+"""How long a client may keep the tool list and `server/discover` (one hour): they never change while
+a server runs; the hour bounds how long a client keeps them past a restart that served other tools."""
 
 
 def create_mcp_server(
@@ -106,6 +119,7 @@ def create_mcp_server(
     check_tracer('tracer', tracer)
     _require_mcp()
     from mcp import MCPError, types
+    from mcp.server.caching import CacheHint
     from mcp.server.lowlevel import Server
 
     from . import __version__
@@ -147,6 +161,8 @@ def create_mcp_server(
         get_tool_input_schema=input_schema,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
+        # The same for every client, whatever its token: a shared cache may keep them too.
+        cache_hints={method: CacheHint(ttl_ms=TOOL_LIST_TTL_MS, scope='public') for method in _STABLE},
     )
 
 
@@ -299,10 +315,10 @@ async def _call(
         input = interface.validate(arguments)
     except ValidationError as error:
         # Field names only at info level: the rejected values are the caller's data.
-        logger.info('tool %r rejected arguments: %s', exposed.name, sorted({str(e['loc']) for e in error.errors()}))
+        LOGGER.info('tool %r rejected arguments: %s', exposed.name, sorted({str(e['loc']) for e in error.errors()}))
         return _error(interface.describe(error))
     except InvalidInputError as error:  # refused before any field is read (too large), as a run refuses it
-        logger.info('tool %r rejected arguments: %s', exposed.name, type(error).__name__)
+        LOGGER.info('tool %r rejected arguments: %s', exposed.name, type(error).__name__)
         return _error(interface.describe(error))
     try:
         # In the frame of the injector in effect, so the call meets it as on every surface (its gates).
@@ -318,7 +334,7 @@ async def _call(
                     result = await exposed.manager.execute(ctx, input)
                 interface.check_json(result)
     except Exception as error:  # a failed call is the client's tool result (MCP spec), not hidden: logged whole
-        logger.exception(
+        LOGGER.exception(
             'tool %r (agentool %r, operation %r) raised', exposed.name, exposed.agentool, exposed.operation
         )
         # The exception's text is cut short (the whole of it is in the log above).
@@ -383,6 +399,10 @@ def _tool(interface: OperationInterface) -> types.Tool:
             }
         },
     )
+
+
+_STABLE = ('tools/list', 'server/discover')
+"""The results fixed when the server is made (its tools, its name and capabilities)."""
 
 
 def _require_mcp() -> None:

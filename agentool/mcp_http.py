@@ -11,7 +11,10 @@
 - **No open public server by accident**: on an address other than loopback, serving without a token
   raises `UnsafeServingError` unless `allow_unauthenticated=True` says a proxy in front authenticates.
 - **Request-size limit**: a request body over `max_request_bytes` is answered 413 before parsing.
-- **Bounded sessions, allowed origins, a graceful stop**: see `agentool._http_guards` and `HttpOptions`.
+- **Fair sessions, allowed origins, a graceful stop**: see `agentool._http_guards` and `HttpOptions`.
+- **Both protocol eras**: handshake-era sessions (2025-11-25 and before) and sessionless 2026-07-28
+  requests, which hold no session and pass the same token, Host/Origin and size checks.
+- **Logs safe to read**: what serving logs (its own lines, the SDK's and uvicorn's) is escaped and bounded.
 - **A startup line** on stderr says where: `agentool mcp: serving at http://127.0.0.1:8000/mcp ...`.
 
 `agentool.mcp.serve(..., transport='streamable-http', http=HttpOptions(...))` and
@@ -20,11 +23,13 @@
 
 from __future__ import annotations
 
+import ipaddress
+import logging
 import os
 import signal
 import socket
 import sys
-from collections.abc import Awaitable, Callable, Generator, Sequence
+from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
@@ -33,22 +38,29 @@ import anyio
 from anyio.abc import TaskStatus
 
 from ._http_checks import (
-    StaticToken,
+    StaticTokens,
     flag_problem,
     host_problem,
     int_problem,
     is_loopback,
+    one_of,
     origins_problem,
     path_problem,
+    proxies_problem,
     seconds_problem,
+    share_problem,
+    tokens_problem,
     transport_security,
     type_problem,
+    unsendable,
 )
-from ._http_guards import HttpGuard, SessionTable
+from ._http_guards import HttpGuard, Network, SessionTable
 from ._modules import without_working_directory
+from ._terminal import SafeLogRecords
 from .errors import ServingError, UnsafeServingError, quote
 
 if TYPE_CHECKING:
+    import uvicorn
     from mcp.server.lowlevel import Server
     from starlette.applications import Starlette
 
@@ -56,6 +68,7 @@ __all__ = (
     'TOKEN_ENV',
     'DEFAULT_MAX_REQUEST_BYTES',
     'MAX_TOKEN_FILE_BYTES',
+    'MAX_TOKENS_FILE_BYTES',
     'HttpOptions',
     'http_app',
     'is_loopback',
@@ -69,8 +82,14 @@ TOKEN_ENV = 'AGENTOOL_MCP_TOKEN'
 DEFAULT_MAX_REQUEST_BYTES = 1024 * 1024
 """Largest request body accepted by default (1 MiB); a larger one is answered 413."""
 
+_ONE_TOKEN = 'agentool-bearer'
+"""The name a single token's holders are known by (to the SDK's auth context)."""
+
 MAX_TOKEN_FILE_BYTES = 4096
 """Largest token file read; a longer one (or `/dev/zero`) is refused, not read whole."""
+
+MAX_TOKENS_FILE_BYTES = 64 * 1024
+"""Largest named-tokens file read (`tokens_file`)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -85,13 +104,19 @@ class HttpOptions:
         token: The bearer token clients must send. Prefer `token_file` or `$AGENTOOL_MCP_TOKEN`,
             which keep it out of process listings and source code.
         token_file: A file whose content (surrounding whitespace removed) is the token.
+        tokens: Several bearer tokens by name (`{'alice': '...', 'ci': '...'}`), instead of `token`:
+            any one is accepted, and each name is a client of its own for the session limits (the
+            token's holders at one address share its sessions, whoever else is there).
+        tokens_file: A file of named tokens, one `NAME TOKEN` a line (blank lines and `#` comments
+            skipped), read as `tokens` is used; keeps them out of source code.
         allow_unauthenticated: Serve without a token on a non-loopback address (something in front
             must then authenticate); without it that raises `UnsafeServingError`.
         max_request_bytes: Largest request body accepted; larger ones are answered 413.
         max_sessions: Most MCP sessions open at once. At the cap, the least recently used idle session
             is closed for a new one; when all are busy the new one is refused (503, `SessionLimitError`).
-        max_sessions_per_client: Most sessions one client (one connection: the peer's address and port)
-            has open; past it its own idlest session is closed for a new one, or, all busy, 429.
+        max_sessions_per_client: Most sessions one client (its address, and its token's name with
+            `tokens`) has open, below `max_sessions` so that one client never fills the server; past
+            it its own idlest session is closed for a new one, or, all busy, 429.
         session_idle_timeout: Seconds a session with no request in flight is kept before it is closed.
         shutdown_timeout: Seconds a stop (Ctrl-C, SIGTERM, cancellation) waits for calls in flight;
             each still running then is cut, and the log says so.
@@ -99,6 +124,9 @@ class HttpOptions:
             with another `Origin` is answered 403. Empty (the default): `Origin` is not checked off
             loopback (the token, or the proxy in front, decides). On loopback only the loopback
             address itself is allowed, whatever this says.
+        trusted_proxies: Addresses or networks (`10.0.0.5`, `10.0.0.0/24`) of proxies in front whose
+            `X-Forwarded-For` names the client; empty (the default): the peer's own address does,
+            and no one's `X-Forwarded-For` is believed.
 
     Raises:
         ServingError: an option of the wrong type or out of range, checked here; `details['options']`
@@ -110,6 +138,8 @@ class HttpOptions:
     path: str = '/mcp'
     token: str | None = None
     token_file: str | os.PathLike[str] | None = None
+    tokens: Mapping[str, str] | None = None
+    tokens_file: str | os.PathLike[str] | None = None
     allow_unauthenticated: bool = False
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
     max_sessions: int = 1000
@@ -117,6 +147,7 @@ class HttpOptions:
     session_idle_timeout: float = 300.0
     shutdown_timeout: float = 30.0
     allowed_origins: Sequence[str] = ()
+    trusted_proxies: Sequence[str] = ()
 
     def __post_init__(self) -> None:
         host = cast(object, self.host)
@@ -145,6 +176,25 @@ class HttpOptions:
                 ('session_idle_timeout', seconds_problem('session_idle_timeout', self.session_idle_timeout)),
                 ('shutdown_timeout', seconds_problem('shutdown_timeout', self.shutdown_timeout)),
                 ('allowed_origins', origins_problem(self.allowed_origins)),
+                ('max_sessions_per_client', share_problem(self.max_sessions, self.max_sessions_per_client)),
+                ('tokens', tokens_problem(self.tokens)),
+                (
+                    'tokens_file',
+                    type_problem(
+                        'tokens_file', self.tokens_file, 'a path (str or os.PathLike) or None', str, os.PathLike
+                    ),
+                ),
+                (
+                    'token',
+                    one_of(
+                        {
+                            'token or token_file': self.token if self.token is not None else self.token_file,
+                            'tokens': self.tokens,
+                            'tokens_file': self.tokens_file,
+                        }
+                    ),
+                ),
+                ('trusted_proxies', proxies_problem(self.trusted_proxies)),
             )
             if problem is not None
         }
@@ -156,6 +206,9 @@ class HttpOptions:
         # A list given is kept as a tuple; a trailing '/' is not part of an origin, and browsers send
         # scheme and host in lower case.
         object.__setattr__(self, 'allowed_origins', tuple(o.rstrip('/').lower() for o in self.allowed_origins))
+        object.__setattr__(self, 'trusted_proxies', tuple(self.trusted_proxies))
+        if self.tokens is not None:
+            object.__setattr__(self, 'tokens', dict(self.tokens))  # a copy: later edits to the caller's change nothing
 
     def resolve_token(self) -> str | None:
         """The token in effect: `token`, else `token_file`'s content, else `$AGENTOOL_MCP_TOKEN`, else `None`.
@@ -178,7 +231,7 @@ class HttpOptions:
         if not token:
             raise self._error(f'the bearer token from {source} is empty')
         # A client sends it in a header: no control characters (NUL, a newline), nothing a header cannot hold.
-        if any(not (char.isprintable() and (char == ' ' or not char.isspace())) for char in token):
+        if unsendable(token):
             raise self._error(
                 f'the bearer token from {source} holds a control or space character no client can send '
                 'in an Authorization header',
@@ -186,23 +239,57 @@ class HttpOptions:
             )
         return token
 
-    def _read_token_file(self, path: str) -> str:
-        """The token file's text, read up to `MAX_TOKEN_FILE_BYTES` (a device or a huge file is refused)."""
+    def resolve_tokens(self) -> dict[str, str] | None:
+        """The tokens in effect by name: `tokens`, else `{'agentool-bearer': resolve_token()}`, else `None`.
+
+        Raises:
+            ServingError: see `resolve_token`.
+        """
+        if self.tokens is not None:
+            return dict(self.tokens)
+        if self.tokens_file is not None:
+            return self._read_tokens_file(os.fspath(self.tokens_file))
+        token = self.resolve_token()
+        return None if token is None else {_ONE_TOKEN: token}
+
+    def _read_tokens_file(self, path: str) -> dict[str, str]:
+        """The named tokens of a `NAME TOKEN`-a-line file; no error quotes a token."""
+        tokens: dict[str, str] = {}
+        text = self._read_token_file(path, MAX_TOKENS_FILE_BYTES, 'tokens file', 'named tokens')
+        for number, line in enumerate(text.removeprefix('\ufeff').splitlines(), 1):
+            if not line.strip() or line.lstrip().startswith('#'):
+                continue
+            name, _, token = line.strip().partition(' ')
+            if not token.strip() or name in tokens:
+                problem = 'repeats a name' if name in tokens else 'holds no token'
+                raise self._error(
+                    f'line {number} of the tokens file {quote(path)} {problem}: write one NAME TOKEN a line',
+                    line=number,
+                )
+            tokens[name] = token.strip()
+        if (problem := tokens_problem(tokens) if tokens else 'it names no token') is not None:
+            raise self._error(f'the tokens file {quote(path)} cannot be used: {problem}')
+        return tokens
+
+    def _read_token_file(
+        self, path: str, limit: int = MAX_TOKEN_FILE_BYTES, what: str = 'token file', holds: str = 'the token'
+    ) -> str:
+        """The file's text, read up to `limit` bytes (a device or a huge file is refused)."""
         try:
             with open(path, 'rb') as file:
-                data = file.read(MAX_TOKEN_FILE_BYTES + 1)
+                data = file.read(limit + 1)
         except OSError as error:
-            raise self._error(f'cannot read the token file {quote(path)}: {error.strerror or error}') from None
-        if len(data) > MAX_TOKEN_FILE_BYTES:
+            raise self._error(f'cannot read the {what} {quote(path)}: {error.strerror or error}') from None
+        if len(data) > limit:
             raise self._error(
-                f'the token file {quote(path)} is over {MAX_TOKEN_FILE_BYTES} bytes; it must hold just the token',
-                reason='token file too large',
-                limit=MAX_TOKEN_FILE_BYTES,
+                f'the {what} {quote(path)} is over {limit} bytes; it must hold just {holds}',
+                reason=f'{what} too large',
+                limit=limit,
             )
         try:
             return data.decode('utf-8')
         except UnicodeDecodeError as error:
-            raise self._error(f'cannot read the token file {quote(path)}: not UTF-8 text ({error.reason})') from None
+            raise self._error(f'cannot read the {what} {quote(path)}: not UTF-8 text ({error.reason})') from None
 
     def url(self, port: int | None = None) -> str:
         """The endpoint's URL (with `port` instead of `self.port` when given, e.g. the one `0` picked)."""
@@ -226,12 +313,12 @@ def http_app(server: Server[Any], options: HttpOptions = HttpOptions()) -> Starl
         UnsafeServingError: no token, a non-loopback host and not `allow_unauthenticated`.
         ServingError: the token file cannot be read, or the token is empty.
     """
-    token = _checked_token(server, options)
-    return _app(server, options, token, options.port)
+    tokens = _checked_tokens(server, options)
+    return _app(server, options, tokens, options.port)
 
 
-def _checked_token(server: object, options: object) -> str | None:
-    """The token in effect, once `server` and `options` are known to be what serving needs and safe."""
+def _checked_tokens(server: object, options: object) -> dict[str, str] | None:
+    """The tokens in effect, once `server` and `options` are known to be what serving needs and safe."""
     from mcp.server.lowlevel import Server
 
     if not isinstance(server, Server):
@@ -244,13 +331,13 @@ def _checked_token(server: object, options: object) -> str | None:
         raise ServingError(
             f'options must be an HttpOptions; got {quote(options)}', option='options', value=quote(options)
         )
-    token = options.resolve_token()
-    _check_safe(options, token)
-    return token
+    tokens = options.resolve_tokens()
+    _check_safe(options, tokens)
+    return tokens
 
 
-def _check_safe(options: HttpOptions, token: str | None) -> None:
-    if token is None and not is_loopback(options.host) and not options.allow_unauthenticated:
+def _check_safe(options: HttpOptions, tokens: dict[str, str] | None) -> None:
+    if tokens is None and not is_loopback(options.host) and not options.allow_unauthenticated:
         raise UnsafeServingError(
             f'refusing to serve MCP without authentication on {quote(options.host)}, which other machines can reach: '
             f'set a bearer token (${TOKEN_ENV} or a token file), serve on 127.0.0.1, or allow it explicitly '
@@ -260,15 +347,16 @@ def _check_safe(options: HttpOptions, token: str | None) -> None:
         )
 
 
-def _app(server: Server[Any], options: HttpOptions, token: str | None, port: int) -> Starlette:
+def _app(server: Server[Any], options: HttpOptions, tokens: dict[str, str] | None, port: int) -> Starlette:
     from mcp.server.auth.settings import AuthSettings
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
     from starlette.middleware import Middleware
 
     auth: dict[str, Any] = {}
-    if token is not None:
+    if tokens is not None:
         # Resource-server mode without OAuth: no metadata routes; the issuer URL is required but unused.
         settings = AuthSettings(issuer_url=options.url(), resource_server_url=None, required_scopes=[])  # pyright: ignore[reportArgumentType]
-        auth = {'auth': settings, 'token_verifier': StaticToken(token)}
+        auth = {'auth': settings, 'token_verifier': StaticTokens(tokens)}
     served = server.streamable_http_app(
         streamable_http_path=options.path,
         host=options.host,
@@ -281,10 +369,18 @@ def _app(server: Server[Any], options: HttpOptions, token: str | None, port: int
     )
     table = SessionTable(options.max_sessions, options.max_sessions_per_client, options.session_idle_timeout)
     served.state.mcp_sessions = table
-    origins = options.allowed_origins
+    proxies: tuple[Network, ...] = tuple(ipaddress.ip_network(p, strict=False) for p in options.trusted_proxies)
 
     def guard(app: Any) -> HttpGuard:
-        made = HttpGuard(app, path=options.path, table=table, token=token, allowed_origins=origins)
+        made = HttpGuard(
+            app,
+            path=options.path,
+            table=table,
+            tokens=tokens,
+            allowed_origins=options.allowed_origins,
+            trusted_proxies=proxies,
+            legacy_versions=HANDSHAKE_PROTOCOL_VERSIONS,
+        )
         served.state.mcp_guard = made  # the server closes idle sessions through it when it stops
         return made
 
@@ -328,11 +424,11 @@ async def serve_http(
                 await guard.close_idle()  # an idle session's event stream would hold the stop to its limit
             await super().shutdown(sockets)
 
-    token = _checked_token(server, options)
+    tokens = _checked_tokens(server, options)
     listener = _listen(options)
     with listener:  # closed however this ends (uvicorn closes it too on a graceful stop)
         port = listener.getsockname()[1]
-        app = _app(server, options, token, port)  # Host and Origin checked against the port listened on
+        app = _app(server, options, tokens, port)  # Host and Origin checked against the port listened on
         uv = _Server(
             uvicorn.Config(
                 app,
@@ -349,23 +445,47 @@ async def serve_http(
         with without_working_directory():
             uv.config.load()  # imports the protocol modules now, with the working directory out of the way
         url = options.url(port)
-        auth = 'no authentication' if token is None else 'bearer token required'
-        announce(
-            f'agentool mcp: serving at {url} ({auth}; requests up to {options.max_request_bytes} bytes)'
-        )  # closed however this ends (uvicorn closes it too on a graceful stop)
-        async with anyio.create_task_group() as group:
+        auth = 'no authentication' if tokens is None else 'bearer token required'
+        announce(f'agentool mcp: serving at {url} ({auth}; requests up to {options.max_request_bytes} bytes)')
+        with _safe_logs():  # every logger is there now: the app is built, uvicorn's modules loaded
+            await _serve(uv, listener, url, task_status)
 
-            async def run() -> None:
-                with anyio.CancelScope(shield=True):  # a cancelled caller gets a graceful shutdown
-                    await uv.serve(sockets=[listener])
-                group.cancel_scope.cancel()  # stopped on its own (a signal): end the wait below
 
-            group.start_soon(run)
-            task_status.started(url)
-            try:
-                await anyio.sleep_forever()
-            finally:
-                uv.should_exit = True
+async def _serve(uv: uvicorn.Server, listener: socket.socket, url: str, task_status: TaskStatus[str]) -> None:
+    """Run `uv` on `listener` until cancelled (then a graceful stop); `task_status` gets `url` once listening."""
+    async with anyio.create_task_group() as group:
+
+        async def run() -> None:
+            with anyio.CancelScope(shield=True):  # a cancelled caller gets a graceful shutdown
+                await uv.serve(sockets=[listener])
+            group.cancel_scope.cancel()  # stopped on its own (a signal): end the wait below
+
+        group.start_soon(run)
+        task_status.started(url)
+        try:
+            await anyio.sleep_forever()
+        finally:
+            uv.should_exit = True
+
+
+@contextmanager
+def _safe_logs() -> Generator[None]:
+    """While serving, the SDK's and uvicorn's log records are escaped and bounded as agentool's own are.
+
+    They quote what clients sent (a Host or Origin header, a method name, an exception's text).
+    Each logger of theirs gets the filter (a filter applies only where a record is made), and
+    loses it when serving ends.
+    """
+    safe = SafeLogRecords()
+    names = [name for name in logging.root.manager.loggerDict if name.split('.')[0] in ('mcp', 'uvicorn')]
+    loggers = [logging.getLogger(name) for name in names]
+    for logger in loggers:
+        logger.addFilter(safe)
+    try:
+        yield
+    finally:
+        for logger in loggers:
+            logger.removeFilter(safe)
 
 
 async def until_signalled(serving: Callable[[], Awaitable[None]]) -> None:

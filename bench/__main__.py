@@ -23,6 +23,7 @@ from .cassette import cassette_rows
 from .cli import cli_rows
 from .concurrency import concurrency_row
 from .dispatch import dispatch_rows
+from .http_serving import http_serving_rows
 from .imports import import_row
 from .lean import lean_rows
 from .paths import path_rows
@@ -81,6 +82,14 @@ _NOTES = """
   `python -c "import pydantic_ai"`), interleaved, in the CPU time each process used (so load on
   the machine does not count; the wall time is shown for context), median and range of the
   repeats. `--help` and usage errors import no pydantic-ai; a command pays its import once.
+- **HTTP serving**: `tools/call` of one tool (two numbers in, their sum out) over Streamable HTTP
+  on loopback, each server in a process of its own on uvicorn (h11, asyncio), called in turn over
+  one keep-alive connection in each protocol era (a handshake-era session; sessionless 2026-07-28
+  POSTs). Throughput is calls per CPU second of the server process (`/proc`), so load on the
+  machine and the client's work do not count. agentool's `serve_http` (every guard on) is compared
+  with the same MCP server served by the SDK's own `streamable_http_app` (the guards' cost), the
+  SDK's `MCPServer` and FastMCP, each serving the tool as a plain function. Median and range of
+  the per-repeat ratios, servers and eras interleaved.
 """
 
 
@@ -104,6 +113,7 @@ def collect(scale: Scale) -> list[Row]:
         *_timed('cassette replay', lambda: asyncio.run(cassette_rows(scale))),
         *_timed('import', lambda: [import_row(scale)]),
         *_timed('command line', lambda: cli_rows(scale)),
+        *_timed('HTTP serving', lambda: http_serving_rows(scale)),
     ]
 
 

@@ -9,6 +9,7 @@ from functools import partial
 import anyio
 import httpx2
 from mcp import Client
+from mcp.client.client import ConnectMode
 from mcp.client.streamable_http import streamable_http_client
 
 from agentool.mcp import create_mcp_server
@@ -28,14 +29,31 @@ async def served(options: HttpOptions, announced: list[str] | None = None) -> As
         group.cancel_scope.cancel()
 
 
-def http_client(token: str | None, statuses: list[int]) -> httpx2.AsyncClient:
-    """An HTTP client for the MCP client, sending `token` and recording every response's status."""
+def http_client(token: str | None, statuses: list[int], source: str | None = None) -> httpx2.AsyncClient:
+    """An HTTP client for the MCP client, sending `token` and recording every response's status.
+
+    `source`: the local address its connections come from (`127.0.0.2`: a second client on loopback,
+    which Linux routes whole to `lo`).
+    """
 
     async def record(response: httpx2.Response) -> None:
         statuses.append(response.status_code)
 
     headers = {} if token is None else {'Authorization': f'Bearer {token}'}
-    return httpx2.AsyncClient(headers=headers, event_hooks={'response': [record]})
+    transport = None if source is None else httpx2.AsyncHTTPTransport(local_address=source)
+    return httpx2.AsyncClient(headers=headers, event_hooks={'response': [record]}, transport=transport)
+
+
+@asynccontextmanager
+async def connected(
+    url: str, *, mode: ConnectMode = 'legacy', source: str | None = None, token: str | None = None
+) -> AsyncGenerator[Client]:
+    """The official client connected to `url` in protocol era `mode`, from local address `source`."""
+    async with (
+        http_client(token, [], source) as http,
+        Client(streamable_http_client(url, http_client=http), mode=mode) as client,
+    ):
+        yield client
 
 
 async def add(url: str, token: str | None, statuses: list[int], a: float, b: float, **extra: object) -> object:

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncGenerator
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import AsyncGenerator, Generator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 import anyio
+from anyio.abc import TaskGroup
+from pydantic_ai import RunContext
 from starlette.applications import Starlette
 
+from agentool import BaseOperationInput, RoutingConfig, create_agentool
+from agentool.core.injector import AgenToolInjector, use_injector
+from agentool.core.registry import AgenToolRegistry, use_registry
 from agentool.mcp import create_mcp_server
 from agentool.mcp_http import HttpOptions, http_app
 
@@ -20,6 +25,18 @@ INITIALIZE = {
     'method': 'initialize',
     'params': {'protocolVersion': '2025-06-18', 'capabilities': {}, 'clientInfo': {'name': 't', 'version': '1'}},
 }
+
+MODERN = '2026-07-28'
+"""MCP's sessionless revision: each request a self-contained POST, no `initialize`, no session."""
+
+
+def modern(method: str, params: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, str]]:
+    """A 2026-07-28 request for `method` and the headers it travels with."""
+    meta = {'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': {}}
+    headers = {'mcp-protocol-version': MODERN, 'mcp-method': method}
+    if params is not None and 'name' in params:
+        headers['mcp-name'] = params['name']
+    return {'jsonrpc': '2.0', 'id': 1, 'method': method, 'params': {**(params or {}), '_meta': meta}}, headers
 
 
 @dataclass
@@ -109,3 +126,45 @@ async def running(options: HttpOptions) -> AsyncGenerator[Starlette]:
     app = http_app(create_mcp_server(), options)
     async with app.router.lifespan_context(app):
         yield app
+
+
+@dataclass
+class Held:
+    """A tool call that stays in progress until the test releases it: a session kept busy."""
+
+    entered: int = 0
+    inside: anyio.Event = field(default_factory=anyio.Event)
+    release: anyio.Event = field(default_factory=anyio.Event)
+
+
+class HoldInput(BaseOperationInput):
+    operation: Literal['hold']
+
+
+async def hold(ctx: RunContext[Held]) -> str:
+    ctx.deps.entered += 1
+    ctx.deps.inside.set()
+    await ctx.deps.release.wait()
+    return 'released'
+
+
+@contextmanager
+def holding() -> Generator[Held]:
+    """A registry of its own with the `holder` agentool (`holder_hold` waits for `release`), and its gate."""
+    with use_registry(AgenToolRegistry()), use_injector(AgenToolInjector()) as injector:
+        create_agentool('holder', HoldInput, RoutingConfig(operation_map={'hold': 'hold'}), [hold], deps_type=Held)
+        gate = Held()
+        injector.provide(Held, instance=gate)
+        yield gate
+
+
+async def busy_session(app: Starlette, client: tuple[str, int], held: Held, group: TaskGroup) -> str:
+    """A session of `client` with a `holder_hold` call in progress (until `held.release`)."""
+    session = await open_session(app, client)
+    call = {'jsonrpc': '2.0', 'id': 3, 'method': 'tools/call', 'params': {'name': 'holder_hold', 'arguments': {}}}
+    entered = held.entered
+    group.start_soon(lambda: send(app, client, call, session=session))
+    while held.entered == entered:
+        await held.inside.wait()
+        held.inside = anyio.Event()
+    return session

@@ -2,80 +2,40 @@
 
 The finding: 10,001 `initialize` requests on one keep-alive connection opened 10,000 sessions
 (the SDK's cap), and every new client then got 503 for up to 30 minutes. The app is driven here
-in-process (ASGI calls, no sockets), each request naming its client (the peer's address and port).
+in-process (ASGI calls, no sockets), each request naming its peer (address and port); a client is
+its address, so `FLOODER` and `OTHER` are on two addresses.
 The flood itself is in `tests/test_reliability_serving_abuse.py` (10,000 under `make fuzz`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import anyio
 import pytest
-from pydantic_ai import RunContext
 
 pytest.importorskip('mcp')
 
-from starlette.applications import Starlette
 
-from agentool import BaseOperationInput, RoutingConfig, create_agentool
-from agentool.core.injector import AgenToolInjector, use_injector
-from agentool.core.registry import AgenToolRegistry, use_registry
 from agentool.errors import ServingError
 from agentool.mcp_http import HttpOptions
-from tests.mcp_asgi import INITIALIZE, list_tools, open_session, running, send
+from tests.mcp_asgi import INITIALIZE, Held, busy_session, holding, list_tools, open_session, running, send
 
 FLOODER = ('127.0.0.1', 40001)
-OTHER = ('127.0.0.1', 40002)
-
-
-@dataclass
-class Held:
-    """A tool call that stays in progress until the test releases it: a session kept busy."""
-
-    entered: int = 0
-    inside: anyio.Event = field(default_factory=anyio.Event)
-    release: anyio.Event = field(default_factory=anyio.Event)
-
-
-class HoldInput(BaseOperationInput):
-    operation: Literal['hold']
-
-
-async def hold(ctx: RunContext[Held]) -> str:
-    ctx.deps.entered += 1
-    ctx.deps.inside.set()
-    await ctx.deps.release.wait()
-    return 'released'
+OTHER = ('127.0.0.2', 40002)
 
 
 @pytest.fixture
 def held() -> Iterator[Held]:
-    with use_registry(AgenToolRegistry()), use_injector(AgenToolInjector()) as injector:
-        create_agentool('holder', HoldInput, RoutingConfig(operation_map={'hold': 'hold'}), [hold], deps_type=Held)
-        gate = Held()
-        injector.provide(Held, instance=gate)
+    with holding() as gate:
         yield gate
-
-
-async def _busy_session(app: Starlette, client: tuple[str, int], held: Held, group: anyio.abc.TaskGroup) -> str:
-    session = await open_session(app, client)
-    call = {'jsonrpc': '2.0', 'id': 3, 'method': 'tools/call', 'params': {'name': 'holder_hold', 'arguments': {}}}
-    entered = held.entered
-    group.start_soon(lambda: send(app, client, call, session=session))
-    with anyio.fail_after(10):
-        while held.entered == entered:
-            await held.inside.wait()
-            held.inside = anyio.Event()
-    return session
 
 
 async def test_a_client_whose_sessions_are_all_busy_gets_a_typed_429_and_others_are_served(held: Held) -> None:
     async with running(HttpOptions(max_sessions_per_client=2)) as app, anyio.create_task_group() as group:
         for _ in range(2):
-            await _busy_session(app, FLOODER, held, group)
+            await busy_session(app, FLOODER, held, group)
         refused = await send(app, FLOODER, INITIALIZE)
         assert refused.status == 429
         assert refused.headers['retry-after'] == '1'
@@ -90,15 +50,16 @@ async def test_a_client_whose_sessions_are_all_busy_gets_a_typed_429_and_others_
 
 
 async def test_at_the_server_cap_an_idle_session_makes_room_and_busy_ones_refuse_with_503(held: Held) -> None:
-    async with running(HttpOptions(max_sessions=2)) as app, anyio.create_task_group() as group:
+    options = HttpOptions(max_sessions=2, max_sessions_per_client=1)
+    async with running(options) as app, anyio.create_task_group() as group:
         idle = await open_session(app, OTHER)
-        await _busy_session(app, FLOODER, held, group)
-        third = ('127.0.0.1', 40003)
+        await busy_session(app, FLOODER, held, group)
+        third = ('127.0.0.3', 40003)
         fresh = await open_session(app, third)  # the idle session was closed for it
         assert (await list_tools(app, OTHER, idle)).status == 404
         assert (await list_tools(app, third, fresh)).status == 200
-        await _busy_session(app, third, held, group)  # `fresh` is busy now too
-        refused = await send(app, ('127.0.0.1', 40004), INITIALIZE)
+        await busy_session(app, third, held, group)  # `fresh` is busy now too
+        refused = await send(app, ('127.0.0.4', 40004), INITIALIZE)
         assert refused.status == 503
         assert refused.rpc()['error']['data']['details'] == {'option': 'max_sessions', 'limit': 2, 'open': 2}
         held.release.set()

@@ -133,10 +133,25 @@ def _configure_mcp(parser: argparse.ArgumentParser) -> None:
     )
     http.add_argument('--max-request-bytes', type=int, metavar='N', help='larger requests get 413 (default: 1 MiB)')
     http.add_argument('--max-sessions', type=int, metavar='N', help='most sessions open at once (default: 1000)')
-    http.add_argument('--max-sessions-per-client', type=int, metavar='N', help='per connection (default: 32)')
+    http.add_argument(
+        '--max-sessions-per-client',
+        type=int,
+        metavar='N',
+        help='per client address (default: 32, below --max-sessions)',
+    )
     http.add_argument('--session-idle-timeout', type=float, metavar='S', help='close idle sessions (default: 300)')
     http.add_argument('--shutdown-timeout', type=float, metavar='S', help='wait for calls on stop (default: 30)')
     http.add_argument('--allowed-origin', dest='allowed_origins', action='append', metavar='ORIGIN', help='repeatable')
+    http.add_argument(
+        '--tokens-file', metavar='FILE', help='named bearer tokens, one NAME TOKEN a line (each name its own client)'
+    )
+    http.add_argument(
+        '--trusted-proxy',
+        dest='trusted_proxies',
+        action='append',
+        metavar='ADDR',
+        help='a proxy whose X-Forwarded-For names the client (address or network; repeatable)',
+    )
 
 
 def _configure_cassette(parser: argparse.ArgumentParser) -> None:

@@ -187,6 +187,8 @@ _HTTP_OPTIONS = {
     'session_idle_timeout': '--session-idle-timeout',
     'shutdown_timeout': '--shutdown-timeout',
     'allowed_origins': '--allowed-origin',
+    'tokens_file': '--tokens-file',
+    'trusted_proxies': '--trusted-proxy',
 }
 """The `HttpOptions` fields the `mcp` command sets, with their options."""
 
