@@ -80,6 +80,8 @@ TOKEN_ENV = 'AGENTOOL_MCP_TOKEN'
 """Environment variable holding the bearer token, used when neither `token` nor `token_file` is given."""
 
 DEFAULT_MAX_REQUEST_BYTES = 1024 * 1024
+DEFAULT_SESSIONS_PER_CLIENT = 32
+"""One client's share of the sessions unless told otherwise (less when `max_sessions` is small)."""
 """Largest request body accepted by default (1 MiB); a larger one is answered 413."""
 
 _ONE_TOKEN = 'agentool-bearer'
@@ -116,7 +118,8 @@ class HttpOptions:
             is closed for a new one; when all are busy the new one is refused (503, `SessionLimitError`).
         max_sessions_per_client: Most sessions one client (its address, and its token's name with
             `tokens`) has open, below `max_sessions` so that one client never fills the server; past
-            it its own idlest session is closed for a new one, or, all busy, 429.
+            it its own idlest session is closed for a new one, or, all busy, 429. `None` (the
+            default): 32, or fewer when `max_sessions` is small (at most half of it, at least 1).
         session_idle_timeout: Seconds a session with no request in flight is kept before it is closed.
         shutdown_timeout: Seconds a stop (Ctrl-C, SIGTERM, cancellation) waits for calls in flight;
             each still running then is cut, and the log says so.
@@ -143,13 +146,16 @@ class HttpOptions:
     allow_unauthenticated: bool = False
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
     max_sessions: int = 1000
-    max_sessions_per_client: int = 32
+    max_sessions_per_client: int | None = None
     session_idle_timeout: float = 300.0
     shutdown_timeout: float = 30.0
     allowed_origins: Sequence[str] = ()
     trusted_proxies: Sequence[str] = ()
 
     def __post_init__(self) -> None:
+        if self.max_sessions_per_client is None and isinstance(cast(object, self.max_sessions), int):
+            share = min(DEFAULT_SESSIONS_PER_CLIENT, max(1, self.max_sessions // 2))
+            object.__setattr__(self, 'max_sessions_per_client', share)
         host = cast(object, self.host)
         if isinstance(host, str) and host.startswith('[') and host.endswith(']'):
             object.__setattr__(self, 'host', host[1:-1])  # '[::1]' as in a URL: bind the address inside
@@ -367,7 +373,8 @@ def _app(server: Server[Any], options: HttpOptions, tokens: dict[str, str] | Non
         session_idle_timeout=options.session_idle_timeout,
         **auth,
     )
-    table = SessionTable(options.max_sessions, options.max_sessions_per_client, options.session_idle_timeout)
+    per_client = cast(int, options.max_sessions_per_client)  # never None once built (__post_init__)
+    table = SessionTable(options.max_sessions, per_client, options.session_idle_timeout)
     served.state.mcp_sessions = table
     proxies: tuple[Network, ...] = tuple(ipaddress.ip_network(p, strict=False) for p in options.trusted_proxies)
 

@@ -19,6 +19,7 @@ pytest.importorskip('mcp')
 import httpx2
 from mcp_types.version import LATEST_HANDSHAKE_VERSION
 
+from agentool.errors import ServingError
 from agentool.mcp_http import HttpOptions
 from tests.http_serving import connected, served
 from tests.mcp_asgi import INITIALIZE
@@ -106,3 +107,13 @@ async def test_a_flood_from_a_host_under_its_limit_leaves_the_server_room_for_an
             async with connected(url, source='127.0.0.3') as newcomer:
                 result = await newcomer.call_tool('calculator_add', {'a': 2, 'b': 2})
                 assert result.structured_content == {'result': 4.0}
+
+
+@pytest.mark.parametrize(('max_sessions', 'share'), [(1, 1), (2, 1), (9, 4), (64, 32), (1000, 32)])
+def test_a_clients_default_share_stays_below_a_small_server_cap(max_sessions: int, share: int) -> None:
+    assert HttpOptions(max_sessions=max_sessions).max_sessions_per_client == share
+
+
+def test_a_client_share_as_large_as_the_server_cap_is_refused() -> None:
+    with pytest.raises(ServingError, match=r'max_sessions_per_client \(4\) must be below max_sessions \(4\)'):
+        HttpOptions(max_sessions=4, max_sessions_per_client=4)

@@ -137,7 +137,7 @@ def _configure_mcp(parser: argparse.ArgumentParser) -> None:
         '--max-sessions-per-client',
         type=int,
         metavar='N',
-        help='per client address (default: 32, below --max-sessions)',
+        help='per client (default: 32, or half of a smaller --max-sessions)',
     )
     http.add_argument('--session-idle-timeout', type=float, metavar='S', help='close idle sessions (default: 300)')
     http.add_argument('--shutdown-timeout', type=float, metavar='S', help='wait for calls on stop (default: 30)')
