@@ -191,6 +191,31 @@ async def test_a_toolset_recorded_with_an_id_replays_through_a_stand_in(tmp_path
     assert offline.calls[0].result == 5
 
 
+async def test_an_mcp_server_recorded_with_its_id_replays_through_a_stand_in(tmp_path: Path) -> None:
+    fastmcp = pytest.importorskip('fastmcp')
+    from pydantic_ai.mcp import MCPToolset
+
+    app = fastmcp.FastMCP('calc')
+
+    @app.tool
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    def adds(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if len(messages) == 1:
+            return ModelResponse(parts=[ToolCallPart('add', {'a': 2, 'b': 3})])
+        return ModelResponse(parts=[TextPart('5')])
+
+    path, agent = tmp_path / 'c.json', Agent(output_type=str)
+    model = CassetteModel(FunctionModel(adds), cassette=path, mode='once')
+    await agent.run('2 + 3?', model=model, toolsets=[CassetteToolset(MCPToolset(app, id='calc'), model)])
+    replay_model = CassetteModel(None, cassette=path)
+    offline = CassetteToolset(ToolsetDouble({}), replay_model, name='calc')
+    with override_allow_model_requests(False):
+        assert (await agent.run('2 + 3?', model=replay_model, toolsets=[offline])).output == '5'
+    offline.calls.assert_called('add', {'a': 2, 'b': 3})
+
+
 async def test_cassette_tools_log_calls_while_recording_as_on_replay(tmp_path: Path) -> None:
     path = tmp_path / 'c.json'
     agent = _weather_agent(str)
