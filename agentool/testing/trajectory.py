@@ -90,7 +90,7 @@ class Trajectory:
         anything with `all_messages()` (a streamed run's result).
 
         `output_tools` names output tools beyond pydantic-ai's default `final_result...`, for
-        messages (a cassette knows its own).
+        bare messages (a run result, a cassette and a double know their own).
 
         Raises:
             ConfigurationError: `source` is none of these.
