@@ -24,6 +24,7 @@ from agentool.errors import CassetteMismatchError, ExpectationError
 from agentool.testing import (
     AgentDouble,
     Call,
+    Cassette,
     CassetteModel,
     CassetteTools,
     CassetteToolset,
@@ -189,6 +190,27 @@ async def test_a_toolset_recorded_with_an_id_replays_through_a_stand_in(tmp_path
     assert replayed.output == '5'
     offline.calls.assert_called('add', {'a': 2, 'b': 3})
     assert offline.calls[0].result == 5
+
+
+async def test_a_cassette_recorded_before_toolset_ids_were_kept_replays_through_a_stand_in(tmp_path: Path) -> None:
+    path = tmp_path / 'c.json'
+    server = ToolsetDouble({'add': {'type': 'object'}}, answers={'add': 5}, id='calc')
+
+    def adds(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if len(messages) == 1:
+            return ModelResponse(parts=[ToolCallPart('add', {'a': 2, 'b': 3})])
+        return ModelResponse(parts=[TextPart('5')])
+
+    agent = Agent(output_type=str)
+    model = CassetteModel(FunctionModel(adds), cassette=path, mode='once')
+    await agent.run('2 + 3?', model=model, toolsets=[CassetteToolset(server, model)])
+    older = Cassette.load(path)
+    older.toolsets['calc'] = [{k: v for k, v in d.items() if k != 'toolset_id'} for d in older.toolsets['calc']]
+    older.save(path)  # as written before: the id only in the recorded requests
+    replay_model = CassetteModel(None, cassette=path)
+    offline = CassetteToolset(ToolsetDouble({}), replay_model, name='calc')
+    with override_allow_model_requests(False):
+        assert (await agent.run('2 + 3?', model=replay_model, toolsets=[offline])).output == '5'
 
 
 async def test_an_mcp_server_recorded_with_its_id_replays_through_a_stand_in(tmp_path: Path) -> None:

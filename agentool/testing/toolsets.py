@@ -33,6 +33,7 @@ from ..errors import CassetteError, CassetteMismatchError, ConfigurationError, U
 from ._schema_changes import schema_changes
 from ._tool_answers import ToolAnswers
 from ._window import show_pair
+from .cassette import Cassette
 from .cassette_model import CassetteModel
 from .log import CallLog, CallRecord
 from .scrub import scrub as scrub_data
@@ -165,7 +166,7 @@ class CassetteToolset(WrapperToolset[Any]):
     def _definitions(self, recorded: list[dict[str, Any]]) -> list[ToolDefinition]:
         __tracebackhide__ = True
         try:
-            return [ToolDefinition(**definition) for definition in recorded]
+            return [ToolDefinition(**definition) for definition in _with_ids(recorded, self.model.cassette)]
         except TypeError as error:  # a field this pydantic-ai does not know, or a name missing
             raise CassetteError(
                 f'cassette {self._where()} holds a tool of toolset {self.name!r} pydantic-ai cannot read: '
@@ -403,6 +404,30 @@ async def _as_the_agent_sees(tools: dict[str, ToolsetTool[Any]], ctx: RunContext
     `id=`): recorded with the definitions, a replay offers the same definitions whatever stands in
     for the toolset, so the model's requests match the recorded ones."""
     return await CombinedToolset([_Listed(tools)]).get_tools(ctx)
+
+
+def _with_ids(recorded: list[dict[str, Any]], cassette: Cassette) -> list[dict[str, Any]]:
+    """`recorded`, each definition given the `toolset_id` the recorded requests show for its tool
+    when it has none (a cassette written before the definitions kept it)."""
+    if all('toolset_id' in definition for definition in recorded):
+        return recorded
+    seen: dict[str, str] = {}
+    for exchange in cassette.exchanges:
+        for tool in _offered(exchange.request):
+            name, toolset_id = tool.get('name'), tool.get('toolset_id')
+            if isinstance(name, str) and isinstance(toolset_id, str):
+                seen.setdefault(name, toolset_id)
+    return [
+        {**d, 'toolset_id': seen[d['name']]} if 'toolset_id' not in d and d.get('name') in seen else d for d in recorded
+    ]
+
+
+def _offered(request: dict[str, Any]) -> list[dict[str, Any]]:
+    """The function tools a recorded request offered, as the cassette keeps them."""
+    parameters: object = request.get('parameters')
+    tools: object = cast('dict[str, Any]', parameters).get('function_tools') if isinstance(parameters, dict) else None
+    items = cast('list[object]', tools) if isinstance(tools, list) else []
+    return [cast('dict[str, Any]', tool) for tool in items if isinstance(tool, dict)]
 
 
 def _as_recorded(listed: list[dict[str, Any]], recorded: list[dict[str, Any]]) -> list[dict[str, Any]]:
