@@ -166,18 +166,20 @@ async def test_a_double_has_its_output_and_steps_with_the_calls_each_made() -> N
         found.assert_output({'name': 'Bergen', 'temp': 2})
 
 
+def _adds(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    """Calls `add(2, 3)`, then answers '5'."""
+    if len(messages) == 1:
+        return ModelResponse(parts=[ToolCallPart('add', {'a': 2, 'b': 3})])
+    return ModelResponse(parts=[TextPart('5')])
+
+
 async def test_a_toolset_recorded_with_an_id_replays_through_a_stand_in(tmp_path: Path) -> None:
     path = tmp_path / 'c.json'
     schema = {'type': 'object', 'properties': {'a': {}, 'b': {}}}
     server = ToolsetDouble({'add': schema}, answers={'add': lambda args: args['a'] + args['b']}, id='calc')
 
-    def adds(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        if len(messages) == 1:
-            return ModelResponse(parts=[ToolCallPart('add', {'a': 2, 'b': 3})])
-        return ModelResponse(parts=[TextPart('5')])
-
     agent = Agent(output_type=str)
-    model = CassetteModel(FunctionModel(adds), cassette=path, mode='once')
+    model = CassetteModel(FunctionModel(_adds), cassette=path, mode='once')
     recording = CassetteToolset(server, model)
     await agent.run('2 + 3?', model=model, toolsets=[recording])
     recording.calls.assert_called('add', {'a': 2, 'b': 3})  # filled while recording, as on replay
@@ -196,13 +198,8 @@ async def test_a_cassette_recorded_before_toolset_ids_were_kept_replays_through_
     path = tmp_path / 'c.json'
     server = ToolsetDouble({'add': {'type': 'object'}}, answers={'add': 5}, id='calc')
 
-    def adds(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        if len(messages) == 1:
-            return ModelResponse(parts=[ToolCallPart('add', {'a': 2, 'b': 3})])
-        return ModelResponse(parts=[TextPart('5')])
-
     agent = Agent(output_type=str)
-    model = CassetteModel(FunctionModel(adds), cassette=path, mode='once')
+    model = CassetteModel(FunctionModel(_adds), cassette=path, mode='once')
     await agent.run('2 + 3?', model=model, toolsets=[CassetteToolset(server, model)])
     older = Cassette.load(path)
     older.toolsets['calc'] = [{k: v for k, v in d.items() if k != 'toolset_id'} for d in older.toolsets['calc']]
@@ -223,13 +220,8 @@ async def test_an_mcp_server_recorded_with_its_id_replays_through_a_stand_in(tmp
     def add(a: int, b: int) -> int:
         return a + b
 
-    def adds(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        if len(messages) == 1:
-            return ModelResponse(parts=[ToolCallPart('add', {'a': 2, 'b': 3})])
-        return ModelResponse(parts=[TextPart('5')])
-
     path, agent = tmp_path / 'c.json', Agent(output_type=str)
-    model = CassetteModel(FunctionModel(adds), cassette=path, mode='once')
+    model = CassetteModel(FunctionModel(_adds), cassette=path, mode='once')
     await agent.run('2 + 3?', model=model, toolsets=[CassetteToolset(MCPToolset(app, id='calc'), model)])
     replay_model = CassetteModel(None, cassette=path)
     offline = CassetteToolset(ToolsetDouble({}), replay_model, name='calc')
