@@ -64,8 +64,10 @@ def test_an_old_recording_file_loads_as_a_cassette_of_runs() -> None:
     for loaded in (Cassette.load(OLD_RECORDING), Recording.load(OLD_RECORDING)):
         assert (loaded.format, loaded.version, loaded.exchanges) == ('agentool-cassette', 1, [])
         (run,) = loaded.runs
-        assert (run.prompt, run.output, run.tool_calls) == ('Weather in Paris?', {'city': 'Paris', 'temp_c': 21.5}, [])
-        # The run's tool results are gathered into the cassette's one list a replay answers from.
+        assert (run.prompt, run.output) == ('Weather in Paris?', {'city': 'Paris', 'temp_c': 21.5})
+        # The run's tool results are gathered into the cassette's one list a replay answers from,
+        # and stay the run's own.
+        assert run.tool_calls == loaded.tool_calls
         assert [(call.tool, call.result) for call in loaded.tool_calls] == [
             ('geocode', {'lat': 48.85, 'lon': 2.35}),
             ('weather', {'temp_c': 21.5}),

@@ -19,6 +19,7 @@ from pydantic_ai.settings import ModelSettings
 from pydantic_core import to_jsonable_python
 
 from ..errors import CassetteMismatchError
+from ._schema_changes import schema_changes
 from ._window import show_pair
 from .cassette import Exchange
 
@@ -160,11 +161,13 @@ def _tool_changes(label: str, recorded: list[Any], sent: list[Any]) -> list[str]
     changes += [f'{label} {name!r} removed' for name in before if name not in after]
     for name in (name for name in after if name in before):
         for key in sorted(set(before[name]) | set(after[name])):
-            if before[name].get(key) != after[name].get(key):
-                what = 'schema' if key == 'parameters_json_schema' else key
-                changes.append(
-                    f'{label} {name!r}: {what} changed: {_pair(before[name].get(key), after[name].get(key))}'
-                )
+            if before[name].get(key) == after[name].get(key):
+                continue
+            if key == 'parameters_json_schema':  # named field by field, not as a window of raw JSON
+                fields = '; '.join(schema_changes(before[name].get(key), after[name].get(key)))
+                changes.append(f'{label} {name!r}: schema changed: {fields}')
+            else:
+                changes.append(f'{label} {name!r}: {key} changed: {_pair(before[name].get(key), after[name].get(key))}')
     return changes
 
 

@@ -47,6 +47,7 @@ __all__ = (
     'RecordedRun',
     'RecordedToolCall',
     'Recording',
+    'canonical',
     'canonical_args',
 )
 
@@ -86,9 +87,11 @@ class RecordedRun(BaseModel):
     prompt: str
     steps: list[list[RecordedCall]]
     """The model's tool calls, one list per model response."""
-    tool_calls: list[RecordedToolCall] = []
-    """This run's tool results as the older format kept them: in a `Cassette` they move to its
-    `tool_calls`, the one list a replay answers from."""
+    tool_calls: list[RecordedToolCall] = Field(default_factory=list[RecordedToolCall], exclude=True)
+    """This run's tool results: the entries of the cassette's `tool_calls` (the one list a replay
+    answers from) that answered this run's calls, filled when the cassette loads or is recorded.
+    Not dumped (the cassette's list holds them); results given here that the list lacks join it
+    when the cassette is saved."""
     output: Any = None
     """The run's final output, as JSON-compatible data."""
 
@@ -152,11 +155,15 @@ class Cassette(BaseModel):
 
     @model_validator(mode='after')
     def _gather_tool_calls(self) -> Cassette:
-        # One list of tool results to answer from: the older format kept them per run.
+        # One list of tool results to answer from (the older format kept them per run), and each
+        # run's own results read back from it.
+        known = {_call_key(call) for call in self.tool_calls}
         for run in self.runs:
-            if run.tool_calls:
-                self.tool_calls.extend(run.tool_calls)
-                run.tool_calls = []
+            for call in run.tool_calls:
+                if (key := _call_key(call)) not in known:
+                    known.add(key)
+                    self.tool_calls.append(call)
+        _fill_runs(self.runs, self.tool_calls)
         return self
 
     @classmethod
@@ -205,9 +212,13 @@ class Cassette(BaseModel):
         for key in ('runs', 'toolsets'):
             if not data[key]:
                 del data[key]
-        for run in data.get('runs', []):
-            # A run given its results after loading: they join the cassette's one list.
-            data['tool_calls'].extend(run.pop('tool_calls'))
+        known = {_call_key(call) for call in self.tool_calls}
+        for run in self.runs:
+            # A run's results live in the cassette's one list; one given after loading joins it.
+            for call in run.tool_calls:
+                if (key := _call_key(call)) not in known:
+                    known.add(key)
+                    data['tool_calls'].append(call.model_dump(mode='json'))
         write_json(cassette_path(path), data, 'cassette', CassetteError)
 
 
@@ -221,6 +232,33 @@ def cassette_path(path: object) -> Path:
     return as_path(path, 'cassette', CassetteError)
 
 
+def _call_key(call: RecordedToolCall) -> str:
+    """A recorded call's identity (tool, arguments and result), as JSON a cassette already holds."""
+    return json.dumps([call.tool, call.args, call.result], sort_keys=True, default=repr)
+
+
+def _fill_runs(runs: list[RecordedRun], tool_calls: list[RecordedToolCall]) -> None:
+    """Give each run without results the entries of `tool_calls` answering its calls, in order
+    (runs are recorded one after another; a call repeated past its results takes the last)."""
+    by_call: dict[str, list[RecordedToolCall]] = {}
+    for call in tool_calls:
+        by_call.setdefault(_args_key(call), []).append(call)
+    taken: dict[str, int] = {}
+    for run in runs:
+        if run.tool_calls:
+            continue
+        for call in (call for step in run.steps for call in step):
+            key = _args_key(call)
+            answers = by_call.get(key)
+            if answers:
+                run.tool_calls.append(answers[min(taken.get(key, 0), len(answers) - 1)])
+                taken[key] = taken.get(key, 0) + 1
+
+
+def _args_key(call: RecordedCall) -> str:
+    return json.dumps([call.tool, call.args], sort_keys=True, default=repr)
+
+
 def canonical_args(args: Mapping[str, Any]) -> str:
     """Arguments as canonical JSON: sorted keys, no spaces, integral floats written as integers.
 
@@ -228,6 +266,16 @@ def canonical_args(args: Mapping[str, Any]) -> str:
     number came back as `2` or `2.0`.
     """
     return json.dumps(_normalise(to_jsonable_python(args)), sort_keys=True, separators=(',', ':'), ensure_ascii=False)
+
+
+def canonical(value: Any) -> Any:
+    """`value` as the JSON-compatible data a cassette keeps, integral floats as integers: the one
+    form in which a typed output and its recorded JSON compare equal.
+
+    Raises:
+        ValueError: `value` is nested past pydantic-core's serialisation depth.
+    """
+    return _normalise(to_jsonable_python(value, fallback=repr))
 
 
 def _normalise(value: object) -> object:

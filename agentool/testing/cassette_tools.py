@@ -26,8 +26,9 @@ from pydantic_ai.tools import ToolDefinition
 from .._bounds import quote
 from ..errors import ConfigurationError
 from ._tool_answers import ToolAnswers
+from .cassette import RecordedToolCall
 from .cassette_model import CassetteModel
-from .log import CallLog
+from .log import CallLog, CallRecord
 
 __all__ = ('CassetteTools',)
 
@@ -45,7 +46,8 @@ class CassetteTools(AbstractCapability[Any]):
 
     model: CassetteModel
     calls: CallLog = field(default_factory=CallLog, init=False)
-    """The tool calls answered from the cassette."""
+    """The function tool calls made: answered from the cassette or, while recording, run (each
+    with its result as the cassette writes it, so an assertion holds on both runs)."""
     _answers: ToolAnswers = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -76,13 +78,25 @@ class CassetteTools(AbstractCapability[Any]):
             if not self.model.records:
                 raise self._answers.unrecorded(call.tool_name, sent)
         result = await handler(args)
-        self._keep(ctx, call, result)
+        kept = self._keep(ctx, call, result)
+        # Logged as a replay will log it (the result as written), so one assertion holds for both.
+        self.calls.add(
+            CallRecord(
+                tool=call.tool_name,
+                args=sent,
+                call_id=call.tool_call_id,
+                run_id=ctx.run_id,
+                returned=True,
+                result=kept.result,
+                outcome='success',
+            )
+        )
         return result
 
-    def _keep(self, ctx: RunContext[Any], call: ToolCallPart, result: Any) -> None:
+    def _keep(self, ctx: RunContext[Any], call: ToolCallPart, result: Any) -> RecordedToolCall:
         # Scrubbed and redacted like the model's exchanges, so the replayed model's (redacted)
         # calls still find their results.
-        self.model.keep_tool_call(call.tool_name, call.args_as_dict(), result)
+        return self.model.keep_tool_call(call.tool_name, call.args_as_dict(), result)
 
     @classmethod
     def get_serialization_name(cls) -> str | None:

@@ -2,7 +2,8 @@
 
 `diff_runs(before, after)` compares two trajectories (of anything `Trajectory.of` reads): tool
 calls added, removed or made with other arguments (the differing values shown), the text changed
-(a window around the first difference, the same logic as the cassette mismatch error), requests
+(a window around the first difference, the same logic as the cassette mismatch error), the output
+changed (compared in one canonical JSON form, so a run and its own cassette diff empty), requests
 added or removed, and tokens and cost before and after. `agentool cassette diff A B` prints it.
 """
 
@@ -14,6 +15,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from ._window import show_pair
+from .cassette import canonical
 from .log import CallRecord
 from .trajectory import Trajectory
 
@@ -58,8 +60,9 @@ def diff_runs(before: object, after: object) -> RunDiff:
         changes.append(f'{abs(more)} request(s) {"added" if more > 0 else "removed"}: {old.requests} -> {new.requests}')
     if old.text != new.text:
         changes.append(f'text changed: {show_pair(old.text, new.text, old="before", new="after")}')
-    if old.has_output and new.has_output and old.output != new.output and not (old.text or new.text):
-        changes.append(f'output changed: {show_pair(old.output, new.output, old="before", new="after")}')
+    if old.has_output and new.has_output and not new.output_matches(old.output) and not (old.text or new.text):
+        shown = _shown(old.output), _shown(new.output)
+        changes.append(f'output changed: {show_pair(*shown, old="before", new="after")}')
     return RunDiff(
         changes=changes,
         requests=(old.requests, new.requests),
@@ -106,6 +109,14 @@ def _args_diff(old: CallRecord, new: CallRecord) -> str:
 
 
 _MISSING = object()
+
+
+def _shown(output: object) -> object:
+    """An output as JSON data (a typed output shows its fields, as its recording does)."""
+    try:
+        return canonical(output)
+    except ValueError:  # nested past the serialiser's depth: its repr, bounded by the window
+        return repr(output)
 
 
 def _money(value: Decimal | None) -> str:

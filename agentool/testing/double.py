@@ -13,7 +13,7 @@ and output with the agent's own validators, and a rejection (a retry) fails the 
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, cast
 
 from pydantic_ai.messages import (
@@ -159,7 +159,12 @@ class AgentDouble(AnsweringModel):
         else:
             self.requests.append(self._record(messages, params, settled, run, run.prompt))
             self._check_retries(last, run, params)
-        return await self._play(run, key, messages, params)
+        index, record = len(self.requests) - 1, self.requests[-1]
+        response = await self._play(run, key, messages, params)
+        # Found again by position, as concurrent runs append their own requests meanwhile.
+        if index < len(self.requests) and self.requests[index] is record:
+            self.requests[index] = replace(record, response=response)
+        return response
 
     def _record(
         self,
@@ -180,6 +185,7 @@ class AgentDouble(AnsweringModel):
             output_tools=tuple(params.output_tools),
             tool_results=settled,
             messages=tuple(messages),
+            output_mode=params.output_mode,
             script=None if run is None else self.scripts[run.script].label(run.script),
             step=None if run is None else run.step + 1,
         )

@@ -1,7 +1,9 @@
 """What a double saw and did: every request it answered, every call it made, and assertions on them.
 
 Assertions compare the expected arguments (a subset, unless `subset=False`) with `==` against the
-arguments as sent, so `unittest.mock.ANY` works inside an expected mapping.
+arguments as sent, so `unittest.mock.ANY` works inside an expected mapping. A failure lists every
+call made, each argument cut short (a 12 KB argument never hides the calls after it), then the
+expected and the actual side by side, within the length an error message keeps.
 """
 
 from __future__ import annotations
@@ -10,10 +12,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from pydantic_ai.messages import ModelMessage, ToolReturnPart
+from pydantic_ai.messages import ModelMessage, ModelResponse, ToolReturnPart
 from pydantic_ai.tools import ToolDefinition
 from pydantic_core import to_json
 
+from .._bounds import MAX_MESSAGE_CHARS, clip, quote
 from .._options import check_text
 from ..errors import ConfigurationError, ExpectationError
 
@@ -36,8 +39,29 @@ class CallRecord:
     """The return's outcome: `'success'`, `'retried'`, `'failed'`, `'denied'` or `'interrupted'`."""
 
     def describe(self) -> str:
-        """`tool(args)` with the arguments as compact JSON."""
-        return f'{self.tool}({_json(self.args)})'
+        """`tool(args)` with the arguments as compact JSON, each cut to `_ARG_CHARS` characters."""
+        return f'{clip(self.tool, _ARG_CHARS)}({_bounded_args(self.args)})'
+
+
+_ARG_CHARS = 60
+"""How much of each argument's JSON a description keeps; the rest is stated by its length."""
+
+_ARGS_SHOWN = 20
+"""How many arguments of one call a description shows; the rest are counted."""
+
+
+def _bounded_args(args: Mapping[str, Any]) -> str:
+    """`args` as compact JSON with each value (and name) cut to `_ARG_CHARS`, at most `_ARGS_SHOWN` of them.
+
+    Every argument name shows, so a call made with another argument than expected reads as such.
+    """
+    items = list(args.items())
+    shown = [
+        f'{clip(_json(str(name)), _ARG_CHARS)}:{clip(_json(value), _ARG_CHARS)}' for name, value in items[:_ARGS_SHOWN]
+    ]
+    if len(items) > _ARGS_SHOWN:
+        shown.append(f'... {len(items) - _ARGS_SHOWN} more')
+    return '{' + ','.join(shown) + '}'
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -59,6 +83,10 @@ class RequestRecord:
     """The script that answered, when one did."""
     step: int | None = None
     """The script step played, counting from 1."""
+    output_mode: str = 'text'
+    """How the agent asked for its output (`'tool'`, `'native'`, `'prompted'`, `'text'`...)."""
+    response: ModelResponse | None = field(default=None, repr=False)
+    """What the double answered; `None` when it refused (no script, or a drift)."""
 
     @property
     def tool_names(self) -> list[str]:
@@ -137,8 +165,10 @@ class CallLog:
         if count is not None and (not isinstance(count, int) or isinstance(count, bool) or count < 0):
             raise _refused('times', 'a count (an int of at least 0) or None', count)
         matching = [r for r in self.of(tool) if args is None or _same_args(args, r.args, subset)]
-        with_args = f' with {_json(args)}' if args is not None else ''
-        want = f'{tool}({_json(args) if args is not None else "..."})' + (f' x{times}' if times is not None else '')
+        with_args = f' with {_bounded_args(args)}' if args is not None else ''
+        want = f'{tool}({_bounded_args(args) if args is not None else "..."})' + (
+            f' x{times}' if times is not None else ''
+        )
         if times is None and not matching:
             raise self._failure(f'tool {tool!r} was not called{with_args}', tool, [want], trajectory)
         if times is not None and len(matching) != times:
@@ -188,27 +218,65 @@ class CallLog:
     ) -> ExpectationError:
         made = [record.describe() for record in self._records]
         actual = list(trajectory) if trajectory is not None else [f'{n}. {c}' for n, c in enumerate(made, start=1)]
+        head = f'{message}; calls made: {_listed(made, _CALLS_CHARS)}\n'
         return ExpectationError(
-            f'{message}; calls made: {"; ".join(made) or "none"}\n{side_by_side(expected, actual)}',
+            head + side_by_side(expected, actual, budget=MAX_MESSAGE_CHARS - len(head)),
             tool=tool,
             calls=made,
             **details,
         )
 
 
-def side_by_side(expected: Sequence[str], actual: Sequence[str], *, width: int = 48, rows: int = 30) -> str:
-    """Two columns, `expected | actual`, each line cut to `width` and at most `rows` lines (then a count)."""
+_CALLS_CHARS = 700
+"""How much of a failure's first line lists the calls made; the table shows them again, one a line."""
+
+
+def _listed(made: Sequence[str], limit: int) -> str:
+    """The calls made, `; `-separated, as many as fit in `limit` characters, then how many more."""
+    if not made:
+        return 'none'
+    shown: list[str] = []
+    used = 0
+    for index, described in enumerate(made):
+        call = clip(described, limit // 2)  # a call of many long arguments leaves room for the others
+        if shown and used + len(call) > limit:
+            return '; '.join(shown) + f'; ... {len(made) - index} more (below)'
+        shown.append(call)
+        used += len(call) + 2
+    return '; '.join(shown)
+
+
+def side_by_side(
+    expected: Sequence[str], actual: Sequence[str], *, width: int = 48, rows: int = 30, budget: int | None = None
+) -> str:
+    """Two columns, `expected | actual`, at most `rows` lines (then a count) and `budget` characters.
+
+    The expected column is as wide as its longest line, up to `width` (a longer line is cut);
+    the actual column, last on each line, is never cut, so each call shows every argument
+    name (the values already bounded by `CallRecord.describe`).
+    """
     left = [_cell(line, width) for line in expected] or ['(nothing)']
-    right = [_cell(line, width) for line in actual] or ['(nothing)']
+    right = [_cell(line, _ACTUAL_CHARS) for line in actual] or ['(nothing)']
+    column = max(len('expected'), *(len(line) for line in left))
     height = max(len(left), len(right))
-    lines = [f'  {"expected":<{width}} | actual']
+    lines = [f'  {"expected":<{column}} | actual']
+    used = len(lines[0])
     for index in range(min(height, rows)):
         before = left[index] if index < len(left) else ''
         after = right[index] if index < len(right) else ''
-        lines.append(f'  {before:<{width}} | {after}'.rstrip())
-    if height > rows:
-        lines.append(f'  ... {height - rows} more line(s)')
+        line = f'  {before:<{column}} | {after}'.rstrip()
+        # Room is kept for the closing count, so the table ends within the budget.
+        if budget is not None and index and used + len(line) + 40 > budget:
+            break
+        lines.append(line)
+        used += len(line) + 1
+    if height > len(lines) - 1:
+        lines.append(f'  ... {height - len(lines) + 1} more line(s)')
     return '\n'.join(lines)
+
+
+_ACTUAL_CHARS = 600
+"""A guard on one actual line (a call's bounded arguments fit well within it)."""
 
 
 def _cell(line: str, width: int) -> str:
@@ -240,8 +308,11 @@ def _same_args(expected: Mapping[str, Any], actual: Mapping[str, Any], subset: b
 
 
 def _describe_expected(expected: Expected) -> str:
-    return repr(expected) if isinstance(expected, str) else f'{expected[0]}({_json(expected[1])})'
+    return repr(expected) if isinstance(expected, str) else f'{expected[0]}({_bounded_args(expected[1])})'
 
 
-def _json(value: Mapping[str, Any] | Sequence[Any]) -> str:
-    return to_json(value, fallback=repr).decode()
+def _json(value: Any) -> str:
+    try:
+        return to_json(value, fallback=repr).decode()
+    except ValueError:  # nested past pydantic-core's depth limit: a bounded repr instead
+        return quote(value)

@@ -95,10 +95,11 @@ class Recorder(CassetteTools):
             self._run(ctx).steps.append(calls)
         return response
 
-    def _keep(self, ctx: RunContext[Any], call: ToolCallPart, result: Any) -> None:
+    def _keep(self, ctx: RunContext[Any], call: ToolCallPart, result: Any) -> RecordedToolCall:
         # Kept with its run, which joins the cassette only if it ends well.
         written = self.model.written_tool_call(call.tool_name, call.args_as_dict(), result)
         self._run(ctx).results[call.tool_call_id] = written
+        return written
 
     async def wrap_run(self, ctx: RunContext[Any], *, handler: WrapRunHandler) -> AgentRunResult[Any]:
         try:
@@ -119,9 +120,10 @@ class Recorder(CassetteTools):
             recorded = RecordedRun.model_validate(self.model.clean(run))
         except ValidationError as error:  # scrubbing keeps the shape; a guard, not a path
             raise CassetteError(f'cannot record the run: {clip(str(error), 500)}', reason='invalid') from None
+        recorded.tool_calls = list(pending.results.values())
         cassette = self.model.cassette
         cassette.runs.append(recorded)
-        cassette.tool_calls.extend(pending.results.values())
+        cassette.tool_calls.extend(recorded.tool_calls)
         cassette.save(self.path)
         return result
 

@@ -2,11 +2,13 @@
 
 - `CassetteToolset(server, model)` wraps a toolset, such as pydantic-ai's `MCPToolset`, beside a
   `CassetteModel`. While the model records, the server runs: its tool definitions join the
-  cassette (`toolsets`) and each call's result joins `tool_calls` (the same entries
-  `CassetteTools` writes, scrubbed and redacted alike). In replay the server is never started:
-  the tools are the recorded definitions and each call is answered from the cassette. When the
-  server is listed again against a cassette that holds its tools (mode `new_episodes`, or
-  `verify=True`), a changed tool list is a `CassetteMismatchError` naming the tools.
+  cassette (`toolsets`, with the `toolset_id` the agent stamps on them, such as an MCP server's
+  `id=`) and each call's result joins `tool_calls` (the same entries `CassetteTools` writes,
+  scrubbed and redacted alike). In replay the server is never started: the tools are the
+  recorded definitions, whatever toolset stands in, and each call is answered from the cassette.
+  When the server is listed again against a cassette that holds its tools (mode `new_episodes`,
+  or `verify=True`), a changed tool list is a `CassetteMismatchError` naming the tools and, in
+  a changed schema, the properties.
 - `ToolsetDouble` is a toolset with no backend at all: tools from a real toolset's definitions
   (`await ToolsetDouble.from_toolset(server)`) or from JSON schemas, answered by a script (a
   value or a function per tool) or by a function for every call (an agentool's runner, say).
@@ -22,14 +24,16 @@ from typing import Any, Self, cast
 from pydantic_ai import RunContext
 from pydantic_ai.models.test import TestModel
 from pydantic_ai.tools import ToolDefinition
-from pydantic_ai.toolsets import AbstractToolset, ToolsetTool, WrapperToolset
+from pydantic_ai.toolsets import AbstractToolset, CombinedToolset, ToolsetTool, WrapperToolset
 from pydantic_ai.usage import RunUsage
 from pydantic_core import SchemaValidator, core_schema, to_jsonable_python
 
 from .._options import check_label, check_text
 from ..errors import CassetteError, CassetteMismatchError, ConfigurationError, UnrecordedCallError, clip, quote
+from ._schema_changes import schema_changes
 from ._tool_answers import ToolAnswers
 from ._window import show_pair
+from .cassette import Cassette
 from .cassette_model import CassetteModel
 from .log import CallLog, CallRecord
 from .scrub import scrub as scrub_data
@@ -66,7 +70,8 @@ class CassetteToolset(WrapperToolset[Any]):
     name: str
     verify: bool
     calls: CallLog
-    """The tool calls answered from the cassette."""
+    """The tool calls made through it, answered from the cassette or, while recording, run (each
+    with its result as the cassette writes it, so an assertion holds on both runs)."""
     _answers: ToolAnswers = field(repr=False)
 
     def __init__(
@@ -129,12 +134,13 @@ class CassetteToolset(WrapperToolset[Any]):
                 )
             return {tool.tool_def.name: tool for tool in map(self._tool, self._definitions(recorded))}
         tools = await self.wrapped.get_tools(ctx)
-        listed = [_definition(tool.tool_def) for tool in tools.values()]
+        listed = [_definition(tool.tool_def) for tool in (await _as_the_agent_sees(tools, ctx)).values()]
         if self.model.scrub:
             listed = cast('list[dict[str, Any]]', scrub_data(listed))
-        if recorded is not None and listed != recorded and (self.verify or self.model.mode == 'new_episodes'):
-            raise self._changed(recorded, listed)
-        if self.model.records and listed != recorded:
+        compared = _as_recorded(listed, recorded) if recorded is not None else listed
+        if recorded is not None and compared != recorded and (self.verify or self.model.mode == 'new_episodes'):
+            raise self._changed(recorded, compared)
+        if self.model.records and compared != recorded:
             self.model.cassette.toolsets[self.name] = listed
             self.model.save()
         return tools
@@ -146,18 +152,21 @@ class CassetteToolset(WrapperToolset[Any]):
         if not (self.model.records and self.model.mode in ('all', 'once')):
             served = self._answers.next(name, tool_args)
             if served is not None:
-                self.calls.add(CallRecord(tool=name, args=tool_args, call_id='', returned=True, result=served.result))
+                self.calls.add(_answered(name, tool_args, ctx, served.result))
                 return served.result
             if not self.model.records:
                 raise self._answers.unrecorded(name, tool_args)
         result = await self.wrapped.call_tool(name, tool_args, ctx, tool)
-        self._answers.add(self.model.keep_tool_call(name, tool_args, result))
+        kept = self.model.keep_tool_call(name, tool_args, result)
+        self._answers.add(kept)
+        # Logged as a replay will log it (the result as written), so one assertion holds for both.
+        self.calls.add(_answered(name, tool_args, ctx, kept.result))
         return result
 
     def _definitions(self, recorded: list[dict[str, Any]]) -> list[ToolDefinition]:
         __tracebackhide__ = True
         try:
-            return [ToolDefinition(**definition) for definition in recorded]
+            return [ToolDefinition(**definition) for definition in _with_ids(recorded, self.model.cassette)]
         except TypeError as error:  # a field this pydantic-ai does not know, or a name missing
             raise CassetteError(
                 f'cassette {self._where()} holds a tool of toolset {self.name!r} pydantic-ai cannot read: '
@@ -174,11 +183,14 @@ class CassetteToolset(WrapperToolset[Any]):
         after = {d['name']: d for d in listed}
         changes = [f'tool {name!r} added' for name in after if name not in before]
         changes += [f'tool {name!r} removed' for name in before if name not in after]
-        changes += [
-            f'tool {name!r} changed: {show_pair(before[name], after[name])}'
-            for name in after
-            if name in before and before[name] != after[name]
-        ]
+        for name in (name for name in after if name in before and before[name] != after[name]):
+            old, new = before[name], after[name]
+            fields = schema_changes(old.get('parameters_json_schema'), new.get('parameters_json_schema'), new='listed')
+            rest = [
+                k for k in sorted(set(old) | set(new)) if k != 'parameters_json_schema' and old.get(k) != new.get(k)
+            ]
+            fields += [f'{k} changed: {show_pair(old.get(k), new.get(k), new="listed")}' for k in rest]
+            changes.append(f'tool {name!r} changed: {"; ".join(fields)}')
         lines = '\n'.join(f'  - {line}' for line in changes)
         return CassetteMismatchError(
             f'cassette {self._where()}: the tools of toolset {self.name!r} changed since they were recorded:\n'
@@ -354,6 +366,75 @@ async def _forward(toolset: AbstractToolset[Any], name: str, args: dict[str, Any
             recorded=[],
         )
     return await toolset.call_tool(name, tool.args_validator.validate_python(args), ctx, tool)
+
+
+def _answered(name: str, args: dict[str, Any], ctx: RunContext[Any], result: Any) -> CallRecord:
+    return CallRecord(
+        tool=name,
+        args=args,
+        call_id=ctx.tool_call_id or '',
+        run_id=ctx.run_id,
+        returned=True,
+        result=result,
+        outcome='success',
+    )
+
+
+@dataclass
+class _Listed(AbstractToolset[Any]):
+    """Tools already listed, for pydantic-ai's `CombinedToolset` to stamp as an agent's toolsets do."""
+
+    tools: dict[str, ToolsetTool[Any]]
+
+    @property
+    def id(self) -> str | None:
+        return None
+
+    async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
+        return self.tools
+
+    async def call_tool(
+        self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
+    ) -> Any:  # pragma: no cover - only listed, never called
+        raise NotImplementedError
+
+
+async def _as_the_agent_sees(tools: dict[str, ToolsetTool[Any]], ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
+    """`tools` with the `toolset_id` the agent stamps on them (a toolset's chosen id, an MCP server's
+    `id=`): recorded with the definitions, a replay offers the same definitions whatever stands in
+    for the toolset, so the model's requests match the recorded ones."""
+    return await CombinedToolset([_Listed(tools)]).get_tools(ctx)
+
+
+def _with_ids(recorded: list[dict[str, Any]], cassette: Cassette) -> list[dict[str, Any]]:
+    """`recorded`, each definition given the `toolset_id` the recorded requests show for its tool
+    when it has none (a cassette written before the definitions kept it)."""
+    if all('toolset_id' in definition for definition in recorded):
+        return recorded
+    seen: dict[str, str] = {}
+    for exchange in cassette.exchanges:
+        for tool in _offered(exchange.request):
+            name, toolset_id = tool.get('name'), tool.get('toolset_id')
+            if isinstance(name, str) and isinstance(toolset_id, str):
+                seen.setdefault(name, toolset_id)
+    return [
+        {**d, 'toolset_id': seen[d['name']]} if 'toolset_id' not in d and d.get('name') in seen else d for d in recorded
+    ]
+
+
+def _offered(request: dict[str, Any]) -> list[dict[str, Any]]:
+    """The function tools a recorded request offered, as the cassette keeps them."""
+    parameters: object = request.get('parameters')
+    tools: object = cast('dict[str, Any]', parameters).get('function_tools') if isinstance(parameters, dict) else None
+    items = cast('list[object]', tools) if isinstance(tools, list) else []
+    return [cast('dict[str, Any]', tool) for tool in items if isinstance(tool, dict)]
+
+
+def _as_recorded(listed: list[dict[str, Any]], recorded: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`listed` as a cassette recorded before toolset ids were kept would hold it: without them."""
+    if any('toolset_id' in definition for definition in recorded):
+        return listed
+    return [{key: value for key, value in d.items() if key != 'toolset_id'} for d in listed]
 
 
 def _definition(definition: ToolDefinition) -> dict[str, Any]:

@@ -6,10 +6,17 @@ called, its text, its finish reason, tokens and cost), every tool call with its 
 and `unittest.mock.ANY` inside, `assert_not_called`, `assert_order`, `times=`) work on it, with
 `assert_requests` and `assert_output` beside them; a failure prints the expected and the actual
 trajectory side by side, and pytest hides these frames from its traceback.
+
+Every source reads alike: an output tool's call (any name, `ToolOutput(name=...)` included) is
+the output, never a tool call, and outputs compare in one canonical JSON form, so a run and the
+cassette it recorded give the same trajectory. A run result names its output tool by its final
+response; a cassette and a double by the request's parameters; bare messages by pydantic-ai's
+default name (`final_result...`) and `output_tools=`.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
@@ -18,11 +25,12 @@ from decimal import Decimal
 from typing import Any, cast
 
 from pydantic import ValidationError
-from pydantic_ai import AgentRunResult
+from pydantic_ai import AgentRunResult, DeferredToolRequests
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 
+from .._bounds import MAX_MESSAGE_CHARS
 from ..errors import CassetteError, ConfigurationError, ExpectationError, clip, quote
-from .cassette import Cassette, Exchange, RecordedRun, canonical_args
+from .cassette import Cassette, Exchange, RecordedRun, canonical, canonical_args
 from .cassette_model import CassetteModel
 from .double import AgentDouble
 from .log import CallLog, CallRecord, Expected, side_by_side
@@ -72,7 +80,7 @@ class Trajectory:
     """Every function tool call, in order, with its result when it came back."""
     output: Any = None
     has_output: bool = False
-    """Whether the output is known (a double or an unfinished run has none)."""
+    """Whether the output is known (an unfinished run has none)."""
     source: str = 'the run'
 
     @classmethod
@@ -82,19 +90,16 @@ class Trajectory:
         anything with `all_messages()` (a streamed run's result).
 
         `output_tools` names output tools beyond pydantic-ai's default `final_result...`, for
-        messages (a cassette knows its own).
+        bare messages (a run result, a cassette and a double know their own).
 
         Raises:
             ConfigurationError: `source` is none of these.
         """
-        extra = frozenset(output_tools)
+        extra: dict[str, str | None] = dict.fromkeys(output_tools)
         if isinstance(source, Trajectory):
             return source
         if isinstance(source, AgentRunResult):
-            run = cast('AgentRunResult[Any]', source)
-            found = _from_messages(run.all_messages(), extra)
-            found.output, found.has_output, found.source = run.output, True, 'the run'
-            return found
+            return _from_result(cast('AgentRunResult[Any]', source), extra)
         if isinstance(source, CassetteModel):
             found = _from_cassette(source.cassette, extra)
             found.source = f'cassette {str(source.path) if source.path else "(in memory)"}'
@@ -186,29 +191,40 @@ class Trajectory:
         if not isinstance(cast(object, count), int) or isinstance(count, bool) or count < 0:
             raise ConfigurationError(f'count must be an int of at least 0; got {count!r}', option='count')
         if self.requests != count:
+            head = f'{self.source} made {self.requests} model request(s), expected {count}\n'
             raise ExpectationError(
-                f'{self.source} made {self.requests} model request(s), expected {count}\n'
-                + side_by_side([f'{count} model request(s)'], self.describe()),
+                head + side_by_side([f'{count} model request(s)'], self.describe(), budget=_room(head)),
                 expected=count,
                 actual=self.requests,
                 trajectory=self.describe(),
             )
 
+    def output_matches(self, expected: Any) -> bool:
+        """Whether the output is known and equals `expected`: as given (`expected` first, so `ANY`
+        works inside), or in one canonical JSON form (a typed output equals its recorded JSON)."""
+        return self.has_output and _same(expected, self.output)
+
     def assert_output(self, expected: Any) -> None:
-        """Assert the output equals `expected` (compared with `expected` first, so `ANY` works inside)."""
+        """Assert the output equals `expected` (see `output_matches`): the same on every source."""
         __tracebackhide__ = True
         if not self.has_output:
             raise ExpectationError(
-                f'{self.source} has no output to compare (an AgentDouble, or a run that did not finish)',
+                f'{self.source} has no output to compare (a run that did not finish)',
                 expected=quote(expected),
             )
-        if not (expected == self.output):
+        if not self.output_matches(expected):
+            head = f'{self.source} gave another output\n'
             raise ExpectationError(
-                f'{self.source} gave another output\n' + side_by_side([f'output: {expected!r}'], self.describe()),
+                head + side_by_side([f'output: {quote(expected)}'], self.describe(), budget=_room(head)),
                 expected=quote(expected),
                 actual=quote(self.output),
                 trajectory=self.describe(),
             )
+
+
+def _room(head: str) -> int:
+    """What an error message keeps after `head`: the side-by-side table fits in it whole."""
+    return MAX_MESSAGE_CHARS - len(head)
 
 
 def trajectory(source: object, *, output_tools: Iterable[str] = ()) -> Trajectory:
@@ -218,8 +234,12 @@ def trajectory(source: object, *, output_tools: Iterable[str] = ()) -> Trajector
 
 # --- building ---------------------------------------------------------------------------------------
 
+_Outputs = Mapping[str, str | None]
+"""The output tools known for a source, by name, each with its `outer_typed_dict_key` (the key its
+arguments wrap a non-object output in), `None` when the output is the arguments themselves."""
 
-def _from_messages(messages: Sequence[ModelMessage], output_tools: frozenset[str]) -> Trajectory:
+
+def _from_messages(messages: Sequence[ModelMessage], outputs: _Outputs) -> Trajectory:
     found = Trajectory()
     returns = {
         part.tool_call_id: part
@@ -230,28 +250,65 @@ def _from_messages(messages: Sequence[ModelMessage], output_tools: frozenset[str
     }
     for message in messages:
         if isinstance(message, ModelResponse):
-            for record in _add_step(found, message, output_tools):
+            for record in _add_step(found, message, outputs):
                 answered = returns.get(record.call_id)
                 if answered is not None:
                     record.returned, record.result, record.outcome = True, answered.content, answered.outcome
     return found
 
 
-def _from_cassette(cassette: Cassette, output_tools: frozenset[str]) -> Trajectory:
+def _from_result(run: AgentRunResult[Any], outputs: _Outputs) -> Trajectory:
+    messages = run.all_messages()
+    found = _from_messages(messages, {**outputs, **_output_tool(messages, run.output)})
+    found.output, found.has_output, found.source = run.output, True, 'the run'
+    return found
+
+
+def _output_tool(messages: Sequence[ModelMessage], output: object) -> dict[str, str | None]:
+    """The output tool a finished run answered through, named by what its final response holds.
+
+    A run ends on a response with tool calls only through an output tool (or with deferred calls):
+    the one call there, or the call whose arguments are the output (or wrap it under one key).
+    """
+    final = next((m for m in reversed(messages) if isinstance(m, ModelResponse)), None)
+    calls = [] if final is None else [p for p in final.parts if isinstance(p, ToolCallPart)]
+    if not calls or isinstance(output, DeferredToolRequests):
+        return {}
+    if len(calls) == 1:
+        args = calls[0].args_as_dict()
+        wrapped = not _same(args, output) and len(args) == 1 and _same(next(iter(args.values())), output)
+        return {calls[0].tool_name: next(iter(args)) if wrapped else None}
+    for call in calls:
+        args = call.args_as_dict()
+        if _same(args, output):
+            return {call.tool_name: None}
+        if len(args) == 1 and _same(next(iter(args.values())), output):
+            return {call.tool_name: next(iter(args))}
+    return {}
+
+
+def _from_cassette(cassette: Cassette, outputs: _Outputs) -> Trajectory:
     found = Trajectory(source='the cassette')
     pending: dict[str, deque[CallRecord]] = {}
     recorded = {(call.tool, _key(call.args)): call.result for call in cassette.tool_calls}
     for exchange in cassette.exchanges:
         _settle(pending, exchange)
-        for record in _add_step(found, _response(exchange), output_tools | _output_names(exchange)):
+        parameters: dict[str, Any] = exchange.request.get('parameters', {})
+        for record in _add_step(found, _response(exchange), {**outputs, **_output_keys(parameters)}):
             key = (record.tool, _key(record.args))
             if key in recorded:
                 record.returned, record.result, record.outcome = True, recorded[key], 'success'
             else:
                 pending.setdefault(record.tool, deque()).append(record)
+        if parameters.get('output_mode') in _JSON_TEXT_MODES:
+            found.output = _parsed(found.output)
     for run in cassette.runs:
         _add_run(found, run, recorded)
     return found
+
+
+_JSON_TEXT_MODES = ('native', 'prompted')
+"""Output modes whose output is the response's text holding JSON: read as that JSON."""
 
 
 def _add_run(found: Trajectory, run: RecordedRun, recorded: Mapping[tuple[str, str], Any]) -> None:
@@ -271,33 +328,55 @@ def _add_run(found: Trajectory, run: RecordedRun, recorded: Mapping[tuple[str, s
     found.output, found.has_output = output, True
 
 
-def _add_step(found: Trajectory, response: ModelResponse, output_tools: frozenset[str]) -> list[CallRecord]:
+def _add_step(found: Trajectory, response: ModelResponse, outputs: _Outputs) -> list[CallRecord]:
     """Add `response` as the next step of `found`; the function tool calls it made (results to settle)."""
-    calls: list[CallRecord] = []
-    output_call: dict[str, Any] | None = None
-    for part in response.parts:
-        if not isinstance(part, ToolCallPart):
-            continue
-        if _is_output(part.tool_name, output_tools):
-            output_call = part.args_as_dict()
-            continue
-        record = CallRecord(tool=part.tool_name, args=part.args_as_dict(), call_id=part.tool_call_id)
-        calls.append(record)
+    calls = [
+        CallRecord(tool=part.tool_name, args=part.args_as_dict(), call_id=part.tool_call_id)
+        for part in _function_calls(response, outputs)
+    ]
+    for record in calls:
         found.calls.add(record)
-    found.steps.append(_step(len(found.steps) + 1, response, calls, output_call))
-    if output_call is not None:
-        found.output, found.has_output = output_call, True
-    elif response.text is not None and not calls:
-        found.output, found.has_output = response.text, True
+    _append_step(found, response, calls, outputs)
     return calls
 
 
+def _append_step(found: Trajectory, response: ModelResponse, calls: list[CallRecord], outputs: _Outputs) -> None:
+    """Add `response` as the next step, with the function calls it made, and take its output if it gave one."""
+    output_call, output = _output_of(response, outputs)
+    found.steps.append(_step(len(found.steps) + 1, response, calls, output_call))
+    if output_call is not None:
+        found.output, found.has_output = output, True
+    elif response.text is not None and not calls:
+        found.output, found.has_output = response.text, True
+
+
+def _function_calls(response: ModelResponse, outputs: _Outputs) -> list[ToolCallPart]:
+    return [p for p in response.parts if isinstance(p, ToolCallPart) and not _is_output(p.tool_name, outputs)]
+
+
+def _output_of(response: ModelResponse, outputs: _Outputs) -> tuple[dict[str, Any] | None, Any]:
+    """The output tool's arguments in `response` (`None` when it called none), and the output they carry."""
+    for part in response.parts:
+        if isinstance(part, ToolCallPart) and _is_output(part.tool_name, outputs):
+            args = part.args_as_dict()
+            key = outputs.get(part.tool_name)
+            return args, args.get(key) if key is not None and key in args else args
+    return None, None
+
+
 def _from_double(double: AgentDouble) -> Trajectory:
-    # A double keeps its requests and calls, not its answers: one step per request, calls in the log.
+    # The double's own call log holds every call with its result; each step takes its calls from it.
     found = Trajectory(calls=double.calls, source=f'double {double.name!r}')
-    for number, request in enumerate(double.requests, start=1):
-        text = f'(script {request.script}, step {request.step})' if request.script is not None else ''
-        found.steps.append(TrajectoryStep(number=number, calls=(), text=text, model_name=double.name))
+    by_id = {record.call_id: record for record in double.calls}
+    for request in double.requests:
+        if request.response is None:  # refused: no script answered it
+            continue
+        outputs = {tool.name: tool.outer_typed_dict_key for tool in request.output_tools}
+        parts = _function_calls(request.response, outputs)
+        calls = [by_id[part.tool_call_id] for part in parts if part.tool_call_id in by_id]
+        _append_step(found, request.response, calls, outputs)
+        if request.output_mode in _JSON_TEXT_MODES and found.has_output:
+            found.output = _parsed(found.output)
     return found
 
 
@@ -323,13 +402,34 @@ def _settle(pending: dict[str, deque[CallRecord]], exchange: Exchange) -> None:
             match.returned, match.result, match.outcome = True, part.get('content'), part.get('outcome', 'success')
 
 
-def _output_names(exchange: Exchange) -> frozenset[str]:
-    tools: list[dict[str, Any]] = exchange.request.get('parameters', {}).get('output_tools', [])
-    return frozenset(str(tool.get('name')) for tool in tools)
+def _output_keys(parameters: Mapping[str, Any]) -> dict[str, str | None]:
+    tools: list[dict[str, Any]] = parameters.get('output_tools', [])
+    return {str(tool.get('name')): tool.get('outer_typed_dict_key') for tool in tools}
 
 
-def _is_output(name: str, output_tools: frozenset[str]) -> bool:
-    return name in output_tools or name.startswith(_OUTPUT_TOOL_PREFIX)
+def _is_output(name: str, outputs: _Outputs) -> bool:
+    return name in outputs or name.startswith(_OUTPUT_TOOL_PREFIX)
+
+
+def _parsed(output: object) -> object:
+    """A native or prompted output's text as the JSON it holds (the text itself when it holds none)."""
+    if not isinstance(output, str):
+        return output
+    try:
+        return json.loads(output)
+    except ValueError:
+        return output
+
+
+def _same(expected: object, actual: object) -> bool:
+    """Equal as given (so `ANY` inside `expected` works), or in the one canonical JSON form (a typed
+    output and its recorded JSON, `2.0` and `2`)."""
+    if expected == actual:
+        return True
+    try:
+        return canonical(expected) == canonical(actual)
+    except ValueError:  # nested past the serialiser's depth: only plain equality applies
+        return False
 
 
 def _step(

@@ -1,0 +1,84 @@
+"""A tool's JSON schema change, named field by field: "property `to_unit` removed, `target_unit` added".
+
+A mismatch after a schema change used to show a window of raw JSON around the first differing
+character (often inside a title); this names what a reader changed in the code instead: the
+properties removed, added or changed (nested objects by dotted path), the fields made required
+or optional, and any other schema key, each differing value windowed by `show_pair`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeGuard, cast
+
+from ._window import show_pair
+
+__all__ = ('schema_changes',)
+
+_MAX_DEPTH = 4
+"""How deep nested object properties are named; deeper changes show as their parent's change."""
+
+
+def schema_changes(before: object, after: object, *, old: str = 'recorded', new: str = 'sent') -> list[str]:
+    """What changed from schema `before` to `after`, one phrase each (empty when they are equal)."""
+    if before == after:
+        return []
+    if not (isinstance(before, Mapping) and isinstance(after, Mapping)):
+        return [f'schema {show_pair(before, after, old=old, new=new)}']
+    return _changes(cast('Mapping[str, Any]', before), cast('Mapping[str, Any]', after), '', 0, old, new)
+
+
+def _changes(
+    before: Mapping[str, Any], after: Mapping[str, Any], path: str, depth: int, old: str, new: str
+) -> list[str]:
+    changes: list[str] = []
+    props_before = _properties(before)
+    props_after = _properties(after)
+    removed = [name for name in props_before if name not in props_after]
+    added = [name for name in props_after if name not in props_before]
+    if removed or added:
+        named = [f'{_names(path, removed)} removed'] if removed else []
+        named += [f'{_names(path, added)} added'] if added else []
+        noun = 'properties' if len(removed) > 1 or len(added) > 1 else 'property'
+        changes.append(f'{noun} {", ".join(named)}')
+    for name in (name for name in props_after if name in props_before):
+        sub_before, sub_after = props_before[name], props_after[name]
+        if sub_before == sub_after:
+            continue
+        nested = f'{path}{name}.'
+        if depth + 1 < _MAX_DEPTH and _is_object(sub_before) and _is_object(sub_after):
+            changes.extend(_changes(sub_before, sub_after, nested, depth + 1, old, new))
+        else:
+            pair = show_pair(sub_before, sub_after, old=old, new=new)
+            changes.append(f'property `{path}{name}` changed: {pair}')
+    required_before, required_after = _required(before), _required(after)
+    now = [name for name in required_after if name not in required_before and name in props_before]
+    no_longer = [name for name in required_before if name not in required_after and name in props_after]
+    if now:
+        changes.append(f'{_names(path, now)} now required')
+    if no_longer:
+        changes.append(f'{_names(path, no_longer)} no longer required')
+    for key in sorted(set(before) | set(after)):
+        if key in ('properties', 'required') or before.get(key) == after.get(key):
+            continue
+        pair = show_pair(before.get(key, '(absent)'), after.get(key, '(absent)'), old=old, new=new)
+        changes.append(f'`{path}{key}` changed: {pair}' if path else f'schema `{key}` changed: {pair}')
+    return changes
+
+
+def _properties(schema: Mapping[str, Any]) -> dict[str, Any]:
+    properties: object = schema.get('properties', {})
+    return dict(cast('Mapping[str, Any]', properties)) if isinstance(properties, Mapping) else {}
+
+
+def _required(schema: Mapping[str, Any]) -> list[str]:
+    required: object = schema.get('required', [])
+    return [str(name) for name in cast('list[object]', required)] if isinstance(required, list) else []
+
+
+def _is_object(schema: object) -> TypeGuard[Mapping[str, Any]]:
+    return isinstance(schema, Mapping) and 'properties' in schema
+
+
+def _names(path: str, names: list[str]) -> str:
+    return ', '.join(f'`{path}{name}`' for name in names)
