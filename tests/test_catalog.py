@@ -297,3 +297,20 @@ async def registry_call(name: str, data: dict[str, Any]) -> Any:
     from agentool import get_injector
 
     return await get_injector().call(name, data)
+
+
+class _Opaque:  # a class pydantic has no schema for
+    pass
+
+
+def test_an_output_type_with_no_schema_is_a_configuration_error_in_the_catalog(registry: AgenToolRegistry) -> None:
+    # create_agentool refuses it; a configuration registered directly is only stored.
+    config = AgenToolConfig(
+        input_schema=PingInput, routing_config=RoutingConfig(operation_map={'ping': 'ping'}), output_type=_Opaque
+    )
+    registry.register('opaque', config)
+    with pytest.raises(
+        ConfigurationError, match="agentool 'opaque': its output type _Opaque has no JSON schema"
+    ) as caught:
+        registry.export_catalog()
+    assert caught.value.details['option'] == 'output_type'

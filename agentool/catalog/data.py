@@ -25,8 +25,9 @@ from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 from pydantic import BaseModel, TypeAdapter
 
 from .._options import check_string_or_strings, check_text
-from ..core.definition import extract_tool_metadata, read_signature
+from ..core.definition import UNREADABLE, extract_tool_metadata, read_signature
 from ..core.output import output_value_type
+from ..errors import ConfigurationError, clip
 from ._arguments import check_registry
 from ._fields import (
     CatalogField,
@@ -190,8 +191,7 @@ def catalog_entry(registry: AgenToolRegistry, name: str) -> CatalogEntry:
     schema = input_schema(registry, name)
     output_schema = None
     if (value_type := output_value_type(config.output_type)) is not None:  # the types inside a spec
-        adapter = TypeAdapter[Any](value_type)
-        output_schema = adapter.json_schema(mode='serialization', schema_generator=JsonSchemaGenerator)
+        output_schema = _output_schema(name, value_type)
     return CatalogEntry(
         name=name,
         description=config.description,
@@ -206,6 +206,25 @@ def catalog_entry(registry: AgenToolRegistry, name: str) -> CatalogEntry:
         operations=list(operations(registry, name).values()),
         tools=tools_info(registry, name),
     )
+
+
+def _output_schema(name: str, value_type: Any) -> dict[str, Any]:
+    """The JSON schema of an output type; one pydantic cannot describe is a `ConfigurationError`.
+
+    `create_agentool` refuses such a type, but a configuration registered directly is only stored,
+    so the catalog is where it shows.
+    """
+    try:
+        adapter = TypeAdapter[Any](value_type)
+        return adapter.json_schema(mode='serialization', schema_generator=JsonSchemaGenerator)
+    except UNREADABLE as error:
+        raise ConfigurationError(
+            f'agentool {name!r}: its output type {type_label(value_type)} has no JSON schema, so no catalog can '
+            f'describe it: {clip(str(error))}',
+            agentool=name,
+            option='output_type',
+            output_type=type_label(value_type),
+        ) from None
 
 
 def list_detailed(registry: AgenToolRegistry) -> list[CatalogDetails]:
