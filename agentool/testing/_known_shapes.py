@@ -13,11 +13,13 @@ detect-secrets takes a fifth of a second to import.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterable
+from typing import cast
 
 from detect_secrets.plugins.base import RegexBasedDetector
 
-__all__ = ('known_secrets',)
+__all__ = ('NEEDED', 'known_secrets')
 
 _EDGES = ' \t\r\n"=:'
 """What some plugins match around a token (Artifactory's `(?:\\s|=|:|"|^)`), not part of it."""
@@ -76,7 +78,7 @@ Checked against the installed plugins by a test, so an update that changes a pat
 
 
 def known_secrets(texts: Iterable[str]) -> set[str]:
-    """Every secret value of a known shape in `texts`, scanned as one text (one plugin call each)."""
+    """Every secret value of a known shape in `texts`, scanned as one text (one pass per pattern)."""
     # Lines of their own: no plugin's pattern crosses a newline, so no match spans two texts.
     text = '\n'.join(texts)
     low = text.lower()
@@ -84,5 +86,16 @@ def known_secrets(texts: Iterable[str]) -> set[str]:
     for plugin in _plugins():
         needed = NEEDED.get(type(plugin).__name__)
         if needed is None or any(part.lower() in low for part in needed):
-            found.update(value.strip(_EDGES) for value in plugin.analyze_string(text))
+            # Typed `Iterable[Pattern]` upstream (a bare `Pattern`): every pattern is a str pattern.
+            patterns = cast('Iterable[re.Pattern[str]]', plugin.denylist)  # pyright: ignore[reportUnknownMemberType]
+            found.update(_value(match) for pattern in patterns for match in pattern.finditer(text))
     return {value for value in found if len(value) >= _SHORTEST}
+
+
+def _value(match: re.Match[str]) -> str:
+    # The plugins' own `analyze_string` yields a pattern's groups where it has any, which is the
+    # secret after a name (`aws_secret_access_key = "(...)"`) but only the prefix of a token
+    # (GitLab's `(glpat|...)-...`): the longest group when it is long enough, else the whole match.
+    groups = [group for group in match.groups() if group]
+    longest = max(groups, key=len, default='').strip(_EDGES)
+    return longest if len(longest) >= _SHORTEST else match[0].strip(_EDGES)

@@ -109,6 +109,12 @@ _ASSIGNMENT = re.compile(
     rf'|(?P<scheme>{_SCHEME}[ \t]+)?(?P<bare>[^\s"\'`,;&)}}\]\\]{{1,4096}}+))',
     re.I,
 )
+# A list or an object under a secret's name in text that is not JSON as a whole (JSON cut short,
+# or one piece of a log): all of it goes, to its closing bracket.
+_CONTAINER = re.compile(rf'{_NAME_END}(?:\\{{0,6}}["\'])?[ \t]*+(?::=|=>|[:=])[ \t]*+(?=[\[{{])', re.I)
+_BRACKET = re.compile(r'"(?:[^"\\\n]|\\.)*+"|[\[\]{}]')
+_WIDEST = 65_536
+"""How far a container in text is followed to its closing bracket; past that, that far is replaced."""
 _GATES: dict[str, tuple[str, ...]] = {
     'private_key': ('private key',),
     'anthropic_key': ('sk-ant-',),
@@ -154,6 +160,32 @@ def _assignment(match: re.Match[str]) -> str:
     return f'{head}{match["scheme"] or ""}{PLACEHOLDER}'
 
 
+def _close(text: str, start: int) -> int:
+    # Where the bracket at `start` closes (strings skipped), or `_WIDEST` on when it does not:
+    # each character is followed once at most, as the caller goes on after it.
+    depth = 0
+    for token in _BRACKET.finditer(text, start, min(len(text), start + _WIDEST)):
+        bracket = token[0]
+        if bracket in '[{':
+            depth += 1
+        elif bracket in ']}':
+            depth -= 1
+            if depth == 0:
+                return token.end()
+    return min(len(text), start + _WIDEST)
+
+
+def _containers(text: str) -> str:
+    pieces: list[str] = []
+    done = 0
+    for match in _CONTAINER.finditer(text):
+        if match.start() < done:  # inside a container already replaced
+            continue
+        pieces += [text[done : match.end()], PLACEHOLDER]
+        done = _close(text, match.end())
+    return ''.join(pieces) + text[done:] if pieces else text
+
+
 def _text_rules(text: str) -> str:
     low = text.lower()
     if _ANY_NEEDED.search(low):
@@ -163,7 +195,7 @@ def _text_rules(text: str) -> str:
                     text = pattern.sub(replacement, text)
                     break
     if (':' in text or '=' in text) and _NAMED.search(low):
-        text = _ASSIGNMENT.sub(_assignment, _LINE.sub(_line, text))
+        text = _ASSIGNMENT.sub(_assignment, _containers(_LINE.sub(_line, text)))
     return text
 
 
