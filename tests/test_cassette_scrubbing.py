@@ -397,6 +397,9 @@ S = 'Zq8' + 'vN2xLp5Rt7'  # no known shape: only where it stands gives it away
         ),
         (f'-----BEGIN OPENSSH PRIVATE KEY-----\n{S}\n(cut)', '<redacted>'),
         ('export of glpat-' + 'AxII-_lFCudklIPFwqGs done', 'export of <redacted> done'),  # detect-secrets' shape
+        ('api_key: ' + 'x' * 70_000, 'api_key: <redacted>'),  # a long value leaves no tail
+        ('Login(password="' + 'y' * 70_000 + '")', 'Login(password="<redacted>")'),
+        ('?token=' + 'z' * 70_000 + '&a=1', '?token=<redacted>&a=1'),
     ],
 )
 def test_each_shape_of_issue_41_is_replaced(text: str, kept: str) -> None:

@@ -15,9 +15,10 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
-from detect_secrets.plugins.base import RegexBasedDetector
+if TYPE_CHECKING:
+    from detect_secrets.plugins.base import RegexBasedDetector
 
 __all__ = ('NEEDED', 'known_secrets')
 

@@ -43,10 +43,14 @@ _BARE = re.compile(r'-?\d+(?:\.\d+)?(?:e[+-]?\d+)?|true|false', re.I)
 """A value written bare rather than quoted: a number or a boolean (either spelling)."""
 
 
-@functools.lru_cache(maxsize=4096)  # a cassette's field names repeat: `content`, `part_kind`, ...
 def is_secret_name(name: str) -> bool:
     """Whether `name` (a field, a header, a variable, a parameter) names a secret."""
-    return _SECRET_NAME.search(name) is not None
+    return _named(name[-64:])  # how a name ends is all that counts: a long one costs no more
+
+
+@functools.lru_cache(maxsize=4096)  # a cassette's field names repeat: `content`, `part_kind`, ...
+def _named(end: str) -> bool:
+    return _SECRET_NAME.search(end) is not None
 
 
 SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str], str], ...] = (
@@ -94,7 +98,7 @@ secret's name, JSON in strings and detect-secrets' shapes are scrubbed besides (
 # A header, env, YAML or INI line whose value is bare: all of it to the end of the line.
 _LINE = re.compile(
     rf'^(?P<head>[ \t]*+(?:export[ \t]+)?(?P<q>["\']?)[\w.-]{{0,64}}?{_NAME_END}(?P=q)[ \t]*+[:=][ \t]*+)'
-    rf'(?![\'"])(?!(?:{_SCHEME}[ \t]+)?<redacted>)(?P<scheme>{_SCHEME}[ \t]+)?(?P<value>[^\r\n]{{1,4096}}+)',
+    rf'(?![\'"])(?!(?:{_SCHEME}[ \t]+)?<redacted>)(?P<scheme>{_SCHEME}[ \t]+)?(?P<value>[^\r\n]++)',
     re.M | re.I,
 )
 # `name=value`, `name: value`, `"name": "value"`, `name='value'`, anywhere: query strings and
@@ -103,10 +107,10 @@ _LINE = re.compile(
 _ASSIGNMENT = re.compile(
     rf'(?P<name>{_NAME_END})(?P<q>\\{{0,6}}["\']|)(?P<sep>[ \t]*+(?::=|=>|[:=])[ \t]*+)'
     rf'(?!(?:{_SCHEME}[ \t]+)?(?:\\{{0,6}}["\'])?<redacted>)'
-    r'(?:(?P<dq>")(?:[^"\\\n]|\\.){1,65536}+"'
-    r"|(?P<sq>')(?:[^'\\\n]|\\.){1,65536}+'"
-    r'|(?P<eq>\\{1,6}["\'])(?:(?!(?P=eq))[^\n]){1,65536}+(?P=eq)'
-    rf'|(?P<scheme>{_SCHEME}[ \t]+)?(?P<bare>[^\s"\'`,;&)}}\]\\]{{1,4096}}+))',
+    r'(?:(?P<dq>")(?:[^"\\\n]|\\.)++"'
+    r"|(?P<sq>')(?:[^'\\\n]|\\.)++'"
+    r'|(?P<eq>\\{1,6}["\'])(?:(?!(?P=eq))[^\n])++(?P=eq)'
+    rf'|(?P<scheme>{_SCHEME}[ \t]+)?(?P<bare>[^\s"\'`,;&)}}\]\\]++))',
     re.I,
 )
 # A list or an object under a secret's name in text that is not JSON as a whole (JSON cut short,
@@ -166,9 +170,9 @@ def _close(text: str, start: int) -> int:
     depth = 0
     for token in _BRACKET.finditer(text, start, min(len(text), start + _WIDEST)):
         bracket = token[0]
-        if bracket in '[{':
+        if bracket in ('[', '{'):
             depth += 1
-        elif bracket in ']}':
+        elif bracket in (']', '}'):
             depth -= 1
             if depth == 0:
                 return token.end()
