@@ -4,10 +4,10 @@ Every secret is built at test time from a seeded generator (never a real key), i
 agent's tools and models pass around: provider and vendor tokens, JWTs, PEM private keys, OAuth
 parameters in URLs, header, env, YAML and INI lines, Python reprs, JSON nested in strings, fields
 named `Cookie` or `credentials`, URL passwords holding a raw `@`. They go through the public API
-into every place a cassette writes text (tool arguments and results, model text, provider URLs, a
-tool's description); then Yelp's detect-secrets scans the written files with all its plugins
-(keyword and high-entropy ones included, which the scrubber does not use) and no value of the
-corpus may appear in the bytes.
+into every place a cassette writes text (tool arguments and results, model text and streamed
+deltas, provider URLs, a tool's description, a recorded toolset's definitions); then Yelp's
+detect-secrets scans the written files with all its plugins (keyword and high-entropy ones
+included, which the scrubber does not use) and no value of the corpus may appear in the bytes.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import random
 import string
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,9 +26,10 @@ from typing import Any
 from pydantic_ai import Agent, Tool
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models import override_allow_model_requests
-from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
+from pydantic_ai.toolsets import FunctionToolset
 
-from agentool.testing import Cassette, CassetteModel, CassetteTools
+from agentool.testing import Cassette, CassetteModel, CassetteTools, CassetteToolset
 
 _ALNUM = string.ascii_letters + string.digits
 _LOWER = string.ascii_lowercase + string.digits
@@ -179,13 +180,16 @@ def _model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
     return ModelResponse(parts=[TextPart(f'Found these:\n{TEXT}')], provider_url=url)
 
 
-def _agent(executed: list[int]) -> Agent[None, str]:
+def _lookup(executed: list[int]) -> Tool[Any]:
     def lookup(text: str, config: dict[str, Any]) -> dict[str, Any]:
         executed.append(len(text))
         return {'found': TEXT, 'config': _structured(), 'raw': json.dumps(_structured())}
 
-    description = f'Look things up. Deploy with {CORPUS[0].text}'
-    return Agent(output_type=str, tools=[Tool(lookup, description=description)])
+    return Tool(lookup, description=f'Look things up. Deploy with {CORPUS[0].text}')
+
+
+def _agent(executed: list[int]) -> Agent[None, str]:
+    return Agent(output_type=str, tools=[_lookup(executed)])
 
 
 def _scan(path: Path) -> list[dict[str, Any]]:
@@ -248,3 +252,31 @@ async def test_no_secret_of_the_corpus_reaches_a_cassette_and_the_cassette_repla
     assert replay.unused_exchanges() == []
     assert replayed.output.startswith('Found these:\n')
     assert all(value not in replayed.output for secret in CORPUS for value in secret.values)
+
+
+async def _stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str | DeltaToolCalls]:
+    # Deltas of 7 characters: every secret is split across several of them.
+    if not any(isinstance(message, ModelResponse) for message in messages):
+        args = json.dumps({'text': TEXT, 'config': _structured()})
+        for start in range(0, len(args), 7):
+            yield {0: DeltaToolCall('lookup' if start == 0 else None, args[start : start + 7], tool_call_id='c1')}
+        return
+    answer = f'Found these:\n{TEXT}'
+    for start in range(0, len(answer), 7):
+        yield answer[start : start + 7]
+
+
+async def test_no_secret_of_the_corpus_reaches_a_cassette_from_a_stream_or_a_recorded_toolset(tmp_path: Path) -> None:
+    path = tmp_path / 'streamed.json'
+    model = CassetteModel(FunctionModel(stream_function=_stream), cassette=path, mode='once')
+    toolset = CassetteToolset(FunctionToolset([_lookup([])]), model, name='corpus')
+    async with Agent(output_type=str).run_stream('look it up', model=model, toolsets=[toolset]) as result:
+        assert await result.get_output() == f'Found these:\n{TEXT}'
+    written = path.read_bytes()
+    for secret in CORPUS:
+        for value in secret.values:
+            assert value.encode() not in written, secret.shape
+    assert _scan(path) == []
+    cassette = Cassette.load(path)
+    assert cassette.toolsets['corpus'][0]['description'].startswith('Look things up. Deploy with ')
+    assert any(exchange.stream for exchange in cassette.exchanges)
