@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 __all__ = ('NEEDED', 'known_secrets')
 
 _EDGES = ' \t\r\n"=:'
-"""What some plugins match around a token (Artifactory's `(?:\\s|=|:|"|^)`), not part of it."""
+"""What a pattern may match around a token (a space, a quote, the `=` or `:` before it), not part of it."""
 _SHORTEST = 8
 """A shorter capture (a plugin's sub-group) is no secret on its own, and replacing it would maim text."""
 
