@@ -28,6 +28,7 @@ from .imports import import_row
 from .lean import lean_rows
 from .paths import path_rows
 from .registry_scale import memory_row, registry_rows
+from .scrubbing import scrubbing_rows
 
 PAGE = Path(__file__).resolve().parent.parent / 'docs' / 'benchmarks.md'
 
@@ -76,6 +77,11 @@ _NOTES = """
   `FunctionModel`, then replayed with no model behind the cassette, against the same agent driven
   by that `FunctionModel` (an async function, so no thread). The tools run on both sides. The
   ratio is the median of per-repeat ratios, with their range.
+- **Scrubbing**: `agentool.testing.scrub.scrub` over a deterministic exchange of about 1 MB
+  shaped like a long run's request (prose turns, tool arguments and results as JSON text, URLs,
+  a few secrets), against `json.loads(json.dumps(...))` of the same data, the least any scrubber
+  walking JSON pays. The row gives both throughputs; before issue 41 the scrubber did about
+  1 MB/s on the same data (measured on this machine at the change).
 - **Import**: measured inside a fresh interpreter around the import statement only, both sides
   from bytecode caches (as after `pip install`).
 - **Command line**: whole processes as a user starts them (the `agentool` console script, and
@@ -111,6 +117,7 @@ def collect(scale: Scale) -> list[Row]:
         *_timed('concurrency', lambda: [asyncio.run(concurrency_row(scale))]),
         *_timed('dispatch', lambda: asyncio.run(dispatch_rows(scale))),
         *_timed('cassette replay', lambda: asyncio.run(cassette_rows(scale))),
+        *_timed('scrubbing', lambda: asyncio.run(scrubbing_rows(scale))),
         *_timed('import', lambda: [import_row(scale)]),
         *_timed('command line', lambda: cli_rows(scale)),
         *_timed('HTTP serving', lambda: http_serving_rows(scale)),

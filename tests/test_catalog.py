@@ -19,6 +19,7 @@ from pydantic import AliasChoices, AliasPath, Field
 
 import agentool.catalog as catalog_api
 from agentool import (
+    AgenToolConfig,
     AgenToolRegistry,
     BaseOperationInput,
     ConfigurationError,
