@@ -18,13 +18,15 @@ The client and the worker need pydantic-ai's `PydanticAIPlugin` (its payload con
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any, cast
 
-from pydantic_ai import UserError
+from pydantic_ai import RunContext, UserError
 from pydantic_ai.agent import AbstractAgent
 from pydantic_ai.capabilities import AbstractCapability
+from pydantic_ai.run import AgentRunResult
+from pydantic_core import to_jsonable_python
 
 from ._options import check_instance
 from .core.agent.capability import build_agent
@@ -34,8 +36,9 @@ from .errors import AgenToolError, ConfigurationError, MissingExtraError
 
 try:
     from pydantic_ai.durable_exec.temporal import TemporalDurability
-    from temporalio import activity
+    from temporalio import activity, workflow
     from temporalio.common import RetryPolicy
+    from temporalio.exceptions import ApplicationError
     from temporalio.workflow import ActivityConfig
 except ImportError as error:  # pragma: no cover - exercised without the extra
     raise MissingExtraError(
@@ -67,7 +70,8 @@ def unit_key() -> str | None:
 def capabilities(
     *, activity_config: ActivityConfig | None = None, registry: AgenToolRegistry | None = None
 ) -> list[AbstractCapability[Any]]:
-    """The capabilities that make an agent durable on Temporal: `TemporalDurability` and `AgenToolDurability`.
+    """The capabilities that make an agent durable on Temporal: `TemporalDurability` and `AgenToolDurability`,
+    and one that makes a typed agentool error raised in the workflow fail the workflow at once.
 
     `activity_config` is the base config of every activity of the agent (by default
     `DEFAULT_ACTIVITY_CONFIG`); `registry` is where its agentools are registered (by default the
@@ -86,7 +90,32 @@ def capabilities(
         durability = TemporalDurability(activity_config=config)
     except UserError as error:  # pydantic-ai validates the config (a timeout of the wrong type, ...)
         raise ConfigurationError(str(error), option='activity_config') from error
-    return [durability, AgenToolDurability(registry=registry, unit_key=unit_key)]
+    return [durability, AgenToolDurability(registry=registry, unit_key=unit_key), _WorkflowFailures()]
+
+
+def _application_error(error: AgenToolError) -> ApplicationError:
+    """`error` as the failure of a workflow: not retryable, its class name the `type`, its `details` the one detail.
+
+    Temporal fails the workflow on an `ApplicationError` raised in workflow code; any other exception
+    fails only the workflow *task*, which Temporal retries until the code changes. The same input
+    fails the same way, so a typed agentool error must end the workflow at once.
+    """
+    details = to_jsonable_python(error.details, fallback=repr)  # the failure itself must serialise
+    return ApplicationError(error.message, details, type=type(error).__name__, non_retryable=True)
+
+
+@dataclass
+class _WorkflowFailures(AbstractCapability[Any]):
+    """In a workflow, a run's typed agentool error (bad input, an unknown agentool) fails the workflow."""
+
+    async def on_run_error(self, ctx: RunContext[Any], *, error: BaseException) -> AgentRunResult[Any]:
+        if isinstance(error, AgenToolError) and workflow.in_workflow():
+            raise _application_error(error) from error
+        raise error
+
+    @classmethod
+    def get_serialization_name(cls) -> str | None:
+        return None
 
 
 def _typed_errors_not_retried(policy: RetryPolicy | None) -> RetryPolicy:

@@ -123,6 +123,8 @@ SINGLE: dict[str, Any] = {
         capabilities=[AgenToolCapability('ledger'), *_capabilities()],
     ),
     'flaky': durable_temporal.durable('flaky', activity_config=ACTIVITY_CONFIG),
+    # The model string of an agentool no worker registered: found missing in the workflow, at run time.
+    'missing': Agent('agentool:missing', name='ledger_missing', capabilities=_capabilities()),
 }
 """The single-append agents by form."""
 AGENTS: list[Any] = [pipeline, *SINGLE.values()]

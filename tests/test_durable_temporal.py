@@ -340,3 +340,49 @@ async def _held(handles: dict[str, WorkflowHandle[Any, Any]], ledger: Path) -> d
             return held
         await asyncio.sleep(0.05)
     raise AssertionError('the jobs never all reached their held activity')
+
+
+async def _workflow_task_failures(handle: WorkflowHandle[Any, Any]) -> int:
+    history = await handle.fetch_history()
+    return sum(event.HasField('workflow_task_failed_event_attributes') for event in history.events)
+
+
+BAD_INPUT = [
+    ('durable', 'not json', 'InvalidJSONError', {'agentool': 'ledger', 'position': 0, 'line': 1, 'column': 1}),
+    ('string', '{"operation": "nope"}', 'UnknownOperationError', {'agentool': 'ledger', 'operation': 'nope'}),
+    (
+        'explicit',
+        '{"operation": "append", "entry": 5}',
+        'InputValidationError',
+        {'agentool': 'ledger', 'operation': 'append'},
+    ),
+    ('missing', _append('m'), 'AgenToolNotFoundError', {'agentool': 'missing', 'name': 'missing'}),
+]
+
+
+async def test_bad_input_fails_the_workflow_at_once_with_the_typed_error_and_runs_nothing(temporal: str) -> None:
+    queue = _queue()
+    client = await agents.client(temporal)
+    failures: dict[str, tuple[WorkflowFailureError, WorkflowHandle[Any, Any]]] = {}
+    async with await agents.worker(temporal, queue):
+        for form, prompt, error, _ in BAD_INPUT:
+            # The execution timeout is only a safety net: a workflow task that failed instead of the
+            # workflow would be retried until then, and the history would show it (asserted below).
+            handle = await client.start_workflow(
+                agents.AppendWorkflow.run,
+                args=[form, prompt],
+                id=_queue(),
+                task_queue=queue,
+                execution_timeout=timedelta(minutes=5),
+            )
+            with pytest.raises(WorkflowFailureError) as failure:
+                await handle.result()
+            failures[error] = failure.value, handle
+    for form, _, error, details in BAD_INPUT:
+        failure, handle = failures[error]
+        cause = failure.cause
+        assert isinstance(cause, ApplicationError), (form, repr(cause))
+        assert (cause.type, cause.non_retryable) == (error, True)
+        assert details.items() <= cause.details[0].items(), cause.details
+        assert await _workflow_task_failures(handle) == 0  # the workflow failed, its task did not
+        assert await _activities(handle) == []  # nothing scheduled
