@@ -18,21 +18,23 @@ The client and the worker need pydantic-ai's `PydanticAIPlugin` (its payload con
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, is_dataclass, replace
 from datetime import timedelta
 from typing import Any, cast
 
+from pydantic import BaseModel
 from pydantic_ai import RunContext, UserError
 from pydantic_ai.agent import AbstractAgent
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.run import AgentRunResult
-from pydantic_core import to_jsonable_python
+from pydantic_core import PydanticSerializationError, to_json, to_jsonable_python
 
 from ._options import check_instance
 from .core.agent.capability import build_agent
+from .core.definition import type_name
 from .core.registry import AgenToolRegistry
 from .durable import AgenToolDurability, engine_options
-from .errors import AgenToolError, ConfigurationError, MissingExtraError
+from .errors import AgenToolError, ConfigurationError, DepsUnavailableError, MissingExtraError, quote
 
 try:
     from pydantic_ai.durable_exec.temporal import TemporalDurability
@@ -109,9 +111,50 @@ class _WorkflowFailures(AbstractCapability[Any]):
     """In a workflow, a run's typed agentool error (bad input, an unknown agentool) fails the workflow."""
 
     async def on_run_error(self, ctx: RunContext[Any], *, error: BaseException) -> AgentRunResult[Any]:
-        if isinstance(error, AgenToolError) and workflow.in_workflow():
+        if not workflow.in_workflow():
+            raise error
+        if isinstance(error, UserError | PydanticSerializationError) and (unsent := _unserialisable_deps(ctx.deps)):
+            # pydantic-ai's `UserError` cannot say which value an activity could not take; the deps can.
+            raise _application_error(unsent) from error
+        if isinstance(error, AgenToolError):
             raise _application_error(error) from error
         raise error
+
+
+def _unserialisable_deps(deps: object) -> DepsUnavailableError | None:
+    """The error naming the field of `deps` an activity cannot receive; `None` when they serialise.
+
+    Serialised as Temporal's pydantic payload converter does (`to_json`), field by field when they fail.
+    """
+    if deps is None or _serialises(deps):
+        return None
+    names: list[str] = (
+        [field.name for field in fields(deps)]
+        if is_dataclass(deps)
+        else list(type(deps).model_fields)
+        if isinstance(deps, BaseModel)
+        else []
+    )
+    field = next((name for name in names if not _serialises(getattr(deps, name, None))), None)
+    culprit = deps if field is None else getattr(deps, field)
+    where = '' if field is None else f' field {quote(field)} holds a {type_name(type(culprit))}, which'
+    return DepsUnavailableError(
+        f'the deps of the run ({type_name(type(deps))}) cannot be sent to a Temporal activity:{where} does not '
+        'serialise to JSON; give the run no deps, so that the injector of the worker running the operation '
+        'builds them (injector.provide), or deps whose fields serialise',
+        deps_type=type_name(type(deps)),
+        field=field,
+        type=type_name(type(culprit)),
+        reason='unserialisable',
+    )
+
+
+def _serialises(value: object) -> bool:
+    try:
+        to_json(value)
+    except (PydanticSerializationError, TypeError, ValueError):
+        return False
+    return True
 
     @classmethod
     def get_serialization_name(cls) -> str | None:

@@ -9,19 +9,24 @@ run on Temporal, each agent with `agentool.temporal.capabilities()`:
   `injector.call`s are units) and `ledger_append` again;
 - `ledger_durable` (`agentool.temporal.durable('ledger')`), `ledger_string` (the model string) and
   `ledger_explicit` (`AgenToolCapability` + a model string): one append each;
-- `flaky` (`durable('flaky')`): an operation whose first attempt fails, and one raising a typed error.
+- `flaky` (`durable('flaky')`): an operation whose first attempt fails, and one raising a typed error;
+- `missing`: the model string of an agentool no worker registered;
+- `clerk` (`durable('clerk')`): an operation reading its deps.
 
-`PipelineWorkflow` runs the pipeline on a job; `AppendWorkflow` runs one of the single-append agents.
+`PipelineWorkflow` runs the pipeline on a job; `AppendWorkflow` runs one of the single-append agents;
+`DepsWorkflow` runs `clerk` with deps that cannot be sent to an activity (a lock).
 Worker processes run `python -m tests.temporal_worker` (see there).
 """
 
 from __future__ import annotations
 
+import threading
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Literal
 
 from pydantic import BaseModel
-from pydantic_ai import Agent
+from pydantic_ai import Agent, RunContext
 from pydantic_ai.durable_exec.temporal import AgentPlugin, PydanticAIPlugin, PydanticAIWorkflow
 from temporalio import activity, workflow
 from temporalio.client import Client
@@ -41,6 +46,8 @@ __all__ = (
     'AGENTS',
     'AppendWorkflow',
     'Attempt',
+    'ClerkDeps',
+    'DepsWorkflow',
     'PipelineWorkflow',
     'SINGLE',
     'WORKFLOWS',
@@ -91,6 +98,21 @@ async def flaky_refuse(key: str) -> Attempt:
     raise ToolArgumentError(f'{key}: refused', agentool='flaky')
 
 
+@dataclass
+class ClerkDeps:
+    label: str
+    lock: Any
+
+
+class ClerkInput(BaseModel):
+    operation: Literal['sign']
+    key: str
+
+
+async def clerk_sign(ctx: RunContext[ClerkDeps], key: str) -> str:
+    return f'{ctx.deps.label}:{key}'
+
+
 refused_attempts: list[int] = []
 """The attempts `flaky_refuse` saw in this process."""
 unit_keys: list[str | None] = []
@@ -106,6 +128,15 @@ def register() -> None:
         routing_config=RoutingConfig(operation_map={'flake': 'flaky_flake', 'refuse': 'flaky_refuse'}),
         tools=[flaky_flake, flaky_refuse],
         output_type=Attempt,
+        replace=True,
+    )
+    create_agentool(
+        name='clerk',
+        input_schema=ClerkInput,
+        routing_config=RoutingConfig(operation_map={'sign': 'clerk_sign'}),
+        tools=[clerk_sign],
+        deps_type=ClerkDeps,
+        output_type=str,
         replace=True,
     )
 
@@ -125,6 +156,7 @@ SINGLE: dict[str, Any] = {
     'flaky': durable_temporal.durable('flaky', activity_config=ACTIVITY_CONFIG),
     # The model string of an agentool no worker registered: found missing in the workflow, at run time.
     'missing': Agent('agentool:missing', name='ledger_missing', capabilities=_capabilities()),
+    'clerk': durable_temporal.durable('clerk', activity_config=ACTIVITY_CONFIG),
 }
 """The single-append agents by form."""
 AGENTS: list[Any] = [pipeline, *SINGLE.values()]
@@ -148,7 +180,14 @@ class AppendWorkflow(PydanticAIWorkflow):
         return {'type': type(output).__name__, 'value': value}
 
 
-WORKFLOWS: list[type] = [PipelineWorkflow, AppendWorkflow]
+@workflow.defn(name='agentool.tests.deps')
+class DepsWorkflow(PydanticAIWorkflow):
+    @workflow.run
+    async def run(self, prompt: str) -> str:
+        return (await SINGLE['clerk'].run(prompt, deps=ClerkDeps('desk', threading.Lock()))).output
+
+
+WORKFLOWS: list[type] = [PipelineWorkflow, AppendWorkflow, DepsWorkflow]
 
 
 def plugins() -> list[Any]:

@@ -386,3 +386,25 @@ async def test_bad_input_fails_the_workflow_at_once_with_the_typed_error_and_run
         assert details.items() <= cause.details[0].items(), cause.details
         assert await _workflow_task_failures(handle) == 0  # the workflow failed, its task did not
         assert await _activities(handle) == []  # nothing scheduled
+
+
+async def test_deps_an_activity_cannot_receive_fail_the_workflow_naming_the_field(temporal: str) -> None:
+    queue = _queue()
+    client = await agents.client(temporal)
+    async with await agents.worker(temporal, queue):
+        handle = await client.start_workflow(
+            agents.DepsWorkflow.run,
+            json.dumps({'operation': 'sign', 'key': 'k'}),
+            id=_queue(),
+            task_queue=queue,
+            execution_timeout=timedelta(minutes=5),  # a safety net, as above
+        )
+        with pytest.raises(WorkflowFailureError) as failure:
+            await handle.result()
+    cause = failure.value.cause
+    assert isinstance(cause, ApplicationError), repr(cause)
+    assert (cause.type, cause.non_retryable) == ('DepsUnavailableError', True)
+    assert cause.details[0] == {'deps_type': 'ClerkDeps', 'field': 'lock', 'type': 'lock', 'reason': 'unserialisable'}
+    assert "field 'lock'" in cause.message
+    assert await _workflow_task_failures(handle) == 0
+    assert await _activities(handle) == []
