@@ -47,6 +47,7 @@ __all__ = (
     'CAPABILITY_ID',
     'OPERATION_NAME',
     'UnitDispatcher',
+    'UnitFailure',
     'UnitKey',
     'UnitRunner',
     'engine_options',
@@ -63,6 +64,9 @@ OPERATION_NAME = 'operation'
 
 UnitKey = Callable[[], str | None]
 """Gives the engine's identity of the durable unit running now (DBOS: workflow id and step id)."""
+
+UnitFailure = Callable[[AgenToolError], BaseException]
+"""The exception a unit raises for a typed agentool error (Temporal: a non-retryable `ApplicationError`)."""
 
 _IN_WORKFLOW = {'temporal': False, 'prefect': False}
 """Tool metadata that keeps a function tool out of Temporal activities and Prefect tasks (pydantic-ai's keys)."""
@@ -90,6 +94,8 @@ class AgenToolDurability(AbstractCapability[Any]):
     Args:
         registry: Where the manager tool's agentools are registered; by default the one in effect.
         unit_key: The engine's key of the running unit (the engine modules pass theirs).
+        unit_failure: What the unit raises for a typed agentool error, when the engine needs it in its
+            own form to carry the error's type and details (by default the error itself).
 
     Raises:
         ConfigurationError: an option of the wrong type, named in the error.
@@ -98,12 +104,14 @@ class AgenToolDurability(AbstractCapability[Any]):
     id: str | None = CAPABILITY_ID
     registry: AgenToolRegistry | None = field(default=None, kw_only=True)
     unit_key: UnitKey | None = field(default=None, kw_only=True, repr=False)
+    unit_failure: UnitFailure | None = field(default=None, kw_only=True, repr=False)
 
     def __post_init__(self) -> None:
         # Checked here: a wrong type would otherwise fail mid-run, inside the engine's workflow.
         check_text('id', self.id, optional=True)
         check_instance('registry', self.registry, AgenToolRegistry, optional=True)
         check_function('unit_key', self.unit_key, optional=True)
+        check_function('unit_failure', self.unit_failure, optional=True)
 
     async def wrap_run(self, ctx: RunContext[Any], *, handler: WrapRunHandler) -> AgentRunResult[Any]:
         token = dispatcher_scope(UnitDispatcher(self._unit, ctx))
@@ -165,7 +173,12 @@ class AgenToolDurability(AbstractCapability[Any]):
         retries: int = 0,
     ) -> Any:
         """Run one operation (its input as JSON text); the body of the durable unit (see `run_unit`)."""
-        return await run_unit(ctx, agentool, input, via, retries, registry=self.registry, unit_key=self.unit_key)
+        try:
+            return await run_unit(ctx, agentool, input, via, retries, registry=self.registry, unit_key=self.unit_key)
+        except AgenToolError as error:
+            if self.unit_failure is None:
+                raise
+            raise self.unit_failure(error) from error
 
     async def _unit(
         self,

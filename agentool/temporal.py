@@ -92,15 +92,17 @@ def capabilities(
         durability = TemporalDurability(activity_config=config)
     except UserError as error:  # pydantic-ai validates the config (a timeout of the wrong type, ...)
         raise ConfigurationError(str(error), option='activity_config') from error
-    return [durability, AgenToolDurability(registry=registry, unit_key=unit_key), _WorkflowFailures()]
+    operations = AgenToolDurability(registry=registry, unit_key=unit_key, unit_failure=_application_error)
+    return [durability, operations, _WorkflowFailures()]
 
 
 def _application_error(error: AgenToolError) -> ApplicationError:
-    """`error` as the failure of a workflow: not retryable, its class name the `type`, its `details` the one detail.
+    """`error` as Temporal's failure: not retryable, its class name the `type`, its `details` the one detail.
 
     Temporal fails the workflow on an `ApplicationError` raised in workflow code; any other exception
     fails only the workflow *task*, which Temporal retries until the code changes. The same input
-    fails the same way, so a typed agentool error must end the workflow at once.
+    fails the same way, so a typed agentool error must end the workflow at once. Raised by an
+    activity, it keeps the details, which Temporal's own conversion of an exception drops.
     """
     details = to_jsonable_python(error.details, fallback=repr)  # the failure itself must serialise
     return ApplicationError(error.message, details, type=type(error).__name__, non_retryable=True)

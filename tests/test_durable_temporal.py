@@ -218,8 +218,9 @@ async def test_an_unexpected_error_is_retried_in_its_unit_and_a_typed_error_is_n
     cause = failure.value.cause
     assert isinstance(cause, ActivityError)
     assert isinstance(cause.cause, ApplicationError)
-    assert cause.cause.type == 'ToolArgumentError'
+    assert (cause.cause.type, cause.cause.non_retryable) == ('ToolArgumentError', True)
     assert 'r: refused' in cause.cause.message
+    assert cause.cause.details == ({'agentool': 'flaky'},)
 
 
 def _worker(address: str, queue: str, identity: str, stop: Path, log: Path, **env: str) -> subprocess.Popen[str]:
