@@ -11,7 +11,8 @@ run on Temporal, each agent with `agentool.temporal.capabilities()`:
   `ledger_explicit` (`AgenToolCapability` + a model string): one append each;
 - `flaky` (`durable('flaky')`): an operation whose first attempt fails, and one raising a typed error;
 - `missing`: the model string of an agentool no worker registered;
-- `clerk` (`durable('clerk')`): an operation reading its deps.
+- `clerk` (`durable('clerk')`): an operation reading its deps;
+- `bulk` (`durable('bulk')`): an operation returning as many characters as asked (payload limits).
 
 `PipelineWorkflow` runs the pipeline on a job; `AppendWorkflow` runs one of the single-append agents;
 `DepsWorkflow` runs `clerk` with deps that cannot be sent to an activity (a lock).
@@ -46,6 +47,7 @@ __all__ = (
     'AGENTS',
     'AppendWorkflow',
     'Attempt',
+    'bulk_attempts',
     'ClerkDeps',
     'DepsWorkflow',
     'PipelineWorkflow',
@@ -113,6 +115,18 @@ async def clerk_sign(ctx: RunContext[ClerkDeps], key: str) -> str:
     return f'{ctx.deps.label}:{key}'
 
 
+class BulkInput(BaseModel):
+    operation: Literal['text']
+    size: int
+
+
+async def bulk_text(size: int) -> str:
+    bulk_attempts.append(activity.info().attempt)
+    return 'x' * size
+
+
+bulk_attempts: list[int] = []
+"""The attempts `bulk_text` saw in this process."""
 refused_attempts: list[int] = []
 """The attempts `flaky_refuse` saw in this process."""
 unit_keys: list[str | None] = []
@@ -128,6 +142,14 @@ def register() -> None:
         routing_config=RoutingConfig(operation_map={'flake': 'flaky_flake', 'refuse': 'flaky_refuse'}),
         tools=[flaky_flake, flaky_refuse],
         output_type=Attempt,
+        replace=True,
+    )
+    create_agentool(
+        name='bulk',
+        input_schema=BulkInput,
+        routing_config=RoutingConfig(operation_map={'text': 'bulk_text'}),
+        tools=[bulk_text],
+        output_type=str,
         replace=True,
     )
     create_agentool(
@@ -157,6 +179,7 @@ SINGLE: dict[str, Any] = {
     # The model string of an agentool no worker registered: found missing in the workflow, at run time.
     'missing': Agent('agentool:missing', name='ledger_missing', capabilities=_capabilities()),
     'clerk': durable_temporal.durable('clerk', activity_config=ACTIVITY_CONFIG),
+    'bulk': durable_temporal.durable('bulk', activity_config=ACTIVITY_CONFIG),
 }
 """The single-append agents by form."""
 AGENTS: list[Any] = [pipeline, *SINGLE.values()]

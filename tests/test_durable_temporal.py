@@ -409,3 +409,32 @@ async def test_deps_an_activity_cannot_receive_fail_the_workflow_naming_the_fiel
     assert "field 'lock'" in cause.message
     assert await _workflow_task_failures(handle) == 0
     assert await _activities(handle) == []
+
+
+async def test_a_result_over_the_payload_limit_fails_the_workflow_as_payloads_too_large(temporal: str) -> None:
+    # The scaling-out guide's numbers: 1.5 MB of text crosses; 2.5 MB is over the dev server's 2 MB
+    # limit, which Temporal reports as `PayloadsTooLarge`, not retried.
+    queue = _queue()
+    client = await agents.client(temporal)
+    agents.bulk_attempts.clear()
+    async with await agents.worker(temporal, queue):
+        fits = json.dumps({'operation': 'text', 'size': 1_500_000})
+        output = await client.execute_workflow(
+            agents.AppendWorkflow.run, args=['bulk', fits], id=_queue(), task_queue=queue
+        )
+        assert len(output['value']) == 1_500_000
+        agents.bulk_attempts.clear()
+        over = json.dumps({'operation': 'text', 'size': 2_500_000})
+        with pytest.raises(WorkflowFailureError) as failure:
+            await client.execute_workflow(
+                agents.AppendWorkflow.run,
+                args=['bulk', over],
+                id=_queue(),
+                task_queue=queue,
+                execution_timeout=timedelta(minutes=5),  # a safety net, as above
+            )
+    cause = failure.value.cause
+    assert isinstance(cause, ActivityError)
+    assert isinstance(cause.cause, ApplicationError)
+    assert cause.cause.type == 'PayloadsTooLarge'
+    assert agents.bulk_attempts == [1]
