@@ -20,6 +20,7 @@ on Temporal and `Capability: agentool.operation` on Prefect: renaming either str
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Coroutine
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
@@ -259,7 +260,16 @@ async def _run(
     if given is not None:
         return await manager.execute(given[1], given[0])
     assert ctx is not None  # an engine running the unit elsewhere passes the run's context
-    return await manager.execute(ctx, manager.validate_json(input))
+    validated = manager.validate_json(input)
+    if ctx.deps is not None or not manager.tool_for(manager.operation_of(validated)).takes_ctx:
+        return await manager.execute(ctx, validated)
+    # The run gave no deps: this process's injector builds them, as the caller's did for it.
+    async with get_injector().call_deps(manager.name, manager.config.deps_type) as built:
+        if built is None:
+            return await manager.execute(ctx, validated)
+        given = copy.copy(ctx)  # the engine's own context stays as it came
+        given.deps = built
+        return await manager.execute(given, validated)
 
 
 @dataclass(frozen=True)
@@ -283,6 +293,10 @@ class UnitDispatcher:
         # A context of the run itself carries what the engine needs (its durability capability);
         # the model-string form's own context, made for the tool, does not: the unit gets the run's.
         unit_ctx = ctx if self.run_ctx is None or ctx.root_capability is not None else self.run_ctx
+        if self.run_ctx is not None and unit_ctx.deps is not self.run_ctx.deps:
+            # Deps the injector built for this call (the run was given none, or other ones) do not
+            # travel with the unit: an engine running it elsewhere has them built there (`_run`).
+            unit_ctx = replace(unit_ctx, deps=None)
         try:
             result = await self.run(unit_ctx, manager.name, operation, data, 'tool', retries)
         finally:

@@ -15,7 +15,8 @@ run on Temporal, each agent with `agentool.temporal.capabilities()`:
 - `bulk` (`durable('bulk')`): an operation returning as many characters as asked (payload limits).
 
 `PipelineWorkflow` runs the pipeline on a job; `AppendWorkflow` runs one of the single-append agents;
-`DepsWorkflow` runs `clerk` with deps that cannot be sent to an activity (a lock).
+`DepsWorkflow` runs `clerk` with deps that cannot be sent to an activity (a lock), or with none (the
+worker's injector provides them).
 Worker processes run `python -m tests.temporal_worker` (see there).
 """
 
@@ -37,7 +38,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 from temporalio.workflow import ActivityConfig
 
 import agentool.temporal as durable_temporal
-from agentool import AgenToolCapability, RoutingConfig, ToolArgumentError, create_agentool
+from agentool import AgenToolCapability, RoutingConfig, ToolArgumentError, create_agentool, get_injector
 from agentool.durable import unit_key
 from tests.durable_agentools import build
 from tests.function_pipeline import pipeline_agent
@@ -161,6 +162,7 @@ def register() -> None:
         output_type=str,
         replace=True,
     )
+    get_injector().provide(ClerkDeps, instance=ClerkDeps('worker', threading.Lock()), replace=True)
 
 
 register()  # a worker process's registry; a test calls it again in its own
@@ -206,8 +208,9 @@ class AppendWorkflow(PydanticAIWorkflow):
 @workflow.defn(name='agentool.tests.deps')
 class DepsWorkflow(PydanticAIWorkflow):
     @workflow.run
-    async def run(self, prompt: str) -> str:
-        return (await SINGLE['clerk'].run(prompt, deps=ClerkDeps('desk', threading.Lock()))).output
+    async def run(self, prompt: str, given: bool) -> str:
+        deps = ClerkDeps('desk', threading.Lock()) if given else None
+        return (await SINGLE['clerk'].run(prompt, deps=deps)).output
 
 
 WORKFLOWS: list[type] = [PipelineWorkflow, AppendWorkflow, DepsWorkflow]

@@ -392,10 +392,16 @@ async def test_bad_input_fails_the_workflow_at_once_with_the_typed_error_and_run
 async def test_deps_an_activity_cannot_receive_fail_the_workflow_naming_the_field(temporal: str) -> None:
     queue = _queue()
     client = await agents.client(temporal)
+    sign = json.dumps({'operation': 'sign', 'key': 'k'})
     async with await agents.worker(temporal, queue):
+        # Given no deps, the operation gets those the worker's injector provides.
+        assert (
+            await client.execute_workflow(agents.DepsWorkflow.run, args=[sign, False], id=_queue(), task_queue=queue)
+            == 'worker:k'
+        )
         handle = await client.start_workflow(
             agents.DepsWorkflow.run,
-            json.dumps({'operation': 'sign', 'key': 'k'}),
+            args=[sign, True],
             id=_queue(),
             task_queue=queue,
             execution_timeout=timedelta(minutes=5),  # a safety net, as above
