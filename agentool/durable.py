@@ -20,6 +20,7 @@ on Temporal and `Capability: agentool.operation` on Prefect: renaming either str
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Coroutine
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
@@ -47,6 +48,7 @@ __all__ = (
     'CAPABILITY_ID',
     'OPERATION_NAME',
     'UnitDispatcher',
+    'UnitFailure',
     'UnitKey',
     'UnitRunner',
     'engine_options',
@@ -63,6 +65,9 @@ OPERATION_NAME = 'operation'
 
 UnitKey = Callable[[], str | None]
 """Gives the engine's identity of the durable unit running now (DBOS: workflow id and step id)."""
+
+UnitFailure = Callable[[AgenToolError], BaseException]
+"""The exception a unit raises for a typed agentool error (Temporal: a non-retryable `ApplicationError`)."""
 
 _IN_WORKFLOW = {'temporal': False, 'prefect': False}
 """Tool metadata that keeps a function tool out of Temporal activities and Prefect tasks (pydantic-ai's keys)."""
@@ -90,6 +95,8 @@ class AgenToolDurability(AbstractCapability[Any]):
     Args:
         registry: Where the manager tool's agentools are registered; by default the one in effect.
         unit_key: The engine's key of the running unit (the engine modules pass theirs).
+        unit_failure: What the unit raises for a typed agentool error, when the engine needs it in its
+            own form to carry the error's type and details (by default the error itself).
 
     Raises:
         ConfigurationError: an option of the wrong type, named in the error.
@@ -98,12 +105,14 @@ class AgenToolDurability(AbstractCapability[Any]):
     id: str | None = CAPABILITY_ID
     registry: AgenToolRegistry | None = field(default=None, kw_only=True)
     unit_key: UnitKey | None = field(default=None, kw_only=True, repr=False)
+    unit_failure: UnitFailure | None = field(default=None, kw_only=True, repr=False)
 
     def __post_init__(self) -> None:
         # Checked here: a wrong type would otherwise fail mid-run, inside the engine's workflow.
         check_text('id', self.id, optional=True)
         check_instance('registry', self.registry, AgenToolRegistry, optional=True)
         check_function('unit_key', self.unit_key, optional=True)
+        check_function('unit_failure', self.unit_failure, optional=True)
 
     async def wrap_run(self, ctx: RunContext[Any], *, handler: WrapRunHandler) -> AgentRunResult[Any]:
         token = dispatcher_scope(UnitDispatcher(self._unit, ctx))
@@ -165,7 +174,12 @@ class AgenToolDurability(AbstractCapability[Any]):
         retries: int = 0,
     ) -> Any:
         """Run one operation (its input as JSON text); the body of the durable unit (see `run_unit`)."""
-        return await run_unit(ctx, agentool, input, via, retries, registry=self.registry, unit_key=self.unit_key)
+        try:
+            return await run_unit(ctx, agentool, input, via, retries, registry=self.registry, unit_key=self.unit_key)
+        except AgenToolError as error:
+            if self.unit_failure is None:
+                raise
+            raise self.unit_failure(error) from error
 
     async def _unit(
         self,
@@ -246,7 +260,16 @@ async def _run(
     if given is not None:
         return await manager.execute(given[1], given[0])
     assert ctx is not None  # an engine running the unit elsewhere passes the run's context
-    return await manager.execute(ctx, manager.validate_json(input))
+    validated = manager.validate_json(input)
+    if ctx.deps is not None or not manager.tool_for(manager.operation_of(validated)).takes_ctx:
+        return await manager.execute(ctx, validated)
+    # The run gave no deps: this process's injector builds them, as the caller's did for it.
+    async with get_injector().call_deps(manager.name, manager.config.deps_type) as built:
+        if built is None:
+            return await manager.execute(ctx, validated)
+        given = copy.copy(ctx)  # the engine's own context stays as it came
+        given.deps = built
+        return await manager.execute(given, validated)
 
 
 @dataclass(frozen=True)
@@ -270,6 +293,10 @@ class UnitDispatcher:
         # A context of the run itself carries what the engine needs (its durability capability);
         # the model-string form's own context, made for the tool, does not: the unit gets the run's.
         unit_ctx = ctx if self.run_ctx is None or ctx.root_capability is not None else self.run_ctx
+        if self.run_ctx is not None and unit_ctx.deps is not self.run_ctx.deps:
+            # Deps the injector built for this call (the run was given none, or other ones) do not
+            # travel with the unit: an engine running it elsewhere has them built there (`_run`).
+            unit_ctx = replace(unit_ctx, deps=None)
         try:
             result = await self.run(unit_ctx, manager.name, operation, data, 'tool', retries)
         finally:

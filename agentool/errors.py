@@ -265,7 +265,8 @@ class DepsUnavailableError(AgenToolError):
     `Agent('agentool:NAME')` form cannot receive `deps` through pydantic-ai's public API; use the
     explicit form, `Agent('agentool:NAME', capabilities=[AgenToolCapability(NAME)])`, or the agent
     `create_agentool` returns. Or `injector.create_deps(name)` (synchronous) met a resource
-    factory that awaits I/O: use `await injector.acreate_deps(name)`.
+    factory that awaits I/O: use `await injector.acreate_deps(name)`. Or, on Temporal, the deps given
+    to a run cannot be sent to an activity (`details` has `deps_type`, the `field` and its `type`).
     """
 
 

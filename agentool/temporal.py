@@ -18,24 +18,29 @@ The client and the worker need pydantic-ai's `PydanticAIPlugin` (its payload con
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, fields, is_dataclass, replace
 from datetime import timedelta
 from typing import Any, cast
 
-from pydantic_ai import UserError
+from pydantic import BaseModel
+from pydantic_ai import RunContext, UserError
 from pydantic_ai.agent import AbstractAgent
 from pydantic_ai.capabilities import AbstractCapability
+from pydantic_ai.run import AgentRunResult
+from pydantic_core import PydanticSerializationError, to_json, to_jsonable_python
 
 from ._options import check_instance
 from .core.agent.capability import build_agent
+from .core.definition import type_name
 from .core.registry import AgenToolRegistry
 from .durable import AgenToolDurability, engine_options
-from .errors import AgenToolError, ConfigurationError, MissingExtraError
+from .errors import AgenToolError, ConfigurationError, DepsUnavailableError, MissingExtraError, quote
 
 try:
     from pydantic_ai.durable_exec.temporal import TemporalDurability
-    from temporalio import activity
+    from temporalio import activity, workflow
     from temporalio.common import RetryPolicy
+    from temporalio.exceptions import ApplicationError
     from temporalio.workflow import ActivityConfig
 except ImportError as error:  # pragma: no cover - exercised without the extra
     raise MissingExtraError(
@@ -67,7 +72,8 @@ def unit_key() -> str | None:
 def capabilities(
     *, activity_config: ActivityConfig | None = None, registry: AgenToolRegistry | None = None
 ) -> list[AbstractCapability[Any]]:
-    """The capabilities that make an agent durable on Temporal: `TemporalDurability` and `AgenToolDurability`.
+    """The capabilities that make an agent durable on Temporal: `TemporalDurability` and `AgenToolDurability`,
+    and one that makes a typed agentool error raised in the workflow fail the workflow at once.
 
     `activity_config` is the base config of every activity of the agent (by default
     `DEFAULT_ACTIVITY_CONFIG`); `registry` is where its agentools are registered (by default the
@@ -86,7 +92,75 @@ def capabilities(
         durability = TemporalDurability(activity_config=config)
     except UserError as error:  # pydantic-ai validates the config (a timeout of the wrong type, ...)
         raise ConfigurationError(str(error), option='activity_config') from error
-    return [durability, AgenToolDurability(registry=registry, unit_key=unit_key)]
+    operations = AgenToolDurability(registry=registry, unit_key=unit_key, unit_failure=_application_error)
+    return [durability, operations, _WorkflowFailures()]
+
+
+def _application_error(error: AgenToolError) -> ApplicationError:
+    """`error` as Temporal's failure: not retryable, its class name the `type`, its `details` the one detail.
+
+    Temporal fails the workflow on an `ApplicationError` raised in workflow code; any other exception
+    fails only the workflow *task*, which Temporal retries until the code changes. The same input
+    fails the same way, so a typed agentool error must end the workflow at once. Raised by an
+    activity, it keeps the details, which Temporal's own conversion of an exception drops.
+    """
+    details = to_jsonable_python(error.details, fallback=repr)  # the failure itself must serialise
+    return ApplicationError(error.message, details, type=type(error).__name__, non_retryable=True)
+
+
+@dataclass
+class _WorkflowFailures(AbstractCapability[Any]):
+    """In a workflow, a run's typed agentool error (bad input, an unknown agentool) fails the workflow."""
+
+    async def on_run_error(self, ctx: RunContext[Any], *, error: BaseException) -> AgentRunResult[Any]:
+        if not workflow.in_workflow():
+            raise error
+        if isinstance(error, UserError | PydanticSerializationError) and (unsent := _unserialisable_deps(ctx.deps)):
+            # pydantic-ai's `UserError` cannot say which value an activity could not take; the deps can.
+            raise _application_error(unsent) from error
+        if isinstance(error, AgenToolError):
+            raise _application_error(error) from error
+        raise error
+
+
+def _unserialisable_deps(deps: object) -> DepsUnavailableError | None:
+    """The error naming the field of `deps` an activity cannot receive; `None` when they serialise.
+
+    Serialised as Temporal's pydantic payload converter does (`to_json`), field by field when they fail.
+    """
+    if deps is None or _serialises(deps):
+        return None
+    names: list[str] = (
+        [field.name for field in fields(deps)]
+        if is_dataclass(deps)
+        else list(type(deps).model_fields)
+        if isinstance(deps, BaseModel)
+        else []
+    )
+    field = next((name for name in names if not _serialises(getattr(deps, name, None))), None)
+    culprit = deps if field is None else getattr(deps, field)
+    where = '' if field is None else f' field {quote(field)} holds a {type_name(type(culprit))}, which'
+    return DepsUnavailableError(
+        f'the deps of the run ({type_name(type(deps))}) cannot be sent to a Temporal activity:{where} does not '
+        'serialise to JSON; give the run no deps, so that the injector of the worker running the operation '
+        'builds them (injector.provide), or deps whose fields serialise',
+        deps_type=type_name(type(deps)),
+        field=field,
+        type=type_name(type(culprit)),
+        reason='unserialisable',
+    )
+
+
+def _serialises(value: object) -> bool:
+    try:
+        to_json(value)
+    except (PydanticSerializationError, TypeError, ValueError):
+        return False
+    return True
+
+    @classmethod
+    def get_serialization_name(cls) -> str | None:
+        return None
 
 
 def _typed_errors_not_retried(policy: RetryPolicy | None) -> RetryPolicy:

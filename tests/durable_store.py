@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
 from typing import Any, Literal
 
+from dbos import DBOS
 from pydantic import BaseModel, Field, Json, SecretStr
 from pydantic_ai import Agent, ApprovalRequired, CallDeferred
 from pydantic_ai.models.test import TestModel
@@ -136,7 +137,8 @@ def create_flaky() -> None:
     )
 
 
-async def _case(case: str, call: Callable[[], Awaitable[Any]], **extra: Any) -> None:
+async def _case(case: str, call: Callable[[], Awaitable[Any]], *, steps_of: str | None = None, **extra: Any) -> None:
+    """Run one case; with `steps_of`, the names of the steps that workflow id recorded too."""
     CALLS.clear()
     line: dict[str, Any] = {'case': case}
     try:
@@ -144,6 +146,8 @@ async def _case(case: str, call: Callable[[], Awaitable[Any]], **extra: Any) -> 
     except Exception as error:
         line.update(error=type(error).__name__, message=str(error), details=getattr(error, 'details', None))
     line.update(calls=list(CALLS), **extra)
+    if steps_of is not None:
+        line['steps'] = [step['function_name'] for step in await DBOS.list_workflow_steps_async(steps_of)]
     sys.stdout.write(json.dumps(line, default=repr) + '\n')
     sys.stdout.flush()
 
@@ -160,6 +164,8 @@ async def _runs(directory: Path) -> None:
         'flaky', step_config={'retries_allowed': True, 'max_attempts': 3, 'interval_seconds': 0.01}
     )
     mine = durable_dbos.durable('private_store', registry=private)
+    # The model string of an agentool nobody registered: found missing in the workflow, at run time.
+    missing = durable_dbos.register(Agent('agentool:missing', name='missing', capabilities=durable_dbos.capabilities()))
     await durable_dbos.launch(directory / 'dbos.sqlite3', polling_interval=0.05)
     run, enqueue = durable_dbos.run, durable_dbos.enqueue
     write = '{"operation": "write", "key": "k", "data": 1}'
@@ -172,9 +178,17 @@ async def _runs(directory: Path) -> None:
         await _case('enqueue', lambda: _result(enqueue(store, '{"operation": "write", "key": "q", "data": 3}')))
         await _case('unit key', lambda: run(store, '{"operation": "key"}', workflow_id='w-key'))
         await _case('nested', lambda: run(store, '{"operation": "nested"}', workflow_id='w-nested'))
-        await _case('invalid json', lambda: run(store, 'not json', workflow_id='w-bad'))
-        await _case('invalid json again', lambda: run(store, 'not json', workflow_id='w-bad'))
-        await _case('unknown operation', lambda: run(store, '{"operation": "nope"}'))
+        await _case('invalid json', lambda: run(store, 'not json', workflow_id='w-bad'), steps_of='w-bad')
+        await _case('invalid json again', lambda: run(store, 'not json', workflow_id='w-bad'), steps_of='w-bad')
+        await _case(
+            'unknown operation', lambda: run(store, '{"operation": "nope"}', workflow_id='w-nope'), steps_of='w-nope'
+        )
+        await _case(
+            'invalid input',
+            lambda: run(store, '{"operation": "write", "data": "x"}', workflow_id='w-invalid'),
+            steps_of='w-invalid',
+        )
+        await _case('unknown agentool', lambda: run(missing, write, workflow_id='w-missing'), steps_of='w-missing')
         await _case('tool exception', lambda: run(store, '{"operation": "boom", "key": "x"}'))
         await _case('secret', lambda: run(store, '{"operation": "secret", "token": "s3cr3t"}'))
         await _case('json field', lambda: run(store, json.dumps({'operation': 'parse', 'payload': '{"a": 1}'})))

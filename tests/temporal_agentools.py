@@ -9,19 +9,26 @@ run on Temporal, each agent with `agentool.temporal.capabilities()`:
   `injector.call`s are units) and `ledger_append` again;
 - `ledger_durable` (`agentool.temporal.durable('ledger')`), `ledger_string` (the model string) and
   `ledger_explicit` (`AgenToolCapability` + a model string): one append each;
-- `flaky` (`durable('flaky')`): an operation whose first attempt fails, and one raising a typed error.
+- `flaky` (`durable('flaky')`): an operation whose first attempt fails, and one raising a typed error;
+- `missing`: the model string of an agentool no worker registered;
+- `clerk` (`durable('clerk')`): an operation reading its deps;
+- `bulk` (`durable('bulk')`): an operation returning as many characters as asked (payload limits).
 
-`PipelineWorkflow` runs the pipeline on a job; `AppendWorkflow` runs one of the single-append agents.
+`PipelineWorkflow` runs the pipeline on a job; `AppendWorkflow` runs one of the single-append agents;
+`DepsWorkflow` runs `clerk` with deps that cannot be sent to an activity (a lock), or with none (the
+worker's injector provides them).
 Worker processes run `python -m tests.temporal_worker` (see there).
 """
 
 from __future__ import annotations
 
+import threading
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Literal
 
 from pydantic import BaseModel
-from pydantic_ai import Agent
+from pydantic_ai import Agent, RunContext
 from pydantic_ai.durable_exec.temporal import AgentPlugin, PydanticAIPlugin, PydanticAIWorkflow
 from temporalio import activity, workflow
 from temporalio.client import Client
@@ -31,7 +38,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 from temporalio.workflow import ActivityConfig
 
 import agentool.temporal as durable_temporal
-from agentool import AgenToolCapability, RoutingConfig, ToolArgumentError, create_agentool
+from agentool import AgenToolCapability, RoutingConfig, ToolArgumentError, create_agentool, get_injector
 from agentool.durable import unit_key
 from tests.durable_agentools import build
 from tests.function_pipeline import pipeline_agent
@@ -41,6 +48,9 @@ __all__ = (
     'AGENTS',
     'AppendWorkflow',
     'Attempt',
+    'bulk_attempts',
+    'ClerkDeps',
+    'DepsWorkflow',
     'PipelineWorkflow',
     'SINGLE',
     'WORKFLOWS',
@@ -91,6 +101,33 @@ async def flaky_refuse(key: str) -> Attempt:
     raise ToolArgumentError(f'{key}: refused', agentool='flaky')
 
 
+@dataclass
+class ClerkDeps:
+    label: str
+    lock: Any
+
+
+class ClerkInput(BaseModel):
+    operation: Literal['sign']
+    key: str
+
+
+async def clerk_sign(ctx: RunContext[ClerkDeps], key: str) -> str:
+    return f'{ctx.deps.label}:{key}'
+
+
+class BulkInput(BaseModel):
+    operation: Literal['text']
+    size: int
+
+
+async def bulk_text(size: int) -> str:
+    bulk_attempts.append(activity.info().attempt)
+    return 'x' * size
+
+
+bulk_attempts: list[int] = []
+"""The attempts `bulk_text` saw in this process."""
 refused_attempts: list[int] = []
 """The attempts `flaky_refuse` saw in this process."""
 unit_keys: list[str | None] = []
@@ -108,6 +145,24 @@ def register() -> None:
         output_type=Attempt,
         replace=True,
     )
+    create_agentool(
+        name='bulk',
+        input_schema=BulkInput,
+        routing_config=RoutingConfig(operation_map={'text': 'bulk_text'}),
+        tools=[bulk_text],
+        output_type=str,
+        replace=True,
+    )
+    create_agentool(
+        name='clerk',
+        input_schema=ClerkInput,
+        routing_config=RoutingConfig(operation_map={'sign': 'clerk_sign'}),
+        tools=[clerk_sign],
+        deps_type=ClerkDeps,
+        output_type=str,
+        replace=True,
+    )
+    get_injector().provide(ClerkDeps, instance=ClerkDeps('worker', threading.Lock()), replace=True)
 
 
 register()  # a worker process's registry; a test calls it again in its own
@@ -123,6 +178,10 @@ SINGLE: dict[str, Any] = {
         capabilities=[AgenToolCapability('ledger'), *_capabilities()],
     ),
     'flaky': durable_temporal.durable('flaky', activity_config=ACTIVITY_CONFIG),
+    # The model string of an agentool no worker registered: found missing in the workflow, at run time.
+    'missing': Agent('agentool:missing', name='ledger_missing', capabilities=_capabilities()),
+    'clerk': durable_temporal.durable('clerk', activity_config=ACTIVITY_CONFIG),
+    'bulk': durable_temporal.durable('bulk', activity_config=ACTIVITY_CONFIG),
 }
 """The single-append agents by form."""
 AGENTS: list[Any] = [pipeline, *SINGLE.values()]
@@ -146,7 +205,15 @@ class AppendWorkflow(PydanticAIWorkflow):
         return {'type': type(output).__name__, 'value': value}
 
 
-WORKFLOWS: list[type] = [PipelineWorkflow, AppendWorkflow]
+@workflow.defn(name='agentool.tests.deps')
+class DepsWorkflow(PydanticAIWorkflow):
+    @workflow.run
+    async def run(self, prompt: str, given: bool) -> str:
+        deps = ClerkDeps('desk', threading.Lock()) if given else None
+        return (await SINGLE['clerk'].run(prompt, deps=deps)).output
+
+
+WORKFLOWS: list[type] = [PipelineWorkflow, AppendWorkflow, DepsWorkflow]
 
 
 def plugins() -> list[Any]:

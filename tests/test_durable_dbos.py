@@ -465,6 +465,12 @@ def test_invalid_input_in_a_durable_run_is_the_typed_error(runs: dict[str, Any])
         assert runs[case]['details'] == {'agentool': 'store', 'position': 0, 'line': 1, 'column': 1}
     assert runs['unknown operation']['error'] == 'UnknownOperationError'
     assert runs['unknown operation']['details']['operation'] == 'nope'
+    assert runs['invalid input']['error'] == 'InputValidationError'
+    assert runs['invalid input']['details']['errors'][0]['loc'] == ['data']
+    assert runs['unknown agentool']['error'] == 'AgenToolNotFoundError'
+    assert runs['unknown agentool']['details']['name'] == 'missing'
+    for case in ('invalid json', 'invalid json again', 'unknown operation', 'invalid input', 'unknown agentool'):
+        assert (runs[case]['steps'], runs[case]['calls']) == ([], []), case  # no step recorded, no tool ran
 
 
 def test_a_tools_exception_propagates_from_a_durable_run(runs: dict[str, Any]) -> None:

@@ -31,10 +31,11 @@ pytest.importorskip('pydantic_ai.durable_exec.prefect', exc_type=ImportError)
 from prefect import flow
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
+from pydantic_ai import Agent
 from pydantic_ai.agent import AbstractAgent
 
 import agentool.prefect as durable_prefect
-from agentool import AgenToolNotFoundError, ConfigurationError, RoutingConfig, create_agentool
+from agentool import AgenToolError, AgenToolNotFoundError, ConfigurationError, RoutingConfig, create_agentool
 from agentool.durable import unit_key
 from tests.durable_agentools import (
     KILL_ENV,
@@ -79,6 +80,24 @@ def _pipeline(capabilities: list[Any]) -> AbstractAgent[None, str]:
 @flow(name='agentool-tests-run', retries=1, retry_delay_seconds=0, persist_result=False)
 async def _run_flow(agent: str, prompt: str) -> Any:
     return (await _agents[agent].run(prompt)).output
+
+
+@flow(name='agentool-tests-once', persist_result=False)
+async def _once_flow(agent: str, prompt: str) -> Any:
+    return (await _agents[agent].run(prompt)).output
+
+
+@flow(name='agentool-tests-refused-then-append', persist_result=False)
+async def _refused_then_append_flow(runs: list[tuple[str, str]], entry: str) -> list[str]:
+    """Each bad run's error type, then one append: the flow's one task, if the bad runs made none."""
+    refused: list[str] = []
+    for agent, prompt in runs:
+        try:
+            await _agents[agent].run(prompt)
+        except AgenToolError as error:
+            refused.append(type(error).__name__)
+    await _agents['durable'].run(json.dumps({'operation': 'append', 'entry': entry}))
+    return refused
 
 
 async def _task_names(flow_run_id: UUID, count: int) -> list[str]:
@@ -252,3 +271,31 @@ async def test_a_flow_run_killed_in_an_operation_is_run_again_and_each_effect_ha
     assert run.state.is_completed()
     states = [state.type.value for state in sorted(history, key=lambda state: state.timestamp)]
     assert states == ['PENDING', 'RUNNING', 'CRASHED', 'RUNNING', 'COMPLETED']
+
+
+BAD_INPUT = [
+    ('durable', 'not json', 'InvalidJSONError', {'agentool': 'ledger', 'position': 0, 'line': 1, 'column': 1}),
+    ('durable', '{"operation": "nope"}', 'UnknownOperationError', {'agentool': 'ledger', 'operation': 'nope'}),
+    ('durable', '{"operation": "append", "entry": 5}', 'InputValidationError', {'operation': 'append'}),
+    ('missing', '{"operation": "append", "entry": "m"}', 'AgenToolNotFoundError', {'name': 'missing'}),
+]
+
+
+async def test_bad_input_fails_the_flow_with_the_typed_error_and_runs_no_task(prefect: None) -> None:
+    build()
+    _agents['durable'] = durable_prefect.durable('ledger')
+    # The model string of an agentool nobody registered: found missing in the flow, at run time.
+    _agents['missing'] = Agent('agentool:missing', name='missing', capabilities=durable_prefect.capabilities())
+    for agent, prompt, error, details in BAD_INPUT:
+        state: Any = await cast(Any, _once_flow)(agent, prompt, return_state=True)
+        assert state.is_failed()
+        with pytest.raises(AgenToolError) as raised:
+            await state.result()
+        assert type(raised.value).__name__ == error
+        assert details.items() <= raised.value.details.items()
+    # Inside one flow, the bad runs made no task: the append after them is the flow's only one.
+    state = await cast(Any, _refused_then_append_flow)([run[:2] for run in BAD_INPUT], 'b/first', return_state=True)
+    assert await state.result() == [error for *_, error, _ in BAD_INPUT]
+    flow_run = state.state_details.flow_run_id
+    assert [name.startswith(OPERATION_TASK) for name in await _task_names(flow_run, 1)] == [True]
+    assert [entry for _, entry, _ in ledger_rows()[1]] == ['b/first']  # no tool ran for the bad runs

@@ -218,8 +218,9 @@ async def test_an_unexpected_error_is_retried_in_its_unit_and_a_typed_error_is_n
     cause = failure.value.cause
     assert isinstance(cause, ActivityError)
     assert isinstance(cause.cause, ApplicationError)
-    assert cause.cause.type == 'ToolArgumentError'
+    assert (cause.cause.type, cause.cause.non_retryable) == ('ToolArgumentError', True)
     assert 'r: refused' in cause.cause.message
+    assert cause.cause.details == ({'agentool': 'flaky'},)
 
 
 def _worker(address: str, queue: str, identity: str, stop: Path, log: Path, **env: str) -> subprocess.Popen[str]:
@@ -340,3 +341,106 @@ async def _held(handles: dict[str, WorkflowHandle[Any, Any]], ledger: Path) -> d
             return held
         await asyncio.sleep(0.05)
     raise AssertionError('the jobs never all reached their held activity')
+
+
+async def _workflow_task_failures(handle: WorkflowHandle[Any, Any]) -> int:
+    history = await handle.fetch_history()
+    return sum(event.HasField('workflow_task_failed_event_attributes') for event in history.events)
+
+
+BAD_INPUT = [
+    ('durable', 'not json', 'InvalidJSONError', {'agentool': 'ledger', 'position': 0, 'line': 1, 'column': 1}),
+    ('string', '{"operation": "nope"}', 'UnknownOperationError', {'agentool': 'ledger', 'operation': 'nope'}),
+    (
+        'explicit',
+        '{"operation": "append", "entry": 5}',
+        'InputValidationError',
+        {'agentool': 'ledger', 'operation': 'append'},
+    ),
+    ('missing', _append('m'), 'AgenToolNotFoundError', {'agentool': 'missing', 'name': 'missing'}),
+]
+
+
+async def test_bad_input_fails_the_workflow_at_once_with_the_typed_error_and_runs_nothing(temporal: str) -> None:
+    queue = _queue()
+    client = await agents.client(temporal)
+    failures: dict[str, tuple[WorkflowFailureError, WorkflowHandle[Any, Any]]] = {}
+    async with await agents.worker(temporal, queue):
+        for form, prompt, error, _ in BAD_INPUT:
+            # The execution timeout is only a safety net: a workflow task that failed instead of the
+            # workflow would be retried until then, and the history would show it (asserted below).
+            handle = await client.start_workflow(
+                agents.AppendWorkflow.run,
+                args=[form, prompt],
+                id=_queue(),
+                task_queue=queue,
+                execution_timeout=timedelta(minutes=5),
+            )
+            with pytest.raises(WorkflowFailureError) as failure:
+                await handle.result()
+            failures[error] = failure.value, handle
+    for form, _, error, details in BAD_INPUT:
+        failure, handle = failures[error]
+        cause = failure.cause
+        assert isinstance(cause, ApplicationError), (form, repr(cause))
+        assert (cause.type, cause.non_retryable) == (error, True)
+        assert details.items() <= cause.details[0].items(), cause.details
+        assert await _workflow_task_failures(handle) == 0  # the workflow failed, its task did not
+        assert await _activities(handle) == []  # nothing scheduled
+
+
+async def test_deps_an_activity_cannot_receive_fail_the_workflow_naming_the_field(temporal: str) -> None:
+    queue = _queue()
+    client = await agents.client(temporal)
+    sign = json.dumps({'operation': 'sign', 'key': 'k'})
+    async with await agents.worker(temporal, queue):
+        # Given no deps, the operation gets those the worker's injector provides.
+        assert (
+            await client.execute_workflow(agents.DepsWorkflow.run, args=[sign, False], id=_queue(), task_queue=queue)
+            == 'worker:k'
+        )
+        handle = await client.start_workflow(
+            agents.DepsWorkflow.run,
+            args=[sign, True],
+            id=_queue(),
+            task_queue=queue,
+            execution_timeout=timedelta(minutes=5),  # a safety net, as above
+        )
+        with pytest.raises(WorkflowFailureError) as failure:
+            await handle.result()
+    cause = failure.value.cause
+    assert isinstance(cause, ApplicationError), repr(cause)
+    assert (cause.type, cause.non_retryable) == ('DepsUnavailableError', True)
+    assert cause.details[0] == {'deps_type': 'ClerkDeps', 'field': 'lock', 'type': 'lock', 'reason': 'unserialisable'}
+    assert "field 'lock'" in cause.message
+    assert await _workflow_task_failures(handle) == 0
+    assert await _activities(handle) == []
+
+
+async def test_a_result_over_the_payload_limit_fails_the_workflow_as_payloads_too_large(temporal: str) -> None:
+    # The scaling-out guide's numbers: 1.5 MB of text crosses; 2.5 MB is over the dev server's 2 MB
+    # limit, which Temporal reports as `PayloadsTooLarge`, not retried.
+    queue = _queue()
+    client = await agents.client(temporal)
+    agents.bulk_attempts.clear()
+    async with await agents.worker(temporal, queue):
+        fits = json.dumps({'operation': 'text', 'size': 1_500_000})
+        output = await client.execute_workflow(
+            agents.AppendWorkflow.run, args=['bulk', fits], id=_queue(), task_queue=queue
+        )
+        assert len(output['value']) == 1_500_000
+        agents.bulk_attempts.clear()
+        over = json.dumps({'operation': 'text', 'size': 2_500_000})
+        with pytest.raises(WorkflowFailureError) as failure:
+            await client.execute_workflow(
+                agents.AppendWorkflow.run,
+                args=['bulk', over],
+                id=_queue(),
+                task_queue=queue,
+                execution_timeout=timedelta(minutes=5),  # a safety net, as above
+            )
+    cause = failure.value.cause
+    assert isinstance(cause, ActivityError)
+    assert isinstance(cause.cause, ApplicationError)
+    assert cause.cause.type == 'PayloadsTooLarge'
+    assert agents.bulk_attempts == [1]
