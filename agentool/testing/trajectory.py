@@ -96,14 +96,16 @@ class Trajectory:
             found.output, found.has_output, found.source = run.output, True, 'the run'
             return found
         if isinstance(source, CassetteModel):
-            found = _from_cassette(source.cassette, extra)
-            found.source = f'cassette {str(source.path) if source.path else "(in memory)"}'
+            path = str(source.path) if source.path else None
+            found = _from_cassette(source.cassette, extra, path)
+            found.source = f'cassette {path or "(in memory)"}'
             return found
         if isinstance(source, Cassette):
-            return _from_cassette(source, extra)
+            return _from_cassette(source, extra, None)
         if isinstance(source, str | os.PathLike):
-            found = _from_cassette(Cassette.load(cast('str | os.PathLike[str]', source)), extra)
-            found.source = f'cassette {os.fspath(cast("str | os.PathLike[str]", source))}'
+            path = os.fspath(cast('str | os.PathLike[str]', source))
+            found = _from_cassette(Cassette.load(path), extra, path)
+            found.source = f'cassette {path}'
             return found
         if isinstance(source, AgentDouble):
             return _from_double(source)
@@ -237,13 +239,13 @@ def _from_messages(messages: Sequence[ModelMessage], output_tools: frozenset[str
     return found
 
 
-def _from_cassette(cassette: Cassette, output_tools: frozenset[str]) -> Trajectory:
+def _from_cassette(cassette: Cassette, output_tools: frozenset[str], path: str | None) -> Trajectory:
     found = Trajectory(source='the cassette')
     pending: dict[str, deque[CallRecord]] = {}
     recorded = {(call.tool, _key(call.args)): call.result for call in cassette.tool_calls}
     for exchange in cassette.exchanges:
         _settle(pending, exchange)
-        for record in _add_step(found, _response(exchange), output_tools | _output_names(exchange)):
+        for record in _add_step(found, _response(exchange, path), output_tools | _output_names(exchange)):
             key = (record.tool, _key(record.args))
             if key in recorded:
                 record.returned, record.result, record.outcome = True, recorded[key], 'success'
@@ -301,13 +303,14 @@ def _from_double(double: AgentDouble) -> Trajectory:
     return found
 
 
-def _response(exchange: Exchange) -> ModelResponse:
+def _response(exchange: Exchange, path: str | None) -> ModelResponse:
     __tracebackhide__ = True
     try:
         return exchange.model_response()
     except (ValidationError, ValueError) as error:
+        where = f'cassette {path!r}' if path is not None else 'the cassette'
         raise CassetteError(
-            f'the cassette holds a response pydantic-ai cannot read: {clip(str(error))}', reason='invalid'
+            f'{where} holds a response pydantic-ai cannot read: {clip(str(error))}', path=path, reason='invalid'
         ) from None
 
 
