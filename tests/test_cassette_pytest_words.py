@@ -3,6 +3,8 @@ fixture made (its mode comes from `--agentool-record-mode`), the `CassetteModel`
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 pytest_plugins = ('pytester',)
@@ -13,10 +15,10 @@ TESTS = """
 import os
 import pytest
 from pydantic_ai import Agent
-from pydantic_ai.messages import ModelResponse, TextPart
+from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import FunctionModel
 from agentool.errors import CassetteError
-from agentool.testing import CassetteModel
+from agentool.testing import CassetteModel, CassetteTools
 
 PROMPT = os.environ.get('PROMPT', 'Paris?')
 
@@ -25,6 +27,21 @@ def real(messages, info):
 
 async def test_weather(agentool_cassette):
     assert (await Agent().run(PROMPT, model=agentool_cassette(FunctionModel(real)))).output == 'sunny'
+
+async def test_tool(agentool_cassette):
+    model = agentool_cassette(FunctionModel(calls_lookup))
+    agent = Agent()
+
+    @agent.tool_plain
+    def lookup(city: str) -> str:
+        return 'sunny'
+
+    assert (await agent.run('Paris?', model=model, capabilities=[CassetteTools(model)])).output == 'sunny'
+
+def calls_lookup(messages, info):
+    if len(messages) == 1:
+        return ModelResponse(parts=[ToolCallPart('lookup', {'city': PROMPT})])
+    return ModelResponse(parts=[TextPart('sunny')])
 
 async def test_no_model(agentool_cassette):
     await Agent().run(PROMPT, model=agentool_cassette(None))
@@ -42,7 +59,7 @@ def test_errors_name_the_pytest_option_for_a_fixture_model_and_the_mode_in_code(
     pytester.makeini(INI)
     pytester.makepyfile(test_words=TESTS)
     missing = pytester.runpytest_inprocess('-p', 'no:cacheprovider', '-s', 'test_words.py')
-    missing.assert_outcomes(passed=1, failed=2)
+    missing.assert_outcomes(passed=1, failed=3)
     text = missing.stdout.str()
     assert 'record it first (pytest test_words.py::test_weather --agentool-record-mode=once)' in text
     assert 'IN CODE:' in text
@@ -63,6 +80,20 @@ def test_errors_name_the_pytest_option_for_a_fixture_model_and_the_mode_in_code(
         '(or --agentool-record-mode=new_episodes) if the change is intended.'
     ) in changed.stdout.str()
     assert 'mode "all"' not in changed.stdout.str()
+
+    # A tool call the cassette does not hold (its result dropped from the file): the option that records it.
+    tool = pytester.runpytest_inprocess(
+        '-p', 'no:cacheprovider', 'test_words.py::test_tool', '--agentool-record-mode=once'
+    )
+    tool.assert_outcomes(passed=1)
+    cassette = pytester.path / 'cassettes' / 'test_words' / 'test_tool.json'
+    data = json.loads(cassette.read_text())
+    assert [call['tool'] for call in data['tool_calls']] == ['lookup']
+    data['tool_calls'] = []
+    cassette.write_text(json.dumps(data))
+    unrecorded = pytester.runpytest_inprocess('-p', 'no:cacheprovider', 'test_words.py::test_tool')
+    unrecorded.assert_outcomes(failed=1)
+    assert 'record it with pytest test_words.py::test_tool --agentool-record-mode=all' in unrecorded.stdout.str()
 
     no_model = pytester.runpytest_inprocess(
         '-p', 'no:cacheprovider', 'test_words.py::test_no_model', '--agentool-record-mode=once'

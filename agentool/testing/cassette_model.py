@@ -300,7 +300,13 @@ class CassetteModel(WrapperModel):
 
     def tool_answers(self) -> ToolAnswers:
         """The cassette's tool results, looked up by arguments as they are written (scrubbed, redacted)."""
-        return ToolAnswers(self.cassette.tool_calls, f'cassette {self._where()}', clean=self._cleaner.args)
+        return ToolAnswers(
+            self.cassette.tool_calls,
+            f'cassette {self._where()}',
+            clean=self._cleaner.args,
+            # In pytest the option records it; in code a `Replay` has no mode to change, so no hint.
+            hint=f'record it with {self.advice.rerecord()}' if self.advice.in_pytest else '',
+        )
 
     def clean(self, data: dict[str, Any]) -> dict[str, Any]:
         """`data` (an exchange or a tool call, as JSON) as it is written: scrubbed, then redacted.
