@@ -431,10 +431,11 @@ class CassetteError(DoubleError):
     """A cassette cannot be used: missing in replay mode, unreadable, too large, not a cassette (bad
     JSON, another format or version), unwritable, or a recording needed with no model to record from.
 
-    `details` has `path` and `reason` (`missing`, `too_large`, `invalid_json`, `invalid`,
-    `unencodable`, `unwritable`, `unreadable`, `nul`, `not_a_path`, `version`, `mode`, `model`,
-    `redact`, `scrub`, `no_model`, `no_toolset`: a replay with no recorded tools for a toolset,
-    `stale`: an unused-exchange list older than its cassette).
+    `details` has `path` and `reason` (`missing`, `too_large`, `too_deep`: nested past the 200
+    levels a cassette may hold, `invalid_json`, `invalid`, `unencodable`, `unwritable`,
+    `unreadable`, `nul`, `not_a_path`, `version`, `mode`, `model`, `redact`, `scrub`, `no_model`,
+    `no_toolset`: a replay with no recorded tools for a toolset, `stale`: an unused-exchange list
+    older than its cassette, `linked`: a file `scrub` refuses for its other hard links).
     """
 
 

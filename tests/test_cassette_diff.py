@@ -70,7 +70,7 @@ async def test_the_cli_prints_the_diff_and_the_show(tmp_path: Path, capsys: pyte
     before, after = tmp_path / 'before.json', tmp_path / 'after.json'
     await _record(before, 'Answer.')
     await _record(after, 'Answer; be thorough.')
-    assert main(['cassette', 'diff', str(before), str(after)]) == 0
+    assert main(['cassette', 'diff', str(before), str(after)]) == 1  # a difference, for CI to gate on
     out = capsys.readouterr().out
     assert 'tool call added: alerts({"city":"Paris"})' in out
     assert 'tokens: 30 -> 75' in out
@@ -136,7 +136,9 @@ def test_show_escapes_control_characters_and_names_a_corrupt_response(
     cassette.exchanges[0].response['parts'] = 'not parts'
     cassette.save(path)
     assert main(['cassette', 'show', str(path)]) == 1
-    assert capsys.readouterr().err.startswith('agentool: error: the cassette holds a response pydantic-ai cannot read')
+    assert capsys.readouterr().err.startswith(
+        f'agentool: error: cassette {str(path)!r}: the cassette holds a response pydantic-ai cannot read'
+    )
 
 
 async def test_the_diff_escapes_characters_that_reorder_terminal_text(
@@ -148,7 +150,7 @@ async def test_the_diff_escapes_characters_that_reorder_terminal_text(
         model = FunctionModel(lambda messages, info, text=text: ModelResponse(parts=[TextPart(text)]))
         paths.append(tmp_path / f'{name}.json')
         await Agent(output_type=str).run('hi', model=CassetteModel(model, cassette=paths[-1], mode='once'))
-    assert main(['cassette', 'diff', *map(str, paths)]) == 0
+    assert main(['cassette', 'diff', *map(str, paths)]) == 1
     out = capsys.readouterr().out
     assert '\u202e' not in out
     assert 'hel\\u202elp' in out

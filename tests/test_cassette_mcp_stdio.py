@@ -28,6 +28,9 @@ pydantic_ai_mcp = pytest.importorskip('pydantic_ai.mcp', reason=_NO_CLIENT, exc_
 transports = pytest.importorskip('fastmcp.client.transports', reason=_NO_CLIENT)
 
 ROOT = Path(__file__).resolve().parent.parent
+START_SECONDS = 120
+"""How long the server may take to start and answer `initialize`: MCPToolset's default (5 s) is
+about what importing agentool takes on a loaded 2-core machine, so that default made these flaky."""
 
 
 def _server(include: str, cwd: Path) -> AbstractToolset[None]:
@@ -35,7 +38,7 @@ def _server(include: str, cwd: Path) -> AbstractToolset[None]:
     args = ['-m', 'agentool', '--import', 'examples.calculator', 'mcp', '--include', include]
     env = {**os.environ, 'PYTHONPATH': str(ROOT), 'PYTHONDONTWRITEBYTECODE': '1'}
     transport = transports.StdioTransport(command=sys.executable, args=args, env=env, cwd=str(cwd))
-    return pydantic_ai_mcp.MCPToolset(transport, id='calculator')
+    return pydantic_ai_mcp.MCPToolset(transport, id='calculator', init_timeout=START_SECONDS)
 
 
 def _nowhere(tmp_path: Path) -> AbstractToolset[None]:

@@ -52,7 +52,8 @@ def test_a_replay_leaving_an_exchange_unused_fails_and_prune_drops_it(
     replayed.assert_outcomes(passed=2, errors=1)
     text = replayed.stdout.str()
     assert '1 recorded exchange(s) were never used' in text
-    assert "exchange 2: 'sunny'" in text
+    assert "exchange 2 (prompt 'Rome?'): 'sunny'" in text  # the prompt that made it, and its answer
+    assert 'pytest test_weather.py::test_weather --agentool-record-mode=all' in text
     assert 'agentool/testing/' not in text  # no library frames
     cassette = pytester.path / 'cassettes' / 'test_weather' / 'test_weather.json'
     assert main(['cassette', 'prune', str(cassette)]) == 0

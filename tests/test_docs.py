@@ -20,6 +20,8 @@ from typing import Any
 import pytest
 from pytest_examples import CodeExample, EvalExample, find_examples
 
+from tests._doc_blocks import run_block
+
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / 'docs'
 
@@ -52,7 +54,7 @@ def test_page_code_blocks_run(page: str, eval_example: EvalExample) -> None:
     ran = 0
     for example in PAGES[page]:
         if _runnable(example):
-            namespace = eval_example.run_print_check(example, module_globals=namespace)
+            namespace = run_block(eval_example, example, namespace)
             ran += 1
     if not ran:
         pytest.skip(f'every block of {page} is marked to be skipped')

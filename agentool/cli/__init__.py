@@ -16,7 +16,9 @@ Nothing is imported implicitly: `--import MODULE` (repeatable, before or after t
 imports the modules that register agentools; the working directory is importable (after the
 standard library and installed packages, so a `queue.py` there shadows nothing), and no
 `__pycache__/` is written for what is imported that way. Errors are
-one line on stderr and exit status 1 (2 for usage errors), never a traceback.
+one line on stderr and exit status 1 (2 for usage errors), never a traceback. `cassette diff`
+exits 1 when the two differ (for CI); `cassette prune` and `scrub` handle every file, saying
+what they did to each, then exit 1 if any failed.
 
 `agentool --help`, `agentool COMMAND --help` and usage errors answer without importing pydantic-ai:
 this module imports only the standard library and two stdlib-only helpers at module level, and the
@@ -46,7 +48,7 @@ from typing import NoReturn
 
 from .._bounds import clip, did_you_mean, suggest
 from .._terminal import error_line, terminal_safe
-from ._errors import CLIError, UsageError
+from ._errors import MAX_ERROR_LINE, CLIError, UsageError
 
 __all__ = ('main', 'Command', 'COMMANDS', 'CLIError', 'UsageError')
 
@@ -190,7 +192,7 @@ class _Parser(argparse.ArgumentParser):
             message += did_you_mean(suggest(match.group(1), choices)).replace('; did', ' -- did')
         # One line like every other error, rather than argparse's usage block above it: the usage is
         # one `--help` away, and a script reading stderr gets the message alone.
-        shown = clip(terminal_safe(message), _MAX_ERROR_LINE - 100)  # an argument's ESC or CR is shown, not obeyed
+        shown = clip(terminal_safe(message), MAX_ERROR_LINE - 100)  # an argument's ESC or CR is shown, not obeyed
         self.exit(2, f"{self.prog}: error: {shown} (see '{self.prog} --help')\n")
 
 
@@ -281,9 +283,5 @@ def _detach_stdout() -> None:
         os.dup2(null.fileno(), sys.stdout.fileno())
 
 
-_MAX_ERROR_LINE = 1900
-"""The longest error line the command writes, whatever the caller sent (an error's message is bounded too)."""
-
-
 def _fail(line: str) -> None:
-    print(error_line(line, _MAX_ERROR_LINE), file=sys.stderr)  # one line, escaped; the full text is logged
+    print(error_line(line, MAX_ERROR_LINE), file=sys.stderr)  # one line, escaped; the full text is logged

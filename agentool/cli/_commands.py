@@ -16,13 +16,13 @@ from pydantic_core import to_json
 
 from .._bounds import did_you_mean, quote, suggest
 from .._interface import check_json_numbers
-from .._terminal import terminal_safe
+from .._terminal import error_line, terminal_safe
 from ..catalog import catalog_entry, input_schema
 from ..catalog import operations as catalog_operations
 from ..catalog.data import field_wording, operation_hints
 from ..core.registry import AgenToolRegistry, get_registry
 from ._call import call, read_stdin
-from ._errors import CLIError, UsageError
+from ._errors import MAX_ERROR_LINE, CLIError, UsageError
 
 __all__ = ('run_list', 'run_show', 'run_schema', 'run_call', 'run_catalog', 'run_mcp', 'run_cassette')
 
@@ -214,5 +214,10 @@ def run_mcp(args: argparse.Namespace) -> int:
 def run_cassette(args: argparse.Namespace) -> int:
     from ..testing.commands import run  # agentool.testing only when an action runs
 
-    _write(run(args.action, args.files), None)
-    return 0
+    # Every file is handled and said, the ones that failed too: a failure does not hide what was rewritten.
+    report = run(args.action, args.files)
+    if report.lines:
+        _write(report.text, None)
+    for failure in report.failures:
+        print(error_line(f'agentool: error: {failure}', MAX_ERROR_LINE), file=sys.stderr)
+    return report.status

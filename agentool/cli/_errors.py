@@ -5,7 +5,10 @@ A module of its own, importing nothing, so `agentool.cli` (import-light) and its
 
 from __future__ import annotations
 
-__all__ = ('CLIError', 'UsageError')
+__all__ = ('CLIError', 'UsageError', 'MAX_ERROR_LINE')
+
+MAX_ERROR_LINE = 1900
+"""The longest error line the command writes, whatever the caller sent (an error's message is bounded too)."""
 
 
 class CLIError(Exception):

@@ -19,6 +19,7 @@ from pydantic_ai.settings import ModelSettings
 from pydantic_core import to_jsonable_python
 
 from ..errors import CassetteMismatchError
+from ._advice import RecordAdvice
 from ._schema_changes import schema_changes
 from ._window import show_pair
 from .cassette import Exchange
@@ -177,15 +178,23 @@ def _pair(before: Any, after: Any) -> str:
 
 
 def mismatch(
-    where: str, mode: str, key: str, view: Mapping[str, Any], exchanges: Sequence[Exchange], *, path: str | None
+    where: str,
+    mode: str,
+    key: str,
+    view: Mapping[str, Any],
+    exchanges: Sequence[Exchange],
+    *,
+    path: str | None,
+    advice: RecordAdvice,
 ) -> CassetteMismatchError:
     """The error for a request matching no exchange: what changed against the closest recorded one.
 
-    `where` names the cassette in the message; `path` (its path as text, `None` in memory) goes in `details`.
+    `where` names the cassette in the message; `path` (its path as text, `None` in memory) goes in
+    `details`; `advice` says how to record where the user is (a mode, or the pytest option).
     """
     if not exchanges:
         return CassetteMismatchError(
-            f'cassette {where} holds no exchanges; record it (mode "once" or "all")',
+            f'cassette {where} holds no exchanges; record it ({advice.fill()})',
             path=path,
             fingerprint=key,
             changes=[],
@@ -198,7 +207,7 @@ def mismatch(
     hint = (
         'Replay the tools from the cassette with CassetteTools(model) (record them once with it).'
         if changes and only_results
-        else 'Re-record with mode "all" (or "new_episodes") if the change is intended.'
+        else f'Re-record with {advice.rerecord()} if the change is intended.'
     )
     return CassetteMismatchError(
         f'cassette {where} has no recorded exchange for this request (mode {mode!r}); '

@@ -29,8 +29,11 @@ class ToolAnswers:
         source: str,
         *,
         clean: Callable[[str, dict[str, Any]], dict[str, Any]] | None = None,
+        hint: str = '',
     ) -> None:
         self.source = source
+        self.hint = hint
+        """What to do about a call not recorded (how to record it, where the user is)."""
         # Sent arguments are looked up as they were written (scrubbed, redacted), like the records.
         self._clean = clean
         self._results: dict[tuple[str, str], list[RecordedToolCall]] = {}
@@ -76,7 +79,7 @@ class ToolAnswers:
         recorded = '; '.join(same_tool) if same_tool else f'none (recorded tools: {tools})'
         return UnrecordedCallError(
             f'replay: tool {tool!r} was called with {text}, which {self.source} does not hold; '
-            f'recorded calls of {tool!r}: {recorded}',
+            f'recorded calls of {tool!r}: {recorded}{f"; {self.hint}" if self.hint else ""}',
             tool=tool,
             args=text,
             recorded=same_tool,

@@ -37,6 +37,7 @@ from pydantic_ai.settings import ModelSettings
 from pydantic_core import to_jsonable_python
 
 from ..errors import CassetteError, clip, quote
+from ._advice import RecordAdvice, current_advice
 from ._cleaning import Cleaner, Redactor, typed_placeholders
 from ._fingerprint import fingerprint, mismatch, request_view
 from ._profile import plain_profile, restored_profile
@@ -89,6 +90,9 @@ class CassetteModel(WrapperModel):
     mode: RecordMode
     redact: Redactor | None
     scrub: bool
+    advice: RecordAdvice = field(repr=False)
+    """How this model's errors say to record: its mode, or, for a model the pytest plugin's
+    `agentool_cassette` fixture made, the `--agentool-record-mode` command for its test."""
     _records: bool = field(repr=False)
     _plays_runs: bool = field(repr=False)
     _by_fingerprint: dict[str, list[Exchange]] = field(repr=False)
@@ -120,6 +124,7 @@ class CassetteModel(WrapperModel):
         self.mode = mode
         self.redact = redact
         self.scrub = scrub
+        self.advice = current_advice()
         self._cleaner = Cleaner(scrub=scrub, redact=redact)
         if isinstance(cassette, Cassette):
             # An empty cassette in memory counts as missing, for mode 'once'.
@@ -135,7 +140,11 @@ class CassetteModel(WrapperModel):
             # In mode 'all' the file is replaced whole by what this model records.
             loaded = Cassette.load(self.path) if exists and mode != 'all' else Cassette()
             if mode == 'none' and not exists:
-                Cassette.load(self.path)  # raises the typed 'missing' error
+                raise CassetteError(
+                    f'cassette {str(self.path)!r} does not exist; record it first ({self.advice.record()})',
+                    path=str(self.path),
+                    reason='missing',
+                )
         self.cassette = loaded
         self._records = mode in ('all', 'new_episodes') or (mode == 'once' and not exists)
         self._plays_runs = not self._records and bool(loaded.runs) and not loaded.exchanges
@@ -262,7 +271,13 @@ class CassetteModel(WrapperModel):
             self._used.add(id(exchange))
             return exchange
         raise mismatch(
-            self._where(), self.mode, key, self._cleaner.request(view), self.cassette.exchanges, path=self._path()
+            self._where(),
+            self.mode,
+            key,
+            self._cleaner.request(view),
+            self.cassette.exchanges,
+            path=self._path(),
+            advice=self.advice,
         )
 
     def _index(self, exchange: Exchange) -> None:
@@ -285,7 +300,13 @@ class CassetteModel(WrapperModel):
 
     def tool_answers(self) -> ToolAnswers:
         """The cassette's tool results, looked up by arguments as they are written (scrubbed, redacted)."""
-        return ToolAnswers(self.cassette.tool_calls, f'cassette {self._where()}', clean=self._cleaner.args)
+        return ToolAnswers(
+            self.cassette.tool_calls,
+            f'cassette {self._where()}',
+            clean=self._cleaner.args,
+            # In pytest the option records it; in code a `Replay` has no mode to change, so no hint.
+            hint=f'record it with {self.advice.rerecord()}' if self.advice.in_pytest else '',
+        )
 
     def clean(self, data: dict[str, Any]) -> dict[str, Any]:
         """`data` (an exchange or a tool call, as JSON) as it is written: scrubbed, then redacted.
@@ -385,7 +406,7 @@ class _RecordedModel(Model):
         where = _place(self._owner.path)
         return CassetteError(
             f'cassette {where} needs a recording (mode {self._owner.mode!r}) but CassetteModel '
-            'wraps no model; pass the real model as its first argument',
+            f'wraps no model; {self._owner.advice.real_model()}',
             path=_path_detail(self._owner.path),
             reason='no_model',
         )

@@ -1,57 +1,148 @@
 """What `agentool cassette show|diff|prune|scrub` do, and the unused-exchange report of the pytest plugin.
 
 The CLI only declares the arguments and imports this module when a cassette command runs; all the
-logic is here. Each command returns its text (printed by the CLI) or raises a `CassetteError`.
+logic is here. `show` and `diff` return their text or raise a `CassetteError`; `prune` and `scrub`
+handle each file on its own and return a `Report`: what they did to each file, and the files they
+could not handle (the others are still done, and said).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
+
+from pydantic_core import to_json
 
 from .._terminal import terminal_safe
-from ..errors import CassetteError, quote
+from ..errors import AgenToolError, CassetteError, clip, quote
 from ._files import as_path, read_json, write_json
-from .cassette import Cassette
+from .cassette import Cassette, Exchange
 from .cassette_model import CassetteModel
 from .diff import diff_runs
 from .scrub import scrub
-from .trajectory import Trajectory
+from .trajectory import Trajectory, TrajectoryStep
 
-__all__ = ('run', 'show', 'diff', 'prune', 'scrub_files', 'unused_report', 'unused_path')
+__all__ = ('Report', 'run', 'show', 'diff', 'prune', 'scrub_files', 'unused_report', 'unused_path')
+
+VALUE_CHARS = 160
+"""How much of one value (an argument, an output field) `show` prints, as `diff` shows a changed one."""
+_ARGS_SHOWN = 50
+"""How many arguments of one call `show` prints; the rest are counted."""
 
 
-def run(action: str, files: Sequence[str]) -> str:
-    """What `agentool cassette ACTION FILE...` prints (control characters a cassette holds escaped)."""
+@dataclass(frozen=True, kw_only=True)
+class Report:
+    """What a cassette command did: its lines (one per file it handled, for `prune` and `scrub`) and
+    the errors of the files it could not handle."""
+
+    lines: list[str] = field(default_factory=list[str])
+    failures: list[AgenToolError] = field(default_factory=list[AgenToolError])
+    differs: bool = False
+    """`diff` found a difference (its exit status is 1, so CI can gate on it)."""
+
+    @property
+    def status(self) -> int:
+        """The command's exit status: 0, or 1 when a file failed or `diff` found a difference."""
+        return 1 if self.failures or self.differs else 0
+
+    @property
+    def text(self) -> str:
+        """The lines, control characters a cassette holds escaped for the terminal."""
+        return terminal_safe('\n'.join(self.lines), keep_newlines=True)
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def run(action: str, files: Sequence[str]) -> Report:
+    """What `agentool cassette ACTION FILE...` does: what to print, and its failures."""
     if action == 'show':
-        text = '\n\n'.join(show(file) for file in files)
-    elif action == 'diff':
+        return _each(files, show)
+    if action == 'diff':
         before, after = files
-        text = diff(before, after)
-    elif action == 'prune':
-        text = prune(files)
-    elif action == 'scrub':
-        text = scrub_files(files)
-    else:
-        raise CassetteError(f'unknown cassette action {quote(action)}', reason='action')
-    # The command line's own escaping: C0/C1 controls and the characters that reorder or hide text (bidi).
-    return terminal_safe(text, keep_newlines=True)
+        try:
+            found = diff_runs(Path(before), Path(after))
+        except AgenToolError as error:
+            return Report(failures=[error])
+        return Report(lines=[str(found)], differs=not found.same)
+    if action == 'prune':
+        return prune(files)
+    if action == 'scrub':
+        return scrub_files(files)
+    raise CassetteError(f'unknown cassette action {quote(action)}', reason='action')
+
+
+def _each(files: Sequence[str | os.PathLike[str]], handle: Callable[[str | os.PathLike[str]], str]) -> Report:
+    """`handle` each file in turn (its line); a file that fails is reported and the next one is still handled."""
+    lines: list[str] = []
+    failures: list[AgenToolError] = []
+    for given in files:
+        try:
+            lines.append(handle(given))
+        except AgenToolError as error:
+            failures.append(error)
+    return Report(lines=lines, failures=failures)
 
 
 def show(path: str | os.PathLike[str]) -> str:
-    """Each exchange (tools called, text, finish reason), then usage totals and cost where known."""
+    """Each exchange (tools called, text, finish reason), then usage totals and cost where known.
+
+    Each value is cut at `VALUE_CHARS` (a megabyte argument is not printed whole).
+
+    Raises:
+        CassetteError: the file cannot be read, is not a cassette, or holds a response pydantic-ai
+            cannot read; the error names the file.
+    """
     cassette = Cassette.load(path)
-    found = Trajectory.of(cassette)
-    lines = [f'cassette {os.fspath(path)}: model {cassette.model.model_name or "(unknown)"}']
+    found = _trajectory(cassette, os.fspath(path))
+    model_name = clip(cassette.model.model_name or '(unknown)')
+    lines = [f'cassette {os.fspath(path)}: model {model_name}']
     runs = f', {len(cassette.runs)} run(s) ({found.requests} model answer(s))' if cassette.runs else ''
     lines.append(f'{len(cassette.exchanges)} exchange(s){runs}, {len(cassette.tool_calls)} recorded tool result(s)')
-    lines.extend(f'  {line}' for line in found.describe())
+    described = [_step_line(step) for step in found.steps] or ['(no model request)']
+    if found.has_output:
+        described.append(f'output: {quote(found.output)}')
+    lines.extend(f'  {line}' for line in described)
     lines.append(f'tokens: {found.input_tokens} in, {found.output_tokens} out')
     cost = found.cost
     lines.append(f'cost: ${cost:.6f}' if cost is not None else 'cost: unknown (no price data for this model)')
     return '\n'.join(lines)
+
+
+def _trajectory(cassette: Cassette, path: str) -> Trajectory:
+    """The cassette's trajectory; an error about its content names the file (a loaded cassette has no path)."""
+    try:
+        return Trajectory.of(cassette)
+    except CassetteError as error:
+        if error.details.get('path') is not None:
+            raise
+        raise CassetteError(f'cassette {path!r}: {error.message}', **{**error.details, 'path': path}) from None
+
+
+def _step_line(step: TrajectoryStep) -> str:
+    # As `TrajectoryStep.describe`, with each value bounded: a cassette may hold megabytes in one argument.
+    said = [f'{call.tool}({_bounded_args(call.args)})' for call in step.calls]
+    if step.output_call is not None:
+        said.append(f'output {_bounded_args(step.output_call)}')
+    if step.text:
+        said.append(quote(step.text))
+    finish = f' [{step.finish_reason}]' if step.finish_reason else ''
+    return f'{step.number}. {", ".join(said) or "(nothing)"}{finish}'
+
+
+def _bounded_args(args: Mapping[str, Any]) -> str:
+    """Arguments as compact JSON, each value cut at `VALUE_CHARS`, at most `_ARGS_SHOWN` of them."""
+    shown = [f'{_json(name)}:{clip(_json(value), VALUE_CHARS)}' for name, value in list(args.items())[:_ARGS_SHOWN]]
+    if len(args) > _ARGS_SHOWN:
+        shown.append(f'... {len(args) - _ARGS_SHOWN} more')
+    return '{' + ','.join(shown) + '}'
+
+
+def _json(value: object) -> str:
+    return to_json(value, fallback=repr).decode()
 
 
 def diff(before: str | os.PathLike[str], after: str | os.PathLike[str]) -> str:
@@ -75,6 +166,7 @@ def unused_report(models: Sequence[CassetteModel]) -> str:
         if model.path is not None:
             by_path.setdefault(model.path, []).append(model)
     sections: list[str] = []
+    rerecord = ''
     for path, group in by_path.items():
         listing = unused_path(path)
         if any(model.records for model in group):
@@ -88,20 +180,37 @@ def unused_report(models: Sequence[CassetteModel]) -> str:
         numbers = sorted(unused)
         steps = Trajectory.of(Cassette(model=group[0].cassette.model, exchanges=[exchanges[i] for i in numbers])).steps
         described = [
-            f'  exchange {n + 1}: {step.describe().split(". ", 1)[1]}' for n, step in zip(numbers, steps, strict=True)
+            f'  exchange {n + 1} ({_asked(exchanges[n])}): {_step_line(step).split(". ", 1)[1]}'
+            for n, step in zip(numbers, steps, strict=True)
         ]
         entries = [{'index': n, 'fingerprint': exchanges[n].fingerprint} for n in numbers]
         write_json(listing, entries, 'unused-exchange list', CassetteError)
         head = f'cassette {str(path)!r}: {len(numbers)} recorded exchange(s) were never used:'
         sections.append('\n'.join([head, *described]))
+        rerecord = group[0].advice.rerecord(keep=False)
     if not sections:
         return ''
     return (
-        '\n'.join(sections)
-        + '\nThe test no longer does what was recorded: re-record it, drop them with `agentool cassette prune '
-        'FILE`, or allow it with @pytest.mark.agentool_cassette(allow_unused=True) '
+        '\n'.join(sections) + f'\nThe test no longer does what was recorded: re-record it ({rerecord}), drop them with '
+        '`agentool cassette prune FILE`, or allow it with @pytest.mark.agentool_cassette(allow_unused=True) '
         '(ini: agentool_allow_unused_exchanges = true).'
     )
+
+
+def _asked(exchange: Exchange) -> str:
+    """What made the exchange: its run's latest user prompt, and the tool results it answered."""
+    messages = cast('list[dict[str, Any]]', exchange.request.get('messages') or [])
+    prompt: object = None
+    for message in messages:
+        for part in cast('list[dict[str, Any]]', message.get('parts') or []):
+            if part.get('part_kind') == 'user-prompt':
+                prompt = part.get('content')
+    last = cast('list[dict[str, Any]]', messages[-1].get('parts') or []) if messages else []
+    returned = sorted({str(part.get('tool_name')) for part in last if part.get('part_kind') == 'tool-return'})
+    said = f'prompt {quote(prompt)}' if prompt is not None else 'no user prompt'
+    if returned:
+        said += f', after the result of {", ".join(clip(name) for name in returned[:5])}'
+    return said
 
 
 def _unused_indices(model: CassetteModel) -> set[int]:
@@ -109,27 +218,27 @@ def _unused_indices(model: CassetteModel) -> set[int]:
     return {index for index, exchange in enumerate(model.cassette.exchanges) if id(exchange) in unused}
 
 
-def prune(paths: Sequence[str | os.PathLike[str]]) -> str:
+def prune(paths: Sequence[str | os.PathLike[str]]) -> Report:
     """Drop the exchanges the last replay of each cassette left unused (as the pytest plugin listed them).
 
-    Raises:
-        CassetteError: a cassette or its list cannot be read, or the cassette changed since the list
-            was written (its exchanges are not where the list says).
+    Each file on its own: one that fails (it cannot be read, or changed since its list was written,
+    its exchanges no longer where the list says) is a failure of the report, and the others are
+    still pruned and said.
     """
-    lines: list[str] = []
-    for given in paths:
-        path = as_path(given, 'cassette', CassetteError)
-        cassette = Cassette.load(path)
-        listing = unused_path(path)
-        if not listing.exists():
-            lines.append(f'{path}: nothing to prune (no replay left exchanges unused)')
-            continue
-        drop = _listed(listing, cassette)
-        cassette.exchanges = [e for index, e in enumerate(cassette.exchanges) if index not in drop]
-        cassette.save(path)
-        listing.unlink(missing_ok=True)
-        lines.append(f'{path}: dropped {len(drop)} unused exchange(s), kept {len(cassette.exchanges)}')
-    return '\n'.join(lines)
+    return _each(paths, _prune_one)
+
+
+def _prune_one(given: str | os.PathLike[str]) -> str:
+    path = as_path(given, 'cassette', CassetteError)
+    cassette = Cassette.load(path)
+    listing = unused_path(path)
+    if not listing.exists():
+        return f'{path}: nothing to prune (no replay left exchanges unused)'
+    drop = _listed(listing, cassette)
+    cassette.exchanges = [e for index, e in enumerate(cassette.exchanges) if index not in drop]
+    cassette.save(path)
+    listing.unlink(missing_ok=True)
+    return f'{path}: dropped {len(drop)} unused exchange(s), kept {len(cassette.exchanges)}{_linked(path)}'
 
 
 def _listed(listing: Path, cassette: Cassette) -> set[int]:
@@ -152,17 +261,44 @@ def _listed(listing: Path, cassette: Cassette) -> set[int]:
     return drop
 
 
-def scrub_files(paths: Sequence[str | os.PathLike[str]]) -> str:
-    """Apply the default scrubbing to existing cassettes, rewriting those that held a secret."""
-    lines: list[str] = []
-    for given in paths:
-        path = as_path(given, 'cassette', CassetteError)
-        cassette = Cassette.load(path)
-        data = cassette.model_dump(mode='json')
-        cleaned = scrub(data)
-        if cleaned == data:
-            lines.append(f'{path}: clean')
-            continue
-        Cassette.from_data(cleaned, source=str(path)).save(path)
-        lines.append(f'{path}: scrubbed')
-    return '\n'.join(lines)
+def scrub_files(paths: Sequence[str | os.PathLike[str]]) -> Report:
+    """Apply the default scrubbing to existing cassettes, rewriting those that held a secret.
+
+    Each file on its own, rewritten whole (beside itself, then renamed over it) with its permissions
+    kept. A symbolic link's target is scrubbed (the link stays, and the line names the target). A
+    file with other hard links is refused, since a rewrite would leave the secret under its other
+    names. A file that fails is a failure of the report; the others are still scrubbed and said.
+    """
+    return _each(paths, _scrub_one)
+
+
+def _scrub_one(given: str | os.PathLike[str]) -> str:
+    path = as_path(given, 'cassette', CassetteError)
+    cassette = Cassette.load(path)
+    data = cassette.model_dump(mode='json')
+    cleaned = scrub(data)
+    if cleaned == data:
+        return f'{path}: clean'
+    links = _hard_links(path)
+    if links > 1:
+        raise CassetteError(
+            f'cassette {str(path)!r} holds a secret but has {links} hard links: rewriting it would leave '
+            'the secret under its other names; scrub a copy and replace each of them with it',
+            path=str(path),
+            reason='linked',
+            links=links,
+        )
+    Cassette.from_data(cleaned, source=str(path)).save(path)
+    return f'{path}: scrubbed{_linked(path)}'
+
+
+def _hard_links(path: Path) -> int:
+    try:
+        return path.stat().st_nlink
+    except OSError:
+        return 1  # read a moment ago: the write will say what is wrong
+
+
+def _linked(path: Path) -> str:
+    """`(the file it links to, TARGET)` for a symbolic link: what was rewritten is that file."""
+    return f' (the file it links to, {path.resolve()})' if path.is_symlink() else ''

@@ -156,9 +156,11 @@ class CassetteFactory:
     """What `agentool_cassette` gives: call it with the real model (or `None`) to get the test's
     `CassetteModel`; `name=` gives a second file for a second model in the same test."""
 
-    def __init__(self, path: Path, mode: RecordMode) -> None:
+    def __init__(self, path: Path, mode: RecordMode, *, test: str | None = None) -> None:
         self.path: Path = path
         self.mode: RecordMode = mode
+        self.test: str | None = test
+        """The test's node id: the models' errors give the pytest command that records it."""
         self.models: list[CassetteModel] = []
         """Every model made for this test: at teardown, their unused exchanges fail it."""
         self._writers: set[Path] = set()
@@ -173,6 +175,7 @@ class CassetteFactory:
         scrub: bool = True,
     ) -> CassetteModel:
         from ..errors import CassetteError
+        from ._advice import RecordAdvice, advising
         from .cassette_model import CassetteModel
 
         __tracebackhide__ = True  # cassette errors point at the test, not here
@@ -194,7 +197,9 @@ class CassetteFactory:
                 path=str(path),
                 reason='duplicate',
             )
-        model = CassetteModel(wrapped, cassette=path, mode=mode, redact=redact, scrub=scrub)
+        # Here the mode comes from the command line, not the model's arguments: its errors say so.
+        with advising(RecordAdvice(test=self.test or '')):
+            model = CassetteModel(wrapped, cassette=path, mode=mode, redact=redact, scrub=scrub)
         self.models.append(model)
         if may_record and (mode != 'once' or not path.exists()):
             self._writers.add(path)
@@ -211,7 +216,7 @@ def agentool_cassette(
     longer does what was recorded); `@pytest.mark.agentool_cassette(allow_unused=True)` or the ini
     option `agentool_allow_unused_exchanges = true` turns that off.
     """
-    factory = CassetteFactory(agentool_cassette_path, agentool_record_mode)
+    factory = CassetteFactory(agentool_cassette_path, agentool_record_mode, test=request.node.nodeid)
     yield factory
     marker = request.node.get_closest_marker(_MARKER)
     allowed = marker.kwargs.get('allow_unused') if marker is not None else None

@@ -127,7 +127,7 @@ class CassetteToolset(WrapperToolset[Any]):
             if recorded is None:
                 raise CassetteError(
                     f'cassette {self._where()} holds no tools of toolset {self.name!r}; record it with the '
-                    'toolset running (mode "once" or "all")',
+                    f'toolset running ({self.model.advice.fill()})',
                     path=self._path(),
                     reason='no_toolset',
                     toolset=self.name,
@@ -194,7 +194,7 @@ class CassetteToolset(WrapperToolset[Any]):
         lines = '\n'.join(f'  - {line}' for line in changes)
         return CassetteMismatchError(
             f'cassette {self._where()}: the tools of toolset {self.name!r} changed since they were recorded:\n'
-            f'{lines}\nRe-record with mode "all" if the change is intended.',
+            f'{lines}\nRe-record with {self.model.advice.rerecord(keep=False)} if the change is intended.',
             path=self._path(),
             fingerprint='',
             changes=changes,

@@ -101,14 +101,16 @@ class Trajectory:
         if isinstance(source, AgentRunResult):
             return _from_result(cast('AgentRunResult[Any]', source), extra)
         if isinstance(source, CassetteModel):
-            found = _from_cassette(source.cassette, extra)
-            found.source = f'cassette {str(source.path) if source.path else "(in memory)"}'
+            path = str(source.path) if source.path else None
+            found = _from_cassette(source.cassette, extra, path)
+            found.source = f'cassette {path or "(in memory)"}'
             return found
         if isinstance(source, Cassette):
-            return _from_cassette(source, extra)
+            return _from_cassette(source, extra, None)
         if isinstance(source, str | os.PathLike):
-            found = _from_cassette(Cassette.load(cast('str | os.PathLike[str]', source)), extra)
-            found.source = f'cassette {os.fspath(cast("str | os.PathLike[str]", source))}'
+            path = os.fspath(cast('str | os.PathLike[str]', source))
+            found = _from_cassette(Cassette.load(path), extra, path)
+            found.source = f'cassette {path}'
             return found
         if isinstance(source, AgentDouble):
             return _from_double(source)
@@ -287,14 +289,14 @@ def _output_tool(messages: Sequence[ModelMessage], output: object) -> dict[str, 
     return {}
 
 
-def _from_cassette(cassette: Cassette, outputs: _Outputs) -> Trajectory:
+def _from_cassette(cassette: Cassette, outputs: _Outputs, path: str | None) -> Trajectory:
     found = Trajectory(source='the cassette')
     pending: dict[str, deque[CallRecord]] = {}
     recorded = {(call.tool, _key(call.args)): call.result for call in cassette.tool_calls}
     for exchange in cassette.exchanges:
         _settle(pending, exchange)
         parameters: dict[str, Any] = exchange.request.get('parameters', {})
-        for record in _add_step(found, _response(exchange), {**outputs, **_output_keys(parameters)}):
+        for record in _add_step(found, _response(exchange, path), {**outputs, **_output_keys(parameters)}):
             key = (record.tool, _key(record.args))
             if key in recorded:
                 record.returned, record.result, record.outcome = True, recorded[key], 'success'
@@ -380,13 +382,14 @@ def _from_double(double: AgentDouble) -> Trajectory:
     return found
 
 
-def _response(exchange: Exchange) -> ModelResponse:
+def _response(exchange: Exchange, path: str | None) -> ModelResponse:
     __tracebackhide__ = True
     try:
         return exchange.model_response()
     except (ValidationError, ValueError) as error:
+        where = f'cassette {path!r}' if path is not None else 'the cassette'
         raise CassetteError(
-            f'the cassette holds a response pydantic-ai cannot read: {clip(str(error))}', reason='invalid'
+            f'{where} holds a response pydantic-ai cannot read: {clip(str(error))}', path=path, reason='invalid'
         ) from None
 
 

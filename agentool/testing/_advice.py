@@ -1,0 +1,81 @@
+"""What a cassette error tells the user to type to record, in the words of where they are.
+
+A `CassetteModel` made in code is told its mode (`mode="all"`). One made by the pytest plugin's
+`agentool_cassette` fixture takes its mode from the command line, not from its arguments, so its
+errors give the command that runs that test in the mode needed
+(`pytest 'tests/test_x.py::test_y' --agentool-record-mode=all`). The fixture makes its models
+inside `advising(...)`; a model keeps the advice in effect when it was made (`CassetteModel.advice`).
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Generator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+
+from .._bounds import clip
+
+__all__ = ('RecordAdvice', 'advising', 'current_advice')
+
+_OPTION = '--agentool-record-mode'
+
+
+@dataclass(frozen=True, kw_only=True)
+class RecordAdvice:
+    """How errors say to record: a `CassetteModel` mode, or the pytest command for one test."""
+
+    test: str | None = None
+    """The pytest node id of the test whose `agentool_cassette` fixture made the model; `None` in code."""
+
+    @property
+    def in_pytest(self) -> bool:
+        return self.test is not None
+
+    def record(self) -> str:
+        """How to record a cassette that does not exist yet."""
+        if self.test is None:
+            return 'CassetteModel in mode "once" or "all", or Recorder'
+        return self._command('once')
+
+    def fill(self) -> str:
+        """How to record into a cassette that exists but holds nothing to answer with."""
+        if self.test is None:
+            return 'mode "once" or "all"'
+        return self._command('all')
+
+    def rerecord(self, *, keep: bool = True) -> str:
+        """How to record again; `keep`: recording only what no longer matches (`new_episodes`) also does."""
+        if self.test is None:
+            return 'mode "all" (or "new_episodes")' if keep else 'mode "all"'
+        return self._command('all') + (f' (or {_OPTION}=new_episodes)' if keep else '')
+
+    def real_model(self) -> str:
+        """Where the real model goes, for a recording mode given none."""
+        if self.test is None:
+            return 'pass the real model as its first argument'
+        return 'pass the real model to the agentool_cassette fixture: agentool_cassette(model)'
+
+    def _command(self, mode: str) -> str:
+        test = f'{shlex.quote(clip(self.test, 300))} ' if self.test else ''
+        return f'pytest {test}{_OPTION}={mode}'
+
+
+_IN_CODE = RecordAdvice()
+_ADVICE: ContextVar[RecordAdvice] = ContextVar('agentool_record_advice', default=_IN_CODE)
+
+
+def current_advice() -> RecordAdvice:
+    """The advice for a model made now: the plugin's while its fixture makes one, else the mode's."""
+    return _ADVICE.get()
+
+
+@contextmanager
+def advising(advice: RecordAdvice) -> Generator[RecordAdvice]:
+    """Models made inside take `advice` (the pytest plugin's fixture, for the models it makes)."""
+    token = _ADVICE.set(advice)
+    try:
+        yield advice
+    finally:
+        _ADVICE.reset(token)
