@@ -1,8 +1,8 @@
 """OpenTelemetry spans for agentool operations that run outside pydantic-ai's own instrumentation.
 
 Agent runs are traced by pydantic-ai's own instrumentation (`capabilities=[Instrumentation(...)]`,
-`agent.instrument = InstrumentationSettings(...)` or `Agent.instrument_all()`, called after
-`import agentool` so that lean runs see it: see the telemetry guide). Calls that skip the agent graph
+`agent.instrument = InstrumentationSettings(...)` or `Agent.instrument_all()`; an instrumented run
+is never lean: see the telemetry guide). Calls that skip the agent graph
 (the injector's direct path) or arrive through another surface (the LLM toolset, MCP) open an
 `operation_span`, which carries the agentool and the operation as attributes. Only
 `opentelemetry-api` is needed; with no tracer provider configured the helper returns a shared

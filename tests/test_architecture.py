@@ -316,3 +316,92 @@ def test_every_module_sits_in_a_layer_of_the_diagram() -> None:
     # A module with no layer would escape the test above: every import it makes would pass.
     graph = import_graph(ROOT / 'agentool')
     assert sorted(module for module in graph if module != 'agentool' and _layer(module) is None) == []
+
+
+# Where agentool reads or writes an object's `__dict__` (or `vars()`), and why that object is agentool's own.
+_OWN_DICTS = {
+    'agentool/errors.py': "an error's own state, pickled with it",
+    'agentool/core/registry.py': "the registry's method descriptor caches a bound method on the registry",
+    'agentool/core/request/_in_effect.py': "the registry's default injector, kept on the registry",
+    'agentool/core/injector/_scope.py': "the registry's default injector, kept on the registry",
+    'agentool/testing/plugin.py': "a copy of pytest's parsed options (an argparse namespace)",
+}
+# The one sanctioned patch of pydantic-ai at import: the documented `agentool:NAME` model-string hook.
+_PATCHES = {'agentool/model_strings.py'}
+_HOOKS = frozenset({'__getattribute__', '__getattr__', '__setattr__', '__new__'})
+
+
+def hand_built(source: str, where: str) -> list[str]:
+    """Where `source` builds or patches a pydantic-ai object by hand instead of through its public API.
+
+    `object.__new__`, a class made by three-argument `type()`, attribute hooks on a class deriving
+    from a pydantic-ai class, `__dict__`/`vars()` outside `_OWN_DICTS`, and assignments to
+    attributes of pydantic-ai names outside `_PATCHES`.
+    """
+    tree = ast.parse(source)
+    found: list[str] = []
+    bound: set[str] = set()  # names bound to pydantic-ai modules and objects
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or '').split('.')[0] == 'pydantic_ai':
+            bound |= {alias.asname or alias.name for alias in node.names}
+        elif isinstance(node, ast.Import):
+            bound |= {
+                alias.asname or alias.name.split('.')[0]
+                for alias in node.names
+                if alias.name.split('.')[0] == 'pydantic_ai'
+            }
+    derived = set(bound)  # classes of this module deriving from a pydantic-ai class, found in order
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            bases = {name.id for base in node.bases for name in ast.walk(base) if isinstance(name, ast.Name)}
+            if bases & derived:
+                derived.add(node.name)
+                hooks = [item.name for item in node.body if isinstance(item, ast.FunctionDef) and item.name in _HOOKS]
+                found += [f'{where}:{node.lineno} {node.name}.{hook}' for hook in hooks]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            if node.attr == '__new__' and isinstance(node.value, ast.Name) and node.value.id in {'object', *bound}:
+                found.append(f'{where}:{node.lineno} {node.value.id}.__new__')
+            if node.attr == '__dict__' and where not in _OWN_DICTS:
+                found.append(f'{where}:{node.lineno} __dict__')
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            if node.func.id == 'type' and len(node.args) == 3:
+                found.append(f'{where}:{node.lineno} type() with three arguments')
+            if node.func.id == 'vars' and where not in _OWN_DICTS:
+                found.append(f'{where}:{node.lineno} vars()')
+            if node.func.id == 'setattr' and node.args and where not in _PATCHES:
+                target = node.args[0]
+                if isinstance(target, ast.Name) and target.id in bound:
+                    found.append(f'{where}:{node.lineno} setattr({target.id}, ...)')
+        elif isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign) and where not in _PATCHES:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                base = target.value if isinstance(target, ast.Attribute) else None
+                if isinstance(target, ast.Attribute) and isinstance(base, ast.Name) and base.id in bound:
+                    found.append(f'{where}:{node.lineno} {base.id}.{target.attr} = ...')
+    return found
+
+
+def test_no_pydantic_ai_object_is_built_or_patched_by_hand() -> None:
+    found: list[str] = []
+    for path in sorted((ROOT / 'agentool').rglob('*.py')):
+        found += hand_built(path.read_text(), path.relative_to(ROOT).as_posix())
+    assert found == []
+
+
+@pytest.mark.parametrize(
+    'source',
+    [
+        'from pydantic_ai import RunContext\nctx = object.__new__(RunContext)\n',
+        'from pydantic_ai import RunContext\nctx = RunContext.__new__(RunContext)\n',
+        'def fill(ctx):\n    ctx.__dict__.update(run_id="x")\n',
+        'def fill(ctx):\n    vars(ctx)["run_id"] = "x"\n',
+        'from pydantic_ai import RunContext\nKind = type("RunContext", (RunContext,), {})\n',
+        'from pydantic_ai import RunContext\nclass C(RunContext):\n    def __getattribute__(self, name): ...\n',
+        'from pydantic_ai import RunContext\nclass B(RunContext): ...\nclass C(B):\n    def __getattr__(s, n): ...\n',
+        'from pydantic_ai import Agent\nAgent.instrument_all = staticmethod(print)\n',
+        'from pydantic_ai import Agent\nsetattr(Agent, "instrument_all", print)\n',
+    ],
+)
+def test_the_hand_built_scan_sees_each_pattern(source: str) -> None:
+    assert hand_built(source, 'agentool/example.py') != []

@@ -78,18 +78,22 @@ def _keep(messages: list[ModelMessage]) -> list[ModelMessage]:
 
 
 FALLBACKS: dict[str, Run] = {
-    'run_stream': _stream,
-    'iter': _iter,
-    'event_stream_handler': lambda a: a.run(PROMPT, event_stream_handler=_handler),
     'capabilities': lambda a: a.run(PROMPT, capabilities=[Hooks()]),
     'usage_limits': lambda a: a.run(PROMPT, usage_limits=UsageLimits(request_limit=5)),
     'model': lambda a: a.run(PROMPT, model=AgenToolModel('calculator')),
     'override': _override,
     'output_type': lambda a: a.run(PROMPT, output_type=float),
     'metadata': lambda a: a.run(PROMPT, metadata={'k': 1}),
-    'run_id': lambda a: a.run(PROMPT, run_id='mine'),
+    'toolsets': lambda a: a.run(PROMPT, toolsets=[FunctionToolset([])]),
     'non-text prompt': lambda a: a.run([PROMPT]),
 }
+
+LEAN_TOO: dict[str, Run] = {
+    'run_stream': _stream,
+    'iter': _iter,
+    'event_stream_handler': lambda a: a.run(PROMPT, event_stream_handler=_handler),
+}
+"""Runs whose context looks like a plain run's: pydantic-ai does not tell a capability how a run is driven."""
 
 
 @pytest.mark.parametrize('name', sorted(FALLBACKS))
@@ -101,6 +105,37 @@ async def test_a_run_that_needs_the_graph_gets_it(name: str) -> None:
     assert agent.lean_runs == 1, f'{name} must take the graph'
     await agent.run(PROMPT)
     assert agent.lean_runs == 2, 'later plain runs are lean again'
+
+
+@pytest.mark.parametrize('name', sorted(LEAN_TOO))
+async def test_streaming_and_iterating_a_plain_run_are_lean_too(name: str) -> None:
+    agent = await warmed()
+    result = await LEAN_TOO[name](agent)
+    assert getattr(result, 'output', result) == 3.0
+    assert agent.lean_runs == 2
+
+
+async def test_a_lean_run_streams_no_events_and_the_graph_does() -> None:
+    # Documented: a run answered from `wrap_run` has no graph nodes, so no events (force the graph for them).
+    events: list[AgentStreamEvent] = []
+
+    async def collect(ctx: RunContext[Any], stream: AsyncIterable[AgentStreamEvent]) -> None:
+        events.extend([event async for event in stream])
+
+    agent = await warmed()
+    await agent.run(PROMPT, event_stream_handler=collect)
+    assert events == []
+    agent.lean = False
+    await agent.run(PROMPT, event_stream_handler=collect)
+    assert events
+
+
+async def test_a_given_run_id_is_the_lean_runs_own() -> None:
+    agent = await warmed()
+    result = await agent.run(PROMPT, run_id='mine')
+    assert agent.lean_runs == 2
+    assert result.run_id == 'mine'
+    assert {message.run_id for message in result.new_messages()} == {'mine'}
 
 
 async def test_instrumentation_on_the_agent_takes_the_graph() -> None:

@@ -21,6 +21,7 @@ from agentool import (
     ToolFailedError,
     ToolRetryError,
     create_agentool,
+    get_injector,
     model_strings,
 )
 from examples.calculator import create_calculator
@@ -83,6 +84,16 @@ async def test_plain_form_tool_reading_deps_fails_clearly() -> None:
     with pytest.raises(DepsUnavailableError, match=r'AgenToolCapability\(.greeter.\)') as caught:
         await Agent('agentool:greeter').run('{"operation": "greet", "name": "Ada"}')
     assert caught.value.agentool == 'greeter'
+
+
+async def test_plain_form_without_a_deps_type_gives_none_as_every_surface_does() -> None:
+    async def peek(ctx: RunContext[None], name: str) -> str:
+        return f'{ctx.deps!r} {name}'
+
+    create_agentool('peeker', GreetInput, RoutingConfig(operation_map={'greet': 'peek'}), [peek])
+    prompt = '{"operation": "greet", "name": "Ada"}'
+    assert (await Agent('agentool:peeker', output_type=str).run(prompt)).output == 'None Ada'
+    assert await get_injector().call('peeker', prompt) == 'None Ada'
 
 
 async def test_explicit_capability_form_carries_deps() -> None:

@@ -524,6 +524,19 @@ def test_instrument_all_traces_every_run_of_an_agentool_not_only_the_first(lean:
     assert run_python(script).strip() == '3'
 
 
+def test_instrument_all_called_before_import_agentool_traces_every_run() -> None:
+    # agentool reads instrumentation from each run's context: nothing needs to see the call itself.
+    script = _INSTRUMENT_ALL.replace('from agentool import get_injector\n', '').replace(
+        'calculator = get_injector()', 'from agentool import get_injector\ncalculator = get_injector()'
+    ) + (
+        'for _ in range(3):\n'
+        '    calculator.run_sync(\'{"operation": "add", "a": 1, "b": 2}\')\n'
+        'print(sum(span.name == "invoke_agent calculator" for span in exporter.get_finished_spans()))\n'
+    )
+    assert script.index('instrument_all') < script.index('import examples') < script.index('agentool')
+    assert run_python(script).strip() == '3'
+
+
 def test_a_provider_named_by_the_environment_is_seen_once_loaded() -> None:
     script = (
         'from opentelemetry import trace\n'

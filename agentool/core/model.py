@@ -7,8 +7,9 @@ the agent asks for. Usage is reported as zero: no tokens are spent.
 
 When the agent has no manager tool (a plain `Agent('agentool:NAME')`), the model runs the
 operation itself in phase 1. That form cannot receive `deps=`: a tool reading `ctx.deps` gets the
-deps the injector in effect builds (the instance every other surface gets), and
-`DepsUnavailableError` (saying how to provide them) where the injector cannot build them.
+deps the injector in effect builds (the instance every other surface gets),
+`DepsUnavailableError` (saying how to provide them) where the injector cannot build them, and
+`None` when the agentool declares no deps type, as on every surface.
 """
 
 from __future__ import annotations
@@ -36,7 +37,6 @@ from .._options import check_instance, check_name
 from ..errors import (
     AgenToolError,
     ConfigurationError,
-    DepsUnavailableError,
     InvalidInputError,
     InvalidJSONError,
     MissingDepsError,
@@ -64,7 +64,7 @@ from .request import (
     unknown_operation,
 )
 
-__all__ = ('AgenToolModel',)
+__all__ = ('AgenToolModel', 'execute_operation')
 
 
 class AgenToolModel(AnsweringModel):
@@ -187,13 +187,14 @@ class AgenToolModel(AnsweringModel):
     async def _run_plain(self, manager: AgenToolManager, validated: BaseModel, prompt: str) -> Any:
         deps_type = manager.config.deps_type
         if not declares_deps(deps_type) or not manager.tool_for(manager.operation_of(validated)).takes_ctx:
-            return await self._execute_plain(
-                manager, validated, _NoDepsRunContext(deps=None, model=self, usage=RunUsage(), prompt=prompt)
+            # No deps to build: `ctx.deps` is `None`, as on every surface for an agentool without a deps type.
+            return await execute_operation(
+                RunContext[Any](deps=None, model=self, usage=RunUsage(), prompt=prompt), manager, validated
             )
         try:
             async with deps_in_effect(self._name, deps_type, get_registry) as deps:
                 ctx = RunContext[Any](deps=deps, model=self, usage=RunUsage(), prompt=prompt)
-                return await self._execute_plain(manager, validated, ctx)
+                return await execute_operation(ctx, manager, validated)
         except MissingDepsError as error:
             if error.details.get('agentool') != self._name:
                 raise
@@ -204,22 +205,26 @@ class AgenToolModel(AnsweringModel):
                 **error.details,
             ) from None
 
-    async def _execute_plain(self, manager: AgenToolManager, validated: BaseModel, ctx: RunContext[Any]) -> Any:
-        dispatcher = active_dispatcher()
-        token = enter(get_registry)  # the call meets the injector every surface meets (its gates)
-        try:
-            if dispatcher is not None and is_durable(manager, manager.operation_of(validated)):
-                # A durable run: the operation is its own unit of the run's engine, as on every form.
-                return await dispatcher.dispatch_execute(ctx, manager, validated)
-            return await manager.execute(ctx, validated)
-        # Raised from the model, pydantic-ai would send the retry text back as the next prompt: the
-        # same typed errors as the other forms end the run instead.
-        except ModelRetry as retry:
-            raise retry_error(manager.name, retry.message) from None
-        except ToolFailed as failed:
-            raise failed_error(manager.name, failed.message) from None
-        finally:
-            leave(token)
+
+async def execute_operation(ctx: RunContext[Any], manager: AgenToolManager, validated: BaseModel) -> Any:
+    """Run one validated operation for a deterministic run (the plain model form and lean runs).
+
+    The call meets the injector every surface meets (its gates); in a durable run the operation is
+    its own unit of the run's engine, as on every form. A tool's `ModelRetry` or `ToolFailed` ends
+    the run with the typed error the other forms raise: a deterministic model cannot retry.
+    """
+    dispatcher = active_dispatcher()
+    token = enter(get_registry)
+    try:
+        if dispatcher is not None and is_durable(manager, manager.operation_of(validated)):
+            return await dispatcher.dispatch_execute(ctx, manager, validated)
+        return await manager.execute(ctx, validated)
+    except ModelRetry as retry:
+        raise retry_error(manager.name, retry.message) from None
+    except ToolFailed as failed:
+        raise failed_error(manager.name, failed.message) from None
+    finally:
+        leave(token)
 
 
 def _check_input(name: str, config: AgenToolConfig, prompt: str) -> None:
@@ -273,20 +278,3 @@ def _text(part: UserPromptPart, agentool: str) -> str:
         f'agentool {agentool!r} takes a JSON text prompt; the prompt contains non-text content',
         agentool=agentool,
     )
-
-
-class _NoDepsRunContext(RunContext[Any]):
-    """The context of the plain model-string form for an agentool that declares no `deps_type`."""
-
-    def __getattribute__(self, name: str) -> Any:
-        if name == 'deps':
-            agentool = object.__getattribute__(self, 'model').model_name
-            raise DepsUnavailableError(
-                f'agentool {agentool!r}: a tool read ctx.deps, but agentool {agentool!r} declares no deps_type and a '
-                f'plain Agent("agentool:{agentool}") cannot receive deps=; declare deps_type= in create_agentool '
-                'so the injector builds them (get_injector().provide(DepsType, instance=...) gives a ready '
-                f'instance), or use Agent("agentool:{agentool}", capabilities=[AgenToolCapability({agentool!r})]) '
-                'and pass deps=...',
-                agentool=agentool,
-            )
-        return super().__getattribute__(name)

@@ -1,25 +1,37 @@
-"""Lean runs: an agentool answers `agent.run` itself — validate, route, call — with no agent graph.
+"""Lean runs: a capability answers an agentool's plain run itself — validate, route, call — with no agent graph.
+
+`LeanRuns` is the capability every `AgenToolAgent` carries. pydantic-ai calls its `wrap_run` once the
+run is set up, with the run's context; a `wrap_run` may return the run's result without calling
+its handler, and then the agent graph never starts. The hook does that when the context shows a run
+of the agent's learned shape (see `LeanRuns.shape_of`), and otherwise calls the handler: the run
+takes the graph. The first plain run through the graph teaches the shape (`LeanPlan`).
 
 The result is an ordinary `AgentRunResult`, validated from pydantic-ai's public serialized shape
-(`output`, `messages`, `usage`, `run_id`, …), holding the same messages the graph would produce:
-the user prompt (after the agent's system prompt parts), the manager tool call and its return,
-the final answer in the agent's output mode and, for an output tool, the framework's return.
-Message templates come from the agent's first run through the graph (`LeanPlan`); ids and
-timestamps are new. When and why a run is lean is decided by `AgenToolAgent`.
+(`output`, `messages`, `usage`, `run_id`, …), holding the messages the graph would produce: the
+user prompt (after the agent's system prompt parts), the manager tool call and its return, the
+final answer in the agent's output mode and, for an output tool, the framework's return. Ids come
+from the run's context; timestamps are new; usage is added to the run's own.
+
+What a run context does not show cannot be checked here: run-level `instructions=` and
+`event_stream_handler=`, and whether the run is driven by `run`, `run_stream` or `iter` (a lean
+run has no graph nodes to iterate and streams no events). Such runs want `lean = False`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
-import os
-import time
 from collections.abc import Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from types import NoneType
 from typing import Any
 
+from opentelemetry.trace import NoOpTracer, ProxyTracer, ProxyTracerProvider
 from pydantic import TypeAdapter, ValidationError
-from pydantic_ai import AgentRunResult, ModelRetry, ToolFailed
-from pydantic_ai.agent import Agent
+from pydantic_ai import AgentRunResult, RunContext
+from pydantic_ai.capabilities import AbstractCapability, WrapRunHandler
 from pydantic_ai.messages import (
     ModelMessage,
     ModelResponse,
@@ -28,32 +40,131 @@ from pydantic_ai.messages import (
     UserPromptPart,
     repair_messages,
 )
+from pydantic_ai.toolsets import AbstractToolset
+from pydantic_ai.usage import UsageLimits
 
+from ...errors import InvalidInputError
 from ..manager import MANAGER_TOOL_NAME
-from ..model import AgenToolModel
+from ..model import AgenToolModel, execute_operation
 from ..output import admits_none, output_parts
-from ..registry import get_registry
-from ..request import (
-    active_dispatcher,
-    call_args,
-    context_base,
-    direct_context,
-    enter,
-    failed_error,
-    is_durable,
-    leave,
-    output_retry_error,
-    retry_error,
-)
-from ._lean_plan import LeanPlan
+from ..request import call_args, output_retry_error
+from ._lean_plan import AGAIN, LeanPlan, learn_plan
 
-__all__ = ('answer', 'history_allows_lean')
+__all__ = ('LeanRuns', 'history_allows_lean', 'overridden')
+
+overridden: ContextVar[frozenset[int]] = ContextVar('agentool_overridden_agents', default=frozenset())
+"""Ids of the agents whose `override()` is in effect in this context: their runs take the graph
+(an override of `instructions` does not show in the run context)."""
+
+_GLOBAL_TRACING = ProxyTracerProvider()
+
+_DEFAULT_LIMITS = UsageLimits()
+
+_NO_DEPS = (None, NoneType, object)
 
 
 @functools.cache
 def _result_adapter() -> TypeAdapter[AgentRunResult[Any]]:
     # Built on the first lean run: its schema spans every message type, too slow for import time.
     return TypeAdapter[AgentRunResult[Any]](AgentRunResult[Any])
+
+
+@dataclass(frozen=True, eq=False)
+class _Shape:
+    """What a run context shows of the run beyond its arguments: its toolsets and capabilities."""
+
+    toolsets: tuple[AbstractToolset[Any], ...]
+    """The leaf toolsets of the run, compared by identity (kept, so their ids stay theirs)."""
+    capabilities: tuple[type[AbstractCapability[Any]], ...]
+    """The kinds of the run's leaf capabilities (a run may get fresh instances of the agent's own)."""
+
+    def matches(self, other: _Shape) -> bool:
+        return self.capabilities == other.capabilities and [id(t) for t in self.toolsets] == [
+            id(t) for t in other.toolsets
+        ]
+
+
+@dataclass(kw_only=True, eq=False)
+class LeanRuns(AbstractCapability[Any]):
+    """Answers an `AgenToolAgent`'s plain runs from its `wrap_run`, without the agent graph.
+
+    A run is plain when its context shows the agent's own model, a text prompt, deps (or a deps
+    type that needs none), history a lean run continues, no metadata, the default usage limits,
+    no instrumentation or installed tracer provider, no `override()` in effect, and the toolsets
+    and capabilities of the run the agent learned from.
+    """
+
+    model: AgenToolModel
+    deps_type: Any = None
+    blocker: str | None = None
+    """Why the agent's runs always take the graph, or `None` (see `AgenToolAgent.lean_blocker`)."""
+    runs: int = 0
+    """How many runs were answered lean."""
+    _plan: LeanPlan | None = field(default=None, repr=False)
+    _shape: _Shape | None = field(default=None, repr=False)
+    _learned: bool = field(default=False, repr=False)
+
+    @classmethod
+    def get_serialization_name(cls) -> str | None:
+        return None  # part of the agent, not a spec option
+
+    def block(self, reason: str) -> None:
+        """Make every later run take the graph, for `reason` (the first reason is kept)."""
+        if self.blocker is None:
+            self.blocker = reason
+
+    async def wrap_run(self, ctx: RunContext[Any], *, handler: WrapRunHandler) -> AgentRunResult[Any]:
+        if ctx.prompt is None and not ctx.messages:
+            # pydantic-ai would refuse it with its own `UserError`; the input is what is missing.
+            name = self.model.model_name
+            raise InvalidInputError(f'agentool {name!r}: no input provided (no prompt)', agentool=name)
+        shape = self.shape_of(ctx)
+        if shape is None:
+            return await handler()
+        plan, learned = self._plan, self._shape
+        if plan is not None and learned is not None and learned.matches(shape) and history_allows_lean(ctx.messages):
+            self.runs += 1
+            return await answer(plan, self.model, ctx)
+        fresh = not ctx.messages and not ctx.usage.has_values()
+        result = await handler()
+        if fresh and not self._learned and ctx.agent is not None:
+            # The first plain run shows the agent's shape; a shape we do not know keeps the graph for good.
+            found = learn_plan(result, self.model.output_parameters, ctx.agent.output_type)
+            if found != AGAIN:
+                self._learned = True
+                self._plan, self._shape = (found, shape) if isinstance(found, LeanPlan) else (None, None)
+                if self._plan is None:
+                    self.block('its first run took a shape a lean run does not reproduce')
+        return result
+
+    def shape_of(self, ctx: RunContext[Any]) -> _Shape | None:
+        """The shape of a plain run from its context (see the class), or `None` when it is not plain."""
+        if (
+            self.blocker is not None
+            or type(ctx.prompt) is not str
+            or ctx.model is not self.model
+            # Deps not given for a deps type: the graph's manager tool builds them (see `manager_tool`).
+            or (ctx.deps is None and self.deps_type not in _NO_DEPS)
+            or ctx.metadata is not None
+            or (ctx.usage_limits is not None and ctx.usage_limits != _DEFAULT_LIMITS)
+            or not isinstance(ctx.tracer, NoOpTracer)  # the run is instrumented: the graph traces it
+            or _tracing_installed()
+            or ctx.agent is None
+            or id(ctx.agent) in overridden.get()
+            or ctx.tool_manager is None
+            or ctx.root_capability is None
+        ):
+            return None
+        toolsets: list[AbstractToolset[Any]] = []
+        ctx.tool_manager.toolset.apply(toolsets.append)
+        capabilities: list[type[AbstractCapability[Any]]] = []
+        ctx.root_capability.apply(lambda capability: capabilities.append(type(capability)))
+        return _Shape(tuple(toolsets), tuple(capabilities))
+
+
+def _tracing_installed() -> bool:
+    """Whether an OpenTelemetry tracer provider is installed: then runs take the graph, which traces them."""
+    return not isinstance(_GLOBAL_TRACING.get_tracer('agentool'), (ProxyTracer, NoOpTracer))
 
 
 def history_allows_lean(history: Sequence[ModelMessage]) -> bool:
@@ -75,26 +186,19 @@ def history_allows_lean(history: Sequence[ModelMessage]) -> bool:
     )
 
 
-async def answer(
-    plan: LeanPlan,
-    model: AgenToolModel,
-    agent: Agent[Any, Any],
-    prompt: str,
-    deps: Any,
-    history: Sequence[ModelMessage] | None,
-) -> AgentRunResult[Any]:
-    """The run `agent.run(prompt, deps=deps, message_history=history)` would return, computed directly."""
+async def answer(plan: LeanPlan, model: AgenToolModel, ctx: RunContext[Any]) -> AgentRunResult[Any]:
+    """The result the run of `ctx` would get through the graph, computed directly."""
     name = model.model_name
+    prompt = ctx.prompt
+    assert isinstance(prompt, str)
     manager = model.registry.get_manager(name)
     validated = manager.validate_json(prompt)  # the typed error the model raises in a run
     # The graph's own history cleanup (merging adjacent requests, among others), through its public form.
-    history = repair_messages(history, repair_last_response=False) if history else []
-    run_id = _uuid7()
-    conversation_id = _conversation_id(history)
+    history = repair_messages(list(ctx.messages), repair_last_response=False) if ctx.messages else []
     responses = sum(isinstance(message, ModelResponse) for message in history)
     call_id, final_id = f'agentool_{name}_{responses}', f'agentool_{name}_{responses + 1}'
     now = datetime.now(UTC)
-    ids = {'run_id': run_id, 'conversation_id': conversation_id}
+    ids = {'run_id': ctx.run_id, 'conversation_id': ctx.conversation_id}
     user = UserPromptPart(prompt, timestamp=now)
     parts: list[Any] = [user] if history else [*(part.make(timestamp=now) for part in plan.system_parts), user]
     messages: list[ModelMessage] = [
@@ -106,30 +210,16 @@ async def answer(
             **ids,
         ),
     ]
-    ctx = direct_context(context_base(model=model, agent=agent, tool_name=MANAGER_TOOL_NAME), deps, prompt)
-    # The run's usage, as a tool sees it in a graph run (the result's own object).
-    usage = plan.usage.make()
-    ctx.__dict__.update(
-        run_id=run_id,
-        conversation_id=conversation_id,
+    ctx.usage.incr(plan.usage.make())  # the run's usage, as the tool sees it in a graph run
+    tool_ctx = dataclasses.replace(
+        ctx,
+        tool_name=MANAGER_TOOL_NAME,
         tool_call_id=call_id,
         messages=messages,
-        usage=usage,
         run_step=1,
         max_retries=plan.max_retries,
     )
-    token = enter(get_registry)  # the call meets the injector every surface meets (its gates)
-    try:
-        if (dispatcher := active_dispatcher()) is not None and is_durable(manager, manager.operation_of(validated)):
-            value = await dispatcher.dispatch_execute(ctx, manager, validated)  # a durable run's unit
-        else:
-            value = await manager.execute(ctx, validated)
-    except ModelRetry as retry:
-        raise retry_error(name, retry.message) from None
-    except ToolFailed as failed:
-        raise failed_error(name, failed.message) from None
-    finally:
-        leave(token)
+    value = await execute_operation(tool_ctx, manager, validated)
     returned = ToolReturnPart(MANAGER_TOOL_NAME, value, tool_call_id=call_id, timestamp=now)
     messages.append(plan.request.make(timestamp=now, parts=[returned], **ids))
     none_as_text = value is None and admits_none(manager.config.output_type)
@@ -145,29 +235,14 @@ async def answer(
     except ValidationError as error:  # the graph's output tool would refuse the value alike
         assert isinstance(call, ToolCallPart)
         raise output_retry_error(name, call.tool_name, error.errors(include_url=False, include_context=False)) from None
+    ctx.messages[:] = messages  # the run's own history holds the run, as after a graph run
     return _result_adapter().validate_python(
         {
             'output': output,
             'messages': messages,
             'new_message_index': len(history),
-            'usage': usage,
-            'run_id': run_id,
-            'conversation_id': conversation_id,
+            'usage': ctx.usage,
+            'run_id': ctx.run_id,
+            'conversation_id': ctx.conversation_id,
         }
     )
-
-
-def _conversation_id(history: Sequence[ModelMessage]) -> str:
-    for message in reversed(history):
-        if message.conversation_id is not None:
-            return message.conversation_id
-    return _uuid7()
-
-
-def _uuid7() -> str:
-    """A version 7 UUID (time-ordered), as pydantic-ai gives runs and conversations."""
-    value = (time.time_ns() // 1_000_000) << 80 | int.from_bytes(os.urandom(10)) & ((1 << 80) - 1)
-    value = (value & ~(0xF << 76)) | (0x7 << 76)  # version 7
-    value = (value & ~(0x3 << 62)) | (0x2 << 62)  # RFC 4122 variant
-    text = f'{value:032x}'
-    return f'{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}'

@@ -24,7 +24,7 @@ from ..manager import MANAGER_TOOL_NAME, AgenToolManager
 from ..model import AgenToolModel
 from ..output import output_types
 from ..registry import AgenToolConfig, AgenToolRegistry, Route, RoutingConfig, get_registry
-from ..request import context_base, context_type, declares_deps, direct_context
+from ..request import context_template, declares_deps, direct_context
 
 __all__ = ('Target', 'agent_target', 'stood_in_for', 'stub_target', 'run_context')
 
@@ -53,10 +53,8 @@ class Target:
     """The operations whose tool takes a `RunContext`, the only way deps reach it (`None`: ask the manager).
 
     Worked out here so that deciding whether to build deps does not call into the manager."""
-    ctx_base: dict[str, Any] | None = None
-    """The context fields shared by every direct-path call (see `_context.context_base`)."""
-    ctx_type: type[RunContext[Any]] | None = None
-    """When a routed tool takes a context: the class whose instance, given `deps` and `prompt`, is one."""
+    ctx_template: RunContext[Any] | None = None
+    """When a routed tool takes a context: the one every direct-path call copies (see `context_template`)."""
     deps_type: Any = NoneType
     """The agent's `deps_type`, which the injector builds when no `deps=` is given."""
     needs_deps: bool = False
@@ -144,9 +142,10 @@ def agent_target(name: str, agent: AbstractAgent[Any, Any], *, registry: AgenToo
     agentool, bound = found
     model = agent.model if isinstance(agent.model, Model) else AgenToolModel(agentool, registry=bound or registry)
     needs_deps = declares_deps(agent.deps_type)
-    ctx_base = context_base(model=model, agent=agent if isinstance(agent, Agent) else None, tool_name=MANAGER_TOOL_NAME)
     ctx_operations = frozenset(op for op in manager.operations if manager.tool_for(op).takes_ctx)
     takes_ctx = bool(ctx_operations)
+    agent_of_run = agent if isinstance(agent, Agent) else None
+    template = context_template(model=model, agent=agent_of_run, tool_name=MANAGER_TOOL_NAME) if takes_ctx else None
     return Target(
         name=name,
         agent=agent,
@@ -155,8 +154,7 @@ def agent_target(name: str, agent: AbstractAgent[Any, Any], *, registry: AgenToo
         typed_output=agent.output_type is not str,
         takes_ctx=takes_ctx,
         ctx_operations=ctx_operations,
-        ctx_base=ctx_base if takes_ctx else None,
-        ctx_type=context_type(**ctx_base) if takes_ctx else None,
+        ctx_template=template,
         deps_type=agent.deps_type,
         needs_deps=needs_deps,
         leaf=not needs_deps and not manager.config.dependencies,
@@ -215,16 +213,6 @@ def run_context(target: Target, deps: Any, prompt: str | bytes) -> RunContext[An
 
     `None` when no routed tool takes a context (the manager reads none itself).
     """
-    if (ctx_type := target.ctx_type) is not None:  # the common case: two stores on a bare instance
-        ctx = _new(ctx_type)
-        if deps is not None:  # the class says `None`
-            ctx.deps = deps
-        ctx.prompt = prompt if isinstance(prompt, str) else prompt.decode()
-        return ctx
-    if not target.takes_ctx:
+    if (template := target.ctx_template) is None:
         return None
-    assert target.ctx_base is not None
-    return direct_context(target.ctx_base, deps, prompt if isinstance(prompt, str) else prompt.decode())
-
-
-_new = object.__new__
+    return direct_context(template, deps, prompt if isinstance(prompt, str) else prompt.decode())

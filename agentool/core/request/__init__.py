@@ -4,7 +4,7 @@
   that name what was wrong;
 - `_call_args`: the manager tool's name and the arguments of the call a deterministic run makes;
 - `_tool_errors`: a tool's `ModelRetry` or exception as the typed error a run raises;
-- `_context`: a cheap `RunContext` for the injector's direct path;
+- `_context`: the `RunContext` of the injector's direct path (a copy of one built per agentool);
 - `_in_effect`: the run's frame (a context variable) and the injector in effect, found without
   importing the injector, with the deps a surface given none gets (`_missing_deps` when none);
 - `_gate`: a `concurrent_safe=False` tool's calls one at a time per injector;
@@ -14,7 +14,7 @@ The rest of agentool imports these names from here, never from the private modul
 """
 
 from ._call_args import MANAGER_TOOL_NAME, call_args, operation_name
-from ._context import context_base, context_type, direct_context
+from ._context import context_template, direct_context
 from ._gate import SerialGate
 from ._in_effect import (
     COMPANION,
@@ -50,8 +50,7 @@ __all__ = (
     'output_retry_error',
     'retry_error',
     # the run's context, frame and deps
-    'context_base',
-    'context_type',
+    'context_template',
     'direct_context',
     'COMPANION',
     'Frame',
