@@ -78,6 +78,10 @@ def _keep(messages: list[ModelMessage]) -> list[ModelMessage]:
 
 
 FALLBACKS: dict[str, Run] = {
+    'run_stream': _stream,
+    'iter': _iter,
+    'event_stream_handler': lambda a: a.run(PROMPT, event_stream_handler=_handler),
+    'instructions': lambda a: a.run(PROMPT, instructions='Be brief.'),
     'capabilities': lambda a: a.run(PROMPT, capabilities=[Hooks()]),
     'usage_limits': lambda a: a.run(PROMPT, usage_limits=UsageLimits(request_limit=5)),
     'model': lambda a: a.run(PROMPT, model=AgenToolModel('calculator')),
@@ -87,13 +91,6 @@ FALLBACKS: dict[str, Run] = {
     'toolsets': lambda a: a.run(PROMPT, toolsets=[FunctionToolset([])]),
     'non-text prompt': lambda a: a.run([PROMPT]),
 }
-
-LEAN_TOO: dict[str, Run] = {
-    'run_stream': _stream,
-    'iter': _iter,
-    'event_stream_handler': lambda a: a.run(PROMPT, event_stream_handler=_handler),
-}
-"""Runs whose context looks like a plain run's: pydantic-ai does not tell a capability how a run is driven."""
 
 
 @pytest.mark.parametrize('name', sorted(FALLBACKS))
@@ -107,27 +104,26 @@ async def test_a_run_that_needs_the_graph_gets_it(name: str) -> None:
     assert agent.lean_runs == 2, 'later plain runs are lean again'
 
 
-@pytest.mark.parametrize('name', sorted(LEAN_TOO))
-async def test_streaming_and_iterating_a_plain_run_are_lean_too(name: str) -> None:
+async def test_iterating_streaming_and_event_handlers_see_the_graph() -> None:
+    # A capability cannot tell how a run is driven, so only `run`/`run_sync` without an event
+    # handler or run-level instructions are answered lean: the others get the graph's nodes and events.
     agent = await warmed()
-    result = await LEAN_TOO[name](agent)
-    assert getattr(result, 'output', result) == 3.0
-    assert agent.lean_runs == 2
-
-
-async def test_a_lean_run_streams_no_events_and_the_graph_does() -> None:
-    # Documented: a run answered from `wrap_run` has no graph nodes, so no events (force the graph for them).
+    async with agent.iter(PROMPT) as run:
+        nodes = [type(node).__name__ async for node in run]
+    assert nodes[0] == 'UserPromptNode'
+    assert nodes[-1] == 'End'
     events: list[AgentStreamEvent] = []
 
     async def collect(ctx: RunContext[Any], stream: AsyncIterable[AgentStreamEvent]) -> None:
         events.extend([event async for event in stream])
 
-    agent = await warmed()
     await agent.run(PROMPT, event_stream_handler=collect)
-    assert events == []
-    agent.lean = False
-    await agent.run(PROMPT, event_stream_handler=collect)
-    assert events
+    assert any(type(event).__name__ == 'FunctionToolCallEvent' for event in events)
+    result = await agent.run(PROMPT, instructions='Be brief.')
+    assert any(getattr(m, 'instructions', None) == 'Be brief.' for m in result.new_messages())
+    assert agent.lean_runs == 1  # the warm-up's second run only
+    await agent.run(PROMPT)
+    assert agent.lean_runs == 2
 
 
 async def test_a_given_run_id_is_the_lean_runs_own() -> None:

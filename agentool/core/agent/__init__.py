@@ -17,7 +17,7 @@ from pydantic_ai import Agent
 
 from ..._options import check_flag
 from ..model import AgenToolModel
-from .lean import LeanRuns, overridden
+from .lean import LeanRuns, overridden, plain_runs
 
 __all__ = ('AgenToolAgent',)
 
@@ -78,6 +78,17 @@ class AgenToolAgent(Agent[Any, Any]):
 
     def _block(self, reason: str) -> None:
         self._lean_runs.block(reason)
+
+    async def run(self, *args: Any, **kwargs: Any) -> Any:
+        """`pydantic_ai.Agent.run`; a run given no `event_stream_handler` and no run-level
+        `instructions` (which its run context does not show) may be lean."""
+        if kwargs.get('event_stream_handler') is not None or kwargs.get('instructions') is not None:
+            return await super().run(*args, **kwargs)
+        token = plain_runs.set(plain_runs.get() | {id(self)})
+        try:
+            return await super().run(*args, **kwargs)
+        finally:
+            plain_runs.reset(token)
 
     @contextmanager
     def override(self, *args: Any, **kwargs: Any) -> Generator[None]:

@@ -50,11 +50,16 @@ from ..output import admits_none, output_parts
 from ..request import call_args, output_retry_error
 from ._lean_plan import AGAIN, LeanPlan, learn_plan
 
-__all__ = ('LeanRuns', 'history_allows_lean', 'overridden')
+__all__ = ('LeanRuns', 'history_allows_lean', 'overridden', 'plain_runs')
 
 overridden: ContextVar[frozenset[int]] = ContextVar('agentool_overridden_agents', default=frozenset())
 """Ids of the agents whose `override()` is in effect in this context: their runs take the graph
 (an override of `instructions` does not show in the run context)."""
+
+plain_runs: ContextVar[frozenset[int]] = ContextVar('agentool_plain_runs', default=frozenset())
+"""Ids of the agents whose `run` (or `run_sync`) is in progress in this context with nothing a run
+context cannot show: no `event_stream_handler`, no run-level `instructions`. Only such runs may be
+lean; `iter()` and `run_stream()` called directly take the graph, whose nodes and events they show."""
 
 _GLOBAL_TRACING = ProxyTracerProvider()
 
@@ -151,6 +156,7 @@ class LeanRuns(AbstractCapability[Any]):
             or _tracing_installed()
             or ctx.agent is None
             or id(ctx.agent) in overridden.get()
+            or id(ctx.agent) not in plain_runs.get()
             or ctx.tool_manager is None
             or ctx.root_capability is None
         ):
