@@ -84,8 +84,10 @@ _NOTES = """
   what the file held before version 2. Load time is `Cassette.load` of each file.
 - **cassetter**: the three-request run through `OpenAIChatModel` and the OpenAI SDK over a mock
   HTTP transport, recorded by `CassetteModel` and by cassetter (an HTTP cassette library; default
-  matching), then replayed from each file, loaded per run, with a transport that fails every
-  request. The rows are skipped when cassetter is not installed (it comes with the `dev` extra).
+  matching), then replayed from each file, loaded per run: cassetter through the SDK client
+  (built per run, over a transport that fails every request), `CassetteModel` under the model's
+  name (never made, as the record-replay guide replays). The rows are skipped when cassetter is
+  not installed (it comes with the `dev` extra).
 - **Import**: measured inside a fresh interpreter around the import statement only, both sides
   from bytecode caches (as after `pip install`).
 - **Command line**: whole processes as a user starts them (the `agentool` console script, and

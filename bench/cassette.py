@@ -45,7 +45,7 @@ async def _script(messages: list[ModelMessage], info: AgentInfo) -> ModelRespons
     return ModelResponse(parts=[TextPart(ANSWER)])
 
 
-def weather_agent(model: Model) -> Agent[None, str]:
+def weather_agent(model: Model | None) -> Agent[None, str]:
     agent = Agent(model, output_type=str, instructions='Answer about the weather.')
 
     @agent.tool_plain
