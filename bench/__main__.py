@@ -20,6 +20,8 @@ from ._page_sections import sections_of
 from ._table import Row, render_markdown
 from ._timing import QUICK, Scale
 from .cassette import cassette_rows
+from .cassette_files import cassette_file_rows
+from .cassette_http import cassetter_rows
 from .cli import cli_rows
 from .concurrency import concurrency_row
 from .dispatch import dispatch_rows
@@ -76,7 +78,18 @@ _NOTES = """
   the other, then answers (three requests), recorded once by `CassetteModel` through a
   `FunctionModel`, then replayed with no model behind the cassette, against the same agent driven
   by that `FunctionModel` (an async function, so no thread). The tools run on both sides. The
-  ratio is the median of per-repeat ratios, with their range.
+  ratio is the median of per-repeat ratios, with their range. The long run is the same with one
+  tool called 29 times, then the answer (30 requests).
+- **Cassette files**: the 30-request run's cassette, and a 1,000-exchange one (100 runs of 10
+  requests, one prompt each), written by `Cassette.save` against the same data in the layout of
+  format version 1 (each request whole, with the history so far; two-space indent), which is
+  what the file held before version 2. Load time is `Cassette.load` of each file.
+- **cassetter**: the three-request run through `OpenAIChatModel` and the OpenAI SDK over a mock
+  HTTP transport, recorded by `CassetteModel` and by cassetter (an HTTP cassette library; default
+  matching), then replayed from each file, loaded per run: cassetter through the SDK client
+  (built per run, over a transport that fails every request), `CassetteModel` under the model's
+  name (never made, as the record-replay guide replays). The rows are skipped when cassetter is
+  not installed (it comes with the `dev` extra).
 - **Scrubbing**: `agentool.testing.scrub.scrub` over a deterministic exchange of about 1 MB
   shaped like a long run's request (prose turns, tool arguments and results as JSON text, URLs,
   a few secrets), against `json.loads(json.dumps(...))` of the same data, the least any scrubber
@@ -118,6 +131,8 @@ def collect(scale: Scale) -> list[Row]:
         *_timed('dispatch', lambda: asyncio.run(dispatch_rows(scale))),
         *_timed('cassette replay', lambda: asyncio.run(cassette_rows(scale))),
         *_timed('scrubbing', lambda: asyncio.run(scrubbing_rows(scale))),
+        *_timed('cassette files', lambda: asyncio.run(cassette_file_rows(scale))),
+        *_timed('cassette vs cassetter', lambda: asyncio.run(cassetter_rows(scale))),
         *_timed('import', lambda: [import_row(scale)]),
         *_timed('command line', lambda: cli_rows(scale)),
         *_timed('HTTP serving', lambda: http_serving_rows(scale)),

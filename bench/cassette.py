@@ -1,10 +1,16 @@
-"""Cassette replay: a recorded three-request run answered by `CassetteModel` vs the same run by `FunctionModel`.
+"""Cassette replay: recorded runs answered by `CassetteModel` vs the same runs by `FunctionModel`,
+and vs cassetter (an HTTP cassette library) replaying the same `OpenAIChatModel` run.
 
-The run is a plain pydantic-ai agent with two tools: the model calls `geocode`, then `weather`,
-then answers. It is recorded once (in memory) through a `FunctionModel`, then replayed with no
-model behind the cassette (`wrapped=None`, mode `none`), against the same agent driven directly by
-the same `FunctionModel`. What the replay adds is matching each request by its fingerprint and
-rebuilding the recorded `ModelResponse`; the tools run on both sides.
+The short run is a plain pydantic-ai agent with two tools: the model calls `geocode`, then
+`weather`, then answers. It is recorded once (in memory) through a `FunctionModel`, then replayed
+with no model behind the cassette (`wrapped=None`, mode `none`), against the same agent driven
+directly by the same `FunctionModel`. What the replay adds is matching each request by its
+fingerprint and rebuilding the recorded `ModelResponse`; the tools run on both sides. The long
+run (30 requests, `bench.cassette_files`) is measured the same way.
+
+The provider-class run is the short one through `OpenAIChatModel` and the official SDK over a
+mock HTTP transport, recorded to a file by `CassetteModel` and by cassetter (default matching),
+then replayed from each file, loaded afresh per run, with no network.
 """
 
 from __future__ import annotations
@@ -20,8 +26,10 @@ from agentool.testing import Cassette, CassetteModel
 
 from ._table import Row, duration
 from ._timing import Plan, Scale, ratio, samples
+from .cassette_files import ANSWER as LONG_ANSWER
+from .cassette_files import LONG_RUN, long_run_agent, long_run_script
 
-__all__ = ('cassette_rows',)
+__all__ = ('PROMPT', 'ANSWER', 'weather_agent', 'cassette_rows')
 
 PROMPT = 'What is the weather in Paris?'
 ANSWER = 'Sunny, 21.5 C in Paris.'
@@ -37,7 +45,7 @@ async def _script(messages: list[ModelMessage], info: AgentInfo) -> ModelRespons
     return ModelResponse(parts=[TextPart(ANSWER)])
 
 
-def _agent(model: Model) -> Agent[None, str]:
+def weather_agent(model: Model | None) -> Agent[None, str]:
     agent = Agent(model, output_type=str, instructions='Answer about the weather.')
 
     @agent.tool_plain
@@ -62,9 +70,10 @@ async def _run(agent: Agent[None, str]) -> str:
 async def cassette_rows(scale: Scale) -> list[Row]:
     """Replaying the recorded run vs scripting it with `FunctionModel`, repeat by repeat."""
     cassette = Cassette()
-    await _run(_agent(CassetteModel(FunctionModel(_script), cassette=cassette, mode='all')))
+    await _run(weather_agent(CassetteModel(FunctionModel(_script), cassette=cassette, mode='all')))
     assert len(cassette.exchanges) == 3
-    replay, scripted = _agent(CassetteModel(None, cassette=cassette, mode='none')), _agent(FunctionModel(_script))
+    replay = weather_agent(CassetteModel(None, cassette=cassette, mode='none'))
+    scripted = weather_agent(FunctionModel(_script))
     taken = await samples(
         {
             'replay': Plan(lambda: _run(replay), scale.run_loops),
@@ -82,8 +91,36 @@ async def cassette_rows(scale: Scale) -> list[Row]:
             target=1.10,
             cause='each replayed request is normalised and hashed to find its exchange, and the recorded '
             'response is validated back into a `ModelResponse`.',
-        )
+        ),
+        await _long_run_row(scale),
     ]
+
+
+async def _long_run_row(scale: Scale) -> Row:
+    cassette = Cassette()
+    recorder = CassetteModel(FunctionModel(long_run_script), cassette=cassette, mode='all')
+    assert (await long_run_agent(recorder).run('Check the catalogue.')).output == LONG_ANSWER
+    assert len(cassette.exchanges) == LONG_RUN
+    replay = long_run_agent(CassetteModel(None, cassette=cassette, mode='none'))
+    scripted = long_run_agent(FunctionModel(long_run_script))
+
+    async def run(agent: Agent[None, str]) -> None:
+        assert (await agent.run('Check the catalogue.')).output == LONG_ANSWER
+
+    loops = max(1, scale.run_loops // 10)
+    taken = await samples(
+        {'replay': Plan(lambda: run(replay), loops), 'function': Plan(lambda: run(scripted), loops)},
+        max(3, scale.repeats),
+        warmup=2,
+    )
+    row = ratio(taken, 'replay', 'function')
+    return Row(
+        benchmark=f'Cassette replay of a recorded {LONG_RUN}-request run vs the same run scripted by `FunctionModel`',
+        measured=f'{duration(row.subject)} vs {duration(row.baseline)}; per-repeat ratios {row.spread}',
+        ratio=row.median,
+        target=1.20,
+        cause='each replayed request is normalised and hashed whole, its history included, to find its exchange.',
+    )
 
 
 if __name__ == '__main__':

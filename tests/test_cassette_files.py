@@ -62,7 +62,7 @@ def weather_agent(executed: list[str]) -> Agent[None, Forecast]:
 def test_an_old_recording_file_loads_as_a_cassette_of_runs() -> None:
     assert json.loads(OLD_RECORDING.read_text())['format'] == 'agentool-recording'
     for loaded in (Cassette.load(OLD_RECORDING), Recording.load(OLD_RECORDING)):
-        assert (loaded.format, loaded.version, loaded.exchanges) == ('agentool-cassette', 1, [])
+        assert (loaded.format, loaded.version, loaded.exchanges) == ('agentool-cassette', 2, [])
         (run,) = loaded.runs
         assert (run.prompt, run.output) == ('Weather in Paris?', {'city': 'Paris', 'temp_c': 21.5})
         # The run's tool results are gathered into the cassette's one list a replay answers from,
@@ -91,7 +91,7 @@ def test_an_old_recording_saved_again_is_written_as_a_cassette(tmp_path: Path) -
     path = tmp_path / 'again.json'
     Recording.load(OLD_RECORDING).save(path)
     data = json.loads(path.read_text())
-    assert (data['format'], data['version']) == ('agentool-cassette', 1)
+    assert (data['format'], data['version']) == ('agentool-cassette', 2)
     assert 'tool_calls' not in data['runs'][0]
     assert len(data['tool_calls']) == 2
     assert Cassette.load(path) == Cassette.load(OLD_RECORDING)
@@ -123,7 +123,7 @@ _BAD_FILES: dict[str, tuple[bytes | None, str]] = {
     'oversize': (None, 'too_large'),
     'bad JSON': (b'{"format": "agentool-cassette", ', 'invalid_json'),
     'not UTF-8': (b'\xff\xfe', 'invalid_json'),
-    'cassette version 2': (b'{"format": "agentool-cassette", "version": 2}', 'version'),
+    'cassette version 3': (b'{"format": "agentool-cassette", "version": 3}', 'version'),
     'recording version 2': (b'{"format": "agentool-recording", "version": 2, "runs": []}', 'version'),
     'a boolean version': (b'{"format": "agentool-cassette", "version": true}', 'version'),
     'another kind': (b'{"format": "agentool-tape", "version": 1}', 'invalid'),

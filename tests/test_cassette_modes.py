@@ -50,7 +50,7 @@ async def test_once_records_when_missing_then_replays(tmp_path: Path) -> None:
     assert first.output == second.output == 'echo: a #1'
     assert real.calls == 1  # the second run replayed although it could have called the model
     data = json.loads(path.read_text())
-    assert (data['format'], data['version'], len(data['exchanges'])) == ('agentool-cassette', 1, 1)
+    assert (data['format'], data['version'], len(data['exchanges'])) == ('agentool-cassette', 2, 1)
 
 
 async def test_none_refuses_a_missing_cassette(tmp_path: Path) -> None:
@@ -193,7 +193,7 @@ def test_cassette_file_is_diff_friendly(tmp_path: Path) -> None:
     asyncio.run(_agent().run('a', model=CassetteModel(Counting().model, cassette=path, mode='once')))
     text = path.read_text()
     data = json.loads(text)
-    assert text == json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + '\n'
+    assert text == json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + '\n'
     assert 'timestamp' not in json.dumps(data['exchanges'][0]['request'])
 
 
@@ -202,7 +202,7 @@ def test_cassette_file_is_diff_friendly(tmp_path: Path) -> None:
     [
         (b'{not json', 'invalid_json', 'not UTF-8 JSON'),
         (b'\xff\xfe', 'invalid_json', 'not UTF-8 JSON'),
-        (b'{"format": "agentool-cassette", "version": 2}', 'version', 'cassette version 2'),
+        (b'{"format": "agentool-cassette", "version": 3}', 'version', 'cassette version 3'),
         (b'{"format": "agentool-recording", "version": 2}', 'version', 'recording version 2'),
         (b'{"format": "agentool-tape", "version": 1}', 'invalid', 'is not an agentool cassette'),
         (b'{"format": "agentool-cassette", "version": 1, "exchanges": 3}', 'invalid', 'is not an agentool cassette'),

@@ -65,7 +65,7 @@ def test_default_mode_is_none_then_once_records_then_none_replays(pytester: pyte
     assert _run(pytester, '--agentool-record-mode=once')[:2] == (2, 0)
     assert len((pytester.path / 'calls.txt').read_text()) == 2
     cassette = pytester.path / 'cassettes' / 'test_weather' / 'test_weather.json'
-    assert json.loads(cassette.read_text())['version'] == 1
+    assert json.loads(cassette.read_text())['version'] == 2
     # ...and from then on every run replays, the model untouched.
     assert _run(pytester) == (2, 0, 'xx')
 

@@ -74,7 +74,7 @@ async def test_recorder_writes_the_path_that_worked(tmp_path: Path) -> None:
     path = tmp_path / 'recordings' / 'weather.json'
     await record(path, 'Weather in Paris?')
     data = json.loads(path.read_text())
-    assert (data['format'], data['version'], 'exchanges' in data) == ('agentool-cassette', 1, True)
+    assert (data['format'], data['version'], 'exchanges' in data) == ('agentool-cassette', 2, True)
     assert data['exchanges'] == []
     (run,) = data['runs']
     assert run['prompt'] == 'Weather in Paris?'

@@ -78,13 +78,26 @@ def fingerprint(view: Mapping[str, Any]) -> str:
 
 def _clean(value: Any) -> Any:
     if isinstance(value, dict):
-        items = cast('dict[str, Any]', value).items()
-        return {k: _clean(v) for k, v in items if k not in _VOLATILE and v is not None and v != {} and v != []}
+        return _clean_dict(cast('dict[str, Any]', value))
     if isinstance(value, list):
         return [_clean(item) for item in cast('list[Any]', value)]
     if isinstance(value, float) and value.is_integer():
         return int(value)
     return value
+
+
+def _clean_dict(value: dict[str, Any]) -> dict[str, Any]:
+    # Every replayed request is cleaned whole, its history included: text and integers, most of
+    # it, are kept without a call.
+    cleaned: dict[str, Any] = {}
+    for key, item in value.items():
+        if item is None or key in _VOLATILE:
+            continue
+        if isinstance(item, str | int):
+            cleaned[key] = item
+        elif item != {} and item != []:
+            cleaned[key] = _clean(item)
+    return cleaned
 
 
 def drift(sent: Mapping[str, Any], recorded: Mapping[str, Any]) -> list[str]:

@@ -12,9 +12,11 @@ A cassette records at either of two levels, or both:
   `DriftError`.
 
 Either way the tool results can join it (`tool_calls`, looked up by tool name and canonical
-arguments), so a replay runs without the tools. The file is diff-friendly: sorted keys, two-space
-indent, `"version": 1`. Files of the older tool-level format (`"agentool-recording"`) load as a
-cassette of runs.
+arguments), so a replay runs without the tools. The file is diff-friendly: sorted keys, one value
+a line (indented by one space), `"version": 2`. It grows with what each request adds: an exchange continuing an earlier
+one keeps only its new messages and names the rest (`history`, see `agentool.testing._history`);
+in memory every request is whole. Files of version 1 (each request whole) and of the older
+tool-level format (`"agentool-recording"`) load too, the latter as a cassette of runs.
 
 Binary prompt content (images, documents, audio) is stored inline, base64-encoded as pydantic-ai
 serialises it: a cassette is self-contained, and its fingerprint covers the bytes.
@@ -34,7 +36,9 @@ from pydantic_ai.messages import ModelResponse, ModelResponseStreamEvent
 from pydantic_core import to_jsonable_python
 
 from ..errors import CassetteError, clip
+from . import _history
 from ._files import as_path, check_document, read_document, write_json
+from ._kept_types import lost_types, restored
 
 __all__ = (
     'FORMAT',
@@ -52,9 +56,11 @@ __all__ = (
 )
 
 FORMAT = 'agentool-cassette'
-VERSION = 1
-_FORMATS = {FORMAT: VERSION, 'agentool-recording': 1}
-"""What `Cassette.load` reads: the cassette, and the older tool-level recording (its runs only)."""
+VERSION = 2
+"""The version written: 2 keeps each request as what is new since the exchange it continues."""
+_FORMATS = {FORMAT: (1, VERSION), 'agentool-recording': (1,)}
+"""What `Cassette.load` reads: the cassette (version 1 kept each request whole), and the older
+tool-level recording (its runs only)."""
 
 RecordMode = Literal['once', 'none', 'new_episodes', 'all']
 """How a `CassetteModel` uses its cassette.
@@ -117,17 +123,22 @@ class Exchange(BaseModel):
     """The `ModelResponse`, as pydantic-ai's `ModelMessagesTypeAdapter` writes it."""
     stream: list[dict[str, Any]] | None = None
     """The stream events of a streamed request, in order; `None` for a plain request."""
+    types: dict[str, str] = {}
+    """Values of `response` and `stream` that JSON holds as text but the live run had as another
+    type, by JSON pointer into this exchange (`/response/provider_details/timestamp`) to the type's
+    name (`datetime`, `date`, `time`, `timedelta`, `Decimal`, `UUID`): replay restores them."""
 
     def model_response(self) -> ModelResponse:
-        """The recorded `ModelResponse`."""
-        message = ModelMessagesTypeAdapter.validate_python([self.response])[0]
+        """The recorded `ModelResponse`, its values of the types the live run had."""
+        data = restored(self.response, self.types, '/response')
+        message = ModelMessagesTypeAdapter.validate_python([data])[0]
         if not isinstance(message, ModelResponse):
             raise ValueError('the recorded response is a request, not a ModelResponse')
         return message
 
     def stream_events(self) -> list[ModelResponseStreamEvent]:
-        """The recorded stream events (empty for a plain request)."""
-        return _events.validate_python(self.stream or [])
+        """The recorded stream events (empty for a plain request), their values of the live run's types."""
+        return _events.validate_python(restored(self.stream or [], self.types, '/stream'))
 
     @staticmethod
     def dump_response(response: ModelResponse) -> dict[str, Any]:
@@ -137,12 +148,26 @@ class Exchange(BaseModel):
     def dump_events(events: list[ModelResponseStreamEvent]) -> list[dict[str, Any]]:
         return _events.dump_python(events, mode='json')
 
+    @staticmethod
+    def dump_types(response: ModelResponse, events: list[ModelResponseStreamEvent] | None) -> dict[str, str]:
+        """The `types` of an exchange answering `response` (and `events`): what its JSON loses."""
+        live = ModelMessagesTypeAdapter.dump_python([response])
+        again = ModelMessagesTypeAdapter.dump_python(
+            ModelMessagesTypeAdapter.validate_python(ModelMessagesTypeAdapter.dump_python([response], mode='json'))
+        )
+        found = lost_types(live[0], again[0], '/response')
+        if events:
+            live_events = _events.dump_python(events)
+            again_events = _events.dump_python(_events.validate_python(_events.dump_python(events, mode='json')))
+            found.update(lost_types(live_events, again_events, '/stream'))
+        return found
+
 
 class Cassette(BaseModel):
     """A cassette file's content: the recorded model, its exchanges or runs, and tool results."""
 
     format: Literal['agentool-cassette'] = FORMAT
-    version: Literal[1] = VERSION
+    version: Literal[2] = VERSION
     model: CassetteInfo = Field(default_factory=CassetteInfo)
     exchanges: list[Exchange] = []
     runs: list[RecordedRun] = []
@@ -152,6 +177,17 @@ class Cassette(BaseModel):
     toolsets: dict[str, list[dict[str, Any]]] = {}
     """The tool definitions of each recorded toolset (an MCP server), by name, so a replay needs no
     server (see `CassetteToolset`); written only when there is one."""
+
+    @model_validator(mode='before')
+    @classmethod
+    def _whole_requests(cls, data: Any) -> Any:
+        # The file keeps each request as what is new since the exchange it continues.
+        if not isinstance(data, dict):
+            return data
+        fields = cast('dict[str, Any]', data)
+        if 'exchanges' not in fields:
+            return fields
+        return {**fields, 'exchanges': _history.read(fields['exchanges'])}
 
     @model_validator(mode='after')
     def _gather_tool_calls(self) -> Cassette:
@@ -194,7 +230,7 @@ class Cassette(BaseModel):
     def _validated(cls, data: Mapping[str, Any], source: str) -> Cassette:
         __tracebackhide__ = True  # cassette errors point at the test, not here
         try:
-            return cls.model_validate({**data, 'format': FORMAT})
+            return cls.model_validate({**data, 'format': FORMAT, 'version': VERSION})
         except ValidationError as error:
             raise CassetteError(
                 f'{source!r} is not an agentool cassette: {clip(str(error))}', path=source, reason='invalid'
@@ -212,6 +248,9 @@ class Cassette(BaseModel):
         for key in ('runs', 'toolsets'):
             if not data[key]:
                 del data[key]
+        for exchange in data['exchanges']:
+            if not exchange['types']:
+                del exchange['types']
         known = {_call_key(call) for call in self.tool_calls}
         for run in self.runs:
             # A run's results live in the cassette's one list; one given after loading joins it.
@@ -219,6 +258,7 @@ class Cassette(BaseModel):
                 if (key := _call_key(call)) not in known:
                     known.add(key)
                     data['tool_calls'].append(call.model_dump(mode='json'))
+        data['exchanges'] = _history.written(data['exchanges'])
         write_json(cassette_path(path), data, 'cassette', CassetteError)
 
 

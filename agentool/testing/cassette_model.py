@@ -361,6 +361,8 @@ class CassetteModel(WrapperModel):
             }
         )
         data['fingerprint'] = key
+        # Beside what the hooks see: which written values replay turns back into their types.
+        data['types'] = Exchange.dump_types(response, events)
         try:
             exchange = Exchange.model_validate(data)
         except ValidationError as error:

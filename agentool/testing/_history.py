@@ -1,0 +1,119 @@
+"""A cassette's requests as its file keeps them: each one the exchange it continues, plus what is new.
+
+Every request of a run repeats the run's history so far, so a file keeping each request whole
+grows with the square of the run's length. In the file (format version 2) an exchange whose
+messages begin with those of an earlier exchange says so instead:
+
+    "history": {"exchange": 4, "messages": 9}
+
+reads "the first 9 messages of exchange 4's request (its position in `exchanges`, from 0), then
+the `messages` written here"; every other key of the request (`parameters`, `settings`) left out is
+exchange 4's. A file grows with what each request adds; a re-recorded run whose tool returns
+something new shows the change once, in the exchange where it first appears.
+
+In memory every request is whole (fingerprints, drift messages and trajectories read it as the
+model saw it), and the requests share their history's message objects: read them, do not mutate.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, cast
+
+__all__ = ('HISTORY', 'written', 'read')
+
+HISTORY = 'history'
+"""The key of an exchange continuing an earlier one, in the file."""
+
+
+def written(exchanges: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The exchanges (as JSON data, each request whole) as the file keeps them.
+
+    Each takes as history the longest run of leading messages it shares with an earlier exchange
+    (the latest such one), found by a digest of every leading run: linear in the data.
+    """
+    runs: dict[bytes, int] = {}  # digest of a run of leading messages -> the latest exchange with it
+    requests: list[dict[str, Any] | None] = []
+    kept: list[dict[str, Any]] = []
+    for position, exchange in enumerate(exchanges):
+        request, messages = _request_and_messages(exchange)
+        requests.append(request)
+        if request is None or messages is None:
+            kept.append(exchange)
+            continue
+        digests = _leading_digests(messages)
+        lengths = (length for length in range(len(messages), 0, -1) if digests[length - 1] in runs)
+        shared = next(((length, runs[digests[length - 1]]) for length in lengths), None)
+        for digest in digests:
+            runs[digest] = position
+        base = requests[shared[1]] if shared is not None else None
+        if shared is None or base is None or not set(base) <= set(request):
+            kept.append(exchange)
+            continue
+        length, earlier = shared
+        own: dict[str, Any] = {'messages': messages[length:]}
+        own.update((key, value) for key, value in request.items() if key != 'messages' and value != base[key])
+        kept.append({**exchange, HISTORY: {'exchange': earlier, 'messages': length}, 'request': own})
+    return kept
+
+
+def read(exchanges: object) -> object:
+    """The file's exchanges with every request whole again; anything not a list of exchanges as given.
+
+    Raises:
+        ValueError: a history naming no earlier exchange, or more messages than that one has.
+    """
+    if not isinstance(exchanges, list):
+        return exchanges
+    whole: list[Any] = []
+    for position, exchange in enumerate(cast('list[Any]', exchanges)):
+        if not isinstance(exchange, dict) or HISTORY not in exchange:
+            whole.append(exchange)
+            continue
+        data = dict(cast('dict[str, Any]', exchange))
+        history = data.pop(HISTORY)
+        earlier, length = _reference(history, position)
+        base = _request_and_messages(whole[earlier])
+        request = data.get('request')
+        own = _request_and_messages({'request': request})
+        if base[0] is None or base[1] is None or own[0] is None or own[1] is None:
+            raise ValueError(f"exchange {position}: its request or exchange {earlier}'s is not a request")
+        if length > len(base[1]):
+            raise ValueError(
+                f'exchange {position}: history takes {length} messages of exchange {earlier}, which has {len(base[1])}'
+            )
+        data['request'] = {**base[0], **own[0], 'messages': base[1][:length] + own[1]}
+        whole.append(data)
+    return whole
+
+
+def _reference(history: object, position: int) -> tuple[int, int]:
+    if isinstance(history, dict):
+        fields = cast('dict[str, object]', history)
+        earlier, length = fields.get('exchange'), fields.get('messages')
+        if type(earlier) is int and type(length) is int and 0 <= earlier < position and length >= 0:
+            return earlier, length
+    raise ValueError(
+        f'exchange {position}: history must be {{"exchange": <an earlier position>, "messages": <a count>}}'
+    )
+
+
+def _request_and_messages(exchange: object) -> tuple[dict[str, Any] | None, list[Any] | None]:
+    request = cast('dict[str, Any]', exchange).get('request') if isinstance(exchange, dict) else None
+    if not isinstance(request, dict):
+        return None, None
+    fields = cast('dict[str, Any]', request)
+    messages = fields.get('messages')
+    return fields, cast('list[Any]', messages) if isinstance(messages, list) else None
+
+
+def _leading_digests(messages: list[Any]) -> list[bytes]:
+    """The digest of each run of leading messages: the first, the first two, ..."""
+    digests: list[bytes] = []
+    chain = b''
+    for message in messages:
+        text = json.dumps(message, sort_keys=True, separators=(',', ':'), ensure_ascii=False, default=repr)
+        chain = hashlib.blake2b(chain + text.encode('utf-8', 'surrogatepass'), digest_size=16).digest()
+        digests.append(chain)
+    return digests
