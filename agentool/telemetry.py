@@ -134,12 +134,25 @@ class _Instruments:
 # Providers of opentelemetry-api itself (the proxy before one is set, the no-op) record nothing.
 _API_PACKAGE = NoOpMeterProvider.__module__  # `opentelemetry.metrics`
 _INSTRUMENTS: WeakKeyDictionary[MeterProvider, _Instruments] = WeakKeyDictionary()
+# The global provider's instruments (or None for the no-op) once one is set: OpenTelemetry sets
+# it once, so later calls skip `get_meter_provider()`, which reads the environment while unset.
+_SETTLED: list[_Instruments | None] = []
 
 
 def _instruments(provider: MeterProvider | None) -> _Instruments | None:
     """The instruments of `provider` (else of the global one), or None when metrics are off."""
     if provider is None:
+        if _SETTLED:
+            return _SETTLED[0]
         provider = get_meter_provider()
+        found = _own_instruments(provider)
+        if found is not None or isinstance(provider, NoOpMeterProvider):
+            _SETTLED.append(found)
+        return found
+    return _own_instruments(provider)
+
+
+def _own_instruments(provider: MeterProvider) -> _Instruments | None:
     module = type(provider).__module__
     if module == _API_PACKAGE or module.startswith(f'{_API_PACKAGE}.'):
         return None

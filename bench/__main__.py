@@ -23,6 +23,7 @@ from .cassette import cassette_rows
 from .cli import cli_rows
 from .concurrency import concurrency_row
 from .dispatch import dispatch_rows
+from .evals import evals_rows
 from .imports import import_row
 from .lean import lean_rows
 from .paths import path_rows
@@ -75,6 +76,11 @@ _NOTES = """
   `FunctionModel`, then replayed with no model behind the cassette, against the same agent driven
   by that `FunctionModel` (an async function, so no thread). The tools run on both sides. The
   ratio is the median of per-repeat ratios, with their range.
+- **Offline evaluation** (with the `evals` extra): the cassette run above scored offline
+  (`agentool.testing.evals.span_tree`: the recording replayed through the instrumented agent, the
+  tools answered from it, pydantic-evals' `SpanTree` built) against the same case run live on the
+  `FunctionModel`, tools running, instrumented and turned into a tree the same way. Median of
+  per-repeat ratios, with their range.
 - **Import**: measured inside a fresh interpreter around the import statement only, both sides
   from bytecode caches (as after `pip install`).
 - **Command line**: whole processes as a user starts them (the `agentool` console script, and
@@ -102,6 +108,7 @@ def collect(scale: Scale) -> list[Row]:
         *_timed('concurrency', lambda: [asyncio.run(concurrency_row(scale))]),
         *_timed('dispatch', lambda: asyncio.run(dispatch_rows(scale))),
         *_timed('cassette replay', lambda: asyncio.run(cassette_rows(scale))),
+        *_timed('offline evaluation', lambda: asyncio.run(evals_rows(scale))),
         *_timed('import', lambda: [import_row(scale)]),
         *_timed('command line', lambda: cli_rows(scale)),
     ]

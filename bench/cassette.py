@@ -21,13 +21,13 @@ from agentool.testing import Cassette, CassetteModel
 from ._table import Row, duration
 from ._timing import Plan, Scale, ratio, samples
 
-__all__ = ('cassette_rows',)
+__all__ = ('cassette_rows', 'run_weather', 'script', 'weather_agent')
 
 PROMPT = 'What is the weather in Paris?'
 ANSWER = 'Sunny, 21.5 C in Paris.'
 
 
-async def _script(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+async def script(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
     """The scripted model: geocode, then weather, then the answer (three requests)."""
     answered = sum(isinstance(message, ModelResponse) for message in messages)
     if answered == 0:
@@ -37,7 +37,7 @@ async def _script(messages: list[ModelMessage], info: AgentInfo) -> ModelRespons
     return ModelResponse(parts=[TextPart(ANSWER)])
 
 
-def _agent(model: Model) -> Agent[None, str]:
+def weather_agent(model: Model) -> Agent[None, str]:
     agent = Agent(model, output_type=str, instructions='Answer about the weather.')
 
     @agent.tool_plain
@@ -53,7 +53,7 @@ def _agent(model: Model) -> Agent[None, str]:
     return agent
 
 
-async def _run(agent: Agent[None, str]) -> str:
+async def run_weather(agent: Agent[None, str]) -> str:
     output = (await agent.run(PROMPT)).output
     assert output == ANSWER
     return output
@@ -62,13 +62,14 @@ async def _run(agent: Agent[None, str]) -> str:
 async def cassette_rows(scale: Scale) -> list[Row]:
     """Replaying the recorded run vs scripting it with `FunctionModel`, repeat by repeat."""
     cassette = Cassette()
-    await _run(_agent(CassetteModel(FunctionModel(_script), cassette=cassette, mode='all')))
+    await run_weather(weather_agent(CassetteModel(FunctionModel(script), cassette=cassette, mode='all')))
     assert len(cassette.exchanges) == 3
-    replay, scripted = _agent(CassetteModel(None, cassette=cassette, mode='none')), _agent(FunctionModel(_script))
+    replay = weather_agent(CassetteModel(None, cassette=cassette, mode='none'))
+    scripted = weather_agent(FunctionModel(script))
     taken = await samples(
         {
-            'replay': Plan(lambda: _run(replay), scale.run_loops),
-            'function': Plan(lambda: _run(scripted), scale.run_loops),
+            'replay': Plan(lambda: run_weather(replay), scale.run_loops),
+            'function': Plan(lambda: run_weather(scripted), scale.run_loops),
         },
         max(3, scale.repeats),
         warmup=5,
