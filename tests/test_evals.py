@@ -89,6 +89,28 @@ async def test_the_span_tree_of_a_recording_holds_the_live_runs_spans(name: str,
     assert any(span[0] == 'execute_tool find_city' for span in live)
 
 
+@pytest.mark.parametrize('name', list(TRAJECTORIES))
+async def test_the_span_tree_of_a_run_result_holds_the_live_runs_spans(name: str, tmp_path: Path) -> None:
+    provider, exporter = tracing()
+    agent = make_agent()
+    result = await record(agent, name, tmp_path, instrument=InstrumentationSettings(tracer_provider=provider))
+    ran = len(agent_calls[id(agent)])
+    for source in (result, result.all_messages()):
+        tree = await span_tree(agent, source)
+        replayed = [
+            (
+                node.name,
+                node.attributes.get('gen_ai.tool.name'),
+                node.attributes.get('gen_ai.tool.call.arguments'),
+                (node.status or 'unset').upper(),
+            )
+            for node in tree
+            if node.name.startswith(('execute_tool', 'chat', 'invoke_agent'))
+        ]
+        assert sorted(replayed, key=repr) == tool_spans(exporter.get_finished_spans())
+    assert len(agent_calls[id(agent)]) == ran
+
+
 async def test_a_replay_gives_the_recorded_output_without_a_model(tmp_path: Path) -> None:
     agent = make_agent()
     live = await record(agent, 'output_tool', tmp_path)

@@ -7,8 +7,9 @@ the cassette is replayed through the real agent, instrumented by pydantic-ai, wi
 answered by a `CassetteModel` and every tool call by the recording. Whatever pydantic-ai emits for
 a live run it emits for the replay, so an evaluator gives the recording the live run's verdict.
 
-- `replay_recorded` replays one cassette (model requests blocked); `span_tree` gives its spans as a
-  pydantic-evals `SpanTree` without any global tracer provider.
+- `replay_recorded` replays one recording (a cassette, or a run's result or messages) with model
+  requests blocked; `span_tree` gives its spans as a pydantic-evals `SpanTree` without any global
+  tracer provider.
 - `recorded_dataset` makes a `Dataset` of a folder of cassettes (a case per file) and
   `replay_task` the task that evaluates it offline.
 - `frozen_tools_task` runs the agent with a live or scripted model while `FrozenTools` answers
@@ -32,8 +33,16 @@ from typing import Any, Literal, cast
 from pydantic_ai import Agent, ModelMessagesTypeAdapter, ModelRetry, RunContext
 from pydantic_ai.agent import AgentRunResult
 from pydantic_ai.capabilities import AbstractCapability, Instrumentation, WrapToolExecuteHandler
-from pydantic_ai.messages import ToolCallPart
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
 from pydantic_ai.models import Model, override_allow_model_requests
+from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.instrumented import InstrumentationSettings
 from pydantic_ai.tools import ToolDefinition
 from pydantic_core import to_jsonable_python
@@ -41,7 +50,7 @@ from pydantic_core import to_jsonable_python
 from .._bounds import quote
 from ..errors import ConfigurationError, MissingExtraError
 from ._tool_answers import ToolAnswers
-from .cassette import Cassette, RecordedCall
+from .cassette import Cassette, RecordedCall, RecordedToolCall
 from .cassette_model import CassetteModel
 from .diff import diff_runs
 from .log import CallLog
@@ -65,6 +74,7 @@ __all__ = (
     'Drift',
     'FrozenTools',
     'MESSAGES_ATTRIBUTE',
+    'Recorded',
     'Unrecorded',
     'frozen_tools_task',
     'recorded_dataset',
@@ -115,6 +125,11 @@ class FrozenTools(AbstractCapability[Any]):
             )
         self._answers = ToolAnswers(self.cassette.tool_calls, self.source)
         self._retries = _recorded_retries(self.cassette)
+
+    def add_retries(self, retries: dict[str, deque[str]]) -> None:
+        """Recorded retry messages to raise, per tool, in order (for a run read from its messages)."""
+        for tool, messages in retries.items():
+            self._retries.setdefault(tool, deque()).extend(messages)
 
     async def wrap_tool_execute(
         self,
@@ -185,38 +200,90 @@ def recorded_prompt(source: Cassette | str | os.PathLike[str]) -> str:
     raise ConfigurationError('the cassette holds no text prompt to replay', option='source')
 
 
+Recorded = Cassette | str | os.PathLike[str] | AgentRunResult[Any] | Sequence[ModelMessage]
+"""What a replay reads: a cassette (or its file), or a finished run (its result or messages)."""
+
+
 async def replay_recorded(
     agent: Agent[Any, Any],
-    source: Cassette | str | os.PathLike[str],
+    source: Recorded,
     *,
     prompt: str | None = None,
     deps: Any = None,
     instrument: InstrumentationSettings | None = None,
 ) -> AgentRunResult[Any]:
-    """Replay a recorded run through `agent`: the model answered by the cassette, each tool call by
-    its recorded result (or recorded retry), with model requests blocked.
+    """Replay a recorded run through `agent`: the model answered as recorded, each tool call by its
+    recorded result (or recorded retry), with model requests blocked.
 
-    Instrumented as the agent is (`agent.instrument`, `Agent.instrument_all()`, Logfire), plus
-    `instrument` when given, so its spans are the ones a live run of the agent emits.
+    A cassette answers through a `CassetteModel`; a run result or its messages through a
+    `FunctionModel` giving the recorded responses in order. Instrumented as the agent is
+    (`agent.instrument`, `Agent.instrument_all()`, Logfire), plus `instrument` when given, so its
+    spans are the ones a live run of the agent emits.
 
     Raises:
         CassetteMismatchError: the agent now asks the model something the cassette did not record.
         UnrecordedCallError: a tool call the recording holds no result for.
     """
-    cassette = _cassette(source)
-    model = CassetteModel(None, cassette=cassette)
-    capabilities: list[AbstractCapability[Any]] = [FrozenTools(cassette)]
+    model: Model
+    if isinstance(source, AgentRunResult) or (isinstance(source, Sequence) and not isinstance(source, str)):
+        messages = source.all_messages() if isinstance(source, AgentRunResult) else source
+        tools, model, recorded = _from_messages(list(cast('Sequence[ModelMessage]', messages)))
+    else:
+        cassette = _cassette(source)
+        tools, model, recorded = (
+            FrozenTools(cassette),
+            CassetteModel(None, cassette=cassette),
+            recorded_prompt(cassette),
+        )
+    capabilities: list[AbstractCapability[Any]] = [tools]
     if instrument is not None:
         capabilities.append(Instrumentation(instrument))
     with override_allow_model_requests(False), agent.override(model=model):
-        return await agent.run(
-            recorded_prompt(cassette) if prompt is None else prompt, deps=deps, capabilities=capabilities
-        )
+        return await agent.run(recorded if prompt is None else prompt, deps=deps, capabilities=capabilities)
+
+
+def _from_messages(messages: list[ModelMessage]) -> tuple[FrozenTools, Model, str]:
+    """The tools, model and prompt that replay a finished run's messages."""
+    responses = [message for message in messages if isinstance(message, ModelResponse)]
+    calls = {
+        part.tool_call_id: part for response in responses for part in response.parts if isinstance(part, ToolCallPart)
+    }
+    results: list[RecordedToolCall] = []
+    retries: dict[str, deque[str]] = {}
+    prompt: str | None = None
+    for message in messages:
+        if not isinstance(message, ModelRequest):
+            continue
+        for part in message.parts:
+            if isinstance(part, UserPromptPart) and prompt is None and isinstance(part.content, str):
+                prompt = part.content
+            call = calls.get(getattr(part, 'tool_call_id', ''))
+            if call is None:
+                continue
+            content: object = getattr(part, 'content', None)
+            # A retry is a tool return with outcome `retried`, or (older releases) a retry prompt.
+            retried = part.part_kind == 'retry-prompt' or getattr(part, 'outcome', None) == 'retried'
+            if retried and isinstance(content, str):
+                retries.setdefault(call.tool_name, deque()).append(content)
+            elif isinstance(part, ToolReturnPart):
+                results.append(RecordedToolCall(tool=call.tool_name, args=call.args_as_dict(), result=content))
+    if prompt is None or not responses:
+        raise ConfigurationError('the run holds no text prompt and model response to replay', option='source')
+
+    def answer(sent: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        step = sum(isinstance(message, ModelResponse) for message in sent)
+        if step >= len(responses):
+            raise ConfigurationError(f'the replayed run asked the model more than the {len(responses)} recorded times')
+        return responses[step]
+
+    tools = FrozenTools(Cassette(tool_calls=results), source='the run')
+    tools.add_retries(retries)
+    return tools, FunctionModel(answer, model_name=responses[0].model_name or 'recorded'), prompt
 
 
 async def span_tree(
     agent: Agent[Any, Any],
-    source: Cassette | str | os.PathLike[str],
+    source: Recorded,
     *,
     prompt: str | None = None,
     deps: Any = None,
@@ -224,7 +291,8 @@ async def span_tree(
 ) -> SpanTree:
     """The spans pydantic-ai emits for the recorded run, as a pydantic-evals `SpanTree`.
 
-    Made by `replay_recorded` with a tracer provider of its own: no global one is needed.
+    `source` is a cassette (or its file) or a finished run (its result or messages). Made by
+    `replay_recorded` with a tracer provider of its own: no global one is needed.
     """
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
