@@ -234,7 +234,8 @@ def operation_span(
             value=repr(surface),
         )
     check_tracer('tracer', tracer)
-    check_instance('meter_provider', meter_provider, MeterProvider, optional=True)
+    if meter_provider is not None:  # the usual `None` skips the slower abstract-class test
+        check_instance('meter_provider', meter_provider, MeterProvider)
     # Only the mapping itself: its values are OpenTelemetry's to check (it drops a bad one with a
     # warning). `None`, the usual case, skips the slower abstract-class test.
     if attributes is not None:
