@@ -14,6 +14,11 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	# pydantic-evals pins pydantic-ai-slim to its own release (2.62 is the newest published), so it
+	# cannot be a dependency of `dev`, whose suite runs on the newest slim; its code is the same on
+	# every slim of the range, so it goes in without its pin, for pyright and agentool.testing.evals'
+	# tests (the matrix leg of the full `pydantic-ai==2.62.0` runs them with the pin kept).
+	$(BIN)/python -m pip install --quiet --no-deps 'pydantic-evals>=2.60,<3'
 	touch $(STAMP)
 
 install: $(STAMP)

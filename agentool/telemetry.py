@@ -1,23 +1,28 @@
-"""OpenTelemetry spans for agentool operations that run outside pydantic-ai's own instrumentation.
+"""OpenTelemetry spans and metrics for agentool operations that run outside pydantic-ai's own instrumentation.
 
 Agent runs are traced by pydantic-ai's own instrumentation (`capabilities=[Instrumentation(...)]`,
 `agent.instrument = InstrumentationSettings(...)` or `Agent.instrument_all()`; an instrumented run
 is never lean: see the telemetry guide). Calls that skip the agent graph
 (the injector's direct path) or arrive through another surface (the LLM toolset, MCP) open an
-`operation_span`, which carries the agentool and the operation as attributes. Only
-`opentelemetry-api` is needed; with no tracer provider configured the helper returns a shared
-no-op context manager. The direct path asks `in_trace()` first, so an untraced call skips even that.
+`operation_span`: a gen_ai `execute_tool {agentool}.{operation}` span carrying the agentool and
+the operation, and, once a global meter provider is set, the operation's metrics (calls, duration,
+errors by type). Only `opentelemetry-api` is needed; with no tracer provider and no meter provider
+configured the helper returns a shared no-op context manager. The direct path asks `in_trace()`
+first, so an untraced call skips even that (and so is not measured).
 (A provider named only by the `OTEL_PYTHON_TRACER_PROVIDER` variable is seen once
 `trace.get_tracer_provider()` has loaded it, as pydantic-ai's instrumentation and Logfire do.)
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Generator, Mapping
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from time import perf_counter
 from typing import Literal, get_args
+from weakref import WeakKeyDictionary
 
 from opentelemetry.context import get_current
+from opentelemetry.metrics import Counter, Histogram, MeterProvider, NoOpMeterProvider, get_meter_provider
 from opentelemetry.trace import (
     INVALID_SPAN,
     NoOpTracer,
@@ -46,6 +51,13 @@ __all__ = (
     'AGENTOOL_ATTRIBUTE',
     'OPERATION_ATTRIBUTE',
     'SURFACE_ATTRIBUTE',
+    'TOOL_NAME_ATTRIBUTE',
+    'OPERATION_NAME_ATTRIBUTE',
+    'ERROR_TYPE_ATTRIBUTE',
+    'METER_NAME',
+    'CALLS_METRIC',
+    'DURATION_METRIC',
+    'ERRORS_METRIC',
 )
 
 TRACER_NAME = 'agentool'
@@ -56,6 +68,17 @@ SURFACE_ATTRIBUTE = 'agentool.surface'
 RULE_ATTRIBUTE = 'agentool.dispatch.rule'
 OUTCOME_ATTRIBUTE = 'agentool.dispatch.outcome'
 DISPATCH_SPAN_NAME = 'agentool dispatch'
+TOOL_NAME_ATTRIBUTE = 'gen_ai.tool.name'
+"""`{agentool}.{operation}` on an operation span that is the call's only tool span (see `operation_span`)."""
+OPERATION_NAME_ATTRIBUTE = 'gen_ai.operation.name'
+ERROR_TYPE_ATTRIBUTE = 'error.type'
+"""The exception class of a failed operation, on the errors counter (OpenTelemetry's convention)."""
+
+METER_NAME = 'agentool'
+"""Instrumentation scope of agentool's metrics."""
+CALLS_METRIC = 'agentool.operation.calls'
+DURATION_METRIC = 'agentool.operation.duration'
+ERRORS_METRIC = 'agentool.operation.errors'
 
 DispatchOutcome = Literal['dispatched', 'model', 'fell_through', 'error']
 """What a dispatch decision came to: answered by an agentool, sent to the model (no rule matched),
@@ -65,7 +88,13 @@ Surface = Literal['direct', 'toolset', 'mcp']
 """Where the call came from: the injector's direct path, the LLM toolset or the MCP server."""
 
 _SURFACES: tuple[Surface, ...] = get_args(Surface)
-_OWN_ATTRIBUTES = (AGENTOOL_ATTRIBUTE, OPERATION_ATTRIBUTE, SURFACE_ATTRIBUTE)
+_OWN_ATTRIBUTES = (
+    AGENTOOL_ATTRIBUTE,
+    OPERATION_ATTRIBUTE,
+    SURFACE_ATTRIBUTE,
+    TOOL_NAME_ATTRIBUTE,
+    OPERATION_NAME_ATTRIBUTE,
+)
 _OUTCOMES: tuple[DispatchOutcome, ...] = get_args(DispatchOutcome)
 
 _NO_SPAN: AbstractContextManager[Span] = nullcontext(INVALID_SPAN)
@@ -88,6 +117,67 @@ def in_trace() -> bool:
     return bool(current) and get_current_span(current).is_recording()
 
 
+class _Instruments:
+    """The three operation instruments of one meter provider."""
+
+    def __init__(self, provider: MeterProvider) -> None:
+        meter = provider.get_meter(METER_NAME)
+        self.calls: Counter = meter.create_counter(CALLS_METRIC, unit='{call}', description='agentool operation calls')
+        self.duration: Histogram = meter.create_histogram(
+            DURATION_METRIC, unit='s', description='How long agentool operations took'
+        )
+        self.errors: Counter = meter.create_counter(
+            ERRORS_METRIC, unit='{error}', description='agentool operation calls that raised, by exception type'
+        )
+
+
+# Providers of opentelemetry-api itself (the proxy before one is set, the no-op) record nothing.
+_API_PACKAGE = NoOpMeterProvider.__module__  # `opentelemetry.metrics`
+_INSTRUMENTS: WeakKeyDictionary[MeterProvider, _Instruments] = WeakKeyDictionary()
+# The global provider's instruments (or None for the no-op) once one is set: OpenTelemetry sets
+# it once, so later calls skip `get_meter_provider()`, which reads the environment while unset.
+_SETTLED: list[_Instruments | None] = []
+
+
+def _instruments(provider: MeterProvider | None) -> _Instruments | None:
+    """The instruments of `provider` (else of the global one), or None when metrics are off."""
+    if provider is None:
+        if _SETTLED:
+            return _SETTLED[0]
+        provider = get_meter_provider()
+        found = _own_instruments(provider)
+        if found is not None or isinstance(provider, NoOpMeterProvider):
+            _SETTLED.append(found)
+        return found
+    return _own_instruments(provider)
+
+
+def _own_instruments(provider: MeterProvider) -> _Instruments | None:
+    module = type(provider).__module__
+    if module == _API_PACKAGE or module.startswith(f'{_API_PACKAGE}.'):
+        return None
+    found = _INSTRUMENTS.get(provider)
+    if found is None:
+        found = _INSTRUMENTS[provider] = _Instruments(provider)
+    return found
+
+
+@contextmanager
+def _measured(
+    span: AbstractContextManager[Span], instruments: _Instruments, attributes: dict[str, AttributeValue]
+) -> Generator[Span]:
+    start = perf_counter()
+    try:
+        with span as current:
+            yield current
+    except BaseException as error:
+        instruments.errors.add(1, {**attributes, ERROR_TYPE_ATTRIBUTE: type(error).__qualname__})
+        raise
+    finally:
+        instruments.calls.add(1, attributes)
+        instruments.duration.record(perf_counter() - start, attributes)
+
+
 def operation_span(
     agentool: str,
     operation: str,
@@ -95,11 +185,22 @@ def operation_span(
     surface: Surface = 'direct',
     tracer: Tracer | None = None,
     attributes: Mapping[str, AttributeValue] | None = None,
+    meter_provider: MeterProvider | None = None,
 ) -> AbstractContextManager[Span]:
-    """A context manager that runs its block inside a span `agentool {agentool}.{operation}`.
+    """A context manager that runs its block inside a span `execute_tool {agentool}.{operation}`, measured.
 
-    The span is current inside the block (nested agentool calls become its children) and records
-    an exception that escapes the block, with an error status, before re-raising it.
+    The span follows OpenTelemetry's gen_ai conventions for a tool call (`gen_ai.operation.name`
+    `execute_tool`; `gen_ai.tool.name` `{agentool}.{operation}`), so pydantic-evals' evaluators and
+    Logfire see the operation as the tool. On the `toolset` surface it sits inside pydantic-ai's own
+    `execute_tool` span for the same call and leaves out `gen_ai.tool.name`, so an evaluator counts
+    that call once. The span is current inside the block (nested agentool calls become its children)
+    and records an exception that escapes the block, with an error status, before re-raising it.
+
+    With a meter provider (`meter_provider`, else the global one set with
+    `opentelemetry.metrics.set_meter_provider`), the block also counts in the `agentool` meter's
+    `agentool.operation.calls` counter, `agentool.operation.duration` histogram (seconds) and, when
+    it raises, `agentool.operation.errors` counter (with `error.type`, the exception's class),
+    each with the `agentool.*` attributes. Without one nothing is measured.
 
     Args:
         agentool: The agentool's name (attribute `agentool.name`).
@@ -107,14 +208,16 @@ def operation_span(
         surface: Where the call came from (attribute `agentool.surface`).
         tracer: A tracer to use instead of the global one, e.g. a pydantic-ai run's `ctx.tracer`,
             so the span lands next to the run's own spans. A no-op or proxy tracer counts as none.
-        attributes: Extra span attributes (not `agentool.name`, `agentool.operation` or `agentool.surface`).
+        attributes: Extra span attributes (not the `agentool.*` or `gen_ai.*` ones the span sets).
+        meter_provider: Where the metrics go instead of the global meter provider.
 
     Raises:
         ConfigurationError: `agentool` or `operation` is not a string, `surface` is not one of `Surface`,
-            `tracer` is not a tracer, or `attributes` is not a mapping or sets one of the span's own
-            attributes. Checked on every call, traced or not, so a mistake shows before tracing is
-            turned on; the checks are type and membership tests only (the toolset and MCP surfaces come
-            here on every call, an untraced direct call does not).
+            `tracer` is not a tracer, `attributes` is not a mapping or sets one of the span's own
+            attributes, or `meter_provider` is not a meter provider. Checked on every call, traced or
+            not, so a mistake shows before tracing is turned on; the checks are type and membership
+            tests only (the toolset and MCP surfaces come here on every call, an untraced direct call
+            does not).
 
     Example:
         ```python {test="skip"}
@@ -131,6 +234,8 @@ def operation_span(
             value=repr(surface),
         )
     check_tracer('tracer', tracer)
+    if meter_provider is not None:  # the usual `None` skips the slower abstract-class test
+        check_instance('meter_provider', meter_provider, MeterProvider)
     # Only the mapping itself: its values are OpenTelemetry's to check (it drops a bad one with a
     # warning). `None`, the usual case, skips the slower abstract-class test.
     if attributes is not None:
@@ -141,20 +246,30 @@ def operation_span(
                 option='attributes',
                 value=repr(attributes),
             )
+    instruments = _instruments(meter_provider)
     # A proxy tracer would only forward to the global provider, so it counts as none too.
     if tracer is None or isinstance(tracer, (NoOpTracer, ProxyTracer)):
         tracer = _GLOBAL.get_tracer(TRACER_NAME)
         # A proxy tracer means no provider is installed yet; a no-op one, that tracing is off.
         if isinstance(tracer, (ProxyTracer, NoOpTracer)):
-            return _NO_SPAN
-    span_attributes: dict[str, AttributeValue] = {
+            tracer = None
+            if instruments is None:
+                return _NO_SPAN
+    measured: dict[str, AttributeValue] = {
         AGENTOOL_ATTRIBUTE: agentool,
         OPERATION_ATTRIBUTE: operation,
         SURFACE_ATTRIBUTE: surface,
     }
-    if attributes:
-        span_attributes.update(attributes)
-    return tracer.start_as_current_span(f'agentool {agentool}.{operation}', attributes=span_attributes)
+    if tracer is None:
+        span = _NO_SPAN
+    else:
+        span_attributes: dict[str, AttributeValue] = {**measured, OPERATION_NAME_ATTRIBUTE: 'execute_tool'}
+        if surface != 'toolset':
+            span_attributes[TOOL_NAME_ATTRIBUTE] = f'{agentool}.{operation}'
+        if attributes:
+            span_attributes.update(attributes)
+        span = tracer.start_as_current_span(f'execute_tool {agentool}.{operation}', attributes=span_attributes)
+    return span if instruments is None else _measured(span, instruments, measured)
 
 
 def dispatch_span(*, tracer: Tracer | None = None) -> AbstractContextManager[Span]:

@@ -25,6 +25,7 @@ from .cassette_http import cassetter_rows
 from .cli import cli_rows
 from .concurrency import concurrency_row
 from .dispatch import dispatch_rows
+from .evals import evals_rows
 from .http_serving import http_serving_rows
 from .imports import import_row
 from .lean import lean_rows
@@ -95,6 +96,11 @@ _NOTES = """
   a few secrets), against `json.loads(json.dumps(...))` of the same data, the least any scrubber
   walking JSON pays. The row gives both throughputs; before issue 41 the scrubber did about
   1 MB/s on the same data (measured on this machine at the change).
+- **Offline evaluation** (with the `evals` extra): the cassette run above scored offline
+  (`agentool.testing.evals.span_tree`: the recording replayed through the instrumented agent, the
+  tools answered from it, pydantic-evals' `SpanTree` built) against the same case run live on the
+  `FunctionModel`, tools running, instrumented and turned into a tree the same way. Median of
+  per-repeat ratios, with their range.
 - **Import**: measured inside a fresh interpreter around the import statement only, both sides
   from bytecode caches (as after `pip install`).
 - **Command line**: whole processes as a user starts them (the `agentool` console script, and
@@ -133,6 +139,7 @@ def collect(scale: Scale) -> list[Row]:
         *_timed('scrubbing', lambda: asyncio.run(scrubbing_rows(scale))),
         *_timed('cassette files', lambda: asyncio.run(cassette_file_rows(scale))),
         *_timed('cassette vs cassetter', lambda: asyncio.run(cassetter_rows(scale))),
+        *_timed('offline evaluation', lambda: asyncio.run(evals_rows(scale))),
         *_timed('import', lambda: [import_row(scale)]),
         *_timed('command line', lambda: cli_rows(scale)),
         *_timed('HTTP serving', lambda: http_serving_rows(scale)),

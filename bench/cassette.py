@@ -29,13 +29,13 @@ from ._timing import Plan, Scale, ratio, samples
 from .cassette_files import ANSWER as LONG_ANSWER
 from .cassette_files import LONG_RUN, long_run_agent, long_run_script
 
-__all__ = ('PROMPT', 'ANSWER', 'weather_agent', 'cassette_rows')
+__all__ = ('PROMPT', 'ANSWER', 'cassette_rows', 'run_weather', 'script', 'weather_agent')
 
 PROMPT = 'What is the weather in Paris?'
 ANSWER = 'Sunny, 21.5 C in Paris.'
 
 
-async def _script(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+async def script(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
     """The scripted model: geocode, then weather, then the answer (three requests)."""
     answered = sum(isinstance(message, ModelResponse) for message in messages)
     if answered == 0:
@@ -61,7 +61,7 @@ def weather_agent(model: Model | None) -> Agent[None, str]:
     return agent
 
 
-async def _run(agent: Agent[None, str]) -> str:
+async def run_weather(agent: Agent[None, str]) -> str:
     output = (await agent.run(PROMPT)).output
     assert output == ANSWER
     return output
@@ -70,14 +70,14 @@ async def _run(agent: Agent[None, str]) -> str:
 async def cassette_rows(scale: Scale) -> list[Row]:
     """Replaying the recorded run vs scripting it with `FunctionModel`, repeat by repeat."""
     cassette = Cassette()
-    await _run(weather_agent(CassetteModel(FunctionModel(_script), cassette=cassette, mode='all')))
+    await run_weather(weather_agent(CassetteModel(FunctionModel(script), cassette=cassette, mode='all')))
     assert len(cassette.exchanges) == 3
     replay = weather_agent(CassetteModel(None, cassette=cassette, mode='none'))
-    scripted = weather_agent(FunctionModel(_script))
+    scripted = weather_agent(FunctionModel(script))
     taken = await samples(
         {
-            'replay': Plan(lambda: _run(replay), scale.run_loops),
-            'function': Plan(lambda: _run(scripted), scale.run_loops),
+            'replay': Plan(lambda: run_weather(replay), scale.run_loops),
+            'function': Plan(lambda: run_weather(scripted), scale.run_loops),
         },
         max(3, scale.repeats),
         warmup=5,

@@ -48,8 +48,20 @@ def test_every_page_with_code_is_collected() -> None:
     assert {'README.md', 'docs/quickstart.md', 'docs/concepts/registry.md'} <= set(PAGES)
 
 
+OWN_PROCESS = frozenset({'docs/guides/evaluating-offline.md'})
+"""Pages that set process-wide state (a global tracer provider, which changes how agentools trace),
+run in a pytest process of their own."""
+_CHILD = 'AGENTOOL_DOCS_PAGE'
+
+
 @pytest.mark.parametrize('page', list(PAGES))
-def test_page_code_blocks_run(page: str, eval_example: EvalExample) -> None:
+def test_page_code_blocks_run(page: str, eval_example: EvalExample, request: pytest.FixtureRequest) -> None:
+    if page in OWN_PROCESS and os.environ.get(_CHILD) != page and any(map(_runnable, PAGES[page])):
+        env = {**os.environ, _CHILD: page, 'PYTHONPATH': str(ROOT)}
+        command = [sys.executable, '-m', 'pytest', request.node.nodeid, '-q', '-n', '0', '-p', 'no:randomly']
+        out = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
+        assert out.returncode == 0, out.stdout[-4000:]
+        return
     namespace: dict[str, Any] = {}
     ran = 0
     for example in PAGES[page]:

@@ -9,6 +9,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pytest
+from opentelemetry.metrics import NoOpMeterProvider
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import HistogramDataPoint, InMemoryMetricReader
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import NoOpTracer, ProxyTracer, StatusCode, Tracer, get_current_span
@@ -28,11 +31,17 @@ from agentool import (
 )
 from agentool.telemetry import (
     AGENTOOL_ATTRIBUTE,
+    CALLS_METRIC,
     DISPATCH_SPAN_NAME,
+    DURATION_METRIC,
+    ERROR_TYPE_ATTRIBUTE,
+    ERRORS_METRIC,
     OPERATION_ATTRIBUTE,
+    OPERATION_NAME_ATTRIBUTE,
     OUTCOME_ATTRIBUTE,
     RULE_ATTRIBUTE,
     SURFACE_ATTRIBUTE,
+    TOOL_NAME_ATTRIBUTE,
     dispatch_span,
     in_trace,
     operation_span,
@@ -54,11 +63,13 @@ def test_operation_span_carries_agentool_and_operation(exporter: InMemorySpanExp
     with operation_span('storage', 'read', tracer=tracer, attributes={'extra': 1}) as span:
         assert span.is_recording()
     (finished,) = exporter.get_finished_spans()
-    assert finished.name == 'agentool storage.read'
+    assert finished.name == 'execute_tool storage.read'
     assert dict(finished.attributes or {}) == {
         AGENTOOL_ATTRIBUTE: 'storage',
         OPERATION_ATTRIBUTE: 'read',
         SURFACE_ATTRIBUTE: 'direct',
+        OPERATION_NAME_ATTRIBUTE: 'execute_tool',
+        TOOL_NAME_ATTRIBUTE: 'storage.read',
         'extra': 1,
     }
 
@@ -71,7 +82,7 @@ def test_nested_calls_nest_and_errors_are_recorded(exporter: InMemorySpanExporte
     ):
         raise ZeroDivisionError('boom')
     spans = by_name(exporter)
-    inner, outer = spans['agentool storage.read'], spans['agentool session.login']
+    inner, outer = spans['execute_tool storage.read'], spans['execute_tool session.login']
     assert inner.parent is not None
     assert outer.context is not None
     assert inner.parent.span_id == outer.context.span_id
@@ -111,7 +122,7 @@ def test_the_global_provider_gets_the_agentool_tracer() -> None:
     )
     env = {**os.environ, 'PYTHONPATH': str(ROOT)}
     out = subprocess.run([sys.executable, '-c', script], env=env, check=True, capture_output=True, text=True)
-    assert out.stdout.split() == ['agentool', 'storage.write', 'agentool', 'direct']
+    assert out.stdout.split() == ['execute_tool', 'storage.write', 'agentool', 'direct']
 
 
 async def test_an_agentool_agent_run_is_traced_by_pydantic_ai(
@@ -157,7 +168,7 @@ async def test_toolset_calls_get_an_operation_span_inside_the_tool_span(
     )
     await agent.run('go', deps={'k': 'v'})
     spans = by_name(exporter)
-    ours, tool = spans['agentool notes.get'], spans['execute_tool notes_get']
+    ours, tool = spans['execute_tool notes.get'], spans['execute_tool notes_get']
     assert ours.parent is not None
     assert tool.context is not None
     assert ours.parent.span_id == tool.context.span_id
@@ -165,6 +176,8 @@ async def test_toolset_calls_get_an_operation_span_inside_the_tool_span(
         AGENTOOL_ATTRIBUTE: 'notes',
         OPERATION_ATTRIBUTE: 'get',
         SURFACE_ATTRIBUTE: 'toolset',
+        # pydantic-ai's span around it names the tool: an evaluator counts the call once.
+        OPERATION_NAME_ATTRIBUTE: 'execute_tool',
     }
 
 
@@ -178,7 +191,7 @@ async def test_mcp_calls_get_an_operation_span(exporter: InMemorySpanExporter, t
     async with Client(create_mcp_server(tracer=tracer)) as client:
         result = await client.call_tool('calculator_divide', {'a': 1, 'b': 0})
     assert result.is_error
-    span = by_name(exporter)['agentool calculator.divide']
+    span = by_name(exporter)['execute_tool calculator.divide']
     assert (span.attributes or {})[SURFACE_ATTRIBUTE] == 'mcp'
     assert span.status.status_code is StatusCode.ERROR
 
@@ -192,11 +205,13 @@ async def test_direct_calls_get_a_span_from_the_injectors_tracer_provider(
     with pytest.raises(ZeroDivisionError):
         await injector.call('calculator', {'operation': 'divide', 'a': 1, 'b': 0})
     ok, failed = exporter.get_finished_spans()
-    assert (ok.name, failed.name) == ('agentool calculator.add', 'agentool calculator.divide')
+    assert (ok.name, failed.name) == ('execute_tool calculator.add', 'execute_tool calculator.divide')
     assert dict(ok.attributes or {}) == {
         AGENTOOL_ATTRIBUTE: 'calculator',
         OPERATION_ATTRIBUTE: 'add',
         SURFACE_ATTRIBUTE: 'direct',
+        OPERATION_NAME_ATTRIBUTE: 'execute_tool',
+        TOOL_NAME_ATTRIBUTE: 'calculator.add',
     }
     assert failed.status.status_code is StatusCode.ERROR
     assert [event.name for event in failed.events] == ['exception']
@@ -241,7 +256,7 @@ def test_without_a_provider_of_its_own_a_direct_call_is_traced_inside_a_trace_in
     )
     env = {**os.environ, 'PYTHONPATH': str(ROOT)}
     out = subprocess.run([sys.executable, '-c', script], env=env, check=True, capture_output=True, text=True)
-    assert out.stdout.split() == ['agentool', 'calculator.multiply', 'request']
+    assert out.stdout.split() == ['execute_tool', 'calculator.multiply', 'request']
 
 
 def test_an_unknown_surface_is_refused_not_recorded(tracer: Tracer) -> None:
@@ -283,11 +298,13 @@ def test_operation_span_records_each_documented_surface(
     with operation_span('greeter', 'hello', surface=surface, tracer=tracer):
         pass
     (span,) = exporter.get_finished_spans()
-    assert span.name == 'agentool greeter.hello'
+    assert span.name == 'execute_tool greeter.hello'
     assert dict(span.attributes or {}) == {
         AGENTOOL_ATTRIBUTE: 'greeter',
         OPERATION_ATTRIBUTE: 'hello',
         SURFACE_ATTRIBUTE: surface,
+        OPERATION_NAME_ATTRIBUTE: 'execute_tool',
+        **({} if surface == 'toolset' else {TOOL_NAME_ATTRIBUTE: 'greeter.hello'}),
     }
     assert span.instrumentation_scope is not None
     assert span.status.status_code is StatusCode.UNSET
@@ -330,7 +347,9 @@ def test_extra_attributes_are_added(tracer: Tracer, exporter: InMemorySpanExport
     assert {'k': 'v', 'n': 2, 'flags': (True, False)}.items() <= dict(span.attributes or {}).items()
 
 
-@pytest.mark.parametrize('key', [AGENTOOL_ATTRIBUTE, OPERATION_ATTRIBUTE, SURFACE_ATTRIBUTE])
+@pytest.mark.parametrize(
+    'key', [AGENTOOL_ATTRIBUTE, OPERATION_ATTRIBUTE, SURFACE_ATTRIBUTE, TOOL_NAME_ATTRIBUTE, OPERATION_NAME_ATTRIBUTE]
+)
 @pytest.mark.parametrize('traced', [True, False])
 def test_extra_attributes_cannot_overwrite_the_documented_ones(
     key: str, traced: bool, tracer: Tracer, exporter: InMemorySpanExporter
@@ -386,7 +405,7 @@ async def test_nested_agentool_calls_become_children_of_the_callers_span(
     injector.register('outer', outer)
     assert await injector.call('outer', {'operation': 'twice', 'a': 2}) == 4.0
     spans = by_name(exporter)
-    inner, parent = spans['agentool calc.add'], spans['agentool outer.twice']
+    inner, parent = spans['execute_tool calc.add'], spans['execute_tool outer.twice']
     assert inner.parent is not None
     assert parent.context is not None
     assert inner.parent.span_id == parent.context.span_id
@@ -403,7 +422,7 @@ async def test_a_tracer_provider_given_later_traces_every_call(
     assert exporter.get_finished_spans() == ()
     injector.tracer_provider = provider
     await injector.call('calc', {'operation': 'add', 'a': 1, 'b': 1})
-    assert [span.name for span in exporter.get_finished_spans()] == ['agentool calc.add']
+    assert [span.name for span in exporter.get_finished_spans()] == ['execute_tool calc.add']
 
 
 async def test_a_direct_call_inside_a_span_of_the_callers_own_provider_is_not_lost(
@@ -572,7 +591,7 @@ async def test_a_failing_toolset_call_is_recorded_on_its_operation_span_and_prop
     )
     with pytest.raises(ZeroDivisionError):
         await agent.run('go')
-    span = by_name(exporter)['agentool calc.div']
+    span = by_name(exporter)['execute_tool calc.div']
     assert (span.attributes or {})[SURFACE_ATTRIBUTE] == 'toolset'
     assert span.status.status_code is StatusCode.ERROR
 
@@ -632,3 +651,103 @@ def test_record_dispatch_refuses_wrong_arguments(
     assert caught.value.details['value'] == repr(arguments[option])
     (finished,) = exporter.get_finished_spans()
     assert dict(finished.attributes or {}) == {}
+
+
+def _points(reader: InMemoryMetricReader) -> dict[str, list[tuple[dict[str, Any], Any]]]:
+    """Each metric's data points as (attributes, value or histogram count)."""
+    found: dict[str, list[tuple[dict[str, Any], Any]]] = {}
+    data = reader.get_metrics_data()
+    for resource in data.resource_metrics if data else ():
+        for scope in resource.scope_metrics:
+            for metric in scope.metrics:
+                for point in metric.data.data_points:
+                    value = point.count if isinstance(point, HistogramDataPoint) else getattr(point, 'value', None)
+                    found.setdefault(metric.name, []).append((dict(point.attributes or {}), value))
+    return found
+
+
+def test_operation_metrics_count_calls_time_them_and_count_errors_by_type() -> None:
+    reader = InMemoryMetricReader()
+    meters = MeterProvider(metric_readers=[reader])
+    for _ in range(2):
+        with operation_span('calc', 'add', meter_provider=meters):
+            pass
+    with pytest.raises(ZeroDivisionError), operation_span('calc', 'div', surface='mcp', meter_provider=meters):
+        raise ZeroDivisionError
+    points = _points(reader)
+    add = {AGENTOOL_ATTRIBUTE: 'calc', OPERATION_ATTRIBUTE: 'add', SURFACE_ATTRIBUTE: 'direct'}
+    div = {AGENTOOL_ATTRIBUTE: 'calc', OPERATION_ATTRIBUTE: 'div', SURFACE_ATTRIBUTE: 'mcp'}
+    assert sorted(points[CALLS_METRIC], key=repr) == sorted([(add, 2), (div, 1)], key=repr)
+    assert sorted(points[DURATION_METRIC], key=repr) == sorted([(add, 2), (div, 1)], key=repr)
+    assert points[ERRORS_METRIC] == [({**div, ERROR_TYPE_ATTRIBUTE: 'ZeroDivisionError'}, 1)]
+
+
+def test_without_a_meter_provider_or_a_tracer_nothing_is_measured() -> None:
+    # No global meter provider in this process: the shared no-op, as with tracing off.
+    assert operation_span('a', 'b') is operation_span('c', 'd', meter_provider=NoOpMeterProvider())
+
+
+def test_metrics_without_tracing_measure_and_open_no_span(exporter: InMemorySpanExporter) -> None:
+    reader = InMemoryMetricReader()
+    with operation_span('a', 'b', meter_provider=MeterProvider(metric_readers=[reader])) as span:
+        assert not span.is_recording()
+    assert [value for _, value in _points(reader)[CALLS_METRIC]] == [1]
+    assert exporter.get_finished_spans() == ()
+
+
+@pytest.mark.parametrize('bad', ['provider', object(), NoOpTracer()])
+def test_a_meter_provider_that_is_not_one_is_refused(bad: object) -> None:
+    with pytest.raises(ConfigurationError, match='meter_provider must be') as caught:
+        operation_span('a', 'b', meter_provider=bad)  # pyright: ignore[reportArgumentType]
+    assert caught.value.details['option'] == 'meter_provider'
+
+
+def test_the_global_meter_provider_gets_metrics_from_every_surface() -> None:
+    pytest.importorskip('mcp')
+    # A process of its own: OpenTelemetry lets a global meter provider be set once.
+    script = (
+        'import asyncio\n'
+        'from mcp import Client\n'
+        'from opentelemetry import metrics\n'
+        'from opentelemetry.sdk.metrics import MeterProvider\n'
+        'from opentelemetry.sdk.metrics.export import InMemoryMetricReader\n'
+        'from opentelemetry.sdk.trace import TracerProvider\n'
+        'from pydantic_ai import Agent\n'
+        'from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart\n'
+        'from pydantic_ai.models.function import FunctionModel\n'
+        'from agentool import get_injector\n'
+        'from agentool.mcp import create_mcp_server\n'
+        'from agentool.toolset import AgenToolToolset\n'
+        'import examples.calculator  # registers the calculator\n'
+        'reader = InMemoryMetricReader()\n'
+        'metrics.set_meter_provider(MeterProvider(metric_readers=[reader]))\n'
+        'replies = iter([[ToolCallPart("calculator_add", {"a": 1, "b": 2})], "done"])\n'
+        'def model(messages, info):\n'
+        '    reply = next(replies)\n'
+        '    return ModelResponse(parts=[TextPart(reply)] if isinstance(reply, str) else reply)\n'
+        'async def main():\n'
+        '    injector = get_injector()\n'
+        '    injector.tracer_provider = TracerProvider()  # the direct path measures where it traces\n'
+        '    await injector.call("calculator", {"operation": "add", "a": 1, "b": 2})\n'
+        '    await Agent(FunctionModel(model), toolsets=[AgenToolToolset()]).run("go")\n'
+        '    async with Client(create_mcp_server()) as client:\n'
+        '        await client.call_tool("calculator_divide", {"a": 1, "b": 0})\n'
+        'asyncio.run(main())\n'
+        'for metric in reader.get_metrics_data().resource_metrics[0].scope_metrics[0].metrics:\n'
+        '    for point in metric.data.data_points:\n'
+        '        a = point.attributes\n'
+        '        extra = a.get("error.type", "-")\n'
+        '        print(metric.name, a["agentool.operation"], a["agentool.surface"], extra)\n'
+    )
+    env = {**os.environ, 'PYTHONPATH': str(ROOT)}
+    out = subprocess.run([sys.executable, '-c', script], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert sorted(out.stdout.splitlines()) == [
+        'agentool.operation.calls add direct -',
+        'agentool.operation.calls add toolset -',
+        'agentool.operation.calls divide mcp -',
+        'agentool.operation.duration add direct -',
+        'agentool.operation.duration add toolset -',
+        'agentool.operation.duration divide mcp -',
+        'agentool.operation.errors divide mcp ZeroDivisionError',
+    ]

@@ -16,6 +16,8 @@
 - `agentool.testing.strategies` has hypothesis strategies built from input schemas (it needs
   the `hypothesis` package, the `testing` extra).
 - `agentool.testing.plugin` is the pytest plugin, loaded through its entry point.
+- `agentool.testing.evals` scores recorded runs with pydantic-evals (span trees by replay,
+  datasets of cassettes, frozen-tools experiments, the `Drift` evaluator; the `evals` extra).
 
 This package sits above everything else in agentool except the CLI: it may import the core, the
 injector and the bridges; nothing in the library imports it. A new test helper goes here.

@@ -1,0 +1,442 @@
+"""Recorded runs in pydantic-evals: span trees, datasets, frozen-tools experiments and a drift evaluator.
+
+pydantic-evals' agentic evaluators (`ToolCorrectness`, `TrajectoryMatch`, `ArgumentCorrectness`,
+`MaxToolCalls`, `MaxModelRequests`, `HasMatchingSpan`) read a run's OpenTelemetry spans. A
+cassette keeps the model's answers and the tools' results, so the spans are made the faithful way:
+the cassette is replayed through the real agent, instrumented by pydantic-ai, with the model
+answered by a `CassetteModel` and every tool call by the recording. Whatever pydantic-ai emits for
+a live run it emits for the replay, so an evaluator gives the recording the live run's verdict.
+
+- `replay_recorded` replays one recording (a cassette, or a run's result or messages) with model
+  requests blocked; `span_tree` gives its spans as a pydantic-evals `SpanTree` without any global
+  tracer provider.
+- `recorded_dataset` makes a `Dataset` of a folder of cassettes (a case per file) and
+  `replay_task` the task that evaluates it offline.
+- `frozen_tools_task` runs the agent with a live or scripted model while `FrozenTools` answers
+  every tool call from the case's recording, matched on tool name and canonical arguments.
+- `Drift` is an evaluator: the run's trajectory against its recording (`diff_runs`).
+
+Needs the `evals` extra (`pip install 'agentool[evals]'`). `Dataset.evaluate` collects spans from
+the global tracer provider, so set one (`logfire.configure()`, or
+`opentelemetry.trace.set_tracer_provider(TracerProvider())`) before evaluating.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, cast
+
+from pydantic_ai import Agent, ModelMessagesTypeAdapter, ModelRetry, RunContext
+from pydantic_ai.agent import AgentRunResult
+from pydantic_ai.capabilities import AbstractCapability, Instrumentation, WrapToolExecuteHandler
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+from pydantic_ai.models import Model, override_allow_model_requests
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.models.instrumented import InstrumentationSettings
+from pydantic_ai.tools import ToolDefinition
+from pydantic_core import to_jsonable_python
+
+from .._bounds import quote
+from ..errors import ConfigurationError, MissingExtraError
+from ._tool_answers import ToolAnswers
+from .cassette import Cassette, RecordedCall, RecordedToolCall
+from .cassette_model import CassetteModel
+from .diff import diff_runs
+from .log import CallLog
+from .trajectory import trajectory
+
+try:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from pydantic_evals import Case, Dataset
+    from pydantic_evals.dataset import set_eval_attribute
+    from pydantic_evals.evaluators import EvaluationReason, Evaluator, EvaluatorContext
+    from pydantic_evals.otel.span_tree import SpanTree
+except ImportError as error:  # pragma: no cover - exercised without the extra
+    raise MissingExtraError(
+        "agentool.testing.evals needs the 'evals' extra: pip install 'agentool[evals]'", extra='evals'
+    ) from error
+
+__all__ = (
+    'CaseMetadata',
+    'Drift',
+    'FrozenTools',
+    'MESSAGES_ATTRIBUTE',
+    'Recorded',
+    'Unrecorded',
+    'frozen_tools_task',
+    'recorded_dataset',
+    'recorded_prompt',
+    'replay_recorded',
+    'replay_task',
+    'span_tree',
+)
+
+MESSAGES_ATTRIBUTE = 'agentool.messages'
+"""The evaluation attribute holding a case's run messages (JSON), which `Drift` reads."""
+
+Unrecorded = Literal['fail', 'run']
+"""What `FrozenTools` does with a call the recording cannot answer: fail the run with an
+`UnrecordedCallError` naming the call, or run the real tool (and note the call in `unrecorded`)."""
+
+CaseMetadata = dict[str, str]
+"""A recorded case's metadata: `cassette`, the file it came from."""
+
+
+@dataclass
+class FrozenTools(AbstractCapability[Any]):
+    """Answers every function tool call from a recording, matched on tool name and canonical arguments.
+
+    Never on order: a model that makes the recorded calls in another order gets each call's own
+    result. A call that raised `ModelRetry` when recorded (no result, a retry prompt in the next
+    request) raises it again with the recorded message, so retries replay too. Output tools run.
+    """
+
+    cassette: Cassette
+    unrecorded_calls: Unrecorded = 'fail'
+    source: str = 'the recording'
+    calls: CallLog = field(default_factory=CallLog, init=False)
+    """The calls answered from the recording."""
+    unrecorded: list[RecordedCall] = field(default_factory=list[RecordedCall], init=False)
+    """The calls the recording could not answer (run for real with `unrecorded_calls='run'`)."""
+    _answers: ToolAnswers = field(init=False, repr=False)
+    _retries: dict[str, deque[str]] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(cast(object, self.cassette), Cassette):
+            raise ConfigurationError(f'cassette must be a Cassette; got {quote(self.cassette)}', option='cassette')
+        if self.unrecorded_calls not in ('fail', 'run'):
+            raise ConfigurationError(
+                f"unrecorded_calls must be 'fail' or 'run'; got {quote(self.unrecorded_calls)}",
+                option='unrecorded_calls',
+                value=quote(self.unrecorded_calls),
+            )
+        self._answers = ToolAnswers(self.cassette.tool_calls, self.source)
+        self._retries = _recorded_retries(self.cassette)
+
+    def add_retries(self, retries: dict[str, deque[str]]) -> None:
+        """Recorded retry messages to raise, per tool, in order (for a run read from its messages)."""
+        for tool, messages in retries.items():
+            self._retries.setdefault(tool, deque()).extend(messages)
+
+    async def wrap_tool_execute(
+        self,
+        ctx: RunContext[Any],
+        *,
+        call: ToolCallPart,
+        tool_def: ToolDefinition,
+        args: dict[str, Any],
+        handler: WrapToolExecuteHandler,
+    ) -> Any:
+        if tool_def.kind != 'function':
+            return await handler(args)
+        served = self._answers.serve(call, ctx.run_id, self.calls)
+        if served is not None:
+            return served.result
+        if retries := self._retries.get(call.tool_name):
+            raise ModelRetry(retries.popleft())
+        sent = call.args_as_dict()
+        if self.unrecorded_calls == 'fail':
+            raise self._answers.unrecorded(call.tool_name, sent)
+        self.unrecorded.append(RecordedCall(tool=call.tool_name, args=sent))
+        return await handler(args)
+
+    @classmethod
+    def get_serialization_name(cls) -> str | None:
+        return None
+
+
+def _recorded_retries(cassette: Cassette) -> dict[str, deque[str]]:
+    """The retry prompts tools sent back, per tool, in order (each request's new parts only)."""
+    retries: dict[str, deque[str]] = {}
+    for exchange in cassette.exchanges:
+        messages: list[dict[str, Any]] = exchange.request.get('messages', [])
+        if not messages:
+            continue
+        for part in cast('list[dict[str, Any]]', messages[-1].get('parts', [])):
+            content, kind = part.get('content'), part.get('part_kind')
+            # A retry is a tool return with outcome `retried`, or (older releases) a retry prompt.
+            retried = kind == 'retry-prompt' or (kind == 'tool-return' and part.get('outcome') == 'retried')
+            if retried and isinstance(content, str) and part.get('tool_name'):
+                retries.setdefault(str(part['tool_name']), deque()).append(content)
+    return retries
+
+
+def _cassette(source: Cassette | str | os.PathLike[str]) -> Cassette:
+    if isinstance(source, Cassette):
+        return source
+    if isinstance(cast(object, source), str | os.PathLike):
+        return Cassette.load(source)
+    raise ConfigurationError(f'a recording is a Cassette or its path; got {quote(source)}', option='source')
+
+
+def recorded_prompt(source: Cassette | str | os.PathLike[str]) -> str:
+    """The prompt of the (first) run a cassette recorded.
+
+    Raises:
+        ConfigurationError: the cassette holds no prompt.
+        CassetteError: a path cannot be read as a cassette.
+    """
+    cassette = _cassette(source)
+    if cassette.runs:
+        return cassette.runs[0].prompt
+    for exchange in cassette.exchanges:
+        for message in cast('list[dict[str, Any]]', exchange.request.get('messages', [])):
+            for part in cast('list[dict[str, Any]]', message.get('parts', [])):
+                if part.get('part_kind') == 'user-prompt' and isinstance(part.get('content'), str):
+                    return part['content']
+    raise ConfigurationError('the cassette holds no text prompt to replay', option='source')
+
+
+Recorded = Cassette | str | os.PathLike[str] | AgentRunResult[Any] | Sequence[ModelMessage]
+"""What a replay reads: a cassette (or its file), or a finished run (its result or messages)."""
+
+
+async def replay_recorded(
+    agent: Agent[Any, Any],
+    source: Recorded,
+    *,
+    prompt: str | None = None,
+    deps: Any = None,
+    instrument: InstrumentationSettings | None = None,
+) -> AgentRunResult[Any]:
+    """Replay a recorded run through `agent`: the model answered as recorded, each tool call by its
+    recorded result (or recorded retry), with model requests blocked.
+
+    A cassette answers through a `CassetteModel`; a run result or its messages through a
+    `FunctionModel` giving the recorded responses in order. Instrumented as the agent is
+    (`agent.instrument`, `Agent.instrument_all()`, Logfire), plus `instrument` when given, so its
+    spans are the ones a live run of the agent emits.
+
+    Raises:
+        CassetteMismatchError: the agent now asks the model something the cassette did not record.
+        UnrecordedCallError: a tool call the recording holds no result for.
+    """
+    model: Model
+    if isinstance(source, AgentRunResult) or (isinstance(source, Sequence) and not isinstance(source, str)):
+        messages = source.all_messages() if isinstance(source, AgentRunResult) else source
+        tools, model, recorded = _from_messages(list(cast('Sequence[ModelMessage]', messages)))
+    else:
+        cassette = _cassette(source)
+        tools, model, recorded = (
+            FrozenTools(cassette),
+            CassetteModel(None, cassette=cassette),
+            recorded_prompt(cassette),
+        )
+    capabilities: list[AbstractCapability[Any]] = [tools]
+    if instrument is not None:
+        capabilities.append(Instrumentation(instrument))
+    with override_allow_model_requests(False), agent.override(model=model):
+        return await agent.run(recorded if prompt is None else prompt, deps=deps, capabilities=capabilities)
+
+
+def _from_messages(messages: list[ModelMessage]) -> tuple[FrozenTools, Model, str]:
+    """The tools, model and prompt that replay a finished run's messages."""
+    responses = [message for message in messages if isinstance(message, ModelResponse)]
+    calls = {
+        part.tool_call_id: part for response in responses for part in response.parts if isinstance(part, ToolCallPart)
+    }
+    results: list[RecordedToolCall] = []
+    retries: dict[str, deque[str]] = {}
+    prompt: str | None = None
+    for message in messages:
+        if not isinstance(message, ModelRequest):
+            continue
+        for part in message.parts:
+            if isinstance(part, UserPromptPart) and prompt is None and isinstance(part.content, str):
+                prompt = part.content
+            call = calls.get(getattr(part, 'tool_call_id', ''))
+            if call is None:
+                continue
+            content: object = getattr(part, 'content', None)
+            # A retry is a tool return with outcome `retried`, or (older releases) a retry prompt.
+            retried = part.part_kind == 'retry-prompt' or getattr(part, 'outcome', None) == 'retried'
+            if retried and isinstance(content, str):
+                retries.setdefault(call.tool_name, deque()).append(content)
+            elif isinstance(part, ToolReturnPart):
+                results.append(RecordedToolCall(tool=call.tool_name, args=call.args_as_dict(), result=content))
+    if prompt is None or not responses:
+        raise ConfigurationError('the run holds no text prompt and model response to replay', option='source')
+
+    def answer(sent: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        step = sum(isinstance(message, ModelResponse) for message in sent)
+        if step >= len(responses):
+            raise ConfigurationError(f'the replayed run asked the model more than the {len(responses)} recorded times')
+        return responses[step]
+
+    tools = FrozenTools(Cassette(tool_calls=results), source='the run')
+    tools.add_retries(retries)
+    return tools, FunctionModel(answer, model_name=responses[0].model_name or 'recorded'), prompt
+
+
+async def span_tree(
+    agent: Agent[Any, Any],
+    source: Recorded,
+    *,
+    prompt: str | None = None,
+    deps: Any = None,
+    include_content: bool = True,
+) -> SpanTree:
+    """The spans pydantic-ai emits for the recorded run, as a pydantic-evals `SpanTree`.
+
+    `source` is a cassette (or its file) or a finished run (its result or messages). Made by
+    `replay_recorded` with a tracer provider of its own: no global one is needed.
+    """
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    settings = InstrumentationSettings(tracer_provider=provider, include_content=include_content)
+    await replay_recorded(agent, source, prompt=prompt, deps=deps, instrument=settings)
+    tree = SpanTree()
+    tree.add_readable_spans(list(exporter.get_finished_spans()))
+    return tree
+
+
+def _cassette_files(folder: str | os.PathLike[str]) -> list[Path]:
+    path = Path(folder)
+    if not path.is_dir():
+        raise ConfigurationError(f'{str(path)!r} is not a folder of cassettes', option='folder', value=str(path))
+    files = sorted(path.glob('*.json'))
+    if not files:
+        raise ConfigurationError(f'{str(path)!r} holds no cassette (*.json)', option='folder', value=str(path))
+    return files
+
+
+def recorded_dataset(
+    folder: str | os.PathLike[str],
+    *,
+    evaluators: Sequence[Evaluator[str, Any, CaseMetadata]] = (),
+    name: str | None = None,
+) -> Dataset[str, Any, CaseMetadata]:
+    """A pydantic-evals `Dataset` of the cassettes in `folder`: a case per `*.json` file, named after
+    it, its prompt as the inputs, its recorded output (JSON data) as the expected output, and the
+    file as `metadata['cassette']`.
+
+    Raises:
+        ConfigurationError: `folder` is not a folder of cassettes, or two hold the same prompt (a
+            task is given the prompt only, so it must name one recording).
+        CassetteError: a file is not a cassette.
+    """
+    cases: list[Case[str, Any, CaseMetadata]] = []
+    seen: dict[str, Path] = {}
+    for file in _cassette_files(folder):
+        cassette = Cassette.load(file)
+        prompt = recorded_prompt(cassette)
+        if prompt in seen:
+            raise ConfigurationError(
+                f'cassettes {seen[prompt].name!r} and {file.name!r} record the same prompt {quote(prompt)}',
+                option='folder',
+                value=str(folder),
+            )
+        seen[prompt] = file
+        recorded = trajectory(cassette)
+        expected = to_jsonable_python(recorded.output) if recorded.has_output else None
+        cases.append(Case(name=file.stem, inputs=prompt, expected_output=expected, metadata={'cassette': str(file)}))
+    return Dataset[str, Any, CaseMetadata](name=name or Path(folder).name, cases=cases, evaluators=list(evaluators))
+
+
+def _by_prompt(folder: str | os.PathLike[str]) -> dict[str, Cassette]:
+    return {
+        recorded_prompt(cassette): cassette for cassette in (Cassette.load(file) for file in _cassette_files(folder))
+    }
+
+
+def _keep_messages(result: AgentRunResult[Any]) -> Any:
+    # For `Drift`, and the output as JSON data, comparable with the recorded expected output.
+    set_eval_attribute(MESSAGES_ATTRIBUTE, ModelMessagesTypeAdapter.dump_python(result.all_messages(), mode='json'))
+    return to_jsonable_python(result.output)
+
+
+def replay_task(
+    agent: Agent[Any, Any],
+    folder: str | os.PathLike[str],
+    *,
+    deps: Any = None,
+    instrument: InstrumentationSettings | None = None,
+) -> Callable[[str], Awaitable[Any]]:
+    """The task of a `recorded_dataset`: replays the case's cassette through `agent` (no model
+    request at all), so `Dataset.evaluate` gives each evaluator the replay's span tree. Instrument
+    the agent as for a live evaluation, or pass `instrument` (`InstrumentationSettings()`: the
+    global tracer provider). It returns the output as JSON data."""
+    recordings = _by_prompt(folder)
+
+    async def replay(prompt: str) -> Any:
+        cassette = _recording(recordings, prompt)
+        return _keep_messages(await replay_recorded(agent, cassette, prompt=prompt, deps=deps, instrument=instrument))
+
+    return replay
+
+
+def frozen_tools_task(
+    agent: Agent[Any, Any],
+    folder: str | os.PathLike[str],
+    *,
+    model: Model | None = None,
+    deps: Any = None,
+    unrecorded_calls: Unrecorded = 'fail',
+    instrument: InstrumentationSettings | None = None,
+) -> Callable[[str], Awaitable[Any]]:
+    """A task running `agent` with `model` (by default its own: live) while every tool call is
+    answered by `FrozenTools` from the case's cassette in `folder`.
+
+    A call the recording cannot answer fails the case with an `UnrecordedCallError` naming it (the
+    report's failures), or with `unrecorded_calls='run'` runs the real tool and is listed in the
+    case's `unrecorded` attribute. The task returns the output as JSON data.
+    """
+    recordings = _by_prompt(folder)
+    if unrecorded_calls not in ('fail', 'run'):
+        raise ConfigurationError(
+            f"unrecorded_calls must be 'fail' or 'run'; got {quote(unrecorded_calls)}", option='unrecorded_calls'
+        )
+
+    async def run(prompt: str) -> Any:
+        tools = FrozenTools(_recording(recordings, prompt), unrecorded_calls=unrecorded_calls)
+        capabilities: list[AbstractCapability[Any]] = [tools]
+        if instrument is not None:
+            capabilities.append(Instrumentation(instrument))
+        result = await agent.run(prompt, model=model, deps=deps, capabilities=capabilities)
+        if tools.unrecorded:
+            set_eval_attribute('unrecorded', [call.model_dump(mode='json') for call in tools.unrecorded])
+        return _keep_messages(result)
+
+    return run
+
+
+def _recording(recordings: dict[str, Cassette], prompt: str) -> Cassette:
+    found = recordings.get(prompt)
+    if found is None:
+        raise ConfigurationError(f'no cassette records the prompt {quote(prompt)}', option='inputs')
+    return found
+
+
+@dataclass(repr=False)
+class Drift(Evaluator[str, Any, CaseMetadata]):
+    """Whether the case's run did what its recording did (`diff_runs`): tool calls, arguments,
+    text, output and request count. The reason lists what changed.
+
+    Reads the run's messages from the attribute the tasks above set, and the recording from
+    `metadata['cassette']` (a `recorded_dataset`), else `baseline`.
+    """
+
+    baseline: str | None = None
+    """A cassette path to compare every case with, instead of the case's own."""
+
+    def evaluate(self, ctx: EvaluatorContext[str, Any, CaseMetadata]) -> EvaluationReason:
+        baseline = self.baseline or (ctx.metadata or {}).get('cassette')
+        messages = ctx.attributes.get(MESSAGES_ATTRIBUTE)
+        if baseline is None or messages is None:
+            return EvaluationReason(value=False, reason='no recording or no run messages to compare')
+        diff = diff_runs(Path(baseline), ModelMessagesTypeAdapter.validate_python(messages))
+        return EvaluationReason(value=diff.same, reason=str(diff))
