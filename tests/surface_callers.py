@@ -8,8 +8,10 @@ hostile input (tests/test_hostile_input.py) runs each input through all of them.
 from __future__ import annotations
 
 import asyncio
+import builtins
 import io
 import json
+import re
 from collections.abc import Awaitable, Callable
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
@@ -91,7 +93,10 @@ async def _raising(attempt: Awaitable[Any]) -> Outcome:
 
 
 async def _agent_run(name: str, prompt: str) -> Outcome:
-    return await _raising(_output(get_injector().get(name).run(prompt)))
+    async def run() -> Any:
+        return (await get_injector().get(name).run(prompt)).output
+
+    return await _raising(run())
 
 
 async def _output(run: Awaitable[Any]) -> Any:
@@ -107,12 +112,17 @@ async def _run_stream(name: str, prompt: str) -> Outcome:
 
 
 async def _model_string(name: str, prompt: str) -> Outcome:
-    return await _raising(_output(Agent(f'agentool:{name}').run(prompt)))
+    async def run() -> Any:  # the model string is read when the agent is made: a bad name raises there
+        return (await Agent(f'agentool:{name}').run(prompt)).output
+
+    return await _raising(run())
 
 
 async def _model_string_with_capability(name: str, prompt: str) -> Outcome:
-    agent = Agent(f'agentool:{name}', capabilities=[AgenToolCapability(name)])
-    return await _raising(_output(agent.run(prompt)))
+    async def run() -> Any:
+        return (await Agent(f'agentool:{name}', capabilities=[AgenToolCapability(name)]).run(prompt)).output
+
+    return await _raising(run())
 
 
 async def _injector_call(name: str, prompt: str | dict[str, Any]) -> Outcome:
@@ -131,10 +141,12 @@ def _cli(name: str, prompt: str) -> Outcome:
         status = main(['call', name, prompt])
     if status == 0:
         return json.loads(out.getvalue())
-    assert status == 1, err.getvalue()[:500]
-    text = err.getvalue()
-    message = text.removeprefix('agentool: error: ').removesuffix('\n')
-    return Refused('', message, out.getvalue() + text)  # the CLI shows the message, not the class
+    text = out.getvalue() + err.getvalue()
+    assert status == 1, f'exit status {status}: {text[:500]}'
+    message = err.getvalue().removeprefix('agentool: error: ').removesuffix('\n')
+    foreign = re.match(r'(\w+): ', message)  # how the CLI reports an exception that is not agentool's
+    assert not (foreign and isinstance(getattr(builtins, foreign.group(1), None), type)), text[:500]
+    return Refused('', message, text)  # the CLI shows the message, not the class
 
 
 async def _cli_call(name: str, prompt: str) -> Outcome:
@@ -162,42 +174,58 @@ async def _injector_run_dict(name: str, operation: str, args: dict[str, Any]) ->
 
 
 async def _mcp(name: str, operation: str, args: dict[str, Any]) -> Outcome:
-    from mcp import Client
+    from mcp import Client, MCPError
 
     from agentool.mcp import create_mcp_server
 
     async with Client(create_mcp_server()) as client:  # pyright: ignore[reportArgumentType]
-        result = await client.call_tool(f'{name}_{operation}', args)
+        try:
+            result = await client.call_tool(f'{name}_{operation}', args)
+        except MCPError as error:  # a protocol error: no such tool
+            reply = error.error.message + json.dumps(error.error.data, ensure_ascii=False)
+            return Refused('MCPError', error.error.message, reply)
     if not result.is_error:
         return (result.structured_content or {})['result']
     text = ''.join(str(part.model_dump().get('text', '')) for part in result.content)
     prefix = f"invalid arguments for tool '{name}_{operation}' (agentool '{name}', operation '{operation}'): "
-    assert text.startswith(prefix), text[:500]
+    if not text.startswith(prefix):  # the tool failed
+        return Refused('', text, text)
     kind, _, message = text.removeprefix(prefix).partition(': ')
     if not kind.endswith('Error'):  # field problems are listed without the class: InputValidationError's
         kind, message = 'InputValidationError', text.removeprefix(prefix)
     return Refused(kind, message, text)
 
 
-async def _toolset(name: str, operation: str, args: dict[str, Any]) -> Outcome:
-    """An LLM calling the tool once with the arguments as JSON text; a refusal is the retry it gets back."""
+async def llm_tool_call(tool: str, arguments: str) -> Outcome:
+    """An LLM calling `tool` of `AgenToolToolset()` once with `arguments` (JSON text, as models send them).
+
+    A refusal is the retry the model gets back (`errors`: its list); a run that raises, the error.
+    """
     returned: list[ToolReturnPart] = []
 
     def respond(messages: list[ModelMessage]) -> ModelResponse:
         if len(messages) == 1:
-            return ModelResponse(parts=[ToolCallPart(f'{name}_{operation}', to_json(args).decode())])
+            return ModelResponse(parts=[ToolCallPart(tool, arguments)])
         returned.extend(p for p in messages[-1].parts if isinstance(p, ToolReturnPart))
         return ModelResponse(parts=[TextPart('done')])
 
-    await Agent(_model_answering(respond), toolsets=[AgenToolToolset()]).run('go')
+    if isinstance(
+        ran := await _raising(Agent(_model_answering(respond), toolsets=[AgenToolToolset()]).run('go')), Refused
+    ):
+        return ran
     (part,) = returned
     if part.outcome != 'retried':
         return part.content
     errors = cast('list[dict[str, Any]]', part.content)
     text = '\n'.join(str(error['msg']) for error in errors)
-    if [error['type'] for error in errors] == ['input_too_large']:
-        return Refused('InputTooLargeError', text, text, errors=errors)
-    return Refused('InputValidationError', text, text, errors=errors)
+    kind = (
+        'InputTooLargeError' if [error['type'] for error in errors] == ['input_too_large'] else 'InputValidationError'
+    )
+    return Refused(kind, text, text, errors=errors)
+
+
+async def _toolset(name: str, operation: str, args: dict[str, Any]) -> Outcome:
+    return await llm_tool_call(f'{name}_{operation}', to_json(args).decode())
 
 
 TEXT_SURFACES: dict[str, TextSurface] = {
