@@ -76,6 +76,16 @@ def scripted(*calls: tuple[str, dict[str, Any]]) -> tuple[FunctionModel, list[To
     return FunctionModel(model), returned
 
 
+async def test_after_a_refused_call_the_corrected_call_runs(injector: AgenToolInjector) -> None:
+    # The refusal itself, alike on every surface, is the matrix's; here the run goes on, through
+    # the serial gate of a route that is not concurrent-safe.
+    make_notes()
+    model, returned = scripted(('notes_put', {'key': 'k', 'text': 'x' * 200}), ('notes_put', {'key': 'k', 'text': 'x'}))
+    assert (await Agent(model, toolsets=[AgenToolToolset()]).run('go')).output == 'done'
+    assert [(part.outcome, part.content) for part in returned][1:] == [('success', 'stored k')]
+    assert returned[0].outcome == 'retried'
+
+
 async def test_a_long_output_reaches_the_model_cut_and_the_injector_whole(injector: AgenToolInjector) -> None:
     make_notes()
     model, returned = scripted(('notes_get', {'key': 'ab'}))
