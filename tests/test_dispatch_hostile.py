@@ -3,6 +3,13 @@
 A prompt a rule would claim is measured before it is parsed or matched; an error quotes at most a
 bounded part of what the prompt held; a dispatched answer fits the agent's output type exactly
 when a model's answer with the same data would, and a text agent never gets `Infinity` as text.
+
+Inputs JSON cannot carry (a lone surrogate in a prompt, from text decoded with `surrogateescape`),
+an input a rule builds over `max_input_bytes`, a model instance a rule builds: a claimed turn ends
+as the agentool itself ends for that input (its typed error, with `details['rule']`, or the model
+when the rule falls through), and `JsonRule` declines text that cannot be JSON, as it declines any
+other text that is not. The same bad input refused alike on every other surface is
+tests/test_hostile_input.py, where dispatch is one surface.
 """
 
 from __future__ import annotations
@@ -28,8 +35,9 @@ from agentool import (
     OutputError,
     RoutingConfig,
     create_agentool,
+    get_injector,
 )
-from agentool.dispatch import CommandRule, Dispatch, DispatchCapability, DispatchRule, JsonRule
+from agentool.dispatch import CommandRule, Dispatch, DispatchCapability, DispatchRule, JsonRule, PredicateRule
 from agentool.errors import clip
 from tests.agentools import NotesInput, ping, say
 
@@ -321,3 +329,96 @@ async def test_an_answer_fits_every_output_type_its_data_fits(output_type: Any, 
 async def test_a_list_answer_fits_a_list_of_dataclasses() -> None:
     agent, _, _ = make(TICKETS, output_type=list[TicketData])
     assert (await agent.run('/tickets')).output == [TicketData(1, 'open'), TicketData(2, 'closed')]
+
+
+# --- inputs JSON cannot carry, and inputs a rule builds --------------------------------------------
+
+
+LONE = '\ud800'
+"""A lone surrogate: a valid Python `str` character that UTF-8, hence JSON text, cannot hold."""
+
+
+async def refusal(input: Any) -> InvalidInputError:
+    """The typed error the agentool itself gives for `input`, through the injector."""
+    with pytest.raises(InvalidInputError) as caught:
+        await get_injector().call('notes', input)
+    return caught.value
+
+
+@pytest.mark.parametrize('rule', [JsonRule(agentool='notes'), JsonRule()], ids=['named', 'by-operation'])
+async def test_a_json_rule_declines_a_prompt_with_a_lone_surrogate(rule: JsonRule) -> None:
+    # No JSON text holds a lone surrogate: like any other text that is not JSON, the model gets it.
+    agent, model, capability = make(rule)
+    result = await agent.run(f'{{"operation": "say", "text": "{LONE}"}}')
+    assert result.output == 'model'
+    assert model.calls == 1
+    assert (capability.counts.dispatched, capability.counts.sent_to_model, capability.counts.errors) == (0, 1, 0)
+
+
+async def test_a_predicate_rule_passing_such_a_prompt_on_gets_the_agentools_error() -> None:
+    prompt = f'{{"operation": "say", "text": "{LONE}"}}'
+    agent, model, _ = make(PredicateRule(name='all', agentool='notes', when=lambda r: True))
+    expected = await refusal(prompt)
+    with pytest.raises(InputValidationError) as caught:
+        await agent.run(prompt)
+    assert type(caught.value) is type(expected)
+    assert caught.value.message == expected.message
+    assert caught.value.details == {**expected.details, 'rule': 'all'}
+    assert model.calls == 0
+
+
+SAY = r'/say (?P<text>.*)'
+
+
+async def test_a_command_capturing_a_lone_surrogate_gets_the_agentools_error_naming_the_rule() -> None:
+    agent, model, capability = make(CommandRule(name='say', pattern=SAY, agentool='notes', operation='say'))
+    expected = await refusal({'text': LONE, 'operation': 'say'})
+    with pytest.raises(InvalidInputError) as caught:
+        await agent.run(f'/say {LONE}')
+    assert type(caught.value) is type(expected)
+    assert caught.value.message == expected.message
+    assert caught.value.details == {**expected.details, 'rule': 'say'}
+    assert (model.calls, capability.counts.errors) == (0, 1)
+
+
+async def test_a_command_capturing_a_lone_surrogate_falls_through_when_the_rule_says_so() -> None:
+    rule = CommandRule(pattern=SAY, agentool='notes', operation='say', on_invalid='fall_through')
+    agent, model, capability = make(rule)
+    assert (await agent.run(f'/say {LONE}')).output == 'model'
+    assert (model.calls, capability.counts.fell_through) == (1, 1)
+
+
+@pytest.mark.parametrize('on_invalid', ['raise', 'fall_through'])
+async def test_an_input_a_rule_builds_over_max_input_bytes_is_invalid_input(on_invalid: Any) -> None:
+    # The size is the agentool's first check on every path; a dict built by a rule is no exception.
+    # The prompt itself is within the limit (a longer one the pattern never reads: it is declined),
+    # the JSON input built from it is not.
+    agent, model, capability = make(
+        CommandRule(name='say', pattern=SAY, agentool='notes', operation='say', on_invalid=on_invalid)
+    )
+    long = 'y' * 990
+    if on_invalid == 'raise':
+        expected = await refusal({'text': long, 'operation': 'say'})
+        with pytest.raises(InputTooLargeError) as caught:
+            await agent.run(f'/say {long}')
+        assert caught.value.message == expected.message
+        assert caught.value.details == {**expected.details, 'rule': 'say'}
+    else:
+        assert (await agent.run(f'/say {long}')).output == 'model'
+        assert capability.counts.fell_through == 1
+    assert model.calls == (on_invalid == 'fall_through')
+    assert (await agent.run('/say short')).output == 'short'
+
+
+async def test_a_model_a_rule_builds_is_checked_like_any_other_input() -> None:
+    # `say` needs `text`, which the schema leaves optional: a model instance without it is refused
+    # as the injector refuses it, not passed on unchecked.
+    built = NotesInput(operation='say')
+    rule = PredicateRule(name='model', agentool='notes', when=lambda r: True, build=lambda r: built)
+    agent, model, _ = make(rule)
+    expected = await refusal(built)
+    with pytest.raises(InputValidationError) as caught:
+        await agent.run('anything')
+    assert caught.value.message == expected.message
+    assert caught.value.details['rule'] == 'model'
+    assert model.calls == 0

@@ -17,7 +17,6 @@ from types import FrameType
 from typing import Any, Literal
 from uuid import UUID
 
-import anyio
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
 from pydantic import BaseModel, Field, Json, Secret, SecretBytes, SecretStr
@@ -30,7 +29,6 @@ from agentool import (
     AgenToolNotFoundError,
     BaseOperationInput,
     DuplicateNameError,
-    InputTooLargeError,
     InputValidationError,
     InvalidInputError,
     InvalidJSONError,
@@ -39,13 +37,12 @@ from agentool import (
     RoutingConfig,
     ToolRetryError,
     TransformError,
-    UnknownOperationError,
     create_agentool,
     use_registry,
 )
 from agentool.core.injector import AgenToolInjector, get_injector, use_injector
 from agentool.errors import DependencyError
-from tests.agentools import RICH, Rich, RichInput, make_calc, make_rich, rich_echo
+from tests.agentools import RICH, Rich, RichInput, make_rich, rich_echo
 
 # --- agentools used below -------------------------------------------------------------------------
 
@@ -355,12 +352,7 @@ _SAME: list[Any] = [
     {'operation': 'add', 'a': Decimal('0.25'), 'b': 1},
 ]
 
-_FAILING: list[tuple[Any, type[Exception]]] = [
-    ('{"operation": "add", ', InvalidJSONError),
-    ('[1, 2]', NotAnObjectError),
-    ({'operation': 'pow', 'a': 1}, UnknownOperationError),
-    ({'operation': 'add', 'a': 'x'}, InputValidationError),
-    ({'operation': 'add', 'c': 1}, InputValidationError),
+_FAILING: list[tuple[Any, type[Exception]]] = [  # bad input, refused alike everywhere: tests/test_hostile_input.py
     ({'operation': 'div', 'a': 1, 'b': 0}, ZeroDivisionError),
     ({'operation': 'retry', 'a': 7}, ToolRetryError),
     ({'operation': 'bad_output'}, OutputError),
@@ -404,15 +396,6 @@ async def test_a_transform_problem_is_typed_on_both_paths(injector: AgenToolInje
         with pytest.raises(TransformError) as caught:
             await how('broken', {'operation': 'div'})
         assert caught.value.details['operation'] == 'div'
-
-
-async def test_input_size_limit_is_the_same_on_both_paths(injector: AgenToolInjector) -> None:
-    create_calc(max_input_bytes=40)
-    big = {'operation': 'add', 'a': 1, 'b': 2, 'padding': 'x' * 50}
-    for how in (injector.run, injector.call):
-        with pytest.raises(InputTooLargeError) as caught:
-            await how('calc', big)
-        assert caught.value.details['limit'] == 40
 
 
 async def untyped_note(text: str) -> Any:
@@ -518,16 +501,11 @@ async def test_every_input_kind_reaches_the_tool_faithfully_on_call_and_run(
         (None, NotAnObjectError),
         (3, NotAnObjectError),
         ([], NotAnObjectError),
-        ('', InvalidJSONError),
-        ('{', InvalidJSONError),
         (b'\xff', InvalidJSONError),
         (object(), InvalidInputError),
         ({'operation': 'echo', 'x': object()}, InvalidInputError),
-        ({'operation': 'nope'}, UnknownOperationError),
-        ({'operation': 'echo'}, InputValidationError),
-        ('x' * 2_000_000, InputTooLargeError),
     ],
-)
+)  # inputs no JSON text is; JSON text and dicts on every surface: tests/test_hostile_input.py
 async def test_call_and_run_raise_the_same_typed_error(injector: AgenToolInjector, input: Any, error: type) -> None:
     make_rich()
     with pytest.raises(error) as by_call:
@@ -568,15 +546,6 @@ async def test_a_model_input_sends_only_the_fields_its_caller_set(injector: Agen
     with pytest.raises(InputValidationError) as caught:
         await injector.call('rich', RichInput(operation='echo', unused=1, **RICH))
     assert [e['loc'] for e in caught.value.errors] == [['unused']]
-
-
-def test_the_injector_raises_the_same_typed_error_as_run() -> None:
-    agent = make_calc()
-    with pytest.raises(UnknownOperationError) as by_run:
-        agent.run_sync('{"operation": "pow", "a": 1, "b": 2}')
-    with pytest.raises(UnknownOperationError) as by_call:
-        anyio.run(get_injector().call, 'calc', {'operation': 'pow', 'a': 1, 'b': 2})
-    assert (str(by_call.value), by_call.value.details) == (str(by_run.value), by_run.value.details)
 
 
 def _entered_modules(events: list[str]) -> Callable[[FrameType, str, object], None]:

@@ -3,10 +3,12 @@
 Families: megabyte names (agentool, operation, field), control characters, non-finite numbers,
 huge integers, deep nesting, oversized payloads. Surfaces: `agent.run` (lean and graph), the
 model string `Agent('agentool:NAME')`, `injector.call`, the CLI's `call` (its `main()`, in
-process), an in-memory MCP client, the LLM toolset and the test double. Bounds: an error
+process), an in-memory MCP client, the LLM toolset (those from tests/surface_callers.py) and the
+test double. Bounds: an error
 message at most 2,000 characters, the CLI's whole output for a failed call under 2,000, an MCP
 error reply (message and data, or a failed call's text) under 4,000.
 
+The same typed error on each surface for a fixed list of bad inputs is tests/test_hostile_input.py.
 Short by default (the suite runs four times in CI); `AGENTOOL_FUZZ=1` (`make fuzz`) runs many more
 examples with bigger payloads. Run with `-s` to see, per surface, the cases, the refusals, the
 longest error text and the slowest refusal.
@@ -14,31 +16,23 @@ longest error text and the slowest refusal.
 
 from __future__ import annotations
 
-import builtins
-import io
 import json
 import os
-import re
 import time
 from collections.abc import Awaitable, Callable, Iterator
-from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from mcp import Client, MCPError
 from pydantic import JsonValue
 from pydantic_ai import Agent
-from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
-from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_core import from_json
 
-from agentool import AgenToolError, AgenToolToolset, BaseOperationInput, RoutingConfig, create_agentool, get_injector
-from agentool.cli import main
-from agentool.mcp import create_mcp_server
+from agentool import AgenToolError, AgenToolToolset, BaseOperationInput, RoutingConfig, create_agentool
 from agentool.testing import AgentDouble, Call, Output, Script
+from tests.surface_callers import ARGS_SURFACES, TEXT_SURFACES, Outcome, Refused, llm_tool_call
 
 HEAVY = os.environ.get('AGENTOOL_FUZZ') == '1'
 """`make fuzz`: many more examples, bigger payloads, deeper nesting."""
@@ -270,23 +264,6 @@ def seen(surface: str, case: Case, *, text: str | None = None, started: float | 
         record.slowest, record.slowest_case = elapsed, repr(case)
 
 
-async def answer(surface: str, case: Case, attempt: Callable[[], Awaitable[Any]]) -> None:
-    """Run `attempt`: a result passes, an `AgenToolError` must be bounded, anything else fails the test."""
-    started = time.perf_counter()
-    try:
-        await attempt()
-    except AgenToolError as error:
-        refused: AgenToolError | None = error
-    else:
-        refused = None
-    if refused is None:
-        seen(surface, case)
-        return
-    message = str(refused)
-    seen(surface, case, text=message, started=started)
-    assert len(message) <= MESSAGE_BOUND, f'{surface}: {type(refused).__name__} of {len(message)} chars for {case!r}'
-
-
 FUZZ = settings(
     max_examples=EXAMPLES,
     deadline=None,
@@ -295,93 +272,7 @@ FUZZ = settings(
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 
-# --- the surfaces -------------------------------------------------------------------------------------------
-
-
-@every_family
-@FUZZ
-@given(data=st.data())
-async def test_agent_run_lean(family: str, data: st.DataObject) -> None:
-    case = data.draw(cases(family))
-    await answer('agent.run (lean)', case, lambda: get_injector().get('hostile').run(case.prompt))
-
-
-@every_family
-@FUZZ
-@given(data=st.data())
-async def test_agent_run_graph(family: str, data: st.DataObject) -> None:
-    case = data.draw(cases(family))
-    await answer('agent.run (graph)', case, lambda: get_injector().get('hostile_graph').run(case.prompt))
-
-
-@every_family
-@FUZZ
-@given(data=st.data())
-async def test_model_string(family: str, data: st.DataObject) -> None:
-    case = data.draw(cases(family))
-
-    async def attempt() -> Any:
-        return await Agent(f'agentool:{case.name}', output_type=str).run(case.prompt)
-
-    await answer('Agent("agentool:NAME")', case, attempt)
-
-
-@every_family
-@FUZZ
-@given(data=st.data())
-async def test_injector_call(family: str, data: st.DataObject) -> None:
-    case = data.draw(cases(family))
-    await answer('injector.call', case, lambda: get_injector().call(case.name, case.prompt))
-
-
-FOREIGN = re.compile(r'^agentool: error: (\w+): ')
-"""How the CLI reports an exception that is not an agentool error: by its class name."""
-
-
-@every_family
-@FUZZ
-@given(data=st.data())
-def test_cli_call(family: str, data: st.DataObject) -> None:
-    case = data.draw(cases(family))
-    out, err = io.StringIO(), io.StringIO()
-    started = time.perf_counter()
-    with redirect_stdout(out), redirect_stderr(err):
-        status = main(['call', case.name, case.prompt])
-    if status == 0:
-        seen('CLI call', case)
-        return
-    text = out.getvalue() + err.getvalue()
-    seen('CLI call', case, text=text, started=started)
-    assert status == 1, f'exit status {status} for {case!r}: {text[:500]}'
-    foreign = FOREIGN.match(err.getvalue())
-    assert not (foreign and isinstance(getattr(builtins, foreign.group(1), None), type)), text[:500]
-    assert len(text) < CLI_BOUND, f'CLI output of {len(text)} chars for {case!r}'
-
-
-@every_family
-@FUZZ
-@given(data=st.data(), served=st.sampled_from(NAMES))
-async def test_mcp_in_memory(family: str, data: st.DataObject, served: str) -> None:
-    case = data.draw(cases(family))
-    arguments = case.args
-    if arguments is None:  # no JSON client could send it (NaN, too deep for the client, ...)
-        return
-    tool = case.tool() if case.name != 'hostile' else case.tool(served)
-    started = time.perf_counter()
-    async with Client(create_mcp_server()) as client:  # pyright: ignore[reportArgumentType]
-        try:
-            result = await client.call_tool(tool, arguments)
-        except MCPError as error:
-            reply = error.error.message + json.dumps(error.error.data, ensure_ascii=False)
-            seen('MCP', case, text=reply, started=started)
-            assert len(reply) < MCP_BOUND, f'MCP error reply of {len(reply)} chars for {case!r}'
-            return
-    if not result.is_error:
-        seen('MCP', case)
-        return
-    reply = ''.join(str(part.model_dump().get('text', '')) for part in result.content)
-    seen('MCP', case, text=reply, started=started)
-    assert len(reply) < MCP_BOUND, f'MCP failed-call text of {len(reply)} chars for {case!r}'
+# --- the surfaces (tests/surface_callers.py), each given a case ---------------------------------------------
 
 
 def _known_tool(case: Case) -> str:
@@ -389,44 +280,56 @@ def _known_tool(case: Case) -> str:
     return case.tool('hostile') if case.operation in ('echo', 'count') else 'hostile_echo'
 
 
-@every_family
-@FUZZ
-@given(data=st.data())
-async def test_llm_toolset(family: str, data: st.DataObject) -> None:
-    case = data.draw(cases(family))
-    returned: list[Any] = []
-
-    def llm(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        if len(messages) == 1:  # the tool call's arguments are JSON text, as a model sends them
-            return ModelResponse(parts=[ToolCallPart(_known_tool(case), case.args_text)])
-        returned.extend(part.content for part in messages[-1].parts if isinstance(part, ToolReturnPart))
-        return ModelResponse(parts=[TextPart('done')])
-
-    agent = Agent(FunctionModel(llm), toolsets=[AgenToolToolset(include=['hostile'])])
-    started = time.perf_counter()
-    await answer('LLM toolset', case, lambda: agent.run('go'))  # counts the run; its refusal is the retry below
-    errors = [item for content in returned if isinstance(content, list) for item in content]  # pyright: ignore[reportUnknownVariableType]
-    if not errors:  # the tool ran
-        return
-    messages = [str(error.get('msg', '')) if isinstance(error, dict) else str(error) for error in errors]  # pyright: ignore[reportUnknownMemberType,reportUnknownArgumentType,reportUnknownVariableType]
-    seen('LLM toolset retries', case, text='\n'.join(messages), started=started)
-    for message in messages:  # a refusal goes back to the model as a list of errors, each bounded
-        assert len(message) <= MESSAGE_BOUND, f'toolset retry of {len(message)} chars for {case!r}'
+async def _mcp(case: Case, data: st.DataObject) -> Outcome:
+    if (arguments := case.args) is None:  # no JSON client could send it (NaN, too deep for the client, ...)
+        return None
+    name = case.name if case.name != 'hostile' else data.draw(st.sampled_from(NAMES))
+    return await ARGS_SURFACES['MCP'](name, case.operation, arguments)
 
 
-@every_family
-@FUZZ
-@given(data=st.data())
-async def test_test_double(family: str, data: st.DataObject) -> None:
-    case = data.draw(cases(family))
-    arguments = case.args
-    if arguments is None:
-        return
+async def _test_double(case: Case, data: st.DataObject) -> Outcome:
+    if (arguments := case.args) is None:
+        return None
     agent = Agent('test', output_type=str, toolsets=[AgenToolToolset(include=['hostile'])])
     double = AgentDouble(Script(Call(_known_tool(case), arguments), Output('done')))
-
-    async def attempt() -> Any:
+    try:
         with agent.override(model=double):
-            return await agent.run('go')
+            return (await agent.run('go')).output
+    except AgenToolError as error:
+        return Refused(type(error).__name__, error.message, str(error))
 
-    await answer('test double', case, attempt)
+
+SURFACES: dict[str, Callable[[Case, st.DataObject], Awaitable[Outcome]]] = {
+    'agent.run (lean)': lambda case, data: TEXT_SURFACES['agent.run']('hostile', case.prompt),
+    'agent.run (graph)': lambda case, data: TEXT_SURFACES['agent.run']('hostile_graph', case.prompt),
+    'Agent("agentool:NAME")': lambda case, data: TEXT_SURFACES['model string'](case.name, case.prompt),
+    'injector.call': lambda case, data: TEXT_SURFACES['injector.call'](case.name, case.prompt),
+    'CLI call': lambda case, data: TEXT_SURFACES['CLI call'](case.name, case.prompt),
+    'MCP': _mcp,
+    'LLM toolset': lambda case, data: llm_tool_call(_known_tool(case), case.args_text),
+    'test double': _test_double,
+}
+"""Each surface given a case; `None` when the case cannot be put to it (MCP and the double send JSON)."""
+BOUNDS = {'CLI call': CLI_BOUND, 'MCP': MCP_BOUND}
+
+
+@pytest.mark.parametrize('surface', list(SURFACES))
+@every_family
+@FUZZ
+@given(data=st.data())
+async def test_every_answer_is_a_result_or_a_bounded_typed_refusal(
+    surface: str, family: str, data: st.DataObject
+) -> None:
+    case = data.draw(cases(family))
+    started = time.perf_counter()
+    got = await SURFACES[surface](case, data)  # anything but an agentool error fails the test
+    if not isinstance(got, Refused):
+        seen(surface, case)
+        return
+    seen(surface, case, text=got.text, started=started)
+    if got.errors is not None:  # a toolset refusal goes back to the model as a list of errors, each bounded
+        for error in got.errors:
+            assert len(str(error.get('msg', ''))) <= MESSAGE_BOUND, f'{surface}: retry {error!r:.300} for {case!r}'
+    else:
+        bound = BOUNDS.get(surface, MESSAGE_BOUND)
+        assert len(got.text) <= bound, f'{surface}: {got.kind} of {len(got.text)} chars for {case!r}'

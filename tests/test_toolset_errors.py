@@ -1,22 +1,26 @@
 """What a call that goes wrong gives back through the LLM toolset and over MCP.
 
-Arguments over `max_input_bytes` are a retry carrying `input_too_large`, a long output reaches the model
-cut (and the injector whole), a tool's exception propagates unchanged, and both surfaces publish the
-route's metadata (sequential calls, hints, no output schema where the output may be cut).
+A long output reaches the model cut (and the injector whole), a tool's exception propagates
+unchanged, both surfaces publish the route's metadata (sequential calls, hints, no output schema
+where the output may be cut), the toolset's validator refuses what no run's input can be, and a
+field's message is shown as written. Bad and oversized arguments, refused alike on every surface,
+are the matrix in tests/test_hostile_input.py.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 import pytest
 from mcp import Client
-from pydantic import Field
-from pydantic_ai import Agent
+from pydantic import Field, ValidationError, field_validator
+from pydantic_ai import Agent, RunContext
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.models.test import TestModel
+from pydantic_ai.usage import RunUsage
 
-from agentool import BaseOperationInput, Route, RoutingConfig, create_agentool
+from agentool import BaseOperationInput, InvalidInputError, Route, RoutingConfig, create_agentool
 from agentool.core.injector import AgenToolInjector
 from agentool.mcp import create_mcp_server
 from agentool.toolset import AgenToolToolset
@@ -72,17 +76,14 @@ def scripted(*calls: tuple[str, dict[str, Any]]) -> tuple[FunctionModel, list[To
     return FunctionModel(model), returned
 
 
-async def test_arguments_over_max_input_bytes_are_a_retry_carrying_input_too_large(injector: AgenToolInjector) -> None:
+async def test_after_a_refused_call_the_corrected_call_runs(injector: AgenToolInjector) -> None:
+    # The refusal itself, alike on every surface, is the matrix's; here the run goes on, through
+    # the serial gate of a route that is not concurrent-safe.
     make_notes()
     model, returned = scripted(('notes_put', {'key': 'k', 'text': 'x' * 200}), ('notes_put', {'key': 'k', 'text': 'x'}))
     assert (await Agent(model, toolsets=[AgenToolToolset()]).run('go')).output == 'done'
-    first, second = returned
-    assert first.outcome == 'retried'
-    assert isinstance(first.content, list)
-    (error,) = cast('list[dict[str, Any]]', first.content)
-    assert error['type'] == 'input_too_large'
-    assert "input to agentool 'notes' is" in error['msg']
-    assert second.content == 'stored k'
+    assert [(part.outcome, part.content) for part in returned][1:] == [('success', 'stored k')]
+    assert returned[0].outcome == 'retried'
 
 
 async def test_a_long_output_reaches_the_model_cut_and_the_injector_whole(injector: AgenToolInjector) -> None:
@@ -145,13 +146,65 @@ async def test_mcp_lists_hints_and_reports_errors_as_results(injector: AgenToolI
             result = await client.call_tool(tool, arguments)
             assert result.is_error
             assert message in result.content[0].model_dump()['text']
-        result = await client.call_tool('kb_notes_put', {'key': 'k', 'text': 'x' * 200})
-        assert result.is_error
-        assert (
-            "operation 'put'): InputTooLargeError: input to agentool 'notes' is"
-            in result.content[0].model_dump()['text']
-        )
         result = await client.call_tool('kb_notes_get', {'key': 'ab'})
         assert not result.is_error
         assert result.structured_content is None
         assert result.content[0].model_dump()['text'].startswith('ababababab\n[... truncated')
+
+
+async def validators() -> dict[str, Any]:
+    """Each tool's argument validator, as the toolset gives them to pydantic-ai."""
+    tools = await AgenToolToolset[Any]().get_tools(RunContext[Any](deps=None, model=TestModel(), usage=RunUsage()))
+    return {name: tool.args_validator for name, tool in tools.items()}
+
+
+async def test_tens_of_megabytes_of_arguments_are_refused_by_size_before_parsing() -> None:
+    make_notes()
+    nested = '{"key": "k", "text": ' + '[' * 15_000_000 + ']' * 15_000_000 + '}'  # parsed: a depth error
+    with pytest.raises(ValidationError) as caught:
+        (await validators())['notes_put'].validate_json(nested)
+    assert [e['type'] for e in caught.value.errors()] == ['input_too_large']
+
+
+async def test_arguments_json_cannot_carry_are_refused_as_a_run_refuses_them(injector: AgenToolInjector) -> None:
+    # A model's arguments given as a dict may hold a lone surrogate, which no JSON text (so no run's
+    # input) can: `injector.run` refuses that dict with a typed error, and so does the toolset.
+    make_notes()
+    arguments = {'key': 'k', 'text': '\ud800'}
+    with pytest.raises(InvalidInputError) as caught:
+        await injector.run('notes', {**arguments, 'operation': 'put'})
+    with pytest.raises(ValidationError) as refused:
+        (await validators())['notes_put'].validate_python(arguments)
+    (detail,) = refused.value.errors()
+    assert (detail['type'], detail['msg']) == ('invalid_input', caught.value.message)
+
+
+class BracedInput(BaseOperationInput):
+    operation: Literal['echo']
+    text: str
+
+    @field_validator('text')
+    @classmethod
+    def _no_x(cls, value: str) -> str:
+        if value == 'x':
+            raise ValueError('use {a} template like {this}')
+        return value
+
+
+async def echo(text: str) -> str:
+    return text
+
+
+async def test_a_field_message_with_braces_is_shown_as_written() -> None:
+    create_agentool('braced', BracedInput, RoutingConfig(operation_map={'echo': 'echo'}), [echo])
+    async with Client(create_mcp_server()) as client:  # pyright: ignore[reportArgumentType]
+        result = await client.call_tool('braced_echo', {'text': 'x'})
+    assert result.is_error
+    text = result.content[0].model_dump()['text']
+    assert 'use {a} template like {this}' in text
+    assert '{{' not in text
+    with pytest.raises(ValidationError) as raised:
+        # With a second problem (the operation given again), the errors are merged into a new list.
+        (await validators())['braced_echo'].validate_python({'text': 'x', 'operation': 'echo'})
+    messages = [error['msg'] for error in raised.value.errors()]
+    assert 'Value error, use {a} template like {this}' in messages
