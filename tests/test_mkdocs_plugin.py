@@ -268,7 +268,7 @@ MISCONFIGURED = {
     'agentool the catalog cannot describe': (
         {'modules': ['shop_tools', 'opaque_tools']},
         "plugins.agentool.modules: agentool 'opaque' (registered by module opaque_tools) cannot be described by "
-        'the catalog: PydanticSchemaGenerationError',
+        "the catalog: ConfigurationError: agentool 'opaque': its output type Opaque has no JSON schema",
     ),
     'directive naming no agentool': (
         {'modules': ['shop_tools']},  # `orders` is registered by the callable, not listed here
