@@ -9,12 +9,10 @@ could not handle (the others are still done, and said).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
-
-from pydantic_core import to_json
 
 from .._terminal import terminal_safe
 from ..errors import AgenToolError, CassetteError, clip, quote
@@ -22,6 +20,7 @@ from ._files import as_path, read_json, write_json
 from .cassette import Cassette, Exchange
 from .cassette_model import CassetteModel
 from .diff import diff_runs
+from .log import bounded_args
 from .scrub import scrub
 from .trajectory import Trajectory, TrajectoryStep
 
@@ -124,25 +123,13 @@ def _trajectory(cassette: Cassette, path: str) -> Trajectory:
 
 def _step_line(step: TrajectoryStep) -> str:
     # As `TrajectoryStep.describe`, with each value bounded: a cassette may hold megabytes in one argument.
-    said = [f'{call.tool}({_bounded_args(call.args)})' for call in step.calls]
+    said = [f'{call.tool}({bounded_args(call.args, width=VALUE_CHARS, count=_ARGS_SHOWN)})' for call in step.calls]
     if step.output_call is not None:
-        said.append(f'output {_bounded_args(step.output_call)}')
+        said.append(f'output {bounded_args(step.output_call, width=VALUE_CHARS, count=_ARGS_SHOWN)}')
     if step.text:
         said.append(quote(step.text))
     finish = f' [{step.finish_reason}]' if step.finish_reason else ''
     return f'{step.number}. {", ".join(said) or "(nothing)"}{finish}'
-
-
-def _bounded_args(args: Mapping[str, Any]) -> str:
-    """Arguments as compact JSON, each value cut at `VALUE_CHARS`, at most `_ARGS_SHOWN` of them."""
-    shown = [f'{_json(name)}:{clip(_json(value), VALUE_CHARS)}' for name, value in list(args.items())[:_ARGS_SHOWN]]
-    if len(args) > _ARGS_SHOWN:
-        shown.append(f'... {len(args) - _ARGS_SHOWN} more')
-    return '{' + ','.join(shown) + '}'
-
-
-def _json(value: object) -> str:
-    return to_json(value, fallback=repr).decode()
 
 
 def diff(before: str | os.PathLike[str], after: str | os.PathLike[str]) -> str:

@@ -40,7 +40,7 @@ class CallRecord:
 
     def describe(self) -> str:
         """`tool(args)` with the arguments as compact JSON, each cut to `_ARG_CHARS` characters."""
-        return f'{clip(self.tool, _ARG_CHARS)}({_bounded_args(self.args)})'
+        return f'{clip(self.tool, _ARG_CHARS)}({bounded_args(self.args)})'
 
 
 _ARG_CHARS = 60
@@ -50,17 +50,15 @@ _ARGS_SHOWN = 20
 """How many arguments of one call a description shows; the rest are counted."""
 
 
-def _bounded_args(args: Mapping[str, Any]) -> str:
-    """`args` as compact JSON with each value (and name) cut to `_ARG_CHARS`, at most `_ARGS_SHOWN` of them.
+def bounded_args(args: Mapping[str, Any], *, width: int = _ARG_CHARS, count: int = _ARGS_SHOWN) -> str:
+    """`args` as compact JSON with each value (and name) cut to `width`, at most `count` of them.
 
     Every argument name shows, so a call made with another argument than expected reads as such.
     """
     items = list(args.items())
-    shown = [
-        f'{clip(_json(str(name)), _ARG_CHARS)}:{clip(_json(value), _ARG_CHARS)}' for name, value in items[:_ARGS_SHOWN]
-    ]
-    if len(items) > _ARGS_SHOWN:
-        shown.append(f'... {len(items) - _ARGS_SHOWN} more')
+    shown = [f'{clip(_json(str(name)), width)}:{clip(_json(value), width)}' for name, value in items[:count]]
+    if len(items) > count:
+        shown.append(f'... {len(items) - count} more')
     return '{' + ','.join(shown) + '}'
 
 
@@ -165,8 +163,8 @@ class CallLog:
         if count is not None and (not isinstance(count, int) or isinstance(count, bool) or count < 0):
             raise _refused('times', 'a count (an int of at least 0) or None', count)
         matching = [r for r in self.of(tool) if args is None or _same_args(args, r.args, subset)]
-        with_args = f' with {_bounded_args(args)}' if args is not None else ''
-        want = f'{tool}({_bounded_args(args) if args is not None else "..."})' + (
+        with_args = f' with {bounded_args(args)}' if args is not None else ''
+        want = f'{tool}({bounded_args(args) if args is not None else "..."})' + (
             f' x{times}' if times is not None else ''
         )
         if times is None and not matching:
@@ -308,7 +306,7 @@ def _same_args(expected: Mapping[str, Any], actual: Mapping[str, Any], subset: b
 
 
 def _describe_expected(expected: Expected) -> str:
-    return repr(expected) if isinstance(expected, str) else f'{expected[0]}({_bounded_args(expected[1])})'
+    return repr(expected) if isinstance(expected, str) else f'{expected[0]}({bounded_args(expected[1])})'
 
 
 def _json(value: Any) -> str:
