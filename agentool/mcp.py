@@ -15,8 +15,7 @@ package is imported only when a server is built, so `import agentool` works with
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncGenerator, Callable, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 import anyio
@@ -31,8 +30,8 @@ from ._interface import OperationInterface, build_interfaces
 from ._modules import import_modules
 from ._options import check_function, check_text, check_tracer
 from ._stdio_lines import BoundedLines, claimed_stdin
-from .core.injector import get_injector, use_injector
 from .core.model import AgenToolModel
+from .core.operation import Policy, deps_from, run_operation
 from .core.registry import AgenToolRegistry, get_registry
 from .errors import (
     MAX_MESSAGE_CHARS,
@@ -45,9 +44,8 @@ from .errors import (
     quote,
     suggest,
 )
-from .filters import ExposedOperation, Selectors, select_operations
+from .filters import Selectors, select_operations
 from .mcp_http import DEFAULT_MAX_REQUEST_BYTES, HttpOptions, serve_http, until_signalled
-from .telemetry import operation_span
 
 if TYPE_CHECKING:
     from mcp import types
@@ -125,6 +123,7 @@ def create_mcp_server(
     from . import __version__
 
     registry = get_registry() if registry is None else registry
+    policy = Policy(surface='mcp', typed_errors=False, tracer=tracer)
     selected = select_operations(registry, include=include, exclude=exclude, prefix=prefix, separator=separator)
     interfaces = build_interfaces(registry, selected)
     tools = [_tool(interface) for interface in interfaces.values()]
@@ -148,7 +147,7 @@ def create_mcp_server(
             data = {'tool': clip(params.name), 'suggestions': suggestions}
             message = f'unknown tool {quote(params.name)}{did_you_mean(suggestions)}'
             raise MCPError(code=types.INVALID_PARAMS, message=message, data=data)
-        return await _call(interface, params.arguments or {}, registry, deps, tracer)
+        return await _call(interface, params.arguments or {}, registry, deps, policy)
 
     def input_schema(tool_name: str) -> dict[str, Any] | None:
         interface = interfaces.get(tool_name)
@@ -306,7 +305,7 @@ async def _call(
     arguments: dict[str, Any],
     registry: AgenToolRegistry,
     deps: McpDepsFunc | None,
-    tracer: Tracer | None,
+    policy: Policy,
 ) -> types.CallToolResult:
     from mcp import types
 
@@ -320,19 +319,13 @@ async def _call(
     except InvalidInputError as error:  # refused before any field is read (too large), as a run refuses it
         LOGGER.info('tool %r rejected arguments: %s', exposed.name, type(error).__name__)
         return _error(interface.describe(error))
+    model = AgenToolModel(exposed.agentool, registry=registry)
+    ctx = RunContext[Any](deps=None, model=model, usage=RunUsage(), tool_name=exposed.name)
+    # The server's `deps` function, else the injector in effect, for a tool that takes a context.
+    provider = None if deps is None else deps_from(lambda: deps(exposed.agentool))
     try:
-        # In the frame of the injector in effect, so the call meets it as on every surface (its gates).
-        with use_injector(get_injector()):
-            async with _deps(exposed, deps) as given:
-                ctx = RunContext[Any](
-                    deps=given,
-                    model=AgenToolModel(exposed.agentool, registry=registry),
-                    usage=RunUsage(),
-                    tool_name=exposed.name,
-                )
-                with operation_span(exposed.agentool, exposed.operation, surface='mcp', tracer=tracer):
-                    result = await exposed.manager.execute(ctx, input)
-                interface.check_json(result)
+        result = await run_operation(policy, exposed.manager, input, ctx, provider=provider)
+        interface.check_json(result)
     except Exception as error:  # a failed call is the client's tool result (MCP spec), not hidden: logged whole
         LOGGER.exception(
             'tool %r (agentool %r, operation %r) raised', exposed.name, exposed.agentool, exposed.operation
@@ -344,25 +337,6 @@ async def _call(
         )
     structured = interface.structured(result) if interface.output_json_schema is not None else None
     return types.CallToolResult(content=[types.TextContent(text=interface.text(result))], structured_content=structured)
-
-
-def _deps(exposed: ExposedOperation, deps: McpDepsFunc | None) -> AbstractAsyncContextManager[Any]:
-    """The deps of one call: the server's `deps` function's, else the injector's (`call_deps`).
-
-    Neither is asked for a tool that takes no context, which cannot read them: such a call never
-    fails for want of deps, on this surface as on every other.
-    """
-    if not exposed.manager.tool_for(exposed.operation).takes_ctx:
-        return nullcontext(None)
-    if deps is not None:
-        return _awaited(deps(exposed.agentool))
-    return get_injector().call_deps(exposed.agentool, exposed.manager.config.deps_type)
-
-
-@asynccontextmanager
-async def _awaited(given: Any) -> AsyncGenerator[Any]:
-    """What an async `deps` function gives, never its coroutine."""
-    yield await given if inspect.isawaitable(given) else given
 
 
 def _error(message: str) -> types.CallToolResult:

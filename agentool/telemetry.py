@@ -2,13 +2,14 @@
 
 Agent runs are traced by pydantic-ai's own instrumentation (`capabilities=[Instrumentation(...)]`,
 `agent.instrument = InstrumentationSettings(...)` or `Agent.instrument_all()`; an instrumented run
-is never lean: see the telemetry guide). Calls that skip the agent graph
-(the injector's direct path) or arrive through another surface (the LLM toolset, MCP) open an
-`operation_span`: a gen_ai `execute_tool {agentool}.{operation}` span carrying the agentool and
-the operation, and, once a global meter provider is set, the operation's metrics (calls, duration,
+is never lean: see the telemetry guide). Every operation, on every surface, runs inside an
+`operation_span` (`agentool.core.operation`): a gen_ai `execute_tool {agentool}.{operation}` span
+carrying the agentool and the operation (inside an agent run, a child of pydantic-ai's own
+`execute_tool` span), and, once a meter provider is set, the operation's metrics (calls, duration,
 errors by type). Only `opentelemetry-api` is needed; with no tracer provider and no meter provider
 configured the helper returns a shared no-op context manager. The direct path asks `in_trace()`
-first, so an untraced call skips even that (and so is not measured).
+first, so an untraced call skips even that, unless its injector has a `tracer_provider` or a
+`meter_provider` of its own (then every call is traced or measured).
 (A provider named only by the `OTEL_PYTHON_TRACER_PROVIDER` variable is seen once
 `trace.get_tracer_provider()` has loaded it, as pydantic-ai's instrumentation and Logfire do.)
 """
@@ -84,8 +85,12 @@ DispatchOutcome = Literal['dispatched', 'model', 'fell_through', 'error']
 """What a dispatch decision came to: answered by an agentool, sent to the model (no rule matched),
 sent to the model after a matched rule's input failed validation, or a typed error raised."""
 
-Surface = Literal['direct', 'toolset', 'mcp']
-"""Where the call came from: the injector's direct path, the LLM toolset or the MCP server."""
+Surface = Literal['direct', 'agent', 'toolset', 'mcp']
+"""Where the call came from: the injector's direct path, an agent run of the agentool (its manager
+tool, the plain model form, a lean run), the LLM toolset or the MCP server."""
+
+_INSIDE_A_TOOL_SPAN: tuple[Surface, ...] = ('agent', 'toolset')
+"""Surfaces whose call pydantic-ai's instrumentation already traces as a tool call of its own."""
 
 _SURFACES: tuple[Surface, ...] = get_args(Surface)
 _OWN_ATTRIBUTES = (
@@ -191,10 +196,14 @@ def operation_span(
 
     The span follows OpenTelemetry's gen_ai conventions for a tool call (`gen_ai.operation.name`
     `execute_tool`; `gen_ai.tool.name` `{agentool}.{operation}`), so pydantic-evals' evaluators and
-    Logfire see the operation as the tool. On the `toolset` surface it sits inside pydantic-ai's own
-    `execute_tool` span for the same call and leaves out `gen_ai.tool.name`, so an evaluator counts
-    that call once. The span is current inside the block (nested agentool calls become its children)
-    and records an exception that escapes the block, with an error status, before re-raising it.
+    Logfire see the operation as the tool. On the `agent` and `toolset` surfaces it sits inside
+    pydantic-ai's own `execute_tool` span for the same call (`__agentool_manager__`, `notes_get`),
+    which is the call's only tool span: this one leaves out `gen_ai.tool.name`, so pydantic-evals'
+    agentic evaluators (which count spans carrying it) count the call once, and a recording replayed
+    without running the tools (`agentool.testing.evals`) scores as the live run did. Its name and
+    `agentool.*` attributes still say which operation ran. The span is current inside the block
+    (nested agentool calls become its children) and records an exception that escapes the block,
+    with an error status, before re-raising it.
 
     With a meter provider (`meter_provider`, else the global one set with
     `opentelemetry.metrics.set_meter_provider`), the block also counts in the `agentool` meter's
@@ -264,7 +273,7 @@ def operation_span(
         span = _NO_SPAN
     else:
         span_attributes: dict[str, AttributeValue] = {**measured, OPERATION_NAME_ATTRIBUTE: 'execute_tool'}
-        if surface != 'toolset':
+        if surface not in _INSIDE_A_TOOL_SPAN:
             span_attributes[TOOL_NAME_ATTRIBUTE] = f'{agentool}.{operation}'
         if attributes:
             span_attributes.update(attributes)

@@ -11,12 +11,10 @@ anything else ends the run.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any, Literal
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 from pydantic_ai import RunContext
 from pydantic_ai.exceptions import ModelRetry
 from pydantic_ai.tools import AgentDepsT, ToolDefinition
@@ -24,12 +22,10 @@ from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 
 from ._interface import ARGUMENTS_ADAPTER, OperationInterface, build_interfaces
 from ._options import check_function, check_limit, check_text
-from .core.injector import get_injector, use_injector
+from .core.operation import UNSET, Policy, deps_from, run_operation
 from .core.registry import AgenToolRegistry, get_registry
-from .core.request import active_dispatcher, is_durable
 from .errors import InvalidInputError
 from .filters import ExposedOperation, Selectors, select_operations
-from .telemetry import operation_span
 
 __all__ = ('AgenToolToolset', 'DepsFunc', 'METADATA_KEY')
 
@@ -38,6 +34,9 @@ METADATA_KEY = 'agentool'
 
 DepsFunc = Callable[[RunContext[Any], str], Any]
 """Gives the deps for agentool `name` (second argument) from the LLM run's context (sync or async)."""
+
+_TOOLSET = Policy(surface='toolset', typed_errors=False)
+"""An LLM's tools: a tool's `ModelRetry` and `ToolFailed` reach pydantic-ai, which retries or reports them."""
 
 
 class AgenToolToolset(AbstractToolset[AgentDepsT]):
@@ -125,32 +124,14 @@ class AgenToolToolset(AbstractToolset[AgentDepsT]):
             input = interface.validate(tool_args, context=ctx.validation_context)
         except (ValidationError, InvalidInputError) as error:  # only if a hook changed the arguments after validation
             raise ModelRetry(interface.describe(error)) from error
-        if not exposed.manager.tool_for(exposed.operation).takes_ctx:
-            # The tool cannot read deps: none is asked for, so the call never fails for want of them.
-            return await _execute(interface, ctx, input)
-        if self._deps is not None:
-            given = self._deps(ctx, exposed.agentool)
-            if inspect.isawaitable(given):  # an async `deps` function: its deps, never the coroutine
-                given = await given
-            return await _execute(interface, replace(ctx, deps=given), input)
-        if ctx.deps is not None:
-            return await _execute(interface, ctx, input)
-        # A run given no deps: the injector in effect builds the agentool's, as on every surface.
-        async with get_injector().call_deps(exposed.agentool, exposed.manager.config.deps_type) as built:
-            return await _execute(interface, replace(ctx, deps=built), input)
-
-
-async def _execute(interface: OperationInterface, ctx: RunContext[Any], input: BaseModel) -> Any:
-    """Run the operation with `ctx` (its deps settled) and shape its output for the model."""
-    exposed = interface.exposed
-    # In the frame of the injector in effect, so the call meets it as on every surface (its gates).
-    span = operation_span(exposed.agentool, exposed.operation, surface='toolset', tracer=ctx.tracer)
-    with use_injector(get_injector()), span:
-        if (dispatcher := active_dispatcher()) is not None and is_durable(exposed.manager, exposed.operation):
-            result = await dispatcher.dispatch_execute(ctx, exposed.manager, input)
-        else:
-            result = await exposed.manager.execute(ctx, input)
-    return interface.llm_output(result)
+        # The toolset's `deps` function wins over the run's deps; a run given none gets the injector's.
+        deps = self._deps
+        provider = None if deps is None else deps_from(lambda: deps(ctx, exposed.agentool))
+        given = UNSET if deps is not None or ctx.deps is None else ctx.deps
+        result = await run_operation(
+            _TOOLSET, exposed.manager, input, ctx, deps=given, provider=provider, tracer=ctx.tracer
+        )
+        return interface.llm_output(result)
 
 
 class _ArgumentsValidator:

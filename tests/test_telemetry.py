@@ -260,7 +260,9 @@ def test_without_a_provider_of_its_own_a_direct_call_is_traced_inside_a_trace_in
 
 
 def test_an_unknown_surface_is_refused_not_recorded(tracer: Tracer) -> None:
-    with pytest.raises(ConfigurationError, match="surface must be one of 'direct', 'toolset', 'mcp'; got 'bogus'"):
+    with pytest.raises(
+        ConfigurationError, match="surface must be one of 'direct', 'agent', 'toolset', 'mcp'; got 'bogus'"
+    ):
         operation_span('a', 'b', surface='bogus', tracer=tracer)  # pyright: ignore[reportArgumentType]
 
 
@@ -471,7 +473,7 @@ async def test_every_run_of_an_instrumented_agentool_is_traced_not_only_the_firs
         exporter.clear()
         assert (await calc.run('{"operation": "add", "a": 1, "b": 2}')).output == 3.0
         names = {span.name for span in exporter.get_finished_spans()}
-        assert names == {'chat calc', 'execute_tool __agentool_manager__', 'invoke_agent calc'}
+        assert names == {'chat calc', 'execute_tool __agentool_manager__', 'execute_tool calc.add', 'invoke_agent calc'}
 
 
 async def test_the_chat_span_reports_the_agentool_system_and_no_tokens(

@@ -116,6 +116,8 @@ class AgenToolManager:
         self.__annotations__ = {'ctx': RunContext[Any], 'kwargs': Any, 'return': Any}
         self._routes = attach_requirements(config, self._routes)
         self.guarded = any(route.requirements is not None for route in self._routes.values())
+        self.ctx_operations = frozenset(op for op, route in self._routes.items() if route.tool.takes_ctx)
+        """The operations whose tool takes a `RunContext`: the only way deps reach a tool."""
         self.checks_output = config.output_type is not None
         """Whether tool results are checked against the output type (`check_output`)."""
         self.output_class: type | None = config.output_type if isinstance(config.output_type, type) else None

@@ -18,7 +18,7 @@ import json
 from typing import Any, cast
 
 from pydantic import BaseModel, ValidationError
-from pydantic_ai import ModelRetry, RunContext, ToolFailed
+from pydantic_ai import RunContext
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
@@ -44,27 +44,24 @@ from ..errors import (
     ToolRetryError,
 )
 from .manager import MANAGER_TOOL_NAME, AgenToolManager
+from .operation import Policy, run_operation
 from .output import admits_none, output_response
 from .registry import AgenToolConfig, AgenToolRegistry, get_registry
 from .request import (
     ToolRaised,
-    active_dispatcher,
     call_args,
-    declares_deps,
-    deps_in_effect,
-    enter,
-    failed_error,
     invalid_input,
     invalid_json,
-    is_durable,
-    leave,
     not_an_object,
     output_retry_error,
-    retry_error,
     unknown_operation,
 )
 
-__all__ = ('AgenToolModel', 'execute_operation')
+__all__ = ('AgenToolModel', 'DETERMINISTIC_RUN')
+
+DETERMINISTIC_RUN = Policy(surface='agent', typed_errors=True)
+"""How a run answered without the manager tool (the plain model form, lean runs) runs its operation:
+a tool's `ModelRetry` or `ToolFailed` ends it with the typed error the other forms raise."""
 
 
 class AgenToolModel(AnsweringModel):
@@ -185,16 +182,9 @@ class AgenToolModel(AnsweringModel):
         )
 
     async def _run_plain(self, manager: AgenToolManager, validated: BaseModel, prompt: str) -> Any:
-        deps_type = manager.config.deps_type
-        if not declares_deps(deps_type) or not manager.tool_for(manager.operation_of(validated)).takes_ctx:
-            # No deps to build: `ctx.deps` is `None`, as on every surface for an agentool without a deps type.
-            return await execute_operation(
-                RunContext[Any](deps=None, model=self, usage=RunUsage(), prompt=prompt), manager, validated
-            )
+        ctx = RunContext[Any](deps=None, model=self, usage=RunUsage(), prompt=prompt)
         try:
-            async with deps_in_effect(self._name, deps_type, get_registry) as deps:
-                ctx = RunContext[Any](deps=deps, model=self, usage=RunUsage(), prompt=prompt)
-                return await execute_operation(ctx, manager, validated)
+            return await run_operation(DETERMINISTIC_RUN, manager, validated, ctx, tracer=ctx.tracer)
         except MissingDepsError as error:
             if error.details.get('agentool') != self._name:
                 raise
@@ -204,27 +194,6 @@ class AgenToolModel(AnsweringModel):
                 'the agent create_agentool returned',
                 **error.details,
             ) from None
-
-
-async def execute_operation(ctx: RunContext[Any], manager: AgenToolManager, validated: BaseModel) -> Any:
-    """Run one validated operation for a deterministic run (the plain model form and lean runs).
-
-    The call meets the injector every surface meets (its gates); in a durable run the operation is
-    its own unit of the run's engine, as on every form. A tool's `ModelRetry` or `ToolFailed` ends
-    the run with the typed error the other forms raise: a deterministic model cannot retry.
-    """
-    dispatcher = active_dispatcher()
-    token = enter(get_registry)
-    try:
-        if dispatcher is not None and is_durable(manager, manager.operation_of(validated)):
-            return await dispatcher.dispatch_execute(ctx, manager, validated)
-        return await manager.execute(ctx, validated)
-    except ModelRetry as retry:
-        raise retry_error(manager.name, retry.message) from None
-    except ToolFailed as failed:
-        raise failed_error(manager.name, failed.message) from None
-    finally:
-        leave(token)
 
 
 def _check_input(name: str, config: AgenToolConfig, prompt: str) -> None:

@@ -7,7 +7,6 @@ through `ctx.deps`.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
@@ -24,9 +23,10 @@ from ..._options import check_instance, check_name
 from ...errors import ConfigurationError, InputValidationError
 from ..manager import MANAGER_TOOL_NAME, AgenToolManager
 from ..model import AgenToolModel
+from ..operation import UNSET, Policy, run_operation
 from ..output import json_data
 from ..registry import AgenToolRegistry, get_registry
-from ..request import ToolRaised, active_dispatcher, declares_deps, deps_in_effect, enter, is_durable, leave
+from ..request import ToolRaised, declares_deps
 from . import AgenToolAgent
 
 __all__ = (
@@ -44,6 +44,9 @@ DepsProvider = Callable[[str, Any], AbstractAsyncContextManager[Any]]
 """Builds the deps of agentool `name` (first argument; its `deps_type` second) for one call, when a run gave
 none. By default the injector in effect's (`AgenToolInjector.call_deps`)."""
 
+_MANAGER_TOOL = Policy(surface='agent', typed_errors=False)
+"""The manager tool in a run: pydantic-ai handles a retry (a deterministic model then raises the typed error)."""
+
 
 def manager_tool(manager: AgenToolManager, *, deps: DepsProvider | None = None) -> Tool[Any]:
     """The manager as a pydantic-ai `Tool` whose argument schema is exactly the input schema.
@@ -55,33 +58,23 @@ def manager_tool(manager: AgenToolManager, *, deps: DepsProvider | None = None) 
     every surface gets), for the call of a tool that takes `ctx`.
     """
     deps_type = manager.config.deps_type
-    provider = deps or _deps_in_effect if declares_deps(deps_type) else None
+    provider = None if deps is None or not declares_deps(deps_type) else (lambda: deps(manager.name, deps_type))
 
     async def agentool_manager(ctx: RunContext[Any], input: BaseModel) -> Any:
         deterministic = isinstance(ctx.model, AgenToolModel)
         if manager.guarded and not deterministic:
             _retry_unless_satisfied(manager, input)
+        given = UNSET if ctx.deps is None else ctx.deps
         try:
-            if provider is None or ctx.deps is not None or not manager.tool_for(manager.operation_of(input)).takes_ctx:
-                return await _execute(ctx, input)
-            async with provider(manager.name, deps_type) as built:
-                return await _execute(dataclasses.replace(ctx, deps=built), input)
+            result = await run_operation(
+                _MANAGER_TOOL, manager, input, ctx, deps=given, provider=provider, tracer=ctx.tracer
+            )
         except (ValidationError, CallDeferred, ApprovalRequired) as error:
             if not deterministic:
                 raise  # an LLM run gets pydantic-ai's retry or deferral, as from any tool
             # A deterministic run has no one to retry or approve: the model raises it unchanged (see `ToolRaised`).
             return ToolRaised(error)
-
-    async def _execute(ctx: RunContext[Any], input: BaseModel) -> Any:
-        token = enter(get_registry)  # the call meets the injector every surface meets (its gates)
-        try:
-            if (dispatcher := active_dispatcher()) is not None and is_durable(manager, manager.operation_of(input)):
-                result = await dispatcher.dispatch_execute(ctx, manager, input)
-            else:
-                result = await manager.execute(ctx, input)
-        finally:
-            leave(token)
-        if isinstance(ctx.model, AgenToolModel) and not isinstance(result, str | int | float | bool | NoneType):
+        if deterministic and not isinstance(result, str | int | float | bool | NoneType):
             # The framework serialises the return before the model sees it: a value JSON cannot carry
             # ends the run with the typed error a lean run raises, not pydantic's own.
             json_data(result, manager.name)
@@ -90,10 +83,6 @@ def manager_tool(manager: AgenToolManager, *, deps: DepsProvider | None = None) 
     agentool_manager.__annotations__ = {'ctx': RunContext[Any], 'input': manager.input_schema, 'return': Any}
     description = manager.config.description or f'Run an operation of the {manager.name!r} agentool.'
     return Tool(agentool_manager, takes_ctx=True, name=MANAGER_TOOL_NAME, description=description)
-
-
-def _deps_in_effect(name: str, deps_type: Any) -> AbstractAsyncContextManager[Any]:
-    return deps_in_effect(name, deps_type, get_registry)
 
 
 def _retry_unless_satisfied(manager: AgenToolManager, input: BaseModel) -> None:

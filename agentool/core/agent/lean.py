@@ -45,7 +45,8 @@ from pydantic_ai.usage import UsageLimits
 
 from ...errors import InvalidInputError
 from ..manager import MANAGER_TOOL_NAME
-from ..model import AgenToolModel, execute_operation
+from ..model import DETERMINISTIC_RUN, AgenToolModel
+from ..operation import UNSET, run_operation
 from ..output import admits_none, output_parts
 from ..request import call_args, output_retry_error
 from ._lean_plan import AGAIN, LeanPlan, learn_plan
@@ -225,7 +226,8 @@ async def answer(plan: LeanPlan, model: AgenToolModel, ctx: RunContext[Any]) -> 
         run_step=1,
         max_retries=plan.max_retries,
     )
-    value = await execute_operation(tool_ctx, manager, validated)
+    given = UNSET if tool_ctx.deps is None else tool_ctx.deps
+    value = await run_operation(DETERMINISTIC_RUN, manager, validated, tool_ctx, deps=given, tracer=ctx.tracer)
     returned = ToolReturnPart(MANAGER_TOOL_NAME, value, tool_call_id=call_id, timestamp=now)
     messages.append(plan.request.make(timestamp=now, parts=[returned], **ids))
     none_as_text = value is None and admits_none(manager.config.output_type)

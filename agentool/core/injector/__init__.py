@@ -5,10 +5,11 @@ is imported by nothing there: the core's own surfaces find the injector in effec
 `core.request` (`_in_effect` (the task-local frame, else the registry's default injector)). A call goes down
 through its modules, each entered once, never back up:
 
-1. `_scope` (with `_frame`): which injector is in effect.
-2. `_injector`: `call`, `run`, handles (`handle`), `call_deps` (the deps of the surfaces that start
-   without any: toolset, MCP, manager tool, the plain model string), registration and checks;
-   enters the run's frame (a cycle is `_graph`'s error).
+1. `_scope`: which injector is in effect (the core's `Frame`, else the registry's default).
+2. `_injector`: `call`, `run`, handles (`handle`), registration and checks; what the one
+   operation sequence (`agentool.core.operation`) asks of the injector running a call: `enter`
+   (the run's frame; a cycle is `_graph`'s error) and `deps_for` (the deps of a call given none,
+   on every surface; `call_deps` is their public form).
 3. `_targets`: what answers for the name (the registered agent or an override) and the input as
    JSON text, worked out once per registration.
 4. `_lifetime`: `DepsLifetime.supply`, the one place that decides how long the deps of a call

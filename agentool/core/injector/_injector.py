@@ -15,37 +15,34 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Callable, Generator
 from contextlib import asynccontextmanager, contextmanager
-from contextvars import ContextVar, Token
+from contextvars import ContextVar
 from typing import Any, TypeVar, cast
 
-from opentelemetry.context import get_current
-from opentelemetry.trace import Tracer, TracerProvider, get_current_span
-from pydantic import BaseModel, ValidationError
-from pydantic_ai import AgentRunResult, ModelRetry, ToolFailed
+from opentelemetry.metrics import MeterProvider
+from opentelemetry.trace import TracerProvider
+from pydantic import ValidationError
+from pydantic_ai import AgentRunResult
 from pydantic_ai.agent import AbstractAgent
 from pydantic_core import PydanticSerializationError, to_json
 
 from ..._options import check_flag, check_instance, check_name
 from ...errors import AgenToolNotFoundError, ConfigurationError, DependencyError, DuplicateNameError
-from ...telemetry import TRACER_NAME, operation_span
+from ...telemetry import TRACER_NAME
 from .._lookup import not_found
-from ..manager import AgenToolManager
+from ..operation import UNSET, Policy, run_operation
 from ..output import json_output_text
 from ..registry import AgenToolConfig, AgenToolRegistry, get_registry, hidden_by_scope
 from ..request import (
+    Entry,
+    Frame,
     GateTable,
-    active_dispatcher,
     declares_deps,
     deps_admit_none,
-    failed_error,
-    is_durable,
+    leave,
     missing_deps_error,
-    operation_name,
-    retry_error,
 )
+from ..request import frame as _frame
 from ._deps import OwnDeps, own_deps_form, run_without_loop
-from ._frame import Frame as _Frame
-from ._frame import frame as _frame
 from ._graph import (
     check_new_edges,
     cycle_error,
@@ -54,9 +51,9 @@ from ._graph import (
     not_an_agentool,
     raise_problems,
 )
-from ._lifetime import UNSET, DepsLifetime
+from ._lifetime import DepsLifetime
 from ._resources import ResourceScope, RunScope, resource_problems
-from ._targets import Target, agent_target, run_context, stub_target
+from ._targets import Target, agent_target, stub_target
 from .handle import AgenToolHandle
 from .serialization import serialize_fallback, serialize_input
 
@@ -75,19 +72,25 @@ class AgenToolInjector:
             opens its span only inside a trace in progress (the current span is recording: a
             request, an agent run, a span of yours), with the global provider's `agentool` tracer,
             so untraced code pays nothing for telemetry.
+        meter_provider: Where the direct path's metrics go, for every `call`, traced or not
+            (calls, duration, errors by type: see `operation_span`). Without one, a call is
+            measured (by the global meter provider) only when it opens a span.
     """
 
     def __init__(
-        self, *, registry: AgenToolRegistry | None = None, tracer_provider: TracerProvider | None = None
+        self,
+        *,
+        registry: AgenToolRegistry | None = None,
+        tracer_provider: TracerProvider | None = None,
+        meter_provider: MeterProvider | None = None,
     ) -> None:
         check_instance('registry', registry, AgenToolRegistry, optional=True)
+        check_instance('meter_provider', meter_provider, MeterProvider, optional=True)
         self.registry = registry
         self._targets: dict[str, Target] = {}
         self._handles: dict[str, AgenToolHandle[Any]] = {}
         self._lifetime = DepsLifetime(handle=self.handle, require=self._require_agentool)
-        # The kept deps, read directly by the direct path (one dict read); `DepsLifetime.supply` fills it.
-        self._kept = self._lifetime.kept
-        self._tracer: Tracer | None = None
+        self._meter_provider = meter_provider
         self.tracer_provider = tracer_provider
         self._overridden = False
         self.serial_calls: GateTable = {}
@@ -95,6 +98,9 @@ class AgenToolInjector:
         # Which deps builder a subclass overrides (the guide's `CustomInjector`), found once: a surface
         # building the deps of a call given none reads this one attribute to know whether to ask it.
         self._own_deps: OwnDeps | None = own_deps_form(type(self), AgenToolInjector)
+        self.kept_deps: dict[Any, Any] = self._lifetime.kept if self._own_deps is None else {}
+        """The deps kept for calls given none, by deps type (`DepsLifetime.supply` fills it; a subclass
+        building its own keeps none): every surface reads it before asking `deps_for`."""
         self._overrides: ContextVar[dict[str, Target] | None] = ContextVar(
             f'agentool_overrides_{id(self):x}', default=None
         )
@@ -114,7 +120,12 @@ class AgenToolInjector:
                 value=repr(given),
             )
         self._tracer_provider = provider
-        self._tracer = None if provider is None else provider.get_tracer(TRACER_NAME)
+        self._policy = Policy(
+            surface='direct',
+            typed_errors=True,
+            tracer=None if provider is None else provider.get_tracer(TRACER_NAME),
+            meter_provider=self._meter_provider,
+        )
 
     # --- agents --------------------------------------------------------------------------------
 
@@ -305,26 +316,22 @@ class AgenToolInjector:
         prompt = data if isinstance(data, str) else data.decode()
         # The same error the model raises, before any resource is made.
         validated = None if (manager := target.manager) is None else manager.validate_json(prompt)
-        token, scope, owner = self._enter(target)
+        entry = self.enter(target, False)
         try:
             if 'deps' not in run_kwargs:
                 if not target.needs_deps or (
                     manager is not None
                     and validated is not None
-                    and not _reads_deps(target, _operation(manager, validated))
+                    and manager.operation_of(validated) not in manager.ctx_operations
                 ):
                     run_kwargs['deps'] = None  # as `agent.run`: deps are built only for a tool taking a context
                 else:
-                    run_kwargs['deps'] = await self._deps_for(target, scope)
+                    run_kwargs['deps'] = await self.deps_for(target, target.deps_type, entry.scope)
             result = await target.agent.run(prompt, **run_kwargs)
         except BaseException as error:
-            if owner and scope is not None and scope.owned:
-                await scope.aclose(error)
+            await leave(entry, error)
             raise
-        finally:
-            _frame.reset(token)
-        if owner and scope is not None and scope.owned:
-            await scope.aclose(None)
+        await leave(entry, None)
         return result
 
     async def call(self, name: str, input: Any, *, deps: Any = UNSET) -> Any:
@@ -370,43 +377,9 @@ class AgenToolInjector:
                 validated = manager.validate_json(data)
         else:
             validated = manager.validate_json(data)
-        # In a durable run, the call is one unit of its engine (unless the route opts out).
-        dispatcher = active_dispatcher() if deps is UNSET else None
-        if dispatcher is not None and is_durable(manager, _operation(manager, validated)):
-            return await dispatcher.dispatch_call(self, manager, name, data, validated)
-        operation: str | None = None  # named once, when the deps or the span need it
-        token, scope, owner = self._enter(target)
-        try:
-            try:
-                if deps is UNSET:
-                    if not target.needs_deps or not _reads_deps(target, operation := _operation(manager, validated)):
-                        deps = None  # as `agent.run`: deps are built only for a tool taking a context
-                    # Kept deps (the common case) are one dict read; anything else is decided by `_deps_for`.
-                    elif self._own_deps is not None or (deps := self._kept.get(target.deps_type, UNSET)) is UNSET:
-                        deps = await self._deps_for(target, scope)
-                # No routed tool takes a context: the manager reads none itself.
-                ctx = run_context(target, deps, data) if target.takes_ctx else None
-                # `in_trace()`, inlined: an empty OpenTelemetry context (the untraced case) costs one read.
-                if self._tracer is None and not ((otel := get_current()) and get_current_span(otel).is_recording()):
-                    # The manager's hot-path pair (`invoke`, then the output check): one coroutine fewer than `execute`.
-                    result = await manager.invoke(ctx, validated)  # pyright: ignore[reportArgumentType]
-                    if manager.checks_output and type(result) is not manager.output_class:
-                        result = manager.check_output(validated, result)
-                else:
-                    with operation_span(name, operation or _operation(manager, validated), tracer=self._tracer):
-                        result = await manager.execute(ctx, validated)  # pyright: ignore[reportArgumentType]
-            except ModelRetry as retry:
-                raise retry_error(manager.name, retry.message) from None
-            except ToolFailed as failed:
-                raise failed_error(manager.name, failed.message) from None
-        except BaseException as error:
-            if owner and scope is not None and scope.owned:
-                await scope.aclose(error)
-            raise
-        finally:
-            _frame.reset(token)
-        if owner and scope is not None and scope.owned:
-            await scope.aclose(None)
+        result = await run_operation(
+            self._policy, manager, validated, target.ctx_template, deps=deps, host=self, target=target, data=data
+        )
         if target.typed_output or isinstance(result, str):
             return result
         return json_output_text(result, name)  # an untyped agentool's run output is its JSON text
@@ -456,43 +429,69 @@ class AgenToolInjector:
             yield None
             return
         async with self.run_scope():
-            try:
-                target = self._target(name)
-            except AgenToolNotFoundError as error:
-                # Only here: the agent was registered with another injector than the one in effect.
-                if not deps_admit_none(deps_type):
-                    raise missing_deps_error(name, deps_type, error) from error
-                target = None
-            frame = _frame.get()
-            assert frame is not None  # the run scope's
-            yield None if target is None else await self._deps_for(target, frame[1])
+            current = _frame.get()
+            assert current is not None  # the run scope's
+            yield await self.deps_for(name, deps_type, current.scope)
 
     @asynccontextmanager
     async def run_scope(self) -> AsyncGenerator[None]:
         """Make the block one run: runs and calls inside share run-scoped resources, closed on exit."""
-        frame = _frame.get()
-        if frame is not None and frame[0] is self and frame[1] is not None:
-            yield  # already inside a run: join it
-            return
-        scope = RunScope()
-        token = _frame.set((self, scope, frame[2] if frame is not None and frame[0] is self else ()))
+        entry = self.enter(None, True)
         try:
             yield
         except BaseException as error:
-            await scope.aclose(error)
+            await leave(entry, error)
             raise
-        finally:
-            _frame.reset(token)
-        await scope.aclose(None)
+        await leave(entry, None)
 
-    # --- internals -----------------------------------------------------------------------------
+    def enter(self, target: Target | None, builds: bool) -> Entry:
+        """Enter the frame for one call or run (undo with `agentool.core.request.leave`).
 
-    async def _deps_for(self, target: Target, scope: RunScope | None) -> Any:
-        """The deps of a call of `target` given none, on every surface: a subclass's own `create_deps` or
-        `acreate_deps` when it overrides one, else the wiring's, whose lifetime `DepsLifetime.supply` decides."""
+        A run of `target` is a link of the chain in progress (a repeat is a cycle error) and, unless
+        it is a leaf (no deps, no declared dependencies), runs in a run scope: the one in progress,
+        else its own, which leaving closes. A surface's call (`target` `None`) joins the frame in
+        effect, with a run scope of its own when it `builds` deps and none is in progress.
+        """
+        current = _frame.get()
+        mine = current is not None and current.injector is self
+        if target is None:
+            if current is not None and mine and (current.scope is not None or not builds):
+                return Entry(None, current.scope, False)  # join the run in progress
+            scope = RunScope() if builds else None
+            chain = current.chain if current is not None and mine else ()
+            return Entry(_frame.set(Frame(self, scope, chain)), scope, builds)
+        if current is not None and mine and (current.scope is not None or current.chain):
+            if (name := target.name) in (chain := current.chain):
+                raise cycle_error([*chain[chain.index(name) :], name])
+            scope = current.scope
+            if closes := (scope is None and not target.leaf):
+                scope = RunScope()
+            return Entry(_frame.set(Frame(self, scope, (*chain, name))), scope, closes)
+        closes = not target.leaf
+        scope = RunScope() if closes else None
+        return Entry(_frame.set(Frame(self, scope, target.chain)), scope, closes)
+
+    async def deps_for(self, target: Target | str, deps_type: Any, scope: RunScope | None) -> Any:
+        """The deps of a call given none of `target` (or of the agentool named so) in run `scope`, on every
+        surface: a subclass's own `create_deps` or `acreate_deps` when it overrides one, else the wiring's,
+        whose lifetime `DepsLifetime.supply` decides.
+
+        Raises:
+            MissingDepsError: they cannot be built and `deps_type` does not admit `None` (also when the
+                named agentool is registered with another injector than this one).
+        """
+        if isinstance(target, str):
+            try:
+                target = self._target(target)
+            except AgenToolNotFoundError as error:
+                if not deps_admit_none(deps_type):
+                    raise missing_deps_error(target, deps_type, error) from error
+                return None
         if self._own_deps is not None:
             return await self.acreate_deps(target.name)
         return await self._lifetime.supply(target, scope)
+
+    # --- internals -----------------------------------------------------------------------------
 
     def _target(self, name: str) -> Target:
         if not isinstance(name, str):  # pyright: ignore[reportUnnecessaryIsInstance]  # callers pass anything
@@ -511,28 +510,10 @@ class AgenToolInjector:
             name, self._targets, kind='agent', place='with the injector', note=hidden_by_scope(name, registry)
         )
 
-    def _enter(self, target: Target) -> tuple[Token[_Frame | None], RunScope | None, bool]:
-        """Enter a run of `target`: nested in the run in progress (checking for a cycle), or a new one.
-
-        Also the run scope, and whether this call owns (and so closes) it: a leaf (no deps, no declared
-        dependencies) makes none, as nothing it runs can make resources for it.
-        """
-        frame = _frame.get()
-        if frame is not None and frame[0] is self and (frame[1] is not None or frame[2]):
-            if (name := target.name) in (chain := frame[2]):
-                raise cycle_error([*chain[chain.index(name) :], name])
-            scope = frame[1]
-            if owner := (scope is None and not target.leaf):
-                scope = RunScope()
-            return _frame.set((self, scope, (*chain, name))), scope, owner
-        owner = not target.leaf
-        scope = RunScope() if owner else None
-        return _frame.set((self, scope, target.chain)), scope, owner
-
     async def _wired_deps(self, name: str) -> Any:
         """The deps of `name` as the wiring builds them, in the run in progress (else in a scope of their own)."""
-        frame = _frame.get()
-        scope = frame[1] if frame is not None and frame[0] is self else None
+        current = _frame.get()
+        scope = current.scope if current is not None and current.injector is self else None
         return await self._lifetime.supply(self._target(name), scope)
 
     def _edges_of(self, target: Target) -> list[str]:
@@ -548,20 +529,3 @@ class AgenToolInjector:
             raise missing_dependency(owner, dependency, list(self._targets), note=note)
         if other.manager is None:
             raise not_an_agentool(owner, dependency)
-
-
-def _reads_deps(target: Target, operation: str) -> bool:
-    """Whether the tool `operation` routes to takes a context, the only way deps reach it.
-
-    Read from the target, so a call enters the manager once: to run the tool.
-    """
-    if (manager := target.manager) is None:
-        return True
-    if (ctx_operations := target.ctx_operations) is None:
-        return manager.tool_for(operation).takes_ctx
-    return operation in ctx_operations
-
-
-def _operation(manager: AgenToolManager, validated: BaseModel) -> str:
-    """The operation `validated` names, read here so the call enters the manager once: to run it."""
-    return operation_name(getattr(validated, manager.operation_field))

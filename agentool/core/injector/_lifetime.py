@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...errors import AgenToolNotFoundError, ConfigurationError, DependencyError, DuplicateNameError, quote
+from ..operation import UNSET
 from ..request import deps_admit_none, missing_deps_error
 from ._deps import DepsPlan, DepsShape, build_deps, compile_deps, deps_shape
 from ._resources import Provider, ResourceScope, RunScope, make_provider, type_label
@@ -28,8 +29,6 @@ from ._targets import Target
 from .handle import AgenToolHandle
 
 __all__ = ('DepsLifetime', 'UNSET')
-
-UNSET: Any = object()
 
 
 class DepsLifetime:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Generator
 from contextlib import contextmanager
+from typing import cast
 
 from ..._options import check_instance
 from ..registry import get_registry
-from ..request import COMPANION
-from ._frame import frame as _frame
+from ..request import COMPANION, Frame
+from ..request import frame as _frame
 from ._injector import AgenToolInjector
 
 __all__ = ('get_injector', 'use_injector')
@@ -21,9 +22,9 @@ def get_injector() -> AgenToolInjector:
     Pairing the default injector with the registry keeps them consistent: a fresh registry
     (`use_registry()`) comes with a fresh injector, and the process default with the process default.
     """
-    frame = _frame.get()
-    if frame is not None:
-        return frame[0]
+    current = _frame.get()
+    if current is not None:
+        return cast(AgenToolInjector, current.injector)
     # The registry owns its default injector, so the two are collected together: a global map from
     # registry to injector would keep every scoped registry alive through the agents it holds.
     companion = vars(get_registry())
@@ -45,9 +46,9 @@ def use_injector(injector: AgenToolInjector | None = None) -> Generator[AgenTool
     """
     check_instance('injector', injector, AgenToolInjector, optional=True)
     injector = AgenToolInjector() if injector is None else injector
-    frame = _frame.get()
-    keep = frame is not None and frame[0] is injector
-    token = _frame.set(frame if keep and frame is not None else (injector, None, ()))
+    current = _frame.get()
+    keep = current is not None and current.injector is injector
+    token = _frame.set(current if keep and current is not None else Frame(injector, None, ()))
     try:
         yield injector
     finally:

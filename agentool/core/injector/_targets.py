@@ -24,9 +24,9 @@ from ..manager import MANAGER_TOOL_NAME, AgenToolManager
 from ..model import AgenToolModel
 from ..output import output_types
 from ..registry import AgenToolConfig, AgenToolRegistry, Route, RoutingConfig, get_registry
-from ..request import context_template, declares_deps, direct_context
+from ..request import context_template, declares_deps
 
-__all__ = ('Target', 'agent_target', 'stood_in_for', 'stub_target', 'run_context')
+__all__ = ('Target', 'agent_target', 'stood_in_for', 'stub_target')
 
 
 def _no_schema(data: str | bytes) -> BaseModel:
@@ -47,14 +47,9 @@ class Target:
     not an agentool, or an output function in the agent's `output_type` reshapes what the tool returns."""
     typed_output: bool = True
     """`False` when the agent's output type is `str`: its run output is then JSON text, so `call` returns that too."""
-    takes_ctx: bool = False
-    """Some routed tool takes a `RunContext`: the direct path must build one."""
-    ctx_operations: frozenset[str] | None = None
-    """The operations whose tool takes a `RunContext`, the only way deps reach it (`None`: ask the manager).
-
-    Worked out here so that deciding whether to build deps does not call into the manager."""
     ctx_template: RunContext[Any] | None = None
-    """When a routed tool takes a context: the one every direct-path call copies (see `context_template`)."""
+    """When a routed tool takes a context: the one every direct-path call copies (see `context_template`);
+    `None` when none does (the manager then reads none)."""
     deps_type: Any = NoneType
     """The agent's `deps_type`, which the injector builds when no `deps=` is given."""
     needs_deps: bool = False
@@ -142,18 +137,18 @@ def agent_target(name: str, agent: AbstractAgent[Any, Any], *, registry: AgenToo
     agentool, bound = found
     model = agent.model if isinstance(agent.model, Model) else AgenToolModel(agentool, registry=bound or registry)
     needs_deps = declares_deps(agent.deps_type)
-    ctx_operations = frozenset(op for op in manager.operations if manager.tool_for(op).takes_ctx)
-    takes_ctx = bool(ctx_operations)
     agent_of_run = agent if isinstance(agent, Agent) else None
-    template = context_template(model=model, agent=agent_of_run, tool_name=MANAGER_TOOL_NAME) if takes_ctx else None
+    template = (
+        context_template(model=model, agent=agent_of_run, tool_name=MANAGER_TOOL_NAME)
+        if manager.ctx_operations
+        else None
+    )
     return Target(
         name=name,
         agent=agent,
         manager=manager,
         direct=manager if output_types(agent.output_type) is not None else None,
         typed_output=agent.output_type is not str,
-        takes_ctx=takes_ctx,
-        ctx_operations=ctx_operations,
         ctx_template=template,
         deps_type=agent.deps_type,
         needs_deps=needs_deps,
@@ -206,13 +201,3 @@ def stub_target(name: str, replaced: Target, stub: Any) -> Target:
 
 def _as_input(input: BaseModel) -> dict[str, Any]:
     return {'input': input}
-
-
-def run_context(target: Target, deps: Any, prompt: str | bytes) -> RunContext[Any] | None:
-    """The context a tool gets on the direct path: the deps, the agentool's model, the prompt.
-
-    `None` when no routed tool takes a context (the manager reads none itself).
-    """
-    if (template := target.ctx_template) is None:
-        return None
-    return direct_context(template, deps, prompt if isinstance(prompt, str) else prompt.decode())

@@ -5,8 +5,9 @@
 - `_call_args`: the manager tool's name and the arguments of the call a deterministic run makes;
 - `_tool_errors`: a tool's `ModelRetry` or exception as the typed error a run raises;
 - `_context`: the `RunContext` of the injector's direct path (a copy of one built per agentool);
-- `_in_effect`: the run's frame (a context variable) and the injector in effect, found without
-  importing the injector, with the deps a surface given none gets (`_missing_deps` when none);
+- `_in_effect`: the run's frame (a context variable, a `Frame`), the injector in effect, found
+  without importing the injector, and leaving a frame (`leave`, where a run's scope is closed);
+- `_missing_deps`: deps that cannot be had (`None` when the deps type admits it, else the error);
 - `_gate`: a `concurrent_safe=False` tool's calls one at a time per injector;
 - `durability`: the seam a durable run takes operation calls over by.
 
@@ -18,11 +19,12 @@ from ._context import context_template, direct_context
 from ._gate import SerialGate
 from ._in_effect import (
     COMPANION,
+    Entry,
     Frame,
     GateTable,
-    deps_in_effect,
-    enter,
+    InjectorInEffect,
     frame,
+    injector_in_effect,
     leave,
 )
 from ._input_errors import invalid_input, invalid_json, not_an_object, unknown_operation, unparsable_json
@@ -53,11 +55,12 @@ __all__ = (
     'context_template',
     'direct_context',
     'COMPANION',
+    'Entry',
     'Frame',
     'GateTable',
-    'deps_in_effect',
-    'enter',
+    'InjectorInEffect',
     'frame',
+    'injector_in_effect',
     'leave',
     'declares_deps',
     'deps_admit_none',

@@ -80,7 +80,7 @@ class SerialGate:
 
         Started only then: a call cancelled while it waits never ran its tool (nor its transform).
         """
-        table = self._own if (current := frame.get()) is None else current[0].serial_calls
+        table = self._own if (current := frame.get()) is None else current.injector.serial_calls
         key, shared_key = (id(asyncio.get_running_loop()), id(self._tool)), (0, id(self._tool))
         held = _held.get()
         if (id(table), id(self._tool)) in held:

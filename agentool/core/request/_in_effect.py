@@ -1,31 +1,26 @@
 """The injector in effect, as the core's own surfaces reach it without importing the injector.
 
 The injector package builds on the core (it builds and recognises agentool agents), so the core
-cannot import it. What the core's surfaces need of it is small: the deps of a call given none (the
-plain model string, `AgenToolCapability`'s manager tool) and the locks of `concurrent_safe=False`
-routes (`_gate`, in `AgenToolManager.invoke`). Both come from the injector in effect, which lives
-here, below both: the task-local `frame` the injector sets when it runs or is entered, else the
-default injector the registry in effect keeps (`COMPANION`), which `get_injector()` creates.
-Nothing is plugged in at import time: a surface that starts without a frame looks it up here.
+cannot import it. What the core needs of it is small and named by `InjectorInEffect`: entering a
+call's frame, the deps of a call given none (`agentool.core.operation`) and the locks of
+`concurrent_safe=False` routes (`_gate`). The injector in effect lives here, below both: the
+task-local `frame` the injector sets when it runs or is entered, else the default injector the
+registry in effect keeps (`COMPANION`), which `get_injector()` creates. Nothing is plugged in at
+import time: a surface that starts without a frame looks it up here.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import Callable
 from contextvars import ContextVar, Token
-from typing import Any, Protocol, TypeAlias
-
-from ...errors import AgenToolNotFoundError
-from ._missing_deps import deps_admit_none, missing_deps_error
+from typing import Any, NamedTuple, Protocol
 
 __all__ = (
     'COMPANION',
+    'Entry',
     'Frame',
     'GateTable',
     'InjectorInEffect',
-    'deps_in_effect',
-    'enter',
     'frame',
     'injector_in_effect',
     'leave',
@@ -39,6 +34,38 @@ COMPANION = 'agentool.injector'
 """Where a registry keeps its default injector (a key no attribute name can collide with)."""
 
 
+class RunScope(Protocol):
+    """The resources of a run in progress (`agentool.core.injector`'s `RunScope`), as the core closes them."""
+
+    owned: list[Any] | None
+    """What the run made that must be closed; `None` (or empty) when nothing."""
+
+    async def aclose(self, error: BaseException | None) -> None:
+        """Close what the run made, newest first (`error`: the exception ending the run, if any)."""
+        ...
+
+
+class Frame(NamedTuple):
+    """What travels with the task while an injector runs: the injector, the run and its chain of agentools."""
+
+    injector: InjectorInEffect
+    scope: Any
+    """The run in progress: its `RunScope`, or `None` outside one."""
+    chain: tuple[str, ...]
+    """The agentools calling each other in this task, outermost first (a repeat is a cycle)."""
+
+
+class Entry(NamedTuple):
+    """A frame entered for one call or run, and what leaving it undoes (`leave`)."""
+
+    token: Token[Frame | None] | None
+    """Resets the frame on leaving; `None` when the call joined the frame in effect."""
+    scope: Any
+    """The run scope the call runs in (its `RunScope`, or `None`)."""
+    closes: bool
+    """The call made `scope`, so leaving closes it."""
+
+
 class InjectorInEffect(Protocol):
     """What the core asks of the injector in effect (`AgenToolInjector` is the one implementation)."""
 
@@ -47,14 +74,21 @@ class InjectorInEffect(Protocol):
         """The locks of its `concurrent_safe=False` routes."""
         ...
 
-    def call_deps(self, name: str, deps_type: Any) -> AbstractAsyncContextManager[Any]:
-        """The deps of one call of agentool `name` given none, for the block."""
+    @property
+    def kept_deps(self) -> dict[Any, Any]:
+        """Deps it keeps by deps type, handed out as they are (read before asking `deps_for`)."""
         ...
 
+    def enter(self, target: Any, builds: bool) -> Entry:
+        """Enter the frame for one call: of its own `target` (its direct path: a link of the chain), or,
+        with `target` `None`, of a surface's call, joining the run in progress (a new one when `builds`
+        deps and there is none)."""
+        ...
 
-Frame: TypeAlias = 'tuple[InjectorInEffect, Any, tuple[str, ...]]'
-"""The injector in effect, the run in progress (its resource scope, `None` outside one) and the chain of
-agentools in it."""
+    async def deps_for(self, target: Any, deps_type: Any, scope: Any) -> Any:
+        """The deps of a call given none of `target` (its own, or an agentool's name), in run `scope`."""
+        ...
+
 
 frame: ContextVar[Frame | None] = ContextVar('agentool_injector_frame', default=None)
 """A context variable, so it travels with the task: agentools calling each other share the run's
@@ -65,45 +99,18 @@ def injector_in_effect(registry: Callable[[], object]) -> InjectorInEffect | Non
     """The injector of the frame, else the default injector of `registry()` (the one in effect), if it has one."""
     current = frame.get()
     if current is not None:
-        return current[0]
+        return current.injector
     injector: InjectorInEffect | None = vars(registry()).get(COMPANION)
     return injector
 
 
-def enter(registry: Callable[[], object]) -> Token[Frame | None] | None:
-    """Make the injector in effect the frame's for a call that starts without one (undo with `leave`).
-
-    So that what the call does (a gated route, agentools it calls) meets the injector every other
-    surface meets. `None` when there is a frame already, or no injector to enter.
-    """
-    if frame.get() is not None:
-        return None
-    injector: InjectorInEffect | None = vars(registry()).get(COMPANION)
-    return None if injector is None else frame.set((injector, None, ()))
-
-
-def leave(token: Token[Frame | None] | None) -> None:
-    """Undo `enter`."""
-    if token is not None:
-        frame.reset(token)
-
-
-@asynccontextmanager
-async def deps_in_effect(name: str, deps_type: Any, registry: Callable[[], object]) -> AsyncGenerator[Any]:
-    """The deps of one call of agentool `name` given none, from the injector in effect (`call_deps`).
-
-    With no injector at all (none was ever made for the registry in effect), as an injector that
-    does not know `name`: `None` when `deps_type` admits it.
-
-    Raises:
-        MissingDepsError: they cannot be built and `deps_type` does not admit `None`.
-    """
-    injector = injector_in_effect(registry)
-    if injector is not None:
-        async with injector.call_deps(name, deps_type) as deps:
-            yield deps
-        return
-    if not deps_admit_none(deps_type):
-        unknown = AgenToolNotFoundError(f'no injector holds {name!r}', agentool=name)
-        raise missing_deps_error(name, deps_type, unknown)
-    yield None
+async def leave(entry: Entry, error: BaseException | None) -> None:
+    """Leave a frame entered for a call or run: close the run scope it owns (the one place a run's
+    resources are closed), then restore the frame it found, whatever the closing raises."""
+    try:
+        scope: RunScope | None = entry.scope
+        if entry.closes and scope is not None and scope.owned:
+            await scope.aclose(error)
+    finally:
+        if entry.token is not None:
+            frame.reset(entry.token)

@@ -1,0 +1,219 @@
+"""One operation, run the same way from every surface: `run_operation`.
+
+Every surface that runs an agentool operation ends here: `injector.call` (and so handles and
+dispatch), the manager tool of an agent run, the plain `Agent('agentool:NAME')` model and lean
+runs, the LLM toolset and the MCP server. Each says how it differs in a `Policy` (made once) and
+the few values of the call; the steps and their order are this module's:
+
+1. **Durability.** In a durable run (`request.durability`), a durable route's call is one unit of
+   the run's engine: a direct call as a whole (the unit runs it again, deps and all), any other
+   with its deps settled.
+2. **Deps**, decided only for a tool that takes a context and only when none were given: the
+   surface's provider, else the injector running the call (`InjectorInEffect.deps_for`, where
+   their lifetime is decided), else, with no injector at all, `None` when the deps type admits it.
+3. **Frame.** The injector enters the task's frame (`InjectorInEffect.enter`): a direct call is a
+   link of the chain of agentools (a repeat is a cycle) and may own a run scope; a surface's call
+   joins the run in progress.
+4. **The call**, inside an `operation_span` (its span and metrics), except on the direct path
+   when nothing traces or measures it: there the manager's hot pair, and no telemetry at all.
+5. **Errors**, by the policy: a deterministic run turns a tool's `ModelRetry` / `ToolFailed` into
+   `ToolRetryError` / `ToolFailedError`; an LLM's surfaces let pydantic-ai retry (the MCP server
+   then turns any failure into a tool result itself).
+6. **Leaving** the frame and closing the scope the call owns (`request.leave`), also on error.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import AsyncGenerator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass, replace
+from typing import Any
+
+from opentelemetry.context import get_current
+from opentelemetry.metrics import MeterProvider
+from opentelemetry.trace import Tracer, get_current_span
+from pydantic import BaseModel
+from pydantic_ai import ModelRetry, RunContext, ToolFailed
+
+from ..errors import AgenToolNotFoundError
+from ..telemetry import Surface, operation_span
+from .manager import AgenToolManager
+from .registry import get_registry
+from .request import (
+    InjectorInEffect,
+    active_dispatcher,
+    declares_deps,
+    deps_admit_none,
+    direct_context,
+    failed_error,
+    frame,
+    injector_in_effect,
+    is_durable,
+    leave,
+    missing_deps_error,
+    operation_name,
+    retry_error,
+)
+
+__all__ = ('DepsSource', 'Policy', 'UNSET', 'deps_from', 'run_operation')
+
+UNSET: Any = object()
+"""No deps given (`deps=None` counts as none too, on every surface that takes them)."""
+
+DepsSource = Callable[[], AbstractAsyncContextManager[Any]]
+"""A surface's own way to the deps of one call given none (the toolset's and MCP's `deps`
+functions, a capability's `DepsProvider`), open for the call."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Policy:
+    """How one surface runs its operations: made once per surface, read on every call."""
+
+    surface: Surface
+    """Where calls come from (the span's `agentool.surface`)."""
+    typed_errors: bool
+    """A tool's `ModelRetry` / `ToolFailed` end the call as agentool's typed errors (a deterministic
+    run cannot retry); otherwise they reach pydantic-ai unchanged."""
+    tracer: Tracer | None = None
+    """Where every call's span goes; `None`: the call's own tracer, else the global one."""
+    meter_provider: MeterProvider | None = None
+    """Where every call's metrics go; `None`: the global meter provider, when a span opens."""
+
+    @property
+    def quiet(self) -> bool:
+        """Untraced calls may skip telemetry altogether (the direct path with no provider of its own)."""
+        return self.surface == 'direct' and self.tracer is None and self.meter_provider is None
+
+
+async def run_operation(
+    policy: Policy,
+    manager: AgenToolManager,
+    validated: BaseModel,
+    ctx: RunContext[Any] | None,
+    *,
+    deps: Any = UNSET,
+    provider: DepsSource | None = None,
+    host: InjectorInEffect | None = None,
+    target: Any = None,
+    data: str | bytes | None = None,
+    tracer: Tracer | None = None,
+) -> Any:
+    """Run the operation `validated` names, with the steps of the module (in that order).
+
+    Args:
+        policy: The surface's policy.
+        manager: The agentool's manager.
+        validated: Its validated input.
+        ctx: The context the tool gets, deps aside; on the direct path (`data` given) the template
+            every call copies. `None` when no routed tool takes one.
+        deps: The deps given for the call (`UNSET`: none).
+        provider: The surface's own deps for a call given none; else the injector's.
+        host: The injector running the call (its direct path); by default the injector in effect.
+        target: The host's own target, on its direct path (its name, deps type, chain and scope).
+        data: The input as JSON text, on the direct path: a durable unit runs the call from it.
+        tracer: The call's own tracer (a run's `ctx.tracer`), when the policy names none.
+    """
+    operation = operation_name(getattr(validated, manager.operation_field))
+    if target is None:
+        name, deps_type = manager.name, manager.config.deps_type
+        needs_deps = declares_deps(deps_type)
+        host = injector_in_effect(get_registry)
+    else:
+        name, deps_type, needs_deps = target.name, target.deps_type, target.needs_deps
+    dispatcher = active_dispatcher() if deps is UNSET or data is None else None
+    durable = dispatcher is not None and is_durable(manager, operation)
+    if durable and data is not None:
+        assert dispatcher is not None
+        return await dispatcher.dispatch_call(host, manager, name, data, validated)
+    # A surface's own provider is asked for any tool taking a context; the injector, when there is a deps type.
+    builds = deps is UNSET and (needs_deps or provider is not None) and operation in manager.ctx_operations
+    if deps is UNSET:
+        deps = None  # as `agent.run`: deps are built only for a tool taking a context
+    entry = None if host is None else host.enter(target, builds)
+    close_deps: Callable[..., Any] | None = None
+    try:
+        if builds:
+            if provider is not None:
+                opened = provider()
+                deps, close_deps = await opened.__aenter__(), opened.__aexit__
+            elif host is None:
+                deps = _without_injector(name, deps_type)
+            # Kept deps (the common case) are one dict read.
+            elif (deps := host.kept_deps.get(deps_type, UNSET)) is UNSET:
+                assert entry is not None
+                deps = await host.deps_for(name if target is None else target, deps_type, entry.scope)
+        if ctx is not None:
+            if data is not None:
+                ctx = direct_context(ctx, deps, data if isinstance(data, str) else data.decode())
+            elif builds:
+                ctx = replace(ctx, deps=deps)
+        # `in_trace()`, inlined: an empty OpenTelemetry context (the untraced case) costs one read.
+        if policy.quiet and not durable and not ((otel := get_current()) and get_current_span(otel).is_recording()):
+            # The manager's hot-path pair (`invoke`, then the output check): one coroutine fewer than `execute`.
+            result = await manager.invoke(ctx, validated)  # pyright: ignore[reportArgumentType]
+            if manager.checks_output and type(result) is not manager.output_class:
+                result = manager.check_output(validated, result)
+        else:
+            span = operation_span(
+                name,
+                operation,
+                surface=policy.surface,
+                tracer=policy.tracer or tracer,
+                meter_provider=policy.meter_provider,
+            )
+            with span:
+                if durable:
+                    assert dispatcher is not None
+                    assert ctx is not None
+                    result = await dispatcher.dispatch_execute(ctx, manager, validated)
+                else:
+                    result = await manager.execute(ctx, validated)  # pyright: ignore[reportArgumentType]
+    except BaseException as raised:
+        error = _mapped(policy, manager.name, raised)
+        try:
+            if close_deps is not None:
+                await close_deps(type(error), error, error.__traceback__)
+        finally:
+            if entry is not None:
+                await leave(entry, error)
+        if error is raised:
+            raise
+        raise error from None
+    if close_deps is not None:
+        await close_deps(None, None, None)
+    if entry is not None:
+        if entry.closes and entry.scope is not None and entry.scope.owned:
+            await leave(entry, None)
+        elif entry.token is not None:
+            frame.reset(entry.token)
+    return result
+
+
+def _mapped(policy: Policy, agentool: str, error: BaseException) -> BaseException:
+    """The error a call ends with: a deterministic run's typed error for a retry or a reported failure."""
+    if policy.typed_errors:
+        if isinstance(error, ModelRetry):
+            return retry_error(agentool, error.message)
+        if isinstance(error, ToolFailed):
+            return failed_error(agentool, error.message)
+    return error
+
+
+def _without_injector(name: str, deps_type: Any) -> None:
+    """Deps with no injector at all (none was ever made for the registry in effect): as an injector
+    that does not know `name`, `None` when `deps_type` admits it."""
+    if not deps_admit_none(deps_type):
+        unknown = AgenToolNotFoundError(f'no injector holds {name!r}', agentool=name)
+        raise missing_deps_error(name, deps_type, unknown)
+
+
+def deps_from(function: Callable[[], Any]) -> DepsSource:
+    """A `DepsSource` of a surface's `deps` function: what it returns, or what its awaitable gives."""
+
+    @asynccontextmanager
+    async def source() -> AsyncGenerator[Any]:
+        given = function()
+        yield await given if inspect.isawaitable(given) else given
+
+    return source
