@@ -27,7 +27,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import AsyncGenerator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from opentelemetry.context import get_current
@@ -79,11 +79,13 @@ class Policy:
     """Where every call's span goes; `None`: the call's own tracer, else the global one."""
     meter_provider: MeterProvider | None = None
     """Where every call's metrics go; `None`: the global meter provider, when a span opens."""
+    quiet: bool = field(init=False)
+    """Untraced calls skip telemetry altogether (the direct path with no provider of its own)."""
 
-    @property
-    def quiet(self) -> bool:
-        """Untraced calls may skip telemetry altogether (the direct path with no provider of its own)."""
-        return self.surface == 'direct' and self.tracer is None and self.meter_provider is None
+    def __post_init__(self) -> None:
+        # Read on every direct call: worked out once (the dataclass is frozen, hence `object.__setattr__`).
+        quiet = self.surface == 'direct' and self.tracer is None and self.meter_provider is None
+        object.__setattr__(self, 'quiet', quiet)
 
 
 async def run_operation(
@@ -114,7 +116,7 @@ async def run_operation(
         data: The input as JSON text, on the direct path: a durable unit runs the call from it.
         tracer: The call's own tracer (a run's `ctx.tracer`), when the policy names none.
     """
-    operation = operation_name(getattr(validated, manager.operation_field))
+    operation: str | None = None  # named when a step needs it (the untraced direct path may not)
     if target is None:
         name, deps_type = manager.name, manager.config.deps_type
         needs_deps = declares_deps(deps_type)
@@ -122,15 +124,21 @@ async def run_operation(
     else:
         name, deps_type, needs_deps = target.name, target.deps_type, target.needs_deps
     dispatcher = active_dispatcher() if deps is UNSET or data is None else None
-    durable = dispatcher is not None and is_durable(manager, operation)
-    if durable and data is not None:
-        assert dispatcher is not None
-        return await dispatcher.dispatch_call(host, manager, name, data, validated)
+    durable = False
+    if dispatcher is not None:
+        operation = operation_name(getattr(validated, manager.operation_field))
+        if (durable := is_durable(manager, operation)) and data is not None:
+            return await dispatcher.dispatch_call(host, manager, name, data, validated)
     # A surface's own provider is asked for any tool taking a context; the injector, when there is a deps type.
-    builds = deps is UNSET and (needs_deps or provider is not None) and operation in manager.ctx_operations
+    builds = (
+        deps is UNSET
+        and (needs_deps or provider is not None)
+        and (operation or (operation := operation_name(getattr(validated, manager.operation_field))))
+        in manager.ctx_operations
+    )
     if deps is UNSET:
         deps = None  # as `agent.run`: deps are built only for a tool taking a context
-    entry = None if host is None else host.enter(target, builds)
+    entry = None if host is None else host.enter(target, builds)  # (token, scope, closes)
     close_deps: Callable[..., Any] | None = None
     try:
         if builds:
@@ -142,7 +150,7 @@ async def run_operation(
             # Kept deps (the common case) are one dict read.
             elif (deps := host.kept_deps.get(deps_type, UNSET)) is UNSET:
                 assert entry is not None
-                deps = await host.deps_for(name if target is None else target, deps_type, entry.scope)
+                deps = await host.deps_for(name if target is None else target, deps_type, entry[1])
         if ctx is not None:
             if data is not None:
                 ctx = direct_context(ctx, deps, data if isinstance(data, str) else data.decode())
@@ -157,7 +165,7 @@ async def run_operation(
         else:
             span = operation_span(
                 name,
-                operation,
+                operation or operation_name(getattr(validated, manager.operation_field)),
                 surface=policy.surface,
                 tracer=policy.tracer or tracer,
                 meter_provider=policy.meter_provider,
@@ -183,10 +191,11 @@ async def run_operation(
     if close_deps is not None:
         await close_deps(None, None, None)
     if entry is not None:
-        if entry.closes and entry.scope is not None and entry.scope.owned:
+        token, scope, closes = entry
+        if closes and scope is not None and scope.owned:
             await leave(entry, None)
-        elif entry.token is not None:
-            frame.reset(entry.token)
+        elif token is not None:
+            frame.reset(token)
     return result
 
 

@@ -93,6 +93,7 @@ class AgenToolInjector:
         self._meter_provider = meter_provider
         self.tracer_provider = tracer_provider
         self._overridden = False
+        self._leaf_frames: dict[str, Frame] = {}
         self.serial_calls: GateTable = {}
         """The locks that run a `concurrent_safe=False` tool's calls through this injector one at a time."""
         # Which deps builder a subclass overrides (the guide's `CustomInjector`), found once: a surface
@@ -326,7 +327,7 @@ class AgenToolInjector:
                 ):
                     run_kwargs['deps'] = None  # as `agent.run`: deps are built only for a tool taking a context
                 else:
-                    run_kwargs['deps'] = await self.deps_for(target, target.deps_type, entry.scope)
+                    run_kwargs['deps'] = await self.deps_for(target, target.deps_type, entry[1])
             result = await target.agent.run(prompt, **run_kwargs)
         except BaseException as error:
             await leave(entry, error)
@@ -456,20 +457,23 @@ class AgenToolInjector:
         mine = current is not None and current.injector is self
         if target is None:
             if current is not None and mine and (current.scope is not None or not builds):
-                return Entry(None, current.scope, False)  # join the run in progress
+                return (None, current.scope, False)  # join the run in progress
             scope = RunScope() if builds else None
             chain = current.chain if current is not None and mine else ()
-            return Entry(_frame.set(Frame(self, scope, chain)), scope, builds)
+            return (_frame.set(_new(Frame, (self, scope, chain))), scope, builds)
         if current is not None and mine and (current.scope is not None or current.chain):
             if (name := target.name) in (chain := current.chain):
                 raise cycle_error([*chain[chain.index(name) :], name])
             scope = current.scope
             if closes := (scope is None and not target.leaf):
                 scope = RunScope()
-            return Entry(_frame.set(Frame(self, scope, (*chain, name))), scope, closes)
-        closes = not target.leaf
-        scope = RunScope() if closes else None
-        return Entry(_frame.set(Frame(self, scope, target.chain)), scope, closes)
+            return (_frame.set(_new(Frame, (self, scope, (*chain, name)))), scope, closes)
+        if target.leaf:  # the common direct call: a frame that is always the same, made once
+            if (leaf := self._leaf_frames.get(target.name)) is None:
+                leaf = self._leaf_frames[target.name] = _new(Frame, (self, None, target.chain))
+            return (_frame.set(leaf), None, False)
+        scope = RunScope()
+        return (_frame.set(_new(Frame, (self, scope, target.chain))), scope, True)
 
     async def deps_for(self, target: Target | str, deps_type: Any, scope: RunScope | None) -> Any:
         """The deps of a call given none of `target` (or of the agentool named so) in run `scope`, on every
@@ -529,3 +533,7 @@ class AgenToolInjector:
             raise missing_dependency(owner, dependency, list(self._targets), note=note)
         if other.manager is None:
             raise not_an_agentool(owner, dependency)
+
+
+# On every direct call: `tuple.__new__` makes a named tuple at half the cost of its generated `__new__`.
+_new = cast('Callable[[type[Any], tuple[Any, ...]], Any]', tuple.__new__)  # pyright: ignore[reportUnknownMemberType]

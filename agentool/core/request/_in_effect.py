@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextvars import ContextVar, Token
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol, TypeAlias, cast
 
 __all__ = (
     'COMPANION',
@@ -55,15 +55,11 @@ class Frame(NamedTuple):
     """The agentools calling each other in this task, outermost first (a repeat is a cycle)."""
 
 
-class Entry(NamedTuple):
-    """A frame entered for one call or run, and what leaving it undoes (`leave`)."""
-
-    token: Token[Frame | None] | None
-    """Resets the frame on leaving; `None` when the call joined the frame in effect."""
-    scope: Any
-    """The run scope the call runs in (its `RunScope`, or `None`)."""
-    closes: bool
-    """The call made `scope`, so leaving closes it."""
+Entry: TypeAlias = 'tuple[Token[Frame | None] | None, Any, bool]'
+"""A frame entered for one call or run, and what leaving it undoes (`leave`): the token that resets the
+frame (`None` when the call joined the frame in effect), the run scope the call runs in (its `RunScope`,
+or `None`) and whether the call made that scope, so leaving closes it. (A plain tuple: the direct path
+makes one per call.)"""
 
 
 class InjectorInEffect(Protocol):
@@ -107,10 +103,10 @@ def injector_in_effect(registry: Callable[[], object]) -> InjectorInEffect | Non
 async def leave(entry: Entry, error: BaseException | None) -> None:
     """Leave a frame entered for a call or run: close the run scope it owns (the one place a run's
     resources are closed), then restore the frame it found, whatever the closing raises."""
+    token, scope, closes = entry
     try:
-        scope: RunScope | None = entry.scope
-        if entry.closes and scope is not None and scope.owned:
-            await scope.aclose(error)
+        if closes and scope is not None and cast('RunScope', scope).owned:
+            await cast('RunScope', scope).aclose(error)
     finally:
-        if entry.token is not None:
-            frame.reset(entry.token)
+        if token is not None:
+            frame.reset(token)
