@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, Callable, Generator
 from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
+from dataclasses import replace
 from typing import Any, TypeVar, cast
 
 from opentelemetry.metrics import MeterProvider
@@ -85,13 +86,13 @@ class AgenToolInjector:
         meter_provider: MeterProvider | None = None,
     ) -> None:
         check_instance('registry', registry, AgenToolRegistry, optional=True)
-        check_instance('meter_provider', meter_provider, MeterProvider, optional=True)
         self.registry = registry
         self._targets: dict[str, Target] = {}
         self._handles: dict[str, AgenToolHandle[Any]] = {}
         self._lifetime = DepsLifetime(handle=self.handle, require=self._require_agentool)
-        self._meter_provider = meter_provider
+        self._policy = Policy(surface='direct', typed_errors=True)
         self.tracer_provider = tracer_provider
+        self.meter_provider = meter_provider
         self._overridden = False
         self._leaf_frames: dict[str, Frame] = {}
         self.serial_calls: GateTable = {}
@@ -121,12 +122,18 @@ class AgenToolInjector:
                 value=repr(given),
             )
         self._tracer_provider = provider
-        self._policy = Policy(
-            surface='direct',
-            typed_errors=True,
-            tracer=None if provider is None else provider.get_tracer(TRACER_NAME),
-            meter_provider=self._meter_provider,
-        )
+        tracer = None if provider is None else provider.get_tracer(TRACER_NAME)
+        self._policy = replace(self._policy, tracer=tracer)
+
+    @property
+    def meter_provider(self) -> MeterProvider | None:
+        """Where every direct call's metrics go; `None`: only calls that open a span are measured."""
+        return self._policy.meter_provider
+
+    @meter_provider.setter
+    def meter_provider(self, provider: MeterProvider | None) -> None:
+        check_instance('meter_provider', provider, MeterProvider, optional=True)
+        self._policy = replace(self._policy, meter_provider=provider)
 
     # --- agents --------------------------------------------------------------------------------
 
