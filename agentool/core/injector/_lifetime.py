@@ -12,7 +12,7 @@ the plain model string; dispatch goes through `call`). Three lifetimes:
 - **None**: no deps type, or deps that cannot be built and whose type admits `None`.
 
 Injector-scoped resources (`provide(T, factory, scope='injector')`) are made once, in this object's
-own scope (`home`), and closed when the injector is cleared.
+own scope (`injector_scope`), and closed when the injector is cleared.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ class DepsLifetime:
         self._plans: dict[Any, DepsPlan | None] = {}
         self.kept: dict[Any, Any] = {}
         """The deps kept for calls given none, by deps type (read directly on the direct path: one dict read)."""
-        self.home = RunScope()
+        self.injector_scope = RunScope()
         """Where injector-scoped factories make their one instance; closed by `clear`/`aclear`."""
 
     async def supply(self, target: Target, scope: RunScope | None) -> Any:
@@ -71,7 +71,7 @@ class DepsLifetime:
             return None
         if plan.per_run:
             return await build_deps(plan, RunScope() if scope is None else scope)
-        deps = await build_deps(plan, self.home)
+        deps = await build_deps(plan, self.injector_scope)
         # First wins: concurrent first calls built their own, and all of them get the one kept.
         return self.kept.setdefault(target.deps_type, deps)
 
@@ -100,9 +100,9 @@ class DepsLifetime:
                 f'{type_label(type_)} is already provided to the injector; pass replace=True', type=type_label(type_)
             )
         given = None if instance is UNSET else instance
-        self.providers[type_] = make_provider(type_, factory, given, scope, home=self.home)
+        self.providers[type_] = make_provider(type_, factory, given, scope, home=self.injector_scope)
         # What the old provider made for the injector's life is closed with it, on `clear`; the next use makes anew.
-        self.home.forget(type_)
+        self.injector_scope.forget(type_)
         self.replan()
         # Kept deps built with what `type_` gave before (or without it) are built anew; the others stay.
         self.forget(lambda shape: shape.deps_type == type_ or any(v.key == type_ for v in shape.values))
@@ -131,7 +131,7 @@ class DepsLifetime:
 
     def async_closers(self) -> list[str]:
         """The types of the injector-scoped resources only an `await` can close (`aclear`, not `clear`)."""
-        return self.home.async_closers()
+        return self.injector_scope.async_closers()
 
     def clear(self) -> RunScope:
         """Forget every provider, plan and kept deps; the scope of injector-scoped resources, to be closed."""
@@ -139,8 +139,8 @@ class DepsLifetime:
         self._shapes.clear()
         self._plans.clear()
         self.kept.clear()
-        home, self.home = self.home, RunScope()
-        return home
+        scope, self.injector_scope = self.injector_scope, RunScope()
+        return scope
 
     def _plan(self, target: Target) -> DepsPlan | None:
         if not target.needs_deps:
