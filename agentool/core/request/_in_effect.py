@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextvars import ContextVar, Token
-from typing import Any, NamedTuple, Protocol, TypeAlias, cast
+from typing import Any, NamedTuple, Protocol, TypeAlias
 
 __all__ = (
     'COMPANION',
@@ -32,17 +32,6 @@ loop has id 0) holds the lock shared by every loop. One per injector: `InjectorI
 
 COMPANION = 'agentool.injector'
 """Where a registry keeps its default injector (a key no attribute name can collide with)."""
-
-
-class RunScope(Protocol):
-    """The resources of a run in progress (`agentool.core.injector`'s `RunScope`), as the core closes them."""
-
-    owned: list[Any] | None
-    """What the run made that must be closed; `None` (or empty) when nothing."""
-
-    async def aclose(self, error: BaseException | None) -> None:
-        """Close what the run made, newest first (`error`: the exception ending the run, if any)."""
-        ...
 
 
 class Frame(NamedTuple):
@@ -103,10 +92,10 @@ def injector_in_effect(registry: Callable[[], object]) -> InjectorInEffect | Non
 async def leave(entry: Entry, error: BaseException | None) -> None:
     """Leave a frame entered for a call or run: close the run scope it owns (the one place a run's
     resources are closed), then restore the frame it found, whatever the closing raises."""
-    token, scope, closes = entry
+    token, scope, closes = entry  # `scope`: the injector's `RunScope` (`owned`: what it made)
     try:
-        if closes and scope is not None and cast('RunScope', scope).owned:
-            await cast('RunScope', scope).aclose(error)
+        if closes and scope is not None and scope.owned:
+            await scope.aclose(error)
     finally:
         if token is not None:
             frame.reset(token)
