@@ -100,7 +100,7 @@ class AgenToolInjector:
         # Which deps builder a subclass overrides (the guide's `CustomInjector`), found once: a surface
         # building the deps of a call given none reads this one attribute to know whether to ask it.
         self._own_deps: OwnDeps | None = own_deps_form(type(self), AgenToolInjector)
-        self.kept_deps: dict[Any, Any] = self._lifetime.kept if self._own_deps is None else {}
+        self.kept_deps: dict[Any, Any] = self._lifetime.kept_deps if self._own_deps is None else {}
         """The deps kept for calls given none, by deps type (`DepsLifetime.supply` fills it; a subclass
         building its own keeps none): every surface reads it before asking `deps_for`."""
         self._overrides: ContextVar[dict[str, Target] | None] = ContextVar(

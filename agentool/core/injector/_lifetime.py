@@ -45,7 +45,7 @@ class DepsLifetime:
         self.providers: dict[Any, Provider] = {}
         self._shapes: dict[Any, DepsShape] = {}
         self._plans: dict[Any, DepsPlan | None] = {}
-        self.kept: dict[Any, Any] = {}
+        self.kept_deps: dict[Any, Any] = {}
         """The deps kept for calls given none, by deps type (read directly on the direct path: one dict read)."""
         self.injector_scope = RunScope()
         """Where injector-scoped factories make their one instance; closed by `clear`/`aclear`."""
@@ -58,7 +58,7 @@ class DepsLifetime:
         Raises:
             MissingDepsError: they cannot be built and the deps type does not admit `None`.
         """
-        if (kept := self.kept.get(target.deps_type, UNSET)) is not UNSET:
+        if (kept := self.kept_deps.get(target.deps_type, UNSET)) is not UNSET:
             return kept
         try:
             plan = self._plan(target)
@@ -73,7 +73,7 @@ class DepsLifetime:
             return await build_deps(plan, RunScope() if scope is None else scope)
         deps = await build_deps(plan, self.injector_scope)
         # First wins: concurrent first calls built their own, and all of them get the one kept.
-        return self.kept.setdefault(target.deps_type, deps)
+        return self.kept_deps.setdefault(target.deps_type, deps)
 
     def provide(
         self, type_: Any, factory: Callable[..., Any] | None, instance: Any, scope: ResourceScope, *, replace: bool
@@ -113,8 +113,8 @@ class DepsLifetime:
 
     def forget(self, changed: Callable[[DepsShape], bool]) -> None:
         """Drop the kept deps whose shape the wiring just `changed`: the next call builds them anew."""
-        for deps_type in [t for t in self.kept if changed(self.shape(t))]:
-            del self.kept[deps_type]
+        for deps_type in [t for t in self.kept_deps if changed(self.shape(t))]:
+            del self.kept_deps[deps_type]
 
     def shape(self, deps_type: Any) -> DepsShape:
         """What `deps_type` asks for, read once."""
@@ -138,7 +138,7 @@ class DepsLifetime:
         self.providers.clear()
         self._shapes.clear()
         self._plans.clear()
-        self.kept.clear()
+        self.kept_deps.clear()
         scope, self.injector_scope = self.injector_scope, RunScope()
         return scope
 
