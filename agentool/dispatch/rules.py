@@ -153,9 +153,10 @@ class JsonRule(DispatchRule):
         text = request.prompt.strip()
         if not (text.startswith('{') and text.endswith('}')):
             return None
-        # Size first: an object no candidate may take is refused before any parsing.
+        # Size first: an object no candidate may take is refused before any parsing, measured as
+        # given (whitespace around it counts), as every other surface measures a prompt.
         limit = input_limit(operations, self.agentool)
-        if (size := utf8_size_over(text, limit)) is not None:
+        if (size := utf8_size_over(request.prompt, limit)) is not None:
             whose = f'agentool {self.agentool!r}' if self.agentool else 'any agentool this rule may send it to'
             raise _too_large(self.label, 'the JSON prompt', whose, self.agentool, size, limit)
         try:
@@ -244,9 +245,10 @@ class CommandRule(DispatchRule):
 
     def match(self, request: DispatchRequest, operations: Mapping[str, Sequence[str]]) -> Dispatch | None:
         text = request.prompt.strip()
-        # The pattern never reads more than the agentool would take: a user's regex may backtrack.
+        # The pattern never reads more than the agentool would take (a user's regex may backtrack),
+        # measured as given, as every other surface measures a prompt.
         limit = input_limit(operations, self.agentool)
-        if (size := utf8_size_over(text, limit)) is not None:
+        if (size := utf8_size_over(request.prompt, limit)) is not None:
             if self.prefix is None or not _has_prefix(text, self.prefix):
                 return None
             raise _too_large(self.label, 'the command', f'agentool {self.agentool!r}', self.agentool, size, limit)
