@@ -25,11 +25,10 @@ from pydantic import ValidationError
 from pydantic_ai import RunContext
 from pydantic_ai.usage import RunUsage
 
-from ._http_checks import int_problem
 from ._http_guards import LOGGER
 from ._interface import OperationInterface, build_interfaces
 from ._modules import import_modules
-from ._options import check_function, check_text, check_tracer
+from ._options import check_function, check_limit, check_text, check_tracer, refusals
 from ._stdio_lines import BoundedLines, claimed_stdin
 from .core.injector import get_injector, use_injector
 from .core.model import AgenToolModel
@@ -213,8 +212,8 @@ async def run_server(
     JSON-RPC error and skipped as it arrives, never stored nor parsed.
     """
     _check_transport(transport, http)
-    if problem := int_problem('max_line_bytes', max_line_bytes, 1, None):
-        raise ServingError(problem, option='max_line_bytes', value=quote(max_line_bytes))
+    if problem := refusals(lambda: check_limit('max_line_bytes', max_line_bytes)):
+        raise ServingError(problem['max_line_bytes'], option='max_line_bytes', value=quote(max_line_bytes))
     if transport == 'stdio':
         with claimed_stdin() as source:
             await _serve_stdio(server, None if source is None else BoundedLines(source, max_line_bytes))
