@@ -21,6 +21,8 @@ from typing import Any, NewType, TypeVar, cast, get_origin
 from .errors import MAX_DETAIL_CHARS, ConfigurationError, quote
 
 __all__ = (
+    'refuse',
+    'check_choice',
     'check_name',
     'check_label',
     'check_labels',
@@ -54,13 +56,24 @@ __all__ = (
 _T = TypeVar('_T')
 
 
-def _refuse(option: str, expected: str, value: object, agentool: str | None = None) -> ConfigurationError:
+def refuse(
+    option: str, expected: str, value: object, agentool: str | None = None, **details: Any
+) -> ConfigurationError:
+    """The error every check raises: `OPTION must be EXPECTED; got VALUE`, naming the option and the value."""
     return ConfigurationError(
         f'{option} must be {expected}; got {quote(value)}',
         agentool=agentool,
         option=option,
         value=quote(value, MAX_DETAIL_CHARS),
+        **details,
     )
+
+
+def check_choice(option: str, value: object, choices: Sequence[object], *, why: str = '') -> None:
+    """Raise `ConfigurationError` unless `value` is one of `choices` (listed as `supported`); `why` ends the message."""
+    if any(value is choice or (type(value) is type(choice) and value == choice) for choice in choices):
+        return
+    raise refuse(option, f'one of {", ".join(map(repr, choices))}{why}', value, supported=list(choices))
 
 
 NAME_REFUSED_CATEGORIES = frozenset({'Cc', 'Cf', 'Cs', 'Zl', 'Zp'})
@@ -161,13 +174,13 @@ def check_limit(
         expected = f'an int from {minimum} to {maximum}'
     else:
         expected = 'a positive int' if minimum == 1 else f'an int of at least {minimum}'
-    raise _refuse(option, f'{expected} or None' if optional else expected, value, agentool)
+    raise refuse(option, f'{expected} or None' if optional else expected, value, agentool)
 
 
 def check_flag(option: str, value: object) -> None:
     """Raise `ConfigurationError` unless `value` is `True` or `False` (a truthy string is not a flag)."""
     if not isinstance(value, bool):
-        raise _refuse(option, 'True or False', value)
+        raise refuse(option, 'True or False', value)
 
 
 def check_type_form(option: str, value: object, agentool: str | None = None) -> None:
@@ -179,7 +192,7 @@ def check_type_form(option: str, value: object, agentool: str | None = None) -> 
         return
     if hasattr(value, '__value__'):  # a `type X = ...` alias (Python 3.12+)
         return
-    raise _refuse(option, 'a type', value, agentool)
+    raise refuse(option, 'a type', value, agentool)
 
 
 def check_function(option: str, value: object, *, optional: bool = False, takes: Sequence[str] = ()) -> None:
@@ -190,7 +203,7 @@ def check_function(option: str, value: object, *, optional: bool = False, takes:
     signature Python cannot read passes.
     """
     if not (callable(value) or (value is None and optional)):
-        raise _refuse(option, 'a function or None' if optional else 'a function', value)
+        raise refuse(option, 'a function or None' if optional else 'a function', value)
     if value is None or not takes:
         return
     try:
@@ -201,7 +214,7 @@ def check_function(option: str, value: object, *, optional: bool = False, takes:
         signature.bind(*takes)
     except TypeError:
         expected = f'a function called as {option}({", ".join(takes)})'
-        raise _refuse(option, f'{expected} or None' if optional else expected, value) from None
+        raise refuse(option, f'{expected} or None' if optional else expected, value) from None
 
 
 def check_instance(
@@ -221,20 +234,20 @@ def check_instance(
         if expected is None:
             name = kind.__name__ if isinstance(kind, type) else ' or '.join(k.__name__ for k in kind)
             expected = f'an {name}' if name[0] in 'AEIOU' else f'a {name}'
-        raise _refuse(option, f'{expected} or None' if optional else expected, value, agentool)
+        raise refuse(option, f'{expected} or None' if optional else expected, value, agentool)
 
 
 def check_tracer(option: str, value: object) -> None:
     """Raise `ConfigurationError` unless `value` is `None` or a tracer (a callable `start_as_current_span`)."""
     if value is not None and not callable(getattr(value, 'start_as_current_span', None)):
-        raise _refuse(option, 'an OpenTelemetry Tracer (with start_as_current_span) or None', value)
+        raise refuse(option, 'an OpenTelemetry Tracer (with start_as_current_span) or None', value)
 
 
 def check_text(option: str, value: object, *, optional: bool = False) -> None:
     """Raise `ConfigurationError` unless `value` is a string (or `None` when `optional`)."""
     if isinstance(value, str) or (value is None and optional):
         return
-    raise _refuse(option, 'a string or None' if optional else 'a string', value)
+    raise refuse(option, 'a string or None' if optional else 'a string', value)
 
 
 def _items(value: object, kind: type[_T]) -> list[_T] | None:
@@ -250,7 +263,7 @@ def check_strings(option: str, value: object) -> list[str]:
     """`value` as a list if it is a collection of strings (a lone string is refused: it is not a list)."""
     if (items := _items(value, str)) is not None:
         return items
-    raise _refuse(option, 'a list of strings', value)
+    raise refuse(option, 'a list of strings', value)
 
 
 def check_string_or_strings(option: str, value: object) -> list[str]:
@@ -259,14 +272,14 @@ def check_string_or_strings(option: str, value: object) -> list[str]:
         return [value]
     if (items := _items(value, str)) is not None:
         return items
-    raise _refuse(option, 'a string or a list of strings', value)
+    raise refuse(option, 'a string or a list of strings', value)
 
 
 def check_instances(option: str, value: object, kind: type[_T]) -> list[_T]:
     """`value` as a list if it is a collection of `kind`s; else `ConfigurationError` naming the option."""
     if (items := _items(value, kind)) is not None:
         return items
-    raise _refuse(option, f'a list of {kind.__name__}', value)
+    raise refuse(option, f'a list of {kind.__name__}', value)
 
 
 def check_string_map(option: str, value: object) -> dict[str, str]:
@@ -275,7 +288,7 @@ def check_string_map(option: str, value: object) -> dict[str, str]:
         items = cast('Mapping[object, object]', value)
         if all(isinstance(key, str) and isinstance(text, str) for key, text in items.items()):
             return dict(cast('Mapping[str, str]', items))
-    raise _refuse(option, 'a dict of strings to strings', cast(object, value))
+    raise refuse(option, 'a dict of strings to strings', cast(object, value))
 
 
 def check_examples(value: object) -> list[dict[str, Any]]:
@@ -284,31 +297,31 @@ def check_examples(value: object) -> list[dict[str, Any]]:
         items = list(cast('Sequence[object]', value))
         if all(isinstance(item, Mapping) for item in items):
             return [dict(cast('Mapping[str, Any]', item)) for item in items]
-    raise _refuse('examples', 'a list of dicts', cast(object, value))
+    raise refuse('examples', 'a list of dicts', cast(object, value))
 
 
 def check_seconds(option: str, value: object) -> None:
     """Raise `ConfigurationError` unless `value` is a positive, finite number of seconds."""
     if not (isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value > 0):
-        raise _refuse(option, 'a positive, finite number of seconds', value)
+        raise refuse(option, 'a positive, finite number of seconds', value)
 
 
 def check_url_path(option: str, value: object) -> None:
     """Raise `ConfigurationError` unless `value` is a URL path: starting with '/', no space or control character."""
     if not (isinstance(value, str) and value.startswith('/')):
-        raise _refuse(option, "a URL path starting with '/'", value)
+        raise refuse(option, "a URL path starting with '/'", value)
     if any(char.isspace() or not char.isprintable() for char in value):
-        raise _refuse(option, 'a URL path without spaces or control characters', value)
+        raise refuse(option, 'a URL path without spaces or control characters', value)
 
 
 def check_origins(option: str, value: object) -> None:
     """Raise `ConfigurationError` unless `value` is a tuple or list of what browsers send as `Origin`."""
     example = "origins such as 'https://app.example.com'"
     if not isinstance(value, tuple | list):
-        raise _refuse(option, f'a tuple of {example}', value)
+        raise refuse(option, f'a tuple of {example}', value)
     for origin in cast('tuple[object, ...]', value):
         if not (isinstance(origin, str) and _is_origin(origin)):
-            raise _refuse(
+            raise refuse(
                 option,
                 f'{example} (a scheme and a host, with its port if any, and nothing after: no browser sends '
                 'a path, a query or credentials in Origin)',
@@ -333,12 +346,12 @@ def _is_origin(origin: str) -> bool:
 def check_proxies(option: str, value: object) -> None:
     """Raise `ConfigurationError` unless `value` is a tuple or list of IP addresses or networks."""
     if not isinstance(value, tuple | list):
-        raise _refuse(option, "a tuple of addresses or networks ('10.0.0.5', '10.0.0.0/24')", value)
+        raise refuse(option, "a tuple of addresses or networks ('10.0.0.5', '10.0.0.0/24')", value)
     for proxy in cast('tuple[object, ...]', value):
         try:
             ipaddress.ip_network(cast(str, proxy), strict=False)
         except (TypeError, ValueError):
-            raise _refuse(option, 'IP addresses or networks', proxy) from None
+            raise refuse(option, 'IP addresses or networks', proxy) from None
 
 
 def unsendable(token: str) -> bool:
@@ -358,11 +371,11 @@ def check_tokens(option: str, value: object) -> None:
     if value is None:
         return
     if not isinstance(value, Mapping) or not value:
-        raise _refuse(option, "a non-empty mapping of names to tokens ({'alice': '...'})", cast(object, value))
+        raise refuse(option, "a non-empty mapping of names to tokens ({'alice': '...'})", cast(object, value))
     items = cast('Mapping[object, object]', value).items()
     for name, token in items:
         if not (isinstance(name, str) and name and name.isprintable() and len(name) <= _TOKEN_NAME_CHARS):
-            raise _refuse(option, f'named by printable text of 1 to {_TOKEN_NAME_CHARS} characters', name)
+            raise refuse(option, f'named by printable text of 1 to {_TOKEN_NAME_CHARS} characters', name)
         if not (isinstance(token, str) and token.strip() == token and token and not unsendable(token)):
             raise ConfigurationError(
                 f'{option}: the token named {quote(name)} must be a non-empty string a client can send in a '
@@ -425,5 +438,5 @@ def refusals(*checks: Callable[[], object]) -> dict[str, str]:
 def aware(option: str, stamp: object) -> datetime:
     """`stamp` timezone-aware: a naive datetime is read as local time (`.astimezone()`)."""
     if not isinstance(stamp, datetime):
-        raise _refuse(option, 'a datetime', stamp)
+        raise refuse(option, 'a datetime', stamp)
     return stamp if stamp.utcoffset() is not None else stamp.astimezone()

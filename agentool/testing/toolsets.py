@@ -28,7 +28,7 @@ from pydantic_ai.toolsets import AbstractToolset, CombinedToolset, ToolsetTool, 
 from pydantic_ai.usage import RunUsage
 from pydantic_core import SchemaValidator, core_schema, to_jsonable_python
 
-from .._options import check_label, check_text
+from .._options import check_instance, check_label, check_text
 from ..errors import CassetteError, CassetteMismatchError, ConfigurationError, UnrecordedCallError, clip, quote
 from ._schema_changes import schema_changes
 from ._tool_answers import ToolAnswers
@@ -77,14 +77,8 @@ class CassetteToolset(WrapperToolset[Any]):
     def __init__(
         self, wrapped: AbstractToolset[Any], model: CassetteModel, *, name: str | None = None, verify: bool = False
     ) -> None:
-        if not isinstance(cast(object, wrapped), AbstractToolset):
-            raise ConfigurationError(
-                f'CassetteToolset wraps a pydantic-ai toolset; got {quote(wrapped)}', option='wrapped'
-            )
-        if not isinstance(cast(object, model), CassetteModel):
-            raise ConfigurationError(
-                f'CassetteToolset needs the CassetteModel it records with; got {quote(model)}', option='model'
-            )
+        check_instance('wrapped', wrapped, AbstractToolset, expected='a pydantic-ai toolset')
+        check_instance('model', model, CassetteModel, expected='the CassetteModel it records with')
         check_text('name', name, optional=True)
         super().__init__(wrapped)
         self.model, self.verify = model, bool(verify)
