@@ -23,6 +23,13 @@ from ..errors import ExpectationError
 __all__ = ('CallRecord', 'RequestRecord', 'CallLog', 'Expected', 'side_by_side')
 
 
+ARG_CHARS = 60
+"""How much of each argument's JSON a description keeps; the rest is stated by its length."""
+
+ARGS_SHOWN = 20
+"""How many arguments of one call a description shows; the rest are counted."""
+
+
 @dataclass(kw_only=True)
 class CallRecord:
     """One tool call and, once it came back, its result."""
@@ -38,19 +45,12 @@ class CallRecord:
     outcome: str | None = None
     """The return's outcome: `'success'`, `'retried'`, `'failed'`, `'denied'` or `'interrupted'`."""
 
-    def describe(self) -> str:
-        """`tool(args)` with the arguments as compact JSON, each cut to `_ARG_CHARS` characters."""
-        return f'{clip(self.tool, _ARG_CHARS)}({bounded_args(self.args)})'
+    def describe(self, *, width: int = ARG_CHARS, count: int = ARGS_SHOWN) -> str:
+        """`tool(args)` with the arguments as compact JSON, each cut to `width`, at most `count` of them."""
+        return f'{clip(self.tool, width)}({bounded_args(self.args, width=width, count=count)})'
 
 
-_ARG_CHARS = 60
-"""How much of each argument's JSON a description keeps; the rest is stated by its length."""
-
-_ARGS_SHOWN = 20
-"""How many arguments of one call a description shows; the rest are counted."""
-
-
-def bounded_args(args: Mapping[str, Any], *, width: int = _ARG_CHARS, count: int = _ARGS_SHOWN) -> str:
+def bounded_args(args: Mapping[str, Any], *, width: int = ARG_CHARS, count: int = ARGS_SHOWN) -> str:
     """`args` as compact JSON with each value (and name) cut to `width`, at most `count` of them.
 
     Every argument name shows, so a call made with another argument than expected reads as such.
