@@ -17,7 +17,7 @@ from typing import Any, Protocol, TypeAlias, cast, runtime_checkable
 from pydantic_ai.messages import ModelMessage
 from pydantic_core import PydanticSerializationError, to_json
 
-from .._options import check_function, check_text
+from .._options import check_function, check_instance, check_text
 from ..errors import ConfigurationError, ExpectationError, quote
 from .log import CallRecord
 
@@ -84,16 +84,9 @@ class Regex:
     def __post_init__(self) -> None:
         pattern, flags = cast(object, self.pattern), cast(object, self.flags)
         source = cast('re.Pattern[Any]', pattern).pattern if isinstance(pattern, re.Pattern) else pattern
-        if not isinstance(source, str):  # a bytes pattern cannot search a text prompt
-            raise ConfigurationError(
-                f'Regex(pattern=...) must be a string or a compiled re.Pattern of text; got {source!r}',
-                option='pattern',
-                value=repr(source),
-            )
-        if not isinstance(flags, int):
-            raise ConfigurationError(
-                f'Regex(flags=...) must be re flags (an int); got {flags!r}', option='flags', value=repr(flags)
-            )
+        # A bytes pattern cannot search a text prompt.
+        check_instance('pattern', source, str, expected='a string or a compiled re.Pattern of text')
+        check_instance('flags', flags, int, expected='re flags (an int)')
         try:
             re.compile(self.pattern, self.flags)  # cached by `re`, so `matches` pays nothing more
         except (re.error, ValueError) as error:  # ValueError: flags given with a compiled pattern
