@@ -29,6 +29,7 @@ from pydantic_ai import AgentRunResult, DeferredToolRequests
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 
 from .._bounds import MAX_MESSAGE_CHARS
+from .._options import check_limit
 from ..errors import CassetteError, ConfigurationError, ExpectationError, clip, quote
 from .cassette import Cassette, Exchange, RecordedRun, canonical, canonical_args
 from .cassette_model import CassetteModel
@@ -191,8 +192,7 @@ class Trajectory:
     def assert_requests(self, count: int) -> None:
         """Assert the run made exactly `count` model requests."""
         __tracebackhide__ = True
-        if not isinstance(cast(object, count), int) or isinstance(count, bool) or count < 0:
-            raise ConfigurationError(f'count must be an int of at least 0; got {count!r}', option='count')
+        check_limit('count', count, minimum=0)
         if self.requests != count:
             head = f'{self.source} made {self.requests} model request(s), expected {count}\n'
             raise ExpectationError(
