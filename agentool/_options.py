@@ -57,11 +57,14 @@ _T = TypeVar('_T')
 
 
 def refuse(
-    option: str, expected: str, value: object, agentool: str | None = None, **details: Any
+    option: str, expected: str, value: object, agentool: str | None = None, *, what: str = '', **details: Any
 ) -> ConfigurationError:
-    """The error every check raises: `OPTION must be EXPECTED; got VALUE`, naming the option and the value."""
+    """The error every check raises: `OPTION must be EXPECTED; got VALUE`, naming the option and the value.
+
+    `what` names the value in the message instead of `option` (`CommandRule(prefix=...)`).
+    """
     return ConfigurationError(
-        f'{option} must be {expected}; got {quote(value)}',
+        f'{what or option} must be {expected}; got {quote(value)}',
         agentool=agentool,
         option=option,
         value=quote(value, MAX_DETAIL_CHARS),
