@@ -28,7 +28,7 @@ from pydantic_ai.usage import RunUsage
 from ._http_guards import LOGGER
 from ._interface import OperationInterface, build_interfaces
 from ._modules import import_modules
-from ._options import check_function, check_limit, check_text, check_tracer, refusals
+from ._options import check_choice, check_function, check_limit, check_text, check_tracer, refusals
 from ._stdio_lines import BoundedLines, claimed_stdin
 from .core.injector import get_injector, use_injector
 from .core.model import AgenToolModel
@@ -284,12 +284,7 @@ _SERVE_OWN = ('registry', 'include', 'exclude')
 
 
 def _check_transport(transport: object, http: object) -> None:
-    if transport not in ('stdio', 'streamable-http'):
-        raise ConfigurationError(
-            f'unknown MCP transport {quote(transport)}; use stdio or streamable-http',
-            option='transport',
-            value=quote(transport),
-        )
+    check_choice('transport', transport, ('stdio', 'streamable-http'))
     if not (http is None or isinstance(http, HttpOptions)):
         raise ServingError(f'http must be an HttpOptions or None; got {quote(http)}', option='http', value=quote(http))
     if http is not None and transport == 'stdio':  # as the CLI's HTTP options: never silently ignored
