@@ -369,11 +369,5 @@ def check_tools(tools: object, *, agentool: str | None = None) -> tuple[Callable
 
 def check_config(name: str, config: object) -> AgenToolConfig:
     """`config` if it is an `AgenToolConfig`; else `ConfigurationError` naming agentool `name`."""
-    if isinstance(config, AgenToolConfig):
-        return config
-    raise ConfigurationError(
-        f'agentool {name!r}: config must be an AgenToolConfig; got {config!r}',
-        agentool=name,
-        option='config',
-        value=repr(config),
-    )
+    check_instance('config', config, AgenToolConfig, agentool=name)
+    return cast(AgenToolConfig, config)
