@@ -260,7 +260,7 @@ class ToolsetDouble(AbstractToolset[Any]):
                 option='answers',
             )
         if answer is not None and not (callable(answer) or isinstance(cast(object, answer), AbstractToolset)):
-            raise ConfigurationError(f'answer must be a function or a toolset; got {quote(answer)}', option='answer')
+            raise refuse('answer', 'a function or a toolset', answer)
         self.definitions = definitions
         self.answers = dict(answers or {})
         self.answer = answer
