@@ -246,11 +246,12 @@ def check_tracer(option: str, value: object) -> None:
         raise refuse(option, 'an OpenTelemetry Tracer (with start_as_current_span) or None', value)
 
 
-def check_text(option: str, value: object, *, optional: bool = False) -> None:
-    """Raise `ConfigurationError` unless `value` is a string (or `None` when `optional`)."""
-    if isinstance(value, str) or (value is None and optional):
+def check_text(option: str, value: object, *, optional: bool = False, blank: bool = True) -> None:
+    """Refuse unless `value` is a string (not only whitespace unless `blank`), or `None` when `optional`."""
+    if (isinstance(value, str) and (blank or value.strip())) or (value is None and optional):
         return
-    raise refuse(option, 'a string or None' if optional else 'a string', value)
+    expected = 'a string' if blank else 'a non-blank string'
+    raise refuse(option, f'{expected} or None' if optional else expected, value)
 
 
 def _items(value: object, kind: type[_T]) -> list[_T] | None:

@@ -30,7 +30,7 @@ from pydantic_ai.agent import AbstractAgent
 from pydantic_ai.capabilities import AbstractCapability
 
 from ._dbos_support import quiet_input_errors, safe_url, sqlite_engine_kwargs
-from ._options import check_instance, check_limit, check_strings, check_text, refuse
+from ._options import check_instance, check_limit, check_seconds, check_strings, check_text, refuse
 from .core.agent.capability import build_agent
 from .core.registry import AgenToolRegistry, not_found
 from .core.request import dispatcher_reset, dispatcher_scope
@@ -208,14 +208,11 @@ async def launch(
     check_text('app_name', app_name)
     check_text('application_version', application_version)
     check_text('log_level', log_level)
-    if not (executor_id is None or (isinstance(cast(object, executor_id), str) and executor_id.strip())):
-        raise refuse('executor_id', 'a non-blank string or None', executor_id)
+    check_text('executor_id', executor_id, optional=True, blank=False)
     if log_level not in (levels := logging.getLevelNamesMapping()):
         raise refuse('log_level', f'a logging level name ({", ".join(sorted(levels))})', log_level)
     check_limit('worker_concurrency', worker_concurrency, optional=True)
-    interval = cast(object, polling_interval)
-    if not isinstance(interval, int | float) or isinstance(interval, bool) or not interval > 0:
-        raise refuse('polling_interval', 'a positive number of seconds', polling_interval)
+    check_seconds('polling_interval', polling_interval)
     url = database_url(database)
     config: DBOSConfig = {
         'name': app_name,
@@ -357,8 +354,7 @@ def _checked(agent: AbstractAgent[Any, Any], prompt: str, workflow_id: str | Non
     """The name of `agent` (registered now); `ConfigurationError` for an argument of the wrong type."""
     check_instance('agent', agent, AbstractAgent)
     check_text('prompt', prompt)
-    if workflow_id is not None and not (isinstance(cast(object, workflow_id), str) and workflow_id.strip()):
-        raise refuse('workflow_id', 'a non-blank string or None', workflow_id)
+    check_text('workflow_id', workflow_id, optional=True, blank=False)
     register(agent)
     assert agent.name is not None
     return agent.name
