@@ -2,7 +2,7 @@
 
 Run where a value enters (`create_agentool`, `AgenToolConfig`, `Route`, the registry, serving
 options, the CLI), so a wrong type is refused when it is given rather than failing later
-somewhere unrelated; what is given a checked value does not check it again. Every message reads
+somewhere unrelated; a private function given a checked value does not check it again. Every message reads
 `OPTION must be EXPECTED; got VALUE`, the value quoted and bounded. `refusals` runs several checks
 at once, for an error naming every option refused (`HttpOptions` raises it as a `ServingError`).
 """
