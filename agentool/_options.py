@@ -1,12 +1,18 @@
-"""Checks of single configuration values, each a `ConfigurationError` naming the option and the value.
+"""The one family of option checks: each refuses a value with a `ConfigurationError` naming the option.
 
-Run where a value enters (`create_agentool`, `AgenToolConfig`, `Route`, the registry), so a wrong
-type is refused when it is given rather than failing later somewhere unrelated.
+Run where a value enters (`create_agentool`, `AgenToolConfig`, `Route`, the registry, serving
+options, the CLI), so a wrong type is refused when it is given rather than failing later
+somewhere unrelated; a private function given a checked value does not check it again. Every message reads
+`OPTION must be EXPECTED; got VALUE`, the value quoted and bounded. `refusals` runs several checks
+at once, for an error naming every option refused (`HttpOptions` raises it as a `ServingError`).
 """
 
 from __future__ import annotations
 
 import inspect
+import ipaddress
+import math
+import os
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
@@ -15,6 +21,8 @@ from typing import Any, NewType, TypeVar, cast, get_origin
 from .errors import MAX_DETAIL_CHARS, ConfigurationError, quote
 
 __all__ = (
+    'refuse',
+    'check_choice',
     'check_name',
     'check_label',
     'check_labels',
@@ -31,6 +39,16 @@ __all__ = (
     'check_function',
     'check_instance',
     'check_tracer',
+    'check_path',
+    'check_seconds',
+    'check_url_path',
+    'check_origins',
+    'check_proxies',
+    'check_tokens',
+    'check_share',
+    'check_one_of',
+    'unsendable',
+    'refusals',
     'aware',
 )
 
@@ -38,13 +56,27 @@ __all__ = (
 _T = TypeVar('_T')
 
 
-def _refuse(option: str, expected: str, value: object, agentool: str | None = None) -> ConfigurationError:
+def refuse(
+    option: str, expected: str, value: object, agentool: str | None = None, *, what: str = '', **details: Any
+) -> ConfigurationError:
+    """The error every check raises: `OPTION must be EXPECTED; got VALUE`, naming the option and the value.
+
+    `what` names the value in the message instead of `option` (`CommandRule(prefix=...)`).
+    """
     return ConfigurationError(
-        f'{option} must be {expected}; got {quote(value)}',
+        f'{what or option} must be {expected}; got {quote(value)}',
         agentool=agentool,
         option=option,
         value=quote(value, MAX_DETAIL_CHARS),
+        **details,
     )
+
+
+def check_choice(option: str, value: object, choices: Sequence[object], *, why: str = '') -> None:
+    """Raise `ConfigurationError` unless `value` is one of `choices` (listed as `supported`); `why` ends the message."""
+    if any(value is choice or (type(value) is type(choice) and value == choice) for choice in choices):
+        return
+    raise refuse(option, f'one of {", ".join(map(repr, choices))}{why}', value, supported=list(choices))
 
 
 NAME_REFUSED_CATEGORIES = frozenset({'Cc', 'Cf', 'Cs', 'Zl', 'Zp'})
@@ -125,19 +157,33 @@ def check_name(name: object) -> str:
 
 
 def check_limit(
-    option: str, value: object, *, agentool: str | None = None, optional: bool = False, minimum: int = 1
+    option: str,
+    value: object,
+    *,
+    agentool: str | None = None,
+    optional: bool = False,
+    minimum: int = 1,
+    maximum: int | None = None,
 ) -> None:
-    """Raise `ConfigurationError` unless `value` is an int (no bool) of at least `minimum`; `None` if `optional`."""
-    if (value is None and optional) or (isinstance(value, int) and not isinstance(value, bool) and value >= minimum):
+    """Refuse unless `value` is an int (not a bool) from `minimum` to `maximum`; `None` if `optional`."""
+    if (value is None and optional) or (
+        isinstance(value, int)
+        and not isinstance(value, bool)
+        and value >= minimum
+        and (maximum is None or value <= maximum)
+    ):
         return
-    expected = 'a positive int' if minimum == 1 else f'an int of at least {minimum}'
-    raise _refuse(option, f'{expected} or None' if optional else expected, value, agentool)
+    if maximum is not None:
+        expected = f'an int from {minimum} to {maximum}'
+    else:
+        expected = 'a positive int' if minimum == 1 else f'an int of at least {minimum}'
+    raise refuse(option, f'{expected} or None' if optional else expected, value, agentool)
 
 
 def check_flag(option: str, value: object) -> None:
     """Raise `ConfigurationError` unless `value` is `True` or `False` (a truthy string is not a flag)."""
     if not isinstance(value, bool):
-        raise _refuse(option, 'True or False', value)
+        raise refuse(option, 'True or False', value)
 
 
 def check_type_form(option: str, value: object, agentool: str | None = None) -> None:
@@ -149,7 +195,7 @@ def check_type_form(option: str, value: object, agentool: str | None = None) -> 
         return
     if hasattr(value, '__value__'):  # a `type X = ...` alias (Python 3.12+)
         return
-    raise _refuse(option, 'a type', value, agentool)
+    raise refuse(option, 'a type', value, agentool)
 
 
 def check_function(option: str, value: object, *, optional: bool = False, takes: Sequence[str] = ()) -> None:
@@ -160,7 +206,7 @@ def check_function(option: str, value: object, *, optional: bool = False, takes:
     signature Python cannot read passes.
     """
     if not (callable(value) or (value is None and optional)):
-        raise _refuse(option, 'a function or None' if optional else 'a function', value)
+        raise refuse(option, 'a function or None' if optional else 'a function', value)
     if value is None or not takes:
         return
     try:
@@ -171,29 +217,41 @@ def check_function(option: str, value: object, *, optional: bool = False, takes:
         signature.bind(*takes)
     except TypeError:
         expected = f'a function called as {option}({", ".join(takes)})'
-        raise _refuse(option, f'{expected} or None' if optional else expected, value) from None
+        raise refuse(option, f'{expected} or None' if optional else expected, value) from None
 
 
 def check_instance(
-    option: str, value: object, kind: type, *, optional: bool = False, agentool: str | None = None
+    option: str,
+    value: object,
+    kind: type | tuple[type, ...],
+    *,
+    optional: bool = False,
+    agentool: str | None = None,
+    expected: str | None = None,
 ) -> None:
-    """Raise `ConfigurationError` unless `value` is a `kind` (or `None` when `optional`)."""
+    """Raise `ConfigurationError` unless `value` is a `kind` (or `None` when `optional`).
+
+    `expected` says what is expected in the message (by default the class's name, `a Route`).
+    """
     if not (isinstance(value, kind) or (value is None and optional)):
-        expected = f'an {kind.__name__}' if kind.__name__[0] in 'AEIOU' else f'a {kind.__name__}'
-        raise _refuse(option, f'{expected} or None' if optional else expected, value, agentool)
+        if expected is None:
+            name = kind.__name__ if isinstance(kind, type) else ' or '.join(k.__name__ for k in kind)
+            expected = f'an {name}' if name[0] in 'AEIOU' else f'a {name}'
+        raise refuse(option, f'{expected} or None' if optional else expected, value, agentool)
 
 
 def check_tracer(option: str, value: object) -> None:
     """Raise `ConfigurationError` unless `value` is `None` or a tracer (a callable `start_as_current_span`)."""
     if value is not None and not callable(getattr(value, 'start_as_current_span', None)):
-        raise _refuse(option, 'an OpenTelemetry Tracer (with start_as_current_span) or None', value)
+        raise refuse(option, 'an OpenTelemetry Tracer (with start_as_current_span) or None', value)
 
 
-def check_text(option: str, value: object, *, optional: bool = False) -> None:
-    """Raise `ConfigurationError` unless `value` is a string (or `None` when `optional`)."""
-    if isinstance(value, str) or (value is None and optional):
+def check_text(option: str, value: object, *, optional: bool = False, blank: bool = True) -> None:
+    """Refuse unless `value` is a string (not only whitespace unless `blank`), or `None` when `optional`."""
+    if (isinstance(value, str) and (blank or value.strip())) or (value is None and optional):
         return
-    raise _refuse(option, 'a string or None' if optional else 'a string', value)
+    expected = 'a string' if blank else 'a non-blank string'
+    raise refuse(option, f'{expected} or None' if optional else expected, value)
 
 
 def _items(value: object, kind: type[_T]) -> list[_T] | None:
@@ -209,7 +267,7 @@ def check_strings(option: str, value: object) -> list[str]:
     """`value` as a list if it is a collection of strings (a lone string is refused: it is not a list)."""
     if (items := _items(value, str)) is not None:
         return items
-    raise _refuse(option, 'a list of strings', value)
+    raise refuse(option, 'a list of strings', value)
 
 
 def check_string_or_strings(option: str, value: object) -> list[str]:
@@ -218,14 +276,14 @@ def check_string_or_strings(option: str, value: object) -> list[str]:
         return [value]
     if (items := _items(value, str)) is not None:
         return items
-    raise _refuse(option, 'a string or a list of strings', value)
+    raise refuse(option, 'a string or a list of strings', value)
 
 
 def check_instances(option: str, value: object, kind: type[_T]) -> list[_T]:
     """`value` as a list if it is a collection of `kind`s; else `ConfigurationError` naming the option."""
     if (items := _items(value, kind)) is not None:
         return items
-    raise _refuse(option, f'a list of {kind.__name__}', value)
+    raise refuse(option, f'a list of {kind.__name__}', value)
 
 
 def check_string_map(option: str, value: object) -> dict[str, str]:
@@ -234,7 +292,7 @@ def check_string_map(option: str, value: object) -> dict[str, str]:
         items = cast('Mapping[object, object]', value)
         if all(isinstance(key, str) and isinstance(text, str) for key, text in items.items()):
             return dict(cast('Mapping[str, str]', items))
-    raise _refuse(option, 'a dict of strings to strings', cast(object, value))
+    raise refuse(option, 'a dict of strings to strings', cast(object, value))
 
 
 def check_examples(value: object) -> list[dict[str, Any]]:
@@ -243,11 +301,146 @@ def check_examples(value: object) -> list[dict[str, Any]]:
         items = list(cast('Sequence[object]', value))
         if all(isinstance(item, Mapping) for item in items):
             return [dict(cast('Mapping[str, Any]', item)) for item in items]
-    raise _refuse('examples', 'a list of dicts', cast(object, value))
+    raise refuse('examples', 'a list of dicts', cast(object, value))
+
+
+def check_seconds(option: str, value: object) -> None:
+    """Raise `ConfigurationError` unless `value` is a positive, finite number of seconds."""
+    if not (isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value > 0):
+        raise refuse(option, 'a positive, finite number of seconds', value)
+
+
+def check_url_path(option: str, value: object) -> None:
+    """Raise `ConfigurationError` unless `value` is a URL path: starting with '/', no space or control character."""
+    if not (isinstance(value, str) and value.startswith('/')):
+        raise refuse(option, "a URL path starting with '/'", value)
+    if any(char.isspace() or not char.isprintable() for char in value):
+        raise refuse(option, 'a URL path without spaces or control characters', value)
+
+
+def check_origins(option: str, value: object) -> None:
+    """Raise `ConfigurationError` unless `value` is a tuple or list of what browsers send as `Origin`."""
+    example = "origins such as 'https://app.example.com'"
+    if not isinstance(value, tuple | list):
+        raise refuse(option, f'a tuple of {example}', value)
+    for origin in cast('tuple[object, ...]', value):
+        if not (isinstance(origin, str) and _is_origin(origin)):
+            raise refuse(
+                option,
+                f'{example} (a scheme and a host, with its port if any, and nothing after: no browser sends '
+                'a path, a query or credentials in Origin)',
+                origin,
+            )
+
+
+def _is_origin(origin: str) -> bool:
+    """Whether `origin` is what a browser sends as `Origin`: scheme and host (and port), nothing after.
+
+    One with a path, a query or credentials would never match a request, refusing every browser.
+    """
+    scheme, separator, rest = origin.rstrip('/').partition('://')
+    return (
+        bool(scheme and separator and rest)
+        and origin.isprintable()
+        and origin.isascii()
+        and not any(char in rest for char in '/?#@ ')
+    )
+
+
+def check_proxies(option: str, value: object) -> None:
+    """Raise `ConfigurationError` unless `value` is a tuple or list of IP addresses or networks."""
+    if not isinstance(value, tuple | list):
+        raise refuse(option, "a tuple of addresses or networks ('10.0.0.5', '10.0.0.0/24')", value)
+    for proxy in cast('tuple[object, ...]', value):
+        try:
+            ipaddress.ip_network(cast(str, proxy), strict=False)
+        except (TypeError, ValueError):
+            raise refuse(option, 'IP addresses or networks', proxy) from None
+
+
+def unsendable(token: str) -> bool:
+    """Whether no client can send `token` in an `Authorization` header (a control or space character)."""
+    return any(not (char.isprintable() and (char == ' ' or not char.isspace())) for char in token)
+
+
+_TOKEN_NAME_CHARS = 64
+
+
+def check_tokens(option: str, value: object) -> None:
+    """Raise `ConfigurationError` unless `value` is `None` or a non-empty mapping of names to bearer tokens.
+
+    Each name printable (it is how a client is told apart, in logs too), each token one a client
+    can send in a header, no two names sharing a token. No message quotes a token.
+    """
+    if value is None:
+        return
+    if not isinstance(value, Mapping) or not value:
+        raise refuse(option, "a non-empty mapping of names to tokens ({'alice': '...'})", cast(object, value))
+    items = cast('Mapping[object, object]', value).items()
+    for name, token in items:
+        if not (isinstance(name, str) and name and name.isprintable() and len(name) <= _TOKEN_NAME_CHARS):
+            raise refuse(option, f'named by printable text of 1 to {_TOKEN_NAME_CHARS} characters', name)
+        if not (isinstance(token, str) and token.strip() == token and token and not unsendable(token)):
+            raise ConfigurationError(
+                f'{option}: the token named {quote(name)} must be a non-empty string a client can send in a '
+                'header (no control or space characters around or in it)',
+                option=option,
+                name=quote(name),
+            )
+    if len({token for _, token in items}) < len(items):
+        raise ConfigurationError(
+            f'{option}: two names share one token; each name needs its own token (it is how a client is told apart)',
+            option=option,
+        )
+
+
+def check_share(option: str, value: object, whole_option: str, whole: object) -> None:
+    """Raise `ConfigurationError` unless one client's limit `value` is below the server's `whole` (or both are 1).
+
+    So one client can never fill the server. A value of the wrong type is left to its own check.
+    """
+    if not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in (value, whole)):
+        return
+    if cast(int, value) < cast(int, whole) or value == whole == 1:
+        return
+    raise ConfigurationError(
+        f'{option} ({value}) must be below {whole_option} ({whole}), so that one client can never fill the server',
+        option=option,
+        value=quote(value),
+    )
+
+
+def check_one_of(option: str, given: Mapping[str, object], gives: str) -> None:
+    """Raise `ConfigurationError` (naming `option`) unless at most one of the options `given` (by name) is set.
+
+    `gives` says what each of them gives, for the message.
+    """
+    named = [name for name, value in given.items() if value is not None]
+    if len(named) > 1:
+        raise ConfigurationError(f'{" and ".join(named)} each give {gives}: give one of them', option=option)
+
+
+def check_path(option: str, value: object) -> None:
+    """Raise `ConfigurationError` unless `value` is `None` or a path (a `str` or an `os.PathLike`)."""
+    check_instance(option, value, (str, os.PathLike), optional=True, expected='a path (str or os.PathLike)')
+
+
+def refusals(*checks: Callable[[], object]) -> dict[str, str]:
+    """Run every check; the message of each that refused its value, by option (the first per option).
+
+    For an error naming every option refused at once rather than one at a time.
+    """
+    found: dict[str, str] = {}
+    for check in checks:
+        try:
+            check()
+        except ConfigurationError as error:
+            found.setdefault(str(error.details.get('option', '')), error.message)
+    return found
 
 
 def aware(option: str, stamp: object) -> datetime:
     """`stamp` timezone-aware: a naive datetime is read as local time (`.astimezone()`)."""
     if not isinstance(stamp, datetime):
-        raise _refuse(option, 'a datetime', stamp)
+        raise refuse(option, 'a datetime', stamp)
     return stamp if stamp.utcoffset() is not None else stamp.astimezone()

@@ -30,7 +30,7 @@ from pydantic_ai.agent import AbstractAgent
 from pydantic_ai.capabilities import AbstractCapability
 
 from ._dbos_support import quiet_input_errors, safe_url, sqlite_engine_kwargs
-from ._options import check_instance, check_limit, check_strings, check_text
+from ._options import check_instance, check_limit, check_seconds, check_strings, check_text, refuse
 from .core.agent.capability import build_agent
 from .core.registry import AgenToolRegistry, not_found
 from .core.request import dispatcher_reset, dispatcher_scope
@@ -135,7 +135,7 @@ def register(agent: AbstractAgent[Any, Any]) -> AbstractAgent[Any, Any]:
     """Make `agent` runnable by `run` and `enqueue`, and recoverable by name; returns it."""
     check_instance('agent', agent, AbstractAgent)
     if agent.name is None:
-        raise _refuse('agent', 'an agent with a name: recovery finds it by name', agent)
+        raise refuse('agent', 'an agent with a name: recovery finds it by name', agent)
     if _agents.get(agent.name) is not agent:
         _answers.pop(agent.name, None)  # another agent under this name: `run` runs it, as registered
     _agents[agent.name] = agent
@@ -171,7 +171,7 @@ def database_url(database: str | Path | None = None) -> str:
     text = str(database) if isinstance(cast(object, database), str | os.PathLike) else ''
     scheme = text.partition('://')[0].partition('+')[0] if '://' in text else None
     if not text.strip() or scheme not in (None, 'postgresql', 'postgres', 'sqlite'):
-        raise _refuse('database', 'a path (SQLite) or a postgresql:// or sqlite:// URL', database)
+        raise refuse('database', 'a path (SQLite) or a postgresql:// or sqlite:// URL', database)
     if scheme is not None:
         return text
     path = Path(text).expanduser().resolve()
@@ -208,14 +208,11 @@ async def launch(
     check_text('app_name', app_name)
     check_text('application_version', application_version)
     check_text('log_level', log_level)
-    if not (executor_id is None or (isinstance(cast(object, executor_id), str) and executor_id.strip())):
-        raise _refuse('executor_id', 'a non-blank string or None', executor_id)
+    check_text('executor_id', executor_id, optional=True, blank=False)
     if log_level not in (levels := logging.getLevelNamesMapping()):
-        raise _refuse('log_level', f'a logging level name ({", ".join(sorted(levels))})', log_level)
+        raise refuse('log_level', f'a logging level name ({", ".join(sorted(levels))})', log_level)
     check_limit('worker_concurrency', worker_concurrency, optional=True)
-    interval = cast(object, polling_interval)
-    if not isinstance(interval, int | float) or isinstance(interval, bool) or not interval > 0:
-        raise _refuse('polling_interval', 'a positive number of seconds', polling_interval)
+    check_seconds('polling_interval', polling_interval)
     url = database_url(database)
     config: DBOSConfig = {
         'name': app_name,
@@ -257,10 +254,6 @@ async def launch(
         ) from error
     _state['launched'] = True
     _launched_with.update(settings)
-
-
-def _refuse(option: str, expected: str, value: object) -> ConfigurationError:
-    return ConfigurationError(f'{option} must be {expected}; got {value!r}', option=option, value=repr(value))
 
 
 async def recover(executor_ids: Sequence[str]) -> list[str]:
@@ -361,8 +354,7 @@ def _checked(agent: AbstractAgent[Any, Any], prompt: str, workflow_id: str | Non
     """The name of `agent` (registered now); `ConfigurationError` for an argument of the wrong type."""
     check_instance('agent', agent, AbstractAgent)
     check_text('prompt', prompt)
-    if workflow_id is not None and not (isinstance(cast(object, workflow_id), str) and workflow_id.strip()):
-        raise _refuse('workflow_id', 'a non-blank string or None', workflow_id)
+    check_text('workflow_id', workflow_id, optional=True, blank=False)
     register(agent)
     assert agent.name is not None
     return agent.name

@@ -100,10 +100,10 @@ def is_exposed(
     check_text('operation', operation)
     check_instance('route', route, Route)
     all_tags = frozenset(check_strings('tags', tags)).union(route.tags)
-    if any(_matches(s, agentool, operation, all_tags) for s in _as_list('exclude', exclude)):
+    if any(_matches(s, agentool, operation, all_tags) for s in check_string_or_strings('exclude', exclude)):
         return False
     if include is not None:
-        return any(_matches(s, agentool, operation, all_tags) for s in _as_list('include', include))
+        return any(_matches(s, agentool, operation, all_tags) for s in check_string_or_strings('include', include))
     return not route.deprecated
 
 
@@ -129,8 +129,8 @@ def select_operations(
     check_text('prefix', prefix)
     check_text('separator', separator)
     registry = get_registry() if registry is None else registry
-    include_list = None if include is None else _as_list('include', include)
-    exclude_list = _as_list('exclude', exclude)
+    include_list = None if include is None else check_string_or_strings('include', include)
+    exclude_list = check_string_or_strings('exclude', exclude)
     candidates = [
         (name, operation, route, registry.get_manager(name))
         for name in registry.list_names()
@@ -176,11 +176,6 @@ def select_operations(
         owners[item.name] = item
         exposed.append(item)
     return exposed
-
-
-def _as_list(option: str, selectors: Selectors) -> list[str]:
-    """The selectors as a list; `ConfigurationError` unless a string or an iterable of strings."""
-    return check_string_or_strings(option, selectors)
 
 
 def _is_pattern(selector: str) -> bool:

@@ -24,11 +24,10 @@ from pydantic import ValidationError
 from pydantic_ai import RunContext
 from pydantic_ai.usage import RunUsage
 
-from ._http_checks import int_problem
 from ._http_guards import LOGGER
 from ._interface import OperationInterface, build_interfaces
 from ._modules import import_modules
-from ._options import check_function, check_text, check_tracer
+from ._options import check_choice, check_function, check_limit, check_text, check_tracer, refusals
 from ._stdio_lines import BoundedLines, claimed_stdin
 from .core.model import AgenToolModel
 from .core.operation import Policy, deps_from, run_operation
@@ -212,8 +211,8 @@ async def run_server(
     JSON-RPC error and skipped as it arrives, never stored nor parsed.
     """
     _check_transport(transport, http)
-    if problem := int_problem('max_line_bytes', max_line_bytes, 1, None):
-        raise ServingError(problem, option='max_line_bytes', value=quote(max_line_bytes))
+    if problem := refusals(lambda: check_limit('max_line_bytes', max_line_bytes)):
+        raise ServingError(problem['max_line_bytes'], option='max_line_bytes', value=quote(max_line_bytes))
     if transport == 'stdio':
         with claimed_stdin() as source:
             await _serve_stdio(server, None if source is None else BoundedLines(source, max_line_bytes))
@@ -284,12 +283,7 @@ _SERVE_OWN = ('registry', 'include', 'exclude')
 
 
 def _check_transport(transport: object, http: object) -> None:
-    if transport not in ('stdio', 'streamable-http'):
-        raise ConfigurationError(
-            f'unknown MCP transport {quote(transport)}; use stdio or streamable-http',
-            option='transport',
-            value=quote(transport),
-        )
+    check_choice('transport', transport, ('stdio', 'streamable-http'))
     if not (http is None or isinstance(http, HttpOptions)):
         raise ServingError(f'http must be an HttpOptions or None; got {quote(http)}', option='http', value=quote(http))
     if http is not None and transport == 'stdio':  # as the CLI's HTTP options: never silently ignored

@@ -37,25 +37,25 @@ from typing import TYPE_CHECKING, Any, cast
 import anyio
 from anyio.abc import TaskStatus
 
-from ._http_checks import (
-    StaticTokens,
-    flag_problem,
-    host_problem,
-    int_problem,
-    is_loopback,
-    one_of,
-    origins_problem,
-    path_problem,
-    proxies_problem,
-    seconds_problem,
-    share_problem,
-    tokens_problem,
-    transport_security,
-    type_problem,
+from ._http_guards import HttpGuard, Network, SessionTable
+from ._http_security import StaticTokens, is_loopback, transport_security
+from ._modules import without_working_directory
+from ._options import (
+    check_flag,
+    check_instance,
+    check_limit,
+    check_one_of,
+    check_origins,
+    check_path,
+    check_proxies,
+    check_seconds,
+    check_share,
+    check_text,
+    check_tokens,
+    check_url_path,
+    refusals,
     unsendable,
 )
-from ._http_guards import HttpGuard, Network, SessionTable
-from ._modules import without_working_directory
 from ._terminal import SafeLogRecords
 from .errors import ServingError, UnsafeServingError, quote
 
@@ -159,51 +159,35 @@ class HttpOptions:
         host = cast(object, self.host)
         if isinstance(host, str) and host.startswith('[') and host.endswith(']'):
             object.__setattr__(self, 'host', host[1:-1])  # '[::1]' as in a URL: bind the address inside
-        problems = {
-            option: problem
-            for option, problem in (
-                ('host', host_problem(host)),
-                ('port', int_problem('port', self.port, 0, 65535)),
-                ('path', path_problem(self.path)),
-                ('token', type_problem('token', self.token, 'a string or None', str)),
-                (
-                    'token_file',
-                    type_problem(
-                        'token_file', self.token_file, 'a path (str or os.PathLike) or None', str, os.PathLike
-                    ),
-                ),
-                ('allow_unauthenticated', flag_problem(self.allow_unauthenticated)),
-                ('max_request_bytes', int_problem('max_request_bytes', self.max_request_bytes, 1, None)),
-                ('max_sessions', int_problem('max_sessions', self.max_sessions, 1, None)),
-                (
-                    'max_sessions_per_client',
-                    int_problem('max_sessions_per_client', self.max_sessions_per_client, 1, None),
-                ),
-                ('session_idle_timeout', seconds_problem('session_idle_timeout', self.session_idle_timeout)),
-                ('shutdown_timeout', seconds_problem('shutdown_timeout', self.shutdown_timeout)),
-                ('allowed_origins', origins_problem(self.allowed_origins)),
-                ('max_sessions_per_client', share_problem(self.max_sessions, self.max_sessions_per_client)),
-                ('tokens', tokens_problem(self.tokens)),
-                (
-                    'tokens_file',
-                    type_problem(
-                        'tokens_file', self.tokens_file, 'a path (str or os.PathLike) or None', str, os.PathLike
-                    ),
-                ),
-                (
-                    'token',
-                    one_of(
-                        {
-                            'token or token_file': self.token if self.token is not None else self.token_file,
-                            'tokens': self.tokens,
-                            'tokens_file': self.tokens_file,
-                        }
-                    ),
-                ),
-                ('trusted_proxies', proxies_problem(self.trusted_proxies)),
-            )
-            if problem is not None
-        }
+        problems = refusals(
+            lambda: check_instance('host', host, str, expected='a string (an address or a name)'),
+            lambda: check_limit('port', self.port, minimum=0, maximum=65535),
+            lambda: check_url_path('path', self.path),
+            lambda: check_text('token', self.token, optional=True),
+            lambda: check_path('token_file', self.token_file),
+            lambda: check_flag('allow_unauthenticated', self.allow_unauthenticated),  # 'no' is not False
+            lambda: check_limit('max_request_bytes', self.max_request_bytes),
+            lambda: check_limit('max_sessions', self.max_sessions),
+            lambda: check_limit('max_sessions_per_client', self.max_sessions_per_client),
+            lambda: check_seconds('session_idle_timeout', self.session_idle_timeout),
+            lambda: check_seconds('shutdown_timeout', self.shutdown_timeout),
+            lambda: check_origins('allowed_origins', self.allowed_origins),
+            lambda: check_share(
+                'max_sessions_per_client', self.max_sessions_per_client, 'max_sessions', self.max_sessions
+            ),
+            lambda: check_tokens('tokens', self.tokens),
+            lambda: check_path('tokens_file', self.tokens_file),
+            lambda: check_one_of(
+                'token',
+                {
+                    'token or token_file': self.token if self.token is not None else self.token_file,
+                    'tokens': self.tokens,
+                    'tokens_file': self.tokens_file,
+                },
+                'the token(s)',
+            ),
+            lambda: check_proxies('trusted_proxies', self.trusted_proxies),
+        )
         if problems:
             listed = list(problems.values())
             raise self._error(
@@ -273,8 +257,9 @@ class HttpOptions:
                     line=number,
                 )
             tokens[name] = token.strip()
-        if (problem := tokens_problem(tokens) if tokens else 'it names no token') is not None:
-            raise self._error(f'the tokens file {quote(path)} cannot be used: {problem}')
+        problem = refusals(lambda: check_tokens('tokens', tokens)) if tokens else {'tokens': 'it names no token'}
+        if problem:
+            raise self._error(f'the tokens file {quote(path)} cannot be used: {problem["tokens"]}')
         return tokens
 
     def _read_token_file(

@@ -213,7 +213,7 @@ async def test_two_cassettes_of_one_prompt_are_refused_naming_both(tmp_path: Pat
 
 @pytest.mark.parametrize('bad', ['skip', None, True])
 def test_an_unknown_unrecorded_calls_choice_is_refused(bad: object) -> None:
-    with pytest.raises(ConfigurationError, match="unrecorded_calls must be 'fail' or 'run'"):
+    with pytest.raises(ConfigurationError, match="unrecorded_calls must be one of 'fail', 'run'"):
         FrozenTools(Cassette(), unrecorded_calls=bad)  # pyright: ignore[reportArgumentType]
 
 

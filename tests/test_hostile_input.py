@@ -102,6 +102,8 @@ class Case:
 
     def args(self) -> tuple[str, dict[str, Any]] | None:
         """The operation and its arguments, where a JSON client could send them as a tool call."""
+        if self.prompt != self.prompt.strip():
+            return None  # whitespace around the object is part of the text, not of any arguments
         try:
             value = from_json(self.prompt, allow_inf_nan=False)
         except ValueError:
@@ -134,6 +136,8 @@ CASES: dict[str, Case] = {
     'oversized with an unknown operation': Case(padded('{"operation": "nope", "b": "'), InputTooLargeError),
     'oversized and too deep': Case('{"operation": "add", "b": ' + '[' * 5000 + ']' * 5000 + '}', InputTooLargeError),
     '30 MB of nesting': Case(HUGE, InputTooLargeError, too_large(len(HUGE))),
+    'over only with the whitespace after it': Case(sized(LIMIT) + ' \n', InputTooLargeError, too_large(LIMIT + 2)),
+    'at the limit with the whitespace after it': Case(sized(LIMIT - 2) + ' \n', None),
     # not JSON, or not an object
     'invalid JSON': Case(
         '{"operation": "add", "a": 5', InvalidJSONError, {'position': 27, 'line': 1, 'column': 28}, ('char 27',)

@@ -108,9 +108,9 @@ def test_invalid_options_are_refused_together() -> None:
     with pytest.raises(ServingError) as raised:
         HttpOptions(port=70000, path='mcp', max_request_bytes=0)
     assert raised.value.details['problems'] == [
-        'port must be an int from 0 to 65535, not 70000',
-        "path must start with '/', not 'mcp'",
-        'max_request_bytes must be a positive int, not 0',
+        'port must be an int from 0 to 65535; got 70000',
+        "path must be a URL path starting with '/'; got 'mcp'",
+        'max_request_bytes must be a positive int; got 0',
     ]
 
 
@@ -118,7 +118,7 @@ def test_invalid_options_are_refused_together() -> None:
 def test_a_request_limit_that_is_not_a_positive_int_is_refused(limit: Any) -> None:
     with pytest.raises(ServingError, match='max_request_bytes must be a positive int') as raised:
         HttpOptions(max_request_bytes=limit)
-    assert raised.value.details['problems'] == [f'max_request_bytes must be a positive int, not {limit!r}']
+    assert raised.value.details['problems'] == [f'max_request_bytes must be a positive int; got {limit!r}']
     with pytest.raises(ServingError, match='port must be an int'):
         HttpOptions(port=str(8000))  # pyright: ignore[reportArgumentType]
 
@@ -153,7 +153,7 @@ def test_every_option_is_checked_at_construction(options: dict[str, Any], option
     ],
 )
 def test_an_allowed_origin_no_browser_sends_is_refused_naming_it(origin: str) -> None:
-    with pytest.raises(ServingError, match='is not one') as raised:
+    with pytest.raises(ServingError, match='nothing after: no browser sends a path') as raised:
         HttpOptions(allowed_origins=['https://ok.example.com', origin])
     assert raised.value.details['options'] == ['allowed_origins']
     assert repr(origin) in str(raised.value)
@@ -166,7 +166,7 @@ def test_an_allowed_origin_no_browser_sends_is_refused_naming_it(origin: str) ->
 
 def test_a_truthy_string_never_allows_an_open_public_server(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(TOKEN_ENV, raising=False)
-    with pytest.raises(ServingError, match="allow_unauthenticated must be True or False, not 'no'"):
+    with pytest.raises(ServingError, match="allow_unauthenticated must be True or False; got 'no'"):
         HttpOptions(host='0.0.0.0', allow_unauthenticated='no')  # pyright: ignore[reportArgumentType]
 
 

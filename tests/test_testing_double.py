@@ -237,7 +237,7 @@ def test_script_construction_is_checked() -> None:
         Script(Call('geocode'))
     with pytest.raises(ConfigurationError, match='one final output, as its last step'):
         Script(Output(1), Output(2))
-    with pytest.raises(ConfigurationError, match='at least 1'):
+    with pytest.raises(ConfigurationError, match='times must be a positive int'):
         Script(Output(1), times=0)
     with pytest.raises(ConfigurationError, match='a script step is a Call'):
         Script([], Output(1))
@@ -255,8 +255,8 @@ def test_script_construction_is_checked() -> None:
         (lambda: Call('geocode', '{"city": "Paris"}'), 'args', r'mapping \(a dict\).*json\.loads'),  # pyright: ignore[reportArgumentType]
         (lambda: Call('geocode', [1]), 'args', r'must be a mapping \(a dict\) or a function of the run; got \[1\]'),  # pyright: ignore[reportArgumentType]
         (lambda: Call(5), 'tool', 'must be a tool name'),  # pyright: ignore[reportArgumentType]
-        (lambda: Script(Output(1), times='2'), 'times', 'at least 1'),  # pyright: ignore[reportArgumentType]
-        (lambda: Script(Output(1), times=True), 'times', 'at least 1'),
+        (lambda: Script(Output(1), times='2'), 'times', 'a positive int'),  # pyright: ignore[reportArgumentType]
+        (lambda: Script(Output(1), times=True), 'times', 'a positive int'),
         (lambda: AgentDouble(Output(1)), 'scripts', 'takes Script objects'),  # pyright: ignore[reportArgumentType]
         (lambda: Script(Output(1), when=Regex('(')), 'pattern', r"Regex\('\('\) is not a valid regular expression"),
         (lambda: Regex(5), 'pattern', 'must be a string or a compiled re.Pattern'),  # pyright: ignore[reportArgumentType]

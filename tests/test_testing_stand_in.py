@@ -113,7 +113,7 @@ def test_use_doubles_takes_only_doubles(value: Any) -> None:
     injector = AgenToolInjector()
     register_agents(injector)
     scope = use_doubles(injector, weather=value)
-    with pytest.raises(ConfigurationError, match=r'use_doubles\(weather=...\) takes an AgentDouble') as caught:
+    with pytest.raises(ConfigurationError, match=r'use_doubles\(weather=...\) must be an AgentDouble') as caught:
         scope.__enter__()
     assert caught.value.details['option'] == 'weather'
     assert caught.value.details['value'] == repr(value)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from ..errors import ConfigurationError
+from .._options import check_instance
 
 if TYPE_CHECKING:
     from ..core.definition import AgenToolConfig
@@ -27,7 +27,4 @@ class _Registry(Protocol):
 
 def check_registry(registry: object) -> None:
     """Raise `ConfigurationError` unless `registry` is a registry (`None`, a dict or a name would fail deep inside)."""
-    if not isinstance(registry, _Registry):
-        raise ConfigurationError(
-            f'registry must be an AgenToolRegistry; got {registry!r}', option='registry', value=repr(registry)
-        )
+    check_instance('registry', registry, _Registry, expected='an AgenToolRegistry')

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any, cast
 
 from .._options import NAME_REFUSED_CATEGORIES, check_limit, check_text
 from ..core.definition import docstring_summary
-from ..errors import ConfigurationError
 from ._arguments import check_registry
 from .data import CatalogEntry, CatalogOperation, CatalogTool, export_catalog, field_wording, operation_hints
 
@@ -139,13 +138,7 @@ def agentool_markdown(entry: CatalogEntry, *, heading_level: int = 2) -> str:
     Raises:
         ConfigurationError: `heading_level` is not an integer from 1 to 4 (the sections go two deeper).
     """
-    check_limit('heading_level', heading_level)
-    if heading_level > _DEEPEST_LEVEL:
-        raise ConfigurationError(
-            f'heading_level must be at most {_DEEPEST_LEVEL} (sections go two levels deeper); got {heading_level}',
-            option='heading_level',
-            value=heading_level,
-        )
+    check_limit('heading_level', heading_level, maximum=_DEEPEST_LEVEL)  # the sections go two levels deeper
     return '\n'.join(_agentool(entry, heading_level)).rstrip() + '\n'
 
 

@@ -20,9 +20,8 @@ from urllib.parse import quote
 
 from pydantic import TypeAdapter
 
-from .._options import check_text
+from .._options import check_choice, check_text
 from ..core.output import output_value_type
-from ..errors import ConfigurationError
 from ._arguments import check_registry
 from ._openapi30 import schema_30
 from .data import JsonSchemaGenerator, export_catalog, operation_request_schema
@@ -71,14 +70,7 @@ def openapi_spec(
     check_text('title', title)
     check_text('version', version)
     check_text('description', description, optional=True)
-    if openapi_version not in OPENAPI_VERSIONS:
-        raise ConfigurationError(
-            f'openapi_version must be one of {", ".join(map(repr, OPENAPI_VERSIONS))}; got {openapi_version!r} '
-            '(this generator writes no other version)',
-            option='openapi_version',
-            value=repr(openapi_version),
-            supported=list(OPENAPI_VERSIONS),
-        )
+    check_choice('openapi_version', openapi_version, OPENAPI_VERSIONS, why=' (this generator writes no other)')
     # Each schema is rewritten where it is made, so the rewrite sees schemas only, never the document around them.
     dialect: Callable[[dict[str, Any]], dict[str, Any]] = schema_30 if openapi_version == '3.0.0' else _as_is
     catalog = export_catalog(registry)

@@ -15,6 +15,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_ai import ModelRetry, RunContext
 
 from .._answering import is_deterministic
+from .._options import check_name
 from ..errors import (
     AgenToolError,
     InputTooLargeError,
@@ -29,7 +30,6 @@ from .definition import (
     ToolSignature,
     attach_requirements,
     check_config,
-    check_name,
     check_routes,
     configuration_error,
     json_key,

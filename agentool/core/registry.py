@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from types import MethodType
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, Literal, ParamSpec, TypeVar, cast
 
-from .._options import check_instance
+from .._options import check_instance, check_name
 from ..errors import DuplicateNameError, suggest
 from ._lookup import checked_update, not_found
 from .definition import (
@@ -31,7 +31,6 @@ from .definition import (
     ToolMetadata,
     Transform,
     check_config,
-    check_name,
     check_routes,
     configuration_error,
     now,

@@ -18,6 +18,7 @@ from pydantic_ai import RunContext
 from pydantic_ai.capabilities import AbstractCapability, WrapRunHandler
 from pydantic_ai.run import AgentRunResult
 
+from .._options import check_choice, refuse
 from ..core.injector import AgenToolInjector, get_injector
 from ..core.injector.serialization import serialize_input
 from ..core.registry import AgenToolRegistry, get_registry
@@ -125,24 +126,10 @@ class DispatchCapability(AbstractCapability[Any]):
     def __post_init__(self) -> None:
         rules, agentools, deps = cast(object, self.rules), cast(object, self.agentools), cast(object, self.deps)
         if not _sequence_of(rules, DispatchRule):
-            raise ConfigurationError(
-                f'DispatchCapability(rules=...) must be a list of dispatch rules (JsonRule, CommandRule, '
-                f'PredicateRule, ...); got {rules!r}',
-                option='rules',
-                value=repr(rules),
-            )
+            raise refuse('rules', 'a list of dispatch rules (JsonRule, CommandRule, PredicateRule, ...)', rules)
         if agentools is not None and not _sequence_of(agentools, str):
-            raise ConfigurationError(
-                f'DispatchCapability(agentools=...) must be a list of agentool names or None; got {agentools!r}',
-                option='agentools',
-                value=repr(agentools),
-            )
-        if deps not in ('run', 'injector'):
-            raise ConfigurationError(
-                f"DispatchCapability(deps=...) must be 'run' or 'injector'; got {deps!r}",
-                option='deps',
-                value=repr(deps),
-            )
+            raise refuse('agentools', 'a list of agentool names or None', agentools)
+        check_choice('deps', deps, ('run', 'injector'))
 
     @property
     def counts(self) -> DispatchCounts:

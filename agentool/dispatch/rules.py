@@ -22,6 +22,7 @@ from pydantic import BaseModel
 from pydantic_ai import RunContext
 from pydantic_core import from_json
 
+from .._options import refuse
 from ..errors import ConfigurationError, DispatchTargetError, InputTooLargeError, quote
 from ._candidates import input_limit, unknown_target, utf8_size_over
 
@@ -79,24 +80,12 @@ class DispatchRule(ABC):
     def __post_init__(self) -> None:
         name, on_invalid = cast(object, self.name), cast(object, self.on_invalid)
         if not isinstance(name, str):
-            raise ConfigurationError(
-                f'{type(self).__name__}(name=...) must be a string; got {name!r}', option='name', value=repr(name)
-            )
+            raise refuse('name', 'a string', name, what=f'{type(self).__name__}(name=...)')
         if on_invalid not in ('fall_through', 'raise'):
-            raise ConfigurationError(
-                f"{type(self).__name__}(on_invalid=...) must be 'fall_through' or 'raise'; got {on_invalid!r}",
-                rule=name,
-                option='on_invalid',
-                value=repr(on_invalid),
-            )
+            raise _refused(self, 'on_invalid', "'fall_through' or 'raise'")
         target = cast(object, getattr(self, 'agentool', None))
         if target is not None and not (isinstance(target, str) and target):
-            raise ConfigurationError(
-                f'{type(self).__name__}(agentool=...) must be an agentool name; got {target!r}',
-                rule=name,
-                option='agentool',
-                value=repr(target),
-            )
+            raise refuse('agentool', 'an agentool name', target, what=f'{type(self).__name__}(agentool=...)', rule=name)
 
     @property
     def label(self) -> str:
@@ -153,9 +142,10 @@ class JsonRule(DispatchRule):
         text = request.prompt.strip()
         if not (text.startswith('{') and text.endswith('}')):
             return None
-        # Size first: an object no candidate may take is refused before any parsing.
+        # Size first: an object no candidate may take is refused before any parsing, measured as
+        # given (whitespace around it counts), as every other surface measures a prompt.
         limit = input_limit(operations, self.agentool)
-        if (size := utf8_size_over(text, limit)) is not None:
+        if (size := utf8_size_over(request.prompt, limit)) is not None:
             whose = f'agentool {self.agentool!r}' if self.agentool else 'any agentool this rule may send it to'
             raise _too_large(self.label, 'the JSON prompt', whose, self.agentool, size, limit)
         try:
@@ -244,9 +234,10 @@ class CommandRule(DispatchRule):
 
     def match(self, request: DispatchRequest, operations: Mapping[str, Sequence[str]]) -> Dispatch | None:
         text = request.prompt.strip()
-        # The pattern never reads more than the agentool would take: a user's regex may backtrack.
+        # The pattern never reads more than the agentool would take (a user's regex may backtrack),
+        # measured as given, as every other surface measures a prompt.
         limit = input_limit(operations, self.agentool)
-        if (size := utf8_size_over(text, limit)) is not None:
+        if (size := utf8_size_over(request.prompt, limit)) is not None:
             if self.prefix is None or not _has_prefix(text, self.prefix):
                 return None
             raise _too_large(self.label, 'the command', f'agentool {self.agentool!r}', self.agentool, size, limit)
@@ -281,14 +272,9 @@ def _is_name(value: object) -> bool:
 
 
 def _refused(rule: DispatchRule, option: str, expected: str) -> ConfigurationError:
-    value = cast(object, getattr(rule, option))
-    return ConfigurationError(
-        f'{type(rule).__name__}({option}=...) must be {expected}; got {value!r}',
-        agentool=cast('str | None', getattr(rule, 'agentool', None)),
-        rule=rule.name,
-        option=option,
-        value=repr(value),
-    )
+    agentool = cast('str | None', getattr(rule, 'agentool', None))
+    what = f'{type(rule).__name__}({option}=...)'
+    return refuse(option, expected, cast(object, getattr(rule, option)), agentool, what=what, rule=rule.name)
 
 
 def _compile(rule: CommandRule) -> re.Pattern[str]:
@@ -305,13 +291,7 @@ def _compile(rule: CommandRule) -> re.Pattern[str]:
                 pattern=pattern,
                 error=str(error),
             ) from None
-    raise ConfigurationError(
-        f'CommandRule(pattern=...) must be a string or a compiled re.Pattern; got {pattern!r}',
-        agentool=rule.agentool,
-        rule=rule.name,
-        option='pattern',
-        pattern=repr(pattern),
-    )
+    raise _refused(rule, 'pattern', 'a string or a compiled re.Pattern')
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -331,13 +311,7 @@ class PredicateRule(DispatchRule):
         for option in ('when', 'build'):
             value = cast(object, getattr(self, option))
             if not callable(value) and (option == 'when' or value is not None):
-                raise ConfigurationError(
-                    f'PredicateRule({option}=...) must be a function of the request; got {value!r}',
-                    agentool=self.agentool,
-                    rule=self.name,
-                    option=option,
-                    value=repr(value),
-                )
+                raise _refused(self, option, 'a function of the request')
 
     def _default_name(self) -> str:
         return f'predicate:{getattr(self.when, "__name__", "when")}'

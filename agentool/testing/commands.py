@@ -20,7 +20,6 @@ from ._files import as_path, read_json, write_json
 from .cassette import Cassette, Exchange
 from .cassette_model import CassetteModel
 from .diff import diff_runs
-from .log import bounded_args
 from .scrub import scrub
 from .trajectory import Trajectory, TrajectoryStep
 
@@ -122,14 +121,8 @@ def _trajectory(cassette: Cassette, path: str) -> Trajectory:
 
 
 def _step_line(step: TrajectoryStep) -> str:
-    # As `TrajectoryStep.describe`, with each value bounded: a cassette may hold megabytes in one argument.
-    said = [f'{call.tool}({bounded_args(call.args, width=VALUE_CHARS, count=_ARGS_SHOWN)})' for call in step.calls]
-    if step.output_call is not None:
-        said.append(f'output {bounded_args(step.output_call, width=VALUE_CHARS, count=_ARGS_SHOWN)}')
-    if step.text:
-        said.append(quote(step.text))
-    finish = f' [{step.finish_reason}]' if step.finish_reason else ''
-    return f'{step.number}. {", ".join(said) or "(nothing)"}{finish}'
+    # Each value bounded more generously than in an assertion: a cassette may hold megabytes in one argument.
+    return step.describe(width=VALUE_CHARS, count=_ARGS_SHOWN)
 
 
 def diff(before: str | os.PathLike[str], after: str | os.PathLike[str]) -> str:

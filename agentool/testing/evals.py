@@ -48,6 +48,7 @@ from pydantic_ai.tools import ToolDefinition
 from pydantic_core import to_jsonable_python
 
 from .._bounds import quote
+from .._options import check_choice, check_instance
 from ..errors import ConfigurationError, MissingExtraError
 from ._tool_answers import ToolAnswers
 from .cassette import Cassette, RecordedCall, RecordedToolCall
@@ -115,14 +116,8 @@ class FrozenTools(AbstractCapability[Any]):
     _retries: dict[str, deque[str]] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        if not isinstance(cast(object, self.cassette), Cassette):
-            raise ConfigurationError(f'cassette must be a Cassette; got {quote(self.cassette)}', option='cassette')
-        if self.unrecorded_calls not in ('fail', 'run'):
-            raise ConfigurationError(
-                f"unrecorded_calls must be 'fail' or 'run'; got {quote(self.unrecorded_calls)}",
-                option='unrecorded_calls',
-                value=quote(self.unrecorded_calls),
-            )
+        check_instance('cassette', self.cassette, Cassette)
+        check_choice('unrecorded_calls', self.unrecorded_calls, ('fail', 'run'))
         self._answers = ToolAnswers(self.cassette.tool_calls, self.source)
         self._retries = _recorded_retries(self.cassette)
 
@@ -396,10 +391,7 @@ def frozen_tools_task(
     case's `unrecorded` attribute. The task returns the output as JSON data.
     """
     recordings = _by_prompt(folder)
-    if unrecorded_calls not in ('fail', 'run'):
-        raise ConfigurationError(
-            f"unrecorded_calls must be 'fail' or 'run'; got {quote(unrecorded_calls)}", option='unrecorded_calls'
-        )
+    check_choice('unrecorded_calls', unrecorded_calls, ('fail', 'run'))
 
     async def run(prompt: str) -> Any:
         tools = FrozenTools(_recording(recordings, prompt), unrecorded_calls=unrecorded_calls)

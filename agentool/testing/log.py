@@ -17,10 +17,17 @@ from pydantic_ai.tools import ToolDefinition
 from pydantic_core import to_json
 
 from .._bounds import MAX_MESSAGE_CHARS, clip, quote
-from .._options import check_text
-from ..errors import ConfigurationError, ExpectationError
+from .._options import check_text, refuse
+from ..errors import ExpectationError
 
 __all__ = ('CallRecord', 'RequestRecord', 'CallLog', 'Expected', 'side_by_side')
+
+
+ARG_CHARS = 60
+"""How much of each argument's JSON a description keeps; the rest is stated by its length."""
+
+ARGS_SHOWN = 20
+"""How many arguments of one call a description shows; the rest are counted."""
 
 
 @dataclass(kw_only=True)
@@ -38,19 +45,12 @@ class CallRecord:
     outcome: str | None = None
     """The return's outcome: `'success'`, `'retried'`, `'failed'`, `'denied'` or `'interrupted'`."""
 
-    def describe(self) -> str:
-        """`tool(args)` with the arguments as compact JSON, each cut to `_ARG_CHARS` characters."""
-        return f'{clip(self.tool, _ARG_CHARS)}({bounded_args(self.args)})'
+    def describe(self, *, width: int = ARG_CHARS, count: int = ARGS_SHOWN) -> str:
+        """`tool(args)` with the arguments as compact JSON, each cut to `width`, at most `count` of them."""
+        return f'{clip(self.tool, width)}({bounded_args(self.args, width=width, count=count)})'
 
 
-_ARG_CHARS = 60
-"""How much of each argument's JSON a description keeps; the rest is stated by its length."""
-
-_ARGS_SHOWN = 20
-"""How many arguments of one call a description shows; the rest are counted."""
-
-
-def bounded_args(args: Mapping[str, Any], *, width: int = _ARG_CHARS, count: int = _ARGS_SHOWN) -> str:
+def bounded_args(args: Mapping[str, Any], *, width: int = ARG_CHARS, count: int = ARGS_SHOWN) -> str:
     """`args` as compact JSON with each value (and name) cut to `width`, at most `count` of them.
 
     Every argument name shows, so a call made with another argument than expected reads as such.
@@ -158,10 +158,10 @@ class CallLog:
         __tracebackhide__ = True
         check_text('tool', tool)
         if not (args is None or isinstance(cast(object, args), Mapping)):
-            raise _refused('args', 'a mapping of argument names to values, or None', args)
+            raise refuse('args', 'a mapping of argument names to values, or None', args)
         count = cast(object, times)
         if count is not None and (not isinstance(count, int) or isinstance(count, bool) or count < 0):
-            raise _refused('times', 'a count (an int of at least 0) or None', count)
+            raise refuse('times', 'a count (an int of at least 0) or None', count)
         matching = [r for r in self.of(tool) if args is None or _same_args(args, r.args, subset)]
         with_args = f' with {bounded_args(args)}' if args is not None else ''
         want = f'{tool}({bounded_args(args) if args is not None else "..."})' + (
@@ -194,7 +194,7 @@ class CallLog:
         __tracebackhide__ = True
         for want in cast('tuple[object, ...]', expected):
             if not _is_expected(want):
-                raise _refused('expected', 'a tool name or a (tool name, arguments mapping) pair', want)
+                raise refuse('expected', 'a tool name or a (tool name, arguments mapping) pair', want)
         position = 0
         for want in expected:
             tool, args = (want, None) if isinstance(want, str) else want
@@ -288,10 +288,6 @@ def _is_expected(want: object) -> bool:
         return False
     tool, args = cast('tuple[object, object]', want)
     return isinstance(tool, str) and isinstance(args, Mapping)
-
-
-def _refused(option: str, expected: str, value: object) -> ConfigurationError:
-    return ConfigurationError(f'{option} must be {expected}; got {value!r}', option=option, value=repr(value))
 
 
 def _fits(record: CallRecord, tool: str, args: Mapping[str, Any] | None, subset: bool) -> bool:

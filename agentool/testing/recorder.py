@@ -20,7 +20,8 @@ from pydantic_ai.messages import ModelResponse, ToolCallPart
 from pydantic_ai.models import ModelRequestContext
 from pydantic_core import to_jsonable_python
 
-from ..errors import CassetteError, ConfigurationError, clip, quote
+from .._options import refuse
+from ..errors import CassetteError, clip
 from .cassette import Cassette, RecordedCall, RecordedRun, RecordedToolCall
 from .cassette_model import CassetteModel
 from .cassette_tools import CassetteTools
@@ -65,11 +66,7 @@ class Recorder(CassetteTools):
 
     def __init__(self, path: str | os.PathLike[str], *, scrub: bool = True) -> None:
         if not isinstance(cast(object, path), str | os.PathLike) or not str(path):
-            raise ConfigurationError(
-                f'Recorder(path=...) must be a file path (a non-empty str or a Path); got {quote(path)}',
-                option='path',
-                value=quote(path),
-            )
+            raise refuse('path', 'a file path (a non-empty str or a Path)', path, what='Recorder(path=...)')
         self.path = path
         self._pending = {}
         # The cassette is kept in memory and written whole when a run ends (a failed run leaves

@@ -19,7 +19,8 @@ import os
 from dataclasses import dataclass
 from typing import cast
 
-from ..errors import ConfigurationError, quote
+from .._options import refuse
+from ..errors import ConfigurationError
 from .cassette import Cassette
 from .cassette_model import CassetteModel, runs_double
 from .cassette_tools import CassetteTools
@@ -53,11 +54,7 @@ class Replay(CassetteTools):
     def __init__(self, source: Cassette | str | os.PathLike[str], *, name: str = 'replay') -> None:
         __tracebackhide__ = True  # cassette errors point at the test, not here
         if not isinstance(cast(object, source), Cassette | str | os.PathLike):
-            raise ConfigurationError(
-                f'Replay(source=...) must be a cassette file path or a Cassette; got {quote(cast(object, source))}',
-                option='source',
-                value=quote(cast(object, source)),
-            )
+            raise refuse('source', 'a cassette file path or a Cassette', source, what='Replay(source=...)')
         model = CassetteModel(None, cassette=source)
         self.recording = model.cassette
         self.source = 'the cassette' if isinstance(source, Cassette) else repr(os.fspath(source))

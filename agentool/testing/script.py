@@ -17,7 +17,7 @@ from typing import Any, Protocol, TypeAlias, cast, runtime_checkable
 from pydantic_ai.messages import ModelMessage
 from pydantic_core import PydanticSerializationError, to_json
 
-from .._options import check_function, check_text
+from .._options import check_function, check_instance, check_limit, check_text, refuse
 from ..errors import ConfigurationError, ExpectationError, quote
 from .log import CallRecord
 
@@ -59,9 +59,7 @@ class Operation:
     def __post_init__(self) -> None:
         check_text('value', self.value)
         if not (isinstance(cast(object, self.field), str) and self.field):
-            raise ConfigurationError(
-                f'Operation(field=...) must be a field name; got {self.field!r}', option='field', value=repr(self.field)
-            )
+            raise refuse('field', 'a field name', self.field, what='Operation(field=...)')
 
     def matches(self, prompt: str) -> bool:
         try:
@@ -84,16 +82,9 @@ class Regex:
     def __post_init__(self) -> None:
         pattern, flags = cast(object, self.pattern), cast(object, self.flags)
         source = cast('re.Pattern[Any]', pattern).pattern if isinstance(pattern, re.Pattern) else pattern
-        if not isinstance(source, str):  # a bytes pattern cannot search a text prompt
-            raise ConfigurationError(
-                f'Regex(pattern=...) must be a string or a compiled re.Pattern of text; got {source!r}',
-                option='pattern',
-                value=repr(source),
-            )
-        if not isinstance(flags, int):
-            raise ConfigurationError(
-                f'Regex(flags=...) must be re flags (an int); got {flags!r}', option='flags', value=repr(flags)
-            )
+        # A bytes pattern cannot search a text prompt.
+        check_instance('pattern', source, str, expected='a string or a compiled re.Pattern of text')
+        check_instance('flags', flags, int, expected='re flags (an int)')
         try:
             re.compile(self.pattern, self.flags)  # cached by `re`, so `matches` pays nothing more
         except (re.error, ValueError) as error:  # ValueError: flags given with a compiled pattern
@@ -202,9 +193,7 @@ class Call:
     def __post_init__(self) -> None:
         tool, args = cast(object, self.tool), cast(object, self.args)
         if not (isinstance(tool, str) and tool):
-            raise ConfigurationError(
-                f'Call(tool=...) must be a tool name; got {tool!r}', option='tool', value=repr(tool)
-            )
+            raise refuse('tool', 'a tool name', tool, what='Call(tool=...)')
         if not (isinstance(args, Mapping) or callable(args)):
             hint = ' (parse JSON text first: Call(tool, json.loads(text)))' if isinstance(args, str | bytes) else ''
             raise ConfigurationError(
@@ -306,13 +295,7 @@ class Script:
             )
         if any(isinstance(step, Output | OutputFrom) for step in self.steps[:-1]):
             raise ConfigurationError('a script has one final output, as its last step', option='steps')
-        count = cast(object, times)
-        if count is not None and (not isinstance(count, int) or isinstance(count, bool) or count < 1):
-            raise ConfigurationError(
-                f'Script(times=...) must be an int of at least 1 or None, got {count!r}',
-                option='times',
-                value=repr(count),
-            )
+        check_limit('times', times, optional=True)
 
     def matches(self, prompt: str) -> bool:
         """Whether this script answers `prompt`."""

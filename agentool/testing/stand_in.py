@@ -15,11 +15,11 @@ from typing import Any, cast
 from pydantic_ai.agent import AbstractAgent, AgentRun, WrapperAgent
 from pydantic_ai.messages import UserContent
 
-from .._options import check_instance
+from .._options import check_instance, refuse
 from ..core.injector import AgenToolInjector, get_injector
 from ..core.injector._targets import stood_in_for
 from ..core.registry import AgenToolRegistry
-from ..errors import ConfigurationError, InvalidInputError
+from ..errors import InvalidInputError
 from .double import AgentDouble
 
 __all__ = ('DoubledAgent', 'use_doubles')
@@ -80,12 +80,8 @@ def use_doubles(injector: AgenToolInjector | None = None, /, **doubles: AgentDou
     check_instance('injector', injector, AgenToolInjector, optional=True)
     for name, double in doubles.items():
         if not isinstance(cast(object, double), AgentDouble):
-            raise ConfigurationError(
-                f'use_doubles({name}=...) takes an AgentDouble (scripted with Script(...)); got {double!r}',
-                agentool=name,
-                option=name,
-                value=repr(double),
-            )
+            what = f'use_doubles({name}=...)'
+            raise refuse(name, 'an AgentDouble (scripted with Script(...))', double, name, what=what)
     injector = get_injector() if injector is None else injector
     replacements = {
         name: DoubledAgent(injector.get(name), double, registry=injector.registry) for name, double in doubles.items()

@@ -22,7 +22,7 @@ from typing import Any, Literal, TypeAlias, cast
 
 from pydantic import BaseModel, ValidationError
 
-from .._options import check_instance, check_string_or_strings
+from .._options import check_instance, check_string_or_strings, refuse
 from ..core.manager import AgenToolManager
 from ..core.registry import AgenToolRegistry, get_registry
 from ..errors import ConfigurationError, InvalidInputError, MissingExtraError
@@ -165,11 +165,7 @@ def invalid_inputs(
 
 def _check_target(agentool: object, registry: object) -> None:
     if not (isinstance(agentool, str) or (isinstance(agentool, type) and issubclass(agentool, BaseModel))):
-        raise ConfigurationError(
-            f'agentool must be a registered agentool name or an input schema class; got {agentool!r}',
-            option='agentool',
-            value=repr(cast(object, agentool)),
-        )
+        raise refuse('agentool', 'a registered agentool name or an input schema class', cast(object, agentool))
     check_instance('registry', registry, AgenToolRegistry, optional=True)
 
 
@@ -180,11 +176,7 @@ def _check_fields(fields: object) -> dict[str, st.SearchStrategy[Any]]:
         items = cast('Mapping[object, object]', fields)
         if all(isinstance(k, str) and isinstance(v, st.SearchStrategy) for k, v in items.items()):
             return dict(cast('Mapping[str, st.SearchStrategy[Any]]', items))
-    raise ConfigurationError(
-        f'fields must be a dict of field names to hypothesis strategies; got {fields!r}',
-        option='fields',
-        value=repr(cast(object, fields)),
-    )
+    raise refuse('fields', 'a dict of field names to hypothesis strategies', cast(object, fields))
 
 
 def _resolve(agentool: str | type[BaseModel], registry: AgenToolRegistry | None) -> _Target:

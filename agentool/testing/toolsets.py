@@ -28,7 +28,7 @@ from pydantic_ai.toolsets import AbstractToolset, CombinedToolset, ToolsetTool, 
 from pydantic_ai.usage import RunUsage
 from pydantic_core import SchemaValidator, core_schema, to_jsonable_python
 
-from .._options import check_label, check_text
+from .._options import check_instance, check_instances, check_label, check_text, refuse
 from ..errors import CassetteError, CassetteMismatchError, ConfigurationError, UnrecordedCallError, clip, quote
 from ._schema_changes import schema_changes
 from ._tool_answers import ToolAnswers
@@ -77,14 +77,8 @@ class CassetteToolset(WrapperToolset[Any]):
     def __init__(
         self, wrapped: AbstractToolset[Any], model: CassetteModel, *, name: str | None = None, verify: bool = False
     ) -> None:
-        if not isinstance(cast(object, wrapped), AbstractToolset):
-            raise ConfigurationError(
-                f'CassetteToolset wraps a pydantic-ai toolset; got {quote(wrapped)}', option='wrapped'
-            )
-        if not isinstance(cast(object, model), CassetteModel):
-            raise ConfigurationError(
-                f'CassetteToolset needs the CassetteModel it records with; got {quote(model)}', option='model'
-            )
+        check_instance('wrapped', wrapped, AbstractToolset, expected='a pydantic-ai toolset')
+        check_instance('model', model, CassetteModel, expected='the CassetteModel it records with')
         check_text('name', name, optional=True)
         super().__init__(wrapped)
         self.model, self.verify = model, bool(verify)
@@ -244,32 +238,18 @@ class ToolsetDouble(AbstractToolset[Any]):
         answer: Answer | AbstractToolset[Any] | None = None,
         id: str | None = None,
     ) -> None:
+        expected = 'ToolDefinitions or a name-to-schema mapping'
         if not isinstance(cast(object, tools), Mapping | Sequence) or isinstance(cast(object, tools), str | bytes):
-            raise ConfigurationError(
-                f'ToolsetDouble tools are ToolDefinitions or a name-to-schema mapping; got {quote(tools)}',
-                option='tools',
-            )
+            raise refuse('tools', expected, tools, what='ToolsetDouble tools')
         if isinstance(tools, Mapping):
-            schemas = cast('Mapping[object, object]', tools)
-            for name in schemas:
+            for name, schema in cast('Mapping[object, object]', tools).items():
                 check_text('tools', name)
-            if bad := [
-                name for name, schema in schemas.items() if not isinstance(name, str) or not isinstance(schema, Mapping)
-            ]:
-                raise ConfigurationError(
-                    f'ToolsetDouble tools map a tool name to its JSON schema; got {quote(bad[0])}', option='tools'
-                )
+                check_instance('tools', schema, Mapping, expected=f'a JSON schema (a dict) for tool {quote(name)}')
             definitions = tuple(
-                ToolDefinition(name=name, parameters_json_schema=dict(schema))
-                for name, schema in cast('Mapping[str, Mapping[str, Any]]', schemas).items()
+                ToolDefinition(name=name, parameters_json_schema=dict(schema)) for name, schema in tools.items()
             )
         else:
-            if bad_defs := [d for d in cast('Sequence[object]', tools) if not isinstance(d, ToolDefinition)]:
-                raise ConfigurationError(
-                    f'ToolsetDouble tools are ToolDefinitions or a name-to-schema mapping; got {quote(bad_defs[0])}',
-                    option='tools',
-                )
-            definitions = tuple(tools)
+            definitions = tuple(check_instances('tools', tools, ToolDefinition))
         for definition in definitions:  # a name a listing or a log could not show is refused, as everywhere
             check_label('tools', definition.name, what='a tool name')
         names = {d.name for d in definitions}
@@ -280,7 +260,7 @@ class ToolsetDouble(AbstractToolset[Any]):
                 option='answers',
             )
         if answer is not None and not (callable(answer) or isinstance(cast(object, answer), AbstractToolset)):
-            raise ConfigurationError(f'answer must be a function or a toolset; got {quote(answer)}', option='answer')
+            raise refuse('answer', 'a function or a toolset', answer)
         self.definitions = definitions
         self.answers = dict(answers or {})
         self.answer = answer

@@ -29,11 +29,12 @@ from pydantic_ai import AgentRunResult, DeferredToolRequests
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 
 from .._bounds import MAX_MESSAGE_CHARS
+from .._options import check_limit
 from ..errors import CassetteError, ConfigurationError, ExpectationError, clip, quote
 from .cassette import Cassette, Exchange, RecordedRun, canonical, canonical_args
 from .cassette_model import CassetteModel
 from .double import AgentDouble
-from .log import CallLog, CallRecord, Expected, side_by_side
+from .log import ARG_CHARS, ARGS_SHOWN, CallLog, CallRecord, Expected, bounded_args, side_by_side
 
 __all__ = ('TrajectoryStep', 'Trajectory', 'trajectory')
 
@@ -60,11 +61,12 @@ class TrajectoryStep:
     cost: Decimal | None = None
     """In the provider's currency (USD), where pydantic-ai's price data knows the model."""
 
-    def describe(self) -> str:
-        """One line: the tools called, or the text, and the finish reason."""
-        said: list[str] = [call.describe() for call in self.calls]
+    def describe(self, *, width: int = ARG_CHARS, count: int = ARGS_SHOWN) -> str:
+        """One line: the tools called, or the text, and the finish reason; each argument cut to `width`,
+        at most `count` of them a call."""
+        said = [call.describe(width=width, count=count) for call in self.calls]
         if self.output_call is not None:
-            said.append(f'output {CallRecord(tool="", args=self.output_call, call_id="").describe()[1:-1]}')
+            said.append(f'output {bounded_args(self.output_call, width=width, count=count)}')
         if self.text:
             said.append(quote(self.text))
         finish = f' [{self.finish_reason}]' if self.finish_reason else ''
@@ -190,8 +192,7 @@ class Trajectory:
     def assert_requests(self, count: int) -> None:
         """Assert the run made exactly `count` model requests."""
         __tracebackhide__ = True
-        if not isinstance(cast(object, count), int) or isinstance(count, bool) or count < 0:
-            raise ConfigurationError(f'count must be an int of at least 0; got {count!r}', option='count')
+        check_limit('count', count, minimum=0)
         if self.requests != count:
             head = f'{self.source} made {self.requests} model request(s), expected {count}\n'
             raise ExpectationError(

@@ -39,10 +39,10 @@ from ..definition import UNREADABLE
 from ..manager import MANAGER_TOOL_NAME
 from ..output import output_types, resolve
 
-__all__ = ('LeanPlan', 'MessageTemplate', 'learn_plan', 'AGAIN')
+__all__ = ('LeanPlan', 'MessageTemplate', 'learn_plan', 'LEARN_FROM_NEXT_RUN')
 
-AGAIN = 'again'
-"""`learn_plan`'s answer when the run was fine but did not show everything (learn from the next one)."""
+LEARN_FROM_NEXT_RUN = 'again'
+"""`learn_plan`'s answer when the run was fine but did not show everything: learn from the next one."""
 
 _SCALARS = (str, int, float, bool)
 
@@ -135,7 +135,7 @@ def learn_plan(
     """The plan for an agent whose fresh run (no history) produced `result`, or `None` if it has another shape.
 
     A text answer from an agent that also has output tools does not show the framework's return
-    for an output tool: then the answer is `AGAIN`.
+    for an output tool: then the answer is `LEARN_FROM_NEXT_RUN`.
     """
     messages = result.all_messages()
     if params is None or result.metadata is not None or params.output_mode not in ('tool', 'text', 'auto'):
@@ -159,7 +159,7 @@ def learn_plan(
     elif len(messages) != 4:
         return None
     elif params.output_tools:
-        return AGAIN
+        return LEARN_FROM_NEXT_RUN
     readers = _readers(params, output_type)
     if readers is None:
         return None

@@ -49,7 +49,7 @@ from ..model import DETERMINISTIC_RUN, AgenToolModel
 from ..operation import UNSET, run_operation
 from ..output import admits_none, output_parts
 from ..request import call_args, output_retry_error
-from ._lean_plan import AGAIN, LeanPlan, learn_plan
+from ._lean_plan import LEARN_FROM_NEXT_RUN, LeanPlan, learn_plan
 
 __all__ = ('LeanRuns', 'history_allows_lean', 'overridden', 'plain_runs')
 
@@ -136,7 +136,7 @@ class LeanRuns(AbstractCapability[Any]):
         if fresh and not self._learned and ctx.agent is not None:
             # The first plain run shows the agent's shape; a shape we do not know keeps the graph for good.
             found = learn_plan(result, self.model.output_parameters, ctx.agent.output_type)
-            if found != AGAIN:
+            if found != LEARN_FROM_NEXT_RUN:
                 self._learned = True
                 self._plan, self._shape = (found, shape) if isinstance(found, LeanPlan) else (None, None)
                 if self._plan is None:

@@ -192,18 +192,20 @@ def json_key(name: str, info: FieldInfo) -> str:
     return name if alias is None else alias
 
 
-class _Anything:
-    """Absorbs whatever a transform does with a field value."""
+class _ProbeValue:
+    """The value every field holds while a transform is probed: whatever the transform does with it
+    (attributes, calls, indexing, arithmetic, formatting) gives this value again, so the probe
+    learns which fields it reads without it failing on a placeholder."""
 
     __slots__ = ()
 
-    def __getattr__(self, name: str) -> _Anything:
+    def __getattr__(self, name: str) -> _ProbeValue:
         return self
 
-    def __call__(self, *args: Any, **kwargs: Any) -> _Anything:
+    def __call__(self, *args: Any, **kwargs: Any) -> _ProbeValue:
         return self
 
-    def __getitem__(self, key: Any) -> _Anything:
+    def __getitem__(self, key: Any) -> _ProbeValue:
         return self
 
     def __iter__(self) -> Any:
@@ -227,14 +229,14 @@ class _Anything:
     def __format__(self, spec: str) -> str:
         return ''
 
-    def __add__(self, other: Any) -> _Anything:
+    def __add__(self, other: Any) -> _ProbeValue:
         return self
 
     __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = __add__
     __floordiv__ = __mod__ = __pow__ = __and__ = __or__ = __neg__ = __pos__ = __abs__ = __add__
 
 
-_ANYTHING = _Anything()
+_PROBE_VALUE = _ProbeValue()
 
 
 class _Recorder:
@@ -252,7 +254,7 @@ class _Recorder:
         if name == self._operation_field:
             return self._operation
         self.read.add(name)
-        return None if name == self._null else _ANYTHING
+        return None if name == self._null else _PROBE_VALUE
 
 
 def _needs_value(transform: Transform, operation_field: str, operation: str, field: str, tool: Any) -> bool:

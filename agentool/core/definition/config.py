@@ -18,14 +18,16 @@ from ..._options import (
     aware,
     check_examples,
     check_flag,
+    check_function,
+    check_instance,
     check_instances,
     check_label,
     check_labels,
     check_limit,
-    check_name,
     check_string_map,
     check_strings,
     check_text,
+    refuse,
 )
 from ...errors import ConfigurationError
 from ..output import check_output_type
@@ -41,8 +43,6 @@ __all__ = (
     'AgenToolConfig',
     'DEFAULT_MAX_INPUT_BYTES',
     'now',
-    'check_name',
-    'check_limit',
     'check_routing',
     'check_tools',
     'check_config',
@@ -93,26 +93,15 @@ class Route:
 
     def __post_init__(self) -> None:
         tool, transform, retries = cast(object, self.tool), cast(object, self.transform), cast(object, self.retries)
-        if not (isinstance(tool, str) and tool):
-            raise ConfigurationError(
-                f'Route(tool=...) must be a tool name; got {tool!r}', option='tool', value=repr(tool)
-            )
         check_label('tool', tool, what='Route(tool=...)')
-        if transform is not None and not callable(transform):
-            raise ConfigurationError(
-                f'Route(transform=...) must be callable or None; got {transform!r}',
-                option='transform',
-                value=repr(transform),
-            )
+        check_function('transform', transform, optional=True)
         check_limit('max_output_chars', self.max_output_chars, optional=True)
         check_text('description', self.description, optional=True)
         object.__setattr__(self, 'tags', tuple(check_strings('tags', self.tags)))
         for flag in ('read_only', 'idempotent', 'destructive', 'concurrent_safe', 'deprecated', 'durable'):
             check_flag(flag, getattr(self, flag))
         if not isinstance(retries, int) or isinstance(retries, bool):
-            raise ConfigurationError(
-                f'Route(retries=...) must be an int; got {retries!r}', option='retries', value=repr(retries)
-            )
+            raise refuse('retries', 'an int', retries)
 
     def __iter__(self) -> Iterator[Any]:
         """`tool, transform = route`: the `(tool_name, transform)` pair the architecture guide unpacks."""
@@ -156,19 +145,10 @@ class RouteMap(Mapping[str, Route]):
 
     def __init__(self, routes: Mapping[str, RouteSpec] | None = None) -> None:
         given = cast(object, {} if routes is None else routes)
-        if not isinstance(given, Mapping):
-            raise ConfigurationError(
-                f'operation_map must be a mapping of operation to route (a dict); got {given!r}',
-                option='operation_map',
-                value=repr(given),
-            )
+        check_instance('operation_map', given, Mapping, expected='a mapping of operation to route (a dict)')
         items = cast('Mapping[object, RouteSpec]', given).items()
         if bad := [op for op, _ in items if not isinstance(op, str)]:
-            raise ConfigurationError(
-                f'operation_map keys must be operation names (strings); got {bad[0]!r}',
-                option='operation_map',
-                value=repr(bad[0]),
-            )
+            raise refuse('operation_map', 'keyed by operation names (strings)', bad[0])
         for op, _ in items:  # an operation name is listed, rendered and matched: no control characters
             check_label('operation_map', op, what='an operation name')
         self._routes = {cast(str, op): _to_route(cast(str, op), spec) for op, spec in items}
@@ -223,11 +203,7 @@ class RoutingConfig:
         self, operation_field: str = 'operation', operation_map: Mapping[str, RouteSpec] | None = None
     ) -> None:
         if not (isinstance(cast(object, operation_field), str) and operation_field):
-            raise ConfigurationError(
-                f'RoutingConfig(operation_field=...) must be a field name; got {operation_field!r}',
-                option='operation_field',
-                value=repr(operation_field),
-            )
+            raise refuse('operation_field', 'a field name', operation_field)
         object.__setattr__(self, 'operation_field', operation_field)
         object.__setattr__(self, 'operation_map', RouteMap(operation_map))
 
@@ -393,11 +369,5 @@ def check_tools(tools: object, *, agentool: str | None = None) -> tuple[Callable
 
 def check_config(name: str, config: object) -> AgenToolConfig:
     """`config` if it is an `AgenToolConfig`; else `ConfigurationError` naming agentool `name`."""
-    if isinstance(config, AgenToolConfig):
-        return config
-    raise ConfigurationError(
-        f'agentool {name!r}: config must be an AgenToolConfig; got {config!r}',
-        agentool=name,
-        option='config',
-        value=repr(config),
-    )
+    check_instance('config', config, AgenToolConfig, agentool=name)
+    return cast(AgenToolConfig, config)
