@@ -59,12 +59,14 @@ _T = TypeVar('_T')
 def refuse(
     option: str, expected: str, value: object, agentool: str | None = None, *, what: str = '', **details: Any
 ) -> ConfigurationError:
-    """The error every check raises: `OPTION must be EXPECTED; got VALUE`, naming the option and the value.
+    """The error every check raises: `OPTION must be EXPECTED; got VALUE`, naming the option and the value
+    (after `agentool NAME:` when the option is one agentool's).
 
     `what` names the value in the message instead of `option` (`CommandRule(prefix=...)`).
     """
+    whose = '' if agentool is None else f'agentool {quote(agentool)}: '
     return ConfigurationError(
-        f'{what or option} must be {expected}; got {quote(value)}',
+        f'{whose}{what or option} must be {expected}; got {quote(value)}',
         agentool=agentool,
         option=option,
         value=quote(value, MAX_DETAIL_CHARS),

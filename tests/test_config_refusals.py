@@ -175,7 +175,9 @@ def test_a_blank_name_is_refused_wherever_a_name_is_given(name: str, registry: A
 
 
 def test_the_injector_refuses_what_is_not_an_agent() -> None:
-    with pytest.raises(ConfigurationError, match=r"^agent must be an AbstractAgent; got 'not an agent'") as caught:
+    with pytest.raises(
+        ConfigurationError, match=r"^agentool 'x': agent must be an AbstractAgent; got 'not an agent'"
+    ) as caught:
         AgenToolInjector().register('x', 'not an agent')  # type: ignore[arg-type]
     assert caught.value.details == {'agentool': 'x', 'option': 'agent', 'value': "'not an agent'"}
 
