@@ -145,9 +145,7 @@ async def test_concurrent_sync_writes_to_shared_deps_are_all_kept(injector: Agen
 
 
 @pytest.mark.parametrize('surface', ['injector.call', 'toolset', 'mcp'])
-async def test_concurrent_async_writes_to_shared_deps_are_all_kept(
-    injector: AgenToolInjector, surface: str
-) -> None:
+async def test_concurrent_async_writes_to_shared_deps_are_all_kept(injector: AgenToolInjector, surface: str) -> None:
     await surfaces(injector, 'abump')[surface]()
     assert await injector.call('counter', '{"operation": "read"}') == CALLS
 
