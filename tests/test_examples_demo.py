@@ -1,3 +1,5 @@
+"""The demo (`examples/demo.py`): it runs from start to end and leaves nothing behind."""
+
 from __future__ import annotations
 
 import os
