@@ -13,7 +13,6 @@ import sys
 from collections.abc import Callable
 from datetime import datetime
 from enum import Enum
-from pathlib import Path
 from typing import Any, Literal
 
 import pytest
@@ -30,7 +29,7 @@ from agentool import (
     use_registry,
 )
 from examples.calculator import create_calculator
-from tests.agentools import PingInput, create_odd, create_storage, ping
+from tests.agentools import ROOT, PingInput, create_odd, create_storage, ping
 
 
 def _build(order: list[str]) -> str:
@@ -213,9 +212,6 @@ def test_a_transform_sees_stand_ins_once_plus_once_per_field_it_reads_at_each_bu
         build()
         assert len(seen) == 3
         assert not any(isinstance(x, DocInput) for x in seen)  # stand-ins, never real input
-
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.mark.filterwarnings('ignore::pydantic.json_schema.PydanticJsonSchemaWarning')

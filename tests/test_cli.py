@@ -32,9 +32,8 @@ from openapi_spec_validator import validate
 from agentool import BaseOperationInput, Route, RoutingConfig, create_agentool, use_registry
 from agentool.cli import main
 from examples.calculator import CalculatorInput, create_calculator
+from tests.agentools import ROOT
 from tests.notes_agentool import create_notes
-
-ROOT = Path(__file__).resolve().parent.parent
 
 TOOLS = '''
 from dataclasses import dataclass

@@ -42,9 +42,7 @@ from agentool import (
 from agentool._compat import BELOW, MINIMUM, PYDANTIC_AI_VERSION, SUPPORTED, check_pydantic_ai, parse_version
 from agentool.core.registry import get_registry
 from agentool.toolset import AgenToolToolset
-from tests.agentools import run_python
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.agentools import ROOT, run_python
 
 
 @contextmanager

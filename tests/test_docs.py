@@ -29,9 +29,8 @@ import pytest
 from pytest_examples import CodeExample, EvalExample, find_examples
 
 from tests._doc_blocks import run_block
-from tests.agentools import python_env, run_python
+from tests.agentools import ROOT, python_env, run_python
 
-ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / 'docs'
 
 

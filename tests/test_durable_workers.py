@@ -19,6 +19,7 @@ import pytest
 from dbos import DBOSClient
 
 import agentool.dbos as durable_dbos
+from tests.agentools import ROOT
 from tests.durable_agentools import (
     HOLD_ENV,
     LEDGER_ENV,
@@ -32,7 +33,6 @@ from tests.durable_agentools import (
 from tests.durable_worker import EXECUTOR_ENV
 from tests.postgres_server import postgres_server
 
-ROOT = Path(__file__).resolve().parent.parent
 JOBS = 8
 
 

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.agentools import ROOT
 
 
 def test_demo_runs_and_leaves_nothing_behind(tmp_path: Path) -> None:

@@ -48,8 +48,8 @@ from examples.storage import (
     default_store,
     use_store,
 )
+from tests.agentools import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 WRITER = Path(__file__).resolve().parent / 'storage_crash_writer.py'
 
 

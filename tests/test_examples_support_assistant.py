@@ -7,7 +7,6 @@ from __future__ import annotations
 import subprocess
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from pydantic_ai.models import override_allow_model_requests
@@ -16,8 +15,7 @@ from agentool import ToolFailedError
 from agentool.dispatch import dispatch_record
 from agentool.testing import AgentDouble
 from examples.support_assistant import MODEL_ENV, TicketDesk, create_support_assistant
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.agentools import ROOT
 
 
 @pytest.fixture(autouse=True)

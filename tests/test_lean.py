@@ -10,7 +10,6 @@ import os
 import subprocess
 import sys
 from collections.abc import AsyncIterable, Awaitable, Callable
-from pathlib import Path
 from typing import Any, Literal
 
 import pytest
@@ -36,7 +35,7 @@ from examples.calculator import add, create_calculator
 from examples.calculator import divide as divide_tool
 from examples.storage import MEMORY, SQLiteStore, StorageDeps, create_storage
 from tests._lean_diff import differential
-from tests.agentools import lean
+from tests.agentools import ROOT, lean
 
 pytestmark = pytest.mark.filterwarnings('ignore::DeprecationWarning')
 
@@ -304,7 +303,6 @@ async def test_lean_results_share_no_mutable_state() -> None:
     assert third.all_messages()[1].usage == second.all_messages()[1].usage  # type: ignore[union-attr]
 
 
-ROOT = Path(__file__).resolve().parent.parent
 PROMPT = json.dumps({'operation': 'add', 'a': 1, 'b': 2})
 
 

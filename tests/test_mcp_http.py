@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.agentools import ROOT
+
 pytest.importorskip('mcp')
 import logging
 import os
@@ -59,7 +61,6 @@ from tests.mcp_asgi import (
     send,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
 TOKEN = 'correct-horse-battery-staple'
 LINE = re.compile(r'^agentool mcp: serving at (http://127\.0\.0\.1:\d+/mcp) \((.*)\)$')
 

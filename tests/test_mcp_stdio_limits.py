@@ -17,11 +17,12 @@ from typing import Any
 
 import pytest
 
+from tests.agentools import ROOT
+
 pytest.importorskip('mcp')
 
 from tests.mcp_asgi import INITIALIZE
 
-ROOT = Path(__file__).resolve().parent.parent
 HUGE = 30 * 1024 * 1024
 
 

@@ -11,7 +11,6 @@ import json
 import subprocess
 import sys
 from datetime import datetime
-from pathlib import Path
 from typing import Any, Literal
 
 import jsonschema
@@ -38,7 +37,7 @@ from agentool import (
 from agentool.core.manager import AgenToolManager
 from examples.calculator import create_calculator
 from tests import agentools as shared
-from tests.agentools import create_storage, echo_routing
+from tests.agentools import ROOT, create_storage, echo_routing
 
 _READS: dict[str, tuple[Any, ...]] = {
     'get': ('echo',),
@@ -451,9 +450,6 @@ def test_use_injector_refuses_what_is_not_an_injector() -> None:
         scope.__enter__()
     assert caught.value.details == {'option': 'injector', 'value': "'not an injector'"}
     assert get_injector() is before  # nothing was put in effect
-
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_tool_metadata_is_built_by_keyword_as_the_coming_from_the_guide_page_says() -> None:

@@ -20,8 +20,7 @@ from pydantic_ai.tools import ToolDefinition
 
 from agentool import MANAGER_TOOL_NAME, AgenToolCapability, errors
 from examples.calculator import CalculatorInput, create_calculator
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.agentools import ROOT
 
 
 async def test_manager_tool_schema_is_the_input_schema() -> None:

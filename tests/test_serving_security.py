@@ -18,6 +18,7 @@ import pytest
 
 from agentool.errors import ServingError
 from agentool.mcp_http import MAX_TOKEN_FILE_BYTES, TOKEN_ENV, HttpOptions
+from tests.agentools import ROOT
 
 pytest.importorskip('mcp')
 import asyncio
@@ -235,7 +236,6 @@ async def test_a_401_for_a_missing_or_wrong_token_is_a_json_rpc_error_keeping_ww
             assert 'the-token' not in response.text
 
 
-ROOT = Path(__file__).resolve().parents[1]
 HOSTILE = '\x1b]0;pwned\x07\x1b[2J\x9b2J\r\nFAKE LOG LINE'
 SHOUTY = """
 from agentool import BaseOperationInput, RoutingConfig, create_agentool

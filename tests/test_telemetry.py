@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any, Literal
 
 import pytest
@@ -57,10 +56,8 @@ from agentool.telemetry import (
 from agentool.toolset import AgenToolToolset
 from examples.calculator import create_calculator
 from examples.support_assistant import Ticket, TicketDesk, create_tickets
-from tests.agentools import make_calc, python_env, run_python
+from tests.agentools import ROOT, make_calc, python_env, run_python
 from tests.notes_agentool import create_notes
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def by_name(exporter: InMemorySpanExporter) -> dict[str, ReadableSpan]:
