@@ -420,7 +420,8 @@ NON_FINITE = [
 
 
 @pytest.fixture
-async def store() -> AsyncIterator[SQLiteStore]:
+async def scoped_store() -> AsyncIterator[SQLiteStore]:
+    """The storage agentool, and a store in effect for it (`use_store`)."""
     create_storage(replace=True)
     opened = SQLiteStore(MEMORY)
     with use_store(opened):
@@ -429,27 +430,29 @@ async def store() -> AsyncIterator[SQLiteStore]:
 
 
 @pytest.mark.parametrize('prompt', NON_FINITE)
-async def test_non_finite_data_is_the_typed_input_error_on_runs(store: SQLiteStore, prompt: str) -> None:
+async def test_non_finite_data_is_the_typed_input_error_on_runs(scoped_store: SQLiteStore, prompt: str) -> None:
     # The storage agent's own (lean) run, and the model string's agent (pydantic-ai's graph).
     with pytest.raises(InputValidationError, match='not a JSON number') as caught:
-        await create_storage(replace=True).run(prompt, deps=StorageDeps(store=store))
+        await create_storage(replace=True).run(prompt, deps=StorageDeps(store=scoped_store))
     assert caught.value.details['errors'][0]['loc'] == ['data']
     with pytest.raises(InputValidationError, match='not a JSON number'):
         await Agent('agentool:storage').run(prompt)
-    assert not (await store.exists('k')).exists
+    assert not (await scoped_store.exists('k')).exists
 
 
 @pytest.mark.parametrize('prompt', NON_FINITE)
-async def test_non_finite_data_is_the_typed_input_error_on_injector_call(store: SQLiteStore, prompt: str) -> None:
+async def test_non_finite_data_is_the_typed_input_error_on_injector_call(
+    scoped_store: SQLiteStore, prompt: str
+) -> None:
     with pytest.raises(InputValidationError, match='not a JSON number'):
         await get_injector().call('storage', prompt)
     with pytest.raises(InputValidationError, match='not a JSON number'):
         await get_injector().call('storage', {'operation': 'write', 'key': 'k', 'data': [float('nan')]})
-    assert not (await store.exists('k')).exists
+    assert not (await scoped_store.exists('k')).exists
 
 
 def test_non_finite_data_is_the_typed_input_error_on_the_cli(
-    store: SQLiteStore, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    scoped_store: SQLiteStore, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setenv('AGENTOOL_STORAGE_PATH', str(tmp_path / 'cli.sqlite3'))
     for prompt in NON_FINITE:
@@ -460,7 +463,7 @@ def test_non_finite_data_is_the_typed_input_error_on_the_cli(
     assert not (tmp_path / 'cli.sqlite3').exists()  # refused before the store was opened
 
 
-async def test_non_finite_data_is_refused_through_the_llm_toolset(store: SQLiteStore) -> None:
+async def test_non_finite_data_is_refused_through_the_llm_toolset(scoped_store: SQLiteStore) -> None:
     # An LLM's tool-call arguments are JSON text, which pydantic-ai's parser reads `NaN` and `1e400` in.
     # (An MCP client cannot send one: JSON clients write a non-finite float as null.)
     answers: list[str] = []
@@ -475,7 +478,7 @@ async def test_non_finite_data_is_refused_through_the_llm_toolset(store: SQLiteS
     assert (await agent.run('go')).output == 'done'
     assert len(answers) == 1
     assert 'not a JSON number' in answers[0]
-    assert not (await store.exists('k')).exists
+    assert not (await scoped_store.exists('k')).exists
 
 
 KEYS = [
@@ -505,12 +508,12 @@ async def test_list_by_prefix_is_exact_for_any_prefix(prefix: str) -> None:
     await store.aclose()
 
 
-async def test_list_by_a_prefix_holding_nul_through_the_agent(store: SQLiteStore) -> None:
+async def test_list_by_a_prefix_holding_nul_through_the_agent(scoped_store: SQLiteStore) -> None:
     for key in ('a\x00b', 'a\x00c', 'ab'):
-        await store.write(key, 1)
+        await scoped_store.write(key, 1)
     agent = create_storage(replace=True)
     listed = (
-        await agent.run(json.dumps({'operation': 'list', 'prefix': 'a\x00'}), deps=StorageDeps(store=store))
+        await agent.run(json.dumps({'operation': 'list', 'prefix': 'a\x00'}), deps=StorageDeps(store=scoped_store))
     ).output
     assert isinstance(listed, ListResult)
     assert listed.keys == ['a\x00b', 'a\x00c']
