@@ -91,9 +91,11 @@ bench: $(STAMP)
 bench-durable: $(STAMP)
 	$(BIN)/python -m bench.durable
 
-# The reliability tests with heavier inputs: more hypothesis examples, bigger sizes, more rounds.
+# The reliability tests with heavier inputs: more hypothesis examples, bigger sizes, more rounds
+# (the modules that read AGENTOOL_FUZZ).
+FUZZED = $(shell grep -l AGENTOOL_FUZZ tests/test_*.py)
 fuzz: $(STAMP)
-	AGENTOOL_FUZZ=1 $(BIN)/python -m pytest tests/test_reliability_*.py tests/test_surfaces_property.py tests/test_durable_dbos.py
+	AGENTOOL_FUZZ=1 $(BIN)/python -m pytest $(FUZZED)
 
 clean:
 	rm -rf $(VENV) $(DEMO_VENV) .venv-matrix site .pytest_cache .ruff_cache

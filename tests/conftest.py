@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING
 
 import pytest
+from hypothesis import settings
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -29,10 +30,14 @@ from agentool.core.injector import AgenToolInjector, use_injector
 if TYPE_CHECKING:
     from examples.storage import SQLiteStore
 
+# No hypothesis deadline anywhere: a per-example time limit is a timed assertion, which a loaded 2-core
+# machine misses (a markdown example took 422 ms against the default 200 ms, and failed as flaky).
+settings.register_profile('agentool', deadline=None)
+settings.load_profile('agentool')
+
 SEAM_MODULES = frozenset(
     {
         'test_compat.py',  # the canaries: one per seam, and the supported range
-        'test_docs.py',  # every documented example, run against the installed release
         'test_model_strings.py',  # `Agent('agentool:NAME')` through `infer_model`
         'test_routing.py',  # the model request and its message parts
         'test_output_modes.py',  # tool, native, prompted and text output
@@ -48,7 +53,8 @@ SEAM_MODULES = frozenset(
 )
 """Test modules whose every test touches a version-dependent seam of pydantic-ai (`_compat`'s list).
 
-The matrix legs run only these (and tests marked `@pytest.mark.seam` elsewhere): `pytest -m seam`.
+The matrix legs run only these (and tests marked `@pytest.mark.seam` elsewhere, such as tests/test_docs.py's
+documented examples run against the installed release): `pytest -m seam`.
 """
 
 

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.agentools import ROOT
+
 PACKAGE = Path(__file__).resolve().parent.parent / 'agentool'
 MAX_LINES = 800
 
@@ -164,9 +166,6 @@ def test_the_check_sees_a_deferred_import_circle(tmp_path: Path) -> None:
     assert graph['pkg.c'] == set()
     with pytest.raises(graphlib.CycleError):
         list(graphlib.TopologicalSorter(graph).static_order())
-
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def _agentool_imports(module: str) -> set[str]:

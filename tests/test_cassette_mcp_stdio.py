@@ -22,12 +22,12 @@ from pydantic_ai.toolsets import AbstractToolset
 from agentool.errors import CassetteMismatchError
 from agentool.testing import CassetteModel, CassetteToolset, trajectory
 from tests._cassette_stable import stable
+from tests.agentools import ROOT
 
 _NO_CLIENT = "pydantic-ai's MCP client is not installed: pip install 'pydantic-ai-slim[mcp]' (fastmcp-slim 4)"
 pydantic_ai_mcp = pytest.importorskip('pydantic_ai.mcp', reason=_NO_CLIENT, exc_type=ImportError)
 transports = pytest.importorskip('fastmcp.client.transports', reason=_NO_CLIENT)
 
-ROOT = Path(__file__).resolve().parent.parent
 START_SECONDS = 120
 """How long the server may take to start and answer `initialize`: MCPToolset's default (5 s) is
 about what importing agentool takes on a loaded 2-core machine, so that default made these flaky."""

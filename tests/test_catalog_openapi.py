@@ -6,7 +6,6 @@ import enum
 import importlib
 import json
 import sys
-from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import jsonschema
@@ -27,9 +26,7 @@ from agentool import (
 )
 from agentool.catalog.openapi import openapi_spec
 from examples.calculator import create_calculator
-from tests.agentools import create_odd, create_storage
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.agentools import ROOT, create_odd, create_storage
 
 
 class Item(BaseModel):

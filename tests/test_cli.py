@@ -4,12 +4,19 @@ Most checks call `agentool.cli.main()` in this process (`cli` below: same argume
 stdout and stderr as the console script, without a new interpreter importing pydantic-ai each time).
 A handful run real processes (`agentool_process`): the console script and `python -m agentool`, for
 exit codes, stdin, the import path and `__pycache__`, and a usage error's single line.
+
+Also here: `--help` and usage errors without pydantic-ai; `--import` puts the working directory after
+the standard library; the `agentool mcp` serving flags reach `HttpOptions`; `call NAME -` reads standard
+input no further than the limit; and what is printed is terminal-safe (errors on one line, control
+characters escaped, the full error text in the `agentool.cli` log). Bad input given as an argument is
+the matrix in tests/test_hostile_input.py (its `CLI call` surface).
 """
 
 from __future__ import annotations
 
 import io
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -17,15 +24,16 @@ import textwrap
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import pytest
 from openapi_spec_validator import validate
 
-from agentool import use_registry
+from agentool import BaseOperationInput, Route, RoutingConfig, create_agentool, use_registry
 from agentool.cli import main
-from examples.calculator import CalculatorInput
-
-ROOT = Path(__file__).resolve().parent.parent
+from examples.calculator import CalculatorInput, create_calculator
+from tests.agentools import ROOT
+from tests.notes_agentool import create_notes
 
 TOOLS = '''
 from dataclasses import dataclass
@@ -396,7 +404,7 @@ def test_a_process_reads_stdin_and_exits_with_each_status(tools_dir: Path) -> No
     assert (piped.returncode, json.loads(piped.stdout), piped.stderr) == (0, {'user': 'ada', 'visits': 42}, '')
     failed = agentool_process('--import', 'cli_tools', 'call', 'profiles', '-', cwd=tools_dir, stdin='{"operation": ')
     assert_error(failed, 'is not valid JSON')
-    # Status 2 from a process: tests/test_cli_fast.py (usage errors through the console script's path).
+    # Status 2 from a process: below (usage errors through the console script's path).
 
 
 CLI_MODULE = """
@@ -432,3 +440,271 @@ def test_catalog_title_with_a_format_that_has_none_is_a_usage_error(
     assert sorted(p.name for p in tmp_path.iterdir()) == [f'{name}.py']
     assert main(['--import', name, 'catalog', '--format', 'markdown', '--title', 'Ours']) == 0
     assert capsys.readouterr().out.startswith('# Ours\n')
+
+
+# The console script's own code path (`agentool_cli.main`), run in a fresh interpreter that then
+# reports whether pydantic-ai (or the package's `__init__`) was imported on the way.
+_PROBE = """
+import sys
+import agentool_cli
+sys.argv = ['agentool', *sys.argv[1:]]
+try:
+    status = agentool_cli.main()
+except SystemExit as exit:
+    status = exit.code
+loaded = sorted({'pydantic_ai', 'pydantic', 'agentool.core'} & set(sys.modules))
+print('LOADED', loaded, 'STATUS', status, file=sys.stderr)
+"""
+
+
+def _probe(*args: str) -> tuple[list[str], int, str]:
+    run = subprocess.run(
+        [sys.executable, '-c', _PROBE, *args], cwd=ROOT, capture_output=True, text=True, timeout=60, check=False
+    )
+    *lines, report = run.stderr.strip().splitlines()
+    assert report.startswith('LOADED '), run.stderr
+    loaded, status = report.removeprefix('LOADED ').split(' STATUS ')
+    return json.loads(loaded.replace("'", '"')), int(status), run.stdout + '\n'.join(lines)
+
+
+@pytest.mark.parametrize(
+    ('args', 'status', 'shown'),
+    [
+        (('--help',), 0, 'Inspect, call and document registered agentools.'),
+        (('catalog', '--help'), 0, '--openapi-version'),
+        (('lst',), 2, "did you mean 'list'?"),
+        (('catalog', '--format', 'yaml'), 2, "invalid choice: 'yaml'"),
+        ((), 2, 'the following arguments are required: COMMAND'),
+    ],
+)
+def test_help_and_usage_errors_do_not_import_pydantic_ai(args: tuple[str, ...], status: int, shown: str) -> None:
+    loaded, code, output = _probe(*args)
+    assert (loaded, code) == ([], status), output
+    assert shown in output
+
+
+def test_a_command_imports_the_library_through_the_console_script_path() -> None:
+    # The deferred package `__init__` does run before a command: the version check and the hook.
+    loaded, code, output = _probe('--import', 'examples.calculator', 'list')
+    assert code == 0, output
+    assert {'pydantic_ai', 'agentool.core'} <= set(loaded)
+    assert output.startswith('calculator')
+
+
+def test_call_with_nothing_registered_says_to_import_a_module(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(['call', 'calculator', '{}']) == 1
+    err = capsys.readouterr().err
+    assert err == (
+        "agentool: error: no agentool named 'calculator': no agentools are registered; "
+        'use --import MODULE to import the modules that register them\n'
+    )
+    assert main(['show', 'calculator']) == 1
+    assert 'use --import MODULE' in capsys.readouterr().err
+
+
+@pytest.mark.parametrize('version', ['3.0.0', '3.1.0'])
+def test_catalog_chooses_the_openapi_version(version: str, capsys: pytest.CaptureFixture[str]) -> None:
+    create_calculator()
+    assert main(['catalog', '-f', 'openapi', '--openapi-version', version]) == 0
+    spec = json.loads(capsys.readouterr().out)
+    assert spec['openapi'] == version
+    assert '/agentools/calculator/add' in spec['paths']
+    validate(spec)
+
+
+def test_openapi_version_with_another_format_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(['--import', 'examples.calculator', 'catalog', '--openapi-version', '3.1.0']) == 2
+    assert capsys.readouterr().err == (
+        'agentool catalog: error: --openapi-version only applies to --format openapi (the format is json)\n'
+    )
+
+
+def test_show_words_fields_and_hints_as_the_markdown_catalog(capsys: pytest.CaptureFixture[str]) -> None:
+    create_notes()
+    assert main(['show', 'notes']) == 0
+    shown = capsys.readouterr().out
+    assert '    get -> get  Read a note.\n      hints: read-only, idempotent\n' in shown
+    assert '      hints: destructive, not concurrency-safe\n' in shown
+    assert '      hints: read-only, output cut at 20 characters\n' in shown
+    assert '    old -> old  The old reader.\n      hints: deprecated\n' in shown
+    assert '      copies (int, optional, default 1)  How many times to repeat the text.\n' in shown
+    assert '      key (str, required)  The note key.\n' in shown
+    # The same words as the Markdown catalog, without its markup.
+    assert main(['catalog', '-f', 'markdown']) == 0
+    markdown = capsys.readouterr().out
+    assert '**Hints:** read-only, idempotent' in markdown
+    assert '`copies` (`int`, optional, default `1`): How many times to repeat the text.' in markdown
+
+
+def test_a_module_in_the_working_directory_does_not_shadow_the_standard_library(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / 'sqlite3.py').write_text("raise RuntimeError('the standard library was shadowed')\n")
+    (tmp_path / 'shadow_check_tools.py').write_text('import sqlite3\n\nassert sqlite3.connect\n')
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, 'path', [p for p in sys.path if p not in ('', str(tmp_path))])
+    monkeypatch.delitem(sys.modules, 'sqlite3', raising=False)  # imported afresh, through `sys.path`
+    try:
+        assert main(['--import', 'shadow_check_tools', 'list']) == 0, capsys.readouterr().err
+    finally:
+        sys.modules.pop('shadow_check_tools', None)
+    assert sys.path[-1] == str(tmp_path)
+    assert 'shadowed' not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ('flag', 'value', 'option'),
+    [
+        ('--max-sessions', '0', 'max_sessions'),
+        ('--max-sessions-per-client', '-1', 'max_sessions_per_client'),
+        ('--session-idle-timeout', 'nan', 'session_idle_timeout'),
+        ('--shutdown-timeout', 'inf', 'shutdown_timeout'),
+        ('--allowed-origin', 'not-an-origin', 'allowed_origins'),
+    ],
+)
+def test_a_bad_limit_is_one_error_line_naming_it(
+    flag: str, value: str, option: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(['mcp', '--transport', 'streamable-http', flag, value]) == 1
+    err = capsys.readouterr().err
+    assert err.count('\n') == 1
+    assert f'invalid HTTP serving options: {option} must be' in err
+
+
+@pytest.mark.parametrize(
+    'flags',
+    [
+        ['--max-sessions', '5'],
+        ['--max-sessions-per-client', '2'],
+        ['--session-idle-timeout', '1'],
+        ['--shutdown-timeout', '1'],
+        ['--allowed-origin', 'https://a.example'],
+    ],
+)
+def test_http_limits_without_the_http_transport_are_a_usage_error(
+    flags: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(['mcp', *flags]) == 2
+    assert f'{flags[0]} only apply to --transport streamable-http' in capsys.readouterr().err
+
+
+HUGE = '{"operation": "add", "a": 1, "b": 2, "x": ' + '[' * 15_000_000 + ']' * 15_000_000 + '}'
+
+
+def stdin(monkeypatch: pytest.MonkeyPatch, raw: bytes) -> io.BytesIO:
+    buffer = io.BytesIO(raw)
+    monkeypatch.setattr(sys, 'stdin', io.TextIOWrapper(buffer, encoding='utf-8'))
+    return buffer
+
+
+def test_stdin_is_read_no_further_than_the_limit(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    create_calculator()
+    raw = stdin(monkeypatch, HUGE.encode())
+    assert main(['call', 'calculator', '-']) == 1
+    assert raw.tell() <= 1024 * 1024 + 1 + io.DEFAULT_BUFFER_SIZE  # the rest was never read
+    err = capsys.readouterr().err
+    assert err.startswith("agentool: error: input to agentool 'calculator' on standard input is over the limit")
+
+
+def test_stdin_that_is_not_utf8_is_a_typed_error(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    create_calculator()
+    stdin(monkeypatch, b'{"operation": "add", "a": 1, "b": "\xff"}')
+    assert main(['call', 'calculator', '-']) == 1
+    assert capsys.readouterr().err.startswith("agentool: error: input to agentool 'calculator' is not valid JSON")
+
+
+def test_stdin_within_the_limit_is_called(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    create_calculator()
+    stdin(monkeypatch, json.dumps({'operation': 'add', 'a': 1, 'b': 2}).encode())
+    assert main(['call', 'calculator', '-']) == 0
+    assert capsys.readouterr().out.strip() == '3.0'
+
+
+ESC = '\x1b'
+HOSTILE = f'{ESC}]0;pwned\a{ESC}[2J\rgone'
+
+
+class EchoInput(BaseOperationInput):
+    operation: Literal['echo', 'fail']
+    text: str = ''
+
+
+async def echo(text: str) -> str:
+    return text
+
+
+async def fail(text: str) -> str:
+    raise RuntimeError('line\n' * 300 + text)
+
+
+@pytest.fixture
+def hostile_echo() -> None:
+    """An `echo` agentool whose descriptions hold terminal escapes."""
+    routing = RoutingConfig(operation_map={'echo': Route(tool='echo', description=f'echoes {HOSTILE}'), 'fail': 'fail'})
+    create_agentool('echo', EchoInput, routing, [echo, fail], description=f'An echo.\n{HOSTILE}\nThe end.')
+
+
+@pytest.mark.usefixtures('hostile_echo')
+def test_a_multi_line_tool_error_is_one_escaped_line_and_logged_whole(
+    capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger='agentool.cli')
+    assert main(['call', 'echo', f'{{"operation": "fail", "text": "{ESC}[31m"}}'.replace(ESC, '\\u001b')]) == 1
+    err = capsys.readouterr().err
+    assert err.count('\n') == 1
+    assert err.startswith('agentool: error: ')
+    assert 'line\\nline\\n' in err
+    assert ESC not in err
+    assert len(err) < 2000
+    assert ('line\n' * 300) in caplog.text  # the full text, for whoever reads the log
+
+
+@pytest.mark.usefixtures('hostile_echo')
+def test_show_escapes_descriptions(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(['show', 'echo']) == 0
+    out = capsys.readouterr().out
+    assert ESC not in out
+    assert '\r' not in out
+    assert '\a' not in out
+    assert '\\x1b]0;pwned\\x07\\x1b[2J\\rgone' in out
+    assert 'An echo.\n' in out  # a description's own line breaks stay
+
+
+@pytest.mark.usefixtures('hostile_echo')
+def test_list_escapes_descriptions(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(['list']) == 0
+    out = capsys.readouterr().out
+    assert ESC not in out
+    assert out.startswith('echo')
+
+
+@pytest.mark.usefixtures('hostile_echo')
+def test_an_error_quoting_hostile_input_never_writes_it_raw(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(['call', 'echo', f'{{"operation": "{HOSTILE}"}}'.replace(ESC, '\\u001b').replace('\r', '\\r')]) == 1
+    assert main(['call', f'no{ESC}[2Jsuch', '{}']) == 1
+    err = capsys.readouterr().err
+    assert ESC not in err
+    assert '\r' not in err
+    assert err.count('\n') == 2
+
+
+@pytest.mark.usefixtures('hostile_echo')
+def test_json_output_already_escapes_control_characters(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(['call', 'echo', '{"operation": "echo", "text": "a\\u001bb"}']) == 0
+    out = capsys.readouterr().out
+    assert ESC not in out
+
+
+@pytest.mark.usefixtures('hostile_echo')
+def test_a_usage_error_never_writes_an_argument_raw(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(['list', f'{ESC}[2J\rextra'])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert ESC not in err
+    assert '\\x1b[2J\\rextra' in err
+    assert err.count('\n') == 1

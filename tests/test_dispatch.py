@@ -588,7 +588,7 @@ async def test_inside_an_agentool_toolset_agent() -> None:
     assert calls == 2
 
 
-async def test_a_thousand_mixed_concurrent_runs_do_not_cross_talk() -> None:
+async def test_mixed_concurrent_runs_do_not_cross_talk() -> None:
     agent, model, capability = make(
         ADD, PredicateRule(agentool='whoami', when=lambda r: r.prompt == '/who', build=lambda r: {'operation': 'who'})
     )
@@ -603,11 +603,11 @@ async def test_a_thousand_mixed_concurrent_runs_do_not_cross_talk() -> None:
             assert result.output == f'model: question {i}'
             assert all(dispatch_record(m) is None for m in result.all_messages())
 
-    await asyncio.gather(*(one(i) for i in range(1_000)))
-    assert model.calls == 333
-    assert capability.counts.dispatched == 667
-    assert capability.counts.sent_to_model == 333
-    assert capability.counts.by_rule == {'add': 334, 'predicate:<lambda>': 333}
+    await asyncio.gather(*(one(i) for i in range(301)))  # all in flight at once
+    assert model.calls == 100
+    assert capability.counts.dispatched == 201
+    assert capability.counts.sent_to_model == 100
+    assert capability.counts.by_rule == {'add': 101, 'predicate:<lambda>': 100}
 
 
 async def test_an_output_spec_that_cannot_take_an_answer_is_refused_with_its_cause() -> None:

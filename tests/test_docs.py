@@ -2,7 +2,15 @@
 
 Python blocks of one page run in order in one namespace, as a reader would run them, with their
 `#>` print outputs checked (pytest-examples). `{test="skip"}` skips a block;
-`{requires="module.path"}` skips it until that module exists.
+`{requires="module.path"}` skips it until that module exists. Those tests are marked `seam` (the
+compatibility matrix runs them); the rest of the file does not touch pydantic-ai:
+
+- code in the docs fits the page: no line in a fenced block (any language, any page of docs/ and
+  the README) is wider than 88 columns, measured as the reader sees it (without a list's indent);
+- a documented block that fails is reported as a failure naming its page lines, never an
+  INTERNALERROR (pytest-examples' rewritten traceback once made pytest's formatting raise
+  `StopIteration` and took an xdist worker down);
+- the README as a new user meets it: its quickstart and CLI commands run as copied, writing nothing.
 """
 
 from __future__ import annotations
@@ -21,8 +29,8 @@ import pytest
 from pytest_examples import CodeExample, EvalExample, find_examples
 
 from tests._doc_blocks import run_block
+from tests.agentools import ROOT, python_env, run_python
 
-ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / 'docs'
 
 
@@ -44,6 +52,7 @@ def _runnable(example: CodeExample) -> bool:
     return required is None or importlib.util.find_spec(required) is not None
 
 
+@pytest.mark.seam
 def test_every_page_with_code_is_collected() -> None:
     assert {'README.md', 'docs/quickstart.md', 'docs/concepts/registry.md'} <= set(PAGES)
 
@@ -54,6 +63,7 @@ run in a pytest process of their own."""
 _CHILD = 'AGENTOOL_DOCS_PAGE'
 
 
+@pytest.mark.seam
 @pytest.mark.parametrize('page', list(PAGES))
 def test_page_code_blocks_run(page: str, eval_example: EvalExample, request: pytest.FixtureRequest) -> None:
     if page in OWN_PROCESS and os.environ.get(_CHILD) != page and any(map(_runnable, PAGES[page])):
@@ -85,6 +95,7 @@ def _fences(page: Path, language: str) -> list[str]:
     return re.findall(rf'^```{language}\n(.*?)^```$', page.read_text(), flags=re.MULTILINE | re.DOTALL)
 
 
+@pytest.mark.seam
 def test_the_plugin_guide_example_builds_strictly_as_written(tmp_path: Path) -> None:
     """The guide's `mkdocs.yml` and `shop_tools.py`, in a site of their own, with the guide's directive page."""
     from mkdocs.commands.build import build
@@ -114,6 +125,7 @@ def test_the_plugin_guide_example_builds_strictly_as_written(tmp_path: Path) -> 
     assert 'Depends on: <a href="../stock/">stock</a>' in (tools / 'orders' / 'index.html').read_text()
 
 
+@pytest.mark.seam
 def test_api_hook_lists_public_modules_only() -> None:
     modules = _load_hook('api').public_modules(ROOT)
     assert {'agentool.core.registry', 'agentool.catalog.data', 'agentool.cli', 'agentool.errors'} <= set(modules)
@@ -121,6 +133,7 @@ def test_api_hook_lists_public_modules_only() -> None:
     assert 'agentool.core.definition.config' in modules  # a concept package's public module
 
 
+@pytest.mark.seam
 def test_api_index_summarises_each_module_and_the_nav_groups_them_by_package() -> None:
     hook = _load_hook('api')
     modules = hook.public_modules(ROOT)
@@ -180,6 +193,7 @@ def _makefile_docs_env() -> dict[str, str]:
     return dict(found)
 
 
+@pytest.mark.seam
 def test_strict_build_publishes_a_catalog_of_every_example_agentool(tmp_path: Path) -> None:
     site = tmp_path / 'site'
     kept = _files(ROOT / 'site')  # what `make docs` left in site/, if it ran
@@ -216,3 +230,181 @@ def test_strict_build_publishes_a_catalog_of_every_example_agentool(tmp_path: Pa
     assert remote == []
     api_index = (site / 'api' / 'index.html').read_text()
     assert 'Serving an MCP server over Streamable HTTP, safely by default.' in api_index
+
+
+WIDTH = 88
+MARKDOWN = sorted(path.relative_to(ROOT).as_posix() for path in [*(ROOT / 'docs').rglob('*.md'), ROOT / 'README.md'])
+
+_FENCE = re.compile(r'^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>.*)$')
+
+
+def wide_lines(text: str, width: int = WIDTH) -> list[tuple[int, int]]:
+    """(line number, columns) of each line inside a fenced code block wider than `width`."""
+    found: list[tuple[int, int]] = []
+    opened: tuple[str, str] | None = None  # (indent, fence) of the block we are in
+    for number, line in enumerate(text.splitlines(), 1):
+        fence = _FENCE.match(line)
+        if opened is None:
+            if fence:
+                opened = (fence['indent'], fence['fence'])
+            continue
+        indent, opening = opened
+        closes = fence and fence['fence'][0] == opening[0] and len(fence['fence']) >= len(opening)
+        if closes and fence and not fence['info'].strip():
+            opened = None
+            continue
+        shown = line.removeprefix(indent)
+        if len(shown) > width:
+            found.append((number, len(shown)))
+    return found
+
+
+def test_wide_lines_are_found_inside_fences_only() -> None:
+    wide = 'x' * (WIDTH + 1)
+    text = '\n'.join(
+        [
+            wide,  # prose may be wide: it wraps
+            '```python',
+            'x' * WIDTH,
+            wide,
+            '```',
+            '- item',
+            '',
+            '    ````text',
+            '    ```',  # a shorter fence inside a longer one does not close it
+            '    ' + wide,
+            '    ````',
+            wide,
+        ]
+    )
+    assert wide_lines(text) == [(4, WIDTH + 1), (10, WIDTH + 1)]
+    assert wide_lines('    ```\n    ' + 'x' * WIDTH + '\n    ```') == []  # the fence's own indent is not shown
+
+
+@pytest.mark.parametrize('page', MARKDOWN)
+def test_code_lines_fit_in_88_columns(page: str) -> None:
+    wide = wide_lines((ROOT / page).read_text())
+    assert not wide, f'{page}: code lines wider than {WIDTH} columns (line, columns): {wide}'
+
+
+pytest_plugins = ('pytester',)
+
+PAGE = """# A page
+
+```python
+def start() -> None:
+    raise ExceptionGroup('unhandled errors in a TaskGroup', [TimeoutError('server did not answer')])
+
+
+start()
+```
+
+```python
+try:
+    raise ExceptionGroup('unhandled errors in a TaskGroup', [TimeoutError('server did not answer')])
+except ExceptionGroup as group:
+    raise RuntimeError('failed to connect') from group
+```
+"""
+
+RUNNER = """
+from pathlib import Path
+
+import pytest
+from pytest_examples import find_examples
+
+from tests._doc_blocks import run_block
+
+BLOCKS = list(find_examples(Path(__file__).parent / 'page.md'))
+
+
+@pytest.mark.parametrize('index', range(len(BLOCKS)))
+def test_block(eval_example, index):
+    run_block(eval_example, BLOCKS[index], {'ExceptionGroup': ExceptionGroup})
+"""
+
+
+def test_a_block_raising_an_exception_group_fails_with_its_errors_shown(pytester: pytest.Pytester) -> None:
+    pytester.makefile('.md', page=PAGE)
+    pytester.makepyfile(test_page=RUNNER)
+    result = pytester.runpytest_subprocess('-p', 'no:cacheprovider', '-p', 'no:randomly', '-n', '0')
+    text = result.stdout.str() + result.stderr.str()
+    assert 'INTERNALERROR' not in text
+    assert 'StopIteration' not in text
+    result.assert_outcomes(failed=2)
+    assert 'server did not answer' in text  # the error inside the group
+    assert 'the block at page.md:3 raised ExceptionGroup' in text
+    assert 'page.md:8 in <module>\n' in text  # the page lines it went through
+    assert 'page.md:5 in start' in text
+    assert 'the block at page.md:11 raised RuntimeError: failed to connect' in text
+    assert 'page.md:15 in <module>' in text
+
+
+def test_a_plain_failure_names_its_line_of_the_page(pytester: pytest.Pytester) -> None:
+    pytester.makefile('.md', page='# A page\n\n```python\nraise ValueError("plain")\n```\n')
+    pytester.makepyfile(test_page=RUNNER)
+    result = pytester.runpytest_subprocess('-p', 'no:cacheprovider', '-p', 'no:randomly', '-n', '0')
+    text = result.stdout.str() + result.stderr.str()
+    assert 'INTERNALERROR' not in text
+    result.assert_outcomes(failed=1)
+    assert 'the block at page.md:3 raised ValueError: plain' in text
+    assert 'page.md:4 in <module>' in text
+
+
+def _readme_quickstart() -> str:
+    readme = (ROOT / 'README.md').read_text()
+    found = re.search(r'## Quickstart\n.*?```python\n(.*?)```', readme, re.DOTALL)
+    assert found is not None
+    return found.group(1)
+
+
+def test_the_readme_quickstart_runs_as_copied_in_a_fresh_interpreter_and_writes_nothing(tmp_path: Path) -> None:
+    run_python(_readme_quickstart() + "print('ran')\n", cwd=tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ('command', 'expected'),
+    [
+        (['list'], 'storage'),
+        (['show', 'storage'], 'storage 1.0.0'),
+        (['schema', 'storage'], '"additionalProperties": false'),
+        (['catalog'], '"total_agentools": 1'),
+    ],
+)
+def test_the_readme_cli_commands_answer_and_write_nothing_to_the_working_directory(
+    command: list[str], expected: str, tmp_path: Path
+) -> None:
+    done = subprocess.run(
+        [sys.executable, '-m', 'agentool', '--import', 'examples.storage', *command],
+        env=python_env(),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert expected in done.stdout
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_quickstart_cli_call(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            '-m',
+            'agentool',
+            '--import',
+            'examples.calculator',
+            'call',
+            'calculator',
+            '{"operation": "add", "a": 5, "b": 3}',
+        ],
+        env=python_env(),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (done.returncode, done.stdout.strip()) == (0, '8.0'), done.stderr
+    assert list(tmp_path.iterdir()) == []

@@ -35,10 +35,10 @@ from agentool import AgenToolNotFoundError, AgenToolRegistry, ConfigurationError
 from agentool.core.registry import use_registry
 from agentool.durable import CAPABILITY_ID, OPERATION_NAME, AgenToolDurability, unit_key
 from agentool.toolset import AgenToolToolset
+from tests.agentools import ROOT
 from tests.durable_agentools import KILL_ENV, LEDGER_ENV, STEPS, build, expected_entries, ledger_rows, pipeline_prompt
 from tests.durable_store import CALLS, create_store
 
-ROOT = Path(__file__).resolve().parent.parent
 HEAVY = bool(os.environ.get('AGENTOOL_FUZZ'))
 JOBS = 6 if HEAVY else 3
 STEP_KILLS = 16 if HEAVY else 2

@@ -26,6 +26,8 @@ from uuid import UUID
 import pytest
 from pydantic import BaseModel
 
+from tests.agentools import ROOT
+
 pytest.importorskip('pydantic_ai.durable_exec.prefect', exc_type=ImportError)
 
 from prefect import flow
@@ -50,7 +52,6 @@ from tests.durable_agentools import (
 from tests.function_pipeline import FAIL_ENV, MODEL_LOG_ENV, pipeline_agent
 from tests.prefect_server import prefect_server, prefect_settings
 
-ROOT = Path(__file__).resolve().parent.parent
 OPERATION_TASK = 'Capability: agentool.operation'
 
 _agents: dict[str, AbstractAgent[Any, Any]] = {}

@@ -23,6 +23,8 @@ from typing import Any, cast
 
 import pytest
 
+from tests.agentools import ROOT
+
 pytest.importorskip('pydantic_ai.durable_exec.temporal', exc_type=ImportError)
 
 from pydantic_ai.durable_exec.temporal import TemporalDurability
@@ -49,7 +51,6 @@ from tests.durable_agentools import (
 from tests.function_pipeline import MODEL_LOG_ENV
 from tests.temporal_server import TemporalUnavailableError, temporal_server
 
-ROOT = Path(__file__).resolve().parent.parent
 OPERATION = 'agent__{}__capability__agentool__operation'
 
 

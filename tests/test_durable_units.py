@@ -31,8 +31,8 @@ import agentool.dbos as durable_dbos
 import agentool.durable
 from agentool import AgenToolCapability, Route, RoutingConfig, create_agentool, get_injector
 from agentool.toolset import AgenToolToolset
+from tests.agentools import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 STEP = '__capability__agentool.operation'
 
 KEYS: list[tuple[str | None, str | None]] = []

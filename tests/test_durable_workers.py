@@ -19,6 +19,7 @@ import pytest
 from dbos import DBOSClient
 
 import agentool.dbos as durable_dbos
+from tests.agentools import ROOT
 from tests.durable_agentools import (
     HOLD_ENV,
     LEDGER_ENV,
@@ -32,7 +33,6 @@ from tests.durable_agentools import (
 from tests.durable_worker import EXECUTOR_ENV
 from tests.postgres_server import postgres_server
 
-ROOT = Path(__file__).resolve().parent.parent
 JOBS = 8
 
 
@@ -115,7 +115,8 @@ def _stop(outputs: Path, workers: list[subprocess.Popen[str]]) -> None:
         assert worker.returncode in (0, -signal.SIGKILL), err
 
 
-@pytest.mark.parametrize('count', [1, 2, 4])
+# One worker, and two sharing the queue; three sharing it (one killed) are the test after this one.
+@pytest.mark.parametrize('count', [1, 2])
 def test_workers_share_the_queue_and_run_each_job_once(
     postgres: str, tmp_path: Path, count: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:

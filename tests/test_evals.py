@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from tests.agentools import ROOT
+
 pytest.importorskip('pydantic_evals')
 
 from pydantic_ai.messages import TextPart, ToolCallPart
@@ -42,8 +44,6 @@ from tests.evals_agents import (
 )
 
 pytestmark = pytest.mark.seam  # pydantic-evals pins its pydantic-ai: the matrix leg with the full package runs these
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def _scenario(name: str, folder: Path) -> str:

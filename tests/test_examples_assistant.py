@@ -17,8 +17,8 @@ from agentool import AgenToolRegistry
 from agentool.testing import AgentDouble
 from examples.assistant import INSTRUCTIONS, MODEL_ENV, NOTE_KEY, create_assistant, model_from_env
 from examples.storage import MEMORY, PATH_ENV, SQLiteStore, StorageDeps, StoreError, use_store
+from tests.agentools import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 TOOLS = ['storage_read', 'storage_write', 'storage_list', 'storage_delete', 'storage_exists']
 
 

@@ -51,8 +51,8 @@ from examples.storage import (
     create_storage,
     use_store,
 )
+from tests.agentools import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 START = datetime(2030, 1, 1, 12, 0, tzinfo=UTC)
 SessionsAgent: TypeAlias = Agent[SessionsDeps | None, SessionsResult]
 Ask: TypeAlias = Callable[..., Awaitable[Any]]

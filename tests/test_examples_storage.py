@@ -1,3 +1,13 @@
+"""The storage example (`examples/storage.py`): its operations and store, and its boundary.
+
+Non-finite numbers, any prefix, and paths that cannot be opened; every bad store path is a
+`StoreError` found when the store is made (`SQLiteStore('data/a\\x00b.db')` was accepted and its
+first `read` raised a bare `ValueError`). Several processes open, migrate and write one new store
+file at the same instant (every acknowledged write is in the file; `make fuzz`: 8 x 500 writes, 20
+rounds). Cancelling a run mid-tool propagates as `CancelledError` (or `TimeoutError`), never
+wrapped; every write is committed whole or not applied; the store stays usable.
+"""
+
 from __future__ import annotations
 
 import asyncio
@@ -9,15 +19,18 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
 import pytest
 from pydantic import JsonValue
 from pydantic_ai import Agent
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from agentool import AgenToolRegistry, InputValidationError, UnknownOperationError
+from agentool import AgenToolRegistry, AgenToolToolset, InputValidationError, UnknownOperationError, get_injector
+from agentool.cli import main
 from examples.storage import (
     MEMORY,
     PATH_ENV,
@@ -27,6 +40,7 @@ from examples.storage import (
     ReadResult,
     SQLiteStore,
     StorageDeps,
+    StorageResult,
     StoreError,
     WriteResult,
     create_storage,
@@ -34,8 +48,8 @@ from examples.storage import (
     default_store,
     use_store,
 )
+from tests.agentools import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 WRITER = Path(__file__).resolve().parent / 'storage_crash_writer.py'
 
 
@@ -395,3 +409,396 @@ def test_sigkill_at_a_random_moment_loses_no_reported_write(tmp_path: Path) -> N
     assert not missing, f'seed={seed}: {len(missing)} reported keys lost, first {missing[0]}'
     for key in reported:
         assert json.loads(stored[key])['index'] == int(key.split('-')[1]), f'seed={seed}'
+
+
+NON_FINITE = [
+    '{"operation": "write", "key": "k", "data": NaN}',
+    '{"operation": "write", "key": "k", "data": 1e400}',
+    '{"operation": "write", "key": "k", "data": [1, -Infinity]}',
+    '{"operation": "write", "key": "k", "data": {"a": {"b": [Infinity]}}}',
+]
+
+
+@pytest.fixture
+async def scoped_store() -> AsyncIterator[SQLiteStore]:
+    """The storage agentool, and a store in effect for it (`use_store`)."""
+    create_storage(replace=True)
+    opened = SQLiteStore(MEMORY)
+    with use_store(opened):
+        yield opened
+    await opened.aclose()
+
+
+@pytest.mark.parametrize('prompt', NON_FINITE)
+async def test_non_finite_data_is_the_typed_input_error_on_runs(scoped_store: SQLiteStore, prompt: str) -> None:
+    # The storage agent's own (lean) run, and the model string's agent (pydantic-ai's graph).
+    with pytest.raises(InputValidationError, match='not a JSON number') as caught:
+        await create_storage(replace=True).run(prompt, deps=StorageDeps(store=scoped_store))
+    assert caught.value.details['errors'][0]['loc'] == ['data']
+    with pytest.raises(InputValidationError, match='not a JSON number'):
+        await Agent('agentool:storage').run(prompt)
+    assert not (await scoped_store.exists('k')).exists
+
+
+@pytest.mark.parametrize('prompt', NON_FINITE)
+async def test_non_finite_data_is_the_typed_input_error_on_injector_call(
+    scoped_store: SQLiteStore, prompt: str
+) -> None:
+    with pytest.raises(InputValidationError, match='not a JSON number'):
+        await get_injector().call('storage', prompt)
+    with pytest.raises(InputValidationError, match='not a JSON number'):
+        await get_injector().call('storage', {'operation': 'write', 'key': 'k', 'data': [float('nan')]})
+    assert not (await scoped_store.exists('k')).exists
+
+
+def test_non_finite_data_is_the_typed_input_error_on_the_cli(
+    scoped_store: SQLiteStore, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv('AGENTOOL_STORAGE_PATH', str(tmp_path / 'cli.sqlite3'))
+    for prompt in NON_FINITE:
+        assert main(['--import', 'examples.storage', 'call', 'storage', prompt]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith("agentool: error: invalid input for agentool 'storage' operation 'write': field 'data'")
+        assert 'not a JSON number' in err
+    assert not (tmp_path / 'cli.sqlite3').exists()  # refused before the store was opened
+
+
+async def test_non_finite_data_is_refused_through_the_llm_toolset(scoped_store: SQLiteStore) -> None:
+    # An LLM's tool-call arguments are JSON text, which pydantic-ai's parser reads `NaN` and `1e400` in.
+    # (An MCP client cannot send one: JSON clients write a non-finite float as null.)
+    answers: list[str] = []
+
+    def llm(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if len(messages) == 1:
+            return ModelResponse(parts=[ToolCallPart('storage_write', '{"key": "k", "data": [1e400, NaN]}')])
+        answers.extend(str(part.content) for part in messages[-1].parts if isinstance(part, ToolReturnPart))
+        return ModelResponse(parts=[TextPart('done')])
+
+    agent = Agent(FunctionModel(llm), toolsets=[AgenToolToolset()])
+    assert (await agent.run('go')).output == 'done'
+    assert len(answers) == 1
+    assert 'not a JSON number' in answers[0]
+    assert not (await scoped_store.exists('k')).exists
+
+
+KEYS = [
+    'a',
+    'a\x00',
+    'a\x00b',
+    'a\x00c',
+    'a\x01',
+    'ab',
+    'a%',
+    'a_',
+    'A',
+    '\ud7ffz',
+    '\ue000',
+    '\U0010ffff',
+    '\U0010ffffx',
+]
+
+
+@pytest.mark.parametrize('prefix', ['', 'a', 'a\x00', 'a\x00b', '\x00', '%', 'a_', '\ud7ff', '\U0010ffff', 'zzz'])
+async def test_list_by_prefix_is_exact_for_any_prefix(prefix: str) -> None:
+    store = SQLiteStore(MEMORY)
+    for key in KEYS:
+        await store.write(key, 1)
+    listed = await store.list(prefix)
+    assert listed.keys == sorted(key for key in KEYS if key.startswith(prefix))
+    await store.aclose()
+
+
+async def test_list_by_a_prefix_holding_nul_through_the_agent(scoped_store: SQLiteStore) -> None:
+    for key in ('a\x00b', 'a\x00c', 'ab'):
+        await scoped_store.write(key, 1)
+    agent = create_storage(replace=True)
+    listed = (
+        await agent.run(json.dumps({'operation': 'list', 'prefix': 'a\x00'}), deps=StorageDeps(store=scoped_store))
+    ).output
+    assert isinstance(listed, ListResult)
+    assert listed.keys == ['a\x00b', 'a\x00c']
+
+
+def unopenable_paths(tmp_path: Path) -> list[Path]:
+    directory = tmp_path / 'a-directory'
+    directory.mkdir()
+    afile = tmp_path / 'a-file'
+    afile.write_text('')
+    return [Path('/dev/null/x.db'), Path('/proc/nope/x.db'), directory, afile / 'x.db']
+
+
+async def test_every_path_that_cannot_be_opened_is_a_store_error_naming_it(tmp_path: Path) -> None:
+    for path in unopenable_paths(tmp_path):
+        store = SQLiteStore(path)
+        with pytest.raises(StoreError) as caught:
+            await store.write('k', 1)
+        assert caught.value.details['path'] == str(path)
+        assert caught.value.details['operation'] == 'write'
+        assert str(path) in str(caught.value)
+        await store.aclose()
+
+
+@pytest.mark.skipif(sys.platform == 'win32' or os.geteuid() == 0, reason='root (or Windows) ignores the mode')
+async def test_a_directory_without_permission_is_a_store_error(tmp_path: Path) -> None:
+    locked = tmp_path / 'locked'
+    locked.mkdir(mode=0o500)
+    path = locked / 'sub' / 'x.db'
+    store = SQLiteStore(path)
+    with pytest.raises(StoreError) as caught:
+        await store.read('k')
+    assert caught.value.details == {
+        'path': str(path),
+        'operation': 'read',
+        'sqlite_error': None,
+        'os_error': 'PermissionError',
+    }
+    await store.aclose()
+
+
+async def test_an_unopenable_store_is_a_store_error_through_the_agent(tmp_path: Path) -> None:
+    create_storage(replace=True)
+    store = SQLiteStore('/dev/null/x.db')
+    with pytest.raises(StoreError, match=r'/dev/null/x\.db'):
+        await get_injector().call('storage', {'operation': 'read', 'key': 'k'}, deps=StorageDeps(store=store))
+    await store.aclose()
+
+
+@pytest.mark.parametrize('path', ['data/a\x00b.db', '', 'a\udc80b.db', b'data/x.db', 42, None])
+def test_a_path_no_file_can_have_is_refused_at_once(path: Any) -> None:
+    with pytest.raises(StoreError, match='is not a usable file path') as raised:
+        SQLiteStore(path)
+    assert raised.value.details['operation'] == 'open'
+    assert '\x00' not in str(raised.value)
+
+
+async def test_a_directory_in_the_way_is_a_store_error_on_first_use(tmp_path: Path) -> None:
+    (tmp_path / 'file').write_text('')
+    store = SQLiteStore(tmp_path / 'file' / 'a.db')
+    try:
+        with pytest.raises(StoreError, match='cannot create its directory'):
+            await store.read('k')
+    finally:
+        store.close()
+
+
+async def test_a_directory_as_the_database_is_a_store_error(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path)
+    try:
+        with pytest.raises(StoreError):
+            await store.read('k')
+    finally:
+        store.close()
+
+
+async def test_a_good_path_works(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / 'data' / 'a.db')
+    try:
+        await store.write('k', {'v': 1})
+        assert (await store.read('k')).found
+    finally:
+        store.close()
+
+
+HEAVY = os.environ.get('AGENTOOL_FUZZ') == '1'
+PROCESSES = 8
+WRITES = 500 if HEAVY else 40
+ROUNDS = 20 if HEAVY else 2
+
+
+@pytest.mark.parametrize('round_', range(ROUNDS))
+def test_processes_open_and_write_one_new_file_together(tmp_path: Path, round_: int) -> None:
+    path = tmp_path / f'round-{round_}' / 'store.sqlite3'
+    start_at = time.time() + 1.5  # after every interpreter has started and imported the store
+    writers = [
+        subprocess.Popen(
+            [sys.executable, str(WRITER), str(path), str(WRITES), f'p{n}-', str(start_at)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=_env(),
+        )
+        for n in range(PROCESSES)
+    ]
+    acknowledged: list[str] = []
+    failures: list[str] = []
+    for writer in writers:
+        out, err = writer.communicate(timeout=300)
+        acknowledged += out.split()
+        if writer.returncode != 0:
+            failures.append(err.strip().splitlines()[-1] if err.strip() else f'exit {writer.returncode}')
+    assert failures == []
+    assert len(acknowledged) == PROCESSES * WRITES
+    with sqlite3.connect(path) as db:
+        stored = {row[0] for row in db.execute('SELECT key FROM agentool_storage')}
+        assert db.execute('PRAGMA journal_mode').fetchone()[0] == 'wal'
+    assert stored == set(acknowledged)
+
+
+async def test_stores_of_one_process_open_one_new_file_together(tmp_path: Path) -> None:
+    # Before the fix about one round in 300 raised `database is locked` at the WAL switch.
+    outcomes: list[str] = []
+    for round_ in range(1000 if HEAVY else 150):
+        stores = [SQLiteStore(tmp_path / f'{round_}.sqlite3') for _ in range(4)]
+        try:
+            await asyncio.gather(*(store.write(f'{n}-{i}', i) for i in range(3) for n, store in enumerate(stores)))
+            outcomes.append('ok' if len((await stores[0].list()).keys) == 12 else 'lost writes')
+        except StoreError as error:
+            outcomes.append(str(error))
+        finally:
+            await asyncio.gather(*(store.aclose() for store in stores))
+    assert set(outcomes) == {'ok'}
+
+
+Run = Callable[[str], Coroutine[Any, Any, Any]]
+
+
+class SignallingStore(SQLiteStore):
+    """A store that says when a write has reached it, i.e. when the storage tool is running."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        super().__init__(path)
+        self.writing = asyncio.Event()
+
+    async def write(self, key: str, data: object) -> WriteResult:
+        self.writing.set()
+        return await super().write(key, data)
+
+
+def surfaces(store: SQLiteStore) -> dict[str, Run]:
+    """The ways a write reaches the storage agentool: with deps, the plain model string, the direct path."""
+    agent = create_storage(replace=True)
+
+    async def deps_run(prompt: str) -> Any:
+        return (await agent.run(prompt, deps=StorageDeps(store=store))).output
+
+    async def plain_run(prompt: str) -> Any:
+        with use_store(store):
+            return (await Agent('agentool:storage', output_type=StorageResult).run(prompt)).output
+
+    async def direct_call(prompt: str) -> Any:
+        return await get_injector().call('storage', prompt, deps=StorageDeps(store=store))
+
+    return {'agent.run with deps': deps_run, 'plain Agent': plain_run, 'injector.call': direct_call}
+
+
+SURFACES = ['agent.run with deps', 'plain Agent', 'injector.call']
+
+
+def write(key: str, data: JsonValue) -> str:
+    return json.dumps({'operation': 'write', 'key': key, 'data': data})
+
+
+def value_for(i: int) -> JsonValue:
+    """A value big enough that a half-written one would show: 200 entries, all derived from `i`."""
+    return {'id': i, 'items': [f'{i}-{n}' for n in range(200)]}
+
+
+@pytest.fixture
+async def file_store(tmp_path: Path) -> AsyncIterator[SignallingStore]:
+    store = SignallingStore(tmp_path / 'store.sqlite3')
+    await store.exists('warm-up')  # the database and its schema exist before any test writes
+    yield store
+    await store.aclose()
+
+
+def assert_no_lock_left(path: str) -> None:
+    """Another connection can take the write lock at once: no transaction was left open."""
+    other = sqlite3.connect(path, timeout=0, isolation_level=None)
+    try:
+        other.execute('BEGIN IMMEDIATE')
+        other.execute('ROLLBACK')
+    finally:
+        other.close()
+
+
+@pytest.mark.parametrize('surface', SURFACES)
+async def test_a_run_cancelled_mid_write_settles_committed_or_not(file_store: SignallingStore, surface: str) -> None:
+    run = surfaces(file_store)[surface]
+    with sqlite3.connect(file_store.path, isolation_level=None) as holder:
+        holder.execute('BEGIN IMMEDIATE')  # another writer holds the lock: the write blocks inside the tool
+        task = asyncio.create_task(run(write('k', value_for(1))))
+        await file_store.writing.wait()  # the tool is running
+        await asyncio.sleep(0.1)  # and, all but surely, its transaction has started in the worker
+        task.cancel()
+        await asyncio.sleep(0.05)
+        returned_while_locked = task.done()
+        holder.execute('COMMIT')
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    stored = await file_store.read('k')
+    if stored.found:  # the transaction had started: it was committed whole, and the run waited for it
+        assert stored.data == value_for(1)
+        assert not returned_while_locked
+    assert_no_lock_left(file_store.path)
+    assert isinstance(await run(write('k', value_for(2))), WriteResult)  # the store is still usable
+    assert (await file_store.read('k')).data == value_for(2)
+
+
+@pytest.mark.parametrize('surface', SURFACES)
+async def test_a_timeout_mid_write_raises_timeout_error_and_settles(file_store: SignallingStore, surface: str) -> None:
+    """`asyncio.timeout` turns the cancellation into `TimeoutError` only if it propagates unchanged."""
+    run = surfaces(file_store)[surface]
+    with sqlite3.connect(file_store.path, isolation_level=None) as holder:
+        holder.execute('BEGIN IMMEDIATE')
+        asyncio.get_running_loop().call_later(0.3, holder.execute, 'COMMIT')
+        with pytest.raises(TimeoutError):
+            async with asyncio.timeout(0.1):
+                await run(write('k', value_for(3)))
+    stored = await file_store.read('k')
+    assert not stored.found or stored.data == value_for(3)
+    assert_no_lock_left(file_store.path)
+
+
+class HookedStore(SQLiteStore):
+    """A store that calls `on_write(key, data)` as each write reaches it, so a test can cancel right then."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        super().__init__(path)
+        self.on_write: Callable[[str, Any], None] = lambda key, data: None
+
+    async def write(self, key: str, data: object) -> WriteResult:
+        self.on_write(key, data)
+        return await super().write(key, data)
+
+
+@pytest.mark.parametrize('path', ['memory', 'file'])
+@pytest.mark.parametrize('surface', SURFACES)
+async def test_random_cancellations_leave_every_value_whole_or_absent(tmp_path: Path, path: str, surface: str) -> None:
+    store = HookedStore(MEMORY if path == 'memory' else tmp_path / 'store.sqlite3')
+    run = surfaces(store)[surface]
+    rng = random.Random(f'{path}-{surface}')
+    loop = asyncio.get_running_loop()
+    writes = 200 if HEAVY else 60
+    for round_ in range(5 if HEAVY else 2):
+        # Distinct keys, plus one key every task overwrites with its own value.
+        prompts = [write(f'r{round_}-k{i}', value_for(i)) for i in range(writes)]
+        prompts += [write(f'r{round_}-shared', value_for(i)) for i in range(writes)]
+        tasks = [asyncio.create_task(run(prompt)) for prompt in prompts]
+        cancelled = set(rng.sample(range(len(tasks)), len(tasks) // 2))
+        # Half the cancellations land at a random moment of the run, half just as the tool reaches the store.
+        at_any_time = set(rng.sample(sorted(cancelled), len(cancelled) // 2))
+        for i in at_any_time:
+            loop.call_later(rng.random() * 0.3, tasks[i].cancel)
+
+        def cancel_in_tool(key: str, data: Any) -> None:
+            # Called only while this round's tasks run, so the loop variables are this round's.
+            i = data['id'] + (writes if key.endswith('shared') else 0)
+            if i in cancelled and i not in at_any_time:  # noqa: B023
+                loop.call_later(rng.random() * 0.002, tasks[i].cancel)  # noqa: B023
+
+        store.on_write = cancel_in_tool
+        outcomes = await asyncio.gather(*tasks, return_exceptions=True)
+        for i, outcome in enumerate(outcomes):
+            # A cancellation is a bare CancelledError: never wrapped, never another error.
+            assert isinstance(outcome, WriteResult) or type(outcome) is asyncio.CancelledError, repr(outcome)
+            assert i in cancelled or isinstance(outcome, WriteResult)
+        for i in range(writes):
+            stored = await store.read(f'r{round_}-k{i}')
+            assert stored.data == value_for(i) if stored.found else i in cancelled
+        shared = await store.read(f'r{round_}-shared')
+        completed = [i for i in range(writes) if isinstance(outcomes[writes + i], WriteResult)]
+        assert shared.found or not completed
+        assert not shared.found or shared.data in [value_for(i) for i in range(writes)]
+    if path == 'file':
+        assert_no_lock_left(store.path)
+    await store.aclose()

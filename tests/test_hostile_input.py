@@ -9,20 +9,32 @@ it in their own envelopes), the same structured details where the surface hands 
 within a fixed bound, and the tool never reached. Size is checked first: an input over
 `max_input_bytes` is refused as too large whatever else is wrong with it, before anything parses it
 (30 MB of nesting would take seconds and gigabytes to parse).
+
+After the matrix, what it cannot hold: each agentool has its own limit (also after a replacement
+and under an override), fuzzed to be refused exactly when the UTF-8 size exceeds it; infinite and
+NaN numbers never reach a tool through a free-form field unless the field opts in (raw JSON over
+HTTP too); and bad input ends `agent.run` at once, before any tool call, with the position of JSON
+that cannot be read.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pydantic import JsonValue
+from pydantic_ai import Agent, capture_run_messages
 from pydantic_core import from_json, to_json
 
 from agentool import (
     AgenToolError,
+    AllowInfNan,
     BaseOperationInput,
     InputTooLargeError,
     InputValidationError,
@@ -34,7 +46,12 @@ from agentool import (
     create_agentool,
     get_injector,
     get_registry,
+    use_registry,
 )
+from agentool.core.injector import AgenToolInjector
+from agentool.mcp_http import HttpOptions
+from examples.calculator import create_calculator
+from tests.mcp_asgi import open_session, running, send
 from tests.surface_callers import ARGS_SURFACES, TEXT_SURFACES, Outcome, Refused
 
 LIMIT = 4096
@@ -295,3 +312,238 @@ async def test_every_refusal_is_an_invalid_input_error_and_a_value_error() -> No
     assert isinstance(caught.value, InvalidInputError)
     assert isinstance(caught.value, AgenToolError)
     assert isinstance(caught.value, ValueError)
+
+
+HEAVY = os.environ.get('AGENTOOL_FUZZ') == '1'
+"""`make fuzz`: more examples."""
+
+
+class EchoInput(BaseOperationInput):
+    operation: Literal['echo']
+    text: str = ''
+
+
+CALLS: list[int] = []
+
+
+async def echo(text: str = '') -> int:
+    """The length of the text (a small output, whatever the input size)."""
+    CALLS.append(len(text))
+    return len(text)
+
+
+def create_echo(name: str = 'echo', **kwargs: Any) -> Agent[Any, int]:
+    return create_agentool(name, EchoInput, RoutingConfig(operation_map={'echo': 'echo'}), [echo], **kwargs)
+
+
+def prompt_of_size(n_bytes: int, char: str = 'x') -> str:
+    """A valid echo prompt of exactly `n_bytes` UTF-8 bytes (`char` must be one byte)."""
+    frame = '{"operation": "echo", "text": ""}'
+    return frame[:-2] + char * (n_bytes - len(frame)) + '"}'
+
+
+@pytest.fixture(autouse=True)
+def clear_calls() -> None:
+    CALLS.clear()
+
+
+@pytest.mark.parametrize('surface', TEXT_SURFACES)
+async def test_each_agentool_has_its_own_limit(surface: str) -> None:
+    create_echo('small', max_input_bytes=50)
+    create_echo('large', max_input_bytes=500)
+    prompt = prompt_of_size(100)
+    refused = await TEXT_SURFACES[surface]('small', prompt)
+    assert isinstance(refused, Refused)
+    assert 'max_input_bytes' in refused.message
+    assert not isinstance(await TEXT_SURFACES[surface]('large', prompt), Refused)
+    assert [100 - len('{"operation": "echo", "text": ""}')] == CALLS
+
+
+async def test_plain_agent_follows_a_replaced_limit() -> None:
+    """The plain form finds its agentool at request time, so a replacement's limit applies at once."""
+    create_echo(max_input_bytes=50)
+    plain = Agent('agentool:echo', output_type=int)
+    prompt = prompt_of_size(100)
+    with pytest.raises(InputTooLargeError):
+        await plain.run(prompt)
+    create_echo(max_input_bytes=200, replace=True)
+    assert (await plain.run(prompt)).output == 100 - len('{"operation": "echo", "text": ""}')
+
+
+@pytest.mark.parametrize('replacement', ['value', 'function'])
+async def test_an_override_keeps_the_limit(replacement: str) -> None:
+    create_echo(max_input_bytes=50)
+    injector = get_injector()
+    stub: Any = 7 if replacement == 'value' else (lambda input: 7)
+    with injector.override(echo=stub):
+        assert await injector.call('echo', '{"operation": "echo"}') == 7
+        for how in (injector.call, injector.run):
+            with pytest.raises(InputTooLargeError):
+                await how('echo', prompt_of_size(100))
+
+
+# Any code point, with multi-byte characters and lone surrogates (which no UTF-8 text can carry) made common.
+characters = st.characters(exclude_categories=()) | st.sampled_from(['é', '€', '😀', '\ud800', '\udfff'])
+
+
+@settings(
+    max_examples=2_000 if HEAVY else 100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    text=st.text(alphabet=characters, max_size=300 if HEAVY else 80),
+    limit=st.integers(min_value=1, max_value=600 if HEAVY else 160),
+)
+async def test_refused_exactly_when_the_utf8_size_exceeds_the_limit(text: str, limit: int) -> None:
+    with use_registry():
+        create_echo(max_input_bytes=limit)
+        prompt = json.dumps({'operation': 'echo', 'text': text}, ensure_ascii=False)
+        size = len(prompt.encode('utf-8', errors='surrogatepass'))  # a lone surrogate counts as its 3 bytes
+        surrogates = any(0xD800 <= ord(c) <= 0xDFFF for c in text)  # not valid UTF-8 text: a typed refusal
+        for surface in ('model string', 'injector.call'):
+            answer = await TEXT_SURFACES[surface]('echo', prompt)
+            if size > limit:
+                assert isinstance(answer, Refused)
+                assert answer.kind == 'InputTooLargeError'
+            elif surrogates:
+                assert isinstance(answer, Refused)
+                assert answer.kind not in ('', 'InputTooLargeError')
+            else:
+                assert str(answer) == str(len(text))  # the model string answers text
+
+
+class SizeInput(BaseOperationInput):
+    operation: Literal['size']
+    value: Any = None
+    data: dict[str, JsonValue] | None = None
+    items: list[Any] | None = None
+    raw: Annotated[Any, AllowInfNan()] = None
+
+
+async def size(value: Any = None, data: Any = None, items: Any = None, raw: Any = None) -> str:
+    return repr((value, data, items, raw))
+
+
+@pytest.fixture
+def sizer(injector: AgenToolInjector) -> None:
+    """The `sizer` agentool, in this test's own registry and injector (conftest's)."""
+    create_agentool('sizer', SizeInput, RoutingConfig(operation_map={'size': 'size'}), [size])
+
+
+HOSTILE = [
+    ('{"operation": "size", "value": NaN}', ['value'], 'nan'),
+    ('{"operation": "size", "value": -Infinity}', ['value'], '-inf'),
+    ('{"operation": "size", "data": {"a": [1, {"b": Infinity}]}}', ['data', 'a', 1, 'b'], 'inf'),
+    ('{"operation": "size", "items": [0, NaN]}', ['items', 1], 'nan'),
+]
+
+
+@pytest.mark.parametrize(('prompt', 'loc', 'shown'), HOSTILE)
+@pytest.mark.usefixtures('sizer')
+async def test_injector_call_and_agent_run_refuse_non_finite_numbers(
+    injector: AgenToolInjector, prompt: str, loc: list[Any], shown: str
+) -> None:
+    for attempt in (lambda: injector.call('sizer', prompt), lambda: injector.get('sizer').run(prompt)):
+        with pytest.raises(InputValidationError) as raised:
+            await attempt()
+        assert [(e['type'], e['loc'], e['input']) for e in raised.value.errors] == [('finite_number', loc, shown)]
+        json.dumps(raised.value.details, allow_nan=False)  # the error itself is plain JSON
+
+
+@pytest.mark.usefixtures('sizer')
+async def test_a_parsed_dict_is_checked_too(injector: AgenToolInjector) -> None:
+    with pytest.raises(InputValidationError, match='finite number'):
+        await injector.call('sizer', {'operation': 'size', 'value': [float('nan')]})
+
+
+@pytest.mark.usefixtures('sizer')
+async def test_mcp_refuses_non_finite_numbers(injector: AgenToolInjector) -> None:
+    # Raw JSON, as a client sends it: an MCP client library would turn NaN into null first.
+    client = ('127.0.0.1', 40001)
+    async with running(HttpOptions()) as app:
+        session = await open_session(app, client)
+        answers: dict[str, dict[str, Any]] = {}
+        for value in ('NaN', 'Infinity', '1.5'):
+            body = (
+                '{"jsonrpc": "2.0", "id": 7, "method": "tools/call", '
+                f'"params": {{"name": "sizer_size", "arguments": {{"value": [{value}]}}}}}}'
+            )
+            answers[value] = (await send(app, client, raw=body.encode(), session=session)).rpc()['result']
+    for value in ('NaN', 'Infinity'):
+        assert answers[value]['isError'] is True
+        assert 'Input should be a finite number' in answers[value]['content'][0]['text']
+    assert answers['1.5']['isError'] is False
+
+
+@pytest.mark.usefixtures('sizer')
+async def test_a_field_that_opts_in_takes_them(injector: AgenToolInjector) -> None:
+    assert await injector.call('sizer', '{"operation": "size", "raw": NaN}') == '(None, None, None, nan)'
+    assert SizeInput.__agentool_free_fields__ == ('value', 'data', 'items')
+
+
+@pytest.mark.usefixtures('sizer')
+async def test_finite_numbers_and_other_values_pass(injector: AgenToolInjector) -> None:
+    prompt = '{"operation": "size", "value": {"x": [1.5, "NaN", null, true]}, "data": {"n": 1e308}}'
+    assert await injector.call('sizer', prompt) == "({'x': [1.5, 'NaN', None, True]}, {'n': 1e+308}, None, None)"
+
+
+def test_a_deeply_nested_value_is_walked_without_recursion() -> None:
+    deep: Any = float('nan')
+    for _ in range(5000):
+        deep = [deep]
+    with pytest.raises(Exception, match='finite number'):
+        SizeInput.model_validate({'operation': 'size', 'value': deep})
+
+
+async def test_bad_input_fails_at_once_without_a_retry_loop() -> None:
+    calculator = create_calculator()
+    with capture_run_messages() as messages, pytest.raises(InputValidationError):
+        await calculator.run('{"operation": "add"}')
+    assert [type(m).__name__ for m in messages] == ['ModelRequest']
+
+
+async def test_error_is_raised_before_any_tool_call() -> None:
+    calculator = create_calculator()
+    seen: list[Any] = []
+
+    async def walk() -> None:
+        async with calculator.iter('{"operation": "add", "a": 1}') as run:
+            async for node in run:
+                seen.append(node)
+
+    with pytest.raises(InvalidInputError):
+        await walk()
+    assert all('CallToolsNode' not in type(node).__name__ for node in seen)
+
+
+@pytest.mark.parametrize(
+    ('prompt', 'where'),
+    [
+        ('[' * 100_000 + ']' * 100_000, (1, 202)),  # deeper than the standard library parses
+        ('{"operation": "add",\n "b": ' + '[' * 300 + ']' * 300 + '}', (2, 207)),  # deeper than pydantic's limit
+        (
+            '{"operation": "add", "a": ' + '9' * 5000 + ', "b": 1}',
+            (1, 4328),
+        ),  # an integer too long (where pydantic stops)
+        ('{"operation": "é", "b": ' + '[' * 300 + ']' * 300 + '}', (1, 225)),  # columns in characters, not bytes
+    ],
+)
+async def test_json_that_cannot_be_read_reports_its_position_too(prompt: str, where: tuple[int, int]) -> None:
+    calculator = create_calculator()
+    with pytest.raises(InvalidJSONError) as caught:
+        await calculator.run(prompt)
+    details = caught.value.details
+    assert (details['line'], details['column']) == where
+    line_start = 0 if where[0] == 1 else prompt.index('\n') + 1
+    assert details['position'] == line_start + where[1] - 1
+    assert f'char {details["position"]}' in str(caught.value)
+
+
+async def test_bytes_that_are_not_utf8_report_line_and_column() -> None:
+    create_calculator()
+    with pytest.raises(InvalidJSONError) as caught:
+        await get_injector().call('calculator', b'{"operation":\n "\xff"}')
+    assert {k: caught.value.details[k] for k in ('position', 'line', 'column')} == {
+        'position': 16,
+        'line': 2,
+        'column': 3,
+    }

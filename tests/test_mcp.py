@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from tests.agentools import ROOT
+
 pytest.importorskip('mcp')
 
 from mcp import Client, MCPError, StdioServerParameters
@@ -21,8 +23,6 @@ from agentool.mcp import META_KEY, create_mcp_server, run_server, serve
 from agentool.mcp_http import HttpOptions
 from examples.calculator import create_calculator
 from tests.notes_agentool import Notes, create_notes
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(params=['auto', 'legacy'])

@@ -17,16 +17,13 @@ from typing import Any
 
 import pytest
 
+from tests.agentools import ROOT
+
 pytest.importorskip('mcp')
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.mcp_asgi import INITIALIZE
+
 HUGE = 30 * 1024 * 1024
-INITIALIZE = {
-    'jsonrpc': '2.0',
-    'id': 1,
-    'method': 'initialize',
-    'params': {'protocolVersion': '2025-06-18', 'capabilities': {}, 'clientInfo': {'name': 't', 'version': '1'}},
-}
 
 
 def _server() -> subprocess.Popen[bytes]:
@@ -101,6 +98,7 @@ PEEKER = """
 import sys
 from typing import Literal
 
+from tests.mcp_asgi import INITIALIZE
 from agentool import BaseOperationInput, RoutingConfig, create_agentool
 
 

@@ -1,5 +1,8 @@
 """Names are names: control characters are refused where a name enters, and every renderer escapes
-what its format treats as syntax; every catalog format spells a type one way."""
+what its format treats as syntax; every catalog format spells a type one way. A name must contain a
+visible character: one made only of invisible ones (`'\\u3164'` Hangul filler, `'\\u2800'` blank Braille
+pattern, a lone combining mark) rendered blank in every listing.
+"""
 
 from __future__ import annotations
 
@@ -175,3 +178,25 @@ def test_cli_show_words_fields_as_the_catalog_does(
     shown = capsys.readouterr().out
     assert '      key (str, required)' in shown
     assert '      hint (str | None, required, may be null)' in shown
+
+
+BLANK = ['\u3164', '\u2800', '\u0301', '\u115f\u1160', ' \uffa0 ', '\u034f', '\U000f0000']
+
+
+@pytest.mark.parametrize('name', BLANK)
+def test_an_agentool_name_that_renders_blank_is_refused(name: str) -> None:
+    with pytest.raises(ConfigurationError, match='must contain a visible character') as raised:
+        create_agentool(name, PingInput, RoutingConfig(operation_map={'ping': 'ping'}), [ping])
+    assert raised.value.details['option'] == 'name'
+
+
+@pytest.mark.parametrize('name', BLANK)
+def test_a_tool_name_that_renders_blank_is_refused(name: str) -> None:
+    with pytest.raises(ConfigurationError, match='must contain a visible character'):
+        Route(tool=name)
+
+
+@pytest.mark.parametrize('name', ['ping', 'café', '名前', 'e\u0301t\u00e9', 'x\u3164y', '\u2800a'])
+def test_a_name_with_something_to_see_is_accepted(name: str) -> None:
+    agent = create_agentool(name, PingInput, RoutingConfig(operation_map={'ping': 'ping'}), [ping])
+    assert agent.name == name

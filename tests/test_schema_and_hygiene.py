@@ -20,8 +20,7 @@ from pydantic_ai.tools import ToolDefinition
 
 from agentool import MANAGER_TOOL_NAME, AgenToolCapability, errors
 from examples.calculator import CalculatorInput, create_calculator
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.agentools import ROOT
 
 
 async def test_manager_tool_schema_is_the_input_schema() -> None:
@@ -62,10 +61,11 @@ async def test_capability_toolset_offers_the_same_schema() -> None:
     assert list(offered[0].parameters_json_schema['properties']) == ['operation', 'a', 'b']
 
 
-async def test_a_thousand_concurrent_runs_each_get_their_own_output() -> None:
+async def test_concurrent_runs_each_get_their_own_output() -> None:
+    # 200 runs all in flight at once: a run reading another's input or output shows as a wrong answer.
     calculator = create_calculator()
     rng = random.Random(7)
-    pairs = [(rng.randint(-1000, 1000), rng.randint(-1000, 1000)) for _ in range(1000)]
+    pairs = [(rng.randint(-1000, 1000), rng.randint(-1000, 1000)) for _ in range(200)]
     ops = ['add', 'subtract', 'multiply']
     prompts = [json.dumps({'operation': ops[i % 3], 'a': a, 'b': b}) for i, (a, b) in enumerate(pairs)]
     results = await asyncio.gather(*(calculator.run(p) for p in prompts))

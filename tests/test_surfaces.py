@@ -10,7 +10,6 @@ import json
 import subprocess
 import sys
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Annotated, Any, Literal
 from uuid import UUID, uuid4
 
@@ -27,9 +26,8 @@ from agentool.core.manager import MANAGER_TOOL_NAME
 from agentool.errors import InputValidationError, MissingDepsError
 from agentool.mcp import create_mcp_server
 from tests._lean_diff import differential
+from tests.agentools import ROOT
 from tests.todo_agentool import Todo, create_todo
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:

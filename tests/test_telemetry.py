@@ -1,11 +1,12 @@
-"""OpenTelemetry: pydantic-ai traces agent runs; `operation_span` traces calls made outside the agent graph."""
+"""OpenTelemetry: pydantic-ai traces agent runs; `operation_span` traces calls made outside the agent graph;
+dispatch records a span per decision (last section).
+"""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any, Literal
 
 import pytest
@@ -20,15 +21,20 @@ from pydantic_ai.capabilities import Instrumentation
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.instrumented import InstrumentationSettings
+from pydantic_ai.models.test import TestModel
 
 from agentool import (
     AgenToolInjector,
     BaseOperationInput,
     ConfigurationError,
+    InputValidationError,
     InvalidInputError,
+    JsonRule,
     RoutingConfig,
+    ToolFailedError,
     create_agentool,
 )
+from agentool.dispatch import DISPATCH_PROVIDER, CommandRule, DispatchCapability
 from agentool.telemetry import (
     AGENTOOL_ATTRIBUTE,
     CALLS_METRIC,
@@ -49,10 +55,9 @@ from agentool.telemetry import (
 )
 from agentool.toolset import AgenToolToolset
 from examples.calculator import create_calculator
-from tests.agentools import make_calc, python_env, run_python
+from examples.support_assistant import Ticket, TicketDesk, create_tickets
+from tests.agentools import ROOT, make_calc, python_env, run_python
 from tests.notes_agentool import create_notes
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def by_name(exporter: InMemorySpanExporter) -> dict[str, ReadableSpan]:
@@ -753,3 +758,118 @@ def test_the_global_meter_provider_gets_metrics_from_every_surface() -> None:
         'agentool.operation.duration divide mcp -',
         'agentool.operation.errors divide mcp ZeroDivisionError',
     ]
+
+
+# --- dispatch decisions ------------------------------------------------------------------------------
+
+
+def _decisions(exporter: InMemorySpanExporter) -> list[ReadableSpan]:
+    return [span for span in exporter.get_finished_spans() if span.name == DISPATCH_SPAN_NAME]
+
+
+async def test_each_decision_gets_a_span_inside_the_agent_run(
+    exporter: InMemorySpanExporter, provider: TracerProvider
+) -> None:
+    create_tickets()
+    rule = CommandRule(name='status', pattern=r'/status\s+(?P<ticket_id>\S+)', agentool='tickets', operation='status')
+    agent = Agent(
+        TestModel(),
+        deps_type=TicketDesk,
+        capabilities=[Instrumentation(InstrumentationSettings(tracer_provider=provider)), DispatchCapability([rule])],
+    )
+    desk = TicketDesk(tickets={1: Ticket(id=1, subject='s', status='open')})
+    await agent.run('/status 1', deps=desk)
+    await agent.run('hello', deps=desk)
+    with pytest.raises(InputValidationError):
+        await agent.run('/status one', deps=desk)
+    with pytest.raises(ToolFailedError):
+        await agent.run('/status 2', deps=desk)
+    spans = _decisions(exporter)
+    assert [dict(span.attributes or {}) for span in spans] == [
+        {
+            OUTCOME_ATTRIBUTE: 'dispatched',
+            RULE_ATTRIBUTE: 'status',
+            AGENTOOL_ATTRIBUTE: 'tickets',
+            OPERATION_ATTRIBUTE: 'status',
+        },
+        {OUTCOME_ATTRIBUTE: 'model'},
+        {OUTCOME_ATTRIBUTE: 'error', RULE_ATTRIBUTE: 'status', AGENTOOL_ATTRIBUTE: 'tickets'},  # invalid input
+        {  # the tool failed: the operation it ran is known
+            OUTCOME_ATTRIBUTE: 'error',
+            RULE_ATTRIBUTE: 'status',
+            AGENTOOL_ATTRIBUTE: 'tickets',
+            OPERATION_ATTRIBUTE: 'status',
+        },
+    ]
+    runs = [span for span in exporter.get_finished_spans() if span.name.startswith('invoke_agent')]
+    first = spans[0]
+    assert first.parent is not None
+    assert first.parent.span_id in {run.context.span_id for run in runs if run.context is not None}
+    assert not spans[2].status.is_ok  # the error is recorded on the span
+
+
+def test_without_a_tracer_provider_the_span_is_a_no_op() -> None:
+    with dispatch_span() as span:
+        record_dispatch(span, outcome='model', rule=None, agentool=None, operation=None)
+    assert not span.is_recording()
+
+
+def _dispatch_decisions(provider: TracerProvider, exporter: InMemorySpanExporter) -> list[ReadableSpan]:
+    make_calc()
+
+    def llm(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        return ModelResponse(parts=[TextPart('free text')])
+
+    agent = Agent(
+        FunctionModel(llm),
+        output_type=str,
+        capabilities=[
+            DispatchCapability([JsonRule(name='json', agentool='calc')]),
+            Instrumentation(InstrumentationSettings(tracer_provider=provider)),
+        ],
+    )
+    agent.run_sync('{"operation": "add", "a": 1, "b": 2}')
+    agent.run_sync('hello')
+    with pytest.raises(ZeroDivisionError):
+        agent.run_sync('{"operation": "div", "a": 1, "b": 0}')
+    return [span for span in exporter.get_finished_spans() if span.name == DISPATCH_SPAN_NAME]
+
+
+def test_an_instrumented_agent_with_dispatch_records_each_decision(
+    provider: TracerProvider, exporter: InMemorySpanExporter
+) -> None:
+    dispatched, model, failed = _dispatch_decisions(provider, exporter)
+    assert dict(dispatched.attributes or {}) == {
+        OUTCOME_ATTRIBUTE: 'dispatched',
+        RULE_ATTRIBUTE: 'json',
+        AGENTOOL_ATTRIBUTE: 'calc',
+        OPERATION_ATTRIBUTE: 'add',
+    }
+    assert dict(model.attributes or {}) == {OUTCOME_ATTRIBUTE: 'model'}
+    assert {OUTCOME_ATTRIBUTE: 'error', RULE_ATTRIBUTE: 'json', AGENTOOL_ATTRIBUTE: 'calc'}.items() <= dict(
+        failed.attributes or {}
+    ).items()
+    assert failed.status.status_code is StatusCode.ERROR
+    assert [(event.attributes or {}).get('exception.type') for event in failed.events] == ['ZeroDivisionError']
+
+
+def test_a_dispatch_whose_tool_raises_records_the_operation_it_ran(
+    provider: TracerProvider, exporter: InMemorySpanExporter
+) -> None:
+    failed = _dispatch_decisions(provider, exporter)[-1]
+    assert (failed.attributes or {}).get(OPERATION_ATTRIBUTE) == 'div'
+
+
+@pytest.mark.parametrize(
+    'metadata',
+    [
+        {'agentool_dispatch': {}},
+        {'agentool_dispatch': {'rule': 'x'}},
+        {'agentool_dispatch': {'rule': 1, 'agentool': 'a', 'operation': 'o'}},
+    ],
+)
+def test_dispatch_record_of_a_response_with_an_incomplete_record_is_none(metadata: dict[str, Any]) -> None:
+    """A history loaded from storage may hold anything: reading it never raises a KeyError."""
+    from agentool.dispatch import dispatch_record
+
+    assert dispatch_record(ModelResponse(parts=[], provider_name=DISPATCH_PROVIDER, metadata=metadata)) is None

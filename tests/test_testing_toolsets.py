@@ -30,10 +30,9 @@ from agentool.testing import (
     trajectory,
 )
 from examples.calculator import create_calculator
+from tests.agentools import ROOT
 
 mcp = pytest.importorskip('mcp')
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 class StdioServer(AbstractToolset[Any]):

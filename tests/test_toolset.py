@@ -1,20 +1,36 @@
-"""`AgenToolToolset`: agentool operations as tools of an LLM agent, driven by a scripted `FunctionModel`."""
+"""`AgenToolToolset`: agentool operations as tools of an LLM agent, driven by a scripted `FunctionModel`.
+
+Also: the one selection rule every exposing surface uses (exclude wins, include is an allowlist, else
+the default); and what a call that goes wrong gives back through the toolset and over MCP (a long
+output reaches the model cut and the injector whole, a tool's exception propagates unchanged, both
+surfaces publish the route's metadata, the validator refuses what no run's input can be). Bad and
+oversized arguments, refused alike on every surface, are the matrix in tests/test_hostile_input.py.
+"""
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 import pytest
-from pydantic_ai import Agent
+from mcp import Client
+from pydantic import Field, ValidationError, field_validator
+from pydantic_ai import Agent, RunContext
 from pydantic_ai.exceptions import UnexpectedModelBehavior
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.models.test import TestModel
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset
+from pydantic_ai.usage import RunUsage
 
-from agentool.errors import ConfigurationError, InvalidToolNameError
+from agentool import BaseOperationInput, InvalidInputError, Route, RoutingConfig, create_agentool
+from agentool.core.injector import AgenToolInjector
+from agentool.errors import ConfigurationError, InvalidToolNameError, SelectorError, ToolNameConflictError
+from agentool.filters import TOOL_NAME_PATTERN, is_exposed, select_operations
+from agentool.mcp import create_mcp_server
 from agentool.toolset import METADATA_KEY, AgenToolToolset
 from examples.calculator import create_calculator
 from tests.notes_agentool import Notes, create_notes
@@ -323,7 +339,6 @@ async def test_the_retry_prompt_quotes_only_what_the_model_sent() -> None:
 
 
 async def test_the_deps_function_is_asked_only_for_a_tool_that_takes_a_context() -> None:
-    from pydantic_ai import RunContext
     from pydantic_ai.models.test import TestModel
 
     create_notes()
@@ -348,3 +363,371 @@ def test_a_deps_function_that_cannot_take_the_context_and_the_agentool_is_refuse
         AgenToolToolset(deps=lambda agentool: None)  # pyright: ignore[reportArgumentType]  # the MCP server's form
     assert caught.value.details['option'] == 'deps'
     AgenToolToolset(deps=lambda ctx, agentool: None)
+
+
+class NoteInput(BaseOperationInput):
+    operation: Literal['put', 'get', 'boom']
+    key: str = Field(default='', max_length=20)
+    text: str | None = None
+
+
+async def note_put(key: str, text: str) -> str:
+    """Store a note."""
+    return f'stored {key}'
+
+
+async def note_get(key: str) -> str:
+    """Read a note, long."""
+    return key * 50
+
+
+async def note_boom(key: str) -> str:
+    raise ZeroDivisionError('tool bug')
+
+
+def make_notes() -> None:
+    create_agentool(
+        'notes',
+        NoteInput,
+        RoutingConfig(
+            operation_map={
+                'put': Route(tool='note_put', concurrent_safe=False),
+                'get': Route(tool='note_get', max_output_chars=10),
+                'boom': 'note_boom',
+            }
+        ),
+        [note_put, note_get, note_boom],
+        max_input_bytes=120,
+    )
+
+
+def calling(*calls: tuple[str, dict[str, Any]]) -> tuple[FunctionModel, list[ToolReturnPart]]:
+    """A model making `calls` one per turn, then answering 'done'; what each call returned is kept."""
+    returned: list[ToolReturnPart] = []
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        returned.extend(p for p in messages[-1].parts if isinstance(p, ToolReturnPart))
+        turn = sum(1 for m in messages if isinstance(m, ModelResponse))
+        if turn < len(calls):
+            return ModelResponse(parts=[ToolCallPart(*calls[turn])])
+        return ModelResponse(parts=[TextPart('done')])
+
+    return FunctionModel(model), returned
+
+
+async def test_after_a_refused_call_the_corrected_call_runs(injector: AgenToolInjector) -> None:
+    # The refusal itself, alike on every surface, is the matrix's; here the run goes on, through
+    # the serial gate of a route that is not concurrent-safe.
+    make_notes()
+    model, returned = calling(('notes_put', {'key': 'k', 'text': 'x' * 200}), ('notes_put', {'key': 'k', 'text': 'x'}))
+    assert (await Agent(model, toolsets=[AgenToolToolset()]).run('go')).output == 'done'
+    assert [(part.outcome, part.content) for part in returned][1:] == [('success', 'stored k')]
+    assert returned[0].outcome == 'retried'
+
+
+async def test_a_long_output_reaches_the_model_cut_and_the_injector_whole(injector: AgenToolInjector) -> None:
+    make_notes()
+    model, returned = calling(('notes_get', {'key': 'ab'}))
+    await Agent(model, toolsets=[AgenToolToolset()]).run('go')
+    assert returned[0].content == 'ababababab\n[... truncated: showing 10 of 100 characters (max_output_chars=10)]'
+    assert await injector.call('notes', {'operation': 'get', 'key': 'ab'}) == 'ab' * 50
+
+
+async def test_a_tool_exception_propagates_out_of_the_llm_run_unchanged(injector: AgenToolInjector) -> None:
+    make_notes()
+    model, _ = calling(('notes_boom', {'key': 'k'}))
+    with pytest.raises(ZeroDivisionError, match='tool bug'):
+        await Agent(model, toolsets=[AgenToolToolset()]).run('go')
+
+
+async def test_tool_definitions_carry_the_route_metadata(injector: AgenToolInjector) -> None:
+    make_notes()
+    offered: dict[str, Any] = {}
+
+    def spy(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        offered.update((tool.name, tool) for tool in info.function_tools)
+        return ModelResponse(parts=[TextPart('done')])
+
+    await Agent(FunctionModel(spy), toolsets=[AgenToolToolset(prefix='kb_')]).run('hi')
+    assert sorted(offered) == ['kb_notes_boom', 'kb_notes_get', 'kb_notes_put']
+    put = offered['kb_notes_put']
+    assert put.sequential is True
+    assert put.parameters_json_schema['required'] == ['text']  # the schema gives key a real default
+    assert put.metadata['agentool']['agentool'] == 'notes'
+    assert offered['kb_notes_get'].return_schema is None  # its output may be truncated
+
+
+async def test_mcp_lists_hints_and_reports_errors_as_results(injector: AgenToolInjector) -> None:
+    make_notes()
+    async with Client(create_mcp_server(prefix='kb_')) as client:  # pyright: ignore[reportArgumentType]
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        assert sorted(tools) == ['kb_notes_boom', 'kb_notes_get', 'kb_notes_put']
+        hints = tools['kb_notes_put'].annotations
+        assert hints is not None
+        assert hints.destructive_hint is False  # always sent: MCP's default would be true
+        assert tools['kb_notes_get'].output_schema is None  # max_output_chars: no output schema
+        assert tools['kb_notes_put'].meta == {
+            'agentool': {
+                'agentool': 'notes',
+                'operation': 'put',
+                'concurrent_safe': False,
+                'max_output_chars': None,
+                'tags': [],
+                'deprecated': False,
+            }
+        }
+        cases = {
+            'kb_notes_put': ({'key': 'k'}, "field 'text': Field required"),
+            'kb_notes_get': ({'key': 'k' * 21}, "field 'key': String should have at most 20 characters"),
+            'kb_notes_boom': ({'key': 'k'}, 'failed: ZeroDivisionError: tool bug'),
+        }
+        for tool, (arguments, message) in cases.items():
+            result = await client.call_tool(tool, arguments)
+            assert result.is_error
+            assert message in result.content[0].model_dump()['text']
+        result = await client.call_tool('kb_notes_get', {'key': 'ab'})
+        assert not result.is_error
+        assert result.structured_content is None
+        assert result.content[0].model_dump()['text'].startswith('ababababab\n[... truncated')
+
+
+async def validators() -> dict[str, Any]:
+    """Each tool's argument validator, as the toolset gives them to pydantic-ai."""
+    tools = await AgenToolToolset[Any]().get_tools(RunContext[Any](deps=None, model=TestModel(), usage=RunUsage()))
+    return {name: tool.args_validator for name, tool in tools.items()}
+
+
+async def test_tens_of_megabytes_of_arguments_are_refused_by_size_before_parsing() -> None:
+    make_notes()
+    nested = '{"key": "k", "text": ' + '[' * 15_000_000 + ']' * 15_000_000 + '}'  # parsed: a depth error
+    with pytest.raises(ValidationError) as caught:
+        (await validators())['notes_put'].validate_json(nested)
+    assert [e['type'] for e in caught.value.errors()] == ['input_too_large']
+
+
+async def test_arguments_json_cannot_carry_are_refused_as_a_run_refuses_them(injector: AgenToolInjector) -> None:
+    # A model's arguments given as a dict may hold a lone surrogate, which no JSON text (so no run's
+    # input) can: `injector.run` refuses that dict with a typed error, and so does the toolset.
+    make_notes()
+    arguments = {'key': 'k', 'text': '\ud800'}
+    with pytest.raises(InvalidInputError) as caught:
+        await injector.run('notes', {**arguments, 'operation': 'put'})
+    with pytest.raises(ValidationError) as refused:
+        (await validators())['notes_put'].validate_python(arguments)
+    (detail,) = refused.value.errors()
+    assert (detail['type'], detail['msg']) == ('invalid_input', caught.value.message)
+
+
+class BracedInput(BaseOperationInput):
+    operation: Literal['echo']
+    text: str
+
+    @field_validator('text')
+    @classmethod
+    def _no_x(cls, value: str) -> str:
+        if value == 'x':
+            raise ValueError('use {a} template like {this}')
+        return value
+
+
+async def echo(text: str) -> str:
+    return text
+
+
+async def test_a_field_message_with_braces_is_shown_as_written() -> None:
+    create_agentool('braced', BracedInput, RoutingConfig(operation_map={'echo': 'echo'}), [echo])
+    async with Client(create_mcp_server()) as client:  # pyright: ignore[reportArgumentType]
+        result = await client.call_tool('braced_echo', {'text': 'x'})
+    assert result.is_error
+    text = result.content[0].model_dump()['text']
+    assert 'use {a} template like {this}' in text
+    assert '{{' not in text
+    with pytest.raises(ValidationError) as raised:
+        # With a second problem (the operation given again), the errors are merged into a new list.
+        (await validators())['braced_echo'].validate_python({'text': 'x', 'operation': 'echo'})
+    messages = [error['msg'] for error in raised.value.errors()]
+    assert 'Value error, use {a} template like {this}' in messages
+
+
+class Input(BaseOperationInput):
+    operation: Literal['read', 'write', 'purge', 'old'] = Field(description='What to do.')
+
+
+def read() -> str:
+    return 'r'
+
+
+def write() -> str:
+    return 'w'
+
+
+def purge() -> str:
+    return 'p'
+
+
+def old() -> str:
+    return 'o'
+
+
+def make(name: str, *, tags: list[str] | None = None) -> None:
+    create_agentool(
+        name=name,
+        input_schema=Input,
+        routing_config=RoutingConfig(
+            operation_map={
+                'read': Route(tool='read', read_only=True, tags=('safe',)),
+                'write': 'write',
+                'purge': Route(tool='purge', destructive=True),
+                'old': Route(tool='old', deprecated=True),
+            }
+        ),
+        tools=[read, write, purge, old],
+        tags=tags,
+    )
+
+
+def names(**kwargs: object) -> list[str]:
+    return [f'{op.agentool}.{op.operation}' for op in select_operations(**kwargs)]  # pyright: ignore[reportArgumentType]
+
+
+@pytest.mark.parametrize(
+    ('include', 'exclude', 'deprecated', 'expected'),
+    [
+        (None, (), False, True),  # default: exposed
+        (None, (), True, False),  # default: deprecated is not
+        (['kv'], (), True, True),  # include is an allowlist, whatever the default
+        (['other'], (), False, False),  # not on the allowlist
+        (['kv'], ['kv.read'], False, False),  # exclude wins over include
+        (['kv.read'], ['kv'], False, False),  # ... however specific the include
+        (None, ['tag:safe'], False, False),
+        (['tag:safe'], (), True, True),
+    ],
+)
+def test_the_rule(include: list[str] | None, exclude: list[str], deprecated: bool, expected: bool) -> None:
+    route = Route(tool='read', tags=('safe',), deprecated=deprecated)
+    assert is_exposed('kv', 'read', route, include=include, exclude=exclude) is expected
+
+
+def test_default_exposes_everything_but_deprecated_in_a_stable_order() -> None:
+    make('b')
+    make('a')
+    assert names() == ['a.read', 'a.write', 'a.purge', 'b.read', 'b.write', 'b.purge']
+
+
+def test_selectors_by_name_operation_tag_and_wildcard() -> None:
+    make('kv', tags=['storage'])
+    make('cache')
+    assert names(include='kv') == ['kv.read', 'kv.write', 'kv.purge', 'kv.old']  # a str is one selector
+    assert names(include=['cache.read', 'kv.old']) == ['cache.read', 'kv.old']
+    assert names(include=['tag:safe']) == ['cache.read', 'kv.read']  # route tag
+    assert names(include=['tag:storage'], exclude=['kv.old']) == ['kv.read', 'kv.write', 'kv.purge']  # agentool tag
+    assert names(exclude=['*.purge', 'c*']) == ['kv.read', 'kv.write']
+    assert names(include=['tag:sa*']) == ['cache.read', 'kv.read']
+    assert names(include=['*.nothing-matches', 'tag:nothing-*']) == []  # a wildcard may match nothing
+
+
+@pytest.mark.parametrize('option', ['include', 'exclude'])
+def test_a_selector_that_matches_nothing_is_an_error_with_suggestions(option: str) -> None:
+    make('storage')
+    with pytest.raises(SelectorError, match=r"selector 'storgae' matches no .*did you mean 'storage'") as caught:
+        select_operations(**{option: ['storgae']})  # pyright: ignore[reportArgumentType]
+    assert (caught.value.details['selector'], caught.value.details['option']) == ('storgae', option)
+    assert caught.value.details['suggestions'][0] == 'storage'
+    with pytest.raises(SelectorError, match=r"'storage\.raed'"):
+        select_operations(**{option: ['storage.raed']})  # pyright: ignore[reportArgumentType]
+    with pytest.raises(SelectorError, match=r"'tag:sfe'.*did you mean 'tag:safe'"):
+        select_operations(**{option: ['tag:sfe']})  # pyright: ignore[reportArgumentType]
+
+
+def test_tool_names_that_collide_are_an_error_not_shadowing() -> None:
+    make('kv_read')  # 'kv_read' + '_' + 'write'
+
+    class Other(BaseOperationInput):
+        operation: Literal['read_write']
+
+    create_agentool(  # 'kv' + '_' + 'read_write'
+        name='kv', input_schema=Other, routing_config=RoutingConfig(operation_map={'read_write': 'read'}), tools=[read]
+    )
+    with pytest.raises(ToolNameConflictError, match="tool name 'kv_read_write' would expose both") as caught:
+        select_operations()
+    assert isinstance(caught.value, ConfigurationError)
+    assert caught.value.details['operations'] == ['kv.read_write', 'kv_read.write']
+    assert len(select_operations(separator='-')) == 4  # another separator resolves it
+    assert len(select_operations(exclude=['kv'])) == 3  # and so does leaving one out
+
+
+def test_prefix_and_separator() -> None:
+    make('kv')
+    assert [op.name for op in select_operations(include=['kv.read'], prefix='x_', separator='-')] == ['x_kv-read']
+
+
+@pytest.mark.parametrize(
+    ('options', 'option'),
+    [({'include': 5}, 'include'), ({'exclude': [None]}, 'exclude'), ({'registry': 'reg'}, 'registry')],
+)
+def test_options_of_the_wrong_type_are_a_configuration_error(options: dict[str, object], option: str) -> None:
+    make('kv')
+    with pytest.raises(ConfigurationError, match=option) as caught:
+        select_operations(**options)  # pyright: ignore[reportArgumentType]
+    assert caught.value.details['option'] == option
+    with pytest.raises(ConfigurationError, match='include'):
+        is_exposed('kv', 'read', Route(tool='read'), include=[3])  # pyright: ignore[reportArgumentType]
+
+
+@pytest.mark.parametrize(
+    ('prefix', 'separator', 'tool_name'),
+    [
+        ('my tool ', '_', 'my tool kv_read'),
+        ('', '.', 'kv.read'),
+        ('', '/', 'kv/read'),
+        ('x' * 58, '_', 'x' * 58 + 'kv_read'),  # 65 characters
+    ],
+)
+def test_a_tool_name_outside_the_shared_rule_is_refused_naming_it(prefix: str, separator: str, tool_name: str) -> None:
+    make('kv')
+    with pytest.raises(InvalidToolNameError, match=re.escape(f'tool name {tool_name!r}')) as caught:
+        select_operations(include=['kv.read'], prefix=prefix, separator=separator)
+    assert isinstance(caught.value, ConfigurationError)
+    assert caught.value.details['tool_name'] == tool_name
+    assert caught.value.details['rule'] == TOOL_NAME_PATTERN == '^[a-zA-Z0-9_-]{1,64}$'
+    assert TOOL_NAME_PATTERN in str(caught.value)
+
+
+def test_an_agentool_name_outside_the_rule_can_be_left_out() -> None:
+    make('kv')
+    make('my.kv')
+    with pytest.raises(InvalidToolNameError, match=re.escape("tool name 'my.kv_read'")):
+        select_operations()
+    assert {op.agentool for op in select_operations(exclude=['my.kv'])} == {'kv'}
+    assert [op.name for op in select_operations(include=['kv.read'], prefix='x' * 58, separator='')] == [
+        'x' * 58 + 'kvread'  # 64 characters: the longest allowed
+    ]
+
+
+@pytest.mark.parametrize(
+    ('arguments', 'options', 'option'),
+    [
+        (('notes', 'get', Route(tool='get')), {'tags': 'ab', 'include': 'tag:a'}, 'tags'),  # not tags 'a' and 'b'
+        (('notes', 'get', Route(tool='get')), {'tags': 3}, 'tags'),
+        ((3, 'get', Route(tool='get')), {'include': 'n*'}, 'agentool'),
+        (('notes', None, Route(tool='get')), {'include': 'notes.*'}, 'operation'),
+        (('notes', 'get', 'get'), {}, 'route'),
+    ],
+)
+def test_is_exposed_refuses_arguments_of_the_wrong_type(
+    arguments: tuple[Any, ...], options: dict[str, Any], option: str
+) -> None:
+    # Before the fix: a lone string of tags was read as its characters (exposed by 'tag:a'), and the
+    # others failed with TypeError or AttributeError.
+    with pytest.raises(ConfigurationError) as caught:
+        is_exposed(*arguments, **options)
+    assert caught.value.details['option'] == option
+
+
+def test_is_exposed_follows_the_documented_rule() -> None:
+    old = Route(tool='get', deprecated=True, tags=('reader',))
+    assert not is_exposed('notes', 'old_get', old)  # deprecated: not by default
+    assert is_exposed('notes', 'old_get', old, include=['notes.old_get'])  # an allowlist, deprecated included
+    assert is_exposed('notes', 'old_get', old, include='tag:read*')
+    assert not is_exposed('notes', 'old_get', old, include='notes', exclude='*.old_*')  # exclude wins
+    assert is_exposed('notes', 'get', Route(tool='get'), tags=['admin'], include='tag:admin')  # the agentool's tags

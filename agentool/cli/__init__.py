@@ -33,7 +33,7 @@ Adding a command (keep this module import-light):
   which imports the handlers' module only when the command runs. A command group (`agentool
   cassette diff|show ...`) is one command whose handler dispatches on the sub-command.
 
-`tests/test_cli_fast.py` checks that `--help` and usage errors never import pydantic-ai.
+`tests/test_cli.py` checks that `--help` and usage errors never import pydantic-ai.
 """
 
 from __future__ import annotations

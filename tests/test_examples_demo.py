@@ -1,3 +1,5 @@
+"""The demo (`examples/demo.py`): it runs from start to end and leaves nothing behind."""
+
 from __future__ import annotations
 
 import os
@@ -5,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.agentools import ROOT
 
 
 def test_demo_runs_and_leaves_nothing_behind(tmp_path: Path) -> None:

@@ -1,3 +1,6 @@
+"""The calculator example (`examples/calculator.py`) on every way to run an agent: run, run_sync, streams, iter,
+history, and the plain model string."""
+
 from __future__ import annotations
 
 import json
