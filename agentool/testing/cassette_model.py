@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast, get_args
 
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 from pydantic_ai import RunContext, native_tools
 from pydantic_ai.exceptions import UserError
 from pydantic_ai.messages import ModelMessage, ModelResponse, ModelResponseStreamEvent
@@ -34,7 +34,6 @@ from pydantic_ai.models import (
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.native_tools import AbstractNativeTool
 from pydantic_ai.settings import ModelSettings
-from pydantic_core import to_jsonable_python
 
 from ..errors import CassetteError, clip, quote
 from ._advice import RecordAdvice, current_advice
@@ -42,6 +41,7 @@ from ._cleaning import Cleaner, Redactor, typed_placeholders
 from ._fingerprint import fingerprint, mismatch, request_view
 from ._profile import plain_profile, restored_profile
 from ._tool_answers import ToolAnswers
+from ._tool_results import replayed_result, written_result
 from .cassette import Cassette, CassetteInfo, Exchange, RecordedRun, RecordedToolCall, RecordMode, cassette_path
 from .double import AgentDouble
 from .script import Call, Output, Prompt, Script, Step
@@ -306,6 +306,7 @@ class CassetteModel(WrapperModel):
             clean=self._cleaner.args,
             # In pytest the option records it; in code a `Replay` has no mode to change, so no hint.
             hint=f'record it with {self.advice.rerecord()}' if self.advice.in_pytest else '',
+            path=self._path(),
         )
 
     def clean(self, data: dict[str, Any]) -> dict[str, Any]:
@@ -317,28 +318,37 @@ class CassetteModel(WrapperModel):
         __tracebackhide__ = True  # cassette errors point at the test, not here
         return self._cleaner.clean(data, self._path())
 
-    def keep_tool_call(self, tool: str, args: dict[str, Any], result: Any) -> RecordedToolCall:
+    def keep_tool_call(
+        self, tool: str, args: dict[str, Any], result: Any, returns: TypeAdapter[Any] | None = None
+    ) -> RecordedToolCall:
         """Add a tool's result to the cassette (scrubbed and redacted like an exchange) and save it.
 
         Raises:
             CassetteError: the redaction hook returned something that is not a tool call.
         """
         __tracebackhide__ = True  # cassette errors point at the test, not here
-        recorded = self.written_tool_call(tool, args, result)
+        recorded = self.written_tool_call(tool, args, result, returns)
         self.cassette.tool_calls.append(recorded)
         self.save()
         return recorded
 
-    def written_tool_call(self, tool: str, args: dict[str, Any], result: Any) -> RecordedToolCall:
-        """A tool's result as the cassette writes it (scrubbed and redacted), not yet kept.
+    def written_tool_call(
+        self, tool: str, args: dict[str, Any], result: Any, returns: TypeAdapter[Any] | None = None
+    ) -> RecordedToolCall:
+        """A tool's result as the cassette writes it (scrubbed and redacted), not yet kept, with
+        the types its JSON loses (`returns` validates what the tool is annotated to return).
 
         Raises:
             CassetteError: the redaction hook returned something that is not a tool call.
         """
         __tracebackhide__ = True  # cassette errors point at the test, not here
-        data = {'tool': tool, 'args': args, 'result': to_jsonable_python(result, fallback=repr)}
+        written, types, annotated = written_result(result, returns)
+        data = self.clean({'tool': tool, 'args': args, 'result': written})
+        # Beside what the hooks see, as for exchanges; what scrubbing left must still fit the annotation.
+        data['types'] = types
+        data['annotated'] = annotated and replayed_result(data.get('result'), types, True, returns)[1] is None
         try:
-            return RecordedToolCall.model_validate(self.clean(data))
+            return RecordedToolCall.model_validate(data)
         except ValidationError as error:
             raise CassetteError(
                 f'the redaction hook returned a tool call that is not one: {clip(str(error))}',
