@@ -7,8 +7,10 @@ empty (`null`) field, so a pydantic-ai release that adds a field does not change
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
+import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
@@ -24,7 +26,7 @@ from ._schema_changes import schema_changes
 from ._window import show_pair
 from .cassette import Exchange
 
-__all__ = ('request_view', 'fingerprint', 'drift', 'mismatch')
+__all__ = ('RequestViews', 'request_view', 'fingerprint', 'drift', 'mismatch')
 
 _VOLATILE = frozenset(
     {
@@ -61,10 +63,14 @@ def request_view(
 ) -> dict[str, Any]:
     """The request as a cassette keeps it: messages, tools, output, settings, all normalised."""
     dumped = ModelMessagesTypeAdapter.dump_python(messages, mode='json')
+    return {'messages': _clean(dumped), **_rest(settings, parameters)}
+
+
+def _rest(settings: ModelSettings | None, parameters: ModelRequestParameters) -> dict[str, Any]:
+    """The view's `parameters` and `settings`."""
     params = {name: getattr(parameters, name, None) for name in _PARAMETERS}
     chosen = {key: value for key, value in (settings or {}).items() if key not in _TRANSPORT_SETTINGS}
     return {
-        'messages': _clean(dumped),
         'parameters': _clean(to_jsonable_python(params, fallback=repr)),
         'settings': _clean(to_jsonable_python(chosen, fallback=repr)),
     }
@@ -72,8 +78,78 @@ def request_view(
 
 def fingerprint(view: Mapping[str, Any]) -> str:
     """A stable hash of a request view (canonical JSON, SHA-256)."""
-    text = json.dumps(view, sort_keys=True, separators=(',', ':'), ensure_ascii=False)
+    return _hash(_canonical(view))
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(',', ':'), ensure_ascii=False)
+
+
+def _hash(text: str) -> str:
     return hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()[:32]
+
+
+class RequestViews:
+    """Fingerprints of a model's requests with each message viewed once while it lives.
+
+    A run's requests repeat its history: the third request of a run holds the first two messages
+    again, and viewing them afresh each time makes a replay quadratic in the run's length. Each
+    message's part of the view is kept (as canonical JSON) beside the identity of its fields and
+    parts, so a message given new parts or fields is viewed again. A message changed inside (a
+    part edited in place) could keep a stale view: callers use `fingerprint` only to find a
+    recorded exchange and check a miss against `request_view`.
+    """
+
+    def __init__(self) -> None:
+        self._seen: dict[int, tuple[weakref.ref[ModelMessage], tuple[object, ...], str]] = {}
+
+    def fingerprint(
+        self, messages: list[ModelMessage], settings: ModelSettings | None, parameters: ModelRequestParameters
+    ) -> str:
+        """What `fingerprint(request_view(...))` gives for this request, unless a message changed inside."""
+        texts: list[str | None] = []
+        fresh: list[ModelMessage] = []
+        for message in messages:
+            text = self._known(message)
+            texts.append(text)
+            if text is None:
+                fresh.append(message)
+        if fresh:
+            views = iter(_clean(ModelMessagesTypeAdapter.dump_python(fresh, mode='json')))
+            for index, message in enumerate(messages):
+                if texts[index] is None:
+                    texts[index] = self._keep(message, _canonical(next(views)))
+        rest = _rest(settings, parameters)
+        # The canonical JSON of the whole view, its keys in order, built from the parts kept.
+        whole = (
+            f'{{"messages":[{",".join(cast("list[str]", texts))}],'
+            f'"parameters":{_canonical(rest["parameters"])},"settings":{_canonical(rest["settings"])}}}'
+        )
+        return _hash(whole)
+
+    def _known(self, message: ModelMessage) -> str | None:
+        seen = self._seen.get(id(message))
+        if seen is None or seen[0]() is not message:
+            return None
+        shape = _shape(message)
+        if len(shape) != len(seen[1]) or any(a is not b for a, b in zip(shape, seen[1], strict=True)):
+            return None
+        return seen[2]
+
+    def _keep(self, message: ModelMessage, text: str) -> str:
+        key = id(message)
+
+        def forget(ref: weakref.ref[ModelMessage], key: int = key) -> None:
+            if (seen := self._seen.get(key)) is not None and seen[0] is ref:
+                del self._seen[key]
+
+        self._seen[key] = (weakref.ref(message, forget), _shape(message), text)
+        return text
+
+
+def _shape(message: ModelMessage) -> tuple[object, ...]:
+    """What a message holds, by identity: its fields' values and its parts."""
+    return (*(getattr(message, field.name) for field in dataclasses.fields(message)), *message.parts)
 
 
 def _clean(value: Any) -> Any:
