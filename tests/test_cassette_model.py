@@ -387,3 +387,34 @@ async def test_a_wrapped_models_own_request_shaping_stays_out_of_the_fingerprint
 
     # The replay has no wrapped model to shape the request: it matches only if recording did not either.
     await _round_trip(agent, _Shaping(answer), tmp_path / 'c.json')
+
+
+class _PricedModel(Model):
+    """A model genai-prices knows (gpt-4o from OpenAI), answering with reported usage."""
+
+    @property
+    def model_name(self) -> str:
+        return 'gpt-4o'
+
+    @property
+    def system(self) -> str:
+        return 'openai'
+
+    async def request(
+        self, messages: list[ModelMessage], model_settings: Any, model_request_parameters: ModelRequestParameters
+    ) -> ModelResponse:
+        usage = RequestUsage(input_tokens=1000, output_tokens=100)
+        return ModelResponse(parts=[TextPart('hi')], model_name='gpt-4o', provider_name='openai', usage=usage)
+
+
+async def test_a_replay_reports_the_recorded_cost(tmp_path: Path) -> None:
+    path = tmp_path / 'priced.json'
+    live = await Agent().run('x', model=CassetteModel(_PricedModel(), cassette=path, mode='once'))
+    assert live.usage.cost is not None
+    replayed = await Agent().run('x', model=CassetteModel(None, cassette=path))
+    assert replayed.usage.cost == live.usage.cost
+    # The cost is kept as recorded, not priced again on replay (prices change; a cassette does not).
+    text = path.read_text()
+    path.write_text(text.replace(f'"cost": "{live.usage.cost}"', '"cost": "1.25"'))
+    again = await Agent().run('x', model=CassetteModel(None, cassette=path))
+    assert str(again.usage.cost) == '1.25'

@@ -398,7 +398,7 @@ class CassetteModel(WrapperModel):
             {
                 'fingerprint': key,
                 'request': view,
-                'response': Exchange.dump_response(response),
+                'response': _priced(Exchange.dump_response(response), response),
                 'stream': None if events is None else Exchange.dump_events(events),
             }
         )
@@ -493,6 +493,21 @@ def _model(wrapped: object) -> Model[Any]:
         raise CassetteError(
             f'CassetteModel cannot make model {quote(wrapped)}: {clip(str(error))}', reason='model'
         ) from None
+
+
+def _priced(data: dict[str, Any], response: ModelResponse) -> dict[str, Any]:
+    """`data` (the response as JSON) with the cost pydantic-ai gives the live response, when genai-prices
+    knows its model: a replay then reports the recorded cost, and does not price the response again."""
+    usage = data.get('usage')
+    if not isinstance(usage, dict) or cast('dict[str, Any]', usage).get('cost') is not None or not response.model_name:
+        return data
+    try:
+        cost = response.cost()
+    except (LookupError, ValueError, AssertionError):  # a model genai-prices does not know, usage not reported
+        return data
+    if response.usage.unmeasured_requests and cost.total_price == 0:
+        return data  # unknown, not free (as pydantic-ai leaves it)
+    return {**data, 'usage': {**cast('dict[str, Any]', usage), 'cost': str(cost.total_price)}}
 
 
 def _response(exchange: Exchange, path: Path | None) -> ModelResponse:
