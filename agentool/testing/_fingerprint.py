@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import operator
 import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
@@ -102,6 +103,10 @@ class RequestViews:
 
     def __init__(self) -> None:
         self._seen: dict[int, tuple[weakref.ref[ModelMessage], tuple[object, ...], str]] = {}
+        self._fields: dict[type, operator.attrgetter[tuple[object, ...]]] = {}
+        # The last request's parameters and settings, and their part of the view: a run's requests
+        # mostly repeat them (compared by value, which costs far less than viewing them).
+        self._rest: tuple[ModelRequestParameters, dict[str, Any], str] | None = None
 
     def fingerprint(
         self, messages: list[ModelMessage], settings: ModelSettings | None, parameters: ModelRequestParameters
@@ -119,22 +124,34 @@ class RequestViews:
             for index, message in enumerate(messages):
                 if texts[index] is None:
                     texts[index] = self._keep(message, _canonical(next(views)))
-        rest = _rest(settings, parameters)
         # The canonical JSON of the whole view, its keys in order, built from the parts kept.
-        whole = (
-            f'{{"messages":[{",".join(cast("list[str]", texts))}],'
-            f'"parameters":{_canonical(rest["parameters"])},"settings":{_canonical(rest["settings"])}}}'
-        )
-        return _hash(whole)
+        return _hash(f'{{"messages":[{",".join(cast("list[str]", texts))}],{self._rest_text(settings, parameters)}}}')
+
+    def _rest_text(self, settings: ModelSettings | None, parameters: ModelRequestParameters) -> str:
+        chosen = dict(settings or {})
+        last = self._rest
+        if last is not None and last[1] == chosen and last[0] == parameters:
+            return last[2]
+        rest = _rest(settings, parameters)
+        text = f'"parameters":{_canonical(rest["parameters"])},"settings":{_canonical(rest["settings"])}'
+        self._rest = (parameters, chosen, text)
+        return text
 
     def _known(self, message: ModelMessage) -> str | None:
         seen = self._seen.get(id(message))
         if seen is None or seen[0]() is not message:
             return None
-        shape = _shape(message)
-        if len(shape) != len(seen[1]) or any(a is not b for a, b in zip(shape, seen[1], strict=True)):
-            return None
-        return seen[2]
+        shape, kept = self._shape(message), seen[1]
+        return seen[2] if len(shape) == len(kept) and all(map(operator.is_, shape, kept)) else None
+
+    def _shape(self, message: ModelMessage) -> tuple[object, ...]:
+        """What a message holds, by identity: its fields' values and its parts."""
+        fields = self._fields.get(type(message))
+        if fields is None:
+            # `parts` first, so the getter gives a tuple whatever the number of fields.
+            names = [field.name for field in dataclasses.fields(message)]
+            fields = self._fields[type(message)] = operator.attrgetter('parts', *names)
+        return (*fields(message), *message.parts)
 
     def _keep(self, message: ModelMessage, text: str) -> str:
         key = id(message)
@@ -143,13 +160,8 @@ class RequestViews:
             if (seen := self._seen.get(key)) is not None and seen[0] is ref:
                 del self._seen[key]
 
-        self._seen[key] = (weakref.ref(message, forget), _shape(message), text)
+        self._seen[key] = (weakref.ref(message, forget), self._shape(message), text)
         return text
-
-
-def _shape(message: ModelMessage) -> tuple[object, ...]:
-    """What a message holds, by identity: its fields' values and its parts."""
-    return (*(getattr(message, field.name) for field in dataclasses.fields(message)), *message.parts)
 
 
 def _clean(value: Any) -> Any:
