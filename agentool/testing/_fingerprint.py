@@ -7,10 +7,9 @@ empty (`null`) field, so a pydantic-ai release that adds a field does not change
 
 from __future__ import annotations
 
-import dataclasses
+import copy
 import hashlib
 import json
-import operator
 import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
@@ -90,20 +89,23 @@ def _hash(text: str) -> str:
     return hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()[:32]
 
 
+_KEPT_FROM = 8
+"""Messages in a request past which its messages' views are kept for the next request."""
+
+
 class RequestViews:
-    """Fingerprints of a model's requests with each message viewed once while it lives.
+    """Fingerprints of a model's requests with each message viewed once while it lives unchanged.
 
     A run's requests repeat its history: the third request of a run holds the first two messages
     again, and viewing them afresh each time makes a replay quadratic in the run's length. Each
-    message's part of the view is kept (as canonical JSON) beside the identity of its fields and
-    parts, so a message given new parts or fields is viewed again. A message changed inside (a
-    part edited in place) could keep a stale view: callers use `fingerprint` only to find a
-    recorded exchange and check a miss against `request_view`.
+    message's part of the view is kept (as canonical JSON) beside a deep copy of the message as it
+    was viewed; a message equal to its copy is not viewed again, one changed in any way (in place
+    included) is. A message that cannot be copied or compared is viewed every time, and so is a
+    short history (copying costs more than viewing a few messages again).
     """
 
     def __init__(self) -> None:
-        self._seen: dict[int, tuple[weakref.ref[ModelMessage], tuple[object, ...], str]] = {}
-        self._fields: dict[type, operator.attrgetter[tuple[object, ...]]] = {}
+        self._seen: dict[int, tuple[weakref.ref[ModelMessage], ModelMessage, str]] = {}
         # The last request's parameters and settings, and their part of the view: a run's requests
         # mostly repeat them (compared by value, which costs far less than viewing them).
         self._rest: tuple[ModelRequestParameters, dict[str, Any], str] | None = None
@@ -111,19 +113,17 @@ class RequestViews:
     def fingerprint(
         self, messages: list[ModelMessage], settings: ModelSettings | None, parameters: ModelRequestParameters
     ) -> str:
-        """What `fingerprint(request_view(...))` gives for this request, unless a message changed inside."""
-        texts: list[str | None] = []
-        fresh: list[ModelMessage] = []
-        for message in messages:
-            text = self._known(message)
-            texts.append(text)
-            if text is None:
-                fresh.append(message)
+        """What `fingerprint(request_view(...))` gives for this request."""
+        # A short history is viewed whole: keeping it (a deep copy per message) would cost more.
+        keep = len(messages) > _KEPT_FROM
+        texts: list[str | None] = [self._known(message) for message in messages] if keep else [None] * len(messages)
+        fresh = [message for message, text in zip(messages, texts, strict=True) if text is None]
         if fresh:
             views = iter(_clean(ModelMessagesTypeAdapter.dump_python(fresh, mode='json')))
             for index, message in enumerate(messages):
                 if texts[index] is None:
-                    texts[index] = self._keep(message, _canonical(next(views)))
+                    text = _canonical(next(views))
+                    texts[index] = self._keep(message, text) if keep else text
         # The canonical JSON of the whole view, its keys in order, built from the parts kept.
         return _hash(f'{{"messages":[{",".join(cast("list[str]", texts))}],{self._rest_text(settings, parameters)}}}')
 
@@ -141,26 +141,24 @@ class RequestViews:
         seen = self._seen.get(id(message))
         if seen is None or seen[0]() is not message:
             return None
-        shape, kept = self._shape(message), seen[1]
-        return seen[2] if len(shape) == len(kept) and all(map(operator.is_, shape, kept)) else None
-
-    def _shape(self, message: ModelMessage) -> tuple[object, ...]:
-        """What a message holds, by identity: its fields' values and its parts."""
-        fields = self._fields.get(type(message))
-        if fields is None:
-            # `parts` first, so the getter gives a tuple whatever the number of fields.
-            names = [field.name for field in dataclasses.fields(message)]
-            fields = self._fields[type(message)] = operator.attrgetter('parts', *names)
-        return (*fields(message), *message.parts)
+        try:
+            same = message == seen[1]
+        except Exception:  # content whose comparison raises is viewed afresh
+            return None
+        return seen[2] if same is True else None
 
     def _keep(self, message: ModelMessage, text: str) -> str:
+        try:
+            snapshot = copy.deepcopy(message)
+        except Exception:  # content that cannot be copied is viewed afresh each time
+            return text
         key = id(message)
 
         def forget(ref: weakref.ref[ModelMessage], key: int = key) -> None:
             if (seen := self._seen.get(key)) is not None and seen[0] is ref:
                 del self._seen[key]
 
-        self._seen[key] = (weakref.ref(message, forget), self._shape(message), text)
+        self._seen[key] = (weakref.ref(message, forget), snapshot, text)
         return text
 
 
