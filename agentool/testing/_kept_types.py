@@ -55,7 +55,8 @@ def _walk(live: object, again: object, pointer: str, found: dict[str, str]) -> N
             if isinstance(key, str) and key in again_map:
                 _walk(value, again_map[key], f'{pointer}/{_escape(key)}', found)
     elif isinstance(live, list | tuple | set | frozenset) and isinstance(again, list | tuple):
-        collection = _COLLECTIONS.get(type(cast(object, live))) if type(again) is list else None
+        kind: type = type(cast(object, live))
+        collection = _COLLECTIONS.get(kind) if type(cast(object, again)) is list else None
         if collection == 'tuple' or (collection is not None and _keeps_order(cast('list[object]', again))):
             found[pointer] = collection
         items = cast('list[object] | tuple[object, ...] | set[object] | frozenset[object]', live)
@@ -83,7 +84,7 @@ def restored(data: Any, types: Mapping[str, str], prefix: str) -> Any:
     its type; `data` itself is not changed. A pointer leading nowhere, an unknown type name or a
     value that does not parse (a redaction hook rewrote it) leaves the value as written."""
     # The deepest first: a tuple of datetimes gets its datetimes before it becomes a tuple.
-    pointers = [p for p, name in types.items() if p.startswith(f'{prefix}/') or p == prefix]
+    pointers = [p for p in types if p.startswith(f'{prefix}/') or p == prefix]
     for pointer in sorted(pointers, key=lambda p: p.count('/'), reverse=True):
         name = types[pointer]
         if name in _KINDS or name in _CONVERTERS:

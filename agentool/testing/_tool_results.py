@@ -52,7 +52,7 @@ class Returns:
         toolset, name = where
         if not isinstance(toolset, FunctionToolset):
             return None
-        function_tool = cast('FunctionToolset[Any]', toolset).tools.get(name)
+        function_tool = toolset.tools.get(name)
         if function_tool is None:
             return None
         function = function_tool.function
