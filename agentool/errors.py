@@ -435,7 +435,9 @@ class CassetteError(DoubleError):
     levels a cassette may hold, `invalid_json`, `invalid`, `unencodable`, `unwritable`,
     `unreadable`, `nul`, `not_a_path`, `version`, `mode`, `model`, `redact`, `scrub`, `no_model`,
     `no_toolset`: a replay with no recorded tools for a toolset, `stale`: an unused-exchange list
-    older than its cassette, `linked`: a file `scrub` refuses for its other hard links).
+    older than its cassette, `linked`: a file `scrub` refuses for its other hard links, `result`:
+    a tool result recorded as rebuilt by the tool's return annotation, which is gone or no longer
+    fits it, with `tool`).
     """
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from pydantic import BaseModel
@@ -387,3 +387,72 @@ async def test_a_wrapped_models_own_request_shaping_stays_out_of_the_fingerprint
 
     # The replay has no wrapped model to shape the request: it matches only if recording did not either.
     await _round_trip(agent, _Shaping(answer), tmp_path / 'c.json')
+
+
+class _PricedModel(Model):
+    """A model genai-prices knows (gpt-4o from OpenAI), answering with reported usage."""
+
+    @property
+    def model_name(self) -> str:
+        return 'gpt-4o'
+
+    @property
+    def system(self) -> str:
+        return 'openai'
+
+    async def request(
+        self, messages: list[ModelMessage], model_settings: Any, model_request_parameters: ModelRequestParameters
+    ) -> ModelResponse:
+        usage = RequestUsage(input_tokens=1000, output_tokens=100)
+        return ModelResponse(parts=[TextPart('hi')], model_name='gpt-4o', provider_name='openai', usage=usage)
+
+
+async def test_a_replay_reports_the_recorded_cost(tmp_path: Path) -> None:
+    path = tmp_path / 'priced.json'
+    live = await Agent().run('x', model=CassetteModel(_PricedModel(), cassette=path, mode='once'))
+    assert live.usage.cost is not None
+    replayed = await Agent().run('x', model=CassetteModel(None, cassette=path))
+    assert replayed.usage.cost == live.usage.cost
+    # The cost is kept as recorded, not priced again on replay (prices change; a cassette does not).
+    text = path.read_text()
+    path.write_text(text.replace(f'"cost": "{live.usage.cost}"', '"cost": "1.25"'))
+    again = await Agent().run('x', model=CassetteModel(None, cassette=path))
+    assert str(again.usage.cost) == '1.25'
+
+
+def _steps(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    """Four tool calls, then the answer: a history long enough for replay to keep its views."""
+    calls = sum(isinstance(message, ModelResponse) for message in messages) % 5
+    if calls < 4:
+        return ModelResponse(parts=[ToolCallPart('step', {'n': calls, 'tags': ['a']})])
+    return ModelResponse(parts=[TextPart('done')])
+
+
+def _stepper() -> Agent[None, str]:
+    agent = Agent(output_type=str)
+
+    @agent.tool_plain
+    def step(n: int, tags: list[str]) -> int:
+        return n
+
+    return agent
+
+
+async def test_a_history_changed_in_place_is_matched_as_it_is_now(tmp_path: Path) -> None:
+    # A long history is viewed once per message; a message edited in place must be viewed again.
+    path, agent = tmp_path / 'long.json', _stepper()
+    model = CassetteModel(FunctionModel(_steps), cassette=path, mode='once')
+    first = await agent.run('go', model=model)
+    await agent.run('again', model=model, message_history=first.all_messages())
+    replay = CassetteModel(None, cassette=path)
+    history = (await agent.run('go', model=replay)).all_messages()
+    assert len(history) == 10
+    assert (await agent.run('again', model=replay, message_history=history)).output == 'done'
+    assert (await agent.run('again', model=replay, message_history=history)).output == 'done'
+    call = history[1].parts[0]
+    assert isinstance(call, ToolCallPart)
+    assert isinstance(call.args, dict)
+    tags = cast('dict[str, list[str]]', call.args)['tags']
+    tags.append('edited')  # deep inside the message, the same objects all along
+    with pytest.raises(CassetteMismatchError, match='edited'):
+        await agent.run('again', model=replay, message_history=history)

@@ -7,8 +7,10 @@ empty (`null`) field, so a pydantic-ai release that adds a field does not change
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
+import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
@@ -24,7 +26,7 @@ from ._schema_changes import schema_changes
 from ._window import show_pair
 from .cassette import Exchange
 
-__all__ = ('request_view', 'fingerprint', 'drift', 'mismatch')
+__all__ = ('RequestViews', 'request_view', 'fingerprint', 'drift', 'mismatch')
 
 _VOLATILE = frozenset(
     {
@@ -61,10 +63,14 @@ def request_view(
 ) -> dict[str, Any]:
     """The request as a cassette keeps it: messages, tools, output, settings, all normalised."""
     dumped = ModelMessagesTypeAdapter.dump_python(messages, mode='json')
+    return {'messages': _clean(dumped), **_rest(settings, parameters)}
+
+
+def _rest(settings: ModelSettings | None, parameters: ModelRequestParameters) -> dict[str, Any]:
+    """The view's `parameters` and `settings`."""
     params = {name: getattr(parameters, name, None) for name in _PARAMETERS}
     chosen = {key: value for key, value in (settings or {}).items() if key not in _TRANSPORT_SETTINGS}
     return {
-        'messages': _clean(dumped),
         'parameters': _clean(to_jsonable_python(params, fallback=repr)),
         'settings': _clean(to_jsonable_python(chosen, fallback=repr)),
     }
@@ -72,8 +78,88 @@ def request_view(
 
 def fingerprint(view: Mapping[str, Any]) -> str:
     """A stable hash of a request view (canonical JSON, SHA-256)."""
-    text = json.dumps(view, sort_keys=True, separators=(',', ':'), ensure_ascii=False)
+    return _hash(_canonical(view))
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(',', ':'), ensure_ascii=False)
+
+
+def _hash(text: str) -> str:
     return hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()[:32]
+
+
+_KEPT_FROM = 8
+"""Messages in a request past which its messages' views are kept for the next request."""
+
+
+class RequestViews:
+    """Fingerprints of a model's requests with each message viewed once while it lives unchanged.
+
+    A run's requests repeat its history: the third request of a run holds the first two messages
+    again, and viewing them afresh each time makes a replay quadratic in the run's length. Each
+    message's part of the view is kept (as canonical JSON) beside a deep copy of the message as it
+    was viewed; a message equal to its copy is not viewed again, one changed in any way (in place
+    included) is. A message that cannot be copied or compared is viewed every time, and so is a
+    short history (copying costs more than viewing a few messages again).
+    """
+
+    def __init__(self) -> None:
+        self._seen: dict[int, tuple[weakref.ref[ModelMessage], ModelMessage, str]] = {}
+        # The last request's parameters and settings, and their part of the view: a run's requests
+        # mostly repeat them (compared by value, which costs far less than viewing them).
+        self._rest: tuple[ModelRequestParameters, dict[str, Any], str] | None = None
+
+    def fingerprint(
+        self, messages: list[ModelMessage], settings: ModelSettings | None, parameters: ModelRequestParameters
+    ) -> str:
+        """What `fingerprint(request_view(...))` gives for this request."""
+        # A short history is viewed whole: keeping it (a deep copy per message) would cost more.
+        keep = len(messages) > _KEPT_FROM
+        texts: list[str | None] = [self._known(message) for message in messages] if keep else [None] * len(messages)
+        fresh = [message for message, text in zip(messages, texts, strict=True) if text is None]
+        if fresh:
+            views = iter(_clean(ModelMessagesTypeAdapter.dump_python(fresh, mode='json')))
+            for index, message in enumerate(messages):
+                if texts[index] is None:
+                    text = _canonical(next(views))
+                    texts[index] = self._keep(message, text) if keep else text
+        # The canonical JSON of the whole view, its keys in order, built from the parts kept.
+        return _hash(f'{{"messages":[{",".join(cast("list[str]", texts))}],{self._rest_text(settings, parameters)}}}')
+
+    def _rest_text(self, settings: ModelSettings | None, parameters: ModelRequestParameters) -> str:
+        chosen = dict(settings or {})
+        last = self._rest
+        if last is not None and last[1] == chosen and last[0] == parameters:
+            return last[2]
+        rest = _rest(settings, parameters)
+        text = f'"parameters":{_canonical(rest["parameters"])},"settings":{_canonical(rest["settings"])}'
+        self._rest = (parameters, chosen, text)
+        return text
+
+    def _known(self, message: ModelMessage) -> str | None:
+        seen = self._seen.get(id(message))
+        if seen is None or seen[0]() is not message:
+            return None
+        try:
+            same = message == seen[1]
+        except Exception:  # content whose comparison raises is viewed afresh
+            return None
+        return seen[2] if same is True else None
+
+    def _keep(self, message: ModelMessage, text: str) -> str:
+        try:
+            snapshot = copy.deepcopy(message)
+        except Exception:  # content that cannot be copied is viewed afresh each time
+            return text
+        key = id(message)
+
+        def forget(ref: weakref.ref[ModelMessage], key: int = key) -> None:
+            if (seen := self._seen.get(key)) is not None and seen[0] is ref:
+                del self._seen[key]
+
+        self._seen[key] = (weakref.ref(message, forget), snapshot, text)
+        return text
 
 
 def _clean(value: Any) -> Any:

@@ -1,14 +1,20 @@
-"""Values JSON writes as text but a live run had as another type, found when recording, restored on replay.
+"""Values JSON writes as text or a list but a live run had as another type, found when recording,
+restored on replay.
 
 pydantic-ai serialises a `ModelResponse` field typed `Any` (`provider_details`, a builtin tool's
-content) by its value: a `datetime` becomes an ISO string, and reading it back keeps the string.
-A cassette therefore notes each such value by JSON pointer (RFC 6901) and type name, and replay
-turns the text back into that type, so `provider_details['timestamp']` is a `datetime` on replay
-as in the live run.
+content) by its value: a `datetime` becomes an ISO string, and reading it back keeps the string;
+a tool's result is kept as JSON alike. A cassette therefore notes each such value by JSON pointer
+(RFC 6901) and type name, and replay turns it back into that type, so
+`provider_details['timestamp']` is a `datetime` on replay as in the live run. Bytes are noted as
+`bytes` (written as UTF-8 text) or `base64` (bytes UTF-8 cannot decode); tuples, written as
+lists, as `tuple`; a set as `set` or `frozenset` only when rebuilt it iterates in the order written
+(a set of numbers): what a replayed tool returns reaches the model's next request in its order.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import datetime
 import decimal
 import uuid
@@ -28,12 +34,15 @@ _KINDS: dict[str, type] = {
     'UUID': uuid.UUID,
 }
 _NAMES = {kind: name for name, kind in _KINDS.items()}
+_COLLECTIONS: dict[type, str] = {tuple: 'tuple', set: 'set', frozenset: 'frozenset'}
+"""Collections JSON writes as lists, by type (exactly: a named tuple is a class, not a `tuple`)."""
 _ADAPTERS: dict[str, TypeAdapter[Any]] = {}
 
 
 def lost_types(live: object, read_back: object, prefix: str) -> dict[str, str]:
     """Pointers (under `prefix`) to the values of `live` (python-mode data) that `read_back` (its JSON
-    form validated and dumped in python mode again) has as text where `live` had a type of `_KINDS`."""
+    form, or that validated and dumped in python mode again) has as text or a list where `live`
+    had another type this module restores."""
     found: dict[str, str] = {}
     _walk(live, read_back, prefix, found)
     return found
@@ -45,10 +54,17 @@ def _walk(live: object, again: object, pointer: str, found: dict[str, str]) -> N
         for key, value in live_map.items():
             if isinstance(key, str) and key in again_map:
                 _walk(value, again_map[key], f'{pointer}/{_escape(key)}', found)
-    elif isinstance(live, list | tuple) and isinstance(again, list | tuple):
-        pairs = zip(cast('list[object]', live), cast('list[object]', again), strict=False)
+    elif isinstance(live, list | tuple | set | frozenset) and isinstance(again, list | tuple):
+        kind: type = type(cast(object, live))
+        collection = _COLLECTIONS.get(kind) if type(cast(object, again)) is list else None
+        if collection == 'tuple' or (collection is not None and _keeps_order(cast('list[object]', again))):
+            found[pointer] = collection
+        items = cast('list[object] | tuple[object, ...] | set[object] | frozenset[object]', live)
+        pairs = zip(items, cast('list[object]', again), strict=False)
         for index, (value, other) in enumerate(pairs):
             _walk(value, other, f'{pointer}/{index}', found)
+    elif isinstance(again, str) and isinstance(live, bytes):
+        found[pointer] = 'bytes' if live.decode('utf-8', errors='replace') == again else 'base64'
     elif isinstance(again, str) and not isinstance(live, str):
         value = cast(object, live)
         name = _NAMES.get(type(value)) or next((n for k, n in _NAMES.items() if isinstance(value, k)), None)
@@ -56,14 +72,25 @@ def _walk(live: object, again: object, pointer: str, found: dict[str, str]) -> N
             found[pointer] = name
 
 
+def _keeps_order(items: list[object]) -> bool:
+    """Whether a set rebuilt from `items` iterates in their order in every process: a set of numbers
+    (text hashes differ from process to process), so the model's next request matches the recorded one."""
+    numbers = all(isinstance(item, int | float) for item in items)
+    return numbers and list(set(cast('list[int | float]', items))) == items
+
+
 def restored(data: Any, types: Mapping[str, str], prefix: str) -> Any:
     """`data` (the JSON found at `prefix`) with each value `types` names under `prefix` turned back into
-    its type; `data` itself is not changed. A pointer leading nowhere, an unknown type name or text
-    that does not parse (a redaction hook rewrote it) leaves the value as written."""
-    for pointer, name in types.items():
-        if pointer.startswith(f'{prefix}/') and name in _KINDS:
-            steps = [_unescape(step) for step in pointer[len(prefix) + 1 :].split('/')]
-            data = _replaced(data, steps, lambda text, name=name: _parsed(text, name))
+    its type; `data` itself is not changed. A pointer leading nowhere, an unknown type name or a
+    value that does not parse (a redaction hook rewrote it) leaves the value as written."""
+    # The deepest first: a tuple of datetimes gets its datetimes before it becomes a tuple.
+    pointers = [p for p in types if p.startswith(f'{prefix}/') or p == prefix]
+    for pointer in sorted(pointers, key=lambda p: p.count('/'), reverse=True):
+        name = types[pointer]
+        if name in _KINDS or name in _CONVERTERS:
+            rest = pointer[len(prefix) + 1 :]
+            steps = [_unescape(step) for step in rest.split('/')] if pointer != prefix else []
+            data = _replaced(data, steps, lambda value, name=name: _parsed(value, name))
     return data
 
 
@@ -83,16 +110,50 @@ def _replaced(data: Any, steps: list[str], change: Callable[[Any], Any]) -> Any:
     return cast(Any, data)
 
 
-def _parsed(text: Any, name: str) -> Any:
-    if not isinstance(text, str):
-        return text
+def _parsed(value: Any, name: str) -> Any:
+    converter = _CONVERTERS.get(name)
+    if converter is not None:
+        try:
+            return converter(value)
+        except (TypeError, ValueError, binascii.Error):
+            return value
+    if not isinstance(value, str):
+        return value
     adapter = _ADAPTERS.get(name)
     if adapter is None:
         adapter = _ADAPTERS[name] = TypeAdapter(_KINDS[name])
     try:
-        return adapter.validate_python(text)
+        return adapter.validate_python(value)
     except ValidationError:
-        return text
+        return value
+
+
+def _from_text(value: Any) -> bytes:
+    if not isinstance(value, str):
+        raise TypeError('not text')
+    return value.encode('utf-8')
+
+
+def _from_base64(value: Any) -> bytes:
+    if not isinstance(value, str):
+        raise TypeError('not text')
+    return base64.b64decode(value, altchars=b'-_', validate=True)  # pydantic writes the URL-safe alphabet
+
+
+def _collection(kind: type[tuple[Any, ...] | set[Any] | frozenset[Any]]) -> Callable[[Any], Any]:
+    def convert(value: Any) -> Any:
+        if not isinstance(value, list):
+            raise TypeError('not a list')
+        return kind(cast('list[Any]', value))  # a set of unhashable items is a TypeError: kept as a list
+
+    return convert
+
+
+_CONVERTERS: dict[str, Callable[[Any], Any]] = {
+    'bytes': _from_text,
+    'base64': _from_base64,
+    **{name: _collection(kind) for kind, name in _COLLECTIONS.items()},
+}
 
 
 def _escape(key: str) -> str:

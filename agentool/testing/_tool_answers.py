@@ -1,23 +1,34 @@
 """A cassette's tool results, looked up by tool name and canonical arguments (`CassetteTools`, `CassetteToolset`).
 
-Repeated calls get the recorded results in order; past the last, the last one again. A call
-nothing was recorded for is an `UnrecordedCallError` naming the tool, the arguments and what was
-recorded.
+Repeated calls get the recorded results in order; past the last, the last one again, each as
+the tool returned it (see `agentool.testing._tool_results`). A call nothing was recorded for is an
+`UnrecordedCallError` naming the tool, the arguments and what was recorded.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
+from pydantic import TypeAdapter
 from pydantic_ai.messages import ToolCallPart
 
-from ..errors import UnrecordedCallError
+from ..errors import CassetteError, UnrecordedCallError
+from ._tool_results import Home, Returns, replayed_result
 from .cassette import RecordedToolCall, canonical_args
 from .log import CallLog, CallRecord
 
-__all__ = ('ToolAnswers',)
+__all__ = ('Served', 'ToolAnswers')
+
+
+@dataclass(frozen=True)
+class Served:
+    """A recorded call answering one made, and its result as the tool returned it."""
+
+    recorded: RecordedToolCall
+    value: Any
 
 
 class ToolAnswers:
@@ -30,14 +41,18 @@ class ToolAnswers:
         *,
         clean: Callable[[str, dict[str, Any]], dict[str, Any]] | None = None,
         hint: str = '',
+        path: str | None = None,
     ) -> None:
         self.source = source
+        self.path = path
         self.hint = hint
         """What to do about a call not recorded (how to record it, where the user is)."""
         # Sent arguments are looked up as they were written (scrubbed, redacted), like the records.
         self._clean = clean
         self._results: dict[tuple[str, str], list[RecordedToolCall]] = {}
         self._served: Counter[tuple[str, str]] = Counter()
+        self.returns = Returns()
+        """The tools' return annotations, which rebuild what JSON cannot (models, dataclasses)."""
         for call in calls:
             self.add(call)
 
@@ -54,10 +69,34 @@ class ToolAnswers:
         self._served[key] += 1
         return served
 
-    def serve(self, call: ToolCallPart, run_id: str | None, log: CallLog) -> RecordedToolCall | None:
-        """The next recorded result of `call`, noted in `log`; `None` when none was recorded."""
+    def answer(self, tool: str, args: dict[str, Any], where: Home) -> Served | None:
+        """The next recorded result of this call as the tool returned it; `None` when none was recorded.
+
+        Raises:
+            CassetteError: the result was rebuilt through the tool's return annotation when
+                recorded, and that annotation is gone or no longer fits it.
+        """
+        __tracebackhide__ = True  # cassette errors point at the test, not here
+        recorded = self.next(tool, args)
+        if recorded is None:
+            return None
+        returns = self.returns.of(where) if recorded.annotated else None
+        value, problem = replayed_result(recorded.result, recorded.types, recorded.annotated, returns)
+        if problem is not None:
+            raise CassetteError(
+                f'{self.source}: the recorded result of tool {tool!r} was rebuilt through its return '
+                f'annotation, but {problem}{f"; {self.hint}" if self.hint else ""}',
+                path=self.path,
+                reason='result',
+                tool=tool,
+            )
+        return Served(recorded, value)
+
+    def serve(self, call: ToolCallPart, run_id: str | None, log: CallLog, where: Home) -> Served | None:
+        """The next recorded result of `call`, noted in `log`; `None` when none was recorded (see `answer`)."""
+        __tracebackhide__ = True  # cassette errors point at the test, not here
         sent = call.args_as_dict()
-        served = self.next(call.tool_name, sent)
+        served = self.answer(call.tool_name, sent, where)
         if served is not None:
             log.add(
                 CallRecord(
@@ -66,11 +105,15 @@ class ToolAnswers:
                     call_id=call.tool_call_id,
                     run_id=run_id,
                     returned=True,
-                    result=served.result,
+                    result=served.value,
                     outcome='success',
                 )
             )
         return served
+
+    def typed(self, recorded: RecordedToolCall, returns: TypeAdapter[Any] | None) -> Any:
+        """What a replay of `recorded` gives (for a log kept while recording, to read as on replay)."""
+        return replayed_result(recorded.result, recorded.types, recorded.annotated, returns)[0]
 
     def unrecorded(self, tool: str, args: dict[str, Any]) -> UnrecordedCallError:
         text = canonical_args(args)

@@ -85,6 +85,13 @@ class RecordedToolCall(RecordedCall):
     """A tool call and what the tool returned (as JSON-compatible data)."""
 
     result: Any = None
+    types: dict[str, str] = {}
+    """Values of `result` that JSON holds as text or a list but the tool returned as another type,
+    by JSON pointer into this call (`/result/when`) to the type's name (those of an exchange's
+    `types`, and `bytes`, `base64`, `tuple`, `set`, `frozenset`): replay restores them."""
+    annotated: bool = False
+    """Whether the tool's return annotation rebuilds the result (a pydantic model, a dataclass, an
+    enum) exactly, as checked when it was recorded: replay validates it through the annotation."""
 
 
 class RecordedRun(BaseModel):
@@ -251,13 +258,15 @@ class Cassette(BaseModel):
         for exchange in data['exchanges']:
             if not exchange['types']:
                 del exchange['types']
+        for call in data['tool_calls']:
+            _drop_defaults(call)
         known = {_call_key(call) for call in self.tool_calls}
         for run in self.runs:
             # A run's results live in the cassette's one list; one given after loading joins it.
             for call in run.tool_calls:
                 if (key := _call_key(call)) not in known:
                     known.add(key)
-                    data['tool_calls'].append(call.model_dump(mode='json'))
+                    data['tool_calls'].append(_drop_defaults(call.model_dump(mode='json')))
         data['exchanges'] = _history.written(data['exchanges'])
         write_json(cassette_path(path), data, 'cassette', CassetteError)
 
@@ -270,6 +279,15 @@ def cassette_path(path: object) -> Path:
     """`path` checked as a cassette path (see `Cassette.load`)."""
     __tracebackhide__ = True  # cassette errors point at the test, not here
     return as_path(path, 'cassette', CassetteError)
+
+
+def _drop_defaults(call: dict[str, Any]) -> dict[str, Any]:
+    """A tool call as written: its type notes only when there are some, so it reads as before them."""
+    if not call.get('types'):
+        call.pop('types', None)
+    if not call.get('annotated'):
+        call.pop('annotated', None)
+    return call
 
 
 def _call_key(call: RecordedToolCall) -> str:

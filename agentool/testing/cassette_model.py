@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast, get_args
 
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 from pydantic_ai import RunContext, native_tools
 from pydantic_ai.exceptions import UserError
 from pydantic_ai.messages import ModelMessage, ModelResponse, ModelResponseStreamEvent
@@ -34,14 +34,14 @@ from pydantic_ai.models import (
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.native_tools import AbstractNativeTool
 from pydantic_ai.settings import ModelSettings
-from pydantic_core import to_jsonable_python
 
 from ..errors import CassetteError, clip, quote
 from ._advice import RecordAdvice, current_advice
 from ._cleaning import Cleaner, Redactor, typed_placeholders
-from ._fingerprint import fingerprint, mismatch, request_view
+from ._fingerprint import RequestViews, fingerprint, mismatch, request_view
 from ._profile import plain_profile, restored_profile
 from ._tool_answers import ToolAnswers
+from ._tool_results import replayed_result, written_result
 from .cassette import Cassette, CassetteInfo, Exchange, RecordedRun, RecordedToolCall, RecordMode, cassette_path
 from .double import AgentDouble
 from .script import Call, Output, Prompt, Script, Step
@@ -96,10 +96,12 @@ class CassetteModel(WrapperModel):
     _records: bool = field(repr=False)
     _plays_runs: bool = field(repr=False)
     _by_fingerprint: dict[str, list[Exchange]] = field(repr=False)
-    _by_clean: dict[str, list[Exchange]] = field(repr=False)
+    _by_clean: dict[str, list[Exchange]] | None = field(repr=False)
+    """Exchanges by the request as written, made at the first request not found as sent."""
     _seen: Counter[str] = field(repr=False)
     _used: set[int] = field(repr=False)
     _cleaner: Cleaner = field(repr=False)
+    _views: RequestViews = field(repr=False)
 
     def __init__(
         self,
@@ -149,11 +151,12 @@ class CassetteModel(WrapperModel):
         self._records = mode in ('all', 'new_episodes') or (mode == 'once' and not exists)
         self._plays_runs = not self._records and bool(loaded.runs) and not loaded.exchanges
         super().__init__(self._wrapped(wrapped, loaded))
-        self._by_fingerprint, self._by_clean = {}, {}
+        self._by_fingerprint, self._by_clean = {}, None
         for exchange in loaded.exchanges:
             self._index(exchange)
         self._seen = Counter()
         self._used = set()
+        self._views = RequestViews()
 
     def _wrapped(self, given: object, loaded: Cassette) -> Model:
         __tracebackhide__ = True  # cassette errors point at the test, not here
@@ -196,8 +199,7 @@ class CassetteModel(WrapperModel):
         __tracebackhide__ = True  # cassette errors point at the test, not here
         if self._plays_runs:
             return await self.wrapped.request(messages, model_settings, model_request_parameters)
-        view, key = self._identify(messages, model_settings, model_request_parameters)
-        exchange = self._count_and_find(key, view)
+        exchange, view, key = self._find(messages, model_settings, model_request_parameters)
         if exchange is not None:
             return typed_placeholders(_response(exchange, self.path), None, model_request_parameters)[0]
         wrapped = self._recorder()
@@ -220,8 +222,7 @@ class CassetteModel(WrapperModel):
             ) as played:
                 yield played
             return
-        view, key = self._identify(messages, model_settings, model_request_parameters)
-        exchange = self._count_and_find(key, view)
+        exchange, view, key = self._find(messages, model_settings, model_request_parameters)
         if exchange is not None:
             response, played = typed_placeholders(
                 _response(exchange, self.path), _events(exchange, self.path), model_request_parameters
@@ -241,11 +242,31 @@ class CassetteModel(WrapperModel):
             response, model_request_parameters=model_request_parameters, replay_events=events or True
         )
 
-    def _identify(
+    def _find(
         self, messages: list[ModelMessage], settings: ModelSettings | None, parameters: ModelRequestParameters
-    ) -> tuple[dict[str, Any], str]:
+    ) -> tuple[Exchange | None, dict[str, Any], str]:
+        """The exchange recorded for this request (its occurrence counted), or `None` when this mode
+        records it; with the request's view and fingerprint (an empty view when found by the views
+        kept of the run's messages). See `_count_and_find`."""
+        __tracebackhide__ = True  # cassette errors point at the test, not here
+        if not self._records:
+            # Replay only: the run's history is viewed once, not at every request. A miss (or a
+            # message changed in place) is looked up again from a view made afresh.
+            key = self._views.fingerprint(messages, settings, parameters)
+            if recorded := self._by_fingerprint.get(key):
+                return self._take(key, recorded), {}, key
         view = request_view(messages, settings, parameters)
-        return view, fingerprint(view)
+        key = fingerprint(view)
+        return self._count_and_find(key, view), view, key
+
+    def _take(self, key: str, recorded: list[Exchange]) -> Exchange:
+        """The recorded exchange for this occurrence of `key`, counted; past the recorded
+        occurrences, the last one again (a test may repeat a request)."""
+        occurrence = self._seen[key]
+        self._seen[key] += 1
+        exchange = recorded[min(occurrence, len(recorded) - 1)]
+        self._used.add(id(exchange))
+        return exchange
 
     def _count_and_find(self, key: str, view: dict[str, Any]) -> Exchange | None:
         """Count this occurrence of the request, then find the exchange recorded for it.
@@ -255,21 +276,18 @@ class CassetteModel(WrapperModel):
         """
         __tracebackhide__ = True  # cassette errors point at the test, not here
         recorded = self._by_fingerprint.get(key, [])
-        if not recorded and self._by_clean:
+        if not recorded and (by_clean := self._clean_index()):
             # Not as sent: then as written (scrubbed, redacted). A replayed history holds the
             # placeholders the cassette answered with, so its requests match only that way.
             cleaned = fingerprint(self._cleaner.request(view))
-            if cleaned in self._by_clean:
-                key, recorded = f'clean:{cleaned}', self._by_clean[cleaned]
-        occurrence = self._seen[key]
-        self._seen[key] += 1
-        if self.mode == 'all' or (self._records and occurrence >= len(recorded)):
+            if cleaned in by_clean:
+                key, recorded = f'clean:{cleaned}', by_clean[cleaned]
+        if self.mode == 'all' or (self._records and self._seen[key] >= len(recorded)):
+            self._seen[key] += 1
             return None
         if recorded:
-            # Past the recorded occurrences, the last one again: a test may repeat a request.
-            exchange = recorded[min(occurrence, len(recorded) - 1)]
-            self._used.add(id(exchange))
-            return exchange
+            return self._take(key, recorded)
+        self._seen[key] += 1
         raise mismatch(
             self._where(),
             self.mode,
@@ -281,12 +299,26 @@ class CassetteModel(WrapperModel):
         )
 
     def _index(self, exchange: Exchange) -> None:
-        # By the request as sent (the fingerprint) and as written (scrubbed, redacted); the two
-        # are the same list when nothing was cleaned.
+        # By the request as sent (the fingerprint) and, once a request needs it, as written
+        # (scrubbed, redacted: `_clean_index`).
         self._by_fingerprint.setdefault(exchange.fingerprint, []).append(exchange)
+        if self._by_clean is not None:
+            self._index_clean(self._by_clean, exchange)
+
+    def _clean_index(self) -> dict[str, list[Exchange]]:
+        """The exchanges by the request as written, where that differs from the request as sent
+        (made when first needed: hashing every recorded request is a cost most replays skip)."""
+        if self._by_clean is None:
+            self._by_clean = {}
+            for exchange in self.cassette.exchanges:
+                self._index_clean(self._by_clean, exchange)
+        return self._by_clean
+
+    @staticmethod
+    def _index_clean(by_clean: dict[str, list[Exchange]], exchange: Exchange) -> None:
         written = fingerprint(exchange.request)
         if written != exchange.fingerprint:
-            self._by_clean.setdefault(written, []).append(exchange)
+            by_clean.setdefault(written, []).append(exchange)
 
     def unused_exchanges(self) -> list[Exchange]:
         """The recorded exchanges no request has used so far (a replay that left them is suspect)."""
@@ -306,6 +338,7 @@ class CassetteModel(WrapperModel):
             clean=self._cleaner.args,
             # In pytest the option records it; in code a `Replay` has no mode to change, so no hint.
             hint=f'record it with {self.advice.rerecord()}' if self.advice.in_pytest else '',
+            path=self._path(),
         )
 
     def clean(self, data: dict[str, Any]) -> dict[str, Any]:
@@ -317,28 +350,37 @@ class CassetteModel(WrapperModel):
         __tracebackhide__ = True  # cassette errors point at the test, not here
         return self._cleaner.clean(data, self._path())
 
-    def keep_tool_call(self, tool: str, args: dict[str, Any], result: Any) -> RecordedToolCall:
+    def keep_tool_call(
+        self, tool: str, args: dict[str, Any], result: Any, returns: TypeAdapter[Any] | None = None
+    ) -> RecordedToolCall:
         """Add a tool's result to the cassette (scrubbed and redacted like an exchange) and save it.
 
         Raises:
             CassetteError: the redaction hook returned something that is not a tool call.
         """
         __tracebackhide__ = True  # cassette errors point at the test, not here
-        recorded = self.written_tool_call(tool, args, result)
+        recorded = self.written_tool_call(tool, args, result, returns)
         self.cassette.tool_calls.append(recorded)
         self.save()
         return recorded
 
-    def written_tool_call(self, tool: str, args: dict[str, Any], result: Any) -> RecordedToolCall:
-        """A tool's result as the cassette writes it (scrubbed and redacted), not yet kept.
+    def written_tool_call(
+        self, tool: str, args: dict[str, Any], result: Any, returns: TypeAdapter[Any] | None = None
+    ) -> RecordedToolCall:
+        """A tool's result as the cassette writes it (scrubbed and redacted), not yet kept, with
+        the types its JSON loses (`returns` validates what the tool is annotated to return).
 
         Raises:
             CassetteError: the redaction hook returned something that is not a tool call.
         """
         __tracebackhide__ = True  # cassette errors point at the test, not here
-        data = {'tool': tool, 'args': args, 'result': to_jsonable_python(result, fallback=repr)}
+        written, types, annotated = written_result(result, returns)
+        data = self.clean({'tool': tool, 'args': args, 'result': written})
+        # Beside what the hooks see, as for exchanges; what scrubbing left must still fit the annotation.
+        data['types'] = types
+        data['annotated'] = annotated and replayed_result(data.get('result'), types, True, returns)[1] is None
         try:
-            return RecordedToolCall.model_validate(self.clean(data))
+            return RecordedToolCall.model_validate(data)
         except ValidationError as error:
             raise CassetteError(
                 f'the redaction hook returned a tool call that is not one: {clip(str(error))}',
@@ -356,7 +398,7 @@ class CassetteModel(WrapperModel):
             {
                 'fingerprint': key,
                 'request': view,
-                'response': Exchange.dump_response(response),
+                'response': _priced(Exchange.dump_response(response), response),
                 'stream': None if events is None else Exchange.dump_events(events),
             }
         )
@@ -451,6 +493,21 @@ def _model(wrapped: object) -> Model[Any]:
         raise CassetteError(
             f'CassetteModel cannot make model {quote(wrapped)}: {clip(str(error))}', reason='model'
         ) from None
+
+
+def _priced(data: dict[str, Any], response: ModelResponse) -> dict[str, Any]:
+    """`data` (the response as JSON) with the cost pydantic-ai gives the live response, when genai-prices
+    knows its model: a replay then reports the recorded cost, and does not price the response again."""
+    usage = data.get('usage')
+    if not isinstance(usage, dict) or cast('dict[str, Any]', usage).get('cost') is not None or not response.model_name:
+        return data
+    try:
+        cost = response.cost()
+    except (LookupError, ValueError, AssertionError):  # a model genai-prices does not know, usage not reported
+        return data
+    if response.usage.unmeasured_requests and cost.total_price == 0:
+        return data  # unknown, not free (as pydantic-ai leaves it)
+    return {**data, 'usage': {**cast('dict[str, Any]', usage), 'cost': str(cost.total_price)}}
 
 
 def _response(exchange: Exchange, path: Path | None) -> ModelResponse:

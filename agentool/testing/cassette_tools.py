@@ -4,8 +4,9 @@ Bound to a `CassetteModel`: while the model records, each function tool call run
 (as JSON-compatible data) joins the cassette's `tool_calls`; in replay, a call is answered from
 them by tool name and canonical arguments and the tool does not run. A call the cassette does not
 hold fails with `UnrecordedCallError` (mode `none`) or is run and recorded (`new_episodes`).
-Results are stored as JSON, so a tool returning a pydantic model replays a dict (the model sees
-the same JSON either way). Tool calls are scrubbed and redacted like exchanges
+Results are stored as JSON, with a note of the types JSON loses: a replayed result is the type
+the tool returned (a `datetime`, bytes, a tuple; a pydantic model, a dataclass or an enum through
+the tool's return annotation; see `agentool.testing._tool_results`). Tool calls are scrubbed and redacted like exchanges
 (`CassetteModel(scrub=..., redact=...)`): the hook is called with `tool`, `args` and `result`.
 
 `Replay` (answering from a cassette file) and `Recorder` (recording runs at the tool level) are
@@ -18,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from pydantic import TypeAdapter
 from pydantic_ai import RunContext
 from pydantic_ai.capabilities import AbstractCapability, WrapToolExecuteHandler
 from pydantic_ai.messages import ToolCallPart
@@ -26,6 +28,7 @@ from pydantic_ai.tools import ToolDefinition
 from .._bounds import quote
 from ..errors import ConfigurationError
 from ._tool_answers import ToolAnswers
+from ._tool_results import Home, home
 from .cassette import RecordedToolCall
 from .cassette_model import CassetteModel
 from .log import CallLog, CallRecord
@@ -70,16 +73,19 @@ class CassetteTools(AbstractCapability[Any]):
         if tool_def.kind != 'function':
             return await handler(args)
         sent = call.args_as_dict()
+        where = _home(ctx, tool_def.name)
         # Re-recording (`all`, or `once` with no cassette yet) runs every tool afresh.
         if not (self.model.records and self.model.mode in ('all', 'once')):
-            served = self._answers.serve(call, ctx.run_id, self.calls)
+            served = self._answers.serve(call, ctx.run_id, self.calls, where)
             if served is not None:
-                return served.result
+                return served.value
             if not self.model.records:
                 raise self._answers.unrecorded(call.tool_name, sent)
         result = await handler(args)
-        kept = self._keep(ctx, call, result)
-        # Logged as a replay will log it (the result as written), so one assertion holds for both.
+        returns = self._answers.returns.of(where)
+        kept = self._keep(ctx, call, result, returns)
+        # Logged as a replay will log it (the result as written, as replay types it), so one
+        # assertion holds for both.
         self.calls.add(
             CallRecord(
                 tool=call.tool_name,
@@ -87,17 +93,25 @@ class CassetteTools(AbstractCapability[Any]):
                 call_id=call.tool_call_id,
                 run_id=ctx.run_id,
                 returned=True,
-                result=kept.result,
+                result=self._answers.typed(kept, returns),
                 outcome='success',
             )
         )
         return result
 
-    def _keep(self, ctx: RunContext[Any], call: ToolCallPart, result: Any) -> RecordedToolCall:
+    def _keep(
+        self, ctx: RunContext[Any], call: ToolCallPart, result: Any, returns: TypeAdapter[Any] | None
+    ) -> RecordedToolCall:
         # Scrubbed and redacted like the model's exchanges, so the replayed model's (redacted)
         # calls still find their results.
-        return self.model.keep_tool_call(call.tool_name, call.args_as_dict(), result)
+        return self.model.keep_tool_call(call.tool_name, call.args_as_dict(), result, returns)
 
     @classmethod
     def get_serialization_name(cls) -> str | None:
         return None
+
+
+def _home(ctx: RunContext[Any], name: str) -> Home:
+    """Where the tool the run offers as `name` lives (its function's return annotation types the result)."""
+    tools = ctx.tool_manager.tools if ctx.tool_manager is not None else None
+    return home(tools.get(name) if tools is not None else None, name)

@@ -51,6 +51,7 @@ from .._bounds import quote
 from .._options import check_choice, check_instance
 from ..errors import ConfigurationError, MissingExtraError
 from ._tool_answers import ToolAnswers
+from ._tool_results import home
 from .cassette import Cassette, RecordedCall, RecordedToolCall
 from .cassette_model import CassetteModel
 from .diff import diff_runs
@@ -137,9 +138,11 @@ class FrozenTools(AbstractCapability[Any]):
     ) -> Any:
         if tool_def.kind != 'function':
             return await handler(args)
-        served = self._answers.serve(call, ctx.run_id, self.calls)
+        tools = ctx.tool_manager.tools if ctx.tool_manager is not None else None
+        where = home(tools.get(tool_def.name) if tools is not None else None, tool_def.name)
+        served = self._answers.serve(call, ctx.run_id, self.calls, where)
         if served is not None:
-            return served.result
+            return served.value
         if retries := self._retries.get(call.tool_name):
             raise ModelRetry(retries.popleft())
         sent = call.args_as_dict()

@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 from pydantic_ai import AgentRunResult, RunContext
 from pydantic_ai.capabilities import WrapModelRequestHandler, WrapRunHandler
 from pydantic_ai.messages import ModelResponse, ToolCallPart
@@ -92,9 +92,11 @@ class Recorder(CassetteTools):
             self._run(ctx).steps.append(calls)
         return response
 
-    def _keep(self, ctx: RunContext[Any], call: ToolCallPart, result: Any) -> RecordedToolCall:
+    def _keep(
+        self, ctx: RunContext[Any], call: ToolCallPart, result: Any, returns: TypeAdapter[Any] | None
+    ) -> RecordedToolCall:
         # Kept with its run, which joins the cassette only if it ends well.
-        written = self.model.written_tool_call(call.tool_name, call.args_as_dict(), result)
+        written = self.model.written_tool_call(call.tool_name, call.args_as_dict(), result, returns)
         self._run(ctx).results[call.tool_call_id] = written
         return written
 

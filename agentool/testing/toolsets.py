@@ -32,6 +32,7 @@ from .._options import check_instance, check_instances, check_label, check_text,
 from ..errors import CassetteError, CassetteMismatchError, ConfigurationError, UnrecordedCallError, clip, quote
 from ._schema_changes import schema_changes
 from ._tool_answers import ToolAnswers
+from ._tool_results import home
 from ._window import show_pair
 from .cassette import Cassette
 from .cassette_model import CassetteModel
@@ -144,17 +145,21 @@ class CassetteToolset(WrapperToolset[Any]):
     ) -> Any:
         __tracebackhide__ = True
         if not (self.model.records and self.model.mode in ('all', 'once')):
-            served = self._answers.next(name, tool_args)
+            # In replay `tool` is the recorded definition; the wrapped toolset may still hold the function.
+            where = home(tool, name) if tool.toolset is not self else (self.wrapped, name)
+            served = self._answers.answer(name, tool_args, where)
             if served is not None:
-                self.calls.add(_answered(name, tool_args, ctx, served.result))
-                return served.result
+                self.calls.add(_answered(name, tool_args, ctx, served.value))
+                return served.value
             if not self.model.records:
                 raise self._answers.unrecorded(name, tool_args)
         result = await self.wrapped.call_tool(name, tool_args, ctx, tool)
-        kept = self.model.keep_tool_call(name, tool_args, result)
+        returns = self._answers.returns.of(home(tool, name))
+        kept = self.model.keep_tool_call(name, tool_args, result, returns)
         self._answers.add(kept)
-        # Logged as a replay will log it (the result as written), so one assertion holds for both.
-        self.calls.add(_answered(name, tool_args, ctx, kept.result))
+        # Logged as a replay will log it (the result as written, as replay types it), so one
+        # assertion holds for both.
+        self.calls.add(_answered(name, tool_args, ctx, self._answers.typed(kept, returns)))
         return result
 
     def _definitions(self, recorded: list[dict[str, Any]]) -> list[ToolDefinition]:

@@ -1,0 +1,137 @@
+"""A tool's result as a cassette writes it, and as replay gives it back: the type the tool returned.
+
+A cassette keeps a result as JSON, so a `datetime` is text, a tuple or a set a list, bytes text,
+a pydantic model or a dataclass an object. When a result is recorded, each value JSON turned into
+another type is noted by JSON pointer (`types`, the kinds of `agentool.testing._kept_types`) and
+replay turns it back (a set only when it keeps its order: a set of numbers). What only a class
+can rebuild (a pydantic model, a dataclass, an enum, a
+named tuple) is rebuilt through the tool's return annotation: noted as `annotated` when, at
+recording, validating the result through the annotation gave back exactly the live value. A tool
+without such an annotation (`-> Any`, a toolset of no Python functions such as an MCP server)
+replays those as their JSON form; the guide says so.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from collections.abc import Callable, Mapping
+from typing import Any, cast
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic_ai.toolsets import AbstractToolset, FunctionToolset, ToolsetTool
+from pydantic_core import to_jsonable_python
+
+from ._kept_types import lost_types, restored
+
+__all__ = ('Home', 'Returns', 'home', 'written_result', 'replayed_result')
+
+_ANY: TypeAdapter[Any] = TypeAdapter(Any)
+_POINTER = '/result'
+
+Home = tuple['AbstractToolset[Any] | None', str]
+"""Where a tool lives: the toolset that runs it, and its name there (a `prepare` may rename it)."""
+
+
+def home(tool: ToolsetTool[Any] | None, name: str) -> Home:
+    """Where the tool offered as `tool` (named `name` to the model) lives."""
+    if tool is None:
+        return None, name
+    return tool.toolset, getattr(tool, 'original_name', None) or name
+
+
+class Returns:
+    """The return annotations of tools (read once per function), as validators of their results."""
+
+    def __init__(self) -> None:
+        self._adapters: dict[Callable[..., Any], TypeAdapter[Any] | None] = {}
+
+    def of(self, where: Home) -> TypeAdapter[Any] | None:
+        """A validator for what the tool at `where` is annotated to return; `None` when it is not a
+        Python function (of a `FunctionToolset`) with a return annotation pydantic can validate."""
+        toolset, name = where
+        if not isinstance(toolset, FunctionToolset):
+            return None
+        function_tool = toolset.tools.get(name)
+        if function_tool is None:
+            return None
+        function = function_tool.function
+        if function not in self._adapters:
+            self._adapters[function] = _adapter(function)
+        return self._adapters[function]
+
+
+def _adapter(function: Callable[..., Any]) -> TypeAdapter[Any] | None:
+    try:
+        annotation = typing.get_type_hints(function, include_extras=True).get('return')
+        return None if annotation is None else TypeAdapter(annotation)
+    except Exception:  # a name the hints cannot resolve, a type pydantic cannot validate
+        return None
+
+
+def written_result(result: Any, returns: TypeAdapter[Any] | None) -> tuple[Any, dict[str, str], bool]:
+    """`result` as JSON-compatible data, the types it loses (by pointer under `/result`), and
+    whether `returns` (the tool's return annotation) rebuilds it exactly from them."""
+    try:
+        data = to_jsonable_python(result, fallback=repr)
+    except UnicodeDecodeError:  # bytes that are not UTF-8 text
+        data = to_jsonable_python(result, fallback=repr, bytes_mode='base64')
+    live = _ANY.dump_python(result, fallback=repr)
+    types = lost_types(live, data, _POINTER)
+    back = restored(data, types, _POINTER)
+    annotated = False
+    # A set of text is not rebuilt: in another process it may iterate in another order, and the
+    # model's next request (which holds the result) would no longer match the recorded one.
+    if returns is not None and not _same(back, result) and not _holds_text_set(live):
+        try:
+            annotated = _same(returns.validate_python(back), result)
+        except ValidationError:
+            annotated = False
+    return data, types, annotated
+
+
+def _holds_text_set(value: object) -> bool:
+    if isinstance(value, set | frozenset):
+        return not all(isinstance(item, int | float) for item in cast('set[object]', value))
+    if isinstance(value, Mapping):
+        return any(_holds_text_set(item) for item in cast('Mapping[object, object]', value).values())
+    if isinstance(value, list | tuple):
+        return any(_holds_text_set(item) for item in cast('list[object]', value))
+    return False
+
+
+def replayed_result(
+    data: Any, types: Mapping[str, str], annotated: bool, returns: TypeAdapter[Any] | None
+) -> tuple[Any, str | None]:
+    """The recorded `data` as the tool returned it, and why it could not be (`None` when it was):
+    the annotation that rebuilt it is gone, or no longer fits what was recorded."""
+    value = restored(data, types, _POINTER)
+    if not annotated:
+        return value, None
+    if returns is None:
+        return value, 'the tool has no return annotation now'
+    try:
+        return returns.validate_python(value), None
+    except ValidationError as error:
+        return value, f'it no longer fits the return annotation: {error.error_count()} error(s)'
+
+
+def _same(a: object, b: object) -> bool:
+    """Equal and of the same types all the way down (`1 == 1.0` and `'x' == 'x'` in a subclass are not)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, BaseModel):
+        b_model = cast(BaseModel, b)
+        return a == b_model and all(_same(getattr(a, k), getattr(b_model, k)) for k in type(a).model_fields)
+    if dataclasses.is_dataclass(a) and not isinstance(a, type):
+        return a == b and all(_same(getattr(a, f.name), getattr(b, f.name)) for f in dataclasses.fields(a))
+    if isinstance(a, Mapping):
+        a_map, b_map = cast('Mapping[Any, Any]', a), cast('Mapping[Any, Any]', b)
+        return a_map.keys() == b_map.keys() and all(_same(a_map[k], b_map[k]) for k in a_map)
+    if isinstance(a, list | tuple):
+        a_seq, b_seq = cast('list[Any]', a), cast('list[Any]', b)
+        return len(a_seq) == len(b_seq) and all(_same(x, y) for x, y in zip(a_seq, b_seq, strict=True))
+    try:
+        return bool(a == b)
+    except Exception:  # an `__eq__` that raises is not equal
+        return False
