@@ -6,9 +6,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
-import subprocess
-import sys
 from collections.abc import AsyncIterable, Awaitable, Callable
 from typing import Any, Literal
 
@@ -35,7 +32,7 @@ from examples.calculator import add, create_calculator
 from examples.calculator import divide as divide_tool
 from examples.storage import MEMORY, SQLiteStore, StorageDeps, create_storage
 from tests._lean_diff import differential
-from tests.agentools import ROOT, lean
+from tests.agentools import lean, run_python
 
 pytestmark = pytest.mark.filterwarnings('ignore::DeprecationWarning')
 
@@ -513,9 +510,7 @@ def test_an_installed_tracer_provider_takes_the_graph() -> None:
         'agent.run_sync(prompt)\n'
         'print(agent.lean_runs)\n'
     )
-    env = {**os.environ, 'PYTHONPATH': str(ROOT)}
-    out = subprocess.run([sys.executable, '-c', script], env=env, check=True, capture_output=True, text=True)
-    assert out.stdout.split() == ['1']
+    assert run_python(script).split() == ['1']
 
 
 async def test_capture_run_messages_needs_the_graph_forced() -> None:
