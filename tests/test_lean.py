@@ -406,14 +406,17 @@ async def test_a_given_run_id_is_the_lean_runs_own() -> None:
     assert {message.run_id for message in result.new_messages()} == {'mine'}
 
 
-async def test_instrumentation_on_the_agent_takes_the_graph() -> None:
+@pytest.mark.parametrize(
+    ('attribute', 'graph', 'back'),
+    [('instrument', True, None), ('lean', False, True)],
+    ids=['instrumentation_on_the_agent_takes_the_graph', 'forcing_the_graph_and_back'],
+)
+async def test_a_setting_on_the_agent_takes_the_graph_and_back(attribute: str, graph: Any, back: Any) -> None:
     agent = await warmed()
-    agent.instrument = True
-    await agent.run(PROMPT)
-    assert agent.lean_runs == 1
-    agent.instrument = None
-    await agent.run(PROMPT)
-    assert agent.lean_runs == 2
+    for value, lean_runs in ((graph, 1), (back, 2)):
+        setattr(agent, attribute, value)
+        await agent.run(PROMPT)
+        assert agent.lean_runs == lean_runs
 
 
 async def test_instrument_all_takes_the_graph_unless_the_agent_opts_out() -> None:
@@ -477,16 +480,6 @@ async def test_constructor_options_that_need_the_graph_are_decided_once(options:
 
 def create_calculator_routes() -> RoutingConfig:
     return RoutingConfig(operation_map={'add': 'add'})
-
-
-async def test_forcing_the_graph_and_back() -> None:
-    agent = await warmed()
-    agent.lean = False
-    await agent.run(PROMPT)
-    assert agent.lean_runs == 1
-    agent.lean = True
-    await agent.run(PROMPT)
-    assert agent.lean_runs == 2
 
 
 async def test_a_plain_agent_with_the_capability_is_not_affected() -> None:
