@@ -299,16 +299,21 @@ async def test_an_args_function_returning_no_mapping_fails_clearly() -> None:
 # --- drift ---------------------------------------------------------------------------------------
 
 
-async def test_a_call_to_a_tool_the_agent_does_not_offer_is_drift() -> None:
-    agent = weather_agent()
-    double = AgentDouble(Script(Call('forecast', {'city': 'Paris'}), Output(None)), name='weather')
+async def drift(double: AgentDouble, output_type: Any = Forecast) -> DriftError:
+    """The drift a run of the weather agent on `double` ends in."""
+    agent = weather_agent(output_type)
     with agent.override(model=double), pytest.raises(DriftError) as caught:
         await agent.run('x')
-    assert str(caught.value) == (
+    return caught.value
+
+
+async def test_a_call_to_a_tool_the_agent_does_not_offer_is_drift() -> None:
+    error = await drift(AgentDouble(Script(Call('forecast', {'city': 'Paris'}), Output(None)), name='weather'))
+    assert str(error) == (
         "double 'weather', script #1 step 1 calls tool 'forecast', which the agent does not offer "
         "(offered: 'geocode', 'weather')"
     )
-    assert caught.value.details['cause'] == 'unknown_tool'
+    assert error.details['cause'] == 'unknown_tool'
 
 
 @pytest.mark.parametrize(
@@ -337,24 +342,18 @@ async def test_a_call_to_a_tool_the_agent_does_not_offer_is_drift() -> None:
 async def test_arguments_that_do_not_fit_the_tool_schema_are_drift(
     args: dict[str, Any], message: str, fields: list[str]
 ) -> None:
-    agent = weather_agent()
-    double = AgentDouble(Script(Call('weather', args), Output(None)))
-    with agent.override(model=double), pytest.raises(DriftError, match=re.escape(message)) as caught:
-        await agent.run('x')
-    assert caught.value.details['tool'] == 'weather'
-    assert caught.value.details['fields'] == fields
+    error = await drift(AgentDouble(Script(Call('weather', args), Output(None))))
+    assert message in str(error)
+    assert (error.details['tool'], error.details['fields']) == ('weather', fields)
 
 
 async def test_an_output_that_does_not_fit_the_output_type_is_drift() -> None:
-    agent = weather_agent()
-    double = AgentDouble(Script(Output({'city': 'Paris', 'summary': 'ok', 'temp_c': 'hot'})))
-    with agent.override(model=double), pytest.raises(DriftError) as caught:
-        await agent.run('x')
-    assert str(caught.value) == (
+    error = await drift(AgentDouble(Script(Output({'city': 'Paris', 'summary': 'ok', 'temp_c': 'hot'}))))
+    assert str(error) == (
         "double 'double', script #1 step 1: the agent rejected the scripted output: field 'temp_c': Input should be "
         'a valid number, unable to parse string as a number (got "hot")'
     )
-    assert (caught.value.details['tool'], caught.value.details['fields']) == (None, ['temp_c'])
+    assert (error.details['tool'], error.details['fields']) == (None, ['temp_c'])
 
 
 @pytest.mark.parametrize('mode', [NativeOutput, PromptedOutput])
@@ -372,15 +371,12 @@ async def test_output_drift_in_native_and_prompted_modes(mode: Any) -> None:
 
 
 async def test_a_tool_asking_for_a_retry_fails_the_test_with_its_message() -> None:
-    agent = weather_agent()
-    double = AgentDouble(Script(Call('geocode', {'city': 'Atlantis'}), Output(None)))
-    with agent.override(model=double), pytest.raises(DriftError) as caught:
-        await agent.run('x')
-    assert str(caught.value) == (
+    error = await drift(AgentDouble(Script(Call('geocode', {'city': 'Atlantis'}), Output(None))))
+    assert str(error) == (
         "double 'double', script #1 step 1: the agent asked for a retry of the scripted call to tool 'geocode': "
         'no such city'
     )
-    assert caught.value.details['cause'] == 'model_retry'
+    assert error.details['cause'] == 'model_retry'
 
 
 async def test_union_outputs_pick_the_matching_output_tool() -> None:
@@ -394,10 +390,8 @@ async def test_union_outputs_pick_the_matching_output_tool() -> None:
 
 
 async def test_an_output_no_output_shape_accepts_is_drift() -> None:
-    agent = weather_agent(Forecast | Alert)
-    double = AgentDouble(Script(Output(['not', 'an', 'object'])))
-    with agent.override(model=double), pytest.raises(DriftError, match='the scripted output fits none of the shapes'):
-        await agent.run('x')
+    error = await drift(AgentDouble(Script(Output(['not', 'an', 'object']))), Forecast | Alert)
+    assert 'the scripted output fits none of the shapes' in str(error)
 
 
 # --- guards, turns and streaming -----------------------------------------------------------------
