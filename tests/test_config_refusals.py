@@ -34,8 +34,6 @@ from agentool import (
     infer_output_type,
     use_injector,
 )
-from agentool.errors import ServingError
-from agentool.mcp import create_mcp_server, serve
 from tests.agentools import EchoInput, Greeting, echo, echo_routing, make_greeter
 
 
@@ -363,34 +361,3 @@ def test_a_handle_on_a_name_that_is_not_one_is_refused(injector: AgenToolInjecto
     with pytest.raises(ConfigurationError) as caught:
         injector.handle(name)
     assert caught.value.details['option'] == 'name'
-
-
-@pytest.mark.parametrize(
-    ('options', 'option'),
-    [
-        ({'name': 123}, 'name'),
-        ({'tracer': 'x'}, 'tracer'),
-        ({'deps': 'x'}, 'deps'),
-        ({'instructions': 1}, 'instructions'),
-    ],
-)
-def test_mcp_server_options_of_the_wrong_type_are_refused_when_built(options: dict[str, Any], option: str) -> None:
-    with pytest.raises(ConfigurationError) as caught:
-        create_mcp_server(**options)
-    assert caught.value.details['option'] == option
-
-
-@pytest.mark.parametrize(
-    ('options', 'error', 'text'),
-    [
-        ({'modules': 'json'}, ConfigurationError, 'json'),
-        ({'modules': ['agentool_no_such_module_xyz']}, ConfigurationError, 'agentool_no_such_module_xyz'),
-        ({'bogus': 1}, ConfigurationError, "unknown option 'bogus'"),
-        ({'transport': 'carrier-pigeon'}, ConfigurationError, 'carrier-pigeon'),
-        ({'http': 'localhost'}, ServingError, 'HttpOptions'),
-        ({'name': 123}, ConfigurationError, 'name'),
-    ],
-)
-def test_serve_refuses_bad_options_before_serving(options: dict[str, Any], error: type, text: str) -> None:
-    with pytest.raises(error, match=text):
-        serve(**options)

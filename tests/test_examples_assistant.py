@@ -85,31 +85,22 @@ def _env(home: Path, **extra: str) -> dict[str, str]:
     return env | extra
 
 
+def _run(home: Path, args: list[str], **env: str) -> str:
+    """What a fresh interpreter printed, run in `home` (it must exit cleanly and leave `home` empty)."""
+    done = subprocess.run(
+        [sys.executable, *args], cwd=home, env=_env(home, **env), capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert list(home.iterdir()) == []
+    return done.stdout
+
+
 def test_importing_builds_and_runs_nothing(tmp_path: Path) -> None:
     # A model name that cannot be resolved: importing must not try to.
     code = 'import examples.assistant; from agentool import get_registry; print(get_registry().list_names())'
-    done = subprocess.run(
-        [sys.executable, '-c', code],
-        cwd=tmp_path,
-        env=_env(tmp_path, **{MODEL_ENV: 'nowhere:no-model'}),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "['storage']"
-    assert list(tmp_path.iterdir()) == []
+    assert _run(tmp_path, ['-c', code], **{MODEL_ENV: 'nowhere:no-model'}).strip() == "['storage']"
 
 
 def test_running_the_module_answers_offline(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, '-m', 'examples.assistant', 'Remember', 'the', 'milk.'],
-        cwd=tmp_path,
-        env=_env(tmp_path, **{PATH_ENV: MEMORY}),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == ["Noted under 'note': Remember the milk.", 'stored in :memory:']
-    assert list(tmp_path.iterdir()) == []
+    out = _run(tmp_path, ['-m', 'examples.assistant', 'Remember', 'the', 'milk.'], **{PATH_ENV: MEMORY})
+    assert out.splitlines() == ["Noted under 'note': Remember the milk.", 'stored in :memory:']

@@ -6,9 +6,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
-import subprocess
-import sys
 from collections.abc import AsyncIterable, Awaitable, Callable
 from typing import Any, Literal
 
@@ -35,7 +32,7 @@ from examples.calculator import add, create_calculator
 from examples.calculator import divide as divide_tool
 from examples.storage import MEMORY, SQLiteStore, StorageDeps, create_storage
 from tests._lean_diff import differential
-from tests.agentools import ROOT, lean
+from tests.agentools import lean, run_python
 
 pytestmark = pytest.mark.filterwarnings('ignore::DeprecationWarning')
 
@@ -409,14 +406,17 @@ async def test_a_given_run_id_is_the_lean_runs_own() -> None:
     assert {message.run_id for message in result.new_messages()} == {'mine'}
 
 
-async def test_instrumentation_on_the_agent_takes_the_graph() -> None:
+@pytest.mark.parametrize(
+    ('attribute', 'graph', 'back'),
+    [('instrument', True, None), ('lean', False, True)],
+    ids=['instrumentation_on_the_agent_takes_the_graph', 'forcing_the_graph_and_back'],
+)
+async def test_a_setting_on_the_agent_takes_the_graph_and_back(attribute: str, graph: Any, back: Any) -> None:
     agent = await warmed()
-    agent.instrument = True
-    await agent.run(PROMPT)
-    assert agent.lean_runs == 1
-    agent.instrument = None
-    await agent.run(PROMPT)
-    assert agent.lean_runs == 2
+    for value, lean_runs in ((graph, 1), (back, 2)):
+        setattr(agent, attribute, value)
+        await agent.run(PROMPT)
+        assert agent.lean_runs == lean_runs
 
 
 async def test_instrument_all_takes_the_graph_unless_the_agent_opts_out() -> None:
@@ -482,16 +482,6 @@ def create_calculator_routes() -> RoutingConfig:
     return RoutingConfig(operation_map={'add': 'add'})
 
 
-async def test_forcing_the_graph_and_back() -> None:
-    agent = await warmed()
-    agent.lean = False
-    await agent.run(PROMPT)
-    assert agent.lean_runs == 1
-    agent.lean = True
-    await agent.run(PROMPT)
-    assert agent.lean_runs == 2
-
-
 async def test_a_plain_agent_with_the_capability_is_not_affected() -> None:
     create_calculator()
     agent = Agent('agentool:calculator', capabilities=[AgenToolCapability('calculator')], output_type=float)
@@ -513,9 +503,7 @@ def test_an_installed_tracer_provider_takes_the_graph() -> None:
         'agent.run_sync(prompt)\n'
         'print(agent.lean_runs)\n'
     )
-    env = {**os.environ, 'PYTHONPATH': str(ROOT)}
-    out = subprocess.run([sys.executable, '-c', script], env=env, check=True, capture_output=True, text=True)
-    assert out.stdout.split() == ['1']
+    assert run_python(script).split() == ['1']
 
 
 async def test_capture_run_messages_needs_the_graph_forced() -> None:

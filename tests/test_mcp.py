@@ -172,6 +172,7 @@ async def test_include_exclude_and_naming_options() -> None:
         ({'deps': 'x'}, 'deps'),
         ({'tracer': 'x'}, 'tracer'),
         ({'tracer': object()}, 'tracer'),
+        ({'instructions': 1}, 'instructions'),
     ],
 )
 def test_bad_options_are_refused_at_construction_naming_the_option(options: dict[str, Any], option: str) -> None:
@@ -189,16 +190,67 @@ def test_a_prefix_making_invalid_tool_names_is_refused_at_construction() -> None
     assert caught.value.details['tool_name'] == 'my tool notes_get'
 
 
-def test_serve_refuses_a_module_it_cannot_import() -> None:
-    with pytest.raises(ConfigurationError, match="cannot import module 'no_such_module_xyz'"):
-        serve(modules=['no_such_module_xyz'])
+def _cannot_import(module: str, cause: str) -> tuple[dict[str, Any], type[Exception], str, dict[str, str]]:
+    details = {'module': module, 'cause': cause}
+    return {'modules': [module]}, ConfigurationError, f'cannot import module {module!r}: {cause}', details
 
 
-@pytest.mark.parametrize(('module', 'cause'), [('', 'ValueError'), ('.relative', 'TypeError')])
-def test_serve_refuses_an_empty_or_relative_module_name(module: str, cause: str) -> None:
-    with pytest.raises(ConfigurationError, match=f'cannot import module {module!r}: {cause}') as caught:
-        serve(modules=[module])
-    assert caught.value.details == {'module': module, 'cause': cause}
+HTTP_X = "http must be an HttpOptions or None; got 'x'"
+STDIO = "http options only apply to transport='streamable-http'"
+BOGUS = {'option': 'bogus', 'value': '1'}
+PIGEON = {'option': 'transport', 'value': "'carrier-pigeon'", 'supported': ['stdio', 'streamable-http']}
+
+
+@pytest.mark.parametrize(
+    ('options', 'error', 'message', 'details'),
+    [
+        _cannot_import('no_such_module_xyz', 'ModuleNotFoundError'),
+        _cannot_import('agentool_no_such_module_xyz', 'ModuleNotFoundError'),
+        _cannot_import('', 'ValueError'),
+        _cannot_import('.relative', 'TypeError'),
+        (
+            {'modules': 'json'},
+            ConfigurationError,
+            "modules must be a list of strings; got 'json'",
+            {'option': 'modules', 'value': "'json'"},
+        ),
+        # refused before importing anything, listing the options it does take
+        (
+            {'modules': ['no_such_module_xyz'], 'bogus': 1},
+            ConfigurationError,
+            r"unknown option 'bogus'(?s:.*)tracer",
+            BOGUS,
+        ),
+        ({'bogus': 1}, ConfigurationError, "unknown option 'bogus'", BOGUS),
+        ({'name': 123}, ConfigurationError, 'name must be a string; got 123', {'option': 'name', 'value': '123'}),
+        ({'transport': 'streamable-http', 'http': 'x'}, ServingError, HTTP_X, {'option': 'http', 'value': "'x'"}),
+        (
+            {'http': 'localhost'},
+            ServingError,
+            "http must be an HttpOptions or None; got 'localhost'",
+            {'option': 'http', 'value': "'localhost'"},
+        ),
+        (
+            {'transport': 'carrier-pigeon'},
+            ConfigurationError,
+            r"transport must be one of .*; got 'carrier-pigeon'",
+            PIGEON,
+        ),
+        # HTTP options with the stdio transport would be silently ignored: refused, as the CLI refuses them.
+        (
+            {'transport': 'stdio', 'http': HttpOptions(port=0)},
+            ServingError,
+            STDIO,
+            {'option': 'http', 'transport': 'stdio'},
+        ),
+    ],
+)
+def test_serve_refuses_bad_modules_options_and_transports_before_serving(
+    options: dict[str, Any], error: type[Exception], message: str, details: dict[str, Any]
+) -> None:
+    with pytest.raises(error, match=message) as caught:
+        serve(**options)
+    assert caught.value.details == details  # pyright: ignore[reportAttributeAccessIssue]
 
 
 def test_serve_refuses_a_module_that_raises_on_import(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -208,30 +260,6 @@ def test_serve_refuses_a_module_that_raises_on_import(tmp_path: Path, monkeypatc
         ConfigurationError, match="cannot import module 'raising_on_import': RuntimeError: bad at import"
     ):
         serve(modules=['raising_on_import'])
-
-
-def test_serve_refuses_a_lone_module_string() -> None:
-    with pytest.raises(ConfigurationError, match="modules must be a list of strings; got 'json'") as caught:
-        serve(modules='json')
-    assert caught.value.details['option'] == 'modules'
-
-
-def test_serve_refuses_an_unknown_option_before_importing_anything() -> None:
-    with pytest.raises(ConfigurationError, match="unknown option 'bogus'") as caught:
-        serve(modules=['no_such_module_xyz'], bogus=1)
-    assert caught.value.details == {'option': 'bogus', 'value': '1'}
-    assert 'tracer' in str(caught.value)  # the options it does take are listed
-
-
-def test_serve_refuses_bad_http_options_and_transports_before_serving() -> None:
-    with pytest.raises(ServingError, match="http must be an HttpOptions or None; got 'x'"):
-        serve(transport='streamable-http', http='x')  # pyright: ignore[reportArgumentType]
-    with pytest.raises(ConfigurationError, match=r"transport must be one of .*; got 'carrier-pigeon'"):
-        serve(transport='carrier-pigeon')  # pyright: ignore[reportArgumentType]
-    # HTTP options with the stdio transport would be silently ignored: refused, as the CLI refuses them.
-    with pytest.raises(ServingError, match="http options only apply to transport='streamable-http'") as caught:
-        serve(transport='stdio', http=HttpOptions(port=0))
-    assert caught.value.details == {'option': 'http', 'transport': 'stdio'}
 
 
 async def test_run_server_refuses_http_options_with_the_stdio_transport() -> None:

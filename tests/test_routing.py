@@ -66,22 +66,27 @@ class BoomError(Exception):
     pass
 
 
-async def test_tool_exception_propagates_as_itself() -> None:
-    async def explode(value: int) -> int:
-        raise BoomError(f'bad {value}')
+async def explode(value: int) -> int:
+    raise BoomError(f'bad {value}')
 
-    agent = create_agentool('boom', OpInput, RoutingConfig(operation_map={'go': 'explode'}), [explode])
-    with pytest.raises(BoomError, match='bad 3'):
+
+def explode_sync(value: int) -> int:
+    raise BoomError(f'sync {value}')
+
+
+async def picky(value: int) -> int:
+    raise ModelRetry('value must be even')
+
+
+@pytest.mark.parametrize(
+    ('tool', 'error', 'message'),
+    [(explode, BoomError, 'bad 3'), (explode_sync, BoomError, 'sync 3'), (picky, ToolRetryError, 'value must be even')],
+    ids=['tool_exception_propagates_as_itself', 'sync_tool_exception_too', 'model_retry_is_a_typed_error'],
+)
+async def test_what_a_tool_raises_ends_the_run(tool: Any, error: type[Exception], message: str) -> None:
+    agent = create_agentool('boom', OpInput, RoutingConfig(operation_map={'go': tool.__name__}), [tool])
+    with pytest.raises(error, match=message):
         await agent.run('{"operation": "go", "value": 3}')
-
-
-async def test_sync_tool_exception_propagates_as_itself() -> None:
-    def explode(value: int) -> int:
-        raise BoomError('sync')
-
-    agent = create_agentool('boom', OpInput, RoutingConfig(operation_map={'go': 'explode'}), [explode])
-    with pytest.raises(BoomError, match='sync'):
-        await agent.run('{"operation": "go"}')
 
 
 async def test_transform_that_raises_is_a_typed_error_with_the_cause() -> None:
@@ -144,15 +149,6 @@ async def test_output_that_does_not_fit_the_output_type_is_a_typed_error() -> No
     with pytest.raises(OutputError, match="tool 'wrong' returned a value that does not fit") as caught:
         await agent.run('{"operation": "go", "value": 1}')
     assert caught.value.details['operation'] == 'go'
-
-
-async def test_model_retry_from_a_tool_ends_the_run_with_a_typed_error() -> None:
-    async def picky(value: int) -> int:
-        raise ModelRetry('value must be even')
-
-    agent = create_agentool('r', OpInput, RoutingConfig(operation_map={'go': 'picky'}), [picky])
-    with pytest.raises(ToolRetryError, match='value must be even'):
-        await agent.run('{"operation": "go", "value": 1}')
 
 
 async def test_output_validator_retry_ends_the_run_with_a_typed_error() -> None:

@@ -5,11 +5,8 @@ from __future__ import annotations
 import ast
 import asyncio
 import json
-import os
 import pickle
 import random
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,7 +17,7 @@ from pydantic_ai.tools import ToolDefinition
 
 from agentool import MANAGER_TOOL_NAME, AgenToolCapability, errors
 from examples.calculator import CalculatorInput, create_calculator
-from tests.agentools import ROOT
+from tests.agentools import ROOT, python_env, run_python
 
 
 async def test_manager_tool_schema_is_the_input_schema() -> None:
@@ -146,8 +143,7 @@ def test_import_has_no_side_effect_but_the_documented_hook(tmp_path: Path) -> No
         'assert logging.getLogger().handlers == []\n'
         "assert not any(name.startswith('examples') for name in sys.modules)\n"
     )
-    env = {**os.environ, 'PYTHONPATH': str(ROOT)}
-    subprocess.run([sys.executable, '-c', script], cwd=tmp_path, check=True, env=env)
+    run_python(script, cwd=tmp_path)
     assert list(tmp_path.iterdir()) == []
 
 
@@ -159,11 +155,10 @@ def test_running_agentools_writes_nothing_to_the_working_directory(tmp_path: Pat
         'print(calculator.run_sync(\'{"operation": "add", "a": 1, "b": 2}\').output)\n'
         'print(Agent(\'agentool:calculator\').run_sync(\'{"operation": "add", "a": 1, "b": 2}\').output)\n'
     )
-    env = {**os.environ, 'PYTHONPATH': str(ROOT), 'PYTHONDONTWRITEBYTECODE': '1'}
-    out = subprocess.run(
-        [sys.executable, '-c', script], cwd=tmp_path, check=True, env=env, capture_output=True, text=True
-    )
-    assert out.stdout.split() == ['3.0', '3.0']
+    assert run_python(script, cwd=tmp_path, env={**python_env(), 'PYTHONDONTWRITEBYTECODE': '1'}).split() == [
+        '3.0',
+        '3.0',
+    ]
     assert list(tmp_path.iterdir()) == []
 
 

@@ -4,9 +4,6 @@ dispatch records a span per decision (last section).
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from typing import Any, Literal
 
 import pytest
@@ -56,7 +53,7 @@ from agentool.telemetry import (
 from agentool.toolset import AgenToolToolset
 from examples.calculator import create_calculator
 from examples.support_assistant import Ticket, TicketDesk, create_tickets
-from tests.agentools import ROOT, make_calc, python_env, run_python
+from tests.agentools import make_calc, python_env, run_python
 from tests.notes_agentool import create_notes
 
 
@@ -104,30 +101,34 @@ def test_a_no_op_tracer_falls_back_to_the_global_provider_which_by_default_is_ab
         "with operation_span('a', 'b') as span:\n"
         '    assert not span.is_recording()\n'
     )
-    env = {**os.environ, 'PYTHONPATH': str(ROOT)}
-    env.pop('OTEL_PYTHON_TRACER_PROVIDER', None)
-    subprocess.run([sys.executable, '-c', script], env=env, check=True)
+    run_python(script)
 
 
-def test_the_global_provider_gets_the_agentool_tracer() -> None:
-    script = (
+def _with_a_global_provider(imports: str, script: str) -> list[str]:
+    """What `script` printed in a fresh interpreter (the global provider is set once per process)."""
+    return run_python(
         'from opentelemetry import trace\n'
         'from opentelemetry.sdk.trace import TracerProvider\n'
         'from opentelemetry.sdk.trace.export import SimpleSpanProcessor\n'
         'from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter\n'
-        'from agentool.telemetry import operation_span\n'
+        f'{imports}'
         'exporter = InMemorySpanExporter()\n'
         'provider = TracerProvider()\n'
         'provider.add_span_processor(SimpleSpanProcessor(exporter))\n'
         'trace.set_tracer_provider(provider)\n'
+        f'{script}'
+    ).split()
+
+
+def test_the_global_provider_gets_the_agentool_tracer() -> None:
+    script = (
         "with operation_span('storage', 'write'):\n"
         '    pass\n'
         '(span,) = exporter.get_finished_spans()\n'
         "print(span.name, span.instrumentation_scope.name, span.attributes['agentool.surface'])\n"
     )
-    env = {**os.environ, 'PYTHONPATH': str(ROOT)}
-    out = subprocess.run([sys.executable, '-c', script], env=env, check=True, capture_output=True, text=True)
-    assert out.stdout.split() == ['execute_tool', 'storage.write', 'agentool', 'direct']
+    out = _with_a_global_provider('from agentool.telemetry import operation_span\n', script)
+    assert out == ['execute_tool', 'storage.write', 'agentool', 'direct']
 
 
 async def test_an_agentool_agent_run_is_traced_by_pydantic_ai(
@@ -237,19 +238,8 @@ def test_a_tracer_provider_that_is_not_one_is_refused_when_given(value: object, 
 
 
 def test_without_a_provider_of_its_own_a_direct_call_is_traced_inside_a_trace_in_progress() -> None:
-    # In a fresh interpreter, since the global provider can be set once per process.
+    imports = 'import asyncio\nfrom agentool import get_injector\nimport examples.calculator  # registers it\n'
     script = (
-        'import asyncio\n'
-        'from opentelemetry import trace\n'
-        'from opentelemetry.sdk.trace import TracerProvider\n'
-        'from opentelemetry.sdk.trace.export import SimpleSpanProcessor\n'
-        'from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter\n'
-        'from agentool import get_injector\n'
-        'import examples.calculator  # registers the calculator\n'
-        'exporter = InMemorySpanExporter()\n'
-        'provider = TracerProvider()\n'
-        'provider.add_span_processor(SimpleSpanProcessor(exporter))\n'
-        'trace.set_tracer_provider(provider)\n'
         'async def main():\n'
         "    await get_injector().call('calculator', {'operation': 'add', 'a': 1, 'b': 2})\n"
         "    with trace.get_tracer('app').start_as_current_span('request'):\n"
@@ -259,9 +249,7 @@ def test_without_a_provider_of_its_own_a_direct_call_is_traced_inside_a_trace_in
         'assert ours.parent.span_id == request.context.span_id\n'
         'print(ours.name, request.name)\n'
     )
-    env = {**os.environ, 'PYTHONPATH': str(ROOT)}
-    out = subprocess.run([sys.executable, '-c', script], env=env, check=True, capture_output=True, text=True)
-    assert out.stdout.split() == ['execute_tool', 'calculator.multiply', 'request']
+    assert _with_a_global_provider(imports, script) == ['execute_tool', 'calculator.multiply', 'request']
 
 
 def test_an_unknown_surface_is_refused_not_recorded(tracer: Tracer) -> None:
@@ -746,10 +734,7 @@ def test_the_global_meter_provider_gets_metrics_from_every_surface() -> None:
         '        extra = a.get("error.type", "-")\n'
         '        print(metric.name, a["agentool.operation"], a["agentool.surface"], extra)\n'
     )
-    env = {**os.environ, 'PYTHONPATH': str(ROOT)}
-    out = subprocess.run([sys.executable, '-c', script], env=env, capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert sorted(out.stdout.splitlines()) == [
+    assert sorted(run_python(script).splitlines()) == [
         'agentool.operation.calls add direct -',
         'agentool.operation.calls add toolset -',
         'agentool.operation.calls divide mcp -',

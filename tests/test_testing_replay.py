@@ -70,6 +70,14 @@ async def record(path: Path, *prompts: str) -> None:
             await agent.run(prompt, capabilities=[recorder])
 
 
+@pytest.fixture
+async def recorded(tmp_path: Path) -> Path:
+    """A cassette of one run, 'Weather in Paris?'."""
+    path = tmp_path / 'weather.json'
+    await record(path, 'Weather in Paris?')
+    return path
+
+
 async def test_recorder_writes_the_path_that_worked(tmp_path: Path) -> None:
     path = tmp_path / 'recordings' / 'weather.json'
     await record(path, 'Weather in Paris?')
@@ -92,11 +100,9 @@ async def test_recorder_writes_the_path_that_worked(tmp_path: Path) -> None:
     assert not list(path.parent.glob('.*.tmp'))
 
 
-async def test_replay_runs_offline_without_real_tools(tmp_path: Path) -> None:
-    path = tmp_path / 'weather.json'
-    await record(path, 'Weather in Paris?')
+async def test_replay_runs_offline_without_real_tools(recorded: Path) -> None:
     agent, tools = make_agent()
-    replay = Replay(path)
+    replay = Replay(recorded)
     with override_allow_model_requests(False), agent.override(model=replay.model):
         result = await agent.run('Weather in Paris?', capabilities=[replay])
     assert result.output == Forecast(city='Paris', temp_c=21.5)
@@ -104,36 +110,30 @@ async def test_replay_runs_offline_without_real_tools(tmp_path: Path) -> None:
     replay.calls.assert_order(('geocode', {'city': 'Paris'}), ('weather', {'lat': 48.85, 'lon': 2.35}))
 
 
-async def test_replay_streams(tmp_path: Path) -> None:
-    path = tmp_path / 'weather.json'
-    await record(path, 'Weather in Paris?')
+async def test_replay_streams(recorded: Path) -> None:
     agent, _ = make_agent()
-    replay = Replay(path)
+    replay = Replay(recorded)
     with agent.override(model=replay.model):
         async with agent.run_stream('Weather in Paris?', capabilities=[replay]) as stream:
             assert await stream.get_output() == Forecast(city='Paris', temp_c=21.5)
 
 
-async def test_a_call_that_was_not_recorded_fails_clearly(tmp_path: Path) -> None:
-    path = tmp_path / 'weather.json'
-    await record(path, 'Weather in Paris?')
+async def test_a_call_that_was_not_recorded_fails_clearly(recorded: Path) -> None:
     agent, tools = make_agent()
-    replay = Replay(path)
+    replay = Replay(recorded)
     double = AgentDouble(Script(Call('weather', {'lat': 1, 'lon': 2}), Output(None)))
     with agent.override(model=double), pytest.raises(UnrecordedCallError) as caught:
         await agent.run('x', capabilities=[replay])
     assert str(caught.value) == (
-        f'replay: tool \'weather\' was called with {{"lat":1,"lon":2}}, which cassette {str(path)!r} does not hold; '
-        'recorded calls of \'weather\': {"lat":48.85,"lon":2.35}'
+        f'replay: tool \'weather\' was called with {{"lat":1,"lon":2}}, which cassette {str(recorded)!r} '
+        'does not hold; recorded calls of \'weather\': {"lat":48.85,"lon":2.35}'
     )
     assert tools.executed == []
 
 
-async def test_tool_outputs_are_keyed_by_canonical_arguments(tmp_path: Path) -> None:
-    path = tmp_path / 'weather.json'
-    await record(path, 'Weather in Paris?')
+async def test_tool_outputs_are_keyed_by_canonical_arguments(recorded: Path) -> None:
     agent, _ = make_agent()
-    replay = Replay(path)
+    replay = Replay(recorded)
     # Other key order, and 48.85 sent as is: the recorded output is served.
     double = AgentDouble(Script(Call('weather', {'lat': 48.85, 'lon': 2.35}), Output({'city': 'x', 'temp_c': 0})))
     with agent.override(model=double):
@@ -142,11 +142,9 @@ async def test_tool_outputs_are_keyed_by_canonical_arguments(tmp_path: Path) -> 
     assert canonical_args({'b': 2.0, 'a': [1.0, {'y': 1, 'x': 'é'}]}) == '{"a":[1,{"x":"é","y":1}],"b":2}'
 
 
-async def test_a_prompt_that_was_not_recorded_fails_clearly(tmp_path: Path) -> None:
-    path = tmp_path / 'weather.json'
-    await record(path, 'Weather in Paris?')
+async def test_a_prompt_that_was_not_recorded_fails_clearly(recorded: Path) -> None:
     agent, _ = make_agent()
-    replay = Replay(path)
+    replay = Replay(recorded)
     with (
         agent.override(model=replay.model),
         pytest.raises(UnexpectedPromptError, match="no script matches prompt 'Rome'"),
@@ -154,9 +152,7 @@ async def test_a_prompt_that_was_not_recorded_fails_clearly(tmp_path: Path) -> N
         await agent.run('Rome', capabilities=[replay])
 
 
-async def test_a_recording_that_no_longer_fits_the_agent_is_drift(tmp_path: Path) -> None:
-    path = tmp_path / 'weather.json'
-    await record(path, 'Weather in Paris?')
+async def test_a_recording_that_no_longer_fits_the_agent_is_drift(recorded: Path) -> None:
     changed: Agent[None, Forecast] = Agent('anthropic:claude-sonnet-4-5', defer_model_check=True, output_type=Forecast)
 
     @changed.tool_plain
@@ -164,7 +160,7 @@ async def test_a_recording_that_no_longer_fits_the_agent_is_drift(tmp_path: Path
         """Coordinates of a place."""
         return {'lat': 0.0, 'lon': 0.0}
 
-    replay = Replay(path)
+    replay = Replay(recorded)
     with changed.override(model=replay.model), pytest.raises(DriftError, match="without its required field 'place'"):
         await changed.run('Weather in Paris?', capabilities=[replay])
 
