@@ -19,7 +19,9 @@ from pydantic_ai.models.instrumented import InstrumentationSettings
 from agentool import (
     AgenToolCapability,
     AgenToolInjector,
+    AgenToolNotFoundError,
     ConfigurationError,
+    InputValidationError,
     RoutingConfig,
     ToolRetryError,
     create_agentool,
@@ -176,3 +178,15 @@ async def test_a_tool_sees_the_frame_of_the_injector_running_it_on_every_surface
         (get_injector(), ()),
         (get_injector(), ()),
     ]
+
+
+async def test_a_direct_calls_bad_name_or_input_is_raised_where_it_is_awaited() -> None:
+    make_calc()
+    injector = get_injector()
+    unknown = injector.call('no_such_agentool', {'operation': 'add', 'a': 1, 'b': 2})
+    invalid = injector.call('calc', {'operation': 'add', 'a': 'one', 'b': 2})
+    with pytest.raises(AgenToolNotFoundError):
+        await unknown
+    with pytest.raises(InputValidationError):
+        await invalid
+    assert await injector.call('calc', {'operation': 'add', 'a': 1, 'b': 2}) == 3.0

@@ -93,7 +93,6 @@ async def run_operation(
     manager: AgenToolManager,
     validated: BaseModel,
     ctx: RunContext[Any] | None,
-    *,
     deps: Any = UNSET,
     provider: DepsSource | None = None,
     host: InjectorInEffect | None = None,
@@ -102,6 +101,9 @@ async def run_operation(
     tracer: Tracer | None = None,
 ) -> Any:
     """Run the operation `validated` names, with the steps of the module (in that order).
+
+    The direct path passes every argument by position (the cheaper call, on every `injector.call`);
+    other surfaces name them.
 
     Args:
         policy: The surface's policy.
@@ -118,17 +120,16 @@ async def run_operation(
     """
     operation: str | None = None  # named when a step needs it (the untraced direct path may not)
     if target is None:
-        name, deps_type = manager.name, manager.config.deps_type
-        needs_deps = declares_deps(deps_type)
+        needs_deps = declares_deps(manager.config.deps_type)
         host = injector_in_effect(get_registry)
     else:
-        name, deps_type, needs_deps = target.name, target.deps_type, target.needs_deps
+        needs_deps = target.needs_deps
     dispatcher = active_dispatcher() if deps is UNSET or data is None else None
     durable = False
     if dispatcher is not None:
         operation = operation_name(getattr(validated, manager.operation_field))
         if (durable := is_durable(manager, operation)) and data is not None:
-            return await dispatcher.dispatch_call(host, manager, name, data, validated)
+            return await dispatcher.dispatch_call(host, manager, _name(manager, target), data, validated)
     # A surface's own provider is asked for any tool taking a context; the injector, when there is a deps type.
     builds = (
         deps is UNSET
@@ -142,15 +143,16 @@ async def run_operation(
     close_deps: Callable[..., Any] | None = None
     try:
         if builds:
+            deps_type = manager.config.deps_type if target is None else target.deps_type
             if provider is not None:
                 opened = provider()
                 deps, close_deps = await opened.__aenter__(), opened.__aexit__
             elif host is None:
-                deps = _without_injector(name, deps_type)
+                deps = _without_injector(manager.name, deps_type)
             # Kept deps (the common case) are one dict read.
             elif (deps := host.kept_deps.get(deps_type, UNSET)) is UNSET:
                 assert entry is not None
-                deps = await host.deps_for(name if target is None else target, deps_type, entry[1])
+                deps = await host.deps_for(manager.name if target is None else target, deps_type, entry[1])
         if ctx is not None:
             if data is not None:
                 ctx = direct_context(ctx, deps, data if isinstance(data, str) else data.decode())
@@ -164,7 +166,7 @@ async def run_operation(
                 result = manager.check_output(validated, result)
         else:
             span = operation_span(
-                name,
+                _name(manager, target),
                 operation or operation_name(getattr(validated, manager.operation_field)),
                 surface=policy.surface,
                 tracer=policy.tracer or tracer,
@@ -197,6 +199,12 @@ async def run_operation(
         elif token is not None:
             frame.reset(token)
     return result
+
+
+def _name(manager: AgenToolManager, target: Any) -> str:
+    """The agentool a call runs: the host's own target's name on its direct path (an override may
+    answer with another agentool's manager), else the manager's."""
+    return manager.name if target is None else target.name
 
 
 def _mapped(policy: Policy, agentool: str, error: BaseException) -> BaseException:

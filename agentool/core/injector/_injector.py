@@ -385,9 +385,8 @@ class AgenToolInjector:
                 validated = manager.validate_json(data)
         else:
             validated = manager.validate_json(data)
-        result = await run_operation(
-            self._policy, manager, validated, target.ctx_template, deps=deps, host=self, target=target, data=data
-        )
+        policy, template = self._policy, target.ctx_template
+        result = await run_operation(policy, manager, validated, template, deps, None, self, target, data)
         if target.typed_output or isinstance(result, str):
             return result
         return json_output_text(result, name)  # an untyped agentool's run output is its JSON text
