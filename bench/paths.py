@@ -3,14 +3,26 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from functools import partial
+from time import perf_counter
 from typing import Any
 
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from pydantic_ai import Agent, RunContext
 from pydantic_ai.usage import RunUsage
 
-from agentool import AgenToolModel, RoutingConfig, create_agentool, get_injector, get_registry, use_registry
+from agentool import (
+    AgenToolInjector,
+    AgenToolModel,
+    RoutingConfig,
+    create_agentool,
+    get_injector,
+    get_registry,
+    use_registry,
+)
 from agentool.telemetry import in_trace
 
 from ._subjects import (
@@ -79,6 +91,10 @@ async def path_rows(scale: Scale) -> list[Row]:
         injector, manager = get_injector(), get_registry().get_manager('arith')
         ctx = RunContext[Any](deps=None, model=AgenToolModel('arith'), usage=RunUsage())
         as_dict = json.loads(PROMPT)
+        # The same agent behind an injector measuring every call (an SDK meter provider, read in memory).
+        metered = AgenToolInjector(meter_provider=MeterProvider(metric_readers=[InMemoryMetricReader()]))
+        metered.register('arith', agent)
+        by_hand = _recorded_by_hand(partial(injector.call, 'arith', PROMPT))
 
         async def manager_path() -> float:
             return await manager.execute(ctx, manager.validate_json(PROMPT))
@@ -91,6 +107,8 @@ async def path_rows(scale: Scale) -> list[Row]:
                 'bare': Plan(_bare, scale.fast_loops),
                 'framed': Plan(_framed, scale.fast_loops),
                 'in_trace': Plan(_in_trace, scale.fast_loops),
+                'call_metered': Plan(partial(metered.call, 'arith', PROMPT), scale.fast_loops),
+                'call_by_hand': Plan(by_hand, scale.fast_loops),
                 'call_dict': Plan(partial(injector.call, 'arith', as_dict), scale.fast_loops),
                 'call_ctx': Plan(partial(injector.call, 'arith_ctx', PROMPT), scale.fast_loops),
                 'chain': Plan(partial(injector.call, 'chain_top', PROMPT), scale.fast_loops // 4),
@@ -113,7 +131,43 @@ async def path_rows(scale: Scale) -> list[Row]:
             warmup=5,
         )
     direct, chain = _direct_rows(fast)
-    return [direct, *_run_rows(runs), chain]  # the order of the issue's list
+    return [direct, _metrics_row(fast), *_run_rows(runs), chain]  # the order of the issues' lists
+
+
+def _recorded_by_hand(call: Callable[[], Awaitable[Any]]) -> Callable[[], Awaitable[None]]:
+    """The call unmeasured, then the SDK recording what agentool records for it (a count and a duration)."""
+    meter = MeterProvider(metric_readers=[InMemoryMetricReader()]).get_meter('bench')
+    calls, durations = meter.create_counter('calls'), meter.create_histogram('duration', unit='s')
+    attributes = {
+        'agentool.name': 'arith',
+        'agentool.operation': 'add',
+        'agentool.surface': 'direct',
+        'gen_ai.tool.name': 'arith.add',
+        'gen_ai.operation.name': 'execute_tool',
+    }
+
+    async def measured() -> None:
+        start = perf_counter()
+        await call()
+        calls.add(1, attributes)
+        durations.record(perf_counter() - start, attributes)
+
+    return measured
+
+
+def _metrics_row(fast: dict[str, float]) -> Row:
+    # Off (no meter provider on the injector, nothing tracing) the call opens no telemetry at all:
+    # the direct path row above is that cost. On, the SDK's recording is most of the cost, so the
+    # baseline is the same call with the same two measurements recorded by hand.
+    return Row(
+        benchmark="Direct path with per-operation metrics on (the injector's `meter_provider`, an SDK in-memory "
+        'reader) vs the same call recording the same count and duration by hand',
+        measured=f'{duration(fast["call_metered"])} vs {duration(fast["call_by_hand"])} '
+        f'(metrics off: {duration(fast["call"])})',
+        ratio=fast['call_metered'] / fast['call_by_hand'],
+        target=1.2,
+        cause="agentool's share is the span context it opens around the call (a no-op span when nothing traces).",
+    )
 
 
 def _direct_rows(fast: dict[str, float]) -> tuple[Row, Row]:
