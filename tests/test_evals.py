@@ -220,3 +220,44 @@ def test_an_unknown_unrecorded_calls_choice_is_refused(bad: object) -> None:
 def test_a_recording_is_a_cassette_or_its_path() -> None:
     with pytest.raises(ConfigurationError, match='cassette must be a Cassette'):
         FrozenTools({'tool_calls': []})  # pyright: ignore[reportArgumentType]
+
+
+async def test_a_replayed_agentool_tool_call_shows_the_operation_span_of_the_live_call(tmp_path: Path) -> None:
+    from pydantic_ai import Agent
+    from pydantic_ai.capabilities import Instrumentation
+    from pydantic_evals.evaluators import EvaluatorContext, HasMatchingSpan
+
+    from agentool import AgenToolToolset, use_registry
+    from agentool.testing import CassetteModel, CassetteTools
+    from tests.agentools import call_then_answer, make_calc
+
+    def operations(spans: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+        return sorted(span for span in spans if span[0] == 'execute_tool calc.add')
+
+    with use_registry():
+        make_calc()
+        agent = Agent(toolsets=[AgenToolToolset(['calc'])])
+        provider, exporter = tracing()
+        model = CassetteModel(
+            call_then_answer('calc_add', {'a': 2, 'b': 3}), cassette=tmp_path / 'add.json', mode='all'
+        )
+        capabilities = [CassetteTools(model), Instrumentation(InstrumentationSettings(tracer_provider=provider))]
+        await agent.run('2 + 3?', model=model, capabilities=capabilities)
+        model.save()
+        live = [(span.name, (span.attributes or {}).get('agentool.surface')) for span in exporter.get_finished_spans()]
+        tree = await span_tree(agent, tmp_path / 'add.json')
+    replayed = [(node.name, node.attributes.get('agentool.surface')) for node in tree]
+    assert operations(live) == operations(replayed) == [('execute_tool calc.add', 'toolset')]
+    query = HasMatchingSpan(query={'name_equals': 'execute_tool calc.add'})
+    ctx: EvaluatorContext[Any, Any, Any] = EvaluatorContext(
+        name='add',
+        inputs='2 + 3?',
+        metadata=None,
+        expected_output=None,
+        output='5.0',
+        duration=0.0,
+        _span_tree=tree,
+        attributes={},
+        metrics={},
+    )
+    assert query.evaluate(ctx) is True

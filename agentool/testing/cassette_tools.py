@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from opentelemetry.metrics import NoOpMeterProvider
 from pydantic import TypeAdapter
 from pydantic_ai import RunContext
 from pydantic_ai.capabilities import AbstractCapability, WrapToolExecuteHandler
@@ -27,6 +28,8 @@ from pydantic_ai.tools import ToolDefinition
 
 from .._bounds import quote
 from ..errors import ConfigurationError
+from ..telemetry import operation_span
+from ..toolset import METADATA_KEY
 from ._tool_answers import ToolAnswers
 from ._tool_results import Home, home
 from .cassette import RecordedToolCall
@@ -78,6 +81,7 @@ class CassetteTools(AbstractCapability[Any]):
         if not (self.model.records and self.model.mode in ('all', 'once')):
             served = self._answers.serve(call, ctx.run_id, self.calls, where)
             if served is not None:
+                trace_replayed_call(ctx, tool_def)
                 return served.value
             if not self.model.records:
                 raise self._answers.unrecorded(call.tool_name, sent)
@@ -115,3 +119,26 @@ def _home(ctx: RunContext[Any], name: str) -> Home:
     """Where the tool the run offers as `name` lives (its function's return annotation types the result)."""
     tools = ctx.tool_manager.tools if ctx.tool_manager is not None else None
     return home(tools.get(name) if tools is not None else None, name)
+
+
+_NOT_MEASURED = NoOpMeterProvider()
+
+
+def trace_replayed_call(ctx: RunContext[Any], tool_def: ToolDefinition) -> None:
+    """The operation span the live call of an `AgenToolToolset` tool opened (`run_operation` on the
+    toolset surface), for its replay: a span query (`HasMatchingSpan`) finds the replayed call as it
+    found the live one. Not measured: the call did not run."""
+    if (operation := _operation_of(tool_def)) is not None:
+        with operation_span(*operation, surface='toolset', tracer=ctx.tracer, meter_provider=_NOT_MEASURED):
+            pass
+
+
+def _operation_of(tool_def: ToolDefinition) -> tuple[str, str] | None:
+    """The agentool and operation of an `AgenToolToolset` tool (its metadata), else `None`."""
+    found = (tool_def.metadata or {}).get(METADATA_KEY)
+    if isinstance(found, dict):
+        named = cast(dict[str, Any], found)
+        agentool, operation = named.get('agentool'), named.get('operation')
+        if isinstance(agentool, str) and isinstance(operation, str):
+            return agentool, operation
+    return None

@@ -54,6 +54,7 @@ from ._tool_answers import ToolAnswers
 from ._tool_results import home
 from .cassette import Cassette, RecordedCall, RecordedToolCall
 from .cassette_model import CassetteModel
+from .cassette_tools import trace_replayed_call
 from .diff import diff_runs
 from .log import CallLog
 from .trajectory import trajectory
@@ -142,6 +143,7 @@ class FrozenTools(AbstractCapability[Any]):
         where = home(tools.get(tool_def.name) if tools is not None else None, tool_def.name)
         served = self._answers.serve(call, ctx.run_id, self.calls, where)
         if served is not None:
+            trace_replayed_call(ctx, tool_def)
             return served.value
         if retries := self._retries.get(call.tool_name):
             raise ModelRetry(retries.popleft())
