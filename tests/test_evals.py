@@ -66,15 +66,9 @@ def test_a_dataset_of_recordings_is_evaluated_with_model_requests_blocked(tmp_pa
     assert out.strip() == str(sorted(TRAJECTORIES))
 
 
-@pytest.mark.parametrize('name', list(TRAJECTORIES))
-async def test_the_span_tree_of_a_recording_holds_the_live_runs_spans(name: str, tmp_path: Path) -> None:
-    provider, exporter = tracing()
-    agent = make_agent()
-    await record(agent, name, tmp_path, instrument=InstrumentationSettings(tracer_provider=provider))
-    live = tool_spans(exporter.get_finished_spans())
-    ran = len(agent_calls[id(agent)])
-    tree = await span_tree(agent, tmp_path / f'{name}.json')
-    replayed = [
+def _read(tree: Any) -> list[tuple[str, Any, Any, str]]:
+    """What the evaluators read of a span tree's nodes, as `tool_spans` reads live spans."""
+    seen = [
         (
             node.name,
             node.attributes.get('gen_ai.tool.name'),
@@ -84,7 +78,18 @@ async def test_the_span_tree_of_a_recording_holds_the_live_runs_spans(name: str,
         for node in tree
         if node.name.startswith(('execute_tool', 'chat', 'invoke_agent'))
     ]
-    assert sorted(replayed, key=repr) == live
+    return sorted(seen, key=repr)
+
+
+@pytest.mark.parametrize('name', list(TRAJECTORIES))
+async def test_the_span_tree_of_a_recording_holds_the_live_runs_spans(name: str, tmp_path: Path) -> None:
+    provider, exporter = tracing()
+    agent = make_agent()
+    await record(agent, name, tmp_path, instrument=InstrumentationSettings(tracer_provider=provider))
+    live = tool_spans(exporter.get_finished_spans())
+    ran = len(agent_calls[id(agent)])
+    tree = await span_tree(agent, tmp_path / f'{name}.json')
+    assert _read(tree) == live
     assert len(agent_calls[id(agent)]) == ran  # no tool ran again
     assert any(span[0] == 'execute_tool find_city' for span in live)
 
@@ -97,17 +102,7 @@ async def test_the_span_tree_of_a_run_result_holds_the_live_runs_spans(name: str
     ran = len(agent_calls[id(agent)])
     for source in (result, result.all_messages()):
         tree = await span_tree(agent, source)
-        replayed = [
-            (
-                node.name,
-                node.attributes.get('gen_ai.tool.name'),
-                node.attributes.get('gen_ai.tool.call.arguments'),
-                (node.status or 'unset').upper(),
-            )
-            for node in tree
-            if node.name.startswith(('execute_tool', 'chat', 'invoke_agent'))
-        ]
-        assert sorted(replayed, key=repr) == tool_spans(exporter.get_finished_spans())
+        assert _read(tree) == tool_spans(exporter.get_finished_spans())
     assert len(agent_calls[id(agent)]) == ran
 
 
