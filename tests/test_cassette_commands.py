@@ -145,12 +145,17 @@ def test_show_bounds_a_megabyte_argument(tmp_path: Path, capsys: pytest.CaptureF
     assert "2. 'stored'" in out
 
 
-def test_show_names_the_file_when_a_response_cannot_be_read(tmp_path: Path) -> None:
-    path = tmp_path / 'c.json'
+def _unreadable_response(path: Path) -> Path:
+    """A recorded cassette whose response pydantic-ai cannot read."""
     _record(path, 'hello')
     data = json.loads(path.read_text())
     data['exchanges'][0]['response']['parts'] = 'not parts'
     path.write_text(json.dumps(data))
+    return path
+
+
+def test_show_names_the_file_when_a_response_cannot_be_read(tmp_path: Path) -> None:
+    path = _unreadable_response(tmp_path / 'c.json')
     for read in (show, trajectory, lambda p: diff_runs(p, p)):
         with pytest.raises(CassetteError, match='holds a response pydantic-ai cannot read') as caught:
             read(path)
@@ -159,11 +164,7 @@ def test_show_names_the_file_when_a_response_cannot_be_read(tmp_path: Path) -> N
 
 
 def test_a_replay_names_the_file_when_a_response_cannot_be_read(tmp_path: Path) -> None:
-    path = tmp_path / 'c.json'
-    _record(path, 'hello')
-    data = json.loads(path.read_text())
-    data['exchanges'][0]['response']['parts'] = 'not parts'
-    path.write_text(json.dumps(data))
+    path = _unreadable_response(tmp_path / 'c.json')
     with override_allow_model_requests(False), pytest.raises(CassetteError, match='cannot read') as caught:
         Agent(output_type=str).run_sync('hi', model=CassetteModel(None, cassette=path))
     assert str(path) in str(caught.value)
