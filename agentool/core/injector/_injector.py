@@ -1,14 +1,19 @@
 """`AgenToolInjector`: run agentools by name, wire their dependencies, swap any of them in tests.
 
-Three things travel with the running task (as context variables), never through process globals:
+Three things travel with the running task (context variables), never through process globals:
 the injector in effect, the run in progress (its resources and the chain of agentools calling
 each other, which is how a cycle is caught before it recurses) and the overrides entered with
-`injector.override(...)`. Agentools calling each other through the injector (`get_injector()`,
-a deps handle) therefore share the run's resources and see the caller's overrides, while
-concurrent tasks see only their own.
+`injector.override(...)`. So agentools calling each other through the injector share the run's
+resources and see the caller's overrides, while concurrent tasks see only their own.
 
-The injector holds the agents by name (registration and the dependency-graph checks are here) and
-one `DepsLifetime` (`_lifetime`): the providers, and how long the deps of a call given none live.
+How long the deps of a call given none live is decided here, in `_supply`:
+
+- **As long as the injector** (the default): one instance per deps type, built on first use from
+  handles, field defaults, provided instances and injector-scoped resources, then kept and shared
+  by every call, so state a tool keeps there persists.
+- **One run**: when a run- or consumer-scoped factory makes the deps or one of their fields, they
+  are built in the run's scope, which closes what the factories made when the run ends.
+- **None**: no deps type, or deps that cannot be built and whose type admits `None`.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from pydantic_ai.agent import AbstractAgent
 from pydantic_core import PydanticSerializationError, to_json
 
 from ..._options import check_flag, check_instance, check_name
-from ...errors import AgenToolNotFoundError, ConfigurationError, DependencyError, DuplicateNameError
+from ...errors import AgenToolNotFoundError, ConfigurationError, DependencyError, DuplicateNameError, quote
 from ...telemetry import TRACER_NAME
 from .._lookup import not_found
 from ..operation import UNSET, Policy, run_operation
@@ -43,7 +48,7 @@ from ..request import (
     missing_deps_error,
 )
 from ..request import frame as _frame
-from ._deps import OwnDeps, own_deps_form, run_without_loop
+from ._deps import DepsPlan, DepsShape, OwnDeps, build_deps, compile_deps, deps_shape, own_deps_form, run_without_loop
 from ._graph import (
     check_new_edges,
     cycle_error,
@@ -52,8 +57,7 @@ from ._graph import (
     not_an_agentool,
     raise_problems,
 )
-from ._lifetime import DepsLifetime
-from ._resources import ResourceScope, RunScope, resource_problems
+from ._resources import Provider, ResourceScope, RunScope, make_provider, resource_problems, type_label
 from ._targets import Target, agent_target, stub_target
 from .handle import AgenToolHandle
 from .serialization import serialize_fallback, serialize_input
@@ -70,12 +74,10 @@ class AgenToolInjector:
         registry: Where an agent given as a model string (`Agent('agentool:NAME')`) finds its
             agentool; by default the registry in effect when it is registered.
         tracer_provider: Where the direct path's spans go, for every `call`. Without one, a call
-            opens its span only inside a trace in progress (the current span is recording: a
-            request, an agent run, a span of yours), with the global provider's `agentool` tracer,
-            so untraced code pays nothing for telemetry.
-        meter_provider: Where the direct path's metrics go, for every `call`, traced or not
-            (calls, duration, errors by type: see `operation_span`). Without one, a call is
-            measured (by the global meter provider) only when it opens a span.
+            opens its span only inside a trace in progress, with the global provider's `agentool`
+            tracer, so untraced code pays nothing for telemetry.
+        meter_provider: Where the direct path's metrics go, for every `call`, traced or not (see
+            `operation_span`). Without one, a call is measured only when it opens a span.
     """
 
     def __init__(
@@ -89,20 +91,24 @@ class AgenToolInjector:
         self.registry = registry
         self._targets: dict[str, Target] = {}
         self._handles: dict[str, AgenToolHandle[Any]] = {}
-        self._lifetime = DepsLifetime(handle=self.handle, require=self._require_agentool)
+        self._providers: dict[Any, Provider] = {}
+        self._shapes: dict[Any, DepsShape] = {}
+        self._plans: dict[Any, DepsPlan | None] = {}
+        self._kept: dict[Any, Any] = {}
+        self._injector_scope = RunScope()
+        """Where injector-scoped factories make their one instance; closed by `clear`/`aclear`."""
         self._policy = Policy(surface='direct', typed_errors=True)
         self.tracer_provider = tracer_provider
         self.meter_provider = meter_provider
         self._overridden = False
-        self._leaf_frames: dict[str, Frame] = {}
+        self._scopeless_frames: dict[str, Frame] = {}
         self.serial_calls: GateTable = {}
         """The locks that run a `concurrent_safe=False` tool's calls through this injector one at a time."""
-        # Which deps builder a subclass overrides (the guide's `CustomInjector`), found once: a surface
-        # building the deps of a call given none reads this one attribute to know whether to ask it.
+        # Which deps builder a subclass overrides (the guide's `CustomInjector`), found once.
         self._own_deps: OwnDeps | None = own_deps_form(type(self), AgenToolInjector)
-        self.kept_deps: dict[Any, Any] = self._lifetime.kept_deps if self._own_deps is None else {}
-        """The deps kept for calls given none, by deps type (`DepsLifetime.supply` fills it; a subclass
-        building its own keeps none): every surface reads it before asking `deps_for`."""
+        self.kept_deps: dict[Any, Any] = self._kept if self._own_deps is None else {}
+        """The deps kept for calls given none, by deps type (a subclass building its own keeps none):
+        every surface reads it before asking `deps_for`."""
         self._overrides: ContextVar[dict[str, Target] | None] = ContextVar(
             f'agentool_overrides_{id(self):x}', default=None
         )
@@ -114,13 +120,8 @@ class AgenToolInjector:
 
     @tracer_provider.setter
     def tracer_provider(self, provider: TracerProvider | None) -> None:
-        given = cast(object, provider)
-        if given is not None and not callable(getattr(given, 'get_tracer', None)):  # a TracerProvider, by duck typing
-            raise ConfigurationError(
-                f'tracer_provider must be an OpenTelemetry TracerProvider or None; got {given!r}',
-                option='tracer_provider',
-                value=repr(given),
-            )
+        expected = 'an OpenTelemetry TracerProvider'
+        check_instance('tracer_provider', provider, TracerProvider, optional=True, expected=expected)
         self._tracer_provider = provider
         tracer = None if provider is None else provider.get_tracer(TRACER_NAME)
         self._policy = replace(self._policy, tracer=tracer)
@@ -165,7 +166,7 @@ class AgenToolInjector:
                 dependency=name,
             )
         self._targets[name] = target
-        self._lifetime.replan()  # a plan may have been given up for want of this agentool
+        self._plans.clear()  # a plan may have been given up for want of this agentool
 
     def check_dependencies(self, name: str, config: AgenToolConfig) -> None:
         """Raise the dependency error registering agentool `name` with `config` would cause, if any.
@@ -173,7 +174,7 @@ class AgenToolInjector:
         Dependencies not registered yet are allowed here (they may come later); `validate()` and the
         first run report them.
         """
-        handles = self._lifetime.shape(config.deps_type).handles
+        handles = self._shape(config.deps_type).handles
         self._check_edges(name, [*config.dependencies, *(h.agentool for h in handles)])
 
     def unregister(self, name: str) -> None:
@@ -181,8 +182,8 @@ class AgenToolInjector:
         if name not in self._targets:
             raise self._unknown(name)
         del self._targets[name]
-        self._lifetime.replan()
-        self._lifetime.forget(lambda shape: any(h.agentool == name for h in shape.handles))  # their handles dangle
+        self._plans.clear()
+        self._forget_kept(lambda shape: any(h.agentool == name for h in shape.handles))  # their handles dangle
 
     def list_names(self) -> list[str]:
         """Registered names, sorted."""
@@ -218,22 +219,44 @@ class AgenToolInjector:
 
         Give a `factory` (sync or async; its parameters are themselves resolved by type) or a ready
         `instance` (shared, never closed: the caller owns it). With `scope='run'` a factory makes one
-        instance per run, shared by every consumer in it, closed (`aclose()` or `close()`) when the run
-        ends; with `'transient'`, one per consumer, closed alike; with `'injector'`, one for as long as
-        this injector, made on first use (concurrent first uses wait for it) and closed by `clear()`
-        (`await aclear()` when it closes with an await). An injector-scoped factory's parameters must
-        be injector-scoped or instances too. A factory that raises fails the call with
-        `DepsUnavailableError` (the factory's exception is its `__cause__`).
+        instance per run, closed (`aclose()` or `close()`) when the run ends; with `'transient'`, one
+        per consumer, closed alike; with `'injector'`, one for as long as this injector, closed by
+        `clear()` (`await aclear()` when it closes with an await), whose parameters must be
+        injector-scoped or instances too. A factory that raises fails the call with
+        `DepsUnavailableError`.
 
-        Deps a call given none gets live as long as this injector (one instance per deps type, shared
-        by every surface) unless a run- or consumer-scoped factory makes them or one of their fields:
-        those are built per run.
         `provide(DepsType, instance=deps)` makes `deps` the instance every surface gets;
         `provide(DepsType, DepsType)` makes fresh deps for each run. Providing `type_` drops the kept
         deps it changes.
         """
         check_flag('replace', replace)
-        self._lifetime.provide(type_, factory, instance, scope, replace=replace)
+        try:
+            hash(type_)
+        except TypeError:  # it could never be looked up: refused now, not at the first run
+            raise ConfigurationError(
+                f'provide() takes a type to provide values of; got {type_!r}', option='type_', value=repr(type_)
+            ) from None
+        if cast(object, type_) is None or isinstance(type_, str | bytes | int | float | complex):
+            # A type's name (or any plain value) is never a field's annotation: it would never be looked up.
+            raise ConfigurationError(
+                f'provide() takes a type to provide values of, not {quote(type_)}'
+                + (' (pass the class itself, not its name)' if isinstance(type_, str) else ''),
+                option='type_',
+                value=quote(type_),
+            )
+        if (factory is None) == (instance is UNSET):
+            raise DependencyError(f'provide({type_label(type_)}) takes a factory or an instance (exactly one)')
+        if not replace and type_ in self._providers:
+            raise DuplicateNameError(
+                f'{type_label(type_)} is already provided to the injector; pass replace=True', type=type_label(type_)
+            )
+        given = None if instance is UNSET else instance
+        self._providers[type_] = make_provider(type_, factory, given, scope, home=self._injector_scope)
+        # What the old provider made for the injector's life is closed with it, on `clear`; the next use makes anew.
+        self._injector_scope.forget(type_)
+        self._plans.clear()
+        # Kept deps built with what `type_` gave before (or without it) are built anew; the others stay.
+        self._forget_kept(lambda shape: shape.deps_type == type_ or any(v.key == type_ for v in shape.values))
 
     # --- checking ------------------------------------------------------------------------------
 
@@ -244,10 +267,12 @@ class AgenToolInjector:
         Raises:
             InjectorValidationError: listing every problem found (`.problems`), not only the first.
         """
-        problems = graph_problems(self._targets, self._edges_of, self._lifetime.shape)
+        problems = graph_problems(self._targets, self._edges_of, self._shape)
         for name in sorted(self._targets):
-            problems += self._lifetime.problems(name, self._targets[name].deps_type)
-        raise_problems([*problems, *resource_problems(self._lifetime.providers)])
+            found: list[DependencyError] = []
+            compile_deps(name, self._shape(self._targets[name].deps_type), self._providers, self.handle, found)
+            problems += found
+        raise_problems([*problems, *resource_problems(self._providers)])
 
     def clear(self) -> None:
         """Forget every agent, factory, cached plan and kept deps (overrides end with their `with` blocks),
@@ -257,7 +282,7 @@ class AgenToolInjector:
             ConfigurationError: an injector-scoped resource closes only with an `await` (`aclose()`, an
                 async `close()`); nothing is cleared: use `await injector.aclear()`.
         """
-        if waiting := self._lifetime.async_closers():
+        if waiting := self._injector_scope.async_closers():
             raise ConfigurationError(
                 f'clear() cannot close {", ".join(sorted(set(waiting)))} without an event loop (it closes with '
                 'an await); use `await injector.aclear()`',
@@ -271,9 +296,11 @@ class AgenToolInjector:
         await self._forget().aclose(None)
 
     def _forget(self) -> RunScope:
-        self._targets.clear()
-        self._handles.clear()
-        return self._lifetime.clear()
+        """Forget every agent, provider, plan and kept deps; the scope of injector-scoped resources, to be closed."""
+        for table in (self._targets, self._handles, self._providers, self._shapes, self._plans, self._kept):
+            table.clear()
+        scope, self._injector_scope = self._injector_scope, RunScope()
+        return scope
 
     def get(self, name: str) -> AbstractAgent[Any, Any]:
         """The agent `run(name, ...)` runs: the override in effect for `name`, else the one registered."""
@@ -314,13 +341,11 @@ class AgenToolInjector:
         """Run the agent behind `agent_name` on `input_data` with full agent semantics; return the run result.
 
         `input_data` is a JSON string, a dict, a pydantic model or any value pydantic can serialise.
-        Unless `deps=` is given, the deps are built for this run as on every surface: by the
-        subclass's own `create_deps`/`acreate_deps` when it overrides one and the agent declares a
-        `deps_type`, else by the injector's wiring; this run owns and closes their resources.
+        Unless `deps=` is given, the deps are built as on every surface; this run closes their resources.
         """
-        name, input = agent_name, input_data
+        name = agent_name
         target = self._target(name)
-        data = serialize_input(name, input)
+        data = serialize_input(name, input_data)
         prompt = data if isinstance(data, str) else data.decode()
         # The same error the model raises, before any resource is made.
         validated = None if (manager := target.manager) is None else manager.validate_json(prompt)
@@ -345,14 +370,12 @@ class AgenToolInjector:
     async def call(self, name: str, input: Any, *, deps: Any = UNSET) -> Any:
         """The typed output of agentool `name` for `input`, without the pydantic-ai agent graph.
 
-        Equal to `(await run(name, input)).output` with the same validation, routing, transforms,
-        deps, overrides and typed errors (a tool's `ModelRetry` becomes `ToolRetryError`, as in a
-        run), at the cost of a direct function call. Tools delegating to other agentools use it.
-        With no JSON between tool and caller it returns the tool's own value where a run's output
-        is that value's JSON read back (a subclass, an empty string, bytes: see the model page).
-        `deps=None` counts as no deps given, as for `run` and `agent.run`: they are built if needed.
+        Equal to `(await run(name, input)).output` with the same validation, routing, deps, overrides
+        and typed errors, at the cost of a direct function call. It returns the tool's own value where
+        a run's output is that value's JSON read back (see the model page). `deps=None` counts as no
+        deps given, as for `run` and `agent.run`.
         """
-        if deps is None:  # as `run(deps=None)` (and `agent.run`): no deps given, so they are built
+        if deps is None:
             deps = UNSET
         # Until an override is first entered (in any task), no task can have one: skip the lookup.
         overrides = self._overrides.get() if self._overridden else None
@@ -363,7 +386,7 @@ class AgenToolInjector:
         except TypeError:  # an unhashable name
             raise self._unknown(name) from None
         # Not an agentool, or an output function reshapes its output: only its agent can answer.
-        if (manager := target.direct) is None:
+        if (manager := target.call_manager) is None:
             kwargs: dict[str, Any] = {} if deps is UNSET else {'deps': deps}
             return (await self.run(name, input, **kwargs)).output
         if type(input) is str:
@@ -375,9 +398,8 @@ class AgenToolInjector:
                 data = serialize_input(name, input)  # raises the typed error
         else:
             data = serialize_input(name, input)
-        # The manager's own validation, inlined for the common case; any failure goes back to the
-        # manager so the typed error is exactly the one a run raises.
-        # (A str is at most 4 UTF-8 bytes per character, so a short one needs no encoding to be measured.)
+        # The schema's own validation for the common case; any failure goes back to the manager for
+        # the typed error a run raises. (A short str needs no encoding to be measured: see `Target`.)
         if len(data) <= (target.max_input_chars if type(data) is str else target.max_input_bytes):
             try:
                 validated = target.validate_json(data)
@@ -394,14 +416,9 @@ class AgenToolInjector:
     def create_deps(self, agent_name: str) -> Any:
         """The deps `run(agent_name, ...)` would pass, built synchronously as the architecture guide calls it.
 
-        Works whenever building them needs no event loop: handles, values, and resource factories
-        (sync, or async ones that do not actually wait). Use `await acreate_deps(name)` for
-        resources that do.
-
-        A subclass may override it (or `acreate_deps`) to build deps itself: every surface given no
-        deps then asks it for those of an agentool that declares a `deps_type`. This base form
-        always builds with the wiring (so `super().create_deps(name)` in an override does), never
-        with an overriding `acreate_deps`: that override may call it, and must not be called back.
+        Works whenever building them needs no event loop; use `await acreate_deps(name)` for
+        resources that do. A subclass may override it (or `acreate_deps`) to build deps itself:
+        every surface given no deps then asks it. This base form always builds with the wiring.
 
         Raises:
             DepsUnavailableError: a resource factory waits on I/O; names the async form to use.
@@ -412,9 +429,7 @@ class AgenToolInjector:
         """The deps `run(name, ...)` would pass: an instance of the agent's `deps_type`, or `None`.
 
         Inside a run (or `run_scope()`) its resources belong to that run; outside one, closing
-        them is the caller's job. Every surface given no deps asks it (for an agentool declaring a
-        `deps_type`), so a subclass overriding only `create_deps` is answered by that override here;
-        otherwise, and through `super().acreate_deps(name)`, this builds with the wiring.
+        them is the caller's job. A subclass overriding only `create_deps` is answered by it here.
         """
         if self._own_deps == 'create_deps':  # its `super().create_deps()` is the wiring's: no recursion
             return self.create_deps(agent_name)
@@ -424,10 +439,8 @@ class AgenToolInjector:
     async def call_deps(self, name: str, deps_type: Any) -> AsyncGenerator[Any]:
         """The deps of one call of agentool `name` (declared `deps_type`) given none, for the block.
 
-        What every surface given no deps passes to a tool taking a context: the toolset, MCP, the
-        manager tool and the plain model string (`run` and `call` decide the same way, in
-        `_deps_for`). Yields `None` when `deps_type` declares no deps, or admits `None` and cannot be
-        built. Resources made for them are closed when the block ends (joined to a run in progress).
+        Yields `None` when `deps_type` declares no deps, or admits `None` and cannot be built.
+        Resources made for them are closed when the block ends (joined to a run in progress).
 
         Raises:
             MissingDepsError: `deps_type` cannot be built and does not admit `None`.
@@ -454,10 +467,10 @@ class AgenToolInjector:
     def enter(self, target: Target | None, builds: bool) -> Entry:
         """Enter the frame for one call or run (undo with `agentool.core.request.leave`).
 
-        A run of `target` is a link of the chain in progress (a repeat is a cycle error) and, unless
-        it is a leaf (no deps, no declared dependencies), runs in a run scope: the one in progress,
-        else its own, which leaving closes. A surface's call (`target` `None`) joins the frame in
-        effect, with a run scope of its own when it `builds` deps and none is in progress.
+        A run of `target` is a link of the chain in progress (a repeat is a cycle error) and, when it
+        `needs_run_scope`, runs in the run scope in progress, else its own, which leaving closes. A
+        surface's call (`target` `None`) joins the frame in effect, with a run scope of its own when
+        it `builds` deps and none is in progress.
         """
         current = _frame.get()
         mine = current is not None and current.injector is self
@@ -471,20 +484,19 @@ class AgenToolInjector:
             if (name := target.name) in (chain := current.chain):
                 raise cycle_error([*chain[chain.index(name) :], name])
             scope = current.scope
-            if closes := (scope is None and not target.leaf):
+            if closes := (scope is None and target.needs_run_scope):
                 scope = RunScope()
             return (_frame.set(_new(Frame, (self, scope, (*chain, name)))), scope, closes)
-        if target.leaf:  # the common direct call: a frame that is always the same, made once
-            if (leaf := self._leaf_frames.get(target.name)) is None:
-                leaf = self._leaf_frames[target.name] = _new(Frame, (self, None, target.chain))
-            return (_frame.set(leaf), None, False)
+        if not target.needs_run_scope:  # the common direct call: a frame that is always the same, made once
+            if (same := self._scopeless_frames.get(target.name)) is None:
+                same = self._scopeless_frames[target.name] = _new(Frame, (self, None, target.chain))
+            return (_frame.set(same), None, False)
         scope = RunScope()
         return (_frame.set(_new(Frame, (self, scope, target.chain))), scope, True)
 
     async def deps_for(self, target: Target | str, deps_type: Any, scope: RunScope | None) -> Any:
         """The deps of a call given none of `target` (or of the agentool named so) in run `scope`, on every
-        surface: a subclass's own `create_deps` or `acreate_deps` when it overrides one, else the wiring's,
-        whose lifetime `DepsLifetime.supply` decides.
+        surface: a subclass's own `create_deps` or `acreate_deps` when it overrides one, else the wiring's.
 
         Raises:
             MissingDepsError: they cannot be built and `deps_type` does not admit `None` (also when the
@@ -499,7 +511,7 @@ class AgenToolInjector:
                 return None
         if self._own_deps is not None:
             return await self.acreate_deps(target.name)
-        return await self._lifetime.supply(target, scope)
+        return await self._supply(target, scope)
 
     # --- internals -----------------------------------------------------------------------------
 
@@ -514,20 +526,64 @@ class AgenToolInjector:
         return target
 
     def _unknown(self, name: object) -> AgenToolNotFoundError:
-        """The error for a name no agent is registered under (with the names that are, to suggest one)."""
+        """The error for a name no agent is registered under, suggesting the nearest."""
         registry = self.registry or get_registry()
         return not_found(
             name, self._targets, kind='agent', place='with the injector', note=hidden_by_scope(name, registry)
         )
 
     async def _wired_deps(self, name: str) -> Any:
-        """The deps of `name` as the wiring builds them, in the run in progress (else in a scope of their own)."""
+        """The deps of `name` as the wiring builds them, in the run in progress (else a scope of their own)."""
         current = _frame.get()
         scope = current.scope if current is not None and current.injector is self else None
-        return await self._lifetime.supply(self._target(name), scope)
+        return await self._supply(self._target(name), scope)
+
+    async def _supply(self, target: Target, scope: RunScope | None) -> Any:
+        """The wiring's deps of a call of `target` given none, with the lifetime the module describes.
+
+        `scope` is the run's (a new one when `None`, which nobody closes: `create_deps` outside a run).
+        """
+        if (kept := self._kept.get(target.deps_type, UNSET)) is not UNSET:
+            return kept
+        try:
+            plan = self._plan(target)
+        except (DependencyError, AgenToolNotFoundError) as error:
+            if not deps_admit_none(target.deps_type):
+                raise missing_deps_error(target.name, target.deps_type, error) from error
+            self._plans[target.deps_type] = None  # until the wiring changes (`provide`, `register`)
+            return None
+        if plan is None:
+            return None
+        if plan.per_run:
+            return await build_deps(plan, RunScope() if scope is None else scope)
+        deps = await build_deps(plan, self._injector_scope)
+        # First wins: concurrent first calls built their own, and all of them get the one kept.
+        return self._kept.setdefault(target.deps_type, deps)
+
+    def _plan(self, target: Target) -> DepsPlan | None:
+        if not target.needs_deps:
+            return None
+        plan = self._plans.get(target.deps_type, UNSET)
+        if plan is UNSET:
+            shape = self._shape(target.deps_type)
+            for dependency in shape.handles:  # a handle on a non-agentool is refused now, not at its first use
+                self._require_agentool(target.name, dependency.agentool)
+            plan = self._plans[target.deps_type] = compile_deps(target.name, shape, self._providers, self.handle)
+        return plan
+
+    def _shape(self, deps_type: Any) -> DepsShape:
+        """What `deps_type` asks for, read once."""
+        if (shape := self._shapes.get(deps_type)) is None:
+            shape = self._shapes[deps_type] = deps_shape(deps_type)
+        return shape
+
+    def _forget_kept(self, changed: Callable[[DepsShape], bool]) -> None:
+        """Drop the kept deps whose shape the wiring just `changed`: the next call builds them anew."""
+        for deps_type in [t for t in self._kept if changed(self._shape(t))]:
+            del self._kept[deps_type]
 
     def _edges_of(self, target: Target) -> list[str]:
-        return [*target.dependencies, *(h.agentool for h in self._lifetime.shape(target.deps_type).handles)]
+        return [*target.dependencies, *(h.agentool for h in self._shape(target.deps_type).handles)]
 
     def _check_edges(self, name: str, edges: list[str]) -> None:
         check_new_edges(name, edges, self._targets, self._edges_of)

@@ -42,7 +42,7 @@ class Target:
     agent: AbstractAgent[Any, Any]
     manager: AgenToolManager | None = None
     """The agentool's manager; `None` when the agent is not an agentool."""
-    direct: AgenToolManager | None = None
+    call_manager: AgenToolManager | None = None
     """The manager `call` routes through without the agent; `None` when only a run gives the output:
     not an agentool, or an output function in the agent's `output_type` reshapes what the tool returns."""
     typed_output: bool = True
@@ -54,8 +54,8 @@ class Target:
     """The agent's `deps_type`, which the injector builds when no `deps=` is given."""
     needs_deps: bool = False
     """Whether there is a `deps_type` to build (precomputed: the direct path reads it on every call)."""
-    leaf: bool = True
-    """Neither deps nor declared dependencies: a run of it alone needs no run scope."""
+    needs_run_scope: bool = False
+    """It has deps or declared dependencies: a run of it needs a run scope (its own when none is in progress)."""
     max_input_bytes: int = 0
     max_input_chars: int = 0
     """A str this long or shorter is within `max_input_bytes` whatever it holds (at most 4 UTF-8 bytes a character)."""
@@ -107,7 +107,12 @@ def _run_only(name: str, agent: AbstractAgent[Any, Any], manager: AgenToolManage
     """A target only its agent's run answers for; with the `manager` of the agentool it stands in for."""
     needs_deps = declares_deps(agent.deps_type)
     return Target(
-        name=name, agent=agent, manager=manager, deps_type=agent.deps_type, needs_deps=needs_deps, leaf=not needs_deps
+        name=name,
+        agent=agent,
+        manager=manager,
+        deps_type=agent.deps_type,
+        needs_deps=needs_deps,
+        needs_run_scope=needs_deps,
     )
 
 
@@ -147,12 +152,12 @@ def agent_target(name: str, agent: AbstractAgent[Any, Any], *, registry: AgenToo
         name=name,
         agent=agent,
         manager=manager,
-        direct=manager if output_types(agent.output_type) is not None else None,
+        call_manager=manager if output_types(agent.output_type) is not None else None,
         typed_output=agent.output_type is not str,
         ctx_template=template,
         deps_type=agent.deps_type,
         needs_deps=needs_deps,
-        leaf=not needs_deps and not manager.config.dependencies,
+        needs_run_scope=needs_deps or bool(manager.config.dependencies),
         max_input_bytes=manager.config.max_input_bytes,
         max_input_chars=manager.config.max_input_bytes // 4,
         chain=(name,),
