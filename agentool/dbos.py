@@ -33,7 +33,7 @@ from ._dbos_support import quiet_input_errors, safe_url, sqlite_engine_kwargs
 from ._options import check_instance, check_limit, check_seconds, check_strings, check_text, refuse
 from .core.agent.capability import build_agent
 from .core.registry import AgenToolRegistry, not_found
-from .core.request import dispatcher_reset, dispatcher_scope
+from .core.request import dispatching
 from .durable import CAPABILITY_ID, OPERATION_NAME, AgenToolDurability, UnitDispatcher, engine_options, run_unit
 from .errors import ConfigurationError, MissingExtraError
 from .paths import user_data_dir
@@ -78,28 +78,18 @@ QUEUE_NAME = 'agentool'
 
 _agents: dict[str, AbstractAgent[Any, Any]] = {}
 _answers: dict[str, _Answer] = {}  # by agent name: how `run` answers the agents `durable` built
-_STEP_NAMER = DBOSOperationNamer
 _OPERATION = CapabilityOperationId(CAPABILITY_ID, operation=OPERATION_NAME)
-_state = {'launched': False}
-"""Set by `launch`, cleared by `shutdown`: a DBOS error before launch is then explained."""
-_launched_with: dict[str, Any] = {}  # the settings of the launch in effect
-
-
-def _dbos_launched() -> bool:
-    """Whether `launch()` ran in this process (and `shutdown()` did not since)."""
-    return _state['launched']
+_launched_with: dict[str, Any] = {}
+"""The settings of the launch in effect (empty until `launch`, and after `shutdown`)."""
 
 
 @contextmanager
 def _needs_launch(function: str) -> Generator[None]:
-    """Turn DBOS's error for a call made before DBOS runs into a `ConfigurationError` saying what to do.
-
-    Looked at only when DBOS raises, so a launched process pays nothing.
-    """
+    """Turn DBOS's error for a call made before DBOS runs into a `ConfigurationError` saying what to do."""
     try:
         yield
     except _dbos_errors.DBOSException as error:
-        if _dbos_launched():
+        if _launched_with:
             raise
         raise ConfigurationError(
             f'agentool.dbos.{function}() needs DBOS running: call `await agentool.dbos.launch(...)` first '
@@ -154,7 +144,7 @@ def durable(
     _answers.pop(name, None)
     if not extra:
         # What `run` runs: the same agent without capabilities, which answers lean, its operation one step.
-        options: StepOptions = {**(step_config or {}), 'name': _STEP_NAMER(name).operation_name(_OPERATION)}
+        options: StepOptions = {**(step_config or {}), 'name': DBOSOperationNamer(name).operation_name(_OPERATION)}
         _answers[name] = _Answer(build_agent(name, registry, **agent_kwargs), options, registry)
     return agent
 
@@ -193,12 +183,10 @@ async def launch(
 
     Args:
         database: A path (SQLite) or a database URL; by default `default_database_path()`.
-        app_name: The DBOS application name.
         executor_id: This process's identity among workers sharing a Postgres database; DBOS
             recovers the workflows of the executor that restarts with the same id.
         application_version: Only workflows of the same version are recovered; keep it stable
             across restarts of the same code.
-        log_level: DBOS's log level.
         worker_concurrency: How many queued runs this process works on at once (`None`: no limit).
         polling_interval: How often (seconds) this worker looks for queued runs.
 
@@ -223,7 +211,7 @@ async def launch(
     if executor_id is not None:
         config['executor_id'] = executor_id
     settings = {**config, 'worker_concurrency': worker_concurrency, 'polling_interval': polling_interval}
-    if _dbos_launched():
+    if _launched_with:
         if settings == _launched_with:
             return
         raise ConfigurationError(
@@ -252,7 +240,6 @@ async def launch(
             reason='launch_failed',
             database=safe_url(url),
         ) from error
-    _state['launched'] = True
     _launched_with.update(settings)
 
 
@@ -279,7 +266,6 @@ async def recover(executor_ids: Sequence[str]) -> list[str]:
 
 def shutdown() -> None:
     """Shut DBOS down (a later `launch` starts it again)."""
-    _state['launched'] = False
     _launched_with.clear()
     DBOS.destroy(destroy_registry=False)
 
@@ -292,21 +278,14 @@ async def _run_workflow(agent_name: str, prompt: str) -> Any:
     answer = _answers.get(agent_name)
     if answer is None:
         return (await agent.run(prompt)).output
-    token = dispatcher_scope(UnitDispatcher(answer.step, None))
-    try:
+    with dispatching(UnitDispatcher(answer.step, None)):
         return (await answer.agent.run(prompt)).output
-    finally:
-        dispatcher_reset(token)
 
 
 @dataclass(frozen=True)
 class _Answer:
-    """How `run` answers a `durable(name)` agent: its operation is the one journaled step.
-
-    The agentool's model requests are a deterministic function of the operation's result, so they
-    run in the workflow unjournaled, and after the first run lean (`agentool.core.agent.lean`). The step
-    has the name of the agent's capability step (`{agent}__capability__agentool.operation`).
-    """
+    """How `run` answers a `durable(name)` agent: its operation is the one journaled step, named as
+    the agent's capability step; its model requests run in the workflow, unjournaled."""
 
     agent: AbstractAgent[Any, Any]
     options: StepOptions

@@ -1,17 +1,15 @@
 """Durable agentool operations on any pydantic-ai durability engine (DBOS, Temporal, Prefect).
 
 Attach `AgenToolDurability()` to an agent next to the engine's capability (`DBOSDurability`, ...):
-during a run inside the engine's workflow, each agentool operation the run executes — the manager
-tool's routed call, an `AgenToolToolset` tool, and `injector.call` made by the workflow's own code
-(an agentool that delegates with `Route(durable=False)`) — becomes one durable unit through
-pydantic-ai's public `@durable_operation`. A completed unit is journaled: after a crash, the engine
-replays its recorded result instead of calling the tool again. An agentool's own model requests are
-not units: they are a deterministic function of the operations' results (`wrap_model_request`).
+during a run inside the engine's workflow, each agentool operation the run executes (the manager
+tool's routed call, an `AgenToolToolset` tool, `injector.call` from the workflow's own code)
+becomes one durable unit through pydantic-ai's public `@durable_operation`. After a crash, the
+engine replays a completed unit's recorded result instead of calling the tool again. An agentool's
+own model requests are not units: they are a deterministic function of the operations' results.
 
 A unit whose tool crashed after its side effect but before the engine recorded the result runs
-again on recovery (every engine has that window). Tools with side effects make them idempotent with
-`unit_key()`, a key that stays the same across those re-executions; the engine modules
-(`agentool.dbos`, `agentool.temporal`, `agentool.prefect`) give it the engine's identity of the unit.
+again on recovery. Tools with side effects make them idempotent with `unit_key()`, a key that
+stays the same across those re-executions.
 
 The persisted name of the unit (`OPERATION_NAME` within capability `CAPABILITY_ID`) is
 `{agent name}__capability__agentool.operation` on DBOS, `agent__{agent name}__capability__agentool__operation`
@@ -20,7 +18,6 @@ on Temporal and `Capability: agentool.operation` on Prefect: renaming either str
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Coroutine
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
@@ -39,8 +36,9 @@ from .core.agent.capability import parse_model_id
 from .core.injector import AgenToolInjector, get_injector
 from .core.manager import MANAGER_TOOL_NAME, AgenToolManager
 from .core.model import AgenToolModel
+from .core.operation import UNSET, Policy, run_operation
 from .core.registry import AgenToolRegistry, get_registry
-from .core.request import dispatcher_reset, dispatcher_scope
+from .core.request import dispatching
 from .errors import AgenToolError
 
 __all__ = (
@@ -75,8 +73,10 @@ _IN_WORKFLOW = {'temporal': False, 'prefect': False}
 _unit_key: ContextVar[str | None] = ContextVar('agentool_unit_key', default=None)
 _caller: ContextVar[AgenToolInjector | None] = ContextVar('agentool_durable_caller', default=None)
 _input: ContextVar[tuple[BaseModel, RunContext[Any]] | None] = ContextVar('agentool_durable_input', default=None)
-"""The validated input of the unit being dispatched and the context its tool gets, for an engine
-that runs the unit in this process."""
+"""The unit's validated input and its tool's context, for an engine running the unit in this process."""
+
+_UNIT_POLICY = Policy(surface='direct', typed_errors=False)
+"""A unit's call elsewhere: traced only inside a trace in progress; a `ModelRetry` reaches the engine as raised."""
 
 
 def unit_key() -> str | None:
@@ -115,11 +115,8 @@ class AgenToolDurability(AbstractCapability[Any]):
         check_function('unit_failure', self.unit_failure, optional=True)
 
     async def wrap_run(self, ctx: RunContext[Any], *, handler: WrapRunHandler) -> AgentRunResult[Any]:
-        token = dispatcher_scope(UnitDispatcher(self._unit, ctx))
-        try:
+        with dispatching(UnitDispatcher(self._unit, ctx)):
             return await handler()
-        finally:
-            dispatcher_reset(token)
 
     async def wrap_model_request(
         self, ctx: RunContext[Any], *, request_context: ModelRequestContext, handler: WrapModelRequestHandler
@@ -127,9 +124,8 @@ class AgenToolDurability(AbstractCapability[Any]):
         """An agentool's own model answers here, in the workflow: nothing of it is journaled.
 
         Its answer is a deterministic function of the messages, which a recovered workflow rebuilds
-        from the journaled operations, so the engine's model-request unit would only cost a journal
-        write. Skipping the handler skips the inner request lifecycle (the engine's unit, and the
-        request hooks of capabilities listed after this one); an LLM's requests pass through.
+        from the journaled operations; skipping the handler skips the engine's model-request unit
+        (and later capabilities' request hooks). An LLM's requests pass through.
         """
         model = request_context.model
         if not isinstance(model, AgenToolModel) or request_context.streaming:
@@ -141,9 +137,8 @@ class AgenToolDurability(AbstractCapability[Any]):
     async def resolve_model_id(self, ctx: ModelResolutionContext[Any], *, model_id: str) -> Model | None:
         """`agentool:NAME` as the agentool's model, wherever the engine rebuilds the run's model.
 
-        A Temporal activity rebuilds the model of the run context it was sent from its id, through the
-        agent's capabilities and then pydantic-ai's `infer_model` itself, which does not know `agentool:`
-        ids (`import agentool` wraps the module's function, not a reference held elsewhere).
+        A Temporal activity rebuilds the run context's model from its id through the agent's
+        capabilities, then pydantic-ai's `infer_model`, which does not know `agentool:` ids.
         """
         name = parse_model_id(model_id)
         return None if name is None else AgenToolModel(name, registry=self.registry)
@@ -151,10 +146,8 @@ class AgenToolDurability(AbstractCapability[Any]):
     async def prepare_tools(self, ctx: RunContext[Any], tool_defs: list[ToolDefinition]) -> list[ToolDefinition]:
         """The manager tool runs in the workflow, not as an engine's tool unit: its operation is the unit.
 
-        Temporal and Prefect make every function tool call one activity or task of their own, so the
-        routed call would be that unit and not this capability's (no `unit_key()`, another persisted
-        name, the tool validated outside the run). Opting the manager tool out of that wrapping
-        (an async tool, run in the workflow) leaves its operation as the one unit, as on DBOS.
+        Temporal and Prefect make every function tool call an activity or task of its own, which
+        would replace this capability's unit (no `unit_key()`, another persisted name).
         """
         return [
             replace(tool_def, metadata={**(tool_def.metadata or {}), **_IN_WORKFLOW})
@@ -201,15 +194,15 @@ class AgenToolDurability(AbstractCapability[Any]):
 UnitRunner = Callable[
     [RunContext[Any] | None, str, str, str, Literal['tool', 'injector'], int], Coroutine[Any, Any, Any]
 ]
-"""Runs one operation as one durable unit of an engine: `(ctx, agentool, operation, input as JSON
-text, via, retries)`; its body is `run_unit`. `AgenToolDurability.run_operation` is one."""
+"""Runs one operation as one durable unit: `(ctx, agentool, operation, input as JSON text, via,
+retries)`; its body is `run_unit`."""
 
 
 def engine_options(
     registry: AgenToolRegistry | None, agent_kwargs: dict[str, Any]
 ) -> tuple[AgenToolRegistry, list[AbstractCapability[Any]]]:
-    """What each engine's `durable(name, ...)` starts from: the registry in effect and the further
-    capabilities given (taken out of `agent_kwargs`), both checked."""
+    """The registry in effect and the further capabilities (taken out of `agent_kwargs`), checked:
+    what each engine's `durable(name, ...)` starts from."""
     check_instance('registry', registry, AgenToolRegistry, optional=True)
     extra = check_instances('capabilities', agent_kwargs.pop('capabilities', ()), AbstractCapability)
     return (get_registry() if registry is None else registry), extra
@@ -229,21 +222,20 @@ async def run_unit(
 
     An unexpected exception of the tool is retried `retries` times (`Route.retries`, idempotent routes).
     """
-    # Calls made inside the unit belong to it: they run directly (engines cannot nest units).
-    token = dispatcher_scope(None)
     key = _unit_key.set(None if unit_key is None else unit_key())
     try:
-        for attempt in range(retries + 1):
-            try:
-                return await _run(ctx, agentool, input, via, registry)
-            except (AgenToolError, ModelRetry, ToolFailed, CallDeferred, ApprovalRequired):
-                raise
-            except Exception:  # the tool's own failure: retried (an idempotent route), the last one propagates
-                if attempt == retries:
+        # Calls made inside the unit belong to it: they run directly (engines cannot nest units).
+        with dispatching(None):
+            for attempt in range(retries + 1):
+                try:
+                    return await _run(ctx, agentool, input, via, registry)
+                except (AgenToolError, ModelRetry, ToolFailed, CallDeferred, ApprovalRequired):
                     raise
+                except Exception:  # the tool's own failure: retried (an idempotent route), the last one propagates
+                    if attempt == retries:
+                        raise
     finally:
         _unit_key.reset(key)
-        dispatcher_reset(token)
 
 
 async def _run(
@@ -254,48 +246,37 @@ async def _run(
         return await (get_injector() if injector is None else injector).call(agentool, input)
     manager = (get_registry() if registry is None else registry).get_manager(agentool)
     # In this process the caller's input model itself, which the JSON text may not restore
-    # exactly (a `SecretStr` is masked in JSON, a `Field(exclude=True)` left out), and the
-    # caller's context (the model-string form's has no deps).
+    # exactly (a masked `SecretStr`, an excluded field), and the caller's context.
     given = _input.get()
     if given is not None:
         return await manager.execute(given[1], given[0])
     assert ctx is not None  # an engine running the unit elsewhere passes the run's context
-    validated = manager.validate_json(input)
-    if ctx.deps is not None or not manager.tool_for(manager.operation_of(validated)).takes_ctx:
-        return await manager.execute(ctx, validated)
-    # The run gave no deps: this process's injector builds them, as the caller's did for it.
-    async with get_injector().call_deps(manager.name, manager.config.deps_type) as built:
-        if built is None:
-            return await manager.execute(ctx, validated)
-        given = copy.copy(ctx)  # the engine's own context stays as it came
-        given.deps = built
-        return await manager.execute(given, validated)
+    # The one operation sequence: when the run gave no deps, this process's injector builds them.
+    deps = UNSET if ctx.deps is None else ctx.deps
+    return await run_operation(_UNIT_POLICY, manager, manager.validate_json(input), ctx, deps)
 
 
 @dataclass(frozen=True)
 class UnitDispatcher:
     """A durable run's dispatcher: hands each operation to `run`, one durable unit each.
 
-    `run_ctx` is the run's context, for the units of calls that come with none (`injector.call`);
-    `None` when `run` needs none.
+    `run_ctx` is the run's context, for calls that come with none (`injector.call`), or `None`.
     """
 
     run: UnitRunner
     run_ctx: RunContext[Any] | None
 
     async def dispatch_execute(self, ctx: RunContext[Any], manager: AgenToolManager, input: BaseModel) -> Any:
-        # Only the fields the caller set: the manager passes unset optional fields as the tool's defaults.
-        # `round_trip`: a `Json[...]` field is written as the JSON text it validates from.
+        # Only the fields the caller set; `round_trip`: a `Json[...]` field as the text it validates from.
         data = input.model_dump_json(by_alias=True, exclude_unset=True, exclude_computed_fields=True, round_trip=True)
         operation = manager.operation_of(input)
         retries = _retries(manager, operation)
         token = _input.set((input, ctx))
-        # A context of the run itself carries what the engine needs (its durability capability);
-        # the model-string form's own context, made for the tool, does not: the unit gets the run's.
+        # The model-string form's context, made for the tool, lacks the engine's capability: use the run's.
         unit_ctx = ctx if self.run_ctx is None or ctx.root_capability is not None else self.run_ctx
         if self.run_ctx is not None and unit_ctx.deps is not self.run_ctx.deps:
-            # Deps the injector built for this call (the run was given none, or other ones) do not
-            # travel with the unit: an engine running it elsewhere has them built there (`_run`).
+            # Deps the injector built for this call do not travel: an engine running the unit
+            # elsewhere builds them there (`_run`).
             unit_ctx = replace(unit_ctx, deps=None)
         try:
             result = await self.run(unit_ctx, manager.name, operation, data, 'tool', retries)
@@ -318,10 +299,7 @@ class UnitDispatcher:
 
 
 def typed_result(manager: AgenToolManager, input: BaseModel, result: Any) -> Any:
-    """`result` as the agentool's output type again, after an engine that journals JSON returned it as data.
-
-    In-process engines (DBOS) hand back the object itself, which passes as it is.
-    """
+    """`result` as the agentool's output type again, after an engine that journals JSON returned it as data."""
     if not manager.checks_output or type(result) is manager.output_class:
         return result
     return manager.check_output(input, result)

@@ -64,11 +64,10 @@ def capabilities(
 ) -> list[AbstractCapability[Any]]:
     """The capabilities that make an agent durable on Prefect: `PrefectDurability` and `AgenToolDurability`.
 
-    `durability` is pydantic-ai's capability configured otherwise (model and tool task configs);
-    the agentool operation's task has pydantic-ai's default config for capability operations
-    whatever it says: no task retries (`Route(idempotent=True, retries=N)` retries inside the
-    task), the result persisted, pydantic-ai's cache policy. `registry` is where the agent's
-    agentools are registered (by default the one in effect).
+    `durability` is pydantic-ai's capability configured otherwise (model and tool task configs); the
+    operation's task keeps pydantic-ai's default for capability operations whatever it says (no task
+    retries: `Route(idempotent=True, retries=N)` retries inside the task). `registry` is where the
+    agent's agentools are registered (by default the one in effect).
     """
     check_instance('durability', durability, PrefectDurability, optional=True)
     return [

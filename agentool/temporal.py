@@ -54,9 +54,8 @@ DEFAULT_ACTIVITY_CONFIG = ActivityConfig(
     heartbeat_timeout=timedelta(seconds=10),
     retry_policy=RetryPolicy(maximum_attempts=3),
 )
-"""The activities' default config: a worker that dies mid-activity is noticed within 10 s (pydantic-ai's
-activities heartbeat in the background) and the activity runs again elsewhere, at most 3 attempts.
-`capabilities()` adds agentool's typed errors to the retry policy's non-retryable ones."""
+"""The activities' default config: a worker that dies mid-activity is noticed within 10 s and the activity
+runs again elsewhere, at most 3 attempts (`capabilities()` does not retry agentool's typed errors)."""
 
 
 def unit_key() -> str | None:
@@ -75,9 +74,8 @@ def capabilities(
     """The capabilities that make an agent durable on Temporal: `TemporalDurability` and `AgenToolDurability`,
     and one that makes a typed agentool error raised in the workflow fail the workflow at once.
 
-    `activity_config` is the base config of every activity of the agent (by default
-    `DEFAULT_ACTIVITY_CONFIG`); `registry` is where its agentools are registered (by default the
-    one in effect).
+    `activity_config` is every activity's base config (by default `DEFAULT_ACTIVITY_CONFIG`);
+    `registry` is where its agentools are registered (by default the one in effect).
     """
     check_instance('activity_config', activity_config, dict, optional=True)
     config = ActivityConfig(**(DEFAULT_ACTIVITY_CONFIG if activity_config is None else activity_config))
@@ -99,10 +97,8 @@ def capabilities(
 def _application_error(error: AgenToolError) -> ApplicationError:
     """`error` as Temporal's failure: not retryable, its class name the `type`, its `details` the one detail.
 
-    Temporal fails the workflow on an `ApplicationError` raised in workflow code; any other exception
-    fails only the workflow *task*, which Temporal retries until the code changes. The same input
-    fails the same way, so a typed agentool error must end the workflow at once. Raised by an
-    activity, it keeps the details, which Temporal's own conversion of an exception drops.
+    Any other exception fails only the workflow *task*, which Temporal retries until the code
+    changes; the same input fails the same way, so the workflow must end at once.
     """
     details = to_jsonable_python(error.details, fallback=repr)  # the failure itself must serialise
     return ApplicationError(error.message, details, type=type(error).__name__, non_retryable=True)
@@ -124,10 +120,8 @@ class _WorkflowFailures(AbstractCapability[Any]):
 
 
 def _unserialisable_deps(deps: object) -> DepsUnavailableError | None:
-    """The error naming the field of `deps` an activity cannot receive; `None` when they serialise.
-
-    Serialised as Temporal's pydantic payload converter does (`to_json`), field by field when they fail.
-    """
+    """The error naming the field of `deps` an activity cannot receive (as `to_json`, Temporal's pydantic
+    payload converter, serialises it); `None` when they serialise."""
     if deps is None or _serialises(deps):
         return None
     names: list[str] = (
@@ -158,16 +152,10 @@ def _serialises(value: object) -> bool:
         return False
     return True
 
-    @classmethod
-    def get_serialization_name(cls) -> str | None:
-        return None
-
 
 def _typed_errors_not_retried(policy: RetryPolicy | None) -> RetryPolicy:
-    """A copy of `policy` that does not retry agentool's typed errors: the same input fails the same way.
-
-    Temporal matches a failure's exact class name, so every class of the hierarchy is named.
-    """
+    """A copy of `policy` that does not retry agentool's typed errors (every class of the hierarchy by
+    name: Temporal matches a failure's exact class name)."""
     policy = RetryPolicy() if policy is None else replace(policy)
     names = list(policy.non_retryable_error_types or ())
     pending: list[type[AgenToolError]] = [AgenToolError]

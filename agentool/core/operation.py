@@ -1,25 +1,11 @@
 """One operation, run the same way from every surface: `run_operation`.
 
-Every surface that runs an agentool operation ends here: `injector.call` (and so handles and
-dispatch), the manager tool of an agent run, the plain `Agent('agentool:NAME')` model and lean
-runs, the LLM toolset and the MCP server. Each says how it differs in a `Policy` (made once) and
-the few values of the call; the steps and their order are this module's:
-
-1. **Durability.** In a durable run (`request.durability`), a durable route's call is one unit of
-   the run's engine: a direct call as a whole (the unit runs it again, deps and all), any other
-   with its deps settled.
-2. **Deps**, decided only for a tool that takes a context and only when none were given: the
-   surface's provider, else the injector running the call (`InjectorInEffect.deps_for`, where
-   their lifetime is decided), else, with no injector at all, `None` when the deps type admits it.
-3. **Frame.** The injector enters the task's frame (`InjectorInEffect.enter`): a direct call is a
-   link of the chain of agentools (a repeat is a cycle) and may own a run scope; a surface's call
-   joins the run in progress.
-4. **The call**, inside an `operation_span` (its span and metrics), except on the direct path
-   when nothing traces or measures it: there the manager's hot pair, and no telemetry at all.
-5. **Errors**, by the policy: a deterministic run turns a tool's `ModelRetry` / `ToolFailed` into
-   `ToolRetryError` / `ToolFailedError`; an LLM's surfaces let pydantic-ai retry (the MCP server
-   then turns any failure into a tool result itself).
-6. **Leaving** the frame and closing the scope the call owns (`request.leave`), also on error.
+`injector.call` (and so handles and dispatch), the manager tool of an agent run, the plain
+`Agent('agentool:NAME')` model and lean runs, the LLM toolset and the MCP server all end here. Each
+says how it differs in a `Policy` (made once); the steps and their order are this module's:
+durability (a durable route's call is one unit of the run's engine), deps (only for a tool that
+takes a context and was given none), the frame, the call (inside an `operation_span`, except an
+untraced direct call), the policy's errors, and leaving the frame (`request.leave`), also on error.
 """
 
 from __future__ import annotations
@@ -62,8 +48,7 @@ UNSET: Any = object()
 """No deps given (`deps=None` counts as none too, on every surface that takes them)."""
 
 DepsSource = Callable[[], AbstractAsyncContextManager[Any]]
-"""A surface's own way to the deps of one call given none (the toolset's and MCP's `deps`
-functions, a capability's `DepsProvider`), open for the call."""
+"""A surface's own deps for one call given none (the toolset's and MCP's `deps`, a `DepsProvider`)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -71,7 +56,6 @@ class Policy:
     """How one surface runs its operations: made once per surface, read on every call."""
 
     surface: Surface
-    """Where calls come from (the span's `agentool.surface`)."""
     typed_errors: bool
     """A tool's `ModelRetry` / `ToolFailed` end the call as agentool's typed errors (a deterministic
     run cannot retry); otherwise they reach pydantic-ai unchanged."""
@@ -83,7 +67,7 @@ class Policy:
     """Untraced calls skip telemetry altogether (the direct path with no provider of its own)."""
 
     def __post_init__(self) -> None:
-        # Read on every direct call: worked out once (the dataclass is frozen, hence `object.__setattr__`).
+        # Read on every direct call: worked out once (frozen, hence `object.__setattr__`).
         quiet = self.surface == 'direct' and self.tracer is None and self.meter_provider is None
         object.__setattr__(self, 'quiet', quiet)
 
@@ -102,13 +86,9 @@ async def run_operation(
 ) -> Any:
     """Run the operation `validated` names, with the steps of the module (in that order).
 
-    The direct path passes every argument by position (the cheaper call, on every `injector.call`);
-    other surfaces name them.
+    The direct path passes every argument by position (the cheaper call); other surfaces name them.
 
     Args:
-        policy: The surface's policy.
-        manager: The agentool's manager.
-        validated: Its validated input.
         ctx: The context the tool gets, deps aside; on the direct path (`data` given) the template
             every call copies. `None` when no routed tool takes one.
         deps: The deps given for the call (`UNSET`: none).
@@ -202,8 +182,8 @@ async def run_operation(
 
 
 def _name(manager: AgenToolManager, target: Any) -> str:
-    """The agentool a call runs: the host's own target's name on its direct path (an override may
-    answer with another agentool's manager), else the manager's."""
+    """The agentool a call runs: its target's name on the direct path (an override may answer with
+    another agentool's manager), else the manager's."""
     return manager.name if target is None else target.name
 
 
@@ -218,8 +198,7 @@ def _mapped(policy: Policy, agentool: str, error: BaseException) -> BaseExceptio
 
 
 def _without_injector(name: str, deps_type: Any) -> None:
-    """Deps with no injector at all (none was ever made for the registry in effect): as an injector
-    that does not know `name`, `None` when `deps_type` admits it."""
+    """Deps with no injector at all: `None` when `deps_type` admits it, as an injector without `name`."""
     if not deps_admit_none(deps_type):
         unknown = AgenToolNotFoundError(f'no injector holds {name!r}', agentool=name)
         raise missing_deps_error(name, deps_type, unknown)

@@ -1,6 +1,5 @@
-"""The dependency graph between agentools: cycles (found iteratively, so a deep graph is never a
-`RecursionError`) and the typed errors that name what is wrong with it.
-"""
+"""The dependency graph between agentools: cycles (found iteratively: a deep graph is never a
+`RecursionError`) and the typed errors that name what is wrong with it."""
 
 from __future__ import annotations
 
@@ -16,9 +15,8 @@ from ...errors import (
     quote,
     suggest,
 )
-from ._deps import DepsShape
-from ._resources import type_label
 from ._targets import Target
+from ._wiring import DepsShape, type_label
 
 __all__ = (
     'raise_problems',
@@ -100,7 +98,7 @@ def not_an_agentool(owner: str, dependency: str) -> DependencyError:
 
 def missing_dependency(owner: str, dependency: str, known: Sequence[str], *, note: str = '') -> DependencyError:
     """`owner` declares `dependency`, which is not registered; suggests close names from `known`, then
-    `note` (why a name registered elsewhere is not seen here)."""
+    `note` (why a name registered elsewhere is not seen)."""
     suggestions = suggest(dependency, known)
     return DependencyError(
         f'agentool {owner!r} depends on {quote(dependency)}, which is not registered with the injector'
@@ -152,10 +150,8 @@ def graph_problems(
 def check_new_edges(
     name: str, edges: list[str], targets: Mapping[str, Target], edges_of: Callable[[Target], list[str]]
 ) -> None:
-    """Raise if `name` depending on `edges` names a registered non-agentool or closes a cycle.
-
-    Names not registered yet are allowed: they may be registered later (`validate()` reports them).
-    """
+    """Raise if `name` depending on `edges` names a registered non-agentool or closes a cycle (names
+    not registered yet are allowed: `validate()` reports them)."""
     for dependency in edges:
         other = targets.get(dependency)
         if other is not None and other.manager is None and dependency != name:

@@ -39,16 +39,17 @@ from ..operation import UNSET, Policy, run_operation
 from ..output import json_output_text
 from ..registry import AgenToolConfig, AgenToolRegistry, get_registry, hidden_by_scope
 from ..request import (
+    COMPANION,
     Entry,
     Frame,
     GateTable,
     declares_deps,
     deps_admit_none,
+    injector_in_effect,
     leave,
     missing_deps_error,
 )
 from ..request import frame as _frame
-from ._deps import DepsPlan, DepsShape, OwnDeps, build_deps, compile_deps, deps_shape, own_deps_form, run_without_loop
 from ._graph import (
     check_new_edges,
     cycle_error,
@@ -57,12 +58,27 @@ from ._graph import (
     not_an_agentool,
     raise_problems,
 )
-from ._resources import Provider, ResourceScope, RunScope, make_provider, resource_problems, type_label
 from ._targets import Target, agent_target, stub_target
+from ._wiring import (
+    DepsPlan,
+    DepsShape,
+    OwnDeps,
+    Provider,
+    ResourceScope,
+    RunScope,
+    build_deps,
+    compile_deps,
+    deps_shape,
+    make_provider,
+    own_deps_form,
+    resource_problems,
+    run_without_loop,
+    type_label,
+)
 from .handle import AgenToolHandle
 from .serialization import serialize_fallback, serialize_input
 
-__all__ = ('AgenToolInjector',)
+__all__ = ('AgenToolInjector', 'get_injector', 'use_injector')
 
 T = TypeVar('T')
 
@@ -157,7 +173,7 @@ class AgenToolInjector:
             )
         target = agent_target(name, agent, registry=self.registry)
         if target.manager is not None:
-            self._check_edges(name, self._edges_of(target))
+            check_new_edges(name, self._edges_of(target), self._targets, self._edges_of)
         elif dependents := sorted(n for n, t in self._targets.items() if n != name and name in self._edges_of(t)):
             raise DependencyError(
                 f'agentool {dependents[0]!r} depends on {name!r}, but the agent registered as {name!r} is not an '
@@ -169,13 +185,10 @@ class AgenToolInjector:
         self._plans.clear()  # a plan may have been given up for want of this agentool
 
     def check_dependencies(self, name: str, config: AgenToolConfig) -> None:
-        """Raise the dependency error registering agentool `name` with `config` would cause, if any.
-
-        Dependencies not registered yet are allowed here (they may come later); `validate()` and the
-        first run report them.
-        """
-        handles = self._shape(config.deps_type).handles
-        self._check_edges(name, [*config.dependencies, *(h.agentool for h in handles)])
+        """Raise the dependency error registering agentool `name` with `config` would cause, if any
+        (dependencies not registered yet are allowed: `validate()` and the first run report them)."""
+        edges = [*config.dependencies, *(h.agentool for h in self._shape(config.deps_type).handles)]
+        check_new_edges(name, edges, self._targets, self._edges_of)
 
     def unregister(self, name: str) -> None:
         """Forget the agent registered under `name`."""
@@ -261,8 +274,8 @@ class AgenToolInjector:
     # --- checking ------------------------------------------------------------------------------
 
     def validate(self) -> None:
-        """Check every registered agent at once: dependencies exist and are agentools, no cycles,
-        every deps field and factory parameter resolvable, handle output types match.
+        """Check every registered agent at once: dependencies, cycles, deps fields, factory parameters
+        and handle output types.
 
         Raises:
             InjectorValidationError: listing every problem found (`.problems`), not only the first.
@@ -275,12 +288,11 @@ class AgenToolInjector:
         raise_problems([*problems, *resource_problems(self._providers)])
 
     def clear(self) -> None:
-        """Forget every agent, factory, cached plan and kept deps (overrides end with their `with` blocks),
-        and close what injector-scoped factories made, newest first.
+        """Forget every agent, factory, plan and kept deps, and close what injector-scoped factories made.
 
         Raises:
-            ConfigurationError: an injector-scoped resource closes only with an `await` (`aclose()`, an
-                async `close()`); nothing is cleared: use `await injector.aclear()`.
+            ConfigurationError: an injector-scoped resource closes only with an `await`; nothing is
+                cleared: use `await injector.aclear()`.
         """
         if waiting := self._injector_scope.async_closers():
             raise ConfigurationError(
@@ -312,10 +324,9 @@ class AgenToolInjector:
     def override(self, **replacements: Any) -> Generator[AgenToolInjector]:
         """Answer for the named agentools with replacements inside the block, in this task only.
 
-        A replacement is an agent (another agentool, or any pydantic-ai agent), a function taking the
-        validated input model (sync or async), or a value; functions and values are checked against
-        the replaced agentool's output type. Overrides nest, are undone on exit (also on error) and
-        reach through delegation: an agentool calling another through the injector gets the override.
+        A replacement is an agent, a function taking the validated input model (sync or async), or a
+        value (both checked against the replaced agentool's output type). Overrides nest, are undone on
+        exit and reach through delegation.
         """
         current = self._overrides.get()
         active = dict(current or {})
@@ -499,8 +510,7 @@ class AgenToolInjector:
         surface: a subclass's own `create_deps` or `acreate_deps` when it overrides one, else the wiring's.
 
         Raises:
-            MissingDepsError: they cannot be built and `deps_type` does not admit `None` (also when the
-                named agentool is registered with another injector than this one).
+            MissingDepsError: they cannot be built and `deps_type` does not admit `None`.
         """
         if isinstance(target, str):
             try:
@@ -539,10 +549,8 @@ class AgenToolInjector:
         return await self._supply(self._target(name), scope)
 
     async def _supply(self, target: Target, scope: RunScope | None) -> Any:
-        """The wiring's deps of a call of `target` given none, with the lifetime the module describes.
-
-        `scope` is the run's (a new one when `None`, which nobody closes: `create_deps` outside a run).
-        """
+        """The wiring's deps of a call of `target` given none, with the lifetime the module describes
+        (`scope`: the run's; a new one when `None`, which nobody closes: `create_deps` outside a run)."""
         if (kept := self._kept.get(target.deps_type, UNSET)) is not UNSET:
             return kept
         try:
@@ -568,7 +576,11 @@ class AgenToolInjector:
             shape = self._shape(target.deps_type)
             for dependency in shape.handles:  # a handle on a non-agentool is refused now, not at its first use
                 self._require_agentool(target.name, dependency.agentool)
-            plan = self._plans[target.deps_type] = compile_deps(target.name, shape, self._providers, self.handle)
+            found: list[DependencyError] = []
+            plan = compile_deps(target.name, shape, self._providers, self.handle, found)
+            if found:
+                raise found[0]
+            self._plans[target.deps_type] = plan
         return plan
 
     def _shape(self, deps_type: Any) -> DepsShape:
@@ -585,9 +597,6 @@ class AgenToolInjector:
     def _edges_of(self, target: Target) -> list[str]:
         return [*target.dependencies, *(h.agentool for h in self._shape(target.deps_type).handles)]
 
-    def _check_edges(self, name: str, edges: list[str]) -> None:
-        check_new_edges(name, edges, self._targets, self._edges_of)
-
     def _require_agentool(self, owner: str, dependency: str) -> None:
         other = self._targets.get(dependency)
         if other is None:
@@ -599,3 +608,39 @@ class AgenToolInjector:
 
 # On every direct call: `tuple.__new__` makes a named tuple at half the cost of its generated `__new__`.
 _new = cast('Callable[[type[Any], tuple[Any, ...]], Any]', tuple.__new__)  # pyright: ignore[reportUnknownMemberType]
+
+
+def get_injector() -> AgenToolInjector:
+    """The injector in effect: the one running the current agentool, else the innermost
+    `use_injector()` scope, else the default injector of the registry in effect.
+
+    Pairing the default injector with the registry keeps them consistent: a fresh registry
+    (`use_registry()`) comes with a fresh injector, and the process default with the process default.
+    """
+    injector = injector_in_effect(get_registry)
+    if injector is None:
+        # The registry owns its default injector, so the two are collected together: a global map from
+        # registry to injector would keep every scoped registry alive through the agents it holds.
+        injector = vars(get_registry())[COMPANION] = AgenToolInjector()
+    return cast(AgenToolInjector, injector)
+
+
+@contextmanager
+def use_injector(injector: AgenToolInjector | None = None) -> Generator[AgenToolInjector]:
+    """Make `injector` (a fresh one by default) the injector in effect inside the block.
+
+    Task-local (a context variable) and restored on exit, even on error.
+
+    Raises:
+        ConfigurationError: `injector` is not an `AgenToolInjector` (checked on entry, as `use_registry`
+            does: otherwise every agentool lookup inside the block would fail somewhere unrelated).
+    """
+    check_instance('injector', injector, AgenToolInjector, optional=True)
+    injector = AgenToolInjector() if injector is None else injector
+    current = _frame.get()
+    keep = current is not None and current.injector is injector
+    token = _frame.set(current if keep and current is not None else Frame(injector, None, ()))
+    try:
+        yield injector
+    finally:
+        _frame.reset(token)

@@ -1,7 +1,6 @@
-"""What an injector runs for a name: a registered agent, or an override (another agent, a stub function or value).
+"""What an injector runs for a name: a registered agent, or an override (another agent, a stub).
 
-Everything the direct path needs is worked out here once, when an agent is registered or an
-override entered, so a call does no introspection.
+Everything the direct path needs is worked out here once, so a call does no introspection.
 """
 
 from __future__ import annotations
@@ -87,11 +86,8 @@ def _agentool_of(agent: AbstractAgent[Any, Any]) -> tuple[str, AgenToolRegistry 
 
 
 def stood_in_for(agent: AbstractAgent[Any, Any], *, registry: AgenToolRegistry | None = None) -> AgenToolManager | None:
-    """The manager of the agentool `agent` wraps with a model of its own (a test double), else `None`.
-
-    Such a wrapper answers for the agentool, so it must take only the agentool's input; its own
-    model, unlike the agentool's, checks none. (A wrapper keeping the agentool's model is the
-    agentool itself to `agent_target`.)
+    """The manager of the agentool `agent` wraps with a model of its own (a test double), else `None`:
+    such a wrapper answers for the agentool, so it must take only the agentool's input.
 
     Raises:
         AgenToolNotFoundError: the wrapped agent runs an agentool its registry does not hold.
@@ -126,10 +122,8 @@ def _manager(
 
 
 def agent_target(name: str, agent: AbstractAgent[Any, Any], *, registry: AgenToolRegistry | None = None) -> Target:
-    """The target for `agent` registered (or swapped in) under `name`.
-
-    An agent standing in for an agentool (see `stood_in_for`) keeps its manager, so `run` validates
-    its input first, but has no direct path: only its own run answers.
+    """The target for `agent` registered (or swapped in) under `name`; an agent standing in for an
+    agentool (`stood_in_for`) keeps its manager, so `run` validates its input, but has no direct path.
 
     Raises:
         AgenToolNotFoundError: the agent runs an agentool its registry does not hold.
@@ -168,9 +162,8 @@ def agent_target(name: str, agent: AbstractAgent[Any, Any], *, registry: AgenToo
 def stub_target(name: str, replaced: Target, stub: Any) -> Target:
     """A target answering for agentool `name` with `stub`: a function of the validated input, or a value.
 
-    The stub is built as an agentool with the replaced one's input schema, operations, limits and
-    output type, so input validation, output validation and errors are exactly the replaced ones,
-    and `run` keeps full agent semantics.
+    Built as an agentool with the replaced one's input schema, operations, limits and output type,
+    so validation and errors are exactly the replaced ones.
     """
     manager = replaced.manager
     if manager is None:

@@ -68,13 +68,12 @@ class AgenToolHandle(Generic[OutputT]):
         self.name = name
         self.injector = injector
 
-    # Plain methods handing back the injector's coroutine: a delegating hop costs no coroutine of its own.
+    # A plain method handing back the injector's coroutine: a delegating hop costs no coroutine of its own.
     def call(self, input: Any) -> Coroutine[Any, Any, OutputT]:
         """The typed output of the agentool for `input`, without the agent graph (see `AgenToolInjector.call`)."""
         return self.injector.call(self.name, input)
 
-    def __call__(self, input: Any) -> Coroutine[Any, Any, OutputT]:
-        return self.injector.call(self.name, input)
+    __call__ = call
 
     async def run(self, input: Any, **run_kwargs: Any) -> AgentRunResult[OutputT]:
         """Run the agentool's agent on `input` (see `AgenToolInjector.run`)."""

@@ -1,9 +1,6 @@
-"""An agentool's input as JSON text: the one conversion every surface that takes Python values uses.
-
-`serialize_input` is how `injector.run`/`call`, handles, dispatch and the toolset turn a dict, a
-model or any value pydantic can serialise into the JSON text the manager validates;
-`serialize_to_json_string` and `validate_json_string` are the architecture guide's names for the
-same conversion, for code that builds the prompt itself.
+"""An agentool's input as JSON text: the one conversion every surface that takes Python values uses
+(`serialize_input`); `serialize_to_json_string` and `validate_json_string` are the architecture
+guide's names for it, for code that builds the prompt itself.
 """
 
 from __future__ import annotations
@@ -40,10 +37,9 @@ def serialize_to_json_string(data: Any) -> str:
     """`data` as JSON text, as the architecture guide's helper writes it.
 
     A string that is JSON already comes back unchanged, any other string becomes a JSON string; a
-    pydantic model is its `model_dump_json()` (by alias); dicts, lists, tuples, numbers, booleans
-    and `None` are `json.dumps` text (`{"a": 1}`); datetimes, dates and times become ISO 8601
-    strings and `Decimal`s exact decimal strings (also when nested, nested models by alias). The
-    text is always RFC 8259 JSON: an infinite or NaN float, which JSON has no number for, is refused.
+    pydantic model is its `model_dump_json()` (by alias); other values are `json.dumps` text, with
+    datetimes as ISO 8601 strings and `Decimal`s as exact decimal strings. The text is always
+    RFC 8259 JSON: an infinite or NaN float is refused.
 
     Raises:
         InvalidInputError: "Cannot serialize ..." for a value JSON cannot represent (it is never
@@ -74,11 +70,8 @@ def _refused(data: Any, why: str, reason: str) -> InvalidInputError:
 
 
 def serialize_input(agentool: str, input: Any) -> str | bytes:
-    """`input` as JSON text: strings and UTF-8 bytes are JSON already, anything else goes through pydantic.
-
-    pydantic's serialiser keeps datetimes, dates, `Decimal`, `UUID`, enums, paths, sets and nested
-    models faithful (ISO strings, exact decimals, values, arrays), which `str()` or `json.dumps` do not.
-    """
+    """`input` as JSON text: strings and UTF-8 bytes are JSON already, anything else goes through
+    pydantic's serialiser, which keeps datetimes, `Decimal`, `UUID`, enums, sets and models faithful."""
     if isinstance(input, str):
         return input
     if isinstance(input, bytes | bytearray):

@@ -1,16 +1,12 @@
 """One call at a time for a route declared `concurrent_safe=False`, on every surface.
 
-Every surface (the injector's `call`/`run`, plain and lean runs, the toolset, MCP, dispatch, the
-CLI's servers) reaches a tool through `AgenToolManager.invoke`, so the gate sits there. The calls
-that wait for each other are those of one tool function through one injector: they share that
-injector's deps (also when two agentools route to the same tool and share a deps type). Calls
-through another injector (other deps) do not wait. The table of locks belongs to the injector in
-effect (`_in_effect.frame`: every surface runs a call inside its injector's frame); a call made
-outside any (`manager.execute` called directly) waits only for the calls of its own gate.
+Every surface reaches a tool through `AgenToolManager.invoke`, so the gate sits there. The calls
+that wait for each other are those of one tool function through one injector (they share its
+deps); the table of locks belongs to the injector in effect. A call outside any injector's frame
+waits only for the calls of its own gate.
 
-One injector may serve several event loops at once (`run_sync` or `asyncio.run` in several threads):
-the calls of each loop queue on an `asyncio.Lock`, and the one at the head of each queue then takes a
-`threading.Lock` shared by every loop, waiting for it in a worker thread only when another loop holds it.
+One injector may serve several event loops at once (threads): the calls of each loop queue on an
+`asyncio.Lock`, and the head of each queue then takes a `threading.Lock` shared by every loop.
 """
 
 from __future__ import annotations
@@ -34,19 +30,13 @@ never waits for it (a tool delegating to an agentool that routes to the same too
 itself), also on another event loop (a sync tool calling `run_sync` in its worker thread)."""
 
 
-class _Waiting:
+class _Held:
+    """A lock and the count of calls holding or awaiting it (dropped from the table at zero)."""
+
     __slots__ = ('lock', 'users')
 
-    def __init__(self) -> None:
-        self.lock = asyncio.Lock()
-        self.users = 0
-
-
-class _Shared:
-    __slots__ = ('lock', 'users')
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
+    def __init__(self, lock: Any) -> None:
+        self.lock = lock
         self.users = 0
 
 
@@ -88,10 +78,10 @@ class SerialGate:
         with _GUARD:
             waiting = table.get(key)
             if waiting is None:
-                waiting = table[key] = _Waiting()
+                waiting = table[key] = _Held(asyncio.Lock())
             shared = table.get(shared_key)
             if shared is None:
-                shared = table[shared_key] = _Shared()
+                shared = table[shared_key] = _Held(threading.Lock())
             waiting.users += 1
             shared.users += 1
         try:

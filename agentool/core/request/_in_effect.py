@@ -1,12 +1,8 @@
 """The injector in effect, as the core's own surfaces reach it without importing the injector.
 
-The injector package builds on the core (it builds and recognises agentool agents), so the core
-cannot import it. What the core needs of it is small and named by `InjectorInEffect`: entering a
-call's frame, the deps of a call given none (`agentool.core.operation`) and the locks of
-`concurrent_safe=False` routes (`_gate`). The injector in effect lives here, below both: the
-task-local `frame` the injector sets when it runs or is entered, else the default injector the
-registry in effect keeps (`COMPANION`), which `get_injector()` creates. Nothing is plugged in at
-import time: a surface that starts without a frame looks it up here.
+The injector package builds on the core, so the core cannot import it; what the core needs of it
+is named by `InjectorInEffect`. The injector in effect is the task-local `frame`'s, else the
+default injector the registry in effect keeps (`COMPANION`), which `get_injector()` creates.
 """
 
 from __future__ import annotations
@@ -45,29 +41,21 @@ class Frame(NamedTuple):
 
 
 Entry: TypeAlias = 'tuple[Token[Frame | None] | None, Any, bool]'
-"""A frame entered for one call or run, and what leaving it undoes (`leave`): the token that resets the
-frame (`None` when the call joined the frame in effect), the run scope the call runs in (its `RunScope`,
-or `None`) and whether the call made that scope, so leaving closes it. (A plain tuple: the direct path
-makes one per call.)"""
+"""A frame entered for one call or run, and what `leave` undoes: the token that resets the frame (`None`
+when the call joined the frame in effect), the run scope the call runs in (or `None`) and whether the call
+made that scope, so leaving closes it. (A plain tuple: the direct path makes one per call.)"""
 
 
 class InjectorInEffect(Protocol):
     """What the core asks of the injector in effect (`AgenToolInjector` is the one implementation)."""
 
-    @property
-    def serial_calls(self) -> GateTable:
-        """The locks of its `concurrent_safe=False` routes."""
-        ...
-
-    @property
-    def kept_deps(self) -> dict[Any, Any]:
-        """Deps it keeps by deps type, handed out as they are (read before asking `deps_for`)."""
-        ...
+    serial_calls: GateTable
+    """The locks of its `concurrent_safe=False` routes."""
+    kept_deps: dict[Any, Any]
+    """Deps it keeps by deps type, handed out as they are (read before asking `deps_for`)."""
 
     def enter(self, target: Any, builds: bool) -> Entry:
-        """Enter the frame for one call: of its own `target` (its direct path: a link of the chain), or,
-        with `target` `None`, of a surface's call, joining the run in progress (a new one when `builds`
-        deps and there is none)."""
+        """Enter the frame for one call: of its own `target` (its direct path), or of a surface's call."""
         ...
 
     async def deps_for(self, target: Any, deps_type: Any, scope: Any) -> Any:
@@ -76,8 +64,8 @@ class InjectorInEffect(Protocol):
 
 
 frame: ContextVar[Frame | None] = ContextVar('agentool_injector_frame', default=None)
-"""A context variable, so it travels with the task: agentools calling each other share the run's
-resources and chain (which is how a cycle is caught before it recurses), concurrent tasks do not."""
+"""Travels with the task: agentools calling each other share the run's resources and chain,
+concurrent tasks do not."""
 
 
 def injector_in_effect(registry: Callable[[], object]) -> InjectorInEffect | None:
@@ -92,7 +80,7 @@ def injector_in_effect(registry: Callable[[], object]) -> InjectorInEffect | Non
 async def leave(entry: Entry, error: BaseException | None) -> None:
     """Leave a frame entered for a call or run: close the run scope it owns (the one place a run's
     resources are closed), then restore the frame it found, whatever the closing raises."""
-    token, scope, closes = entry  # `scope`: the injector's `RunScope` (`owned`: what it made)
+    token, scope, closes = entry
     try:
         if closes and scope is not None and scope.owned:
             await scope.aclose(error)

@@ -1,8 +1,7 @@
 """The typed errors a run raises when the manager tool asks for a retry or reports a failure.
 
 A deterministic model cannot retry, so `ModelRetry` and `ToolFailed` from a tool end the run with
-`ToolRetryError` / `ToolFailedError`. The direct path and lean runs raise the same errors as the
-graph, built here from the same public message part a run sends back to the model.
+`ToolRetryError` / `ToolFailedError`, the same on every path.
 """
 
 from __future__ import annotations
@@ -35,9 +34,8 @@ def retry_error(agentool: str, message: str) -> ToolRetryError:
 def output_retry_error(agentool: str, tool: str, errors: Iterable[Mapping[str, Any]]) -> ToolRetryError:
     """The `ToolRetryError` a run raises when the output tool `tool` refuses the tool's value.
 
-    Built from the validation errors alone (location, message, type), read from the retried
-    return a graph run gets or from the `ValidationError` a lean run gets, so both say the same.
-    `loc` is relative to the output value (an output tool's wrapping key is left out).
+    Built from the validation errors alone, so a graph run and a lean run say the same; `loc` is
+    relative to the output value.
     """
     found = [{'type': e['type'], 'loc': list(e['loc']), 'msg': e['msg']} for e in errors]
     problems = '; '.join(f'{".".join(map(str, e["loc"])) or "<output>"}: {e["msg"]}' for e in found)
@@ -65,12 +63,9 @@ def failed_error(agentool: str, message: str) -> ToolFailedError:
 class ToolRaised(str):
     """A tool's own exception, carried through pydantic-ai as the manager tool's return value.
 
-    pydantic-ai turns a `ValidationError` raised inside a tool into a request to retry (and
-    `CallDeferred` / `ApprovalRequired` into a deferral), but a tool's own exception must end a
-    deterministic run unchanged, as it does on the direct path and in lean runs. So in a run
-    driven by `AgenToolModel` the manager tool returns it wrapped in this, and the model raises it
-    when it reads the return: the run never completes with it. A `str` (the error's text), so the
-    framework can serialise the return in between like any other.
+    pydantic-ai would turn a `ValidationError` raised inside a tool into a retry, but a tool's own
+    exception must end a deterministic run unchanged: the manager tool returns it wrapped in this
+    (a `str`, so the framework serialises it like any return) and `AgenToolModel` raises it.
     """
 
     error: BaseException

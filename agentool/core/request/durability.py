@@ -1,14 +1,14 @@
 """The seam durable execution takes over operation calls through (engine-agnostic, no engine imported).
 
-While a durable run is in progress (`agentool.durable.AgenToolDurability` sets it for the run), the
-surfaces that execute an operation — the manager tool, `AgenToolToolset` and `injector.call` — hand
-the call to the active `OperationDispatcher` instead of running it themselves, so the run's engine
-journals it as one durable unit. Outside such a run the dispatcher is `None` and each surface pays
-one context-variable read.
+While a durable run is in progress (`agentool.durable.AgenToolDurability` sets it for the run),
+`run_operation` hands each call to the active `OperationDispatcher`, so the run's engine journals
+it as one durable unit. Outside such a run each call pays one context-variable read.
 """
 
 from __future__ import annotations
 
+from collections.abc import Generator
+from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -18,7 +18,7 @@ from pydantic_ai import RunContext
 if TYPE_CHECKING:
     from ..manager import AgenToolManager
 
-__all__ = ('OperationDispatcher', 'active_dispatcher', 'dispatcher_reset', 'dispatcher_scope', 'is_durable')
+__all__ = ('OperationDispatcher', 'active_dispatcher', 'dispatching', 'is_durable')
 
 
 class OperationDispatcher(Protocol):
@@ -41,14 +41,14 @@ active_dispatcher = _ACTIVE.get
 """The dispatcher of the durable run in progress, or `None` (outside one, and inside a durable unit)."""
 
 
-def dispatcher_scope(dispatcher: OperationDispatcher | None) -> Any:
-    """Make `dispatcher` the active one until the returned token is reset (`dispatcher_reset`)."""
-    return _ACTIVE.set(dispatcher)
-
-
-def dispatcher_reset(token: Any) -> None:
-    """Undo `dispatcher_scope`."""
-    _ACTIVE.reset(token)
+@contextmanager
+def dispatching(dispatcher: OperationDispatcher | None) -> Generator[None]:
+    """Make `dispatcher` the active one inside the block (`None`: calls run directly)."""
+    token = _ACTIVE.set(dispatcher)
+    try:
+        yield
+    finally:
+        _ACTIVE.reset(token)
 
 
 def is_durable(manager: AgenToolManager, operation: str) -> bool:

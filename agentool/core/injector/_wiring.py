@@ -1,41 +1,47 @@
-"""Resources resolved by type: the factories an injector holds, and the run scope that owns what they make.
+"""Typed deps and the resources they are built from: read a `deps_type` once, plan it, build it.
 
-A factory's own parameters are resolved by their annotated types too, so resources can depend on
-resources (a repository on a connection pool on a settings model). Run-scoped resources are made
-once per run and shared by every consumer in it; everything a factory made that has `aclose()` or
-`close()` is closed, in reverse order, when the run ends. Injector-scoped resources are made once,
-on first use, in the injector's own scope (`Provider.home`), and closed when the injector is cleared.
+A `deps_type` is filled field by field: `AgenToolHandle` fields get a handle on the agentool they
+name, fields whose type a factory provides get that resource, fields with a default keep it; a
+factory providing the `deps_type` itself makes the whole object. A factory's own parameters are
+resolved by their types too. What a factory made that has `aclose()` or `close()` is closed, newest
+first, when its scope ends: the run's, or for injector-scoped ones the injector's own (`Provider.home`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal, cast, get_args, get_origin, get_type_hints
+from types import NoneType, UnionType
+from typing import Annotated, Any, Literal, TypeVar, Union, cast, get_args, get_origin, get_type_hints
 
 import anyio
+from pydantic import BaseModel
 
 from ..._bounds import clip
 from ...errors import AgenToolError, ConfigurationError, DependencyCycleError, DependencyError, DepsUnavailableError
 from ..definition import UNRESOLVABLE
-from ..request import type_label
+from ..request import declares_deps, type_label
+from .handle import AgenToolHandle, Uses
 
 __all__ = (
     'ResourceScope',
-    'Slot',
     'Provider',
-    'ResourceNode',
     'RunScope',
     'make_provider',
-    'compile_resource',
     'resource_problems',
-    'is_provided',
     'type_label',
-    'strip_annotated',
-    'type_hints',
+    'DepsShape',
+    'DepsPlan',
+    'deps_shape',
+    'compile_deps',
+    'build_deps',
+    'run_without_loop',
+    'OwnDeps',
+    'own_deps_form',
 )
 
 logger = logging.getLogger('agentool.injector')
@@ -96,10 +102,8 @@ def type_hints(obj: Any) -> dict[str, Any] | None:
 def make_provider(
     key: Any, factory: Callable[..., Any] | None, instance: Any, scope: ResourceScope, *, home: RunScope
 ) -> Provider:
-    """Check `factory` once and record which types its parameters are resolved by.
-
-    `home` is the injector's own scope, where an injector-scoped factory's instance lives.
-    """
+    """Check `factory` once and record which types its parameters are resolved by (`home`: the
+    injector's own scope, where an injector-scoped factory's instance lives)."""
     if scope not in _SCOPES:
         raise ConfigurationError(
             f"resource scope must be 'run', 'transient' or 'injector', got {scope!r}", scope=repr(scope)
@@ -207,9 +211,8 @@ def is_provided(key: Any, providers: dict[Any, Provider]) -> bool:
 class RunScope:
     """What one run owns: its run-scoped instances and everything to close when it ends.
 
-    Every run makes one, so creating it costs nothing: its containers are made on first use
-    (class-level `None` defaults, no `__init__`). The injector keeps one more for its own life,
-    where injector-scoped factories make their instances (`Provider.home`).
+    Every run makes one, so its containers are made on first use (class-level `None` defaults, no
+    `__init__`). The injector keeps one more for injector-scoped instances (`Provider.home`).
     """
 
     owned: list[Any] | None = None
@@ -231,14 +234,12 @@ class RunScope:
         instances, pending = scope._instances, scope._pending
         assert pending is not None
         while provider.key not in instances:
-            # Concurrent consumers wait for the first maker instead of making their own. The event is
-            # made only when someone waits, so an uncontended make needs no event loop (which is what
-            # lets `create_deps` build deps synchronously).
+            # Concurrent consumers wait for the first maker. The event is made only when someone waits,
+            # so an uncontended make needs no event loop (`create_deps` builds synchronously).
             if provider.key in pending:
                 maker, event = pending[provider.key]
                 if maker != threading.get_ident():
-                    # Made on another thread's event loop (the injector's own scope is shared by every
-                    # thread), whose event could not wake this loop: look again shortly.
+                    # Made on another thread's event loop, whose event could not wake this one: poll.
                     await anyio.sleep(_POLL_SECONDS)
                     continue
                 if event is None:
@@ -287,10 +288,8 @@ class RunScope:
         return [type(value).__qualname__ for value in self.owned or () if _sync_closer(value) is None]
 
     def close(self) -> None:
-        """Close what this scope made, newest first, without an event loop (see `async_closers`).
-
-        Every closer runs even if one fails; the first failure is raised, the others noted on it.
-        """
+        """Close what this scope made, newest first, without an event loop; every closer runs, the
+        first failure is raised with the others noted on it."""
         owned, self.owned, self._instances = self.owned or [], None, None
         failures: list[Exception] = []
         for value in reversed(owned):
@@ -305,8 +304,8 @@ class RunScope:
     async def aclose(self, error: BaseException | None) -> None:
         """Close what this scope made, newest first; every closer runs even if one fails.
 
-        With `error` (the run failed), cleanup failures are logged and noted on `error`, which the
-        caller re-raises. Without one, the first cleanup failure is raised.
+        With `error` (the run failed), cleanup failures are logged and noted on it; without, the
+        first is raised.
         """
         owned, self.owned, self._instances = self.owned or [], None, None
         failures: list[Exception] = []
@@ -346,3 +345,221 @@ def _raise_first(failures: list[Exception]) -> None:
         logger.error('closing a resource failed', exc_info=failure)
         carrier.add_note(f'closing a resource also failed: {type(failure).__name__}: {failure}')
     raise carrier
+
+
+_T = TypeVar('_T')
+
+
+@dataclass(frozen=True, kw_only=True)
+class HandleField:
+    """A field filled with a handle on agentool `agentool`; `output_type` is the declared type argument."""
+
+    field: str
+    agentool: str
+    output_type: Any
+
+
+@dataclass(frozen=True, kw_only=True)
+class DepsShape:
+    """What a `deps_type` asks for, independent of which factories exist."""
+
+    deps_type: Any
+    kind: Literal['none', 'fields', 'opaque']
+    """No deps; a dataclass or pydantic model filled field by field; or a type only a factory can make."""
+    handles: tuple[HandleField, ...] = ()
+    values: tuple[Slot, ...] = ()
+    """The other fields: filled by type from a provider, or left to their defaults."""
+    unreadable: str | None = None
+    """Why the fields' type hints could not be read, when they could not."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class DepsPlan:
+    """How to build one `deps_type`: resolved providers, nothing left to look up."""
+
+    whole: ResourceNode | None = None
+    """The provider that makes the whole deps object, when one provides the `deps_type` itself."""
+    handles: dict[str, AgenToolHandle[Any]] = field(default_factory=dict[str, 'AgenToolHandle[Any]'])
+    """The handle fields, made once: a handle is a name and an injector, the same for every run."""
+    resources: tuple[tuple[str, ResourceNode], ...] = ()
+    construct: Callable[..., Any] | None = None
+    per_run: bool = False
+    """A run- or consumer-scoped factory makes them or one of their fields: built for each run, which
+    closes what it made. Otherwise the injector keeps the one instance it built."""
+
+
+def deps_shape(deps_type: Any) -> DepsShape:
+    """Read the fields of `deps_type` (a dataclass or pydantic model) and what each asks for."""
+    if not declares_deps(deps_type):
+        return DepsShape(deps_type=deps_type, kind='none')
+    if (inner := _unwrap_optional(deps_type)) is not deps_type:
+        return deps_shape(inner)  # `X | None`: built as an `X` when it can be, else `None` (which it admits)
+    if isinstance(deps_type, type) and issubclass(deps_type, BaseModel):
+        defaults = {name: not info.is_required() for name, info in deps_type.model_fields.items()}
+    elif isinstance(deps_type, type) and dataclasses.is_dataclass(deps_type):
+        defaults = {
+            f.name: f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
+            for f in dataclasses.fields(deps_type)
+            if f.init
+        }
+    else:
+        return DepsShape(deps_type=deps_type, kind='opaque')
+    hints = type_hints(deps_type)
+    if hints is None:
+        return DepsShape(deps_type=deps_type, kind='fields', unreadable='its type hints cannot be resolved')
+    handles: list[HandleField] = []
+    values: list[Slot] = []
+    for name, has_default in defaults.items():
+        hint = hints.get(name)
+        if (handle := _handle_field(name, hint)) is not None:
+            handles.append(handle)
+        else:
+            values.append(Slot(name=name, key=_unwrap_optional(strip_annotated(hint)), has_default=has_default))
+    return DepsShape(deps_type=deps_type, kind='fields', handles=tuple(handles), values=tuple(values))
+
+
+def _unwrap_optional(hint: Any) -> Any:
+    """`X` for `X | None` (a field that takes the resource when one is provided), else `hint`."""
+    if get_origin(hint) in (Union, UnionType):
+        members = [arg for arg in get_args(hint) if arg is not NoneType]
+        if len(members) == 1:
+            return members[0]
+    return hint
+
+
+def _handle_field(name: str, hint: Any) -> HandleField | None:
+    target = name
+    if get_origin(hint) is Annotated:
+        hint, *metadata = get_args(hint)
+        target = next((m.name for m in metadata if isinstance(m, Uses)), name)
+    if hint is AgenToolHandle:
+        return HandleField(field=name, agentool=target, output_type=Any)
+    if get_origin(hint) is AgenToolHandle:
+        return HandleField(field=name, agentool=target, output_type=get_args(hint)[0])
+    return None
+
+
+def compile_deps(
+    owner: str,
+    shape: DepsShape,
+    providers: dict[Any, Provider],
+    handle: Callable[[str], AgenToolHandle[Any]],
+    found: list[DependencyError],
+) -> DepsPlan | None:
+    """The plan that builds `shape.deps_type` for agentool `owner`; `None` when it has no deps, or
+    when it cannot be built: then every problem is appended to `found`."""
+    deps_type = shape.deps_type
+    if is_provided(deps_type, providers):
+        whole = _node(owner, deps_type, providers, found, field=None)
+        return None if whole is None else DepsPlan(whole=whole, per_run=_per_run(whole))
+    if shape.kind == 'none':
+        return None
+    label = type_label(deps_type)
+    if shape.kind == 'opaque':
+        found.append(
+            DependencyError(
+                f'agentool {owner!r}: deps_type {label} is neither a dataclass nor a pydantic model and no '
+                'factory provides it; provide it with injector.provide() or pass deps= explicitly',
+                agentool=owner,
+                type=label,
+            )
+        )
+        return None
+    if shape.unreadable:
+        found.append(
+            DependencyError(f'agentool {owner!r}: deps_type {label}: {shape.unreadable}', agentool=owner, type=label)
+        )
+        return None
+    before = len(found)
+    resources: list[tuple[str, ResourceNode]] = []
+    for value in shape.values:
+        if is_provided(value.key, providers):
+            if (node := _node(owner, value.key, providers, found, field=value.name)) is not None:
+                resources.append((value.name, node))
+        elif not value.has_default:
+            wanted = 'has no type annotation' if value.key is None else f'needs {type_label(value.key)}'
+            found.append(
+                DependencyError(
+                    f'agentool {owner!r}: field {value.name!r} of deps_type {label} {wanted}, which no factory '
+                    'provides; provide it with injector.provide() or give the field a default',
+                    agentool=owner,
+                    field=value.name,
+                    type=None if value.key is None else type_label(value.key),
+                )
+            )
+    if len(found) > before:
+        return None
+    # model_construct keeps identities: a run-scoped resource must be the same object everywhere in the run.
+    construct: Callable[..., Any] = deps_type.model_construct if issubclass(deps_type, BaseModel) else deps_type
+    handles = {h.field: handle(h.agentool) for h in shape.handles}
+    per_run = any(_per_run(node) for _, node in resources)
+    return DepsPlan(handles=handles, resources=tuple(resources), construct=construct, per_run=per_run)
+
+
+def _per_run(node: ResourceNode) -> bool:
+    """Whether `node`'s value is made for each run (or consumer), not provided or made once for the injector."""
+    return node.provider.factory is not None and node.provider.scope != 'injector'
+
+
+def _node(
+    owner: str, key: Any, providers: dict[Any, Provider], found: list[DependencyError], *, field: str | None
+) -> ResourceNode | None:
+    try:
+        return compile_resource(key, providers)
+    except DependencyError as error:
+        where = f'field {field!r}' if field else 'deps_type'
+        found.append(
+            type(error)(f'agentool {owner!r}, {where}: {error.message}', agentool=owner, field=field, **error.details)
+        )
+        return None
+
+
+def run_without_loop(coroutine: Coroutine[Any, Any, _T], agentool: str) -> _T:
+    """Drive `coroutine` to its end with no event loop: deps whose making never waits build synchronously.
+
+    Raises:
+        DepsUnavailableError: the coroutine needs an event loop (a resource factory awaits I/O).
+    """
+    try:
+        while coroutine.send(None) is None:  # a bare yield (`asyncio.sleep(0)`) needs no loop
+            pass
+    except StopIteration as done:
+        return cast('_T', done.value)
+    except (RuntimeError, DepsUnavailableError) as error:
+        # A factory's own failure comes wrapped (`RunScope`): its cause says whether it wanted a loop.
+        cause: BaseException | None = error.__cause__ if isinstance(error, DepsUnavailableError) else error
+        if not isinstance(cause, RuntimeError) or not _needs_loop(cause):
+            raise
+    else:
+        coroutine.close()
+        cause = None
+    raise DepsUnavailableError(
+        f'the deps of agentool {agentool!r} need an event loop (a resource factory awaits I/O); '
+        f'use `await injector.acreate_deps({agentool!r})`',
+        agentool=agentool,
+    ) from cause
+
+
+def _needs_loop(error: RuntimeError) -> bool:
+    return 'event loop' in str(error) or type(error).__name__ == 'AsyncLibraryNotFoundError'
+
+
+async def build_deps(plan: DepsPlan, scope: RunScope) -> Any:
+    """An instance of the planned deps type, its resources taken from (or made in) `scope`."""
+    if plan.whole is not None:
+        return await scope.resolve(plan.whole)
+    kwargs = dict(plan.handles)
+    for name, node in plan.resources:
+        kwargs[name] = await scope.resolve(node)
+    assert plan.construct is not None
+    return plan.construct(**kwargs)
+
+
+OwnDeps = Literal['create_deps', 'acreate_deps', 'both']
+"""Which of the deps builders an injector subclass overrides (the guide's `CustomInjector`)."""
+
+
+def own_deps_form(cls: type[Any], base: type[Any]) -> OwnDeps | None:
+    """Which of `base`'s deps builders `cls` overrides: `create_deps`, `acreate_deps`, both, or neither (`None`)."""
+    sync, async_ = cls.create_deps is not base.create_deps, cls.acreate_deps is not base.acreate_deps
+    return ('both' if sync else 'acreate_deps') if async_ else 'create_deps' if sync else None
