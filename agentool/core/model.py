@@ -1,15 +1,9 @@
 """`AgenToolModel`: a synthetic model that turns a JSON prompt into one typed tool call.
 
-Phase 1 reads the run's JSON prompt, validates it against the agentool's input schema (bad input
-raises a typed `InvalidInputError` out of `agent.run`, with no retry loop) and calls the manager
-tool. Phase 2 turns the manager's return value into the final response, in whichever output mode
-the agent asks for. Usage is reported as zero: no tokens are spent.
-
-When the agent has no manager tool (a plain `Agent('agentool:NAME')`), the model runs the
-operation itself in phase 1. That form cannot receive `deps=`: a tool reading `ctx.deps` gets the
-deps the injector in effect builds (the instance every other surface gets),
-`DepsUnavailableError` (saying how to provide them) where the injector cannot build them, and
-`None` when the agentool declares no deps type, as on every surface.
+Phase 1 validates the run's JSON prompt (bad input raises a typed `InvalidInputError` out of
+`agent.run`, with no retry loop) and calls the manager tool; phase 2 turns its return value into
+the final response in the agent's output mode. With no manager tool (a plain
+`Agent('agentool:NAME')`) the model runs the operation itself, with the deps the injector builds.
 """
 
 from __future__ import annotations
@@ -60,8 +54,7 @@ from .request import (
 __all__ = ('AgenToolModel', 'DETERMINISTIC_RUN')
 
 DETERMINISTIC_RUN = Policy(surface='agent', typed_errors=True)
-"""How a run answered without the manager tool (the plain model form, lean runs) runs its operation:
-a tool's `ModelRetry` or `ToolFailed` ends it with the typed error the other forms raise."""
+"""How a run without the manager tool (plain model form, lean runs) runs its operation: typed errors."""
 
 
 class AgenToolModel(AnsweringModel):
@@ -81,10 +74,7 @@ class AgenToolModel(AnsweringModel):
         self._name = check_name(name)  # a bad name would only fail at the first request, in pydantic-ai
         self._registry = registry
         self.output_parameters: ModelRequestParameters | None = None
-        """The request parameters of this model's latest final answer (its output mode and output tools).
-
-        A lean run answers in the same shape (`agentool.core.agent.lean`); they are the agent's, not the run's.
-        """
+        """The request parameters of this model's latest final answer, which a lean run answers in."""
 
     @property
     def model_name(self) -> str:
