@@ -15,11 +15,8 @@ def not_found(
 ) -> AgenToolNotFoundError:
     """The one error for a name nothing is registered under, on every surface (registry, injector, DBOS).
 
-    The message reads `no {kind} named 'x' is registered {place}`, with "did you mean" suggestions
-    from `known`, then `note` (why a name registered elsewhere is not seen here). `details` always
-    hold `name` (the name asked for; its bounded `repr` when it is not a string, which names
-    nothing) and `suggestions` (a list, empty when none is close); a string name is also the
-    error's `agentool`.
+    `no {kind} named 'x' is registered {place}`, with suggestions from `known`, then `note`; `details`
+    hold `name` (a bounded `repr` when it is not a string) and `suggestions`.
     """
     where = f' {place}' if place else ''
     if not isinstance(name, str):

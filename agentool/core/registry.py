@@ -98,6 +98,9 @@ class _ConfigsView(MutableMapping[str, AgenToolConfig]):
     def __init__(self, registry: AgenToolRegistry | None) -> None:
         self._registry = registry
 
+    def __get__(self, instance: AgenToolRegistry | None, owner: type[AgenToolRegistry] | None = None) -> _ConfigsView:
+        return self if instance is None else _ConfigsView(instance)
+
     def _target(self) -> AgenToolRegistry:
         return get_registry() if self._registry is None else self._registry
 
@@ -120,18 +123,8 @@ class _ConfigsView(MutableMapping[str, AgenToolConfig]):
     def __len__(self) -> int:
         return len(self._target())
 
-    def clear(self) -> None:
-        self._target().clear()
-
     def __repr__(self) -> str:
         return f'{type(self).__name__}({dict(self)!r})'
-
-
-class _ConfigsAttribute:
-    """Gives `_ConfigsView` of the registry in effect on the class, of the instance on an instance."""
-
-    def __get__(self, instance: AgenToolRegistry | None, owner: type[AgenToolRegistry] | None = None) -> _ConfigsView:
-        return _ConfigsView(instance)
 
 
 @dataclass(frozen=True)
@@ -158,7 +151,7 @@ class AgenToolRegistry:
     class (`AgenToolRegistry.get(name)`), acting on the registry in effect.
     """
 
-    _configs = _ConfigsAttribute()
+    _configs = _ConfigsView(None)
     """The guide's `Dict[str, AgenToolConfig]`: a live mapping view (see `_ConfigsView`)."""
 
     def __init__(self) -> None:

@@ -34,7 +34,7 @@ from pydantic_core import to_jsonable_python
 
 from ..definition import UNREADABLE
 from ..manager import MANAGER_TOOL_NAME
-from ..output import output_types, resolve
+from ..output import inner_schema, output_types, resolve
 
 __all__ = ('LeanPlan', 'MessageTemplate', 'learn_plan', 'LEARN_FROM_NEXT_RUN')
 
@@ -202,7 +202,7 @@ def _readers(params: ModelRequestParameters, output_type: Any) -> dict[str, Call
 def _same_shape(tool: ToolDefinition, member: Any) -> bool:
     """Whether the JSON type and title of `tool`'s argument schema match `member`'s."""
     root = tool.parameters_json_schema
-    schema = root.get('properties', {}).get(key, {}) if (key := tool.outer_typed_dict_key) else root
+    schema = inner_schema(tool)
     try:
         expected = TypeAdapter[Any](member).json_schema()
     except UNREADABLE:  # a member pydantic cannot describe for JSON: nothing to compare, keep the graph
