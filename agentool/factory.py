@@ -122,8 +122,10 @@ def create_agentool(
     try:
         agent = _agent(name, registry, system_prompt, agent_kwargs, explicit_output=explicit_output)
         injector.register(name, agent, replace=True)  # the registry already ruled on the name
-    except BaseException:
-        _restore(registry, name, previous)  # atomic: a failed creation leaves the registry as it was
+    except BaseException:  # atomic: a failed creation leaves the registry as it was, timestamps kept
+        registry.unregister(name)
+        if previous is not None:
+            registry.register(name, previous)
         raise
     return agent
 
@@ -159,9 +161,3 @@ def _agent(
             agentool=name,
             options=sorted(given),
         ) from error
-
-
-def _restore(registry: AgenToolRegistry, name: str, previous: AgenToolConfig | None) -> None:
-    registry.unregister(name)
-    if previous is not None:
-        registry.register(name, previous)  # the name is free again: stored as it was, timestamps kept

@@ -173,9 +173,13 @@ class AgenToolManager:
     def _refuse(self, data: object = None) -> NoReturn:
         raise configuration_error(self.name, self.problems)
 
-    def validate_json(self, data: str | bytes) -> BaseModel:
-        """Validate a JSON prompt against the input schema, raising a typed `InvalidInputError`."""
-        if self.problems:
+    def validate_json(self, data: str | bytes, *, routed: bool = True) -> BaseModel:
+        """Validate a JSON prompt against the input schema, raising a typed `InvalidInputError`.
+
+        `routed=False` validates even when the configuration cannot route (its tools are elsewhere: an
+        agent assembled by hand, as the architecture guide does).
+        """
+        if routed and self.problems:
             self._refuse()
         # UTF-8 size without a copy for ASCII text (`isascii` is O(1) on str); 'surrogatepass' so a lone
         # surrogate is counted and then refused by validation as a typed error, not a UnicodeEncodeError.
@@ -231,13 +235,15 @@ class AgenToolManager:
 
     def _diagnose(self, data: Mapping[str, Any], error: ValidationError) -> Exception:
         operation = data.get(self.operation_field)
-        if isinstance(operation, str) and operation not in self._routes:
-            return unknown_operation(self.name, operation, list(self._routes))
+        routes = self.routing_config.operation_map  # all of them: `validate_json(routed=False)` diagnoses too
+        if isinstance(operation, str) and operation not in routes:
+            return unknown_operation(self.name, operation, list(routes))
         try:
             errors: list[dict[str, Any]] = json.loads(error.json(include_url=False))
         except ValueError:  # an input JSON cannot carry (a lone surrogate): report the errors without inputs
             errors = json.loads(error.json(include_url=False, include_input=False))
-        if isinstance(operation, str) and (needs := self._routes[operation].requirements) is not None:
+        route = self._routes.get(operation) if isinstance(operation, str) else None
+        if route is not None and (needs := route.requirements) is not None:
             # Every failing field at once: the schema's errors and this operation's own, in field order.
             given = {self.keys[key] for key in data if key in self.keys}
             errors = merge_errors(self.keys, errors, needs.problems(given, data))

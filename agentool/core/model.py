@@ -8,10 +8,9 @@ the final response in the agent's output mode. With no manager tool (a plain
 
 from __future__ import annotations
 
-import json
 from typing import Any, cast
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 from pydantic_ai import RunContext
 from pydantic_ai.messages import (
     ModelMessage,
@@ -32,7 +31,6 @@ from ..errors import (
     AgenToolError,
     ConfigurationError,
     InvalidInputError,
-    InvalidJSONError,
     MissingDepsError,
     ToolFailedError,
     ToolRetryError,
@@ -40,15 +38,11 @@ from ..errors import (
 from .manager import MANAGER_TOOL_NAME, AgenToolManager
 from .operation import Policy, run_operation
 from .output import admits_none, output_response
-from .registry import AgenToolConfig, AgenToolRegistry, get_registry
+from .registry import AgenToolRegistry, get_registry
 from .request import (
     ToolRaised,
     call_args,
-    invalid_input,
-    invalid_json,
-    not_an_object,
     output_retry_error,
-    unknown_operation,
 )
 
 __all__ = ('AgenToolModel', 'DETERMINISTIC_RUN')
@@ -137,7 +131,7 @@ class AgenToolModel(AnsweringModel):
             manager = None
         args: str | dict[str, Any] = prompt
         if manager is None:
-            _check_input(self._name, self.registry.require(self._name), prompt)
+            AgenToolManager(self._name, self.registry.require(self._name)).validate_json(prompt, routed=False)
         else:
             validated = manager.validate_json(prompt)
             if not has_manager_tool:
@@ -184,32 +178,6 @@ class AgenToolModel(AnsweringModel):
                 'the agent create_agentool returned',
                 **error.details,
             ) from None
-
-
-def _check_input(name: str, config: AgenToolConfig, prompt: str) -> None:
-    """Validate a prompt against the input schema alone (no tools), raising the `InvalidInputError` a manager would."""
-    try:
-        parsed = json.loads(prompt)
-    except json.JSONDecodeError as bad:
-        raise invalid_json(name, bad) from None
-    except (RecursionError, ValueError):  # too deep or too large for the standard library: pydantic says why
-        parsed = {}
-    routing = config.routing_config
-    if not isinstance(parsed, dict):
-        raise not_an_object(name, routing.operation_field, parsed)
-    operation = cast(dict[str, Any], parsed).get(routing.operation_field)
-    if isinstance(operation, str) and operation not in routing.operation_map:
-        raise unknown_operation(name, operation, list(routing.operation_map))
-    try:
-        config.input_schema.model_validate_json(prompt)
-    except ValidationError as error:
-        errors: list[dict[str, Any]] = json.loads(error.json(include_url=False, include_input=False))
-        if errors and errors[0]['type'] == 'json_invalid':
-            raise InvalidJSONError(
-                f'input to agentool {name!r} is not valid JSON: {errors[0]["msg"]}', agentool=name
-            ) from None
-        operation = operation if isinstance(operation, str) else None
-        raise invalid_input(name, operation, errors) from None
 
 
 def _output_errors(tool: ToolDefinition, content: list[Any]) -> list[dict[str, Any]]:

@@ -116,9 +116,7 @@ def build_agent(
 
 def parse_model_id(model_id: str) -> str | None:
     """The agentool name in an `agentool:NAME` model id, or `None` for any other id."""
-    if model_id.startswith(MODEL_ID_PREFIX):
-        return model_id[len(MODEL_ID_PREFIX) :]
-    return None
+    return model_id.removeprefix(MODEL_ID_PREFIX) if model_id.startswith(MODEL_ID_PREFIX) else None
 
 
 @dataclass

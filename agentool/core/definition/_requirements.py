@@ -185,14 +185,10 @@ class _ProbeValue:
     def __len__(self) -> int:
         return 0
 
-    def __int__(self) -> int:
-        return 0
+    __int__ = __index__ = __len__
 
     def __float__(self) -> float:
         return 0.0
-
-    def __index__(self) -> int:
-        return 0
 
     def __str__(self) -> str:
         return ''
