@@ -182,25 +182,20 @@ def check_json_numbers(value: Any, *, agentool: str, operation: str | None) -> N
     (an infinite or NaN float, or a value that cannot be serialised at all)."""
     if isinstance(value, str):
         return
-    where = f'agentool {agentool!r}, operation {operation!r}'
     try:
-        jsonable = to_jsonable_python(value, by_alias=True)
+        json.dumps(to_jsonable_python(value, by_alias=True), allow_nan=False)
     except PydanticSerializationError as error:
-        raise OutputError(
-            f'{where}: the output cannot be serialised to JSON: {error}',
-            agentool=agentool,
-            operation=operation,
-            reason='not_serialisable',
-        ) from None
-    try:
-        json.dumps(jsonable, allow_nan=False)
+        problem, reason = f'the output cannot be serialised to JSON: {error}', 'not_serialisable'
     except ValueError:
-        raise OutputError(
-            f'{where}: the output holds an infinite or NaN number, which JSON cannot carry',
-            agentool=agentool,
-            operation=operation,
-            reason='non_finite_number',
-        ) from None
+        problem, reason = 'the output holds an infinite or NaN number, which JSON cannot carry', 'non_finite_number'
+    else:
+        return
+    raise OutputError(
+        f'agentool {agentool!r}, operation {operation!r}: {problem}',
+        agentool=agentool,
+        operation=operation,
+        reason=reason,
+    )
 
 
 def build_interfaces(registry: AgenToolRegistry, selected: Sequence[ExposedOperation]) -> dict[str, OperationInterface]:

@@ -121,6 +121,7 @@ class AgenToolModel(AnsweringModel):
                 return self._final(part.content, params, call_id)
         prompt = self._prompt(messages, last)
         has_manager_tool = any(tool.name == MANAGER_TOOL_NAME for tool in params.function_tools)
+        args: str | dict[str, Any] = prompt
         try:
             manager = self.registry.get_manager(self._name)
         except ConfigurationError:
@@ -128,9 +129,6 @@ class AgenToolModel(AnsweringModel):
                 raise
             # An agent assembled by hand, as the guide shows: its own manager tool (built with the
             # tool functions) routes, so a configuration without tools is enough here.
-            manager = None
-        args: str | dict[str, Any] = prompt
-        if manager is None:
             AgenToolManager(self._name, self.registry.require(self._name)).validate_json(prompt, routed=False)
         else:
             validated = manager.validate_json(prompt)
