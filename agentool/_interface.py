@@ -1,14 +1,9 @@
 """One exposed operation as a tool: its arguments schema, argument validation, output schema and text.
 
-Shared by the LLM toolset and the MCP server so both publish and check exactly the same thing.
-
-The arguments of an operation are the fields the catalog lists for it (`agentool.catalog`), by the
-core's one rule (`agentool.core.definition._requirements`): the fields the operation uses, and the fields the
-schema requires. The operation field is never an argument: the surface fills it in. An argument is
-required when the schema requires it or the operation needs it, and arguments are checked by the
-manager's own rule, so a call is refused here exactly when `agent.run` refuses the same input, with
-the same list of failing fields. Before them, as a run does, the input's size: the JSON text
-`injector.run` makes of the arguments and the operation, against the agentool's `max_input_bytes`.
+Shared by the LLM toolset and the MCP server so both publish and check exactly the same thing. The
+arguments are the fields the catalog lists for the operation (the operation field is filled in by
+the surface), checked by the manager's own rule: a call is refused here exactly when `agent.run`
+refuses the same input (size first), with the same list of failing fields.
 """
 
 from __future__ import annotations
@@ -20,11 +15,10 @@ from dataclasses import dataclass
 from typing import Any, LiteralString, Self, cast
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
-from pydantic.fields import FieldInfo
 from pydantic_core import InitErrorDetails, PydanticCustomError, PydanticSerializationError, to_json, to_jsonable_python
 
 from .catalog import CatalogOperation, JsonSchemaGenerator, input_schema, operations
-from .core.definition import merge_errors
+from .core.definition import json_key, merge_errors
 from .core.injector.serialization import serialize_fallback, serialize_input
 from .core.output import output_value_type
 from .core.registry import AgenToolRegistry
@@ -71,22 +65,21 @@ class OperationInterface:
         _attach_defs(parameters, schema.get('$defs', {}))
         output_schema, wrapped = _output_schema(exposed)
         operation_field = exposed.manager.operation_field
-        info = exposed.manager.input_schema.model_fields[operation_field]
+        key = json_key(operation_field, exposed.manager.input_schema.model_fields[operation_field])
         return cls(
             exposed=exposed,
             description=_description(exposed, operation['description']),
             parameters_json_schema=parameters,
             output_json_schema=output_schema,
             output_wrapped=wrapped,
-            _operation_key=_schema_key(operation_field, info, properties),
+            _operation_key=key if key in properties else operation_field,
         )
 
     def validate(self, arguments: Mapping[str, Any], *, context: Any = None) -> BaseModel:
         """The agentool's validated input for these arguments.
 
         Raises:
-            InvalidInputError: what a run refuses before reading any field, as the agentool's own
-                error: an input over `max_input_bytes` (`InputTooLargeError`), or one JSON cannot carry.
+            InvalidInputError: an input over `max_input_bytes`, or one JSON cannot carry.
             ValidationError: pydantic's, listing every failing field.
         """
         manager = self.exposed.manager
@@ -96,9 +89,8 @@ class OperationInterface:
             value = arguments[self._operation_key]
             surface.append({'type': 'extra_forbidden', 'loc': [self._operation_key], 'msg': _EXTRA, 'input': value})
         data = {**arguments, self._operation_key: self.exposed.operation}
-        # The size a run measures: the JSON text `injector.run` makes of this dict, in UTF-8 bytes (what
-        # `to_json` returns). Over the limit, or not JSON at all, the manager and `serialize_input` raise
-        # exactly the error the run raises.
+        # The size a run measures: the JSON text `injector.run` makes of this dict, in UTF-8 bytes; over the
+        # limit, or not JSON at all, the manager and `serialize_input` raise exactly the error the run raises.
         try:
             text = to_json(data, by_alias=True, fallback=serialize_fallback)
         except PydanticSerializationError:
@@ -113,7 +105,7 @@ class OperationInterface:
             validated = None
         else:
             invalid, errors = None, []
-        given = [name for name, info in manager.input_schema.model_fields.items() if _key(name, info) in data]
+        given = [name for name, info in manager.input_schema.model_fields.items() if json_key(name, info) in data]
         found = merge_errors(manager.keys, errors, manager.requirements(self.exposed.operation).problems(given, data))
         quoted = [self._as_sent(e, arguments) for e in found]
         if invalid is not None and not surface and len(found) == len(errors) and quoted == found:
@@ -154,11 +146,8 @@ class OperationInterface:
         )
 
     def validation_error(self, error: InvalidInputError) -> ValidationError:
-        """`error` as pydantic's `ValidationError`, for a surface that reports only those (the toolset).
-
-        Its one error has the typed error's kind as `type` (`input_too_large`), its message as `msg`
-        and its details as `ctx`; the input is left out (it may be the very input too large to repeat).
-        """
+        """`error` as pydantic's `ValidationError` (one error of type `input_too_large` and the like, without
+        the input, which may be too large to repeat), for a surface that reports only those (the toolset)."""
         kind = re.sub(r'(?<=[a-z])(?=[A-Z])', '_', type(error).__name__.removesuffix('Error')).lower()
         details = cast('dict[str, Any]', to_jsonable_python(error.details))
         custom = PydanticCustomError(cast(LiteralString, kind), cast(LiteralString, error.message), details)
@@ -183,41 +172,30 @@ class OperationInterface:
         return {RESULT_KEY: jsonable} if self.output_wrapped else jsonable
 
     def check_json(self, value: Any) -> None:
-        """Raise `OutputError` when the output holds a float JSON has no number for (infinite or NaN).
-
-        A JSON protocol would carry it as `null` or a string, neither of which fits the published
-        output schema, so a client would reject the result: the caller gets this error instead.
-        """
+        """Raise `OutputError` when the output holds a float JSON has no number for (infinite or NaN), which
+        a client would reject as not fitting the published output schema."""
         check_json_numbers(value, agentool=self.exposed.agentool, operation=self.exposed.operation)
 
 
 def check_json_numbers(value: Any, *, agentool: str, operation: str | None) -> None:
-    """Raise `OutputError` naming `agentool` and `operation` when `value` cannot be carried as JSON.
-
-    An infinite or NaN float has no JSON number, and some values cannot be serialised at all;
-    every surface that hands an output on as JSON refuses them the same way, saying which.
-    """
+    """Raise `OutputError` naming `agentool` and `operation` when `value` cannot be carried as JSON
+    (an infinite or NaN float, or a value that cannot be serialised at all)."""
     if isinstance(value, str):
         return
-    where = f'agentool {agentool!r}, operation {operation!r}'
     try:
-        jsonable = to_jsonable_python(value, by_alias=True)
+        json.dumps(to_jsonable_python(value, by_alias=True), allow_nan=False)
     except PydanticSerializationError as error:
-        raise OutputError(
-            f'{where}: the output cannot be serialised to JSON: {error}',
-            agentool=agentool,
-            operation=operation,
-            reason='not_serialisable',
-        ) from None
-    try:
-        json.dumps(jsonable, allow_nan=False)
+        problem, reason = f'the output cannot be serialised to JSON: {error}', 'not_serialisable'
     except ValueError:
-        raise OutputError(
-            f'{where}: the output holds an infinite or NaN number, which JSON cannot carry',
-            agentool=agentool,
-            operation=operation,
-            reason='non_finite_number',
-        ) from None
+        problem, reason = 'the output holds an infinite or NaN number, which JSON cannot carry', 'non_finite_number'
+    else:
+        return
+    raise OutputError(
+        f'agentool {agentool!r}, operation {operation!r}: {problem}',
+        agentool=agentool,
+        operation=operation,
+        reason=reason,
+    )
 
 
 def build_interfaces(registry: AgenToolRegistry, selected: Sequence[ExposedOperation]) -> dict[str, OperationInterface]:
@@ -235,11 +213,6 @@ def build_interfaces(registry: AgenToolRegistry, selected: Sequence[ExposedOpera
 _EXTRA = 'Extra inputs are not permitted'
 
 
-def _key(name: str, info: FieldInfo) -> str:
-    alias = info.validation_alias if isinstance(info.validation_alias, str) else info.alias
-    return name if alias is None else alias
-
-
 def _detail(error: Mapping[str, Any]) -> InitErrorDetails:
     """One error of a list, as pydantic builds a `ValidationError` from it (type and message kept)."""
     # Without a context pydantic leaves the template as it is: braces in the message need no escaping.
@@ -253,11 +226,6 @@ def _truncate(text: str, limit: int | None) -> str:
         return text
     # The marker says what was cut so a model does not mistake a prefix for the whole value.
     return f'{text[:limit]}\n[... truncated: showing {limit} of {len(text)} characters (max_output_chars={limit})]'
-
-
-def _schema_key(name: str, info: FieldInfo, properties: Mapping[str, Any]) -> str:
-    alias = info.validation_alias if isinstance(info.validation_alias, str) else info.alias
-    return alias if alias is not None and alias in properties else name
 
 
 def _description(exposed: ExposedOperation, text: str | None) -> str:

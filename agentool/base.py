@@ -12,22 +12,15 @@ __all__ = ('BaseOperationInput', 'AllowInfNan')
 
 
 class AllowInfNan:
-    """Marks a free-form field (`Any`, `JsonValue`, `dict[str, Any]`) that may hold infinite and NaN floats.
-
-    `Annotated[Any, AllowInfNan()]`: without it, `BaseOperationInput` refuses them anywhere inside such
-    a field, as it does in its `float` fields.
-    """
+    """Marks a free-form field that may hold infinite and NaN floats: `Annotated[Any, AllowInfNan()]`."""
 
 
 class BaseOperationInput(BaseModel):
     """Base input schema: an `operation` field plus the fields operations need.
 
-    Subclasses narrow `operation` to a `Literal` of the operations they route, so the JSON schema
-    shows an enum and pydantic rejects unknown operations. Unknown fields are rejected
-    (`extra='forbid'`) so a typo never goes unnoticed, and so are infinite and NaN floats
-    (`allow_inf_nan=False`): JSON has no such numbers, and a tool should not have to check for them.
-    That holds inside free-form fields too (`Any`, `JsonValue`, containers of them), where pydantic
-    would pass a `NaN` through, unless the field is marked `Annotated[Any, AllowInfNan()]`.
+    Subclasses narrow `operation` to a `Literal` of the operations they route. Unknown fields are
+    rejected (`extra='forbid'`), and so are infinite and NaN floats, which JSON has no number for,
+    also inside free-form fields (`Any`, `JsonValue`) unless marked `Annotated[Any, AllowInfNan()]`.
 
     Example:
         ```python {test="skip"}
@@ -79,7 +72,7 @@ def _free_form(annotation: Any) -> bool:
 def _non_finite(value: Any) -> tuple[tuple[str | int, ...], float] | None:
     """The path to the first infinite or NaN float inside `value`, and that float; `None` when there is none.
 
-    A loop over a stack rather than recursion: input nested as deep as its size allows cannot overflow.
+    A loop over a stack: input nested as deep as its size allows cannot overflow.
     """
     stack: list[tuple[tuple[str | int, ...], Any]] = [((), value)]
     while stack:

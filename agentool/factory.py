@@ -50,19 +50,12 @@ def create_agentool(
 ) -> AgenToolAgent:
     """Create agentool `name`, register it in the registry and injector in effect and return its `Agent`.
 
-    The agent is an `AgenToolAgent`: its plain runs skip pydantic-ai's agent graph once its first
-    run has shown their shape; `lean=False` (passed through `agent_kwargs`) forces the graph.
-
-    The configuration is checked first (routes, tools, transforms, schema); problems raise one
-    `ConfigurationError` listing every one (`details['problems']`), and a taken name raises `DuplicateNameError` unless
-    `replace=True`. A name that is not a non-empty string, a `routing_config` that is not a `RoutingConfig`,
-    `tools` that are not functions, a `max_input_bytes` that is not a positive int and an unknown agent
-    option raise `ConfigurationError` before anything is stored; creation is atomic (if it fails, the
-    registry is left as it was). The returned agent's output type is `output_type`, else the type
-    inferred from the routed tools' return annotations, else `str` (JSON text; also when every routed
-    tool returns `None`, as pydantic-ai needs an output: the run's output is then `'null'`). A tool
-    returning an empty string to a text output raises `OutputError` (pydantic-ai reads empty text
-    as no answer); an output type admitting `None` gets `None` through.
+    The agent is an `AgenToolAgent`, whose plain runs skip pydantic-ai's agent graph (`lean=False`
+    forces the graph). The configuration is checked first: its problems raise one
+    `ConfigurationError` listing every one (`details['problems']`), a taken name
+    `DuplicateNameError` unless `replace=True`; creation is atomic. The output type is
+    `output_type`, else the one inferred from the routed tools' return annotations, else `str`
+    (JSON text, `'null'` when every routed tool returns `None`).
 
     Args:
         name: Unique name; also the model id suffix in `Agent('agentool:NAME')`.
@@ -82,7 +75,7 @@ def create_agentool(
         replace: Replace an agentool already registered under `name`.
         **agent_kwargs: Passed to `pydantic_ai.Agent`.
     """
-    check_name(name)  # before anything is stored: a name that is not a string would break every listing
+    check_name(name)
     routing_config = check_routing(routing_config, agentool=name)
     tools = check_tools(tools, agentool=name)
     check_limit('max_input_bytes', max_input_bytes, agentool=name)
@@ -129,8 +122,10 @@ def create_agentool(
     try:
         agent = _agent(name, registry, system_prompt, agent_kwargs, explicit_output=explicit_output)
         injector.register(name, agent, replace=True)  # the registry already ruled on the name
-    except BaseException:
-        _restore(registry, name, previous)  # atomic: a failed creation leaves the registry as it was
+    except BaseException:  # atomic: a failed creation leaves the registry as it was, timestamps kept
+        registry.unregister(name)
+        if previous is not None:
+            registry.register(name, previous)
         raise
     return agent
 
@@ -166,9 +161,3 @@ def _agent(
             agentool=name,
             options=sorted(given),
         ) from error
-
-
-def _restore(registry: AgenToolRegistry, name: str, previous: AgenToolConfig | None) -> None:
-    registry.unregister(name)
-    if previous is not None:
-        registry.register(name, previous)  # the name is free again: stored as it was, timestamps kept

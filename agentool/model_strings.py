@@ -1,10 +1,8 @@
 """The `agentool:NAME` model-string hook for plain `Agent('agentool:NAME')`.
 
-pydantic-ai resolves model strings through `pydantic_ai.models.infer_model`, and a plain `Agent`
-has no capability to ask first. `import agentool` therefore wraps that one public function:
-`agentool:` ids become an `AgenToolModel`, every other id goes to the original unchanged.
-The wrap is idempotent and `uninstall()` restores the original. Prefer the explicit form,
-`Agent(capabilities=[AgenToolCapability(NAME)])`, which patches nothing and carries `deps`.
+`import agentool` wraps the one public function `pydantic_ai.models.infer_model`: `agentool:` ids
+become an `AgenToolModel`, every other id goes to the original. Idempotent; `uninstall()` restores
+it. Prefer `Agent(capabilities=[AgenToolCapability(NAME)])`, which patches nothing and carries `deps`.
 """
 
 from __future__ import annotations
@@ -52,8 +50,5 @@ def uninstall() -> None:
 
 
 def register_agentool_models() -> None:
-    """Make `Agent('agentool:NAME')` resolve: the architecture guide's name for `install()`.
-
-    Idempotent; `import agentool` has already done it.
-    """
+    """Make `Agent('agentool:NAME')` resolve: the architecture guide's name for `install()` (already done)."""
     install()

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import cast
+from collections.abc import Iterable
 
-from ..errors import AgenToolNotFoundError, InvalidUpdateError, did_you_mean, quote, suggest
+from .._options import check_examples, check_strings, check_text
+from ..errors import AgenToolNotFoundError, ConfigurationError, InvalidUpdateError, did_you_mean, quote, suggest
 
 __all__ = ('not_found', 'checked_update', 'UPDATABLE')
 
@@ -15,11 +15,8 @@ def not_found(
 ) -> AgenToolNotFoundError:
     """The one error for a name nothing is registered under, on every surface (registry, injector, DBOS).
 
-    The message reads `no {kind} named 'x' is registered {place}`, with "did you mean" suggestions
-    from `known`, then `note` (why a name registered elsewhere is not seen here). `details` always
-    hold `name` (the name asked for; its bounded `repr` when it is not a string, which names
-    nothing) and `suggestions` (a list, empty when none is close); a string name is also the
-    error's `agentool`.
+    `no {kind} named 'x' is registered {place}`, with suggestions from `known`, then `note`; `details`
+    hold `name` (a bounded `repr` when it is not a string) and `suggestions`.
     """
     where = f' {place}' if place else ''
     if not isinstance(name, str):
@@ -49,17 +46,12 @@ def checked_update(name: str, field: str, value: object) -> object:
             agentool=name,
             field=field,
         )
-    if field in ('description', 'version'):
-        if isinstance(value, str) or (value is None and field == 'description'):
-            return value
-        expected = 'a string or None' if field == 'description' else 'a string'
-    else:
-        iterable = isinstance(value, Iterable) and not isinstance(value, str | bytes | Mapping)
-        items = list(cast('Iterable[object]', value)) if iterable else None
-        item_type = dict if field == 'examples' else str  # tags: strings
-        if items is not None and all(isinstance(item, item_type) for item in items):
-            return items
-        expected = 'a list of dicts' if field == 'examples' else 'a list of strings'
-    raise InvalidUpdateError(
-        f'agentool {name!r}: {field} must be {expected}, got {quote(cast(object, value))}', agentool=name, field=field
-    )
+    try:
+        if field == 'tags':
+            return check_strings('tags', value)
+        if field == 'examples':
+            return check_examples(value)
+        check_text(field, value, optional=field == 'description')
+    except ConfigurationError as error:  # the checks `AgenToolConfig` makes, as the update's own error
+        raise InvalidUpdateError(f'agentool {name!r}: {error.message}', agentool=name, field=field) from None
+    return value

@@ -61,22 +61,17 @@ _E = TypeVar('_E', bound=AgenToolError)
 class AgenToolManager:
     """Runs one agentool's operations. Built (and checked) once per registration.
 
-    An inconsistent configuration (an operation field the schema lacks, a route to a tool that was
-    not given, an operation value with no route, a route for an operation the schema cannot
-    produce, a tool parameter the default transform cannot fill, a schema that is not a pydantic
-    model) is found at construction and listed in `problems`; the manager can still be inspected
-    (`get_tool_schema()`, `routing_config`), but validating or running input raises one
-    `ConfigurationError` listing every problem. The registry only builds managers that can run.
+    An inconsistent configuration is listed in `problems`: the manager can still be inspected, but
+    validating or running input raises one `ConfigurationError` listing every problem.
 
     A manager is also a tool function: `agent.tool(name='__agentool_manager__')(manager)`
-    registers it, as the architecture guide does (it has `__name__`, `__qualname__`,
-    `__annotations__` and the signature `(ctx, **kwargs)`).
+    registers it, as the architecture guide does.
 
     Args:
         name: The agentool's name (in errors and spans).
         config: Its configuration.
-        tool_functions: The tools operations route to, as the architecture guide passes them (a
-            list, or a dict of name → function); by default `config.tools`.
+        tool_functions: The tools operations route to (a list, or a dict of name → function);
+            by default `config.tools`.
         routes: Routes already compiled from `config` (the registry's, to avoid a second pass).
 
     Raises:
@@ -126,7 +121,7 @@ class AgenToolManager:
 
     @property
     def routing_config(self) -> RoutingConfig:
-        """The routing configuration, as the guide's `self.routing_config.operation_map[operation]` reads it."""
+        """The routing configuration."""
         return self.config.routing_config
 
     def get_tool_schema(self) -> dict[str, Any]:
@@ -166,8 +161,7 @@ class AgenToolManager:
     def check_requirements(self, input: BaseModel, data: Any = None) -> None:
         """Raise `InputValidationError` unless validated `input` gives every field its operation needs.
 
-        `data` is the input as given (for the errors; by default what `input` set). `guarded` is true
-        when some operation needs more than the input schema checks.
+        `data` is the input as given, for the errors (by default what `input` set).
         """
         route = self._routes.get(self.operation_of(input))
         if route is None or (needs := route.requirements) is None or needs.satisfied_by(input):
@@ -179,9 +173,13 @@ class AgenToolManager:
     def _refuse(self, data: object = None) -> NoReturn:
         raise configuration_error(self.name, self.problems)
 
-    def validate_json(self, data: str | bytes) -> BaseModel:
-        """Validate a JSON prompt against the input schema, raising a typed `InvalidInputError`."""
-        if self.problems:
+    def validate_json(self, data: str | bytes, *, routed: bool = True) -> BaseModel:
+        """Validate a JSON prompt against the input schema, raising a typed `InvalidInputError`.
+
+        `routed=False` validates even when the configuration cannot route (its tools are elsewhere: an
+        agent assembled by hand, as the architecture guide does).
+        """
+        if routed and self.problems:
             self._refuse()
         # UTF-8 size without a copy for ASCII text (`isascii` is O(1) on str); 'surrogatepass' so a lone
         # surrogate is counted and then refused by validation as a typed error, not a UnicodeEncodeError.
@@ -237,13 +235,15 @@ class AgenToolManager:
 
     def _diagnose(self, data: Mapping[str, Any], error: ValidationError) -> Exception:
         operation = data.get(self.operation_field)
-        if isinstance(operation, str) and operation not in self._routes:
-            return unknown_operation(self.name, operation, list(self._routes))
+        routes = self.routing_config.operation_map  # all of them: `validate_json(routed=False)` diagnoses too
+        if isinstance(operation, str) and operation not in routes:
+            return unknown_operation(self.name, operation, list(routes))
         try:
             errors: list[dict[str, Any]] = json.loads(error.json(include_url=False))
         except ValueError:  # an input JSON cannot carry (a lone surrogate): report the errors without inputs
             errors = json.loads(error.json(include_url=False, include_input=False))
-        if isinstance(operation, str) and (needs := self._routes[operation].requirements) is not None:
+        route = self._routes.get(operation) if isinstance(operation, str) else None
+        if route is not None and (needs := route.requirements) is not None:
             # Every failing field at once: the schema's errors and this operation's own, in field order.
             given = {self.keys[key] for key in data if key in self.keys}
             errors = merge_errors(self.keys, errors, needs.problems(given, data))
@@ -252,10 +252,9 @@ class AgenToolManager:
     # --- execution ------------------------------------------------------------------------------
 
     async def __call__(self, ctx: RunContext[Any], **kwargs: Any) -> Any:
-        """Validate `kwargs` against the input schema, route, call the tool and return its checked output.
+        """The manager tool's body: validate `kwargs`, route, call the tool and return its checked output.
 
-        The manager tool's body, as the architecture guide writes it. Refused input is a typed error in a deterministic
-        run; a model that chose the arguments (an LLM) gets one retry prompt listing every failing field instead.
+        Refused input is a typed error in a deterministic run, a retry prompt for an LLM.
         """
         try:
             input = self.validate_python(kwargs)
@@ -277,11 +276,10 @@ class AgenToolManager:
         """Start the tool validated `input` routes to: `execute` without the output check.
 
         Await the result and pass it through `check_output` unless `checks_output` is false or its type is
-        exactly `output_class`. Hot paths (the injector's direct call) use this pair to avoid a coroutine of
-        their own; everything else calls `execute`. A `concurrent_safe=False` route's calls wait their turn.
+        exactly `output_class`: hot paths use this pair to avoid a coroutine of their own.
         """
-        # Every call's hot path (the direct path is measured against hand-written routing): a plain
-        # dict hit, fields read positionally, and the tool's own coroutine handed back.
+        # Every call's hot path (measured against hand-written routing): a plain dict hit, fields read
+        # positionally, and the tool's own coroutine handed back.
         operation = getattr(input, self.operation_field)
         try:
             route = self._routes.get(operation)
@@ -356,13 +354,8 @@ class AgenToolManager:
         return error_type(message, agentool=self.name, operation=route.operation, tool=route.tool.name)
 
     def _arguments(self, route: CompiledRoute, input: BaseModel) -> dict[str, Any]:
-        if route.transform is None:
-            fields_set = input.model_fields_set
-            return {
-                name: getattr(input, name)
-                for name in route.matched_fields
-                if name in fields_set or name in route.tool.required
-            }
+        """The keyword arguments `route.transform` makes of `input`, checked against the tool."""
+        assert route.transform is not None
         try:
             produced = route.transform(input)
         except Exception as error:
@@ -408,10 +401,6 @@ class AgenToolManager:
 
 
 async def _settled(pending: Awaitable[Any]) -> Any:
-    """A sync-called tool's result, awaited when the call handed back an awaitable.
-
-    A callable object whose `__call__` is a coroutine function, or a function a decorator left without
-    `async`, is not seen as async: its coroutine is awaited here, not returned as the value.
-    """
+    """A sync-called tool's result, awaited when it is an awaitable (a function a decorator left without `async`)."""
     result = await pending
     return await result if inspect.isawaitable(result) else result

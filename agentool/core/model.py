@@ -1,23 +1,16 @@
 """`AgenToolModel`: a synthetic model that turns a JSON prompt into one typed tool call.
 
-Phase 1 reads the run's JSON prompt, validates it against the agentool's input schema (bad input
-raises a typed `InvalidInputError` out of `agent.run`, with no retry loop) and calls the manager
-tool. Phase 2 turns the manager's return value into the final response, in whichever output mode
-the agent asks for. Usage is reported as zero: no tokens are spent.
-
-When the agent has no manager tool (a plain `Agent('agentool:NAME')`), the model runs the
-operation itself in phase 1. That form cannot receive `deps=`: a tool reading `ctx.deps` gets the
-deps the injector in effect builds (the instance every other surface gets),
-`DepsUnavailableError` (saying how to provide them) where the injector cannot build them, and
-`None` when the agentool declares no deps type, as on every surface.
+Phase 1 validates the run's JSON prompt (bad input raises a typed `InvalidInputError` out of
+`agent.run`, with no retry loop) and calls the manager tool; phase 2 turns its return value into
+the final response in the agent's output mode. With no manager tool (a plain
+`Agent('agentool:NAME')`) the model runs the operation itself, with the deps the injector builds.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any, cast
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 from pydantic_ai import RunContext
 from pydantic_ai.messages import (
     ModelMessage,
@@ -38,7 +31,6 @@ from ..errors import (
     AgenToolError,
     ConfigurationError,
     InvalidInputError,
-    InvalidJSONError,
     MissingDepsError,
     ToolFailedError,
     ToolRetryError,
@@ -46,22 +38,17 @@ from ..errors import (
 from .manager import MANAGER_TOOL_NAME, AgenToolManager
 from .operation import Policy, run_operation
 from .output import admits_none, output_response
-from .registry import AgenToolConfig, AgenToolRegistry, get_registry
+from .registry import AgenToolRegistry, get_registry
 from .request import (
     ToolRaised,
     call_args,
-    invalid_input,
-    invalid_json,
-    not_an_object,
     output_retry_error,
-    unknown_operation,
 )
 
 __all__ = ('AgenToolModel', 'DETERMINISTIC_RUN')
 
 DETERMINISTIC_RUN = Policy(surface='agent', typed_errors=True)
-"""How a run answered without the manager tool (the plain model form, lean runs) runs its operation:
-a tool's `ModelRetry` or `ToolFailed` ends it with the typed error the other forms raise."""
+"""How a run without the manager tool (plain model form, lean runs) runs its operation: typed errors."""
 
 
 class AgenToolModel(AnsweringModel):
@@ -81,10 +68,7 @@ class AgenToolModel(AnsweringModel):
         self._name = check_name(name)  # a bad name would only fail at the first request, in pydantic-ai
         self._registry = registry
         self.output_parameters: ModelRequestParameters | None = None
-        """The request parameters of this model's latest final answer (its output mode and output tools).
-
-        A lean run answers in the same shape (`agentool.core.agent.lean`); they are the agent's, not the run's.
-        """
+        """The request parameters of this model's latest final answer, which a lean run answers in."""
 
     @property
     def model_name(self) -> str:
@@ -137,6 +121,7 @@ class AgenToolModel(AnsweringModel):
                 return self._final(part.content, params, call_id)
         prompt = self._prompt(messages, last)
         has_manager_tool = any(tool.name == MANAGER_TOOL_NAME for tool in params.function_tools)
+        args: str | dict[str, Any] = prompt
         try:
             manager = self.registry.get_manager(self._name)
         except ConfigurationError:
@@ -144,10 +129,7 @@ class AgenToolModel(AnsweringModel):
                 raise
             # An agent assembled by hand, as the guide shows: its own manager tool (built with the
             # tool functions) routes, so a configuration without tools is enough here.
-            manager = None
-        args: str | dict[str, Any] = prompt
-        if manager is None:
-            _check_input(self._name, self.registry.require(self._name), prompt)
+            AgenToolManager(self._name, self.registry.require(self._name)).validate_json(prompt, routed=False)
         else:
             validated = manager.validate_json(prompt)
             if not has_manager_tool:
@@ -194,32 +176,6 @@ class AgenToolModel(AnsweringModel):
                 'the agent create_agentool returned',
                 **error.details,
             ) from None
-
-
-def _check_input(name: str, config: AgenToolConfig, prompt: str) -> None:
-    """Validate a prompt against the input schema alone (no tools), raising the `InvalidInputError` a manager would."""
-    try:
-        parsed = json.loads(prompt)
-    except json.JSONDecodeError as bad:
-        raise invalid_json(name, bad) from None
-    except (RecursionError, ValueError):  # too deep or too large for the standard library: pydantic says why
-        parsed = {}
-    routing = config.routing_config
-    if not isinstance(parsed, dict):
-        raise not_an_object(name, routing.operation_field, parsed)
-    operation = cast(dict[str, Any], parsed).get(routing.operation_field)
-    if isinstance(operation, str) and operation not in routing.operation_map:
-        raise unknown_operation(name, operation, list(routing.operation_map))
-    try:
-        config.input_schema.model_validate_json(prompt)
-    except ValidationError as error:
-        errors: list[dict[str, Any]] = json.loads(error.json(include_url=False, include_input=False))
-        if errors and errors[0]['type'] == 'json_invalid':
-            raise InvalidJSONError(
-                f'input to agentool {name!r} is not valid JSON: {errors[0]["msg"]}', agentool=name
-            ) from None
-        operation = operation if isinstance(operation, str) else None
-        raise invalid_input(name, operation, errors) from None
 
 
 def _output_errors(tool: ToolDefinition, content: list[Any]) -> list[dict[str, Any]]:

@@ -1,20 +1,18 @@
 """The registry: agentool configurations by name, each with the manager that runs it.
 
-The registry is a plain object. One default instance lives behind `get_registry()`; `use_registry()`
-swaps in another for a block of code or a task (it is a `contextvars` scope, so concurrent tasks
-do not see each other's registries). Its introspection methods (catalog, Markdown, dependency
-graph, OpenAPI) are thin delegations to the `agentool.catalog` package, which sits above the core
-and takes the registry as an argument. The configuration types live in `agentool.core.definition` and
-are re-exported here, where the architecture guide imports them from.
+One default instance lives behind `get_registry()`; `use_registry()` swaps in another for a block
+or a task (a `contextvars` scope). Its introspection methods delegate to `agentool.catalog`; the
+configuration types of `agentool.core.definition` are re-exported here, as the guide imports them.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable, Generator, Iterator, MutableMapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from types import MethodType
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, Literal, ParamSpec, TypeVar, cast
 
@@ -37,6 +35,7 @@ from .definition import (
     unfillable_defaults,
 )
 from .manager import AgenToolManager
+from .request import InjectorInEffect
 
 if TYPE_CHECKING:
     from .. import catalog
@@ -64,12 +63,8 @@ _R = TypeVar('_R')
 
 
 class _RegistryMethod(Generic[_P, _R]):
-    """A registry method that also works on the class, as the architecture guide calls it.
-
-    `AgenToolRegistry.get('storage')` acts on the registry in effect (`get_registry()`, so
-    `use_registry()` scopes are honoured, looked up at each call); `registry.get('storage')` acts
-    on that instance. One body serves both.
-    """
+    """A registry method that also works on the class: `AgenToolRegistry.get('storage')` acts on the
+    registry in effect (looked up at each call), `registry.get('storage')` on that instance."""
 
     def __init__(self, method: Callable[Concatenate[AgenToolRegistry, _P], _R]) -> None:
         self._method = method
@@ -97,15 +92,14 @@ class _RegistryMethod(Generic[_P, _R]):
 
 
 class _ConfigsView(MutableMapping[str, AgenToolConfig]):
-    """`AgenToolRegistry._configs`: the guide's name-to-config dict, as a live view of a registry.
-
-    Reading, `in`, `len`, `items()` and `clear()` act on the registry; `view[name] = config`
-    registers (replacing), `del view[name]` unregisters. On the class it is the registry in effect,
-    looked up at each use; on an instance, that instance.
-    """
+    """`AgenToolRegistry._configs`: the guide's name-to-config dict, as a live view of a registry
+    (of the registry in effect on the class); `view[name] = config` registers, replacing."""
 
     def __init__(self, registry: AgenToolRegistry | None) -> None:
         self._registry = registry
+
+    def __get__(self, instance: AgenToolRegistry | None, owner: type[AgenToolRegistry] | None = None) -> _ConfigsView:
+        return self if instance is None else _ConfigsView(instance)
 
     def _target(self) -> AgenToolRegistry:
         return get_registry() if self._registry is None else self._registry
@@ -129,18 +123,8 @@ class _ConfigsView(MutableMapping[str, AgenToolConfig]):
     def __len__(self) -> int:
         return len(self._target())
 
-    def clear(self) -> None:
-        self._target().clear()
-
     def __repr__(self) -> str:
         return f'{type(self).__name__}({dict(self)!r})'
-
-
-class _ConfigsAttribute:
-    """Gives `_ConfigsView` of the registry in effect on the class, of the instance on an instance."""
-
-    def __get__(self, instance: AgenToolRegistry | None, owner: type[AgenToolRegistry] | None = None) -> _ConfigsView:
-        return _ConfigsView(instance)
 
 
 @dataclass(frozen=True)
@@ -161,21 +145,19 @@ def _entry_for(name: str, config: AgenToolConfig) -> _Entry:
 class AgenToolRegistry:
     """Holds agentool configurations by name, with the manager built from each that can run.
 
-    The registry is a store: `register` accepts any configuration the guide's `AgenToolConfig`
-    can describe, so catalogs and docs can describe agentools defined elsewhere. One that cannot
-    run (no operation field, routes to tools not given, ...) is listed, searched and exported like
-    any other; running it raises `ConfigurationError` naming every problem. `create_agentool` is
-    the gate that refuses such a configuration; `validate_config` reports its problems.
-
-    Every public method also works on the class, as the guide calls it (`AgenToolRegistry.get(name)`),
-    acting on the registry in effect (`get_registry()`).
+    `register` stores any configuration, so catalogs can describe agentools defined elsewhere; one
+    that cannot run raises `ConfigurationError` naming every problem when run (`create_agentool`
+    refuses it; `validate_config` reports its problems). Every public method also works on the
+    class (`AgenToolRegistry.get(name)`), acting on the registry in effect.
     """
 
-    _configs = _ConfigsAttribute()
+    _configs = _ConfigsView(None)
     """The guide's `Dict[str, AgenToolConfig]`: a live mapping view (see `_ConfigsView`)."""
 
     def __init__(self) -> None:
         self._entries: dict[str, _Entry] = {}
+        self.default_injector: InjectorInEffect | None = None
+        """The injector `get_injector()` makes for this registry: kept here so the two are collected together."""
 
     @_RegistryMethod
     def register(self, name: str, config: AgenToolConfig, *, replace: bool = False) -> None:
@@ -193,7 +175,7 @@ class AgenToolRegistry:
             )
         previous = self._entries.get(name)
         if previous is not None:
-            config = _replace_keep_created(config, previous.config)
+            config = dataclasses.replace(config, created_at=previous.config.created_at, updated_at=now())
         entry = _entry_for(name, config)
         if bad := [problem for problem in entry.problems if problem.kind == 'bad_schema']:
             raise configuration_error(name, bad)  # nothing, not even a catalog, can use it
@@ -203,10 +185,7 @@ class AgenToolRegistry:
     def validate_config(
         self, name_or_config: str | AgenToolConfig, *, include_warnings: bool = True
     ) -> list[ConfigProblem]:
-        """Every problem of a configuration (given, or registered under a name); `[]` if none.
-
-        The errors, which keep it from running, come first; then the warnings (`severity='warning'`),
-        which do not, such as a tool parameter that only ever gets its default.
+        """Every problem of a configuration (given, or registered under a name): errors first, then warnings.
 
         Raises:
             AgenToolNotFoundError: a name that is not registered.
@@ -255,10 +234,8 @@ class AgenToolRegistry:
     def update(self, name: str, **changes: Any) -> bool:
         """Change the catalog metadata of agentool `name` at once; `False` if there is no such agentool.
 
-        Updatable: `description`, `version`, `tags` and `examples`; `updated_at` is set. Every
-        change is checked before any is applied, so a failed update changes nothing. To change
-        routing, tools, schemas or dependencies (which the injector wires and checks for cycles),
-        create the agentool again with `replace=True`.
+        Updatable: `description`, `version`, `tags` and `examples`; a failed update changes nothing.
+        To change anything else, create the agentool again with `replace=True`.
 
         Raises:
             InvalidUpdateError: a field that cannot be updated, or a value of the wrong type
@@ -268,7 +245,7 @@ class AgenToolRegistry:
         if entry is None:
             return False
         checked = {field: checked_update(name, field, value) for field, value in changes.items()}
-        config = replace(entry.config, **checked, updated_at=now())
+        config = dataclasses.replace(entry.config, **checked, updated_at=now())
         self._entries[name] = _entry_for(name, config)
         return True
 
@@ -304,10 +281,7 @@ class AgenToolRegistry:
 
     @_RegistryMethod
     def get_operations(self, name: str) -> dict[str, catalog.CatalogOperation] | None:
-        """Operation → tool, description, parameters, fields used, request schema and route metadata.
-
-        In routing order; `None` if there is no such agentool (like `get`).
-        """
+        """Operation → its catalog description, in routing order; `None` if there is no such agentool."""
         return _catalog().operations(self, name) if name in self else None
 
     @_RegistryMethod
@@ -344,7 +318,7 @@ class AgenToolRegistry:
         description: str | None = None,
         openapi_version: Literal['3.0.0', '3.1.0'] = '3.0.0',
     ) -> dict[str, Any]:
-        """An OpenAPI document (3.0.0 by default, as the guide's): one path per agentool and one per operation."""
+        """An OpenAPI document: one path per agentool and one per operation."""
         return _catalog().openapi_spec(
             self, title=title, version=version, description=description, openapi_version=openapi_version
         )
@@ -363,15 +337,10 @@ class AgenToolRegistry:
 
 
 def _catalog():
-    # The core's one import of the catalog renderers, deferred so that the core never loads them
-    # unless asked; the renderers import only the core's data types, so this closes no circle.
+    # Deferred: the core loads the catalog renderers only when asked (they import only its data types).
     from .. import catalog
 
     return catalog
-
-
-def _replace_keep_created(new: AgenToolConfig, old: AgenToolConfig) -> AgenToolConfig:
-    return replace(new, created_at=old.created_at, updated_at=now())
 
 
 _default_registry = AgenToolRegistry()
@@ -385,11 +354,7 @@ def get_registry() -> AgenToolRegistry:
 
 
 def hidden_by_scope(name: object, registry: AgenToolRegistry) -> str:
-    """Why `name` is not found in `registry` though the default registry holds it: a scope hides it.
-
-    Empty unless `registry` is not the default one and the default registry has `name`: the usual
-    case is a module-level agentool looked up in a test under `agentool_isolate = true`.
-    """
+    """Why `name` is not found in `registry` though the default registry holds it (a scope hides it), or ''."""
     if registry is _default_registry or not isinstance(name, str) or name not in _default_registry:
         return ''
     return (
@@ -401,9 +366,7 @@ def hidden_by_scope(name: object, registry: AgenToolRegistry) -> str:
 
 @contextmanager
 def use_registry(registry: AgenToolRegistry | None = None) -> Generator[AgenToolRegistry]:
-    """Make `registry` (a fresh empty one by default) the registry in effect inside the block.
-
-    The scope is a context variable: it is task-local and restored on exit, even on error.
+    """Make `registry` (a fresh empty one by default) the registry in effect inside the block (task-local).
 
     Raises:
         ConfigurationError: `registry` is not an `AgenToolRegistry` (checked on entry).

@@ -9,9 +9,9 @@ gets it: see `lean_blocker` and the model page of the docs.
 
 from __future__ import annotations
 
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from contextlib import contextmanager
-from typing import Any, cast
+from typing import Any
 
 from pydantic_ai import Agent
 
@@ -27,15 +27,25 @@ _LEAN_KWARGS = frozenset(
 """Constructor options that change nothing a lean run reproduces (settings are ignored by the model)."""
 
 
+def _blocks_lean(name: str, reason: str) -> Callable[..., Any]:
+    """`pydantic_ai.Agent.<name>`, which then makes the agent's runs take the graph (for `reason`)."""
+    registers = getattr(Agent, name)
+
+    def method(self: AgenToolAgent, *args: Any, **kwargs: Any) -> Any:
+        self._lean_runs.block(reason)  # pyright: ignore[reportPrivateUsage]  # the agent's own capability
+        return registers(self, *args, **kwargs)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"`pydantic_ai.Agent.{name}`; the agent's runs then take the graph."
+    return method
+
+
 class AgenToolAgent(Agent[Any, Any]):
     """The `Agent` `create_agentool` returns: a pydantic-ai `Agent` whose plain runs are lean.
 
     A run is *lean* when it needs nothing but the agentool: a text prompt, optionally `deps` and
-    `message_history`, on an agent built with only the options agentool itself passes. The
-    decision is made once per agent (construction options, first run) and per run, from the run
-    context pydantic-ai gives the agent's `LeanRuns` capability (model, deps, limits, toolsets,
-    capabilities, instrumentation, `override()`). Set `lean = False` to force every run through
-    the graph.
+    `message_history`, on an agent built with only the options agentool itself passes (decided by
+    its `LeanRuns` capability from each run's context). Set `lean = False` to force the graph.
 
     Args:
         model: The agentool's model.
@@ -76,9 +86,6 @@ class AgenToolAgent(Agent[Any, Any]):
         elif self._lean_runs.blocker == 'lean=False':
             self._lean_runs.blocker = None
 
-    def _block(self, reason: str) -> None:
-        self._lean_runs.block(reason)
-
     async def run(self, *args: Any, **kwargs: Any) -> Any:
         """`pydantic_ai.Agent.run`; a run given no `event_stream_handler` and no run-level
         `instructions` (which its run context does not show) may be lean."""
@@ -101,41 +108,13 @@ class AgenToolAgent(Agent[Any, Any]):
                 overridden.reset(token)
 
     # Registering anything that takes part in a run makes every later run take the graph.
-
-    def system_prompt(self, *args: Any, **kwargs: Any) -> Any:
-        """`pydantic_ai.Agent.system_prompt`; the agent's runs then take the graph."""
-        self._block('a system prompt function')
-        return cast(Any, super().system_prompt(*args, **kwargs))
-
-    def instructions(self, *args: Any, **kwargs: Any) -> Any:
-        """`pydantic_ai.Agent.instructions`; the agent's runs then take the graph."""
-        self._block('an instructions function')
-        return cast(Any, super().instructions(*args, **kwargs))
-
-    def output_validator(self, *args: Any, **kwargs: Any) -> Any:
-        """`pydantic_ai.Agent.output_validator`; the agent's runs then take the graph."""
-        self._block('an output validator')
-        return cast(Any, super().output_validator(*args, **kwargs))
-
-    def tool(self, *args: Any, **kwargs: Any) -> Any:
-        """`pydantic_ai.Agent.tool`; the agent's runs then take the graph."""
-        self._block('a tool registered on the agent')
-        return cast(Any, super().tool(*args, **kwargs))
-
-    def tool_plain(self, *args: Any, **kwargs: Any) -> Any:
-        """`pydantic_ai.Agent.tool_plain`; the agent's runs then take the graph."""
-        self._block('a tool registered on the agent')
-        return cast(Any, super().tool_plain(*args, **kwargs))
-
-    def toolset(self, *args: Any, **kwargs: Any) -> Any:
-        """`pydantic_ai.Agent.toolset`; the agent's runs then take the graph."""
-        self._block('a toolset registered on the agent')
-        return cast(Any, super().toolset(*args, **kwargs))
-
-    def on_event(self, *args: Any, **kwargs: Any) -> Any:
-        """`pydantic_ai.Agent.on_event`; the agent's runs then take the graph."""
-        self._block('an event hook')
-        return cast(Any, super().on_event(*args, **kwargs))
+    system_prompt = _blocks_lean('system_prompt', 'a system prompt function')
+    instructions = _blocks_lean('instructions', 'an instructions function')
+    output_validator = _blocks_lean('output_validator', 'an output validator')
+    tool = _blocks_lean('tool', 'a tool registered on the agent')
+    tool_plain = _blocks_lean('tool_plain', 'a tool registered on the agent')
+    toolset = _blocks_lean('toolset', 'a toolset registered on the agent')
+    on_event = _blocks_lean('on_event', 'an event hook')
 
 
 def _construction_blocker(agent_kwargs: dict[str, Any]) -> str | None:
@@ -145,7 +124,8 @@ def _construction_blocker(agent_kwargs: dict[str, Any]) -> str | None:
     if len(agent_kwargs.get('tools', ())) != 1:
         return 'tools besides the manager tool'
     instructions = agent_kwargs.get('instructions')
-    static = instructions is None or isinstance(instructions, str)
-    if not static and not (isinstance(instructions, Sequence) and all(isinstance(i, str) for i in instructions)):  # pyright: ignore[reportUnknownVariableType]
+    if instructions is None or isinstance(instructions, str):
+        return None
+    if not (isinstance(instructions, Sequence) and all(isinstance(i, str) for i in instructions)):  # pyright: ignore[reportUnknownVariableType]
         return 'instructions that are not plain text'
     return None

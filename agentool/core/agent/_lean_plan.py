@@ -1,10 +1,7 @@
 """What a lean run needs to know about one agent, learned once from a run through the graph.
 
 An agentool's run always takes the same two steps, so one graph run shows everything the agent
-adds around the tool call: system prompt parts, instructions, the model's name and id on each
-response, the output mode and output tools, and the text pydantic-ai returns for an output tool.
-`learn_plan` reads that from the result's public messages and the request parameters the model
-saw; when the run has any other shape, it returns `None` and the agent keeps the graph.
+adds around the tool call (system prompt parts, instructions, model name, output mode and tools).
 """
 
 from __future__ import annotations
@@ -15,7 +12,7 @@ import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import NoneType, UnionType
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, TypeVar, cast
 
 from pydantic import TypeAdapter
 from pydantic_ai import AgentRunResult
@@ -37,7 +34,7 @@ from pydantic_core import to_jsonable_python
 
 from ..definition import UNREADABLE
 from ..manager import MANAGER_TOOL_NAME
-from ..output import output_types, resolve
+from ..output import inner_schema, output_types, resolve
 
 __all__ = ('LeanPlan', 'MessageTemplate', 'learn_plan', 'LEARN_FROM_NEXT_RUN')
 
@@ -45,7 +42,6 @@ LEARN_FROM_NEXT_RUN = 'again'
 """`learn_plan`'s answer when the run was fine but did not show everything: learn from the next one."""
 
 _SCALARS = (str, int, float, bool)
-
 
 _M = TypeVar('_M', ModelRequest, ModelResponse, ToolReturnPart, SystemPromptPart, RunUsage)
 
@@ -57,18 +53,15 @@ _ATOMIC = (str, int, float, bool, bytes, NoneType)
 
 @dataclass(frozen=True)
 class MessageTemplate(Generic[_M]):
-    """A message, part or usage of the learned run, reduced to what a new one copies from it.
+    """A message, part or usage of the learned run, reduced to its fields that are not at their defaults.
 
-    Building a new one from its class with these fields costs a third of `dataclasses.replace`,
-    and nothing mutable is shared: a field holding a dict or a usage object is copied each time
-    (the graph gives every message its own).
+    Building from these costs a third of `dataclasses.replace`; mutable fields (`copied`) are
+    deep-copied for each new one, as the graph gives every message its own.
     """
 
     kind: type[_M]
     kept: dict[str, Any]
-    """Fields that differ from their defaults and hold immutable values: passed on as they are."""
     copied: dict[str, Any]
-    """Fields that differ from their defaults and hold mutable values: deep-copied for each new one."""
 
     def make(self, **fields: Any) -> _M:
         """A new one like the template's, with `fields` (parts, ids, timestamp) its own."""
@@ -77,7 +70,6 @@ class MessageTemplate(Generic[_M]):
 
 
 def template_of(message: _M) -> MessageTemplate[_M]:
-    """`message` as a template (see `MessageTemplate`): the fields that are not at their defaults."""
     kept: dict[str, Any] = {}
     copied: dict[str, Any] = {}
     for field in dataclasses.fields(message):
@@ -102,21 +94,17 @@ class LeanPlan:
     params: ModelRequestParameters
     """The output mode and tools the model was asked to answer in."""
     first_request: MessageTemplate[ModelRequest]
-    """The run's first request (instructions as the framework gives them)."""
     system_parts: tuple[MessageTemplate[SystemPromptPart], ...]
     """The system prompt parts before the user prompt in a run without history."""
     response: MessageTemplate[ModelResponse]
-    """A response of the agent's model: name, id and provider."""
     request: MessageTemplate[ModelRequest]
     """A later request of the run (instructions as the framework repeats them)."""
     final_request: MessageTemplate[ModelRequest] | None
-    """The framework's answer to an output tool call, or `None` in text mode."""
+    """The framework's answer to an output tool call (one `ToolReturnPart`, `final_return`); `None` in text mode."""
     final_return: MessageTemplate[ToolReturnPart] | None
-    """That answer's one `ToolReturnPart` (its text), or `None` in text mode."""
     usage: MessageTemplate[RunUsage]
-    """The run's usage (each run gets its own: a tool may add to it)."""
     max_retries: int = 1
-    """The manager tool's retry budget (`ctx.max_retries`): pydantic-ai's default, as lean agents set no other."""
+    """The manager tool's `ctx.max_retries`: pydantic-ai's default, as lean agents set no other."""
     readers: dict[str, Callable[[Any], Any]]
     """Output tool name → the output value pydantic-ai would validate from its arguments."""
 
@@ -135,27 +123,22 @@ def learn_plan(
     """The plan for an agent whose fresh run (no history) produced `result`, or `None` if it has another shape.
 
     A text answer from an agent that also has output tools does not show the framework's return
-    for an output tool: then the answer is `LEARN_FROM_NEXT_RUN`.
+    for an output tool: `LEARN_FROM_NEXT_RUN`.
     """
     messages = result.all_messages()
     if params is None or result.metadata is not None or params.output_mode not in ('tool', 'text', 'auto'):
         return None
     if not _two_steps(messages):
         return None
-    first, response, tool_return, final = messages[0], messages[1], messages[2], messages[3]
+    first, response, tool_return, final = messages[:4]
     assert isinstance(first, ModelRequest)
-    assert isinstance(response, ModelResponse)
-    assert isinstance(tool_return, ModelRequest)
     assert isinstance(final, ModelResponse)
-    final_request: ModelRequest | None = None
-    text_output = isinstance(final.parts[0], TextPart)
-    if not text_output:
-        if len(messages) != 5:
-            return None
-        last = messages[4]
+    final_request = final_return = None
+    if not isinstance(final.parts[0], TextPart):
+        last = messages[4] if len(messages) == 5 else None
         if not (isinstance(last, ModelRequest) and len(last.parts) == 1 and isinstance(last.parts[0], ToolReturnPart)):
             return None
-        final_request = last
+        final_request, final_return = template_of(last), template_of(last.parts[0])
     elif len(messages) != 4:
         return None
     elif params.output_tools:
@@ -163,18 +146,13 @@ def learn_plan(
     readers = _readers(params, output_type)
     if readers is None:
         return None
-    system_parts = tuple(template_of(part) for part in first.parts if isinstance(part, SystemPromptPart))
-    final_return = None
-    if final_request is not None:
-        assert isinstance(final_request.parts[0], ToolReturnPart)
-        final_return = template_of(final_request.parts[0])
     return LeanPlan(
         params=params,
         first_request=template_of(first),
-        system_parts=system_parts,
-        response=template_of(response),
-        request=template_of(tool_return),
-        final_request=None if final_request is None else template_of(final_request),
+        system_parts=tuple(template_of(part) for part in first.parts if isinstance(part, SystemPromptPart)),
+        response=template_of(cast(ModelResponse, response)),
+        request=template_of(cast(ModelRequest, tool_return)),
+        final_request=final_request,
         final_return=final_return,
         usage=template_of(result.usage),
         readers=readers,
@@ -222,9 +200,9 @@ def _readers(params: ModelRequestParameters, output_type: Any) -> dict[str, Call
 
 
 def _same_shape(tool: ToolDefinition, member: Any) -> bool:
-    """Whether `tool` takes `member`'s values: the JSON type and title of its argument schema match."""
+    """Whether the JSON type and title of `tool`'s argument schema match `member`'s."""
     root = tool.parameters_json_schema
-    schema = root.get('properties', {}).get(key, {}) if (key := tool.outer_typed_dict_key) else root
+    schema = inner_schema(tool)
     try:
         expected = TypeAdapter[Any](member).json_schema()
     except UNREADABLE:  # a member pydantic cannot describe for JSON: nothing to compare, keep the graph

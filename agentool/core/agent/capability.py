@@ -1,9 +1,4 @@
-"""The manager tool as a pydantic-ai toolset, and a capability that brings model and toolset together.
-
-`AgenToolCapability(name)` is the explicit form of `Agent('agentool:NAME')`: it patches nothing,
-resolves the `agentool:NAME` model id and brings the manager toolset, so `deps=` reaches the tools
-through `ctx.deps`.
-"""
+"""The manager tool as a pydantic-ai toolset, and a capability that brings model and toolset together."""
 
 from __future__ import annotations
 
@@ -41,21 +36,17 @@ __all__ = (
 MODEL_ID_PREFIX = 'agentool:'
 
 DepsProvider = Callable[[str, Any], AbstractAsyncContextManager[Any]]
-"""Builds the deps of agentool `name` (first argument; its `deps_type` second) for one call, when a run gave
-none. By default the injector in effect's (`AgenToolInjector.call_deps`)."""
+"""Builds the deps of agentool `name` (its `deps_type` second) for one call of a run that gave none."""
 
 _MANAGER_TOOL = Policy(surface='agent', typed_errors=False)
-"""The manager tool in a run: pydantic-ai handles a retry (a deterministic model then raises the typed error)."""
+"""The manager tool in a run: pydantic-ai handles a retry."""
 
 
 def manager_tool(manager: AgenToolManager, *, deps: DepsProvider | None = None) -> Tool[Any]:
     """The manager as a pydantic-ai `Tool` whose argument schema is exactly the input schema.
 
-    Its only non-context parameter is annotated with the input schema, so pydantic-ai publishes
-    that model's JSON schema (fields, descriptions, the operation enum) and validates arguments
-    with it before the manager runs. A run that gave no deps (`ctx.deps is None`) of an agentool
-    declaring a `deps_type` gets them from `deps`, by default the injector in effect (the instance
-    every surface gets), for the call of a tool that takes `ctx`.
+    A run that gave no deps of an agentool declaring a `deps_type` gets them from `deps`, by
+    default from the injector in effect.
     """
     deps_type = manager.config.deps_type
     provider = None if deps is None or not declares_deps(deps_type) else (lambda: deps(manager.name, deps_type))
@@ -86,10 +77,8 @@ def manager_tool(manager: AgenToolManager, *, deps: DepsProvider | None = None) 
 
 
 def _retry_unless_satisfied(manager: AgenToolManager, input: BaseModel) -> None:
-    """A model that chose `input` (an LLM) is asked to choose again when its operation's own
-    requirements are unmet, as for any argument that fails validation: the same list of failing
-    fields, as a retry (after `max_retries`, pydantic-ai ends the run). `AgenToolModel` checks them
-    before it calls the tool, and ends the run with the typed error instead."""
+    """An LLM whose `input` misses its operation's own requirements gets a retry listing the failing
+    fields, as for any argument that fails validation."""
     try:
         manager.check_requirements(input)
     except InputValidationError as error:
@@ -109,11 +98,9 @@ def build_agent(
     deps: DepsProvider | None = None,
     **agent_kwargs: Any,
 ) -> AgenToolAgent:
-    """The `AgenToolAgent` of agentool `name`, registered in `registry`: its model, manager tool,
-    output type (`str`, JSON text, when the agentool is untyped), deps type and description.
+    """The `AgenToolAgent` of agentool `name` (output `str`, JSON text, when the agentool is untyped).
 
-    `lean=False` among `agent_kwargs` makes every run take the agent graph (see `AgenToolAgent`);
-    `deps` builds the deps of a run given none (see `manager_tool`)."""
+    `lean=False` among `agent_kwargs` makes every run take the agent graph (see `AgenToolAgent`)."""
     config = registry.require(name)
     return AgenToolAgent(
         AgenToolModel(name, registry=registry),
@@ -129,19 +116,15 @@ def build_agent(
 
 def parse_model_id(model_id: str) -> str | None:
     """The agentool name in an `agentool:NAME` model id, or `None` for any other id."""
-    if model_id.startswith(MODEL_ID_PREFIX):
-        return model_id[len(MODEL_ID_PREFIX) :]
-    return None
+    return model_id.removeprefix(MODEL_ID_PREFIX) if model_id.startswith(MODEL_ID_PREFIX) else None
 
 
 @dataclass
 class AgenToolCapability(AbstractCapability[Any]):
     """Brings agentool `name`'s manager tool into any pydantic-ai `Agent`, without patching anything.
 
-    It resolves the model id `agentool:NAME` (so the model string works with no import-time hook)
-    and contributes the manager toolset, so `deps=` reaches the tools through `ctx.deps`. It does
-    not impose a model: pass `'agentool:NAME'` (or an `AgenToolModel`) for deterministic runs, or
-    any LLM to let it call the manager tool.
+    It resolves the model id `agentool:NAME` and contributes the manager toolset, so `deps=`
+    reaches the tools. Pass `'agentool:NAME'` for deterministic runs, or any LLM.
 
     Example:
         ```python {test="skip"}
@@ -158,9 +141,6 @@ class AgenToolCapability(AbstractCapability[Any]):
         check_name(self.name)
         check_instance('registry', self.registry, AgenToolRegistry, optional=True)
 
-    def _registry(self) -> AgenToolRegistry:
-        return get_registry() if self.registry is None else self.registry
-
     async def resolve_model_id(self, ctx: ModelResolutionContext[Any], *, model_id: str) -> Model | None:
         name = parse_model_id(model_id)
         if name is None:
@@ -173,7 +153,8 @@ class AgenToolCapability(AbstractCapability[Any]):
         return AgenToolModel(name, registry=self.registry)
 
     def get_toolset(self) -> AbstractToolset[Any]:
-        return manager_toolset(self._registry().get_manager(self.name))
+        registry = get_registry() if self.registry is None else self.registry
+        return manager_toolset(registry.get_manager(self.name))
 
     @classmethod
     def get_serialization_name(cls) -> str | None:

@@ -1,20 +1,12 @@
 """Lean runs: a capability answers an agentool's plain run itself — validate, route, call — with no agent graph.
 
-`LeanRuns` is the capability every `AgenToolAgent` carries. pydantic-ai calls its `wrap_run` once the
-run is set up, with the run's context; a `wrap_run` may return the run's result without calling
-its handler, and then the agent graph never starts. The hook does that when the context shows a run
-of the agent's learned shape (see `LeanRuns.shape_of`), and otherwise calls the handler: the run
-takes the graph. The first plain run through the graph teaches the shape (`LeanPlan`).
+`LeanRuns.wrap_run` returns the run's result without calling its handler when the run context
+shows a run of the agent's learned shape (`LeanPlan`, taught by the first plain run through the
+graph); otherwise the run takes the graph. The result is an ordinary `AgentRunResult`, validated
+from pydantic-ai's public serialized shape, holding the messages the graph would produce.
 
-The result is an ordinary `AgentRunResult`, validated from pydantic-ai's public serialized shape
-(`output`, `messages`, `usage`, `run_id`, …), holding the messages the graph would produce: the
-user prompt (after the agent's system prompt parts), the manager tool call and its return, the
-final answer in the agent's output mode and, for an output tool, the framework's return. Ids come
-from the run's context; timestamps are new; usage is added to the run's own.
-
-What a run context does not show cannot be checked here: run-level `instructions=` and
-`event_stream_handler=`, and whether the run is driven by `run`, `run_stream` or `iter` (a lean
-run has no graph nodes to iterate and streams no events). Such runs want `lean = False`.
+A run context does not show run-level `instructions=`, `event_stream_handler=`, or whether the
+run is driven by `run`, `run_stream` or `iter`: such runs want `lean = False`.
 """
 
 from __future__ import annotations
@@ -54,13 +46,11 @@ from ._lean_plan import LEARN_FROM_NEXT_RUN, LeanPlan, learn_plan
 __all__ = ('LeanRuns', 'history_allows_lean', 'overridden', 'plain_runs')
 
 overridden: ContextVar[frozenset[int]] = ContextVar('agentool_overridden_agents', default=frozenset())
-"""Ids of the agents whose `override()` is in effect in this context: their runs take the graph
-(an override of `instructions` does not show in the run context)."""
+"""Ids of the agents whose `override()` is in effect here: their runs take the graph."""
 
 plain_runs: ContextVar[frozenset[int]] = ContextVar('agentool_plain_runs', default=frozenset())
-"""Ids of the agents whose `run` (or `run_sync`) is in progress in this context with nothing a run
-context cannot show: no `event_stream_handler`, no run-level `instructions`. Only such runs may be
-lean; `iter()` and `run_stream()` called directly take the graph, whose nodes and events they show."""
+"""Ids of the agents whose `run` is in progress here with nothing a run context cannot show (no
+`event_stream_handler`, no run-level `instructions`); `iter()` and `run_stream()` take the graph."""
 
 _GLOBAL_TRACING = ProxyTracerProvider()
 
@@ -77,12 +67,10 @@ def _result_adapter() -> TypeAdapter[AgentRunResult[Any]]:
 
 @dataclass(frozen=True, eq=False)
 class _Shape:
-    """What a run context shows of the run beyond its arguments: its toolsets and capabilities."""
+    """A run's leaf toolsets (by identity) and the kinds of its leaf capabilities (a run may get fresh instances)."""
 
     toolsets: tuple[AbstractToolset[Any], ...]
-    """The leaf toolsets of the run, compared by identity (kept, so their ids stay theirs)."""
     capabilities: tuple[type[AbstractCapability[Any]], ...]
-    """The kinds of the run's leaf capabilities (a run may get fresh instances of the agent's own)."""
 
     def matches(self, other: _Shape) -> bool:
         return self.capabilities == other.capabilities and [id(t) for t in self.toolsets] == [
@@ -92,20 +80,13 @@ class _Shape:
 
 @dataclass(kw_only=True, eq=False)
 class LeanRuns(AbstractCapability[Any]):
-    """Answers an `AgenToolAgent`'s plain runs from its `wrap_run`, without the agent graph.
-
-    A run is plain when its context shows the agent's own model, a text prompt, deps (or a deps
-    type that needs none), history a lean run continues, no metadata, the default usage limits,
-    no instrumentation or installed tracer provider, no `override()` in effect, and the toolsets
-    and capabilities of the run the agent learned from.
-    """
+    """Answers an `AgenToolAgent`'s plain runs from its `wrap_run`, without the agent graph (see `shape_of`)."""
 
     model: AgenToolModel
     deps_type: Any = None
     blocker: str | None = None
     """Why the agent's runs always take the graph, or `None` (see `AgenToolAgent.lean_blocker`)."""
     runs: int = 0
-    """How many runs were answered lean."""
     _plan: LeanPlan | None = field(default=None, repr=False)
     _shape: _Shape | None = field(default=None, repr=False)
     _learned: bool = field(default=False, repr=False)
@@ -144,7 +125,8 @@ class LeanRuns(AbstractCapability[Any]):
         return result
 
     def shape_of(self, ctx: RunContext[Any]) -> _Shape | None:
-        """The shape of a plain run from its context (see the class), or `None` when it is not plain."""
+        """The shape of a plain run, or `None` when the run is not plain: a run is plain with the agent's own
+        model, a text prompt, deps (or none needed), no metadata, default limits, no tracing, no `override()`."""
         if (
             self.blocker is not None
             or type(ctx.prompt) is not str
@@ -154,7 +136,8 @@ class LeanRuns(AbstractCapability[Any]):
             or ctx.metadata is not None
             or (ctx.usage_limits is not None and ctx.usage_limits != _DEFAULT_LIMITS)
             or not isinstance(ctx.tracer, NoOpTracer)  # the run is instrumented: the graph traces it
-            or _tracing_installed()
+            # An installed OpenTelemetry tracer provider: the graph traces the run.
+            or not isinstance(_GLOBAL_TRACING.get_tracer('agentool'), (ProxyTracer, NoOpTracer))
             or ctx.agent is None
             or id(ctx.agent) in overridden.get()
             or id(ctx.agent) not in plain_runs.get()
@@ -169,19 +152,9 @@ class LeanRuns(AbstractCapability[Any]):
         return _Shape(tuple(toolsets), tuple(capabilities))
 
 
-def _tracing_installed() -> bool:
-    """Whether an OpenTelemetry tracer provider is installed: then runs take the graph, which traces them."""
-    return not isinstance(_GLOBAL_TRACING.get_tracer('agentool'), (ProxyTracer, NoOpTracer))
-
-
 def history_allows_lean(history: Sequence[ModelMessage]) -> bool:
-    """Whether a run continuing `history` takes the two steps a lean run reproduces.
-
-    The graph appends a new request after a history that ends with a request of output tool
-    returns (a finished run in tool output mode) or a response without tool calls (text mode).
-    Anything else is left to the graph: pending tool calls, a trailing user prompt, and a return of
-    the manager tool (an unfinished run, which the model answers from that return, not the prompt).
-    """
+    """Whether a run continuing `history` takes the two steps a lean run reproduces: the history
+    ends with a finished run (output tool returns, or a response without tool calls)."""
     if not history:
         return True
     last = history[-1]

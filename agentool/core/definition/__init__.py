@@ -1,15 +1,8 @@
-"""What an agentool is: its configuration, and what agentool reads from it once, at creation.
-
-- `config`: the plain data that defines an agentool (`RoutingConfig`, `Route`, `AgenToolConfig`, …);
-- `_signature`: each tool's signature, read once so the call path does no introspection;
-- `_requirements`: what each operation needs from its input, the one rule every surface enforces;
-- `_routes`: the configuration checked and compiled into one `CompiledRoute` per operation;
-- `_metadata`: a tool function's metadata and the output type its routes imply.
-
-The rest of agentool imports these names from here, never from the private modules.
+"""What an agentool is: its configuration (`config`), and what agentool reads from it once, at creation:
+tool signatures and metadata (`_signature`), each operation's requirements (`_requirements`) and
+compiled routes (`_routes`). The rest of agentool imports these names from here.
 """
 
-from ._metadata import docstring_summary, extract_tool_metadata, infer_output_type
 from ._requirements import (
     FieldsSource,
     Requirements,
@@ -28,7 +21,17 @@ from ._routes import (
     tool_list,
     unfillable_defaults,
 )
-from ._signature import UNREADABLE, UNRESOLVABLE, ToolSignature, read_signature, tool_name, type_name
+from ._signature import (
+    UNREADABLE,
+    UNRESOLVABLE,
+    ToolSignature,
+    docstring_summary,
+    extract_tool_metadata,
+    infer_output_type,
+    read_signature,
+    tool_name,
+    type_name,
+)
 from .config import (
     DEFAULT_MAX_INPUT_BYTES,
     AgenToolConfig,
@@ -65,6 +68,9 @@ __all__ = (
     'type_name',
     'UNRESOLVABLE',
     'UNREADABLE',
+    'extract_tool_metadata',
+    'infer_output_type',
+    'docstring_summary',
     # requirements
     'FieldsSource',
     'Requirements',
@@ -81,8 +87,4 @@ __all__ = (
     'unfillable_defaults',
     'configuration_error',
     'tool_list',
-    # metadata
-    'extract_tool_metadata',
-    'infer_output_type',
-    'docstring_summary',
 )

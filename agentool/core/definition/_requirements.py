@@ -1,27 +1,11 @@
 """What each operation needs from its input: one rule, read once at creation, enforced on every surface.
 
-An operation **uses** some input fields and **needs** some of them:
-
-- a route without a transform uses the input fields whose names match the tool's parameters, and
-  needs those the tool requires (no default);
-- a route with a transform uses the fields the transform reads (found by calling it with a
-  recording stand-in) and needs those it cannot do without: given as `None`, the transform raises
-  or hands `None` to a tool parameter that cannot take it (`{'key': x.key}` needs `key`;
-  `{'text': x.body or ''}` does not need `body`); when the transform cannot be probed (it raises,
-  passes the input on, or reads something that is not a field), it uses every field and needs none
-  beyond the schema's.
-
-Only a field whose schema default is `None` can be needed (a real default fills the parameter). A
-needed field must be given; it must not be `null` either (`non_null`) when the tool parameter it
-fills cannot take `None` (`id: int` refuses null, `data: JsonValue` takes it).
-
-The schema's own required fields are needed by every operation anyway (no input validates without
-them), so `needed` lists only the others: the fields a per-operation input schema marks required
-although the agentool's whole schema does not. When the input schema forbids unknown fields
-(`extra='forbid'`), an operation also refuses fields it does not use, on every surface.
-
-The catalog publishes exactly this (`agentool.catalog`), and `AgenToolManager.check_requirements`
-enforces it before any tool runs.
+An operation **uses** the input fields matching its tool's parameters, or those its transform reads
+(found by calling it with a recording stand-in; every field when it cannot be probed). It **needs**
+those the tool requires, or those without which the transform raises or hands `None` to a parameter
+that cannot take it; only a field whose schema default is `None` can be needed. Under
+`extra='forbid'`, an operation also refuses fields it does not use. The catalog publishes this,
+and `AgenToolManager.check_requirements` enforces it before any tool runs.
 """
 
 from __future__ import annotations
@@ -62,21 +46,17 @@ class Requirements:
     used: frozenset[str]
     """Fields the operation reads (the operation field excluded)."""
     needed: tuple[str, ...]
+    """Fields the operation needs that the schema itself does not require, in schema order."""
     non_null: frozenset[str] = frozenset()
     """The needed fields that must not be `null` either."""
-    """Fields the operation needs that the schema itself does not require, in schema order."""
     source: FieldsSource
     keys: Mapping[str, str]
-    """Field name -> its JSON key (the alias when it has one), for every field of the schema."""
+    """Field name -> its JSON key, for every field of the schema."""
     allowed: frozenset[str] | None
-    """Fields an input of this operation may set, when the schema forbids unknown fields and the operation
-    leaves some unused; `None`: any field of the schema."""
+    """Fields an input may set when the schema forbids unknown fields; `None`: any field of the schema."""
 
     def problems(self, given: Collection[str], data: Mapping[str, Any]) -> list[dict[str, Any]]:
-        """Pydantic-style errors for an input setting the fields `given` (names): missing needs, unused fields.
-
-        `data` is the input as given, reported as each error's `input` (as pydantic reports it).
-        """
+        """Pydantic-style errors for an input setting fields `given` from `data`: missing needs, unused fields."""
         errors: list[dict[str, Any]] = []
         for name in self.needed:
             key = self.keys[name]
@@ -86,28 +66,21 @@ class Requirements:
                 message = f'Input should not be null: operation {self.operation!r} needs a value'
                 errors.append({'type': 'none_forbidden', 'loc': [key], 'msg': message, 'input': None})
         if self.allowed is not None:
+            message = f'Extra inputs are not permitted (operation {self.operation!r} does not use it)'
             for name in given:
                 if name not in self.allowed:
                     key = self.keys.get(name, name)
-                    value = data.get(key)
-                    errors.append(
-                        {
-                            'type': 'extra_forbidden',
-                            'loc': [key],
-                            'msg': f'Extra inputs are not permitted (operation {self.operation!r} does not use it)',
-                            'input': value,
-                        }
-                    )
+                    errors.append({'type': 'extra_forbidden', 'loc': [key], 'msg': message, 'input': data.get(key)})
         return errors
 
     def satisfied_by(self, input: BaseModel) -> bool:
         """Whether validated `input` meets the requirements."""
         given = input.model_fields_set
-        if any(name not in given for name in self.needed):
-            return False
-        if any(getattr(input, name) is None for name in self.non_null):
-            return False
-        return self.allowed is None or all(name in self.allowed for name in given)
+        return (
+            all(name in given for name in self.needed)
+            and all(getattr(input, name) is not None for name in self.non_null)
+            and (self.allowed is None or all(name in self.allowed for name in given))
+        )
 
 
 def operation_requirements(
@@ -193,9 +166,7 @@ def json_key(name: str, info: FieldInfo) -> str:
 
 
 class _ProbeValue:
-    """The value every field holds while a transform is probed: whatever the transform does with it
-    (attributes, calls, indexing, arithmetic, formatting) gives this value again, so the probe
-    learns which fields it reads without it failing on a placeholder."""
+    """The value every field holds while a transform is probed: whatever is done with it gives it again."""
 
     __slots__ = ()
 
@@ -214,14 +185,10 @@ class _ProbeValue:
     def __len__(self) -> int:
         return 0
 
-    def __int__(self) -> int:
-        return 0
+    __int__ = __index__ = __len__
 
     def __float__(self) -> float:
         return 0.0
-
-    def __index__(self) -> int:
-        return 0
 
     def __str__(self) -> str:
         return ''
@@ -273,16 +240,8 @@ def _needs_value(transform: Transform, operation_field: str, operation: str, fie
 
 
 def probe_transform(transform: Transform, operation_field: str, operation: str) -> set[str] | None:
-    """The attributes `transform` reads from its input, or `None` when that cannot be known.
-
-    The transform gets a stand-in whose operation field is `operation` and whose other attributes
-    absorb any use, so a pure transform runs to the end and every field it reads is recorded. It
-    cannot be known when the transform raises, or passes the input itself on (then the tool may
-    read any field).
-
-    Nothing the transform raises here is hidden from its user: it ran on a stand-in, not on an input,
-    so its error says only that its reads cannot be known. On a real input the same error surfaces
-    as a `TransformError` carrying it (`AgenToolManager`), before any tool runs.
+    """The attributes `transform` reads from a stand-in input, or `None` when that cannot be known (it
+    raises, or passes the input on). What it raises on a stand-in surfaces as a `TransformError` on a real input.
     """
     recorder = _Recorder(operation_field, operation)
     try:

@@ -1,8 +1,7 @@
 """Route compilation: an agentool's configuration checked and turned into one `CompiledRoute` per operation.
 
-Done once per registration, so `AgenToolManager`'s per-call path is a dict hit plus precomputed
-field tuples (or a positional reader). Every inconsistency in the configuration is refused here
-with one `ConfigurationError` listing them all, before any call.
+Done once per registration, so the manager's per-call path is a dict hit plus precomputed field
+tuples (or a positional reader).
 """
 
 from __future__ import annotations
@@ -48,16 +47,14 @@ class CompiledRoute:
     tool: ToolSignature
     transform: Transform | None
     matched_fields: tuple[str, ...]
-    """For the default transform: input fields passed to the tool because the names match."""
+    """Without a transform: the input fields whose names match the tool's parameters."""
     always_fields: tuple[str, ...] = ()
     """The matched fields the tool requires: always passed."""
     if_set_fields: tuple[str, ...] = ()
     """The matched fields the tool has a default for: passed only when the input set them."""
     param_set: frozenset[str] = frozenset()
-    """The tool's keyword parameters, for checking a transform's arguments in one set operation."""
     positional: Callable[[BaseModel], tuple[Any, ...]] | None = None
-    """When the matched fields are exactly the tool's leading positional parameters: reads them as
-    the positional arguments, which is cheaper than building a keyword dict."""
+    """Reads the matched fields as positional arguments, when they are the tool's leading parameters."""
     requirements: Requirements | None = None
     """What the operation needs beyond the input schema, when it needs anything (set by the manager)."""
     gate: SerialGate | None = None
@@ -86,15 +83,14 @@ def check_routes(name: str, config: AgenToolConfig) -> tuple[dict[str, CompiledR
     """The routes that compile, and every problem of the configuration (empty when it can run)."""
     problems: list[ConfigProblem] = []
     input_schema = config.input_schema
-    schema_name = getattr(input_schema, '__name__', repr(input_schema))
     operation_field = config.routing_config.operation_field
     routes = config.routing_config.operation_map
-    given = cast(object, input_schema)  # a config built by hand is not type-checked at runtime
-    if not (isinstance(given, type) and issubclass(given, BaseModel)):
+    if not _is_model(input_schema):
         problems.append(
             ConfigProblem(kind='bad_schema', message=f'input_schema {input_schema!r} is not a pydantic model')
         )
         return {}, problems
+    schema_name = input_schema.__name__
     known, annotation = operation_annotation(input_schema, operation_field)
     if not known:
         problems.append(
@@ -128,7 +124,7 @@ def check_routes(name: str, config: AgenToolConfig) -> tuple[dict[str, CompiledR
             for op in routes
             if op not in producible
         )
-    tools = {tool_name(t) or repr(t): t for t in config.tools}
+    tools = _tools_by_name(config)
     # Routes find a tool by name: of two different functions with one name, the last would answer
     # every route to it in silence. (The same function given twice is one tool.)
     named: dict[str, list[object]] = {}
@@ -202,6 +198,15 @@ def check_routes(name: str, config: AgenToolConfig) -> tuple[dict[str, CompiledR
     return compiled, problems
 
 
+def _is_model(schema: object) -> bool:
+    # A config built by hand is not type-checked at runtime.
+    return isinstance(schema, type) and issubclass(schema, BaseModel)
+
+
+def _tools_by_name(config: AgenToolConfig) -> dict[str, Callable[..., Any]]:
+    return {tool_name(t) or repr(t): t for t in config.tools}
+
+
 def _unfillable(
     operation: str, tool: str, parameter: str, schema_name: str, fields: Iterable[str], meant: str | None
 ) -> ConfigProblem:
@@ -249,19 +254,15 @@ def _unproducible_outputs(routes: Iterable[CompiledRoute], output_type: Any) -> 
 
 
 def unfillable_defaults(config: AgenToolConfig) -> list[ConfigProblem]:
-    """Warnings: each tool parameter with a default that no input field fills under the default transform.
-
-    Such a parameter only ever gets its default, which is rarely what was meant (a field `note_id`
-    and a parameter `id`), but it runs, so it is a warning and not an error. A keyword a
-    `functools.partial` binds is filled on purpose and not reported.
+    """Warnings: each tool parameter with a default that no input field fills under the default transform
+    (rarely what was meant: a field `note_id` and a parameter `id`); a keyword a partial binds is not reported.
     """
     input_schema = config.input_schema
-    given = cast(object, input_schema)
-    if not (isinstance(given, type) and issubclass(given, BaseModel)):
+    if not _is_model(input_schema):
         return []
     fields = input_schema.model_fields
     operation_field = config.routing_config.operation_field
-    tools = {tool_name(t) or repr(t): t for t in config.tools}
+    tools = _tools_by_name(config)
     warnings: list[ConfigProblem] = []
     for operation, route in config.routing_config.operation_map.items():
         function = tools.get(route.tool)
@@ -341,11 +342,7 @@ def _positional_reader(signature: ToolSignature, fields: tuple[str, ...]) -> Cal
     if len(fields) == 1:
         (name,) = fields
         return lambda input: (getattr(input, name),)
-    return _no_arguments
-
-
-def _no_arguments(input: Any) -> tuple[Any, ...]:
-    return ()
+    return lambda input: ()
 
 
 def _operation_values(annotation: Any) -> list[str] | None:
@@ -375,11 +372,8 @@ def tool_list(
 
 
 def attach_requirements(config: AgenToolConfig, routes: dict[str, CompiledRoute]) -> dict[str, CompiledRoute]:
-    """The routes, each whose operation needs more than the schema checks carrying its requirements.
-
-    The call path then checks them with one attribute read for every other route; the others'
-    requirements are not kept (`operation_requirements` gives them again when asked).
-    """
+    """The routes, each whose operation needs more than the schema checks carrying its requirements
+    (the call path then checks the others with one attribute read)."""
     attached = dict(routes)
     for op, route in routes.items():
         needs = requirements_of(config, route.tool, op)

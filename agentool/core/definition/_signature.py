@@ -1,4 +1,5 @@
-"""Reading tool signatures once, at creation, so the call path does no introspection."""
+"""Reading tool functions once, at creation: their signatures (so the call path does no introspection),
+their catalog metadata, and the output type their return annotations imply."""
 
 from __future__ import annotations
 
@@ -6,25 +7,38 @@ import functools
 import inspect
 import types
 import weakref
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from types import FunctionType, SimpleNamespace
 from typing import Annotated, Any, Literal, Union, cast, get_args, get_origin, get_type_hints
 
+from pydantic import BaseModel
 from pydantic.errors import PydanticUndefinedAnnotation, PydanticUserError
 from pydantic_ai import RunContext
 
+from ..._options import check_instances
 from ...errors import ConfigurationError
+from .config import ToolMetadata
 
-__all__ = ('ToolSignature', 'read_signature', 'tool_name', 'type_name', 'RESOLVE_HINT', 'UNRESOLVABLE', 'UNREADABLE')
+__all__ = (
+    'ToolSignature',
+    'read_signature',
+    'tool_name',
+    'type_name',
+    'RESOLVE_HINT',
+    'UNRESOLVABLE',
+    'UNREADABLE',
+    'extract_tool_metadata',
+    'infer_output_type',
+    'docstring_summary',
+)
 
 RESOLVE_HINT = 'define the names it uses at module level (not inside a function, nor only under `if TYPE_CHECKING:`)'
 """What to do about an annotation that cannot be resolved, for the errors that name one."""
 
 UNRESOLVABLE: tuple[type[Exception], ...] = (NameError, AttributeError, TypeError, SyntaxError)
-"""What `get_type_hints` raises for an annotation it cannot resolve: a name undefined or defined only
-under `TYPE_CHECKING`, a misspelt attribute, a string that is not a type or not Python. Anything else
-an annotation raises is its own code's error, and propagates."""
+"""What `get_type_hints` raises for an annotation it cannot resolve (a name undefined or defined only
+under `TYPE_CHECKING`, a misspelt attribute, a string that is not Python); anything else propagates."""
 
 UNREADABLE: tuple[type[Exception], ...] = (PydanticUserError, PydanticUndefinedAnnotation)
 """What pydantic raises for a type it cannot build a schema for (or one naming an undefined type)."""
@@ -59,8 +73,7 @@ def _unwrap(function: object) -> object:
 
 
 def _is_async(function: object) -> bool:
-    """Whether calling `function` gives a coroutine: an async function, a partial of one, or an
-    object whose `__call__` is one (which `inspect.iscoroutinefunction` does not see)."""
+    """Whether calling `function` gives a coroutine (also an object whose `__call__` is a coroutine function)."""
     if inspect.iscoroutinefunction(function):
         return True
     target = _unwrap(function)
@@ -77,17 +90,13 @@ def tool_name(function: object) -> str | None:
 def _hints(function: object) -> tuple[dict[str, Any], dict[str, str]]:
     """The annotations of `function`, resolved, and why each one that cannot be resolved could not be.
 
-    One that cannot be (a name defined inside a function, or only under `if TYPE_CHECKING:`) is kept
-    as written, and only it: the others are still resolved, so an unresolvable return annotation
-    does not hide that the first parameter is the run context.
+    One that cannot be is kept as written, and only it: an unresolvable return annotation does not
+    hide that the first parameter is the run context.
     """
     try:
         return get_type_hints(function), {}
     except UNRESOLVABLE:  # some annotation cannot be resolved: resolve each alone, to tell which
-        return _hints_one_by_one(function)
-
-
-def _hints_one_by_one(function: object) -> tuple[dict[str, Any], dict[str, str]]:
+        pass
     written: dict[str, Any] = dict(getattr(function, '__annotations__', None) or {})
     namespace = getattr(inspect.unwrap(cast('Callable[..., Any]', function)), '__globals__', {})
     hints: dict[str, Any] = {}
@@ -108,8 +117,7 @@ def _is_ctx(param: inspect.Parameter, hint: Any) -> bool:
 _read: weakref.WeakKeyDictionary[Callable[..., Any], tuple[tuple[object, ...], ToolSignature]] = (
     weakref.WeakKeyDictionary()
 )
-"""Signatures already read, per plain function: an agentool's catalog metadata and its routes read the
-same tools (and tools are often shared), so each is read once and held once."""
+"""Signatures already read, per plain function: catalog metadata and routes read the same tools."""
 
 
 def _what_it_reads(function: FunctionType) -> tuple[object, ...]:
@@ -166,11 +174,8 @@ def _read_signature(function: Callable[..., Any]) -> ToolSignature:
 
 
 def _check_context(tool: str, parameter: inspect.Parameter, annotation: object, reason: str) -> None:
-    """Refuse a first parameter that looks like the run context but whose annotation cannot be resolved.
-
-    Whether it is the context is told by its type; unresolved, it would be taken for an input field,
-    and the route would fail with a misleading "requires parameter 'ctx'".
-    """
+    """Refuse a first parameter that looks like the run context but whose annotation cannot be resolved
+    (taken for an input field, it would fail with a misleading "requires parameter 'ctx'")."""
     written = annotation if isinstance(annotation, str) else None
     if written is None or ('RunContext' not in written and parameter.name != 'ctx'):
         return
@@ -185,11 +190,8 @@ def _check_context(tool: str, parameter: inspect.Parameter, annotation: object, 
 
 
 def type_name(annotation: Any) -> str:
-    """A short, readable name for a type annotation (`float`, `Note | None`, `list[Item]`, `Literal['a']`).
-
-    The one spelling of a type in metadata, catalogs and errors: classes by their bare name, never
-    module-qualified, never quoted (an unresolved forward reference is its text).
-    """
+    """A short, readable name for a type annotation (`float`, `Note | None`, `list[Item]`, `Literal['a']`):
+    the one spelling of a type in metadata, catalogs and errors."""
     if isinstance(annotation, str):  # a forward reference that could not be resolved
         return annotation
     origin, args = get_origin(annotation), get_args(annotation)
@@ -211,3 +213,70 @@ def type_name(annotation: Any) -> str:
     if isinstance(annotation, type):
         return annotation.__name__
     return repr(annotation).replace('typing.', '').replace('typing_extensions.', '')
+
+
+def docstring_summary(docstring: str | None) -> str | None:
+    """The summary of a docstring: its first paragraph, on one line."""
+    if not docstring:
+        return None
+    return ' '.join(docstring.strip().split('\n\n', 1)[0].split())
+
+
+def extract_tool_metadata(tool: Callable[..., Any]) -> ToolMetadata:
+    """Describe a tool function: name, docstring summary (and full text), async-ness, parameters, return type.
+
+    A `functools.partial` is described as its function, less the arguments it binds positionally.
+
+    Raises:
+        ConfigurationError: `tool` is not a function (or a partial of one), or its first parameter's
+            annotation looks like a `RunContext` but cannot be resolved.
+    """
+    signature = read_signature(tool)
+    return_annotation = signature.hints.get('return', inspect.Signature.empty)
+    if not signature.is_async and get_origin(return_annotation) in (Awaitable, Coroutine):
+        # A function that returns an awaitable (a decorator that dropped `async`): its value is what it awaits to.
+        return_annotation = get_args(return_annotation)[-1]
+    has_return = return_annotation is not inspect.Signature.empty
+    docstring = signature.docstring
+    return ToolMetadata(
+        name=signature.name,
+        description=docstring_summary(docstring),
+        docstring=docstring,
+        is_async=signature.is_async,
+        parameters=list(signature.params),
+        parameter_types={p: type_name(signature.hints[p]) for p in signature.params if p in signature.hints},
+        return_type=type_name(return_annotation) if has_return else None,
+        return_type_annotation=return_annotation if has_return else None,
+    )
+
+
+def infer_output_type(tools_metadata: Sequence[ToolMetadata]) -> Any:
+    """The output type common to `tools_metadata`'s return annotations, or `None` if there is none.
+
+    One pydantic model alongside `dict` annotations gives the model; several types give their union
+    in a fixed order. A tool without a return annotation, or annotated `Any`, makes the output untyped.
+
+    Raises:
+        ConfigurationError: `tools_metadata` is not a list of `ToolMetadata` (`extract_tool_metadata` gives
+            them), or a return annotation could not be resolved (it is text: `'Later'`).
+    """
+    distinct: dict[str, Any] = {}
+    for meta in check_instances('tools_metadata', tools_metadata, ToolMetadata):
+        annotation = meta.return_type_annotation
+        if annotation is None or annotation is Any:
+            return None
+        if isinstance(annotation, str):  # `extract_tool_metadata` keeps an annotation it cannot resolve as text
+            raise ConfigurationError(
+                f'tool {meta.name!r} returns {annotation!r}, an annotation that cannot be resolved, so no output '
+                f'type can be inferred from it; {RESOLVE_HINT}, or give the output type',
+                tool=meta.name,
+                annotation=annotation,
+            )
+        distinct.setdefault(repr(annotation), annotation)
+    if not distinct:
+        return None
+    members = [distinct[key] for key in sorted(distinct)]
+    models = [m for m in members if isinstance(m, type) and issubclass(m, BaseModel)]
+    if len(models) == 1 and all(m is models[0] or m is dict or get_origin(m) is dict for m in members):
+        return models[0]
+    return members[0] if len(members) == 1 else Union[tuple(members)]  # noqa: UP007

@@ -1,8 +1,4 @@
-"""What defines an agentool: its routes, its tools' metadata and its configuration.
-
-Plain data with no behaviour beyond normalisation and checks of its own fields; the registry
-stores it, the manager compiles it, the catalog describes it.
-"""
+"""What defines an agentool: its routes, its tools' metadata and its configuration (plain, checked data)."""
 
 from __future__ import annotations
 
@@ -57,11 +53,7 @@ Transform: TypeAlias = Callable[[Any], Mapping[str, Any]]
 
 @dataclass(frozen=True, kw_only=True)
 class Route:
-    """Where one operation goes: a tool name and an optional transform.
-
-    Without a transform, the manager passes the input fields whose names match the tool's
-    parameters (fields left unset are skipped when the parameter has a default).
-    """
+    """Where one operation goes: a tool name and an optional transform (else fields are matched by name)."""
 
     tool: str
     """Name of the tool function the operation calls."""
@@ -84,12 +76,10 @@ class Route:
     deprecated: bool = False
     """Still routed, but flagged in catalogs and tool descriptions."""
     retries: int = 0
-    """In a durable run, how many more times the operation's unit calls the tool after it raised an
-    unexpected exception (not `ModelRetry`, `ToolFailed` or an agentool error); idempotent operations only."""
+    """In a durable run, how many more times the tool is called after an unexpected exception; idempotent only."""
     durable: bool = True
-    """In a durable run, the operation is its own journaled unit (a DBOS step); `False` runs it inline in
-    the workflow instead: for cheap read-only operations, and for ones that only delegate to other
-    agentools, whose calls then become the units."""
+    """In a durable run, the operation is its own journaled unit (a DBOS step); `False` runs it inline
+    (for cheap reads, and operations that only delegate to other agentools)."""
 
     def __post_init__(self) -> None:
         tool, transform, retries = cast(object, self.tool), cast(object, self.transform), cast(object, self.retries)
@@ -104,12 +94,12 @@ class Route:
             raise refuse('retries', 'an int', retries)
 
     def __iter__(self) -> Iterator[Any]:
-        """`tool, transform = route`: the `(tool_name, transform)` pair the architecture guide unpacks."""
+        """`tool, transform = route`, as the architecture guide unpacks it."""
         yield self.tool
         yield self.transform
 
     def __getitem__(self, index: int) -> Any:
-        """`route[0]` is the tool name, `route[1]` the transform, as in the guide's tuples."""
+        """`route[0]` is the tool name, `route[1]` the transform."""
         return (self.tool, self.transform)[index]
 
 
@@ -135,11 +125,7 @@ def _to_route(operation: str, spec: object) -> Route:
 
 
 class RouteMap(Mapping[str, Route]):
-    """`RoutingConfig.operation_map`: operation → `Route`, read-only once built.
-
-    Routes are checked when an agentool is created; a later assignment could not be, so it is
-    refused with `ConfigurationError` (build a new `RoutingConfig` to change routing).
-    """
+    """`RoutingConfig.operation_map`: operation → `Route`, read-only (routes are checked at creation)."""
 
     __slots__ = ('_routes',)
 
@@ -180,10 +166,7 @@ class RouteMap(Mapping[str, Route]):
 
 @dataclass(init=False, unsafe_hash=True)
 class RoutingConfig:
-    """Maps each value of the operation field to a tool; read-only once built.
-
-    Assigning or deleting an attribute (or a route of `operation_map`) raises `ConfigurationError`:
-    routes are checked when an agentool is created, and a later change could not be.
+    """Maps each value of the operation field to a tool; read-only once built (`ConfigurationError`).
 
     Example:
         ```python {test="skip"}
@@ -207,9 +190,7 @@ class RoutingConfig:
         object.__setattr__(self, 'operation_field', operation_field)
         object.__setattr__(self, 'operation_map', RouteMap(operation_map))
 
-    # Immutable: an agentool's routes are checked once, when it is created. Not `frozen=True`, whose
-    # `FrozenInstanceError` is no agentool error (and a frozen dataclass cannot define these two);
-    # `unsafe_hash=True` keeps the hashing and equality a frozen one has.
+    # Not `frozen=True`, whose `FrozenInstanceError` is no agentool error; `unsafe_hash=True` hashes alike.
     def __setattr__(self, name: str, value: object) -> None:
         raise _read_only('RoutingConfig', name, option=name)
 
@@ -227,14 +208,12 @@ def _read_only(what: str, changed: str, **details: str) -> ConfigurationError:
 
 @dataclass(frozen=True, kw_only=True)
 class ConfigProblem:
-    """One problem of a configuration (`validate_config`, `ConfigurationError.details['problems']`):
-    an `'error'` keeps it from running; a `'warning'` does not, but it likely misbehaves."""
+    """One problem of a configuration: an `'error'` keeps it from running; a `'warning'` likely misbehaves."""
 
     kind: str
     """Errors: `no_operation_field`, `empty_operation_map`, `unrouted_operation`, `unproducible_operation`,
-    `missing_tool`, `duplicate_tool`, `unfillable_parameter`, `unproducible_output`, `retries_not_idempotent` or
-    `bad_schema`. Warning: `unfillable_default` (no field fills a defaulted parameter). `field` is, for
-    `unfillable_parameter` and `unfillable_default`, the field probably meant."""
+    `missing_tool`, `duplicate_tool`, `unfillable_parameter`, `unproducible_output`, `retries_not_idempotent`,
+    `bad_schema`. Warning: `unfillable_default`. `field` is the field probably meant, where one is."""
     message: str
     operation: str | None = None
     tool: str | None = None
@@ -246,16 +225,10 @@ class ConfigProblem:
 
     def as_dict(self) -> dict[str, str | None]:
         """The problem as JSON-ready data."""
-        return {
-            'kind': self.kind,
-            'severity': self.severity,
-            'message': self.message,
-            'operation': self.operation,
-            'tool': self.tool,
-            'parameter': self.parameter,
-            'field': self.field,
-            'note': self.note,
-        }
+        return {key: getattr(self, key) for key in _PROBLEM_KEYS}
+
+
+_PROBLEM_KEYS = ('kind', 'severity', 'message', 'operation', 'tool', 'parameter', 'field', 'note')
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -296,13 +269,9 @@ def now() -> datetime:
 class AgenToolConfig:
     """Everything that defines one agentool. Built by `create_agentool`, stored by the registry.
 
-    The fields up to `updated_at` are the architecture guide's, in its order, so
-    `AgenToolConfig(StorageInput, routing)` works; agentool's own (`tools`, `deps_type`,
-    `max_input_bytes`) follow, keyword-only. A naive `created_at`/`updated_at` (such as
-    `datetime.now()`) is read as local time and stored timezone-aware (`.astimezone()`). Each
-    field's type is checked when the config is built (`ConfigurationError` naming the field), as
-    every listing of the registry reads them: `tools_metadata` holds `ToolMetadata`, `output_type`
-    is a type, a typing form, a pydantic-ai output spec or `None`.
+    The fields up to `updated_at` are the architecture guide's, in its order; agentool's own follow,
+    keyword-only. A naive `created_at`/`updated_at` is read as local time. Each field is checked
+    when the config is built (`ConfigurationError` naming the field).
     """
 
     input_schema: type[BaseModel]

@@ -1,9 +1,8 @@
 """Whether a value fits an output JSON schema: by its own type first, then by its JSON shape.
 
-A union's members can share a JSON shape (`float | int` both take `1`, two dataclasses with the
-same fields take the same object), and the model's answer is validated as the member whose schema
-it is sent under. So a value goes where its own type is described (a model, dataclass or enum by
-the schema's title, an `int` under `integer` rather than `number`) before anywhere its JSON fits.
+A union's members can share a JSON shape (`float | int` both take `1`), and the answer is validated
+as the member whose schema it is sent under: so a value goes where its own type is described (by
+the schema's title, an `int` under `integer`) before anywhere its JSON fits.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """Turning a tool's return value into a final `ModelResponse` in the output mode a run asks for.
 
-A model answers in the shape the agent's output type dictates: plain text, a call to one of the
-output tools (one per member of a union, scalars wrapped in an outer key), or JSON text for
-native and prompted modes (scalars wrapped in `response`, unions in `result`/`kind`/`data`).
-These shapes are read from the request parameters and JSON schemas pydantic-ai publishes.
+Plain text, a call to one of the output tools, or JSON text for native and prompted modes: the
+shapes are read from the request parameters and JSON schemas pydantic-ai publishes.
 """
 
 from __future__ import annotations
@@ -22,7 +20,7 @@ from ...errors import OutputError
 from ._fit import fits_loosely, fits_shape, fits_type, resolve, title_of
 from ._spec import output_types
 
-__all__ = ('output_response', 'output_parts', 'admits_none', 'json_output_text', 'json_data')
+__all__ = ('output_response', 'output_parts', 'admits_none', 'inner_schema', 'json_output_text', 'json_data')
 
 
 def output_response(
@@ -44,11 +42,9 @@ def output_parts(
 ) -> list[ModelResponsePart]:
     """The parts of `output_response`: one output tool call or one text part.
 
-    In text mode pydantic-ai reads an empty text as no answer at all: `None` when the output type
-    admits it, else a request to retry. So `None` is answered with an empty text when
-    `none_as_text` (the agentool's output type admits `None`), and an empty string, which text
-    cannot carry, with an output tool it fits if there is one, else `OutputError` (reason
-    `'empty_text'`). A value JSON cannot encode raises `OutputError` (reason `'not_serialisable'`).
+    pydantic-ai reads an empty text as no answer: `None` is answered with one when `none_as_text`;
+    an empty string goes to an output tool it fits, else `OutputError` (`'empty_text'`). A value
+    JSON cannot encode raises `OutputError` (`'not_serialisable'`).
     """
     jsonable = json_data(value, agentool)
     text_ok = params.allow_text_output and isinstance(value, str) and value != ''
@@ -80,11 +76,7 @@ def output_parts(
 
 
 def admits_none(output_type: Any) -> bool:
-    """Whether a run's output of type `output_type` may be `None`.
-
-    `output_type` is an output spec as `create_agentool` takes it: `None`'s type, `Optional[X]`,
-    `X | None`, or a list or marker holding one of these (`[None, str]`, `ToolOutput(None)`).
-    """
+    """Whether a run's output of type `output_type` (an output spec, `[None, str]` or `X | None`) may be `None`."""
     if output_type is NoneType:
         return True
     if get_origin(output_type) in (Union, UnionType):
@@ -127,7 +119,7 @@ def _pick(
 ) -> ToolDefinition | None:
     for matcher in matchers:
         for tool in tools:
-            if matcher(_inner_schema(tool), tool.parameters_json_schema, value, jsonable):
+            if matcher(inner_schema(tool), tool.parameters_json_schema, value, jsonable):
                 return tool
     return None
 
@@ -136,7 +128,8 @@ def _wrap(tool: ToolDefinition, jsonable: Any) -> Any:
     return {tool.outer_typed_dict_key: jsonable} if tool.outer_typed_dict_key else jsonable
 
 
-def _inner_schema(tool: ToolDefinition) -> dict[str, Any]:
+def inner_schema(tool: ToolDefinition) -> dict[str, Any]:
+    """The schema of an output tool's value: its argument schema, or the outer key's property."""
     schema = tool.parameters_json_schema
     if key := tool.outer_typed_dict_key:
         return schema.get('properties', {}).get(key, {})
@@ -169,9 +162,8 @@ def _fit_object(value: Any, jsonable: Any, schema: dict[str, Any], agentool: str
 def _branch_data(branch: dict[str, Any], root: dict[str, Any], value: Any) -> list[tuple[dict[str, Any], bool]]:
     """The schemas a union branch's `data` may carry a value as, each with whether it is wrapped.
 
-    pydantic-ai wraps a member whose schema is not an object (a scalar, an enum, a list) in
-    `{"response": ...}`; the branch's title names the member. A model with one `response` field
-    looks the same, so a value whose own type the branch names is taken unwrapped.
+    pydantic-ai wraps a member whose schema is not an object in `{"response": ...}`; a model with one
+    `response` field looks the same, so a value whose own type the branch names is taken unwrapped.
     """
     data = resolve(branch.get('properties', {}).get('data', {}), root)
     titled = {**data, 'title': branch.get('title')}
@@ -195,8 +187,7 @@ def json_output_text(value: Any, agentool: str) -> str:
 
 
 def _json_text(value: Any, jsonable: Any, agentool: str, *, finite: bool = False) -> str:
-    """`jsonable` as JSON text. With `finite`, the text is the output itself: it must be RFC 8259 JSON,
-    which has no `Infinity` or `NaN` (a structured output is read back by pydantic, which takes them)."""
+    """`jsonable` as JSON text; with `finite` (the text is the output itself) RFC 8259 JSON, without `NaN`."""
     try:
         text = to_json(jsonable).decode()
     except ValueError as error:  # e.g. a lone surrogate, which UTF-8 cannot encode

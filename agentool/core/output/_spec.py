@@ -1,21 +1,26 @@
-"""What value an agent's output spec stands for: `NativeOutput(M)`, `[M, str]`, `ToolOutput(M)` all mean `M`s.
+"""Output types: what value an output spec stands for (`NativeOutput(M)`, `[M, str]`, `ToolOutput(M)` all mean `M`s),
+and whether a tool's return annotation can ever give a value an output type accepts, told at creation.
 
-pydantic-ai takes marker objects and lists as an agent's `output_type`; a tool's result is checked
-against the plain types inside them. Read from the markers' public fields (`outputs`, `output`).
+Lax validation converts much (a `dict` to a model, `'5'` to an `int`); only what can never convert
+is refused (`int` under `Plan`). Anything not clearly known (`Any`, a `TypeVar`) can produce anything.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import enum
 import functools
 import inspect
-from collections.abc import Sequence
-from typing import Any, Union, cast, get_origin
+import types
+from collections.abc import Mapping, Sequence, Set
+from typing import Annotated, Any, Literal, Union, cast, get_args, get_origin, is_typeddict
 
+from pydantic import BaseModel
 from pydantic_ai import NativeOutput, PromptedOutput, TextOutput, ToolOutput
 
 from ...errors import ConfigurationError
 
-__all__ = ('check_output_type', 'is_output_spec', 'output_types', 'output_value_type')
+__all__ = ('can_produce', 'check_output_type', 'is_output_spec', 'output_types', 'output_value_type')
 
 _TYPING_MODULES = frozenset({'typing', 'typing_extensions', 'types'})
 """Where the classes of typing forms live (`Any`, `Literal[...]`, `A | B`, a `TypeVar`, a `NewType`)."""
@@ -55,12 +60,8 @@ def output_value_type(spec: Any) -> Any:
 
 
 def is_output_spec(spec: object) -> bool:
-    """Whether `spec` can be an agent's `output_type`, told cheaply: no schema is built.
-
-    `None`, a class, a typing form (`list[int]`, `A | B`, `Literal['a']`, `Any`), a pydantic-ai
-    output marker or output function, or a non-empty list of these. What this lets through but
-    pydantic cannot describe (a plain class) is refused when the agent is built.
-    """
+    """Whether `spec` can be an agent's `output_type`, told cheaply (no schema is built): `None`, a class,
+    a typing form, an output marker or function, or a non-empty list of these."""
     if spec is None or isinstance(spec, type | ToolOutput | NativeOutput | PromptedOutput | TextOutput):
         return True
     if isinstance(spec, Sequence) and not isinstance(spec, str | bytes):
@@ -81,3 +82,76 @@ def check_output_type(output_type: object, *, agentool: str | None = None) -> No
             option='output_type',
             value=repr(output_type),
         )
+
+
+_Kind = Literal['model', 'mapping', 'sequence', 'number', 'bool', 'text', 'none']
+
+_ACCEPTS: dict[_Kind, frozenset[_Kind]] = {
+    'model': frozenset({'model', 'mapping'}),
+    'mapping': frozenset({'mapping', 'model'}),
+    'sequence': frozenset({'sequence'}),
+    'number': frozenset({'number', 'bool', 'text'}),
+    'bool': frozenset({'bool', 'number', 'text'}),
+    'text': frozenset({'text', 'number'}),  # a str enum, bytes; a number only where an enum or Literal asks
+    'none': frozenset({'none'}),
+}
+"""For each kind of output type, the kinds of returned value lax validation may turn into it."""
+
+
+def can_produce(returned: Any, wanted: Any) -> bool:
+    """Whether some value of type `returned` could validate as `wanted` (`True` when unsure)."""
+    produced = _members(returned)
+    accepted = _members(wanted)
+    if produced is None or accepted is None:
+        return True
+    return any(kind in _ACCEPTS[target] for kind in produced for target in accepted)
+
+
+def _members(annotation: Any) -> set[_Kind] | None:
+    """The kinds of value `annotation` stands for; `None` when one of them cannot be told."""
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        return _members(get_args(annotation)[0])
+    if origin in (Union, types.UnionType):
+        kinds: set[_Kind] = set()
+        for member in get_args(annotation):
+            found = _members(member)
+            if found is None:
+                return None
+            kinds |= found
+        return kinds
+    if origin is Literal:
+        return {_literal_kind(value) for value in get_args(annotation)}
+    kind = _kind(origin if origin is not None else annotation)
+    return None if kind is None else {kind}
+
+
+def _literal_kind(value: object) -> _Kind:
+    if value is None:
+        return 'none'
+    if isinstance(value, bool):
+        return 'bool'
+    return 'number' if isinstance(value, int | float) else 'text'
+
+
+def _kind(annotation: Any) -> _Kind | None:
+    if annotation is None or annotation is types.NoneType:
+        return 'none'
+    if not isinstance(annotation, type):
+        return None
+    cls = cast('type[object]', annotation)
+    if issubclass(cls, enum.Enum):
+        return 'text' if issubclass(cls, str) else None  # an int enum or a plain one: left to run time
+    if issubclass(cls, bool):
+        return 'bool'
+    if issubclass(cls, int | float):
+        return 'number'
+    if issubclass(cls, str | bytes):
+        return 'text'
+    if issubclass(cls, BaseModel) or dataclasses.is_dataclass(cls) or is_typeddict(cls):
+        return 'model'
+    if issubclass(cls, Mapping):
+        return 'mapping'
+    if issubclass(cls, Sequence | Set):
+        return 'sequence'
+    return None
