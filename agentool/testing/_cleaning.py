@@ -151,17 +151,13 @@ def _typed(part: ModelResponsePart, tools: dict[str, ToolDefinition]) -> ModelRe
 
 def _stand_in(schema: object) -> object:
     # `0` or `false` where the property takes a number or a boolean and no string; else the placeholder.
-    if not isinstance(schema, dict):
-        return PLACEHOLDER
-    fields = cast('dict[str, object]', schema)
-    kinds: object = fields.get('type')
-    names: list[object] = [kinds]
-    if isinstance(kinds, list):
-        names = list(cast('list[object]', kinds))
-    options: object = fields.get('anyOf')
-    if isinstance(options, list):
-        listed = cast('list[object]', options)
-        names += [cast('dict[str, object]', option).get('type') for option in listed if isinstance(option, dict)]
+    fields = cast('dict[str, Any]', schema) if isinstance(schema, dict) else {}
+    kinds: list[Any] = [fields.get('type')]
+    if isinstance(options := fields.get('anyOf'), list):
+        kinds += [
+            cast('dict[str, Any]', one).get('type') for one in cast('list[Any]', options) if isinstance(one, dict)
+        ]
+    names = [name for kind in kinds for name in (cast('list[Any]', kind) if isinstance(kind, list) else [kind])]
     if 'string' in names:
         return PLACEHOLDER
     return next((_STAND_INS[name] for name in names if isinstance(name, str) and name in _STAND_INS), PLACEHOLDER)

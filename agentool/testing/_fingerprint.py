@@ -12,6 +12,7 @@ import hashlib
 import json
 import weakref
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, cast
 
 from pydantic_ai import ModelMessagesTypeAdapter
@@ -196,10 +197,10 @@ def drift(sent: Mapping[str, Any], recorded: Mapping[str, Any]) -> list[str]:
     for label, kind in (('system prompt', 'system-prompt'), ('user prompt', 'user-prompt')):
         before, after = _texts(recorded_messages, kind), _texts(sent_messages, kind)
         if before != after:
-            changes.append(f'{label} changed: {_pair(before, after)}')
+            changes.append(f'{label} changed: {show_pair(before, after)}')
     before, after = _instructions(recorded_messages), _instructions(sent_messages)
     if before != after:
-        changes.append(f'instructions changed: {_pair(before, after)}')
+        changes.append(f'instructions changed: {show_pair(before, after)}')
     sent_params: dict[str, Any] = sent.get('parameters', {})
     recorded_params: dict[str, Any] = recorded.get('parameters', {})
     for key, label in (('function_tools', 'tool'), ('output_tools', 'output tool')):
@@ -208,14 +209,14 @@ def drift(sent: Mapping[str, Any], recorded: Mapping[str, Any]) -> list[str]:
         if key in ('function_tools', 'output_tools', 'instruction_parts'):
             continue
         if sent_params.get(key) != recorded_params.get(key):
-            changes.append(f'{key} changed: {_pair(recorded_params.get(key), sent_params.get(key))}')
+            changes.append(f'{key} changed: {show_pair(recorded_params.get(key), sent_params.get(key))}')
     if sent.get('settings', {}) != recorded.get('settings', {}):
-        changes.append(f'settings changed: {_pair(recorded.get("settings", {}), sent.get("settings", {}))}')
+        changes.append(f'settings changed: {show_pair(recorded.get("settings", {}), sent.get("settings", {}))}')
     if not changes and sent_messages != recorded_messages:
         index = next(i for i, (a, b) in enumerate(zip(sent_messages, recorded_messages, strict=False)) if a != b)
         returns = _tool_return_changes(recorded_messages[index], sent_messages[index])
         changes.extend(
-            returns or [f'message {index + 1} changed: {_pair(recorded_messages[index], sent_messages[index])}']
+            returns or [f'message {index + 1} changed: {show_pair(recorded_messages[index], sent_messages[index])}']
         )
     return changes
 
@@ -232,7 +233,7 @@ def _tool_return_changes(recorded: dict[str, Any], sent: dict[str, Any]) -> list
             continue
         if old.get('part_kind') != 'tool-return' or _without(old, 'content') != _without(new, 'content'):
             return []
-        tool, pair = old.get('tool_name'), _pair(old.get('content'), new.get('content'))
+        tool, pair = old.get('tool_name'), show_pair(old.get('content'), new.get('content'))
         changes.append(
             f'only the result of tool {tool!r} differs: {pair}; '
             'a tool whose result changes between runs (a new id, the time, a database) cannot be fixed by '
@@ -267,34 +268,32 @@ def _tool_changes(label: str, recorded: list[Any], sent: list[Any]) -> list[str]
                 fields = '; '.join(schema_changes(before[name].get(key), after[name].get(key)))
                 changes.append(f'{label} {name!r}: schema changed: {fields}')
             else:
-                changes.append(f'{label} {name!r}: {key} changed: {_pair(before[name].get(key), after[name].get(key))}')
+                changes.append(
+                    f'{label} {name!r}: {key} changed: {show_pair(before[name].get(key), after[name].get(key))}'
+                )
     return changes
 
 
-def _pair(before: Any, after: Any) -> str:
-    # Both sides windowed around their first difference, so the differing values always show.
-    return show_pair(before, after)
-
-
 def mismatch(
-    where: str,
     mode: str,
     key: str,
     view: Mapping[str, Any],
     exchanges: Sequence[Exchange],
     *,
-    path: str | None,
+    path: Path | None,
     advice: RecordAdvice,
 ) -> CassetteMismatchError:
     """The error for a request matching no exchange: what changed against the closest recorded one.
 
-    `where` names the cassette in the message; `path` (its path as text, `None` in memory) goes in
-    `details`; `advice` says how to record where the user is (a mode, or the pytest option).
+    `path` is the cassette's file (`None` in memory); `advice` says how to record where the user is
+    (a mode, or the pytest option).
     """
+    where = repr(str(path)) if path is not None else '(in memory)'
+    detail = str(path) if path is not None else None
     if not exchanges:
         return CassetteMismatchError(
             f'cassette {where} holds no exchanges; record it ({advice.fill()})',
-            path=path,
+            path=detail,
             fingerprint=key,
             changes=[],
         )
@@ -311,7 +310,7 @@ def mismatch(
     return CassetteMismatchError(
         f'cassette {where} has no recorded exchange for this request (mode {mode!r}); '
         f'against the closest recorded request:\n{lines}\n{hint}',
-        path=path,
+        path=detail,
         fingerprint=key,
         changes=shown,
     )

@@ -1,9 +1,8 @@
 """What `agentool cassette show|diff|prune|scrub` do, and the unused-exchange report of the pytest plugin.
 
-The CLI only declares the arguments and imports this module when a cassette command runs; all the
-logic is here. `show` and `diff` return their text or raise a `CassetteError`; `prune` and `scrub`
-handle each file on its own and return a `Report`: what they did to each file, and the files they
-could not handle (the others are still done, and said).
+The CLI imports this module only when a cassette command runs. `show` and `diff` return their text
+or raise a `CassetteError`; `prune` and `scrub` handle each file on its own and return a `Report`
+of what they did to each file and the files they could not handle.
 """
 
 from __future__ import annotations
@@ -164,7 +163,7 @@ def unused_report(models: Sequence[CassetteModel]) -> str:
             for n, step in zip(numbers, steps, strict=True)
         ]
         entries = [{'index': n, 'fingerprint': exchanges[n].fingerprint} for n in numbers]
-        write_json(listing, entries, 'unused-exchange list', CassetteError)
+        write_json(listing, entries, 'unused-exchange list')
         head = f'cassette {str(path)!r}: {len(numbers)} recorded exchange(s) were never used:'
         sections.append('\n'.join([head, *described]))
         rerecord = group[0].advice.rerecord(keep=False)
@@ -209,7 +208,7 @@ def prune(paths: Sequence[str | os.PathLike[str]]) -> Report:
 
 
 def _prune_one(given: str | os.PathLike[str]) -> str:
-    path = as_path(given, 'cassette', CassetteError)
+    path = as_path(given)
     cassette = Cassette.load(path)
     listing = unused_path(path)
     if not listing.exists():
@@ -222,12 +221,11 @@ def _prune_one(given: str | os.PathLike[str]) -> str:
 
 
 def _listed(listing: Path, cassette: Cassette) -> set[int]:
-    data: object = read_json(listing, 'unused-exchange list', CassetteError, missing='')
-    entries = cast('list[object]', data) if isinstance(data, list) else None
+    data: object = read_json(listing, 'unused-exchange list', missing='')
     drop: set[int] = set()
-    for entry in entries if entries is not None else [None]:
-        index = cast('dict[str, object]', entry).get('index') if isinstance(entry, dict) else None
-        fingerprint = cast('dict[str, object]', entry).get('fingerprint') if isinstance(entry, dict) else None
+    for entry in cast('list[object]', data) if isinstance(data, list) else [None]:
+        fields = cast('dict[str, object]', entry) if isinstance(entry, dict) else {}
+        index, fingerprint = fields.get('index'), fields.get('fingerprint')
         if type(index) is not int or not 0 <= index < len(cassette.exchanges):  # `true` is no index
             raise CassetteError(f'{str(listing)!r} is not an unused-exchange list', path=str(listing), reason='invalid')
         if cassette.exchanges[index].fingerprint != fingerprint:
@@ -253,13 +251,16 @@ def scrub_files(paths: Sequence[str | os.PathLike[str]]) -> Report:
 
 
 def _scrub_one(given: str | os.PathLike[str]) -> str:
-    path = as_path(given, 'cassette', CassetteError)
+    path = as_path(given)
     cassette = Cassette.load(path)
     data = cassette.model_dump(mode='json')
     cleaned = scrub(data)
     if cleaned == data:
         return f'{path}: clean'
-    links = _hard_links(path)
+    try:
+        links = path.stat().st_nlink
+    except OSError:
+        links = 1  # read a moment ago: the write will say what is wrong
     if links > 1:
         raise CassetteError(
             f'cassette {str(path)!r} holds a secret but has {links} hard links: rewriting it would leave '
@@ -270,13 +271,6 @@ def _scrub_one(given: str | os.PathLike[str]) -> str:
         )
     Cassette.from_data(cleaned, source=str(path)).save(path)
     return f'{path}: scrubbed{_linked(path)}'
-
-
-def _hard_links(path: Path) -> int:
-    try:
-        return path.stat().st_nlink
-    except OSError:
-        return 1  # read a moment ago: the write will say what is wrong
 
 
 def _linked(path: Path) -> str:
