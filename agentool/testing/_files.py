@@ -1,11 +1,10 @@
 """The file base of `agentool.testing`: reading and writing its JSON files with typed errors.
 
 A path with a NUL, a file too large (its size is checked before a byte is parsed), bytes that are
-not UTF-8 JSON, a document of another format or version, text UTF-8 cannot encode, nesting deeper
-than `MAX_DEPTH` and every `OSError` become a `CassetteError` with the path and a `reason` in
-`details`. Files are written beside their target and renamed over it, so a crash never leaves half
-a file; a symbolic link is followed (its target is rewritten, the link stays) and the file keeps
-its permissions.
+not UTF-8 JSON, text UTF-8 cannot encode, nesting deeper than `MAX_DEPTH` and every `OSError`
+become a `CassetteError` with the path and a `reason` in `details`. Files are written beside their
+target and renamed over it, so a crash never leaves half a file; a symbolic link is followed (its
+target is rewritten, the link stays) and the file keeps its permissions.
 """
 
 from __future__ import annotations
@@ -15,13 +14,12 @@ import json
 import os
 import secrets
 import stat
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, cast
 
 from ..errors import CassetteError, clip, quote
 
-__all__ = ('MAX_FILE_BYTES', 'MAX_DEPTH', 'as_path', 'read_json', 'check_document', 'write_json', 'dumps')
+__all__ = ('MAX_FILE_BYTES', 'MAX_DEPTH', 'as_path', 'read_json', 'write_json', 'dumps')
 
 MAX_FILE_BYTES = 64 * 1024 * 1024
 """The largest recording or cassette file read: larger ones are refused before parsing."""
@@ -32,17 +30,17 @@ about 250 levels; past that a cassette could be read but neither shown nor saved
 refused whole, on both sides, with room for the levels a cassette wraps its data in."""
 
 
-def as_path(path: object, what: str = 'cassette') -> Path:
-    """`path` as a `Path`, refusing what no filesystem accepts (not a path, empty, a NUL byte)."""
+def as_path(path: object) -> Path:
+    """`path` as a cassette's `Path`, refusing what no filesystem accepts (not a path, empty, a NUL byte)."""
     __tracebackhide__ = True  # cassette errors point at the test, not here
     text = os.fspath(cast('os.PathLike[Any]', path)) if isinstance(path, str | os.PathLike) else ''
     if not text or not isinstance(text, str):
         shown = quote(cast(object, path))
         raise CassetteError(
-            f'{what} path must be a non-empty str or Path; got {shown}', path=shown, reason='not_a_path'
+            f'cassette path must be a non-empty str or Path; got {shown}', path=shown, reason='not_a_path'
         )
     if '\x00' in text:
-        raise CassetteError(f'{what} path {quote(text)} holds a NUL byte', path=quote(text), reason='nul')
+        raise CassetteError(f'cassette path {quote(text)} holds a NUL byte', path=quote(text), reason='nul')
     return Path(text)
 
 
@@ -98,35 +96,6 @@ def _check_depth(data: Any, named: str, path: str) -> None:
             reason='too_deep',
             limit=MAX_DEPTH,
         )
-
-
-def check_document(data: Any, source: str, what: str, *, formats: Mapping[str, tuple[int, ...]]) -> dict[str, Any]:
-    """`data` if it is a JSON object whose `format` is one of `formats` at a version given for it."""
-    __tracebackhide__ = True  # cassette errors point at the test, not here
-    if not isinstance(data, dict):
-        shown = type(cast(object, data)).__name__
-        raise CassetteError(
-            f'{source!r} is not an agentool {what}: a JSON {shown}, not an object', path=source, reason='invalid'
-        )
-    document = cast('dict[str, Any]', data)
-    kind = document.get('format')
-    if not isinstance(kind, str) or kind not in formats:
-        raise CassetteError(
-            f'{source!r} is not an agentool {what} (format {quote(kind)})',
-            path=source,
-            reason='invalid',
-            format=quote(kind),
-        )
-    version = document.get('version')
-    if version not in formats[kind] or isinstance(version, bool):
-        read = ' or '.join(str(number) for number in formats[kind])
-        raise CassetteError(
-            f'{source!r} is {kind} version {quote(version)}; this agentool reads version {read}',
-            path=source,
-            reason='version',
-            version=quote(version),
-        )
-    return document
 
 
 def dumps(data: Any) -> str:

@@ -27,7 +27,7 @@ from ._schema_changes import schema_changes
 from ._window import show_pair
 from .cassette import Exchange
 
-__all__ = ('RequestViews', 'request_view', 'fingerprint', 'drift', 'mismatch')
+__all__ = ('RequestViews', 'request_view', 'fingerprint', 'drift', 'mismatch', 'part_contents')
 
 _VOLATILE = frozenset(
     {
@@ -68,7 +68,6 @@ def request_view(
 
 
 def _rest(settings: ModelSettings | None, parameters: ModelRequestParameters) -> dict[str, Any]:
-    """The view's `parameters` and `settings`."""
     params = {name: getattr(parameters, name, None) for name in _PARAMETERS}
     chosen = {key: value for key, value in (settings or {}).items() if key not in _TRANSPORT_SETTINGS}
     return {
@@ -97,12 +96,10 @@ _KEPT_FROM = 8
 class RequestViews:
     """Fingerprints of a model's requests with each message viewed once while it lives unchanged.
 
-    A run's requests repeat its history: the third request of a run holds the first two messages
-    again, and viewing them afresh each time makes a replay quadratic in the run's length. Each
-    message's part of the view is kept (as canonical JSON) beside a deep copy of the message as it
-    was viewed; a message equal to its copy is not viewed again, one changed in any way (in place
-    included) is. A message that cannot be copied or compared is viewed every time, and so is a
-    short history (copying costs more than viewing a few messages again).
+    A run's requests repeat its history, so viewing it afresh each time makes a replay quadratic.
+    Each message's view is kept (as canonical JSON) beside a deep copy of the message; one still
+    equal to its copy is not viewed again. A message that cannot be copied or compared is viewed
+    every time, and so is a short history (copying costs more than viewing it again).
     """
 
     def __init__(self) -> None:
@@ -115,7 +112,6 @@ class RequestViews:
         self, messages: list[ModelMessage], settings: ModelSettings | None, parameters: ModelRequestParameters
     ) -> str:
         """What `fingerprint(request_view(...))` gives for this request."""
-        # A short history is viewed whole: keeping it (a deep copy per message) would cost more.
         keep = len(messages) > _KEPT_FROM
         texts: list[str | None] = [self._known(message) for message in messages] if keep else [None] * len(messages)
         fresh = [message for message, text in zip(messages, texts, strict=True) if text is None]
@@ -195,7 +191,7 @@ def drift(sent: Mapping[str, Any], recorded: Mapping[str, Any]) -> list[str]:
     if len(sent_messages) != len(recorded_messages):
         changes.append(f'number of messages: {len(recorded_messages)} recorded, {len(sent_messages)} sent')
     for label, kind in (('system prompt', 'system-prompt'), ('user prompt', 'user-prompt')):
-        before, after = _texts(recorded_messages, kind), _texts(sent_messages, kind)
+        before, after = part_contents(recorded_messages, kind), part_contents(sent_messages, kind)
         if before != after:
             changes.append(f'{label} changed: {show_pair(before, after)}')
     before, after = _instructions(recorded_messages), _instructions(sent_messages)
@@ -246,7 +242,8 @@ def _without(data: dict[str, Any], key: str) -> dict[str, Any]:
     return {k: v for k, v in data.items() if k != key}
 
 
-def _texts(messages: list[Any], kind: str) -> list[Any]:
+def part_contents(messages: list[Any], kind: str) -> list[Any]:
+    """The content of each part of `kind` (`user-prompt`...) in messages as a view holds them."""
     parts: list[dict[str, Any]] = [part for message in messages for part in message.get('parts', [])]
     return [part.get('content') for part in parts if part.get('part_kind') == kind]
 
@@ -297,8 +294,7 @@ def mismatch(
             fingerprint=key,
             changes=[],
         )
-    candidates = [(drift(view, exchange.request), exchange) for exchange in exchanges]
-    changes, _closest = min(candidates, key=lambda pair: len(pair[0]) or 99)
+    changes = min((drift(view, exchange.request) for exchange in exchanges), key=lambda found: len(found) or 99)
     shown = changes[:8] + ([f'... and {len(changes) - 8} more'] if len(changes) > 8 else [])
     lines = '\n'.join(f'  - {line}' for line in shown) or '  - (no difference in the normalised request)'
     only_results = all(line.startswith('only the result of tool') for line in changes)

@@ -2,14 +2,12 @@
 
 A cassette records at either of two levels, or both:
 
-- *Exchanges* (written by `CassetteModel`): one entry per model request, the request as the model
-  saw it, normalised for review (messages without timestamps, ids or run ids; tool definitions;
-  output mode and schema; the settings that change an answer), its fingerprint, the
-  `ModelResponse` and, for a streamed request, the stream's events in order.
-- *Runs* (written by `Recorder`, with any model): per run, its prompt, the tool calls the model
-  made (one list per model response, only the calls that returned) and its final output. A replay
-  plays them through an `AgentDouble`, so a cassette that no longer fits the agent fails with a
-  `DriftError`.
+- *Exchanges* (by `CassetteModel`): per model request, the request normalised for review (no
+  timestamps or ids; tools, output mode, the settings that change an answer), its fingerprint,
+  the `ModelResponse` and, for a streamed request, the stream's events.
+- *Runs* (by `Recorder`, with any model): per run, its prompt, the tool calls the model made (one
+  list per model response) and its output, replayed through an `AgentDouble` (a `DriftError`
+  when the agent no longer fits).
 
 Either way the tool results can join it (`tool_calls`, looked up by tool name and canonical
 arguments), so a replay runs without the tools. The file is diff-friendly (sorted keys, one value
@@ -32,9 +30,9 @@ from pydantic_ai import ModelMessagesTypeAdapter
 from pydantic_ai.messages import ModelResponse, ModelResponseStreamEvent
 from pydantic_core import to_jsonable_python
 
-from ..errors import CassetteError, clip
+from ..errors import CassetteError, clip, quote
 from . import _history
-from ._files import as_path, check_document, read_json, write_json
+from ._files import as_path, read_json, write_json
 from ._kept_types import lost_types, restored
 
 __all__ = (
@@ -55,9 +53,9 @@ __all__ = (
 FORMAT = 'agentool-cassette'
 VERSION = 2
 """The version written: 2 keeps each request as what is new since the exchange it continues."""
+# What `Cassette.load` reads: the cassette (version 1 kept each request whole), and the older
+# tool-level recording (its runs only).
 _FORMATS = {FORMAT: (1, VERSION), 'agentool-recording': (1,)}
-"""What `Cassette.load` reads: the cassette (version 1 kept each request whole), and the older
-tool-level recording (its runs only)."""
 
 RecordMode = Literal['once', 'none', 'new_episodes', 'all']
 """How a `CassetteModel` uses its cassette.
@@ -83,9 +81,8 @@ class RecordedToolCall(RecordedCall):
 
     result: Any = None
     types: dict[str, str] = {}
-    """Values of `result` that JSON holds as text or a list but the tool returned as another type,
-    by JSON pointer into this call (`/result/when`) to the type's name (those of an exchange's
-    `types`, and `bytes`, `base64`, `tuple`, `set`, `frozenset`): replay restores them."""
+    """Values of `result` JSON holds as text or a list but the tool returned as another type, by JSON
+    pointer (`/result/when`) to the type's name (`datetime`, `bytes`, `tuple`...): replay restores them."""
     annotated: bool = False
     """Whether the tool's return annotation rebuilds the result (a pydantic model, a dataclass, an
     enum) exactly, as checked when it was recorded: replay validates it through the annotation."""
@@ -126,9 +123,8 @@ class Exchange(BaseModel):
     stream: list[dict[str, Any]] | None = None
     """The stream events of a streamed request, in order; `None` for a plain request."""
     types: dict[str, str] = {}
-    """Values of `response` and `stream` that JSON holds as text but the live run had as another
-    type, by JSON pointer into this exchange (`/response/provider_details/timestamp`) to the type's
-    name (`datetime`, `date`, `time`, `timedelta`, `Decimal`, `UUID`): replay restores them."""
+    """Values of `response` and `stream` JSON holds as text but the live run had as another type, by
+    JSON pointer (`/response/provider_details/timestamp`) to the type's name: replay restores them."""
 
     def model_response(self) -> ModelResponse:
         """The recorded `ModelResponse`, its values of the types the live run had."""
@@ -210,8 +206,7 @@ class Cassette(BaseModel):
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Cassette:
-        """Read a cassette file, or a recording of the older tool-level format (at most 64 MB,
-        checked before parsing).
+        """Read a cassette file, or a recording of the older format (at most 64 MB, checked before parsing).
 
         Raises:
             CassetteError: the file is missing, too large, unreadable, not JSON, not a cassette or
@@ -229,9 +224,30 @@ class Cassette(BaseModel):
     def from_data(cls, data: Any, *, source: str = 'the cassette') -> Cassette:
         """Validate parsed JSON as a cassette (or an older recording), naming a wrong format or version plainly."""
         __tracebackhide__ = True  # cassette errors point at the test, not here
-        data = check_document(data, source, 'cassette', formats=_FORMATS)
+        if not isinstance(data, dict):
+            shown = type(cast(object, data)).__name__
+            raise CassetteError(
+                f'{source!r} is not an agentool cassette: a JSON {shown}, not an object', path=source, reason='invalid'
+            )
+        fields = cast('dict[str, Any]', data)
+        kind, version = fields.get('format'), fields.get('version')
+        if not isinstance(kind, str) or kind not in _FORMATS:
+            raise CassetteError(
+                f'{source!r} is not an agentool cassette (format {quote(kind)})',
+                path=source,
+                reason='invalid',
+                format=quote(kind),
+            )
+        if version not in _FORMATS[kind] or isinstance(version, bool):
+            raise CassetteError(
+                f'{source!r} is {kind} version {quote(version)}; this agentool reads version '
+                + ' or '.join(str(number) for number in _FORMATS[kind]),
+                path=source,
+                reason='version',
+                version=quote(version),
+            )
         try:
-            return cls.model_validate({**data, 'format': FORMAT, 'version': VERSION})
+            return cls.model_validate({**fields, 'format': FORMAT, 'version': VERSION})
         except ValidationError as error:
             raise CassetteError(
                 f'{source!r} is not an agentool cassette: {clip(str(error))}', path=source, reason='invalid'

@@ -9,9 +9,12 @@ deterministically. A cassette of runs (by `Recorder`) is replayed by an `AgentDo
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+import json
 import os
 from collections import Counter
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +23,16 @@ from typing import Any, TypeVar, cast, get_args
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_ai import RunContext, native_tools
 from pydantic_ai.exceptions import UserError
-from pydantic_ai.messages import ModelMessage, ModelResponse, ModelResponseStreamEvent
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelResponse,
+    ModelResponsePart,
+    ModelResponseStreamEvent,
+    PartDeltaEvent,
+    PartEndEvent,
+    PartStartEvent,
+    ToolCallPart,
+)
 from pydantic_ai.models import (
     CompletedStreamedResponse,
     KnownModelName,
@@ -32,10 +44,10 @@ from pydantic_ai.models import (
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.native_tools import AbstractNativeTool
 from pydantic_ai.settings import ModelSettings
+from pydantic_ai.tools import ToolDefinition
 
 from ..errors import CassetteError, clip, quote
 from ._advice import RecordAdvice, current_advice
-from ._cleaning import Cleaner, Redactor, typed_placeholders
 from ._fingerprint import RequestViews, fingerprint, mismatch, request_view
 from ._profile import plain_profile, restored_profile
 from ._tool_answers import ToolAnswers
@@ -43,11 +55,22 @@ from ._tool_results import replayed_result, written_result
 from .cassette import Cassette, CassetteInfo, Exchange, RecordedRun, RecordedToolCall, RecordMode, cassette_path
 from .double import AgentDouble
 from .script import Call, Output, Prompt, Script, Step
+from .scrub import PLACEHOLDER
+from .scrub import scrub as scrub_data
 
 __all__ = ('CassetteModel', 'Redactor', 'runs_double')
 
 _MODES: tuple[str, ...] = get_args(RecordMode)
 _Entry = TypeVar('_Entry', bound=BaseModel)
+
+Redactor = Callable[[dict[str, Any]], dict[str, Any]]
+"""Called with each entry's JSON before it is written, after the default scrubbing: a new exchange
+(`fingerprint`, `request`, `response`, `stream`) or, through `CassetteTools`, a tool call (`tool`,
+`args`, `result`); returns what to keep. The fingerprint was taken before, so a redacted cassette
+still matches the live request; a request the cassette does not hold as sent is matched on its
+written form too (scrubbed, and redacted by the hook when the replaying model has it), so a
+replayed history holding placeholders matches as well."""
+_EMPTY_EXCHANGE: dict[str, Any] = {'fingerprint': '', 'response': {}, 'stream': None}
 
 
 @dataclass(init=False)
@@ -92,7 +115,6 @@ class CassetteModel(WrapperModel):
     """Exchanges by the request as written, made at the first request not found as sent."""
     _seen: Counter[str] = field(repr=False)
     _used: set[int] = field(repr=False)
-    _cleaner: Cleaner = field(repr=False)
     _views: RequestViews = field(repr=False)
 
     def __init__(
@@ -119,7 +141,6 @@ class CassetteModel(WrapperModel):
         self.redact = redact
         self.scrub = scrub
         self.advice = current_advice()
-        self._cleaner = Cleaner(scrub=scrub, redact=redact)
         if isinstance(cassette, Cassette):
             # An empty cassette in memory counts as missing, for mode 'once'.
             self.path, loaded = None, cassette
@@ -202,7 +223,7 @@ class CassetteModel(WrapperModel):
             return await self.wrapped.request(messages, model_settings, model_request_parameters)
         exchange, view, key = self._find(messages, model_settings, model_request_parameters)
         if exchange is not None:
-            return typed_placeholders(*_recorded(exchange, self.path, stream=False), model_request_parameters)[0]
+            return _typed_placeholders(*_recorded(exchange, self.path, stream=False), model_request_parameters)[0]
         wrapped = self._recorder()
         response = await wrapped.request(messages, model_settings, model_request_parameters)
         self._keep(key, view, response, None)
@@ -225,7 +246,7 @@ class CassetteModel(WrapperModel):
             return
         exchange, view, key = self._find(messages, model_settings, model_request_parameters)
         if exchange is not None:
-            response, played = typed_placeholders(
+            response, played = _typed_placeholders(
                 *_recorded(exchange, self.path, stream=True), model_request_parameters
             )
             events = played or []
@@ -263,7 +284,7 @@ class CassetteModel(WrapperModel):
         if not recorded and (by_clean := self._clean_index()):
             # Not as sent: then as written (scrubbed, redacted). A replayed history holds the
             # placeholders the cassette answered with, so its requests match only that way.
-            cleaned = fingerprint(self._cleaner.request(view))
+            cleaned = fingerprint(self._written_request(view))
             if cleaned in by_clean:
                 counted, recorded = f'clean:{cleaned}', by_clean[cleaned]
         if self.mode == 'all' or (self._records and self._seen[counted] >= len(recorded)):
@@ -273,7 +294,7 @@ class CassetteModel(WrapperModel):
             return self._take(counted, recorded), view, key
         self._seen[counted] += 1
         raise mismatch(
-            self.mode, key, self._cleaner.request(view), self.cassette.exchanges, path=self.path, advice=self.advice
+            self.mode, key, self._written_request(view), self.cassette.exchanges, path=self.path, advice=self.advice
         )
 
     def _take(self, key: str, recorded: list[Exchange]) -> Exchange:
@@ -308,7 +329,7 @@ class CassetteModel(WrapperModel):
         return ToolAnswers(
             self.cassette.tool_calls,
             f'cassette {_place(self.path)}',
-            clean=self._cleaner.args,
+            clean=self._written_args,
             # In pytest the option records it; in code a `Replay` has no mode to change, so no hint.
             hint=f'record it with {self.advice.rerecord()}' if self.advice.in_pytest else '',
             path=_path_detail(self.path),
@@ -321,7 +342,35 @@ class CassetteModel(WrapperModel):
             CassetteError: the redaction hook returned something other than a dict.
         """
         __tracebackhide__ = True  # cassette errors point at the test, not here
-        return self._cleaner.clean(data, _path_detail(self.path))
+        cleaned = cast('dict[str, Any]', scrub_data(data)) if self.scrub else data
+        if self.redact is None:
+            return cleaned
+        redacted = cast(object, self.redact(copy.deepcopy(cleaned)))
+        if not isinstance(redacted, dict):
+            raise CassetteError(
+                f'the redaction hook returned {type(redacted).__name__}, not the exchange dict',
+                path=_path_detail(self.path),
+                reason='redact',
+            )
+        return cast('dict[str, Any]', redacted)
+
+    def _written_request(self, view: dict[str, Any]) -> dict[str, Any]:
+        """A live request's view as the cassette would have written it (for matching)."""
+        cleaned = scrub_data(view) if self.scrub else view
+        if self.redact is not None:
+            try:
+                redacted = cast(object, self.redact({**_EMPTY_EXCHANGE, 'request': copy.deepcopy(cleaned)}))
+            except Exception:  # a hook written for whole exchanges only: match the request unredacted
+                return cleaned
+            request = cast('dict[str, Any]', redacted).get('request') if isinstance(redacted, dict) else None
+            if isinstance(request, dict):
+                return cast('dict[str, Any]', request)
+        return cleaned
+
+    def _written_args(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+        """A tool call's arguments as the cassette would have written them (for finding its result)."""
+        cleaned = self.clean({'tool': tool, 'args': args, 'result': None}).get('args')
+        return cast('dict[str, Any]', cleaned) if isinstance(cleaned, dict) else args
 
     def keep_tool_call(
         self, tool: str, args: dict[str, Any], result: Any, returns: TypeAdapter[Any] | None = None
@@ -366,13 +415,22 @@ class CassetteModel(WrapperModel):
         self, key: str, view: dict[str, Any], response: ModelResponse, events: list[ModelResponseStreamEvent] | None
     ) -> None:
         __tracebackhide__ = True  # cassette errors point at the test, not here
-        if events is not None:
-            events = self._cleaner.stream(events, response)
+        dumped = Exchange.dump_response(response)
+        if events is not None and self.scrub and scrub_data(dumped) != dumped:
+            # A secret split across deltas matches no pattern: the stream keeps whole parts only
+            # (the replay still starts and ends each part), which scrub like the response.
+            events = [
+                dataclasses.replace(event, part=response.parts[event.index])
+                if isinstance(event, PartStartEvent | PartEndEvent) and event.index < len(response.parts)
+                else event
+                for event in events
+                if not isinstance(event, PartDeltaEvent)
+            ]
         data = self.clean(
             {
                 'fingerprint': key,
                 'request': view,
-                'response': _priced(Exchange.dump_response(response), response),
+                'response': _priced(dumped, response),
                 'stream': None if events is None else Exchange.dump_events(events),
             }
         )
@@ -437,6 +495,58 @@ def runs_double(runs: list[RecordedRun], name: str = 'replay') -> AgentDouble:
         times = 1 if prompts[run.prompt] > 1 else None
         scripts.append(Script(*steps, when=Prompt(run.prompt), name=f'recorded run {index + 1}', times=times))
     return AgentDouble(*scripts, name=name)
+
+
+_STAND_INS: dict[str, object] = {'integer': 0, 'number': 0, 'boolean': False}
+
+
+def _typed_placeholders(
+    response: ModelResponse, events: list[ModelResponseStreamEvent] | None, parameters: ModelRequestParameters
+) -> tuple[ModelResponse, list[ModelResponseStreamEvent] | None]:
+    """A replayed response (and its stream) with each placeholder standing for a scrubbed number or
+    boolean in a tool call's top-level arguments made `0` or `false`, as the tool's schema wants:
+    `"pin": "<redacted>"` would fail validation and send a retry the cassette never saw."""
+    tools = {tool.name: tool for tool in (*parameters.function_tools, *parameters.output_tools)}
+    if not tools or PLACEHOLDER not in str([part.args for part in response.parts if isinstance(part, ToolCallPart)]):
+        return response, events
+    parts = [_typed(part, tools) for part in response.parts]
+    response = dataclasses.replace(response, parts=parts)
+    if events is not None:
+        events = [
+            dataclasses.replace(event, part=_typed(event.part, tools))
+            if isinstance(event, PartStartEvent | PartEndEvent)
+            else event
+            for event in events
+        ]
+    return response, events
+
+
+def _typed(part: ModelResponsePart, tools: dict[str, ToolDefinition]) -> ModelResponsePart:
+    if not isinstance(part, ToolCallPart) or part.tool_name not in tools:
+        return part
+    properties: object = tools[part.tool_name].parameters_json_schema.get('properties')
+    if not isinstance(properties, dict):
+        return part
+    schemas = cast('dict[str, object]', properties)
+    args = part.args_as_dict()
+    typed = {key: _stand_in(schemas.get(key)) if value == PLACEHOLDER else value for key, value in args.items()}
+    if typed == args:
+        return part
+    return dataclasses.replace(part, args=typed if isinstance(part.args, dict) else json.dumps(typed))
+
+
+def _stand_in(schema: object) -> object:
+    # `0` or `false` where the property takes a number or a boolean and no string; else the placeholder.
+    fields = cast('dict[str, Any]', schema) if isinstance(schema, dict) else {}
+    kinds: list[Any] = [fields.get('type')]
+    if isinstance(options := fields.get('anyOf'), list):
+        kinds += [
+            cast('dict[str, Any]', one).get('type') for one in cast('list[Any]', options) if isinstance(one, dict)
+        ]
+    names = [name for kind in kinds for name in (cast('list[Any]', kind) if isinstance(kind, list) else [kind])]
+    if 'string' in names:
+        return PLACEHOLDER
+    return next((_STAND_INS[name] for name in names if isinstance(name, str) and name in _STAND_INS), PLACEHOLDER)
 
 
 def _index_clean(by_clean: dict[str, list[Exchange]], exchange: Exchange) -> None:

@@ -1,17 +1,12 @@
 """`CassetteTools`: the one capability that keeps tool results in a cassette and answers from them.
 
-Bound to a `CassetteModel`: while the model records, each function tool call runs and its result
-(as JSON-compatible data) joins the cassette's `tool_calls`; in replay, a call is answered from
-them by tool name and canonical arguments and the tool does not run. A call the cassette does not
-hold fails with `UnrecordedCallError` (mode `none`) or is run and recorded (`new_episodes`).
-Results are stored as JSON, with a note of the types JSON loses: a replayed result is the type
-the tool returned (a `datetime`, bytes, a tuple; a pydantic model, a dataclass or an enum through
-the tool's return annotation; see `agentool.testing._tool_results`). Tool calls are scrubbed and redacted like exchanges
-(`CassetteModel(scrub=..., redact=...)`): the hook is called with `tool`, `args` and `result`.
-
-`Replay` (answering from a cassette file) and `Recorder` (recording runs at the tool level) are
-this capability too: they differ only in how they make their `CassetteModel` and, for the
-`Recorder`, in when a result is kept (with its run, once the run ends).
+Bound to a `CassetteModel`: while it records, each function tool call runs and its result joins
+the cassette's `tool_calls`; in replay, a call is answered from them by tool name and canonical
+arguments, as the type the tool returned (`agentool.testing._tool_results`), and the tool does
+not run. A call the cassette does not hold fails with `UnrecordedCallError` (mode `none`) or is
+run and recorded (`new_episodes`). Tool calls are scrubbed and redacted like exchanges.
+`Replay` and `Recorder` are this capability with their own `CassetteModel` (the `Recorder` keeps
+a result with its run, once the run ends).
 """
 
 from __future__ import annotations

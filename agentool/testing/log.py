@@ -17,7 +17,7 @@ from pydantic_ai.tools import ToolDefinition
 from pydantic_core import to_json
 
 from .._bounds import MAX_MESSAGE_CHARS, clip, quote
-from .._options import check_text, refuse
+from .._options import check_instance, check_limit, check_text, refuse
 from ..errors import ExpectationError
 
 __all__ = ('CallRecord', 'RequestRecord', 'CallLog', 'Expected', 'side_by_side')
@@ -152,11 +152,8 @@ class CallLog:
         """
         __tracebackhide__ = True
         check_text('tool', tool)
-        if not (args is None or isinstance(cast(object, args), Mapping)):
-            raise refuse('args', 'a mapping of argument names to values, or None', args)
-        count = cast(object, times)
-        if count is not None and (not isinstance(count, int) or isinstance(count, bool) or count < 0):
-            raise refuse('times', 'a count (an int of at least 0) or None', count)
+        check_instance('args', args, Mapping, optional=True, expected='a mapping of argument names to values')
+        check_limit('times', times, optional=True, minimum=0)
         matching = [record for record in self._records if _fits(record, tool, args, subset)]
         with_args = f' with {bounded_args(args)}' if args is not None else ''
         want = f'{tool}({bounded_args(args) if args is not None else "..."})' + (
