@@ -12,6 +12,7 @@ import hashlib
 import json
 import weakref
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, cast
 
 from pydantic_ai import ModelMessagesTypeAdapter
@@ -26,7 +27,7 @@ from ._schema_changes import schema_changes
 from ._window import show_pair
 from .cassette import Exchange
 
-__all__ = ('RequestViews', 'request_view', 'fingerprint', 'drift', 'mismatch')
+__all__ = ('RequestViews', 'request_view', 'fingerprint', 'drift', 'mismatch', 'part_contents')
 
 _VOLATILE = frozenset(
     {
@@ -67,7 +68,6 @@ def request_view(
 
 
 def _rest(settings: ModelSettings | None, parameters: ModelRequestParameters) -> dict[str, Any]:
-    """The view's `parameters` and `settings`."""
     params = {name: getattr(parameters, name, None) for name in _PARAMETERS}
     chosen = {key: value for key, value in (settings or {}).items() if key not in _TRANSPORT_SETTINGS}
     return {
@@ -96,12 +96,10 @@ _KEPT_FROM = 8
 class RequestViews:
     """Fingerprints of a model's requests with each message viewed once while it lives unchanged.
 
-    A run's requests repeat its history: the third request of a run holds the first two messages
-    again, and viewing them afresh each time makes a replay quadratic in the run's length. Each
-    message's part of the view is kept (as canonical JSON) beside a deep copy of the message as it
-    was viewed; a message equal to its copy is not viewed again, one changed in any way (in place
-    included) is. A message that cannot be copied or compared is viewed every time, and so is a
-    short history (copying costs more than viewing a few messages again).
+    A run's requests repeat its history, so viewing it afresh each time makes a replay quadratic.
+    Each message's view is kept (as canonical JSON) beside a deep copy of the message; one still
+    equal to its copy is not viewed again. A message that cannot be copied or compared is viewed
+    every time, and so is a short history (copying costs more than viewing it again).
     """
 
     def __init__(self) -> None:
@@ -114,7 +112,6 @@ class RequestViews:
         self, messages: list[ModelMessage], settings: ModelSettings | None, parameters: ModelRequestParameters
     ) -> str:
         """What `fingerprint(request_view(...))` gives for this request."""
-        # A short history is viewed whole: keeping it (a deep copy per message) would cost more.
         keep = len(messages) > _KEPT_FROM
         texts: list[str | None] = [self._known(message) for message in messages] if keep else [None] * len(messages)
         fresh = [message for message, text in zip(messages, texts, strict=True) if text is None]
@@ -194,12 +191,12 @@ def drift(sent: Mapping[str, Any], recorded: Mapping[str, Any]) -> list[str]:
     if len(sent_messages) != len(recorded_messages):
         changes.append(f'number of messages: {len(recorded_messages)} recorded, {len(sent_messages)} sent')
     for label, kind in (('system prompt', 'system-prompt'), ('user prompt', 'user-prompt')):
-        before, after = _texts(recorded_messages, kind), _texts(sent_messages, kind)
+        before, after = part_contents(recorded_messages, kind), part_contents(sent_messages, kind)
         if before != after:
-            changes.append(f'{label} changed: {_pair(before, after)}')
+            changes.append(f'{label} changed: {show_pair(before, after)}')
     before, after = _instructions(recorded_messages), _instructions(sent_messages)
     if before != after:
-        changes.append(f'instructions changed: {_pair(before, after)}')
+        changes.append(f'instructions changed: {show_pair(before, after)}')
     sent_params: dict[str, Any] = sent.get('parameters', {})
     recorded_params: dict[str, Any] = recorded.get('parameters', {})
     for key, label in (('function_tools', 'tool'), ('output_tools', 'output tool')):
@@ -208,14 +205,14 @@ def drift(sent: Mapping[str, Any], recorded: Mapping[str, Any]) -> list[str]:
         if key in ('function_tools', 'output_tools', 'instruction_parts'):
             continue
         if sent_params.get(key) != recorded_params.get(key):
-            changes.append(f'{key} changed: {_pair(recorded_params.get(key), sent_params.get(key))}')
+            changes.append(f'{key} changed: {show_pair(recorded_params.get(key), sent_params.get(key))}')
     if sent.get('settings', {}) != recorded.get('settings', {}):
-        changes.append(f'settings changed: {_pair(recorded.get("settings", {}), sent.get("settings", {}))}')
+        changes.append(f'settings changed: {show_pair(recorded.get("settings", {}), sent.get("settings", {}))}')
     if not changes and sent_messages != recorded_messages:
         index = next(i for i, (a, b) in enumerate(zip(sent_messages, recorded_messages, strict=False)) if a != b)
         returns = _tool_return_changes(recorded_messages[index], sent_messages[index])
         changes.extend(
-            returns or [f'message {index + 1} changed: {_pair(recorded_messages[index], sent_messages[index])}']
+            returns or [f'message {index + 1} changed: {show_pair(recorded_messages[index], sent_messages[index])}']
         )
     return changes
 
@@ -232,7 +229,7 @@ def _tool_return_changes(recorded: dict[str, Any], sent: dict[str, Any]) -> list
             continue
         if old.get('part_kind') != 'tool-return' or _without(old, 'content') != _without(new, 'content'):
             return []
-        tool, pair = old.get('tool_name'), _pair(old.get('content'), new.get('content'))
+        tool, pair = old.get('tool_name'), show_pair(old.get('content'), new.get('content'))
         changes.append(
             f'only the result of tool {tool!r} differs: {pair}; '
             'a tool whose result changes between runs (a new id, the time, a database) cannot be fixed by '
@@ -245,7 +242,8 @@ def _without(data: dict[str, Any], key: str) -> dict[str, Any]:
     return {k: v for k, v in data.items() if k != key}
 
 
-def _texts(messages: list[Any], kind: str) -> list[Any]:
+def part_contents(messages: list[Any], kind: str) -> list[Any]:
+    """The content of each part of `kind` (`user-prompt`...) in messages as a view holds them."""
     parts: list[dict[str, Any]] = [part for message in messages for part in message.get('parts', [])]
     return [part.get('content') for part in parts if part.get('part_kind') == kind]
 
@@ -267,39 +265,36 @@ def _tool_changes(label: str, recorded: list[Any], sent: list[Any]) -> list[str]
                 fields = '; '.join(schema_changes(before[name].get(key), after[name].get(key)))
                 changes.append(f'{label} {name!r}: schema changed: {fields}')
             else:
-                changes.append(f'{label} {name!r}: {key} changed: {_pair(before[name].get(key), after[name].get(key))}')
+                changes.append(
+                    f'{label} {name!r}: {key} changed: {show_pair(before[name].get(key), after[name].get(key))}'
+                )
     return changes
 
 
-def _pair(before: Any, after: Any) -> str:
-    # Both sides windowed around their first difference, so the differing values always show.
-    return show_pair(before, after)
-
-
 def mismatch(
-    where: str,
     mode: str,
     key: str,
     view: Mapping[str, Any],
     exchanges: Sequence[Exchange],
     *,
-    path: str | None,
+    path: Path | None,
     advice: RecordAdvice,
 ) -> CassetteMismatchError:
     """The error for a request matching no exchange: what changed against the closest recorded one.
 
-    `where` names the cassette in the message; `path` (its path as text, `None` in memory) goes in
-    `details`; `advice` says how to record where the user is (a mode, or the pytest option).
+    `path` is the cassette's file (`None` in memory); `advice` says how to record where the user is
+    (a mode, or the pytest option).
     """
+    where = repr(str(path)) if path is not None else '(in memory)'
+    detail = str(path) if path is not None else None
     if not exchanges:
         return CassetteMismatchError(
             f'cassette {where} holds no exchanges; record it ({advice.fill()})',
-            path=path,
+            path=detail,
             fingerprint=key,
             changes=[],
         )
-    candidates = [(drift(view, exchange.request), exchange) for exchange in exchanges]
-    changes, _closest = min(candidates, key=lambda pair: len(pair[0]) or 99)
+    changes = min((drift(view, exchange.request) for exchange in exchanges), key=lambda found: len(found) or 99)
     shown = changes[:8] + ([f'... and {len(changes) - 8} more'] if len(changes) > 8 else [])
     lines = '\n'.join(f'  - {line}' for line in shown) or '  - (no difference in the normalised request)'
     only_results = all(line.startswith('only the result of tool') for line in changes)
@@ -311,7 +306,7 @@ def mismatch(
     return CassetteMismatchError(
         f'cassette {where} has no recorded exchange for this request (mode {mode!r}); '
         f'against the closest recorded request:\n{lines}\n{hint}',
-        path=path,
+        path=detail,
         fingerprint=key,
         changes=shown,
     )

@@ -2,24 +2,19 @@
 
 A cassette records at either of two levels, or both:
 
-- *Exchanges* (written by `CassetteModel`): one entry per model request, the request as the model
-  saw it, normalised for review (messages without timestamps, ids or run ids; tool definitions;
-  output mode and schema; the settings that change an answer), its fingerprint, the
-  `ModelResponse` and, for a streamed request, the stream's events in order.
-- *Runs* (written by `Recorder`, with any model): per run, its prompt, the tool calls the model
-  made (one list per model response, only the calls that returned) and its final output. A replay
-  plays them through an `AgentDouble`, so a cassette that no longer fits the agent fails with a
-  `DriftError`.
+- *Exchanges* (by `CassetteModel`): per model request, the request normalised for review (no
+  timestamps or ids; tools, output mode, the settings that change an answer), its fingerprint,
+  the `ModelResponse` and, for a streamed request, the stream's events.
+- *Runs* (by `Recorder`, with any model): per run, its prompt, the tool calls the model made (one
+  list per model response) and its output, replayed through an `AgentDouble` (a `DriftError`
+  when the agent no longer fits).
 
 Either way the tool results can join it (`tool_calls`, looked up by tool name and canonical
-arguments), so a replay runs without the tools. The file is diff-friendly: sorted keys, one value
-a line (indented by one space), `"version": 2`. It grows with what each request adds: an exchange continuing an earlier
-one keeps only its new messages and names the rest (`history`, see `agentool.testing._history`);
-in memory every request is whole. Files of version 1 (each request whole) and of the older
-tool-level format (`"agentool-recording"`) load too, the latter as a cassette of runs.
-
-Binary prompt content (images, documents, audio) is stored inline, base64-encoded as pydantic-ai
-serialises it: a cassette is self-contained, and its fingerprint covers the bytes.
+arguments), so a replay runs without the tools. The file is diff-friendly (sorted keys, one value
+a line) and grows with what each request adds: an exchange continuing an earlier one keeps only
+its new messages (`history`, see `agentool.testing._history`); in memory every request is whole.
+Files of version 1 and of the older `"agentool-recording"` format load too. Binary prompt content
+is stored inline, base64-encoded as pydantic-ai serialises it, so a cassette is self-contained.
 """
 
 from __future__ import annotations
@@ -35,9 +30,9 @@ from pydantic_ai import ModelMessagesTypeAdapter
 from pydantic_ai.messages import ModelResponse, ModelResponseStreamEvent
 from pydantic_core import to_jsonable_python
 
-from ..errors import CassetteError, clip
+from ..errors import CassetteError, clip, quote
 from . import _history
-from ._files import as_path, check_document, read_document, write_json
+from ._files import as_path, read_json, write_json
 from ._kept_types import lost_types, restored
 
 __all__ = (
@@ -58,9 +53,9 @@ __all__ = (
 FORMAT = 'agentool-cassette'
 VERSION = 2
 """The version written: 2 keeps each request as what is new since the exchange it continues."""
+# What `Cassette.load` reads: the cassette (version 1 kept each request whole), and the older
+# tool-level recording (its runs only).
 _FORMATS = {FORMAT: (1, VERSION), 'agentool-recording': (1,)}
-"""What `Cassette.load` reads: the cassette (version 1 kept each request whole), and the older
-tool-level recording (its runs only)."""
 
 RecordMode = Literal['once', 'none', 'new_episodes', 'all']
 """How a `CassetteModel` uses its cassette.
@@ -86,9 +81,8 @@ class RecordedToolCall(RecordedCall):
 
     result: Any = None
     types: dict[str, str] = {}
-    """Values of `result` that JSON holds as text or a list but the tool returned as another type,
-    by JSON pointer into this call (`/result/when`) to the type's name (those of an exchange's
-    `types`, and `bytes`, `base64`, `tuple`, `set`, `frozenset`): replay restores them."""
+    """Values of `result` JSON holds as text or a list but the tool returned as another type, by JSON
+    pointer (`/result/when`) to the type's name (`datetime`, `bytes`, `tuple`...): replay restores them."""
     annotated: bool = False
     """Whether the tool's return annotation rebuilds the result (a pydantic model, a dataclass, an
     enum) exactly, as checked when it was recorded: replay validates it through the annotation."""
@@ -101,10 +95,8 @@ class RecordedRun(BaseModel):
     steps: list[list[RecordedCall]]
     """The model's tool calls, one list per model response."""
     tool_calls: list[RecordedToolCall] = Field(default_factory=list[RecordedToolCall], exclude=True)
-    """This run's tool results: the entries of the cassette's `tool_calls` (the one list a replay
-    answers from) that answered this run's calls, filled when the cassette loads or is recorded.
-    Not dumped (the cassette's list holds them); results given here that the list lacks join it
-    when the cassette is saved."""
+    """This run's tool results, filled from the cassette's `tool_calls` when it loads or is recorded.
+    Not dumped: results given here that the cassette's list lacks join it when it is saved."""
     output: Any = None
     """The run's final output, as JSON-compatible data."""
 
@@ -131,9 +123,8 @@ class Exchange(BaseModel):
     stream: list[dict[str, Any]] | None = None
     """The stream events of a streamed request, in order; `None` for a plain request."""
     types: dict[str, str] = {}
-    """Values of `response` and `stream` that JSON holds as text but the live run had as another
-    type, by JSON pointer into this exchange (`/response/provider_details/timestamp`) to the type's
-    name (`datetime`, `date`, `time`, `timedelta`, `Decimal`, `UUID`): replay restores them."""
+    """Values of `response` and `stream` JSON holds as text but the live run had as another type, by
+    JSON pointer (`/response/provider_details/timestamp`) to the type's name: replay restores them."""
 
     def model_response(self) -> ModelResponse:
         """The recorded `ModelResponse`, its values of the types the live run had."""
@@ -158,16 +149,17 @@ class Exchange(BaseModel):
     @staticmethod
     def dump_types(response: ModelResponse, events: list[ModelResponseStreamEvent] | None) -> dict[str, str]:
         """The `types` of an exchange answering `response` (and `events`): what its JSON loses."""
-        live = ModelMessagesTypeAdapter.dump_python([response])
-        again = ModelMessagesTypeAdapter.dump_python(
-            ModelMessagesTypeAdapter.validate_python(ModelMessagesTypeAdapter.dump_python([response], mode='json'))
-        )
+        live, again = _round_trip(ModelMessagesTypeAdapter, [response])
         found = lost_types(live[0], again[0], '/response')
         if events:
-            live_events = _events.dump_python(events)
-            again_events = _events.dump_python(_events.validate_python(_events.dump_python(events, mode='json')))
-            found.update(lost_types(live_events, again_events, '/stream'))
+            found.update(lost_types(*_round_trip(_events, events), '/stream'))
         return found
+
+
+def _round_trip(adapter: TypeAdapter[Any], value: Any) -> tuple[Any, Any]:
+    """`value` as Python data, and as it reads back from its JSON: what JSON loses differs between them."""
+    again = adapter.validate_python(adapter.dump_python(value, mode='json'))
+    return adapter.dump_python(value), adapter.dump_python(again)
 
 
 class Cassette(BaseModel):
@@ -189,30 +181,32 @@ class Cassette(BaseModel):
     @classmethod
     def _whole_requests(cls, data: Any) -> Any:
         # The file keeps each request as what is new since the exchange it continues.
-        if not isinstance(data, dict):
-            return data
+        if not isinstance(data, dict) or 'exchanges' not in data:
+            return cast(object, data)
         fields = cast('dict[str, Any]', data)
-        if 'exchanges' not in fields:
-            return fields
         return {**fields, 'exchanges': _history.read(fields['exchanges'])}
 
     @model_validator(mode='after')
     def _gather_tool_calls(self) -> Cassette:
         # One list of tool results to answer from (the older format kept them per run), and each
         # run's own results read back from it.
-        known = {_call_key(call) for call in self.tool_calls}
-        for run in self.runs:
-            for call in run.tool_calls:
-                if (key := _call_key(call)) not in known:
-                    known.add(key)
-                    self.tool_calls.append(call)
+        self.tool_calls = self._joined_tool_calls()
         _fill_runs(self.runs, self.tool_calls)
         return self
 
+    def _joined_tool_calls(self) -> list[RecordedToolCall]:
+        """The cassette's tool results, then those given to its runs that it lacks."""
+        calls = list(self.tool_calls)
+        known = {_key(call.tool, call.args, call.result) for call in calls}
+        for call in (call for run in self.runs for call in run.tool_calls):
+            if (key := _key(call.tool, call.args, call.result)) not in known:
+                known.add(key)
+                calls.append(call)
+        return calls
+
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Cassette:
-        """Read a cassette file, or a recording of the older tool-level format (at most 64 MB,
-        checked before parsing).
+        """Read a cassette file, or a recording of the older format (at most 64 MB, checked before parsing).
 
         Raises:
             CassetteError: the file is missing, too large, unreadable, not JSON, not a cassette or
@@ -224,20 +218,36 @@ class Cassette(BaseModel):
             f'cassette {str(file)!r} does not exist; record it first '
             '(CassetteModel in mode "once" or "all", or Recorder)'
         )
-        data = read_document(file, 'cassette', CassetteError, formats=_FORMATS, missing=missing)
-        return cls._validated(data, str(file))
+        return cls.from_data(read_json(file, 'cassette', missing=missing), source=str(file))
 
     @classmethod
     def from_data(cls, data: Any, *, source: str = 'the cassette') -> Cassette:
         """Validate parsed JSON as a cassette (or an older recording), naming a wrong format or version plainly."""
         __tracebackhide__ = True  # cassette errors point at the test, not here
-        return cls._validated(check_document(data, source, 'cassette', CassetteError, formats=_FORMATS), source)
-
-    @classmethod
-    def _validated(cls, data: Mapping[str, Any], source: str) -> Cassette:
-        __tracebackhide__ = True  # cassette errors point at the test, not here
+        if not isinstance(data, dict):
+            shown = type(cast(object, data)).__name__
+            raise CassetteError(
+                f'{source!r} is not an agentool cassette: a JSON {shown}, not an object', path=source, reason='invalid'
+            )
+        fields = cast('dict[str, Any]', data)
+        kind, version = fields.get('format'), fields.get('version')
+        if not isinstance(kind, str) or kind not in _FORMATS:
+            raise CassetteError(
+                f'{source!r} is not an agentool cassette (format {quote(kind)})',
+                path=source,
+                reason='invalid',
+                format=quote(kind),
+            )
+        if version not in _FORMATS[kind] or isinstance(version, bool):
+            raise CassetteError(
+                f'{source!r} is {kind} version {quote(version)}; this agentool reads version '
+                + ' or '.join(str(number) for number in _FORMATS[kind]),
+                path=source,
+                reason='version',
+                version=quote(version),
+            )
         try:
-            return cls.model_validate({**data, 'format': FORMAT, 'version': VERSION})
+            return cls.model_validate({**fields, 'format': FORMAT, 'version': VERSION})
         except ValidationError as error:
             raise CassetteError(
                 f'{source!r} is not an agentool cassette: {clip(str(error))}', path=source, reason='invalid'
@@ -250,25 +260,15 @@ class Cassette(BaseModel):
             CassetteError: it cannot be written there, or its data holds text UTF-8 cannot encode.
         """
         __tracebackhide__ = True  # cassette errors point at the test, not here
-        data = self.model_dump(mode='json')
         # Parts a cassette does not use stay out, so it reads as before they existed.
-        for key in ('runs', 'toolsets'):
-            if not data[key]:
-                del data[key]
-        for exchange in data['exchanges']:
-            if not exchange['types']:
-                del exchange['types']
-        for call in data['tool_calls']:
-            _drop_defaults(call)
-        known = {_call_key(call) for call in self.tool_calls}
-        for run in self.runs:
-            # A run's results live in the cassette's one list; one given after loading joins it.
-            for call in run.tool_calls:
-                if (key := _call_key(call)) not in known:
-                    known.add(key)
-                    data['tool_calls'].append(_drop_defaults(call.model_dump(mode='json')))
-        data['exchanges'] = _history.written(data['exchanges'])
-        write_json(cassette_path(path), data, 'cassette', CassetteError)
+        data = _without_empty(self.model_dump(mode='json', exclude={'tool_calls'}), 'runs', 'toolsets')
+        exchanges = [_without_empty(exchange, 'types') for exchange in data['exchanges']]
+        data['exchanges'] = _history.written(exchanges)
+        # A run's results live in the cassette's one list; one given after loading joins it.
+        data['tool_calls'] = [
+            _without_empty(call.model_dump(mode='json'), 'types', 'annotated') for call in self._joined_tool_calls()
+        ]
+        write_json(cassette_path(path), data, 'cassette')
 
 
 Recording = Cassette
@@ -278,21 +278,20 @@ Recording = Cassette
 def cassette_path(path: object) -> Path:
     """`path` checked as a cassette path (see `Cassette.load`)."""
     __tracebackhide__ = True  # cassette errors point at the test, not here
-    return as_path(path, 'cassette', CassetteError)
+    return as_path(path)
 
 
-def _drop_defaults(call: dict[str, Any]) -> dict[str, Any]:
-    """A tool call as written: its type notes only when there are some, so it reads as before them."""
-    if not call.get('types'):
-        call.pop('types', None)
-    if not call.get('annotated'):
-        call.pop('annotated', None)
-    return call
+def _without_empty(data: dict[str, Any], *keys: str) -> dict[str, Any]:
+    """`data` without those of `keys` whose values are empty."""
+    for key in keys:
+        if not data.get(key):
+            data.pop(key, None)
+    return data
 
 
-def _call_key(call: RecordedToolCall) -> str:
-    """A recorded call's identity (tool, arguments and result), as JSON a cassette already holds."""
-    return json.dumps([call.tool, call.args, call.result], sort_keys=True, default=repr)
+def _key(*parts: Any) -> str:
+    """An identity for recorded JSON (a call's tool, arguments and maybe result)."""
+    return json.dumps(parts, sort_keys=True, default=repr)
 
 
 def _fill_runs(runs: list[RecordedRun], tool_calls: list[RecordedToolCall]) -> None:
@@ -300,29 +299,22 @@ def _fill_runs(runs: list[RecordedRun], tool_calls: list[RecordedToolCall]) -> N
     (runs are recorded one after another; a call repeated past its results takes the last)."""
     by_call: dict[str, list[RecordedToolCall]] = {}
     for call in tool_calls:
-        by_call.setdefault(_args_key(call), []).append(call)
+        by_call.setdefault(_key(call.tool, call.args), []).append(call)
     taken: dict[str, int] = {}
     for run in runs:
         if run.tool_calls:
             continue
         for call in (call for step in run.steps for call in step):
-            key = _args_key(call)
+            key = _key(call.tool, call.args)
             answers = by_call.get(key)
             if answers:
                 run.tool_calls.append(answers[min(taken.get(key, 0), len(answers) - 1)])
                 taken[key] = taken.get(key, 0) + 1
 
 
-def _args_key(call: RecordedCall) -> str:
-    return json.dumps([call.tool, call.args], sort_keys=True, default=repr)
-
-
 def canonical_args(args: Mapping[str, Any]) -> str:
-    """Arguments as canonical JSON: sorted keys, no spaces, integral floats written as integers.
-
-    Two calls with the same arguments get the same text, whatever the key order or whether a
-    number came back as `2` or `2.0`.
-    """
+    """Arguments as canonical JSON (sorted keys, no spaces, integral floats as integers): the same
+    arguments give the same text, whatever the key order or whether a number came back as `2.0`."""
     return json.dumps(_normalise(to_jsonable_python(args)), sort_keys=True, separators=(',', ':'), ensure_ascii=False)
 
 

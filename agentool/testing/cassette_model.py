@@ -1,28 +1,38 @@
 """`CassetteModel`: record what any pydantic-ai model answers once, replay it offline forever.
 
-It is a pydantic-ai `WrapperModel`. In a recording mode it sends each request to the model it
-wraps and keeps the exchange in the cassette (the file is rewritten after each one); in replay it
-answers from the cassette, with no network, no key and no provider SDK: the wrapped model is then
-a stand-in named and profiled as the recorded one. Requests are matched by fingerprint (see
-`agentool.testing.cassette`) and, for identical requests, by how often that fingerprint has been
-seen, so several agents in one test, and concurrent runs, replay deterministically. A cassette of
-runs (recorded by `Recorder`, no exchanges) is replayed by an `AgentDouble` playing them.
+A pydantic-ai `WrapperModel`: in a recording mode it sends each request to the model it wraps and
+keeps the exchange (the file is rewritten after each one); in replay it answers from the cassette
+with no network, key or provider SDK. Requests are matched by fingerprint and, for identical
+requests, by how often it has been seen, so several agents and concurrent runs replay
+deterministically. A cassette of runs (by `Recorder`) is replayed by an `AgentDouble`.
 """
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+import json
 import os
 from collections import Counter
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast, get_args
+from typing import Any, TypeVar, cast, get_args
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_ai import RunContext, native_tools
 from pydantic_ai.exceptions import UserError
-from pydantic_ai.messages import ModelMessage, ModelResponse, ModelResponseStreamEvent
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelResponse,
+    ModelResponsePart,
+    ModelResponseStreamEvent,
+    PartDeltaEvent,
+    PartEndEvent,
+    PartStartEvent,
+    ToolCallPart,
+)
 from pydantic_ai.models import (
     CompletedStreamedResponse,
     KnownModelName,
@@ -34,10 +44,10 @@ from pydantic_ai.models import (
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.native_tools import AbstractNativeTool
 from pydantic_ai.settings import ModelSettings
+from pydantic_ai.tools import ToolDefinition
 
 from ..errors import CassetteError, clip, quote
 from ._advice import RecordAdvice, current_advice
-from ._cleaning import Cleaner, Redactor, typed_placeholders
 from ._fingerprint import RequestViews, fingerprint, mismatch, request_view
 from ._profile import plain_profile, restored_profile
 from ._tool_answers import ToolAnswers
@@ -45,10 +55,22 @@ from ._tool_results import replayed_result, written_result
 from .cassette import Cassette, CassetteInfo, Exchange, RecordedRun, RecordedToolCall, RecordMode, cassette_path
 from .double import AgentDouble
 from .script import Call, Output, Prompt, Script, Step
+from .scrub import PLACEHOLDER
+from .scrub import scrub as scrub_data
 
 __all__ = ('CassetteModel', 'Redactor', 'runs_double')
 
 _MODES: tuple[str, ...] = get_args(RecordMode)
+_Entry = TypeVar('_Entry', bound=BaseModel)
+
+Redactor = Callable[[dict[str, Any]], dict[str, Any]]
+"""Called with each entry's JSON before it is written, after the default scrubbing: a new exchange
+(`fingerprint`, `request`, `response`, `stream`) or, through `CassetteTools`, a tool call (`tool`,
+`args`, `result`); returns what to keep. The fingerprint was taken before, so a redacted cassette
+still matches the live request; a request the cassette does not hold as sent is matched on its
+written form too (scrubbed, and redacted by the hook when the replaying model has it), so a
+replayed history holding placeholders matches as well."""
+_EMPTY_EXCHANGE: dict[str, Any] = {'fingerprint': '', 'response': {}, 'stream': None}
 
 
 @dataclass(init=False)
@@ -56,17 +78,13 @@ class CassetteModel(WrapperModel):
     """A model that records the model it wraps to a cassette, or replays the cassette without it.
 
     Args:
-        wrapped: The real model (any `Model` or model name); `None` is enough to replay. A model
-            name is made into a model only when this cassette records, so a replay needs neither
-            the provider's SDK nor its key (and a misspelt name shows only when recording).
+        wrapped: The real model (a `Model` or model name); `None` is enough to replay. A name is
+            made into a model only when recording, so a replay needs neither SDK nor key.
         cassette: The cassette file (a `str` or `Path`) or a `Cassette` kept in memory.
-        mode: `none` (replay only; the default, for CI), `once` (record when the file is missing),
-            `new_episodes` (replay what matches, record the rest) or `all` (re-record).
-        redact: Applied to each new exchange (and tool call) before anything is written, on top
-            of the default scrubbing (see `Redactor`).
-        scrub: Replace secrets in known shapes (provider API keys, bearer tokens, cloud access
-            keys, URL credentials and query tokens) before anything is written; on by default
-            (see `agentool.testing.scrub`).
+        mode: See `RecordMode`; `none` (replay only, the CI default) unless given.
+        redact: Applied to each new exchange and tool call before it is written, after the
+            default scrubbing (see `Redactor`).
+        scrub: Replace secrets before anything is written (see `agentool.testing.scrub`).
 
     Raises:
         CassetteError: an unknown mode, or a cassette file that cannot be read (missing in
@@ -80,19 +98,16 @@ class CassetteModel(WrapperModel):
     """
 
     wrapped: Model
-    """The model a recording mode calls. In replay: the model given (never called), else a
-    stand-in named and profiled as the recorded model; for a cassette of runs, the `AgentDouble`
-    playing them."""
+    """The model a recording mode calls. In replay: the model given (never called), else a stand-in
+    named and profiled as the recorded model, or the `AgentDouble` playing a cassette of runs."""
     cassette: Cassette
-    """The exchanges recorded or loaded so far."""
     path: Path | None
     """Where the cassette is written; `None` for one kept in memory."""
     mode: RecordMode
     redact: Redactor | None
     scrub: bool
     advice: RecordAdvice = field(repr=False)
-    """How this model's errors say to record: its mode, or, for a model the pytest plugin's
-    `agentool_cassette` fixture made, the `--agentool-record-mode` command for its test."""
+    """How this model's errors say to record: a mode, or the pytest option in pytest."""
     _records: bool = field(repr=False)
     _plays_runs: bool = field(repr=False)
     _by_fingerprint: dict[str, list[Exchange]] = field(repr=False)
@@ -100,7 +115,6 @@ class CassetteModel(WrapperModel):
     """Exchanges by the request as written, made at the first request not found as sent."""
     _seen: Counter[str] = field(repr=False)
     _used: set[int] = field(repr=False)
-    _cleaner: Cleaner = field(repr=False)
     _views: RequestViews = field(repr=False)
 
     def __init__(
@@ -127,7 +141,6 @@ class CassetteModel(WrapperModel):
         self.redact = redact
         self.scrub = scrub
         self.advice = current_advice()
-        self._cleaner = Cleaner(scrub=scrub, redact=redact)
         if isinstance(cassette, Cassette):
             # An empty cassette in memory counts as missing, for mode 'once'.
             self.path, loaded = None, cassette
@@ -153,7 +166,7 @@ class CassetteModel(WrapperModel):
         super().__init__(self._wrapped(wrapped, loaded))
         self._by_fingerprint, self._by_clean = {}, None
         for exchange in loaded.exchanges:
-            self._index(exchange)
+            self._by_fingerprint.setdefault(exchange.fingerprint, []).append(exchange)
         self._seen = Counter()
         self._used = set()
         self._views = RequestViews()
@@ -161,13 +174,22 @@ class CassetteModel(WrapperModel):
     def _wrapped(self, given: object, loaded: Cassette) -> Model:
         __tracebackhide__ = True  # cassette errors point at the test, not here
         if self._plays_runs:
-            # Never the model given: in replay it is not to be called.
-            return runs_double(loaded.runs)
-        # A model named by string is made only when something is recorded: a replay in CI then
-        # needs neither the provider's SDK nor its API key.
+            return runs_double(loaded.runs)  # never the model given: in replay it is not called
+        # A model named by string is made only to record: a replay in CI needs neither SDK nor key.
         if given is None or (isinstance(given, str) and not self._records):
             return _RecordedModel(self)
-        return _model(given)
+        if isinstance(given, Model):
+            return cast('Model[Any]', given)
+        if not isinstance(given, str):
+            raise CassetteError(
+                f'CassetteModel wraps a pydantic-ai Model, a model name or None; got {quote(given)}', reason='model'
+            )
+        try:
+            return infer_model(given)
+        except (UserError, ValueError, ImportError) as error:
+            raise CassetteError(
+                f'CassetteModel cannot make model {quote(given)}: {clip(str(error))}', reason='model'
+            ) from None
 
     @property
     def records(self) -> bool:
@@ -201,7 +223,7 @@ class CassetteModel(WrapperModel):
             return await self.wrapped.request(messages, model_settings, model_request_parameters)
         exchange, view, key = self._find(messages, model_settings, model_request_parameters)
         if exchange is not None:
-            return typed_placeholders(_response(exchange, self.path), None, model_request_parameters)[0]
+            return _typed_placeholders(*_recorded(exchange, self.path, stream=False), model_request_parameters)[0]
         wrapped = self._recorder()
         response = await wrapped.request(messages, model_settings, model_request_parameters)
         self._keep(key, view, response, None)
@@ -224,8 +246,8 @@ class CassetteModel(WrapperModel):
             return
         exchange, view, key = self._find(messages, model_settings, model_request_parameters)
         if exchange is not None:
-            response, played = typed_placeholders(
-                _response(exchange, self.path), _events(exchange, self.path), model_request_parameters
+            response, played = _typed_placeholders(
+                *_recorded(exchange, self.path, stream=True), model_request_parameters
             )
             events = played or []
         else:
@@ -247,7 +269,8 @@ class CassetteModel(WrapperModel):
     ) -> tuple[Exchange | None, dict[str, Any], str]:
         """The exchange recorded for this request (its occurrence counted), or `None` when this mode
         records it; with the request's view and fingerprint (an empty view when found by the views
-        kept of the run's messages). See `_count_and_find`."""
+        kept of the run's messages). A `CassetteMismatchError` when nothing recorded answers it and
+        this mode does not record."""
         __tracebackhide__ = True  # cassette errors point at the test, not here
         if not self._records:
             # Replay only: the run's history is viewed once, not at every request. A miss (or a
@@ -256,54 +279,31 @@ class CassetteModel(WrapperModel):
             if recorded := self._by_fingerprint.get(key):
                 return self._take(key, recorded), {}, key
         view = request_view(messages, settings, parameters)
-        key = fingerprint(view)
-        return self._count_and_find(key, view), view, key
+        key = counted = fingerprint(view)
+        recorded = self._by_fingerprint.get(key, [])
+        if not recorded and (by_clean := self._clean_index()):
+            # Not as sent: then as written (scrubbed, redacted). A replayed history holds the
+            # placeholders the cassette answered with, so its requests match only that way.
+            cleaned = fingerprint(self._written_request(view))
+            if cleaned in by_clean:
+                counted, recorded = f'clean:{cleaned}', by_clean[cleaned]
+        if self.mode == 'all' or (self._records and self._seen[counted] >= len(recorded)):
+            self._seen[counted] += 1
+            return None, view, key
+        if recorded:
+            return self._take(counted, recorded), view, key
+        self._seen[counted] += 1
+        raise mismatch(
+            self.mode, key, self._written_request(view), self.cassette.exchanges, path=self.path, advice=self.advice
+        )
 
     def _take(self, key: str, recorded: list[Exchange]) -> Exchange:
-        """The recorded exchange for this occurrence of `key`, counted; past the recorded
-        occurrences, the last one again (a test may repeat a request)."""
+        """The exchange for this occurrence of `key`, counted; past the last, the last again."""
         occurrence = self._seen[key]
         self._seen[key] += 1
         exchange = recorded[min(occurrence, len(recorded) - 1)]
         self._used.add(id(exchange))
         return exchange
-
-    def _count_and_find(self, key: str, view: dict[str, Any]) -> Exchange | None:
-        """Count this occurrence of the request, then find the exchange recorded for it.
-
-        `None` when this mode records the request instead; a `CassetteMismatchError` when nothing
-        recorded answers it and this mode does not record.
-        """
-        __tracebackhide__ = True  # cassette errors point at the test, not here
-        recorded = self._by_fingerprint.get(key, [])
-        if not recorded and (by_clean := self._clean_index()):
-            # Not as sent: then as written (scrubbed, redacted). A replayed history holds the
-            # placeholders the cassette answered with, so its requests match only that way.
-            cleaned = fingerprint(self._cleaner.request(view))
-            if cleaned in by_clean:
-                key, recorded = f'clean:{cleaned}', by_clean[cleaned]
-        if self.mode == 'all' or (self._records and self._seen[key] >= len(recorded)):
-            self._seen[key] += 1
-            return None
-        if recorded:
-            return self._take(key, recorded)
-        self._seen[key] += 1
-        raise mismatch(
-            self._where(),
-            self.mode,
-            key,
-            self._cleaner.request(view),
-            self.cassette.exchanges,
-            path=self._path(),
-            advice=self.advice,
-        )
-
-    def _index(self, exchange: Exchange) -> None:
-        # By the request as sent (the fingerprint) and, once a request needs it, as written
-        # (scrubbed, redacted: `_clean_index`).
-        self._by_fingerprint.setdefault(exchange.fingerprint, []).append(exchange)
-        if self._by_clean is not None:
-            self._index_clean(self._by_clean, exchange)
 
     def _clean_index(self) -> dict[str, list[Exchange]]:
         """The exchanges by the request as written, where that differs from the request as sent
@@ -311,14 +311,8 @@ class CassetteModel(WrapperModel):
         if self._by_clean is None:
             self._by_clean = {}
             for exchange in self.cassette.exchanges:
-                self._index_clean(self._by_clean, exchange)
+                _index_clean(self._by_clean, exchange)
         return self._by_clean
-
-    @staticmethod
-    def _index_clean(by_clean: dict[str, list[Exchange]], exchange: Exchange) -> None:
-        written = fingerprint(exchange.request)
-        if written != exchange.fingerprint:
-            by_clean.setdefault(written, []).append(exchange)
 
     def unused_exchanges(self) -> list[Exchange]:
         """The recorded exchanges no request has used so far (a replay that left them is suspect)."""
@@ -334,11 +328,11 @@ class CassetteModel(WrapperModel):
         """The cassette's tool results, looked up by arguments as they are written (scrubbed, redacted)."""
         return ToolAnswers(
             self.cassette.tool_calls,
-            f'cassette {self._where()}',
-            clean=self._cleaner.args,
+            f'cassette {_place(self.path)}',
+            clean=self._written_args,
             # In pytest the option records it; in code a `Replay` has no mode to change, so no hint.
             hint=f'record it with {self.advice.rerecord()}' if self.advice.in_pytest else '',
-            path=self._path(),
+            path=_path_detail(self.path),
         )
 
     def clean(self, data: dict[str, Any]) -> dict[str, Any]:
@@ -348,16 +342,40 @@ class CassetteModel(WrapperModel):
             CassetteError: the redaction hook returned something other than a dict.
         """
         __tracebackhide__ = True  # cassette errors point at the test, not here
-        return self._cleaner.clean(data, self._path())
+        cleaned = cast('dict[str, Any]', scrub_data(data)) if self.scrub else data
+        if self.redact is None:
+            return cleaned
+        redacted = cast(object, self.redact(copy.deepcopy(cleaned)))
+        if not isinstance(redacted, dict):
+            raise CassetteError(
+                f'the redaction hook returned {type(redacted).__name__}, not the exchange dict',
+                path=_path_detail(self.path),
+                reason='redact',
+            )
+        return cast('dict[str, Any]', redacted)
+
+    def _written_request(self, view: dict[str, Any]) -> dict[str, Any]:
+        """A live request's view as the cassette would have written it (for matching)."""
+        cleaned = scrub_data(view) if self.scrub else view
+        if self.redact is not None:
+            try:
+                redacted = cast(object, self.redact({**_EMPTY_EXCHANGE, 'request': copy.deepcopy(cleaned)}))
+            except Exception:  # a hook written for whole exchanges only: match the request unredacted
+                return cleaned
+            request = cast('dict[str, Any]', redacted).get('request') if isinstance(redacted, dict) else None
+            if isinstance(request, dict):
+                return cast('dict[str, Any]', request)
+        return cleaned
+
+    def _written_args(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+        """A tool call's arguments as the cassette would have written them (for finding its result)."""
+        cleaned = self.clean({'tool': tool, 'args': args, 'result': None}).get('args')
+        return cast('dict[str, Any]', cleaned) if isinstance(cleaned, dict) else args
 
     def keep_tool_call(
         self, tool: str, args: dict[str, Any], result: Any, returns: TypeAdapter[Any] | None = None
     ) -> RecordedToolCall:
-        """Add a tool's result to the cassette (scrubbed and redacted like an exchange) and save it.
-
-        Raises:
-            CassetteError: the redaction hook returned something that is not a tool call.
-        """
+        """Add a tool's result to the cassette (see `written_tool_call`) and save it."""
         __tracebackhide__ = True  # cassette errors point at the test, not here
         recorded = self.written_tool_call(tool, args, result, returns)
         self.cassette.tool_calls.append(recorded)
@@ -371,7 +389,7 @@ class CassetteModel(WrapperModel):
         the types its JSON loses (`returns` validates what the tool is annotated to return).
 
         Raises:
-            CassetteError: the redaction hook returned something that is not a tool call.
+            CassetteError: the redaction hook broke the tool call.
         """
         __tracebackhide__ = True  # cassette errors point at the test, not here
         written, types, annotated = written_result(result, returns)
@@ -379,12 +397,17 @@ class CassetteModel(WrapperModel):
         # Beside what the hooks see, as for exchanges; what scrubbing left must still fit the annotation.
         data['types'] = types
         data['annotated'] = annotated and replayed_result(data.get('result'), types, True, returns)[1] is None
+        return self._entry(RecordedToolCall, data, 'a tool call')
+
+    def _entry(self, kind: type[_Entry], data: dict[str, Any], what: str) -> _Entry:
+        """`data`, as the hooks left it, validated as `kind` (an exchange, a tool call)."""
+        __tracebackhide__ = True  # cassette errors point at the test, not here
         try:
-            return RecordedToolCall.model_validate(data)
+            return kind.model_validate(data)
         except ValidationError as error:
             raise CassetteError(
-                f'the redaction hook returned a tool call that is not one: {clip(str(error))}',
-                path=self._path(),
+                f'the redaction hook returned {what} that is not one: {clip(str(error))}',
+                path=_path_detail(self.path),
                 reason='invalid',
             ) from None
 
@@ -392,47 +415,43 @@ class CassetteModel(WrapperModel):
         self, key: str, view: dict[str, Any], response: ModelResponse, events: list[ModelResponseStreamEvent] | None
     ) -> None:
         __tracebackhide__ = True  # cassette errors point at the test, not here
-        if events is not None and self.scrub:
-            events = self._cleaner.stream(events, response)
+        dumped = Exchange.dump_response(response)
+        if events is not None and self.scrub and scrub_data(dumped) != dumped:
+            # A secret split across deltas matches no pattern: the stream keeps whole parts only
+            # (the replay still starts and ends each part), which scrub like the response.
+            events = [
+                dataclasses.replace(event, part=response.parts[event.index])
+                if isinstance(event, PartStartEvent | PartEndEvent) and event.index < len(response.parts)
+                else event
+                for event in events
+                if not isinstance(event, PartDeltaEvent)
+            ]
         data = self.clean(
             {
                 'fingerprint': key,
                 'request': view,
-                'response': _priced(Exchange.dump_response(response), response),
+                'response': _priced(dumped, response),
                 'stream': None if events is None else Exchange.dump_events(events),
             }
         )
         data['fingerprint'] = key
         # Beside what the hooks see: which written values replay turns back into their types.
         data['types'] = Exchange.dump_types(response, events)
-        try:
-            exchange = Exchange.model_validate(data)
-        except ValidationError as error:
-            raise CassetteError(
-                f'the redaction hook returned an exchange that is not one: {clip(str(error))}',
-                path=self._path(),
-                reason='invalid',
-            ) from None
+        exchange = self._entry(Exchange, data, 'an exchange')
         self.cassette.exchanges.append(exchange)
         self._used.add(id(exchange))
-        self._index(exchange)
+        self._by_fingerprint.setdefault(key, []).append(exchange)
+        if self._by_clean is not None:
+            _index_clean(self._by_clean, exchange)
         wrapped = self._recorder()
         profile = plain_profile(wrapped.profile)
         self.cassette.model = CassetteInfo(model_name=wrapped.model_name, system=wrapped.system, profile=profile)
         self.save()
 
-    def _where(self) -> str:
-        return _place(self.path)
-
-    def _path(self) -> str | None:
-        return _path_detail(self.path)
-
 
 class _RecordedModel(Model):
-    """Stands in for the real model in replay: named and profiled as the recorded model.
-
-    Asked for an answer (a recording mode with no real model), it says the real model is needed.
-    """
+    """Stands in for the real model in replay, named and profiled as the recorded one; asked for
+    an answer (recording with no real model), it says the real model is needed."""
 
     def __init__(self, owner: CassetteModel) -> None:
         super().__init__(profile=restored_profile(owner.cassette.model.profile))
@@ -447,9 +466,8 @@ class _RecordedModel(Model):
         return self._owner.cassette.model.system or 'cassette'
 
     def no_model(self) -> CassetteError:
-        where = _place(self._owner.path)
         return CassetteError(
-            f'cassette {where} needs a recording (mode {self._owner.mode!r}) but CassetteModel '
+            f'cassette {_place(self._owner.path)} needs a recording (mode {self._owner.mode!r}) but CassetteModel '
             f'wraps no model; {self._owner.advice.real_model()}',
             path=_path_detail(self._owner.path),
             reason='no_model',
@@ -479,25 +497,67 @@ def runs_double(runs: list[RecordedRun], name: str = 'replay') -> AgentDouble:
     return AgentDouble(*scripts, name=name)
 
 
-def _model(wrapped: object) -> Model[Any]:
-    __tracebackhide__ = True  # cassette errors point at the test, not here
-    if isinstance(wrapped, Model):
-        return cast('Model[Any]', wrapped)
-    if not isinstance(wrapped, str):
-        raise CassetteError(
-            f'CassetteModel wraps a pydantic-ai Model, a model name or None; got {quote(wrapped)}', reason='model'
-        )
-    try:
-        return infer_model(wrapped)
-    except (UserError, ValueError, ImportError) as error:
-        raise CassetteError(
-            f'CassetteModel cannot make model {quote(wrapped)}: {clip(str(error))}', reason='model'
-        ) from None
+_STAND_INS: dict[str, object] = {'integer': 0, 'number': 0, 'boolean': False}
+
+
+def _typed_placeholders(
+    response: ModelResponse, events: list[ModelResponseStreamEvent] | None, parameters: ModelRequestParameters
+) -> tuple[ModelResponse, list[ModelResponseStreamEvent] | None]:
+    """A replayed response (and its stream) with each placeholder standing for a scrubbed number or
+    boolean in a tool call's top-level arguments made `0` or `false`, as the tool's schema wants:
+    `"pin": "<redacted>"` would fail validation and send a retry the cassette never saw."""
+    tools = {tool.name: tool for tool in (*parameters.function_tools, *parameters.output_tools)}
+    if not tools or PLACEHOLDER not in str([part.args for part in response.parts if isinstance(part, ToolCallPart)]):
+        return response, events
+    parts = [_typed(part, tools) for part in response.parts]
+    response = dataclasses.replace(response, parts=parts)
+    if events is not None:
+        events = [
+            dataclasses.replace(event, part=_typed(event.part, tools))
+            if isinstance(event, PartStartEvent | PartEndEvent)
+            else event
+            for event in events
+        ]
+    return response, events
+
+
+def _typed(part: ModelResponsePart, tools: dict[str, ToolDefinition]) -> ModelResponsePart:
+    if not isinstance(part, ToolCallPart) or part.tool_name not in tools:
+        return part
+    properties: object = tools[part.tool_name].parameters_json_schema.get('properties')
+    if not isinstance(properties, dict):
+        return part
+    schemas = cast('dict[str, object]', properties)
+    args = part.args_as_dict()
+    typed = {key: _stand_in(schemas.get(key)) if value == PLACEHOLDER else value for key, value in args.items()}
+    if typed == args:
+        return part
+    return dataclasses.replace(part, args=typed if isinstance(part.args, dict) else json.dumps(typed))
+
+
+def _stand_in(schema: object) -> object:
+    # `0` or `false` where the property takes a number or a boolean and no string; else the placeholder.
+    fields = cast('dict[str, Any]', schema) if isinstance(schema, dict) else {}
+    kinds: list[Any] = [fields.get('type')]
+    if isinstance(options := fields.get('anyOf'), list):
+        kinds += [
+            cast('dict[str, Any]', one).get('type') for one in cast('list[Any]', options) if isinstance(one, dict)
+        ]
+    names = [name for kind in kinds for name in (cast('list[Any]', kind) if isinstance(kind, list) else [kind])]
+    if 'string' in names:
+        return PLACEHOLDER
+    return next((_STAND_INS[name] for name in names if isinstance(name, str) and name in _STAND_INS), PLACEHOLDER)
+
+
+def _index_clean(by_clean: dict[str, list[Exchange]], exchange: Exchange) -> None:
+    written = fingerprint(exchange.request)
+    if written != exchange.fingerprint:
+        by_clean.setdefault(written, []).append(exchange)
 
 
 def _priced(data: dict[str, Any], response: ModelResponse) -> dict[str, Any]:
-    """`data` (the response as JSON) with the cost pydantic-ai gives the live response, when genai-prices
-    knows its model: a replay then reports the recorded cost, and does not price the response again."""
+    """`data` (the response as JSON) with the cost genai-prices gives the live response, so a
+    replay reports the recorded cost."""
     usage = data.get('usage')
     if not isinstance(usage, dict) or cast('dict[str, Any]', usage).get('cost') is not None or not response.model_name:
         return data
@@ -510,36 +570,25 @@ def _priced(data: dict[str, Any], response: ModelResponse) -> dict[str, Any]:
     return {**data, 'usage': {**cast('dict[str, Any]', usage), 'cost': str(cost.total_price)}}
 
 
-def _response(exchange: Exchange, path: Path | None) -> ModelResponse:
+def _recorded(
+    exchange: Exchange, path: Path | None, *, stream: bool
+) -> tuple[ModelResponse, list[ModelResponseStreamEvent] | None]:
+    """The exchange's response and, for a stream, its events; a `CassetteError` naming the cassette
+    when pydantic-ai cannot read them."""
     __tracebackhide__ = True  # cassette errors point at the test, not here
     try:
-        return exchange.model_response()
-    except (ValidationError, ValueError) as error:
-        raise _corrupt(path, error) from None
-
-
-def _events(exchange: Exchange, path: Path | None) -> list[ModelResponseStreamEvent]:
-    __tracebackhide__ = True  # cassette errors point at the test, not here
-    try:
-        return exchange.stream_events()
-    except ValidationError as error:
-        raise _corrupt(path, error) from None
-
-
-def _corrupt(path: Path | None, error: Exception) -> CassetteError:
-    where = _place(path)
-    return CassetteError(
-        f'cassette {where} holds a response pydantic-ai cannot read: {clip(str(error))}',
-        path=_path_detail(path),
-        reason='invalid',
-    )
+        return exchange.model_response(), exchange.stream_events() if stream else None
+    except ValueError as error:  # pydantic's ValidationError included
+        raise CassetteError(
+            f'cassette {_place(path)} holds a response pydantic-ai cannot read: {clip(str(error))}',
+            path=_path_detail(path),
+            reason='invalid',
+        ) from None
 
 
 def _place(path: Path | None) -> str:
-    """Where a cassette is, for messages."""
     return repr(str(path)) if path is not None else '(in memory)'
 
 
-def _path_detail(path: Path | None) -> str | None:
-    """Where a cassette is, for `details['path']`: the path as text (as the file errors give it), `None` in memory."""
+def _path_detail(path: Path | None) -> str | None:  # for `details['path']`, as the file errors give it
     return str(path) if path is not None else None

@@ -1,17 +1,12 @@
 """`CassetteTools`: the one capability that keeps tool results in a cassette and answers from them.
 
-Bound to a `CassetteModel`: while the model records, each function tool call runs and its result
-(as JSON-compatible data) joins the cassette's `tool_calls`; in replay, a call is answered from
-them by tool name and canonical arguments and the tool does not run. A call the cassette does not
-hold fails with `UnrecordedCallError` (mode `none`) or is run and recorded (`new_episodes`).
-Results are stored as JSON, with a note of the types JSON loses: a replayed result is the type
-the tool returned (a `datetime`, bytes, a tuple; a pydantic model, a dataclass or an enum through
-the tool's return annotation; see `agentool.testing._tool_results`). Tool calls are scrubbed and redacted like exchanges
-(`CassetteModel(scrub=..., redact=...)`): the hook is called with `tool`, `args` and `result`.
-
-`Replay` (answering from a cassette file) and `Recorder` (recording runs at the tool level) are
-this capability too: they differ only in how they make their `CassetteModel` and, for the
-`Recorder`, in when a result is kept (with its run, once the run ends).
+Bound to a `CassetteModel`: while it records, each function tool call runs and its result joins
+the cassette's `tool_calls`; in replay, a call is answered from them by tool name and canonical
+arguments, as the type the tool returned (`agentool.testing._tool_results`), and the tool does
+not run. A call the cassette does not hold fails with `UnrecordedCallError` (mode `none`) or is
+run and recorded (`new_episodes`). Tool calls are scrubbed and redacted like exchanges.
+`Replay` and `Recorder` are this capability with their own `CassetteModel` (the `Recorder` keeps
+a result with its run, once the run ends).
 """
 
 from __future__ import annotations
@@ -31,7 +26,7 @@ from ..errors import ConfigurationError
 from ..telemetry import operation_span
 from ..toolset import METADATA_KEY
 from ._tool_answers import ToolAnswers
-from ._tool_results import Home, home
+from ._tool_results import home
 from .cassette import RecordedToolCall
 from .cassette_model import CassetteModel
 from .log import CallLog, CallRecord
@@ -76,7 +71,9 @@ class CassetteTools(AbstractCapability[Any]):
         if tool_def.kind != 'function':
             return await handler(args)
         sent = call.args_as_dict()
-        where = _home(ctx, tool_def.name)
+        # Where the tool lives: its function's return annotation types the result.
+        tools = ctx.tool_manager.tools if ctx.tool_manager is not None else None
+        where = home(tools.get(tool_def.name) if tools is not None else None, tool_def.name)
         # Re-recording (`all`, or `once` with no cassette yet) runs every tool afresh.
         if not (self.model.records and self.model.mode in ('all', 'once')):
             served = self._answers.serve(call, ctx.run_id, self.calls, where)
@@ -106,19 +103,13 @@ class CassetteTools(AbstractCapability[Any]):
     def _keep(
         self, ctx: RunContext[Any], call: ToolCallPart, result: Any, returns: TypeAdapter[Any] | None
     ) -> RecordedToolCall:
-        # Scrubbed and redacted like the model's exchanges, so the replayed model's (redacted)
-        # calls still find their results.
+        """Keep a tool's result (`Recorder` keeps it with its run instead). Scrubbed and redacted
+        like the model's exchanges, so the replayed model's (redacted) calls still find their results."""
         return self.model.keep_tool_call(call.tool_name, call.args_as_dict(), result, returns)
 
     @classmethod
     def get_serialization_name(cls) -> str | None:
         return None
-
-
-def _home(ctx: RunContext[Any], name: str) -> Home:
-    """Where the tool the run offers as `name` lives (its function's return annotation types the result)."""
-    tools = ctx.tool_manager.tools if ctx.tool_manager is not None else None
-    return home(tools.get(name) if tools is not None else None, name)
 
 
 _NOT_MEASURED = NoOpMeterProvider()
@@ -128,17 +119,9 @@ def trace_replayed_call(ctx: RunContext[Any], tool_def: ToolDefinition) -> None:
     """The operation span the live call of an `AgenToolToolset` tool opened (`run_operation` on the
     toolset surface), for its replay: a span query (`HasMatchingSpan`) finds the replayed call as it
     found the live one. Not measured: the call did not run."""
-    if (operation := _operation_of(tool_def)) is not None:
-        with operation_span(*operation, surface='toolset', tracer=ctx.tracer, meter_provider=_NOT_MEASURED):
-            pass
-
-
-def _operation_of(tool_def: ToolDefinition) -> tuple[str, str] | None:
-    """The agentool and operation of an `AgenToolToolset` tool (its metadata), else `None`."""
     found = (tool_def.metadata or {}).get(METADATA_KEY)
-    if isinstance(found, dict):
-        named = cast(dict[str, Any], found)
-        agentool, operation = named.get('agentool'), named.get('operation')
-        if isinstance(agentool, str) and isinstance(operation, str):
-            return agentool, operation
-    return None
+    named = cast(dict[str, Any], found) if isinstance(found, dict) else {}
+    agentool, operation = named.get('agentool'), named.get('operation')
+    if isinstance(agentool, str) and isinstance(operation, str):
+        with operation_span(agentool, operation, surface='toolset', tracer=ctx.tracer, meter_provider=_NOT_MEASURED):
+            pass

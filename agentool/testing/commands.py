@@ -1,9 +1,8 @@
 """What `agentool cassette show|diff|prune|scrub` do, and the unused-exchange report of the pytest plugin.
 
-The CLI only declares the arguments and imports this module when a cassette command runs; all the
-logic is here. `show` and `diff` return their text or raise a `CassetteError`; `prune` and `scrub`
-handle each file on its own and return a `Report`: what they did to each file, and the files they
-could not handle (the others are still done, and said).
+The CLI imports this module only when a cassette command runs. `show` and `diff` return their text
+or raise a `CassetteError`; `prune` and `scrub` handle each file on its own and return a `Report`
+of what they did to each file and the files they could not handle.
 """
 
 from __future__ import annotations
@@ -17,6 +16,7 @@ from typing import Any, cast
 from .._terminal import terminal_safe
 from ..errors import AgenToolError, CassetteError, clip, quote
 from ._files import as_path, read_json, write_json
+from ._fingerprint import part_contents
 from .cassette import Cassette, Exchange
 from .cassette_model import CassetteModel
 from .diff import diff_runs
@@ -86,16 +86,21 @@ def _each(files: Sequence[str | os.PathLike[str]], handle: Callable[[str | os.Pa
 
 
 def show(path: str | os.PathLike[str]) -> str:
-    """Each exchange (tools called, text, finish reason), then usage totals and cost where known.
-
-    Each value is cut at `VALUE_CHARS` (a megabyte argument is not printed whole).
+    """Each exchange (tools called, text, finish reason; each value cut at `VALUE_CHARS`), then
+    usage totals and cost where known.
 
     Raises:
         CassetteError: the file cannot be read, is not a cassette, or holds a response pydantic-ai
             cannot read; the error names the file.
     """
     cassette = Cassette.load(path)
-    found = _trajectory(cassette, os.fspath(path))
+    try:
+        found = Trajectory.of(cassette)
+    except CassetteError as error:  # about its content: a loaded cassette has no path to name
+        if error.details.get('path') is not None:
+            raise
+        where = os.fspath(path)
+        raise CassetteError(f'cassette {where!r}: {error.message}', **{**error.details, 'path': where}) from None
     model_name = clip(cassette.model.model_name or '(unknown)')
     lines = [f'cassette {os.fspath(path)}: model {model_name}']
     runs = f', {len(cassette.runs)} run(s) ({found.requests} model answer(s))' if cassette.runs else ''
@@ -108,16 +113,6 @@ def show(path: str | os.PathLike[str]) -> str:
     cost = found.cost
     lines.append(f'cost: ${cost:.6f}' if cost is not None else 'cost: unknown (no price data for this model)')
     return '\n'.join(lines)
-
-
-def _trajectory(cassette: Cassette, path: str) -> Trajectory:
-    """The cassette's trajectory; an error about its content names the file (a loaded cassette has no path)."""
-    try:
-        return Trajectory.of(cassette)
-    except CassetteError as error:
-        if error.details.get('path') is not None:
-            raise
-        raise CassetteError(f'cassette {path!r}: {error.message}', **{**error.details, 'path': path}) from None
 
 
 def _step_line(step: TrajectoryStep) -> str:
@@ -136,11 +131,9 @@ def unused_path(cassette: Path) -> Path:
 
 
 def unused_report(models: Sequence[CassetteModel]) -> str:
-    """The failure text for exchanges replays left unused ('' when none), and each one's list written
-    beside its cassette for `agentool cassette prune` (a stale list is removed).
-
-    Models replaying the same file count together: an exchange one of them used is used.
-    """
+    """The failure text for exchanges replays left unused ('' when none), each cassette's list
+    written beside it for `agentool cassette prune` (a stale one removed). Models replaying one
+    file count together: an exchange one of them used is used."""
     by_path: dict[Path, list[CassetteModel]] = {}
     for model in models:
         if model.path is not None:
@@ -164,7 +157,7 @@ def unused_report(models: Sequence[CassetteModel]) -> str:
             for n, step in zip(numbers, steps, strict=True)
         ]
         entries = [{'index': n, 'fingerprint': exchanges[n].fingerprint} for n in numbers]
-        write_json(listing, entries, 'unused-exchange list', CassetteError)
+        write_json(listing, entries, 'unused-exchange list')
         head = f'cassette {str(path)!r}: {len(numbers)} recorded exchange(s) were never used:'
         sections.append('\n'.join([head, *described]))
         rerecord = group[0].advice.rerecord(keep=False)
@@ -180,11 +173,7 @@ def unused_report(models: Sequence[CassetteModel]) -> str:
 def _asked(exchange: Exchange) -> str:
     """What made the exchange: its run's latest user prompt, and the tool results it answered."""
     messages = cast('list[dict[str, Any]]', exchange.request.get('messages') or [])
-    prompt: object = None
-    for message in messages:
-        for part in cast('list[dict[str, Any]]', message.get('parts') or []):
-            if part.get('part_kind') == 'user-prompt':
-                prompt = part.get('content')
+    prompt = (part_contents(messages, 'user-prompt') or [None])[-1]
     last = cast('list[dict[str, Any]]', messages[-1].get('parts') or []) if messages else []
     returned = sorted({str(part.get('tool_name')) for part in last if part.get('part_kind') == 'tool-return'})
     said = f'prompt {quote(prompt)}' if prompt is not None else 'no user prompt'
@@ -199,17 +188,14 @@ def _unused_indices(model: CassetteModel) -> set[int]:
 
 
 def prune(paths: Sequence[str | os.PathLike[str]]) -> Report:
-    """Drop the exchanges the last replay of each cassette left unused (as the pytest plugin listed them).
-
-    Each file on its own: one that fails (it cannot be read, or changed since its list was written,
-    its exchanges no longer where the list says) is a failure of the report, and the others are
-    still pruned and said.
-    """
+    """Drop the exchanges the last replay of each cassette left unused (as the pytest plugin listed
+    them). A file that fails (unreadable, or changed since its list was written) is a failure of
+    the report; the others are still pruned."""
     return _each(paths, _prune_one)
 
 
 def _prune_one(given: str | os.PathLike[str]) -> str:
-    path = as_path(given, 'cassette', CassetteError)
+    path = as_path(given)
     cassette = Cassette.load(path)
     listing = unused_path(path)
     if not listing.exists():
@@ -222,12 +208,11 @@ def _prune_one(given: str | os.PathLike[str]) -> str:
 
 
 def _listed(listing: Path, cassette: Cassette) -> set[int]:
-    data: object = read_json(listing, 'unused-exchange list', CassetteError, missing='')
-    entries = cast('list[object]', data) if isinstance(data, list) else None
+    data: object = read_json(listing, 'unused-exchange list', missing='')
     drop: set[int] = set()
-    for entry in entries if entries is not None else [None]:
-        index = cast('dict[str, object]', entry).get('index') if isinstance(entry, dict) else None
-        fingerprint = cast('dict[str, object]', entry).get('fingerprint') if isinstance(entry, dict) else None
+    for entry in cast('list[object]', data) if isinstance(data, list) else [None]:
+        fields = cast('dict[str, object]', entry) if isinstance(entry, dict) else {}
+        index, fingerprint = fields.get('index'), fields.get('fingerprint')
         if type(index) is not int or not 0 <= index < len(cassette.exchanges):  # `true` is no index
             raise CassetteError(f'{str(listing)!r} is not an unused-exchange list', path=str(listing), reason='invalid')
         if cassette.exchanges[index].fingerprint != fingerprint:
@@ -242,24 +227,24 @@ def _listed(listing: Path, cassette: Cassette) -> set[int]:
 
 
 def scrub_files(paths: Sequence[str | os.PathLike[str]]) -> Report:
-    """Apply the default scrubbing to existing cassettes, rewriting those that held a secret.
-
-    Each file on its own, rewritten whole (beside itself, then renamed over it) with its permissions
-    kept. A symbolic link's target is scrubbed (the link stays, and the line names the target). A
-    file with other hard links is refused, since a rewrite would leave the secret under its other
-    names. A file that fails is a failure of the report; the others are still scrubbed and said.
-    """
+    """Apply the default scrubbing to existing cassettes, rewriting (atomically, mode kept) those
+    that held a secret. A symbolic link's target is scrubbed and named; a file with other hard
+    links is refused (its other names would keep the secret). A file that fails is a failure of
+    the report; the others are still scrubbed."""
     return _each(paths, _scrub_one)
 
 
 def _scrub_one(given: str | os.PathLike[str]) -> str:
-    path = as_path(given, 'cassette', CassetteError)
+    path = as_path(given)
     cassette = Cassette.load(path)
     data = cassette.model_dump(mode='json')
     cleaned = scrub(data)
     if cleaned == data:
         return f'{path}: clean'
-    links = _hard_links(path)
+    try:
+        links = path.stat().st_nlink
+    except OSError:
+        links = 1  # read a moment ago: the write will say what is wrong
     if links > 1:
         raise CassetteError(
             f'cassette {str(path)!r} holds a secret but has {links} hard links: rewriting it would leave '
@@ -270,13 +255,6 @@ def _scrub_one(given: str | os.PathLike[str]) -> str:
         )
     Cassette.from_data(cleaned, source=str(path)).save(path)
     return f'{path}: scrubbed{_linked(path)}'
-
-
-def _hard_links(path: Path) -> int:
-    try:
-        return path.stat().st_nlink
-    except OSError:
-        return 1  # read a moment ago: the write will say what is wrong
 
 
 def _linked(path: Path) -> str:

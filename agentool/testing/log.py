@@ -17,7 +17,7 @@ from pydantic_ai.tools import ToolDefinition
 from pydantic_core import to_json
 
 from .._bounds import MAX_MESSAGE_CHARS, clip, quote
-from .._options import check_text, refuse
+from .._options import check_instance, check_limit, check_text, refuse
 from ..errors import ExpectationError
 
 __all__ = ('CallRecord', 'RequestRecord', 'CallLog', 'Expected', 'side_by_side')
@@ -51,10 +51,7 @@ class CallRecord:
 
 
 def bounded_args(args: Mapping[str, Any], *, width: int = ARG_CHARS, count: int = ARGS_SHOWN) -> str:
-    """`args` as compact JSON with each value (and name) cut to `width`, at most `count` of them.
-
-    Every argument name shows, so a call made with another argument than expected reads as such.
-    """
+    """`args` as compact JSON with each value (and name) cut to `width`, at most `count` of them."""
     items = list(args.items())
     shown = [f'{clip(_json(str(name)), width)}:{clip(_json(value), width)}' for name, value in items[:count]]
     if len(items) > count:
@@ -103,7 +100,6 @@ class CallLog:
         self._records: list[CallRecord] = []
 
     def add(self, record: CallRecord) -> None:
-        """Append a call."""
         self._records.append(record)
 
     def settle(self, part: ToolReturnPart) -> CallRecord | None:
@@ -115,7 +111,6 @@ class CallLog:
         return None
 
     def clear(self) -> None:
-        """Forget every call."""
         self._records.clear()
 
     def __iter__(self) -> Iterator[CallRecord]:
@@ -149,7 +144,7 @@ class CallLog:
 
         Only the arguments named in `args` are compared (`subset=False` compares them all), each
         with `==`, expected first, so `unittest.mock.ANY` works inside. `trajectory` (lines) is
-        what the failure shows as the actual run; by default, the calls made.
+        what a failure shows as the actual run; by default, the calls made.
 
         Raises:
             ExpectationError: the calls made do not fit.
@@ -157,12 +152,9 @@ class CallLog:
         """
         __tracebackhide__ = True
         check_text('tool', tool)
-        if not (args is None or isinstance(cast(object, args), Mapping)):
-            raise refuse('args', 'a mapping of argument names to values, or None', args)
-        count = cast(object, times)
-        if count is not None and (not isinstance(count, int) or isinstance(count, bool) or count < 0):
-            raise refuse('times', 'a count (an int of at least 0) or None', count)
-        matching = [r for r in self.of(tool) if args is None or _same_args(args, r.args, subset)]
+        check_instance('args', args, Mapping, optional=True, expected='a mapping of argument names to values')
+        check_limit('times', times, optional=True, minimum=0)
+        matching = [record for record in self._records if _fits(record, tool, args, subset)]
         with_args = f' with {bounded_args(args)}' if args is not None else ''
         want = f'{tool}({bounded_args(args) if args is not None else "..."})' + (
             f' x{times}' if times is not None else ''
@@ -231,8 +223,6 @@ _CALLS_CHARS = 700
 
 def _listed(made: Sequence[str], limit: int) -> str:
     """The calls made, `; `-separated, as many as fit in `limit` characters, then how many more."""
-    if not made:
-        return 'none'
     shown: list[str] = []
     used = 0
     for index, described in enumerate(made):
@@ -241,7 +231,7 @@ def _listed(made: Sequence[str], limit: int) -> str:
             return '; '.join(shown) + f'; ... {len(made) - index} more (below)'
         shown.append(call)
         used += len(call) + 2
-    return '; '.join(shown)
+    return '; '.join(shown) or 'none'
 
 
 def side_by_side(
@@ -249,9 +239,8 @@ def side_by_side(
 ) -> str:
     """Two columns, `expected | actual`, at most `rows` lines (then a count) and `budget` characters.
 
-    The expected column is as wide as its longest line, up to `width` (a longer line is cut);
-    the actual column, last on each line, is never cut, so each call shows every argument
-    name (the values already bounded by `CallRecord.describe`).
+    The expected column is as wide as its longest line, up to `width`; the actual column is cut
+    only past a guard, so each call shows every argument name (its values already bounded).
     """
     left = [_cell(line, width) for line in expected] or ['(nothing)']
     right = [_cell(line, _ACTUAL_CHARS) for line in actual] or ['(nothing)']

@@ -1,17 +1,14 @@
 """Scrubbing secrets from what a cassette writes, before it is written.
 
-Cassettes are committed next to tests, so everything written passes through `scrub` first (on by
-default; `CassetteModel(scrub=False)` turns it off): exchanges, streams, tool calls and results,
-toolset definitions, provider URLs. `scrub` walks the JSON: a value under a secret's name (`api_key`,
-`client_secret`, `Cookie`, `credentials`, ...) is replaced whole, a string holding JSON is scrubbed
-as JSON (at any depth), and every other string goes through the text rules: PEM private key
-blocks whole, provider keys and bearer tokens, URL credentials, `name=value` and `name: value`
-under a secret's name wherever they stand (query strings and fragments, headers, env, YAML and
-INI lines, Python reprs), then the vendor token shapes Yelp's detect-secrets knows
-(`_known_shapes`). Each secret becomes a fixed placeholder that no rule matches again, so
-scrubbing is idempotent: a replayed request holding a placeholder scrubs to the same text as the
-recorded one, and the cassette still matches. Every rule is a bounded or possessive regex, so
-scrubbing stays linear in the text, whatever an attacker writes in it.
+Everything a cassette writes passes through `scrub` first (on by default; `CassetteModel(scrub=False)`
+turns it off). It walks the JSON: a value under a secret's name (`api_key`, `Cookie`, ...) is
+replaced whole, a string holding JSON is scrubbed as JSON (at any depth), and other strings go
+through the text rules: PEM private key blocks, provider keys and bearer tokens, URL credentials,
+`name=value` and `name: value` under a secret's name wherever they stand (queries, fragments,
+headers, env, YAML and INI lines, reprs), then the token shapes detect-secrets knows
+(`_known_shapes`). Each secret becomes a placeholder no rule matches again, so scrubbing is
+idempotent and a replayed request still matches; every rule is a bounded or possessive regex, so
+scrubbing stays linear in the text.
 """
 
 from __future__ import annotations
@@ -39,8 +36,7 @@ _NAME_END = (
 _SECRET_NAME = re.compile(rf'{_NAME_END}\Z', re.I)
 # HTTP auth schemes, kept before the placeholder: `Authorization: Basic <redacted>`.
 _SCHEME = r'(?:Basic|Bearer|Token|Digest|Negotiate|NTLM|ApiKey|AWS4-HMAC-SHA256)'
-_BARE = re.compile(r'-?\d+(?:\.\d+)?(?:e[+-]?\d+)?|true|false', re.I)
-"""A value written bare rather than quoted: a number or a boolean (either spelling)."""
+_BARE = re.compile(r'-?\d+(?:\.\d+)?(?:e[+-]?\d+)?|true|false', re.I)  # a number or a boolean
 
 
 def is_secret_name(name: str) -> bool:
@@ -194,10 +190,8 @@ def _text_rules(text: str) -> str:
     low = text.lower()
     if _ANY_NEEDED.search(low):
         for name, pattern, replacement in SECRET_PATTERNS:
-            for needed in _GATES[name]:
-                if needed in low:
-                    text = pattern.sub(replacement, text)
-                    break
+            if any(needed in low for needed in _GATES[name]):
+                text = pattern.sub(replacement, text)
     if (':' in text or '=' in text) and _NAMED.search(low):
         text = _ASSIGNMENT.sub(_assignment, _containers(_LINE.sub(_line, text)))
     return text
@@ -218,8 +212,7 @@ def _clean_string(text: str, depth: int) -> str:
 
 
 def _scrub_tree(root: list[Any], depth: int) -> bool:
-    # Replaces secrets in place in `root` (a private copy); iterative, so no depth is too deep.
-    # Whether anything changed.
+    # Replaces secrets in place in `root` (a private copy), iteratively: no depth is too deep.
     changed = False
     leaves: list[tuple[Any, Any]] = []
     pending: list[tuple[Any, bool]] = [(root, False)]  # a dict or a list, and whether under a secret's name
