@@ -1,20 +1,9 @@
 """Recorded runs in pydantic-evals: span trees, datasets, frozen-tools experiments and a drift evaluator.
 
-pydantic-evals' agentic evaluators (`ToolCorrectness`, `TrajectoryMatch`, `ArgumentCorrectness`,
-`MaxToolCalls`, `MaxModelRequests`, `HasMatchingSpan`) read a run's OpenTelemetry spans. A
-cassette keeps the model's answers and the tools' results, so the spans are made the faithful way:
-the cassette is replayed through the real agent, instrumented by pydantic-ai, with the model
-answered by a `CassetteModel` and every tool call by the recording. Whatever pydantic-ai emits for
-a live run it emits for the replay, so an evaluator gives the recording the live run's verdict.
-
-- `replay_recorded` replays one recording (a cassette, or a run's result or messages) with model
-  requests blocked; `span_tree` gives its spans as a pydantic-evals `SpanTree` without any global
-  tracer provider.
-- `recorded_dataset` makes a `Dataset` of a folder of cassettes (a case per file) and
-  `replay_task` the task that evaluates it offline.
-- `frozen_tools_task` runs the agent with a live or scripted model while `FrozenTools` answers
-  every tool call from the case's recording, matched on tool name and canonical arguments.
-- `Drift` is an evaluator: the run's trajectory against its recording (`diff_runs`).
+pydantic-evals' agentic evaluators read a run's OpenTelemetry spans. A cassette keeps the model's
+answers and the tools' results, so the spans are made the faithful way: the recording is replayed
+through the real agent, instrumented by pydantic-ai, with the model and every tool call answered
+from it; an evaluator then gives the recording the live run's verdict.
 
 Needs the `evals` extra (`pip install 'agentool[evals]'`). `Dataset.evaluate` collects spans from
 the global tracer provider, so set one (`logfire.configure()`, or
@@ -215,10 +204,8 @@ async def replay_recorded(
     """Replay a recorded run through `agent`: the model answered as recorded, each tool call by its
     recorded result (or recorded retry), with model requests blocked.
 
-    A cassette answers through a `CassetteModel`; a run result or its messages through a
-    `FunctionModel` giving the recorded responses in order. Instrumented as the agent is
-    (`agent.instrument`, `Agent.instrument_all()`, Logfire), plus `instrument` when given, so its
-    spans are the ones a live run of the agent emits.
+    Instrumented as the agent is, plus `instrument` when given, so its spans are the ones a live
+    run of the agent emits.
 
     Raises:
         CassetteMismatchError: the agent now asks the model something the cassette did not record.
@@ -235,11 +222,13 @@ async def replay_recorded(
             CassetteModel(None, cassette=cassette),
             recorded_prompt(cassette),
         )
-    capabilities: list[AbstractCapability[Any]] = [tools]
-    if instrument is not None:
-        capabilities.append(Instrumentation(instrument))
     with override_allow_model_requests(False), agent.override(model=model):
-        return await agent.run(recorded if prompt is None else prompt, deps=deps, capabilities=capabilities)
+        prompt = recorded if prompt is None else prompt
+        return await agent.run(prompt, deps=deps, capabilities=_capabilities(tools, instrument))
+
+
+def _capabilities(tools: FrozenTools, instrument: InstrumentationSettings | None) -> list[AbstractCapability[Any]]:
+    return [tools] if instrument is None else [tools, Instrumentation(instrument)]
 
 
 def _from_messages(messages: list[ModelMessage]) -> tuple[FrozenTools, Model, str]:
@@ -289,11 +278,8 @@ async def span_tree(
     deps: Any = None,
     include_content: bool = True,
 ) -> SpanTree:
-    """The spans pydantic-ai emits for the recorded run, as a pydantic-evals `SpanTree`.
-
-    `source` is a cassette (or its file) or a finished run (its result or messages). Made by
-    `replay_recorded` with a tracer provider of its own: no global one is needed.
-    """
+    """The spans pydantic-ai emits for the recorded run (see `replay_recorded`), as a pydantic-evals
+    `SpanTree`, made with a tracer provider of its own: no global one is needed."""
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
@@ -348,9 +334,7 @@ def recorded_dataset(
 
 
 def _by_prompt(folder: str | os.PathLike[str]) -> dict[str, Cassette]:
-    return {
-        recorded_prompt(cassette): cassette for cassette in (Cassette.load(file) for file in _cassette_files(folder))
-    }
+    return {recorded_prompt(cassette): cassette for cassette in map(Cassette.load, _cassette_files(folder))}
 
 
 def _keep_messages(result: AgentRunResult[Any]) -> Any:
@@ -367,9 +351,8 @@ def replay_task(
     instrument: InstrumentationSettings | None = None,
 ) -> Callable[[str], Awaitable[Any]]:
     """The task of a `recorded_dataset`: replays the case's cassette through `agent` (no model
-    request at all), so `Dataset.evaluate` gives each evaluator the replay's span tree. Instrument
-    the agent as for a live evaluation, or pass `instrument` (`InstrumentationSettings()`: the
-    global tracer provider). It returns the output as JSON data."""
+    request at all) and returns the output as JSON data. Instrument the agent as for a live
+    evaluation, or pass `instrument` (`InstrumentationSettings()`: the global tracer provider)."""
     recordings = _by_prompt(folder)
 
     async def replay(prompt: str) -> Any:
@@ -400,10 +383,7 @@ def frozen_tools_task(
 
     async def run(prompt: str) -> Any:
         tools = FrozenTools(_recording(recordings, prompt), unrecorded_calls=unrecorded_calls)
-        capabilities: list[AbstractCapability[Any]] = [tools]
-        if instrument is not None:
-            capabilities.append(Instrumentation(instrument))
-        result = await agent.run(prompt, model=model, deps=deps, capabilities=capabilities)
+        result = await agent.run(prompt, model=model, deps=deps, capabilities=_capabilities(tools, instrument))
         if tools.unrecorded:
             set_eval_attribute('unrecorded', [call.model_dump(mode='json') for call in tools.unrecorded])
         return _keep_messages(result)
