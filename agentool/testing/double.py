@@ -154,10 +154,8 @@ class AgentDouble(AnsweringModel):
             done = 0 if fresh else sum(isinstance(m, ModelResponse) and m.run_id == last.run_id for m in messages)
             prompt = _prompt(last) if not done else _prompt(_first_request(messages, last))
             try:
-                run = self._start(key, prompt)
-                run.step = done
-            except DoubleError:
-                # Recorded even when no script answers, so the failure can be inspected.
+                run = self._start(key, prompt, done)
+            except DoubleError:  # recorded even when no script answers, so the failure can be inspected
                 self.requests.append(self._record(messages, params, settled, None, prompt))
                 raise
             self.requests.append(self._record(messages, params, settled, run, prompt))
@@ -195,13 +193,13 @@ class AgentDouble(AnsweringModel):
             step=None if run is None else run.step + 1,
         )
 
-    def _start(self, key: str, prompt: str) -> _Run:
+    def _start(self, key: str, prompt: str, done: int) -> _Run:
         matching = [i for i, script in enumerate(self.scripts) if script.matches(prompt)]
         for index in matching:
             times = self.scripts[index].times
             if times is None or self._uses[index] < times:
                 self._uses[index] += 1
-                run = self._runs[key] = _Run(script=index, prompt=prompt)
+                run = self._runs[key] = _Run(script=index, prompt=prompt, step=done)
                 return run
         if matching:
             used = ', '.join(

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from collections import deque
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -27,7 +27,6 @@ from pydantic_ai.messages import (
     ModelRequest,
     ModelResponse,
     ToolCallPart,
-    ToolReturnPart,
     UserPromptPart,
 )
 from pydantic_ai.models import Model, override_allow_model_requests
@@ -45,7 +44,7 @@ from .cassette import Cassette, RecordedCall, RecordedToolCall
 from .cassette_model import CassetteModel
 from .cassette_tools import trace_replayed_call
 from .diff import diff_runs
-from .log import CallLog
+from .log import CallLog, CallRecord
 from .trajectory import trajectory
 
 try:
@@ -110,7 +109,7 @@ class FrozenTools(AbstractCapability[Any]):
         check_instance('cassette', self.cassette, Cassette)
         check_choice('unrecorded_calls', self.unrecorded_calls, ('fail', 'run'))
         self._answers = ToolAnswers(self.cassette.tool_calls, self.source)
-        self._retries = _recorded_retries(self.cassette)
+        self._retries = _retries(trajectory(self.cassette).calls)
 
     def add_retries(self, retries: dict[str, deque[str]]) -> None:
         """Recorded retry messages to raise, per tool, in order (for a run read from its messages)."""
@@ -147,19 +146,12 @@ class FrozenTools(AbstractCapability[Any]):
         return None
 
 
-def _recorded_retries(cassette: Cassette) -> dict[str, deque[str]]:
-    """The retry prompts tools sent back, per tool, in order (each request's new parts only)."""
+def _retries(calls: Iterable[CallRecord]) -> dict[str, deque[str]]:
+    """The retry messages tools sent back (calls whose outcome is `retried`), per tool, in order."""
     retries: dict[str, deque[str]] = {}
-    for exchange in cassette.exchanges:
-        messages: list[dict[str, Any]] = exchange.request.get('messages', [])
-        if not messages:
-            continue
-        for part in cast('list[dict[str, Any]]', messages[-1].get('parts', [])):
-            content, kind = part.get('content'), part.get('part_kind')
-            # A retry is a tool return with outcome `retried`, or (older releases) a retry prompt.
-            retried = kind == 'retry-prompt' or (kind == 'tool-return' and part.get('outcome') == 'retried')
-            if retried and isinstance(content, str) and part.get('tool_name'):
-                retries.setdefault(str(part['tool_name']), deque()).append(content)
+    for call in calls:
+        if call.outcome == 'retried' and isinstance(call.result, str):
+            retries.setdefault(call.tool, deque()).append(call.result)
     return retries
 
 
@@ -234,30 +226,14 @@ def _capabilities(tools: FrozenTools, instrument: InstrumentationSettings | None
 def _from_messages(messages: list[ModelMessage]) -> tuple[FrozenTools, Model, str]:
     """The tools, model and prompt that replay a finished run's messages."""
     responses = [message for message in messages if isinstance(message, ModelResponse)]
-    calls = {
-        part.tool_call_id: part for response in responses for part in response.parts if isinstance(part, ToolCallPart)
-    }
-    results: list[RecordedToolCall] = []
-    retries: dict[str, deque[str]] = {}
-    prompt: str | None = None
-    for message in messages:
-        if not isinstance(message, ModelRequest):
-            continue
-        for part in message.parts:
-            if isinstance(part, UserPromptPart) and prompt is None and isinstance(part.content, str):
-                prompt = part.content
-            call = calls.get(getattr(part, 'tool_call_id', ''))
-            if call is None:
-                continue
-            content: object = getattr(part, 'content', None)
-            # A retry is a tool return with outcome `retried`, or (older releases) a retry prompt.
-            retried = part.part_kind == 'retry-prompt' or getattr(part, 'outcome', None) == 'retried'
-            if retried and isinstance(content, str):
-                retries.setdefault(call.tool_name, deque()).append(content)
-            elif isinstance(part, ToolReturnPart):
-                results.append(RecordedToolCall(tool=call.tool_name, args=call.args_as_dict(), result=content))
-    if prompt is None or not responses:
+    requests = [message for message in messages if isinstance(message, ModelRequest)]
+    prompts = [
+        p.content for m in requests for p in m.parts if isinstance(p, UserPromptPart) and isinstance(p.content, str)
+    ]
+    if not prompts or not responses:
         raise ConfigurationError('the run holds no text prompt and model response to replay', option='source')
+    calls = [call for call in trajectory(messages).calls if call.returned]
+    results = [RecordedToolCall(tool=c.tool, args=c.args, result=c.result) for c in calls if c.outcome != 'retried']
 
     def answer(sent: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         step = sum(isinstance(message, ModelResponse) for message in sent)
@@ -266,8 +242,8 @@ def _from_messages(messages: list[ModelMessage]) -> tuple[FrozenTools, Model, st
         return responses[step]
 
     tools = FrozenTools(Cassette(tool_calls=results), source='the run')
-    tools.add_retries(retries)
-    return tools, FunctionModel(answer, model_name=responses[0].model_name or 'recorded'), prompt
+    tools.add_retries(_retries(calls))
+    return tools, FunctionModel(answer, model_name=responses[0].model_name or 'recorded'), prompts[0]
 
 
 async def span_tree(

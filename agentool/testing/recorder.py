@@ -120,10 +120,6 @@ class Recorder(CassetteTools):
         cassette.save(self.path)
         return result
 
-    @classmethod
-    def get_serialization_name(cls) -> str | None:
-        return None
-
     def _run(self, ctx: RunContext[Any]) -> _Pending:
         return self._pending.setdefault(ctx.run_id or '', _Pending())
 

@@ -53,7 +53,3 @@ class Replay(CassetteTools):
         if isinstance(model.wrapped, AgentDouble) and name != model.wrapped.name:
             model.wrapped = runs_double(self.recording.runs, name)
         super().__init__(model)
-
-    @classmethod
-    def get_serialization_name(cls) -> str | None:
-        return None
