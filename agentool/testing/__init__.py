@@ -1,26 +1,14 @@
 """Deterministic test doubles for pydantic-ai agents, record and replay, and a pytest plugin.
 
-- `AgentDouble` stands in for any agent's model and plays `Script`s; drift from the real agent
-  (tools, arguments, output type) fails the test with a `DriftError` naming the tool and field.
-- `use_doubles` / `DoubledAgent` put doubles in place of agents reached by name through the injector.
-- One recording concept, the `Cassette` file. `CassetteModel` wraps any pydantic-ai model: it
-  records what the model was sent and answered once, then replays it offline (no network, no
-  key), streaming included; `CassetteTools` keeps tool results in the same cassette, so a replay
-  runs without the tools. `Recorder` records runs at the tool level instead (with any model, as
-  a capability); `Replay` serves any cassette back, model and tools (and reads the older
-  `"agentool-recording"` files; `Recording` is the cassette's former name).
-- `Trajectory.of(...)` / `trajectory(...)` read what any run did (a pydantic-ai result or its
-  messages, a replay, a cassette, a double), with the call log's assertions plus the number of
-  model requests and the output; `diff_runs` names what changed between two of them.
-- `agentool.testing.scrub` replaces secrets before a cassette is written (on by default).
-- `agentool.testing.strategies` has hypothesis strategies built from input schemas (it needs
-  the `hypothesis` package, the `testing` extra).
-- `agentool.testing.plugin` is the pytest plugin, loaded through its entry point.
-- `agentool.testing.evals` scores recorded runs with pydantic-evals (span trees by replay,
-  datasets of cassettes, frozen-tools experiments, the `Drift` evaluator; the `evals` extra).
+- `AgentDouble` plays `Script`s in place of any agent's model; drift from the real agent fails
+  the test with a `DriftError`. `use_doubles` / `DoubledAgent` reach agents run by name.
+- The `Cassette` file: `CassetteModel` records a model's exchanges once and replays them offline;
+  `CassetteTools`, `Recorder` and `Replay` keep and serve tool results beside them.
+- `trajectory(...)` reads what any run did; `diff_runs` names what changed between two.
+- Submodules: `scrub` (secrets), `strategies` (hypothesis, the `testing` extra), `plugin` (pytest,
+  through its entry point), `evals` (pydantic-evals, the `evals` extra).
 
-This package sits above everything else in agentool except the CLI: it may import the core, the
-injector and the bridges; nothing in the library imports it. A new test helper goes here.
+Nothing in the library imports this package (the CLI's `agentool cassette` aside).
 """
 
 from __future__ import annotations

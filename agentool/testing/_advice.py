@@ -1,10 +1,7 @@
 """What a cassette error tells the user to type to record, in the words of where they are.
 
-A `CassetteModel` made in code is told its mode (`mode="all"`). One made by the pytest plugin's
-`agentool_cassette` fixture takes its mode from the command line, not from its arguments, so its
-errors give the command that runs that test in the mode needed
-(`pytest 'tests/test_x.py::test_y' --agentool-record-mode=all`). The fixture makes its models
-inside `advising(...)`; a model keeps the advice in effect when it was made (`CassetteModel.advice`).
+A model made by the pytest plugin's `agentool_cassette` fixture takes its mode from the command
+line, so its errors give the pytest command (`--agentool-record-mode=all`); one made in code, the mode.
 """
 
 from __future__ import annotations
@@ -27,7 +24,7 @@ class RecordAdvice:
     """How errors say to record: a `CassetteModel` mode, or the pytest command for one test."""
 
     test: str | None = None
-    """The pytest node id of the test whose `agentool_cassette` fixture made the model; `None` in code."""
+    """The pytest node id of the test whose fixture made the model; `None` in code."""
 
     @property
     def in_pytest(self) -> bool:

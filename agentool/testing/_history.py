@@ -7,12 +7,9 @@ messages begin with those of an earlier exchange says so instead:
     "history": {"exchange": 4, "messages": 9}
 
 reads "the first 9 messages of exchange 4's request (its position in `exchanges`, from 0), then
-the `messages` written here"; every other key of the request (`parameters`, `settings`) left out is
-exchange 4's. A file grows with what each request adds; a re-recorded run whose tool returns
-something new shows the change once, in the exchange where it first appears.
-
-In memory every request is whole (fingerprints, drift messages and trajectories read it as the
-model saw it), and the requests share their history's message objects: read them, do not mutate.
+the `messages` written here"; every other key of the request left out is exchange 4's. In memory
+every request is whole, and the requests share their history's message objects: read them, do
+not mutate.
 """
 
 from __future__ import annotations

@@ -1,27 +1,22 @@
 """Values JSON writes as text or a list but a live run had as another type, found when recording,
 restored on replay.
 
-pydantic-ai serialises a `ModelResponse` field typed `Any` (`provider_details`, a builtin tool's
-content) by its value: a `datetime` becomes an ISO string, and reading it back keeps the string;
-a tool's result is kept as JSON alike. A cassette therefore notes each such value by JSON pointer
-(RFC 6901) and type name, and replay turns it back into that type, so
-`provider_details['timestamp']` is a `datetime` on replay as in the live run. Bytes are noted as
-`bytes` (written as UTF-8 text) or `base64` (bytes UTF-8 cannot decode); tuples, written as
-lists, as `tuple`; a set as `set` or `frozenset` only when rebuilt it iterates in the order written
-(a set of numbers): what a replayed tool returns reaches the model's next request in its order.
+A cassette notes each such value by JSON pointer (RFC 6901) and type name, and replay turns it
+back, so `provider_details['timestamp']` is a `datetime` on replay as in the live run. Bytes are
+`bytes` (UTF-8 text) or `base64`; a set is noted only when rebuilt it iterates in the order
+written (a set of numbers): what a replayed tool returns reaches the model's next request.
 """
 
 from __future__ import annotations
 
 import base64
-import binascii
 import datetime
 import decimal
 import uuid
 from collections.abc import Callable, Mapping
 from typing import Any, cast
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import TypeAdapter
 
 __all__ = ('lost_types', 'restored')
 
@@ -36,6 +31,7 @@ _KINDS: dict[str, type] = {
 _NAMES = {kind: name for name, kind in _KINDS.items()}
 _COLLECTIONS: dict[type, str] = {tuple: 'tuple', set: 'set', frozenset: 'frozenset'}
 """Collections JSON writes as lists, by type (exactly: a named tuple is a class, not a `tuple`)."""
+_BY_NAME = {name: kind for kind, name in _COLLECTIONS.items()}
 _ADAPTERS: dict[str, TypeAdapter[Any]] = {}
 
 
@@ -87,7 +83,7 @@ def restored(data: Any, types: Mapping[str, str], prefix: str) -> Any:
     pointers = [p for p in types if p.startswith(f'{prefix}/') or p == prefix]
     for pointer in sorted(pointers, key=lambda p: p.count('/'), reverse=True):
         name = types[pointer]
-        if name in _KINDS or name in _CONVERTERS:
+        if name in _KINDS or name in _BY_NAME or name in ('bytes', 'base64'):
             rest = pointer[len(prefix) + 1 :]
             steps = [_unescape(step) for step in rest.split('/')] if pointer != prefix else []
             data = _replaced(data, steps, lambda value, name=name: _parsed(value, name))
@@ -111,49 +107,22 @@ def _replaced(data: Any, steps: list[str], change: Callable[[Any], Any]) -> Any:
 
 
 def _parsed(value: Any, name: str) -> Any:
-    converter = _CONVERTERS.get(name)
-    if converter is not None:
-        try:
-            return converter(value)
-        except (TypeError, ValueError, binascii.Error):
-            return value
-    if not isinstance(value, str):
-        return value
-    adapter = _ADAPTERS.get(name)
-    if adapter is None:
-        adapter = _ADAPTERS[name] = TypeAdapter(_KINDS[name])
     try:
+        if name in _BY_NAME:
+            # A set of unhashable items is a TypeError: kept as a list.
+            return _BY_NAME[name](cast('list[Any]', value)) if isinstance(value, list) else value
+        if not isinstance(value, str):
+            return value
+        if name == 'bytes':
+            return value.encode('utf-8')
+        if name == 'base64':
+            return base64.b64decode(value, altchars=b'-_', validate=True)  # pydantic writes the URL-safe alphabet
+        adapter = _ADAPTERS.get(name)
+        if adapter is None:
+            adapter = _ADAPTERS[name] = TypeAdapter(_KINDS[name])
         return adapter.validate_python(value)
-    except ValidationError:
-        return value
-
-
-def _from_text(value: Any) -> bytes:
-    if not isinstance(value, str):
-        raise TypeError('not text')
-    return value.encode('utf-8')
-
-
-def _from_base64(value: Any) -> bytes:
-    if not isinstance(value, str):
-        raise TypeError('not text')
-    return base64.b64decode(value, altchars=b'-_', validate=True)  # pydantic writes the URL-safe alphabet
-
-
-def _collection(kind: type[tuple[Any, ...] | set[Any] | frozenset[Any]]) -> Callable[[Any], Any]:
-    def convert(value: Any) -> Any:
-        if not isinstance(value, list):
-            raise TypeError('not a list')
-        return kind(cast('list[Any]', value))  # a set of unhashable items is a TypeError: kept as a list
-
-    return convert
-
-
-_CONVERTERS: dict[str, Callable[[Any], Any]] = {
-    'bytes': _from_text,
-    'base64': _from_base64,
-    **{name: _collection(kind) for kind, name in _COLLECTIONS.items()},
-}
+    except (TypeError, ValueError):  # binascii's and pydantic's errors are ValueErrors
+        return cast(Any, value)
 
 
 def _escape(key: str) -> str:

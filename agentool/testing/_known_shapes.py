@@ -1,18 +1,16 @@
 """Secrets of a known vendor shape, found by Yelp's detect-secrets plugins (the regex-based ones).
 
-A well-kept list of token shapes (AWS, Azure storage, JWTs, GitHub, GitLab, Slack, Stripe, Twilio,
-SendGrid, Mailchimp, PyPI, Discord, Telegram, Square, OpenAI, basic-auth URLs) instead of a
-hand-grown one. Left out: the keyword and high-entropy plugins (slow, and an id or a digest is as
-random as a key: the scrubber judges names instead), public IPs (no secret), private keys (the
-scrubber replaces the whole PEM block, not its first line), and the plugins that only read
-`name = value` forms (Cloudant, IBM, SoftLayer, Artifactory, npm: a secret's name there is caught
-by the scrubber's own rule, and their patterns scan at under 10 MB/s). Imported on first use:
-detect-secrets takes a fifth of a second to import.
+Left out: the keyword and high-entropy plugins (slow, and an id or a digest is as random as a
+key: the scrubber judges names instead), public IPs (no secret), private keys (the scrubber
+replaces the whole PEM block), and the plugins that only read `name = value` forms (the
+scrubber's own rule catches those names; their patterns scan at under 10 MB/s). Imported on
+first use: detect-secrets takes a fifth of a second to import.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
 import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, cast
@@ -28,44 +26,34 @@ _SHORTEST = 8
 """A shorter capture (a plugin's sub-group) is no secret on its own, and replacing it would maim text."""
 
 
+_PLUGINS = (
+    'aws.AWSKeyDetector',
+    'azure_storage_key.AzureStorageKeyDetector',
+    'basic_auth.BasicAuthDetector',
+    'discord.DiscordBotTokenDetector',
+    'github_token.GitHubTokenDetector',
+    'gitlab_token.GitLabTokenDetector',
+    'jwt.JwtTokenDetector',
+    'mailchimp.MailchimpDetector',
+    'openai.OpenAIDetector',
+    'pypi_token.PypiTokenDetector',
+    'sendgrid.SendGridDetector',
+    'slack.SlackDetector',
+    'square_oauth.SquareOAuthDetector',
+    'stripe.StripeDetector',
+    'telegram_token.TelegramBotTokenDetector',
+    'twilio.TwilioKeyDetector',
+)
+"""The plugins used, as `<module in detect_secrets.plugins>.<class>`."""
+
+
 @functools.cache
 def _plugins() -> tuple[RegexBasedDetector, ...]:
-    from detect_secrets.plugins.aws import AWSKeyDetector
-    from detect_secrets.plugins.azure_storage_key import AzureStorageKeyDetector
-    from detect_secrets.plugins.basic_auth import BasicAuthDetector
-    from detect_secrets.plugins.discord import DiscordBotTokenDetector
-    from detect_secrets.plugins.github_token import GitHubTokenDetector
-    from detect_secrets.plugins.gitlab_token import GitLabTokenDetector
-    from detect_secrets.plugins.jwt import JwtTokenDetector
-    from detect_secrets.plugins.mailchimp import MailchimpDetector
-    from detect_secrets.plugins.openai import OpenAIDetector
-    from detect_secrets.plugins.pypi_token import PypiTokenDetector
-    from detect_secrets.plugins.sendgrid import SendGridDetector
-    from detect_secrets.plugins.slack import SlackDetector
-    from detect_secrets.plugins.square_oauth import SquareOAuthDetector
-    from detect_secrets.plugins.stripe import StripeDetector
-    from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
-    from detect_secrets.plugins.twilio import TwilioKeyDetector
-
-    kinds: tuple[type[RegexBasedDetector], ...] = (
-        AWSKeyDetector,
-        AzureStorageKeyDetector,
-        BasicAuthDetector,
-        DiscordBotTokenDetector,
-        GitHubTokenDetector,
-        GitLabTokenDetector,
-        JwtTokenDetector,
-        MailchimpDetector,
-        OpenAIDetector,
-        PypiTokenDetector,
-        SendGridDetector,
-        SlackDetector,
-        SquareOAuthDetector,
-        StripeDetector,
-        TelegramBotTokenDetector,
-        TwilioKeyDetector,
-    )
-    return tuple(kind() for kind in kinds)
+    found: list[RegexBasedDetector] = []
+    for path in _PLUGINS:
+        module, name = path.split('.')
+        found.append(getattr(importlib.import_module(f'detect_secrets.plugins.{module}'), name)())
+    return tuple(found)
 
 
 NEEDED: dict[str, tuple[str, ...]] = {

@@ -1,8 +1,4 @@
-"""A model profile as a cassette keeps it: its plain values as JSON, and back.
-
-A replay with no model prepares requests from the recorded profile (output mode, native output
-support), so the values that decide that travel in the cassette.
-"""
+"""A model profile as a cassette keeps it, so a replay with no model prepares requests as recorded."""
 
 from __future__ import annotations
 
@@ -16,8 +12,7 @@ __all__ = ('plain_profile', 'restored_profile')
 
 
 def plain_profile(profile: ModelProfile) -> dict[str, Any]:
-    """The profile's values JSON can carry: plain values, sets and tuples of text, native tool types
-    by name. Other classes (a schema transformer) stay behind: they shape the wire, not the run."""
+    """The profile's values JSON can carry (a schema transformer stays behind: it shapes the wire)."""
     plain: dict[str, Any] = {}
     for key, value in cast('dict[str, Any]', profile).items():
         if isinstance(value, bool | int | float | str):

@@ -1,10 +1,4 @@
-"""A tool's JSON schema change, named field by field: "property `to_unit` removed, `target_unit` added".
-
-A mismatch after a schema change used to show a window of raw JSON around the first differing
-character (often inside a title); this names what a reader changed in the code instead: the
-properties removed, added or changed (nested objects by dotted path), the fields made required
-or optional, and any other schema key, each differing value windowed by `show_pair`.
-"""
+"""A tool's JSON schema change, named field by field: "property `to_unit` removed, `target_unit` added"."""
 
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ from ._tool_results import Home, Returns, replayed_result
 from .cassette import RecordedToolCall, canonical_args
 from .log import CallLog, CallRecord
 
-__all__ = ('Served', 'ToolAnswers')
+__all__ = ('Served', 'ToolAnswers', 'answered')
 
 
 @dataclass(frozen=True)
@@ -98,17 +98,7 @@ class ToolAnswers:
         sent = call.args_as_dict()
         served = self.answer(call.tool_name, sent, where)
         if served is not None:
-            log.add(
-                CallRecord(
-                    tool=call.tool_name,
-                    args=sent,
-                    call_id=call.tool_call_id,
-                    run_id=run_id,
-                    returned=True,
-                    result=served.value,
-                    outcome='success',
-                )
-            )
+            log.add(answered(call.tool_name, sent, call.tool_call_id, run_id, served.value))
         return served
 
     def typed(self, recorded: RecordedToolCall, returns: TypeAdapter[Any] | None) -> Any:
@@ -127,3 +117,10 @@ class ToolAnswers:
             args=text,
             recorded=same_tool,
         )
+
+
+def answered(tool: str, args: dict[str, Any], call_id: str | None, run_id: str | None, result: Any) -> CallRecord:
+    """The log's record of a call that returned `result`."""
+    return CallRecord(
+        tool=tool, args=args, call_id=call_id or '', run_id=run_id, returned=True, result=result, outcome='success'
+    )

@@ -1,14 +1,9 @@
 """A tool's result as a cassette writes it, and as replay gives it back: the type the tool returned.
 
-A cassette keeps a result as JSON, so a `datetime` is text, a tuple or a set a list, bytes text,
-a pydantic model or a dataclass an object. When a result is recorded, each value JSON turned into
-another type is noted by JSON pointer (`types`, the kinds of `agentool.testing._kept_types`) and
-replay turns it back (a set only when it keeps its order: a set of numbers). What only a class
-can rebuild (a pydantic model, a dataclass, an enum, a
-named tuple) is rebuilt through the tool's return annotation: noted as `annotated` when, at
-recording, validating the result through the annotation gave back exactly the live value. A tool
-without such an annotation (`-> Any`, a toolset of no Python functions such as an MCP server)
-replays those as their JSON form; the guide says so.
+Each value JSON turns into another type is noted by JSON pointer (`_kept_types`). What only a
+class can rebuild (a pydantic model, a dataclass, an enum, a named tuple) is rebuilt through the
+tool's return annotation, noted as `annotated` when, at recording, that gave back exactly the
+live value. A tool without one (`-> Any`, an MCP server's) replays those as their JSON form.
 """
 
 from __future__ import annotations
@@ -47,8 +42,7 @@ class Returns:
         self._adapters: dict[Callable[..., Any], TypeAdapter[Any] | None] = {}
 
     def of(self, where: Home) -> TypeAdapter[Any] | None:
-        """A validator for what the tool at `where` is annotated to return; `None` when it is not a
-        Python function (of a `FunctionToolset`) with a return annotation pydantic can validate."""
+        """A validator of the tool's return annotation; `None` for no annotated `FunctionToolset` function."""
         toolset, name = where
         if not isinstance(toolset, FunctionToolset):
             return None

@@ -1,24 +1,11 @@
-"""Showing two long values around where they first differ, so both sides of a diff show the difference.
-
-Cutting each side at a fixed length hides a change deep in a long message (both sides then print
-the same prefix); this keeps the first difference in view on both sides, with a little context.
-"""
+"""Two long values cut around where they first differ, so both sides of a diff show the difference."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-__all__ = ('window', 'show_pair', 'as_text')
-
-_ELLIPSIS = '...'
-
-
-def as_text(value: Any) -> str:
-    """`value` as compact, sorted JSON (a string as itself)."""
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=repr)
+__all__ = ('window', 'show_pair')
 
 
 def window(before: str, after: str, limit: int = 160) -> tuple[str, str]:
@@ -35,9 +22,7 @@ def window(before: str, after: str, limit: int = 160) -> tuple[str, str]:
 
 def _cut(text: str, start: int, limit: int) -> str:
     end = start + limit
-    head = _ELLIPSIS if start > 0 else ''
-    tail = _ELLIPSIS if end < len(text) else ''
-    return f'{head}{text[start:end]}{tail}'
+    return f'{"..." if start > 0 else ""}{text[start:end]}{"..." if end < len(text) else ""}'
 
 
 def show_pair(before: Any, after: Any, *, old: str = 'recorded', new: str = 'sent', limit: int = 160) -> str:

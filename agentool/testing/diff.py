@@ -1,10 +1,8 @@
-"""The trajectory diff: what changed between two runs or cassettes, named.
+"""The trajectory diff: what changed between two runs or cassettes, named (`agentool cassette diff A B`).
 
-`diff_runs(before, after)` compares two trajectories (of anything `Trajectory.of` reads): tool
-calls added, removed or made with other arguments (the differing values shown), the text changed
-(a window around the first difference, the same logic as the cassette mismatch error), the output
-changed (compared in one canonical JSON form, so a run and its own cassette diff empty), requests
-added or removed, and tokens and cost before and after. `agentool cassette diff A B` prints it.
+Tool calls are aligned by name, so a call made with other arguments reads as changed (the
+differing values shown); outputs compare in one canonical JSON form, so a run and its own
+cassette diff empty.
 """
 
 from __future__ import annotations

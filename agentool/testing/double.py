@@ -1,18 +1,22 @@
 """`AgentDouble`: a scripted model that stands in for any pydantic-ai agent, LLM or not.
 
-Put it in with `agent.override(model=double)` (or an injector override). Each run picks the first
-script whose matcher accepts the prompt, then answers one model request per step: the scripted
-tool calls go to the agent's real tools, and the final output goes out in whichever output mode
-the agent asks for. Nothing is sent anywhere, so `ALLOW_MODEL_REQUESTS = False` does not stop it.
+Each run picks the first script whose matcher accepts the prompt, then answers one model request
+per step: the scripted tool calls go to the agent's real tools, and the final output goes out in
+whichever output mode the agent asks for. Nothing is sent anywhere, so `ALLOW_MODEL_REQUESTS =
+False` does not stop it.
 
-The double never validates on the agent's behalf: pydantic-ai validates the scripted arguments
-and output with the agent's own validators, and a rejection (a retry) fails the test with a
-`DriftError` naming the tool and field. A double therefore cannot silently drift from the agent.
+The double never validates on the agent's behalf. Drift is caught twice: before a call goes out,
+a cheap check of the tool's JSON schema (offered, required fields present, no unknown field)
+works even when the agent allows no retries; anything else pydantic-ai's own validators reject
+comes back as a retry, whose error list the `DriftError` quotes.
 """
 
 from __future__ import annotations
 
 import inspect
+import json
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
@@ -30,6 +34,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.models import ModelRequestParameters
 from pydantic_ai.profiles import ModelProfileSpec
 from pydantic_ai.settings import ModelSettings
+from pydantic_ai.tools import ToolDefinition
 
 from .._answering import TOOL_CALLING_PROFILE, AnsweringModel
 from .._options import check_text
@@ -41,9 +46,9 @@ from ..errors import (
     OutputError,
     ScriptExhaustedError,
     UnexpectedPromptError,
+    clip,
     quote,
 )
-from ._drift import check_call, output_feedback_error, tool_retry_error
 from .log import CallLog, CallRecord, RequestRecord
 from .script import Output, Script, ScriptRun
 
@@ -149,10 +154,8 @@ class AgentDouble(AnsweringModel):
             done = 0 if fresh else sum(isinstance(m, ModelResponse) and m.run_id == last.run_id for m in messages)
             prompt = _prompt(last) if not done else _prompt(_first_request(messages, last))
             try:
-                run = self._start(key, prompt)
-                run.step = done
-            except DoubleError:
-                # Recorded even when no script answers, so the failure can be inspected.
+                run = self._start(key, prompt, done)
+            except DoubleError:  # recorded even when no script answers, so the failure can be inspected
                 self.requests.append(self._record(messages, params, settled, None, prompt))
                 raise
             self.requests.append(self._record(messages, params, settled, run, prompt))
@@ -190,13 +193,13 @@ class AgentDouble(AnsweringModel):
             step=None if run is None else run.step + 1,
         )
 
-    def _start(self, key: str, prompt: str) -> _Run:
+    def _start(self, key: str, prompt: str, done: int) -> _Run:
         matching = [i for i, script in enumerate(self.scripts) if script.matches(prompt)]
         for index in matching:
             times = self.scripts[index].times
             if times is None or self._uses[index] < times:
                 self._uses[index] += 1
-                run = self._runs[key] = _Run(script=index, prompt=prompt)
+                run = self._runs[key] = _Run(script=index, prompt=prompt, step=done)
                 return run
         if matching:
             used = ', '.join(
@@ -220,11 +223,11 @@ class AgentDouble(AnsweringModel):
         output_tools = {tool.name for tool in params.output_tools}
         for part in last.parts:
             if isinstance(part, ToolReturnPart) and part.outcome == 'retried':
-                raise tool_retry_error(where, part, is_output=part.tool_name in output_tools)
+                raise _tool_retry_error(where, part, is_output=part.tool_name in output_tools)
         feedback = [p for p in last.parts if isinstance(p, UserPromptPart)]
         if feedback:
             # A user-voice part after our own answer in the same run is pydantic-ai's output retry feedback.
-            raise output_feedback_error(where, _text(feedback[-1]))
+            raise _output_feedback_error(where, _text(feedback[-1]))
 
     async def _play(
         self, run: _Run, key: str, messages: list[ModelMessage], params: ModelRequestParameters
@@ -247,7 +250,7 @@ class AgentDouble(AnsweringModel):
             parts: list[ModelResponsePart] = []
             for call in step:
                 args = call.arguments(context)
-                check_call(where, call.tool, args, params.function_tools)
+                _check_call(where, call.tool, args, params.function_tools)
                 call_id = self._call_id()
                 self.calls.add(CallRecord(tool=call.tool, args=args, call_id=call_id, run_id=key or None))
                 parts.append(ToolCallPart(call.tool, args, tool_call_id=call_id))
@@ -275,14 +278,7 @@ class AgentDouble(AnsweringModel):
         definition = next((d for d in params.output_tools if d.name == tool), None)
         if definition is None:
             offered = [d.name for d in params.output_tools]
-            raise DriftError(
-                f'{where} answers through output tool {tool!r}, which the agent does not offer '
-                f'(output tools: {", ".join(map(repr, offered)) or "none"})',
-                tool=tool,
-                cause='unknown_tool',
-                fields=[],
-                offered=offered,
-            )
+            raise _not_offered(f'{where} answers through output tool {tool!r}', 'output tools', offered, tool)
         jsonable = json_data(value, self.name)
         args = {definition.outer_typed_dict_key: jsonable} if definition.outer_typed_dict_key else jsonable
         return ModelResponse(parts=[ToolCallPart(tool, args, tool_call_id=self._call_id())], model_name=self.name)
@@ -307,3 +303,123 @@ def _text(part: UserPromptPart) -> str:
     if isinstance(part.content, str):
         return part.content
     return ''.join(item for item in part.content if isinstance(item, str))
+
+
+# --- drift: a scripted call or output the agent would not take -------------------------------
+
+
+def _check_call(where: str, tool: str, args: Mapping[str, Any], offered: Sequence[ToolDefinition]) -> None:
+    """Raise `DriftError` when `tool` is not offered, or `args` lack a required field or add an unknown one."""
+    definition = next((d for d in offered if d.name == tool), None)
+    if definition is None:
+        raise _not_offered(f'{where} calls tool {tool!r}', 'offered', [d.name for d in offered], tool)
+    schema = definition.parameters_json_schema
+    properties: dict[str, Any] = schema.get('properties', {})
+    missing = [name for name in schema.get('required', []) if name not in args]
+    closed = schema.get('additionalProperties') is False
+    unknown = [name for name in args if name not in properties] if closed else []
+    if missing:
+        also = f'; it also passes {_names(unknown)}, which it does not take' if unknown else ''
+        raise DriftError(
+            f'{where} calls tool {tool!r} without its required {_names(missing)}{also}',
+            tool=tool,
+            cause='missing_field',
+            fields=[*missing, *unknown],  # every drifted field, not only the first kind found
+        )
+    if unknown:
+        known = ', '.join(map(repr, properties)) or 'none'
+        raise DriftError(
+            f'{where} calls tool {tool!r} with {_names(unknown)}, which it does not take (fields: {known})',
+            tool=tool,
+            cause='unknown_field',
+            fields=unknown,
+        )
+
+
+def _not_offered(said: str, listed: str, offered: list[str], tool: str) -> DriftError:
+    names = ', '.join(map(repr, offered)) or 'none'
+    return DriftError(
+        f'{said}, which the agent does not offer ({listed}: {names})',
+        tool=tool,
+        cause='unknown_tool',
+        fields=[],
+        offered=offered,
+    )
+
+
+def _names(fields: list[str]) -> str:
+    return f'field {fields[0]!r}' if len(fields) == 1 else f'fields {", ".join(map(repr, fields))}'
+
+
+def _tool_retry_error(where: str, part: ToolReturnPart, *, is_output: bool) -> DriftError:
+    """The `DriftError` for a retried tool return: rejected arguments, a rejected output, or a tool's `ModelRetry`."""
+    cause = part.retry.cause if part.retry is not None else 'model_retry'
+    subject = 'the scripted output' if is_output else f'the scripted call to tool {part.tool_name!r}'
+    tool = None if is_output else part.tool_name
+    errors = _error_list(part.content)
+    if errors is not None:
+        return _validation_error(f'{where}: the agent rejected {subject}', tool, cause, errors)
+    feedback = str(part.content)
+    verb = 'rejected' if is_output else 'asked for a retry of'
+    return DriftError(
+        f'{where}: the agent {verb} {subject}: {feedback}', tool=tool, cause=cause, fields=[], feedback=feedback
+    )
+
+
+def _output_feedback_error(where: str, feedback: str) -> DriftError:
+    """The `DriftError` for retry feedback on a text, native or prompted output."""
+    errors = _errors_in(feedback)
+    if errors is not None:
+        return _validation_error(f'{where}: the agent rejected the scripted output', None, 'validation_error', errors)
+    message = _fenced(feedback)
+    return DriftError(
+        f'{where}: the agent rejected the scripted output: {message}',
+        tool=None,
+        cause='model_retry',
+        fields=[],
+        feedback=feedback,
+    )
+
+
+def _validation_error(prefix: str, tool: str | None, cause: str, errors: list[dict[str, Any]]) -> DriftError:
+    fields = [_loc(error.get('loc', ())) for error in errors]
+    problems = '; '.join(
+        f'field {name!r}: {error.get("msg", "invalid")}{_got(error)}'
+        for name, error in zip(fields, errors, strict=True)
+    )
+    return DriftError(f'{prefix}: {problems}', tool=tool, cause=cause, fields=fields, errors=errors)
+
+
+def _got(error: dict[str, Any]) -> str:
+    if 'input' not in error or error.get('type') == 'missing':
+        return ''
+    return f' (got {clip(json.dumps(error["input"], default=repr))})'
+
+
+def _error_list(content: object) -> list[dict[str, Any]] | None:
+    if isinstance(content, list):
+        items = cast('list[object]', content)
+        if all(isinstance(item, dict) for item in items):
+            return cast('list[dict[str, Any]]', items)
+    return None
+
+
+def _errors_in(feedback: str) -> list[dict[str, Any]] | None:
+    # Output retry feedback reaches the model as text that embeds pydantic's error list as JSON.
+    match = re.search(r'\[\s*\{.*\}\s*\]', feedback, re.DOTALL)
+    if match is None:
+        return None
+    try:
+        return _error_list(json.loads(match.group()))
+    except ValueError:
+        return None
+
+
+def _fenced(feedback: str) -> str:
+    # The feedback wraps the validator's message in a tag pair; show the message itself when there is one.
+    match = re.search(r'<([\w:.-]+)>\s*(.*?)\s*</\1>', feedback, re.DOTALL)
+    return match.group(2) if match else feedback.strip()
+
+
+def _loc(loc: Sequence[Any]) -> str:
+    return '.'.join(str(part) for part in loc) or '<root>'

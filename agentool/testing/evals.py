@@ -1,20 +1,9 @@
 """Recorded runs in pydantic-evals: span trees, datasets, frozen-tools experiments and a drift evaluator.
 
-pydantic-evals' agentic evaluators (`ToolCorrectness`, `TrajectoryMatch`, `ArgumentCorrectness`,
-`MaxToolCalls`, `MaxModelRequests`, `HasMatchingSpan`) read a run's OpenTelemetry spans. A
-cassette keeps the model's answers and the tools' results, so the spans are made the faithful way:
-the cassette is replayed through the real agent, instrumented by pydantic-ai, with the model
-answered by a `CassetteModel` and every tool call by the recording. Whatever pydantic-ai emits for
-a live run it emits for the replay, so an evaluator gives the recording the live run's verdict.
-
-- `replay_recorded` replays one recording (a cassette, or a run's result or messages) with model
-  requests blocked; `span_tree` gives its spans as a pydantic-evals `SpanTree` without any global
-  tracer provider.
-- `recorded_dataset` makes a `Dataset` of a folder of cassettes (a case per file) and
-  `replay_task` the task that evaluates it offline.
-- `frozen_tools_task` runs the agent with a live or scripted model while `FrozenTools` answers
-  every tool call from the case's recording, matched on tool name and canonical arguments.
-- `Drift` is an evaluator: the run's trajectory against its recording (`diff_runs`).
+pydantic-evals' agentic evaluators read a run's OpenTelemetry spans. A cassette keeps the model's
+answers and the tools' results, so the spans are made the faithful way: the recording is replayed
+through the real agent, instrumented by pydantic-ai, with the model and every tool call answered
+from it; an evaluator then gives the recording the live run's verdict.
 
 Needs the `evals` extra (`pip install 'agentool[evals]'`). `Dataset.evaluate` collects spans from
 the global tracer provider, so set one (`logfire.configure()`, or
@@ -25,7 +14,7 @@ from __future__ import annotations
 
 import os
 from collections import deque
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -38,7 +27,6 @@ from pydantic_ai.messages import (
     ModelRequest,
     ModelResponse,
     ToolCallPart,
-    ToolReturnPart,
     UserPromptPart,
 )
 from pydantic_ai.models import Model, override_allow_model_requests
@@ -56,7 +44,7 @@ from .cassette import Cassette, RecordedCall, RecordedToolCall
 from .cassette_model import CassetteModel
 from .cassette_tools import trace_replayed_call
 from .diff import diff_runs
-from .log import CallLog
+from .log import CallLog, CallRecord
 from .trajectory import trajectory
 
 try:
@@ -121,7 +109,7 @@ class FrozenTools(AbstractCapability[Any]):
         check_instance('cassette', self.cassette, Cassette)
         check_choice('unrecorded_calls', self.unrecorded_calls, ('fail', 'run'))
         self._answers = ToolAnswers(self.cassette.tool_calls, self.source)
-        self._retries = _recorded_retries(self.cassette)
+        self._retries = _retries(trajectory(self.cassette).calls)
 
     def add_retries(self, retries: dict[str, deque[str]]) -> None:
         """Recorded retry messages to raise, per tool, in order (for a run read from its messages)."""
@@ -158,19 +146,12 @@ class FrozenTools(AbstractCapability[Any]):
         return None
 
 
-def _recorded_retries(cassette: Cassette) -> dict[str, deque[str]]:
-    """The retry prompts tools sent back, per tool, in order (each request's new parts only)."""
+def _retries(calls: Iterable[CallRecord]) -> dict[str, deque[str]]:
+    """The retry messages tools sent back (calls whose outcome is `retried`), per tool, in order."""
     retries: dict[str, deque[str]] = {}
-    for exchange in cassette.exchanges:
-        messages: list[dict[str, Any]] = exchange.request.get('messages', [])
-        if not messages:
-            continue
-        for part in cast('list[dict[str, Any]]', messages[-1].get('parts', [])):
-            content, kind = part.get('content'), part.get('part_kind')
-            # A retry is a tool return with outcome `retried`, or (older releases) a retry prompt.
-            retried = kind == 'retry-prompt' or (kind == 'tool-return' and part.get('outcome') == 'retried')
-            if retried and isinstance(content, str) and part.get('tool_name'):
-                retries.setdefault(str(part['tool_name']), deque()).append(content)
+    for call in calls:
+        if call.outcome == 'retried' and isinstance(call.result, str):
+            retries.setdefault(call.tool, deque()).append(call.result)
     return retries
 
 
@@ -215,10 +196,8 @@ async def replay_recorded(
     """Replay a recorded run through `agent`: the model answered as recorded, each tool call by its
     recorded result (or recorded retry), with model requests blocked.
 
-    A cassette answers through a `CassetteModel`; a run result or its messages through a
-    `FunctionModel` giving the recorded responses in order. Instrumented as the agent is
-    (`agent.instrument`, `Agent.instrument_all()`, Logfire), plus `instrument` when given, so its
-    spans are the ones a live run of the agent emits.
+    Instrumented as the agent is, plus `instrument` when given, so its spans are the ones a live
+    run of the agent emits.
 
     Raises:
         CassetteMismatchError: the agent now asks the model something the cassette did not record.
@@ -235,40 +214,26 @@ async def replay_recorded(
             CassetteModel(None, cassette=cassette),
             recorded_prompt(cassette),
         )
-    capabilities: list[AbstractCapability[Any]] = [tools]
-    if instrument is not None:
-        capabilities.append(Instrumentation(instrument))
     with override_allow_model_requests(False), agent.override(model=model):
-        return await agent.run(recorded if prompt is None else prompt, deps=deps, capabilities=capabilities)
+        prompt = recorded if prompt is None else prompt
+        return await agent.run(prompt, deps=deps, capabilities=_capabilities(tools, instrument))
+
+
+def _capabilities(tools: FrozenTools, instrument: InstrumentationSettings | None) -> list[AbstractCapability[Any]]:
+    return [tools] if instrument is None else [tools, Instrumentation(instrument)]
 
 
 def _from_messages(messages: list[ModelMessage]) -> tuple[FrozenTools, Model, str]:
     """The tools, model and prompt that replay a finished run's messages."""
     responses = [message for message in messages if isinstance(message, ModelResponse)]
-    calls = {
-        part.tool_call_id: part for response in responses for part in response.parts if isinstance(part, ToolCallPart)
-    }
-    results: list[RecordedToolCall] = []
-    retries: dict[str, deque[str]] = {}
-    prompt: str | None = None
-    for message in messages:
-        if not isinstance(message, ModelRequest):
-            continue
-        for part in message.parts:
-            if isinstance(part, UserPromptPart) and prompt is None and isinstance(part.content, str):
-                prompt = part.content
-            call = calls.get(getattr(part, 'tool_call_id', ''))
-            if call is None:
-                continue
-            content: object = getattr(part, 'content', None)
-            # A retry is a tool return with outcome `retried`, or (older releases) a retry prompt.
-            retried = part.part_kind == 'retry-prompt' or getattr(part, 'outcome', None) == 'retried'
-            if retried and isinstance(content, str):
-                retries.setdefault(call.tool_name, deque()).append(content)
-            elif isinstance(part, ToolReturnPart):
-                results.append(RecordedToolCall(tool=call.tool_name, args=call.args_as_dict(), result=content))
-    if prompt is None or not responses:
+    requests = [message for message in messages if isinstance(message, ModelRequest)]
+    prompts = [
+        p.content for m in requests for p in m.parts if isinstance(p, UserPromptPart) and isinstance(p.content, str)
+    ]
+    if not prompts or not responses:
         raise ConfigurationError('the run holds no text prompt and model response to replay', option='source')
+    calls = [call for call in trajectory(messages).calls if call.returned]
+    results = [RecordedToolCall(tool=c.tool, args=c.args, result=c.result) for c in calls if c.outcome != 'retried']
 
     def answer(sent: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         step = sum(isinstance(message, ModelResponse) for message in sent)
@@ -277,8 +242,8 @@ def _from_messages(messages: list[ModelMessage]) -> tuple[FrozenTools, Model, st
         return responses[step]
 
     tools = FrozenTools(Cassette(tool_calls=results), source='the run')
-    tools.add_retries(retries)
-    return tools, FunctionModel(answer, model_name=responses[0].model_name or 'recorded'), prompt
+    tools.add_retries(_retries(calls))
+    return tools, FunctionModel(answer, model_name=responses[0].model_name or 'recorded'), prompts[0]
 
 
 async def span_tree(
@@ -289,11 +254,8 @@ async def span_tree(
     deps: Any = None,
     include_content: bool = True,
 ) -> SpanTree:
-    """The spans pydantic-ai emits for the recorded run, as a pydantic-evals `SpanTree`.
-
-    `source` is a cassette (or its file) or a finished run (its result or messages). Made by
-    `replay_recorded` with a tracer provider of its own: no global one is needed.
-    """
+    """The spans pydantic-ai emits for the recorded run (see `replay_recorded`), as a pydantic-evals
+    `SpanTree`, made with a tracer provider of its own: no global one is needed."""
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
@@ -348,9 +310,7 @@ def recorded_dataset(
 
 
 def _by_prompt(folder: str | os.PathLike[str]) -> dict[str, Cassette]:
-    return {
-        recorded_prompt(cassette): cassette for cassette in (Cassette.load(file) for file in _cassette_files(folder))
-    }
+    return {recorded_prompt(cassette): cassette for cassette in map(Cassette.load, _cassette_files(folder))}
 
 
 def _keep_messages(result: AgentRunResult[Any]) -> Any:
@@ -367,9 +327,8 @@ def replay_task(
     instrument: InstrumentationSettings | None = None,
 ) -> Callable[[str], Awaitable[Any]]:
     """The task of a `recorded_dataset`: replays the case's cassette through `agent` (no model
-    request at all), so `Dataset.evaluate` gives each evaluator the replay's span tree. Instrument
-    the agent as for a live evaluation, or pass `instrument` (`InstrumentationSettings()`: the
-    global tracer provider). It returns the output as JSON data."""
+    request at all) and returns the output as JSON data. Instrument the agent as for a live
+    evaluation, or pass `instrument` (`InstrumentationSettings()`: the global tracer provider)."""
     recordings = _by_prompt(folder)
 
     async def replay(prompt: str) -> Any:
@@ -400,10 +359,7 @@ def frozen_tools_task(
 
     async def run(prompt: str) -> Any:
         tools = FrozenTools(_recording(recordings, prompt), unrecorded_calls=unrecorded_calls)
-        capabilities: list[AbstractCapability[Any]] = [tools]
-        if instrument is not None:
-            capabilities.append(Instrumentation(instrument))
-        result = await agent.run(prompt, model=model, deps=deps, capabilities=capabilities)
+        result = await agent.run(prompt, model=model, deps=deps, capabilities=_capabilities(tools, instrument))
         if tools.unrecorded:
             set_eval_attribute('unrecorded', [call.model_dump(mode='json') for call in tools.unrecorded])
         return _keep_messages(result)

@@ -1,26 +1,11 @@
 """The pytest plugin of `agentool.testing`, loaded through the `pytest11` entry point.
 
-Everything is opt-in, so installing agentool changes no other project's tests:
-
-- `agentool_registry`: a fresh registry in effect for the test (and so a fresh default injector).
-- `agentool_injector`: a fresh injector in effect for the test, bound to a fresh registry.
-- `agentool_no_model_requests`: pydantic-ai's `ALLOW_MODEL_REQUESTS` is false for the test, so a
-  real model that slips past a double fails instead of spending tokens. Doubles and agentool's
-  own models still answer.
-- The cassette family: `agentool_cassette` makes this test's `CassetteModel` around a real model
-  (or `None` to replay), its file at `agentool_cassette_path` (`cassettes/<module>/<test>.json`
-  beside the test module; a `Recorder` or `Replay` takes it too) in the mode
-  `agentool_record_mode` resolves: the `--agentool-record-mode` option when given, else the
-  test's `@pytest.mark.agentool_cassette(mode=...)`, else the ini option `agentool_record_mode`,
-  else `none` (replay only, what CI wants). `agentool_recording_path` is the older name of a
-  test's file, kept (at its older place, `recordings/<test name>.json`) so files recorded there
-  are still found.
-
-Each is restored when the test ends. The ini options `agentool_isolate = true` and
-`agentool_block_model_requests = true` apply the first and third to every test.
-
-agentool itself is imported only when a fixture runs, so a broken import shows up in the tests
-that use agentool rather than at pytest's start.
+Everything is opt-in, so installing agentool changes no other project's tests: fixtures for a
+fresh registry or injector, for blocking model requests, and the cassette family
+(`agentool_cassette`, its path and record mode); the ini options `agentool_isolate = true` and
+`agentool_block_model_requests = true` apply the first two to every test. Each is restored when
+the test ends. agentool itself is imported only when a fixture runs, so a broken import shows up
+in the tests that use agentool rather than at pytest's start.
 """
 
 from __future__ import annotations
@@ -116,9 +101,8 @@ def agentool_no_model_requests() -> Iterator[None]:
 
 @pytest.fixture
 def agentool_recording_path(request: pytest.FixtureRequest) -> Path:
-    """The older name of this test's cassette file, at its older place: `recordings/<test name>.json`
-    beside the test module (named like a cassette: no two test ids share a file). New tests take
-    `agentool_cassette_path`; this one stays so recordings made with it are still found."""
+    """The older name of this test's cassette file, `recordings/<test name>.json` beside the test
+    module, kept so recordings made with it are still found."""
     return _file(request, request.path.parent / 'recordings', request.node.name, 'recording')
 
 
@@ -140,11 +124,8 @@ def agentool_record_mode(request: pytest.FixtureRequest) -> RecordMode:
 def agentool_cassette_path(request: pytest.FixtureRequest) -> Path:
     """This test's cassette file: `cassettes/<module>/<test name>.json` beside the test module.
 
-    A plain name is its own file name, and a parametrized id is the name with its id after `_`
-    (`test_x[a]` is `test_x_a.json`). A short hash of the exact id follows where two ids could
-    share a file: characters a file name cannot safely hold (made `_`: `test_math[2+2]` is not
-    `test_math[2*2]`), a name cut to fit the file system, or a parametrized id whose mapped name is
-    also a name in the test module (`test_x[a]` beside a plain `test_x_a`).
+    `test_x[a]` is `test_x_a.json`; a short hash of the exact id follows where two ids could share
+    a file (characters replaced, a name cut to fit, or a plain `test_x_a` in the module too).
     """
     marker = request.node.get_closest_marker(_MARKER)
     name = marker.kwargs.get('name') if marker is not None else None
@@ -153,8 +134,8 @@ def agentool_cassette_path(request: pytest.FixtureRequest) -> Path:
 
 
 class CassetteFactory:
-    """What `agentool_cassette` gives: call it with the real model (or `None`) to get the test's
-    `CassetteModel`; `name=` gives a second file for a second model in the same test."""
+    """Call it with the real model (or `None`) for the test's `CassetteModel`; `name=` gives a
+    second model in the same test its own file."""
 
     def __init__(self, path: Path, mode: RecordMode, *, test: str | None = None) -> None:
         self.path: Path = path
@@ -212,9 +193,8 @@ def agentool_cassette(
 ) -> Iterator[CassetteFactory]:
     """Makes this test's `CassetteModel` (its file and mode from the two fixtures above).
 
-    In replay, exchanges the test never used fail it at teardown, listed (a sign the test no
-    longer does what was recorded); `@pytest.mark.agentool_cassette(allow_unused=True)` or the ini
-    option `agentool_allow_unused_exchanges = true` turns that off.
+    In replay, exchanges the test never used fail it at teardown, unless
+    `@pytest.mark.agentool_cassette(allow_unused=True)` or `agentool_allow_unused_exchanges = true`.
     """
     factory = CassetteFactory(agentool_cassette_path, agentool_record_mode, test=request.node.nodeid)
     yield factory
@@ -252,10 +232,7 @@ _HASHED = re.compile(r'-[0-9a-f]{8}\Z')
 
 
 def _safe(name: str, default: str) -> str:
-    # `test[id]` becomes `test_id-<hash>`: a short hash of the exact name follows whenever the
-    # mapping could make two names one: the name had a bracketed id (`test_x[a]` beside a plain
-    # `test_x_a`), characters had to be replaced (`2+2` and `2*2`), it was cut, or it already ends
-    # like a hash. Any other name is its own file name.
+    # A short hash of the exact name follows whenever the mapping could make two names one.
     stem, clean, bracketed = _mapped(name, default)
     cut = stem.encode('utf-8')[:_MAX_STEM_BYTES].decode('utf-8', 'ignore')
     if clean and not bracketed and cut == stem and not _HASHED.search(stem):
@@ -270,8 +247,7 @@ def _older(name: str, default: str) -> str:
 
 
 def _mapped(name: str, default: str) -> tuple[str, bool, bool]:
-    # The name made safe (`test[id]` as `test_id`), whether no character had to be replaced, and
-    # whether it had a bracketed id.
+    # The name made safe (`test[id]` as `test_id`), whether nothing was replaced, whether it had an id.
     head, bracket, rest = name.partition('[')
     param = rest[:-1] if bracket and rest.endswith(']') else ''
     pieces = [head, param] if param else [name]
@@ -284,9 +260,8 @@ def _digest(name: str) -> str:
 
 
 def _file(request: pytest.FixtureRequest, folder: Path, name: str, default: str) -> Path:
-    # This test's file in `folder`. A parametrized id keeps its plain mapped name (`test_x[a]` is
-    # `test_x_a.json`, as cassettes were always named) unless the test module also has a name
-    # `test_x_a` (a plain test of that name owns that file): then it takes the hashed name.
+    # A parametrized id keeps its plain mapped name, as cassettes were always named, unless the
+    # test module also has that name (a plain test of that name owns that file).
     stem, older = _safe(name, default), _older(name, default)
     fits = len(older.encode('utf-8')) <= _MAX_STEM_BYTES
     if older != stem and fits and not _names_a_test(getattr(request.node, 'module', None), older):

@@ -1,10 +1,8 @@
 """`Recorder`: record real runs (any model) at the tool level into a cassette.
 
-It only observes, through pydantic-ai's public capability hooks: every model response (the tool
-calls the model chose), every tool execution (what the tool returned, kept by the cassette's tool
-capability, `CassetteTools`) and the run's output. The cassette is written when each run ends,
-so a test that records can be rerun to replay at once (with `Replay`). What it writes is scrubbed
-of secrets like every cassette (see `agentool.testing.scrub`).
+It only observes, through pydantic-ai's public capability hooks: the tool calls each model
+response chose, what each tool returned, and the run's output. The cassette is written (scrubbed)
+when each run ends, so a test that records can be rerun to replay at once (with `Replay`).
 """
 
 from __future__ import annotations
@@ -42,16 +40,13 @@ class Recorder(CassetteTools):
     """Records every run it is added to into the cassette file at `path`.
 
     Pass it to a run (`agent.run(prompt, capabilities=[recorder])`) or to the agent. The file is
-    replaced on the first run this recorder finishes and rewritten after each later one, so it
-    holds exactly the runs of this recorder. Only calls whose tool returned are kept: a call the
-    model had to redo is left out, so a replay plays the path that worked. A run that fails is not
-    recorded. `model` is the cassette it keeps in memory (a `CassetteModel` recording, not a model
-    to run with); `recording` is that cassette.
+    rewritten after each run, so it holds exactly this recorder's runs. Only calls whose tool
+    returned are kept (a replay plays the path that worked); a run that fails is not recorded.
+    `model` is the cassette it keeps in memory, not a model to run with.
 
     Args:
         path: Where the cassette is written.
-        scrub: Replace secrets in known shapes before anything is written, like every cassette
-            (see `agentool.testing.scrub`); on by default.
+        scrub: Replace secrets in known shapes before anything is written (on by default).
 
     Example:
         ```python {test="skip"}
@@ -61,7 +56,6 @@ class Recorder(CassetteTools):
     """
 
     path: str | os.PathLike[str]
-    """Where the cassette goes; a test usually keeps it next to itself."""
     _pending: dict[str, _Pending] = field(repr=False)
 
     def __init__(self, path: str | os.PathLike[str], *, scrub: bool = True) -> None:
@@ -126,16 +120,8 @@ class Recorder(CassetteTools):
         cassette.save(self.path)
         return result
 
-    @classmethod
-    def get_serialization_name(cls) -> str | None:
-        return None
-
     def _run(self, ctx: RunContext[Any]) -> _Pending:
-        key = ctx.run_id or ''
-        pending = self._pending.get(key)
-        if pending is None:
-            pending = self._pending[key] = _Pending()
-        return pending
+        return self._pending.setdefault(ctx.run_id or '', _Pending())
 
 
 def _text(prompt: Any) -> str:

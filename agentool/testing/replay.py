@@ -1,16 +1,8 @@
 """`Replay`: serve a cassette back, so a test runs offline what a real model and real tools once did.
 
-Two halves, usable together or apart:
-
-- `replay.model` answers as the model did: a `CassetteModel` replaying the cassette. For a
-  cassette of runs (recorded by `Recorder`, or a file of the older `"agentool-recording"` format),
-  it plays them through an `AgentDouble`, one script per recorded run (chosen by the exact
-  prompt) making the recorded tool calls and giving the recorded output, through the agent's own
-  validators, so a recording that no longer fits the agent fails with a `DriftError`.
-- `replay` itself is the cassette's tool answering (a `CassetteTools` in replay): tool calls are
-  answered from the recorded results instead of running the tools, looked up by tool name and
-  canonical arguments; a call that was not recorded fails with an `UnrecordedCallError` naming the
-  tool, the arguments and what was recorded.
+`replay.model` answers as the model did (a cassette of runs plays through an `AgentDouble`, so a
+recording that no longer fits the agent fails with a `DriftError`); `replay` itself answers tool
+calls from the recorded results, by tool name and canonical arguments.
 """
 
 from __future__ import annotations
@@ -33,9 +25,8 @@ __all__ = ('Replay',)
 class Replay(CassetteTools):
     """Serves the cassette at `source` (a path, or a `Cassette` in memory) with no model and no tools.
 
-    `model` is its `CassetteModel`, replaying what the real model answered (or, for a cassette of
-    runs, playing them through an `AgentDouble` named `name`); the tool results come from the
-    cassette's `tool_calls` (recorded by `CassetteTools`, `CassetteToolset` or `Recorder`).
+    `model` is its `CassetteModel` (for a cassette of runs, an `AgentDouble` named `name` plays
+    them); a call that was not recorded fails with an `UnrecordedCallError`.
 
     Example:
         ```python {test="skip"}
@@ -47,7 +38,6 @@ class Replay(CassetteTools):
     """
 
     recording: Cassette
-    """The cassette replayed."""
     source: str
     """Where the cassette came from, for messages."""
 
@@ -63,7 +53,3 @@ class Replay(CassetteTools):
         if isinstance(model.wrapped, AgentDouble) and name != model.wrapped.name:
             model.wrapped = runs_double(self.recording.runs, name)
         super().__init__(model)
-
-    @classmethod
-    def get_serialization_name(cls) -> str | None:
-        return None

@@ -1,9 +1,7 @@
 """Scripts for `AgentDouble`: which prompts a script answers, and the steps it plays.
 
-A script is what a test says an agent would do for a prompt: call some of the agent's own tools
-(one model response per step, several calls in a step run in parallel), then give the final
-output. Arguments and outputs may be values, or functions of the run so far (the prompt and the
-tool results), so a script can react to what the real tools returned.
+Arguments and outputs may be values, or functions of the run so far (the prompt and the tool
+results), so a script can react to what the real tools returned.
 """
 
 from __future__ import annotations
@@ -80,27 +78,30 @@ class Regex:
     flags: int = field(default=0, kw_only=True)
 
     def __post_init__(self) -> None:
-        pattern, flags = cast(object, self.pattern), cast(object, self.flags)
+        pattern = cast(object, self.pattern)
         source = cast('re.Pattern[Any]', pattern).pattern if isinstance(pattern, re.Pattern) else pattern
         # A bytes pattern cannot search a text prompt.
         check_instance('pattern', source, str, expected='a string or a compiled re.Pattern of text')
-        check_instance('flags', flags, int, expected='re flags (an int)')
+        check_instance('flags', cast(object, self.flags), int, expected='re flags (an int)')
         try:
             re.compile(self.pattern, self.flags)  # cached by `re`, so `matches` pays nothing more
         except (re.error, ValueError) as error:  # ValueError: flags given with a compiled pattern
             raise ConfigurationError(
                 f'Regex({self.pattern!r}) is not a valid regular expression: {error}',
                 option='pattern',
-                pattern=self.pattern if isinstance(self.pattern, str) else self.pattern.pattern,
+                pattern=self._source,
                 error=str(error),
             ) from None
+
+    @property
+    def _source(self) -> str:
+        return self.pattern if isinstance(self.pattern, str) else self.pattern.pattern
 
     def matches(self, prompt: str) -> bool:
         return re.search(self.pattern, prompt, self.flags) is not None
 
     def describe(self) -> str:
-        pattern = self.pattern if isinstance(self.pattern, str) else self.pattern.pattern
-        return f'regex {pattern!r}'
+        return f'regex {self._source!r}'
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,7 @@
 """Putting a double in place of an agent that the code under test reaches by name, through the injector.
 
-`agent.override(model=double)` reaches only code holding that agent object. Code that asks the
-injector for an agent by name (`injector.run(...)`, `injector.call(...)`, a deps handle, a tool
-delegating to another agentool) gets the double with `use_doubles(name=double)`: the agent keeps
-its tools, instructions, output type and validators, and only its model is the double.
+`agent.override(model=double)` reaches only code holding that agent object; `use_doubles(name=double)`
+reaches every agentool run by name (`injector.run`, `injector.call`, deps handles, delegation).
 """
 
 from __future__ import annotations
@@ -28,16 +26,9 @@ __all__ = ('DoubledAgent', 'use_doubles')
 class DoubledAgent(WrapperAgent[Any, Any]):
     """`wrapped` with `double` as its model for every run, however the run is started.
 
-    Its `model` is the double, so the injector runs it as an agent (never on the direct path that
-    skips the model), and every run enters `wrapped.override(model=double)`, which also wins over
-    an override already in effect.
-
-    When `wrapped` is itself a `DoubledAgent` (a `use_doubles` block inside another), the agent it
-    wraps is doubled instead, so the newer double answers.
-
-    When `wrapped` is an agentool, the double answers only input the agentool accepts: a text
-    prompt is first validated by the agentool's manager (looked up in `registry`, by default the
-    one in effect), which raises the agentool's own typed error, as the replaced model would have.
+    Its `model` is the double, so the injector never takes the direct path that skips the model.
+    When `wrapped` is an agentool, a prompt is first validated by its manager (looked up in
+    `registry`, by default the one in effect), which raises the agentool's own typed error.
     """
 
     def __init__(
@@ -71,8 +62,7 @@ class DoubledAgent(WrapperAgent[Any, Any]):
 def use_doubles(injector: AgenToolInjector | None = None, /, **doubles: AgentDouble) -> Generator[AgenToolInjector]:
     """Inside the block, the agents registered under these names answer with these doubles.
 
-    It is an `injector.override(...)` (the injector in effect by default): task-local, undone on
-    exit, and seen by every agentool the code under test reaches through the injector.
+    An `injector.override(...)` of the injector in effect (by default): task-local, undone on exit.
 
     Raises:
         ConfigurationError: a value is not an `AgentDouble` (or `injector` not an injector), checked on entry.

@@ -1,16 +1,10 @@
 """Hypothesis strategies built from an agentool's input schema: valid inputs per operation, and invalid ones.
 
-`valid_inputs` draws dicts the agentool accepts, for one operation or any; `invalid_inputs` draws
-JSON prompts the agentool must refuse with an `InvalidInputError` (not JSON, not an object, an
-unknown operation, a missing or mistyped field, an unknown field). For a registered agentool both
-are generated from each operation's published request schema (what the operation needs, not only
-what the whole schema requires) and checked by the agentool's own validation, which every surface
-shares; for a bare schema class, from its JSON schema and checked against it. A keyword the
-generator does not understand costs rejected examples, never wrong ones; `fields=` supplies a
-strategy for a field.
-
-The agentool is looked up when the strategy is first drawn from (in the registry in effect then),
-so a strategy can be built at import time in a test module.
+For a registered agentool both are generated from each operation's published request schema and
+checked by the agentool's own validation; for a bare schema class, from its JSON schema and
+checked against it. A keyword the generator does not understand costs rejected examples, never
+wrong ones. The agentool is looked up when the strategy is first drawn from, so a strategy can be
+built at import time in a test module.
 """
 
 from __future__ import annotations
@@ -18,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias, cast
+from typing import Any, Literal, TypeAlias, cast, get_args
 
 from pydantic import BaseModel, ValidationError
 
@@ -39,14 +33,7 @@ __all__ = ('InvalidKind', 'INVALID_KINDS', 'valid_inputs', 'invalid_inputs')
 InvalidKind: TypeAlias = Literal[
     'not_json', 'not_an_object', 'unknown_operation', 'missing_field', 'wrong_type', 'unknown_field'
 ]
-INVALID_KINDS: tuple[InvalidKind, ...] = (
-    'not_json',
-    'not_an_object',
-    'unknown_operation',
-    'missing_field',
-    'wrong_type',
-    'unknown_field',
-)
+INVALID_KINDS: tuple[InvalidKind, ...] = get_args(InvalidKind)
 """Every kind of invalid input `invalid_inputs` can draw."""
 
 Schema: TypeAlias = dict[str, Any]
@@ -140,15 +127,7 @@ def invalid_inputs(
 
     def build() -> st.SearchStrategy[str]:
         target = _resolve(agentool, registry)
-        makers: dict[InvalidKind, Callable[[_Target], st.SearchStrategy[str] | None]] = {
-            'not_json': _not_json,
-            'not_an_object': _not_an_object,
-            'unknown_operation': _unknown_operation,
-            'missing_field': _missing_field,
-            'wrong_type': _wrong_type,
-            'unknown_field': _unknown_field,
-        }
-        made = [s for kind in kinds if (s := makers[kind](target)) is not None]
+        made = [s for kind in kinds if (s := _MAKERS[kind](target)) is not None]
         if not made:
             raise ConfigurationError(
                 f'{target.schema.__name__} admits none of the invalid input kinds {sorted(kinds)}',
@@ -381,3 +360,13 @@ def _unknown_field(target: _Target) -> st.SearchStrategy[str] | None:
     names = st.text(min_size=1, max_size=_MAX_TEXT).filter(lambda name: name not in known)
     pairs = st.tuples(_valid_dicts(target), names, _json_values())
     return pairs.map(lambda triple: json.dumps({**triple[0], triple[1]: triple[2]}))
+
+
+_MAKERS: dict[InvalidKind, Callable[[_Target], st.SearchStrategy[str] | None]] = {
+    'not_json': _not_json,
+    'not_an_object': _not_an_object,
+    'unknown_operation': _unknown_operation,
+    'missing_field': _missing_field,
+    'wrong_type': _wrong_type,
+    'unknown_field': _unknown_field,
+}

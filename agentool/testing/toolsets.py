@@ -1,17 +1,12 @@
 """Toolsets without their backend: record an MCP server (or any toolset) into a cassette, or double it.
 
-- `CassetteToolset(server, model)` wraps a toolset, such as pydantic-ai's `MCPToolset`, beside a
-  `CassetteModel`. While the model records, the server runs: its tool definitions join the
-  cassette (`toolsets`, with the `toolset_id` the agent stamps on them, such as an MCP server's
-  `id=`) and each call's result joins `tool_calls` (the same entries `CassetteTools` writes,
-  scrubbed and redacted alike). In replay the server is never started: the tools are the
-  recorded definitions, whatever toolset stands in, and each call is answered from the cassette.
-  When the server is listed again against a cassette that holds its tools (mode `new_episodes`,
-  or `verify=True`), a changed tool list is a `CassetteMismatchError` naming the tools and, in
-  a changed schema, the properties.
-- `ToolsetDouble` is a toolset with no backend at all: tools from a real toolset's definitions
-  (`await ToolsetDouble.from_toolset(server)`) or from JSON schemas, answered by a script (a
-  value or a function per tool) or by a function for every call (an agentool's runner, say).
+- `CassetteToolset(server, model)` wraps a toolset beside a `CassetteModel`. While the model
+  records, the server runs: its tool definitions (with the `toolset_id` the agent stamps on them)
+  join the cassette's `toolsets`, each call's result its `tool_calls`. In replay the server is
+  never started: the tools are the recorded definitions and each call is answered from the
+  cassette. Listed again against a recording (`new_episodes`, or `verify=True`), a changed tool
+  list is a `CassetteMismatchError` naming the tools and properties.
+- `ToolsetDouble` is a toolset with no backend at all: given tools, answered by a script or a function.
 """
 
 from __future__ import annotations
@@ -31,7 +26,7 @@ from pydantic_core import SchemaValidator, core_schema, to_jsonable_python
 from .._options import check_instance, check_instances, check_label, check_text, refuse
 from ..errors import CassetteError, CassetteMismatchError, ConfigurationError, UnrecordedCallError, clip, quote
 from ._schema_changes import schema_changes
-from ._tool_answers import ToolAnswers
+from ._tool_answers import ToolAnswers, answered
 from ._tool_results import home
 from ._window import show_pair
 from .cassette import Cassette
@@ -149,7 +144,7 @@ class CassetteToolset(WrapperToolset[Any]):
             where = home(tool, name) if tool.toolset is not self else (self.wrapped, name)
             served = self._answers.answer(name, tool_args, where)
             if served is not None:
-                self.calls.add(_answered(name, tool_args, ctx, served.value))
+                self.calls.add(answered(name, tool_args, ctx.tool_call_id, ctx.run_id, served.value))
                 return served.value
             if not self.model.records:
                 raise self._answers.unrecorded(name, tool_args)
@@ -159,7 +154,7 @@ class CassetteToolset(WrapperToolset[Any]):
         self._answers.add(kept)
         # Logged as a replay will log it (the result as written, as replay types it), so one
         # assertion holds for both.
-        self.calls.add(_answered(name, tool_args, ctx, self._answers.typed(kept, returns)))
+        self.calls.add(answered(name, tool_args, ctx.tool_call_id, ctx.run_id, self._answers.typed(kept, returns)))
         return result
 
     def _definitions(self, recorded: list[dict[str, Any]]) -> list[ToolDefinition]:
@@ -353,18 +348,6 @@ async def _forward(toolset: AbstractToolset[Any], name: str, args: dict[str, Any
     return await toolset.call_tool(name, tool.args_validator.validate_python(args), ctx, tool)
 
 
-def _answered(name: str, args: dict[str, Any], ctx: RunContext[Any], result: Any) -> CallRecord:
-    return CallRecord(
-        tool=name,
-        args=args,
-        call_id=ctx.tool_call_id or '',
-        run_id=ctx.run_id,
-        returned=True,
-        result=result,
-        outcome='success',
-    )
-
-
 @dataclass
 class _Listed(AbstractToolset[Any]):
     """Tools already listed, for pydantic-ai's `CombinedToolset` to stamp as an agent's toolsets do."""
@@ -398,21 +381,18 @@ def _with_ids(recorded: list[dict[str, Any]], cassette: Cassette) -> list[dict[s
         return recorded
     seen: dict[str, str] = {}
     for exchange in cassette.exchanges:
-        for tool in _offered(exchange.request):
+        parameters: object = exchange.request.get('parameters')
+        tools: object = (
+            cast('dict[str, Any]', parameters).get('function_tools') if isinstance(parameters, dict) else None
+        )
+        for item in cast('list[object]', tools) if isinstance(tools, list) else []:
+            tool = cast('dict[str, object]', item) if isinstance(item, dict) else {}
             name, toolset_id = tool.get('name'), tool.get('toolset_id')
             if isinstance(name, str) and isinstance(toolset_id, str):
                 seen.setdefault(name, toolset_id)
     return [
         {**d, 'toolset_id': seen[d['name']]} if 'toolset_id' not in d and d.get('name') in seen else d for d in recorded
     ]
-
-
-def _offered(request: dict[str, Any]) -> list[dict[str, Any]]:
-    """The function tools a recorded request offered, as the cassette keeps them."""
-    parameters: object = request.get('parameters')
-    tools: object = cast('dict[str, Any]', parameters).get('function_tools') if isinstance(parameters, dict) else None
-    items = cast('list[object]', tools) if isinstance(tools, list) else []
-    return [cast('dict[str, Any]', tool) for tool in items if isinstance(tool, dict)]
 
 
 def _as_recorded(listed: list[dict[str, Any]], recorded: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -1,11 +1,8 @@
 """What an agent did, from any run: a pydantic-ai result or its messages, a replay, a cassette, a double.
 
-A `Trajectory` is the run as a test reads it: one `TrajectoryStep` per model request (the tools the model
-called, its text, its finish reason, tokens and cost), every tool call with its result in a
-`CallLog`, and the output. The call log's assertions (`assert_called` with arguments as a subset
-and `unittest.mock.ANY` inside, `assert_not_called`, `assert_order`, `times=`) work on it, with
-`assert_requests` and `assert_output` beside them; a failure prints the expected and the actual
-trajectory side by side, and pytest hides these frames from its traceback.
+A `Trajectory` is the run as a test reads it: one `TrajectoryStep` per model request, every tool
+call with its result in a `CallLog` (with its assertions), and the output. A failed assertion
+prints the expected and the actual trajectory side by side.
 
 Every source reads alike: an output tool's call (any name, `ToolOutput(name=...)` included) is
 the output, never a tool call, and outputs compare in one canonical JSON form, so a run and the
@@ -104,16 +101,12 @@ class Trajectory:
             return _from_result(cast('AgentRunResult[Any]', source), extra)
         if isinstance(source, CassetteModel):
             path = str(source.path) if source.path else None
-            found = _from_cassette(source.cassette, extra, path)
-            found.source = f'cassette {path or "(in memory)"}'
-            return found
+            return _from_cassette(source.cassette, extra, path, f'cassette {path or "(in memory)"}')
         if isinstance(source, Cassette):
-            return _from_cassette(source, extra, None)
+            return _from_cassette(source, extra, None, 'the cassette')
         if isinstance(source, str | os.PathLike):
             path = os.fspath(cast('str | os.PathLike[str]', source))
-            found = _from_cassette(Cassette.load(path), extra, path)
-            found.source = f'cassette {path}'
-            return found
+            return _from_cassette(Cassette.load(path), extra, path, f'cassette {path}')
         if isinstance(source, AgentDouble):
             return _from_double(source)
         if isinstance(source, Sequence) and all(
@@ -194,13 +187,8 @@ class Trajectory:
         __tracebackhide__ = True
         check_limit('count', count, minimum=0)
         if self.requests != count:
-            head = f'{self.source} made {self.requests} model request(s), expected {count}\n'
-            raise ExpectationError(
-                head + side_by_side([f'{count} model request(s)'], self.describe(), budget=_room(head)),
-                expected=count,
-                actual=self.requests,
-                trajectory=self.describe(),
-            )
+            head = f'{self.source} made {self.requests} model request(s), expected {count}'
+            raise self._failure(head, f'{count} model request(s)', expected=count, actual=self.requests)
 
     def output_matches(self, expected: Any) -> bool:
         """Whether the output is known and equals `expected`: as given (`expected` first, so `ANY`
@@ -212,22 +200,16 @@ class Trajectory:
         __tracebackhide__ = True
         if not self.has_output:
             raise ExpectationError(
-                f'{self.source} has no output to compare (a run that did not finish)',
-                expected=quote(expected),
+                f'{self.source} has no output to compare (a run that did not finish)', expected=quote(expected)
             )
         if not self.output_matches(expected):
-            head = f'{self.source} gave another output\n'
-            raise ExpectationError(
-                head + side_by_side([f'output: {quote(expected)}'], self.describe(), budget=_room(head)),
-                expected=quote(expected),
-                actual=quote(self.output),
-                trajectory=self.describe(),
-            )
+            head = f'{self.source} gave another output'
+            raise self._failure(head, f'output: {quote(expected)}', expected=quote(expected), actual=quote(self.output))
 
-
-def _room(head: str) -> int:
-    """What an error message keeps after `head`: the side-by-side table fits in it whole."""
-    return MAX_MESSAGE_CHARS - len(head)
+    def _failure(self, head: str, wanted: str, **details: Any) -> ExpectationError:
+        # The side-by-side table fits whole in what an error message keeps after `head`.
+        table = side_by_side([wanted], self.describe(), budget=MAX_MESSAGE_CHARS - len(head) - 1)
+        return ExpectationError(f'{head}\n{table}', trajectory=self.describe(), **details)
 
 
 def trajectory(source: object, *, output_tools: Iterable[str] = ()) -> Trajectory:
@@ -240,6 +222,9 @@ def trajectory(source: object, *, output_tools: Iterable[str] = ()) -> Trajector
 _Outputs = Mapping[str, str | None]
 """The output tools known for a source, by name, each with its `outer_typed_dict_key` (the key its
 arguments wrap a non-object output in), `None` when the output is the arguments themselves."""
+
+_JSON_TEXT_MODES = ('native', 'prompted')
+"""Output modes whose output is the response's text holding JSON: read as that JSON."""
 
 
 def _from_messages(messages: Sequence[ModelMessage], outputs: _Outputs) -> Trajectory:
@@ -254,16 +239,15 @@ def _from_messages(messages: Sequence[ModelMessage], outputs: _Outputs) -> Traje
     for message in messages:
         if isinstance(message, ModelResponse):
             for record in _add_step(found, message, outputs):
-                answered = returns.get(record.call_id)
-                if answered is not None:
-                    record.returned, record.result, record.outcome = True, answered.content, answered.outcome
+                if (answered := returns.get(record.call_id)) is not None:
+                    _settle(record, answered.content, answered.outcome)
     return found
 
 
 def _from_result(run: AgentRunResult[Any], outputs: _Outputs) -> Trajectory:
     messages = run.all_messages()
     found = _from_messages(messages, {**outputs, **_output_tool(messages, run.output)})
-    found.output, found.has_output, found.source = run.output, True, 'the run'
+    found.output, found.has_output = run.output, True
     return found
 
 
@@ -277,31 +261,26 @@ def _output_tool(messages: Sequence[ModelMessage], output: object) -> dict[str, 
     calls = [] if final is None else [p for p in final.parts if isinstance(p, ToolCallPart)]
     if not calls or isinstance(output, DeferredToolRequests):
         return {}
-    if len(calls) == 1:
-        args = calls[0].args_as_dict()
-        wrapped = not _same(args, output) and len(args) == 1 and _same(next(iter(args.values())), output)
-        return {calls[0].tool_name: next(iter(args)) if wrapped else None}
     for call in calls:
         args = call.args_as_dict()
         if _same(args, output):
             return {call.tool_name: None}
         if len(args) == 1 and _same(next(iter(args.values())), output):
             return {call.tool_name: next(iter(args))}
-    return {}
+    return {calls[0].tool_name: None} if len(calls) == 1 else {}
 
 
-def _from_cassette(cassette: Cassette, outputs: _Outputs, path: str | None) -> Trajectory:
-    found = Trajectory(source='the cassette')
+def _from_cassette(cassette: Cassette, outputs: _Outputs, path: str | None, source: str) -> Trajectory:
+    found = Trajectory(source=source)
     pending: dict[str, deque[CallRecord]] = {}
-    recorded = {(call.tool, _key(call.args)): call.result for call in cassette.tool_calls}
+    recorded = {(call.tool, canonical_args(call.args)): call.result for call in cassette.tool_calls}
     for exchange in cassette.exchanges:
-        _settle(pending, exchange)
+        _settle_returns(pending, exchange)
         parameters: dict[str, Any] = exchange.request.get('parameters', {})
-        for record in _add_step(found, _response(exchange, path), {**outputs, **_output_keys(parameters)}):
-            key = (record.tool, _key(record.args))
-            if key in recorded:
-                record.returned, record.result, record.outcome = True, recorded[key], 'success'
-            else:
+        tools: list[dict[str, Any]] = parameters.get('output_tools', [])
+        keys = {str(tool.get('name')): tool.get('outer_typed_dict_key') for tool in tools}
+        for record in _add_step(found, _response(exchange, path), {**outputs, **keys}):
+            if not _answer(record, recorded):
                 pending.setdefault(record.tool, deque()).append(record)
         if parameters.get('output_mode') in _JSON_TEXT_MODES:
             found.output = _parsed(found.output)
@@ -310,18 +289,12 @@ def _from_cassette(cassette: Cassette, outputs: _Outputs, path: str | None) -> T
     return found
 
 
-_JSON_TEXT_MODES = ('native', 'prompted')
-"""Output modes whose output is the response's text holding JSON: read as that JSON."""
-
-
 def _add_run(found: Trajectory, run: RecordedRun, recorded: Mapping[tuple[str, str], Any]) -> None:
     """Add a run recorded at the tool level: a step per model answer with calls, then its output."""
     for step in run.steps:
         calls = tuple(CallRecord(tool=call.tool, args=call.args, call_id='') for call in step)
         for record in calls:
-            key = (record.tool, _key(record.args))
-            if key in recorded:
-                record.returned, record.result, record.outcome = True, recorded[key], 'success'
+            _answer(record, recorded)
             found.calls.add(record)
         found.steps.append(TrajectoryStep(number=len(found.steps) + 1, calls=calls, text=''))
     output: object = run.output
@@ -331,26 +304,38 @@ def _add_run(found: Trajectory, run: RecordedRun, recorded: Mapping[tuple[str, s
     found.output, found.has_output = output, True
 
 
-def _add_step(found: Trajectory, response: ModelResponse, outputs: _Outputs) -> list[CallRecord]:
-    """Add `response` as the next step of `found`; the function tool calls it made (results to settle)."""
-    calls = [
-        CallRecord(tool=part.tool_name, args=part.args_as_dict(), call_id=part.tool_call_id)
-        for part in _function_calls(response, outputs)
-    ]
-    for record in calls:
-        found.calls.add(record)
-    _append_step(found, response, calls, outputs)
-    return calls
-
-
-def _append_step(found: Trajectory, response: ModelResponse, calls: list[CallRecord], outputs: _Outputs) -> None:
-    """Add `response` as the next step, with the function calls it made, and take its output if it gave one."""
+def _add_step(
+    found: Trajectory, response: ModelResponse, outputs: _Outputs, calls: list[CallRecord] | None = None
+) -> list[CallRecord]:
+    """Add `response` as the next step of `found`, taking its output if it gave one; return its
+    function tool calls (new records joining `found.calls`, unless a double's own are given)."""
+    if calls is None:
+        calls = [
+            CallRecord(tool=part.tool_name, args=part.args_as_dict(), call_id=part.tool_call_id)
+            for part in _function_calls(response, outputs)
+        ]
+        for record in calls:
+            found.calls.add(record)
     output_call, output = _output_of(response, outputs)
-    found.steps.append(_step(len(found.steps) + 1, response, calls, output_call))
+    usage = response.usage
+    found.steps.append(
+        TrajectoryStep(
+            number=len(found.steps) + 1,
+            calls=tuple(calls),
+            text=''.join(part.content for part in response.parts if isinstance(part, TextPart)),
+            output_call=output_call,
+            finish_reason=response.finish_reason,
+            model_name=response.model_name,
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            cost=_cost(response),
+        )
+    )
     if output_call is not None:
         found.output, found.has_output = output, True
     elif response.text is not None and not calls:
         found.output, found.has_output = response.text, True
+    return calls
 
 
 def _function_calls(response: ModelResponse, outputs: _Outputs) -> list[ToolCallPart]:
@@ -376,8 +361,7 @@ def _from_double(double: AgentDouble) -> Trajectory:
             continue
         outputs = {tool.name: tool.outer_typed_dict_key for tool in request.output_tools}
         parts = _function_calls(request.response, outputs)
-        calls = [by_id[part.tool_call_id] for part in parts if part.tool_call_id in by_id]
-        _append_step(found, request.response, calls, outputs)
+        _add_step(found, request.response, outputs, [by_id[p.tool_call_id] for p in parts if p.tool_call_id in by_id])
         if request.output_mode in _JSON_TEXT_MODES and found.has_output:
             found.output = _parsed(found.output)
     return found
@@ -394,7 +378,19 @@ def _response(exchange: Exchange, path: str | None) -> ModelResponse:
         ) from None
 
 
-def _settle(pending: dict[str, deque[CallRecord]], exchange: Exchange) -> None:
+def _settle(record: CallRecord, result: Any, outcome: str | None = 'success') -> None:
+    record.returned, record.result, record.outcome = True, result, outcome
+
+
+def _answer(record: CallRecord, recorded: Mapping[tuple[str, str], Any]) -> bool:
+    """Settle `record` with the result the cassette holds for it; whether it holds one."""
+    key = (record.tool, canonical_args(record.args))
+    if key in recorded:
+        _settle(record, recorded[key])
+    return key in recorded
+
+
+def _settle_returns(pending: dict[str, deque[CallRecord]], exchange: Exchange) -> None:
     # A cassette's requests keep tool returns without ids: a return settles the oldest open call of its tool.
     messages: list[dict[str, Any]] = exchange.request.get('messages', [])
     if not messages or not pending:
@@ -402,13 +398,7 @@ def _settle(pending: dict[str, deque[CallRecord]], exchange: Exchange) -> None:
     for part in cast('list[dict[str, Any]]', messages[-1].get('parts', [])):
         waiting = pending.get(str(part.get('tool_name')))
         if part.get('part_kind') == 'tool-return' and waiting:
-            match = waiting.popleft()
-            match.returned, match.result, match.outcome = True, part.get('content'), part.get('outcome', 'success')
-
-
-def _output_keys(parameters: Mapping[str, Any]) -> dict[str, str | None]:
-    tools: list[dict[str, Any]] = parameters.get('output_tools', [])
-    return {str(tool.get('name')): tool.get('outer_typed_dict_key') for tool in tools}
+            _settle(waiting.popleft(), part.get('content'), part.get('outcome', 'success'))
 
 
 def _is_output(name: str, outputs: _Outputs) -> bool:
@@ -436,23 +426,6 @@ def _same(expected: object, actual: object) -> bool:
         return False
 
 
-def _step(
-    number: int, response: ModelResponse, calls: list[CallRecord], output_call: dict[str, Any] | None
-) -> TrajectoryStep:
-    text = ''.join(part.content for part in response.parts if isinstance(part, TextPart))
-    return TrajectoryStep(
-        number=number,
-        calls=tuple(calls),
-        text=text,
-        output_call=output_call,
-        finish_reason=response.finish_reason,
-        model_name=response.model_name,
-        input_tokens=response.usage.input_tokens,
-        output_tokens=response.usage.output_tokens,
-        cost=_cost(response),
-    )
-
-
 def _cost(response: ModelResponse) -> Decimal | None:
     if not response.model_name or not (response.usage.input_tokens or response.usage.output_tokens):
         return None
@@ -460,7 +433,3 @@ def _cost(response: ModelResponse) -> Decimal | None:
         return response.cost().total_price
     except (LookupError, ValueError):  # genai-prices does not know the model, or the usage is incomplete
         return None
-
-
-def _key(args: Mapping[str, Any]) -> str:
-    return canonical_args(args)
