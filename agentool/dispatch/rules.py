@@ -1,13 +1,8 @@
 """Dispatch rules: each looks at a turn's prompt (and deps) and either names an agentool input or declines.
 
-A rule never runs anything. It returns a `Dispatch` (which agentool, which input) or `None` to
-decline, and the capability (`agentool.dispatch.capability`) validates and runs what it names. Rules
-are tried in order and the first `Dispatch` wins.
-
-A rule whose input then fails the agentool's validation either lets the turn go to the model
-(`on_invalid='fall_through'`) or raises the agentool's own `InvalidInputError`
-(`on_invalid='raise'`, the default: a command that was meant for a service should not reach an
-LLM by accident).
+A rule never runs anything: the capability validates and runs the `Dispatch` it returns. An input
+that fails validation goes to the model (`on_invalid='fall_through'`) or raises the agentool's
+`InvalidInputError` (`'raise'`, the default: a command meant for a service should not reach an LLM).
 """
 
 from __future__ import annotations
@@ -69,8 +64,7 @@ class DispatchRule(ABC):
     """Base of every rule: a name for telemetry and counters, and the choice on invalid input.
 
     A rule of your own implements `match`; its name defaults to its class name in snake case,
-    without a trailing `Rule` (`class TicketRule` is `'ticket'`); override `_default_name` to
-    derive one from its settings.
+    without a trailing `Rule` (`class TicketRule` is `'ticket'`).
     """
 
     name: str = ''
@@ -105,8 +99,6 @@ class DispatchRule(ABC):
         Args:
             request: The turn.
             operations: Each candidate agentool's operations (for rules that find their target).
-                From the capability it also knows each one's `max_input_bytes`, which the built-in
-                rules check before they parse or match a prompt.
 
         Raises:
             ValueError: The rule matched but cannot build an input from the prompt (invalid input,
@@ -118,12 +110,10 @@ class DispatchRule(ABC):
 class JsonRule(DispatchRule):
     """A prompt that is a JSON object goes to an agentool.
 
-    With `agentool` set, every JSON object goes there. Without it, the object names its target:
-    either under the key `"agentool"` or by an operation that exactly one candidate agentool has.
-    A prompt that is not a JSON object (text that does not parse, or holds a lone surrogate, which
-    no JSON text can), or names no known operation, is declined. A prompt in braces larger than the
-    target's `max_input_bytes` (without `agentool`, than every candidate's) is refused with
-    `InputTooLargeError` before it is parsed.
+    With `agentool` set, every JSON object goes there. Without it, the object names its target
+    under the key `"agentool"` or by an operation exactly one candidate has. Anything else is
+    declined. A prompt in braces over the target's `max_input_bytes` (without `agentool`, every
+    candidate's) is refused with `InputTooLargeError` before it is parsed.
     """
 
     agentool: str | None = None
@@ -149,16 +139,10 @@ class JsonRule(DispatchRule):
             whose = f'agentool {self.agentool!r}' if self.agentool else 'any agentool this rule may send it to'
             raise _too_large(self.label, 'the JSON prompt', whose, self.agentool, size, limit)
         try:
-            data = from_json(text)
-        except ValueError:
-            return None  # looks like JSON but is not: free text for the model
-        except TypeError:
-            # pydantic-core's answer for a str UTF-8 cannot encode (a lone surrogate): no JSON text
-            # can hold one, so this is not JSON either.
-            return None
-        if not isinstance(data, dict):  # pragma: no cover - braces around valid JSON make an object
-            return None
-        value: dict[str, Any] = data  # pyright: ignore[reportUnknownVariableType]
+            # Braces around valid JSON make an object.
+            value = cast('dict[str, Any]', from_json(text))
+        except (ValueError, TypeError):  # not JSON (TypeError: a lone surrogate, which no JSON can hold)
+            return None  # free text for the model
         if self.agentool is not None:  # the key `"agentool"`, if any, is an ordinary field here
             return Dispatch(agentool=self.agentool, input=text)
         keyed = AGENTOOL_KEY in value
@@ -195,13 +179,12 @@ class CommandRule(DispatchRule):
     """A command such as `/status 123`, matched by a regex or a prefix, parsed into the agentool's input.
 
     Give `pattern` (matched against the whole stripped prompt; named groups become input fields) or
-    `prefix` (the rest of the prompt after it is the group `args`). `operation` is added to the
-    input when set. `parse` replaces the default (named groups, `operation`); it returns the input,
-    `None` to decline, or raises `ValueError` for text it cannot read, which counts as invalid input.
-    A prefix rule without `parse` takes no arguments: `/ping now` is invalid input, not `/ping`.
+    `prefix` (the rest of the prompt is the group `args`). `operation` is added to the input when
+    set. `parse` replaces the default; it returns the input, `None` to decline, or raises
+    `ValueError` (invalid input). A prefix rule without `parse` takes no arguments.
 
-    The pattern never runs on a prompt larger than the agentool's `max_input_bytes`: such a prompt
-    is declined, or refused with `InputTooLargeError` when it starts with a prefix rule's prefix.
+    A prompt over the agentool's `max_input_bytes` is declined unmatched, or refused with
+    `InputTooLargeError` when it starts with a prefix rule's prefix.
     """
 
     agentool: str
@@ -298,8 +281,7 @@ def _compile(rule: CommandRule) -> re.Pattern[str]:
 class PredicateRule(DispatchRule):
     """Any test on the prompt and deps: when `when(request)` holds, `build(request)` is the input.
 
-    `build` defaults to the prompt itself (JSON text); it may return `None` to decline, or raise
-    `ValueError` for a turn it cannot turn into input, which counts as invalid input.
+    `build` defaults to the prompt itself; it may return `None` to decline, or raise `ValueError` (invalid input).
     """
 
     agentool: str
