@@ -1,9 +1,8 @@
 """The user's agentools, registered afresh on every build into a registry of their own.
 
-Each build imports the configured modules again (they and their submodules are dropped from
-`sys.modules` first), so `mkdocs serve` shows what the code says now, and calls the configured
-functions inside the same fresh `use_registry()` scope: nothing lands in the process's default
-registry, and nothing from a previous build lingers.
+Each build imports the configured modules again (dropped from `sys.modules` first), so `mkdocs
+serve` shows what the code says now, inside a fresh `use_registry()` scope: nothing lands in the
+default registry, and nothing from a previous build lingers.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """The catalog the plugin publishes: which agentools and operations, and each generated file's text.
 
-Selection is the CLI's and MCP's (`agentool.filters`): exclude wins, `include` is an allowlist.
-Without `include` every operation is documented, deprecated ones too (marked as such): a catalog
-describes what exists, where a surface exposes what should be called. Every piece of user text
-goes through `agentool.catalog.markdown`'s escaping; the graph is `mermaid_graph`'s.
+Selection is `agentool.filters`' rule, except that without `include` deprecated operations are
+documented too (a catalog describes what exists). User text goes through the catalog's escaping.
 """
 
 from __future__ import annotations
@@ -57,10 +55,6 @@ class CatalogSite:
     def page_title(self, name: str) -> str:
         """The title of agentool `name`'s page, as HTML: themes write page titles unescaped."""
         return self.options.page_title.format(name=html.escape(name))
-
-    def page_titles(self) -> list[tuple[str, str]]:
-        """(nav title, page) of each agentool, in name order."""
-        return [(self.page_title(name), page) for name, page in self.pages.items()]
 
 
 def build_site(loaded: Loaded, options: SiteOptions) -> CatalogSite:
