@@ -38,12 +38,10 @@ def _visible(text: str) -> str:
     folded = ' '.join(text.split())
     if folded.isprintable():
         return folded
-    refused = NAME_REFUSED_CATEGORIES
-    return ''.join(_escaped(char) if unicodedata.category(char) in refused else char for char in folded)
-
-
-def _escaped(char: str) -> str:
-    return char.encode('unicode_escape', 'backslashreplace').decode('ascii')
+    return ''.join(
+        char.encode('unicode_escape').decode('ascii') if unicodedata.category(char) in NAME_REFUSED_CATEGORIES else char
+        for char in folded
+    )
 
 
 def _line_start(match: re.Match[str]) -> str:
@@ -83,18 +81,12 @@ def code(text: str) -> str:
     return f'{fence}{pad}{folded}{pad}{fence}'
 
 
-def _json_escaped(char: str) -> str:
-    """`char` escaped as JSON writes it inside a string, when it is a control or format character."""
-    if char == '\n' or unicodedata.category(char) not in NAME_REFUSED_CATEGORIES:
-        return char
-    return json.dumps(char)[1:-1]
-
-
 def json_block(value: Any) -> str:
     """`value` as indented JSON in a fenced block, control and format characters escaped."""
     text = json.dumps(value, indent=2, ensure_ascii=False)
-    if not text.isprintable():  # JSON escapes C0 controls only: escape DEL, C1, format marks and separators too
-        text = ''.join(_json_escaped(char) for char in text)
+    # JSON escapes C0 controls only: DEL, C1, format marks and separators are escaped as JSON would.
+    refused = NAME_REFUSED_CATEGORIES
+    text = ''.join(json.dumps(c)[1:-1] if c != '\n' and unicodedata.category(c) in refused else c for c in text)
     longest = max((len(run) for run in re.findall(r'^\s*(`+)', text, flags=re.MULTILINE)), default=0)
     fence = '`' * max(3, longest + 1)
     return f'{fence}json\n{text}\n{fence}'

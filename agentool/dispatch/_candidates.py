@@ -7,6 +7,7 @@ it is refused, or declined, before it is parsed or matched.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from functools import cached_property
 
 from ..core.definition import DEFAULT_MAX_INPUT_BYTES
 from ..core.registry import AgenToolRegistry
@@ -21,12 +22,9 @@ class Candidates(Mapping[str, Sequence[str]]):
     def __init__(self, registry: AgenToolRegistry, names: Sequence[str] | None) -> None:
         self._registry = registry
         self._names = names
-        self._checked: list[str] | None = None
-        self._operations: dict[str, Sequence[str]] = {}
 
+    @cached_property
     def _candidates(self) -> list[str]:
-        if self._checked is not None:
-            return self._checked
         registry = self._registry
         for name in self._names or ():
             if name not in registry:
@@ -38,35 +36,32 @@ class Candidates(Mapping[str, Sequence[str]]):
                     value=quote(name),
                     suggestions=suggestions,
                 )
-        self._checked = registry.list_names() if self._names is None else list(self._names)
-        return self._checked
+        return registry.list_names() if self._names is None else list(self._names)
 
     def max_input_bytes(self, name: str | None) -> int:
         """The input limit of agentool `name` (the default if not registered); with `None`, the largest candidate's."""
         if name is not None:
             return self._registry.require(name).max_input_bytes if name in self._registry else DEFAULT_MAX_INPUT_BYTES
-        limits = [self._registry.require(candidate).max_input_bytes for candidate in self._candidates()]
+        limits = [self._registry.require(candidate).max_input_bytes for candidate in self._candidates]
         return max(limits, default=DEFAULT_MAX_INPUT_BYTES)
 
     def __contains__(self, key: object) -> bool:
         if not isinstance(key, str):
             return False
         # Every registered agentool is a candidate unless `agentools=` lists them (a short list).
-        return key in self._registry if self._names is None else key in self._candidates()
+        return key in self._registry if self._names is None else key in self._candidates
 
     def __getitem__(self, key: str) -> Sequence[str]:
-        if (found := self._operations.get(key)) is None:
-            if key not in self:
-                raise KeyError(key)
-            # From the configuration, not the manager: an agentool that cannot run refuses only when a prompt picks it.
-            found = self._operations[key] = list(self._registry.require(key).routing_config.operation_map)
-        return found
+        if key not in self:
+            raise KeyError(key)
+        # From the configuration, not the manager: an agentool that cannot run refuses only when a prompt picks it.
+        return list(self._registry.require(key).routing_config.operation_map)
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._candidates())
+        return iter(self._candidates)
 
     def __len__(self) -> int:
-        return len(self._candidates())
+        return len(self._candidates)
 
 
 def input_limit(operations: Mapping[str, Sequence[str]], name: str | None) -> int:

@@ -87,7 +87,6 @@ class DispatchRule(ABC):
         return self.name or self._default_name()
 
     def _default_name(self) -> str:
-        """The name when none is given: the class name in snake case, without a trailing `Rule`."""
         words = type(self).__name__
         words = words.removesuffix('Rule') or words
         return re.sub(r'(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])', '_', words).lower()
@@ -206,10 +205,25 @@ class CommandRule(DispatchRule):
             raise _refused(self, 'operation', 'an operation name (a non-empty string) or None')
         if self.parse is not None and not callable(self.parse):
             raise _refused(self, 'parse', 'a function of the match (re.Match) or None')
+        pattern = cast(object, self.pattern)
         if self.prefix is not None:
             regex = re.compile(re.escape(self.prefix) + r'(?:\s+(?P<args>.*))?', re.DOTALL)
+        elif isinstance(pattern, re.Pattern):
+            regex = cast('re.Pattern[str]', pattern)
+        elif not isinstance(pattern, str):
+            raise _refused(self, 'pattern', 'a string or a compiled re.Pattern')
         else:
-            regex = self.pattern if isinstance(self.pattern, re.Pattern) else _compile(self)
+            try:
+                regex = re.compile(pattern)
+            except re.error as error:
+                raise ConfigurationError(
+                    f'CommandRule(pattern={pattern!r}) is not a valid regular expression: {error}',
+                    agentool=self.agentool,
+                    rule=self.name,
+                    option='pattern',
+                    pattern=pattern,
+                    error=str(error),
+                ) from None
         object.__setattr__(self, '_regex', regex)
 
     def _default_name(self) -> str:
@@ -258,23 +272,6 @@ def _refused(rule: DispatchRule, option: str, expected: str) -> ConfigurationErr
     agentool = cast('str | None', getattr(rule, 'agentool', None))
     what = f'{type(rule).__name__}({option}=...)'
     return refuse(option, expected, cast(object, getattr(rule, option)), agentool, what=what, rule=rule.name)
-
-
-def _compile(rule: CommandRule) -> re.Pattern[str]:
-    pattern = cast(object, rule.pattern)
-    if isinstance(pattern, str):
-        try:
-            return re.compile(pattern)
-        except re.error as error:
-            raise ConfigurationError(
-                f'CommandRule(pattern={pattern!r}) is not a valid regular expression: {error}',
-                agentool=rule.agentool,
-                rule=rule.name,
-                option='pattern',
-                pattern=pattern,
-                error=str(error),
-            ) from None
-    raise _refused(rule, 'pattern', 'a string or a compiled re.Pattern')
 
 
 @dataclass(frozen=True, kw_only=True)
