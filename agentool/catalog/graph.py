@@ -36,7 +36,6 @@ def dependency_graph(registry: AgenToolRegistry, *, include_tools: bool = True) 
     check_flag('include_tools', include_tools)  # a truthy 'no' would include them
     agentools: dict[str, list[str]] = {}
     missing: dict[str, list[str]] = {}
-    tools: dict[str, list[str]] = {}
     for name in registry.list_names():
         config = registry.require(name)
         dependencies = list(config.dependencies)
@@ -45,10 +44,9 @@ def dependency_graph(registry: AgenToolRegistry, *, include_tools: bool = True) 
         agentools[name] = dependencies
         if absent := [dep for dep in dict.fromkeys(dependencies) if dep not in registry]:
             missing[name] = absent
-        tools[name] = tool_names(config)
     graph = DependencyGraph(agentools=agentools, missing=missing)
     if include_tools:
-        graph['tools'] = tools
+        graph['tools'] = {name: tool_names(registry.require(name)) for name in agentools}
     return graph
 
 

@@ -39,10 +39,6 @@ def _json_text(value: Any) -> str:
     return to_json(value, indent=2, serialize_unknown=True, inf_nan_mode='strings').decode()
 
 
-def _print_json(value: Any) -> None:
-    print(_json_text(value))
-
-
 def _line(text: str, *, keep_newlines: bool = False) -> None:
     print(terminal_safe(text, keep_newlines=keep_newlines))  # a description's ESC or CR is shown, not obeyed
 
@@ -71,7 +67,7 @@ def run_list(args: argparse.Namespace) -> int:
             | {'operations': list(c.routing_config.operation_map)}
             for n, c in rows
         ]
-        _print_json(summary)
+        print(_json_text(summary))
         return 0
     if not rows:
         hint = '' if len(registry) else f'; {_NOTHING_IMPORTED}'
@@ -86,7 +82,7 @@ def run_list(args: argparse.Namespace) -> int:
 def run_show(args: argparse.Namespace) -> int:
     entry = catalog_entry(get_registry(), _require(args.name))
     if args.json:
-        _print_json(entry)
+        print(_json_text(entry))
         return 0
     _line(f'{entry["name"]} {entry["version"]}')
     if entry['description']:
@@ -115,7 +111,7 @@ def run_schema(args: argparse.Namespace) -> int:
     name = _require(args.name)
     if args.output:
         entry = catalog_entry(registry, name)
-        _print_json(entry['output_schema'] or {'description': 'untyped: the output is JSON text'})
+        print(_json_text(entry['output_schema'] or {'description': 'untyped: the output is JSON text'}))
     elif args.operation is not None:
         operations = catalog_operations(registry, name)
         if args.operation not in operations:
@@ -123,9 +119,9 @@ def run_schema(args: argparse.Namespace) -> int:
                 f'agentool {name!r} has no operation {quote(args.operation)}'
                 f'{did_you_mean(suggest(args.operation, operations))}'
             )
-        _print_json(operations[args.operation]['request_schema'])
+        print(_json_text(operations[args.operation]['request_schema']))
     else:
-        _print_json(input_schema(registry, name))
+        print(_json_text(input_schema(registry, name)))
     return 0
 
 
@@ -143,7 +139,7 @@ def run_call(args: argparse.Namespace) -> int:
         manager = registry.get_manager(name)
         operation = manager.operation_of(manager.validate_json(prompt))
         check_json_numbers(output, agentool=name, operation=operation)
-        _print_json(output)
+        print(_json_text(output))
     return 0
 
 
