@@ -1,28 +1,16 @@
 """Which agentool operations a surface exposes, and under which tool names.
 
-Every exposing surface (the LLM toolset, the MCP server) selects operations with `select_operations`,
-so one rule decides everywhere:
+Every exposing surface (the LLM toolset, the MCP server) selects with `select_operations`:
 
 1. an operation matched by an `exclude` selector is never exposed (exclude always wins);
 2. otherwise, when `include` is given, it is an allowlist: exactly the operations it matches;
 3. otherwise the operation's own default: exposed unless its route is `deprecated`.
 
-A selector is one of:
-
-- `'NAME'`: every operation of agentool `NAME`;
-- `'NAME.OPERATION'`: one operation;
-- `'tag:TAG'`: operations whose route, or whose agentool, carries tag `TAG`;
-- any of these with shell wildcards (`'storage.*'`, `'*.delete'`, `'tag:admin-*'`).
-
-A selector without wildcards that matches nothing raises `SelectorError`, so a typo never exposes
-everything or nothing by accident. Two operations that would share a tool name raise
-`ToolNameConflictError` instead of one shadowing the other.
-
-Every tool name must match `TOOL_NAME_PATTERN`, `^[a-zA-Z0-9_-]{1,64}$`: the rule MCP
-(letters, digits, `_`, `-` and `.`, up to 128) and the LLM APIs pydantic-ai serves (OpenAI,
-Anthropic: letters, digits, `_` and `-`, up to 64) all accept, so a name that works on one surface
-works on every one. A name outside it (a prefix with a space, a `.` separator, a name over 64
-characters) raises `InvalidToolNameError` when the surface is built.
+A selector is `'NAME'` (every operation of agentool `NAME`), `'NAME.OPERATION'`, or `'tag:TAG'`
+(operations whose route or agentool carries `TAG`), any of them with shell wildcards
+(`'storage.*'`, `'tag:admin-*'`). A selector without wildcards that matches nothing raises
+`SelectorError`, so a typo never exposes everything or nothing. Two operations sharing a tool name
+raise `ToolNameConflictError`; a tool name outside `TOOL_NAME_PATTERN` raises `InvalidToolNameError`.
 """
 
 from __future__ import annotations
@@ -51,7 +39,7 @@ TAG_PREFIX = 'tag:'
 """Selectors starting with this match tags instead of names."""
 
 TOOL_NAME_PATTERN = '^[a-zA-Z0-9_-]{1,64}$'
-"""What every exposed tool name matches: the rule MCP and the LLM providers' APIs share."""
+"""What every exposed tool name matches: the rule MCP and the LLM providers' APIs (OpenAI, Anthropic) share."""
 
 _TOOL_NAME = re.compile(TOOL_NAME_PATTERN)
 
@@ -99,11 +87,18 @@ def is_exposed(
     check_text('agentool', agentool)
     check_text('operation', operation)
     check_instance('route', route, Route)
+    include_list = None if include is None else check_string_or_strings('include', include)
     all_tags = frozenset(check_strings('tags', tags)).union(route.tags)
-    if any(_matches(s, agentool, operation, all_tags) for s in check_string_or_strings('exclude', exclude)):
+    return _exposed(agentool, operation, route, all_tags, include_list, check_string_or_strings('exclude', exclude))
+
+
+def _exposed(
+    agentool: str, operation: str, route: Route, tags: frozenset[str], include: list[str] | None, exclude: list[str]
+) -> bool:
+    if any(_matches(s, agentool, operation, tags) for s in exclude):
         return False
     if include is not None:
-        return any(_matches(s, agentool, operation, all_tags) for s in check_string_or_strings('include', include))
+        return any(_matches(s, agentool, operation, tags) for s in include)
     return not route.deprecated
 
 
@@ -131,28 +126,21 @@ def select_operations(
     registry = get_registry() if registry is None else registry
     include_list = None if include is None else check_string_or_strings('include', include)
     exclude_list = check_string_or_strings('exclude', exclude)
-    candidates = [
-        (name, operation, route, registry.get_manager(name))
-        for name in registry.list_names()
-        if not registry.validate_config(name, include_warnings=False)  # described only (cannot run): not exposed
-        for operation, route in registry.require(name).routing_config.operation_map.items()
-    ]
-    described = [(n, op, frozenset(r.tags).union(m.config.tags)) for n, op, r, m in candidates]
+    runnable = [name for name in registry.list_names() if not registry.validate_config(name, include_warnings=False)]
+    described = _described(registry, runnable)  # described only (cannot run): not exposed
     for option, selectors in (('include', include_list or []), ('exclude', exclude_list)):
         for selector in selectors:
             _check_selector(option, selector, described)
-    exposed: list[ExposedOperation] = []
     owners: dict[str, ExposedOperation] = {}
-    for name, operation, route, manager in candidates:
-        tags = manager.config.tags
-        if not is_exposed(name, operation, route, tags=tags, include=include_list, exclude=exclude_list):
+    for name, operation, route, tags in described:
+        if not _exposed(name, operation, route, tags, include_list, exclude_list):
             continue
         item = ExposedOperation(
             agentool=name,
             operation=operation,
             name=f'{prefix}{name}{separator}{operation}',
             route=route,
-            manager=manager,
+            manager=registry.get_manager(name),
         )
         if not _TOOL_NAME.fullmatch(item.name):
             raise InvalidToolNameError(
@@ -174,8 +162,7 @@ def select_operations(
                 operations=[f'{other.agentool}.{other.operation}', f'{name}.{operation}'],
             )
         owners[item.name] = item
-        exposed.append(item)
-    return exposed
+    return list(owners.values())
 
 
 def _is_pattern(selector: str) -> bool:
@@ -204,24 +191,31 @@ def check_selector(registry: AgenToolRegistry, selector: str, *, option: str = '
     check_instance('registry', registry, AgenToolRegistry)
     check_text(option, selector)
     check_text('option', option)
-    described = [
-        (name, operation, frozenset(route.tags).union(config.tags))
-        for name in registry.list_names()
+    _check_selector(option, selector, _described(registry, registry.list_names()))
+
+
+_Described = tuple[str, str, Route, frozenset[str]]
+"""An operation as selectors see it: agentool, operation, route, and the route's and agentool's tags."""
+
+
+def _described(registry: AgenToolRegistry, names: list[str]) -> list[_Described]:
+    return [
+        (name, operation, route, frozenset(route.tags).union(config.tags))
+        for name in names
         for config in (registry.require(name),)
         for operation, route in config.routing_config.operation_map.items()
     ]
-    _check_selector(option, selector, described)
 
 
-def _check_selector(option: str, selector: str, candidates: list[tuple[str, str, frozenset[str]]]) -> None:
+def _check_selector(option: str, selector: str, candidates: list[_Described]) -> None:
     if _is_pattern(selector):
         return
-    if any(_matches(selector, name, operation, tags) for name, operation, tags in candidates):
+    if any(_matches(selector, name, operation, tags) for name, operation, _, tags in candidates):
         return
     if selector.startswith(TAG_PREFIX):
         known = sorted({TAG_PREFIX + tag for *_, tags in candidates for tag in tags})
     else:
-        known = sorted({name for name, *_ in candidates} | {f'{name}.{op}' for name, op, _ in candidates})
+        known = sorted({name for name, *_ in candidates} | {f'{name}.{op}' for name, op, *_ in candidates})
     suggestions = suggest(selector, known)
     raise SelectorError(
         f'{option} selector {quote(selector)} matches no registered agentool, operation or tag'

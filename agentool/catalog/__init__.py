@@ -1,11 +1,7 @@
 """Catalog rendering: what a registry holds, as data, Markdown, a Mermaid graph and OpenAPI.
 
-Everything here reads a registry passed in as an argument (anything else is a `ConfigurationError`
-naming `registry`, as is an option of the wrong type) and imports only the core's data types
-(`agentool.core.definition`), never the registry module at run time, so the
-core can delegate to it (`AgenToolRegistry.export_catalog()` and friends) without an import circle.
-A new catalog format is a new module here taking `(registry, ...)`, plus one delegating method on
-the registry.
+Every function takes the registry as an argument and imports only the core's data types, so the
+registry can delegate to it (`AgenToolRegistry.export_catalog()`...) without an import circle.
 """
 
 from .data import (

@@ -14,11 +14,7 @@ __all__ = ('check_registry',)
 
 @runtime_checkable
 class _Registry(Protocol):
-    """What the catalog reads from a registry.
-
-    The catalog may not import the registry module (the registry imports the catalog to delegate to
-    it), so a registry is recognised by the methods the catalog calls rather than by its class.
-    """
+    """What the catalog reads from a registry, recognised by its methods: the registry module imports the catalog."""
 
     def list_names(self) -> list[str]: ...
 
@@ -26,5 +22,5 @@ class _Registry(Protocol):
 
 
 def check_registry(registry: object) -> None:
-    """Raise `ConfigurationError` unless `registry` is a registry (`None`, a dict or a name would fail deep inside)."""
+    """Raise `ConfigurationError` unless `registry` is a registry."""
     check_instance('registry', registry, _Registry, expected='an AgenToolRegistry')

@@ -1,9 +1,7 @@
 """Which input fields an operation uses, and the JSON schema of an input for that operation alone.
 
-The rule (which fields an operation uses and needs) is the core's, `agentool.core.definition._requirements`,
-so what a catalog publishes is exactly what every surface enforces: a field is listed when the
-operation uses it or the schema requires it, and required when the schema requires it or the
-operation needs it. A required field never advertises a default.
+The rule is the core's (`agentool.core.definition._requirements`), so a catalog publishes exactly
+what every surface enforces. A required field never advertises a default.
 """
 
 from __future__ import annotations
@@ -48,13 +46,11 @@ class CatalogField(TypedDict):
     description: str | None
     required: bool
     default: Any
-    """The default value (JSON, see `json_value`); `None` when the field is required or its default is computed."""
+    """The default as JSON; `None` when the field is required or its default is computed."""
 
 
 type_label = type_name
-"""A short, readable name for a type annotation: `float`, `str | None`, `list[Item]`, `Literal['a']`.
-
-The core's `type_name`: tool metadata, catalogs and errors spell every type the same way."""
+"""A short, readable name for a type annotation (`str | None`, `list[Item]`), as the core spells types."""
 
 
 def operation_fields(
@@ -65,11 +61,9 @@ def operation_fields(
     route: Route,
     properties: dict[str, Any],
 ) -> tuple[list[CatalogField], FieldsSource, list[str]]:
-    """The fields operation `op` uses, in schema order, how they were found, and the keys that must not be null.
+    """The fields `op` uses (schema order), how they were found, and the keys that must not be null.
 
-    `tool` is the routed tool's signature, `None` when the configuration does not give the tool
-    (then every field is listed). `properties` are the input JSON schema's properties (they give
-    each field's JSON key).
+    `tool` is `None` when the configuration does not give the tool: then every field is listed.
     """
     needs = operation_requirements(input_schema, operation_field, tool, op, route)
     fields: list[CatalogField] = []
@@ -84,7 +78,7 @@ def operation_fields(
 
 
 def _without_none(annotation: Any) -> Any:
-    """`annotation` without its `None` branch: `str | None` -> `str` (as the operation's request schema has it)."""
+    """`annotation` without its `None` branch: `str | None` -> `str`."""
     origin, args = get_origin(annotation), get_args(annotation)
     if origin is Annotated:
         return _without_none(args[0])
@@ -96,10 +90,7 @@ def _without_none(annotation: Any) -> Any:
 
 
 def schema_key(name: str, info: FieldInfo, properties: dict[str, Any]) -> str:
-    """The JSON key of field `name` in the input schema's `properties`: its alias when it has one.
-
-    An `AliasChoices` is named by its first one-key choice, as pydantic names the property.
-    """
+    """The JSON key of field `name`: its alias when it has one (an `AliasChoices`' first one-key choice)."""
     validation = info.validation_alias
     if isinstance(validation, AliasChoices | AliasPath):
         paths = validation.convert_to_aliases() if isinstance(validation, AliasChoices) else []
@@ -115,8 +106,7 @@ def _field(
     key = schema_key(name, info, properties)
     default: Any = None
     if not (required or info.default is PydanticUndefined):
-        # As the input schema writes it when it can (a set sorted, so equal definitions give equal
-        # catalogs; the model's serialisation settings applied), else as JSON data.
+        # As the input schema writes it (a set sorted, serialisation settings applied), else as JSON data.
         prop: dict[str, Any] = properties.get(key, {})
         default = prop['default'] if 'default' in prop else json_value(info.default)
     return CatalogField(
@@ -137,11 +127,9 @@ def operation_request_schema(
     description: str | None = None,
     non_null: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """The JSON schema of an input for one operation, derived from the input's object `schema`.
+    """The JSON schema of an input for one operation: the operation field a constant, then `fields`.
 
-    The operation field (its JSON key, `operation_field`) becomes a constant; the other properties
-    are `fields`, in order; `additionalProperties` is kept from `schema`. A required field has no
-    default, and a field the operation needs `non_null` does not take `null`.
+    A required field has no default; a field in `non_null` does not take `null`.
     """
     properties: dict[str, Any] = schema.get('properties', {})
     operation_property = {
@@ -172,10 +160,7 @@ _JSON_TYPES: dict[type, str] = {bool: 'boolean', int: 'integer', float: 'number'
 
 
 def _operation_constant(schema: dict[str, Any], operation_field: str, operation: str) -> dict[str, Any]:
-    """`const` and `type` of `operation` as the input takes it: `1` for a `Literal[1, 2]` or `IntEnum` member.
-
-    Routes name operations by text; the value a client must send is the schema's member whose text that is.
-    """
+    """`const` and `type` of `operation` as the input takes it: `1` for a `Literal[1, 2]` or `IntEnum` member."""
     prop: dict[str, Any] = schema.get('properties', {}).get(operation_field, {})
     ref = prop.get('$ref')
     if isinstance(ref, str) and ref.startswith('#/$defs/'):
@@ -188,10 +173,7 @@ def _operation_constant(schema: dict[str, Any], operation_field: str, operation:
 
 
 def field_property(properties: dict[str, Any], key: str, required: bool, *, nullable: bool = True) -> dict[str, Any]:
-    """The JSON schema of property `key` as one operation takes it.
-
-    A required field advertises no default; a field that is not `nullable` loses its `null` branch.
-    """
+    """Property `key` as one operation takes it: no default when required, no `null` branch unless `nullable`."""
     schema: dict[str, Any] = dict(properties.get(key, {}))
     if required:
         schema.pop('default', None)
@@ -206,11 +188,7 @@ def field_property(properties: dict[str, Any], key: str, required: bool, *, null
 
 
 def field_requirement(field: CatalogField, request_schema: dict[str, Any]) -> str:
-    """How a catalog says whether `field` must be given: `required`, `required, may be null` or `optional`.
-
-    A required field whose request-schema property takes `null` says so, so a listing never reads
-    "`str | None`, required" as if the two contradicted each other.
-    """
+    """Whether `field` must be given: `required`, `required, may be null` or `optional`."""
     if not field['required']:
         return 'optional'
     prop: dict[str, Any] = request_schema.get('properties', {}).get(field['name'], {})
@@ -218,10 +196,9 @@ def field_requirement(field: CatalogField, request_schema: dict[str, Any]) -> st
 
 
 def field_wording(field: CatalogField, request_schema: dict[str, Any], *, code: Callable[[str], str] = str) -> str:
-    """How a catalog words a field's type and requirement: `int, optional, default 50`.
+    """A field's type and requirement as every catalog view words it: `int, optional, default 50`.
 
-    The Markdown catalog and `agentool show` both say it this way; `code` marks up the type and the
-    default (Markdown's inline code), plain text by default.
+    `code` marks up the type and the default (Markdown's inline code in the Markdown catalog).
     """
     wording = f'{code(field["type"])}, {field_requirement(field, request_schema)}'
     if not field['required']:
@@ -230,7 +207,7 @@ def field_wording(field: CatalogField, request_schema: dict[str, Any], *, code: 
 
 
 def _takes_null(schema: dict[str, Any]) -> bool:
-    """Whether a JSON schema names `null` among its types (`{}`, any value, does not count)."""
+    """Whether a JSON schema names `null` among its types (`{}` does not count)."""
     kinds = schema.get('type')
     if kinds == 'null' or (isinstance(kinds, list) and 'null' in kinds):
         return True

@@ -1,10 +1,7 @@
-"""Catalog values as JSON: the JSON-schema generator the catalog uses, and defaults and examples as JSON data.
+"""Catalog values as JSON: the catalog's JSON-schema generator, and defaults and examples as JSON data.
 
-JSON has no number for an infinite or NaN float (`json.dumps` writes `Infinity`, which no JSON
-parser must accept), so wherever the catalog holds one (a default or an enum value in a schema, a
-field's default, an example) it is a string, as pydantic writes it for a model that asks for valid
-JSON (`ser_json_inf_nan='strings'`): `'Infinity'`, `'-Infinity'`, `'NaN'`, the forms pydantic's
-lax float validation reads back.
+JSON has no number for an infinite or NaN float, so wherever the catalog holds one it is the
+string pydantic writes with `ser_json_inf_nan='strings'` (`'Infinity'`, `'NaN'`) and reads back.
 """
 
 from __future__ import annotations
@@ -22,11 +19,10 @@ __all__ = ('JsonSchemaGenerator', 'json_value')
 
 
 def json_value(value: Any) -> Any:
-    """`value` as JSON data, an infinite or NaN float as a string (`'Infinity'`, `'-Infinity'`, `'NaN'`).
+    """`value` as JSON data, an infinite or NaN float as a string.
 
-    Never fails, so one odd default or example cannot stop a whole catalog: bytes that are not UTF-8
-    text are base64 (as pydantic writes bytes for `ser_json_bytes='base64'`), and a value JSON cannot
-    hold at all (a dict keyed by a `frozenset`) is its `repr`.
+    Never fails, so one odd default cannot stop a whole catalog: bytes that are not UTF-8 are
+    base64, and a value JSON cannot hold at all is its `repr`.
     """
     for bytes_mode in ('utf8', 'base64'):
         try:
@@ -37,8 +33,7 @@ def json_value(value: Any) -> Any:
 
 
 class JsonSchemaGenerator(GenerateJsonSchema):
-    """pydantic's generator, except that a type with no JSON schema gives `{}` instead of an error,
-    and an infinite or NaN float anywhere in a schema (a default, an enum value) is a string (see `json_value`)."""
+    """pydantic's generator, but a type with no JSON schema gives `{}`, and infinite or NaN floats are strings."""
 
     def handle_invalid_for_json_schema(
         self,
@@ -51,8 +46,7 @@ class JsonSchemaGenerator(GenerateJsonSchema):
     ) -> JsonSchemaValue:
         return {}
 
-    # pydantic keeps a float as it is (a default of `float('inf')` unless the model's own
-    # `ser_json_inf_nan` says otherwise, a float enum's values), so the finished schemas are converted.
+    # pydantic keeps an infinite default or enum value as a float, so the finished schemas are converted.
 
     def generate(self, schema: CoreSchema, mode: JsonSchemaMode = 'validation') -> JsonSchemaValue:
         return json_value(super().generate(schema, mode))

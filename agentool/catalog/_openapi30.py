@@ -1,23 +1,11 @@
-"""JSON schemas as pydantic writes them (JSON Schema 2020-12) rewritten to OpenAPI 3.0's schema dialect.
+"""JSON schemas as pydantic writes them (JSON Schema 2020-12) rewritten to OpenAPI 3.0's dialect.
 
-Only schema positions are rewritten: a schema's subschemas (under `properties`, `items`, `anyOf`,
-`not`...) are, but what a schema holds as data is not, so a property may be called `const` and a
-default may be a dict with a `type` key.
-
-- `const` becomes a one-value `enum`;
-- `null` beside one typed alternative (`str | None`) becomes `nullable` (with `null` added to an
-  `enum`, which 3.0.3 requires); `null` alone, or in any other union (beside a `$ref`, several
-  types, a discriminated union), is `{'enum': [null], 'nullable': true}`, as a branch of its own;
-- a numeric `exclusiveMinimum`/`exclusiveMaximum` becomes `minimum`/`maximum` with the flag;
-- `prefixItems` (a tuple) becomes `items` taking any of the positions' schemas, the length kept
-  by `minItems`/`maxItems`; an array always has `items`, as 3.0 requires;
-- `examples` becomes `example` (the first one);
-- a `$ref` with other keywords beside it moves into `allOf`, since 3.0 ignores a reference's siblings;
-- keywords 3.0 does not have (`$defs`, `patternProperties`, `propertyNames`, `if`, `contains`...)
-  are left out.
-
-What 3.0 cannot say is loosened, never tightened: every value the 2020-12 schema accepts, the 3.0
-one accepts too.
+Only schema positions are rewritten (a property may be called `const`). `const` becomes a one-value
+`enum`; `null` beside one typed alternative becomes `nullable`, elsewhere a branch
+`{'enum': [null], 'nullable': true}`; numeric exclusive bounds become 3.0's flags; a tuple becomes
+one `items` schema (length kept by `minItems`/`maxItems`); `examples` becomes `example`; a `$ref`
+with siblings moves into `allOf`; keywords 3.0 lacks are left out. What 3.0 cannot say is
+loosened, never tightened.
 """
 
 from __future__ import annotations
@@ -41,11 +29,11 @@ _KEYWORDS = frozenset(
 _NULL = {'type': 'null'}
 """How pydantic writes the `None` branch of an optional type."""
 _NULL_30: dict[str, Any] = {'enum': [None], 'nullable': True}
-"""`null` alone, in 3.0's words (the `enum` says it whether or not `nullable` is read without a `type`)."""
+"""`null` alone, in 3.0's words (the `enum` says it even where `nullable` without `type` is ignored)."""
 
 
 def schema_30(schema: object) -> dict[str, Any]:
-    """`schema` (2020-12, as pydantic writes it) in OpenAPI 3.0's dialect: a copy, see the module docstring."""
+    """`schema` in OpenAPI 3.0's dialect (a copy)."""
     if not isinstance(schema, dict):  # a boolean schema: 3.0 has none
         return {'not': {}} if schema is False else {}
     source = dict(cast('dict[str, Any]', schema))
@@ -74,9 +62,8 @@ def schema_30(schema: object) -> dict[str, Any]:
 def _take_null(source: dict[str, Any]) -> bool:
     """Say `null` in 3.0's words (in place); whether `source` itself is now `nullable`.
 
-    One typed alternative besides `null` merges into `source` as `nullable`, 3.0's idiom. Any other
-    union keeps its branches and `null` becomes a branch of its own (`_NULL_30`): `nullable` beside
-    a `$ref`, an `allOf` or a `oneOf` would not reach into them, and validators refuse `null` there.
+    Any union but one typed alternative keeps `null` as a branch of its own: `nullable` beside a
+    `$ref` or a composition would not reach into it.
     """
     nullable = False
     for key in ('anyOf', 'oneOf'):

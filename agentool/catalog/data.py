@@ -1,24 +1,18 @@
 """The catalog: what a registry holds, as JSON-serialisable data in a deterministic order.
 
 Agentools are sorted by name; operations keep their routing order, fields their input-schema
-order, tools the order they were given. Only `generated_at` depends on time: apart from it, the
-same definitions always give the same catalog.
+order, tools the order they were given. Only `generated_at` depends on time.
 
-Fields of an operation: for a route without a transform, the input fields whose names match the
-tool's parameters (exactly what the manager passes). For a route with a transform, the transform
-is called with a recording stand-in for the input and the fields it reads are listed
-(`fields_source='transform'`), then once more per field read, given as `None`, to see whether the
-operation needs it; this happens on every build of a catalog. If it raises, or reads anything that
-is not a field (say `model_dump`), every field is listed (`fields_source='schema'`). Transforms
-should therefore be pure. Fields the input schema requires are always listed, since no input validates without them.
-A field is required when the schema requires it or the operation needs it (the core's rule,
-`agentool.core.definition._requirements`, which every surface enforces).
+An operation's fields are the input fields matching the tool's parameters; for a route with a
+transform, the fields the transform reads when called with a recording stand-in (so transforms
+should be pure), or every field when it raises or reads anything else (`fields_source='schema'`).
+Fields the input schema requires are always listed.
 """
 
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
@@ -177,21 +171,15 @@ class Catalog(TypedDict):
     agentools: list[CatalogEntry]
 
 
-# --- entries ---------------------------------------------------------------------------------
-
-
 def catalog_entry(registry: AgenToolRegistry, name: str) -> CatalogEntry:
     """The catalog entry of agentool `name`; raises `AgenToolNotFoundError` if there is none.
 
-    Works from the configuration alone, so an agentool that cannot run (say, one whose tools are
-    defined elsewhere) is described like any other.
+    Works from the configuration alone, so an agentool that cannot run is described like any other.
     """
     check_registry(registry)
     config = registry.require(name)
     schema = input_schema(registry, name)
-    output_schema = None
-    if (value_type := output_value_type(config.output_type)) is not None:  # the types inside a spec
-        output_schema = _output_schema(name, value_type)
+    value_type = output_value_type(config.output_type)  # the types inside a spec
     return CatalogEntry(
         name=name,
         description=config.description,
@@ -202,18 +190,14 @@ def catalog_entry(registry: AgenToolRegistry, name: str) -> CatalogEntry:
         operation_field=_operation_key(config, schema),
         input_schema=schema,
         output_type=None if value_type is None else type_label(value_type),
-        output_schema=output_schema,
+        output_schema=None if value_type is None else _output_schema(name, value_type),
         operations=list(operations(registry, name).values()),
         tools=tools_info(registry, name),
     )
 
 
 def _output_schema(name: str, value_type: Any) -> dict[str, Any]:
-    """The JSON schema of an output type; one pydantic cannot describe is a `ConfigurationError`.
-
-    `create_agentool` refuses such a type, but a configuration registered directly is only stored,
-    so the catalog is where it shows.
-    """
+    """The JSON schema of an output type; one pydantic cannot describe is a `ConfigurationError`."""
     try:
         adapter = TypeAdapter[Any](value_type)
         return adapter.json_schema(mode='serialization', schema_generator=JsonSchemaGenerator)
@@ -234,15 +218,15 @@ def list_detailed(registry: AgenToolRegistry) -> list[CatalogDetails]:
     for name in registry.list_names():
         config = registry.require(name)
         entry = catalog_entry(registry, name)
-        tools: list[CatalogToolSummary] = []
-        for meta in _tool_metadata(config).values():
-            summary: CatalogToolSummary = {
+        tools: list[CatalogToolSummary] = [
+            {
                 'name': meta.name,
                 'async': meta.is_async,
                 'params': list(meta.parameters),
                 'description': meta.description,
             }
-            tools.append(summary)
+            for meta in _tool_metadata(config).values()
+        ]
         detail = CatalogDetails(
             name=name,
             description=entry['description'],
@@ -278,8 +262,8 @@ def export_catalog(registry: AgenToolRegistry) -> Catalog:
 def search(registry: AgenToolRegistry, tags: Sequence[str] | None = None, name_pattern: str | None = None) -> list[str]:
     """Names of the agentools that match every criterion given, sorted.
 
-    `tags` matches an agentool carrying any of them (on itself or on one of its routes).
-    `name_pattern` is a case-insensitive substring, or a shell pattern when it contains `*`, `?` or `[`.
+    `tags` matches an agentool carrying any of them (on itself or a route). `name_pattern` is a
+    case-insensitive substring, or a shell pattern when it contains `*`, `?` or `[`.
 
     Raises:
         ConfigurationError: `tags` is not a tag or a list of tags, or `name_pattern` not a string or None.
@@ -310,16 +294,14 @@ def input_schema(registry: AgenToolRegistry, name: str) -> dict[str, Any]:
     return schema.model_json_schema(schema_generator=JsonSchemaGenerator)
 
 
-# --- operations --------------------------------------------------------------------------------
-
-
 def operations(registry: AgenToolRegistry, name: str) -> dict[str, CatalogOperation]:
     """Operation → its catalog description, in routing order."""
     check_registry(registry)
     config = registry.require(name)
     schema = input_schema(registry, name)
     tools = {signature.name: signature for signature in map(read_signature, config.tools)}
-    return {op: _operation(config, tools.get(route.tool), op, route, schema) for op, route in _routes(config).items()}
+    routes = config.routing_config.operation_map
+    return {op: _operation(config, tools.get(route.tool), op, route, schema) for op, route in routes.items()}
 
 
 def operation_hints(operation: CatalogOperation) -> list[str]:
@@ -337,10 +319,6 @@ def _operation_key(config: AgenToolConfig, schema: dict[str, Any]) -> str:
     info = config.input_schema.model_fields.get(field)
     # A computed field or property is not an input: its own name is the key.
     return field if info is None else schema_key(field, info, schema.get('properties', {}))
-
-
-def _routes(config: AgenToolConfig) -> Mapping[str, Route]:
-    return config.routing_config.operation_map
 
 
 def _operation(
@@ -375,9 +353,6 @@ def _operation(
     )
 
 
-# --- tools and dependencies ---------------------------------------------------------------------
-
-
 def _tool_metadata(config: AgenToolConfig) -> dict[str, ToolMetadata]:
     metadata = config.tools_metadata
     if not metadata and config.tools:
@@ -390,7 +365,7 @@ def tools_info(registry: AgenToolRegistry, name: str) -> list[CatalogTool]:
     check_registry(registry)
     config = registry.require(name)
     routed: dict[str, list[str]] = {}
-    for op, route in _routes(config).items():
+    for op, route in config.routing_config.operation_map.items():
         routed.setdefault(route.tool, []).append(op)
     return [
         CatalogTool(

@@ -27,7 +27,7 @@ class DependencyGraph(TypedDict):
 
 
 def dependency_graph(registry: AgenToolRegistry, *, include_tools: bool = True) -> DependencyGraph:
-    """Declared dependencies between agentools, the dependencies not registered and the tools of each.
+    """Dependencies between agentools, those not registered, and the tools of each.
 
     Raises:
         ConfigurationError: `registry` is not a registry, or `include_tools` not `True` or `False`.
@@ -36,7 +36,6 @@ def dependency_graph(registry: AgenToolRegistry, *, include_tools: bool = True) 
     check_flag('include_tools', include_tools)  # a truthy 'no' would include them
     agentools: dict[str, list[str]] = {}
     missing: dict[str, list[str]] = {}
-    tools: dict[str, list[str]] = {}
     for name in registry.list_names():
         config = registry.require(name)
         dependencies = list(config.dependencies)
@@ -45,18 +44,14 @@ def dependency_graph(registry: AgenToolRegistry, *, include_tools: bool = True) 
         agentools[name] = dependencies
         if absent := [dep for dep in dict.fromkeys(dependencies) if dep not in registry]:
             missing[name] = absent
-        tools[name] = tool_names(config)
     graph = DependencyGraph(agentools=agentools, missing=missing)
     if include_tools:
-        graph['tools'] = tools
+        graph['tools'] = {name: tool_names(registry.require(name)) for name in agentools}
     return graph
 
 
 def mermaid_graph(registry: AgenToolRegistry, *, include_tools: bool = True) -> str:
-    """The dependency graph as Mermaid flowchart text (`graph LR`), labels escaped.
-
-    Agentools are rounded nodes, solid arrows point to the agentools they depend on, dotted arrows
-    to their tools, and dependencies that are not registered are dashed nodes marked "(missing)".
+    """The dependency graph as Mermaid flowchart text (`graph LR`), labels escaped; missing dependencies dashed.
 
     Raises:
         ConfigurationError: `registry` is not a registry, or `include_tools` not `True` or `False`.
@@ -81,8 +76,8 @@ _ENTITIES = {
     '#': '#35;', '"': '#quot;', '<': '#lt;', '>': '#gt;', '&': '#amp;', '`': '#96;',
     '%': '#37;', '{': '#123;', '}': '#125;', "'": '#39;',
 }  # fmt: skip
-"""Mermaid syntax inside a quoted label, written as entity codes: quotes, HTML, and `%%{...}%%`
-(a directive anywhere in the text, label or not, would reconfigure the whole diagram)."""
+"""Mermaid syntax inside a quoted label, as entity codes: quotes, HTML, and `%%{...}%%` (a directive
+anywhere would reconfigure the whole diagram)."""
 
 
 def _label(text: str) -> str:
@@ -90,8 +85,7 @@ def _label(text: str) -> str:
 
     Nothing is folded, so `a b`, `a\\nb` and `a\\r\\nb` stay three different labels.
     """
-    return ''.join(_ENTITIES.get(char) or _coded(char) for char in text)
-
-
-def _coded(char: str) -> str:
-    return f'#{ord(char)};' if unicodedata.category(char) in NAME_REFUSED_CATEGORIES else char
+    refused = NAME_REFUSED_CATEGORIES
+    return ''.join(
+        _ENTITIES.get(char) or (f'#{ord(char)};' if unicodedata.category(char) in refused else char) for char in text
+    )

@@ -1,13 +1,7 @@
 """The catalog as Markdown, in the architecture guide's layout, with every piece of user-supplied text escaped.
 
-The layout: `# AgenTool Registry Documentation`, `Total AgenTools: N`, then per agentool `## name`,
-`**Description:**`, `**Version:**`, `**Tags:**`, `### Operations` (`- **op**: summary`, with the
-tool, hints and fields as sub-items), `### Tools` (`#### tool (async)`), `### Input Schema` and
-`### Examples` (`#### Example i`, `**Input:**`, `**Output:**`).
-
-Names, descriptions, docstrings, tags and types are escaped so they render as the literal text
-they are: no emphasis, links, headings, lists, HTML or tables can come out of them. Schemas and
-examples are shown as JSON in fenced blocks.
+Names, descriptions, docstrings, tags and types render as the literal text they are (no emphasis,
+links, headings, lists, HTML or tables come out of them); schemas and examples are JSON in fenced blocks.
 """
 
 from __future__ import annotations
@@ -40,18 +34,14 @@ _LINE_START = re.compile(r'^(?:[-+!]|[:=?]|\d+[.)])')
 
 
 def _visible(text: str) -> str:
-    """`text` with whitespace folded to single spaces and every other control or format character
-    (NUL, ESC, zero-width and bidirectional marks) written as its escape (`\\x00`, `\\u202e`), so it
-    can neither hide nor reorder what is around it."""
+    """`text` with whitespace folded and every other control or format character as its escape (`\\u202e`)."""
     folded = ' '.join(text.split())
     if folded.isprintable():
         return folded
-    refused = NAME_REFUSED_CATEGORIES
-    return ''.join(_escaped(char) if unicodedata.category(char) in refused else char for char in folded)
-
-
-def _escaped(char: str) -> str:
-    return char.encode('unicode_escape', 'backslashreplace').decode('ascii')
+    return ''.join(
+        char.encode('unicode_escape').decode('ascii') if unicodedata.category(char) in NAME_REFUSED_CATEGORIES else char
+        for char in folded
+    )
 
 
 def _line_start(match: re.Match[str]) -> str:
@@ -64,8 +54,7 @@ def _line_start(match: re.Match[str]) -> str:
 def escape(text: str, *, line_start: bool = True) -> str:
     """`text` as literal inline Markdown: whitespace folded to single spaces, syntax escaped.
 
-    `line_start=False` is for text that follows something on its line (`**Version:** 1.0.0`),
-    where nothing can open a block, so `1.` needs no escape.
+    `line_start=False` is for text after something on its line, where `1.` opens no block.
     """
     folded = _visible(text)
     inside_words = {match.start() for match in _WORD_UNDERSCORE.finditer(folded)}
@@ -92,18 +81,12 @@ def code(text: str) -> str:
     return f'{fence}{pad}{folded}{pad}{fence}'
 
 
-def _json_escaped(char: str) -> str:
-    """`char` as JSON writes it inside a string, when it is a control or format character (valid JSON either way)."""
-    if char == '\n' or unicodedata.category(char) not in NAME_REFUSED_CATEGORIES:
-        return char
-    return json.dumps(char)[1:-1]
-
-
 def json_block(value: Any) -> str:
     """`value` as indented JSON in a fenced block, control and format characters escaped."""
     text = json.dumps(value, indent=2, ensure_ascii=False)
-    if not text.isprintable():  # JSON escapes C0 controls only: escape DEL, C1, format marks and separators too
-        text = ''.join(_json_escaped(char) for char in text)
+    # JSON escapes C0 controls only: DEL, C1, format marks and separators are escaped as JSON would.
+    refused = NAME_REFUSED_CATEGORIES
+    text = ''.join(json.dumps(c)[1:-1] if c != '\n' and unicodedata.category(c) in refused else c for c in text)
     longest = max((len(run) for run in re.findall(r'^\s*(`+)', text, flags=re.MULTILINE)), default=0)
     fence = '`' * max(3, longest + 1)
     return f'{fence}json\n{text}\n{fence}'
@@ -114,7 +97,7 @@ def markdown_docs(registry: AgenToolRegistry, *, title: str | None = 'AgenTool R
 
     Args:
         registry: The registry to document.
-        title: The level-1 heading; `None` leaves it out (each agentool is a level-2 section).
+        title: The level-1 heading; `None` leaves it out.
 
     Raises:
         ConfigurationError: `registry` is not a registry, or `title` not a string or `None`.
@@ -131,9 +114,6 @@ def markdown_docs(registry: AgenToolRegistry, *, title: str | None = 'AgenTool R
 
 def agentool_markdown(entry: CatalogEntry, *, heading_level: int = 2) -> str:
     """One catalog entry as Markdown, laid out as in `markdown_docs`, its name a heading of `heading_level`.
-
-    For pages that show one agentool (the MkDocs plugin's): `heading_level=1` makes its name the
-    page title, its sections (`## Operations`...) one level below.
 
     Raises:
         ConfigurationError: `heading_level` is not an integer from 1 to 4 (the sections go two deeper).

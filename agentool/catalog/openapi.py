@@ -1,15 +1,9 @@
 """The catalog as an OpenAPI document: 3.0.0 by default, as the architecture guide's, or 3.1.0.
 
-Each agentool gets `POST /agentools/{name}` (operationId `execute_{name}`, tagged with its tags),
-whose request body is its whole input schema, and each operation gets
-`POST /agentools/{name}/{operation}` (operationId `{name}_{operation}`, tagged with the operation
-and the agentool's tags), whose request body is the input for that operation alone (the operation
-field fixed, only the fields it uses; see `agentool.catalog.data`). Models shared by several
-schemas live once under `components/schemas`. Names are percent-encoded in paths. Route metadata
-(hints, tags, limits) is under the `x-agentool` extension. For 3.0 each JSON schema pydantic
-writes (2020-12) is rewritten to the 3.0 dialect (`agentool.catalog._openapi30`): `const` as a
-one-value `enum`, `null` as `nullable`, tuples as one `items` schema, numeric
-`exclusiveMinimum`/`exclusiveMaximum` as flags, keywords 3.0 lacks left out.
+Each agentool gets `POST /agentools/{name}` (its whole input) and each operation
+`POST /agentools/{name}/{operation}` (the input for that operation alone). Shared models live
+once under `components/schemas`; names are percent-encoded in paths; route metadata is under
+`x-agentool`. For 3.0 every schema is rewritten to 3.0's dialect (`agentool.catalog._openapi30`).
 """
 
 from __future__ import annotations
@@ -49,6 +43,7 @@ _ERROR_SCHEMA: dict[str, Any] = {
     'required': ['error', 'message'],
 }
 _UNTYPED_OUTPUT: dict[str, Any] = {'description': 'Any JSON value: the agentool declares no output type.'}
+_HINTS = ('read_only', 'idempotent', 'destructive', 'concurrent_safe', 'max_output_chars', 'tags')
 
 
 def openapi_spec(
@@ -62,19 +57,18 @@ def openapi_spec(
     """An OpenAPI document for every agentool in `registry` (JSON-serialisable, deterministic).
 
     Raises:
-        ConfigurationError: `openapi_version` is not one this generator writes (`3.0.0` or `3.1.0`),
-            `registry` is not a registry, `title` or `version` not a string, or `description` not a
-            string or `None` (the document would not validate).
+        ConfigurationError: `openapi_version` is not `3.0.0` or `3.1.0`, `registry` is not a
+            registry, `title` or `version` not a string, or `description` not a string or `None`.
     """
     check_registry(registry)
     check_text('title', title)
     check_text('version', version)
     check_text('description', description, optional=True)
     check_choice('openapi_version', openapi_version, OPENAPI_VERSIONS, why=' (this generator writes no other)')
-    # Each schema is rewritten where it is made, so the rewrite sees schemas only, never the document around them.
-    dialect: Callable[[dict[str, Any]], dict[str, Any]] = schema_30 if openapi_version == '3.0.0' else _as_is
-    catalog = export_catalog(registry)
-    entries = catalog['agentools']
+    # Each schema is rewritten where it is made, so the rewrite sees schemas only; 3.1 takes them as
+    # pydantic writes them (JSON Schema 2020-12), copied.
+    dialect: Callable[[dict[str, Any]], dict[str, Any]] = schema_30 if openapi_version == '3.0.0' else dict[str, Any]
+    entries = export_catalog(registry)['agentools']
     inputs, outputs, components = _schemas(registry, [entry['name'] for entry in entries])
     outputs = {name: dialect(schema) for name, schema in outputs.items()}
     error_name = _unique('AgenToolError', components)
@@ -92,12 +86,12 @@ def openapi_spec(
                 'summary': entry['description'] or f'Execute {name} AgenTool',
                 **({'description': entry['description']} if entry['description'] else {}),
                 'tags': list(entry['tags']),
-                'requestBody': _body({'$ref': inputs[name]} if inputs[name] else {}),
+                'requestBody': _body({'$ref': inputs[name]}),
                 'responses': responses,
                 'x-agentool': {'agentool': name, 'version': entry['version'], 'tags': entry['tags']},
             }
         }
-        input_definition = components.get(inputs[name].removeprefix(_REF_PREFIX), {})
+        input_definition = components[inputs[name].removeprefix(_REF_PREFIX)]
         for operation in entry['operations']:
             op = operation['name']
             schema = operation_request_schema(
@@ -121,26 +115,20 @@ def openapi_spec(
                         'agentool': name,
                         'operation': op,
                         'tool': operation['tool'],
-                        'read_only': operation['read_only'],
-                        'idempotent': operation['idempotent'],
-                        'destructive': operation['destructive'],
-                        'concurrent_safe': operation['concurrent_safe'],
-                        'max_output_chars': operation['max_output_chars'],
-                        'tags': operation['tags'],
+                        **{key: operation[key] for key in _HINTS},
                     },
                 }
             }
     info: dict[str, Any] = {'title': title, 'version': version}
     if description:
         info['description'] = description
-    spec: dict[str, Any] = {
+    return {
         'openapi': openapi_version,
         'info': info,
         'tags': [{'name': tag} for tag in sorted({tag for entry in entries for tag in entry['tags']})],
         'paths': paths,
         'components': {'schemas': {name: dialect(schema) for name, schema in sorted(components.items())}},
     }
-    return spec
 
 
 def _schemas(registry: AgenToolRegistry, names: list[str]) -> tuple[dict[str, str], dict[str, Any], dict[str, Any]]:
@@ -162,12 +150,8 @@ def _schemas(registry: AgenToolRegistry, names: list[str]) -> tuple[dict[str, st
     for ((name, kind), _mode), schema in schemas.items():
         if kind == 'output':
             outputs[name] = schema
-            continue
-        ref = schema.get('$ref')
-        if not isinstance(ref, str):  # an input model always becomes a component; be safe anyway
-            ref = _REF_PREFIX + _unique(f'{name}_input', components)
-            components[ref.removeprefix(_REF_PREFIX)] = schema
-        inputs[name] = ref
+        else:  # an input model always becomes a component
+            inputs[name] = schema['$ref']
     return inputs, outputs, components
 
 
@@ -175,11 +159,6 @@ def _non_null(request_schema: dict[str, Any]) -> list[str]:
     """The keys the catalog's request schema gives no `null` branch: those the operation needs a value for."""
     properties: dict[str, Any] = request_schema.get('properties', {})
     return [key for key, prop in properties.items() if {'type': 'null'} not in prop.get('anyOf', [])]
-
-
-def _as_is(schema: dict[str, Any]) -> dict[str, Any]:
-    """OpenAPI 3.1's dialect: JSON Schema 2020-12, as pydantic writes it."""
-    return schema
 
 
 def _body(schema: dict[str, Any]) -> dict[str, Any]:
@@ -200,7 +179,7 @@ def _responses(output: dict[str, Any] | None, error_ref: dict[str, Any]) -> dict
 
 
 def _unique(candidate: str, taken: set[str] | dict[str, Any]) -> str:
-    """`candidate`, or `candidate_2`, `candidate_3`… whichever is not taken yet; sets record it."""
+    """`candidate`, or `candidate_2`, `candidate_3`… whichever is not taken yet; a set records it."""
     name, counter = candidate, 1
     while name in taken:
         counter += 1

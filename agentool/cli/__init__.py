@@ -12,28 +12,13 @@ agentool [--import MODULE]... COMMAND ...
   cassette ACTION FILE...   show | diff A B | prune | scrub: review and clean cassettes
 ```
 
-Nothing is imported implicitly: `--import MODULE` (repeatable, before or after the command)
-imports the modules that register agentools; the working directory is importable (after the
-standard library and installed packages, so a `queue.py` there shadows nothing), and no
-`__pycache__/` is written for what is imported that way. Errors are
-one line on stderr and exit status 1 (2 for usage errors), never a traceback. `cassette diff`
-exits 1 when the two differ (for CI); `cassette prune` and `scrub` handle every file, saying
-what they did to each, then exit 1 if any failed.
+`--import MODULE` (repeatable, before or after the command) imports the modules that register
+agentools; nothing else is imported implicitly. Errors are one line on stderr and exit status 1
+(2 for usage errors), never a traceback.
 
-`agentool --help`, `agentool COMMAND --help` and usage errors answer without importing pydantic-ai:
-this module imports only the standard library and two stdlib-only helpers at module level, and the
-console script (`agentool_cli`) defers the package's `__init__` until a command runs.
-
-Adding a command (keep this module import-light):
-
-- declare its arguments in a `configure(parser)` function here, with argparse only;
-- write its handler `run_NAME(args) -> int` (the exit status) in `agentool.cli._commands`, or in a
-  module of its own, which may import the library freely;
-- add one `_command(NAME, help, configure)` to `COMMANDS`: its `run` is `_handler('run_NAME')`,
-  which imports the handlers' module only when the command runs. A command group (`agentool
-  cassette diff|show ...`) is one command whose handler dispatches on the sub-command.
-
-`tests/test_cli.py` checks that `--help` and usage errors never import pydantic-ai.
+`--help` and usage errors answer without importing pydantic-ai: this module imports only the
+standard library and stdlib-only helpers. A new command declares its arguments here with argparse
+alone, and its handler `run_NAME(args) -> int` in `agentool.cli._commands`, imported when it runs.
 """
 
 from __future__ import annotations
@@ -61,21 +46,6 @@ class Command:
     help: str
     configure: Callable[[argparse.ArgumentParser], None]
     run: Callable[[argparse.Namespace], int]
-
-
-def _handler(name: str) -> Callable[[argparse.Namespace], int]:
-    """The handler `name` of `agentool.cli._commands`, imported only when the command runs."""
-
-    def run(args: argparse.Namespace) -> int:
-        from . import _commands
-
-        handler: Callable[[argparse.Namespace], int] = getattr(_commands, name)
-        return handler(args)
-
-    return run
-
-
-# --- commands --------------------------------------------------------------------------------------
 
 
 def _configure_list(parser: argparse.ArgumentParser) -> None:
@@ -121,39 +91,49 @@ def _configure_mcp(parser: argparse.ArgumentParser) -> None:
     http = parser.add_argument_group(
         'streamable-http', 'serving over HTTP at http://HOST:PORT/mcp (only with --transport streamable-http)'
     )
-    # No defaults here (None = not given), so options given with stdio are refused, not ignored.
-    http.add_argument('--host', help='address to listen on (default: 127.0.0.1, loopback)')
-    http.add_argument('--port', type=int, help='port (default: 8000; 0 picks a free one)')
-    http.add_argument(
-        '--token-file', metavar='FILE', help='require this bearer token (default: $AGENTOOL_MCP_TOKEN if set)'
-    )
-    http.add_argument(
-        '--allow-unauthenticated',
-        action='store_true',
-        default=None,
-        help='serve without a token on a non-loopback address (a proxy in front must authenticate)',
-    )
-    http.add_argument('--max-request-bytes', type=int, metavar='N', help='larger requests get 413 (default: 1 MiB)')
-    http.add_argument('--max-sessions', type=int, metavar='N', help='most sessions open at once (default: 1000)')
-    http.add_argument(
-        '--max-sessions-per-client',
-        type=int,
-        metavar='N',
-        help='per client (default: 32, or half of a smaller --max-sessions)',
-    )
-    http.add_argument('--session-idle-timeout', type=float, metavar='S', help='close idle sessions (default: 300)')
-    http.add_argument('--shutdown-timeout', type=float, metavar='S', help='wait for calls on stop (default: 30)')
-    http.add_argument('--allowed-origin', dest='allowed_origins', action='append', metavar='ORIGIN', help='repeatable')
-    http.add_argument(
-        '--tokens-file', metavar='FILE', help='named bearer tokens, one NAME TOKEN a line (each name its own client)'
-    )
-    http.add_argument(
-        '--trusted-proxy',
-        dest='trusted_proxies',
-        action='append',
-        metavar='ADDR',
-        help='a proxy whose X-Forwarded-For names the client (address or network; repeatable)',
-    )
+    # No defaults (None = not given), so options given with stdio are refused, not ignored; each
+    # sets the `HttpOptions` field of its name, which `http_options` maps back to the option.
+    actions = [
+        http.add_argument('--host', help='address to listen on (default: 127.0.0.1, loopback)'),
+        http.add_argument('--port', type=int, help='port (default: 8000; 0 picks a free one)'),
+        http.add_argument(
+            '--token-file', metavar='FILE', help='require this bearer token (default: $AGENTOOL_MCP_TOKEN if set)'
+        ),
+        http.add_argument(
+            '--allow-unauthenticated',
+            action='store_true',
+            default=None,
+            help='serve without a token on a non-loopback address (a proxy in front must authenticate)',
+        ),
+        http.add_argument(
+            '--max-request-bytes', type=int, metavar='N', help='larger requests get 413 (default: 1 MiB)'
+        ),
+        http.add_argument('--max-sessions', type=int, metavar='N', help='most sessions open at once (default: 1000)'),
+        http.add_argument(
+            '--max-sessions-per-client',
+            type=int,
+            metavar='N',
+            help='per client (default: 32, or half of a smaller --max-sessions)',
+        ),
+        http.add_argument('--session-idle-timeout', type=float, metavar='S', help='close idle sessions (default: 300)'),
+        http.add_argument('--shutdown-timeout', type=float, metavar='S', help='wait for calls on stop (default: 30)'),
+        http.add_argument(
+            '--allowed-origin', dest='allowed_origins', action='append', metavar='ORIGIN', help='repeatable'
+        ),
+        http.add_argument(
+            '--tokens-file',
+            metavar='FILE',
+            help='named bearer tokens, one NAME TOKEN a line (each name its own client)',
+        ),
+        http.add_argument(
+            '--trusted-proxy',
+            dest='trusted_proxies',
+            action='append',
+            metavar='ADDR',
+            help='a proxy whose X-Forwarded-For names the client (address or network; repeatable)',
+        ),
+    ]
+    parser.set_defaults(http_options={action.dest: action.option_strings[0] for action in actions})
 
 
 def _configure_cassette(parser: argparse.ArgumentParser) -> None:
@@ -165,7 +145,15 @@ def _configure_cassette(parser: argparse.ArgumentParser) -> None:
 
 
 def _command(name: str, help: str, configure: Callable[[argparse.ArgumentParser], None]) -> Command:
-    return Command(name=name, help=help, configure=configure, run=_handler(f'run_{name}'))
+    """Command `name`, whose handler `run_NAME` in `agentool.cli._commands` is imported only when it runs."""
+
+    def run(args: argparse.Namespace) -> int:
+        from . import _commands
+
+        handler: Callable[[argparse.Namespace], int] = getattr(_commands, f'run_{name}')
+        return handler(args)
+
+    return Command(name=name, help=help, configure=configure, run=run)
 
 
 COMMANDS: tuple[Command, ...] = (
@@ -180,18 +168,14 @@ COMMANDS: tuple[Command, ...] = (
 """The subcommands, in the order `--help` lists them."""
 
 
-# --- parsing and running ---------------------------------------------------------------------------
-
-
 class _Parser(argparse.ArgumentParser):
-    """An `ArgumentParser` whose errors are one line, and whose "invalid choice" errors suggest the closest choice."""
+    """An `ArgumentParser` whose errors are one line, an "invalid choice" suggesting the closest."""
 
     def error(self, message: str) -> NoReturn:
         if match := re.search(r"invalid choice: '(.*?)' \(choose from (.*)\)", message):
             choices = re.findall(r"'([^']*)'", match.group(2)) or [c.strip() for c in match.group(2).split(',')]
             message += did_you_mean(suggest(match.group(1), choices)).replace('; did', ' -- did')
-        # One line like every other error, rather than argparse's usage block above it: the usage is
-        # one `--help` away, and a script reading stderr gets the message alone.
+        # One line like every other error, without argparse's usage block: the usage is one `--help` away.
         shown = clip(terminal_safe(message), MAX_ERROR_LINE - 100)  # an argument's ESC or CR is shown, not obeyed
         self.exit(2, f"{self.prog}: error: {shown} (see '{self.prog} --help')\n")
 
@@ -234,12 +218,10 @@ def _load_package() -> None:
 def _import_modules(modules: Sequence[str]) -> None:
     from .._modules import import_modules
 
-    # Appended, never first: a `queue.py` or `sqlite3.py` in the working directory must not replace
-    # the standard library's module for everything imported after it.
+    # Appended, never first: a `queue.py` in the working directory must not shadow the standard library.
     if modules and os.getcwd() not in sys.path:
         sys.path.append(os.getcwd())
-    # The working directory is the user's: looking at their agentools must not leave `__pycache__/`
-    # next to their modules. Only for these imports: a program calling `main()` keeps its setting.
+    # Looking at the user's agentools must not leave `__pycache__/` next to their modules.
     write_bytecode = sys.dont_write_bytecode
     sys.dont_write_bytecode = True
     try:
@@ -277,8 +259,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _detach_stdout() -> None:
-    # What is still buffered can go nowhere; pointing stdout at the null device keeps the flush at
-    # exit from reporting the same broken pipe again.
+    # Stdout at the null device, so the flush at exit does not report the same broken pipe again.
     with open(os.devnull, 'wb') as null:
         os.dup2(null.fileno(), sys.stdout.fileno())
 

@@ -12,10 +12,9 @@ __all__ = ('read_stdin', 'call', 'plain_agent')
 
 
 def read_stdin(name: str, limit: int) -> str:
-    """Standard input, read no further than one byte past the agentool's `max_input_bytes`.
+    """Standard input, read no further than one byte past the agentool's `max_input_bytes`, size checked first.
 
-    The size is checked before anything is decoded or parsed, as for an argument (the manager
-    checks that); JSON that is not UTF-8 gets the manager's typed error.
+    JSON that is not UTF-8 gets the manager's typed error.
     """
     stream = getattr(sys.stdin, 'buffer', None)
     if stream is None:  # a text stream without bytes underneath (replaced in a program calling `main`)
@@ -42,9 +41,7 @@ async def call(registry: AgenToolRegistry, name: str, prompt: str, output_type: 
     injector = get_injector()
     if name not in injector:  # registered without `create_agentool`
         return (await plain_agent(registry, name, output_type).run(prompt)).output
-    # Validated first, so bad input is reported before any resource is made; the run itself builds
-    # the deps (`MissingDepsError`, naming what is missing, when it cannot).
-    registry.get_manager(name).validate_json(prompt)
+    registry.get_manager(name).validate_json(prompt)  # bad input is reported before any resource is made
     return (await injector.get(name).run(prompt)).output
 
 

@@ -1,8 +1,4 @@
-"""What each `agentool` command does: the handlers `agentool.cli` runs once the arguments are parsed.
-
-`agentool.cli` declares the commands with argparse alone and imports this module only when one
-runs, so `--help` and usage errors never import pydantic-ai; this module imports the library freely.
-"""
+"""What each `agentool` command does: the handlers `agentool.cli` imports only when one runs."""
 
 from __future__ import annotations
 
@@ -20,22 +16,18 @@ from .._terminal import error_line, terminal_safe
 from ..catalog import catalog_entry, input_schema
 from ..catalog import operations as catalog_operations
 from ..catalog.data import field_wording, operation_hints
-from ..core.registry import AgenToolRegistry, get_registry
+from ..core.registry import get_registry
 from ._call import call, read_stdin
 from ._errors import MAX_ERROR_LINE, CLIError, UsageError
 
 __all__ = ('run_list', 'run_show', 'run_schema', 'run_call', 'run_catalog', 'run_mcp', 'run_cassette')
 
 
-def _registry() -> AgenToolRegistry:
-    return get_registry()
-
-
 _NOTHING_IMPORTED = 'use --import MODULE to import the modules that register them'
 
 
 def _require(name: str) -> str:
-    registry = _registry()
+    registry = get_registry()
     if not len(registry):  # the usual first mistake: nothing was imported, so no name can match
         raise CLIError(f'no agentool named {quote(name)}: no agentools are registered; {_NOTHING_IMPORTED}')
     registry.require(name)  # raises AgenToolNotFoundError with "did you mean" suggestions
@@ -43,13 +35,8 @@ def _require(name: str) -> str:
 
 
 def _json_text(value: Any) -> str:
-    # Always RFC 8259 JSON: a float JSON has no number for, wherever it is left (an enum of floats, a
-    # schema's bound), is a string as the catalog writes an infinite default ('Infinity'), never `Infinity`.
+    # Always RFC 8259 JSON: an infinite float left anywhere (a schema's bound) is 'Infinity', as the catalog writes it.
     return to_json(value, indent=2, serialize_unknown=True, inf_nan_mode='strings').decode()
-
-
-def _print_json(value: Any) -> None:
-    print(_json_text(value))
 
 
 def _line(text: str, *, keep_newlines: bool = False) -> None:
@@ -71,7 +58,7 @@ def _write(text: str, output: str | None) -> None:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    registry = _registry()
+    registry = get_registry()
     names = registry.search(tags=args.tag, name_pattern=args.match)
     rows = [(name, registry.require(name)) for name in names]
     if args.json:
@@ -80,7 +67,7 @@ def run_list(args: argparse.Namespace) -> int:
             | {'operations': list(c.routing_config.operation_map)}
             for n, c in rows
         ]
-        _print_json(summary)
+        print(_json_text(summary))
         return 0
     if not rows:
         hint = '' if len(registry) else f'; {_NOTHING_IMPORTED}'
@@ -93,9 +80,9 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    entry = catalog_entry(_registry(), _require(args.name))
+    entry = catalog_entry(get_registry(), _require(args.name))
     if args.json:
-        _print_json(entry)
+        print(_json_text(entry))
         return 0
     _line(f'{entry["name"]} {entry["version"]}')
     if entry['description']:
@@ -106,14 +93,13 @@ def run_show(args: argparse.Namespace) -> int:
     _line('  operations:')
     for op in entry['operations']:
         _line(f'    {op["name"]} -> {op["tool"]}  {_first_line(op["description"])}'.rstrip())
-        # Worded as the Markdown catalog words them (one home: `agentool.catalog.data`), without its markup.
         hints = (['deprecated'] if op['deprecated'] else []) + operation_hints(op)
         if hints:
             _line(f'      hints: {", ".join(hints)}')
         for field in op['fields']:
             wording = field_wording(field, op['request_schema'])  # e.g. 'int, optional, default 50'
             _line(f'      {field["name"]} ({wording})  {field["description"] or ""}'.rstrip())
-    if problems := _registry().validate_config(args.name):  # errors, and warnings such as an unfilled parameter
+    if problems := get_registry().validate_config(args.name):  # errors, and warnings such as an unfilled parameter
         _line('  problems:')
         for problem in problems:
             _line(f'    {problem.severity}: {problem.message}')
@@ -121,11 +107,11 @@ def run_show(args: argparse.Namespace) -> int:
 
 
 def run_schema(args: argparse.Namespace) -> int:
-    registry = _registry()
+    registry = get_registry()
     name = _require(args.name)
     if args.output:
         entry = catalog_entry(registry, name)
-        _print_json(entry['output_schema'] or {'description': 'untyped: the output is JSON text'})
+        print(_json_text(entry['output_schema'] or {'description': 'untyped: the output is JSON text'}))
     elif args.operation is not None:
         operations = catalog_operations(registry, name)
         if args.operation not in operations:
@@ -133,14 +119,14 @@ def run_schema(args: argparse.Namespace) -> int:
                 f'agentool {name!r} has no operation {quote(args.operation)}'
                 f'{did_you_mean(suggest(args.operation, operations))}'
             )
-        _print_json(operations[args.operation]['request_schema'])
+        print(_json_text(operations[args.operation]['request_schema']))
     else:
-        _print_json(input_schema(registry, name))
+        print(_json_text(input_schema(registry, name)))
     return 0
 
 
 def run_call(args: argparse.Namespace) -> int:
-    registry = _registry()
+    registry = get_registry()
     name = _require(args.name)
     config = registry.require(name)
     output_type = config.output_type
@@ -153,7 +139,7 @@ def run_call(args: argparse.Namespace) -> int:
         manager = registry.get_manager(name)
         operation = manager.operation_of(manager.validate_json(prompt))
         check_json_numbers(output, agentool=name, operation=operation)
-        _print_json(output)
+        print(_json_text(output))
     return 0
 
 
@@ -162,7 +148,7 @@ def run_catalog(args: argparse.Namespace) -> int:
         raise UsageError(f'--title only applies to --format markdown or openapi (the format is {args.format})')
     if args.openapi_version is not None and args.format != 'openapi':
         raise UsageError(f'--openapi-version only applies to --format openapi (the format is {args.format})')
-    registry = _registry()
+    registry = get_registry()
     if args.format == 'json':
         text = _json_text(registry.export_catalog())
     elif args.format == 'markdown':
@@ -176,33 +162,17 @@ def run_catalog(args: argparse.Namespace) -> int:
     return 0
 
 
-_HTTP_OPTIONS = {
-    'host': '--host',
-    'port': '--port',
-    'token_file': '--token-file',
-    'allow_unauthenticated': '--allow-unauthenticated',
-    'max_request_bytes': '--max-request-bytes',
-    'max_sessions': '--max-sessions',
-    'max_sessions_per_client': '--max-sessions-per-client',
-    'session_idle_timeout': '--session-idle-timeout',
-    'shutdown_timeout': '--shutdown-timeout',
-    'allowed_origins': '--allowed-origin',
-    'tokens_file': '--tokens-file',
-    'trusted_proxies': '--trusted-proxy',
-}
-"""The `HttpOptions` fields the `mcp` command sets, with their options."""
-
-
 def run_mcp(args: argparse.Namespace) -> int:
     from ..mcp import HttpOptions, serve  # the optional `mcp` extra, imported only here
 
-    given = {field: getattr(args, field) for field in _HTTP_OPTIONS if getattr(args, field) is not None}
+    flags: dict[str, str] = args.http_options  # `HttpOptions` field -> its option
+    given = {field: getattr(args, field) for field in flags if getattr(args, field) is not None}
     if args.transport != 'streamable-http' and given:
-        options = ', '.join(_HTTP_OPTIONS[field] for field in given)
+        options = ', '.join(flags[field] for field in given)
         raise UsageError(f'{options} only apply to --transport streamable-http (the transport is {args.transport})')
     # stdio carries the protocol on stdout, so nothing else may be printed there.
     serve(
-        _registry(),
+        get_registry(),
         include=args.include or None,
         exclude=args.exclude or (),
         transport=args.transport,

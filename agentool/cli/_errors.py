@@ -1,14 +1,11 @@
-"""The command line's own failures, apart from the library's typed errors (`agentool.errors`).
-
-A module of its own, importing nothing, so `agentool.cli` (import-light) and its handlers share them.
-"""
+"""The command line's own failures, apart from the library's typed errors; this module imports nothing."""
 
 from __future__ import annotations
 
 __all__ = ('CLIError', 'UsageError', 'MAX_ERROR_LINE')
 
 MAX_ERROR_LINE = 1900
-"""The longest error line the command writes, whatever the caller sent (an error's message is bounded too)."""
+"""The longest error line the command writes, whatever the caller sent."""
 
 
 class CLIError(Exception):

@@ -1,8 +1,7 @@
 """The run result of a dispatched turn: the answer in the agent's output type, and the turn in the history.
 
-The turn is recorded as a `ModelRequest` holding the user prompt and a `ModelResponse` holding the
-answer as text, so a model that continues the conversation sees what was asked and answered. The
-response is marked: `provider_name` is `DISPATCH_PROVIDER`, `model_name` is `agentool:NAME` and
+The turn is a `ModelRequest` (the prompt) and a `ModelResponse` (the answer as text), so a model
+continuing the conversation sees it; the response's `provider_name` is `DISPATCH_PROVIDER` and
 `metadata[DISPATCH_METADATA_KEY]` holds the rule, agentool and operation (`dispatch_record` reads it).
 """
 
@@ -50,11 +49,8 @@ def dispatch_record(message: ModelMessage) -> DispatchRecord | None:
     record = (message.metadata or {}).get(DISPATCH_METADATA_KEY)
     if not isinstance(record, dict):
         return None
-    data = cast(dict[str, Any], record)
-    values = [data.get(key) for key in ('rule', 'agentool', 'operation')]
-    if not all(
-        isinstance(value, str) for value in values
-    ):  # not a record this module wrote (edited, or another tool's)
+    values = [cast(dict[str, Any], record).get(key) for key in ('rule', 'agentool', 'operation')]
+    if not all(isinstance(value, str) for value in values):  # not a record this module wrote
         return None
     rule, agentool, operation = cast(list[str], values)
     return DispatchRecord(rule=rule, agentool=agentool, operation=operation)
@@ -127,22 +123,17 @@ def fit_output(value: Any, spec: object, *, rule: str, agentool: str, operation:
         ) from None
 
 
-def _text(output: Any) -> str:
-    return output if isinstance(output, str) else to_json(output).decode()
-
-
 def build_result(ctx: RunContext[Any], prompt: str, output: Any, record: DispatchRecord) -> AgentRunResult[Any]:
     """The run result of a dispatched turn, with the turn appended to the run's history (`ctx.messages`).
 
-    The history is extended in place, as pydantic-ai asks of a capability that changes it, so every
-    view of the run (`run`, `run_stream`, `iter`) sees the same messages. Usage is the run's, with no
-    model request added.
+    The history is extended in place, as pydantic-ai asks of a capability, so every view of the run
+    sees the same messages. Usage is the run's, with no model request added.
     """
     start = len(ctx.messages)
     meta = {'rule': record.rule, 'agentool': record.agentool, 'operation': record.operation}
     request = ModelRequest(parts=[UserPromptPart(prompt)], run_id=ctx.run_id, conversation_id=ctx.conversation_id)
     response = ModelResponse(
-        parts=[TextPart(_text(output))],
+        parts=[TextPart(output if isinstance(output, str) else to_json(output).decode())],
         model_name=f'agentool:{record.agentool}',
         provider_name=DISPATCH_PROVIDER,
         finish_reason='stop',
@@ -157,12 +148,10 @@ def build_result(ctx: RunContext[Any], prompt: str, output: Any, record: Dispatc
         'new_message_index': start,
         'usage': ctx.usage,
         'metadata': ctx.metadata,
+        'run_id': ctx.run_id,
+        'conversation_id': ctx.conversation_id,
     }
-    if ctx.run_id is not None:
-        data['run_id'] = ctx.run_id
-    if ctx.conversation_id is not None:
-        data['conversation_id'] = ctx.conversation_id
-    return _result_adapter().validate_python(data)
+    return _result_adapter().validate_python({key: value for key, value in data.items() if value is not None})
 
 
 @cache

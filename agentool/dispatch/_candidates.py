@@ -1,13 +1,13 @@
 """The agentools a dispatch may run: each one's operations and input limit, looked up only when asked.
 
-Rules that find their target (a `JsonRule` without `agentool`) read the operations; every rule
-reads the input limit (`max_input_bytes`) of the agentool it would send a prompt to, so that a
-prompt over it is refused, or declined, before it is parsed or matched.
+Every rule reads the input limit of the agentool it would send a prompt to, so that a prompt over
+it is refused, or declined, before it is parsed or matched.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from functools import cached_property
 
 from ..core.definition import DEFAULT_MAX_INPUT_BYTES
 from ..core.registry import AgenToolRegistry
@@ -17,85 +17,64 @@ __all__ = ('Candidates', 'input_limit', 'utf8_size_over', 'unknown_target')
 
 
 class Candidates(Mapping[str, Sequence[str]]):
-    """Each candidate agentool's operations, each looked up only when a rule asks for it.
-
-    A prompt naming its agentool asks about that one only; a rule matching by operation reads them all.
-    """
+    """Each candidate agentool's operations, each looked up only when a rule asks for it."""
 
     def __init__(self, registry: AgenToolRegistry, names: Sequence[str] | None) -> None:
         self._registry = registry
         self._names = names
-        self._checked: list[str] | None = None
-        self._operations: dict[str, Sequence[str]] = {}
 
+    @cached_property
     def _candidates(self) -> list[str]:
-        if self._checked is None:
-            registry = self._registry
-            if self._names is None:
-                self._checked = registry.list_names()
-            else:
-                for name in self._names:
-                    if name not in registry:
-                        suggestions = suggest(name, registry.list_names())
-                        raise ConfigurationError(
-                            f'DispatchCapability(agentools=...) names {quote(name)}, which is not registered'
-                            f'{did_you_mean(suggestions)}',
-                            option='agentools',
-                            value=quote(name),
-                            suggestions=suggestions,
-                        )
-                self._checked = list(self._names)
-        return self._checked
+        registry = self._registry
+        for name in self._names or ():
+            if name not in registry:
+                suggestions = suggest(name, registry.list_names())
+                raise ConfigurationError(
+                    f'DispatchCapability(agentools=...) names {quote(name)}, which is not registered'
+                    f'{did_you_mean(suggestions)}',
+                    option='agentools',
+                    value=quote(name),
+                    suggestions=suggestions,
+                )
+        return registry.list_names() if self._names is None else list(self._names)
 
     def max_input_bytes(self, name: str | None) -> int:
-        """The input limit of agentool `name`; with `None`, the largest of every candidate's.
-
-        An agentool that is not registered (the rule's mistake, reported when a prompt reaches it)
-        and an empty candidate list have the default limit.
-        """
+        """The input limit of agentool `name` (the default if not registered); with `None`, the largest candidate's."""
         if name is not None:
             return self._registry.require(name).max_input_bytes if name in self._registry else DEFAULT_MAX_INPUT_BYTES
-        limits = [self._registry.require(candidate).max_input_bytes for candidate in self._candidates()]
+        limits = [self._registry.require(candidate).max_input_bytes for candidate in self._candidates]
         return max(limits, default=DEFAULT_MAX_INPUT_BYTES)
 
     def __contains__(self, key: object) -> bool:
         if not isinstance(key, str):
             return False
         # Every registered agentool is a candidate unless `agentools=` lists them (a short list).
-        return key in self._registry if self._names is None else key in self._candidates()
+        return key in self._registry if self._names is None else key in self._candidates
 
     def __getitem__(self, key: str) -> Sequence[str]:
-        if (found := self._operations.get(key)) is None:
-            if key not in self:
-                raise KeyError(key)
-            # From the configuration, not the manager: an agentool that cannot run (registered for its
-            # docs, say) is a candidate like any other, and refuses only when a prompt picks it.
-            found = self._operations[key] = list(self._registry.require(key).routing_config.operation_map)
-        return found
+        if key not in self:
+            raise KeyError(key)
+        # From the configuration, not the manager: an agentool that cannot run refuses only when a prompt picks it.
+        return list(self._registry.require(key).routing_config.operation_map)
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._candidates())
+        return iter(self._candidates)
 
     def __len__(self) -> int:
-        return len(self._candidates())
+        return len(self._candidates)
 
 
 def input_limit(operations: Mapping[str, Sequence[str]], name: str | None) -> int:
-    """`Candidates.max_input_bytes` when the capability passed the candidates, else the default limit.
-
-    A rule's `match` may be called with a plain mapping (a test of a custom rule, say): the
-    default limit still bounds what the rule reads.
-    """
+    """`Candidates.max_input_bytes`; the default limit for a plain mapping (a rule's `match` called in a test)."""
     if isinstance(operations, Candidates):
         return operations.max_input_bytes(name)
     return DEFAULT_MAX_INPUT_BYTES
 
 
 def utf8_size_over(text: str, limit: int) -> int | None:
-    """The UTF-8 size of `text` when it exceeds `limit` bytes, else `None`.
+    """The UTF-8 size of `text` when it exceeds `limit` bytes, else `None`, counted as the manager counts.
 
-    Counted as the manager counts (a lone surrogate as the 3 bytes 'surrogatepass' gives it), and
-    without encoding when the length alone decides: a character is 1 to 4 bytes.
+    Not encoded when the length alone decides: a character is 1 to 4 bytes.
     """
     if len(text) * 4 <= limit:
         return None
@@ -104,10 +83,7 @@ def utf8_size_over(text: str, limit: int) -> int | None:
 
 
 def unknown_target(rule: str, name: str, known: Iterable[str], *, scope: str = '') -> DispatchTargetError:
-    """The error for rule `rule` naming agentool `name`, which is not among `known`, with close names.
-
-    `scope` ends the "which is not registered" clause (`' or not one this dispatch may run'`).
-    """
+    """The error for rule `rule` naming agentool `name`, not among `known`; `scope` ends "which is not registered"."""
     suggestions = suggest(name, known)
     return DispatchTargetError(
         f'rule {rule!r} names agentool {quote(name)}, which is not registered{scope}{did_you_mean(suggestions)}',

@@ -1,14 +1,13 @@
 """`DispatchCapability`: ordered rules in front of any pydantic-ai agent answer structured turns without the model.
 
-It uses one public hook, `wrap_run`: when a rule claims the turn, the agentool runs and the hook
-returns the run's result without calling the handler, so the model is never asked (usage shows no
-request). Otherwise the run goes on untouched. `run`, `run_sync`, `run_stream`, `iter` and
-`message_history` continuation all go through that hook.
+It uses one public hook, `wrap_run`, which every way of running an agent goes through: when a rule
+claims the turn, the agentool answers and the hook returns without calling the handler.
 """
 
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
@@ -59,30 +58,23 @@ class _Counter:
 
     def reset(self) -> None:
         with self._lock:
-            self._counts = DispatchCounts()
-            self._by_rule: dict[str, int] = {}
+            self._outcomes = Counter[DispatchOutcome]()
+            self._by_rule = Counter[str]()
 
     def add(self, outcome: DispatchOutcome, rule: str | None) -> None:
         with self._lock:
-            c = self._counts
+            self._outcomes[outcome] += 1
             if outcome == 'dispatched' and rule is not None:
-                self._by_rule[rule] = self._by_rule.get(rule, 0) + 1
-            self._counts = DispatchCounts(
-                dispatched=c.dispatched + (outcome == 'dispatched'),
-                sent_to_model=c.sent_to_model + (outcome in ('model', 'fell_through')),
-                fell_through=c.fell_through + (outcome == 'fell_through'),
-                errors=c.errors + (outcome == 'error'),
-                by_rule=self._by_rule,
-            )
+                self._by_rule[rule] += 1
 
     def snapshot(self) -> DispatchCounts:
         with self._lock:
-            c = self._counts
+            outcomes = self._outcomes
             return DispatchCounts(
-                dispatched=c.dispatched,
-                sent_to_model=c.sent_to_model,
-                fell_through=c.fell_through,
-                errors=c.errors,
+                dispatched=outcomes['dispatched'],
+                sent_to_model=outcomes['model'] + outcomes['fell_through'],
+                fell_through=outcomes['fell_through'],
+                errors=outcomes['error'],
                 by_rule=dict(self._by_rule),
             )
 
@@ -91,12 +83,10 @@ class _Counter:
 class DispatchCapability(AbstractCapability[Any]):
     """Answer a turn with an agentool when a rule claims it; otherwise let the model answer.
 
-    Rules are tried in order; the first that returns a `Dispatch` wins and a rule returning `None`
-    declines. The agentool's answer is validated into the agent's own `output_type` (the one it
-    was built with: pydantic-ai shows a capability no `output_type=` given to a single run; a
-    mismatch raises `DispatchOutputError`), the turn is recorded in the message history (see
-    `dispatch_record`), and the run's usage shows no model request. Output validators and the
-    other run hooks do not run for a dispatched turn: the run's lifecycle is skipped.
+    Rules are tried in order; the first that returns a `Dispatch` wins. The answer is validated
+    into the agent's own `output_type` (not one given to a single run; a mismatch raises
+    `DispatchOutputError`), the turn is recorded in the history (see `dispatch_record`), and usage
+    shows no model request. Output validators and other run hooks do not run for a dispatched turn.
 
     Example:
         ```python {test="skip"}
@@ -105,9 +95,9 @@ class DispatchCapability(AbstractCapability[Any]):
 
     Args:
         rules: The rules, in the order they are tried.
-        agentools: Candidates for rules that find their target (a `JsonRule` without `agentool`),
-            by operation or by the name a prompt gives; by default every agentool in the registry.
-            A name that is not registered is a `ConfigurationError` when a rule first asks for them.
+        agentools: Candidates for rules that find their target (a `JsonRule` without `agentool`);
+            by default every agentool in the registry. A name not registered is a
+            `ConfigurationError` when a rule first asks for them.
         deps: `'run'` (default) gives the agentool's tools the run's `deps`; `'injector'` lets
             the injector build the agentool's own deps (typed handles, resources).
         injector: Runs the agentools (overrides apply); by default the injector in effect at run time.
@@ -157,7 +147,7 @@ class DispatchCapability(AbstractCapability[Any]):
 
     async def _decide(self, ctx: RunContext[Any], prompt: str, span: Span) -> AgentRunResult[Any] | None:
         request = DispatchRequest(prompt=prompt, deps=ctx.deps, ctx=ctx)
-        operations = self._operations()
+        operations = Candidates(self._registry(), self.agentools)
         outcome: DispatchOutcome = 'model'
         rule_name: str | None = None
         target: str | None = None
@@ -167,19 +157,16 @@ class DispatchCapability(AbstractCapability[Any]):
                 rule_name = rule.label
                 try:
                     found = rule.match(request, operations)
-                except InvalidInputError as error:  # refused before reading it (too large, say)
+                except ValueError as error:  # invalid input: refused unread (too large), or unreadable
+                    if isinstance(error, AgenToolError) and not isinstance(error, InvalidInputError):
+                        raise
                     if rule.on_invalid == 'fall_through':
                         outcome = 'fell_through'
                         return None
-                    target = error.agentool
-                    error.details.setdefault('rule', rule_name)
-                    raise
-                except AgenToolError:
-                    raise
-                except ValueError as error:  # the rule matched but cannot read the prompt
-                    if rule.on_invalid == 'fall_through':
-                        outcome = 'fell_through'
-                        return None
+                    if isinstance(error, InvalidInputError):
+                        target = error.agentool
+                        error.details.setdefault('rule', rule_name)
+                        raise
                     target = getattr(rule, 'agentool', None)
                     raise InvalidInputError(
                         f'rule {rule_name!r}: cannot build the input from the prompt: {clip(str(error))}',
@@ -201,8 +188,9 @@ class DispatchCapability(AbstractCapability[Any]):
                     return None
                 data, operation = prepared  # known before the call: recorded even if the tool raises
                 output = await self._answer(ctx, rule, found, data, operation)
-                record = DispatchRecord(rule=rule_name, agentool=target, operation=operation)
-                result = build_result(ctx, prompt, output, record)
+                result = build_result(
+                    ctx, prompt, output, DispatchRecord(rule=rule_name, agentool=target, operation=operation)
+                )
                 outcome = 'dispatched'
                 return result
             rule_name = None
@@ -235,14 +223,13 @@ class DispatchCapability(AbstractCapability[Any]):
     async def _answer(
         self, ctx: RunContext[Any], rule: DispatchRule, found: Dispatch, data: str | bytes, operation: str
     ) -> Any:
-        """The agent-typed output of the agentool's call on `data` (prepared by `_prepare`)."""
+        """The agent-typed output of the agentool's call on `data`."""
         injector = self.injector or get_injector()
         # A run without deps leaves them to the injector, as the agentool's own `agent.run` does.
         kwargs: dict[str, Any] = {'deps': ctx.deps} if self.deps == 'run' and ctx.deps is not None else {}
         # The text, not the validated model: the injector validates text on its fast path.
         value = await injector.call(found.agentool, data, **kwargs)
-        agent = ctx.agent
-        spec: object = str if agent is None else agent.output_type
+        spec: object = str if ctx.agent is None else ctx.agent.output_type
         return fit_output(value, spec, rule=rule.label, agentool=found.agentool, operation=operation)
 
     def _registry(self) -> AgenToolRegistry:
@@ -250,9 +237,6 @@ class DispatchCapability(AbstractCapability[Any]):
             return self.registry
         injector = self.injector or get_injector()
         return injector.registry or get_registry()
-
-    def _operations(self) -> Candidates:
-        return Candidates(self._registry(), self.agentools)
 
 
 def _sequence_of(value: object, item_type: type) -> bool:

@@ -1,13 +1,8 @@
 """Dispatch rules: each looks at a turn's prompt (and deps) and either names an agentool input or declines.
 
-A rule never runs anything. It returns a `Dispatch` (which agentool, which input) or `None` to
-decline, and the capability (`agentool.dispatch.capability`) validates and runs what it names. Rules
-are tried in order and the first `Dispatch` wins.
-
-A rule whose input then fails the agentool's validation either lets the turn go to the model
-(`on_invalid='fall_through'`) or raises the agentool's own `InvalidInputError`
-(`on_invalid='raise'`, the default: a command that was meant for a service should not reach an
-LLM by accident).
+A rule never runs anything: the capability validates and runs the `Dispatch` it returns. An input
+that fails validation goes to the model (`on_invalid='fall_through'`) or raises the agentool's
+`InvalidInputError` (`'raise'`, the default: a command meant for a service should not reach an LLM).
 """
 
 from __future__ import annotations
@@ -69,8 +64,7 @@ class DispatchRule(ABC):
     """Base of every rule: a name for telemetry and counters, and the choice on invalid input.
 
     A rule of your own implements `match`; its name defaults to its class name in snake case,
-    without a trailing `Rule` (`class TicketRule` is `'ticket'`); override `_default_name` to
-    derive one from its settings.
+    without a trailing `Rule` (`class TicketRule` is `'ticket'`).
     """
 
     name: str = ''
@@ -93,7 +87,6 @@ class DispatchRule(ABC):
         return self.name or self._default_name()
 
     def _default_name(self) -> str:
-        """The name when none is given: the class name in snake case, without a trailing `Rule`."""
         words = type(self).__name__
         words = words.removesuffix('Rule') or words
         return re.sub(r'(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])', '_', words).lower()
@@ -105,8 +98,6 @@ class DispatchRule(ABC):
         Args:
             request: The turn.
             operations: Each candidate agentool's operations (for rules that find their target).
-                From the capability it also knows each one's `max_input_bytes`, which the built-in
-                rules check before they parse or match a prompt.
 
         Raises:
             ValueError: The rule matched but cannot build an input from the prompt (invalid input,
@@ -118,12 +109,10 @@ class DispatchRule(ABC):
 class JsonRule(DispatchRule):
     """A prompt that is a JSON object goes to an agentool.
 
-    With `agentool` set, every JSON object goes there. Without it, the object names its target:
-    either under the key `"agentool"` or by an operation that exactly one candidate agentool has.
-    A prompt that is not a JSON object (text that does not parse, or holds a lone surrogate, which
-    no JSON text can), or names no known operation, is declined. A prompt in braces larger than the
-    target's `max_input_bytes` (without `agentool`, than every candidate's) is refused with
-    `InputTooLargeError` before it is parsed.
+    With `agentool` set, every JSON object goes there. Without it, the object names its target
+    under the key `"agentool"` or by an operation exactly one candidate has. Anything else is
+    declined. A prompt in braces over the target's `max_input_bytes` (without `agentool`, every
+    candidate's) is refused with `InputTooLargeError` before it is parsed.
     """
 
     agentool: str | None = None
@@ -149,16 +138,10 @@ class JsonRule(DispatchRule):
             whose = f'agentool {self.agentool!r}' if self.agentool else 'any agentool this rule may send it to'
             raise _too_large(self.label, 'the JSON prompt', whose, self.agentool, size, limit)
         try:
-            data = from_json(text)
-        except ValueError:
-            return None  # looks like JSON but is not: free text for the model
-        except TypeError:
-            # pydantic-core's answer for a str UTF-8 cannot encode (a lone surrogate): no JSON text
-            # can hold one, so this is not JSON either.
-            return None
-        if not isinstance(data, dict):  # pragma: no cover - braces around valid JSON make an object
-            return None
-        value: dict[str, Any] = data  # pyright: ignore[reportUnknownVariableType]
+            # Braces around valid JSON make an object.
+            value = cast('dict[str, Any]', from_json(text))
+        except (ValueError, TypeError):  # not JSON (TypeError: a lone surrogate, which no JSON can hold)
+            return None  # free text for the model
         if self.agentool is not None:  # the key `"agentool"`, if any, is an ordinary field here
             return Dispatch(agentool=self.agentool, input=text)
         keyed = AGENTOOL_KEY in value
@@ -195,13 +178,12 @@ class CommandRule(DispatchRule):
     """A command such as `/status 123`, matched by a regex or a prefix, parsed into the agentool's input.
 
     Give `pattern` (matched against the whole stripped prompt; named groups become input fields) or
-    `prefix` (the rest of the prompt after it is the group `args`). `operation` is added to the
-    input when set. `parse` replaces the default (named groups, `operation`); it returns the input,
-    `None` to decline, or raises `ValueError` for text it cannot read, which counts as invalid input.
-    A prefix rule without `parse` takes no arguments: `/ping now` is invalid input, not `/ping`.
+    `prefix` (the rest of the prompt is the group `args`). `operation` is added to the input when
+    set. `parse` replaces the default; it returns the input, `None` to decline, or raises
+    `ValueError` (invalid input). A prefix rule without `parse` takes no arguments.
 
-    The pattern never runs on a prompt larger than the agentool's `max_input_bytes`: such a prompt
-    is declined, or refused with `InputTooLargeError` when it starts with a prefix rule's prefix.
+    A prompt over the agentool's `max_input_bytes` is declined unmatched, or refused with
+    `InputTooLargeError` when it starts with a prefix rule's prefix.
     """
 
     agentool: str
@@ -223,10 +205,25 @@ class CommandRule(DispatchRule):
             raise _refused(self, 'operation', 'an operation name (a non-empty string) or None')
         if self.parse is not None and not callable(self.parse):
             raise _refused(self, 'parse', 'a function of the match (re.Match) or None')
+        pattern = cast(object, self.pattern)
         if self.prefix is not None:
             regex = re.compile(re.escape(self.prefix) + r'(?:\s+(?P<args>.*))?', re.DOTALL)
+        elif isinstance(pattern, re.Pattern):
+            regex = cast('re.Pattern[str]', pattern)
+        elif not isinstance(pattern, str):
+            raise _refused(self, 'pattern', 'a string or a compiled re.Pattern')
         else:
-            regex = self.pattern if isinstance(self.pattern, re.Pattern) else _compile(self)
+            try:
+                regex = re.compile(pattern)
+            except re.error as error:
+                raise ConfigurationError(
+                    f'CommandRule(pattern={pattern!r}) is not a valid regular expression: {error}',
+                    agentool=self.agentool,
+                    rule=self.name,
+                    option='pattern',
+                    pattern=pattern,
+                    error=str(error),
+                ) from None
         object.__setattr__(self, '_regex', regex)
 
     def _default_name(self) -> str:
@@ -277,29 +274,11 @@ def _refused(rule: DispatchRule, option: str, expected: str) -> ConfigurationErr
     return refuse(option, expected, cast(object, getattr(rule, option)), agentool, what=what, rule=rule.name)
 
 
-def _compile(rule: CommandRule) -> re.Pattern[str]:
-    pattern = cast(object, rule.pattern)
-    if isinstance(pattern, str):
-        try:
-            return re.compile(pattern)
-        except re.error as error:
-            raise ConfigurationError(
-                f'CommandRule(pattern={pattern!r}) is not a valid regular expression: {error}',
-                agentool=rule.agentool,
-                rule=rule.name,
-                option='pattern',
-                pattern=pattern,
-                error=str(error),
-            ) from None
-    raise _refused(rule, 'pattern', 'a string or a compiled re.Pattern')
-
-
 @dataclass(frozen=True, kw_only=True)
 class PredicateRule(DispatchRule):
     """Any test on the prompt and deps: when `when(request)` holds, `build(request)` is the input.
 
-    `build` defaults to the prompt itself (JSON text); it may return `None` to decline, or raise
-    `ValueError` for a turn it cannot turn into input, which counts as invalid input.
+    `build` defaults to the prompt itself; it may return `None` to decline, or raise `ValueError` (invalid input).
     """
 
     agentool: str

@@ -1,9 +1,8 @@
 """The user's agentools, registered afresh on every build into a registry of their own.
 
-Each build imports the configured modules again (they and their submodules are dropped from
-`sys.modules` first), so `mkdocs serve` shows what the code says now, and calls the configured
-functions inside the same fresh `use_registry()` scope: nothing lands in the process's default
-registry, and nothing from a previous build lingers.
+Each build imports the configured modules again (dropped from `sys.modules` first), so `mkdocs
+serve` shows what the code says now, inside a fresh `use_registry()` scope: nothing lands in the
+default registry, and nothing from a previous build lingers.
 """
 
 from __future__ import annotations
@@ -43,6 +42,10 @@ class Loaded:
     sources: list[Path] = field(default_factory=list[Path])
     """The files and package folders of the loaded modules (what `mkdocs serve` watches)."""
 
+    def report(self, key: str, message: str) -> None:
+        """Record a problem with plugin option `key`."""
+        self.problems.append(Problem(key=key, message=message))
+
 
 def load(modules: list[str], callables: list[str], *, root: Path) -> Loaded:
     """Import `modules` and call `callables` (`module:function`) into a fresh registry, `root` importable."""
@@ -65,25 +68,21 @@ def _import(loaded: Loaded, module: str) -> None:
     try:
         import_modules([module])
     except ConfigurationError as error:
-        loaded.problems.append(Problem(key='modules', message=str(error)))
+        loaded.report('modules', str(error))
         return
     added = _added(loaded, before, ('modules', f'module {module}'))
     if not added and not imported_already:
-        loaded.problems.append(
-            Problem(
-                key='modules',
-                message=f'module {quote(module)} registers no agentool when imported; if it registers them '
-                'in a function, list that function under `callables` (module:function) instead',
-            )
+        loaded.report(
+            'modules',
+            f'module {quote(module)} registers no agentool when imported; if it registers them '
+            'in a function, list that function under `callables` (module:function) instead',
         )
 
 
 def _call(loaded: Loaded, spec: str) -> None:
     module, _, attribute = spec.partition(':')
     if not (module and attribute):
-        loaded.problems.append(
-            Problem(key='callables', message=f'{quote(spec)} is not module:function (e.g. shop.tools:create_tools)')
-        )
+        loaded.report('callables', f'{quote(spec)} is not module:function (e.g. shop.tools:create_tools)')
         return
     before = set(loaded.registry.list_names())
     try:
@@ -94,14 +93,10 @@ def _call(loaded: Loaded, spec: str) -> None:
             raise TypeError(f'{attribute} is a {type(target).__name__}, not a function')
         target()
     except Exception as error:  # the user's code may raise anything while it registers agentools
-        loaded.problems.append(
-            Problem(
-                key='callables', message=f'calling {quote(spec)} failed: {type(error).__name__}: {clip(str(error))}'
-            )
-        )
+        loaded.report('callables', f'calling {quote(spec)} failed: {type(error).__name__}: {clip(str(error))}')
         return
     if not _added(loaded, before, ('callables', f'callable {spec}')):
-        loaded.problems.append(Problem(key='callables', message=f'calling {quote(spec)} registered no agentool'))
+        loaded.report('callables', f'calling {quote(spec)} registered no agentool')
 
 
 def _added(loaded: Loaded, before: set[str], origin: tuple[str, str]) -> list[str]:

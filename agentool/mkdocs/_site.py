@@ -1,9 +1,7 @@
 """The catalog the plugin publishes: which agentools and operations, and each generated file's text.
 
-Selection is the CLI's and MCP's (`agentool.filters`): exclude wins, `include` is an allowlist.
-Without `include` every operation is documented, deprecated ones too (marked as such): a catalog
-describes what exists, where a surface exposes what should be called. Every piece of user text
-goes through `agentool.catalog.markdown`'s escaping; the graph is `mermaid_graph`'s.
+Selection is `agentool.filters`' rule, except that without `include` deprecated operations are
+documented too (a catalog describes what exists). User text goes through the catalog's escaping.
 """
 
 from __future__ import annotations
@@ -58,10 +56,6 @@ class CatalogSite:
         """The title of agentool `name`'s page, as HTML: themes write page titles unescaped."""
         return self.options.page_title.format(name=html.escape(name))
 
-    def page_titles(self) -> list[tuple[str, str]]:
-        """(nav title, page) of each agentool, in name order."""
-        return [(self.page_title(name), page) for name, page in self.pages.items()]
-
 
 def build_site(loaded: Loaded, options: SiteOptions) -> CatalogSite:
     """Select, describe and render the agentools `loaded` registered."""
@@ -69,7 +63,6 @@ def build_site(loaded: Loaded, options: SiteOptions) -> CatalogSite:
     registry = loaded.registry
     include = None if options.include is None else _checked(site, registry, 'include', options.include)
     exclude = _checked(site, registry, 'exclude', options.exclude)
-    selected: dict[str, list[str]] = {}
     for name in registry.list_names():
         config = registry.require(name)
         operations = [
@@ -84,23 +77,20 @@ def build_site(loaded: Loaded, options: SiteOptions) -> CatalogSite:
             entry = catalog_entry(registry, name)
         except Exception as error:  # a schema pydantic cannot write, say: named, and the rest still documented
             key, source = loaded.origins.get(name, ('modules', 'the modules'))
-            site.problems.append(
-                Problem(
-                    key=key,
-                    message=f'agentool {quote(name)} (registered by {source}) cannot be described by the catalog: '
-                    f'{type(error).__name__}: {clip(" ".join(str(error).split()))}; fix it, or leave it out '
-                    f'with `exclude: [{quote(name)}]`',
-                )
+            message = (
+                f'agentool {quote(name)} (registered by {source}) cannot be described by the catalog: '
+                f'{type(error).__name__}: {clip(" ".join(str(error).split()))}; fix it, or leave it out '
+                f'with `exclude: [{quote(name)}]`'
             )
+            site.problems.append(Problem(key=key, message=message))
             continue
         entry['operations'] = [op for op in entry['operations'] if op['name'] in operations]
         site.entries[name] = entry
-        selected[name] = operations
     site.pages = _pages(options.output, list(site.entries))
     documented = AgenToolRegistry()
     for name in site.entries:
         documented.register(name, registry.require(name))
-    _render(site, documented, selected)
+    _render(site, documented)
     return site
 
 
@@ -130,13 +120,12 @@ def _pages(output: str, names: list[str]) -> dict[str, str]:
     return pages
 
 
-def _render(site: CatalogSite, registry: AgenToolRegistry, selected: dict[str, list[str]]) -> None:
+def _render(site: CatalogSite, registry: AgenToolRegistry) -> None:
     options = site.options
     catalog = export_catalog(registry)
-    for entry in catalog['agentools']:
-        entry['operations'] = [op for op in entry['operations'] if op['name'] in selected[entry['name']]]
+    catalog['agentools'] = list(site.entries.values())  # the same entries, with the selected operations only
     spec = openapi_spec(registry, title=options.title, openapi_version=options.openapi_version)  # pyright: ignore[reportArgumentType]
-    spec['paths'] = {path: item for path, item in spec['paths'].items() if _documented(item['post'], selected)}
+    spec['paths'] = {path: item for path, item in spec['paths'].items() if _documented(item['post'], site.entries)}
     site.files[f'{options.output}/{JSON_CATALOG}'] = json.dumps(catalog, indent=2, allow_nan=False)
     site.files[f'{options.output}/{OPENAPI}'] = json.dumps(spec, indent=2, allow_nan=False)
     # Agentools and their dependencies only: each page lists its tools, and with them the graph grows tall.
@@ -149,9 +138,10 @@ def _render(site: CatalogSite, registry: AgenToolRegistry, selected: dict[str, l
         site.files[site.pages[name]] = _page(site, entry, users.get(name, []))
 
 
-def _documented(post: dict[str, Any], selected: dict[str, list[str]]) -> bool:
+def _documented(post: dict[str, Any], entries: dict[str, CatalogEntry]) -> bool:
     about = post['x-agentool']
-    return 'operation' not in about or about['operation'] in selected[about['agentool']]
+    operations = entries[about['agentool']]['operations']
+    return 'operation' not in about or any(op['name'] == about['operation'] for op in operations)
 
 
 def _index(site: CatalogSite, graph: str) -> str:

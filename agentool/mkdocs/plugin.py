@@ -1,9 +1,8 @@
 """`AgenToolPlugin`: the MkDocs plugin that turns a project's agentools into catalog pages.
 
-Every build (each rebuild of `mkdocs serve` too) imports the configured modules afresh into a
-registry of its own, selects what to document, and adds the generated files: an index with the
-dependency graph, a page per agentool, the JSON catalog and the OpenAPI document. A
-misconfiguration is an error naming the option under `mkdocs build --strict`, a warning otherwise.
+Every build imports the configured modules afresh and adds an index with the dependency graph, a
+page per agentool, the JSON catalog and the OpenAPI document. A misconfiguration names the option:
+an error under `mkdocs build --strict`, a warning otherwise.
 """
 
 from __future__ import annotations
@@ -137,23 +136,20 @@ def _check_output(output: str) -> None:
 def _nav_with_pages(nav: list[Any], site: CatalogSite) -> list[Any]:
     """`nav` with the catalog index's entry turned into a section: the index, then a page per agentool."""
     index = f'{site.options.output}/{INDEX}'
-    pages: list[Any] = [{title: page} for title, page in site.page_titles()]
+    pages: list[Any] = [{site.page_title(name): page} for name, page in site.pages.items()]
 
     def visit(items: list[Any]) -> list[Any]:
         result: list[Any] = []
         for item in items:
             if item == index:
-                result.append({site.options.title: [index, *pages]})
-            elif isinstance(item, dict) and len(item) == 1:  # pyright: ignore[reportUnknownArgumentType]
-                ((title, value),) = item.items()  # pyright: ignore[reportUnknownVariableType, reportUnknownMemberType]
+                item = {site.options.title: index}
+            if isinstance(item, dict) and len(item) == 1:  # pyright: ignore[reportUnknownArgumentType]
+                ((title, value),) = cast('dict[str, Any]', item).items()
                 if value == index:
-                    result.append({title: [index, *pages]})
+                    item = {title: [index, *pages]}
                 elif isinstance(value, list):
-                    result.append({title: visit(value)})  # pyright: ignore[reportUnknownArgumentType]
-                else:
-                    result.append(item)
-            else:
-                result.append(item)
+                    item = {title: visit(value)}  # pyright: ignore[reportUnknownArgumentType]
+            result.append(item)
         return result
 
     return visit(nav)
