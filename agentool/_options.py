@@ -1,10 +1,8 @@
 """The one family of option checks: each refuses a value with a `ConfigurationError` naming the option.
 
-Run where a value enters (`create_agentool`, `AgenToolConfig`, `Route`, the registry, serving
-options, the CLI), so a wrong type is refused when it is given rather than failing later
-somewhere unrelated; a private function given a checked value does not check it again. Every message reads
-`OPTION must be EXPECTED; got VALUE`, the value quoted and bounded. `refusals` runs several checks
-at once, for an error naming every option refused (`HttpOptions` raises it as a `ServingError`).
+Run only where a value enters (`create_agentool`, `AgenToolConfig`, `Route`, the registry, serving
+options, the CLI); code given a checked value does not check it again. Every message reads
+`OPTION must be EXPECTED; got VALUE`, the value quoted and bounded.
 """
 
 from __future__ import annotations
@@ -59,8 +57,7 @@ _T = TypeVar('_T')
 def refuse(
     option: str, expected: str, value: object, agentool: str | None = None, *, what: str = '', **details: Any
 ) -> ConfigurationError:
-    """The error every check raises: `OPTION must be EXPECTED; got VALUE`, naming the option and the value
-    (after `agentool NAME:` when the option is one agentool's).
+    """The error every check raises: `[agentool NAME: ]OPTION must be EXPECTED; got VALUE`.
 
     `what` names the value in the message instead of `option` (`CommandRule(prefix=...)`).
     """
@@ -75,16 +72,15 @@ def refuse(
 
 
 def check_choice(option: str, value: object, choices: Sequence[object], *, why: str = '') -> None:
-    """Raise `ConfigurationError` unless `value` is one of `choices` (listed as `supported`); `why` ends the message."""
+    """Refuse unless `value` is one of `choices` (listed as `supported`); `why` ends the message."""
     if any(value is choice or (type(value) is type(choice) and value == choice) for choice in choices):
         return
     raise refuse(option, f'one of {", ".join(map(repr, choices))}{why}', value, supported=list(choices))
 
 
 NAME_REFUSED_CATEGORIES = frozenset({'Cc', 'Cf', 'Cs', 'Zl', 'Zp'})
-"""Unicode categories no name may hold: controls (NUL, tab, CR, LF, DEL, NEL), format characters
-(zero-width and bidirectional marks), lone surrogates and line/paragraph separators. Each is
-invisible or breaks the line in a listing, a log or a catalog, so two names could look alike."""
+"""Unicode categories no name may hold (controls, format characters, surrogates, line separators):
+each is invisible or breaks the line in a listing, so two names could look alike."""
 
 _BLANK = frozenset('\u115f\u1160\u2800\u3164\uffa0')
 """Letters and symbols that render as nothing (Hangul fillers, the blank Braille pattern)."""
@@ -108,14 +104,9 @@ def _visible(text: str) -> bool:
 
 
 def check_label(option: str, value: object, *, agentool: str | None = None, what: str | None = None) -> str:
-    """`value` if it is a usable name: a string with something besides whitespace and no control character.
+    """`value` if it is a usable name: visible, and no character of `NAME_REFUSED_CATEGORIES`.
 
-    For the names every listing, catalog and log shows (agentools, operations, tools, dependencies):
-    a blank one would be rendered as nothing, and one holding a character of
-    `NAME_REFUSED_CATEGORIES` (NUL, CR, LF, tab, zero-width or bidirectional marks...) would be
-    invisible or break the line, so two names could not be told apart.
-
-    `what` names the value in the message (`option` by default).
+    For the names every listing, catalog and log shows; `what` names the value in the message.
     """
     what = what or option
     if not (isinstance(value, str) and value and not value.isspace()):
@@ -183,16 +174,13 @@ def check_limit(
 
 
 def check_flag(option: str, value: object) -> None:
-    """Raise `ConfigurationError` unless `value` is `True` or `False` (a truthy string is not a flag)."""
+    """Refuse unless `value` is `True` or `False` (a truthy string is not a flag)."""
     if not isinstance(value, bool):
         raise refuse(option, 'True or False', value)
 
 
 def check_type_form(option: str, value: object, agentool: str | None = None) -> None:
-    """Raise `ConfigurationError` unless `value` is a type or a typing form (`list[X]`, `X | None`, `Any`).
-
-    Catches an instance given where its class is meant (`deps_type=Deps()`), which pydantic-ai takes.
-    """
+    """Refuse unless `value` is a type or a typing form: catches `deps_type=Deps()`, which pydantic-ai takes."""
     if value is None or value is Any or isinstance(value, type | TypeVar | NewType) or get_origin(value) is not None:
         return
     if hasattr(value, '__value__'):  # a `type X = ...` alias (Python 3.12+)
@@ -201,12 +189,7 @@ def check_type_form(option: str, value: object, agentool: str | None = None) -> 
 
 
 def check_function(option: str, value: object, *, optional: bool = False, takes: Sequence[str] = ()) -> None:
-    """Raise `ConfigurationError` unless `value` is callable (or `None` when `optional`).
-
-    With `takes` (the names of the arguments it is called with, positionally), a function that
-    cannot be called so is refused too: at construction, not at its first call. A callable whose
-    signature Python cannot read passes.
-    """
+    """Refuse unless `value` is callable (or `None` when `optional`), and callable with `takes` positionally."""
     if not (callable(value) or (value is None and optional)):
         raise refuse(option, 'a function or None' if optional else 'a function', value)
     if value is None or not takes:
@@ -231,10 +214,7 @@ def check_instance(
     agentool: str | None = None,
     expected: str | None = None,
 ) -> None:
-    """Raise `ConfigurationError` unless `value` is a `kind` (or `None` when `optional`).
-
-    `expected` says what is expected in the message (by default the class's name, `a Route`).
-    """
+    """Refuse unless `value` is a `kind` (or `None` when `optional`); `expected` overrides `a Kind`."""
     if not (isinstance(value, kind) or (value is None and optional)):
         if expected is None:
             name = kind.__name__ if isinstance(kind, type) else ' or '.join(k.__name__ for k in kind)
@@ -243,7 +223,7 @@ def check_instance(
 
 
 def check_tracer(option: str, value: object) -> None:
-    """Raise `ConfigurationError` unless `value` is `None` or a tracer (a callable `start_as_current_span`)."""
+    """Refuse unless `value` is `None` or a tracer (a callable `start_as_current_span`)."""
     if value is not None and not callable(getattr(value, 'start_as_current_span', None)):
         raise refuse(option, 'an OpenTelemetry Tracer (with start_as_current_span) or None', value)
 
@@ -307,13 +287,13 @@ def check_examples(value: object) -> list[dict[str, Any]]:
 
 
 def check_seconds(option: str, value: object) -> None:
-    """Raise `ConfigurationError` unless `value` is a positive, finite number of seconds."""
+    """Refuse unless `value` is a positive, finite number of seconds."""
     if not (isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value > 0):
         raise refuse(option, 'a positive, finite number of seconds', value)
 
 
 def check_url_path(option: str, value: object) -> None:
-    """Raise `ConfigurationError` unless `value` is a URL path: starting with '/', no space or control character."""
+    """Refuse unless `value` is a URL path: starting with '/', no space or control character."""
     if not (isinstance(value, str) and value.startswith('/')):
         raise refuse(option, "a URL path starting with '/'", value)
     if any(char.isspace() or not char.isprintable() for char in value):
@@ -321,12 +301,19 @@ def check_url_path(option: str, value: object) -> None:
 
 
 def check_origins(option: str, value: object) -> None:
-    """Raise `ConfigurationError` unless `value` is a tuple or list of what browsers send as `Origin`."""
+    """Refuse unless `value` is a tuple or list of what browsers send as `Origin`.
+
+    One with a path, a query or credentials would never match a request, refusing every browser.
+    """
     example = "origins such as 'https://app.example.com'"
     if not isinstance(value, tuple | list):
         raise refuse(option, f'a tuple of {example}', value)
     for origin in cast('tuple[object, ...]', value):
-        if not (isinstance(origin, str) and _is_origin(origin)):
+        text = origin if isinstance(origin, str) else ''
+        scheme, separator, rest = text.rstrip('/').partition('://')
+        if not (scheme and separator and rest and text.isprintable() and text.isascii()) or any(
+            char in rest for char in '/?#@ '
+        ):
             raise refuse(
                 option,
                 f'{example} (a scheme and a host, with its port if any, and nothing after: no browser sends '
@@ -335,22 +322,8 @@ def check_origins(option: str, value: object) -> None:
             )
 
 
-def _is_origin(origin: str) -> bool:
-    """Whether `origin` is what a browser sends as `Origin`: scheme and host (and port), nothing after.
-
-    One with a path, a query or credentials would never match a request, refusing every browser.
-    """
-    scheme, separator, rest = origin.rstrip('/').partition('://')
-    return (
-        bool(scheme and separator and rest)
-        and origin.isprintable()
-        and origin.isascii()
-        and not any(char in rest for char in '/?#@ ')
-    )
-
-
 def check_proxies(option: str, value: object) -> None:
-    """Raise `ConfigurationError` unless `value` is a tuple or list of IP addresses or networks."""
+    """Refuse unless `value` is a tuple or list of IP addresses or networks."""
     if not isinstance(value, tuple | list):
         raise refuse(option, "a tuple of addresses or networks ('10.0.0.5', '10.0.0.0/24')", value)
     for proxy in cast('tuple[object, ...]', value):
@@ -369,10 +342,9 @@ _TOKEN_NAME_CHARS = 64
 
 
 def check_tokens(option: str, value: object) -> None:
-    """Raise `ConfigurationError` unless `value` is `None` or a non-empty mapping of names to bearer tokens.
+    """Refuse unless `value` is `None` or a non-empty mapping of printable names to distinct sendable tokens.
 
-    Each name printable (it is how a client is told apart, in logs too), each token one a client
-    can send in a header, no two names sharing a token. No message quotes a token.
+    No message quotes a token.
     """
     if value is None:
         return
@@ -397,10 +369,7 @@ def check_tokens(option: str, value: object) -> None:
 
 
 def check_share(option: str, value: object, whole_option: str, whole: object) -> None:
-    """Raise `ConfigurationError` unless one client's limit `value` is below the server's `whole` (or both are 1).
-
-    So one client can never fill the server. A value of the wrong type is left to its own check.
-    """
+    """Refuse unless one client's limit `value` is below the server's `whole` (or both are 1); types unchecked."""
     if not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in (value, whole)):
         return
     if cast(int, value) < cast(int, whole) or value == whole == 1:
@@ -413,25 +382,19 @@ def check_share(option: str, value: object, whole_option: str, whole: object) ->
 
 
 def check_one_of(option: str, given: Mapping[str, object], gives: str) -> None:
-    """Raise `ConfigurationError` (naming `option`) unless at most one of the options `given` (by name) is set.
-
-    `gives` says what each of them gives, for the message.
-    """
+    """Refuse (naming `option`) unless at most one of `given` is set; `gives` says what each gives."""
     named = [name for name, value in given.items() if value is not None]
     if len(named) > 1:
         raise ConfigurationError(f'{" and ".join(named)} each give {gives}: give one of them', option=option)
 
 
 def check_path(option: str, value: object) -> None:
-    """Raise `ConfigurationError` unless `value` is `None` or a path (a `str` or an `os.PathLike`)."""
+    """Refuse unless `value` is `None` or a path (a `str` or an `os.PathLike`)."""
     check_instance(option, value, (str, os.PathLike), optional=True, expected='a path (str or os.PathLike)')
 
 
 def refusals(*checks: Callable[[], object]) -> dict[str, str]:
-    """Run every check; the message of each that refused its value, by option (the first per option).
-
-    For an error naming every option refused at once rather than one at a time.
-    """
+    """Run every check; the message of each that refused its value, by option (the first per option)."""
     found: dict[str, str] = {}
     for check in checks:
         try:
