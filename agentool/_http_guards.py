@@ -1,33 +1,25 @@
-"""What stands in front of the MCP SDK's HTTP app: fair session limits, allowed origins, a graceful shutdown.
+"""Who may reach the MCP HTTP app and how fairly: loopback, Host/Origin, tokens, session limits, a graceful stop.
 
-The SDK keeps every session a client opens until it is deleted or idle for its timeout, up to a
-cap after which every new client is refused: one process sending `initialize` in a loop could fill
-it and lock every other client out. `HttpGuard` admits each new session (a POST without
-`Mcp-Session-Id` of a handshake-era protocol revision) by two rules, per client:
+`is_loopback`, `transport_security` and `StaticTokens` configure the SDK's own checks (Host and
+Origin on loopback, named bearer tokens); the options are checked by `agentool._options`.
 
-- **Who a client is**: its address, not its connection (a `curl` loop opens a new one per request),
-  and, when several named tokens are configured, the token's name too. Behind a proxy the operator
-  names in `trusted_proxies`, the address that proxy forwarded (`X-Forwarded-For`, read right to
-  left past the trusted proxies); from anyone else that header is ignored.
-- **Per client**: at `max_sessions_per_client` open (always below `max_sessions`), the client's
-  least recently used idle session is closed to make room; when all of them are busy (a call in
-  progress or an event stream held open), the answer is 429 with a `SessionLimitError`. With a
-  token, only a request carrying one is admitted at all.
-- **In all**: at `max_sessions` open, room is made by closing the least recently used idle session
-  of the client holding the most sessions, if it holds more than the newcomer (a new client is served
-  before one already at its share), else one of the newcomer's own; when none can be closed, the
-  answer is 503 with a `SessionLimitError`.
+The SDK keeps every session until it is deleted or idle, up to a cap: one process sending
+`initialize` in a loop could fill it and lock every other client out. `HttpGuard` admits each new
+session (a POST without `Mcp-Session-Id`, of a handshake-era protocol revision) per client:
 
-A flood therefore only ever recycles its own sessions (or those of a client holding more than it),
-and a client using its session keeps it. A session is closed as its client would close it, with a
-DELETE through the app, so the SDK frees it whole; sessions idle past `session_idle_timeout` are
-closed by the SDK itself. A request of a sessionless revision (2026-07-28: its `MCP-Protocol-Version`
-is none of the handshake-era ones) opens no session: it passes through uncounted, to the SDK's own
-authentication, Host/Origin checks and size limit.
+- **Who a client is**: its address (or, from a `trusted_proxies` proxy, the `X-Forwarded-For` hop
+  past the trusted ones) and, with several named tokens, the token's name.
+- **Per client**: at `max_sessions_per_client` open, its least recently used idle session is closed
+  to make room; all busy, 429 with a `SessionLimitError`.
+- **In all**: at `max_sessions` open, the idlest session of the client holding the most (if more
+  than the newcomer), else one of the newcomer's own, is closed; none can be, 503.
 
-It also refuses (403) a request whose `Origin` is not among `allowed_origins` when some are named,
-and at shutdown closes the sessions with no call in progress (their event streams would otherwise
-hold the server open) and logs each call the shutdown limit cuts.
+So a flood only recycles its own sessions, and a client using its session keeps it. A session is
+closed as its client would, with a DELETE through the app, so the SDK frees it whole. A sessionless
+(2026-07-28) request opens no session and passes through uncounted to the SDK's own checks.
+
+It also refuses (403) an `Origin` not among `allowed_origins`, and at shutdown closes the sessions
+with no call in progress (their event streams would hold the server open).
 """
 
 from __future__ import annotations
@@ -38,16 +30,20 @@ import json
 import logging
 import time
 from collections import Counter, OrderedDict
-from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 
 from ._terminal import SafeLogRecords
 from .errors import SessionLimitError
 
-__all__ = ('SessionTable', 'HttpGuard', 'LOGGER', 'Network')
+if TYPE_CHECKING:
+    from mcp.server.auth.provider import AccessToken
+    from mcp.server.transport_security import TransportSecuritySettings
+
+__all__ = ('SessionTable', 'HttpGuard', 'LOGGER', 'Network', 'is_loopback', 'transport_security', 'StaticTokens')
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -136,8 +132,7 @@ class SessionTable:
         return next(idle, None)
 
     def idlest_of_largest(self, than: int) -> str | None:
-        """The least recently used idle session of the client holding the most sessions (of those with an
-        idle one), if that is more than `than`; else `None`."""
+        """The idlest session of the client holding the most sessions (with one idle), if more than `than`."""
         largest: dict[Client, str] = {}
         for session_id, session in self.sessions.items():
             if not session.busy and self.per_client[session.client] > than:
@@ -349,19 +344,13 @@ class HttpGuard:
         sent = _header(headers, b'authorization') or b''
         if sent[:7].lower() != b'bearer ':
             return None
-        found: str | None = None
-        for token, name in self._tokens:  # every one compared, in constant time: no early answer
-            if hmac.compare_digest(sent[7:], token):
-                found = name
-        return found
+        return _token_owner(sent[7:], self._tokens)
 
 
 def _json_refusals(send: Send) -> Send:
-    """`send`, with each plain-text refusal the SDK writes (a wrong Host 421, Origin 403, Content-Type
-    400, ...) and its bearer middleware's OAuth-style 401 (`{"error": "invalid_token", ...}`)
-    rewritten as a JSON-RPC error body, as the guard's own refusals are: a client parses one shape
-    of error whatever refused it. Other headers (`WWW-Authenticate`) are kept; JSON-RPC answers
-    pass through untouched."""
+    """`send`, with each plain-text refusal of the SDK (421, 403, 400, ...) and its OAuth-style 401
+    rewritten as a JSON-RPC error, as the guard's own are: a client parses one shape of error.
+    Other headers (`WWW-Authenticate`) are kept."""
     held: list[Message] = []
     text = bytearray()
 
@@ -426,3 +415,72 @@ async def _answer(send: Send, status: int, body: bytes) -> None:
         headers.append((b'retry-after', b'1'))
     await send({'type': 'http.response.start', 'status': status, 'headers': headers})
     await send({'type': 'http.response.body', 'body': body})
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` is reachable from this machine only: `localhost` or a loopback IP address."""
+    if host.lower() == 'localhost':
+        return True
+    try:
+        return ipaddress.ip_address(host.strip('[]')).is_loopback
+    except ValueError:
+        return False  # a name other than localhost may resolve to anything
+
+
+def transport_security(host: str, port: int) -> TransportSecuritySettings | None:
+    """Host and Origin checks for a loopback `host` listening on `port` (`0`: any port); `None` elsewhere.
+
+    The SDK turns its checks on by itself only for the exact strings `127.0.0.1`, `localhost` and
+    `::1`; every other spelling of loopback (`127.0.0.2`, `LOCALHOST`, `0:0:0:0:0:0:0:1`) would
+    let a web page that rebinds its name to this machine through. Elsewhere a token (or the proxy
+    `allow_unauthenticated` promises) authenticates, and the public name is not known here.
+    """
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    if not is_loopback(host):
+        return None
+    names = {'127.0.0.1', 'localhost', '[::1]', host, host.lower()}
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        pass
+    else:
+        names.add(str(address))
+    names = {f'[{name}]' if ':' in name and not name.startswith('[') else name for name in names}
+    where = '*' if port == 0 else str(port)
+    hosts = sorted(f'{name}:{where}' for name in names)
+    if port == 80:  # a client leaves the default port out of `Host`
+        hosts += sorted(names)
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=hosts,
+        allowed_origins=[f'http://{name}' for name in hosts],
+    )
+
+
+class StaticTokens:
+    """The SDK's `TokenVerifier` for shared secrets by name, each compared in constant time."""
+
+    def __init__(self, tokens: Mapping[str, str]) -> None:
+        self._expected = [(token.encode(), name) for name, token in tokens.items()]
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        from mcp.server.auth.provider import AccessToken
+
+        # HTTP header values arrive as bytes that Starlette decodes as Latin-1: encoding them back
+        # gives the bytes the client sent, the UTF-8 of a non-ASCII token.
+        try:
+            sent = token.encode('latin-1')
+        except UnicodeEncodeError:
+            sent = token.encode()
+        found = _token_owner(sent, self._expected)
+        return None if found is None else AccessToken(token=token, client_id=found, scopes=[])
+
+
+def _token_owner(sent: bytes, tokens: Sequence[tuple[bytes, str]]) -> str | None:
+    """The name of the token `sent` is, comparing every one in constant time: the time says nothing of which."""
+    found: str | None = None
+    for token, name in tokens:
+        if hmac.compare_digest(sent, token):
+            found = name
+    return found

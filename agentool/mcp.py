@@ -1,15 +1,11 @@
 """Registered agentools as an MCP server (the optional `mcp` extra: `pip install 'agentool[mcp]'`).
 
-Each exposed operation is one MCP tool with an input schema (the operation's arguments), an output
-schema when the output is typed, and the hints `readOnlyHint`, `destructiveHint` and
-`idempotentHint` from the route's metadata. Selection follows `agentool.filters`. Arguments are
-validated against the agentool's input schema and `max_input_bytes`; a validation failure (the
-typed `InputTooLargeError`, by name, for the size) or a tool exception comes back as a tool result
-with `isError` set (MCP's channel for errors a model can act on), and a tool exception is also
-logged with its traceback (escaped and bounded: its text may be a client's). The tool list and
-`server/discover` carry caching hints that say what is true: they do not change while the server
-runs (`TOOL_LIST_TTL_MS`), and are the same for every client (`cacheScope: public`). The `mcp`
-package is imported only when a server is built, so `import agentool` works without the extra.
+Each exposed operation (selected by `agentool.filters`) is one MCP tool with its input schema, an
+output schema when the output is typed, and the route's read-only, destructive and idempotent
+hints. Invalid arguments or a tool exception come back as a tool result with `isError` set (a
+tool exception is also logged, escaped and bounded). The tool list and `server/discover` may be
+cached by every client (`TOOL_LIST_TTL_MS`, `cacheScope: public`): they never change while the
+server runs. The `mcp` package is imported only when a server is built.
 """
 
 from __future__ import annotations
@@ -45,6 +41,7 @@ from .errors import (
 )
 from .filters import Selectors, select_operations
 from .mcp_http import DEFAULT_MAX_REQUEST_BYTES, HttpOptions, serve_http, until_signalled
+from .toolset import operation_metadata
 
 if TYPE_CHECKING:
     from mcp import types
@@ -88,9 +85,7 @@ def create_mcp_server(
     instructions: str | None = None,
     tracer: Tracer | None = None,
 ) -> Server[Any]:
-    """An MCP server (the `mcp` SDK's low-level `Server`) with one tool per selected operation.
-
-    The selection is made now, with the rule of `agentool.filters`.
+    """An MCP server (the `mcp` SDK's low-level `Server`) with one tool per selected operation, selected now.
 
     Args:
         registry: Where the agentools are registered; by default the registry in effect now.
@@ -98,14 +93,13 @@ def create_mcp_server(
         exclude: Selectors of what never to expose; wins over `include`.
         prefix: Prepended to every tool name.
         separator: Between the agentool and the operation in tool names.
-        deps: Gives each agentool's `ctx.deps`; by default the injector in effect builds them per
-            call, as `agent.run` and the CLI do (an error result naming what is missing when it cannot).
+        deps: Gives each agentool's `ctx.deps`; by default the injector in effect builds them per call.
         name: The server name reported to clients.
         instructions: Instructions for clients; by default a list of the agentools served.
         tracer: Where `operation_span`s go; by default the global tracer provider's `agentool` tracer.
 
     Raises:
-        ConfigurationError: an option of the wrong type, named in the error (checked here, not per call).
+        ConfigurationError: an option of the wrong type, named in the error.
         MissingExtraError: the `mcp` package is not installed.
         SelectorError: a selector matches nothing (see `agentool.filters.select_operations`).
         ToolNameConflictError: two selected operations would share a tool name.
@@ -174,15 +168,11 @@ def serve(
     http: HttpOptions | None = None,
     **server_options: Any,
 ) -> None:
-    """Import `modules` (which register agentools), then serve the registry over MCP until stopped.
+    """Import `modules` (which register agentools), then serve the registry over MCP until SIGINT or SIGTERM.
 
-    SIGINT (Ctrl-C) or SIGTERM stops it gracefully, and `serve` returns.
-
-    This is what `agentool mcp --import MODULE` runs. `http` says where and how to serve over
-    Streamable HTTP (see `agentool.mcp_http`; by default `HttpOptions()`: loopback, port 8000).
+    This is what `agentool mcp --import MODULE` runs. `modules` is a list of module names (a lone
+    string is refused); `http` says how to serve over Streamable HTTP (by default `HttpOptions()`);
     `server_options` go to `create_mcp_server`.
-
-    `modules` is a list of module names; a lone string is refused (`['json']`, not `'json'`).
 
     Raises:
         ConfigurationError: `modules` is not a list of strings, a module cannot be imported (whatever
@@ -342,10 +332,9 @@ def _error(message: str) -> types.CallToolResult:
 def _tool(interface: OperationInterface) -> types.Tool:
     from mcp import types
 
-    exposed = interface.exposed
-    route = exposed.route
+    route = interface.exposed.route
     return types.Tool(
-        name=exposed.name,
+        name=interface.exposed.name,
         description=interface.description,
         input_schema=interface.parameters_json_schema,
         output_schema=interface.output_json_schema,
@@ -356,16 +345,7 @@ def _tool(interface: OperationInterface) -> types.Tool:
             destructive_hint=route.destructive,
             idempotent_hint=route.idempotent,
         ),
-        _meta={
-            META_KEY: {
-                'agentool': exposed.agentool,
-                'operation': exposed.operation,
-                'concurrent_safe': route.concurrent_safe,
-                'max_output_chars': route.max_output_chars,
-                'tags': sorted(exposed.tags),
-                'deprecated': route.deprecated,
-            }
-        },
+        _meta={META_KEY: operation_metadata(interface.exposed)},
     )
 
 
