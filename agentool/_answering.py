@@ -1,8 +1,7 @@
 """A pydantic-ai `Model` that answers each request in one step, streamed or not.
 
-`AgenToolModel` and the test double (`agentool.testing.AgentDouble`) compute a whole response
-from the messages; streaming replays that response (`CompletedStreamedResponse`), so both entry
-points share one implementation here and subclasses write only `_respond`.
+`AgenToolModel` and `agentool.testing.AgentDouble` write only `_respond`; streaming replays its
+response (`CompletedStreamedResponse`).
 """
 
 from __future__ import annotations

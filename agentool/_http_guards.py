@@ -76,7 +76,7 @@ class _Session:
     last: float
     busy: int = 0
     calls: int = 0
-    """POST requests in progress (a call, as opposed to an open event stream)."""
+    """POST requests in progress (calls, not event streams)."""
 
 
 @dataclass
@@ -430,10 +430,8 @@ def is_loopback(host: str) -> bool:
 def transport_security(host: str, port: int) -> TransportSecuritySettings | None:
     """Host and Origin checks for a loopback `host` listening on `port` (`0`: any port); `None` elsewhere.
 
-    The SDK turns its checks on by itself only for the exact strings `127.0.0.1`, `localhost` and
-    `::1`; every other spelling of loopback (`127.0.0.2`, `LOCALHOST`, `0:0:0:0:0:0:0:1`) would
-    let a web page that rebinds its name to this machine through. Elsewhere a token (or the proxy
-    `allow_unauthenticated` promises) authenticates, and the public name is not known here.
+    The SDK turns its checks on only for the exact strings `127.0.0.1`, `localhost` and `::1`;
+    every other spelling of loopback (`127.0.0.2`, `LOCALHOST`) would let a rebound page through.
     """
     from mcp.server.transport_security import TransportSecuritySettings
 

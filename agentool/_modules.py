@@ -34,10 +34,9 @@ def import_modules(modules: object, *, option: str = 'modules') -> None:
 
 @contextmanager
 def without_working_directory() -> Generator[None]:
-    """`sys.path` without the working directory inside the block: for importing the server's own dependencies.
+    """`sys.path` without the working directory inside the block, for the server's own imports.
 
-    The working directory is importable for the user's agentool modules, but an optional dependency
-    the server probes for (`httptools`) must never be found there: a `./httptools.py` would run.
+    An optional dependency the server probes for (`httptools`) must never be a `./httptools.py`.
     """
     here = os.getcwd()
     saved = list(sys.path)
