@@ -20,8 +20,6 @@ from pydantic_ai.settings import ModelSettings
 
 from .errors import InvalidInputError
 
-__all__ = ('AnsweringModel', 'TOOL_CALLING_PROFILE', 'is_deterministic')
-
 TOOL_CALLING_PROFILE = ModelProfile(
     supports_tools=True,
     supports_json_schema_output=True,

@@ -12,20 +12,6 @@ import reprlib
 from collections.abc import Iterable, Sequence
 from typing import Any, cast
 
-__all__ = (
-    'MAX_MESSAGE_CHARS',
-    'MAX_DETAIL_CHARS',
-    'MAX_DETAIL_ITEMS',
-    'MAX_DETAILS_CHARS',
-    'QUOTE_CHARS',
-    'quote',
-    'clip',
-    'suggest',
-    'did_you_mean',
-    'Budget',
-    'bounded_message',
-)
-
 MAX_MESSAGE_CHARS = 2000
 """No error message is longer: a longer one is cut, its original length stated (`AgenToolError`)."""
 

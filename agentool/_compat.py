@@ -21,8 +21,6 @@ import pydantic_ai
 
 from .errors import PydanticAIVersionError
 
-__all__ = ('MINIMUM', 'BELOW', 'SUPPORTED', 'PYDANTIC_AI_VERSION', 'parse_version', 'check_pydantic_ai')
-
 MINIMUM = (2, 60, 0)
 """The lowest supported `pydantic-ai-slim` release (pyproject.toml declares the same bound)."""
 

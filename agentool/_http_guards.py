@@ -43,7 +43,6 @@ if TYPE_CHECKING:
     from mcp.server.auth.provider import AccessToken
     from mcp.server.transport_security import TransportSecuritySettings
 
-__all__ = ('SessionTable', 'HttpGuard', 'LOGGER', 'Network', 'is_loopback', 'transport_security', 'StaticTokens')
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]

@@ -11,8 +11,6 @@ from contextlib import contextmanager
 from ._options import check_strings
 from .errors import ConfigurationError
 
-__all__ = ('import_modules', 'without_working_directory')
-
 
 def import_modules(modules: object, *, option: str = 'modules') -> None:
     """Import each of `modules` (a list of module names; a lone string is refused, it is not a list).

@@ -18,39 +18,6 @@ from typing import Any, NewType, TypeVar, cast, get_origin
 
 from .errors import MAX_DETAIL_CHARS, ConfigurationError, quote
 
-__all__ = (
-    'refuse',
-    'check_choice',
-    'check_name',
-    'check_label',
-    'check_labels',
-    'NAME_REFUSED_CATEGORIES',
-    'check_limit',
-    'check_text',
-    'check_strings',
-    'check_string_or_strings',
-    'check_string_map',
-    'check_instances',
-    'check_examples',
-    'check_flag',
-    'check_type_form',
-    'check_function',
-    'check_instance',
-    'check_tracer',
-    'check_path',
-    'check_seconds',
-    'check_url_path',
-    'check_origins',
-    'check_proxies',
-    'check_tokens',
-    'check_share',
-    'check_one_of',
-    'unsendable',
-    'refusals',
-    'aware',
-)
-
-
 _T = TypeVar('_T')
 
 
@@ -236,36 +203,25 @@ def check_text(option: str, value: object, *, optional: bool = False, blank: boo
     raise refuse(option, f'{expected} or None' if optional else expected, value)
 
 
-def _items(value: object, kind: type[_T]) -> list[_T] | None:
-    """`value` as a list if it is a collection (a string or a mapping is not one) holding only `kind`s."""
+def check_instances(option: str, value: object, kind: type[_T], expected: str = '') -> list[_T]:
+    """`value` as a list if it is a collection (not a string or a mapping) of `kind`s."""
     if isinstance(value, Iterable) and not isinstance(value, str | bytes | Mapping):
         items = list(cast('Iterable[object]', value))
         if all(isinstance(item, kind) for item in items):
             return cast('list[_T]', items)
-    return None
+    raise refuse(option, expected or f'a list of {kind.__name__}', cast(object, value))
 
 
 def check_strings(option: str, value: object) -> list[str]:
     """`value` as a list if it is a collection of strings (a lone string is refused: it is not a list)."""
-    if (items := _items(value, str)) is not None:
-        return items
-    raise refuse(option, 'a list of strings', value)
+    return check_instances(option, value, str, 'a list of strings')
 
 
 def check_string_or_strings(option: str, value: object) -> list[str]:
-    """`value` as a list of strings: one string is a list of one, any other iterable must hold only strings."""
+    """`value` as a list of strings: one string is a list of one."""
     if isinstance(value, str):
         return [value]
-    if (items := _items(value, str)) is not None:
-        return items
-    raise refuse(option, 'a string or a list of strings', value)
-
-
-def check_instances(option: str, value: object, kind: type[_T]) -> list[_T]:
-    """`value` as a list if it is a collection of `kind`s; else `ConfigurationError` naming the option."""
-    if (items := _items(value, kind)) is not None:
-        return items
-    raise refuse(option, f'a list of {kind.__name__}', value)
+    return check_instances(option, value, str, 'a string or a list of strings')
 
 
 def check_string_map(option: str, value: object) -> dict[str, str]:
@@ -278,12 +234,9 @@ def check_string_map(option: str, value: object) -> dict[str, str]:
 
 
 def check_examples(value: object) -> list[dict[str, Any]]:
-    """`value` as a list if it is a sequence of mappings (example inputs, with outputs if given)."""
-    if isinstance(value, Sequence) and not isinstance(value, str | bytes):
-        items = list(cast('Sequence[object]', value))
-        if all(isinstance(item, Mapping) for item in items):
-            return [dict(cast('Mapping[str, Any]', item)) for item in items]
-    raise refuse('examples', 'a list of dicts', cast(object, value))
+    """`value` as a list of dicts if it is a collection of mappings (example inputs, with outputs if given)."""
+    items = check_instances('examples', value, cast('type[Mapping[str, Any]]', Mapping), 'a list of dicts')
+    return [dict(item) for item in items]
 
 
 def check_seconds(option: str, value: object) -> None:

@@ -16,8 +16,6 @@ import anyio.to_thread
 
 from ._http_guards import LOGGER
 
-__all__ = ('BoundedLines', 'CHUNK_BYTES', 'claimed_stdin')
-
 CHUNK_BYTES = 64 * 1024
 """How much of stdin is read at a time: a line is held to its limit plus at most this much."""
 

@@ -14,8 +14,6 @@ from traceback import TracebackException
 
 from ._bounds import clip
 
-__all__ = ('LOGGER', 'terminal_safe', 'error_line', 'SafeLogRecords', 'LOG_LINE_CHARS', 'LOG_LINES')
-
 LOGGER = logging.getLogger('agentool.cli')
 """Where the command line logs an error's full text (silent unless logging is configured)."""
 

@@ -69,8 +69,7 @@ META_KEY = 'agentool'
 """Key of the operation's metadata in each MCP tool's `_meta`."""
 
 TOOL_LIST_TTL_MS = 3_600_000
-"""How long a client may keep the tool list and `server/discover` (one hour): they never change while
-a server runs; the hour bounds how long a client keeps them past a restart that served other tools."""
+"""How long a client may keep the tool list and `server/discover`: one hour past a restart at most."""
 
 
 def create_mcp_server(
@@ -175,11 +174,9 @@ def serve(
     `server_options` go to `create_mcp_server`.
 
     Raises:
-        ConfigurationError: `modules` is not a list of strings, a module cannot be imported (whatever
-            it raised), or a server option is unknown or of the wrong type.
+        ConfigurationError: `modules` cannot be imported, or a server option is unknown or wrong.
         MissingExtraError: the `mcp` package is not installed.
-        UnsafeServingError: HTTP without a token on a non-loopback address (see `HttpOptions`).
-        ServingError: the HTTP address cannot be listened on, or the token cannot be read.
+        ServingError: see `agentool.mcp_http.serve_http`.
     """
     _check_server_options(server_options)
     _check_transport(transport, http)
@@ -197,8 +194,7 @@ async def run_server(
 ) -> None:
     """Serve `server` over `transport` until the client disconnects (stdio) or the task is cancelled.
 
-    Over stdio, a line (one JSON-RPC message) longer than `max_line_bytes` is answered with a
-    JSON-RPC error and skipped as it arrives, never stored nor parsed.
+    Over stdio, a line longer than `max_line_bytes` is answered with a JSON-RPC error, never parsed.
     """
     _check_transport(transport, http)
     if problem := refusals(lambda: check_limit('max_line_bytes', max_line_bytes)):

@@ -93,27 +93,21 @@ class HttpOptions:
         host: The address to listen on; `127.0.0.1` by default. An IPv6 address may be bracketed (`[::1]`).
         port: The TCP port; `0` picks a free one (the startup line says which).
         path: The MCP endpoint's path.
-        token: The bearer token clients must send. Prefer `token_file` or `$AGENTOOL_MCP_TOKEN`,
-            which keep it out of process listings and source code.
+        token: The bearer token clients must send (`token_file` or `$AGENTOOL_MCP_TOKEN` keep it out of code).
         token_file: A file whose content (surrounding whitespace removed) is the token.
         tokens: Several bearer tokens by name (`{'alice': '...', 'ci': '...'}`), instead of `token`:
             any one is accepted, and each name is a client of its own for the session limits.
         tokens_file: A file of named tokens, one `NAME TOKEN` a line (blank lines and `#` comments skipped).
-        allow_unauthenticated: Serve without a token on a non-loopback address (something in front
-            must then authenticate); without it that raises `UnsafeServingError`.
+        allow_unauthenticated: Serve without a token off loopback (a proxy in front authenticates).
         max_request_bytes: Largest request body accepted; larger ones are answered 413.
-        max_sessions: Most MCP sessions open at once. At the cap, the least recently used idle session
-            is closed for a new one; when all are busy the new one is refused (503, `SessionLimitError`).
+        max_sessions: Most MCP sessions open at once (see `agentool._http_guards` for the rules).
         max_sessions_per_client: Most sessions one client (its address, and its token's name with
-            `tokens`) has open, below `max_sessions`; past it its own idlest session is closed for a
-            new one, or, all busy, 429. `None`: 32, or half of a small `max_sessions` (at least 1).
+            `tokens`) has open, below `max_sessions`. `None`: 32, or half of a small `max_sessions`.
         session_idle_timeout: Seconds a session with no request in flight is kept before it is closed.
-        shutdown_timeout: Seconds a stop (Ctrl-C, SIGTERM, cancellation) waits for calls in flight;
-            each still running then is cut, and the log says so.
-        allowed_origins: Browser origins (`https://app.example.com`) allowed off loopback; a request
-            with another `Origin` is answered 403. Empty (the default): `Origin` is not checked off
-            loopback. On loopback only the loopback address itself is allowed.
-        trusted_proxies: Addresses or networks (`10.0.0.5`, `10.0.0.0/24`) of proxies in front whose
+        shutdown_timeout: Seconds a stop waits for calls in flight; each still running then is cut.
+        allowed_origins: Browser origins (`https://app.example.com`) allowed off loopback; another
+            `Origin` is answered 403. Empty (the default): not checked off loopback.
+        trusted_proxies: Addresses or networks (`10.0.0.5`, `10.0.0.0/24`) of proxies whose
             `X-Forwarded-For` names the client; empty (the default): no one's is believed.
 
     Raises:
@@ -362,14 +356,14 @@ async def serve_http(
     announce: Callable[[str], None] = _to_stderr,
     task_status: TaskStatus[str] = anyio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Serve `server` over Streamable HTTP until cancelled or interrupted, then shut down gracefully.
+    """Serve `server` over Streamable HTTP until cancelled, then shut down gracefully.
 
-    Once listening, `announce` gets one line with the URL (by default to stderr) and `task_status`
-    the URL, so `url = await task_group.start(serve_http, server, options)` returns when clients can connect.
+    Once listening, `announce` gets a line with the URL (by default to stderr) and `task_status` the
+    URL, so `await task_group.start(serve_http, server, options)` returns when clients can connect.
 
     Raises:
         UnsafeServingError: see `http_app`.
-        ServingError: the address cannot be listened on (in use, not local, no permission).
+        ServingError: the address cannot be listened on, or the token cannot be read.
     """
     with without_working_directory():  # nothing the server imports comes from the working directory
         import uvicorn
@@ -431,10 +425,7 @@ async def _serve(uv: uvicorn.Server, listener: socket.socket, url: str, task_sta
 
 @contextmanager
 def _safe_logs() -> Generator[None]:
-    """While serving, the SDK's and uvicorn's log records (which quote what clients sent) are escaped and bounded.
-
-    Each of their loggers gets the filter, since a filter applies only where a record is made.
-    """
+    """While serving, the SDK's and uvicorn's loggers escape and bound their records (which quote clients)."""
     safe = SafeLogRecords()
     names = [name for name in logging.root.manager.loggerDict if name.split('.')[0] in ('mcp', 'uvicorn')]
     loggers = [logging.getLogger(name) for name in names]

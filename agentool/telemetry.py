@@ -75,12 +75,10 @@ DURATION_METRIC = 'agentool.operation.duration'
 ERRORS_METRIC = 'agentool.operation.errors'
 
 DispatchOutcome = Literal['dispatched', 'model', 'fell_through', 'error']
-"""What a dispatch decision came to: answered by an agentool, sent to the model (no rule matched),
-sent to the model after a matched rule's input failed validation, or a typed error raised."""
+"""What a dispatch decision came to: answered, sent to the model, fell through to it, or an error."""
 
 Surface = Literal['direct', 'agent', 'toolset', 'mcp']
-"""Where the call came from: the injector's direct path, an agent run of the agentool (its manager
-tool, the plain model form, a lean run), the LLM toolset or the MCP server."""
+"""Where the call came from: the injector's direct path, an agent run, the LLM toolset or the MCP server."""
 
 _INSIDE_A_TOOL_SPAN: tuple[Surface, ...] = ('agent', 'toolset')
 """Surfaces whose call pydantic-ai's instrumentation already traces as a tool call of its own."""
@@ -97,18 +95,12 @@ _OUTCOMES: tuple[DispatchOutcome, ...] = get_args(DispatchOutcome)
 
 _NO_SPAN: AbstractContextManager[Span] = nullcontext(INVALID_SPAN)
 
-# Asks the provider installed with `trace.set_tracer_provider` (if any) for a tracer. Unlike
-# `trace.get_tracer_provider()` it does not consult the environment on every call, which would
-# cost an untraced call more than the call itself.
+# Unlike `trace.get_tracer_provider()`, it does not read the environment on every call.
 _GLOBAL = ProxyTracerProvider()
 
 
 def in_trace() -> bool:
-    """Whether a trace is in progress here: the current span is recording.
-
-    A context-variable read: asking the global provider for a tracer on every call would cost a
-    direct call a third of its time.
-    """
+    """Whether a trace is in progress here: a context-variable read, far cheaper than asking for a tracer."""
     current = get_current()
     # An empty context has no span: the common untraced case is decided without a lookup.
     return bool(current) and get_current_span(current).is_recording()
@@ -131,8 +123,7 @@ class _Instruments:
 # Providers of opentelemetry-api itself (the proxy before one is set, the no-op) record nothing.
 _API_PACKAGE = NoOpMeterProvider.__module__  # `opentelemetry.metrics`
 _INSTRUMENTS: WeakKeyDictionary[MeterProvider, _Instruments] = WeakKeyDictionary()
-# The global provider's instruments (or None for the no-op) once one is set: OpenTelemetry sets
-# it once, so later calls skip `get_meter_provider()`, which reads the environment while unset.
+# The global provider's instruments once it is set (only once), skipping `get_meter_provider()`.
 _SETTLED: list[_Instruments | None] = []
 
 
@@ -199,8 +190,7 @@ def operation_span(
         agentool: The agentool's name (attribute `agentool.name`).
         operation: The operation (attribute `agentool.operation`).
         surface: Where the call came from (attribute `agentool.surface`).
-        tracer: A tracer to use instead of the global one, e.g. a pydantic-ai run's `ctx.tracer`,
-            so the span lands next to the run's own spans. A no-op or proxy tracer counts as none.
+        tracer: A tracer to use instead of the global one (a run's `ctx.tracer`); a no-op one counts as none.
         attributes: Extra span attributes (not the `agentool.*` or `gen_ai.*` ones the span sets).
         meter_provider: Where the metrics go instead of the global meter provider.
 
@@ -262,10 +252,7 @@ def dispatch_span(*, tracer: Tracer | None = None) -> AbstractContextManager[Spa
 
 
 def _tracer(given: Tracer | None) -> Tracer | None:
-    """`given`, else the global provider's tracer; `None` when tracing is off.
-
-    A proxy tracer only forwards to the global provider (none installed yet), a no-op one records nothing.
-    """
+    """`given`, else the global provider's tracer; `None` when tracing is off (a proxy or no-op tracer)."""
     if given is None or isinstance(given, (NoOpTracer, ProxyTracer)):
         given = _GLOBAL.get_tracer(TRACER_NAME)
         if isinstance(given, (ProxyTracer, NoOpTracer)):

@@ -51,8 +51,7 @@ class AgenToolToolset(AbstractToolset[AgentDepsT]):
         registry: Where the agentools are registered; by default the registry in effect now.
         prefix: Prepended to every tool name.
         separator: Between the agentool and the operation in tool names.
-        deps: Gives each agentool's deps from the run context; by default the run's deps, else the
-            injector's.
+        deps: Gives each agentool's deps from the run context; by default the run's, else the injector's.
         max_retries: Retries allowed per tool; by default the agent's.
         id: The toolset's id (needed for durable execution).
 
@@ -129,10 +128,7 @@ class AgenToolToolset(AbstractToolset[AgentDepsT]):
 
 
 class _ArgumentsValidator:
-    """pydantic-ai's argument validator for one tool: a JSON object the agentool's input schema accepts.
-
-    Returns the arguments as given; `call_tool` builds the input model.
-    """
+    """pydantic-ai's argument validator for one tool; returns the arguments as given, once the schema accepts them."""
 
     def __init__(self, interface: OperationInterface) -> None:
         self._interface = interface
