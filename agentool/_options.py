@@ -75,32 +75,22 @@ def check_label(option: str, value: object, *, agentool: str | None = None, what
 
     For the names every listing, catalog and log shows; `what` names the value in the message.
     """
-    what = what or option
+    details: dict[str, str] = {}
     if not (isinstance(value, str) and value and not value.isspace()):
-        raise ConfigurationError(
-            f'{what} must be a non-empty string, not only whitespace; got {quote(value)} ({type(value).__name__})',
-            agentool=agentool,
-            option=option,
-            value=quote(value),
+        problem = f'must be a non-empty string, not only whitespace; got {quote(value)} ({type(value).__name__})'
+    elif (char := _refused_character(value)) is not None:
+        details['character'] = f'U+{ord(char):04X}'
+        problem = (
+            f'must not contain control, format or line-separator characters; got {quote(value)}, '
+            f'which holds {char!r} ({details["character"]}, category {unicodedata.category(char)})'
         )
-    if (char := _refused_character(value)) is not None:
-        category = unicodedata.category(char)
-        raise ConfigurationError(
-            f'{what} must not contain control, format or line-separator characters; got {quote(value)}, '
-            f'which holds {char!r} (U+{ord(char):04X}, category {category})',
-            agentool=agentool,
-            option=option,
-            value=quote(value),
-            character=f'U+{ord(char):04X}',
-        )
-    if not _visible(value):  # '\u3164', '\u2800', a lone combining mark: accepted, then listed as a blank
-        raise ConfigurationError(
-            f'{what} must contain a visible character; got {quote(value)}, which renders blank',
-            agentool=agentool,
-            option=option,
-            value=quote(value),
-        )
-    return value
+    elif not _visible(value):  # '\u3164', '\u2800', a lone combining mark: accepted, then listed as a blank
+        problem = f'must contain a visible character; got {quote(value)}, which renders blank'
+    else:
+        return value
+    raise ConfigurationError(
+        f'{what or option} {problem}', agentool=agentool, option=option, value=quote(value), **details
+    )
 
 
 def check_labels(option: str, value: object, *, agentool: str | None = None) -> list[str]:

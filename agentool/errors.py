@@ -49,12 +49,10 @@ The tree (a built-in in brackets is a second base, see below):
             └── CassetteMismatchError
 
 Every class has one agentool parent, so `except` on any node catches exactly its subtree. A
-built-in is a second base only where code that knows nothing of agentool already catches that
-built-in for the same failure: `ValueError` for a value that cannot be read or used (as `json.loads`
-and `int()` raise it), `LookupError` for a name that finds nothing (as a mapping's `KeyError` is
-one), `ImportError` for an import that cannot work (an extra not installed, an unsupported
-pydantic-ai), and `AssertionError` for a test double's finding, so pytest and hypothesis report it
-as a test failure rather than an error.
+built-in is a second base only where code that knows nothing of agentool catches it for the same
+failure: `ValueError` for a value that cannot be used, `LookupError` for a name that finds nothing,
+`ImportError` for an import that cannot work, and `AssertionError` for a test double's finding
+(so pytest reports a test failure).
 """
 
 from __future__ import annotations

@@ -292,12 +292,14 @@ async def _call(
     exposed = interface.exposed
     try:
         input = interface.validate(arguments)
-    except ValidationError as error:
-        # Field names only at info level: the rejected values are the caller's data.
-        LOGGER.info('tool %r rejected arguments: %s', exposed.name, sorted({str(e['loc']) for e in error.errors()}))
-        return _error(interface.describe(error))
-    except InvalidInputError as error:  # refused before any field is read (too large), as a run refuses it
-        LOGGER.info('tool %r rejected arguments: %s', exposed.name, type(error).__name__)
+    except (ValidationError, InvalidInputError) as error:  # the latter before any field is read (too large)
+        # Field names only: the rejected values are the caller's data.
+        said = (
+            sorted({str(e['loc']) for e in error.errors()})
+            if isinstance(error, ValidationError)
+            else type(error).__name__
+        )
+        LOGGER.info('tool %r rejected arguments: %s', exposed.name, said)
         return _error(interface.describe(error))
     model = AgenToolModel(exposed.agentool, registry=registry)
     ctx = RunContext[Any](deps=None, model=model, usage=RunUsage(), tool_name=exposed.name)
