@@ -1,25 +1,11 @@
 """Who may reach the MCP HTTP app and how fairly: loopback, Host/Origin, tokens, session limits, a graceful stop.
 
-`is_loopback`, `transport_security` and `StaticTokens` configure the SDK's own checks (Host and
-Origin on loopback, named bearer tokens); the options are checked by `agentool._options`.
-
-The SDK keeps every session until it is deleted or idle, up to a cap: one process sending
-`initialize` in a loop could fill it and lock every other client out. `HttpGuard` admits each new
-session (a POST without `Mcp-Session-Id`, of a handshake-era protocol revision) per client:
-
-- **Who a client is**: its address (or, from a `trusted_proxies` proxy, the `X-Forwarded-For` hop
-  past the trusted ones) and, with several named tokens, the token's name.
-- **Per client**: at `max_sessions_per_client` open, its least recently used idle session is closed
-  to make room; all busy, 429 with a `SessionLimitError`.
-- **In all**: at `max_sessions` open, the idlest session of the client holding the most (if more
-  than the newcomer), else one of the newcomer's own, is closed; none can be, 503.
-
-So a flood only recycles its own sessions, and a client using its session keeps it. A session is
-closed as its client would, with a DELETE through the app, so the SDK frees it whole. A sessionless
-(2026-07-28) request opens no session and passes through uncounted to the SDK's own checks.
-
-It also refuses (403) an `Origin` not among `allowed_origins`, and at shutdown closes the sessions
-with no call in progress (their event streams would hold the server open).
+`is_loopback`, `transport_security` and `StaticTokens` configure the SDK's own checks. The SDK
+keeps every session up to a cap, so one process sending `initialize` in a loop could lock every
+other client out: `HttpGuard` admits each new session by the fair rules of the MCP guide (a client
+at its share, or a full server, recycles the idlest session of whoever holds the most, else is
+refused with a `SessionLimitError`), closing a session as its client would (a DELETE through the
+app). It also refuses an `Origin` not among `allowed_origins`, and at shutdown closes idle sessions.
 """
 
 from __future__ import annotations
@@ -174,7 +160,7 @@ class HttpGuard:
         headers: Headers = scope['headers']
         if self._origins and (origin := _header(headers, b'origin')) is not None and origin not in self._origins:
             LOGGER.warning('agentool mcp: refused a request from origin %.200r (not in allowed_origins)', origin)
-            return await _answer(send, 403, _rpc_error('Origin not allowed', {'type': 'ForbiddenOrigin'}))
+            return await _answer(send, 403, 'Origin not allowed', {'type': 'ForbiddenOrigin'})
         if scope['path'] != self.path:
             return await self.app(scope, receive, send)
         version = _header(headers, _VERSION_HEADER)
@@ -203,7 +189,7 @@ class HttpGuard:
             table.refused += 1
             status = 429 if refusal.details['option'] == 'max_sessions_per_client' else 503
             data = {'type': type(refusal).__name__, 'details': refusal.details}
-            return await _answer(send, status, _rpc_error(refusal.message, data))
+            return await _answer(send, status, refusal.message, data)
         table.per_client[client] += 1  # counted while it opens: concurrent openings cannot overshoot
         opened: list[bytes] = []
 
@@ -364,14 +350,8 @@ def _json_refusals(send: Send) -> Send:
             if message.get('more_body', False):
                 return
             start = held.pop()
-            status: int = start['status']
-            said, data = _refusal_text(bytes(text), status)
-            body = _rpc_error(said, data)
-            kept = [(k, v) for k, v in start.get('headers', []) if k not in (b'content-type', b'content-length')]
-            kept += [(b'content-type', b'application/json'), (b'content-length', str(len(body)).encode())]
-            await send({**start, 'headers': kept})
-            await send({'type': 'http.response.body', 'body': body})
-            return
+            said, data = _refusal_text(bytes(text), start['status'])
+            return await _answer(send, start['status'], said, data, start.get('headers', []))
         await send(message)
 
     return rewrite
@@ -403,16 +383,17 @@ def _header(headers: Headers, name: bytes) -> bytes | None:
     return next((value for key, value in headers if key == name), None)
 
 
-def _rpc_error(message: str, data: dict[str, Any]) -> bytes:
+async def _answer(
+    send: Send, status: int, message: str, data: dict[str, Any], headers: Sequence[tuple[bytes, bytes]] = ()
+) -> None:
+    """Answer `status` with a JSON-RPC error body, keeping `headers` but those that describe the body."""
     error = {'code': -32000, 'message': message, 'data': data}
-    return json.dumps({'jsonrpc': '2.0', 'id': None, 'error': error}).encode()
-
-
-async def _answer(send: Send, status: int, body: bytes) -> None:
-    headers = [(b'content-type', b'application/json'), (b'content-length', str(len(body)).encode())]
+    body = json.dumps({'jsonrpc': '2.0', 'id': None, 'error': error}).encode()
+    kept = [(key, value) for key, value in headers if key not in (b'content-type', b'content-length', b'retry-after')]
+    kept += [(b'content-type', b'application/json'), (b'content-length', str(len(body)).encode())]
     if status in (429, 503):
-        headers.append((b'retry-after', b'1'))
-    await send({'type': 'http.response.start', 'status': status, 'headers': headers})
+        kept.append((b'retry-after', b'1'))
+    await send({'type': 'http.response.start', 'status': status, 'headers': kept})
     await send({'type': 'http.response.body', 'body': body})
 
 

@@ -253,7 +253,8 @@ def _unreadable(error: Exception) -> Any:
 
 def _check_server_options(options: dict[str, Any]) -> None:
     """Refuse an option `serve` would pass to `create_mcp_server` that it does not take."""
-    known = [name for name in inspect.signature(create_mcp_server).parameters if name not in _SERVE_OWN]
+    own = ('registry', 'include', 'exclude')  # taken by `serve` itself
+    known = [name for name in inspect.signature(create_mcp_server).parameters if name not in own]
     for option, value in options.items():
         if option not in known:
             raise ConfigurationError(
@@ -262,10 +263,6 @@ def _check_server_options(options: dict[str, Any]) -> None:
                 option=option,
                 value=quote(value),
             )
-
-
-_SERVE_OWN = ('registry', 'include', 'exclude')
-"""Options of `create_mcp_server` that `serve` takes itself."""
 
 
 def _check_transport(transport: object, http: object) -> None:

@@ -1,15 +1,9 @@
 """Serving an MCP server over Streamable HTTP, safely by default.
 
-- **Loopback by default**: `HttpOptions()` listens on `127.0.0.1`.
-- **Bearer token**: with a token (`token=`, `token_file=`, `tokens=` or `$AGENTOOL_MCP_TOKEN`), every
-  request needs `Authorization: Bearer <token>`, compared in constant time; else 401.
-- **No web page through loopback** (DNS rebinding): on a loopback address, however it is spelled,
-  a request whose `Host` is not that address and port is answered 421, another site's `Origin` 403.
-- **No open public server by accident**: off loopback, serving without a token raises
-  `UnsafeServingError` unless `allow_unauthenticated=True` says a proxy in front authenticates.
-- **Request-size limit**: a request body over `max_request_bytes` is answered 413 before parsing.
-- **Fair sessions, allowed origins, a graceful stop**: see `agentool._http_guards` and `HttpOptions`.
-- **Logs safe to read**: what serving logs (its own lines, the SDK's and uvicorn's) is escaped and bounded.
+Loopback by default. With a token, every request needs it (compared in constant time); off
+loopback, serving without one is an `UnsafeServingError` unless `allow_unauthenticated`. Host and
+Origin are validated on loopback (no DNS rebinding), bodies over `max_request_bytes` answered 413
+before parsing, sessions limited fairly, logs escaped and bounded. The MCP guide describes each.
 """
 
 from __future__ import annotations
