@@ -324,8 +324,7 @@ class HttpGuard:
         """The name the request's token is counted under ('' without names), or `None`: not authorised."""
         if not self._tokens:
             return ''
-        # As the SDK's bearer middleware reads it: the scheme in any case (HTTP auth schemes are), so
-        # a request the SDK lets through is always one this guard admits and counts.
+        # Read as the SDK's bearer middleware reads it (the scheme in any case), so the two agree.
         sent = _header(headers, b'authorization') or b''
         if sent[:7].lower() != b'bearer ':
             return None
@@ -445,8 +444,7 @@ class StaticTokens:
     async def verify_token(self, token: str) -> AccessToken | None:
         from mcp.server.auth.provider import AccessToken
 
-        # HTTP header values arrive as bytes that Starlette decodes as Latin-1: encoding them back
-        # gives the bytes the client sent, the UTF-8 of a non-ASCII token.
+        # Starlette decodes header bytes as Latin-1: encoding back gives the bytes the client sent.
         try:
             sent = token.encode('latin-1')
         except UnicodeEncodeError:

@@ -77,18 +77,16 @@ def claimed_stdin() -> Generator[BinaryIO | None]:
     A tool reading stdin gets EOF instead of the client's messages. `None` when stdin has no file
     descriptor (a test's stand-in).
     """
+    private: int | None = None
     try:
         fd = sys.stdin.fileno()
         private = os.dup(fd)
-    except (AttributeError, OSError, ValueError):
-        yield None
-        return
-    try:
         devnull = os.open(os.devnull, os.O_RDONLY)
         os.dup2(devnull, fd)
         os.close(devnull)
-    except OSError:
-        os.close(private)
+    except (AttributeError, OSError, ValueError):
+        if private is not None:
+            os.close(private)
         yield None
         return
     reader = os.fdopen(private, 'rb')

@@ -17,8 +17,7 @@ from ._bounds import clip
 LOGGER = logging.getLogger('agentool.cli')
 """Where the command line logs an error's full text (silent unless logging is configured)."""
 
-# C0 and C1 controls and DEL, plus the characters that reorder or hide text (bidi controls, zero
-# width joiners, line and paragraph separators): a terminal acts on them instead of showing them.
+# Controls, and characters that reorder or hide text: a terminal acts on them instead of showing them.
 _UNSAFE = re.compile('[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]')
 _UNSAFE_IN_LINES = re.compile('[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]')
 """The same, but for line breaks and tabs."""

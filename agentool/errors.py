@@ -149,8 +149,7 @@ class AgenToolError(Exception):
         self.details: dict[str, Any] = {key: budget.bounded(value) for key, value in given.items()}
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # Pickled as its class, message and attributes, whatever its `__init__` takes: durable
-        # engines (DBOS, Prefect) store a run's error so and read it back in another process.
+        # Pickled whatever its `__init__` takes: durable engines store a run's error and read it back.
         return _restore, (type(self), self.args), self.__dict__
 
 

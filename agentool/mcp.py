@@ -87,13 +87,9 @@ def create_mcp_server(
     """An MCP server (the `mcp` SDK's low-level `Server`) with one tool per selected operation, selected now.
 
     Args:
-        registry: Where the agentools are registered; by default the registry in effect now.
         include: Selectors of what to expose (`'storage'`, `'storage.read'`, `'tag:math'`, wildcards).
         exclude: Selectors of what never to expose; wins over `include`.
-        prefix: Prepended to every tool name.
-        separator: Between the agentool and the operation in tool names.
         deps: Gives each agentool's `ctx.deps`; by default the injector in effect builds them per call.
-        name: The server name reported to clients.
         instructions: Instructions for clients; by default a list of the agentools served.
         tracer: Where `operation_span`s go; by default the global tracer provider's `agentool` tracer.
 
@@ -133,8 +129,7 @@ def create_mcp_server(
     ) -> types.CallToolResult:
         interface = interfaces.get(params.name)
         if interface is None:
-            # An unknown tool is a protocol error, not a tool result (MCP spec, tools/call).
-            # The name is the caller's: quoted cut short, so the reply stays small whatever was sent.
+            # A protocol error, not a tool result (MCP spec); the caller's name is quoted cut short.
             suggestions = suggest(params.name, interfaces)
             data = {'tool': clip(params.name), 'suggestions': suggestions}
             message = f'unknown tool {quote(params.name)}{did_you_mean(suggestions)}'
@@ -212,24 +207,26 @@ async def _serve_stdio(server: Server[Any], lines: BoundedLines | None) -> None:
     from mcp_types import INVALID_REQUEST, ErrorData, JSONRPCError
 
     async with stdio_server(stdin=cast('Any', lines)) as (read, write):
+
+        async def answer(error: ErrorData) -> None:
+            await write.send(SessionMessage(JSONRPCError(jsonrpc='2.0', id=None, error=error)))
+
         if lines is not None:
             limit = lines.limit
 
             async def refuse(size: int) -> None:
                 message = f'request of {size} bytes is over the limit of {limit} bytes; not read'
-                error = ErrorData(code=INVALID_REQUEST, message=message, data={'size': size})
-                await write.send(SessionMessage(JSONRPCError(jsonrpc='2.0', id=None, error=error)))
+                await answer(ErrorData(code=INVALID_REQUEST, message=message, data={'size': size}))
 
             lines.refuse = refuse
-        # A line that is not a JSON-RPC message reaches the server as the exception that refused it,
-        # which the SDK only logs: answered here, the client learns its line was not read.
+        # The SDK only logs a line that is no JSON-RPC message: answered here, the client learns it.
         send, receive = anyio.create_memory_object_stream[Any](0)
 
         async def relay() -> None:
             async with send:
                 async for item in read:
                     if isinstance(item, Exception):
-                        await write.send(SessionMessage(JSONRPCError(jsonrpc='2.0', id=None, error=_unreadable(item))))
+                        await answer(_unreadable(item))
                     else:
                         await send.send(item)
 
@@ -309,7 +306,6 @@ async def _call(
         LOGGER.exception(
             'tool %r (agentool %r, operation %r) raised', exposed.name, exposed.agentool, exposed.operation
         )
-        # The exception's text is cut short (the whole of it is in the log above).
         return _error(
             f'tool {exposed.name!r} (agentool {exposed.agentool!r}, operation {exposed.operation!r}) failed: '
             f'{type(error).__name__}: {clip(str(error), MAX_MESSAGE_CHARS)}'
@@ -333,8 +329,7 @@ def _tool(interface: OperationInterface) -> types.Tool:
         description=interface.description,
         input_schema=interface.parameters_json_schema,
         output_schema=interface.output_json_schema,
-        # Every hint is set: MCP's defaults (destructive, not idempotent) would misreport a route
-        # that simply left a flag at agentool's default.
+        # Every hint is set: MCP's defaults (destructive, not idempotent) would misreport agentool's.
         annotations=types.ToolAnnotations(
             read_only_hint=route.read_only,
             destructive_hint=route.destructive,

@@ -86,18 +86,15 @@ class HttpOptions:
     Args:
         host: The address to listen on; `127.0.0.1` by default. An IPv6 address may be bracketed (`[::1]`).
         port: The TCP port; `0` picks a free one (the startup line says which).
-        path: The MCP endpoint's path.
         token: The bearer token clients must send (`token_file` or `$AGENTOOL_MCP_TOKEN` keep it out of code).
         token_file: A file whose content (surrounding whitespace removed) is the token.
         tokens: Several bearer tokens by name (`{'alice': '...', 'ci': '...'}`), instead of `token`:
             any one is accepted, and each name is a client of its own for the session limits.
         tokens_file: A file of named tokens, one `NAME TOKEN` a line (blank lines and `#` comments skipped).
         allow_unauthenticated: Serve without a token off loopback (a proxy in front authenticates).
-        max_request_bytes: Largest request body accepted; larger ones are answered 413.
-        max_sessions: Most MCP sessions open at once (see `agentool._http_guards` for the rules).
+        max_sessions: Most MCP sessions open at once (the MCP guide gives the fair rules at the cap).
         max_sessions_per_client: Most sessions one client (its address, and its token's name with
             `tokens`) has open, below `max_sessions`. `None`: 32, or half of a small `max_sessions`.
-        session_idle_timeout: Seconds a session with no request in flight is kept before it is closed.
         shutdown_timeout: Seconds a stop waits for calls in flight; each still running then is cut.
         allowed_origins: Browser origins (`https://app.example.com`) allowed off loopback; another
             `Origin` is answered 403. Empty (the default): not checked off loopback.
@@ -165,8 +162,7 @@ class HttpOptions:
             raise self._error(
                 f'invalid HTTP serving options: {"; ".join(listed)}', options=list(problems), problems=listed
             )
-        # A list given is kept as a tuple; a trailing '/' is not part of an origin, and browsers send
-        # scheme and host in lower case.
+        # Browsers send an origin in lower case, without a trailing '/'.
         object.__setattr__(self, 'allowed_origins', tuple(o.rstrip('/').lower() for o in self.allowed_origins))
         object.__setattr__(self, 'trusted_proxies', tuple(self.trusted_proxies))
         if self.tokens is not None:
@@ -382,8 +378,7 @@ async def serve_http(
             uvicorn.Config(
                 app,
                 log_level='warning',
-                # Named, not 'auto': uvicorn would try optional imports (httptools, uvloop, websockets),
-                # and a `./httptools.py` in the working directory would be run in their place.
+                # Named, not 'auto', which would import a `./httptools.py` in the working directory.
                 http='h11',
                 loop='asyncio',
                 ws='none',

@@ -129,24 +129,18 @@ _SETTLED: list[_Instruments | None] = []
 
 def _instruments(provider: MeterProvider | None) -> _Instruments | None:
     """The instruments of `provider` (else of the global one), or None when metrics are off."""
+    settles = provider is None
     if provider is None:
         if _SETTLED:
             return _SETTLED[0]
         provider = get_meter_provider()
-        found = _own_instruments(provider)
-        if found is not None or isinstance(provider, NoOpMeterProvider):
-            _SETTLED.append(found)
-        return found
-    return _own_instruments(provider)
-
-
-def _own_instruments(provider: MeterProvider) -> _Instruments | None:
     module = type(provider).__module__
     if module == _API_PACKAGE or module.startswith(f'{_API_PACKAGE}.'):
-        return None
-    found = _INSTRUMENTS.get(provider)
-    if found is None:
+        found = None
+    elif (found := _INSTRUMENTS.get(provider)) is None:
         found = _INSTRUMENTS[provider] = _Instruments(provider)
+    if settles and (found is not None or isinstance(provider, NoOpMeterProvider)):
+        _SETTLED.append(found)
     return found
 
 
@@ -187,8 +181,6 @@ def operation_span(
     it raises, `agentool.operation.errors` counter (with `error.type`).
 
     Args:
-        agentool: The agentool's name (attribute `agentool.name`).
-        operation: The operation (attribute `agentool.operation`).
         surface: Where the call came from (attribute `agentool.surface`).
         tracer: A tracer to use instead of the global one (a run's `ctx.tracer`); a no-op one counts as none.
         attributes: Extra span attributes (not the `agentool.*` or `gen_ai.*` ones the span sets).

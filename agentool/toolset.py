@@ -48,9 +48,6 @@ class AgenToolToolset(AbstractToolset[AgentDepsT]):
     Args:
         include: Selectors of what to expose (`'storage'`, `'storage.read'`, `'tag:math'`, wildcards).
         exclude: Selectors of what never to expose; wins over `include`.
-        registry: Where the agentools are registered; by default the registry in effect now.
-        prefix: Prepended to every tool name.
-        separator: Between the agentool and the operation in tool names.
         deps: Gives each agentool's deps from the run context; by default the run's, else the injector's.
         max_retries: Retries allowed per tool; by default the agent's.
         id: The toolset's id (needed for durable execution).
@@ -112,8 +109,7 @@ class AgenToolToolset(AbstractToolset[AgentDepsT]):
         interface = self._interfaces[name]
         exposed = interface.exposed
         try:
-            # Validated already; validating again turns the plain arguments (what hooks and durable
-            # execution see) into the agentool's input model.
+            # Validated already: this builds the input model from the plain arguments hooks see.
             input = interface.validate(tool_args, context=ctx.validation_context)
         except (ValidationError, InvalidInputError) as error:  # only if a hook changed the arguments after validation
             raise ModelRetry(interface.describe(error)) from error
@@ -164,8 +160,7 @@ class _ArgumentsValidator:
             try:
                 self._interface.validate(arguments, context=context)
             except InvalidInputError as error:
-                # pydantic-ai retries on a `ValidationError` only: the typed error goes back to the
-                # model in that form, as any other refused argument does.
+                # pydantic-ai retries on a `ValidationError` only: the typed error goes back so.
                 raise self._interface.validation_error(error) from error
         return arguments
 
