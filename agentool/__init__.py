@@ -2,14 +2,8 @@
 
 `import agentool` first checks that the installed pydantic-ai is a supported release (raising
 `PydanticAIVersionError` if not; see `agentool._compat`), then installs one documented hook (see
-`agentool.model_strings`) so that `Agent('agentool:NAME')` resolves; nothing else happens at
-import. The test-double kit lives in `agentool.testing` and the MCP server in `agentool.mcp`;
-neither is imported here.
-
-Layers, bottom up (imports point down; `docs/architecture.md` has the map): `errors`, `base`; the
-routing core `agentool.core`; `telemetry`; the injector `agentool.core.injector`; the catalog
-renderers `agentool.catalog`; `factory`; the bridges (`toolset`, `filters`, `mcp`, `model_strings`);
-`agentool.dispatch` (rules in front of any agent); `agentool.testing`; the CLI.
+`agentool.model_strings`) so that `Agent('agentool:NAME')` resolves. `agentool.testing` and
+`agentool.mcp` are not imported here; `docs/architecture.md` maps the layers.
 """
 
 from __future__ import annotations
@@ -81,10 +75,7 @@ from .telemetry import dispatch_span as dispatch_span
 from .telemetry import operation_span as operation_span
 from .toolset import AgenToolToolset
 
-# The user's API, by group. Still importable from here but not listed (internals that other modules
-# of agentool use, reachable from their homes): `manager_tool`, `manager_toolset`
-# (`agentool.core.agent.capability`), `extract_tool_metadata`, `infer_output_type` (`agentool.factory`),
-# `operation_span`, `dispatch_span` (`agentool.telemetry`).
+# The user's API, by group. The `as` imports above stay importable from here but are listed in their homes.
 __all__ = (
     # defining an agentool
     'AgenToolConfig',

@@ -1,8 +1,7 @@
 """A pydantic-ai `Model` that answers each request in one step, streamed or not.
 
-`AgenToolModel` and the test double (`agentool.testing.AgentDouble`) compute a whole response
-from the messages; streaming replays that response (`CompletedStreamedResponse`), so both entry
-points share one implementation here and subclasses write only `_respond`.
+`AgenToolModel` and `agentool.testing.AgentDouble` write only `_respond`; streaming replays its
+response (`CompletedStreamedResponse`).
 """
 
 from __future__ import annotations
@@ -20,8 +19,6 @@ from pydantic_ai.profiles import ModelProfile
 from pydantic_ai.settings import ModelSettings
 
 from .errors import InvalidInputError
-
-__all__ = ('AnsweringModel', 'TOOL_CALLING_PROFILE', 'is_deterministic')
 
 TOOL_CALLING_PROFILE = ModelProfile(
     supports_tools=True,
@@ -41,8 +38,7 @@ class AnsweringModel(Model):
         model_settings: ModelSettings | None,
         model_request_parameters: ModelRequestParameters,
     ) -> ModelResponse:
-        _, params = self.prepare_request(model_settings, _checked_parameters(self, model_request_parameters))
-        return await self._respond(messages, params)
+        return await self._respond(messages, self._prepared(model_settings, model_request_parameters))
 
     @asynccontextmanager
     async def request_stream(
@@ -52,25 +48,24 @@ class AnsweringModel(Model):
         model_request_parameters: ModelRequestParameters,
         run_context: RunContext[Any] | None = None,
     ) -> AsyncGenerator[StreamedResponse]:
-        _, params = self.prepare_request(model_settings, _checked_parameters(self, model_request_parameters))
+        params = self._prepared(model_settings, model_request_parameters)
         response = await self._respond(messages, params)
         yield CompletedStreamedResponse(response, model_request_parameters=params, replay_events=True)
+
+    def _prepared(self, model_settings: ModelSettings | None, parameters: object) -> ModelRequestParameters:
+        """The prepared request parameters; a typed error for anything but `ModelRequestParameters` (say a dict)."""
+        if not isinstance(parameters, ModelRequestParameters):
+            raise InvalidInputError(
+                f'{type(self).__name__} {self.model_name!r}: model_request_parameters must be a '
+                f'pydantic_ai.models.ModelRequestParameters, got {type(parameters).__name__}; agent.run builds it',
+                model=self.model_name,
+                python_type=type(parameters).__name__,
+            )
+        return self.prepare_request(model_settings, parameters)[1]
 
     @abstractmethod
     async def _respond(self, messages: list[ModelMessage], params: ModelRequestParameters) -> ModelResponse:
         """The response to `messages`, with the prepared request parameters."""
-
-
-def _checked_parameters(model: Model, parameters: object) -> ModelRequestParameters:
-    """`parameters` if it is a `ModelRequestParameters`; a typed error for anything else (say a plain dict)."""
-    if isinstance(parameters, ModelRequestParameters):
-        return parameters
-    raise InvalidInputError(
-        f'{type(model).__name__} {model.model_name!r}: model_request_parameters must be a '
-        f'pydantic_ai.models.ModelRequestParameters, got {type(parameters).__name__}; agent.run builds it',
-        model=model.model_name,
-        python_type=type(parameters).__name__,
-    )
 
 
 def is_deterministic(model: object) -> bool:

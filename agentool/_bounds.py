@@ -1,11 +1,8 @@
 """Bounded text for errors: quoting what a caller sent, cut short, and "did you mean" suggestions.
 
-The one home of both ideas: every message quotes a caller's value with `quote` (its `repr`, for
-a message) or `clip` (the text itself, for `details` or text already formatted), both cut at
-`QUOTE_CHARS` by default, and every "did you mean" is `suggest` plus `did_you_mean`.
-
-Re-exported by `agentool.errors`, where every error is built; `AgenToolError` bounds its own
-message and `details` with `bounded_message` and `Budget`, whatever the caller of it quoted.
+Every message quotes a caller's value with `quote` (its `repr`) or `clip` (the text itself), and
+every "did you mean" is `suggest` plus `did_you_mean`. Re-exported by `agentool.errors`, whose
+`AgenToolError` bounds its message and `details` with `bounded_message` and `Budget`.
 """
 
 from __future__ import annotations
@@ -14,20 +11,6 @@ import difflib
 import reprlib
 from collections.abc import Iterable, Sequence
 from typing import Any, cast
-
-__all__ = (
-    'MAX_MESSAGE_CHARS',
-    'MAX_DETAIL_CHARS',
-    'MAX_DETAIL_ITEMS',
-    'MAX_DETAILS_CHARS',
-    'QUOTE_CHARS',
-    'quote',
-    'clip',
-    'suggest',
-    'did_you_mean',
-    'Budget',
-    'bounded_message',
-)
 
 MAX_MESSAGE_CHARS = 2000
 """No error message is longer: a longer one is cut, its original length stated (`AgenToolError`)."""
@@ -50,11 +33,7 @@ _REPR.maxlevel = 3
 
 
 def quote(value: object, limit: int = QUOTE_CHARS) -> str:
-    """`repr(value)` for a message, cut to about `limit` characters with the original length stated.
-
-    What a caller sent (an operation or agentool name, a tool name, a field) may be megabytes long;
-    an error quotes it through this, so the message stays short and costs no more than `limit` to make.
-    """
+    """`repr(value)` for a message, cut to about `limit` characters (and as much work), its length stated."""
     if isinstance(value, str | bytes):
         text = value
         if len(text) <= limit:
@@ -78,8 +57,7 @@ def clip(text: str, limit: int = QUOTE_CHARS) -> str:
 def suggest(name: str, known: Iterable[str]) -> list[str]:
     """Up to three names from `known` close to `name`: similar spellings, then names containing it.
 
-    A name far longer than every known one is close to none (difflib's ratio needs comparable
-    lengths), so a megabyte name costs nothing to look up.
+    A name far longer than every known one is close to none, so a megabyte name costs nothing.
     """
     names = sorted(known)
     if not names or len(name) > 3 * max(map(len, names)):
@@ -102,10 +80,7 @@ class Budget:
         self.left = MAX_DETAILS_CHARS
 
     def bounded(self, value: Any, depth: int = 0) -> Any:
-        """`value` with strings and containers cut to what the budget has left.
-
-        Returns `value` itself when nothing needed cutting, so ordinary details are untouched.
-        """
+        """`value` with strings and containers cut to what the budget has left (`value` itself if nothing was)."""
         if isinstance(value, str | bytes):
             text = value
             limit = max(20, min(MAX_DETAIL_CHARS, self.left))

@@ -1,16 +1,13 @@
 """The supported pydantic-ai releases, and the one place where their differences may live.
 
-agentool supports `pydantic-ai-slim>=2.60.0,<3` (the full `pydantic-ai` package brings the same
-slim). 2.60.0 is the floor because it is the first release in which a tool call the model must
-retry comes back as `ToolReturnPart(outcome='retried')`: agentool's model reads that shape and its
-manager writes it. Earlier releases send `RetryPromptPart`, which later releases deprecate, so
-going lower would mean translating the message history both ways.
+agentool supports `pydantic-ai-slim>=2.60.0,<3`. 2.60.0 is the floor because it is the first
+release in which a tool call to retry comes back as `ToolReturnPart(outcome='retried')`, the shape
+agentool's model reads and its manager writes.
 
-From 2.60.0 through the newest tested release (`.ci/matrix.py` runs the suite at both ends) the
-public APIs agentool uses behave the same, so nothing below branches on the version. When a release
-changes one of the seams (model request and stream, tool registration, model-string resolution,
-capability hooks, output modes, toolsets, MCP), its shim goes here and nowhere else, keyed on
-`PYDANTIC_AI_VERSION`, and the seam's canary in tests/test_compat.py names the release that broke it.
+From 2.60.0 through the newest tested release (`.ci/matrix.py` runs both ends) the public APIs
+agentool uses behave the same, so nothing below branches on the version. When a release changes a
+seam, its shim goes here, keyed on `PYDANTIC_AI_VERSION`, and the seam's canary in
+tests/test_compat.py names the release that broke it.
 
 Importing this module checks the installed release, so `import agentool` fails with a typed
 `PydanticAIVersionError` rather than an `ImportError` from deep inside a module.
@@ -23,8 +20,6 @@ import re
 import pydantic_ai
 
 from .errors import PydanticAIVersionError
-
-__all__ = ('MINIMUM', 'BELOW', 'SUPPORTED', 'PYDANTIC_AI_VERSION', 'parse_version', 'check_pydantic_ai')
 
 MINIMUM = (2, 60, 0)
 """The lowest supported `pydantic-ai-slim` release (pyproject.toml declares the same bound)."""
@@ -48,11 +43,8 @@ def parse_version(version: str) -> tuple[int, int, int] | None:
     return int(major), int(minor), int(patch or 0)
 
 
-def _pre_release(version: str) -> bool:
-    """Whether `version` is a pre-release or dev release (`2.60.0b1`, `2.60.0rc1`, `2.60.0.dev3`) of its numbers."""
-    return (
-        re.match(r'\d+\.\d+(?:\.\d+)?[-_.]?(?:a|b|c|rc|alpha|beta|pre|preview|dev)', version, re.IGNORECASE) is not None
-    )
+_PRE_RELEASE = re.compile(r'\d+\.\d+(?:\.\d+)?[-_.]?(?:a|b|c|rc|alpha|beta|pre|preview|dev)', re.IGNORECASE)
+"""A pre-release or dev release (`2.60.0b1`, `2.60.0rc1`, `2.60.0.dev3`) of its numbers."""
 
 
 def check_pydantic_ai(version: str = PYDANTIC_AI_VERSION) -> None:
@@ -61,7 +53,7 @@ def check_pydantic_ai(version: str = PYDANTIC_AI_VERSION) -> None:
     As for the requirement, a pre-release or dev release of the floor (`2.60.0rc1`) comes before it.
     """
     parsed = parse_version(version)
-    if parsed is None or not MINIMUM <= parsed < BELOW or (parsed == MINIMUM and _pre_release(version)):
+    if parsed is None or not MINIMUM <= parsed < BELOW or (parsed == MINIMUM and _PRE_RELEASE.match(version)):
         raise PydanticAIVersionError(
             f'agentool needs {SUPPORTED}, but pydantic-ai {version} is installed: run `pip install "{SUPPORTED}"`',
             installed=version,

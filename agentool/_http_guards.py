@@ -1,33 +1,11 @@
-"""What stands in front of the MCP SDK's HTTP app: fair session limits, allowed origins, a graceful shutdown.
+"""Who may reach the MCP HTTP app and how fairly: loopback, Host/Origin, tokens, session limits, a graceful stop.
 
-The SDK keeps every session a client opens until it is deleted or idle for its timeout, up to a
-cap after which every new client is refused: one process sending `initialize` in a loop could fill
-it and lock every other client out. `HttpGuard` admits each new session (a POST without
-`Mcp-Session-Id` of a handshake-era protocol revision) by two rules, per client:
-
-- **Who a client is**: its address, not its connection (a `curl` loop opens a new one per request),
-  and, when several named tokens are configured, the token's name too. Behind a proxy the operator
-  names in `trusted_proxies`, the address that proxy forwarded (`X-Forwarded-For`, read right to
-  left past the trusted proxies); from anyone else that header is ignored.
-- **Per client**: at `max_sessions_per_client` open (always below `max_sessions`), the client's
-  least recently used idle session is closed to make room; when all of them are busy (a call in
-  progress or an event stream held open), the answer is 429 with a `SessionLimitError`. With a
-  token, only a request carrying one is admitted at all.
-- **In all**: at `max_sessions` open, room is made by closing the least recently used idle session
-  of the client holding the most sessions, if it holds more than the newcomer (a new client is served
-  before one already at its share), else one of the newcomer's own; when none can be closed, the
-  answer is 503 with a `SessionLimitError`.
-
-A flood therefore only ever recycles its own sessions (or those of a client holding more than it),
-and a client using its session keeps it. A session is closed as its client would close it, with a
-DELETE through the app, so the SDK frees it whole; sessions idle past `session_idle_timeout` are
-closed by the SDK itself. A request of a sessionless revision (2026-07-28: its `MCP-Protocol-Version`
-is none of the handshake-era ones) opens no session: it passes through uncounted, to the SDK's own
-authentication, Host/Origin checks and size limit.
-
-It also refuses (403) a request whose `Origin` is not among `allowed_origins` when some are named,
-and at shutdown closes the sessions with no call in progress (their event streams would otherwise
-hold the server open) and logs each call the shutdown limit cuts.
+`is_loopback`, `transport_security` and `StaticTokens` configure the SDK's own checks. The SDK
+keeps every session up to a cap, so one process sending `initialize` in a loop could lock every
+other client out: `HttpGuard` admits each new session by the fair rules of the MCP guide (a client
+at its share, or a full server, recycles the idlest session of whoever holds the most, else is
+refused with a `SessionLimitError`), closing a session as its client would (a DELETE through the
+app). It also refuses an `Origin` not among `allowed_origins`, and at shutdown closes idle sessions.
 """
 
 from __future__ import annotations
@@ -38,16 +16,19 @@ import json
 import logging
 import time
 from collections import Counter, OrderedDict
-from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 
 from ._terminal import SafeLogRecords
 from .errors import SessionLimitError
 
-__all__ = ('SessionTable', 'HttpGuard', 'LOGGER', 'Network')
+if TYPE_CHECKING:
+    from mcp.server.auth.provider import AccessToken
+    from mcp.server.transport_security import TransportSecuritySettings
+
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -80,7 +61,7 @@ class _Session:
     last: float
     busy: int = 0
     calls: int = 0
-    """POST requests in progress (a call, as opposed to an open event stream)."""
+    """POST requests in progress (calls, not event streams)."""
 
 
 @dataclass
@@ -136,8 +117,7 @@ class SessionTable:
         return next(idle, None)
 
     def idlest_of_largest(self, than: int) -> str | None:
-        """The least recently used idle session of the client holding the most sessions (of those with an
-        idle one), if that is more than `than`; else `None`."""
+        """The idlest session of the client holding the most sessions (with one idle), if more than `than`."""
         largest: dict[Client, str] = {}
         for session_id, session in self.sessions.items():
             if not session.busy and self.per_client[session.client] > than:
@@ -180,7 +160,7 @@ class HttpGuard:
         headers: Headers = scope['headers']
         if self._origins and (origin := _header(headers, b'origin')) is not None and origin not in self._origins:
             LOGGER.warning('agentool mcp: refused a request from origin %.200r (not in allowed_origins)', origin)
-            return await _answer(send, 403, _rpc_error('Origin not allowed', {'type': 'ForbiddenOrigin'}))
+            return await _answer(send, 403, 'Origin not allowed', {'type': 'ForbiddenOrigin'})
         if scope['path'] != self.path:
             return await self.app(scope, receive, send)
         version = _header(headers, _VERSION_HEADER)
@@ -209,7 +189,7 @@ class HttpGuard:
             table.refused += 1
             status = 429 if refusal.details['option'] == 'max_sessions_per_client' else 503
             data = {'type': type(refusal).__name__, 'details': refusal.details}
-            return await _answer(send, status, _rpc_error(refusal.message, data))
+            return await _answer(send, status, refusal.message, data)
         table.per_client[client] += 1  # counted while it opens: concurrent openings cannot overshoot
         opened: list[bytes] = []
 
@@ -344,24 +324,17 @@ class HttpGuard:
         """The name the request's token is counted under ('' without names), or `None`: not authorised."""
         if not self._tokens:
             return ''
-        # As the SDK's bearer middleware reads it: the scheme in any case (HTTP auth schemes are), so
-        # a request the SDK lets through is always one this guard admits and counts.
+        # Read as the SDK's bearer middleware reads it (the scheme in any case), so the two agree.
         sent = _header(headers, b'authorization') or b''
         if sent[:7].lower() != b'bearer ':
             return None
-        found: str | None = None
-        for token, name in self._tokens:  # every one compared, in constant time: no early answer
-            if hmac.compare_digest(sent[7:], token):
-                found = name
-        return found
+        return _token_owner(sent[7:], self._tokens)
 
 
 def _json_refusals(send: Send) -> Send:
-    """`send`, with each plain-text refusal the SDK writes (a wrong Host 421, Origin 403, Content-Type
-    400, ...) and its bearer middleware's OAuth-style 401 (`{"error": "invalid_token", ...}`)
-    rewritten as a JSON-RPC error body, as the guard's own refusals are: a client parses one shape
-    of error whatever refused it. Other headers (`WWW-Authenticate`) are kept; JSON-RPC answers
-    pass through untouched."""
+    """`send`, with each plain-text refusal of the SDK (421, 403, 400, ...) and its OAuth-style 401
+    rewritten as a JSON-RPC error, as the guard's own are: a client parses one shape of error.
+    Other headers (`WWW-Authenticate`) are kept."""
     held: list[Message] = []
     text = bytearray()
 
@@ -376,14 +349,8 @@ def _json_refusals(send: Send) -> Send:
             if message.get('more_body', False):
                 return
             start = held.pop()
-            status: int = start['status']
-            said, data = _refusal_text(bytes(text), status)
-            body = _rpc_error(said, data)
-            kept = [(k, v) for k, v in start.get('headers', []) if k not in (b'content-type', b'content-length')]
-            kept += [(b'content-type', b'application/json'), (b'content-length', str(len(body)).encode())]
-            await send({**start, 'headers': kept})
-            await send({'type': 'http.response.body', 'body': body})
-            return
+            said, data = _refusal_text(bytes(text), start['status'])
+            return await _answer(send, start['status'], said, data, start.get('headers', []))
         await send(message)
 
     return rewrite
@@ -415,14 +382,81 @@ def _header(headers: Headers, name: bytes) -> bytes | None:
     return next((value for key, value in headers if key == name), None)
 
 
-def _rpc_error(message: str, data: dict[str, Any]) -> bytes:
+async def _answer(
+    send: Send, status: int, message: str, data: dict[str, Any], headers: Sequence[tuple[bytes, bytes]] = ()
+) -> None:
+    """Answer `status` with a JSON-RPC error body, keeping `headers` but those that describe the body."""
     error = {'code': -32000, 'message': message, 'data': data}
-    return json.dumps({'jsonrpc': '2.0', 'id': None, 'error': error}).encode()
-
-
-async def _answer(send: Send, status: int, body: bytes) -> None:
-    headers = [(b'content-type', b'application/json'), (b'content-length', str(len(body)).encode())]
+    body = json.dumps({'jsonrpc': '2.0', 'id': None, 'error': error}).encode()
+    kept = [(key, value) for key, value in headers if key not in (b'content-type', b'content-length', b'retry-after')]
+    kept += [(b'content-type', b'application/json'), (b'content-length', str(len(body)).encode())]
     if status in (429, 503):
-        headers.append((b'retry-after', b'1'))
-    await send({'type': 'http.response.start', 'status': status, 'headers': headers})
+        kept.append((b'retry-after', b'1'))
+    await send({'type': 'http.response.start', 'status': status, 'headers': kept})
     await send({'type': 'http.response.body', 'body': body})
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` is reachable from this machine only: `localhost` or a loopback IP address."""
+    if host.lower() == 'localhost':
+        return True
+    try:
+        return ipaddress.ip_address(host.strip('[]')).is_loopback
+    except ValueError:
+        return False  # a name other than localhost may resolve to anything
+
+
+def transport_security(host: str, port: int) -> TransportSecuritySettings | None:
+    """Host and Origin checks for a loopback `host` listening on `port` (`0`: any port); `None` elsewhere.
+
+    The SDK turns its checks on only for the exact strings `127.0.0.1`, `localhost` and `::1`;
+    every other spelling of loopback (`127.0.0.2`, `LOCALHOST`) would let a rebound page through.
+    """
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    if not is_loopback(host):
+        return None
+    names = {'127.0.0.1', 'localhost', '[::1]', host, host.lower()}
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        pass
+    else:
+        names.add(str(address))
+    names = {f'[{name}]' if ':' in name and not name.startswith('[') else name for name in names}
+    where = '*' if port == 0 else str(port)
+    hosts = sorted(f'{name}:{where}' for name in names)
+    if port == 80:  # a client leaves the default port out of `Host`
+        hosts += sorted(names)
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=hosts,
+        allowed_origins=[f'http://{name}' for name in hosts],
+    )
+
+
+class StaticTokens:
+    """The SDK's `TokenVerifier` for shared secrets by name, each compared in constant time."""
+
+    def __init__(self, tokens: Mapping[str, str]) -> None:
+        self._expected = [(token.encode(), name) for name, token in tokens.items()]
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        from mcp.server.auth.provider import AccessToken
+
+        # Starlette decodes header bytes as Latin-1: encoding back gives the bytes the client sent.
+        try:
+            sent = token.encode('latin-1')
+        except UnicodeEncodeError:
+            sent = token.encode()
+        found = _token_owner(sent, self._expected)
+        return None if found is None else AccessToken(token=token, client_id=found, scopes=[])
+
+
+def _token_owner(sent: bytes, tokens: Sequence[tuple[bytes, str]]) -> str | None:
+    """The name of the token `sent` is, comparing every one in constant time: the time says nothing of which."""
+    found: str | None = None
+    for token, name in tokens:
+        if hmac.compare_digest(sent, token):
+            found = name
+    return found

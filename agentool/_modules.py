@@ -11,8 +11,6 @@ from contextlib import contextmanager
 from ._options import check_strings
 from .errors import ConfigurationError
 
-__all__ = ('import_modules', 'without_working_directory')
-
 
 def import_modules(modules: object, *, option: str = 'modules') -> None:
     """Import each of `modules` (a list of module names; a lone string is refused, it is not a list).
@@ -34,10 +32,9 @@ def import_modules(modules: object, *, option: str = 'modules') -> None:
 
 @contextmanager
 def without_working_directory() -> Generator[None]:
-    """`sys.path` without the working directory inside the block: for importing the server's own dependencies.
+    """`sys.path` without the working directory inside the block, for the server's own imports.
 
-    The working directory is importable for the user's agentool modules, but an optional dependency
-    the server probes for (`httptools`) must never be found there: a `./httptools.py` would run.
+    An optional dependency the server probes for (`httptools`) must never be a `./httptools.py`.
     """
     here = os.getcwd()
     saved = list(sys.path)

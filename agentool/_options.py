@@ -1,10 +1,8 @@
 """The one family of option checks: each refuses a value with a `ConfigurationError` naming the option.
 
-Run where a value enters (`create_agentool`, `AgenToolConfig`, `Route`, the registry, serving
-options, the CLI), so a wrong type is refused when it is given rather than failing later
-somewhere unrelated; a private function given a checked value does not check it again. Every message reads
-`OPTION must be EXPECTED; got VALUE`, the value quoted and bounded. `refusals` runs several checks
-at once, for an error naming every option refused (`HttpOptions` raises it as a `ServingError`).
+Run only where a value enters (`create_agentool`, `AgenToolConfig`, `Route`, the registry, serving
+options, the CLI); code given a checked value does not check it again. Every message reads
+`OPTION must be EXPECTED; got VALUE`, the value quoted and bounded.
 """
 
 from __future__ import annotations
@@ -20,47 +18,13 @@ from typing import Any, NewType, TypeVar, cast, get_origin
 
 from .errors import MAX_DETAIL_CHARS, ConfigurationError, quote
 
-__all__ = (
-    'refuse',
-    'check_choice',
-    'check_name',
-    'check_label',
-    'check_labels',
-    'NAME_REFUSED_CATEGORIES',
-    'check_limit',
-    'check_text',
-    'check_strings',
-    'check_string_or_strings',
-    'check_string_map',
-    'check_instances',
-    'check_examples',
-    'check_flag',
-    'check_type_form',
-    'check_function',
-    'check_instance',
-    'check_tracer',
-    'check_path',
-    'check_seconds',
-    'check_url_path',
-    'check_origins',
-    'check_proxies',
-    'check_tokens',
-    'check_share',
-    'check_one_of',
-    'unsendable',
-    'refusals',
-    'aware',
-)
-
-
 _T = TypeVar('_T')
 
 
 def refuse(
     option: str, expected: str, value: object, agentool: str | None = None, *, what: str = '', **details: Any
 ) -> ConfigurationError:
-    """The error every check raises: `OPTION must be EXPECTED; got VALUE`, naming the option and the value
-    (after `agentool NAME:` when the option is one agentool's).
+    """The error every check raises: `[agentool NAME: ]OPTION must be EXPECTED; got VALUE`.
 
     `what` names the value in the message instead of `option` (`CommandRule(prefix=...)`).
     """
@@ -75,16 +39,15 @@ def refuse(
 
 
 def check_choice(option: str, value: object, choices: Sequence[object], *, why: str = '') -> None:
-    """Raise `ConfigurationError` unless `value` is one of `choices` (listed as `supported`); `why` ends the message."""
+    """Refuse unless `value` is one of `choices` (listed as `supported`); `why` ends the message."""
     if any(value is choice or (type(value) is type(choice) and value == choice) for choice in choices):
         return
     raise refuse(option, f'one of {", ".join(map(repr, choices))}{why}', value, supported=list(choices))
 
 
 NAME_REFUSED_CATEGORIES = frozenset({'Cc', 'Cf', 'Cs', 'Zl', 'Zp'})
-"""Unicode categories no name may hold: controls (NUL, tab, CR, LF, DEL, NEL), format characters
-(zero-width and bidirectional marks), lone surrogates and line/paragraph separators. Each is
-invisible or breaks the line in a listing, a log or a catalog, so two names could look alike."""
+"""Unicode categories no name may hold (controls, format characters, surrogates, line separators):
+each is invisible or breaks the line in a listing, so two names could look alike."""
 
 _BLANK = frozenset('\u115f\u1160\u2800\u3164\uffa0')
 """Letters and symbols that render as nothing (Hangul fillers, the blank Braille pattern)."""
@@ -108,41 +71,26 @@ def _visible(text: str) -> bool:
 
 
 def check_label(option: str, value: object, *, agentool: str | None = None, what: str | None = None) -> str:
-    """`value` if it is a usable name: a string with something besides whitespace and no control character.
+    """`value` if it is a usable name: visible, and no character of `NAME_REFUSED_CATEGORIES`.
 
-    For the names every listing, catalog and log shows (agentools, operations, tools, dependencies):
-    a blank one would be rendered as nothing, and one holding a character of
-    `NAME_REFUSED_CATEGORIES` (NUL, CR, LF, tab, zero-width or bidirectional marks...) would be
-    invisible or break the line, so two names could not be told apart.
-
-    `what` names the value in the message (`option` by default).
+    For the names every listing, catalog and log shows; `what` names the value in the message.
     """
-    what = what or option
+    details: dict[str, str] = {}
     if not (isinstance(value, str) and value and not value.isspace()):
-        raise ConfigurationError(
-            f'{what} must be a non-empty string, not only whitespace; got {quote(value)} ({type(value).__name__})',
-            agentool=agentool,
-            option=option,
-            value=quote(value),
+        problem = f'must be a non-empty string, not only whitespace; got {quote(value)} ({type(value).__name__})'
+    elif (char := _refused_character(value)) is not None:
+        details['character'] = f'U+{ord(char):04X}'
+        problem = (
+            f'must not contain control, format or line-separator characters; got {quote(value)}, '
+            f'which holds {char!r} ({details["character"]}, category {unicodedata.category(char)})'
         )
-    if (char := _refused_character(value)) is not None:
-        category = unicodedata.category(char)
-        raise ConfigurationError(
-            f'{what} must not contain control, format or line-separator characters; got {quote(value)}, '
-            f'which holds {char!r} (U+{ord(char):04X}, category {category})',
-            agentool=agentool,
-            option=option,
-            value=quote(value),
-            character=f'U+{ord(char):04X}',
-        )
-    if not _visible(value):  # '\u3164', '\u2800', a lone combining mark: accepted, then listed as a blank
-        raise ConfigurationError(
-            f'{what} must contain a visible character; got {quote(value)}, which renders blank',
-            agentool=agentool,
-            option=option,
-            value=quote(value),
-        )
-    return value
+    elif not _visible(value):  # '\u3164', '\u2800', a lone combining mark: accepted, then listed as a blank
+        problem = f'must contain a visible character; got {quote(value)}, which renders blank'
+    else:
+        return value
+    raise ConfigurationError(
+        f'{what or option} {problem}', agentool=agentool, option=option, value=quote(value), **details
+    )
 
 
 def check_labels(option: str, value: object, *, agentool: str | None = None) -> list[str]:
@@ -183,16 +131,13 @@ def check_limit(
 
 
 def check_flag(option: str, value: object) -> None:
-    """Raise `ConfigurationError` unless `value` is `True` or `False` (a truthy string is not a flag)."""
+    """Refuse unless `value` is `True` or `False` (a truthy string is not a flag)."""
     if not isinstance(value, bool):
         raise refuse(option, 'True or False', value)
 
 
 def check_type_form(option: str, value: object, agentool: str | None = None) -> None:
-    """Raise `ConfigurationError` unless `value` is a type or a typing form (`list[X]`, `X | None`, `Any`).
-
-    Catches an instance given where its class is meant (`deps_type=Deps()`), which pydantic-ai takes.
-    """
+    """Refuse unless `value` is a type or a typing form: catches `deps_type=Deps()`, which pydantic-ai takes."""
     if value is None or value is Any or isinstance(value, type | TypeVar | NewType) or get_origin(value) is not None:
         return
     if hasattr(value, '__value__'):  # a `type X = ...` alias (Python 3.12+)
@@ -201,12 +146,7 @@ def check_type_form(option: str, value: object, agentool: str | None = None) -> 
 
 
 def check_function(option: str, value: object, *, optional: bool = False, takes: Sequence[str] = ()) -> None:
-    """Raise `ConfigurationError` unless `value` is callable (or `None` when `optional`).
-
-    With `takes` (the names of the arguments it is called with, positionally), a function that
-    cannot be called so is refused too: at construction, not at its first call. A callable whose
-    signature Python cannot read passes.
-    """
+    """Refuse unless `value` is callable (or `None` when `optional`), and callable with `takes` positionally."""
     if not (callable(value) or (value is None and optional)):
         raise refuse(option, 'a function or None' if optional else 'a function', value)
     if value is None or not takes:
@@ -231,10 +171,7 @@ def check_instance(
     agentool: str | None = None,
     expected: str | None = None,
 ) -> None:
-    """Raise `ConfigurationError` unless `value` is a `kind` (or `None` when `optional`).
-
-    `expected` says what is expected in the message (by default the class's name, `a Route`).
-    """
+    """Refuse unless `value` is a `kind` (or `None` when `optional`); `expected` overrides `a Kind`."""
     if not (isinstance(value, kind) or (value is None and optional)):
         if expected is None:
             name = kind.__name__ if isinstance(kind, type) else ' or '.join(k.__name__ for k in kind)
@@ -243,7 +180,7 @@ def check_instance(
 
 
 def check_tracer(option: str, value: object) -> None:
-    """Raise `ConfigurationError` unless `value` is `None` or a tracer (a callable `start_as_current_span`)."""
+    """Refuse unless `value` is `None` or a tracer (a callable `start_as_current_span`)."""
     if value is not None and not callable(getattr(value, 'start_as_current_span', None)):
         raise refuse(option, 'an OpenTelemetry Tracer (with start_as_current_span) or None', value)
 
@@ -256,36 +193,25 @@ def check_text(option: str, value: object, *, optional: bool = False, blank: boo
     raise refuse(option, f'{expected} or None' if optional else expected, value)
 
 
-def _items(value: object, kind: type[_T]) -> list[_T] | None:
-    """`value` as a list if it is a collection (a string or a mapping is not one) holding only `kind`s."""
+def check_instances(option: str, value: object, kind: type[_T], expected: str = '') -> list[_T]:
+    """`value` as a list if it is a collection (not a string or a mapping) of `kind`s."""
     if isinstance(value, Iterable) and not isinstance(value, str | bytes | Mapping):
         items = list(cast('Iterable[object]', value))
         if all(isinstance(item, kind) for item in items):
             return cast('list[_T]', items)
-    return None
+    raise refuse(option, expected or f'a list of {kind.__name__}', cast(object, value))
 
 
 def check_strings(option: str, value: object) -> list[str]:
     """`value` as a list if it is a collection of strings (a lone string is refused: it is not a list)."""
-    if (items := _items(value, str)) is not None:
-        return items
-    raise refuse(option, 'a list of strings', value)
+    return check_instances(option, value, str, 'a list of strings')
 
 
 def check_string_or_strings(option: str, value: object) -> list[str]:
-    """`value` as a list of strings: one string is a list of one, any other iterable must hold only strings."""
+    """`value` as a list of strings: one string is a list of one."""
     if isinstance(value, str):
         return [value]
-    if (items := _items(value, str)) is not None:
-        return items
-    raise refuse(option, 'a string or a list of strings', value)
-
-
-def check_instances(option: str, value: object, kind: type[_T]) -> list[_T]:
-    """`value` as a list if it is a collection of `kind`s; else `ConfigurationError` naming the option."""
-    if (items := _items(value, kind)) is not None:
-        return items
-    raise refuse(option, f'a list of {kind.__name__}', value)
+    return check_instances(option, value, str, 'a string or a list of strings')
 
 
 def check_string_map(option: str, value: object) -> dict[str, str]:
@@ -298,22 +224,19 @@ def check_string_map(option: str, value: object) -> dict[str, str]:
 
 
 def check_examples(value: object) -> list[dict[str, Any]]:
-    """`value` as a list if it is a sequence of mappings (example inputs, with outputs if given)."""
-    if isinstance(value, Sequence) and not isinstance(value, str | bytes):
-        items = list(cast('Sequence[object]', value))
-        if all(isinstance(item, Mapping) for item in items):
-            return [dict(cast('Mapping[str, Any]', item)) for item in items]
-    raise refuse('examples', 'a list of dicts', cast(object, value))
+    """`value` as a list of dicts if it is a collection of mappings (example inputs, with outputs if given)."""
+    items = check_instances('examples', value, cast('type[Mapping[str, Any]]', Mapping), 'a list of dicts')
+    return [dict(item) for item in items]
 
 
 def check_seconds(option: str, value: object) -> None:
-    """Raise `ConfigurationError` unless `value` is a positive, finite number of seconds."""
+    """Refuse unless `value` is a positive, finite number of seconds."""
     if not (isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value > 0):
         raise refuse(option, 'a positive, finite number of seconds', value)
 
 
 def check_url_path(option: str, value: object) -> None:
-    """Raise `ConfigurationError` unless `value` is a URL path: starting with '/', no space or control character."""
+    """Refuse unless `value` is a URL path: starting with '/', no space or control character."""
     if not (isinstance(value, str) and value.startswith('/')):
         raise refuse(option, "a URL path starting with '/'", value)
     if any(char.isspace() or not char.isprintable() for char in value):
@@ -321,12 +244,19 @@ def check_url_path(option: str, value: object) -> None:
 
 
 def check_origins(option: str, value: object) -> None:
-    """Raise `ConfigurationError` unless `value` is a tuple or list of what browsers send as `Origin`."""
+    """Refuse unless `value` is a tuple or list of what browsers send as `Origin`.
+
+    One with a path, a query or credentials would never match a request, refusing every browser.
+    """
     example = "origins such as 'https://app.example.com'"
     if not isinstance(value, tuple | list):
         raise refuse(option, f'a tuple of {example}', value)
     for origin in cast('tuple[object, ...]', value):
-        if not (isinstance(origin, str) and _is_origin(origin)):
+        text = origin if isinstance(origin, str) else ''
+        scheme, separator, rest = text.rstrip('/').partition('://')
+        if not (scheme and separator and rest and text.isprintable() and text.isascii()) or any(
+            char in rest for char in '/?#@ '
+        ):
             raise refuse(
                 option,
                 f'{example} (a scheme and a host, with its port if any, and nothing after: no browser sends '
@@ -335,22 +265,8 @@ def check_origins(option: str, value: object) -> None:
             )
 
 
-def _is_origin(origin: str) -> bool:
-    """Whether `origin` is what a browser sends as `Origin`: scheme and host (and port), nothing after.
-
-    One with a path, a query or credentials would never match a request, refusing every browser.
-    """
-    scheme, separator, rest = origin.rstrip('/').partition('://')
-    return (
-        bool(scheme and separator and rest)
-        and origin.isprintable()
-        and origin.isascii()
-        and not any(char in rest for char in '/?#@ ')
-    )
-
-
 def check_proxies(option: str, value: object) -> None:
-    """Raise `ConfigurationError` unless `value` is a tuple or list of IP addresses or networks."""
+    """Refuse unless `value` is a tuple or list of IP addresses or networks."""
     if not isinstance(value, tuple | list):
         raise refuse(option, "a tuple of addresses or networks ('10.0.0.5', '10.0.0.0/24')", value)
     for proxy in cast('tuple[object, ...]', value):
@@ -369,10 +285,9 @@ _TOKEN_NAME_CHARS = 64
 
 
 def check_tokens(option: str, value: object) -> None:
-    """Raise `ConfigurationError` unless `value` is `None` or a non-empty mapping of names to bearer tokens.
+    """Refuse unless `value` is `None` or a non-empty mapping of printable names to distinct sendable tokens.
 
-    Each name printable (it is how a client is told apart, in logs too), each token one a client
-    can send in a header, no two names sharing a token. No message quotes a token.
+    No message quotes a token.
     """
     if value is None:
         return
@@ -397,10 +312,7 @@ def check_tokens(option: str, value: object) -> None:
 
 
 def check_share(option: str, value: object, whole_option: str, whole: object) -> None:
-    """Raise `ConfigurationError` unless one client's limit `value` is below the server's `whole` (or both are 1).
-
-    So one client can never fill the server. A value of the wrong type is left to its own check.
-    """
+    """Refuse unless one client's limit `value` is below the server's `whole` (or both are 1); types unchecked."""
     if not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in (value, whole)):
         return
     if cast(int, value) < cast(int, whole) or value == whole == 1:
@@ -413,25 +325,19 @@ def check_share(option: str, value: object, whole_option: str, whole: object) ->
 
 
 def check_one_of(option: str, given: Mapping[str, object], gives: str) -> None:
-    """Raise `ConfigurationError` (naming `option`) unless at most one of the options `given` (by name) is set.
-
-    `gives` says what each of them gives, for the message.
-    """
+    """Refuse (naming `option`) unless at most one of `given` is set; `gives` says what each gives."""
     named = [name for name, value in given.items() if value is not None]
     if len(named) > 1:
         raise ConfigurationError(f'{" and ".join(named)} each give {gives}: give one of them', option=option)
 
 
 def check_path(option: str, value: object) -> None:
-    """Raise `ConfigurationError` unless `value` is `None` or a path (a `str` or an `os.PathLike`)."""
+    """Refuse unless `value` is `None` or a path (a `str` or an `os.PathLike`)."""
     check_instance(option, value, (str, os.PathLike), optional=True, expected='a path (str or os.PathLike)')
 
 
 def refusals(*checks: Callable[[], object]) -> dict[str, str]:
-    """Run every check; the message of each that refused its value, by option (the first per option).
-
-    For an error naming every option refused at once rather than one at a time.
-    """
+    """Run every check; the message of each that refused its value, by option (the first per option)."""
     found: dict[str, str] = {}
     for check in checks:
         try:

@@ -1,14 +1,11 @@
 """stdin's lines for the MCP SDK's stdio transport, each checked against a size limit before it is parsed.
 
-The SDK reads a whole line, however long, then parses it: a 50 MB line was parsed before it was
-refused (peak 241 MB), and a 120 MB line with no newline was buffered whole. Here stdin is read in
-chunks and a line is kept only while it fits `limit`; past it, the rest of the line is skipped as
-it arrives (never stored), and the client gets a JSON-RPC error saying how large the line was.
+The SDK reads a whole line, however long, then parses it. Here a line is kept only while it fits
+`limit`; past it, the rest is skipped as it arrives (never stored) and the client gets an error.
 """
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator
@@ -17,19 +14,16 @@ from typing import BinaryIO
 
 import anyio.to_thread
 
-__all__ = ('BoundedLines', 'CHUNK_BYTES', 'claimed_stdin')
+from ._http_guards import LOGGER
 
 CHUNK_BYTES = 64 * 1024
 """How much of stdin is read at a time: a line is held to its limit plus at most this much."""
-
-LOGGER = logging.getLogger('agentool.mcp')
 
 
 class BoundedLines:
     """An async iterator of stdin's lines (as text) that never holds a line longer than `limit` bytes.
 
-    `refuse(size)` is awaited for each line over the limit (`size`: its length in bytes, counted as
-    it is skipped), in place of yielding it.
+    `refuse(size)` is awaited for each line over the limit, in place of yielding it.
     """
 
     def __init__(self, source: BinaryIO, limit: int) -> None:
@@ -78,24 +72,21 @@ class BoundedLines:
 
 @contextmanager
 def claimed_stdin() -> Generator[BinaryIO | None]:
-    """The protocol's stdin, read from a private duplicate while fd 0 reads the null device.
+    """The protocol's stdin, read from a private duplicate while fd 0 reads the null device (restored on exit).
 
-    As the SDK does when it reads stdin itself: a tool (or a child process) reading stdin gets EOF
-    instead of stealing the client's messages. `None` when stdin is not a file descriptor (a test's
-    stand-in): the SDK then reads it as usual. fd 0 is restored on exit.
+    A tool reading stdin gets EOF instead of the client's messages. `None` when stdin has no file
+    descriptor (a test's stand-in).
     """
+    private: int | None = None
     try:
         fd = sys.stdin.fileno()
         private = os.dup(fd)
-    except (AttributeError, OSError, ValueError):
-        yield None
-        return
-    try:
         devnull = os.open(os.devnull, os.O_RDONLY)
         os.dup2(devnull, fd)
         os.close(devnull)
-    except OSError:
-        os.close(private)
+    except (AttributeError, OSError, ValueError):
+        if private is not None:
+            os.close(private)
         yield None
         return
     reader = os.fdopen(private, 'rb')

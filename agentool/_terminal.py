@@ -1,14 +1,9 @@
 """Text for a terminal: control characters escaped, errors on one bounded line (the full text to the log).
 
-A description, an input or a tool's exception can hold ESC sequences (which recolour, move the
-cursor or retitle the window), a carriage return (which overwrites what was printed) or hundreds
-of lines. What the command line prints shows each such character as an escape (`\\x1b`, `\\r`)
-instead, and an error stays one line, as documented; the untouched text goes to the
-`agentool.cli` logger at INFO, for whoever configures logging.
-
-A server's log is read on a terminal too: `SafeLogRecords` escapes and bounds every record of the
-loggers it filters (its message and its traceback), since what a client sent (a tool's arguments
-echoed in an exception, a Host header) ends up in them.
+A description, an input or an exception can hold ESC sequences, carriage returns or hundreds of
+lines; the command line prints each such character as an escape (`\\x1b`, `\\r`) and an error on
+one line, the untouched text going to the `agentool.cli` logger at INFO. `SafeLogRecords` does the
+same for a server's log records, which quote what clients sent.
 """
 
 from __future__ import annotations
@@ -19,13 +14,10 @@ from traceback import TracebackException
 
 from ._bounds import clip
 
-__all__ = ('LOGGER', 'terminal_safe', 'error_line', 'SafeLogRecords', 'LOG_LINE_CHARS', 'LOG_LINES')
-
 LOGGER = logging.getLogger('agentool.cli')
 """Where the command line logs an error's full text (silent unless logging is configured)."""
 
-# C0 and C1 controls and DEL, plus the characters that reorder or hide text (bidi controls, zero
-# width joiners, line and paragraph separators): a terminal acts on them instead of showing them.
+# Controls, and characters that reorder or hide text: a terminal acts on them instead of showing them.
 _UNSAFE = re.compile('[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]')
 _UNSAFE_IN_LINES = re.compile('[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]')
 """The same, but for line breaks and tabs."""
@@ -60,11 +52,7 @@ LOG_LINES = 200
 
 
 class SafeLogRecords(logging.Filter):
-    """Escape and bound each record: message on one line of `LOG_LINE_CHARS` at most, traceback escaped.
-
-    The record is rewritten in place (its arguments formatted in, its traceback text set), so every
-    handler writes the safe text; nothing is dropped.
-    """
+    """Escape and bound each record in place (message on one line, traceback escaped), so every handler writes it."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         record.msg = clip(terminal_safe(record.getMessage()), LOG_LINE_CHARS)
@@ -81,8 +69,8 @@ class SafeLogRecords(logging.Filter):
 def _traceback(error: TracebackException) -> list[str]:
     """`error`'s traceback as `traceback` writes it, each line terminal-safe.
 
-    An exception's text is escaped whole (its line breaks too), so it can never start a line of
-    its own that reads as another log record; the frames' lines are escaped one by one.
+    An exception's text is escaped whole (its line breaks too), so it never starts a line that reads
+    as another log record.
     """
     lines: list[str] = []
     if error.__cause__ is not None:

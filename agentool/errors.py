@@ -49,12 +49,10 @@ The tree (a built-in in brackets is a second base, see below):
             └── CassetteMismatchError
 
 Every class has one agentool parent, so `except` on any node catches exactly its subtree. A
-built-in is a second base only where code that knows nothing of agentool already catches that
-built-in for the same failure: `ValueError` for a value that cannot be read or used (as `json.loads`
-and `int()` raise it), `LookupError` for a name that finds nothing (as a mapping's `KeyError` is
-one), `ImportError` for an import that cannot work (an extra not installed, an unsupported
-pydantic-ai), and `AssertionError` for a test double's finding, so pytest and hypothesis report it
-as a test failure rather than an error.
+built-in is a second base only where code that knows nothing of agentool catches it for the same
+failure: `ValueError` for a value that cannot be used, `LookupError` for a name that finds nothing,
+`ImportError` for an import that cannot work, and `AssertionError` for a test double's finding
+(so pytest reports a test failure).
 """
 
 from __future__ import annotations
@@ -131,10 +129,7 @@ __all__ = (
 
 
 class AgenToolError(Exception):
-    """Base class of every error agentool raises on purpose.
-
-    Text is bounded whatever a caller sent: the message is at most `MAX_MESSAGE_CHARS` characters,
-    and every string in `details` at most `MAX_DETAIL_CHARS` (each cut one states its original length).
+    """Base class of every error agentool raises on purpose; its message and `details` are bounded.
 
     Attributes:
         message: The human-readable message (also `str(error)`).
@@ -154,8 +149,7 @@ class AgenToolError(Exception):
         self.details: dict[str, Any] = {key: budget.bounded(value) for key, value in given.items()}
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # Pickled as its class, message and attributes, whatever its `__init__` takes: durable
-        # engines (DBOS, Prefect) store a run's error so and read it back in another process.
+        # Pickled whatever its `__init__` takes: durable engines store a run's error and read it back.
         return _restore, (type(self), self.args), self.__dict__
 
 
@@ -163,9 +157,6 @@ def _restore(cls: type[AgenToolError], args: tuple[Any, ...]) -> AgenToolError:
     error = cls.__new__(cls)
     Exception.__init__(error, *args)
     return error
-
-
-# --- invalid input: the prompt or payload a caller sent is wrong --------------------------------
 
 
 class InvalidInputError(AgenToolError, ValueError):
@@ -202,9 +193,6 @@ class UnknownOperationError(InvalidInputError):
     """The operation named in the input has no route; `details['known']` lists the valid ones."""
 
 
-# --- configuration: found when an agentool is created or registered -----------------------------
-
-
 class ConfigurationError(AgenToolError):
     """An agentool's definition is inconsistent (routes, tools, schema, dependencies)."""
 
@@ -218,14 +206,7 @@ class InvalidUpdateError(ConfigurationError, ValueError):
 
 
 class AgenToolNotFoundError(AgenToolError, LookupError):
-    """No agentool (or agent) with this name is registered, on any surface.
-
-    `details` has `name` (the name asked for; its bounded `repr` when it is not a string) and
-    `suggestions` (close registered names, empty when none is).
-    """
-
-
-# --- routing at run time: between validated input and the tool ---------------------------------
+    """No agentool (or agent) with this name is registered; `details` has `name` and `suggestions`."""
 
 
 class RoutingError(AgenToolError):
@@ -245,47 +226,32 @@ class OutputError(AgenToolError):
 
 
 class ToolRetryError(AgenToolError):
-    """A deterministic run was asked to retry (a tool raised `ModelRetry`, or output failed validation).
-
-    A deterministic model cannot choose different arguments, so a retry request ends the run.
-    """
+    """A deterministic run was asked to retry (`ModelRetry`, or output failed validation): it cannot, so it ends."""
 
 
 class ToolFailedError(AgenToolError):
-    """A tool reported a terminal failure (pydantic-ai's `ToolFailed`), or its call was denied or interrupted.
-
-    `details['outcome']` is the tool result's outcome: `'failed'`, `'denied'` or `'interrupted'`.
-    """
+    """A tool failed (`ToolFailed`), or its call was denied or interrupted; see `details['outcome']`."""
 
 
 class DepsUnavailableError(AgenToolError):
     """Dependencies cannot be had where they were asked for.
 
-    A tool read `ctx.deps` in a run that has no way to receive them: the plain
-    `Agent('agentool:NAME')` form cannot receive `deps` through pydantic-ai's public API; use the
-    explicit form, `Agent('agentool:NAME', capabilities=[AgenToolCapability(NAME)])`, or the agent
-    `create_agentool` returns. Or `injector.create_deps(name)` (synchronous) met a resource
-    factory that awaits I/O: use `await injector.acreate_deps(name)`. Or, on Temporal, the deps given
-    to a run cannot be sent to an activity (`details` has `deps_type`, the `field` and its `type`).
+    The plain `Agent('agentool:NAME')` form cannot receive `deps` (add
+    `capabilities=[AgenToolCapability(NAME)]`); `injector.create_deps` met an async resource
+    factory (use `acreate_deps`); or, on Temporal, the deps cannot be sent to an activity.
     """
 
 
 class MissingDepsError(DepsUnavailableError):
     """An agentool declares a `deps_type`, no deps were given, and the injector cannot build them.
 
-    Raised on every surface alike (`agent.run` without `deps=`, `injector.run`, `injector.call`,
-    the CLI, MCP) instead of handing the tools `None`. `details` has `deps_type` and `reason` (what
-    is missing), plus the `field` and `type` the injector could not fill when one is to blame; the
-    message says how to provide it: pass `deps=...`, or make the injector able to build them
-    (`injector.provide(...)` for the missing type, or defaults on the deps fields).
+    Raised on every surface instead of handing the tools `None`. `details` has `deps_type`,
+    `reason` and, when one is to blame, the `field` and `type` the injector could not fill.
     """
 
 
 class SelectorError(ConfigurationError, LookupError):
-    """An include/exclude selector names no registered agentool or operation.
-
-    `details` has `selector`, `option` (`'include'` or `'exclude'`) and `suggestions`.
-    """
+    """An include/exclude selector names nothing; `details` has `selector`, `option` and `suggestions`."""
 
 
 class ToolNameConflictError(ConfigurationError):
@@ -293,10 +259,7 @@ class ToolNameConflictError(ConfigurationError):
 
 
 class InvalidToolNameError(ConfigurationError):
-    """An exposed operation's tool name breaks the tool-name rule (`agentool.filters.TOOL_NAME_PATTERN`).
-
-    `details` has `tool_name` and `rule`.
-    """
+    """A tool name breaks `agentool.filters.TOOL_NAME_PATTERN`; `details` has `tool_name` and `rule`."""
 
 
 class MissingExtraError(AgenToolError, ImportError):
@@ -304,51 +267,30 @@ class MissingExtraError(AgenToolError, ImportError):
 
 
 class PydanticAIVersionError(AgenToolError, ImportError):
-    """The installed pydantic-ai is outside the supported range; raised by `import agentool`.
-
-    `details` has `installed` (the version found) and `supported` (the range, as a requirement).
-    """
+    """The installed pydantic-ai is unsupported (`import agentool`); `details` has `installed`, `supported`."""
 
 
 class ServingError(AgenToolError):
-    """Agentools cannot be served over HTTP as asked: the address cannot be listened on, or a token is unusable.
-
-    `details` has `host` and `port` and, as they apply, `token_file` and `reason`.
-    """
+    """Agentools cannot be served as asked: an option is wrong, the address is unusable, or a token is."""
 
 
 class UnsafeServingError(ServingError):
-    """Refused to serve without authentication on an address other machines can reach.
-
-    Set a bearer token, serve on a loopback address, or opt out explicitly
-    (`allow_unauthenticated=True`, `--allow-unauthenticated`) when something in front authenticates.
-    """
+    """Refused to serve without a token on a non-loopback address (unless `allow_unauthenticated`)."""
 
 
 class SessionLimitError(ServingError):
-    """A new MCP session over HTTP was refused: its client, or the server, has as many open as allowed.
+    """A new MCP session was refused: its client (429) or the server (503) has as many open as allowed.
 
-    Sent to the client as the JSON-RPC error of a 429 (the client's limit) or 503 (the server's cap)
-    answer, never raised into the server. `details` has `limit`, `option` (the `HttpOptions` field)
-    and `open`.
+    Sent to the client as a JSON-RPC error, never raised; `details` has `limit`, `option` and `open`.
     """
-
-
-# --- dependency injection: wiring agentools and resources together ------------------------------
 
 
 class DependencyError(ConfigurationError):
-    """A dependency cannot be wired: it is not registered, not an agentool, or no factory provides its type.
-
-    `details` names the `agentool` and, as they apply, the `dependency`, `field` and `type` involved.
-    """
+    """A dependency cannot be wired: not registered, not an agentool, or no factory provides its type."""
 
 
 class DependencyCycleError(DependencyError):
-    """Agentools (or resource factories) depend on each other in a cycle.
-
-    `details['path']` lists the cycle from its first member back to it, e.g. `['a', 'b', 'a']`.
-    """
+    """Agentools (or resource factories) depend on each other in a cycle; `details['path']` lists it."""
 
 
 class InjectorValidationError(ConfigurationError):
@@ -366,48 +308,26 @@ class InjectorValidationError(ConfigurationError):
         )
 
 
-# --- dispatch before the model (`agentool.dispatch`) ----------------------------------------------
-
-
 class DispatchError(AgenToolError):
-    """The dispatch stage in front of an agent could not answer a turn a rule claimed.
-
-    `details['rule']` names the rule. Invalid input under a rule with `on_invalid='raise'` is not
-    wrapped: the agentool's own `InvalidInputError` is raised, with `details['rule']` added.
-    """
+    """The dispatch stage could not answer a turn a rule claimed; `details['rule']` names the rule."""
 
 
 class DispatchTargetError(DispatchError, LookupError):
-    """A rule names no registered agentool, or a JSON prompt fits the operations of several.
-
-    `details` has `rule` and, as they apply, `target`, `operation`, `candidates` and `suggestions`.
-    """
+    """A rule names no registered agentool, or a JSON prompt fits the operations of several."""
 
 
 class DispatchOutputError(DispatchError):
-    """An agentool's answer does not fit the agent's `output_type`.
-
-    `details` has `rule`, `operation`, `output_type`, `value_type` and pydantic's `errors`.
-    """
-
-
-# --- test doubles (`agentool.testing`): what a test scripted does not match what the code did --
+    """An agentool's answer does not fit the agent's `output_type`."""
 
 
 class DoubleError(AgenToolError, AssertionError):
-    """A test double found that the code under test does not match what the test scripted.
-
-    It is an `AssertionError` too, so pytest and hypothesis report it as a test failure.
-    """
+    """A test double found that the code under test does not match what the test scripted."""
 
 
 class DriftError(DoubleError):
-    """A scripted step no longer fits the agent the double stands in for.
+    """A scripted step no longer fits the agent: an unknown tool, refused arguments or output, a retry.
 
-    A scripted tool call names a tool the agent does not offer, or arguments it refuses; the
-    scripted output fails the agent's output validation; or a tool or output validator asks for a
-    retry (`ModelRetry`). `details` has `tool` (`None` for the output), `cause`, `fields` and,
-    when pydantic-ai reported them, its `errors`.
+    `details` has `tool` (`None` for the output), `cause`, `fields` and pydantic-ai's `errors`.
     """
 
 
@@ -424,28 +344,21 @@ class UnrecordedCallError(DoubleError):
 
 
 class ExpectationError(DoubleError):
-    """An assertion helper failed: a tool not called, called with other arguments, too often or out of order."""
+    """An assertion helper failed: a tool not called, called otherwise, too often or out of order."""
 
 
 class CassetteError(DoubleError):
-    """A cassette cannot be used: missing in replay mode, unreadable, too large, not a cassette (bad
-    JSON, another format or version), unwritable, or a recording needed with no model to record from.
+    """A cassette cannot be used: missing, unreadable, too large, not a cassette, unwritable, stale.
 
-    `details` has `path` and `reason` (`missing`, `too_large`, `too_deep`: nested past the 200
-    levels a cassette may hold, `invalid_json`, `invalid`, `unencodable`, `unwritable`,
-    `unreadable`, `nul`, `not_a_path`, `version`, `mode`, `model`, `redact`, `scrub`, `no_model`,
-    `no_toolset`: a replay with no recorded tools for a toolset, `stale`: an unused-exchange list
-    older than its cassette, `linked`: a file `scrub` refuses for its other hard links, `result`:
-    a tool result recorded as rebuilt by the tool's return annotation, which is gone or no longer
-    fits it, with `tool`).
+    `details` has `path` and `reason` (`missing`, `too_large`, `too_deep`, `invalid_json`,
+    `invalid`, `unencodable`, `unwritable`, `unreadable`, `nul`, `not_a_path`, `version`, `mode`,
+    `model`, `redact`, `scrub`, `no_model`, `no_toolset`, `stale`, `linked`, `result`).
     """
 
 
 class CassetteMismatchError(CassetteError):
     """A model request matches nothing the cassette holds (and the mode does not record it).
 
-    The message names what changed against the closest recorded request (a tool's schema, the
-    instructions or system prompt, a user prompt, the number of messages, only a tool's result, or
-    a recorded toolset's tools); `details` has `fingerprint`, `changes` (one line each, both
-    differing values shown) and `path`.
+    The message names what changed against the closest recorded request; `details` has
+    `fingerprint`, `changes` and `path`.
     """

@@ -1,15 +1,11 @@
 """Registered agentools as an MCP server (the optional `mcp` extra: `pip install 'agentool[mcp]'`).
 
-Each exposed operation is one MCP tool with an input schema (the operation's arguments), an output
-schema when the output is typed, and the hints `readOnlyHint`, `destructiveHint` and
-`idempotentHint` from the route's metadata. Selection follows `agentool.filters`. Arguments are
-validated against the agentool's input schema and `max_input_bytes`; a validation failure (the
-typed `InputTooLargeError`, by name, for the size) or a tool exception comes back as a tool result
-with `isError` set (MCP's channel for errors a model can act on), and a tool exception is also
-logged with its traceback (escaped and bounded: its text may be a client's). The tool list and
-`server/discover` carry caching hints that say what is true: they do not change while the server
-runs (`TOOL_LIST_TTL_MS`), and are the same for every client (`cacheScope: public`). The `mcp`
-package is imported only when a server is built, so `import agentool` works without the extra.
+Each exposed operation (selected by `agentool.filters`) is one MCP tool with its input schema, an
+output schema when the output is typed, and the route's read-only, destructive and idempotent
+hints. Invalid arguments or a tool exception come back as a tool result with `isError` set (a
+tool exception is also logged, escaped and bounded). The tool list and `server/discover` may be
+cached by every client (`TOOL_LIST_TTL_MS`, `cacheScope: public`): they never change while the
+server runs. The `mcp` package is imported only when a server is built.
 """
 
 from __future__ import annotations
@@ -45,6 +41,7 @@ from .errors import (
 )
 from .filters import Selectors, select_operations
 from .mcp_http import DEFAULT_MAX_REQUEST_BYTES, HttpOptions, serve_http, until_signalled
+from .toolset import operation_metadata
 
 if TYPE_CHECKING:
     from mcp import types
@@ -72,8 +69,7 @@ META_KEY = 'agentool'
 """Key of the operation's metadata in each MCP tool's `_meta`."""
 
 TOOL_LIST_TTL_MS = 3_600_000
-"""How long a client may keep the tool list and `server/discover` (one hour): they never change while
-a server runs; the hour bounds how long a client keeps them past a restart that served other tools."""
+"""How long a client may keep the tool list and `server/discover`: one hour past a restart at most."""
 
 
 def create_mcp_server(
@@ -88,24 +84,17 @@ def create_mcp_server(
     instructions: str | None = None,
     tracer: Tracer | None = None,
 ) -> Server[Any]:
-    """An MCP server (the `mcp` SDK's low-level `Server`) with one tool per selected operation.
-
-    The selection is made now, with the rule of `agentool.filters`.
+    """An MCP server (the `mcp` SDK's low-level `Server`) with one tool per selected operation, selected now.
 
     Args:
-        registry: Where the agentools are registered; by default the registry in effect now.
         include: Selectors of what to expose (`'storage'`, `'storage.read'`, `'tag:math'`, wildcards).
         exclude: Selectors of what never to expose; wins over `include`.
-        prefix: Prepended to every tool name.
-        separator: Between the agentool and the operation in tool names.
-        deps: Gives each agentool's `ctx.deps`; by default the injector in effect builds them per
-            call, as `agent.run` and the CLI do (an error result naming what is missing when it cannot).
-        name: The server name reported to clients.
+        deps: Gives each agentool's `ctx.deps`; by default the injector in effect builds them per call.
         instructions: Instructions for clients; by default a list of the agentools served.
         tracer: Where `operation_span`s go; by default the global tracer provider's `agentool` tracer.
 
     Raises:
-        ConfigurationError: an option of the wrong type, named in the error (checked here, not per call).
+        ConfigurationError: an option of the wrong type, named in the error.
         MissingExtraError: the `mcp` package is not installed.
         SelectorError: a selector matches nothing (see `agentool.filters.select_operations`).
         ToolNameConflictError: two selected operations would share a tool name.
@@ -140,8 +129,7 @@ def create_mcp_server(
     ) -> types.CallToolResult:
         interface = interfaces.get(params.name)
         if interface is None:
-            # An unknown tool is a protocol error, not a tool result (MCP spec, tools/call).
-            # The name is the caller's: quoted cut short, so the reply stays small whatever was sent.
+            # A protocol error, not a tool result (MCP spec); the caller's name is quoted cut short.
             suggestions = suggest(params.name, interfaces)
             data = {'tool': clip(params.name), 'suggestions': suggestions}
             message = f'unknown tool {quote(params.name)}{did_you_mean(suggestions)}'
@@ -174,22 +162,16 @@ def serve(
     http: HttpOptions | None = None,
     **server_options: Any,
 ) -> None:
-    """Import `modules` (which register agentools), then serve the registry over MCP until stopped.
+    """Import `modules` (which register agentools), then serve the registry over MCP until SIGINT or SIGTERM.
 
-    SIGINT (Ctrl-C) or SIGTERM stops it gracefully, and `serve` returns.
-
-    This is what `agentool mcp --import MODULE` runs. `http` says where and how to serve over
-    Streamable HTTP (see `agentool.mcp_http`; by default `HttpOptions()`: loopback, port 8000).
+    This is what `agentool mcp --import MODULE` runs. `modules` is a list of module names (a lone
+    string is refused); `http` says how to serve over Streamable HTTP (by default `HttpOptions()`);
     `server_options` go to `create_mcp_server`.
 
-    `modules` is a list of module names; a lone string is refused (`['json']`, not `'json'`).
-
     Raises:
-        ConfigurationError: `modules` is not a list of strings, a module cannot be imported (whatever
-            it raised), or a server option is unknown or of the wrong type.
+        ConfigurationError: `modules` cannot be imported, or a server option is unknown or wrong.
         MissingExtraError: the `mcp` package is not installed.
-        UnsafeServingError: HTTP without a token on a non-loopback address (see `HttpOptions`).
-        ServingError: the HTTP address cannot be listened on, or the token cannot be read.
+        ServingError: see `agentool.mcp_http.serve_http`.
     """
     _check_server_options(server_options)
     _check_transport(transport, http)
@@ -207,8 +189,7 @@ async def run_server(
 ) -> None:
     """Serve `server` over `transport` until the client disconnects (stdio) or the task is cancelled.
 
-    Over stdio, a line (one JSON-RPC message) longer than `max_line_bytes` is answered with a
-    JSON-RPC error and skipped as it arrives, never stored nor parsed.
+    Over stdio, a line longer than `max_line_bytes` is answered with a JSON-RPC error, never parsed.
     """
     _check_transport(transport, http)
     if problem := refusals(lambda: check_limit('max_line_bytes', max_line_bytes)):
@@ -226,24 +207,26 @@ async def _serve_stdio(server: Server[Any], lines: BoundedLines | None) -> None:
     from mcp_types import INVALID_REQUEST, ErrorData, JSONRPCError
 
     async with stdio_server(stdin=cast('Any', lines)) as (read, write):
+
+        async def answer(error: ErrorData) -> None:
+            await write.send(SessionMessage(JSONRPCError(jsonrpc='2.0', id=None, error=error)))
+
         if lines is not None:
             limit = lines.limit
 
             async def refuse(size: int) -> None:
                 message = f'request of {size} bytes is over the limit of {limit} bytes; not read'
-                error = ErrorData(code=INVALID_REQUEST, message=message, data={'size': size})
-                await write.send(SessionMessage(JSONRPCError(jsonrpc='2.0', id=None, error=error)))
+                await answer(ErrorData(code=INVALID_REQUEST, message=message, data={'size': size}))
 
             lines.refuse = refuse
-        # A line that is not a JSON-RPC message reaches the server as the exception that refused it,
-        # which the SDK only logs: answered here, the client learns its line was not read.
+        # The SDK only logs a line that is no JSON-RPC message: answered here, the client learns it.
         send, receive = anyio.create_memory_object_stream[Any](0)
 
         async def relay() -> None:
             async with send:
                 async for item in read:
                     if isinstance(item, Exception):
-                        await write.send(SessionMessage(JSONRPCError(jsonrpc='2.0', id=None, error=_unreadable(item))))
+                        await answer(_unreadable(item))
                     else:
                         await send.send(item)
 
@@ -267,7 +250,8 @@ def _unreadable(error: Exception) -> Any:
 
 def _check_server_options(options: dict[str, Any]) -> None:
     """Refuse an option `serve` would pass to `create_mcp_server` that it does not take."""
-    known = [name for name in inspect.signature(create_mcp_server).parameters if name not in _SERVE_OWN]
+    own = ('registry', 'include', 'exclude')  # taken by `serve` itself
+    known = [name for name in inspect.signature(create_mcp_server).parameters if name not in own]
     for option, value in options.items():
         if option not in known:
             raise ConfigurationError(
@@ -276,10 +260,6 @@ def _check_server_options(options: dict[str, Any]) -> None:
                 option=option,
                 value=quote(value),
             )
-
-
-_SERVE_OWN = ('registry', 'include', 'exclude')
-"""Options of `create_mcp_server` that `serve` takes itself."""
 
 
 def _check_transport(transport: object, http: object) -> None:
@@ -306,12 +286,14 @@ async def _call(
     exposed = interface.exposed
     try:
         input = interface.validate(arguments)
-    except ValidationError as error:
-        # Field names only at info level: the rejected values are the caller's data.
-        LOGGER.info('tool %r rejected arguments: %s', exposed.name, sorted({str(e['loc']) for e in error.errors()}))
-        return _error(interface.describe(error))
-    except InvalidInputError as error:  # refused before any field is read (too large), as a run refuses it
-        LOGGER.info('tool %r rejected arguments: %s', exposed.name, type(error).__name__)
+    except (ValidationError, InvalidInputError) as error:  # the latter before any field is read (too large)
+        # Field names only: the rejected values are the caller's data.
+        said = (
+            sorted({str(e['loc']) for e in error.errors()})
+            if isinstance(error, ValidationError)
+            else type(error).__name__
+        )
+        LOGGER.info('tool %r rejected arguments: %s', exposed.name, said)
         return _error(interface.describe(error))
     model = AgenToolModel(exposed.agentool, registry=registry)
     ctx = RunContext[Any](deps=None, model=model, usage=RunUsage(), tool_name=exposed.name)
@@ -324,7 +306,6 @@ async def _call(
         LOGGER.exception(
             'tool %r (agentool %r, operation %r) raised', exposed.name, exposed.agentool, exposed.operation
         )
-        # The exception's text is cut short (the whole of it is in the log above).
         return _error(
             f'tool {exposed.name!r} (agentool {exposed.agentool!r}, operation {exposed.operation!r}) failed: '
             f'{type(error).__name__}: {clip(str(error), MAX_MESSAGE_CHARS)}'
@@ -342,30 +323,19 @@ def _error(message: str) -> types.CallToolResult:
 def _tool(interface: OperationInterface) -> types.Tool:
     from mcp import types
 
-    exposed = interface.exposed
-    route = exposed.route
+    route = interface.exposed.route
     return types.Tool(
-        name=exposed.name,
+        name=interface.exposed.name,
         description=interface.description,
         input_schema=interface.parameters_json_schema,
         output_schema=interface.output_json_schema,
-        # Every hint is set: MCP's defaults (destructive, not idempotent) would misreport a route
-        # that simply left a flag at agentool's default.
+        # Every hint is set: MCP's defaults (destructive, not idempotent) would misreport agentool's.
         annotations=types.ToolAnnotations(
             read_only_hint=route.read_only,
             destructive_hint=route.destructive,
             idempotent_hint=route.idempotent,
         ),
-        _meta={
-            META_KEY: {
-                'agentool': exposed.agentool,
-                'operation': exposed.operation,
-                'concurrent_safe': route.concurrent_safe,
-                'max_output_chars': route.max_output_chars,
-                'tags': sorted(exposed.tags),
-                'deprecated': route.deprecated,
-            }
-        },
+        _meta={META_KEY: operation_metadata(interface.exposed)},
     )
 
 

@@ -1,24 +1,9 @@
 """Serving an MCP server over Streamable HTTP, safely by default.
 
-- **Loopback by default**: `HttpOptions()` listens on `127.0.0.1`, reachable from this machine only.
-- **Bearer token**: with a token (`token=`, `token_file=`, or `$AGENTOOL_MCP_TOKEN`), every request
-  needs `Authorization: Bearer <token>`, compared as UTF-8 bytes in constant time (the SDK's bearer
-  middleware with a static-token verifier); without it the answer is 401. A token file is read up
-  to `MAX_TOKEN_FILE_BYTES`, and a token no header can carry is refused at start.
-- **No web page through loopback** (DNS rebinding): on a loopback address, however it is spelled
-  (all of `127.0.0.0/8`, `localhost` in any case, `::1` in any spelling), a request whose `Host`
-  is not that address and port is answered 421, and one whose `Origin` is another site 403.
-- **No open public server by accident**: on an address other than loopback, serving without a token
-  raises `UnsafeServingError` unless `allow_unauthenticated=True` says a proxy in front authenticates.
-- **Request-size limit**: a request body over `max_request_bytes` is answered 413 before parsing.
-- **Fair sessions, allowed origins, a graceful stop**: see `agentool._http_guards` and `HttpOptions`.
-- **Both protocol eras**: handshake-era sessions (2025-11-25 and before) and sessionless 2026-07-28
-  requests, which hold no session and pass the same token, Host/Origin and size checks.
-- **Logs safe to read**: what serving logs (its own lines, the SDK's and uvicorn's) is escaped and bounded.
-- **A startup line** on stderr says where: `agentool mcp: serving at http://127.0.0.1:8000/mcp ...`.
-
-`agentool.mcp.serve(..., transport='streamable-http', http=HttpOptions(...))` and
-`agentool mcp --transport streamable-http` run `serve_http`.
+Loopback by default. With a token, every request needs it (compared in constant time); off
+loopback, serving without one is an `UnsafeServingError` unless `allow_unauthenticated`. Host and
+Origin are validated on loopback (no DNS rebinding), bodies over `max_request_bytes` answered 413
+before parsing, sessions limited fairly, logs escaped and bounded. The MCP guide describes each.
 """
 
 from __future__ import annotations
@@ -37,8 +22,7 @@ from typing import TYPE_CHECKING, Any, cast
 import anyio
 from anyio.abc import TaskStatus
 
-from ._http_guards import HttpGuard, Network, SessionTable
-from ._http_security import StaticTokens, is_loopback, transport_security
+from ._http_guards import HttpGuard, Network, SessionTable, StaticTokens, is_loopback, transport_security
 from ._modules import without_working_directory
 from ._options import (
     check_flag,
@@ -80,9 +64,10 @@ TOKEN_ENV = 'AGENTOOL_MCP_TOKEN'
 """Environment variable holding the bearer token, used when neither `token` nor `token_file` is given."""
 
 DEFAULT_MAX_REQUEST_BYTES = 1024 * 1024
+"""Largest request body accepted by default (1 MiB); a larger one is answered 413."""
+
 DEFAULT_SESSIONS_PER_CLIENT = 32
 """One client's share of the sessions unless told otherwise (less when `max_sessions` is small)."""
-"""Largest request body accepted by default (1 MiB); a larger one is answered 413."""
 
 _ONE_TOKEN = 'agentool-bearer'
 """The name a single token's holders are known by (to the SDK's auth context)."""
@@ -99,41 +84,25 @@ class HttpOptions:
     """Where and how to serve over Streamable HTTP.
 
     Args:
-        host: The address to listen on; loopback (`127.0.0.1`, `::1`, `localhost`) by default. An IPv6
-            address may be bracketed as in a URL (`[::1]`); the brackets are removed.
+        host: The address to listen on; `127.0.0.1` by default. An IPv6 address may be bracketed (`[::1]`).
         port: The TCP port; `0` picks a free one (the startup line says which).
-        path: The MCP endpoint's path.
-        token: The bearer token clients must send. Prefer `token_file` or `$AGENTOOL_MCP_TOKEN`,
-            which keep it out of process listings and source code.
+        token: The bearer token clients must send (`token_file` or `$AGENTOOL_MCP_TOKEN` keep it out of code).
         token_file: A file whose content (surrounding whitespace removed) is the token.
         tokens: Several bearer tokens by name (`{'alice': '...', 'ci': '...'}`), instead of `token`:
-            any one is accepted, and each name is a client of its own for the session limits (the
-            token's holders at one address share its sessions, whoever else is there).
-        tokens_file: A file of named tokens, one `NAME TOKEN` a line (blank lines and `#` comments
-            skipped), read as `tokens` is used; keeps them out of source code.
-        allow_unauthenticated: Serve without a token on a non-loopback address (something in front
-            must then authenticate); without it that raises `UnsafeServingError`.
-        max_request_bytes: Largest request body accepted; larger ones are answered 413.
-        max_sessions: Most MCP sessions open at once. At the cap, the least recently used idle session
-            is closed for a new one; when all are busy the new one is refused (503, `SessionLimitError`).
+            any one is accepted, and each name is a client of its own for the session limits.
+        tokens_file: A file of named tokens, one `NAME TOKEN` a line (blank lines and `#` comments skipped).
+        allow_unauthenticated: Serve without a token off loopback (a proxy in front authenticates).
+        max_sessions: Most MCP sessions open at once (the MCP guide gives the fair rules at the cap).
         max_sessions_per_client: Most sessions one client (its address, and its token's name with
-            `tokens`) has open, below `max_sessions` so that one client never fills the server; past
-            it its own idlest session is closed for a new one, or, all busy, 429. `None` (the
-            default): 32, or fewer when `max_sessions` is small (at most half of it, at least 1).
-        session_idle_timeout: Seconds a session with no request in flight is kept before it is closed.
-        shutdown_timeout: Seconds a stop (Ctrl-C, SIGTERM, cancellation) waits for calls in flight;
-            each still running then is cut, and the log says so.
-        allowed_origins: Browser origins (`https://app.example.com`) allowed off loopback; a request
-            with another `Origin` is answered 403. Empty (the default): `Origin` is not checked off
-            loopback (the token, or the proxy in front, decides). On loopback only the loopback
-            address itself is allowed, whatever this says.
-        trusted_proxies: Addresses or networks (`10.0.0.5`, `10.0.0.0/24`) of proxies in front whose
-            `X-Forwarded-For` names the client; empty (the default): the peer's own address does,
-            and no one's `X-Forwarded-For` is believed.
+            `tokens`) has open, below `max_sessions`. `None`: 32, or half of a small `max_sessions`.
+        shutdown_timeout: Seconds a stop waits for calls in flight; each still running then is cut.
+        allowed_origins: Browser origins (`https://app.example.com`) allowed off loopback; another
+            `Origin` is answered 403. Empty (the default): not checked off loopback.
+        trusted_proxies: Addresses or networks (`10.0.0.5`, `10.0.0.0/24`) of proxies whose
+            `X-Forwarded-For` names the client; empty (the default): no one's is believed.
 
     Raises:
-        ServingError: an option of the wrong type or out of range, checked here; `details['options']`
-            names each one (`allow_unauthenticated` must be a real bool: a truthy string is refused).
+        ServingError: an option of the wrong type or out of range; `details['options']` names each one.
     """
 
     host: str = '127.0.0.1'
@@ -193,8 +162,7 @@ class HttpOptions:
             raise self._error(
                 f'invalid HTTP serving options: {"; ".join(listed)}', options=list(problems), problems=listed
             )
-        # A list given is kept as a tuple; a trailing '/' is not part of an origin, and browsers send
-        # scheme and host in lower case.
+        # Browsers send an origin in lower case, without a trailing '/'.
         object.__setattr__(self, 'allowed_origins', tuple(o.rstrip('/').lower() for o in self.allowed_origins))
         object.__setattr__(self, 'trusted_proxies', tuple(self.trusted_proxies))
         if self.tokens is not None:
@@ -204,7 +172,7 @@ class HttpOptions:
         """The token in effect: `token`, else `token_file`'s content, else `$AGENTOOL_MCP_TOKEN`, else `None`.
 
         Raises:
-            ServingError: the token file cannot be read, or a token given is empty.
+            ServingError: the token file cannot be read, or the token is empty or unsendable.
         """
         if self.token is not None:
             token, source = self.token, 'token'
@@ -220,7 +188,6 @@ class HttpOptions:
         token = token.removeprefix('\ufeff').strip()  # a BOM an editor saved is not part of the token
         if not token:
             raise self._error(f'the bearer token from {source} is empty')
-        # A client sends it in a header: no control characters (NUL, a newline), nothing a header cannot hold.
         if unsendable(token):
             raise self._error(
                 f'the bearer token from {source} holds a control or space character no client can send '
@@ -230,11 +197,7 @@ class HttpOptions:
         return token
 
     def resolve_tokens(self) -> dict[str, str] | None:
-        """The tokens in effect by name: `tokens`, else `{'agentool-bearer': resolve_token()}`, else `None`.
-
-        Raises:
-            ServingError: see `resolve_token`.
-        """
+        """The tokens in effect by name: `tokens`, else `tokens_file`'s, else `resolve_token()`'s, else `None`."""
         if self.tokens is not None:
             return dict(self.tokens)
         if self.tokens_file is not None:
@@ -288,12 +251,8 @@ class HttpOptions:
         return f'http://{host}:{self.port if port is None else port}{self.path}'
 
     def _error(self, message: str, **details: Any) -> ServingError:
-        token_file = cast(object, self.token_file)
-        shown: object = (
-            os.fspath(cast('os.PathLike[str] | str', token_file))
-            if isinstance(token_file, str | os.PathLike)
-            else token_file
-        )
+        token_file = cast(object, self.token_file)  # of any type while __post_init__ refuses it
+        shown = os.fspath(cast(str, token_file)) if isinstance(token_file, str | os.PathLike) else token_file
         return ServingError(message, host=self.host, port=self.port, token_file=shown, **details)
 
 
@@ -304,12 +263,11 @@ def http_app(server: Server[Any], options: HttpOptions = HttpOptions()) -> Starl
         UnsafeServingError: no token, a non-loopback host and not `allow_unauthenticated`.
         ServingError: the token file cannot be read, or the token is empty.
     """
-    tokens = _checked_tokens(server, options)
-    return _app(server, options, tokens, options.port)
+    return _app(server, options, _checked_tokens(server, options), options.port)
 
 
 def _checked_tokens(server: object, options: object) -> dict[str, str] | None:
-    """The tokens in effect, once `server` and `options` are known to be what serving needs and safe."""
+    """The tokens in effect, once `server` and `options` are what serving needs and serving is safe."""
     from mcp.server.lowlevel import Server
 
     if not isinstance(server, Server):
@@ -323,11 +281,6 @@ def _checked_tokens(server: object, options: object) -> dict[str, str] | None:
             f'options must be an HttpOptions; got {quote(options)}', option='options', value=quote(options)
         )
     tokens = options.resolve_tokens()
-    _check_safe(options, tokens)
-    return tokens
-
-
-def _check_safe(options: HttpOptions, tokens: dict[str, str] | None) -> None:
     if tokens is None and not is_loopback(options.host) and not options.allow_unauthenticated:
         raise UnsafeServingError(
             f'refusing to serve MCP without authentication on {quote(options.host)}, which other machines can reach: '
@@ -336,6 +289,7 @@ def _check_safe(options: HttpOptions, tokens: dict[str, str] | None) -> None:
             host=options.host,
             port=options.port,
         )
+    return tokens
 
 
 def _app(server: Server[Any], options: HttpOptions, tokens: dict[str, str] | None, port: int) -> Starlette:
@@ -392,15 +346,14 @@ async def serve_http(
     announce: Callable[[str], None] = _to_stderr,
     task_status: TaskStatus[str] = anyio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Serve `server` over Streamable HTTP until cancelled or interrupted, then shut down gracefully.
+    """Serve `server` over Streamable HTTP until cancelled, then shut down gracefully.
 
-    Once listening, `announce` gets one line with the URL (by default written to stderr) and
-    `task_status` the URL itself, so `url = await task_group.start(serve_http, server, options)`
-    returns when clients can connect.
+    Once listening, `announce` gets a line with the URL (by default to stderr) and `task_status` the
+    URL, so `await task_group.start(serve_http, server, options)` returns when clients can connect.
 
     Raises:
         UnsafeServingError: see `http_app`.
-        ServingError: the address cannot be listened on (in use, not local, no permission).
+        ServingError: the address cannot be listened on, or the token cannot be read.
     """
     with without_working_directory():  # nothing the server imports comes from the working directory
         import uvicorn
@@ -425,8 +378,7 @@ async def serve_http(
             uvicorn.Config(
                 app,
                 log_level='warning',
-                # Named, not 'auto': uvicorn would try optional imports (httptools, uvloop, websockets),
-                # and a `./httptools.py` in the working directory would be run in their place.
+                # Named, not 'auto', which would import a `./httptools.py` in the working directory.
                 http='h11',
                 loop='asyncio',
                 ws='none',
@@ -462,12 +414,7 @@ async def _serve(uv: uvicorn.Server, listener: socket.socket, url: str, task_sta
 
 @contextmanager
 def _safe_logs() -> Generator[None]:
-    """While serving, the SDK's and uvicorn's log records are escaped and bounded as agentool's own are.
-
-    They quote what clients sent (a Host or Origin header, a method name, an exception's text).
-    Each logger of theirs gets the filter (a filter applies only where a record is made), and
-    loses it when serving ends.
-    """
+    """While serving, the SDK's and uvicorn's loggers escape and bound their records (which quote clients)."""
     safe = SafeLogRecords()
     names = [name for name in logging.root.manager.loggerDict if name.split('.')[0] in ('mcp', 'uvicorn')]
     loggers = [logging.getLogger(name) for name in names]
@@ -481,11 +428,7 @@ def _safe_logs() -> Generator[None]:
 
 
 async def until_signalled(serving: Callable[[], Awaitable[None]]) -> None:
-    """Await `serving()` until it ends or SIGINT/SIGTERM arrives, which cancels it (a graceful stop).
-
-    This is how `agentool.mcp.serve` and `agentool mcp` run: Ctrl-C finishes the requests in
-    flight and returns normally, so the command exits 0 after a clean shutdown.
-    """
+    """Await `serving()` until it ends or SIGINT/SIGTERM cancels it (a graceful stop, then a normal return)."""
     failure: Exception | None = None
     async with anyio.create_task_group() as group:
 
@@ -507,19 +450,16 @@ async def until_signalled(serving: Callable[[], Awaitable[None]]) -> None:
 
 def _listen(options: HttpOptions) -> socket.socket:
     """A listening socket, so the port is known (and connections queue) before the server starts."""
+    listener: socket.socket | None = None
     try:
         family, kind, proto, _, address = socket.getaddrinfo(options.host, options.port, type=socket.SOCK_STREAM)[0]
         listener = socket.socket(family, kind, proto)
-    except OSError as error:
-        raise ServingError(
-            f'cannot listen on {options.host}:{options.port}: {error}', host=options.host, port=options.port
-        ) from None
-    try:
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         listener.bind(address)
         listener.listen(2048)
     except OSError as error:
-        listener.close()
+        if listener is not None:
+            listener.close()
         reason = error.strerror or str(error)
         raise ServingError(
             f'cannot listen on {options.host}:{options.port}: {reason}',

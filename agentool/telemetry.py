@@ -1,17 +1,10 @@
 """OpenTelemetry spans and metrics for agentool operations that run outside pydantic-ai's own instrumentation.
 
-Agent runs are traced by pydantic-ai's own instrumentation (`capabilities=[Instrumentation(...)]`,
-`agent.instrument = InstrumentationSettings(...)` or `Agent.instrument_all()`; an instrumented run
-is never lean: see the telemetry guide). Every operation, on every surface, runs inside an
-`operation_span` (`agentool.core.operation`): a gen_ai `execute_tool {agentool}.{operation}` span
-carrying the agentool and the operation (inside an agent run, a child of pydantic-ai's own
-`execute_tool` span), and, once a meter provider is set, the operation's metrics (calls, duration,
-errors by type). Only `opentelemetry-api` is needed; with no tracer provider and no meter provider
-configured the helper returns a shared no-op context manager. The direct path asks `in_trace()`
-first, so an untraced call skips even that, unless its injector has a `tracer_provider` or a
-`meter_provider` of its own (then every call is traced or measured).
-(A provider named only by the `OTEL_PYTHON_TRACER_PROVIDER` variable is seen once
-`trace.get_tracer_provider()` has loaded it, as pydantic-ai's instrumentation and Logfire do.)
+Every operation, on every surface, runs inside an `operation_span`: a gen_ai
+`execute_tool {agentool}.{operation}` span and, once a meter provider is set, the operation's
+metrics. Only `opentelemetry-api` is needed; with no tracer provider and no meter provider the
+helper returns a shared no-op context manager. The direct path asks `in_trace()` first, so an
+untraced call skips even that (see the telemetry guide).
 """
 
 from __future__ import annotations
@@ -35,7 +28,7 @@ from opentelemetry.trace import (
 )
 from opentelemetry.util.types import AttributeValue
 
-from ._options import check_instance, check_text, check_tracer
+from ._options import check_choice, check_instance, check_text, check_tracer
 from .errors import ConfigurationError
 
 __all__ = (
@@ -82,12 +75,10 @@ DURATION_METRIC = 'agentool.operation.duration'
 ERRORS_METRIC = 'agentool.operation.errors'
 
 DispatchOutcome = Literal['dispatched', 'model', 'fell_through', 'error']
-"""What a dispatch decision came to: answered by an agentool, sent to the model (no rule matched),
-sent to the model after a matched rule's input failed validation, or a typed error raised."""
+"""What a dispatch decision came to: answered, sent to the model, fell through to it, or an error."""
 
 Surface = Literal['direct', 'agent', 'toolset', 'mcp']
-"""Where the call came from: the injector's direct path, an agent run of the agentool (its manager
-tool, the plain model form, a lean run), the LLM toolset or the MCP server."""
+"""Where the call came from: the injector's direct path, an agent run, the LLM toolset or the MCP server."""
 
 _INSIDE_A_TOOL_SPAN: tuple[Surface, ...] = ('agent', 'toolset')
 """Surfaces whose call pydantic-ai's instrumentation already traces as a tool call of its own."""
@@ -104,19 +95,12 @@ _OUTCOMES: tuple[DispatchOutcome, ...] = get_args(DispatchOutcome)
 
 _NO_SPAN: AbstractContextManager[Span] = nullcontext(INVALID_SPAN)
 
-# Asks the provider installed with `trace.set_tracer_provider` (if any) for a tracer. Unlike
-# `trace.get_tracer_provider()` it does not consult the environment on every call, which would
-# cost an untraced call more than the call itself.
+# Unlike `trace.get_tracer_provider()`, it does not read the environment on every call.
 _GLOBAL = ProxyTracerProvider()
 
 
 def in_trace() -> bool:
-    """Whether a trace is in progress here: the current span is recording.
-
-    The injector's direct path opens its span only then (unless it has a `tracer_provider` of its
-    own). The test is a context-variable read, so an untraced call pays almost nothing: asking the
-    global provider for a tracer on every call would cost a direct call a third of its time.
-    """
+    """Whether a trace is in progress here: a context-variable read, far cheaper than asking for a tracer."""
     current = get_current()
     # An empty context has no span: the common untraced case is decided without a lookup.
     return bool(current) and get_current_span(current).is_recording()
@@ -139,31 +123,24 @@ class _Instruments:
 # Providers of opentelemetry-api itself (the proxy before one is set, the no-op) record nothing.
 _API_PACKAGE = NoOpMeterProvider.__module__  # `opentelemetry.metrics`
 _INSTRUMENTS: WeakKeyDictionary[MeterProvider, _Instruments] = WeakKeyDictionary()
-# The global provider's instruments (or None for the no-op) once one is set: OpenTelemetry sets
-# it once, so later calls skip `get_meter_provider()`, which reads the environment while unset.
+# The global provider's instruments once it is set (only once), skipping `get_meter_provider()`.
 _SETTLED: list[_Instruments | None] = []
 
 
 def _instruments(provider: MeterProvider | None) -> _Instruments | None:
     """The instruments of `provider` (else of the global one), or None when metrics are off."""
+    settles = provider is None
     if provider is None:
         if _SETTLED:
             return _SETTLED[0]
         provider = get_meter_provider()
-        found = _own_instruments(provider)
-        if found is not None or isinstance(provider, NoOpMeterProvider):
-            _SETTLED.append(found)
-        return found
-    return _own_instruments(provider)
-
-
-def _own_instruments(provider: MeterProvider) -> _Instruments | None:
     module = type(provider).__module__
     if module == _API_PACKAGE or module.startswith(f'{_API_PACKAGE}.'):
-        return None
-    found = _INSTRUMENTS.get(provider)
-    if found is None:
+        found = None
+    elif (found := _INSTRUMENTS.get(provider)) is None:
         found = _INSTRUMENTS[provider] = _Instruments(provider)
+    if settles and (found is not None or isinstance(provider, NoOpMeterProvider)):
+        _SETTLED.append(found)
     return found
 
 
@@ -194,39 +171,24 @@ def operation_span(
 ) -> AbstractContextManager[Span]:
     """A context manager that runs its block inside a span `execute_tool {agentool}.{operation}`, measured.
 
-    The span follows OpenTelemetry's gen_ai conventions for a tool call (`gen_ai.operation.name`
-    `execute_tool`; `gen_ai.tool.name` `{agentool}.{operation}`), so pydantic-evals' evaluators and
-    Logfire see the operation as the tool. On the `agent` and `toolset` surfaces it sits inside
-    pydantic-ai's own `execute_tool` span for the same call (`__agentool_manager__`, `notes_get`),
-    which is the call's only tool span: this one leaves out `gen_ai.tool.name`, so pydantic-evals'
-    agentic evaluators (which count spans carrying it) count the call once, and a recording replayed
-    without running the tools (`agentool.testing.evals`) scores as the live run did. Its name and
-    `agentool.*` attributes still say which operation ran. The span is current inside the block
-    (nested agentool calls become its children) and records an exception that escapes the block,
-    with an error status, before re-raising it.
+    The span follows OpenTelemetry's gen_ai conventions for a tool call. On the `agent` and
+    `toolset` surfaces it sits inside pydantic-ai's own `execute_tool` span for the same call, so it
+    leaves out `gen_ai.tool.name`: pydantic-evals' evaluators count the call once. An exception
+    escaping the block is recorded, with an error status, and re-raised.
 
-    With a meter provider (`meter_provider`, else the global one set with
-    `opentelemetry.metrics.set_meter_provider`), the block also counts in the `agentool` meter's
+    With a meter provider (`meter_provider`, else the global one), the block also counts in the
     `agentool.operation.calls` counter, `agentool.operation.duration` histogram (seconds) and, when
-    it raises, `agentool.operation.errors` counter (with `error.type`, the exception's class),
-    each with the `agentool.*` attributes. Without one nothing is measured.
+    it raises, `agentool.operation.errors` counter (with `error.type`).
 
     Args:
-        agentool: The agentool's name (attribute `agentool.name`).
-        operation: The operation (attribute `agentool.operation`).
         surface: Where the call came from (attribute `agentool.surface`).
-        tracer: A tracer to use instead of the global one, e.g. a pydantic-ai run's `ctx.tracer`,
-            so the span lands next to the run's own spans. A no-op or proxy tracer counts as none.
+        tracer: A tracer to use instead of the global one (a run's `ctx.tracer`); a no-op one counts as none.
         attributes: Extra span attributes (not the `agentool.*` or `gen_ai.*` ones the span sets).
         meter_provider: Where the metrics go instead of the global meter provider.
 
     Raises:
-        ConfigurationError: `agentool` or `operation` is not a string, `surface` is not one of `Surface`,
-            `tracer` is not a tracer, `attributes` is not a mapping or sets one of the span's own
-            attributes, or `meter_provider` is not a meter provider. Checked on every call, traced or
-            not, so a mistake shows before tracing is turned on; the checks are type and membership
-            tests only (the toolset and MCP surfaces come here on every call, an untraced direct call
-            does not).
+        ConfigurationError: an argument of the wrong type, or `attributes` setting the span's own;
+            checked on every call, traced or not, so a mistake shows before tracing is turned on.
 
     Example:
         ```python {test="skip"}
@@ -236,19 +198,13 @@ def operation_span(
     """
     check_text('agentool', agentool)
     check_text('operation', operation)
-    if surface not in _SURFACES:
-        raise ConfigurationError(
-            f'surface must be one of {", ".join(map(repr, _SURFACES))}; got {surface!r}',
-            option='surface',
-            value=repr(surface),
-        )
+    check_choice('surface', surface, _SURFACES)
     check_tracer('tracer', tracer)
     if meter_provider is not None:  # the usual `None` skips the slower abstract-class test
         check_instance('meter_provider', meter_provider, MeterProvider)
-    # Only the mapping itself: its values are OpenTelemetry's to check (it drops a bad one with a
-    # warning). `None`, the usual case, skips the slower abstract-class test.
+    # Only the mapping itself: OpenTelemetry checks (and drops) a bad value.
     if attributes is not None:
-        check_instance('attributes', attributes, Mapping, optional=True)
+        check_instance('attributes', attributes, Mapping)
         if own := [key for key in _OWN_ATTRIBUTES if key in attributes]:
             raise ConfigurationError(
                 f'attributes may not set {", ".join(map(repr, own))}: the span sets them from its arguments',
@@ -256,14 +212,9 @@ def operation_span(
                 value=repr(attributes),
             )
     instruments = _instruments(meter_provider)
-    # A proxy tracer would only forward to the global provider, so it counts as none too.
-    if tracer is None or isinstance(tracer, (NoOpTracer, ProxyTracer)):
-        tracer = _GLOBAL.get_tracer(TRACER_NAME)
-        # A proxy tracer means no provider is installed yet; a no-op one, that tracing is off.
-        if isinstance(tracer, (ProxyTracer, NoOpTracer)):
-            tracer = None
-            if instruments is None:
-                return _NO_SPAN
+    tracer = _tracer(tracer)
+    if tracer is None and instruments is None:
+        return _NO_SPAN
     measured: dict[str, AttributeValue] = {
         AGENTOOL_ATTRIBUTE: agentool,
         OPERATION_ATTRIBUTE: operation,
@@ -282,20 +233,23 @@ def operation_span(
 
 
 def dispatch_span(*, tracer: Tracer | None = None) -> AbstractContextManager[Span]:
-    """A context manager around one dispatch decision (and, when a rule matched, the agentool's answer).
-
-    The span `agentool dispatch` gets its attributes from `record_dispatch` once the decision is
-    known. With no tracer provider configured it is the shared no-op span, as for `operation_span`.
+    """A context manager around one dispatch decision; `record_dispatch` sets its attributes.
 
     Raises:
         ConfigurationError: `tracer` is not a tracer (checked on every call, traced or not).
     """
     check_tracer('tracer', tracer)
-    if tracer is None or isinstance(tracer, (NoOpTracer, ProxyTracer)):
-        tracer = _GLOBAL.get_tracer(TRACER_NAME)
-        if isinstance(tracer, (ProxyTracer, NoOpTracer)):
-            return _NO_SPAN
-    return tracer.start_as_current_span(DISPATCH_SPAN_NAME)
+    tracer = _tracer(tracer)
+    return _NO_SPAN if tracer is None else tracer.start_as_current_span(DISPATCH_SPAN_NAME)
+
+
+def _tracer(given: Tracer | None) -> Tracer | None:
+    """`given`, else the global provider's tracer; `None` when tracing is off (a proxy or no-op tracer)."""
+    if given is None or isinstance(given, (NoOpTracer, ProxyTracer)):
+        given = _GLOBAL.get_tracer(TRACER_NAME)
+        if isinstance(given, (ProxyTracer, NoOpTracer)):
+            return None
+    return given
 
 
 def record_dispatch(
@@ -304,26 +258,15 @@ def record_dispatch(
     """Set the decision's attributes on `span`: outcome, and the rule, agentool and operation when known.
 
     Raises:
-        ConfigurationError: `span` is not a span, `outcome` is not one of `DispatchOutcome`, or `rule`,
-            `agentool` or `operation` is neither a string nor None (checked whether or not `span` records).
+        ConfigurationError: an argument of the wrong type (checked whether or not `span` records).
     """
     check_instance('span', span, Span)
-    if outcome not in _OUTCOMES:
-        raise ConfigurationError(
-            f'outcome must be one of {", ".join(map(repr, _OUTCOMES))}; got {outcome!r}',
-            option='outcome',
-            value=repr(outcome),
-        )
+    check_choice('outcome', outcome, _OUTCOMES)
     check_text('rule', rule, optional=True)
     check_text('agentool', agentool, optional=True)
     check_text('operation', operation, optional=True)
     if not span.is_recording():
         return
-    attributes: dict[str, AttributeValue] = {OUTCOME_ATTRIBUTE: outcome}
-    if rule is not None:
-        attributes[RULE_ATTRIBUTE] = rule
-    if agentool is not None:
-        attributes[AGENTOOL_ATTRIBUTE] = agentool
-    if operation is not None:
-        attributes[OPERATION_ATTRIBUTE] = operation
-    span.set_attributes(attributes)
+    known = {RULE_ATTRIBUTE: rule, AGENTOOL_ATTRIBUTE: agentool, OPERATION_ATTRIBUTE: operation}
+    attributes: dict[str, AttributeValue] = {key: value for key, value in known.items() if value is not None}
+    span.set_attributes({OUTCOME_ATTRIBUTE: outcome, **attributes})

@@ -1,12 +1,9 @@
 """`AgenToolToolset`: registered agentools as pydantic-ai tools an LLM agent can call.
 
-Each exposed operation becomes one tool (`storage_read`, `storage_write`, ...) whose arguments are
-the fields that operation uses; the toolset fills in the operation field. Arguments are checked
-against the agentool's own input schema before the tool runs, so a mistake goes back to the model
-as pydantic-ai's usual retry prompt listing every failing field (an input over the agentool's
-`max_input_bytes` comes back the same way, as its `InputTooLargeError`). A tool's own exception
-follows pydantic-ai's rules: `ModelRetry` asks the model to retry, `ToolFailed` reports a failure,
-anything else ends the run.
+Each exposed operation becomes one tool (`storage_read`, ...) whose arguments are the fields that
+operation uses. Arguments are checked against the agentool's input schema (and `max_input_bytes`)
+before the tool runs, so a mistake goes back to the model as pydantic-ai's usual retry prompt. A
+tool's own exception follows pydantic-ai's rules (`ModelRetry` retries, `ToolFailed` reports).
 """
 
 from __future__ import annotations
@@ -40,10 +37,7 @@ _TOOLSET = Policy(surface='toolset', typed_errors=False)
 
 
 class AgenToolToolset(AbstractToolset[AgentDepsT]):
-    """A toolset with one tool per selected agentool operation.
-
-    The selection is made once, when the toolset is built, with the rule of `agentool.filters`:
-    exclude wins, include is an allowlist, otherwise every operation that is not deprecated.
+    """A toolset with one tool per selected agentool operation, selected once by `agentool.filters`.
 
     Example:
         ```python {test="skip"}
@@ -54,16 +48,12 @@ class AgenToolToolset(AbstractToolset[AgentDepsT]):
     Args:
         include: Selectors of what to expose (`'storage'`, `'storage.read'`, `'tag:math'`, wildcards).
         exclude: Selectors of what never to expose; wins over `include`.
-        registry: Where the agentools are registered; by default the registry in effect now.
-        prefix: Prepended to every tool name.
-        separator: Between the agentool and the operation in tool names.
-        deps: Gives each agentool's deps from the run context; by default the tools get the run's deps,
-            or, in a run given none, those the injector in effect builds (as on every surface).
+        deps: Gives each agentool's deps from the run context; by default the run's, else the injector's.
         max_retries: Retries allowed per tool; by default the agent's.
         id: The toolset's id (needed for durable execution).
 
     Raises:
-        ConfigurationError: an option of the wrong type, named in the error (checked here, not at run time).
+        ConfigurationError: an option of the wrong type, named in the error.
         SelectorError: a selector without wildcards matches nothing.
         ToolNameConflictError: two selected operations would get the same tool name.
     """
@@ -119,8 +109,7 @@ class AgenToolToolset(AbstractToolset[AgentDepsT]):
         interface = self._interfaces[name]
         exposed = interface.exposed
         try:
-            # Validated already; validating again turns the plain arguments (what hooks and durable
-            # execution see) into the agentool's input model.
+            # Validated already: this builds the input model from the plain arguments hooks see.
             input = interface.validate(tool_args, context=ctx.validation_context)
         except (ValidationError, InvalidInputError) as error:  # only if a hook changed the arguments after validation
             raise ModelRetry(interface.describe(error)) from error
@@ -135,10 +124,7 @@ class AgenToolToolset(AbstractToolset[AgentDepsT]):
 
 
 class _ArgumentsValidator:
-    """pydantic-ai's argument validator for one tool: JSON object, then the agentool's input schema.
-
-    Returns the arguments as given (parsed from JSON); `call_tool` builds the input model.
-    """
+    """pydantic-ai's argument validator for one tool; returns the arguments as given, once the schema accepts them."""
 
     def __init__(self, interface: OperationInterface) -> None:
         self._interface = interface
@@ -174,33 +160,33 @@ class _ArgumentsValidator:
             try:
                 self._interface.validate(arguments, context=context)
             except InvalidInputError as error:
-                # pydantic-ai retries on a `ValidationError` only: the typed error goes back to the
-                # model in that form, as any other refused argument does.
+                # pydantic-ai retries on a `ValidationError` only: the typed error goes back so.
                 raise self._interface.validation_error(error) from error
         return arguments
 
 
 def _tool_def(interface: OperationInterface) -> ToolDefinition:
-    exposed = interface.exposed
-    route = exposed.route
+    route = interface.exposed.route
+    hints = {'read_only': route.read_only, 'idempotent': route.idempotent, 'destructive': route.destructive}
     return ToolDefinition(
-        name=exposed.name,
+        name=interface.exposed.name,
         description=interface.description,
         parameters_json_schema=interface.parameters_json_schema,
         # A tool that is not concurrency-safe runs alone (pydantic-ai's barrier semantics).
         sequential=not route.concurrent_safe,
-        metadata={
-            METADATA_KEY: {
-                'agentool': exposed.agentool,
-                'operation': exposed.operation,
-                'read_only': route.read_only,
-                'idempotent': route.idempotent,
-                'destructive': route.destructive,
-                'concurrent_safe': route.concurrent_safe,
-                'max_output_chars': route.max_output_chars,
-                'tags': sorted(exposed.tags),
-                'deprecated': route.deprecated,
-            }
-        },
+        metadata={METADATA_KEY: {**operation_metadata(interface.exposed), **hints}},
         return_schema=interface.output_json_schema,
     )
+
+
+def operation_metadata(exposed: ExposedOperation) -> dict[str, Any]:
+    """What a tool's metadata says of its operation, here and in an MCP tool's `_meta`."""
+    route = exposed.route
+    return {
+        'agentool': exposed.agentool,
+        'operation': exposed.operation,
+        'concurrent_safe': route.concurrent_safe,
+        'max_output_chars': route.max_output_chars,
+        'tags': sorted(exposed.tags),
+        'deprecated': route.deprecated,
+    }
