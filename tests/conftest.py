@@ -40,8 +40,7 @@ SEAM_MODULES = frozenset(
         'test_compat.py',  # the canaries: one per seam, and the supported range
         'test_model_strings.py',  # `Agent('agentool:NAME')` through `infer_model`
         'test_routing.py',  # the model request and its message parts
-        'test_output_modes.py',  # tool, native, prompted and text output
-        'test_output_shapes.py',
+        'test_output.py',  # tool, native, prompted and text output; output shapes
         'test_toolset.py',  # toolsets, tool definitions, retried returns
         'test_mcp.py',  # the MCP SDK and pydantic-ai's MCP client
         'test_lean.py',  # the direct answer reads pydantic-ai's run and message shapes

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import enum
+import itertools
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -322,27 +323,19 @@ def create_ping(name: str, dependencies: list[str]) -> None:
     create_agentool(name, PingInput, RoutingConfig(operation_map={'ping': 'ping'}), [ping], dependencies=dependencies)
 
 
-def test_a_cycle_of_two_fails_when_it_closes(injector: AgenToolInjector) -> None:
-    create_ping('a', ['b'])
+@pytest.mark.parametrize(
+    ('chain', 'path'),
+    [('ab', ['b', 'a', 'b']), ('abc', ['c', 'a', 'b', 'c']), ('a', ['a', 'a'])],
+    ids=['two', 'three', 'self'],
+)
+def test_a_cycle_fails_when_it_closes(injector: AgenToolInjector, chain: str, path: list[str]) -> None:
+    for name, dependency in itertools.pairwise(chain):
+        create_ping(name, [dependency])
     with pytest.raises(DependencyCycleError) as caught:
-        create_ping('b', ['a'])
-    assert caught.value.details['path'] == ['b', 'a', 'b']
-    assert 'b → a → b' in str(caught.value)
-    assert 'b' not in injector
-
-
-def test_a_cycle_of_three_fails_when_it_closes(injector: AgenToolInjector) -> None:
-    create_ping('a', ['b'])
-    create_ping('b', ['c'])
-    with pytest.raises(DependencyCycleError) as caught:
-        create_ping('c', ['a'])
-    assert caught.value.details['path'] == ['c', 'a', 'b', 'c']
-
-
-def test_a_self_dependency_is_a_cycle(injector: AgenToolInjector) -> None:
-    with pytest.raises(DependencyCycleError) as caught:
-        create_ping('a', ['a'])
-    assert caught.value.details['path'] == ['a', 'a']
+        create_ping(chain[-1], [chain[0]])  # the dependency that closes the cycle
+    assert caught.value.details['path'] == path
+    assert ' → '.join(path) in str(caught.value)
+    assert chain[-1] not in injector
 
 
 @dataclass

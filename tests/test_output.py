@@ -1,37 +1,378 @@
-"""Edge values and edge exceptions, alike on every path: the graph, a lean run, the plain model string.
+"""A run's output: the typed value in every output mode and shape, alike on every path, edge values too.
 
-pydantic-ai reads an empty text answer as no answer, and turns a `ValidationError` raised inside
-a tool into a retry request; an agentool's runs must still agree with each other and with the
-direct path (`injector.call`), and never turn a tool's own exception into something else.
+Phase 2 answers in whatever output mode the agent asks for (tool, native, prompted, text, unions, output
+specs checked at creation). Whatever output shape carries the tool's own value, the graph, a lean run and
+the plain model string give back `injector.call`'s value or all refuse it with the same typed error: a
+union's members can share a JSON shape (`float | int`, two dataclasses with the same fields, a `StrEnum`
+and `str`), native and prompted unions wrap scalars, text cannot carry `''`, some values JSON cannot
+encode at all. pydantic-ai reads an empty text answer as no answer and turns a `ValidationError` raised
+inside a tool into a retry request; an agentool's runs must still agree with each other and with the
+direct path, and never turn a tool's own exception into something else.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import enum
+import itertools
 import json
 from functools import partial
-from typing import Any, Literal
+from typing import Any, Literal, NewType, cast
 
 import pytest
+from mcp import Client
 from pydantic import BaseModel, ValidationError, field_serializer
-from pydantic_ai import Agent, ApprovalRequired, RunContext, ToolOutput
+from pydantic_ai import Agent, ApprovalRequired, NativeOutput, PromptedOutput, RunContext, TextOutput, ToolOutput
 
 from agentool import (
     AgenToolAgent,
     AgenToolModel,
     BaseOperationInput,
+    ConfigurationError,
     InputValidationError,
+    OutputError,
     RoutingConfig,
     TransformError,
     create_agentool,
     get_injector,
+    get_registry,
 )
 from agentool.core.injector import AgenToolInjector
-from agentool.errors import ConfigurationError, InvalidInputError, OutputError, ToolRetryError
+from agentool.errors import InvalidInputError, ToolRetryError
+from agentool.mcp import create_mcp_server
 from tests._lean_diff import differential, every_path
 from tests.agentools import CalcInput, EchoInput, echo, lean, make_calc
 
-pytestmark = pytest.mark.filterwarnings('ignore::DeprecationWarning')
+
+class Point(BaseModel):
+    x: int
+    y: int
+
+
+class Label(BaseModel):
+    text: str
+
+
+class ShapeInput(BaseOperationInput):
+    operation: Literal['point', 'label', 'number', 'items', 'mapping', 'word']
+
+
+async def point() -> Point:
+    return Point(x=1, y=2)
+
+
+async def label() -> Label:
+    return Label(text='hi')
+
+
+async def number() -> float:
+    return 2.5
+
+
+async def items() -> list[int]:
+    return [1, 2, 3]
+
+
+async def mapping() -> dict[str, Any]:
+    return {'k': [1, {'n': None}]}
+
+
+async def word() -> str:
+    return 'hello world'
+
+
+ROUTES = RoutingConfig(operation_map={op: op for op in ('point', 'label', 'number', 'items', 'mapping', 'word')})
+TOOLS = [point, label, number, items, mapping, word]
+EXPECTED: dict[str, Any] = {
+    'point': Point(x=1, y=2),
+    'label': Label(text='hi'),
+    'number': 2.5,
+    'items': [1, 2, 3],
+    'mapping': {'k': [1, {'n': None}]},
+    'word': 'hello world',
+}
+OUTPUT_TYPES: dict[str, Any] = {
+    'point': Point,
+    'label': Label,
+    'number': float,
+    'items': list[int],
+    'mapping': dict[str, Any],
+    'word': str,
+}
+
+
+def _shapes() -> None:
+    create_agentool('shapes', ShapeInput, ROUTES, TOOLS, output_type=Any)
+
+
+@pytest.mark.parametrize('operation', list(EXPECTED))
+@pytest.mark.parametrize('wrapper', ['plain', 'tool', 'native', 'prompted'])
+async def test_each_output_mode_gives_the_typed_value(operation: str, wrapper: str) -> None:
+    _shapes()
+    base = OUTPUT_TYPES[operation]
+    output_type: Any = {
+        'plain': base,
+        'tool': ToolOutput(base),
+        'native': NativeOutput(base),
+        'prompted': PromptedOutput(base),
+    }[wrapper]
+    agent = Agent('agentool:shapes', output_type=output_type)
+    result = await agent.run(f'{{"operation": "{operation}"}}')
+    assert result.output == EXPECTED[operation]
+
+
+@pytest.mark.parametrize('wrapper', ['plain', 'native', 'prompted'])
+async def test_unions_of_models_pick_the_matching_member(wrapper: str) -> None:
+    _shapes()
+    union: Any = Point | Label
+    output_type: Any = {'plain': union, 'native': NativeOutput(union), 'prompted': PromptedOutput(union)}[wrapper]
+    agent = Agent('agentool:shapes', output_type=output_type)
+    assert (await agent.run('{"operation": "point"}')).output == Point(x=1, y=2)
+    assert (await agent.run('{"operation": "label"}')).output == Label(text='hi')
+
+
+async def test_union_of_scalars_picks_by_json_type() -> None:
+    _shapes()
+    agent = Agent('agentool:shapes', output_type=list[int] | float)  # type: ignore[arg-type]
+    assert (await agent.run('{"operation": "number"}')).output == 2.5
+    assert (await agent.run('{"operation": "items"}')).output == [1, 2, 3]
+
+
+async def test_text_or_model_output_uses_text_for_strings() -> None:
+    _shapes()
+    agent = Agent('agentool:shapes', output_type=[str, Point])
+    assert (await agent.run('{"operation": "word"}')).output == 'hello world'
+    assert (await agent.run('{"operation": "point"}')).output == Point(x=1, y=2)
+
+
+async def test_text_output_function_receives_the_json_text() -> None:
+    _shapes()
+
+    def upper(text: str) -> str:
+        return text.upper()
+
+    agent = Agent('agentool:shapes', output_type=TextOutput(upper))
+    assert (await agent.run('{"operation": "items"}')).output == '[1,2,3]'
+    assert (await agent.run('{"operation": "word"}')).output == 'HELLO WORLD'
+
+
+async def test_value_fitting_no_output_member_is_a_typed_error() -> None:
+    _shapes()
+    agent = Agent('agentool:shapes', output_type=Point | Label)  # type: ignore[arg-type]
+    with pytest.raises(OutputError, match='fits none of the agent'):
+        await agent.run('{"operation": "items"}')
+
+
+def _upper(text: str) -> str:
+    return text.upper()
+
+
+async def anything() -> Any:  # an annotation that promises nothing: only a run can tell what it gives
+    return 2.5
+
+
+_ANY_ROUTES = RoutingConfig(operation_map={op: 'anything' if op == 'number' else 'point' for op in OUTPUT_TYPES})
+
+
+@pytest.mark.parametrize('output_type', [Point, NativeOutput(Point), ToolOutput(Point), [Point, Label], Point | None])
+def test_an_output_type_no_routed_tool_can_return_is_refused_at_creation(output_type: Any) -> None:
+    # `number` returns a float, which no output spec around `Point` ever accepts: every call of
+    # operation 'number' would fail, so create_agentool says so instead of the first run.
+    with pytest.raises(ConfigurationError, match=r"tool 'number' \(operation 'number'\) returns float") as caught:
+        create_agentool('shaped', ShapeInput, ROUTES, TOOLS, output_type=output_type)
+    kinds = {(p['kind'], p['tool']) for p in caught.value.details['problems']}
+    assert ('unproducible_output', 'number') in kinds
+    assert ('unproducible_output', 'point') not in kinds  # a Point is a Point
+    assert ('unproducible_output', 'mapping') not in kinds  # a dict validates as a Point
+    assert 'shaped' not in get_registry()
+
+
+@pytest.mark.parametrize(
+    ('returns', 'output_type'),
+    [(dict[str, Any], Point), (str, int), (int, float), (Any, Point), (Point | None, Point), (list[int], tuple[int])],
+)
+def test_an_output_type_a_tool_might_return_is_accepted(returns: Any, output_type: Any) -> None:
+    async def tool() -> Any:
+        return None
+
+    tool.__annotations__['return'] = returns
+    create_agentool(
+        'maybe',
+        ShapeInput,
+        RoutingConfig(operation_map=dict.fromkeys(OUTPUT_TYPES, 'tool')),
+        [tool],
+        output_type=output_type,
+    )
+    assert 'maybe' in get_registry()
+
+
+@pytest.mark.parametrize(
+    ('output_type', 'expected'),
+    [
+        (NativeOutput(Point), Point(x=1, y=2)),
+        (PromptedOutput(Point), Point(x=1, y=2)),
+        (ToolOutput(Point), Point(x=1, y=2)),
+        ([Point, str], Point(x=1, y=2)),
+        (NativeOutput([Point, Label]), Point(x=1, y=2)),
+        (TextOutput(_upper), '{"X":1,"Y":2}'),
+    ],
+)
+async def test_create_agentool_takes_any_output_spec(output_type: Any, expected: Any) -> None:
+    # The manager checks a tool's result against the types inside the spec (it used to build a
+    # validator for the marker itself: AttributeError, PydanticSchemaGenerationError).
+    agent = create_agentool('shaped', ShapeInput, _ANY_ROUTES, [point, anything], output_type=output_type)
+    for _ in range(3):  # the first run through the graph, the next ones lean where the spec allows
+        assert (await agent.run('{"operation": "point"}')).output == expected
+    assert await get_injector().call('shaped', '{"operation": "point"}') == expected  # the same as a run
+    if not isinstance(output_type, TextOutput):
+        with pytest.raises(OutputError, match="operation 'number': tool 'anything' returned a value that does not"):
+            await agent.run('{"operation": "number"}')
+    # Every description of the agentool reads the types inside the spec too.
+    (entry,) = get_registry().export_catalog()['agentools']
+    assert (entry['output_schema'] is None) == isinstance(output_type, TextOutput)
+    get_registry().generate_api_spec()
+    async with Client(create_mcp_server()) as client:
+        assert 'shaped_point' in {tool.name for tool in (await client.list_tools()).tools}
+
+
+Count = NewType('Count', int)
+
+
+async def count() -> Count:
+    return Count(3)
+
+
+async def not_a_count() -> Count:
+    return cast(Count, 'three')
+
+
+class CountInput(BaseOperationInput):
+    operation: Literal['good', 'bad']
+
+
+async def test_a_newtype_output_is_a_type_not_an_output_function() -> None:
+    routes = RoutingConfig(operation_map={'good': 'count', 'bad': 'not_a_count'})
+    agent = create_agentool('counts', CountInput, routes, [count, not_a_count], output_type=Count)
+    assert (await agent.run('{"operation": "good"}')).output == 3
+    with pytest.raises(OutputError):
+        await agent.run('{"operation": "bad"}')
+    (entry,) = get_registry().export_catalog()['agentools']
+    assert entry['output_schema'] == {'type': 'integer'}
+
+
+# --- output shapes --------------------------------------------------------------------------------
+
+
+class GoInput(BaseOperationInput):
+    operation: Literal['go']
+    n: int = 0
+
+
+class Pair(BaseModel):
+    left: int
+    right: str
+
+
+@dataclasses.dataclass
+class DC:
+    x: int
+    y: str
+
+
+@dataclasses.dataclass
+class DC2:
+    x: int
+    y: str
+
+
+class Mood(enum.StrEnum):
+    HAPPY = 'happy'
+    SAD = 'sad'
+
+
+_names = itertools.count()
+WARM = '{"operation": "go", "n": 1}'
+PROBE = '{"operation": "go", "n": 0}'
+
+
+def _go_agent(probe: Any, warm: Any, annotation: Any, output_type: Any = None) -> AgenToolAgent:
+    """An agentool whose tool returns `warm` for n=1 (a run that teaches the lean path) and `probe` for n=0."""
+
+    async def go(n: int) -> Any:
+        return warm if n else probe
+
+    go.__annotations__['return'] = annotation
+    agent = create_agentool(
+        f'shapes_{next(_names)}', GoInput, RoutingConfig(operation_map={'go': 'go'}), [go], output_type=output_type
+    )
+    assert isinstance(agent, AgenToolAgent)
+    return agent
+
+
+async def _every_go_path(agent: AgenToolAgent, *, lean_plan: bool = True) -> list[Any]:
+    return await every_path(agent, PROBE, warm=WARM, lean_plan=lean_plan)
+
+
+def _typed(values: list[Any]) -> list[tuple[type, Any]]:
+    return [(type(value), value) for value in values]
+
+
+async def test_an_empty_string_no_output_tool_takes_is_refused_as_empty_text() -> None:
+    # `int | str`: text cannot carry '' and the only output tool takes an int.
+    agent = _go_agent('', 1, int | str)
+    refused = (OutputError, 'empty_text')
+    assert await _every_go_path(agent) == [refused, refused, refused, '']
+
+
+@pytest.mark.parametrize(
+    ('annotation', 'value', 'output_type'),
+    [
+        (float | int, 1, None),
+        (DC | DC2, DC2(x=1, y='a'), None),
+        (Mood, Mood.HAPPY, Mood | str),
+        (Mood, Mood.HAPPY, [Mood, str]),
+        (Pair | dict[str, int], {'left': 0, 'right': 0}, None),
+    ],
+    ids=['int-not-float', 'dataclass-by-name', 'enum-union', 'enum-list', 'dict-not-model'],
+)
+async def test_a_union_member_is_chosen_by_the_value_own_type(annotation: Any, value: Any, output_type: Any) -> None:
+    agent = _go_agent(value, value, annotation, output_type)
+    assert _typed(await _every_go_path(agent)) == _typed([value] * 4)
+
+
+@pytest.mark.parametrize('marker', [NativeOutput, PromptedOutput])
+@pytest.mark.parametrize(
+    ('annotation', 'value', 'warm'),
+    [(int | None, None, 1), (int | None, 5, None), (int | str, 5, 'a'), (int | str, 'a', 5)],
+)
+async def test_native_and_prompted_unions_carry_scalar_members(
+    marker: Any, annotation: Any, value: Any, warm: Any
+) -> None:
+    agent = _go_agent(value, warm, annotation, marker(annotation))
+    assert _typed(await _every_go_path(agent, lean_plan=False)) == _typed([value] * 4)
+
+
+@pytest.mark.parametrize(
+    ('annotation', 'value', 'output_type'),
+    [(bytes, b'\x80', None), (bytes, b'\x80', NativeOutput(bytes)), (str, '\ud800', NativeOutput(str))],
+    ids=['bytes-tool', 'bytes-native', 'surrogate-native'],
+)
+async def test_a_value_json_cannot_encode_is_refused_as_not_serialisable(
+    annotation: Any, value: Any, output_type: Any
+) -> None:
+    warm = b'ok' if annotation is bytes else 'ok'
+    agent = _go_agent(value, warm, annotation, output_type)
+    refused = (OutputError, 'not_serialisable')
+    assert await _every_go_path(agent, lean_plan=output_type is None) == [refused, refused, refused, value]
+
+
+@pytest.mark.parametrize('output_type', [[type(None), str], [None, str]], ids=['NoneType', 'None'])
+async def test_none_in_a_list_output_spec_reaches_the_run_as_none(output_type: Any) -> None:
+    agent = _go_agent(None, 'a', str | None, output_type)
+    assert await _every_go_path(agent) == [None] * 4
+
+
+# --- edge values and edge exceptions --------------------------------------------------------------
 
 
 class TextInput(BaseOperationInput):
@@ -121,11 +462,6 @@ async def test_a_none_and_a_text_tool_make_an_optional_output() -> None:
 
 class Item(BaseModel):
     key: str
-
-
-class Pair(BaseModel):
-    left: int
-    right: str
 
 
 _RAISED: list[ValidationError] = []
