@@ -51,7 +51,7 @@ from .request import (
 )
 
 if TYPE_CHECKING:
-    from .definition import AgenToolConfig, ConfigProblem, RoutingConfig
+    from .definition import AgenToolConfig, ConfigProblem, RoutingConfig, Transform
 
 __all__ = ('AgenToolManager', 'MANAGER_TOOL_NAME')
 
@@ -314,7 +314,7 @@ class AgenToolManager:
                     if name in fields_set:
                         kwargs[name] = getattr(input, name)
         else:
-            kwargs = self._arguments(route, input)
+            kwargs = self._arguments(route, route.transform, input)
         if tool.is_async:
             return tool.function(ctx, **kwargs) if tool.takes_ctx else tool.function(**kwargs)
         args = (ctx,) if tool.takes_ctx else ()
@@ -353,11 +353,10 @@ class AgenToolManager:
         """An error about one routed call, with the agentool, operation and tool as details."""
         return error_type(message, agentool=self.name, operation=route.operation, tool=route.tool.name)
 
-    def _arguments(self, route: CompiledRoute, input: BaseModel) -> dict[str, Any]:
-        """The keyword arguments `route.transform` makes of `input`, checked against the tool."""
-        assert route.transform is not None
+    def _arguments(self, route: CompiledRoute, transform: Transform, input: BaseModel) -> dict[str, Any]:
+        """The keyword arguments the route's `transform` makes of `input`, checked against the tool."""
         try:
-            produced = route.transform(input)
+            produced = transform(input)
         except Exception as error:
             raise self._route_error(
                 TransformError,
