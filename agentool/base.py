@@ -70,10 +70,8 @@ def _free_form(annotation: Any) -> bool:
 
 
 def _non_finite(value: Any) -> tuple[tuple[str | int, ...], float] | None:
-    """The path to the first infinite or NaN float inside `value`, and that float; `None` when there is none.
-
-    A loop over a stack: input nested as deep as its size allows cannot overflow.
-    """
+    """The path to the first infinite or NaN float inside `value`, and that float, or `None` (a loop over
+    a stack: input nested as deep as its size allows cannot overflow)."""
     stack: list[tuple[tuple[str | int, ...], Any]] = [((), value)]
     while stack:
         path, item = stack.pop()

@@ -13,11 +13,8 @@ __all__ = ('not_found', 'checked_update', 'UPDATABLE')
 def not_found(
     name: object, known: Iterable[str], *, kind: str = 'agentool', place: str = '', note: str = ''
 ) -> AgenToolNotFoundError:
-    """The one error for a name nothing is registered under, on every surface (registry, injector, DBOS).
-
-    `no {kind} named 'x' is registered {place}`, with suggestions from `known`, then `note`; `details`
-    hold `name` (a bounded `repr` when it is not a string) and `suggestions`.
-    """
+    """The one error for a name nothing is registered under, on every surface, with suggestions from
+    `known` and then `note`; `details` hold `name` (a bounded `repr` when not a string) and `suggestions`."""
     where = f' {place}' if place else ''
     if not isinstance(name, str):
         return AgenToolNotFoundError(

@@ -51,7 +51,7 @@ from .request import (
 )
 
 if TYPE_CHECKING:
-    from .definition import AgenToolConfig, ConfigProblem, RoutingConfig
+    from .definition import AgenToolConfig, ConfigProblem, RoutingConfig, Transform
 
 __all__ = ('AgenToolManager', 'MANAGER_TOOL_NAME')
 
@@ -68,15 +68,11 @@ class AgenToolManager:
     registers it, as the architecture guide does.
 
     Args:
-        name: The agentool's name (in errors and spans).
+        name: The agentool's name.
         config: Its configuration.
         tool_functions: The tools operations route to (a list, or a dict of name → function);
             by default `config.tools`.
         routes: Routes already compiled from `config` (the registry's, to avoid a second pass).
-
-    Raises:
-        ConfigurationError: `name` is not a non-empty string, `config` not an `AgenToolConfig`, or
-            `tool_functions` not functions (problems of the configuration itself go to `problems`).
     """
 
     def __init__(
@@ -159,10 +155,7 @@ class AgenToolManager:
         return {json_key(name, info): name for name, info in getattr(self.input_schema, 'model_fields', {}).items()}
 
     def check_requirements(self, input: BaseModel, data: Any = None) -> None:
-        """Raise `InputValidationError` unless validated `input` gives every field its operation needs.
-
-        `data` is the input as given, for the errors (by default what `input` set).
-        """
+        """Raise `InputValidationError` unless validated `input` (given as `data`) has what its operation needs."""
         route = self._routes.get(self.operation_of(input))
         if route is None or (needs := route.requirements) is None or needs.satisfied_by(input):
             return
@@ -252,10 +245,7 @@ class AgenToolManager:
     # --- execution ------------------------------------------------------------------------------
 
     async def __call__(self, ctx: RunContext[Any], **kwargs: Any) -> Any:
-        """The manager tool's body: validate `kwargs`, route, call the tool and return its checked output.
-
-        Refused input is a typed error in a deterministic run, a retry prompt for an LLM.
-        """
+        """The manager tool's body: validate `kwargs` (refused: a typed error, or a retry for an LLM), route, call."""
         try:
             input = self.validate_python(kwargs)
         except InvalidInputError as error:
@@ -314,7 +304,7 @@ class AgenToolManager:
                     if name in fields_set:
                         kwargs[name] = getattr(input, name)
         else:
-            kwargs = self._arguments(route, input)
+            kwargs = self._arguments(route, route.transform, input)
         if tool.is_async:
             return tool.function(ctx, **kwargs) if tool.takes_ctx else tool.function(**kwargs)
         args = (ctx,) if tool.takes_ctx else ()
@@ -353,11 +343,10 @@ class AgenToolManager:
         """An error about one routed call, with the agentool, operation and tool as details."""
         return error_type(message, agentool=self.name, operation=route.operation, tool=route.tool.name)
 
-    def _arguments(self, route: CompiledRoute, input: BaseModel) -> dict[str, Any]:
-        """The keyword arguments `route.transform` makes of `input`, checked against the tool."""
-        assert route.transform is not None
+    def _arguments(self, route: CompiledRoute, transform: Transform, input: BaseModel) -> dict[str, Any]:
+        """The keyword arguments the route's `transform` makes of `input`, checked against the tool."""
         try:
-            produced = route.transform(input)
+            produced = transform(input)
         except Exception as error:
             raise self._route_error(
                 TransformError,

@@ -165,8 +165,7 @@ class AgenToolRegistry:
 
         Raises:
             DuplicateNameError: `name` is taken and `replace` is false.
-            ConfigurationError: `name` is not a non-empty string, `config` not an `AgenToolConfig`, or
-                the input schema is not a pydantic model (no catalog could describe it).
+            ConfigurationError: a bad name or config, or an input schema that is not a pydantic model.
         """
         check_config(check_name(name), config)
         if not replace and name in self._entries:
@@ -238,8 +237,7 @@ class AgenToolRegistry:
         To change anything else, create the agentool again with `replace=True`.
 
         Raises:
-            InvalidUpdateError: a field that cannot be updated, or a value of the wrong type
-                (a `ConfigurationError` and a `ValueError`).
+            InvalidUpdateError: a field that cannot be updated, or a value of the wrong type.
         """
         entry = self._entries.get(name) if isinstance(cast(object, name), str) else None
         if entry is None:

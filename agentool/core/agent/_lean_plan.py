@@ -53,11 +53,8 @@ _ATOMIC = (str, int, float, bool, bytes, NoneType)
 
 @dataclass(frozen=True)
 class MessageTemplate(Generic[_M]):
-    """A message, part or usage of the learned run, reduced to its fields that are not at their defaults.
-
-    Building from these costs a third of `dataclasses.replace`; mutable fields (`copied`) are
-    deep-copied for each new one, as the graph gives every message its own.
-    """
+    """A message, part or usage of the learned run, reduced to its fields that are not at their defaults
+    (a third of `dataclasses.replace`'s cost); mutable ones (`copied`) are deep-copied for each new one."""
 
     kind: type[_M]
     kept: dict[str, Any]

@@ -254,9 +254,7 @@ def _unproducible_outputs(routes: Iterable[CompiledRoute], output_type: Any) -> 
 
 
 def unfillable_defaults(config: AgenToolConfig) -> list[ConfigProblem]:
-    """Warnings: each tool parameter with a default that no input field fills under the default transform
-    (rarely what was meant: a field `note_id` and a parameter `id`); a keyword a partial binds is not reported.
-    """
+    """Warnings: each tool parameter with a default no input field fills (a field `note_id`, a parameter `id`)."""
     input_schema = config.input_schema
     if not _is_model(input_schema):
         return []

@@ -88,11 +88,8 @@ def tool_name(function: object) -> str | None:
 
 
 def _hints(function: object) -> tuple[dict[str, Any], dict[str, str]]:
-    """The annotations of `function`, resolved, and why each one that cannot be resolved could not be.
-
-    One that cannot be is kept as written, and only it: an unresolvable return annotation does not
-    hide that the first parameter is the run context.
-    """
+    """The annotations of `function`, resolved (one that cannot be is kept as written, and only it),
+    and why each one that cannot be resolved could not be."""
     try:
         return get_type_hints(function), {}
     except UNRESOLVABLE:  # some annotation cannot be resolved: resolve each alone, to tell which
@@ -257,8 +254,8 @@ def infer_output_type(tools_metadata: Sequence[ToolMetadata]) -> Any:
     in a fixed order. A tool without a return annotation, or annotated `Any`, makes the output untyped.
 
     Raises:
-        ConfigurationError: `tools_metadata` is not a list of `ToolMetadata` (`extract_tool_metadata` gives
-            them), or a return annotation could not be resolved (it is text: `'Later'`).
+        ConfigurationError: `tools_metadata` is not a list of `ToolMetadata`, or a return annotation
+            could not be resolved.
     """
     distinct: dict[str, Any] = {}
     for meta in check_instances('tools_metadata', tools_metadata, ToolMetadata):

@@ -267,11 +267,9 @@ def now() -> datetime:
 
 @dataclass
 class AgenToolConfig:
-    """Everything that defines one agentool. Built by `create_agentool`, stored by the registry.
+    """Everything that defines one agentool, each field checked when built (`ConfigurationError`).
 
-    The fields up to `updated_at` are the architecture guide's, in its order; agentool's own follow,
-    keyword-only. A naive `created_at`/`updated_at` is read as local time. Each field is checked
-    when the config is built (`ConfigurationError` naming the field).
+    The fields up to `updated_at` are the architecture guide's, in its order; agentool's own follow.
     """
 
     input_schema: type[BaseModel]

@@ -160,11 +160,8 @@ def _fit_object(value: Any, jsonable: Any, schema: dict[str, Any], agentool: str
 
 
 def _branch_data(branch: dict[str, Any], root: dict[str, Any], value: Any) -> list[tuple[dict[str, Any], bool]]:
-    """The schemas a union branch's `data` may carry a value as, each with whether it is wrapped.
-
-    pydantic-ai wraps a member whose schema is not an object in `{"response": ...}`; a model with one
-    `response` field looks the same, so a value whose own type the branch names is taken unwrapped.
-    """
+    """The schemas a union branch's `data` may carry a value as, each with whether it is wrapped in
+    `{"response": ...}` (a value whose own type the branch names is taken unwrapped)."""
     data = resolve(branch.get('properties', {}).get('data', {}), root)
     titled = {**data, 'title': branch.get('title')}
     properties: dict[str, Any] = data.get('properties', {})
