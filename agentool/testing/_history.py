@@ -71,9 +71,7 @@ def read(exchanges: object) -> object:
         data = dict(cast('dict[str, Any]', exchange))
         history = data.pop(HISTORY)
         earlier, length = _reference(history, position)
-        base = _request_and_messages(whole[earlier])
-        request = data.get('request')
-        own = _request_and_messages({'request': request})
+        base, own = _request_and_messages(whole[earlier]), _request_and_messages(data)
         if base[0] is None or base[1] is None or own[0] is None or own[1] is None:
             raise ValueError(f"exchange {position}: its request or exchange {earlier}'s is not a request")
         if length > len(base[1]):
