@@ -25,9 +25,8 @@ __all__ = ('Served', 'ToolAnswers', 'answered')
 
 @dataclass(frozen=True)
 class Served:
-    """A recorded call answering one made, and its result as the tool returned it."""
+    """A recorded result answering a call, as the tool returned it (which may be `None`)."""
 
-    recorded: RecordedToolCall
     value: Any
 
 
@@ -83,7 +82,7 @@ class ToolAnswers:
                 reason='result',
                 tool=tool,
             )
-        return Served(recorded, value)
+        return Served(value)
 
     def serve(self, call: ToolCallPart, run_id: str | None, log: CallLog, where: Home) -> Served | None:
         """The next recorded result of `call`, noted in `log`; `None` when none was recorded (see `answer`)."""

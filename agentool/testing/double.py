@@ -382,7 +382,7 @@ def _output_feedback_error(where: str, feedback: str) -> DriftError:
 
 
 def _validation_error(prefix: str, tool: str | None, cause: str, errors: list[dict[str, Any]]) -> DriftError:
-    fields = [_loc(error.get('loc', ())) for error in errors]
+    fields = ['.'.join(map(str, error.get('loc', ()))) or '<root>' for error in errors]
     problems = '; '.join(
         f'field {name!r}: {error.get("msg", "invalid")}{_got(error)}'
         for name, error in zip(fields, errors, strict=True)
@@ -419,7 +419,3 @@ def _fenced(feedback: str) -> str:
     # The feedback wraps the validator's message in a tag pair; show the message itself when there is one.
     match = re.search(r'<([\w:.-]+)>\s*(.*?)\s*</\1>', feedback, re.DOTALL)
     return match.group(2) if match else feedback.strip()
-
-
-def _loc(loc: Sequence[Any]) -> str:
-    return '.'.join(str(part) for part in loc) or '<root>'
