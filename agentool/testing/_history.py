@@ -40,15 +40,14 @@ def written(exchanges: list[dict[str, Any]]) -> list[dict[str, Any]]:
             kept.append(exchange)
             continue
         digests = _leading_digests(messages)
-        lengths = (length for length in range(len(messages), 0, -1) if digests[length - 1] in runs)
-        shared = next(((length, runs[digests[length - 1]]) for length in lengths), None)
+        length = next((n for n in range(len(messages), 0, -1) if digests[n - 1] in runs), 0)
+        earlier = runs[digests[length - 1]] if length else 0
         for digest in digests:
             runs[digest] = position
-        base = requests[shared[1]] if shared is not None else None
-        if shared is None or base is None or not set(base) <= set(request):
+        base = requests[earlier] if length else None
+        if base is None or not set(base) <= set(request):
             kept.append(exchange)
             continue
-        length, earlier = shared
         own: dict[str, Any] = {'messages': messages[length:]}
         own.update((key, value) for key, value in request.items() if key != 'messages' and value != base[key])
         kept.append({**exchange, HISTORY: {'exchange': earlier, 'messages': length}, 'request': own})
@@ -71,9 +70,7 @@ def read(exchanges: object) -> object:
         data = dict(cast('dict[str, Any]', exchange))
         history = data.pop(HISTORY)
         earlier, length = _reference(history, position)
-        base = _request_and_messages(whole[earlier])
-        request = data.get('request')
-        own = _request_and_messages({'request': request})
+        base, own = _request_and_messages(whole[earlier]), _request_and_messages(data)
         if base[0] is None or base[1] is None or own[0] is None or own[1] is None:
             raise ValueError(f"exchange {position}: its request or exchange {earlier}'s is not a request")
         if length > len(base[1]):

@@ -25,9 +25,8 @@ __all__ = ('Served', 'ToolAnswers', 'answered')
 
 @dataclass(frozen=True)
 class Served:
-    """A recorded call answering one made, and its result as the tool returned it."""
+    """A recorded result answering a call, as the tool returned it (which may be `None`)."""
 
-    recorded: RecordedToolCall
     value: Any
 
 
@@ -59,16 +58,6 @@ class ToolAnswers:
     def add(self, call: RecordedToolCall) -> None:
         self._results.setdefault((call.tool, canonical_args(call.args)), []).append(call)
 
-    def next(self, tool: str, args: dict[str, Any]) -> RecordedToolCall | None:
-        """The next recorded result of this call, or `None` when none was recorded."""
-        key = (tool, canonical_args(args if self._clean is None else self._clean(tool, args)))
-        recorded = self._results.get(key)
-        if not recorded:
-            return None
-        served = recorded[min(self._served[key], len(recorded) - 1)]
-        self._served[key] += 1
-        return served
-
     def answer(self, tool: str, args: dict[str, Any], where: Home) -> Served | None:
         """The next recorded result of this call as the tool returned it; `None` when none was recorded.
 
@@ -77,9 +66,12 @@ class ToolAnswers:
                 recorded, and that annotation is gone or no longer fits it.
         """
         __tracebackhide__ = True  # cassette errors point at the test, not here
-        recorded = self.next(tool, args)
-        if recorded is None:
+        key = (tool, canonical_args(args if self._clean is None else self._clean(tool, args)))
+        results = self._results.get(key)
+        if not results:
             return None
+        recorded = results[min(self._served[key], len(results) - 1)]
+        self._served[key] += 1
         returns = self.returns.of(where) if recorded.annotated else None
         value, problem = replayed_result(recorded.result, recorded.types, recorded.annotated, returns)
         if problem is not None:
@@ -90,7 +82,7 @@ class ToolAnswers:
                 reason='result',
                 tool=tool,
             )
-        return Served(recorded, value)
+        return Served(value)
 
     def serve(self, call: ToolCallPart, run_id: str | None, log: CallLog, where: Home) -> Served | None:
         """The next recorded result of `call`, noted in `log`; `None` when none was recorded (see `answer`)."""

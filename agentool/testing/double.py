@@ -60,6 +60,7 @@ class _Run:
     """A run in progress: the script answering it and the next step to play."""
 
     script: int
+    label: str
     prompt: str
     step: int = 0
 
@@ -72,11 +73,11 @@ class AgentDouble(AnsweringModel):
             used up) answers the whole run.
         name: Shown in failure messages and as the model name.
         profile: The model profile to present (by default tools, JSON schema output, tool output mode).
-        settings: Model settings (accepted for interface parity; a double ignores them).
+        settings: Accepted for interface parity; a double ignores them.
 
     Attributes:
         requests: Every request answered (or refused), in order.
-        calls: Every tool call made, with its result once it came back, and assertion helpers.
+        calls: Every tool call made, with its result once it came back.
     """
 
     def __init__(
@@ -106,12 +107,10 @@ class AgentDouble(AnsweringModel):
 
     @property
     def model_name(self) -> str:
-        """The double's name."""
         return self.name
 
     @property
     def system(self) -> str:
-        """The provider name reported in responses and telemetry."""
         return 'agentool-double'
 
     def uses(self, script: Script) -> int:
@@ -189,7 +188,7 @@ class AgentDouble(AnsweringModel):
             tool_results=settled,
             messages=tuple(messages),
             output_mode=params.output_mode,
-            script=None if run is None else self.scripts[run.script].label(run.script),
+            script=None if run is None else run.label,
             step=None if run is None else run.step + 1,
         )
 
@@ -199,7 +198,8 @@ class AgentDouble(AnsweringModel):
             times = self.scripts[index].times
             if times is None or self._uses[index] < times:
                 self._uses[index] += 1
-                run = self._runs[key] = _Run(script=index, prompt=prompt, step=done)
+                run = _Run(script=index, label=self.scripts[index].label(index), prompt=prompt, step=done)
+                self._runs[key] = run
                 return run
         if matching:
             used = ', '.join(
@@ -219,7 +219,7 @@ class AgentDouble(AnsweringModel):
         )
 
     def _check_retries(self, last: ModelRequest, run: _Run, params: ModelRequestParameters) -> None:
-        where = self._where(run, run.step)
+        where = self._where(run)
         output_tools = {tool.name for tool in params.output_tools}
         for part in last.parts:
             if isinstance(part, ToolReturnPart) and part.outcome == 'retried':
@@ -235,14 +235,14 @@ class AgentDouble(AnsweringModel):
         script = self.scripts[run.script]
         if run.step >= len(script.steps):
             raise ScriptExhaustedError(
-                f'double {self.name!r}: script {script.label(run.script)} has {len(script.steps)} step(s) and the '
+                f'double {self.name!r}: script {run.label} has {len(script.steps)} step(s) and the '
                 f'run asked for step {run.step + 1}',
-                script=script.label(run.script),
+                script=run.label,
                 step=run.step + 1,
             )
         step = script.steps[run.step]
         run.step += 1
-        where = self._where(run, run.step)
+        where = self._where(run)
         context = ScriptRun(
             prompt=run.prompt, calls=[c for c in self.calls if c.run_id == (key or None)], messages=messages
         )
@@ -283,8 +283,8 @@ class AgentDouble(AnsweringModel):
         args = {definition.outer_typed_dict_key: jsonable} if definition.outer_typed_dict_key else jsonable
         return ModelResponse(parts=[ToolCallPart(tool, args, tool_call_id=self._call_id())], model_name=self.name)
 
-    def _where(self, run: _Run, step: int) -> str:
-        return f'double {self.name!r}, script {self.scripts[run.script].label(run.script)} step {step}'
+    def _where(self, run: _Run) -> str:
+        return f'double {self.name!r}, script {run.label} step {run.step}'
 
     def _call_id(self) -> str:
         self._sequence += 1
@@ -382,7 +382,7 @@ def _output_feedback_error(where: str, feedback: str) -> DriftError:
 
 
 def _validation_error(prefix: str, tool: str | None, cause: str, errors: list[dict[str, Any]]) -> DriftError:
-    fields = [_loc(error.get('loc', ())) for error in errors]
+    fields = ['.'.join(map(str, error.get('loc', ()))) or '<root>' for error in errors]
     problems = '; '.join(
         f'field {name!r}: {error.get("msg", "invalid")}{_got(error)}'
         for name, error in zip(fields, errors, strict=True)
@@ -419,7 +419,3 @@ def _fenced(feedback: str) -> str:
     # The feedback wraps the validator's message in a tag pair; show the message itself when there is one.
     match = re.search(r'<([\w:.-]+)>\s*(.*?)\s*</\1>', feedback, re.DOTALL)
     return match.group(2) if match else feedback.strip()
-
-
-def _loc(loc: Sequence[Any]) -> str:
-    return '.'.join(str(part) for part in loc) or '<root>'

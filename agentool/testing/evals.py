@@ -22,13 +22,7 @@ from typing import Any, Literal, cast
 from pydantic_ai import Agent, ModelMessagesTypeAdapter, ModelRetry, RunContext
 from pydantic_ai.agent import AgentRunResult
 from pydantic_ai.capabilities import AbstractCapability, Instrumentation, WrapToolExecuteHandler
-from pydantic_ai.messages import (
-    ModelMessage,
-    ModelRequest,
-    ModelResponse,
-    ToolCallPart,
-    UserPromptPart,
-)
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ToolCallPart, UserPromptPart
 from pydantic_ai.models import Model, override_allow_model_requests
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.instrumented import InstrumentationSettings
@@ -79,8 +73,8 @@ MESSAGES_ATTRIBUTE = 'agentool.messages'
 """The evaluation attribute holding a case's run messages (JSON), which `Drift` reads."""
 
 Unrecorded = Literal['fail', 'run']
-"""What `FrozenTools` does with a call the recording cannot answer: fail the run with an
-`UnrecordedCallError` naming the call, or run the real tool (and note the call in `unrecorded`)."""
+"""What `FrozenTools` does with a call the recording cannot answer: fail with an
+`UnrecordedCallError`, or run the real tool (noting the call in `unrecorded`)."""
 
 CaseMetadata = dict[str, str]
 """A recorded case's metadata: `cassette`, the file it came from."""
@@ -292,25 +286,26 @@ def recorded_dataset(
         CassetteError: a file is not a cassette.
     """
     cases: list[Case[str, Any, CaseMetadata]] = []
-    seen: dict[str, Path] = {}
-    for file in _cassette_files(folder):
-        cassette = Cassette.load(file)
-        prompt = recorded_prompt(cassette)
-        if prompt in seen:
-            raise ConfigurationError(
-                f'cassettes {seen[prompt].name!r} and {file.name!r} record the same prompt {quote(prompt)}',
-                option='folder',
-                value=str(folder),
-            )
-        seen[prompt] = file
+    for prompt, (file, cassette) in _by_prompt(folder).items():
         recorded = trajectory(cassette)
         expected = to_jsonable_python(recorded.output) if recorded.has_output else None
         cases.append(Case(name=file.stem, inputs=prompt, expected_output=expected, metadata={'cassette': str(file)}))
     return Dataset[str, Any, CaseMetadata](name=name or Path(folder).name, cases=cases, evaluators=list(evaluators))
 
 
-def _by_prompt(folder: str | os.PathLike[str]) -> dict[str, Cassette]:
-    return {recorded_prompt(cassette): cassette for cassette in map(Cassette.load, _cassette_files(folder))}
+def _by_prompt(folder: str | os.PathLike[str]) -> dict[str, tuple[Path, Cassette]]:
+    found: dict[str, tuple[Path, Cassette]] = {}
+    for file in _cassette_files(folder):
+        cassette = Cassette.load(file)
+        prompt = recorded_prompt(cassette)
+        if prompt in found:
+            raise ConfigurationError(
+                f'cassettes {found[prompt][0].name!r} and {file.name!r} record the same prompt {quote(prompt)}',
+                option='folder',
+                value=str(folder),
+            )
+        found[prompt] = file, cassette
+    return found
 
 
 def _keep_messages(result: AgentRunResult[Any]) -> Any:
@@ -367,17 +362,15 @@ def frozen_tools_task(
     return run
 
 
-def _recording(recordings: dict[str, Cassette], prompt: str) -> Cassette:
-    found = recordings.get(prompt)
-    if found is None:
+def _recording(recordings: dict[str, tuple[Path, Cassette]], prompt: str) -> Cassette:
+    if prompt not in recordings:
         raise ConfigurationError(f'no cassette records the prompt {quote(prompt)}', option='inputs')
-    return found
+    return recordings[prompt][1]
 
 
 @dataclass(repr=False)
 class Drift(Evaluator[str, Any, CaseMetadata]):
-    """Whether the case's run did what its recording did (`diff_runs`): tool calls, arguments,
-    text, output and request count. The reason lists what changed.
+    """Whether the case's run did what its recording did (`diff_runs`); the reason lists what changed.
 
     Reads the run's messages from the attribute the tasks above set, and the recording from
     `metadata['cassette']` (a `recorded_dataset`), else `baseline`.

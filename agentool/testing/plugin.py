@@ -240,12 +240,6 @@ def _safe(name: str, default: str) -> str:
     return f'{cut}-{_digest(name)}'
 
 
-def _older(name: str, default: str) -> str:
-    # The plain mapped name: `test_x[a]` is `test_x_a`, hashed only where characters were replaced.
-    stem, clean, _ = _mapped(name, default)
-    return stem if clean else f'{stem}-{_digest(name)}'
-
-
 def _mapped(name: str, default: str) -> tuple[str, bool, bool]:
     # The name made safe (`test[id]` as `test_id`), whether nothing was replaced, whether it had an id.
     head, bracket, rest = name.partition('[')
@@ -262,7 +256,8 @@ def _digest(name: str) -> str:
 def _file(request: pytest.FixtureRequest, folder: Path, name: str, default: str) -> Path:
     # A parametrized id keeps its plain mapped name, as cassettes were always named, unless the
     # test module also has that name (a plain test of that name owns that file).
-    stem, older = _safe(name, default), _older(name, default)
+    mapped, clean, _ = _mapped(name, default)
+    stem, older = _safe(name, default), mapped if clean else f'{mapped}-{_digest(name)}'
     fits = len(older.encode('utf-8')) <= _MAX_STEM_BYTES
     if older != stem and fits and not _names_a_test(getattr(request.node, 'module', None), older):
         return folder / f'{older}.json'
@@ -270,8 +265,7 @@ def _file(request: pytest.FixtureRequest, folder: Path, name: str, default: str)
 
 
 def _names_a_test(namespace: object, name: str, depth: int = 0) -> bool:
-    # Whether the module (or a class in it, to a few levels) has an attribute `name`: a plain test
-    # of that name owns the older file. Over-cautious on purpose: a helper of that name counts too.
+    # Whether the module (or a class in it, to a few levels) has an attribute `name` (a helper too).
     if namespace is None or depth > 3:
         return False
     try:

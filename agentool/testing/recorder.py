@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import TypeAdapter
 from pydantic_ai import AgentRunResult, RunContext
 from pydantic_ai.capabilities import WrapModelRequestHandler, WrapRunHandler
 from pydantic_ai.messages import ModelResponse, ToolCallPart
@@ -19,7 +19,6 @@ from pydantic_ai.models import ModelRequestContext
 from pydantic_core import to_jsonable_python
 
 from .._options import refuse
-from ..errors import CassetteError, clip
 from .cassette import Cassette, RecordedCall, RecordedRun, RecordedToolCall
 from .cassette_model import CassetteModel
 from .cassette_tools import CassetteTools
@@ -108,11 +107,8 @@ class Recorder(CassetteTools):
             'steps': [[call.model_dump(mode='json') for call in step] for step in steps if step],
             'output': to_jsonable_python(result.output, fallback=repr),
         }
-        try:
-            # Scrubbed like the tool results, so the replayed calls find them.
-            recorded = RecordedRun.model_validate(self.model.clean(run))
-        except ValidationError as error:  # scrubbing keeps the shape; a guard, not a path
-            raise CassetteError(f'cannot record the run: {clip(str(error), 500)}', reason='invalid') from None
+        # Scrubbed like the tool results, so the replayed calls find them.
+        recorded = RecordedRun.model_validate(self.model.clean(run))
         recorded.tool_calls = list(pending.results.values())
         cassette = self.model.cassette
         cassette.runs.append(recorded)

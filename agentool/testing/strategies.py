@@ -86,7 +86,6 @@ def valid_inputs(
                 value=repr(unknown),
                 known=list(known),
             )
-        operations = target.operations if operation is None else (operation,)
         if operation is not None and target.operations and operation not in target.operations:
             raise ConfigurationError(
                 f'{target.schema.__name__} has no operation {operation!r} (known: {", ".join(target.operations)})',
@@ -94,9 +93,7 @@ def valid_inputs(
                 value=repr(operation),
                 known=list(target.operations),
             )
-        if not operations:  # the operation field takes any string: draw it like any other field
-            return _valid_for(target, None, overrides)
-        return st.one_of([_valid_for(target, op, overrides) for op in operations])
+        return _valid_dicts(target, target.operations if operation is None else (operation,), overrides)
 
     return st.deferred(build)
 
@@ -298,10 +295,13 @@ def _json_values() -> st.SearchStrategy[Any]:
 # --- invalid inputs --------------------------------------------------------------------------------
 
 
-def _valid_dicts(target: _Target) -> st.SearchStrategy[dict[str, Any]]:
-    if target.operations:
-        return st.one_of([_valid_for(target, op, {}) for op in target.operations])
-    return _valid_for(target, None, {})
+def _valid_dicts(
+    target: _Target, operations: tuple[str, ...] | None = None, overrides: Mapping[str, st.SearchStrategy[Any]] = {}
+) -> st.SearchStrategy[dict[str, Any]]:
+    operations = target.operations if operations is None else operations
+    if not operations:  # the operation field takes any string: draw it like any other field
+        return _valid_for(target, None, overrides)
+    return st.one_of([_valid_for(target, op, overrides) for op in operations])
 
 
 def _not_json(target: _Target) -> st.SearchStrategy[str]:

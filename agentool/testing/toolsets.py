@@ -50,8 +50,7 @@ class CassetteToolset(WrapperToolset[Any]):
     Args:
         wrapped: The real toolset (an MCP server, say); entered only while `model` records.
         model: The `CassetteModel` whose cassette (and mode) this follows.
-        name: The key of this toolset's tools in the cassette (default: the toolset's `id`, else
-            its label); two toolsets in one cassette need two names.
+        name: The key of this toolset's tools in the cassette (default: its `id`, else its label).
         verify: In replay, still list the real toolset and fail when its tools changed.
 
     Example:
@@ -66,8 +65,7 @@ class CassetteToolset(WrapperToolset[Any]):
     name: str
     verify: bool
     calls: CallLog
-    """The tool calls made through it, answered from the cassette or, while recording, run (each
-    with its result as the cassette writes it, so an assertion holds on both runs)."""
+    """The tool calls made through it, each with its result as replay gives it, recording or not."""
     _answers: ToolAnswers = field(repr=False)
 
     def __init__(
@@ -122,7 +120,7 @@ class CassetteToolset(WrapperToolset[Any]):
                     reason='no_toolset',
                     toolset=self.name,
                 )
-            return {tool.tool_def.name: tool for tool in map(self._tool, self._definitions(recorded))}
+            return {d.name: _offered(self, d) for d in self._definitions(recorded)}
         tools = await self.wrapped.get_tools(ctx)
         listed = [_definition(tool.tool_def) for tool in (await _as_the_agent_sees(tools, ctx)).values()]
         if self.model.scrub:
@@ -169,9 +167,6 @@ class CassetteToolset(WrapperToolset[Any]):
                 reason='invalid',
             ) from None
 
-    def _tool(self, definition: ToolDefinition) -> ToolsetTool[Any]:
-        return ToolsetTool(toolset=self, tool_def=definition, max_retries=1, args_validator=_ANY_ARGS)
-
     def _changed(self, recorded: list[dict[str, Any]], listed: list[dict[str, Any]]) -> CassetteMismatchError:
         before = {d['name']: d for d in recorded}
         after = {d['name']: d for d in listed}
@@ -207,13 +202,11 @@ class ToolsetDouble(AbstractToolset[Any]):
     """A toolset with no backend: given tools, scripted answers, and a log of the calls made.
 
     Args:
-        tools: `ToolDefinition`s (from a real toolset: see `from_toolset`), or a mapping of tool
-            name to its JSON schema for the arguments.
+        tools: `ToolDefinition`s (see `from_toolset`), or tool names mapped to argument JSON schemas.
         answers: Per tool, the result to return, or a function of the arguments (sync or async).
         answer: Answers every call `answers` does not: a function `(tool name, arguments)`, or a
-            toolset offering tools of the same names, such as an `AgenToolToolset` running the
-            agentools an MCP server would serve. A call neither answers is an
-            `UnrecordedCallError`.
+            toolset offering tools of the same names (an `AgenToolToolset`, say). A call neither
+            answers is an `UnrecordedCallError`.
         id: The toolset's id (pydantic-ai needs one for durable execution).
 
     Example:
@@ -305,10 +298,7 @@ class ToolsetDouble(AbstractToolset[Any]):
         return None
 
     async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
-        return {
-            d.name: ToolsetTool(toolset=self, tool_def=d, max_retries=1, args_validator=_ANY_ARGS)
-            for d in self.definitions
-        }
+        return {d.name: _offered(self, d) for d in self.definitions}
 
     async def call_tool(
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
@@ -332,6 +322,10 @@ class ToolsetDouble(AbstractToolset[Any]):
             result = await result
         self.calls.add(CallRecord(tool=name, args=tool_args, call_id='', returned=True, result=result))
         return result
+
+
+def _offered(toolset: AbstractToolset[Any], definition: ToolDefinition) -> ToolsetTool[Any]:
+    return ToolsetTool(toolset=toolset, tool_def=definition, max_retries=1, args_validator=_ANY_ARGS)
 
 
 async def _forward(toolset: AbstractToolset[Any], name: str, args: dict[str, Any], ctx: RunContext[Any]) -> Any:
@@ -368,9 +362,8 @@ class _Listed(AbstractToolset[Any]):
 
 
 async def _as_the_agent_sees(tools: dict[str, ToolsetTool[Any]], ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
-    """`tools` with the `toolset_id` the agent stamps on them (a toolset's chosen id, an MCP server's
-    `id=`): recorded with the definitions, a replay offers the same definitions whatever stands in
-    for the toolset, so the model's requests match the recorded ones."""
+    """`tools` with the `toolset_id` the agent stamps on them, so a replay offers the recorded
+    definitions whatever stands in for the toolset."""
     return await CombinedToolset([_Listed(tools)]).get_tools(ctx)
 
 

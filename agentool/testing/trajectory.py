@@ -85,11 +85,9 @@ class Trajectory:
     @classmethod
     def of(cls, source: object, *, output_tools: Iterable[str] = ()) -> Trajectory:
         """The trajectory of `source`: an `AgentRunResult`, a list of `ModelMessage`s, a `Cassette`
-        (or its file's path), a `CassetteModel` (what it holds), an `AgentDouble` (what it saw), or
-        anything with `all_messages()` (a streamed run's result).
+        (or its path), a `CassetteModel`, an `AgentDouble`, or anything with `all_messages()`.
 
-        `output_tools` names output tools beyond pydantic-ai's default `final_result...`, for
-        bare messages (a run result, a cassette and a double know their own).
+        `output_tools` names output tools beyond `final_result...`, for bare messages.
 
         Raises:
             ConfigurationError: `source` is none of these.
