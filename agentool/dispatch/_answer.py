@@ -64,7 +64,7 @@ def _adapter(spec: object) -> TypeAdapter[Any] | None:
     target = output_value_type(spec)
     if target is None:  # an output function (`TextOutput(f)`, a function): only the model's run calls it
         raise TypeError('it holds an output function, which only a model run calls')
-    adapter: TypeAdapter[Any] | None = None if target is str or target is None else TypeAdapter[Any](target)
+    adapter = None if target is str else TypeAdapter[Any](target)
     if len(_ADAPTERS) >= _MAX_ADAPTERS:
         _ADAPTERS.clear()
     _ADAPTERS[id(spec)] = (spec, adapter)

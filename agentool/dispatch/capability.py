@@ -141,9 +141,7 @@ class DispatchCapability(AbstractCapability[Any]):
             return await handler()
         with dispatch_span(tracer=self.tracer or ctx.tracer) as span:
             result = await self._decide(ctx, prompt, span)
-        if result is None:
-            return await handler()
-        return result
+        return await handler() if result is None else result
 
     async def _decide(self, ctx: RunContext[Any], prompt: str, span: Span) -> AgentRunResult[Any] | None:
         request = DispatchRequest(prompt=prompt, deps=ctx.deps, ctx=ctx)
