@@ -24,10 +24,7 @@ _T = TypeVar('_T')
 def refuse(
     option: str, expected: str, value: object, agentool: str | None = None, *, what: str = '', **details: Any
 ) -> ConfigurationError:
-    """The error every check raises: `[agentool NAME: ]OPTION must be EXPECTED; got VALUE`.
-
-    `what` names the value in the message instead of `option` (`CommandRule(prefix=...)`).
-    """
+    """The error every check raises: `[agentool NAME: ]OPTION must be EXPECTED; got VALUE` (`what` for OPTION)."""
     whose = '' if agentool is None else f'agentool {quote(agentool)}: '
     return ConfigurationError(
         f'{whose}{what or option} must be {expected}; got {quote(value)}',
@@ -71,10 +68,7 @@ def _visible(text: str) -> bool:
 
 
 def check_label(option: str, value: object, *, agentool: str | None = None, what: str | None = None) -> str:
-    """`value` if it is a usable name: visible, and no character of `NAME_REFUSED_CATEGORIES`.
-
-    For the names every listing, catalog and log shows; `what` names the value in the message.
-    """
+    """`value` if it is a name every listing can show: visible, no character of `NAME_REFUSED_CATEGORIES`."""
     details: dict[str, str] = {}
     if not (isinstance(value, str) and value and not value.isspace()):
         problem = f'must be a non-empty string, not only whitespace; got {quote(value)} ({type(value).__name__})'
@@ -285,10 +279,7 @@ _TOKEN_NAME_CHARS = 64
 
 
 def check_tokens(option: str, value: object) -> None:
-    """Refuse unless `value` is `None` or a non-empty mapping of printable names to distinct sendable tokens.
-
-    No message quotes a token.
-    """
+    """Refuse unless `value` is `None` or a mapping of printable names to distinct sendable tokens (never quoted)."""
     if value is None:
         return
     if not isinstance(value, Mapping) or not value:

@@ -21,10 +21,7 @@ CHUNK_BYTES = 64 * 1024
 
 
 class BoundedLines:
-    """An async iterator of stdin's lines (as text) that never holds a line longer than `limit` bytes.
-
-    `refuse(size)` is awaited for each line over the limit, in place of yielding it.
-    """
+    """stdin's lines (as text), never holding one over `limit` bytes: `refuse(size)` is awaited in its place."""
 
     def __init__(self, source: BinaryIO, limit: int) -> None:
         self._source = source

@@ -30,10 +30,7 @@ def _escape(match: re.Match[str]) -> str:
 
 
 def terminal_safe(text: str, *, keep_newlines: bool = False) -> str:
-    """`text` with every control (and text-reordering) character shown as an escape.
-
-    With `keep_newlines`, line breaks and tabs stay (multi-line output such as a description).
-    """
+    """`text` with every control (and text-reordering) character escaped; `keep_newlines` keeps breaks and tabs."""
     return (_UNSAFE_IN_LINES if keep_newlines else _UNSAFE).sub(_escape, text)
 
 

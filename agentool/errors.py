@@ -279,10 +279,7 @@ class UnsafeServingError(ServingError):
 
 
 class SessionLimitError(ServingError):
-    """A new MCP session was refused: its client (429) or the server (503) has as many open as allowed.
-
-    Sent to the client as a JSON-RPC error, never raised; `details` has `limit`, `option` and `open`.
-    """
+    """A new MCP session was refused: its client (429) or the server (503) has as many open as allowed."""
 
 
 class DependencyError(ConfigurationError):

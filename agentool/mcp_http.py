@@ -177,10 +177,8 @@ class HttpOptions:
         if self.token is not None:
             token, source = self.token, 'token'
         elif self.token_file is not None:
-            token, source = (
-                self._read_token_file(os.fspath(self.token_file)),
-                f'token file {quote(os.fspath(self.token_file))}',
-            )
+            path = os.fspath(self.token_file)
+            token, source = self._read_token_file(path), f'token file {quote(path)}'
         elif TOKEN_ENV in os.environ:
             token, source = os.environ[TOKEN_ENV], f'${TOKEN_ENV}'
         else:
