@@ -47,27 +47,27 @@ def as_path(path: object) -> Path:
 def read_json(path: Path, what: str, *, missing: str) -> Any:
     """The parsed JSON at `path`; `missing` is the message for a file that does not exist."""
     __tracebackhide__ = True  # cassette errors point at the test, not here
-    name, limit = repr(str(path)), MAX_FILE_BYTES
+    name, limit, raw = repr(str(path)), MAX_FILE_BYTES, b''
     try:
-        size = path.stat().st_size
-        if size > limit:
-            raise CassetteError(
-                f'{what} {name} is {size} bytes, over the limit of {limit}',
-                path=str(path),
-                reason='too_large',
-                size=size,
-                limit=limit,
-            )
-        with path.open('rb') as stream:
-            raw = stream.read(limit + 1)  # the file may have grown since stat
+        size = path.stat().st_size  # checked before a byte is read
+        if size <= limit:
+            with path.open('rb') as stream:
+                raw = stream.read(limit + 1)  # the file may have grown since stat
+            size = len(raw)
     except FileNotFoundError:
         raise CassetteError(missing, path=str(path), reason='missing') from None
     except OSError as caught:  # a directory, no permission...
         raise CassetteError(
             f'cannot read {what} {name}: {caught.strerror or caught}', path=str(path), reason='unreadable'
         ) from None
-    if len(raw) > limit:
-        raise CassetteError(f'{what} {name} is over the limit of {limit} bytes', path=str(path), reason='too_large')
+    if size > limit:
+        raise CassetteError(
+            f'{what} {name} is {size} bytes, over the limit of {limit}',
+            path=str(path),
+            reason='too_large',
+            size=size,
+            limit=limit,
+        )
     try:
         data = json.loads(raw.decode('utf-8'))
     except (UnicodeDecodeError, ValueError, RecursionError) as caught:
@@ -106,31 +106,20 @@ def dumps(data: Any) -> str:
 
 def write_json(path: Path, data: Any, what: str) -> Path:
     """Write `data` to `path` whole (parent folders created), or raise and leave `path` as it was.
-
-    A symbolic link is followed: its target is replaced (atomically, beside itself) and the link
-    stays. An existing file keeps its permission bits; a new one gets the umask's, as `open` would
-    give it. Returns the file written.
-    """
+    Returns the file written: a symbolic link's target. A new file gets the umask's bits."""
     __tracebackhide__ = True  # cassette errors point at the test, not here
-    name = repr(str(path))
-    _check_depth(data, f'{what} {name}', str(path))
-    try:
-        # Replacing a link would leave the file it points to as it was.
-        path = path.resolve(strict=False) if path.is_symlink() else path
-    except (OSError, RuntimeError) as caught:  # a link loop (RuntimeError before Python 3.13)
-        raise CassetteError(f'cannot write {what} {name}: {caught}', path=str(path), reason='unwritable') from None
+    _check_depth(data, f'{what} {str(path)!r}', str(path))
     try:
         encoded = dumps(data).encode('utf-8')
+        # Replacing a link would leave the file it points to as it was.
+        path = path.resolve(strict=False) if path.is_symlink() else path
     except UnicodeEncodeError as caught:  # a lone surrogate in some string
-        raise CassetteError(
-            f'cannot write {what} {name}: its data holds text UTF-8 cannot encode ({clip(str(caught))})',
-            path=str(path),
-            reason='unencodable',
-        ) from None
+        why = f'its data holds text UTF-8 cannot encode ({clip(str(caught))})'
+        raise _unwritable(what, path, 'unencodable', why) from None
     except ValueError as caught:  # NaN or infinity, which JSON has no words for
-        raise CassetteError(
-            f'cannot write {what} {name}: {clip(str(caught))}', path=str(path), reason='invalid'
-        ) from None
+        raise _unwritable(what, path, 'invalid', clip(str(caught))) from None
+    except (OSError, RuntimeError) as caught:  # a link loop (RuntimeError before Python 3.13)
+        raise _unwritable(what, path, 'unwritable', caught) from None
     temporary = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -148,14 +137,13 @@ def write_json(path: Path, data: Any, what: str) -> Path:
         if temporary is not None:
             Path(temporary).unlink(missing_ok=True)
         if isinstance(caught, OSError):
-            raise CassetteError(
-                f'cannot write {what} {str(path)!r}: {caught.strerror or caught}',
-                path=str(path),
-                reason='unwritable',
-                error=str(caught),
-            ) from None
+            raise _unwritable(what, path, 'unwritable', caught.strerror or caught, error=str(caught)) from None
         raise
     return path
+
+
+def _unwritable(what: str, path: Path, reason: str, why: object, **details: Any) -> CassetteError:
+    return CassetteError(f'cannot write {what} {str(path)!r}: {why}', path=str(path), reason=reason, **details)
 
 
 def _temporary(path: Path) -> tuple[int, str]:

@@ -280,11 +280,8 @@ def mismatch(
     path: Path | None,
     advice: RecordAdvice,
 ) -> CassetteMismatchError:
-    """The error for a request matching no exchange: what changed against the closest recorded one.
-
-    `path` is the cassette's file (`None` in memory); `advice` says how to record where the user is
-    (a mode, or the pytest option).
-    """
+    """The error for a request matching no exchange: what changed against the closest recorded one,
+    and how to record where the user is (`advice`: a mode, or the pytest option)."""
     where = repr(str(path)) if path is not None else '(in memory)'
     detail = str(path) if path is not None else None
     if not exchanges:

@@ -65,11 +65,9 @@ _Entry = TypeVar('_Entry', bound=BaseModel)
 
 Redactor = Callable[[dict[str, Any]], dict[str, Any]]
 """Called with each entry's JSON before it is written, after the default scrubbing: a new exchange
-(`fingerprint`, `request`, `response`, `stream`) or, through `CassetteTools`, a tool call (`tool`,
-`args`, `result`); returns what to keep. The fingerprint was taken before, so a redacted cassette
-still matches the live request; a request the cassette does not hold as sent is matched on its
-written form too (scrubbed, and redacted by the hook when the replaying model has it), so a
-replayed history holding placeholders matches as well."""
+(`fingerprint`, `request`, `response`, `stream`) or a tool call (`tool`, `args`, `result`);
+returns what to keep. The fingerprint is taken before, and a request is matched on its written
+form too, so a redacted cassette still replays."""
 _EMPTY_EXCHANGE: dict[str, Any] = {'fingerprint': '', 'response': {}, 'stream': None}
 
 
@@ -224,8 +222,7 @@ class CassetteModel(WrapperModel):
         exchange, view, key = self._find(messages, model_settings, model_request_parameters)
         if exchange is not None:
             return _typed_placeholders(*_recorded(exchange, self.path, stream=False), model_request_parameters)[0]
-        wrapped = self._recorder()
-        response = await wrapped.request(messages, model_settings, model_request_parameters)
+        response = await self._recorder().request(messages, model_settings, model_request_parameters)
         self._keep(key, view, response, None)
         return response
 
@@ -251,10 +248,9 @@ class CassetteModel(WrapperModel):
             )
             events = played or []
         else:
-            wrapped = self._recorder()
             # The live stream is drained before the run sees it, so a recording run and its
             # replays see the very same events.
-            async with wrapped.request_stream(
+            async with self._recorder().request_stream(
                 messages, model_settings, model_request_parameters, run_context
             ) as stream:
                 events = [event async for event in stream]
@@ -267,10 +263,8 @@ class CassetteModel(WrapperModel):
     def _find(
         self, messages: list[ModelMessage], settings: ModelSettings | None, parameters: ModelRequestParameters
     ) -> tuple[Exchange | None, dict[str, Any], str]:
-        """The exchange recorded for this request (its occurrence counted), or `None` when this mode
-        records it; with the request's view and fingerprint (an empty view when found by the views
-        kept of the run's messages). A `CassetteMismatchError` when nothing recorded answers it and
-        this mode does not record."""
+        """The exchange recorded for this request (its occurrence counted) or `None` to record it,
+        with the request's view (empty when found by `RequestViews`) and fingerprint."""
         __tracebackhide__ = True  # cassette errors point at the test, not here
         if not self._records:
             # Replay only: the run's history is viewed once, not at every request. A miss (or a
@@ -385,12 +379,8 @@ class CassetteModel(WrapperModel):
     def written_tool_call(
         self, tool: str, args: dict[str, Any], result: Any, returns: TypeAdapter[Any] | None = None
     ) -> RecordedToolCall:
-        """A tool's result as the cassette writes it (scrubbed and redacted), not yet kept, with
-        the types its JSON loses (`returns` validates what the tool is annotated to return).
-
-        Raises:
-            CassetteError: the redaction hook broke the tool call.
-        """
+        """A tool's result as the cassette writes it (scrubbed and redacted), not yet kept, with the
+        types its JSON loses (`returns` validates what the tool is annotated to return)."""
         __tracebackhide__ = True  # cassette errors point at the test, not here
         written, types, annotated = written_result(result, returns)
         data = self.clean({'tool': tool, 'args': args, 'result': written})

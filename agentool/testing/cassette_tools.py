@@ -103,8 +103,7 @@ class CassetteTools(AbstractCapability[Any]):
     def _keep(
         self, ctx: RunContext[Any], call: ToolCallPart, result: Any, returns: TypeAdapter[Any] | None
     ) -> RecordedToolCall:
-        """Keep a tool's result (`Recorder` keeps it with its run instead). Scrubbed and redacted
-        like the model's exchanges, so the replayed model's (redacted) calls still find their results."""
+        """Keep a tool's result, scrubbed and redacted like the exchanges (`Recorder` keeps it with its run)."""
         return self.model.keep_tool_call(call.tool_name, call.args_as_dict(), result, returns)
 
     @classmethod

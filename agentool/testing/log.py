@@ -8,6 +8,7 @@ expected and the actual side by side, within the length an error message keeps.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -178,11 +179,8 @@ class CallLog:
             raise self._failure(f'tool {tool!r} was called, expected no call', tool, [f'no {tool}(...)'], trajectory)
 
     def assert_order(self, *expected: Expected, subset: bool = True, trajectory: Sequence[str] | None = None) -> None:
-        """Assert these calls happened in this order (other calls may come between them).
-
-        Each expected call is a tool name, or a `(tool name, arguments)` pair (arguments compared
-        as in `assert_called`).
-        """
+        """Assert these calls happened in this order (other calls may come between them); each is a
+        tool name, or a `(tool name, arguments)` pair compared as in `assert_called`."""
         __tracebackhide__ = True
         for want in cast('tuple[object, ...]', expected):
             if not _is_expected(want):
@@ -248,9 +246,7 @@ def side_by_side(
     height = max(len(left), len(right))
     lines = [f'  {"expected":<{column}} | actual']
     used = len(lines[0])
-    for index in range(min(height, rows)):
-        before = left[index] if index < len(left) else ''
-        after = right[index] if index < len(right) else ''
+    for index, (before, after) in enumerate(itertools.islice(itertools.zip_longest(left, right, fillvalue=''), rows)):
         line = f'  {before:<{column}} | {after}'.rstrip()
         # Room is kept for the closing count, so the table ends within the budget.
         if budget is not None and index and used + len(line) + 40 > budget:
@@ -280,14 +276,12 @@ def _is_expected(want: object) -> bool:
 
 
 def _fits(record: CallRecord, tool: str, args: Mapping[str, Any] | None, subset: bool) -> bool:
-    return record.tool == tool and (args is None or _same_args(args, record.args, subset))
-
-
-def _same_args(expected: Mapping[str, Any], actual: Mapping[str, Any], subset: bool) -> bool:
     # Expected first, so a matcher such as `unittest.mock.ANY` inside it decides equality.
+    if record.tool != tool or args is None:
+        return record.tool == tool
     if subset:
-        return all(name in actual and value == actual[name] for name, value in expected.items())
-    return dict(expected) == dict(actual)
+        return all(name in record.args and value == record.args[name] for name, value in args.items())
+    return dict(args) == dict(record.args)
 
 
 def _describe_expected(expected: Expected) -> str:

@@ -152,10 +152,9 @@ def _line(match: re.Match[str]) -> str:
 def _assignment(match: re.Match[str]) -> str:
     head = f'{match["name"]}{match["q"]}{match["sep"]}'
     quote = match['dq'] or match['sq'] or match['eq']
-    if quote:
-        return f'{head}{quote}{PLACEHOLDER}{quote}'
-    if _BARE.fullmatch(match['bare']):  # a number or a boolean: a string now, quoted as its name is
+    if not quote and _BARE.fullmatch(match['bare']):  # a number or a boolean: a string now, quoted as its name is
         quote = '"' if '"' in match['q'] else "'"
+    if quote:
         return f'{head}{quote}{PLACEHOLDER}{quote}'
     return f'{head}{match["scheme"] or ""}{PLACEHOLDER}'
 
