@@ -274,7 +274,7 @@ _NAMED = {
     'catalog': 'catalog',
     'factory': 'factory',
     **dict.fromkeys(['toolset', 'filters', 'mcp', 'mcp_http', 'model_strings', 'dispatch'], 'bridges'),
-    **dict.fromkeys(['_interface', '_http_security', '_http_guards', '_stdio_lines'], 'bridges'),
+    **dict.fromkeys(['_interface', '_http_guards', '_stdio_lines'], 'bridges'),
     **dict.fromkeys(['durable', 'dbos', 'temporal', 'prefect', '_dbos_support'], 'engines'),
     'testing': 'testing',
     **dict.fromkeys(['cli', '__main__'], 'cli'),
