@@ -39,7 +39,6 @@ from ..operation import UNSET, Policy, run_operation
 from ..output import json_output_text
 from ..registry import AgenToolConfig, AgenToolRegistry, get_registry, hidden_by_scope
 from ..request import (
-    COMPANION,
     Entry,
     Frame,
     GateTable,
@@ -50,14 +49,7 @@ from ..request import (
     missing_deps_error,
 )
 from ..request import frame as _frame
-from ._graph import (
-    check_new_edges,
-    cycle_error,
-    graph_problems,
-    missing_dependency,
-    not_an_agentool,
-    raise_problems,
-)
+from ._graph import check_new_edges, cycle_error, dependency_problem, graph_problems, raise_problems
 from ._targets import Target, agent_target, stub_target
 from ._wiring import (
     DepsPlan,
@@ -598,12 +590,9 @@ class AgenToolInjector:
         return [*target.dependencies, *(h.agentool for h in self._shape(target.deps_type).handles)]
 
     def _require_agentool(self, owner: str, dependency: str) -> None:
-        other = self._targets.get(dependency)
-        if other is None:
-            note = hidden_by_scope(dependency, self.registry or get_registry())
-            raise missing_dependency(owner, dependency, list(self._targets), note=note)
-        if other.manager is None:
-            raise not_an_agentool(owner, dependency)
+        note = hidden_by_scope(dependency, self.registry or get_registry())
+        if (problem := dependency_problem(owner, dependency, self._targets, note=note)) is not None:
+            raise problem
 
 
 # On every direct call: `tuple.__new__` makes a named tuple at half the cost of its generated `__new__`.
@@ -617,12 +606,7 @@ def get_injector() -> AgenToolInjector:
     Pairing the default injector with the registry keeps them consistent: a fresh registry
     (`use_registry()`) comes with a fresh injector, and the process default with the process default.
     """
-    injector = injector_in_effect(get_registry)
-    if injector is None:
-        # The registry owns its default injector, so the two are collected together: a global map from
-        # registry to injector would keep every scoped registry alive through the agents it holds.
-        injector = vars(get_registry())[COMPANION] = AgenToolInjector()
-    return cast(AgenToolInjector, injector)
+    return cast(AgenToolInjector, injector_in_effect(get_registry, AgenToolInjector))
 
 
 @contextmanager

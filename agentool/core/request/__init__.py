@@ -7,7 +7,6 @@ from ._call_args import MANAGER_TOOL_NAME, call_args, operation_name
 from ._context import context_template, direct_context
 from ._gate import SerialGate
 from ._in_effect import (
-    COMPANION,
     Entry,
     Frame,
     GateTable,
@@ -43,7 +42,6 @@ __all__ = (
     # the run's context, frame and deps
     'context_template',
     'direct_context',
-    'COMPANION',
     'Entry',
     'Frame',
     'GateTable',
