@@ -144,8 +144,6 @@ class AgenToolInjector:
         check_instance('meter_provider', provider, MeterProvider, optional=True)
         self._policy = replace(self._policy, meter_provider=provider)
 
-    # --- agents --------------------------------------------------------------------------------
-
     def register(self, name: str, agent: AbstractAgent[Any, Any], *, replace: bool = False) -> None:
         """Register `agent` under `name` (`create_agentool` does this for every agentool it creates).
 
@@ -209,8 +207,6 @@ class AgenToolInjector:
             handle = self._handles[name] = AgenToolHandle(name, self)
         return handle
 
-    # --- resources -----------------------------------------------------------------------------
-
     def provide(
         self,
         type_: type[T],
@@ -263,8 +259,6 @@ class AgenToolInjector:
         # Kept deps built with what `type_` gave before (or without it) are built anew; the others stay.
         self._forget_kept(lambda shape: shape.deps_type == type_ or any(v.key == type_ for v in shape.values))
 
-    # --- checking ------------------------------------------------------------------------------
-
     def validate(self) -> None:
         """Check every registered agent at once: dependencies, cycles, deps fields, factory parameters
         and handle output types.
@@ -310,8 +304,6 @@ class AgenToolInjector:
         """The agent `run(name, ...)` runs: the override in effect for `name`, else the one registered."""
         return self._target(name).agent
 
-    # --- overrides -----------------------------------------------------------------------------
-
     @contextmanager
     def override(self, **replacements: Any) -> Generator[AgenToolInjector]:
         """Answer for the named agentools with replacements inside the block, in this task only.
@@ -337,8 +329,6 @@ class AgenToolInjector:
             yield self
         finally:
             self._overrides.reset(token)
-
-    # --- running -------------------------------------------------------------------------------
 
     async def run(self, agent_name: str, input_data: Any, **run_kwargs: Any) -> AgentRunResult[Any]:
         """Run the agent behind `agent_name` on `input_data` with full agent semantics; return the run result.
@@ -514,8 +504,6 @@ class AgenToolInjector:
         if self._own_deps is not None:
             return await self.acreate_deps(target.name)
         return await self._supply(target, scope)
-
-    # --- internals -----------------------------------------------------------------------------
 
     def _target(self, name: str) -> Target:
         if not isinstance(name, str):  # pyright: ignore[reportUnnecessaryIsInstance]  # callers pass anything
