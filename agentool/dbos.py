@@ -250,11 +250,9 @@ async def recover(executor_ids: Sequence[str]) -> list[str]:
     executor id restarts; call this on a live worker instead to move them over (what DBOS's admin
     endpoint `/dbos-workflow-recovery` does). Their completed steps are not run again.
     """
-    # DBOS's own recovery entry point (what its admin endpoint calls). The public `list_workflows` +
-    # `resume_workflow` pair is not safe here: `resume_workflow` re-enqueues whatever it is given, so
-    # two workers recovering the same dead executor could both re-enqueue a workflow one of them
-    # already runs. This one re-enqueues a workflow only while it is still pending on a dead executor.
-    # The multi-worker kill test (tests/test_durable_workers.py) fails loudly if it changes.
+    # DBOS's own recovery entry point (what its admin endpoint calls): unlike the public
+    # `resume_workflow`, it re-enqueues a workflow only while it is still pending on a dead executor,
+    # so two workers recovering the same executor cannot both run it (tests/test_durable_workers.py).
     executors = check_strings('executor_ids', executor_ids)
     with _needs_launch('recover'):
         handles = await anyio.to_thread.run_sync(

@@ -20,35 +20,16 @@ from ._wiring import DepsShape, type_label
 
 __all__ = (
     'raise_problems',
-    'find_cycle',
     'all_cycles',
     'cycle_error',
     'not_an_agentool',
     'missing_dependency',
+    'dependency_problem',
     'graph_problems',
     'check_new_edges',
 )
 
 Edges = Callable[[str], Iterable[str]]
-
-
-def find_cycle(start: str, edges: Edges) -> list[str] | None:
-    """The path `start → … → start` if following `edges` from `start` leads back to it, else `None`."""
-    path = [start]
-    stack: list[Iterator[str]] = [iter(edges(start))]
-    seen = {start}
-    while stack:
-        nxt = next(stack[-1], None)
-        if nxt is None:
-            stack.pop()
-            path.pop()
-        elif nxt == start:
-            return [*path, start]
-        elif nxt not in seen:
-            seen.add(nxt)
-            path.append(nxt)
-            stack.append(iter(edges(nxt)))
-    return None
 
 
 def all_cycles(nodes: Iterable[str], edges: Edges) -> list[list[str]]:
@@ -109,6 +90,16 @@ def missing_dependency(owner: str, dependency: str, known: Sequence[str], *, not
     )
 
 
+def dependency_problem(
+    owner: str, dependency: str, targets: Mapping[str, Target], *, note: str = ''
+) -> DependencyError | None:
+    """Why `owner` cannot depend on `dependency`: not registered, or not an agentool; else `None`."""
+    other = targets.get(dependency)
+    if other is None:
+        return missing_dependency(owner, dependency, list(targets), note=note)
+    return not_an_agentool(owner, dependency) if other.manager is None else None
+
+
 def graph_problems(
     targets: Mapping[str, Target], edges_of: Callable[[Target], list[str]], shape_of: Callable[[Any], DepsShape]
 ) -> list[AgenToolError]:
@@ -118,11 +109,8 @@ def graph_problems(
     for name in sorted(targets):
         target = targets[name]
         for dependency in dict.fromkeys(edges_of(target)):
-            other = targets.get(dependency)
-            if other is None:
-                problems.append(missing_dependency(name, dependency, list(targets)))
-            elif other.manager is None:
-                problems.append(not_an_agentool(name, dependency))
+            if (problem := dependency_problem(name, dependency, targets)) is not None:
+                problems.append(problem)
         for field in shape_of(target.deps_type).handles:
             other = targets.get(field.agentool)
             if other is None or other.config is None or field.output_type is Any:
@@ -162,8 +150,12 @@ def check_new_edges(
             return edges
         return edges_of(targets[node]) if node in targets else []
 
-    if (path := find_cycle(name, edges_from)) is not None:
-        raise cycle_error(path)
+    # The graph had no cycle before (every registration is checked): a cycle now goes through `name`.
+    for cycle in all_cycles([name], edges_from):
+        if name in cycle:
+            ring = cycle[:-1]
+            turn = ring.index(name)
+            raise cycle_error([*ring[turn:], *ring[:turn], name])
 
 
 def raise_problems(problems: list[AgenToolError]) -> None:

@@ -39,7 +39,6 @@ from ..operation import UNSET, Policy, run_operation
 from ..output import json_output_text
 from ..registry import AgenToolConfig, AgenToolRegistry, get_registry, hidden_by_scope
 from ..request import (
-    COMPANION,
     Entry,
     Frame,
     GateTable,
@@ -50,14 +49,7 @@ from ..request import (
     missing_deps_error,
 )
 from ..request import frame as _frame
-from ._graph import (
-    check_new_edges,
-    cycle_error,
-    graph_problems,
-    missing_dependency,
-    not_an_agentool,
-    raise_problems,
-)
+from ._graph import check_new_edges, cycle_error, dependency_problem, graph_problems, raise_problems
 from ._targets import Target, agent_target, stub_target
 from ._wiring import (
     DepsPlan,
@@ -152,8 +144,6 @@ class AgenToolInjector:
         check_instance('meter_provider', provider, MeterProvider, optional=True)
         self._policy = replace(self._policy, meter_provider=provider)
 
-    # --- agents --------------------------------------------------------------------------------
-
     def register(self, name: str, agent: AbstractAgent[Any, Any], *, replace: bool = False) -> None:
         """Register `agent` under `name` (`create_agentool` does this for every agentool it creates).
 
@@ -217,8 +207,6 @@ class AgenToolInjector:
             handle = self._handles[name] = AgenToolHandle(name, self)
         return handle
 
-    # --- resources -----------------------------------------------------------------------------
-
     def provide(
         self,
         type_: type[T],
@@ -271,8 +259,6 @@ class AgenToolInjector:
         # Kept deps built with what `type_` gave before (or without it) are built anew; the others stay.
         self._forget_kept(lambda shape: shape.deps_type == type_ or any(v.key == type_ for v in shape.values))
 
-    # --- checking ------------------------------------------------------------------------------
-
     def validate(self) -> None:
         """Check every registered agent at once: dependencies, cycles, deps fields, factory parameters
         and handle output types.
@@ -318,8 +304,6 @@ class AgenToolInjector:
         """The agent `run(name, ...)` runs: the override in effect for `name`, else the one registered."""
         return self._target(name).agent
 
-    # --- overrides -----------------------------------------------------------------------------
-
     @contextmanager
     def override(self, **replacements: Any) -> Generator[AgenToolInjector]:
         """Answer for the named agentools with replacements inside the block, in this task only.
@@ -345,8 +329,6 @@ class AgenToolInjector:
             yield self
         finally:
             self._overrides.reset(token)
-
-    # --- running -------------------------------------------------------------------------------
 
     async def run(self, agent_name: str, input_data: Any, **run_kwargs: Any) -> AgentRunResult[Any]:
         """Run the agent behind `agent_name` on `input_data` with full agent semantics; return the run result.
@@ -523,8 +505,6 @@ class AgenToolInjector:
             return await self.acreate_deps(target.name)
         return await self._supply(target, scope)
 
-    # --- internals -----------------------------------------------------------------------------
-
     def _target(self, name: str) -> Target:
         if not isinstance(name, str):  # pyright: ignore[reportUnnecessaryIsInstance]  # callers pass anything
             raise self._unknown(name)
@@ -598,12 +578,9 @@ class AgenToolInjector:
         return [*target.dependencies, *(h.agentool for h in self._shape(target.deps_type).handles)]
 
     def _require_agentool(self, owner: str, dependency: str) -> None:
-        other = self._targets.get(dependency)
-        if other is None:
-            note = hidden_by_scope(dependency, self.registry or get_registry())
-            raise missing_dependency(owner, dependency, list(self._targets), note=note)
-        if other.manager is None:
-            raise not_an_agentool(owner, dependency)
+        note = hidden_by_scope(dependency, self.registry or get_registry())
+        if (problem := dependency_problem(owner, dependency, self._targets, note=note)) is not None:
+            raise problem
 
 
 # On every direct call: `tuple.__new__` makes a named tuple at half the cost of its generated `__new__`.
@@ -617,12 +594,7 @@ def get_injector() -> AgenToolInjector:
     Pairing the default injector with the registry keeps them consistent: a fresh registry
     (`use_registry()`) comes with a fresh injector, and the process default with the process default.
     """
-    injector = injector_in_effect(get_registry)
-    if injector is None:
-        # The registry owns its default injector, so the two are collected together: a global map from
-        # registry to injector would keep every scoped registry alive through the agents it holds.
-        injector = vars(get_registry())[COMPANION] = AgenToolInjector()
-    return cast(AgenToolInjector, injector)
+    return cast(AgenToolInjector, injector_in_effect(get_registry, AgenToolInjector))
 
 
 @contextmanager

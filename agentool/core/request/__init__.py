@@ -7,7 +7,6 @@ from ._call_args import MANAGER_TOOL_NAME, call_args, operation_name
 from ._context import context_template, direct_context
 from ._gate import SerialGate
 from ._in_effect import (
-    COMPANION,
     Entry,
     Frame,
     GateTable,
@@ -23,7 +22,6 @@ from ._tool_errors import ToolRaised, failed_error, output_retry_error, retry_er
 from .durability import active_dispatcher, dispatching, is_durable
 
 __all__ = (
-    # input refused
     'invalid_input',
     'invalid_json',
     'not_an_object',
@@ -32,7 +30,6 @@ __all__ = (
     'json_type',
     'json_validator',
     'loc',
-    # the manager tool's call and its errors
     'MANAGER_TOOL_NAME',
     'call_args',
     'operation_name',
@@ -40,10 +37,8 @@ __all__ = (
     'failed_error',
     'output_retry_error',
     'retry_error',
-    # the run's context, frame and deps
     'context_template',
     'direct_context',
-    'COMPANION',
     'Entry',
     'Frame',
     'GateTable',
@@ -56,7 +51,6 @@ __all__ = (
     'missing_deps_error',
     'type_label',
     'SerialGate',
-    # durable execution
     'active_dispatcher',
     'dispatching',
     'is_durable',

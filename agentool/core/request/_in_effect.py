@@ -68,12 +68,20 @@ frame: ContextVar[Frame | None] = ContextVar('agentool_injector_frame', default=
 concurrent tasks do not."""
 
 
-def injector_in_effect(registry: Callable[[], object]) -> InjectorInEffect | None:
-    """The injector of the frame, else the default injector of `registry()` (the one in effect), if it has one."""
+def injector_in_effect(
+    registry: Callable[[], object], make: Callable[[], InjectorInEffect] | None = None
+) -> InjectorInEffect | None:
+    """The injector of the frame, else the default injector of `registry()` (the one in effect), made by
+    `make` when it has none."""
     current = frame.get()
     if current is not None:
         return current.injector
-    injector: InjectorInEffect | None = vars(registry()).get(COMPANION)
+    # The registry owns its default injector, so the two are collected together: a global map from
+    # registry to injector would keep every scoped registry alive through the agents it holds.
+    kept = vars(registry())
+    injector: InjectorInEffect | None = kept.get(COMPANION)
+    if injector is None and make is not None:
+        injector = kept[COMPANION] = make()
     return injector
 
 
