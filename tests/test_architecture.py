@@ -321,8 +321,6 @@ def test_every_module_sits_in_a_layer_of_the_diagram() -> None:
 _OWN_DICTS = {
     'agentool/errors.py': "an error's own state, pickled with it",
     'agentool/core/registry.py': "the registry's method descriptor caches a bound method on the registry",
-    'agentool/core/request/_in_effect.py': "the registry's default injector, kept on the registry",
-    'agentool/core/injector/_scope.py': "the registry's default injector, kept on the registry",
     'agentool/testing/plugin.py': "a copy of pytest's parsed options (an argparse namespace)",
 }
 # The one sanctioned patch of pydantic-ai at import: the documented `agentool:NAME` model-string hook.

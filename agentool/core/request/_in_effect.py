@@ -2,7 +2,8 @@
 
 The injector package builds on the core, so the core cannot import it; what the core needs of it
 is named by `InjectorInEffect`. The injector in effect is the task-local `frame`'s, else the
-default injector the registry in effect keeps (`COMPANION`), which `get_injector()` creates.
+default injector the registry in effect keeps (`AgenToolRegistry.default_injector`), which
+`get_injector()` creates.
 """
 
 from __future__ import annotations
@@ -12,11 +13,11 @@ from contextvars import ContextVar, Token
 from typing import Any, NamedTuple, Protocol, TypeAlias
 
 __all__ = (
-    'COMPANION',
     'Entry',
     'Frame',
     'GateTable',
     'InjectorInEffect',
+    'KeepsInjector',
     'frame',
     'injector_in_effect',
     'leave',
@@ -26,8 +27,11 @@ GateTable = dict[tuple[int, int], Any]
 """Locks by (event loop, tool function), each with the count of calls holding or awaiting it; `(0, tool)` (no
 loop has id 0) holds the lock shared by every loop. One per injector: `InjectorInEffect.serial_calls`."""
 
-COMPANION = 'agentool.injector'
-"""Where a registry keeps its default injector (a key no attribute name can collide with)."""
+
+class KeepsInjector(Protocol):
+    """A registry, as the core sees it: it keeps its default injector (`AgenToolRegistry`)."""
+
+    default_injector: InjectorInEffect | None
 
 
 class Frame(NamedTuple):
@@ -69,7 +73,7 @@ concurrent tasks do not."""
 
 
 def injector_in_effect(
-    registry: Callable[[], object], make: Callable[[], InjectorInEffect] | None = None
+    registry: Callable[[], KeepsInjector], make: Callable[[], InjectorInEffect] | None = None
 ) -> InjectorInEffect | None:
     """The injector of the frame, else the default injector of `registry()` (the one in effect), made by
     `make` when it has none."""
@@ -78,11 +82,10 @@ def injector_in_effect(
         return current.injector
     # The registry owns its default injector, so the two are collected together: a global map from
     # registry to injector would keep every scoped registry alive through the agents it holds.
-    kept = vars(registry())
-    injector: InjectorInEffect | None = kept.get(COMPANION)
-    if injector is None and make is not None:
-        injector = kept[COMPANION] = make()
-    return injector
+    kept = registry()
+    if kept.default_injector is None and make is not None:
+        kept.default_injector = make()
+    return kept.default_injector
 
 
 async def leave(entry: Entry, error: BaseException | None) -> None:
