@@ -256,3 +256,26 @@ async def test_a_replayed_agentool_tool_call_shows_the_operation_span_of_the_liv
         metrics={},
     )
     assert query.evaluate(ctx) is True
+
+
+async def test_a_replayed_agentool_agent_run_shows_the_operation_span_of_its_manager_tool(tmp_path: Path) -> None:
+    from pydantic_ai.capabilities import Instrumentation
+
+    from agentool import AgenToolModel, use_registry
+    from agentool.testing import CassetteModel, CassetteTools
+    from tests.agentools import make_calc
+
+    def operations(spans: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+        return [span for span in spans if span[0].startswith('execute_tool calc.')]
+
+    with use_registry():
+        agent = make_calc()
+        provider, exporter = tracing()
+        model = CassetteModel(AgenToolModel('calc'), cassette=tmp_path / 'calc.json', mode='all')
+        capabilities = [CassetteTools(model), Instrumentation(InstrumentationSettings(tracer_provider=provider))]
+        await agent.run('{"operation": "add", "a": 2, "b": 3}', model=model, capabilities=capabilities)
+        model.save()
+        live = [(span.name, (span.attributes or {}).get('agentool.surface')) for span in exporter.get_finished_spans()]
+        tree = await span_tree(agent, tmp_path / 'calc.json')
+    replayed = [(node.name, node.attributes.get('agentool.surface')) for node in tree]
+    assert operations(live) == operations(replayed) == [('execute_tool calc.add', 'agent')]

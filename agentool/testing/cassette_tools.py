@@ -22,8 +22,11 @@ from pydantic_ai.messages import ToolCallPart
 from pydantic_ai.tools import ToolDefinition
 
 from .._bounds import quote
+from ..core.manager import MANAGER_TOOL_NAME
+from ..core.model import AgenToolModel
+from ..core.request import operation_name
 from ..errors import ConfigurationError
-from ..telemetry import operation_span
+from ..telemetry import Surface, operation_span
 from ..toolset import METADATA_KEY
 from ._tool_answers import ToolAnswers
 from ._tool_results import home
@@ -78,7 +81,7 @@ class CassetteTools(AbstractCapability[Any]):
         if not (self.model.records and self.model.mode in ('all', 'once')):
             served = self._answers.serve(call, ctx.run_id, self.calls, where)
             if served is not None:
-                trace_replayed_call(ctx, tool_def)
+                trace_replayed_call(ctx, tool_def, sent)
                 return served.value
             if not self.model.records:
                 raise self._answers.unrecorded(call.tool_name, sent)
@@ -114,13 +117,30 @@ class CassetteTools(AbstractCapability[Any]):
 _NOT_MEASURED = NoOpMeterProvider()
 
 
-def trace_replayed_call(ctx: RunContext[Any], tool_def: ToolDefinition) -> None:
-    """The operation span the live call of an `AgenToolToolset` tool opened (`run_operation` on the
-    toolset surface), for its replay: a span query (`HasMatchingSpan`) finds the replayed call as it
-    found the live one. Not measured: the call did not run."""
+def trace_replayed_call(ctx: RunContext[Any], tool_def: ToolDefinition, args: dict[str, Any]) -> None:
+    """The operation span the live call opened (`run_operation`, for an `AgenToolToolset` tool or an
+    agentool agent's manager tool), for its replay: a span query (`HasMatchingSpan`) finds the
+    replayed call as it found the live one. Not measured: the call did not run."""
+    named = _replayed_operation(ctx, tool_def, args)
+    if named is not None:
+        agentool, operation, surface = named
+        with operation_span(agentool, operation, surface=surface, tracer=ctx.tracer, meter_provider=_NOT_MEASURED):
+            pass
+
+
+def _replayed_operation(
+    ctx: RunContext[Any], tool_def: ToolDefinition, args: dict[str, Any]
+) -> tuple[str, str, Surface] | None:
+    """The agentool, operation and surface a replayed call stands for, if it is an agentool's."""
+    if tool_def.name == MANAGER_TOOL_NAME:
+        model = getattr(ctx.agent, 'model', None)
+        if not isinstance(model, AgenToolModel) or (config := model.registry.get(model.name)) is None:
+            return None
+        operation = args.get(config.routing_config.operation_field)
+        return (model.name, operation_name(operation), 'agent') if operation is not None else None
     found = (tool_def.metadata or {}).get(METADATA_KEY)
     named = cast(dict[str, Any], found) if isinstance(found, dict) else {}
     agentool, operation = named.get('agentool'), named.get('operation')
     if isinstance(agentool, str) and isinstance(operation, str):
-        with operation_span(agentool, operation, surface='toolset', tracer=ctx.tracer, meter_provider=_NOT_MEASURED):
-            pass
+        return agentool, operation, 'toolset'
+    return None

@@ -125,7 +125,7 @@ class FrozenTools(AbstractCapability[Any]):
         where = home(tools.get(tool_def.name) if tools is not None else None, tool_def.name)
         served = self._answers.serve(call, ctx.run_id, self.calls, where)
         if served is not None:
-            trace_replayed_call(ctx, tool_def)
+            trace_replayed_call(ctx, tool_def, call.args_as_dict())
             return served.value
         if retries := self._retries.get(call.tool_name):
             raise ModelRetry(retries.popleft())
