@@ -581,24 +581,6 @@ async def test_a_directory_in_the_way_is_a_store_error_on_first_use(tmp_path: Pa
         store.close()
 
 
-async def test_a_directory_as_the_database_is_a_store_error(tmp_path: Path) -> None:
-    store = SQLiteStore(tmp_path)
-    try:
-        with pytest.raises(StoreError):
-            await store.read('k')
-    finally:
-        store.close()
-
-
-async def test_a_good_path_works(tmp_path: Path) -> None:
-    store = SQLiteStore(tmp_path / 'data' / 'a.db')
-    try:
-        await store.write('k', {'v': 1})
-        assert (await store.read('k')).found
-    finally:
-        store.close()
-
-
 HEAVY = os.environ.get('AGENTOOL_FUZZ') == '1'
 PROCESSES = 8
 WRITES = 500 if HEAVY else 40
