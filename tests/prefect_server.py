@@ -31,7 +31,7 @@ def _healthy(url: str) -> bool:
 
 
 @contextmanager
-def prefect_server(*, timeout: float = 120) -> Generator[str]:
+def prefect_server(*, timeout: float = 300) -> Generator[str]:
     """A running server for the block; yields its API URL, `http://127.0.0.1:PORT/api`."""
     root = Path(tempfile.mkdtemp(prefix='agentool-prefect-'))
     port = free_port()

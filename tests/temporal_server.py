@@ -95,7 +95,7 @@ def server_process(
 
 
 @contextmanager
-def temporal_server(*, timeout: float = 60) -> Generator[str]:
+def temporal_server(*, timeout: float = 300) -> Generator[str]:
     """A running dev server for the block; yields its address, `127.0.0.1:PORT`."""
     binary = temporal_binary()
     root = Path(tempfile.mkdtemp(prefix='agentool-temporal-'))

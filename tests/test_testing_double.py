@@ -274,7 +274,7 @@ def test_a_double_without_scripts_is_refused() -> None:
         (lambda: Script([Call('geocode'), 'geocode'], Output(1)), 'steps', 'a script step is a Call'),  # pyright: ignore[reportArgumentType]
         (lambda: Script(Output(1), when='Paris'), 'when', r"takes a Matcher or a function of the prompt; got 'Paris'"),  # pyright: ignore[reportArgumentType]
         (lambda: OutputFrom(cast(Any, 5)), 'function', 'function'),
-        (lambda: AgentDouble(Script(Output(1)), name=cast(Any, 5)), 'name', ''),
+        (lambda: AgentDouble(Script(Output(1)), name=cast(Any, 5)), 'name', 'name must be a string; got 5'),
         (lambda: Regex(cast(Any, re.compile(b'Paris'))), 'pattern', 'pattern'),
     ],
 )
