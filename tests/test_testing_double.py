@@ -276,9 +276,15 @@ def test_a_double_without_scripts_is_refused() -> None:
         (lambda: OutputFrom(cast(Any, 5)), 'function', 'function'),
         (lambda: AgentDouble(Script(Output(1)), name=cast(Any, 5)), 'name', 'name must be a string; got 5'),
         (lambda: Regex(cast(Any, re.compile(b'Paris'))), 'pattern', 'pattern'),
+        (lambda: AgentDouble(Script(Output(1))).uses(Script(Output(1))), 'script', 'does not hold'),
+        (
+            lambda: DoubledAgent(Agent('test'), AgentDouble(Script(Output(1))), registry=cast(Any, 'x')),
+            'registry',
+            'registry must be',
+        ),
     ],
 )
-def test_bad_scripts_are_refused_at_construction(build: Any, option: str, message: str) -> None:
+def test_bad_options_are_refused_naming_the_option(build: Any, option: str, message: str) -> None:
     with pytest.raises(ConfigurationError, match=message) as caught:
         build()
     assert caught.value.details['option'] == option
@@ -564,13 +570,6 @@ def test_script_refusals_carry_details() -> None:
     assert caught.value.details == {'option': 'when', 'value': '5'}
 
 
-def test_uses_of_a_script_the_double_does_not_hold_is_a_configuration_error() -> None:
-    double = AgentDouble(Script(Output(1)))
-    with pytest.raises(ConfigurationError, match='does not hold') as caught:
-        double.uses(Script(Output(1)))
-    assert caught.value.details['option'] == 'script'
-
-
 async def test_reading_a_prompt_that_is_not_json_as_json_is_an_expectation_error() -> None:
     agent: Agent[None, str] = Agent('test')
     double = AgentDouble(Script(OutputFrom(lambda run: str(run.json()))))
@@ -826,11 +825,6 @@ async def test_a_doubled_agentool_reads_its_prompt_as_the_agentool_does(agentool
     expected = await refusal(probe.run(image))
     error = await refusal(doubled.run(image))
     assert (type(error), error.message, error.details) == (type(expected), expected.message, expected.details)
-
-
-def test_a_doubled_agent_takes_a_registry_or_none() -> None:
-    with pytest.raises(ConfigurationError, match='registry must be'):
-        DoubledAgent(Agent('test'), AgentDouble(Script(Output(1))), registry='x')  # pyright: ignore[reportArgumentType]
 
 
 def city_double(city: str) -> AgentDouble:

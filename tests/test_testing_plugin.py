@@ -117,8 +117,7 @@ def test_fixtures_isolate_block_and_locate_and_restore_everything(pytester: pyte
     from pydantic_ai import models
 
     outer = get_registry()
-    pytester.makeini(INI)
-    pytester.makepyfile(test_isolation=ISOLATION, test_blocking=BLOCKING, test_paths=PATHS, test_defaults=DEFAULTS)
+    _project(pytester, test_isolation=ISOLATION, test_blocking=BLOCKING, test_paths=PATHS, test_defaults=DEFAULTS)
     reports = pytester.inline_run('-p', 'no:cacheprovider')
     passed, skipped, failed = reports.listoutcomes()
     assert sorted(r.nodeid.split('::')[-1] for r in passed) == [
@@ -136,8 +135,7 @@ def test_fixtures_isolate_block_and_locate_and_restore_everything(pytester: pyte
 
 
 def test_ini_options_apply_isolation_and_blocking_to_every_test(pytester: pytest.Pytester) -> None:
-    pytester.makeini(INI + 'agentool_isolate = true\nagentool_block_model_requests = true\n')
-    pytester.makepyfile(test_defaults=DEFAULTS)
+    _project(pytester, 'agentool_isolate = true\nagentool_block_model_requests = true\n', test_defaults=DEFAULTS)
     pytester.inline_run('-p', 'no:cacheprovider').assertoutcome(passed=2)
 
 
@@ -151,13 +149,34 @@ def test_the_registry_fixture_brings_a_fresh_injector(agentool_registry: AgenToo
 
 INI = '[pytest]\nasyncio_default_fixture_loop_scope = function\nasyncio_mode = auto\n'
 
-# A "real" model that counts its calls in a file, so the outer test sees whether it was called.
-RECORDED = """
-from pathlib import Path
+# What most inner modules start with: a model answering 'sunny' and one echoing the prompt.
+HEADER = """
 import pytest
 from pydantic_ai import Agent
 from pydantic_ai.messages import ModelResponse, TextPart
 from pydantic_ai.models.function import FunctionModel
+
+def real(messages, info):
+    return ModelResponse(parts=[TextPart('sunny')])
+
+def echo(messages, info):
+    return ModelResponse(parts=[TextPart(messages[0].parts[-1].content)])
+"""
+
+
+def _project(pytester: pytest.Pytester, ini: str = '', **modules: str) -> None:
+    """An inner project: the shared ini (plus `ini`) and the test modules given."""
+    pytester.makeini(INI + ini)
+    pytester.makepyfile(**modules)
+
+
+def _pytest(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return pytester.runpytest_inprocess('-p', 'no:cacheprovider', *args)
+
+
+# A "real" model that counts its calls in a file, so the outer test sees whether it was called.
+RECORDED = f"""{HEADER}
+from pathlib import Path
 
 CALLS = Path(__file__).parent / 'calls.txt'
 
@@ -183,7 +202,7 @@ async def test_marked(agentool_cassette, agentool_cassette_path, agentool_record
 
 
 def _run(pytester: pytest.Pytester, *args: str) -> tuple[int, int, str]:
-    result = pytester.runpytest_inprocess('-p', 'no:cacheprovider', *args)
+    result = _pytest(pytester, *args)
     outcomes = result.parseoutcomes()
     calls = pytester.path / 'calls.txt'
     return outcomes.get('passed', 0), outcomes.get('failed', 0), calls.read_text() if calls.exists() else ''
@@ -191,8 +210,7 @@ def _run(pytester: pytest.Pytester, *args: str) -> tuple[int, int, str]:
 
 def test_default_mode_is_none_then_once_records_then_none_replays(pytester: pytest.Pytester) -> None:
     # One pytester session per step: each costs seconds, so the steps share one test.
-    pytester.makeini(INI + 'agentool_record_mode = none\n')
-    pytester.makepyfile(test_weather=RECORDED)
+    _project(pytester, 'agentool_record_mode = none\n', test_weather=RECORDED)
     # CI default ('none'): no cassette yet, so the unmarked test fails with a typed error; the
     # marked one records under its own mode.
     passed, failed, calls = _run(pytester)
@@ -207,15 +225,7 @@ def test_default_mode_is_none_then_once_records_then_none_replays(pytester: pyte
 
 
 # An echo model: a test replaying another test's file would get that test's prompt back.
-COLLIDING = """
-import pytest
-from pydantic_ai import Agent
-from pydantic_ai.messages import ModelResponse, TextPart
-from pydantic_ai.models.function import FunctionModel
-
-def echo(messages, info):
-    return ModelResponse(parts=[TextPart(messages[0].parts[-1].content)])
-
+COLLIDING = f"""{HEADER}
 async def test_x_a(agentool_cassette):
     assert (await Agent().run('plain', model=agentool_cassette(FunctionModel(echo)))).output == 'plain'
 
@@ -226,8 +236,7 @@ async def test_x(agentool_cassette, case):
 
 
 def test_a_plain_test_and_a_parametrized_id_mapping_alike_get_two_files(pytester: pytest.Pytester) -> None:
-    pytester.makeini(INI)
-    pytester.makepyfile(test_collide=COLLIDING)
+    _project(pytester, test_collide=COLLIDING)
     assert _run(pytester, '--agentool-record-mode=once')[:2] == (2, 0)
     assert _run(pytester)[:2] == (2, 0)
     names = {p.name for p in (pytester.path / 'cassettes' / 'test_collide').iterdir()}
@@ -236,15 +245,7 @@ def test_a_plain_test_and_a_parametrized_id_mapping_alike_get_two_files(pytester
     assert re.fullmatch(r'test_x_a-[0-9a-f]{8}\.json', hashed)  # `test_x[a]` has a hash of its id
 
 
-ALONE = """
-import pytest
-from pydantic_ai import Agent
-from pydantic_ai.messages import ModelResponse, TextPart
-from pydantic_ai.models.function import FunctionModel
-
-def echo(messages, info):
-    return ModelResponse(parts=[TextPart(messages[0].parts[-1].content)])
-
+ALONE = f"""{HEADER}
 @pytest.mark.parametrize('city', ['paris'])
 async def test_w(agentool_cassette, agentool_cassette_path, city):
     assert (await Agent().run(city, model=agentool_cassette(FunctionModel(echo)))).output == city
@@ -258,8 +259,7 @@ async def test_w_paris(agentool_cassette):
 
 
 def test_a_parametrized_id_keeps_its_plain_name_unless_a_plain_test_has_it(pytester: pytest.Pytester) -> None:
-    pytester.makeini(INI)
-    pytester.makepyfile(test_old=ALONE, test_owned=OWNED)
+    _project(pytester, test_old=ALONE, test_owned=OWNED)
     assert _run(pytester, '--agentool-record-mode=once')[:2] == (3, 0)
     # Alone, `test_w[paris]` is `test_w_paris.json`, as cassettes were always named.
     assert sorted(p.name for p in (pytester.path / 'cassettes' / 'test_old').iterdir()) == ['test_w_paris.json']
@@ -268,7 +268,7 @@ def test_a_parametrized_id_keeps_its_plain_name_unless_a_plain_test_has_it(pytes
     assert len(owned) == 2
     assert 'test_w_paris.json' in owned
     assert [name for name in owned if name.startswith('test_w_paris-')]
-    pytester.runpytest_inprocess('-p', 'no:cacheprovider').assert_outcomes(passed=3)
+    _pytest(pytester).assert_outcomes(passed=3)
 
 
 LONG = """
@@ -284,9 +284,8 @@ def test_long(agentool_cassette_path, case):
 
 
 def test_long_ids_get_short_distinct_file_names(pytester: pytest.Pytester) -> None:
-    pytester.makeini(INI)
-    pytester.makepyfile(test_long=LONG)
-    pytester.runpytest_inprocess('-p', 'no:cacheprovider').assert_outcomes(passed=2)
+    _project(pytester, test_long=LONG)
+    _pytest(pytester).assert_outcomes(passed=2)
     names = (pytester.path / 'names.txt').read_text().split()
     assert len(set(names)) == 2
 
@@ -303,9 +302,8 @@ def test_math(agentool_cassette_path, agentool_recording_path, question):
 
 
 def test_ids_whose_characters_are_replaced_get_distinct_hashed_file_names(pytester: pytest.Pytester) -> None:
-    pytester.makeini(INI)
-    pytester.makepyfile(test_math=REPLACED)
-    pytester.runpytest_inprocess('-p', 'no:cacheprovider').assert_outcomes(passed=3)
+    _project(pytester, test_math=REPLACED)
+    _pytest(pytester).assert_outcomes(passed=3)
     rows = [line.split() for line in (pytester.path / 'names.txt').read_text().splitlines()]
     cassettes = sorted(cassette for cassette, _ in rows)
     assert all(cassette == recording for cassette, recording in rows)  # the same rule for both fixtures
@@ -382,9 +380,8 @@ def test_in_code(tmp_path):
 def test_errors_name_the_pytest_option_for_a_fixture_model_and_the_mode_in_code(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pytester.makeini(INI)
-    pytester.makepyfile(test_words=TESTS)
-    missing = pytester.runpytest_inprocess('-p', 'no:cacheprovider', '-s', 'test_words.py')
+    _project(pytester, test_words=TESTS)
+    missing = _pytest(pytester, '-s', 'test_words.py')
     missing.assert_outcomes(passed=1, failed=3)
     text = missing.stdout.str()
     assert 'record it first (pytest test_words.py::test_weather --agentool-record-mode=once)' in text
@@ -392,14 +389,12 @@ def test_errors_name_the_pytest_option_for_a_fixture_model_and_the_mode_in_code(
     assert 'record it first (CassetteModel in mode "once" or "all", or Recorder)' in text
 
     # What the message says to type records the test; then it replays.
-    recorded = pytester.runpytest_inprocess(
-        '-p', 'no:cacheprovider', 'test_words.py::test_weather', '--agentool-record-mode=once'
-    )
+    recorded = _pytest(pytester, 'test_words.py::test_weather', '--agentool-record-mode=once')
     recorded.assert_outcomes(passed=1)
-    pytester.runpytest_inprocess('-p', 'no:cacheprovider', 'test_words.py::test_weather').assert_outcomes(passed=1)
+    _pytest(pytester, 'test_words.py::test_weather').assert_outcomes(passed=1)
 
     monkeypatch.setenv('PROMPT', 'Rome?')
-    changed = pytester.runpytest_inprocess('-p', 'no:cacheprovider', 'test_words.py::test_weather')
+    changed = _pytest(pytester, 'test_words.py::test_weather')
     changed.assert_outcomes(failed=1)
     assert (
         'Re-record with pytest test_words.py::test_weather --agentool-record-mode=all '
@@ -408,22 +403,18 @@ def test_errors_name_the_pytest_option_for_a_fixture_model_and_the_mode_in_code(
     assert 'mode "all"' not in changed.stdout.str()
 
     # A tool call the cassette does not hold (its result dropped from the file): the option that records it.
-    tool = pytester.runpytest_inprocess(
-        '-p', 'no:cacheprovider', 'test_words.py::test_tool', '--agentool-record-mode=once'
-    )
+    tool = _pytest(pytester, 'test_words.py::test_tool', '--agentool-record-mode=once')
     tool.assert_outcomes(passed=1)
     cassette = pytester.path / 'cassettes' / 'test_words' / 'test_tool.json'
     data = json.loads(cassette.read_text())
     assert [call['tool'] for call in data['tool_calls']] == ['lookup']
     data['tool_calls'] = []
     cassette.write_text(json.dumps(data))
-    unrecorded = pytester.runpytest_inprocess('-p', 'no:cacheprovider', 'test_words.py::test_tool')
+    unrecorded = _pytest(pytester, 'test_words.py::test_tool')
     unrecorded.assert_outcomes(failed=1)
     assert 'record it with pytest test_words.py::test_tool --agentool-record-mode=all' in unrecorded.stdout.str()
 
-    no_model = pytester.runpytest_inprocess(
-        '-p', 'no:cacheprovider', 'test_words.py::test_no_model', '--agentool-record-mode=once'
-    )
+    no_model = _pytest(pytester, 'test_words.py::test_no_model', '--agentool-record-mode=once')
     no_model.assert_outcomes(failed=1)
     assert 'pass the real model to the agentool_cassette fixture' in no_model.stdout.str()
 
@@ -439,20 +430,13 @@ async def test_city(agentool_cassette, city):
     agentool_cassette(None)
 """
     )
-    result = pytester.runpytest_inprocess('-p', 'no:cacheprovider')
+    result = _pytest(pytester)
     result.assert_outcomes(failed=1)
     assert "(pytest 'test_ids.py::test_city[Paris; rm -rf ~]' --agentool-record-mode=once)" in result.stdout.str()
 
 
-TWO_PROMPTS = """
+TWO_PROMPTS = f"""{HEADER}
 import os
-import pytest
-from pydantic_ai import Agent
-from pydantic_ai.messages import ModelResponse, TextPart
-from pydantic_ai.models.function import FunctionModel
-
-def real(messages, info):
-    return ModelResponse(parts=[TextPart('sunny')])
 
 PROMPTS = os.environ.get('PROMPTS', 'Paris?,Rome?').split(',')
 
@@ -472,12 +456,11 @@ async def test_allowed(agentool_cassette):
 def test_a_replay_leaving_an_exchange_unused_fails_and_prune_drops_it(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    pytester.makeini(INI)
-    pytester.makepyfile(test_weather=TWO_PROMPTS)
-    recorded = pytester.runpytest_inprocess('-p', 'no:cacheprovider', '--agentool-record-mode=once')
+    _project(pytester, test_weather=TWO_PROMPTS)
+    recorded = _pytest(pytester, '--agentool-record-mode=once')
     recorded.assert_outcomes(passed=2)
     monkeypatch.setenv('PROMPTS', 'Paris?')
-    replayed = pytester.runpytest_inprocess('-p', 'no:cacheprovider')
+    replayed = _pytest(pytester)
     replayed.assert_outcomes(passed=2, errors=1)
     text = replayed.stdout.str()
     assert '1 recorded exchange(s) were never used' in text
@@ -488,41 +471,29 @@ def test_a_replay_leaving_an_exchange_unused_fails_and_prune_drops_it(
     assert main(['cassette', 'prune', str(cassette)]) == 0
     assert 'dropped 1 unused exchange(s), kept 1' in capsys.readouterr().out
     assert len(Cassette.load(cassette).exchanges) == 1
-    pytester.runpytest_inprocess('-p', 'no:cacheprovider').assert_outcomes(passed=2)
+    _pytest(pytester).assert_outcomes(passed=2)
 
 
 def test_the_ini_option_allows_unused_exchanges(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
-    pytester.makeini(INI + 'agentool_allow_unused_exchanges = true\n')
-    pytester.makepyfile(test_weather=TWO_PROMPTS)
-    pytester.runpytest_inprocess('-p', 'no:cacheprovider', '--agentool-record-mode=once').assert_outcomes(passed=2)
+    _project(pytester, 'agentool_allow_unused_exchanges = true\n', test_weather=TWO_PROMPTS)
+    _pytest(pytester, '--agentool-record-mode=once').assert_outcomes(passed=2)
     monkeypatch.setenv('PROMPTS', 'Paris?')
-    pytester.runpytest_inprocess('-p', 'no:cacheprovider').assert_outcomes(passed=2)
+    _pytest(pytester).assert_outcomes(passed=2)
 
 
-PARAMETRIZED = """
-import pytest
-from pydantic_ai import Agent
-from pydantic_ai.messages import ModelResponse, TextPart
-from pydantic_ai.models.function import FunctionModel
-
-def real(messages, info):
-    return ModelResponse(parts=[TextPart(messages[0].parts[-1].content)])
-
+PARAMETRIZED = f"""{HEADER}
 @pytest.mark.parametrize('question', ['What is 2+2?', 'What is 2*2?', 'plain'])
 async def test_math(agentool_cassette, agentool_cassette_path, question):
-    result = await Agent().run(question, model=agentool_cassette(FunctionModel(real)))
+    result = await Agent().run(question, model=agentool_cassette(FunctionModel(echo)))
     assert result.output == question
     print('PATH', agentool_cassette_path.name)
 """
 
 
 def test_ids_differing_in_punctuation_get_their_own_files(pytester: pytest.Pytester) -> None:
-    pytester.makeini(INI)
-    pytester.makepyfile(test_math=PARAMETRIZED)
+    _project(pytester, test_math=PARAMETRIZED)
     for mode in ('once', 'none', 'all', 'none'):
-        pytester.runpytest_inprocess('-p', 'no:cacheprovider', f'--agentool-record-mode={mode}').assert_outcomes(
-            passed=3
-        )
+        _pytest(pytester, f'--agentool-record-mode={mode}').assert_outcomes(passed=3)
     names = sorted(p.name for p in (pytester.path / 'cassettes' / 'test_math').iterdir())
     assert len(names) == 3
     assert 'test_math_plain.json' in names  # a safe id keeps its plain name
@@ -530,15 +501,9 @@ def test_ids_differing_in_punctuation_get_their_own_files(pytester: pytest.Pytes
     assert len(hashed) == 2
 
 
-FAILING = """
+FAILING = f"""{HEADER}
 from pathlib import Path
-from pydantic_ai import Agent
-from pydantic_ai.messages import ModelResponse, TextPart
-from pydantic_ai.models.function import FunctionModel
 from agentool.testing import CassetteModel, trajectory
-
-def real(messages, info):
-    return ModelResponse(parts=[TextPart('sunny')])
 
 async def test_mismatch(tmp_path):
     path = tmp_path / 'c.json'
@@ -555,9 +520,8 @@ async def test_assertion(tmp_path):
 
 
 def test_cassette_errors_and_failed_assertions_show_no_library_frames(pytester: pytest.Pytester) -> None:
-    pytester.makeini(INI)
-    pytester.makepyfile(test_failing=FAILING)
-    result = pytester.runpytest_inprocess('-p', 'no:cacheprovider')
+    _project(pytester, test_failing=FAILING)
+    result = _pytest(pytester)
     result.assert_outcomes(failed=3)
     text = result.stdout.str()
     assert 'user prompt changed: ["Paris?"] recorded, ["Rome?"] sent' in text
@@ -565,14 +529,7 @@ def test_cassette_errors_and_failed_assertions_show_no_library_frames(pytester: 
     assert 'agentool/testing/' not in text
 
 
-SHARED = """
-from pydantic_ai import Agent
-from pydantic_ai.messages import ModelResponse, TextPart
-from pydantic_ai.models.function import FunctionModel
-
-def real(messages, info):
-    return ModelResponse(parts=[TextPart('sunny')])
-
+SHARED = f"""{HEADER}
 async def test_two_agents(agentool_cassette, agentool_record_mode):
     # Recorded through one model; replayed through two on the same file: what either used is used.
     first = agentool_cassette(FunctionModel(real))
@@ -583,10 +540,9 @@ async def test_two_agents(agentool_cassette, agentool_record_mode):
 
 
 def test_models_sharing_a_file_count_their_exchanges_together(pytester: pytest.Pytester) -> None:
-    pytester.makeini(INI)
-    pytester.makepyfile(test_shared=SHARED)
-    pytester.runpytest_inprocess('-p', 'no:cacheprovider', '--agentool-record-mode=once').assert_outcomes(passed=1)
-    pytester.runpytest_inprocess('-p', 'no:cacheprovider').assert_outcomes(passed=1)
+    _project(pytester, test_shared=SHARED)
+    _pytest(pytester, '--agentool-record-mode=once').assert_outcomes(passed=1)
+    _pytest(pytester).assert_outcomes(passed=1)
 
 
 def test_prune_refuses_a_list_older_than_its_cassette(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
