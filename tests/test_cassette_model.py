@@ -37,7 +37,7 @@ from pydantic_ai.output import NativeOutput, PromptedOutput, ToolOutput
 from pydantic_ai.usage import RequestUsage
 
 from agentool.errors import CassetteError, CassetteMismatchError
-from agentool.testing import Cassette, CassetteModel
+from agentool.testing import Cassette, CassetteModel, Recording, Replay
 from tests._cassette_stable import stable
 
 pytestmark = pytest.mark.seam  # CassetteModel is a pydantic-ai WrapperModel: the matrix runs it on every release
@@ -663,24 +663,43 @@ def test_a_bad_cassette_file_is_a_typed_error(tmp_path: Path, content: bytes, re
     assert caught.value.details['reason'] == reason
 
 
-def test_an_oversized_cassette_is_refused_before_parsing(tmp_path: Path) -> None:
+_OPENERS: dict[str, Any] = {
+    'Cassette.load': Cassette.load,
+    'Recording.load': Recording.load,
+    'Replay': Replay,
+    'CassetteModel': lambda path: CassetteModel(None, cassette=path),
+}
+
+
+@pytest.mark.parametrize('opener', list(_OPENERS))
+def test_an_oversized_cassette_is_refused_before_parsing(tmp_path: Path, opener: str) -> None:
     path = tmp_path / 'big.json'
     with path.open('wb') as stream:
         stream.truncate(65 * 1024 * 1024)  # sparse: its size is all that is read
     with pytest.raises(CassetteError, match='over the limit') as caught:
-        Cassette.load(path)
+        _OPENERS[opener](path)
     assert caught.value.details['reason'] == 'too_large'
 
 
-def test_nul_in_the_path_and_lone_surrogates_are_typed(tmp_path: Path) -> None:
+@pytest.mark.parametrize('opener', [*_OPENERS, 'Recording.save'])
+def test_nul_in_the_path_is_typed(tmp_path: Path, opener: str) -> None:
+    open_ = _OPENERS.get(opener, Recording().save)
     with pytest.raises(CassetteError, match='NUL') as caught:
-        Cassette.load(str(tmp_path / 'a\x00b.json'))
+        open_(str(tmp_path / 'a\x00b.json'))
     assert caught.value.details['reason'] == 'nul'
-    with pytest.raises(CassetteError, match='NUL'):
-        CassetteModel(None, cassette=str(tmp_path / 'a\x00b.json'))
-    cassette = Cassette.model_validate({'tool_calls': [{'tool': 't', 'args': {'x': '\ud800'}}]})
+
+
+@pytest.mark.parametrize(
+    'document',
+    [
+        Cassette.model_validate({'tool_calls': [{'tool': 't', 'args': {'x': '\ud800'}}]}),
+        Recording.model_validate({'runs': [{'prompt': '\udc80', 'steps': [], 'tool_calls': []}]}),
+    ],
+    ids=['cassette', 'recording'],
+)
+def test_lone_surrogates_are_typed_and_nothing_is_written(tmp_path: Path, document: Cassette) -> None:
     with pytest.raises(CassetteError, match='UTF-8 cannot encode') as caught:
-        cassette.save(tmp_path / 'c.json')
+        document.save(tmp_path / 'c.json')
     assert caught.value.details['reason'] == 'unencodable'
     assert not (tmp_path / 'c.json').exists()
 
