@@ -436,20 +436,15 @@ def test_search_refuses_options_of_the_wrong_type(
     assert registry.search(name_pattern='ech') == ['echo']
 
 
-def test_use_registry_refuses_what_is_not_a_registry() -> None:
-    scope = use_registry('not a registry')  # pyright: ignore[reportArgumentType]
-    with pytest.raises(ConfigurationError, match='registry must be an AgenToolRegistry or None') as caught:
+@pytest.mark.parametrize(('use', 'option'), [(use_registry, 'registry'), (use_injector, 'injector')])
+def test_a_scope_refuses_what_it_cannot_put_in_effect(use: Any, option: str) -> None:
+    before = (get_registry(), get_injector())
+    scope = use(f'not a {option}')
+    with pytest.raises(ConfigurationError, match=f'{option} must be an AgenTool{option.title()} or None') as caught:
         scope.__enter__()
-    assert caught.value.details['option'] == 'registry'
-
-
-def test_use_injector_refuses_what_is_not_an_injector() -> None:
-    before = get_injector()
-    scope = use_injector('not an injector')  # pyright: ignore[reportArgumentType]
-    with pytest.raises(ConfigurationError, match='injector must be an AgenToolInjector or None') as caught:
-        scope.__enter__()
-    assert caught.value.details == {'option': 'injector', 'value': "'not an injector'"}
-    assert get_injector() is before  # nothing was put in effect
+    assert caught.value.details == {'option': option, 'value': f"'not a {option}'"}
+    assert get_registry() is before[0]  # nothing was put in effect
+    assert get_injector() is before[1]
 
 
 def test_tool_metadata_is_built_by_keyword_as_the_coming_from_the_guide_page_says() -> None:

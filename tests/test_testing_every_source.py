@@ -173,41 +173,42 @@ def _adds(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
     return ModelResponse(parts=[TextPart('5')])
 
 
+async def _record_adds(path: Path, server: Any) -> CassetteToolset:
+    """Records `2 + 3?` answered through `server`; the recording toolset."""
+    model = CassetteModel(FunctionModel(_adds), cassette=path, mode='once')
+    recording = CassetteToolset(server, model)
+    await Agent(output_type=str).run('2 + 3?', model=model, toolsets=[recording])
+    return recording
+
+
+async def _replay_through_a_stand_in(path: Path) -> CassetteToolset:
+    """Replays `2 + 3?` offline, the toolset `calc` an empty stand-in; the stand-in's toolset."""
+    replay_model = CassetteModel(None, cassette=path)
+    offline = CassetteToolset(ToolsetDouble({}), replay_model, name='calc')
+    with override_allow_model_requests(False):
+        assert (await Agent(output_type=str).run('2 + 3?', model=replay_model, toolsets=[offline])).output == '5'
+    return offline
+
+
 async def test_a_toolset_recorded_with_an_id_replays_through_a_stand_in(tmp_path: Path) -> None:
     path = tmp_path / 'c.json'
     schema = {'type': 'object', 'properties': {'a': {}, 'b': {}}}
     server = ToolsetDouble({'add': schema}, answers={'add': lambda args: args['a'] + args['b']}, id='calc')
-
-    agent = Agent(output_type=str)
-    model = CassetteModel(FunctionModel(_adds), cassette=path, mode='once')
-    recording = CassetteToolset(server, model)
-    await agent.run('2 + 3?', model=model, toolsets=[recording])
+    recording = await _record_adds(path, server)
     recording.calls.assert_called('add', {'a': 2, 'b': 3})  # filled while recording, as on replay
     assert recording.calls[0].result == 5
-
-    replay_model = CassetteModel(None, cassette=path)
-    offline = CassetteToolset(ToolsetDouble({}), replay_model, name='calc')
-    with override_allow_model_requests(False):
-        replayed = await agent.run('2 + 3?', model=replay_model, toolsets=[offline])
-    assert replayed.output == '5'
+    offline = await _replay_through_a_stand_in(path)
     offline.calls.assert_called('add', {'a': 2, 'b': 3})
     assert offline.calls[0].result == 5
 
 
 async def test_a_cassette_recorded_before_toolset_ids_were_kept_replays_through_a_stand_in(tmp_path: Path) -> None:
     path = tmp_path / 'c.json'
-    server = ToolsetDouble({'add': {'type': 'object'}}, answers={'add': 5}, id='calc')
-
-    agent = Agent(output_type=str)
-    model = CassetteModel(FunctionModel(_adds), cassette=path, mode='once')
-    await agent.run('2 + 3?', model=model, toolsets=[CassetteToolset(server, model)])
+    await _record_adds(path, ToolsetDouble({'add': {'type': 'object'}}, answers={'add': 5}, id='calc'))
     older = Cassette.load(path)
     older.toolsets['calc'] = [{k: v for k, v in d.items() if k != 'toolset_id'} for d in older.toolsets['calc']]
     older.save(path)  # as written before: the id only in the recorded requests
-    replay_model = CassetteModel(None, cassette=path)
-    offline = CassetteToolset(ToolsetDouble({}), replay_model, name='calc')
-    with override_allow_model_requests(False):
-        assert (await agent.run('2 + 3?', model=replay_model, toolsets=[offline])).output == '5'
+    await _replay_through_a_stand_in(path)
 
 
 async def test_an_mcp_server_recorded_with_its_id_replays_through_a_stand_in(tmp_path: Path) -> None:
@@ -220,13 +221,8 @@ async def test_an_mcp_server_recorded_with_its_id_replays_through_a_stand_in(tmp
     def add(a: int, b: int) -> int:
         return a + b
 
-    path, agent = tmp_path / 'c.json', Agent(output_type=str)
-    model = CassetteModel(FunctionModel(_adds), cassette=path, mode='once')
-    await agent.run('2 + 3?', model=model, toolsets=[CassetteToolset(MCPToolset(app, id='calc'), model)])
-    replay_model = CassetteModel(None, cassette=path)
-    offline = CassetteToolset(ToolsetDouble({}), replay_model, name='calc')
-    with override_allow_model_requests(False):
-        assert (await agent.run('2 + 3?', model=replay_model, toolsets=[offline])).output == '5'
+    await _record_adds(tmp_path / 'c.json', MCPToolset(app, id='calc'))
+    offline = await _replay_through_a_stand_in(tmp_path / 'c.json')
     offline.calls.assert_called('add', {'a': 2, 'b': 3})
 
 
