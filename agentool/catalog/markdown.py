@@ -13,8 +13,15 @@ from typing import TYPE_CHECKING, Any, cast
 
 from .._options import NAME_REFUSED_CATEGORIES, check_limit, check_text
 from ..core.definition import docstring_summary
-from ._arguments import check_registry
-from .data import CatalogEntry, CatalogOperation, CatalogTool, export_catalog, field_wording, operation_hints
+from .data import (
+    CatalogEntry,
+    CatalogOperation,
+    CatalogTool,
+    check_registry,
+    export_catalog,
+    field_wording,
+    operation_hints,
+)
 
 if TYPE_CHECKING:
     from ..core.registry import AgenToolRegistry
