@@ -24,8 +24,7 @@ from ..core.registry import AgenToolRegistry, get_registry
 from ..errors import AgenToolError, ConfigurationError, InvalidInputError, clip
 from ..telemetry import DispatchOutcome, dispatch_span, record_dispatch
 from ._answer import DispatchRecord, build_result, fit_output
-from ._candidates import Candidates, unknown_target
-from .rules import Dispatch, DispatchRequest, DispatchRule
+from .rules import Candidates, Dispatch, DispatchRequest, DispatchRule, unknown_target
 
 __all__ = ('DispatchCapability', 'DispatchCounts', 'DepsSource')
 
