@@ -96,24 +96,6 @@ class Candidates(Mapping[str, Sequence[str]]):
         return len(self._candidates)
 
 
-def input_limit(operations: Mapping[str, Sequence[str]], name: str | None) -> int:
-    """`Candidates.max_input_bytes`; the default limit for a plain mapping (a rule's `match` called in a test)."""
-    if isinstance(operations, Candidates):
-        return operations.max_input_bytes(name)
-    return DEFAULT_MAX_INPUT_BYTES
-
-
-def utf8_size_over(text: str, limit: int) -> int | None:
-    """The UTF-8 size of `text` when it exceeds `limit` bytes, else `None`, counted as the manager counts.
-
-    Not encoded when the length alone decides: a character is 1 to 4 bytes.
-    """
-    if len(text) * 4 <= limit:
-        return None
-    size = len(text) if text.isascii() else len(text.encode('utf-8', 'surrogatepass'))
-    return size if size > limit else None
-
-
 def unknown_target(rule: str, name: str, known: Iterable[str], *, scope: str = '') -> DispatchTargetError:
     """The error for rule `rule` naming agentool `name`, not among `known`; `scope` ends "which is not registered"."""
     suggestions = suggest(name, known)
@@ -215,12 +197,9 @@ class JsonRule(DispatchRule):
         text = request.prompt.strip()
         if not (text.startswith('{') and text.endswith('}')):
             return None
-        # Size first: an object no candidate may take is refused before any parsing, measured as
-        # given (whitespace around it counts), as every other surface measures a prompt.
-        limit = input_limit(operations, self.agentool)
-        if (size := utf8_size_over(request.prompt, limit)) is not None:
-            whose = f'agentool {self.agentool!r}' if self.agentool else 'any agentool this rule may send it to'
-            raise _too_large(self.label, 'the JSON prompt', whose, self.agentool, size, limit)
+        # Size first: an object no candidate may take is refused before any parsing.
+        if (error := _too_large(self, request, operations, 'the JSON prompt')) is not None:
+            raise error
         try:
             # Braces around valid JSON make an object.
             value = cast('dict[str, Any]', from_json(text))
@@ -315,13 +294,13 @@ class CommandRule(DispatchRule):
 
     def match(self, request: DispatchRequest, operations: Mapping[str, Sequence[str]]) -> Dispatch | None:
         text = request.prompt.strip()
-        # The pattern never reads more than the agentool would take (a user's regex may backtrack),
-        # measured as given, as every other surface measures a prompt.
-        limit = input_limit(operations, self.agentool)
-        if (size := utf8_size_over(request.prompt, limit)) is not None:
-            if self.prefix is None or not _has_prefix(text, self.prefix):
+        # The pattern never reads more than the agentool would take (a user's regex may backtrack).
+        if (error := _too_large(self, request, operations, 'the command')) is not None:
+            # Refused when the prompt is the prefix alone or followed by whitespace, as its regex reads it.
+            prefix = self.prefix
+            if prefix is None or not (text == prefix or (text.startswith(prefix) and text[len(prefix)].isspace())):
                 return None
-            raise _too_large(self.label, 'the command', f'agentool {self.agentool!r}', self.agentool, size, limit)
+            raise error
         found = self._regex.fullmatch(text)
         if found is None:
             return None
@@ -341,11 +320,6 @@ class CommandRule(DispatchRule):
         if self.operation is not None and isinstance(parsed, Mapping):
             parsed = {'operation': self.operation, **parsed}
         return Dispatch(agentool=self.agentool, input=parsed)
-
-
-def _has_prefix(text: str, prefix: str) -> bool:
-    """Whether `text` is `prefix` alone or followed by whitespace, as the prefix rule's regex reads it."""
-    return text.startswith(prefix) and (len(text) == len(prefix) or text[len(prefix)].isspace())
 
 
 def _is_name(value: object) -> bool:
@@ -388,12 +362,29 @@ class PredicateRule(DispatchRule):
         return None if built is None else Dispatch(agentool=self.agentool, input=built)
 
 
-def _too_large(label: str, what: str, whose: str, agentool: str | None, size: int, limit: int) -> InputTooLargeError:
+def _too_large(
+    rule: DispatchRule, request: DispatchRequest, operations: Mapping[str, Sequence[str]], what: str
+) -> InputTooLargeError | None:
+    """The error for a prompt over its target's `max_input_bytes` (no target: every candidate's), else `None`.
+
+    Measured as given (whitespace counts), in UTF-8 as the manager counts, and not encoded when the
+    length alone decides (a character is 1 to 4 bytes). A plain mapping (a rule's `match` called in
+    a test) has the default limit.
+    """
+    agentool = cast('str | None', getattr(rule, 'agentool', None))
+    limit = operations.max_input_bytes(agentool) if isinstance(operations, Candidates) else DEFAULT_MAX_INPUT_BYTES
+    prompt = request.prompt
+    if len(prompt) * 4 <= limit:
+        return None
+    size = len(prompt) if prompt.isascii() else len(prompt.encode('utf-8', 'surrogatepass'))
+    if size <= limit:
+        return None
+    whose = f'agentool {agentool!r}' if agentool else 'any agentool this rule may send it to'
     return InputTooLargeError(
-        f'rule {label!r}: {what} is {size} bytes, over the limit of {limit} bytes '
+        f'rule {rule.label!r}: {what} is {size} bytes, over the limit of {limit} bytes '
         f'(max_input_bytes) of {whose}; refused before parsing',
         agentool=agentool,
-        rule=label,
+        rule=rule.label,
         size=size,
         limit=limit,
     )
