@@ -1,12 +1,8 @@
 """The catalog: what a registry holds, as JSON-serialisable data in a deterministic order.
 
 Agentools are sorted by name; operations keep their routing order, fields their input-schema
-order, tools the order they were given. Only `generated_at` depends on time.
-
-An operation's fields are the input fields matching the tool's parameters; for a route with a
-transform, the fields the transform reads when called with a recording stand-in (so transforms
-should be pure), or every field when it raises or reads anything else (`fields_source='schema'`).
-Fields the input schema requires are always listed.
+order, tools the order they were given. Only `generated_at` depends on time. How an operation's
+fields are found is `agentool.catalog._fields`' (and `CatalogOperation.fields_source` says which way).
 """
 
 from __future__ import annotations

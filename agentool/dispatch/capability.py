@@ -1,7 +1,6 @@
 """`DispatchCapability`: ordered rules in front of any pydantic-ai agent answer structured turns without the model.
 
-It uses one public hook, `wrap_run`, which every way of running an agent goes through: when a rule
-claims the turn, the agentool answers and the hook returns without calling the handler.
+It uses one public hook, `wrap_run`: when a rule claims the turn, the hook returns without calling the handler.
 """
 
 from __future__ import annotations
@@ -184,10 +183,13 @@ class DispatchCapability(AbstractCapability[Any]):
                     outcome = 'fell_through'
                     return None
                 data, operation = prepared  # known before the call: recorded even if the tool raises
-                output = await self._answer(ctx, rule, found, data, operation)
-                result = build_result(
-                    ctx, prompt, output, DispatchRecord(rule=rule_name, agentool=target, operation=operation)
-                )
+                record = DispatchRecord(rule=rule_name, agentool=target, operation=operation)
+                # The text, not the validated model: the injector validates text on its fast path.
+                # `deps=None` leaves the deps to the injector, as the agentool's own `agent.run` does.
+                deps = ctx.deps if self.deps == 'run' else None
+                value = await (self.injector or get_injector()).call(target, data, deps=deps)
+                spec: object = str if ctx.agent is None else ctx.agent.output_type
+                result = build_result(ctx, prompt, fit_output(value, spec, record), record)
                 outcome = 'dispatched'
                 return result
             rule_name = None
@@ -216,18 +218,6 @@ class DispatchCapability(AbstractCapability[Any]):
             error.details['rule'] = rule.label
             raise
         return data, manager.operation_of(validated)
-
-    async def _answer(
-        self, ctx: RunContext[Any], rule: DispatchRule, found: Dispatch, data: str | bytes, operation: str
-    ) -> Any:
-        """The agent-typed output of the agentool's call on `data`."""
-        injector = self.injector or get_injector()
-        # A run without deps leaves them to the injector, as the agentool's own `agent.run` does.
-        kwargs: dict[str, Any] = {'deps': ctx.deps} if self.deps == 'run' and ctx.deps is not None else {}
-        # The text, not the validated model: the injector validates text on its fast path.
-        value = await injector.call(found.agentool, data, **kwargs)
-        spec: object = str if ctx.agent is None else ctx.agent.output_type
-        return fit_output(value, spec, rule=rule.label, agentool=found.agentool, operation=operation)
 
     def _registry(self) -> AgenToolRegistry:
         if self.registry is not None:

@@ -161,9 +161,7 @@ class DispatchRule(ABC):
     def match(self, request: DispatchRequest, operations: Mapping[str, Sequence[str]]) -> Dispatch | None:
         """The agentool input for this turn, or `None` to decline.
 
-        Args:
-            request: The turn.
-            operations: Each candidate agentool's operations (for rules that find their target).
+        `operations` holds each candidate agentool's operations, for rules that find their target.
 
         Raises:
             ValueError: The rule matched but cannot build an input from the prompt (invalid input,
