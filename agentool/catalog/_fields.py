@@ -30,8 +30,6 @@ __all__ = (
     'CatalogField',
     'FieldsSource',
     'JsonSchemaGenerator',
-    'field_property',
-    'field_requirement',
     'field_wording',
     'json_value',
     'operation_fields',
@@ -231,23 +229,16 @@ def field_property(properties: dict[str, Any], key: str, required: bool, *, null
     return schema
 
 
-def field_requirement(field: CatalogField, request_schema: dict[str, Any]) -> str:
-    """Whether `field` must be given: `required`, `required, may be null` or `optional`."""
-    if not field['required']:
-        return 'optional'
-    prop: dict[str, Any] = request_schema.get('properties', {}).get(field['name'], {})
-    return 'required, may be null' if _takes_null(prop) else 'required'
-
-
 def field_wording(field: CatalogField, request_schema: dict[str, Any], *, code: Callable[[str], str] = str) -> str:
-    """A field's type and requirement as every catalog view words it: `int, optional, default 50`.
+    """A field's type and requirement as every catalog view words it: `int, optional, default 50`,
+    `str, required` or `str | None, required, may be null`.
 
     `code` marks up the type and the default (Markdown's inline code in the Markdown catalog).
     """
-    wording = f'{code(field["type"])}, {field_requirement(field, request_schema)}'
     if not field['required']:
-        wording += f', default {code(json.dumps(field["default"]))}'
-    return wording
+        return f'{code(field["type"])}, optional, default {code(json.dumps(field["default"]))}'
+    prop: dict[str, Any] = request_schema.get('properties', {}).get(field['name'], {})
+    return f'{code(field["type"])}, required' + (', may be null' if _takes_null(prop) else '')
 
 
 def _takes_null(schema: dict[str, Any]) -> bool:
