@@ -1,10 +1,8 @@
 """Dispatch rules: each looks at a turn's prompt (and deps) and either names an agentool input or declines.
 
-A rule never runs anything: the capability validates and runs the `Dispatch` it returns. An input
-that fails validation goes to the model (`on_invalid='fall_through'`) or raises the agentool's
-`InvalidInputError` (`'raise'`, the default: a command meant for a service should not reach an LLM).
-Every rule reads the input limit of the agentool it would send a prompt to (`Candidates`), so that a
-prompt over it is refused, or declined, before it is parsed or matched.
+A rule never runs anything: the capability validates and runs the `Dispatch` it returns. A rule
+reads the input limit of the agentool it would send a prompt to (`Candidates`), so that a prompt
+over it is refused, or declined, before it is parsed or matched.
 """
 
 from __future__ import annotations
@@ -136,6 +134,7 @@ class DispatchRule(ABC):
     name: str = ''
     """Shown in spans, counters and errors; a rule derives one from its settings (or its class) when empty."""
     on_invalid: OnInvalid = 'raise'
+    """`'raise'` (`InvalidInputError`) by default: a command meant for a service should not reach an LLM."""
 
     def __post_init__(self) -> None:
         name, on_invalid = cast(object, self.name), cast(object, self.on_invalid)
