@@ -31,7 +31,7 @@ from ._fields import (
 )
 
 if TYPE_CHECKING:
-    from ..core.definition import AgenToolConfig, Route, ToolMetadata, ToolSignature
+    from ..core.definition import AgenToolConfig, ToolMetadata
     from ..core.registry import AgenToolRegistry
 
 __all__ = (
@@ -317,10 +317,34 @@ def _operations(config: AgenToolConfig, schema: dict[str, Any]) -> dict[str, Cat
     tools = {signature.name: signature for signature in map(read_signature, config.tools)}
     metadata = _tool_metadata(config)
     key = _operation_key(config, schema)
-    return {
-        op: _operation(config, tools.get(route.tool), metadata.get(route.tool), op, route, schema, key)
-        for op, route in config.routing_config.operation_map.items()
-    }
+    properties: dict[str, Any] = schema.get('properties', {})
+    described: dict[str, CatalogOperation] = {}
+    for op, route in config.routing_config.operation_map.items():
+        tool, meta = tools.get(route.tool), metadata.get(route.tool)
+        docstring = (meta.docstring or meta.description) if meta else (tool.docstring if tool else None)
+        operation_field = config.routing_config.operation_field
+        fields, source, needed = operation_fields(config.input_schema, operation_field, tool, op, route, properties)
+        description = route.description or docstring
+        returns = meta.return_type_annotation if meta else None
+        described[op] = CatalogOperation(
+            name=op,
+            tool=route.tool,
+            description=description,
+            tool_description=docstring,
+            parameters=list(meta.parameters) if meta else (list(tool.params) if tool else []),
+            returns=None if returns is None else type_label(returns),
+            fields=fields,
+            fields_source=source,
+            request_schema=operation_request_schema(schema, key, op, fields, description, needed),
+            read_only=route.read_only,
+            idempotent=route.idempotent,
+            destructive=route.destructive,
+            concurrent_safe=route.concurrent_safe,
+            max_output_chars=route.max_output_chars,
+            tags=list(route.tags),
+            deprecated=route.deprecated,
+        )
+    return described
 
 
 def operation_hints(operation: CatalogOperation) -> list[str]:
@@ -338,41 +362,6 @@ def _operation_key(config: AgenToolConfig, schema: dict[str, Any]) -> str:
     info = config.input_schema.model_fields.get(field)
     # A computed field or property is not an input: its own name is the key.
     return field if info is None else schema_key(field, info, schema.get('properties', {}))
-
-
-def _operation(
-    config: AgenToolConfig,
-    tool: ToolSignature | None,
-    meta: ToolMetadata | None,
-    op: str,
-    route: Route,
-    schema: dict[str, Any],
-    key: str,
-) -> CatalogOperation:
-    docstring = (meta.docstring or meta.description) if meta else (tool.docstring if tool else None)
-    operation_field = config.routing_config.operation_field
-    fields, source, needed = operation_fields(
-        config.input_schema, operation_field, tool, op, route, schema.get('properties', {})
-    )
-    description = route.description or docstring
-    return CatalogOperation(
-        name=op,
-        tool=route.tool,
-        description=description,
-        tool_description=docstring,
-        parameters=list(meta.parameters) if meta else (list(tool.params) if tool else []),
-        returns=type_label(meta.return_type_annotation) if meta and meta.return_type_annotation is not None else None,
-        fields=fields,
-        fields_source=source,
-        request_schema=operation_request_schema(schema, key, op, fields, description, needed),
-        read_only=route.read_only,
-        idempotent=route.idempotent,
-        destructive=route.destructive,
-        concurrent_safe=route.concurrent_safe,
-        max_output_chars=route.max_output_chars,
-        tags=list(route.tags),
-        deprecated=route.deprecated,
-    )
 
 
 def _tool_metadata(config: AgenToolConfig) -> dict[str, ToolMetadata]:
