@@ -1,16 +1,10 @@
 """Which agentool operations a surface exposes, and under which tool names.
 
-Every exposing surface (the LLM toolset, the MCP server) selects with `select_operations`:
-
-1. an operation matched by an `exclude` selector is never exposed (exclude always wins);
-2. otherwise, when `include` is given, it is an allowlist: exactly the operations it matches;
-3. otherwise the operation's own default: exposed unless its route is `deprecated`.
-
-A selector is `'NAME'` (every operation of agentool `NAME`), `'NAME.OPERATION'`, or `'tag:TAG'`
-(operations whose route or agentool carries `TAG`), any of them with shell wildcards
-(`'storage.*'`, `'tag:admin-*'`). A selector without wildcards that matches nothing raises
-`SelectorError`, so a typo never exposes everything or nothing. Two operations sharing a tool name
-raise `ToolNameConflictError`; a tool name outside `TOOL_NAME_PATTERN` raises `InvalidToolNameError`.
+Every exposing surface (the LLM toolset, the MCP server) selects with `select_operations`: an
+`exclude` selector always wins, `include` is an allowlist, and otherwise an operation is exposed
+unless its route is deprecated. A selector is `'NAME'`, `'NAME.OPERATION'` or `'tag:TAG'`, shell
+wildcards allowed; one without wildcards that matches nothing raises `SelectorError`, so a typo
+never exposes everything or nothing.
 """
 
 from __future__ import annotations

@@ -1,7 +1,9 @@
 """Which input fields an operation uses, and the JSON schema of an input for that operation alone.
 
 The rule is the core's (`agentool.core.definition._requirements`), so a catalog publishes exactly
-what every surface enforces. A required field never advertises a default.
+what every surface enforces. A required field never advertises a default. JSON has no number for an
+infinite or NaN float, so wherever the catalog holds one it is the string pydantic writes with
+`ser_json_inf_nan='strings'` (`'Infinity'`, `'NaN'`) and reads back.
 """
 
 from __future__ import annotations
@@ -13,28 +15,68 @@ from typing import TYPE_CHECKING, Annotated, Any, TypedDict, Union, cast, get_ar
 
 from pydantic import AliasChoices, AliasPath
 from pydantic.fields import FieldInfo
-from pydantic_core import PydanticUndefined
+from pydantic.json_schema import DefsRef, GenerateJsonSchema, JsonSchemaKeyT, JsonSchemaMode, JsonSchemaValue
+from pydantic_core import PydanticSerializationError, PydanticUndefined, from_json, to_json
 
-from ..core.definition import FieldsSource, operation_requirements, probe_transform, type_name
-from ._json import json_value
+from ..core.definition import FieldsSource, operation_requirements, type_name
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
+    from pydantic_core import CoreSchema, core_schema
 
     from ..core.definition import Route, ToolSignature
 
 __all__ = (
     'CatalogField',
     'FieldsSource',
-    'field_property',
-    'field_requirement',
+    'JsonSchemaGenerator',
     'field_wording',
+    'json_value',
     'operation_fields',
     'operation_request_schema',
-    'probe_transform',
     'schema_key',
     'type_label',
 )
+
+
+def json_value(value: Any) -> Any:
+    """`value` as JSON data, an infinite or NaN float as a string.
+
+    Never fails, so one odd default cannot stop a whole catalog: bytes that are not UTF-8 are
+    base64, and a value JSON cannot hold at all is its `repr`.
+    """
+    for bytes_mode in ('utf8', 'base64'):
+        try:
+            return from_json(to_json(value, serialize_unknown=True, inf_nan_mode='strings', bytes_mode=bytes_mode))
+        except PydanticSerializationError:
+            continue
+    return repr(value)
+
+
+class JsonSchemaGenerator(GenerateJsonSchema):
+    """pydantic's generator, but a type with no JSON schema gives `{}`, and infinite or NaN floats are strings."""
+
+    def handle_invalid_for_json_schema(
+        self,
+        schema: CoreSchema
+        | core_schema.ModelField
+        | core_schema.DataclassField
+        | core_schema.TypedDictField
+        | core_schema.ComputedField,
+        error_info: str,
+    ) -> JsonSchemaValue:
+        return {}
+
+    # pydantic keeps an infinite default or enum value as a float, so the finished schemas are converted.
+
+    def generate(self, schema: CoreSchema, mode: JsonSchemaMode = 'validation') -> JsonSchemaValue:
+        return json_value(super().generate(schema, mode))
+
+    def generate_definitions(
+        self, inputs: Sequence[tuple[JsonSchemaKeyT, JsonSchemaMode, CoreSchema]]
+    ) -> tuple[dict[tuple[JsonSchemaKeyT, JsonSchemaMode], JsonSchemaValue], dict[DefsRef, JsonSchemaValue]]:
+        schemas, definitions = super().generate_definitions(inputs)
+        return {key: json_value(value) for key, value in schemas.items()}, json_value(definitions)
 
 
 class CatalogField(TypedDict):
@@ -187,23 +229,16 @@ def field_property(properties: dict[str, Any], key: str, required: bool, *, null
     return schema
 
 
-def field_requirement(field: CatalogField, request_schema: dict[str, Any]) -> str:
-    """Whether `field` must be given: `required`, `required, may be null` or `optional`."""
-    if not field['required']:
-        return 'optional'
-    prop: dict[str, Any] = request_schema.get('properties', {}).get(field['name'], {})
-    return 'required, may be null' if _takes_null(prop) else 'required'
-
-
 def field_wording(field: CatalogField, request_schema: dict[str, Any], *, code: Callable[[str], str] = str) -> str:
-    """A field's type and requirement as every catalog view words it: `int, optional, default 50`.
+    """A field's type and requirement as every catalog view words it: `int, optional, default 50`,
+    `str, required` or `str | None, required, may be null`.
 
     `code` marks up the type and the default (Markdown's inline code in the Markdown catalog).
     """
-    wording = f'{code(field["type"])}, {field_requirement(field, request_schema)}'
     if not field['required']:
-        wording += f', default {code(json.dumps(field["default"]))}'
-    return wording
+        return f'{code(field["type"])}, optional, default {code(json.dumps(field["default"]))}'
+    prop: dict[str, Any] = request_schema.get('properties', {}).get(field['name'], {})
+    return f'{code(field["type"])}, required' + (', may be null' if _takes_null(prop) else '')
 
 
 def _takes_null(schema: dict[str, Any]) -> bool:

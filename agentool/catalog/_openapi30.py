@@ -1,11 +1,7 @@
 """JSON schemas as pydantic writes them (JSON Schema 2020-12) rewritten to OpenAPI 3.0's dialect.
 
-Only schema positions are rewritten (a property may be called `const`). `const` becomes a one-value
-`enum`; `null` beside one typed alternative becomes `nullable`, elsewhere a branch
-`{'enum': [null], 'nullable': true}`; numeric exclusive bounds become 3.0's flags; a tuple becomes
-one `items` schema (length kept by `minItems`/`maxItems`); `examples` becomes `example`; a `$ref`
-with siblings moves into `allOf`; keywords 3.0 lacks are left out. What 3.0 cannot say is
-loosened, never tightened.
+Only schema positions are rewritten (a property may be called `const`); the rules are listed in the
+guide "Catalogs and the CLI". What 3.0 cannot say is loosened, never tightened.
 """
 
 from __future__ import annotations

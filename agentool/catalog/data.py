@@ -1,12 +1,8 @@
 """The catalog: what a registry holds, as JSON-serialisable data in a deterministic order.
 
 Agentools are sorted by name; operations keep their routing order, fields their input-schema
-order, tools the order they were given. Only `generated_at` depends on time.
-
-An operation's fields are the input fields matching the tool's parameters; for a route with a
-transform, the fields the transform reads when called with a recording stand-in (so transforms
-should be pure), or every field when it raises or reads anything else (`fields_source='schema'`).
-Fields the input schema requires are always listed.
+order, tools the order they were given. Only `generated_at` depends on time. How an operation's
+fields are found is `agentool.catalog._fields`' (and `CatalogOperation.fields_source` says which way).
 """
 
 from __future__ import annotations
@@ -14,29 +10,28 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any, NotRequired, Protocol, TypedDict, runtime_checkable
 
 from pydantic import BaseModel, TypeAdapter
 
-from .._options import check_string_or_strings, check_text
+from .._options import check_instance, check_string_or_strings, check_text
 from ..core.definition import UNREADABLE, extract_tool_metadata, read_signature
 from ..core.output import output_value_type
 from ..errors import ConfigurationError, clip
-from ._arguments import check_registry
 from ._fields import (
     CatalogField,
     FieldsSource,
-    field_requirement,
+    JsonSchemaGenerator,
     field_wording,
+    json_value,
     operation_fields,
     operation_request_schema,
     schema_key,
     type_label,
 )
-from ._json import JsonSchemaGenerator, json_value
 
 if TYPE_CHECKING:
-    from ..core.definition import AgenToolConfig, Route, ToolMetadata, ToolSignature
+    from ..core.definition import AgenToolConfig, ToolMetadata
     from ..core.registry import AgenToolRegistry
 
 __all__ = (
@@ -49,7 +44,7 @@ __all__ = (
     'CatalogTool',
     'CatalogToolSummary',
     'FieldsSource',
-    'field_requirement',
+    'check_registry',
     'field_wording',
     'operation_hints',
     'catalog_entry',
@@ -70,6 +65,20 @@ CATALOG_VERSION = '1'
 
 GUIDE_CATALOG_VERSION = '1.0.0'
 """The `version` key of `export_catalog()`, as the architecture guide's catalogs carry it."""
+
+
+@runtime_checkable
+class _Registry(Protocol):
+    """What the catalog reads from a registry, recognised by its methods: the registry module imports the catalog."""
+
+    def list_names(self) -> list[str]: ...
+
+    def require(self, name: str) -> AgenToolConfig: ...
+
+
+def check_registry(registry: object) -> None:
+    """Raise `ConfigurationError` unless `registry` is a registry."""
+    check_instance('registry', registry, _Registry, expected='an AgenToolRegistry')
 
 
 class CatalogOperation(TypedDict):
@@ -178,7 +187,7 @@ def catalog_entry(registry: AgenToolRegistry, name: str) -> CatalogEntry:
     """
     check_registry(registry)
     config = registry.require(name)
-    schema = input_schema(registry, name)
+    schema = _input_schema(config)
     value_type = output_value_type(config.output_type)  # the types inside a spec
     return CatalogEntry(
         name=name,
@@ -191,7 +200,7 @@ def catalog_entry(registry: AgenToolRegistry, name: str) -> CatalogEntry:
         input_schema=schema,
         output_type=None if value_type is None else type_label(value_type),
         output_schema=None if value_type is None else _output_schema(name, value_type),
-        operations=list(operations(registry, name).values()),
+        operations=list(_operations(config, schema).values()),
         tools=tools_info(registry, name),
     )
 
@@ -288,20 +297,54 @@ def search(registry: AgenToolRegistry, tags: Sequence[str] | None = None, name_p
 def input_schema(registry: AgenToolRegistry, name: str) -> dict[str, Any]:
     """The JSON schema of agentool `name`'s input."""
     check_registry(registry)
-    schema = registry.require(name).input_schema
-    if schema is BaseModel:  # the guide's placeholder for "no fields"; pydantic gives it no schema
+    return _input_schema(registry.require(name))
+
+
+def _input_schema(config: AgenToolConfig) -> dict[str, Any]:
+    if config.input_schema is BaseModel:  # the guide's placeholder for "no fields"; pydantic gives it no schema
         return {'properties': {}, 'title': 'BaseModel', 'type': 'object'}
-    return schema.model_json_schema(schema_generator=JsonSchemaGenerator)
+    return config.input_schema.model_json_schema(schema_generator=JsonSchemaGenerator)
 
 
 def operations(registry: AgenToolRegistry, name: str) -> dict[str, CatalogOperation]:
     """Operation → its catalog description, in routing order."""
     check_registry(registry)
     config = registry.require(name)
-    schema = input_schema(registry, name)
+    return _operations(config, _input_schema(config))
+
+
+def _operations(config: AgenToolConfig, schema: dict[str, Any]) -> dict[str, CatalogOperation]:
     tools = {signature.name: signature for signature in map(read_signature, config.tools)}
-    routes = config.routing_config.operation_map
-    return {op: _operation(config, tools.get(route.tool), op, route, schema) for op, route in routes.items()}
+    metadata = _tool_metadata(config)
+    key = _operation_key(config, schema)
+    properties: dict[str, Any] = schema.get('properties', {})
+    described: dict[str, CatalogOperation] = {}
+    for op, route in config.routing_config.operation_map.items():
+        tool, meta = tools.get(route.tool), metadata.get(route.tool)
+        docstring = (meta.docstring or meta.description) if meta else (tool.docstring if tool else None)
+        operation_field = config.routing_config.operation_field
+        fields, source, needed = operation_fields(config.input_schema, operation_field, tool, op, route, properties)
+        description = route.description or docstring
+        returns = meta.return_type_annotation if meta else None
+        described[op] = CatalogOperation(
+            name=op,
+            tool=route.tool,
+            description=description,
+            tool_description=docstring,
+            parameters=list(meta.parameters) if meta else (list(tool.params) if tool else []),
+            returns=None if returns is None else type_label(returns),
+            fields=fields,
+            fields_source=source,
+            request_schema=operation_request_schema(schema, key, op, fields, description, needed),
+            read_only=route.read_only,
+            idempotent=route.idempotent,
+            destructive=route.destructive,
+            concurrent_safe=route.concurrent_safe,
+            max_output_chars=route.max_output_chars,
+            tags=list(route.tags),
+            deprecated=route.deprecated,
+        )
+    return described
 
 
 def operation_hints(operation: CatalogOperation) -> list[str]:
@@ -319,38 +362,6 @@ def _operation_key(config: AgenToolConfig, schema: dict[str, Any]) -> str:
     info = config.input_schema.model_fields.get(field)
     # A computed field or property is not an input: its own name is the key.
     return field if info is None else schema_key(field, info, schema.get('properties', {}))
-
-
-def _operation(
-    config: AgenToolConfig, tool: ToolSignature | None, op: str, route: Route, schema: dict[str, Any]
-) -> CatalogOperation:
-    meta = _tool_metadata(config).get(route.tool)
-    docstring = (meta.docstring or meta.description) if meta else (tool.docstring if tool else None)
-    operation_field = config.routing_config.operation_field
-    fields, source, needed = operation_fields(
-        config.input_schema, operation_field, tool, op, route, schema.get('properties', {})
-    )
-    description = route.description or docstring
-    return CatalogOperation(
-        name=op,
-        tool=route.tool,
-        description=description,
-        tool_description=docstring,
-        parameters=list(meta.parameters) if meta else (list(tool.params) if tool else []),
-        returns=type_label(meta.return_type_annotation) if meta and meta.return_type_annotation is not None else None,
-        fields=fields,
-        fields_source=source,
-        request_schema=operation_request_schema(
-            schema, _operation_key(config, schema), op, fields, description, needed
-        ),
-        read_only=route.read_only,
-        idempotent=route.idempotent,
-        destructive=route.destructive,
-        concurrent_safe=route.concurrent_safe,
-        max_output_chars=route.max_output_chars,
-        tags=list(route.tags),
-        deprecated=route.deprecated,
-    )
 
 
 def _tool_metadata(config: AgenToolConfig) -> dict[str, ToolMetadata]:

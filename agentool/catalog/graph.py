@@ -6,8 +6,7 @@ import unicodedata
 from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 from .._options import NAME_REFUSED_CATEGORIES, check_flag
-from ._arguments import check_registry
-from .data import tool_names
+from .data import check_registry, tool_names
 
 if TYPE_CHECKING:
     from ..core.registry import AgenToolRegistry

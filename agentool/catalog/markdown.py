@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any, cast
 
 from .._options import NAME_REFUSED_CATEGORIES, check_limit, check_text
 from ..core.definition import docstring_summary
-from ._arguments import check_registry
 from .data import CatalogEntry, CatalogOperation, CatalogTool, export_catalog, field_wording, operation_hints
 
 if TYPE_CHECKING:
@@ -102,9 +101,8 @@ def markdown_docs(registry: AgenToolRegistry, *, title: str | None = 'AgenTool R
     Raises:
         ConfigurationError: `registry` is not a registry, or `title` not a string or `None`.
     """
-    check_registry(registry)
+    catalog = export_catalog(registry)  # checks the registry
     check_text('title', title, optional=True)
-    catalog = export_catalog(registry)
     lines: list[str] = [f'# {escape(title)}', ''] if title else []
     lines += [f'Total AgenTools: {catalog["total_agentools"]}', '']
     for entry in catalog['agentools']:

@@ -16,9 +16,8 @@ from pydantic import TypeAdapter
 
 from .._options import check_choice, check_text
 from ..core.output import output_value_type
-from ._arguments import check_registry
 from ._openapi30 import schema_30
-from .data import JsonSchemaGenerator, export_catalog, operation_request_schema
+from .data import JsonSchemaGenerator, check_registry, export_catalog, operation_request_schema
 
 if TYPE_CHECKING:
     from ..core.registry import AgenToolRegistry

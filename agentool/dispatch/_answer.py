@@ -76,13 +76,14 @@ def _type_name(spec: object) -> str:
     return type_label(spec) if isinstance(spec, type) or get_origin(spec) is not None else repr(spec)
 
 
-def fit_output(value: Any, spec: object, *, rule: str, agentool: str, operation: str) -> Any:
+def fit_output(value: Any, spec: object, record: DispatchRecord) -> Any:
     """`value` validated into the agent's output spec (`str`: the value as text, JSON unless it is one).
 
     Raises:
         DispatchOutputError: The value does not fit, naming the rule and both types.
         OutputError: The value holds what JSON cannot carry (for text, an infinite or NaN number too).
     """
+    rule, agentool, operation = record.rule, record.agentool, record.operation
 
     def refused(message: str, errors: list[Any]) -> DispatchOutputError:
         return DispatchOutputError(

@@ -1,7 +1,6 @@
 """`DispatchCapability`: ordered rules in front of any pydantic-ai agent answer structured turns without the model.
 
-It uses one public hook, `wrap_run`, which every way of running an agent goes through: when a rule
-claims the turn, the agentool answers and the hook returns without calling the handler.
+It uses one public hook, `wrap_run`: when a rule claims the turn, the hook returns without calling the handler.
 """
 
 from __future__ import annotations
@@ -24,8 +23,7 @@ from ..core.registry import AgenToolRegistry, get_registry
 from ..errors import AgenToolError, ConfigurationError, InvalidInputError, clip
 from ..telemetry import DispatchOutcome, dispatch_span, record_dispatch
 from ._answer import DispatchRecord, build_result, fit_output
-from ._candidates import Candidates, unknown_target
-from .rules import Dispatch, DispatchRequest, DispatchRule
+from .rules import Candidates, Dispatch, DispatchRequest, DispatchRule, unknown_target
 
 __all__ = ('DispatchCapability', 'DispatchCounts', 'DepsSource')
 
@@ -145,7 +143,8 @@ class DispatchCapability(AbstractCapability[Any]):
 
     async def _decide(self, ctx: RunContext[Any], prompt: str, span: Span) -> AgentRunResult[Any] | None:
         request = DispatchRequest(prompt=prompt, deps=ctx.deps, ctx=ctx)
-        operations = Candidates(self._registry(), self.agentools)
+        registry = self._registry()
+        operations = Candidates(registry, self.agentools)
         outcome: DispatchOutcome = 'model'
         rule_name: str | None = None
         target: str | None = None
@@ -155,7 +154,23 @@ class DispatchCapability(AbstractCapability[Any]):
                 rule_name = rule.label
                 try:
                     found = rule.match(request, operations)
-                except ValueError as error:  # invalid input: refused unread (too large), or unreadable
+                    if found is None:
+                        continue
+                    if not isinstance(cast(object, found), Dispatch):  # a rule of your own returning something else
+                        raise ConfigurationError(
+                            f'rule {rule_name!r}: match() must return a Dispatch or None; got {found!r}',
+                            rule=rule_name,
+                            value=repr(found),
+                        )
+                    target = found.agentool
+                    if target not in registry:
+                        raise unknown_target(rule_name, target, registry.list_names())
+                    manager = registry.get_manager(target)
+                    # The JSON text the injector makes of a dict or a model, checked as it checks it (size
+                    # first, then the schema): an input it would refuse is refused here, under `on_invalid`.
+                    data = serialize_input(target, found.input)
+                    operation = manager.operation_of(manager.validate_json(data))
+                except ValueError as error:  # invalid input: refused unread (too large), unreadable, or invalid
                     if isinstance(error, AgenToolError) and not isinstance(error, InvalidInputError):
                         raise
                     if rule.on_invalid == 'fall_through':
@@ -171,24 +186,14 @@ class DispatchCapability(AbstractCapability[Any]):
                         agentool=target,
                         rule=rule_name,
                     ) from error
-                if found is None:
-                    continue
-                if not isinstance(cast(object, found), Dispatch):  # a rule of your own returning something else
-                    raise ConfigurationError(
-                        f'rule {rule_name!r}: match() must return a Dispatch or None; got {found!r}',
-                        rule=rule_name,
-                        value=repr(found),
-                    )
-                target = found.agentool
-                prepared = self._prepare(rule, found)
-                if prepared is None:
-                    outcome = 'fell_through'
-                    return None
-                data, operation = prepared  # known before the call: recorded even if the tool raises
-                output = await self._answer(ctx, rule, found, data, operation)
-                result = build_result(
-                    ctx, prompt, output, DispatchRecord(rule=rule_name, agentool=target, operation=operation)
-                )
+                # The operation is known before the call: recorded even if the tool raises.
+                record = DispatchRecord(rule=rule_name, agentool=target, operation=operation)
+                # The text, not the validated model: the injector validates text on its fast path.
+                # `deps=None` leaves the deps to the injector, as the agentool's own `agent.run` does.
+                deps = ctx.deps if self.deps == 'run' else None
+                value = await (self.injector or get_injector()).call(target, data, deps=deps)
+                spec: object = str if ctx.agent is None else ctx.agent.output_type
+                result = build_result(ctx, prompt, fit_output(value, spec, record), record)
                 outcome = 'dispatched'
                 return result
             rule_name = None
@@ -199,36 +204,6 @@ class DispatchCapability(AbstractCapability[Any]):
         finally:
             self._counter.add(outcome, rule_name)
             record_dispatch(span, outcome=outcome, rule=rule_name, agentool=target, operation=operation)
-
-    def _prepare(self, rule: DispatchRule, found: Dispatch) -> tuple[str | bytes, str] | None:
-        """The input as JSON text and its operation, or `None` when invalid input falls through."""
-        registry = self._registry()
-        if found.agentool not in registry:
-            raise unknown_target(rule.label, found.agentool, registry.list_names())
-        manager = registry.get_manager(found.agentool)
-        try:
-            # The JSON text the injector makes of a dict or a model, checked as it checks it (size
-            # first, then the schema): an input it would refuse is refused here, under `on_invalid`.
-            data = serialize_input(found.agentool, found.input)
-            validated = manager.validate_json(data)
-        except InvalidInputError as error:
-            if rule.on_invalid == 'fall_through':
-                return None
-            error.details['rule'] = rule.label
-            raise
-        return data, manager.operation_of(validated)
-
-    async def _answer(
-        self, ctx: RunContext[Any], rule: DispatchRule, found: Dispatch, data: str | bytes, operation: str
-    ) -> Any:
-        """The agent-typed output of the agentool's call on `data`."""
-        injector = self.injector or get_injector()
-        # A run without deps leaves them to the injector, as the agentool's own `agent.run` does.
-        kwargs: dict[str, Any] = {'deps': ctx.deps} if self.deps == 'run' and ctx.deps is not None else {}
-        # The text, not the validated model: the injector validates text on its fast path.
-        value = await injector.call(found.agentool, data, **kwargs)
-        spec: object = str if ctx.agent is None else ctx.agent.output_type
-        return fit_output(value, spec, rule=rule.label, agentool=found.agentool, operation=operation)
 
     def _registry(self) -> AgenToolRegistry:
         if self.registry is not None:

@@ -1,16 +1,17 @@
 """Dispatch rules: each looks at a turn's prompt (and deps) and either names an agentool input or declines.
 
-A rule never runs anything: the capability validates and runs the `Dispatch` it returns. An input
-that fails validation goes to the model (`on_invalid='fall_through'`) or raises the agentool's
-`InvalidInputError` (`'raise'`, the default: a command meant for a service should not reach an LLM).
+A rule never runs anything: the capability validates and runs the `Dispatch` it returns. A rule
+reads the input limit of the agentool it would send a prompt to (`Candidates`), so that a prompt
+over it is refused, or declined, before it is parsed or matched.
 """
 
 from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Literal, cast
 
 from pydantic import BaseModel
@@ -18,8 +19,9 @@ from pydantic_ai import RunContext
 from pydantic_core import from_json
 
 from .._options import refuse
-from ..errors import ConfigurationError, DispatchTargetError, InputTooLargeError, quote
-from ._candidates import input_limit, unknown_target, utf8_size_over
+from ..core.definition import DEFAULT_MAX_INPUT_BYTES
+from ..core.registry import AgenToolRegistry
+from ..errors import ConfigurationError, DispatchTargetError, InputTooLargeError, clip, did_you_mean, quote, suggest
 
 __all__ = (
     'OnInvalid',
@@ -30,6 +32,8 @@ __all__ = (
     'CommandRule',
     'PredicateRule',
     'AGENTOOL_KEY',
+    'Candidates',
+    'unknown_target',
 )
 
 OnInvalid = Literal['fall_through', 'raise']
@@ -40,6 +44,66 @@ AGENTOOL_KEY = 'agentool'
 
 DispatchInput = str | Mapping[str, Any] | BaseModel
 """An agentool input: JSON text, a mapping or a model, as `injector.call` takes it."""
+
+
+class Candidates(Mapping[str, Sequence[str]]):
+    """Each candidate agentool's operations, each looked up only when a rule asks for it."""
+
+    def __init__(self, registry: AgenToolRegistry, names: Sequence[str] | None) -> None:
+        self._registry = registry
+        self._names = names
+
+    @cached_property
+    def _candidates(self) -> list[str]:
+        registry = self._registry
+        for name in self._names or ():
+            if name not in registry:
+                suggestions = suggest(name, registry.list_names())
+                raise ConfigurationError(
+                    f'DispatchCapability(agentools=...) names {quote(name)}, which is not registered'
+                    f'{did_you_mean(suggestions)}',
+                    option='agentools',
+                    value=quote(name),
+                    suggestions=suggestions,
+                )
+        return registry.list_names() if self._names is None else list(self._names)
+
+    def max_input_bytes(self, name: str | None) -> int:
+        """The input limit of agentool `name` (the default if not registered); with `None`, the largest candidate's."""
+        if name is not None:
+            return self._registry.require(name).max_input_bytes if name in self._registry else DEFAULT_MAX_INPUT_BYTES
+        limits = [self._registry.require(candidate).max_input_bytes for candidate in self._candidates]
+        return max(limits, default=DEFAULT_MAX_INPUT_BYTES)
+
+    def __contains__(self, key: object) -> bool:
+        if not isinstance(key, str):
+            return False
+        # Every registered agentool is a candidate unless `agentools=` lists them (a short list).
+        return key in self._registry if self._names is None else key in self._candidates
+
+    def __getitem__(self, key: str) -> Sequence[str]:
+        if key not in self:
+            raise KeyError(key)
+        # From the configuration, not the manager: an agentool that cannot run refuses only when a prompt picks it.
+        return list(self._registry.require(key).routing_config.operation_map)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._candidates)
+
+    def __len__(self) -> int:
+        return len(self._candidates)
+
+
+def unknown_target(rule: str, name: str, known: Iterable[str], *, scope: str = '') -> DispatchTargetError:
+    """The error for rule `rule` naming agentool `name`, not among `known`; `scope` ends "which is not registered"."""
+    suggestions = suggest(name, known)
+    return DispatchTargetError(
+        f'rule {rule!r} names agentool {quote(name)}, which is not registered{scope}{did_you_mean(suggestions)}',
+        rule=rule,
+        target=clip(name),
+        target_length=len(name),
+        suggestions=suggestions,
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -70,6 +134,7 @@ class DispatchRule(ABC):
     name: str = ''
     """Shown in spans, counters and errors; a rule derives one from its settings (or its class) when empty."""
     on_invalid: OnInvalid = 'raise'
+    """`'raise'` (`InvalidInputError`) by default: a command meant for a service should not reach an LLM."""
 
     def __post_init__(self) -> None:
         name, on_invalid = cast(object, self.name), cast(object, self.on_invalid)
@@ -95,9 +160,7 @@ class DispatchRule(ABC):
     def match(self, request: DispatchRequest, operations: Mapping[str, Sequence[str]]) -> Dispatch | None:
         """The agentool input for this turn, or `None` to decline.
 
-        Args:
-            request: The turn.
-            operations: Each candidate agentool's operations (for rules that find their target).
+        `operations` holds each candidate agentool's operations, for rules that find their target.
 
         Raises:
             ValueError: The rule matched but cannot build an input from the prompt (invalid input,
@@ -131,12 +194,9 @@ class JsonRule(DispatchRule):
         text = request.prompt.strip()
         if not (text.startswith('{') and text.endswith('}')):
             return None
-        # Size first: an object no candidate may take is refused before any parsing, measured as
-        # given (whitespace around it counts), as every other surface measures a prompt.
-        limit = input_limit(operations, self.agentool)
-        if (size := utf8_size_over(request.prompt, limit)) is not None:
-            whose = f'agentool {self.agentool!r}' if self.agentool else 'any agentool this rule may send it to'
-            raise _too_large(self.label, 'the JSON prompt', whose, self.agentool, size, limit)
+        # Size first: an object no candidate may take is refused before any parsing.
+        if (error := _too_large(self, request, operations, 'the JSON prompt')) is not None:
+            raise error
         try:
             # Braces around valid JSON make an object.
             value = cast('dict[str, Any]', from_json(text))
@@ -231,13 +291,13 @@ class CommandRule(DispatchRule):
 
     def match(self, request: DispatchRequest, operations: Mapping[str, Sequence[str]]) -> Dispatch | None:
         text = request.prompt.strip()
-        # The pattern never reads more than the agentool would take (a user's regex may backtrack),
-        # measured as given, as every other surface measures a prompt.
-        limit = input_limit(operations, self.agentool)
-        if (size := utf8_size_over(request.prompt, limit)) is not None:
-            if self.prefix is None or not _has_prefix(text, self.prefix):
+        # The pattern never reads more than the agentool would take (a user's regex may backtrack).
+        if (error := _too_large(self, request, operations, 'the command')) is not None:
+            # Refused when the prompt is the prefix alone or followed by whitespace, as its regex reads it.
+            prefix = self.prefix
+            if prefix is None or not (text == prefix or (text.startswith(prefix) and text[len(prefix)].isspace())):
                 return None
-            raise _too_large(self.label, 'the command', f'agentool {self.agentool!r}', self.agentool, size, limit)
+            raise error
         found = self._regex.fullmatch(text)
         if found is None:
             return None
@@ -257,11 +317,6 @@ class CommandRule(DispatchRule):
         if self.operation is not None and isinstance(parsed, Mapping):
             parsed = {'operation': self.operation, **parsed}
         return Dispatch(agentool=self.agentool, input=parsed)
-
-
-def _has_prefix(text: str, prefix: str) -> bool:
-    """Whether `text` is `prefix` alone or followed by whitespace, as the prefix rule's regex reads it."""
-    return text.startswith(prefix) and (len(text) == len(prefix) or text[len(prefix)].isspace())
 
 
 def _is_name(value: object) -> bool:
@@ -304,12 +359,29 @@ class PredicateRule(DispatchRule):
         return None if built is None else Dispatch(agentool=self.agentool, input=built)
 
 
-def _too_large(label: str, what: str, whose: str, agentool: str | None, size: int, limit: int) -> InputTooLargeError:
+def _too_large(
+    rule: DispatchRule, request: DispatchRequest, operations: Mapping[str, Sequence[str]], what: str
+) -> InputTooLargeError | None:
+    """The error for a prompt over its target's `max_input_bytes` (no target: every candidate's), else `None`.
+
+    Measured as given (whitespace counts), in UTF-8 as the manager counts, and not encoded when the
+    length alone decides (a character is 1 to 4 bytes). A plain mapping (a rule's `match` called in
+    a test) has the default limit.
+    """
+    agentool = cast('str | None', getattr(rule, 'agentool', None))
+    limit = operations.max_input_bytes(agentool) if isinstance(operations, Candidates) else DEFAULT_MAX_INPUT_BYTES
+    prompt = request.prompt
+    if len(prompt) * 4 <= limit:
+        return None
+    size = len(prompt) if prompt.isascii() else len(prompt.encode('utf-8', 'surrogatepass'))
+    if size <= limit:
+        return None
+    whose = f'agentool {agentool!r}' if agentool else 'any agentool this rule may send it to'
     return InputTooLargeError(
-        f'rule {label!r}: {what} is {size} bytes, over the limit of {limit} bytes '
+        f'rule {rule.label!r}: {what} is {size} bytes, over the limit of {limit} bytes '
         f'(max_input_bytes) of {whose}; refused before parsing',
         agentool=agentool,
-        rule=label,
+        rule=rule.label,
         size=size,
         limit=limit,
     )

@@ -31,14 +31,11 @@ def expand(markdown: str, entries: dict[str, CatalogEntry], report: Callable[[st
         if fence is not None:
             if opened and opened['fence'][0] == fence[0] and len(opened['fence']) >= len(fence):
                 fence = None
-            lines.append(line)
         elif opened:
             fence = opened['fence']
-            lines.append(line)
         elif directive := _DIRECTIVE.match(line):
-            lines.append(_entry(directive['target'], entries, report))
-        else:
-            lines.append(line)
+            line = _entry(directive['target'], entries, report)
+        lines.append(line)
     return '\n'.join(lines)
 
 
@@ -50,15 +47,11 @@ def _entry(target: str, entries: dict[str, CatalogEntry], report: Callable[[str]
         found = next((op for op in entry['operations'] if op['name'] == operation), None)
         if found is not None:
             return operation_markdown(found)
-        known = [op['name'] for op in entry['operations']]
-        report(
-            f'::: agentool {quote(target)}: agentool {quote(name)} documents no operation {quote(operation)}'
-            f'{did_you_mean(suggest(operation, known))}'
-        )
-        return ''
-    known = [*entries, *(f'{n}.{op["name"]}' for n, e in entries.items() for op in e['operations'])]
-    report(
-        f'::: agentool {quote(target)}: no agentool or operation of that name is in the catalog'
-        f'{did_you_mean(suggest(target, known))}'
-    )
+        problem = f'agentool {quote(name)} documents no operation {quote(operation)}'
+        hint = did_you_mean(suggest(operation, [op['name'] for op in entry['operations']]))
+    else:
+        problem = 'no agentool or operation of that name is in the catalog'
+        known = [*entries, *(f'{n}.{op["name"]}' for n, e in entries.items() for op in e['operations'])]
+        hint = did_you_mean(suggest(target, known))
+    report(f'::: agentool {quote(target)}: {problem}{hint}')
     return ''
