@@ -23,8 +23,7 @@ from pydantic_core import to_jsonable_python
 
 from ..errors import CassetteMismatchError
 from ._advice import RecordAdvice
-from ._schema_changes import schema_changes
-from ._window import show_pair
+from ._changes import schema_changes, show_pair
 from .cassette import Exchange
 
 __all__ = ('RequestViews', 'request_view', 'fingerprint', 'drift', 'mismatch', 'part_contents')

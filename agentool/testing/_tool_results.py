@@ -14,12 +14,13 @@ from collections.abc import Callable, Mapping
 from typing import Any, cast
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic_ai import RunContext
 from pydantic_ai.toolsets import AbstractToolset, FunctionToolset, ToolsetTool
 from pydantic_core import to_jsonable_python
 
 from ._kept_types import lost_types, restored
 
-__all__ = ('Home', 'Returns', 'home', 'written_result', 'replayed_result')
+__all__ = ('Home', 'Returns', 'home', 'tool_home', 'written_result', 'replayed_result')
 
 _ANY: TypeAdapter[Any] = TypeAdapter(Any)
 _POINTER = '/result'
@@ -33,6 +34,12 @@ def home(tool: ToolsetTool[Any] | None, name: str) -> Home:
     if tool is None:
         return None, name
     return tool.toolset, getattr(tool, 'original_name', None) or name
+
+
+def tool_home(ctx: RunContext[Any], name: str) -> Home:
+    """Where the tool the run offers as `name` lives: its function's return annotation types the result."""
+    tools = ctx.tool_manager.tools if ctx.tool_manager is not None else None
+    return home(tools.get(name) if tools is not None else None, name)
 
 
 class Returns:

@@ -322,11 +322,11 @@ class CassetteModel(WrapperModel):
         """The cassette's tool results, looked up by arguments as they are written (scrubbed, redacted)."""
         return ToolAnswers(
             self.cassette.tool_calls,
-            f'cassette {_place(self.path)}',
+            f'cassette {place(self.path)}',
             clean=self._written_args,
             # In pytest the option records it; in code a `Replay` has no mode to change, so no hint.
             hint=f'record it with {self.advice.rerecord()}' if self.advice.in_pytest else '',
-            path=_path_detail(self.path),
+            path=path_detail(self.path),
         )
 
     def clean(self, data: dict[str, Any]) -> dict[str, Any]:
@@ -343,7 +343,7 @@ class CassetteModel(WrapperModel):
         if not isinstance(redacted, dict):
             raise CassetteError(
                 f'the redaction hook returned {type(redacted).__name__}, not the exchange dict',
-                path=_path_detail(self.path),
+                path=path_detail(self.path),
                 reason='redact',
             )
         return cast('dict[str, Any]', redacted)
@@ -397,7 +397,7 @@ class CassetteModel(WrapperModel):
         except ValidationError as error:
             raise CassetteError(
                 f'the redaction hook returned {what} that is not one: {clip(str(error))}',
-                path=_path_detail(self.path),
+                path=path_detail(self.path),
                 reason='invalid',
             ) from None
 
@@ -457,9 +457,9 @@ class _RecordedModel(Model):
 
     def no_model(self) -> CassetteError:
         return CassetteError(
-            f'cassette {_place(self._owner.path)} needs a recording (mode {self._owner.mode!r}) but CassetteModel '
+            f'cassette {place(self._owner.path)} needs a recording (mode {self._owner.mode!r}) but CassetteModel '
             f'wraps no model; {self._owner.advice.real_model()}',
-            path=_path_detail(self._owner.path),
+            path=path_detail(self._owner.path),
             reason='no_model',
         )
 
@@ -570,15 +570,15 @@ def _recorded(
         return exchange.model_response(), exchange.stream_events() if stream else None
     except ValueError as error:  # pydantic's ValidationError included
         raise CassetteError(
-            f'cassette {_place(path)} holds a response pydantic-ai cannot read: {clip(str(error))}',
-            path=_path_detail(path),
+            f'cassette {place(path)} holds a response pydantic-ai cannot read: {clip(str(error))}',
+            path=path_detail(path),
             reason='invalid',
         ) from None
 
 
-def _place(path: Path | None) -> str:
+def place(path: Path | None) -> str:
     return repr(str(path)) if path is not None else '(in memory)'
 
 
-def _path_detail(path: Path | None) -> str | None:  # for `details['path']`, as the file errors give it
+def path_detail(path: Path | None) -> str | None:  # for `details['path']`, as the file errors give it
     return str(path) if path is not None else None

@@ -28,11 +28,11 @@ from ..core.request import operation_name
 from ..errors import ConfigurationError
 from ..telemetry import Surface, operation_span
 from ..toolset import METADATA_KEY
-from ._tool_answers import ToolAnswers
-from ._tool_results import home
+from ._tool_answers import ToolAnswers, answered
+from ._tool_results import tool_home
 from .cassette import RecordedToolCall
 from .cassette_model import CassetteModel
-from .log import CallLog, CallRecord
+from .log import CallLog
 
 __all__ = ('CassetteTools',)
 
@@ -74,9 +74,7 @@ class CassetteTools(AbstractCapability[Any]):
         if tool_def.kind != 'function':
             return await handler(args)
         sent = call.args_as_dict()
-        # Where the tool lives: its function's return annotation types the result.
-        tools = ctx.tool_manager.tools if ctx.tool_manager is not None else None
-        where = home(tools.get(tool_def.name) if tools is not None else None, tool_def.name)
+        where = tool_home(ctx, tool_def.name)
         # Re-recording (`all`, or `once` with no cassette yet) runs every tool afresh.
         if not (self.model.records and self.model.mode in ('all', 'once')):
             served = self._answers.serve(call, ctx.run_id, self.calls, where)
@@ -90,17 +88,8 @@ class CassetteTools(AbstractCapability[Any]):
         kept = self._keep(ctx, call, result, returns)
         # Logged as a replay will log it (the result as written, as replay types it), so one
         # assertion holds for both.
-        self.calls.add(
-            CallRecord(
-                tool=call.tool_name,
-                args=sent,
-                call_id=call.tool_call_id,
-                run_id=ctx.run_id,
-                returned=True,
-                result=self._answers.typed(kept, returns),
-                outcome='success',
-            )
-        )
+        typed = self._answers.typed(kept, returns)
+        self.calls.add(answered(call.tool_name, sent, call.tool_call_id, ctx.run_id, typed))
         return result
 
     def _keep(

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from ._window import show_pair
+from ._changes import show_pair
 from .cassette import canonical
 from .log import CallRecord
 from .trajectory import Trajectory

@@ -29,6 +29,7 @@ from pydantic_ai.messages import (
     SystemPromptPart,
     ToolCallPart,
     ToolReturnPart,
+    UserContent,
     UserPromptPart,
 )
 from pydantic_ai.models import ModelRequestParameters
@@ -227,7 +228,7 @@ class AgentDouble(AnsweringModel):
         feedback = [p for p in last.parts if isinstance(p, UserPromptPart)]
         if feedback:
             # A user-voice part after our own answer in the same run is pydantic-ai's output retry feedback.
-            raise _output_feedback_error(where, _text(feedback[-1]))
+            raise _output_feedback_error(where, prompt_text(feedback[-1].content))
 
     async def _play(
         self, run: _Run, key: str, messages: list[ModelMessage], params: ModelRequestParameters
@@ -296,13 +297,14 @@ def _first_request(messages: list[ModelMessage], last: ModelRequest) -> ModelReq
 
 
 def _prompt(request: ModelRequest) -> str:
-    return ''.join(_text(part) for part in request.parts if isinstance(part, UserPromptPart))
+    return ''.join(prompt_text(part.content) for part in request.parts if isinstance(part, UserPromptPart))
 
 
-def _text(part: UserPromptPart) -> str:
-    if isinstance(part.content, str):
-        return part.content
-    return ''.join(item for item in part.content if isinstance(item, str))
+def prompt_text(content: str | Sequence[UserContent] | None) -> str:
+    """A user prompt's text parts, joined."""
+    if content is None or isinstance(content, str):
+        return content or ''
+    return ''.join(item for item in content if isinstance(item, str))
 
 
 # --- drift: a scripted call or output the agent would not take -------------------------------

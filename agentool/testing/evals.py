@@ -33,7 +33,7 @@ from .._bounds import quote
 from .._options import check_choice, check_instance
 from ..errors import ConfigurationError, MissingExtraError
 from ._tool_answers import ToolAnswers
-from ._tool_results import home
+from ._tool_results import tool_home
 from .cassette import Cassette, RecordedCall, RecordedToolCall
 from .cassette_model import CassetteModel
 from .cassette_tools import trace_replayed_call
@@ -121,9 +121,7 @@ class FrozenTools(AbstractCapability[Any]):
     ) -> Any:
         if tool_def.kind != 'function':
             return await handler(args)
-        tools = ctx.tool_manager.tools if ctx.tool_manager is not None else None
-        where = home(tools.get(tool_def.name) if tools is not None else None, tool_def.name)
-        served = self._answers.serve(call, ctx.run_id, self.calls, where)
+        served = self._answers.serve(call, ctx.run_id, self.calls, tool_home(ctx, tool_def.name))
         if served is not None:
             trace_replayed_call(ctx, tool_def, call.args_as_dict())
             return served.value

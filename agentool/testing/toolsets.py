@@ -25,12 +25,11 @@ from pydantic_core import SchemaValidator, core_schema, to_jsonable_python
 
 from .._options import check_instance, check_instances, check_label, check_text, refuse
 from ..errors import CassetteError, CassetteMismatchError, ConfigurationError, UnrecordedCallError, clip, quote
-from ._schema_changes import schema_changes
+from ._changes import schema_changes, show_pair
 from ._tool_answers import ToolAnswers, answered
 from ._tool_results import home
-from ._window import show_pair
 from .cassette import Cassette
-from .cassette_model import CassetteModel
+from .cassette_model import CassetteModel, path_detail, place
 from .log import CallLog, CallRecord
 from .scrub import scrub as scrub_data
 
@@ -114,9 +113,9 @@ class CassetteToolset(WrapperToolset[Any]):
         if not self._live:
             if recorded is None:
                 raise CassetteError(
-                    f'cassette {self._where()} holds no tools of toolset {self.name!r}; record it with the '
+                    f'cassette {place(self.model.path)} holds no tools of toolset {self.name!r}; record it with the '
                     f'toolset running ({self.model.advice.fill()})',
-                    path=self._path(),
+                    path=path_detail(self.model.path),
                     reason='no_toolset',
                     toolset=self.name,
                 )
@@ -161,9 +160,9 @@ class CassetteToolset(WrapperToolset[Any]):
             return [ToolDefinition(**definition) for definition in _with_ids(recorded, self.model.cassette)]
         except TypeError as error:  # a field this pydantic-ai does not know, or a name missing
             raise CassetteError(
-                f'cassette {self._where()} holds a tool of toolset {self.name!r} pydantic-ai cannot read: '
+                f'cassette {place(self.model.path)} holds a tool of toolset {self.name!r} pydantic-ai cannot read: '
                 f'{clip(str(error))}',
-                path=self._path(),
+                path=path_detail(self.model.path),
                 reason='invalid',
             ) from None
 
@@ -182,19 +181,13 @@ class CassetteToolset(WrapperToolset[Any]):
             changes.append(f'tool {name!r} changed: {"; ".join(fields)}')
         lines = '\n'.join(f'  - {line}' for line in changes)
         return CassetteMismatchError(
-            f'cassette {self._where()}: the tools of toolset {self.name!r} changed since they were recorded:\n'
+            f'cassette {place(self.model.path)}: the tools of toolset {self.name!r} changed since they were recorded:\n'
             f'{lines}\nRe-record with {self.model.advice.rerecord(keep=False)} if the change is intended.',
-            path=self._path(),
+            path=path_detail(self.model.path),
             fingerprint='',
             changes=changes,
             toolset=self.name,
         )
-
-    def _where(self) -> str:
-        return repr(str(self.model.path)) if self.model.path is not None else '(in memory)'
-
-    def _path(self) -> str | None:
-        return str(self.model.path) if self.model.path is not None else None
 
 
 @dataclass(init=False)
