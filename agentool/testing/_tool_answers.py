@@ -1,9 +1,4 @@
-"""A cassette's tool results, looked up by tool name and canonical arguments (`CassetteTools`, `CassetteToolset`).
-
-Repeated calls get the recorded results in order; past the last, the last one again, each as
-the tool returned it (see `agentool.testing._tool_results`). A call nothing was recorded for is an
-`UnrecordedCallError` naming the tool, the arguments and what was recorded.
-"""
+"""A cassette's tool results, looked up by tool name and canonical arguments (`CassetteTools`, `CassetteToolset`)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,7 @@
 """`CassetteModel`: record what any pydantic-ai model answers once, replay it offline forever.
 
-A pydantic-ai `WrapperModel`: in a recording mode it sends each request to the model it wraps and
-keeps the exchange (the file is rewritten after each one); in replay it answers from the cassette
-with no network, key or provider SDK. Requests are matched by fingerprint and, for identical
-requests, by how often it has been seen, so several agents and concurrent runs replay
-deterministically. A cassette of runs (by `Recorder`) is replayed by an `AgentDouble`.
+Requests are matched by fingerprint and, for identical requests, by how often it has been seen,
+so several agents and concurrent runs replay deterministically.
 """
 
 from __future__ import annotations
@@ -48,11 +45,12 @@ from pydantic_ai.tools import ToolDefinition
 
 from ..errors import CassetteError, clip, quote
 from ._advice import RecordAdvice, current_advice
+from ._files import as_path, path_detail, place
 from ._fingerprint import RequestViews, fingerprint, mismatch, request_view
 from ._profile import plain_profile, restored_profile
 from ._tool_answers import ToolAnswers
 from ._tool_results import replayed_result, written_result
-from .cassette import Cassette, CassetteInfo, Exchange, RecordedRun, RecordedToolCall, RecordMode, cassette_path
+from .cassette import Cassette, CassetteInfo, Exchange, RecordedRun, RecordedToolCall, RecordMode
 from .double import AgentDouble
 from .script import Call, Output, Prompt, Script, Step
 from .scrub import PLACEHOLDER
@@ -148,7 +146,7 @@ class CassetteModel(WrapperModel):
                 cassette.runs.clear()
                 cassette.tool_calls.clear()
         else:
-            self.path = cassette_path(cassette)
+            self.path = as_path(cassette)
             exists = self.path.exists()
             # In mode 'all' the file is replaced whole by what this model records.
             loaded = Cassette.load(self.path) if exists and mode != 'all' else Cassette()
@@ -574,11 +572,3 @@ def _recorded(
             path=path_detail(path),
             reason='invalid',
         ) from None
-
-
-def place(path: Path | None) -> str:
-    return repr(str(path)) if path is not None else '(in memory)'
-
-
-def path_detail(path: Path | None) -> str | None:  # for `details['path']`, as the file errors give it
-    return str(path) if path is not None else None

@@ -1,12 +1,6 @@
 """`CassetteTools`: the one capability that keeps tool results in a cassette and answers from them.
 
-Bound to a `CassetteModel`: while it records, each function tool call runs and its result joins
-the cassette's `tool_calls`; in replay, a call is answered from them by tool name and canonical
-arguments, as the type the tool returned (`agentool.testing._tool_results`), and the tool does
-not run. A call the cassette does not hold fails with `UnrecordedCallError` (mode `none`) or is
-run and recorded (`new_episodes`). Tool calls are scrubbed and redacted like exchanges.
-`Replay` and `Recorder` are this capability with their own `CassetteModel` (the `Recorder` keeps
-a result with its run, once the run ends).
+`Replay` and `Recorder` are this capability with their own `CassetteModel`.
 """
 
 from __future__ import annotations

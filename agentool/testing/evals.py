@@ -1,13 +1,8 @@
 """Recorded runs in pydantic-evals: span trees, datasets, frozen-tools experiments and a drift evaluator.
 
-pydantic-evals' agentic evaluators read a run's OpenTelemetry spans. A cassette keeps the model's
-answers and the tools' results, so the spans are made the faithful way: the recording is replayed
-through the real agent, instrumented by pydantic-ai, with the model and every tool call answered
-from it; an evaluator then gives the recording the live run's verdict.
-
-Needs the `evals` extra (`pip install 'agentool[evals]'`). `Dataset.evaluate` collects spans from
-the global tracer provider, so set one (`logfire.configure()`, or
-`opentelemetry.trace.set_tracer_provider(TracerProvider())`) before evaluating.
+The spans are made the faithful way: the recording is replayed through the real agent,
+instrumented by pydantic-ai, with the model and every tool call answered from it. Needs the
+`evals` extra.
 """
 
 from __future__ import annotations
@@ -258,16 +253,6 @@ async def span_tree(
     return tree
 
 
-def _cassette_files(folder: str | os.PathLike[str]) -> list[Path]:
-    path = Path(folder)
-    if not path.is_dir():
-        raise ConfigurationError(f'{str(path)!r} is not a folder of cassettes', option='folder', value=str(path))
-    files = sorted(path.glob('*.json'))
-    if not files:
-        raise ConfigurationError(f'{str(path)!r} holds no cassette (*.json)', option='folder', value=str(path))
-    return files
-
-
 def recorded_dataset(
     folder: str | os.PathLike[str],
     *,
@@ -292,8 +277,14 @@ def recorded_dataset(
 
 
 def _by_prompt(folder: str | os.PathLike[str]) -> dict[str, tuple[Path, Cassette]]:
+    path = Path(folder)
+    if not path.is_dir():
+        raise ConfigurationError(f'{str(path)!r} is not a folder of cassettes', option='folder', value=str(path))
+    files = sorted(path.glob('*.json'))
+    if not files:
+        raise ConfigurationError(f'{str(path)!r} holds no cassette (*.json)', option='folder', value=str(path))
     found: dict[str, tuple[Path, Cassette]] = {}
-    for file in _cassette_files(folder):
+    for file in files:
         cassette = Cassette.load(file)
         prompt = recorded_prompt(cassette)
         if prompt in found:

@@ -1,8 +1,7 @@
 """`Recorder`: record real runs (any model) at the tool level into a cassette.
 
-It only observes, through pydantic-ai's public capability hooks: the tool calls each model
-response chose, what each tool returned, and the run's output. The cassette is written (scrubbed)
-when each run ends, so a test that records can be rerun to replay at once (with `Replay`).
+It only observes, through pydantic-ai's public capability hooks; the cassette is written when
+each run ends.
 """
 
 from __future__ import annotations

@@ -1,13 +1,5 @@
-"""Toolsets without their backend: record an MCP server (or any toolset) into a cassette, or double it.
-
-- `CassetteToolset(server, model)` wraps a toolset beside a `CassetteModel`. While the model
-  records, the server runs: its tool definitions (with the `toolset_id` the agent stamps on them)
-  join the cassette's `toolsets`, each call's result its `tool_calls`. In replay the server is
-  never started: the tools are the recorded definitions and each call is answered from the
-  cassette. Listed again against a recording (`new_episodes`, or `verify=True`), a changed tool
-  list is a `CassetteMismatchError` naming the tools and properties.
-- `ToolsetDouble` is a toolset with no backend at all: given tools, answered by a script or a function.
-"""
+"""Toolsets without their backend: record an MCP server (or any toolset) into a cassette
+(`CassetteToolset`), or double it (`ToolsetDouble`)."""
 
 from __future__ import annotations
 
@@ -26,10 +18,11 @@ from pydantic_core import SchemaValidator, core_schema, to_jsonable_python
 from .._options import check_instance, check_instances, check_label, check_text, refuse
 from ..errors import CassetteError, CassetteMismatchError, ConfigurationError, UnrecordedCallError, clip, quote
 from ._changes import schema_changes, show_pair
+from ._files import path_detail, place
 from ._tool_answers import ToolAnswers, answered
 from ._tool_results import home
 from .cassette import Cassette
-from .cassette_model import CassetteModel, path_detail, place
+from .cassette_model import CassetteModel
 from .log import CallLog, CallRecord
 from .scrub import scrub as scrub_data
 
