@@ -48,8 +48,7 @@ from ._advice import RecordAdvice, current_advice
 from ._files import as_path, path_detail, place
 from ._fingerprint import RequestViews, fingerprint, mismatch, request_view
 from ._profile import plain_profile, restored_profile
-from ._tool_answers import ToolAnswers
-from ._tool_results import replayed_result, written_result
+from ._tool_results import ToolAnswers, replayed_result, written_result
 from .cassette import Cassette, CassetteInfo, Exchange, RecordedRun, RecordedToolCall, RecordMode
 from .double import AgentDouble
 from .script import Call, Output, Prompt, Script, Step

@@ -22,8 +22,7 @@ from ..core.request import operation_name
 from ..errors import ConfigurationError
 from ..telemetry import Surface, operation_span
 from ..toolset import METADATA_KEY
-from ._tool_answers import ToolAnswers, answered
-from ._tool_results import tool_home
+from ._tool_results import ToolAnswers, answered, tool_home
 from .cassette import RecordedToolCall
 from .cassette_model import CassetteModel
 from .log import CallLog

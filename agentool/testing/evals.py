@@ -27,8 +27,7 @@ from pydantic_core import to_jsonable_python
 from .._bounds import quote
 from .._options import check_choice, check_instance
 from ..errors import ConfigurationError, MissingExtraError
-from ._tool_answers import ToolAnswers
-from ._tool_results import tool_home
+from ._tool_results import ToolAnswers, tool_home
 from .cassette import Cassette, RecordedCall, RecordedToolCall
 from .cassette_model import CassetteModel
 from .cassette_tools import trace_replayed_call

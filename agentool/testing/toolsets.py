@@ -19,8 +19,7 @@ from .._options import check_instance, check_instances, check_label, check_text,
 from ..errors import CassetteError, CassetteMismatchError, ConfigurationError, UnrecordedCallError, clip, quote
 from ._changes import schema_changes, show_pair
 from ._files import path_detail, place
-from ._tool_answers import ToolAnswers, answered
-from ._tool_results import home
+from ._tool_results import ToolAnswers, answered, home
 from .cassette import Cassette
 from .cassette_model import CassetteModel
 from .log import CallLog, CallRecord
