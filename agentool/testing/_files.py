@@ -1,10 +1,7 @@
 """The file base of `agentool.testing`: reading and writing its JSON files with typed errors.
 
-A path with a NUL, a file too large (its size is checked before a byte is parsed), bytes that are
-not UTF-8 JSON, text UTF-8 cannot encode, nesting deeper than `MAX_DEPTH` and every `OSError`
-become a `CassetteError` with the path and a `reason` in `details`. Files are written beside their
-target and renamed over it, so a crash never leaves half a file; a symbolic link is followed (its
-target is rewritten, the link stays) and the file keeps its permissions.
+Files are written beside their target and renamed over it, so a crash never leaves half a file;
+a symbolic link's target is rewritten (the link stays) and the file keeps its permissions.
 """
 
 from __future__ import annotations
@@ -19,7 +16,7 @@ from typing import Any, cast
 
 from ..errors import CassetteError, clip, quote
 
-__all__ = ('MAX_FILE_BYTES', 'MAX_DEPTH', 'as_path', 'read_json', 'write_json', 'dumps')
+__all__ = ('MAX_FILE_BYTES', 'MAX_DEPTH', 'as_path', 'path_detail', 'place', 'read_json', 'write_json', 'dumps')
 
 MAX_FILE_BYTES = 64 * 1024 * 1024
 """The largest recording or cassette file read: larger ones are refused before parsing."""
@@ -42,6 +39,15 @@ def as_path(path: object) -> Path:
     if '\x00' in text:
         raise CassetteError(f'cassette path {quote(text)} holds a NUL byte', path=quote(text), reason='nul')
     return Path(text)
+
+
+def place(path: Path | None) -> str:
+    """A cassette's place in a message: its path, or `(in memory)`."""
+    return repr(str(path)) if path is not None else '(in memory)'
+
+
+def path_detail(path: Path | None) -> str | None:  # for `details['path']`, as the file errors give it
+    return str(path) if path is not None else None
 
 
 def read_json(path: Path, what: str, *, missing: str) -> Any:

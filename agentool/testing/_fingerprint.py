@@ -23,8 +23,8 @@ from pydantic_core import to_jsonable_python
 
 from ..errors import CassetteMismatchError
 from ._advice import RecordAdvice
-from ._schema_changes import schema_changes
-from ._window import show_pair
+from ._changes import schema_changes, show_pair
+from ._files import path_detail, place
 from .cassette import Exchange
 
 __all__ = ('RequestViews', 'request_view', 'fingerprint', 'drift', 'mismatch', 'part_contents')
@@ -282,12 +282,10 @@ def mismatch(
 ) -> CassetteMismatchError:
     """The error for a request matching no exchange: what changed against the closest recorded one,
     and how to record where the user is (`advice`: a mode, or the pytest option)."""
-    where = repr(str(path)) if path is not None else '(in memory)'
-    detail = str(path) if path is not None else None
     if not exchanges:
         return CassetteMismatchError(
-            f'cassette {where} holds no exchanges; record it ({advice.fill()})',
-            path=detail,
+            f'cassette {place(path)} holds no exchanges; record it ({advice.fill()})',
+            path=path_detail(path),
             fingerprint=key,
             changes=[],
         )
@@ -301,9 +299,9 @@ def mismatch(
         else f'Re-record with {advice.rerecord()} if the change is intended.'
     )
     return CassetteMismatchError(
-        f'cassette {where} has no recorded exchange for this request (mode {mode!r}); '
+        f'cassette {place(path)} has no recorded exchange for this request (mode {mode!r}); '
         f'against the closest recorded request:\n{lines}\n{hint}',
-        path=detail,
+        path=path_detail(path),
         fingerprint=key,
         changes=shown,
     )

@@ -4,22 +4,41 @@ Each value JSON turns into another type is noted by JSON pointer (`_kept_types`)
 class can rebuild (a pydantic model, a dataclass, an enum, a named tuple) is rebuilt through the
 tool's return annotation, noted as `annotated` when, at recording, that gave back exactly the
 live value. A tool without one (`-> Any`, an MCP server's) replays those as their JSON form.
+A call is answered by tool name and canonical arguments (`ToolAnswers`): repeated calls get the
+recorded results in order, past the last the last again.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import typing
-from collections.abc import Callable, Mapping
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any, cast
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic_ai import RunContext
+from pydantic_ai.messages import ToolCallPart
 from pydantic_ai.toolsets import AbstractToolset, FunctionToolset, ToolsetTool
 from pydantic_core import to_jsonable_python
 
+from ..errors import CassetteError, UnrecordedCallError
 from ._kept_types import lost_types, restored
+from .cassette import RecordedToolCall, canonical_args
+from .log import CallLog, CallRecord
 
-__all__ = ('Home', 'Returns', 'home', 'written_result', 'replayed_result')
+__all__ = (
+    'Home',
+    'Returns',
+    'Served',
+    'ToolAnswers',
+    'answered',
+    'home',
+    'tool_home',
+    'written_result',
+    'replayed_result',
+)
 
 _ANY: TypeAdapter[Any] = TypeAdapter(Any)
 _POINTER = '/result'
@@ -33,6 +52,12 @@ def home(tool: ToolsetTool[Any] | None, name: str) -> Home:
     if tool is None:
         return None, name
     return tool.toolset, getattr(tool, 'original_name', None) or name
+
+
+def tool_home(ctx: RunContext[Any], name: str) -> Home:
+    """Where the tool the run offers as `name` lives: its function's return annotation types the result."""
+    tools = ctx.tool_manager.tools if ctx.tool_manager is not None else None
+    return home(tools.get(name) if tools is not None else None, name)
 
 
 class Returns:
@@ -129,3 +154,98 @@ def _same(a: object, b: object) -> bool:
         return bool(a == b)
     except Exception:  # an `__eq__` that raises is not equal
         return False
+
+
+@dataclass(frozen=True)
+class Served:
+    """A recorded result answering a call, as the tool returned it (which may be `None`)."""
+
+    value: Any
+
+
+class ToolAnswers:
+    """The tool results of a cassette, served by (tool, canonical arguments)."""
+
+    def __init__(
+        self,
+        calls: Iterable[RecordedToolCall],
+        source: str,
+        *,
+        clean: Callable[[str, dict[str, Any]], dict[str, Any]] | None = None,
+        hint: str = '',
+        path: str | None = None,
+    ) -> None:
+        self.source = source
+        self.path = path
+        self.hint = hint
+        """What to do about a call not recorded (how to record it, where the user is)."""
+        # Sent arguments are looked up as they were written (scrubbed, redacted), like the records.
+        self._clean = clean
+        self._results: dict[tuple[str, str], list[RecordedToolCall]] = {}
+        self._served: Counter[tuple[str, str]] = Counter()
+        self.returns = Returns()
+        """The tools' return annotations, which rebuild what JSON cannot (models, dataclasses)."""
+        for call in calls:
+            self.add(call)
+
+    def add(self, call: RecordedToolCall) -> None:
+        self._results.setdefault((call.tool, canonical_args(call.args)), []).append(call)
+
+    def answer(self, tool: str, args: dict[str, Any], where: Home) -> Served | None:
+        """The next recorded result of this call as the tool returned it; `None` when none was recorded.
+
+        Raises:
+            CassetteError: the result was rebuilt through the tool's return annotation when
+                recorded, and that annotation is gone or no longer fits it.
+        """
+        __tracebackhide__ = True  # cassette errors point at the test, not here
+        key = (tool, canonical_args(args if self._clean is None else self._clean(tool, args)))
+        results = self._results.get(key)
+        if not results:
+            return None
+        recorded = results[min(self._served[key], len(results) - 1)]
+        self._served[key] += 1
+        returns = self.returns.of(where) if recorded.annotated else None
+        value, problem = replayed_result(recorded.result, recorded.types, recorded.annotated, returns)
+        if problem is not None:
+            raise CassetteError(
+                f'{self.source}: the recorded result of tool {tool!r} was rebuilt through its return '
+                f'annotation, but {problem}{f"; {self.hint}" if self.hint else ""}',
+                path=self.path,
+                reason='result',
+                tool=tool,
+            )
+        return Served(value)
+
+    def serve(self, call: ToolCallPart, run_id: str | None, log: CallLog, where: Home) -> Served | None:
+        """The next recorded result of `call`, noted in `log`; `None` when none was recorded (see `answer`)."""
+        __tracebackhide__ = True  # cassette errors point at the test, not here
+        sent = call.args_as_dict()
+        served = self.answer(call.tool_name, sent, where)
+        if served is not None:
+            log.add(answered(call.tool_name, sent, call.tool_call_id, run_id, served.value))
+        return served
+
+    def typed(self, recorded: RecordedToolCall, returns: TypeAdapter[Any] | None) -> Any:
+        """What a replay of `recorded` gives (for a log kept while recording, to read as on replay)."""
+        return replayed_result(recorded.result, recorded.types, recorded.annotated, returns)[0]
+
+    def unrecorded(self, tool: str, args: dict[str, Any]) -> UnrecordedCallError:
+        text = canonical_args(args)
+        same_tool = [a for (t, a) in self._results if t == tool]
+        tools = ', '.join(sorted({t for t, _ in self._results})) or 'none'
+        recorded = '; '.join(same_tool) if same_tool else f'none (recorded tools: {tools})'
+        return UnrecordedCallError(
+            f'replay: tool {tool!r} was called with {text}, which {self.source} does not hold; '
+            f'recorded calls of {tool!r}: {recorded}{f"; {self.hint}" if self.hint else ""}',
+            tool=tool,
+            args=text,
+            recorded=same_tool,
+        )
+
+
+def answered(tool: str, args: dict[str, Any], call_id: str | None, run_id: str | None, result: Any) -> CallRecord:
+    """The log's record of a call that returned `result`."""
+    return CallRecord(
+        tool=tool, args=args, call_id=call_id or '', run_id=run_id, returned=True, result=result, outcome='success'
+    )

@@ -1,20 +1,9 @@
 """The cassette: what real runs did, one JSON file per test, replayable offline.
 
-A cassette records at either of two levels, or both:
-
-- *Exchanges* (by `CassetteModel`): per model request, the request normalised for review (no
-  timestamps or ids; tools, output mode, the settings that change an answer), its fingerprint,
-  the `ModelResponse` and, for a streamed request, the stream's events.
-- *Runs* (by `Recorder`, with any model): per run, its prompt, the tool calls the model made (one
-  list per model response) and its output, replayed through an `AgentDouble` (a `DriftError`
-  when the agent no longer fits).
-
-Either way the tool results can join it (`tool_calls`, looked up by tool name and canonical
-arguments), so a replay runs without the tools. The file is diff-friendly (sorted keys, one value
-a line) and grows with what each request adds: an exchange continuing an earlier one keeps only
-its new messages (`history`, see `agentool.testing._history`); in memory every request is whole.
-Files of version 1 and of the older `"agentool-recording"` format load too. Binary prompt content
-is stored inline, base64-encoded as pydantic-ai serialises it, so a cassette is self-contained.
+It records model *exchanges* (by `CassetteModel`), tool-level *runs* (by `Recorder`), or both,
+with the tools' results (`tool_calls`, by tool name and canonical arguments). The file keeps each
+request as what is new since the exchange it continues (`_history`); in memory every request is
+whole. Files of version 1 and of the older `"agentool-recording"` format load too.
 """
 
 from __future__ import annotations
@@ -22,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any, Literal, cast
 
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError, model_validator
@@ -213,7 +201,7 @@ class Cassette(BaseModel):
                 of another version; or the path is not one (empty, a NUL byte).
         """
         __tracebackhide__ = True  # cassette errors point at the test, not here
-        file = cassette_path(path)
+        file = as_path(path)
         missing = (
             f'cassette {str(file)!r} does not exist; record it first '
             '(CassetteModel in mode "once" or "all", or Recorder)'
@@ -268,17 +256,11 @@ class Cassette(BaseModel):
         data['tool_calls'] = [
             _without_empty(call.model_dump(mode='json'), 'types', 'annotated') for call in self._joined_tool_calls()
         ]
-        write_json(cassette_path(path), data, 'cassette')
+        write_json(as_path(path), data, 'cassette')
 
 
 Recording = Cassette
 """The former name of a cassette of runs (the tool-level recording `Recorder` writes)."""
-
-
-def cassette_path(path: object) -> Path:
-    """`path` checked as a cassette path (see `Cassette.load`)."""
-    __tracebackhide__ = True  # cassette errors point at the test, not here
-    return as_path(path)
 
 
 def _without_empty(data: dict[str, Any], *keys: str) -> dict[str, Any]:

@@ -1,10 +1,7 @@
 """`CassetteModel`: record what any pydantic-ai model answers once, replay it offline forever.
 
-A pydantic-ai `WrapperModel`: in a recording mode it sends each request to the model it wraps and
-keeps the exchange (the file is rewritten after each one); in replay it answers from the cassette
-with no network, key or provider SDK. Requests are matched by fingerprint and, for identical
-requests, by how often it has been seen, so several agents and concurrent runs replay
-deterministically. A cassette of runs (by `Recorder`) is replayed by an `AgentDouble`.
+Requests are matched by fingerprint and, for identical requests, by how often it has been seen,
+so several agents and concurrent runs replay deterministically.
 """
 
 from __future__ import annotations
@@ -48,11 +45,11 @@ from pydantic_ai.tools import ToolDefinition
 
 from ..errors import CassetteError, clip, quote
 from ._advice import RecordAdvice, current_advice
+from ._files import as_path, path_detail, place
 from ._fingerprint import RequestViews, fingerprint, mismatch, request_view
 from ._profile import plain_profile, restored_profile
-from ._tool_answers import ToolAnswers
-from ._tool_results import replayed_result, written_result
-from .cassette import Cassette, CassetteInfo, Exchange, RecordedRun, RecordedToolCall, RecordMode, cassette_path
+from ._tool_results import ToolAnswers, replayed_result, written_result
+from .cassette import Cassette, CassetteInfo, Exchange, RecordedRun, RecordedToolCall, RecordMode
 from .double import AgentDouble
 from .script import Call, Output, Prompt, Script, Step
 from .scrub import PLACEHOLDER
@@ -148,7 +145,7 @@ class CassetteModel(WrapperModel):
                 cassette.runs.clear()
                 cassette.tool_calls.clear()
         else:
-            self.path = cassette_path(cassette)
+            self.path = as_path(cassette)
             exists = self.path.exists()
             # In mode 'all' the file is replaced whole by what this model records.
             loaded = Cassette.load(self.path) if exists and mode != 'all' else Cassette()
@@ -322,11 +319,11 @@ class CassetteModel(WrapperModel):
         """The cassette's tool results, looked up by arguments as they are written (scrubbed, redacted)."""
         return ToolAnswers(
             self.cassette.tool_calls,
-            f'cassette {_place(self.path)}',
+            f'cassette {place(self.path)}',
             clean=self._written_args,
             # In pytest the option records it; in code a `Replay` has no mode to change, so no hint.
             hint=f'record it with {self.advice.rerecord()}' if self.advice.in_pytest else '',
-            path=_path_detail(self.path),
+            path=path_detail(self.path),
         )
 
     def clean(self, data: dict[str, Any]) -> dict[str, Any]:
@@ -343,7 +340,7 @@ class CassetteModel(WrapperModel):
         if not isinstance(redacted, dict):
             raise CassetteError(
                 f'the redaction hook returned {type(redacted).__name__}, not the exchange dict',
-                path=_path_detail(self.path),
+                path=path_detail(self.path),
                 reason='redact',
             )
         return cast('dict[str, Any]', redacted)
@@ -397,7 +394,7 @@ class CassetteModel(WrapperModel):
         except ValidationError as error:
             raise CassetteError(
                 f'the redaction hook returned {what} that is not one: {clip(str(error))}',
-                path=_path_detail(self.path),
+                path=path_detail(self.path),
                 reason='invalid',
             ) from None
 
@@ -457,9 +454,9 @@ class _RecordedModel(Model):
 
     def no_model(self) -> CassetteError:
         return CassetteError(
-            f'cassette {_place(self._owner.path)} needs a recording (mode {self._owner.mode!r}) but CassetteModel '
+            f'cassette {place(self._owner.path)} needs a recording (mode {self._owner.mode!r}) but CassetteModel '
             f'wraps no model; {self._owner.advice.real_model()}',
-            path=_path_detail(self._owner.path),
+            path=path_detail(self._owner.path),
             reason='no_model',
         )
 
@@ -570,15 +567,7 @@ def _recorded(
         return exchange.model_response(), exchange.stream_events() if stream else None
     except ValueError as error:  # pydantic's ValidationError included
         raise CassetteError(
-            f'cassette {_place(path)} holds a response pydantic-ai cannot read: {clip(str(error))}',
-            path=_path_detail(path),
+            f'cassette {place(path)} holds a response pydantic-ai cannot read: {clip(str(error))}',
+            path=path_detail(path),
             reason='invalid',
         ) from None
-
-
-def _place(path: Path | None) -> str:
-    return repr(str(path)) if path is not None else '(in memory)'
-
-
-def _path_detail(path: Path | None) -> str | None:  # for `details['path']`, as the file errors give it
-    return str(path) if path is not None else None

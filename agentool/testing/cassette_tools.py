@@ -1,12 +1,6 @@
 """`CassetteTools`: the one capability that keeps tool results in a cassette and answers from them.
 
-Bound to a `CassetteModel`: while it records, each function tool call runs and its result joins
-the cassette's `tool_calls`; in replay, a call is answered from them by tool name and canonical
-arguments, as the type the tool returned (`agentool.testing._tool_results`), and the tool does
-not run. A call the cassette does not hold fails with `UnrecordedCallError` (mode `none`) or is
-run and recorded (`new_episodes`). Tool calls are scrubbed and redacted like exchanges.
-`Replay` and `Recorder` are this capability with their own `CassetteModel` (the `Recorder` keeps
-a result with its run, once the run ends).
+`Replay` and `Recorder` are this capability with their own `CassetteModel`.
 """
 
 from __future__ import annotations
@@ -28,11 +22,10 @@ from ..core.request import operation_name
 from ..errors import ConfigurationError
 from ..telemetry import Surface, operation_span
 from ..toolset import METADATA_KEY
-from ._tool_answers import ToolAnswers
-from ._tool_results import home
+from ._tool_results import ToolAnswers, answered, tool_home
 from .cassette import RecordedToolCall
 from .cassette_model import CassetteModel
-from .log import CallLog, CallRecord
+from .log import CallLog
 
 __all__ = ('CassetteTools',)
 
@@ -74,9 +67,7 @@ class CassetteTools(AbstractCapability[Any]):
         if tool_def.kind != 'function':
             return await handler(args)
         sent = call.args_as_dict()
-        # Where the tool lives: its function's return annotation types the result.
-        tools = ctx.tool_manager.tools if ctx.tool_manager is not None else None
-        where = home(tools.get(tool_def.name) if tools is not None else None, tool_def.name)
+        where = tool_home(ctx, tool_def.name)
         # Re-recording (`all`, or `once` with no cassette yet) runs every tool afresh.
         if not (self.model.records and self.model.mode in ('all', 'once')):
             served = self._answers.serve(call, ctx.run_id, self.calls, where)
@@ -90,17 +81,8 @@ class CassetteTools(AbstractCapability[Any]):
         kept = self._keep(ctx, call, result, returns)
         # Logged as a replay will log it (the result as written, as replay types it), so one
         # assertion holds for both.
-        self.calls.add(
-            CallRecord(
-                tool=call.tool_name,
-                args=sent,
-                call_id=call.tool_call_id,
-                run_id=ctx.run_id,
-                returned=True,
-                result=self._answers.typed(kept, returns),
-                outcome='success',
-            )
-        )
+        typed = self._answers.typed(kept, returns)
+        self.calls.add(answered(call.tool_name, sent, call.tool_call_id, ctx.run_id, typed))
         return result
 
     def _keep(

@@ -1,9 +1,4 @@
-"""What `agentool cassette show|diff|prune|scrub` do, and the unused-exchange report of the pytest plugin.
-
-The CLI imports this module only when a cassette command runs. `show` and `diff` return their text
-or raise a `CassetteError`; `prune` and `scrub` handle each file on its own and return a `Report`
-of what they did to each file and the files they could not handle.
-"""
+"""What `agentool cassette show|diff|prune|scrub` do, and the unused-exchange report of the pytest plugin."""
 
 from __future__ import annotations
 

@@ -1,9 +1,4 @@
-"""The trajectory diff: what changed between two runs or cassettes, named (`agentool cassette diff A B`).
-
-Tool calls are aligned by name, so a call made with other arguments reads as changed (the
-differing values shown); outputs compare in one canonical JSON form, so a run and its own
-cassette diff empty.
-"""
+"""The trajectory diff: what changed between two runs or cassettes, named (`agentool cassette diff A B`)."""
 
 from __future__ import annotations
 
@@ -12,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from ._window import show_pair
+from ._changes import show_pair
 from .cassette import canonical
 from .log import CallRecord
 from .trajectory import Trajectory

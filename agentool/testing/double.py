@@ -1,14 +1,8 @@
 """`AgentDouble`: a scripted model that stands in for any pydantic-ai agent, LLM or not.
 
-Each run picks the first script whose matcher accepts the prompt, then answers one model request
-per step: the scripted tool calls go to the agent's real tools, and the final output goes out in
-whichever output mode the agent asks for. Nothing is sent anywhere, so `ALLOW_MODEL_REQUESTS =
-False` does not stop it.
-
 The double never validates on the agent's behalf. Drift is caught twice: before a call goes out,
-a cheap check of the tool's JSON schema (offered, required fields present, no unknown field)
-works even when the agent allows no retries; anything else pydantic-ai's own validators reject
-comes back as a retry, whose error list the `DriftError` quotes.
+a cheap check of the tool's JSON schema (works even when the agent allows no retries); anything
+else pydantic-ai's own validators reject comes back as a retry, whose errors the `DriftError` quotes.
 """
 
 from __future__ import annotations
@@ -29,6 +23,7 @@ from pydantic_ai.messages import (
     SystemPromptPart,
     ToolCallPart,
     ToolReturnPart,
+    UserContent,
     UserPromptPart,
 )
 from pydantic_ai.models import ModelRequestParameters
@@ -151,7 +146,8 @@ class AgentDouble(AnsweringModel):
             # A run this double did not start but whose history it answered (one a durable engine
             # recovered in a new process) resumes at the step its history reached.
             done = 0 if fresh else sum(isinstance(m, ModelResponse) and m.run_id == last.run_id for m in messages)
-            prompt = _prompt(last) if not done else _prompt(_first_request(messages, last))
+            first = next((m for m in messages if isinstance(m, ModelRequest) and m.run_id == last.run_id), last)
+            prompt = _prompt(first if done else last)
             try:
                 run = self._start(key, prompt, done)
             except DoubleError:  # recorded even when no script answers, so the failure can be inspected
@@ -227,7 +223,7 @@ class AgentDouble(AnsweringModel):
         feedback = [p for p in last.parts if isinstance(p, UserPromptPart)]
         if feedback:
             # A user-voice part after our own answer in the same run is pydantic-ai's output retry feedback.
-            raise _output_feedback_error(where, _text(feedback[-1]))
+            raise _output_feedback_error(where, prompt_text(feedback[-1].content))
 
     async def _play(
         self, run: _Run, key: str, messages: list[ModelMessage], params: ModelRequestParameters
@@ -291,18 +287,15 @@ class AgentDouble(AnsweringModel):
         return f'{self.name}-{self._sequence}'
 
 
-def _first_request(messages: list[ModelMessage], last: ModelRequest) -> ModelRequest:
-    return next((m for m in messages if isinstance(m, ModelRequest) and m.run_id == last.run_id), last)
-
-
 def _prompt(request: ModelRequest) -> str:
-    return ''.join(_text(part) for part in request.parts if isinstance(part, UserPromptPart))
+    return ''.join(prompt_text(part.content) for part in request.parts if isinstance(part, UserPromptPart))
 
 
-def _text(part: UserPromptPart) -> str:
-    if isinstance(part.content, str):
-        return part.content
-    return ''.join(item for item in part.content if isinstance(item, str))
+def prompt_text(content: str | Sequence[UserContent] | None) -> str:
+    """A user prompt's text parts, joined."""
+    if content is None or isinstance(content, str):
+        return content or ''
+    return ''.join(item for item in content if isinstance(item, str))
 
 
 # --- drift: a scripted call or output the agent would not take -------------------------------

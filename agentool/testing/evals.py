@@ -1,13 +1,8 @@
 """Recorded runs in pydantic-evals: span trees, datasets, frozen-tools experiments and a drift evaluator.
 
-pydantic-evals' agentic evaluators read a run's OpenTelemetry spans. A cassette keeps the model's
-answers and the tools' results, so the spans are made the faithful way: the recording is replayed
-through the real agent, instrumented by pydantic-ai, with the model and every tool call answered
-from it; an evaluator then gives the recording the live run's verdict.
-
-Needs the `evals` extra (`pip install 'agentool[evals]'`). `Dataset.evaluate` collects spans from
-the global tracer provider, so set one (`logfire.configure()`, or
-`opentelemetry.trace.set_tracer_provider(TracerProvider())`) before evaluating.
+The spans are made the faithful way: the recording is replayed through the real agent,
+instrumented by pydantic-ai, with the model and every tool call answered from it. Needs the
+`evals` extra.
 """
 
 from __future__ import annotations
@@ -32,8 +27,7 @@ from pydantic_core import to_jsonable_python
 from .._bounds import quote
 from .._options import check_choice, check_instance
 from ..errors import ConfigurationError, MissingExtraError
-from ._tool_answers import ToolAnswers
-from ._tool_results import home
+from ._tool_results import ToolAnswers, tool_home
 from .cassette import Cassette, RecordedCall, RecordedToolCall
 from .cassette_model import CassetteModel
 from .cassette_tools import trace_replayed_call
@@ -121,9 +115,7 @@ class FrozenTools(AbstractCapability[Any]):
     ) -> Any:
         if tool_def.kind != 'function':
             return await handler(args)
-        tools = ctx.tool_manager.tools if ctx.tool_manager is not None else None
-        where = home(tools.get(tool_def.name) if tools is not None else None, tool_def.name)
-        served = self._answers.serve(call, ctx.run_id, self.calls, where)
+        served = self._answers.serve(call, ctx.run_id, self.calls, tool_home(ctx, tool_def.name))
         if served is not None:
             trace_replayed_call(ctx, tool_def, call.args_as_dict())
             return served.value
@@ -260,16 +252,6 @@ async def span_tree(
     return tree
 
 
-def _cassette_files(folder: str | os.PathLike[str]) -> list[Path]:
-    path = Path(folder)
-    if not path.is_dir():
-        raise ConfigurationError(f'{str(path)!r} is not a folder of cassettes', option='folder', value=str(path))
-    files = sorted(path.glob('*.json'))
-    if not files:
-        raise ConfigurationError(f'{str(path)!r} holds no cassette (*.json)', option='folder', value=str(path))
-    return files
-
-
 def recorded_dataset(
     folder: str | os.PathLike[str],
     *,
@@ -294,8 +276,14 @@ def recorded_dataset(
 
 
 def _by_prompt(folder: str | os.PathLike[str]) -> dict[str, tuple[Path, Cassette]]:
+    path = Path(folder)
+    if not path.is_dir():
+        raise ConfigurationError(f'{str(path)!r} is not a folder of cassettes', option='folder', value=str(path))
+    files = sorted(path.glob('*.json'))
+    if not files:
+        raise ConfigurationError(f'{str(path)!r} holds no cassette (*.json)', option='folder', value=str(path))
     found: dict[str, tuple[Path, Cassette]] = {}
-    for file in _cassette_files(folder):
+    for file in files:
         cassette = Cassette.load(file)
         prompt = recorded_prompt(cassette)
         if prompt in found:

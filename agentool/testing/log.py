@@ -1,15 +1,13 @@
 """What a double saw and did: every request it answered, every call it made, and assertions on them.
 
-Assertions compare the expected arguments (a subset, unless `subset=False`) with `==` against the
-arguments as sent, so `unittest.mock.ANY` works inside an expected mapping. A failure lists every
-call made, each argument cut short (a 12 KB argument never hides the calls after it), then the
-expected and the actual side by side, within the length an error message keeps.
+A failure lists every call made, each argument cut short (a 12 KB argument never hides the calls
+after it), then the expected and the actual side by side, within what an error message keeps.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -94,38 +92,23 @@ Expected = str | tuple[str, Mapping[str, Any]]
 """An expected call: a tool name, or a tool name and arguments it was called with."""
 
 
-class CallLog:
+class CallLog(list[CallRecord]):
     """The tool calls made, in order, with assertion helpers whose failures name the calls made."""
 
-    def __init__(self) -> None:
-        self._records: list[CallRecord] = []
-
     def add(self, record: CallRecord) -> None:
-        self._records.append(record)
+        self.append(record)
 
     def settle(self, part: ToolReturnPart) -> CallRecord | None:
         """Attach a tool return to the call it answers; the call, or `None` when it is not in this log."""
-        for record in reversed(self._records):
+        for record in reversed(self):
             if record.call_id == part.tool_call_id and not record.returned:
                 record.returned, record.result, record.outcome = True, part.content, part.outcome
                 return record
         return None
 
-    def clear(self) -> None:
-        self._records.clear()
-
-    def __iter__(self) -> Iterator[CallRecord]:
-        return iter(self._records)
-
-    def __len__(self) -> int:
-        return len(self._records)
-
-    def __getitem__(self, index: int) -> CallRecord:
-        return self._records[index]
-
     def of(self, tool: str) -> list[CallRecord]:
         """The calls to `tool`, in order."""
-        return [record for record in self._records if record.tool == tool]
+        return [record for record in self if record.tool == tool]
 
     def call_count(self, tool: str) -> int:
         """How many times `tool` was called."""
@@ -155,7 +138,7 @@ class CallLog:
         check_text('tool', tool)
         check_instance('args', args, Mapping, optional=True, expected='a mapping of argument names to values')
         check_limit('times', times, optional=True, minimum=0)
-        matching = [record for record in self._records if _fits(record, tool, args, subset)]
+        matching = [record for record in self if _fits(record, tool, args, subset)]
         with_args = f' with {bounded_args(args)}' if args is not None else ''
         want = f'{tool}({bounded_args(args) if args is not None else "..."})' + (
             f' x{times}' if times is not None else ''
@@ -188,9 +171,9 @@ class CallLog:
         position = 0
         for want in expected:
             tool, args = (want, None) if isinstance(want, str) else want
-            while position < len(self._records) and not _fits(self._records[position], tool, args, subset):
+            while position < len(self) and not _fits(self[position], tool, args, subset):
                 position += 1
-            if position == len(self._records):
+            if position == len(self):
                 wanted = ' then '.join(_describe_expected(e) for e in expected)
                 raise self._failure(
                     f'calls were not made in the expected order {wanted}; {_describe_expected(want)} is missing '
@@ -204,7 +187,7 @@ class CallLog:
     def _failure(
         self, message: str, tool: str, expected: list[str], trajectory: Sequence[str] | None, **details: Any
     ) -> ExpectationError:
-        made = [record.describe() for record in self._records]
+        made = [record.describe() for record in self]
         actual = list(trajectory) if trajectory is not None else [f'{n}. {c}' for n, c in enumerate(made, start=1)]
         head = f'{message}; calls made: {_listed(made, _CALLS_CHARS)}\n'
         return ExpectationError(

@@ -1,11 +1,8 @@
 """The pytest plugin of `agentool.testing`, loaded through the `pytest11` entry point.
 
-Everything is opt-in, so installing agentool changes no other project's tests: fixtures for a
-fresh registry or injector, for blocking model requests, and the cassette family
-(`agentool_cassette`, its path and record mode); the ini options `agentool_isolate = true` and
-`agentool_block_model_requests = true` apply the first two to every test. Each is restored when
-the test ends. agentool itself is imported only when a fixture runs, so a broken import shows up
-in the tests that use agentool rather than at pytest's start.
+Everything is opt-in, so installing agentool changes no other project's tests. agentool itself is
+imported only when a fixture runs, so a broken import shows up in the tests that use agentool
+rather than at pytest's start.
 """
 
 from __future__ import annotations

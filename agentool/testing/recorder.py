@@ -1,8 +1,7 @@
 """`Recorder`: record real runs (any model) at the tool level into a cassette.
 
-It only observes, through pydantic-ai's public capability hooks: the tool calls each model
-response chose, what each tool returned, and the run's output. The cassette is written (scrubbed)
-when each run ends, so a test that records can be rerun to replay at once (with `Replay`).
+It only observes, through pydantic-ai's public capability hooks; the cassette is written when
+each run ends.
 """
 
 from __future__ import annotations
@@ -22,6 +21,7 @@ from .._options import refuse
 from .cassette import Cassette, RecordedCall, RecordedRun, RecordedToolCall
 from .cassette_model import CassetteModel
 from .cassette_tools import CassetteTools
+from .double import prompt_text
 
 __all__ = ('Recorder',)
 
@@ -103,7 +103,7 @@ class Recorder(CassetteTools):
         pending = self._pending.pop(ctx.run_id or '', _Pending())
         steps = [[call for call_id, call in step if call_id in pending.results] for step in pending.steps]
         run = {
-            'prompt': _text(ctx.prompt),
+            'prompt': prompt_text(ctx.prompt),
             'steps': [[call.model_dump(mode='json') for call in step] for step in steps if step],
             'output': to_jsonable_python(result.output, fallback=repr),
         }
@@ -118,11 +118,3 @@ class Recorder(CassetteTools):
 
     def _run(self, ctx: RunContext[Any]) -> _Pending:
         return self._pending.setdefault(ctx.run_id or '', _Pending())
-
-
-def _text(prompt: Any) -> str:
-    if prompt is None:
-        return ''
-    if isinstance(prompt, str):
-        return prompt
-    return ''.join(item for item in prompt if isinstance(item, str))

@@ -1,9 +1,4 @@
-"""`Replay`: serve a cassette back, so a test runs offline what a real model and real tools once did.
-
-`replay.model` answers as the model did (a cassette of runs plays through an `AgentDouble`, so a
-recording that no longer fits the agent fails with a `DriftError`); `replay` itself answers tool
-calls from the recorded results, by tool name and canonical arguments.
-"""
+"""`Replay`: serve a cassette back, so a test runs offline what a real model and real tools once did."""
 
 from __future__ import annotations
 

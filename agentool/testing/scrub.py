@@ -1,14 +1,8 @@
 """Scrubbing secrets from what a cassette writes, before it is written.
 
-Everything a cassette writes passes through `scrub` first (on by default; `CassetteModel(scrub=False)`
-turns it off). It walks the JSON: a value under a secret's name (`api_key`, `Cookie`, ...) is
-replaced whole, a string holding JSON is scrubbed as JSON (at any depth), and other strings go
-through the text rules: PEM private key blocks, provider keys and bearer tokens, URL credentials,
-`name=value` and `name: value` under a secret's name wherever they stand (queries, fragments,
-headers, env, YAML and INI lines, reprs), then the token shapes detect-secrets knows
-(`_known_shapes`). Each secret becomes a placeholder no rule matches again, so scrubbing is
-idempotent and a replayed request still matches; every rule is a bounded or possessive regex, so
-scrubbing stays linear in the text.
+Each secret becomes a placeholder no rule matches again, so scrubbing is idempotent and a
+replayed request still matches; every rule is a bounded or possessive regex, so scrubbing stays
+linear in the text.
 """
 
 from __future__ import annotations

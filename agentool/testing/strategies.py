@@ -1,10 +1,7 @@
 """Hypothesis strategies built from an agentool's input schema: valid inputs per operation, and invalid ones.
 
-For a registered agentool both are generated from each operation's published request schema and
-checked by the agentool's own validation; for a bare schema class, from its JSON schema and
-checked against it. A keyword the generator does not understand costs rejected examples, never
-wrong ones. The agentool is looked up when the strategy is first drawn from, so a strategy can be
-built at import time in a test module.
+The agentool is looked up when the strategy is first drawn from, so a strategy can be built at
+import time in a test module.
 """
 
 from __future__ import annotations

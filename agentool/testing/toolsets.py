@@ -1,13 +1,5 @@
-"""Toolsets without their backend: record an MCP server (or any toolset) into a cassette, or double it.
-
-- `CassetteToolset(server, model)` wraps a toolset beside a `CassetteModel`. While the model
-  records, the server runs: its tool definitions (with the `toolset_id` the agent stamps on them)
-  join the cassette's `toolsets`, each call's result its `tool_calls`. In replay the server is
-  never started: the tools are the recorded definitions and each call is answered from the
-  cassette. Listed again against a recording (`new_episodes`, or `verify=True`), a changed tool
-  list is a `CassetteMismatchError` naming the tools and properties.
-- `ToolsetDouble` is a toolset with no backend at all: given tools, answered by a script or a function.
-"""
+"""Toolsets without their backend: record an MCP server (or any toolset) into a cassette
+(`CassetteToolset`), or double it (`ToolsetDouble`)."""
 
 from __future__ import annotations
 
@@ -25,10 +17,9 @@ from pydantic_core import SchemaValidator, core_schema, to_jsonable_python
 
 from .._options import check_instance, check_instances, check_label, check_text, refuse
 from ..errors import CassetteError, CassetteMismatchError, ConfigurationError, UnrecordedCallError, clip, quote
-from ._schema_changes import schema_changes
-from ._tool_answers import ToolAnswers, answered
-from ._tool_results import home
-from ._window import show_pair
+from ._changes import schema_changes, show_pair
+from ._files import path_detail, place
+from ._tool_results import ToolAnswers, answered, home
 from .cassette import Cassette
 from .cassette_model import CassetteModel
 from .log import CallLog, CallRecord
@@ -114,9 +105,9 @@ class CassetteToolset(WrapperToolset[Any]):
         if not self._live:
             if recorded is None:
                 raise CassetteError(
-                    f'cassette {self._where()} holds no tools of toolset {self.name!r}; record it with the '
+                    f'cassette {place(self.model.path)} holds no tools of toolset {self.name!r}; record it with the '
                     f'toolset running ({self.model.advice.fill()})',
-                    path=self._path(),
+                    path=path_detail(self.model.path),
                     reason='no_toolset',
                     toolset=self.name,
                 )
@@ -161,9 +152,9 @@ class CassetteToolset(WrapperToolset[Any]):
             return [ToolDefinition(**definition) for definition in _with_ids(recorded, self.model.cassette)]
         except TypeError as error:  # a field this pydantic-ai does not know, or a name missing
             raise CassetteError(
-                f'cassette {self._where()} holds a tool of toolset {self.name!r} pydantic-ai cannot read: '
+                f'cassette {place(self.model.path)} holds a tool of toolset {self.name!r} pydantic-ai cannot read: '
                 f'{clip(str(error))}',
-                path=self._path(),
+                path=path_detail(self.model.path),
                 reason='invalid',
             ) from None
 
@@ -182,19 +173,13 @@ class CassetteToolset(WrapperToolset[Any]):
             changes.append(f'tool {name!r} changed: {"; ".join(fields)}')
         lines = '\n'.join(f'  - {line}' for line in changes)
         return CassetteMismatchError(
-            f'cassette {self._where()}: the tools of toolset {self.name!r} changed since they were recorded:\n'
+            f'cassette {place(self.model.path)}: the tools of toolset {self.name!r} changed since they were recorded:\n'
             f'{lines}\nRe-record with {self.model.advice.rerecord(keep=False)} if the change is intended.',
-            path=self._path(),
+            path=path_detail(self.model.path),
             fingerprint='',
             changes=changes,
             toolset=self.name,
         )
-
-    def _where(self) -> str:
-        return repr(str(self.model.path)) if self.model.path is not None else '(in memory)'
-
-    def _path(self) -> str | None:
-        return str(self.model.path) if self.model.path is not None else None
 
 
 @dataclass(init=False)

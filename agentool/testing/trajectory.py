@@ -1,14 +1,7 @@
 """What an agent did, from any run: a pydantic-ai result or its messages, a replay, a cassette, a double.
 
-A `Trajectory` is the run as a test reads it: one `TrajectoryStep` per model request, every tool
-call with its result in a `CallLog` (with its assertions), and the output. A failed assertion
-prints the expected and the actual trajectory side by side.
-
-Every source reads alike: an output tool's call (any name, `ToolOutput(name=...)` included) is
-the output, never a tool call, and outputs compare in one canonical JSON form, so a run and the
-cassette it recorded give the same trajectory. A run result names its output tool by its final
-response; a cassette and a double by the request's parameters; bare messages by pydantic-ai's
-default name (`final_result...`) and `output_tools=`.
+Every source reads alike: an output tool's call is the output, never a tool call, and outputs
+compare in one canonical JSON form, so a run and the cassette it recorded give the same trajectory.
 """
 
 from __future__ import annotations
@@ -96,7 +89,11 @@ class Trajectory:
         if isinstance(source, Trajectory):
             return source
         if isinstance(source, AgentRunResult):
-            return _from_result(cast('AgentRunResult[Any]', source), extra)
+            run = cast('AgentRunResult[Any]', source)
+            messages = run.all_messages()
+            found = _from_messages(messages, {**extra, **_output_tool(messages, run.output)})
+            found.output, found.has_output = run.output, True
+            return found
         if isinstance(source, CassetteModel):
             path = str(source.path) if source.path else None
             return _from_cassette(source.cassette, extra, path, f'cassette {path or "(in memory)"}')
@@ -239,13 +236,6 @@ def _from_messages(messages: Sequence[ModelMessage], outputs: _Outputs) -> Traje
             for record in _add_step(found, message, outputs):
                 if (answered := returns.get(record.call_id)) is not None:
                     _settle(record, answered.content, answered.outcome)
-    return found
-
-
-def _from_result(run: AgentRunResult[Any], outputs: _Outputs) -> Trajectory:
-    messages = run.all_messages()
-    found = _from_messages(messages, {**outputs, **_output_tool(messages, run.output)})
-    found.output, found.has_output = run.output, True
     return found
 
 

@@ -1,13 +1,33 @@
-"""A tool's JSON schema change, named field by field: "property `to_unit` removed, `target_unit` added"."""
+"""How a change is named: two values windowed around their first difference, a tool's JSON schema
+field by field ("property `to_unit` removed, `target_unit` added")."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any, TypeGuard, cast
 
-from ._window import show_pair
+__all__ = ('schema_changes', 'show_pair')
 
-__all__ = ('schema_changes',)
+
+def show_pair(before: Any, after: Any, *, old: str = 'recorded', new: str = 'sent', limit: int = 160) -> str:
+    """`<before> recorded, <after> sent` as JSON, each cut to about `limit` characters around their
+    first difference, so both sides show it."""
+    left, right = (json.dumps(value, sort_keys=True, ensure_ascii=False, default=repr) for value in (before, after))
+    if len(left) > limit or len(right) > limit:
+        first = 0
+        shortest = min(len(left), len(right))
+        while first < shortest and left[first] == right[first]:
+            first += 1
+        start = max(0, first - limit // 4)
+        left, right = _cut(left, start, limit), _cut(right, start, limit)
+    return f'{left} {old}, {right} {new}'
+
+
+def _cut(text: str, start: int, limit: int) -> str:
+    end = start + limit
+    return f'{"..." if start > 0 else ""}{text[start:end]}{"..." if end < len(text) else ""}'
+
 
 _MAX_DEPTH = 4
 """How deep nested object properties are named; deeper changes show as their parent's change."""
