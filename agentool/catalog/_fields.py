@@ -8,6 +8,7 @@ infinite or NaN float, so wherever the catalog holds one it is the string pydant
 
 from __future__ import annotations
 
+import copy
 import json
 import types
 from collections.abc import Callable, Sequence
@@ -195,7 +196,9 @@ def operation_request_schema(
         derived['description'] = description
     if '$defs' in schema:
         derived['$defs'] = schema['$defs']
-    return derived
+    # A copy: the input schema is computed once per agentool, and a caller editing one operation's
+    # schema must not edit the entry's input schema or another operation's.
+    return copy.deepcopy(derived)
 
 
 _JSON_TYPES: dict[type, str] = {bool: 'boolean', int: 'integer', float: 'number', str: 'string'}
