@@ -111,14 +111,6 @@ def calc_injector(provider: TracerProvider) -> AgenToolInjector:
     return injector
 
 
-def test_operation_span_carries_agentool_and_operation(exporter: InMemorySpanExporter, tracer: Tracer) -> None:
-    with operation_span('storage', 'read', tracer=tracer, attributes={'extra': 1}) as span:
-        assert span.is_recording()
-    (finished,) = exporter.get_finished_spans()
-    assert finished.name == 'execute_tool storage.read'
-    assert dict(finished.attributes or {}) == _attributes('storage', 'read', extra=1)
-
-
 def test_nested_calls_nest_and_errors_are_recorded(exporter: InMemorySpanExporter, tracer: Tracer) -> None:
     with (
         pytest.raises(ZeroDivisionError),
@@ -292,15 +284,24 @@ def test_wrong_arguments_are_refused_whether_or_not_tracing_is_on(
     assert exporter.get_finished_spans() == ()
 
 
-@pytest.mark.parametrize('surface', ['direct', 'toolset', 'mcp'])
-def test_operation_span_records_each_documented_surface(
-    surface: Literal['direct', 'toolset', 'mcp'], tracer: Tracer, exporter: InMemorySpanExporter
+@pytest.mark.parametrize(
+    ('surface', 'extra'),
+    [
+        ('direct', {}),
+        ('toolset', {}),
+        ('mcp', {}),
+        ('direct', {'extra': 1}),
+        ('toolset', {'k': 'v', 'n': 2, 'flags': (True, False)}),
+    ],
+)
+def test_operation_span_records_each_documented_surface_and_extra_attributes(
+    surface: Literal['direct', 'toolset', 'mcp'], extra: dict[str, Any], tracer: Tracer, exporter: InMemorySpanExporter
 ) -> None:
-    with operation_span('greeter', 'hello', surface=surface, tracer=tracer):
-        pass
+    with operation_span('greeter', 'hello', surface=surface, tracer=tracer, attributes=extra) as recording:
+        assert recording.is_recording()
     (span,) = exporter.get_finished_spans()
     assert span.name == 'execute_tool greeter.hello'
-    assert dict(span.attributes or {}) == _attributes('greeter', 'hello', surface)
+    assert dict(span.attributes or {}) == _attributes('greeter', 'hello', surface, **extra)
     assert span.instrumentation_scope is not None
     assert span.status.status_code is StatusCode.UNSET
 
@@ -333,13 +334,6 @@ def test_a_no_op_or_proxy_tracer_counts_as_none(tracer: Tracer) -> None:
     with operation_span('a', 'b', tracer=tracer) as span:
         assert not span.is_recording()
     assert operation_span('a', 'b', tracer=tracer) is operation_span('c', 'd')
-
-
-def test_extra_attributes_are_added(tracer: Tracer, exporter: InMemorySpanExporter) -> None:
-    with operation_span('a', 'b', tracer=tracer, attributes={'k': 'v', 'n': 2, 'flags': (True, False)}):
-        pass
-    (span,) = exporter.get_finished_spans()
-    assert {'k': 'v', 'n': 2, 'flags': (True, False)}.items() <= dict(span.attributes or {}).items()
 
 
 @pytest.mark.parametrize(
