@@ -472,7 +472,7 @@ async def test_a_bearer_scheme_in_any_case_is_counted_like_any_session(held: Hel
 async def test_off_loopback_a_named_origin_list_is_enforced(
     held: Held, allowed: list[str] | None, origin: str | None, status: int, sessionless: bool
 ) -> None:
-    origins = {} if allowed is None else {'allowed_origins': allowed}
+    origins: dict[str, Any] = {} if allowed is None else {'allowed_origins': allowed}
     options = HttpOptions(host='0.0.0.0', allow_unauthenticated=True, **origins)
     message, headers = modern('tools/list') if sessionless else (INITIALIZE, {})
     async with running(options) as app:
@@ -925,7 +925,7 @@ async def test_a_flood_from_a_host_under_its_limit_leaves_the_server_room_for_an
         ({'max_sessions': 1, 'max_sessions_per_client': 1}, 1),  # one session server: one client at a time
     ],
 )
-def test_a_clients_default_share_stays_below_a_small_server_cap(options: dict[str, int], share: int) -> None:
+def test_a_clients_default_share_stays_below_a_small_server_cap(options: dict[str, Any], share: int) -> None:
     assert HttpOptions(**options).max_sessions_per_client == share
     assert HttpOptions(**options).max_sessions == options['max_sessions']
 

@@ -375,8 +375,9 @@ TRACER = 'tracer must be an OpenTelemetry Tracer'
 def test_misuse_of_operation_span_is_a_configuration_error_naming_the_option(
     arguments: dict[str, Any], option: str, message: str, traced: bool, tracer: Tracer
 ) -> None:
+    given: dict[str, Any] = {'tracer': tracer if traced else None, **arguments}
     with pytest.raises(ConfigurationError, match=message) as caught:
-        operation_span('a', 'b', **{'tracer': tracer if traced else None, **arguments})
+        operation_span('a', 'b', **given)
     assert {'option': option, 'value': repr(arguments[option])}.items() <= caught.value.details.items()
 
 
