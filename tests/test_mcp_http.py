@@ -62,6 +62,8 @@ from tests.mcp_asgi import (
 )
 
 TOKEN = 'correct-horse-battery-staple'
+ALLOWED = 'https://app.example.com'
+EVIL = 'https://evil.example'
 LINE = re.compile(r'^agentool mcp: serving at (http://127\.0\.0\.1:\d+/mcp) \((.*)\)$')
 
 
@@ -181,12 +183,22 @@ def test_a_request_limit_that_is_not_a_positive_int_is_refused(limit: Any) -> No
         ({'allowed_origins': ('https://a.example?x=1',)}, 'allowed_origins'),
         ({'allowed_origins': ('https://user@a.example',)}, 'allowed_origins'),
         ({'allowed_origins': ('https://',)}, 'allowed_origins'),
+        ({'max_sessions': 8, 'max_sessions_per_client': 8}, 'max_sessions_per_client'),
+        ({'tokens': {}}, 'tokens'),
+        ({'tokens': {'a': 'x\ty'}}, 'tokens'),
+        ({'tokens': {'a': ' padded'}}, 'tokens'),
+        ({'tokens': {'': 'abc'}}, 'tokens'),
+        ({'tokens': {'a': 'same', 'b': 'same'}}, 'tokens'),
+        ({'tokens': {'a': 'abc'}, 'token': 'other'}, 'token'),
+        ({'trusted_proxies': '10.0.0.1'}, 'trusted_proxies'),
+        ({'trusted_proxies': ['proxy.example']}, 'trusted_proxies'),
     ],
 )
 def test_every_option_is_checked_at_construction(options: dict[str, Any], option: str) -> None:
-    with pytest.raises(ServingError, match=f'{option} must') as raised:
+    with pytest.raises(ServingError, match=rf'options: {option}\b.* (must|give|needs)') as raised:
         HttpOptions(**options)
     assert raised.value.details['options'] == [option]
+    assert not {'same', 'abc'} & set(str(raised.value).replace("'", ' ').split())  # no token is quoted
 
 
 @pytest.mark.parametrize(
@@ -210,6 +222,7 @@ def test_an_allowed_origin_no_browser_sends_is_refused_naming_it(origin: str) ->
     assert HttpOptions(allowed_origins=['HTTPS://OK.example.com:8443/']).allowed_origins == (
         'https://ok.example.com:8443',
     )
+    assert HttpOptions(allowed_origins=[ALLOWED + '/']).allowed_origins == (ALLOWED,)
 
 
 def test_a_truthy_string_never_allows_an_open_public_server(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -362,6 +375,7 @@ async def test_serving_something_that_is_not_a_server_or_not_options_is_a_typed_
 
 FLOODER = ('127.0.0.1', 40001)
 OTHER = ('127.0.0.2', 40002)
+THIRD = ('127.0.0.3', 40003)
 
 
 @pytest.fixture
@@ -392,11 +406,10 @@ async def test_at_the_server_cap_an_idle_session_makes_room_and_busy_ones_refuse
     async with running(options) as app, anyio.create_task_group() as group:
         idle = await open_session(app, OTHER)
         await busy_session(app, FLOODER, held, group)
-        third = ('127.0.0.3', 40003)
-        fresh = await open_session(app, third)  # the idle session was closed for it
+        fresh = await open_session(app, THIRD)  # the idle session was closed for it
         assert (await list_tools(app, OTHER, idle)).status == 404
-        assert (await list_tools(app, third, fresh)).status == 200
-        await busy_session(app, third, held, group)  # `fresh` is busy now too
+        assert (await list_tools(app, THIRD, fresh)).status == 200
+        await busy_session(app, THIRD, held, group)  # `fresh` is busy now too
         refused = await send(app, ('127.0.0.4', 40004), INITIALIZE)
         assert refused.status == 503
         assert refused.rpc()['error']['data']['details'] == {'option': 'max_sessions', 'limit': 2, 'open': 2}
@@ -445,29 +458,28 @@ async def test_a_bearer_scheme_in_any_case_is_counted_like_any_session(held: Hel
         assert (await send(app, FLOODER, INITIALIZE, headers={'authorization': f'{scheme}  s3cret'})).status == 401
 
 
-ALLOWED = 'https://app.example.com'
-
-
-async def test_off_loopback_a_named_origin_list_is_enforced(held: Held) -> None:
-    options = HttpOptions(host='0.0.0.0', allow_unauthenticated=True, allowed_origins=[ALLOWED + '/'])
-    assert options.allowed_origins == (ALLOWED,)
+@pytest.mark.parametrize(
+    ('allowed', 'origin', 'status'),
+    [
+        ([ALLOWED + '/'], EVIL, 403),
+        ([ALLOWED + '/'], ALLOWED, 200),
+        ([ALLOWED + '/'], None, 200),  # no Origin: not a browser
+        ([ALLOWED.upper()], ALLOWED, 200),  # written in capitals, it matches what browsers send
+        (None, EVIL, 200),  # without allowed_origins, Origin is not checked off loopback
+    ],
+)
+@pytest.mark.parametrize('sessionless', [False, True])
+async def test_off_loopback_a_named_origin_list_is_enforced(
+    held: Held, allowed: list[str] | None, origin: str | None, status: int, sessionless: bool
+) -> None:
+    origins: dict[str, Any] = {} if allowed is None else {'allowed_origins': allowed}
+    options = HttpOptions(host='0.0.0.0', allow_unauthenticated=True, **origins)
+    message, headers = modern('tools/list') if sessionless else (INITIALIZE, {})
     async with running(options) as app:
-        evil = await send(app, FLOODER, INITIALIZE, headers={'origin': 'https://evil.example'})
-        assert evil.status == 403
-        assert evil.rpc()['error']['message'] == 'Origin not allowed'
-        assert (await send(app, FLOODER, INITIALIZE, headers={'origin': ALLOWED})).status == 200
-        assert (await send(app, OTHER, INITIALIZE)).status == 200  # no Origin: not a browser
-
-
-async def test_an_allowed_origin_written_in_capitals_matches_what_browsers_send(held: Held) -> None:
-    options = HttpOptions(host='0.0.0.0', allow_unauthenticated=True, allowed_origins=[ALLOWED.upper()])
-    async with running(options) as app:
-        assert (await send(app, FLOODER, INITIALIZE, headers={'origin': ALLOWED})).status == 200
-
-
-async def test_off_loopback_without_allowed_origins_origin_is_not_checked(held: Held) -> None:
-    async with running(HttpOptions(host='0.0.0.0', allow_unauthenticated=True)) as app:
-        assert (await send(app, FLOODER, INITIALIZE, headers={'origin': 'https://evil.example'})).status == 200
+        answer = await send(app, THIRD, message, headers={**headers, **({'origin': origin} if origin else {})})
+        assert answer.status == status
+        if status == 403:
+            assert answer.rpc()['error']['message'] == 'Origin not allowed'
 
 
 async def test_with_a_token_an_authorised_flood_recycles_its_own_sessions(held: Held) -> None:
@@ -479,9 +491,6 @@ async def test_with_a_token_an_authorised_flood_recycles_its_own_sessions(held: 
         gone = await send(app, FLOODER, {'jsonrpc': '2.0', 'id': 2, 'method': 'ping'}, session=first, headers=auth)
         kept = await send(app, FLOODER, {'jsonrpc': '2.0', 'id': 2, 'method': 'ping'}, session=second, headers=auth)
         assert (gone.status, kept.status) == (404, 200)
-
-
-THIRD = ('127.0.0.3', 40003)
 
 
 async def test_discover_list_and_call_are_served_without_a_session(held: Held) -> None:
@@ -556,16 +565,6 @@ async def test_sessionless_requests_are_host_and_origin_checked_on_loopback(
     async with running(HttpOptions()) as app:
         message, headers = modern('tools/list')
         assert (await send(app, THIRD, message, headers={**headers, **sent})).status == status
-
-
-async def test_off_loopback_allowed_origins_apply_to_sessionless_requests(held: Held) -> None:
-    options = HttpOptions(host='0.0.0.0', allow_unauthenticated=True, allowed_origins=['https://app.example'])
-    async with running(options) as app:
-        message, headers = modern('tools/list')
-        evil = await send(app, THIRD, message, headers={**headers, 'origin': 'https://evil.example'})
-        assert evil.status == 403
-        good = await send(app, THIRD, message, headers={**headers, 'origin': 'https://app.example'})
-        assert good.status == 200
 
 
 # --- both eras over loopback, each with the official client ------------------------------------------------
@@ -780,31 +779,6 @@ async def test_without_trusted_proxies_x_forwarded_for_is_ignored(injector: obje
         assert list(app.state.mcp_sessions.per_client) == [('10.0.0.5', '')]
 
 
-@pytest.mark.parametrize(
-    ('options', 'option'),
-    [
-        ({'max_sessions': 8, 'max_sessions_per_client': 8}, 'max_sessions_per_client'),
-        ({'tokens': {}}, 'tokens'),
-        ({'tokens': {'a': 'x\ty'}}, 'tokens'),
-        ({'tokens': {'a': ' padded'}}, 'tokens'),
-        ({'tokens': {'': 'abc'}}, 'tokens'),
-        ({'tokens': {'a': 'same', 'b': 'same'}}, 'tokens'),
-        ({'tokens': {'a': 'abc'}, 'token': 'other'}, 'token'),
-        ({'trusted_proxies': '10.0.0.1'}, 'trusted_proxies'),
-        ({'trusted_proxies': ['proxy.example']}, 'trusted_proxies'),
-    ],
-)
-def test_identity_options_are_checked_at_construction(options: dict[str, Any], option: str) -> None:
-    with pytest.raises(ServingError) as raised:
-        HttpOptions(**options)
-    assert raised.value.details['options'] == [option]
-    assert not {'same', 'abc'} & set(str(raised.value).replace("'", ' ').split())  # no token is quoted
-
-
-def test_one_session_server_serves_one_client_at_a_time() -> None:
-    assert HttpOptions(max_sessions=1, max_sessions_per_client=1).max_sessions == 1
-
-
 def test_a_tokens_file_names_one_token_a_line(tmp_path: Path) -> None:
     tokens_file = tmp_path / 'tokens'
     tokens_file.write_text(f'# who may call\nalice {ALICE}\n\nbob   {BOB}\n', encoding='utf-8')
@@ -829,32 +803,34 @@ def test_a_bad_tokens_file_is_refused_without_quoting_a_token(tmp_path: Path, co
 
 
 @pytest.mark.parametrize(
-    ('flags', 'option'),
+    ('flags', 'said'),
     [
-        (['--trusted-proxy', 'nonsense'], 'trusted_proxies'),
-        (['--max-sessions', '4', '--max-sessions-per-client', '4'], 'max_sessions_per_client'),
+        (['--trusted-proxy', 'nonsense'], 'invalid HTTP serving options: trusted_proxies'),
+        (['--max-sessions', '4', '--max-sessions-per-client', '4'], 'invalid HTTP serving options: max_sessions_per'),
+        (['--tokens-file', 'TOKENS'], 'line 1 of the tokens file'),
     ],
 )
 def test_the_cli_identity_flags_reach_the_options(
-    flags: list[str], option: str, capsys: pytest.CaptureFixture[str]
+    flags: list[str], said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(['mcp', '--transport', 'streamable-http', *flags]) == 1
-    err = capsys.readouterr().err
-    assert err.count('\n') == 1
-    assert f'invalid HTTP serving options: {option}' in err
-
-
-def test_the_cli_tokens_file_flag_reaches_the_options(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     tokens_file = tmp_path / 'tokens'
     tokens_file.write_text('alice\n', encoding='utf-8')
-    assert main(['mcp', '--transport', 'streamable-http', '--tokens-file', str(tokens_file)]) == 1
-    assert 'line 1 of the tokens file' in capsys.readouterr().err
+    assert (
+        main(['mcp', '--transport', 'streamable-http', *[str(tokens_file) if f == 'TOKENS' else f for f in flags]]) == 1
+    )
+    err = capsys.readouterr().err
+    assert err.count('\n') == 1
+    assert said in err
 
 
 linux_loopback = pytest.mark.skipif(sys.platform != 'linux', reason='needs all of 127.0.0.0/8 on loopback (Linux)')
 
 OPTIONS = HttpOptions(port=0, max_sessions=8, max_sessions_per_client=4)
 ACCEPT = {'accept': 'application/json, text/event-stream', 'content-type': 'application/json'}
+
+
+def _session_of(opened: httpx2.Response) -> dict[str, str]:
+    return {'mcp-session-id': opened.headers['mcp-session-id'], 'mcp-protocol-version': LATEST_HANDSHAKE_VERSION}
 
 
 def _flooder(source: str = '127.0.0.1') -> httpx2.AsyncClient:
@@ -883,7 +859,7 @@ async def _hold_stream(url: str, stack: AsyncExitStack) -> int:
     opened = await _initialize(url)
     if opened.status_code != 200:
         return opened.status_code
-    session = {'mcp-session-id': opened.headers['mcp-session-id'], 'mcp-protocol-version': LATEST_HANDSHAKE_VERSION}
+    session = _session_of(opened)
     async with _flooder() as http:
         note = {'jsonrpc': '2.0', 'method': 'notifications/initialized'}
         assert (await http.post(url, json=note, headers={**ACCEPT, **session})).status_code == 202
@@ -900,8 +876,7 @@ async def test_an_initialize_loop_on_new_connections_never_evicts_another_hosts_
     # The other client holds no event stream open (as `curl` does not): its session is idle between
     # calls, so only the rules keep it.
     async with served(OPTIONS) as url:
-        opened = await _initialize(url, '127.0.0.2')
-        session = {'mcp-session-id': opened.headers['mcp-session-id'], 'mcp-protocol-version': LATEST_HANDSHAKE_VERSION}
+        session = _session_of(await _initialize(url, '127.0.0.2'))
         assert await _add(url, '127.0.0.2', session) == 200
         statuses = [(await _initialize(url)).status_code for _ in range(24)]
         assert statuses == [200] * 24  # the flood recycled its own sessions, four at most
@@ -939,10 +914,20 @@ async def test_a_flood_from_a_host_under_its_limit_leaves_the_server_room_for_an
                 assert result.structured_content == {'result': 4.0}
 
 
-@pytest.mark.parametrize(('max_sessions', 'share'), [(1, 1), (2, 1), (9, 4), (64, 32), (1000, 32)])
-@linux_loopback
-def test_a_clients_default_share_stays_below_a_small_server_cap(max_sessions: int, share: int) -> None:
-    assert HttpOptions(max_sessions=max_sessions).max_sessions_per_client == share
+@pytest.mark.parametrize(
+    ('options', 'share'),
+    [
+        ({'max_sessions': 1}, 1),
+        ({'max_sessions': 2}, 1),
+        ({'max_sessions': 9}, 4),
+        ({'max_sessions': 64}, 32),
+        ({'max_sessions': 1000}, 32),
+        ({'max_sessions': 1, 'max_sessions_per_client': 1}, 1),  # one session server: one client at a time
+    ],
+)
+def test_a_clients_default_share_stays_below_a_small_server_cap(options: dict[str, Any], share: int) -> None:
+    assert HttpOptions(**options).max_sessions_per_client == share
+    assert HttpOptions(**options).max_sessions == options['max_sessions']
 
 
 @linux_loopback

@@ -50,6 +50,18 @@ def scripted(*steps: Sequence[ToolCallPart] | str) -> tuple[Script, list[list[Mo
     return model, seen
 
 
+async def run_notes(
+    *steps: Sequence[ToolCallPart] | str, deps: Notes | None = None, toolset: AbstractToolset[Any] | None = None
+) -> list[list[ModelMessage]]:
+    """Run `steps` as the model with `toolset` (all of notes by default): the messages each request saw."""
+    if toolset is None:
+        create_notes()
+        toolset = AgenToolToolset()
+    model, seen = scripted(*steps)
+    await Agent(FunctionModel(model), toolsets=[toolset], deps_type=dict).run('go', deps={} if deps is None else deps)
+    return seen
+
+
 def errors(part: ToolReturnPart) -> list[dict[str, Any]]:
     """The validation errors a retried return carries."""
     assert part.outcome == 'retried'
@@ -132,15 +144,13 @@ async def test_an_llm_style_run_writes_then_reads() -> None:
 
 
 async def test_a_validation_failure_goes_back_as_a_retry_and_the_model_recovers() -> None:
-    create_notes()
-    model, seen = scripted(
+    notes: Notes = {}
+    seen = await run_notes(
         [ToolCallPart('notes_put', {'key': 'a', 'copies': 0, 'operation': 'get'})],
         [ToolCallPart('notes_put', {'key': 'a', 'text': 'fixed'})],
         'ok',
+        deps=notes,
     )
-    notes: Notes = {}
-    agent = Agent(FunctionModel(model), toolsets=[AgenToolToolset()], deps_type=dict)
-    assert (await agent.run('go', deps=notes)).output == 'ok'
     (retry,) = returns(seen[1])
     assert retry.outcome == 'retried'
     assert retry.tool_name == 'notes_put'
@@ -158,14 +168,11 @@ async def test_a_validation_failure_goes_back_as_a_retry_and_the_model_recovers(
 
 
 async def test_a_schema_constraint_failure_names_the_field() -> None:
-    create_notes()
-    model, seen = scripted(
+    seen = await run_notes(
         [ToolCallPart('notes_put', {'key': 'a', 'text': 't', 'copies': 0})],
         [ToolCallPart('notes_put', {'key': 'a', 'text': 't'})],
         'ok',
     )
-    agent = Agent(FunctionModel(model), toolsets=[AgenToolToolset()], deps_type=dict)
-    await agent.run('go', deps={})
     (retry,) = returns(seen[1])
     assert retry.outcome == 'retried'
     assert [(e['type'], e['loc'], e['msg']) for e in errors(retry)] == [
@@ -174,10 +181,7 @@ async def test_a_schema_constraint_failure_names_the_field() -> None:
 
 
 async def test_invalid_json_arguments_are_a_retry_too() -> None:
-    create_notes()
-    model, seen = scripted([ToolCallPart('notes_get', '{"key": ')], [ToolCallPart('notes_dump', {})], 'ok')
-    agent = Agent(FunctionModel(model), toolsets=[AgenToolToolset()], deps_type=dict)
-    await agent.run('go', deps={})
+    seen = await run_notes([ToolCallPart('notes_get', '{"key": ')], [ToolCallPart('notes_dump', {})], 'ok')
     (retry,) = returns(seen[1])
     assert retry.outcome == 'retried'
     assert errors(retry)[0]['type'] == 'json_invalid'
@@ -201,36 +205,26 @@ async def test_a_tool_exception_propagates_out_of_the_run() -> None:
 
 
 async def test_model_retry_raised_by_a_tool_follows_pydantic_ai() -> None:
-    create_notes()
-    model, seen = scripted(
+    seen = await run_notes(
         [ToolCallPart('notes_check', {'key': 'a'})],
         [ToolCallPart('notes_put', {'key': 'a', 'text': 'x'})],
         [ToolCallPart('notes_check', {'key': 'a'})],
         'ok',
     )
-    agent = Agent(FunctionModel(model), toolsets=[AgenToolToolset()], deps_type=dict)
-    await agent.run('go', deps={})
     (retry,) = returns(seen[1])
     assert (retry.outcome, retry.content) == ('retried', "no note 'a' yet; write it first")
     assert [(p.outcome, p.content) for p in returns(seen[3])] == [('success', 'exists')]
 
 
 async def test_long_output_is_truncated_with_a_visible_marker() -> None:
-    create_notes()
     notes = {'alpha': 'x' * 40}
-    model, seen = scripted([ToolCallPart('notes_dump', {})], 'ok')
-    agent = Agent(FunctionModel(model), toolsets=[AgenToolToolset()], deps_type=dict)
-    await agent.run('go', deps=notes)
-    (part,) = returns(seen[1])
+    (part,) = returns((await run_notes([ToolCallPart('notes_dump', {})], 'ok', deps=notes))[1])
     full = json.dumps(notes, sort_keys=True)
     assert part.content == f'{full[:20]}\n[... truncated: showing 20 of {len(full)} characters (max_output_chars=20)]'
 
 
 async def test_short_output_is_returned_unchanged() -> None:
-    create_notes()
-    model, seen = scripted([ToolCallPart('notes_dump', {})], 'ok')
-    agent = Agent(FunctionModel(model), toolsets=[AgenToolToolset()], deps_type=dict)
-    await agent.run('go', deps={'a': 'b'})
+    seen = await run_notes([ToolCallPart('notes_dump', {})], 'ok', deps={'a': 'b'})
     assert returns(seen[1])[0].content == '{"a": "b"}'
 
 
@@ -314,9 +308,7 @@ async def test_the_toolset_works_with_pydantic_ai_wrappers() -> None:
     toolset = AgenToolToolset().filtered(
         lambda ctx, tool: bool(tool.metadata and tool.metadata[METADATA_KEY]['read_only'])
     )
-    model, seen = scripted([ToolCallPart('notes_get', {'key': 'k'})], 'ok')
-    agent = Agent(FunctionModel(model), toolsets=[toolset], deps_type=dict)
-    await agent.run('go', deps={'k': 'v'})
+    seen = await run_notes([ToolCallPart('notes_get', {'key': 'k'})], 'ok', deps={'k': 'v'}, toolset=toolset)
     assert returns(seen[1])[0].content == 'v'
     assert sorted(await offered_tools(toolset)) == ['notes_check', 'notes_dump', 'notes_get']
 
@@ -324,13 +316,12 @@ async def test_the_toolset_works_with_pydantic_ai_wrappers() -> None:
 async def test_the_retry_prompt_quotes_only_what_the_model_sent() -> None:
     # The toolset fills in the operation field; the retry quoted `{'key': 'a', 'operation': 'put'}`.
     create_notes()
-    model, seen = scripted(
+    seen = await run_notes(
         [ToolCallPart('notes_put', {'key': 'a'})],
         [ToolCallPart('notes_put', {'key': 'a', 'text': 't', 'operation': 'get'})],
         'ok',
+        toolset=AgenToolToolset(max_retries=2),
     )
-    agent = Agent(FunctionModel(model), toolsets=[AgenToolToolset(max_retries=2)], deps_type=dict)
-    await agent.run('go', deps={})
     (first,) = returns(seen[1])
     assert [(e['loc'], e['input']) for e in errors(first)] == [(['text'], {'key': 'a'})]
     assert 'operation' not in first.model_response_str()
@@ -442,17 +433,12 @@ async def test_a_tool_exception_propagates_out_of_the_llm_run_unchanged(injector
 
 async def test_tool_definitions_carry_the_route_metadata(injector: AgenToolInjector) -> None:
     make_notes()
-    offered: dict[str, Any] = {}
-
-    def spy(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        offered.update((tool.name, tool) for tool in info.function_tools)
-        return ModelResponse(parts=[TextPart('done')])
-
-    await Agent(FunctionModel(spy), toolsets=[AgenToolToolset(prefix='kb_')]).run('hi')
+    offered = await offered_tools(AgenToolToolset(prefix='kb_'))
     assert sorted(offered) == ['kb_notes_boom', 'kb_notes_get', 'kb_notes_put']
     put = offered['kb_notes_put']
     assert put.sequential is True
     assert put.parameters_json_schema['required'] == ['text']  # the schema gives key a real default
+    assert put.metadata is not None
     assert put.metadata['agentool']['agentool'] == 'notes'
     assert offered['kb_notes_get'].return_schema is None  # its output may be truncated
 
