@@ -509,6 +509,7 @@ async def test_an_unknown_name_is_not_found_on_call_run_get_and_override(injecto
     with pytest.raises(AgenToolNotFoundError) as caught:
         injector.get(name)
     assert isinstance(name, str) or 'agent names are strings' in str(caught.value)
+    assert name != 'rihc' or caught.value.details['suggestions'] == ['rich']
     if isinstance(name, str):
         with pytest.raises(AgenToolNotFoundError), injector.override(**{name: 1}):
             pass
