@@ -710,46 +710,6 @@ def test_a_custom_rule_returning_something_else_is_a_configuration_error() -> No
     assert dispatch.counts.errors == 1
 
 
-def test_rules_in_order_first_claim_wins_and_declines_pass_on() -> None:
-    _desk()
-
-    class Never(DispatchRule):
-        def match(self, request: DispatchRequest, operations: Any) -> Dispatch | None:
-            return None
-
-    dispatch = DispatchCapability(
-        [
-            Never(),
-            CommandRule(prefix='/t', agentool='desk', operation='get', parse=lambda m: None),  # declines
-            CommandRule(name='second', pattern=r'/t (?P<id>\d+)', agentool='desk', operation='get'),
-            CommandRule(name='third', pattern=r'/t (?P<id>\d+)', agentool='desk', operation='list'),
-        ]
-    )
-    agent = Agent(FunctionModel(_llm), deps_type=Desk, output_type=str, capabilities=[dispatch])
-    assert json.loads(agent.run_sync('/t 4', deps=Desk()).output) == {'id': 4, 'status': 'open'}
-    assert agent.run_sync('/t four', deps=Desk()).output == 'from the model'
-    assert dispatch.counts.by_rule == {'second': 1}
-    assert (dispatch.counts.dispatched, dispatch.counts.sent_to_model) == (1, 1)
-
-
-def test_stream_and_iter_of_a_dispatched_turn() -> None:
-    _desk()
-    agent = Agent(FunctionModel(_llm), deps_type=Desk, output_type=Ticket, capabilities=[_json()])
-
-    async def scenario() -> None:
-        async with agent.run_stream('{"operation": "get", "id": 2}', deps=Desk()) as stream:
-            assert await stream.get_output() == Ticket(id=2, status='open')
-        async with agent.iter('{"operation": "get", "id": 5}', deps=Desk()) as run:
-            assert [node async for node in run] == []
-            assert run.result is not None
-            assert run.result.output.id == 5
-        async with agent.run_stream_events('{"operation": "get", "id": 6}', deps=Desk()) as events:
-            kinds = [type(event).__name__ async for event in events]
-        assert kinds == ['AgentRunResultEvent']
-
-    asyncio.run(scenario())
-
-
 def test_dispatch_record_survives_a_history_saved_as_json() -> None:
     from pydantic_ai.messages import ModelMessagesTypeAdapter
 
@@ -792,17 +752,3 @@ def test_an_agentool_that_cannot_run_does_not_break_dispatch_to_the_others(regis
     assert agent.run_sync('{"note": "no operation"}', deps=Desk()).output == 'from the model'
     with pytest.raises(ConfigurationError, match="'draft'"):
         agent.run_sync('{"operation": "draft"}', deps=Desk())
-
-
-def test_dispatch_answers_structured_turns_without_the_model_and_sends_free_text_to_it() -> None:
-    model_calls: list[int] = []
-
-    def llm(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        model_calls.append(1)
-        return ModelResponse(parts=[TextPart('free text')])
-
-    agent = Agent(FunctionModel(llm), output_type=str, capabilities=[DispatchCapability([JsonRule(agentool='calc')])])
-    assert agent.run_sync('{"operation": "add", "a": 1, "b": 2}').output == '3'  # the calc agentool above
-    assert model_calls == []
-    assert agent.run_sync('hello').output == 'free text'
-    assert model_calls == [1]

@@ -99,17 +99,6 @@ def test_missing_operation_field_is_refused() -> None:
         create_agentool('pair', NoOp, RoutingConfig(operation_map={'first': 'first'}), [first])
 
 
-def test_default_transform_must_be_able_to_fill_required_parameters() -> None:
-    async def needs_z(z: int) -> int:
-        return z
-
-    with pytest.raises(ConfigurationError, match="requires parameter 'z'") as caught:
-        create_agentool(
-            'pair', PairInput, RoutingConfig(operation_map={'first': 'needs_z', 'second': 'second'}), [needs_z, second]
-        )
-    assert caught.value.details['parameter'] == 'z'
-
-
 def test_malformed_route_spec_is_refused() -> None:
     with pytest.raises(ConfigurationError, match=r"operation_map\['first'\]"):
         RoutingConfig(operation_map={'first': ('first', 'not callable')})  # type: ignore[dict-item]
@@ -490,15 +479,6 @@ async def test_aliased_field_reaches_the_tool_by_field_name() -> None:
         await agent.run('{"operation": "go", "the_key": "a"}')
 
 
-class _AsyncCallable:
-    """A tool object whose `__call__` is a coroutine function."""
-
-    __name__ = 'adder'
-
-    async def __call__(self, a: float, b: float) -> float:
-        return a + b
-
-
 class _AddOnly(BaseOperationInput):
     operation: Literal['add']
     a: float
@@ -514,17 +494,20 @@ def _dropped_async(a: float, b: float) -> Awaitable[float]:
     return add()
 
 
+def _create_adder(name: str, **options: Any) -> Any:
+    routes = RoutingConfig(operation_map={'add': '_dropped_async'})
+    return create_agentool(name, _AddOnly, routes, [_dropped_async], **options)
+
+
 def test_a_callable_object_with_an_async_call_is_described_as_async() -> None:
-    assert extract_tool_metadata(_AsyncCallable()).is_async is True
+    assert extract_tool_metadata(AsyncCallable()).is_async is True
     assert extract_tool_metadata(_dropped_async).is_async is False
 
 
 async def test_a_tool_returning_an_awaitable_has_the_awaited_output_type() -> None:
     assert extract_tool_metadata(_dropped_async).return_type_annotation is float
     with use_registry():
-        agent = create_agentool(
-            'dropped', _AddOnly, RoutingConfig(operation_map={'add': '_dropped_async'}), [_dropped_async]
-        )
+        agent = _create_adder('dropped')
         assert agent.output_type is float
         assert (await agent.run('{"operation": "add", "a": 1, "b": 2}')).output == 3.0
 
@@ -532,33 +515,19 @@ async def test_a_tool_returning_an_awaitable_has_the_awaited_output_type() -> No
 @pytest.mark.parametrize('deps_type', [5, 'Deps', EchoInput(operation='echo', text='x')])
 def test_create_agentool_refuses_a_deps_type_that_is_not_a_type(deps_type: Any) -> None:
     with use_registry(), pytest.raises(ConfigurationError, match='deps_type must be a type') as caught:
-        create_agentool(
-            'bad_deps',
-            _AddOnly,
-            RoutingConfig(operation_map={'add': '_dropped_async'}),
-            [_dropped_async],
-            deps_type=deps_type,
-        )
+        _create_adder('bad_deps', deps_type=deps_type)
     assert caught.value.details['option'] == 'deps_type'
 
 
 @pytest.mark.parametrize('deps_type', [None, Any, dict[str, int], int | None, EchoInput])
 def test_create_agentool_takes_any_type_form_as_deps_type(deps_type: Any) -> None:
     with use_registry():
-        create_agentool(
-            'deps_ok',
-            _AddOnly,
-            RoutingConfig(operation_map={'add': '_dropped_async'}),
-            [_dropped_async],
-            deps_type=deps_type,
-        )
+        _create_adder('deps_ok', deps_type=deps_type)
 
 
 def test_the_lean_switch_takes_only_a_flag() -> None:
     with use_registry():
-        agent = lean(
-            create_agentool('flag', _AddOnly, RoutingConfig(operation_map={'add': '_dropped_async'}), [_dropped_async])
-        )
+        agent = lean(_create_adder('flag'))
         with pytest.raises(ConfigurationError, match='lean must be True or False'):
             agent.lean = 'no'  # pyright: ignore[reportAttributeAccessIssue]
         assert agent.lean is True
@@ -759,7 +728,8 @@ def test_create_agentool_names_a_required_parameter_no_field_fills() -> None:
     async def power(a: float, exponent: float) -> float:
         return a**exponent
 
-    with pytest.raises(ConfigurationError) as caught:
-        create_agentool('calc', CalcInput, RoutingConfig(operation_map={'add': 'power', 'div': 'power'}), [power])
+    with pytest.raises(ConfigurationError, match="requires parameter 'exponent'") as caught:
+        create_agentool('calc', CalcInput, RoutingConfig(operation_map={'add': 'power', 'div': 'div'}), [power, div])
+    assert caught.value.details['parameter'] == 'exponent'
     problems = caught.value.details['problems']
     assert {(problem['kind'], problem['parameter']) for problem in problems} == {('unfillable_parameter', 'exponent')}

@@ -215,23 +215,6 @@ def test_register_refuses_a_taken_name_unless_replace(injector: AgenToolInjector
     injector.register('plain', plain, replace=True)
 
 
-def test_unknown_name_is_a_typed_error_with_suggestions(injector: AgenToolInjector) -> None:
-    create_calc()
-    with pytest.raises(AgenToolNotFoundError) as caught:
-        injector.get('clac')
-    assert caught.value.details['suggestions'] == ['calc']
-
-
-@pytest.mark.parametrize('name', [None, 5, ['calc']])
-async def test_a_name_that_is_not_a_string_is_a_typed_error(injector: AgenToolInjector, name: Any) -> None:
-    create_calc()
-    for attempt in (lambda: injector.call(name, {}), lambda: injector.run(name, {})):
-        with pytest.raises(AgenToolNotFoundError, match='agent names are strings'):
-            await attempt()
-    with pytest.raises(AgenToolNotFoundError, match='agent names are strings'):
-        injector.get(name)
-
-
 def test_dependency_on_a_registered_non_agentool_fails_at_creation(injector: AgenToolInjector) -> None:
     injector.register('llm', Agent(TestModel()))
     with pytest.raises(DependencyError) as caught:
@@ -287,15 +270,6 @@ async def test_every_serialisable_type_arrives_faithfully(injector: AgenToolInje
     assert output.point == Point(x=1, y=2)
     # An untyped value inside a dict travels as JSON: ISO text, not Python's repr.
     assert output.extra == {'at': '2024-05-17T13:45:07.123456Z', 'ids': [1, 2]}
-
-
-async def test_a_model_input_and_a_json_string_give_the_same_output(injector: AgenToolInjector) -> None:
-    create_echo()
-    model = EchoInput.model_validate(_ECHO)
-    from_model = await injector.call('echo', model)
-    from_text = await injector.call('echo', model.model_dump_json())
-    from_run = (await injector.run('echo', model)).output
-    assert from_model == from_text == from_run
 
 
 @dataclass
@@ -528,11 +502,14 @@ async def test_an_unknown_name_is_not_found_on_call_run_get_and_override(injecto
     ):
         with pytest.raises(AgenToolNotFoundError) as caught:
             await attempt()
+        assert isinstance(name, str) or 'agent names are strings' in str(caught.value)
         if name == 'rihc':
             assert caught.value.details['suggestions'] == ['rich']
             assert "did you mean 'rich'?" in str(caught.value)
-    with pytest.raises(AgenToolNotFoundError):
+    with pytest.raises(AgenToolNotFoundError) as caught:
         injector.get(name)
+    assert isinstance(name, str) or 'agent names are strings' in str(caught.value)
+    assert name != 'rihc' or caught.value.details['suggestions'] == ['rich']
     if isinstance(name, str):
         with pytest.raises(AgenToolNotFoundError), injector.override(**{name: 1}):
             pass

@@ -147,46 +147,6 @@ async def test_a_plain_agent_may_replace_an_agentool(injector: AgenToolInjector)
 # --- task-local, nestable, undone on error -----------------------------------------------------
 
 
-async def test_overrides_are_task_local_under_gather(injector: AgenToolInjector) -> None:
-    create_system()
-    started = asyncio.Event()
-
-    async def with_stub(value: str) -> str:
-        with injector.override(back=Found(key='k', value=value, source='stub')):
-            await started.wait()  # both overrides are in effect at the same time
-            await asyncio.sleep(0)
-            return await injector.call('front', _KEY)
-
-    async def without() -> str:
-        await started.wait()
-        return await injector.call('front', _KEY)
-
-    tasks = [asyncio.ensure_future(c) for c in (with_stub('one'), with_stub('two'), without())]
-    await asyncio.sleep(0)
-    started.set()
-    assert await asyncio.gather(*tasks) == ['stub:one', 'stub:two', 'back:K']
-    assert await injector.call('front', _KEY) == 'back:K'
-
-
-async def test_overrides_nest_and_are_undone_on_error(injector: AgenToolInjector) -> None:
-    create_system()
-
-    def stub(value: str) -> Found:
-        return Found(key='k', value=value, source='stub')
-
-    async def inner_then_fail() -> None:
-        with injector.override(back=stub('inner')):
-            assert await injector.call('front', _KEY) == 'stub:inner'
-            raise RuntimeError('boom')
-
-    with injector.override(back=stub('outer')):
-        assert await injector.call('front', _KEY) == 'stub:outer'
-        with pytest.raises(RuntimeError, match='boom'):
-            await inner_then_fail()
-        assert await injector.call('front', _KEY) == 'stub:outer'
-    assert await injector.call('front', _KEY) == 'back:K'
-
-
 def test_overriding_an_unknown_name_fails(injector: AgenToolInjector) -> None:
     create_system()
     with pytest.raises(AgenToolNotFoundError), injector.override(bakc=lambda input: None):

@@ -121,39 +121,31 @@ async def test_each_output_mode_gives_the_typed_value(operation: str, wrapper: s
     assert result.output == EXPECTED[operation]
 
 
-@pytest.mark.parametrize('wrapper', ['plain', 'native', 'prompted'])
-async def test_unions_of_models_pick_the_matching_member(wrapper: str) -> None:
+def _upper(text: str) -> str:
+    return text.upper()
+
+
+_MODELS: Any = Point | Label
+_MODEL_OUTPUTS = {'point': Point(x=1, y=2), 'label': Label(text='hi')}
+
+
+@pytest.mark.parametrize(
+    ('output_type', 'outputs'),
+    [
+        (_MODELS, _MODEL_OUTPUTS),
+        (NativeOutput(_MODELS), _MODEL_OUTPUTS),
+        (PromptedOutput(_MODELS), _MODEL_OUTPUTS),
+        (list[int] | float, {'number': 2.5, 'items': [1, 2, 3]}),
+        ([str, Point], {'word': 'hello world', 'point': Point(x=1, y=2)}),
+        (TextOutput(_upper), {'items': '[1,2,3]', 'word': 'HELLO WORLD'}),
+    ],
+    ids=['model-union', 'model-union-native', 'model-union-prompted', 'scalars', 'text-or-model', 'text-function'],
+)
+async def test_an_output_spec_gives_each_operation_what_it_fits(output_type: Any, outputs: dict[str, Any]) -> None:
     _shapes()
-    union: Any = Point | Label
-    output_type: Any = {'plain': union, 'native': NativeOutput(union), 'prompted': PromptedOutput(union)}[wrapper]
     agent = Agent('agentool:shapes', output_type=output_type)
-    assert (await agent.run('{"operation": "point"}')).output == Point(x=1, y=2)
-    assert (await agent.run('{"operation": "label"}')).output == Label(text='hi')
-
-
-async def test_union_of_scalars_picks_by_json_type() -> None:
-    _shapes()
-    agent = Agent('agentool:shapes', output_type=list[int] | float)  # type: ignore[arg-type]
-    assert (await agent.run('{"operation": "number"}')).output == 2.5
-    assert (await agent.run('{"operation": "items"}')).output == [1, 2, 3]
-
-
-async def test_text_or_model_output_uses_text_for_strings() -> None:
-    _shapes()
-    agent = Agent('agentool:shapes', output_type=[str, Point])
-    assert (await agent.run('{"operation": "word"}')).output == 'hello world'
-    assert (await agent.run('{"operation": "point"}')).output == Point(x=1, y=2)
-
-
-async def test_text_output_function_receives_the_json_text() -> None:
-    _shapes()
-
-    def upper(text: str) -> str:
-        return text.upper()
-
-    agent = Agent('agentool:shapes', output_type=TextOutput(upper))
-    assert (await agent.run('{"operation": "items"}')).output == '[1,2,3]'
-    assert (await agent.run('{"operation": "word"}')).output == 'HELLO WORLD'
+    for operation, expected in outputs.items():
+        assert (await agent.run(f'{{"operation": "{operation}"}}')).output == expected
 
 
 async def test_value_fitting_no_output_member_is_a_typed_error() -> None:
@@ -161,10 +153,6 @@ async def test_value_fitting_no_output_member_is_a_typed_error() -> None:
     agent = Agent('agentool:shapes', output_type=Point | Label)  # type: ignore[arg-type]
     with pytest.raises(OutputError, match='fits none of the agent'):
         await agent.run('{"operation": "items"}')
-
-
-def _upper(text: str) -> str:
-    return text.upper()
 
 
 async def anything() -> Any:  # an annotation that promises nothing: only a run can tell what it gives
@@ -402,8 +390,10 @@ async def _every_path(agent: AgenToolAgent, prompt: str) -> list[Any]:
     return await every_path(agent, prompt, warm='{"operation": "say", "text": "warm"}')
 
 
-async def test_an_empty_string_is_refused_by_every_run_and_returned_by_the_call() -> None:
-    agent = _agent('say', say)
+@pytest.mark.parametrize('tool', [say, maybe], ids=['str', 'optional'])
+async def test_an_empty_string_is_refused_by_every_run_and_returned_by_the_call(tool: Any) -> None:
+    # For an optional output too: an empty text would come out as `None`, a different value.
+    agent = _agent('say', tool)
     prompt = '{"operation": "say", "text": ""}'
     refused = (OutputError, 'empty_text')
     assert await _every_path(agent, prompt) == [refused, refused, refused, '']
@@ -427,13 +417,6 @@ async def test_none_reaches_an_optional_output_as_none() -> None:
     outcome = await differential(agent, '{"operation": "say", "text": "none"}')
     assert outcome.result is not None
     assert outcome.result.output is None
-
-
-async def test_an_empty_string_is_refused_for_an_optional_output_too() -> None:
-    # An empty text would come out as `None`: a different value, so it is refused instead.
-    agent = _agent('maybe_empty', maybe)
-    refused = (OutputError, 'empty_text')
-    assert await _every_path(agent, '{"operation": "say", "text": ""}') == [refused, refused, refused, '']
 
 
 async def test_tools_returning_only_none_make_an_untyped_agentool() -> None:
