@@ -710,6 +710,24 @@ def test_a_custom_rule_returning_something_else_is_a_configuration_error() -> No
     assert dispatch.counts.errors == 1
 
 
+def test_stream_and_iter_of_a_dispatched_turn() -> None:
+    _desk()
+    agent = Agent(FunctionModel(_llm), deps_type=Desk, output_type=Ticket, capabilities=[_json()])
+
+    async def scenario() -> None:
+        async with agent.run_stream('{"operation": "get", "id": 2}', deps=Desk()) as stream:
+            assert await stream.get_output() == Ticket(id=2, status='open')
+        async with agent.iter('{"operation": "get", "id": 5}', deps=Desk()) as run:
+            assert [node async for node in run] == []
+            assert run.result is not None
+            assert run.result.output.id == 5
+        async with agent.run_stream_events('{"operation": "get", "id": 6}', deps=Desk()) as events:
+            kinds = [type(event).__name__ async for event in events]
+        assert kinds == ['AgentRunResultEvent']
+
+    asyncio.run(scenario())
+
+
 def test_dispatch_record_survives_a_history_saved_as_json() -> None:
     from pydantic_ai.messages import ModelMessagesTypeAdapter
 
