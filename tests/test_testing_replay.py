@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from pydantic import BaseModel
-from pydantic_ai import Agent
+from pydantic_ai import Agent, ToolReturn
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models import override_allow_model_requests
 from pydantic_ai.models.function import AgentInfo, FunctionModel
@@ -654,3 +654,28 @@ async def test_a_cassette_written_before_the_notes_replays_its_json_as_before() 
     replay = Replay(cassette)
     await Agent().run('go', toolsets=[_toolset(['date'])], model=FunctionModel(_calls(['date'])), capabilities=[replay])
     assert _results(replay.calls) == {'date': '2024-05-01'}
+
+
+async def test_a_tool_returning_a_tool_return_replays_its_value_content_and_metadata(tmp_path: Path) -> None:
+    def agent(executed: list[str]) -> Agent[None, str]:
+        built: Agent[None, str] = Agent(output_type=str)
+
+        @built.tool_plain
+        def lookup(city: str) -> ToolReturn:
+            """Look a city up."""
+            executed.append(city)
+            return ToolReturn(return_value={'lat': 48.85}, content='Paris is the capital', metadata={'source': 'atlas'})
+
+        return built
+
+    path, live, offline = tmp_path / 'c.json', list[str](), list[str]()
+    model = CassetteModel(TestModel(), cassette=path, mode='once')
+    recording = CassetteTools(model)
+    recorded = await agent(live).run('Paris', model=model, capabilities=[recording])
+    with override_allow_model_requests(False):
+        model = CassetteModel(None, cassette=path)
+        replay = CassetteTools(model)
+        replayed = await agent(offline).run('Paris', model=model, capabilities=[replay])
+    assert (live, offline) == (['a'], [])
+    assert stable(replayed.all_messages()) == stable(recorded.all_messages())
+    assert replay.calls[0].result == recording.calls[0].result
