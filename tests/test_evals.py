@@ -217,32 +217,40 @@ def test_a_recording_is_a_cassette_or_its_path() -> None:
         FrozenTools({'tool_calls': []})  # pyright: ignore[reportArgumentType]
 
 
+async def _operation_spans_live_and_replayed(agent: Any, inner: Any, prompt: str, path: Path) -> tuple[Any, ...]:
+    """An instrumented run recorded to `path`, then its replay: the `execute_tool calc.*` spans of each
+    (name, surface), and the replay's span tree."""
+    from pydantic_ai.capabilities import Instrumentation
+
+    from agentool.testing import CassetteModel, CassetteTools
+
+    def operations(spans: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+        return sorted(span for span in spans if span[0].startswith('execute_tool calc.'))
+
+    provider, exporter = tracing()
+    model = CassetteModel(inner, cassette=path, mode='all')
+    capabilities = [CassetteTools(model), Instrumentation(InstrumentationSettings(tracer_provider=provider))]
+    await agent.run(prompt, model=model, capabilities=capabilities)
+    model.save()
+    live = [(span.name, (span.attributes or {}).get('agentool.surface')) for span in exporter.get_finished_spans()]
+    tree = await span_tree(agent, path)
+    replayed = [(node.name, node.attributes.get('agentool.surface')) for node in tree]
+    return operations(live), operations(replayed), tree
+
+
 async def test_a_replayed_agentool_tool_call_shows_the_operation_span_of_the_live_call(tmp_path: Path) -> None:
     from pydantic_ai import Agent
-    from pydantic_ai.capabilities import Instrumentation
     from pydantic_evals.evaluators import EvaluatorContext, HasMatchingSpan
 
     from agentool import AgenToolToolset, use_registry
-    from agentool.testing import CassetteModel, CassetteTools
     from tests.agentools import call_then_answer, make_calc
-
-    def operations(spans: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
-        return sorted(span for span in spans if span[0] == 'execute_tool calc.add')
 
     with use_registry():
         make_calc()
         agent = Agent(toolsets=[AgenToolToolset(['calc'])])
-        provider, exporter = tracing()
-        model = CassetteModel(
-            call_then_answer('calc_add', {'a': 2, 'b': 3}), cassette=tmp_path / 'add.json', mode='all'
-        )
-        capabilities = [CassetteTools(model), Instrumentation(InstrumentationSettings(tracer_provider=provider))]
-        await agent.run('2 + 3?', model=model, capabilities=capabilities)
-        model.save()
-        live = [(span.name, (span.attributes or {}).get('agentool.surface')) for span in exporter.get_finished_spans()]
-        tree = await span_tree(agent, tmp_path / 'add.json')
-    replayed = [(node.name, node.attributes.get('agentool.surface')) for node in tree]
-    assert operations(live) == operations(replayed) == [('execute_tool calc.add', 'toolset')]
+        inner = call_then_answer('calc_add', {'a': 2, 'b': 3})
+        live, replayed, tree = await _operation_spans_live_and_replayed(agent, inner, '2 + 3?', tmp_path / 'add.json')
+    assert live == replayed == [('execute_tool calc.add', 'toolset')]
     query = HasMatchingSpan(query={'name_equals': 'execute_tool calc.add'})
     ctx: EvaluatorContext[Any, Any, Any] = EvaluatorContext(
         name='add',
@@ -259,23 +267,13 @@ async def test_a_replayed_agentool_tool_call_shows_the_operation_span_of_the_liv
 
 
 async def test_a_replayed_agentool_agent_run_shows_the_operation_span_of_its_manager_tool(tmp_path: Path) -> None:
-    from pydantic_ai.capabilities import Instrumentation
-
     from agentool import AgenToolModel, use_registry
-    from agentool.testing import CassetteModel, CassetteTools
     from tests.agentools import make_calc
-
-    def operations(spans: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
-        return [span for span in spans if span[0].startswith('execute_tool calc.')]
 
     with use_registry():
         agent = make_calc()
-        provider, exporter = tracing()
-        model = CassetteModel(AgenToolModel('calc'), cassette=tmp_path / 'calc.json', mode='all')
-        capabilities = [CassetteTools(model), Instrumentation(InstrumentationSettings(tracer_provider=provider))]
-        await agent.run('{"operation": "add", "a": 2, "b": 3}', model=model, capabilities=capabilities)
-        model.save()
-        live = [(span.name, (span.attributes or {}).get('agentool.surface')) for span in exporter.get_finished_spans()]
-        tree = await span_tree(agent, tmp_path / 'calc.json')
-    replayed = [(node.name, node.attributes.get('agentool.surface')) for node in tree]
-    assert operations(live) == operations(replayed) == [('execute_tool calc.add', 'agent')]
+        prompt = '{"operation": "add", "a": 2, "b": 3}'
+        live, replayed, _ = await _operation_spans_live_and_replayed(
+            agent, AgenToolModel('calc'), prompt, tmp_path / 'calc.json'
+        )
+    assert live == replayed == [('execute_tool calc.add', 'agent')]
