@@ -1,16 +1,9 @@
 """The supported pydantic-ai releases, and the one place where their differences may live.
 
-agentool supports `pydantic-ai-slim>=2.60.0,<3`. 2.60.0 is the floor because it is the first
-release in which a tool call to retry comes back as `ToolReturnPart(outcome='retried')`, the shape
-agentool's model reads and its manager writes.
-
-From 2.60.0 through the newest tested release (`.ci/matrix.py` runs both ends) the public APIs
-agentool uses behave the same, so nothing below branches on the version. When a release changes a
-seam, its shim goes here, keyed on `PYDANTIC_AI_VERSION`, and the seam's canary in
-tests/test_compat.py names the release that broke it.
-
-Importing this module checks the installed release, so `import agentool` fails with a typed
-`PydanticAIVersionError` rather than an `ImportError` from deep inside a module.
+The floor, 2.60.0, is the first release where a retried tool call comes back as
+`ToolReturnPart(outcome='retried')`. Through the newest tested release (`.ci/matrix.py`) nothing
+branches on the version; a shim for a changed seam goes here, its canary in tests/test_compat.py.
+Importing this module checks the installed release (`PydanticAIVersionError`).
 """
 
 from __future__ import annotations

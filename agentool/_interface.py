@@ -1,9 +1,8 @@
 """One exposed operation as a tool: its arguments schema, argument validation, output schema and text.
 
-Shared by the LLM toolset and the MCP server so both publish and check exactly the same thing. The
-arguments are the fields the catalog lists for the operation (the operation field is filled in by
-the surface), checked by the manager's own rule: a call is refused here exactly when `agent.run`
-refuses the same input (size first), with the same list of failing fields.
+Shared by the LLM toolset and the MCP server. The arguments are the catalog's fields for the
+operation (the surface fills in the operation field); a call is refused here exactly when
+`agent.run` refuses the same input, with the same list of failing fields.
 """
 
 from __future__ import annotations
@@ -76,11 +75,9 @@ class OperationInterface:
         )
 
     def validate(self, arguments: Mapping[str, Any], *, context: Any = None) -> BaseModel:
-        """The agentool's validated input for these arguments.
+        """The agentool's validated input; pydantic's `ValidationError` lists every failing field.
 
-        Raises:
-            InvalidInputError: an input over `max_input_bytes`, or one JSON cannot carry.
-            ValidationError: pydantic's, listing every failing field.
+        `InvalidInputError` for an input over `max_input_bytes`, or one JSON cannot carry.
         """
         manager = self.exposed.manager
         # The operation field is the surface's to set; everything else is checked as `agent.run` checks it.

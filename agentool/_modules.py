@@ -13,12 +13,10 @@ from .errors import ConfigurationError
 
 
 def import_modules(modules: object, *, option: str = 'modules') -> None:
-    """Import each of `modules` (a list of module names; a lone string is refused, it is not a list).
+    """Import each of `modules` (a list of names; a lone string is refused, it is not a list).
 
-    Raises:
-        ConfigurationError: `modules` is not a list of strings, or a module cannot be imported, whatever
-            it raised (an empty or relative name, a missing module, an exception in its own code);
-            `details` has `module` and `cause`.
+    A module that cannot be imported, whatever it raised, is a `ConfigurationError` whose `details`
+    have `module` and `cause`.
     """
     for module in check_strings(option, modules):
         try:

@@ -1,9 +1,6 @@
 """Text for a terminal: control characters escaped, errors on one bounded line (the full text to the log).
 
-A description, an input or an exception can hold ESC sequences, carriage returns or hundreds of
-lines; the command line prints each such character as an escape (`\\x1b`, `\\r`) and an error on
-one line, the untouched text going to the `agentool.cli` logger at INFO. `SafeLogRecords` does the
-same for a server's log records, which quote what clients sent.
+`SafeLogRecords` does the same for a server's log records, which quote what clients sent.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
 """Which agentool operations a surface exposes, and under which tool names.
 
-Every exposing surface (the LLM toolset, the MCP server) selects with `select_operations`: an
-`exclude` selector always wins, `include` is an allowlist, and otherwise an operation is exposed
-unless its route is deprecated. A selector is `'NAME'`, `'NAME.OPERATION'` or `'tag:TAG'`, shell
-wildcards allowed; one without wildcards that matches nothing raises `SelectorError`, so a typo
-never exposes everything or nothing.
+A selector is `'NAME'`, `'NAME.OPERATION'` or `'tag:TAG'`, shell wildcards allowed; one without
+wildcards that matches nothing raises `SelectorError`, so a typo never exposes everything or nothing.
 """
 
 from __future__ import annotations
@@ -74,9 +71,6 @@ def is_exposed(
     """The selection rule for one operation: exclude wins, include is an allowlist, else not deprecated.
 
     `tags` are the agentool's own tags; the route's are added.
-
-    Raises:
-        ConfigurationError: an argument of the wrong type (`tags` a lone string, `route` not a `Route`...).
     """
     check_text('agentool', agentool)
     check_text('operation', operation)
@@ -112,7 +106,6 @@ def select_operations(
         SelectorError: a selector without wildcards matches no agentool, operation or tag.
         ToolNameConflictError: two selected operations would get the same tool name.
         InvalidToolNameError: a tool name does not match `TOOL_NAME_PATTERN`.
-        ConfigurationError: an option of the wrong type (selectors not strings, `registry` not a registry...).
     """
     check_instance('registry', registry, AgenToolRegistry, optional=True)
     check_text('prefix', prefix)
@@ -173,14 +166,10 @@ def _matches(selector: str, agentool: str, operation: str, tags: frozenset[str])
 
 
 def check_selector(registry: AgenToolRegistry, selector: str, *, option: str = 'include') -> None:
-    """Refuse `selector` when it has no wildcard and matches nothing in `registry`.
+    """Refuse `selector` (`SelectorError`) when it has no wildcard and matches nothing in `registry`.
 
     Every registered agentool counts, those that cannot run included: a catalog (the MkDocs
     plugin) describes them, where `select_operations` exposes only the runnable ones.
-
-    Raises:
-        SelectorError: the selector matches no agentool, operation or tag (`option` names where it came from).
-        ConfigurationError: `registry` is not a registry, or `selector` or `option` not a string.
     """
     check_instance('registry', registry, AgenToolRegistry)
     check_text(option, selector)

@@ -1,12 +1,12 @@
 """The `agentool:NAME` model-string hook for plain `Agent('agentool:NAME')`.
 
-`import agentool` wraps the one public function `pydantic_ai.models.infer_model`: `agentool:` ids
-become an `AgenToolModel`, every other id goes to the original. Idempotent; `uninstall()` restores
-it. Prefer `Agent(capabilities=[AgenToolCapability(NAME)])`, which patches nothing and carries `deps`.
+`import agentool` wraps the public `pydantic_ai.models.infer_model` (`uninstall()` restores it).
+Prefer `Agent(capabilities=[AgenToolCapability(NAME)])`, which patches nothing and carries `deps`.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -21,13 +21,12 @@ _MARK = '__agentool_wrapped__'
 
 
 def _wrap(original: Callable[..., _models.Model]) -> Callable[..., _models.Model]:
+    @functools.wraps(original)
     def infer_model(model: Any, *args: Any, **kwargs: Any) -> _models.Model:
         if isinstance(model, str) and (name := parse_model_id(model)) is not None:
             return AgenToolModel(name)
         return original(model, *args, **kwargs)
 
-    infer_model.__doc__ = original.__doc__
-    infer_model.__wrapped__ = original  # type: ignore[attr-defined]
     setattr(infer_model, _MARK, True)
     return infer_model
 

@@ -1,10 +1,7 @@
 """OpenTelemetry spans and metrics for agentool operations that run outside pydantic-ai's own instrumentation.
 
-Every operation, on every surface, runs inside an `operation_span`: a gen_ai
-`execute_tool {agentool}.{operation}` span and, once a meter provider is set, the operation's
-metrics. Only `opentelemetry-api` is needed; with no tracer provider and no meter provider the
-helper returns a shared no-op context manager. The direct path asks `in_trace()` first, so an
-untraced call skips even that (see the telemetry guide).
+Every operation, on every surface, runs inside an `operation_span`; only `opentelemetry-api` is
+needed, and with no tracer or meter provider it is a shared no-op (see the telemetry guide).
 """
 
 from __future__ import annotations
@@ -169,32 +166,17 @@ def operation_span(
     attributes: Mapping[str, AttributeValue] | None = None,
     meter_provider: MeterProvider | None = None,
 ) -> AbstractContextManager[Span]:
-    """A context manager that runs its block inside a span `execute_tool {agentool}.{operation}`, measured.
+    """Run the block inside a gen_ai span `execute_tool {agentool}.{operation}`, measured.
 
-    The span follows OpenTelemetry's gen_ai conventions for a tool call. On the `agent` and
-    `toolset` surfaces it sits inside pydantic-ai's own `execute_tool` span for the same call, so it
-    leaves out `gen_ai.tool.name`: pydantic-evals' evaluators count the call once. An exception
-    escaping the block is recorded, with an error status, and re-raised.
+    On the `agent` and `toolset` surfaces the span sits inside pydantic-ai's own `execute_tool` span
+    for the same call, so it leaves out `gen_ai.tool.name` (pydantic-evals counts the call once). An
+    exception escaping the block is recorded and re-raised. With a meter provider (`meter_provider`,
+    else the global one) the block also counts in the `agentool.operation.calls`, `.duration`
+    (seconds) and, when it raises, `.errors` (with `error.type`) instruments.
 
-    With a meter provider (`meter_provider`, else the global one), the block also counts in the
-    `agentool.operation.calls` counter, `agentool.operation.duration` histogram (seconds) and, when
-    it raises, `agentool.operation.errors` counter (with `error.type`).
-
-    Args:
-        surface: Where the call came from (attribute `agentool.surface`).
-        tracer: A tracer to use instead of the global one (a run's `ctx.tracer`); a no-op one counts as none.
-        attributes: Extra span attributes (not the `agentool.*` or `gen_ai.*` ones the span sets).
-        meter_provider: Where the metrics go instead of the global meter provider.
-
-    Raises:
-        ConfigurationError: an argument of the wrong type, or `attributes` setting the span's own;
-            checked on every call, traced or not, so a mistake shows before tracing is turned on.
-
-    Example:
-        ```python {test="skip"}
-        with operation_span('storage', 'read'):
-            result = await manager.execute(ctx, validated)
-        ```
+    `tracer` replaces the global one (a no-op tracer counts as none); `attributes` are extra span
+    attributes, never the span's own. Arguments are checked on every call, traced or not, so a
+    mistake shows before tracing is turned on (`ConfigurationError`).
     """
     check_text('agentool', agentool)
     check_text('operation', operation)
@@ -233,11 +215,7 @@ def operation_span(
 
 
 def dispatch_span(*, tracer: Tracer | None = None) -> AbstractContextManager[Span]:
-    """A context manager around one dispatch decision; `record_dispatch` sets its attributes.
-
-    Raises:
-        ConfigurationError: `tracer` is not a tracer (checked on every call, traced or not).
-    """
+    """A context manager around one dispatch decision; `record_dispatch` sets its attributes."""
     check_tracer('tracer', tracer)
     tracer = _tracer(tracer)
     return _NO_SPAN if tracer is None else tracer.start_as_current_span(DISPATCH_SPAN_NAME)
@@ -255,11 +233,7 @@ def _tracer(given: Tracer | None) -> Tracer | None:
 def record_dispatch(
     span: Span, *, outcome: DispatchOutcome, rule: str | None, agentool: str | None, operation: str | None
 ) -> None:
-    """Set the decision's attributes on `span`: outcome, and the rule, agentool and operation when known.
-
-    Raises:
-        ConfigurationError: an argument of the wrong type (checked whether or not `span` records).
-    """
+    """Set the decision's attributes on `span`: outcome, and the rule, agentool and operation when known."""
     check_instance('span', span, Span)
     check_choice('outcome', outcome, _OUTCOMES)
     check_text('rule', rule, optional=True)

@@ -1,8 +1,7 @@
 """The catalog: what a registry holds, as JSON-serialisable data in a deterministic order.
 
 Agentools are sorted by name; operations keep their routing order, fields their input-schema
-order, tools the order they were given. Only `generated_at` depends on time. How an operation's
-fields are found is `agentool.catalog._fields`' (and `CatalogOperation.fields_source` says which way).
+order, tools the order they were given. Only `generated_at` depends on time.
 """
 
 from __future__ import annotations
@@ -273,9 +272,6 @@ def search(registry: AgenToolRegistry, tags: Sequence[str] | None = None, name_p
 
     `tags` matches an agentool carrying any of them (on itself or a route). `name_pattern` is a
     case-insensitive substring, or a shell pattern when it contains `*`, `?` or `[`.
-
-    Raises:
-        ConfigurationError: `tags` is not a tag or a list of tags, or `name_pattern` not a string or None.
     """
     check_registry(registry)
     wanted: set[str] = set() if tags is None else set(check_string_or_strings('tags', tags))

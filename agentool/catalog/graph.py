@@ -26,11 +26,7 @@ class DependencyGraph(TypedDict):
 
 
 def dependency_graph(registry: AgenToolRegistry, *, include_tools: bool = True) -> DependencyGraph:
-    """Dependencies between agentools, those not registered, and the tools of each.
-
-    Raises:
-        ConfigurationError: `registry` is not a registry, or `include_tools` not `True` or `False`.
-    """
+    """Dependencies between agentools, those not registered, and the tools of each."""
     check_registry(registry)
     check_flag('include_tools', include_tools)  # a truthy 'no' would include them
     agentools: dict[str, list[str]] = {}
@@ -50,11 +46,7 @@ def dependency_graph(registry: AgenToolRegistry, *, include_tools: bool = True) 
 
 
 def mermaid_graph(registry: AgenToolRegistry, *, include_tools: bool = True) -> str:
-    """The dependency graph as Mermaid flowchart text (`graph LR`), labels escaped; missing dependencies dashed.
-
-    Raises:
-        ConfigurationError: `registry` is not a registry, or `include_tools` not `True` or `False`.
-    """
+    """The dependency graph as Mermaid flowchart text (`graph LR`), labels escaped; missing dependencies dashed."""
     graph = dependency_graph(registry, include_tools=include_tools)
     ids = {name: f'a{index}' for index, name in enumerate(graph['agentools'])}
     lines = ['graph LR']

@@ -94,12 +94,7 @@ def json_block(value: Any) -> str:
 def markdown_docs(registry: AgenToolRegistry, *, title: str | None = 'AgenTool Registry Documentation') -> str:
     """Markdown documentation of every agentool in `registry`, sorted by name, in the guide's layout.
 
-    Args:
-        registry: The registry to document.
-        title: The level-1 heading; `None` leaves it out.
-
-    Raises:
-        ConfigurationError: `registry` is not a registry, or `title` not a string or `None`.
+    `title` is the level-1 heading; `None` leaves it out.
     """
     catalog = export_catalog(registry)  # checks the registry
     check_text('title', title, optional=True)
@@ -111,11 +106,7 @@ def markdown_docs(registry: AgenToolRegistry, *, title: str | None = 'AgenTool R
 
 
 def agentool_markdown(entry: CatalogEntry, *, heading_level: int = 2) -> str:
-    """One catalog entry as Markdown, laid out as in `markdown_docs`, its name a heading of `heading_level`.
-
-    Raises:
-        ConfigurationError: `heading_level` is not an integer from 1 to 4 (the sections go two deeper).
-    """
+    """One catalog entry as Markdown, laid out as in `markdown_docs`, its name a heading of `heading_level` (1-4)."""
     check_limit('heading_level', heading_level, maximum=_DEEPEST_LEVEL)  # the sections go two levels deeper
     return '\n'.join(_agentool(entry, heading_level)).rstrip() + '\n'
 

@@ -53,12 +53,7 @@ def openapi_spec(
     description: str | None = None,
     openapi_version: OpenAPIVersion = OPENAPI_VERSION,
 ) -> dict[str, Any]:
-    """An OpenAPI document for every agentool in `registry` (JSON-serialisable, deterministic).
-
-    Raises:
-        ConfigurationError: `openapi_version` is not `3.0.0` or `3.1.0`, `registry` is not a
-            registry, `title` or `version` not a string, or `description` not a string or `None`.
-    """
+    """An OpenAPI document for every agentool in `registry` (JSON-serialisable, deterministic)."""
     check_registry(registry)
     check_text('title', title)
     check_text('version', version)

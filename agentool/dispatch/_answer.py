@@ -79,9 +79,7 @@ def _type_name(spec: object) -> str:
 def fit_output(value: Any, spec: object, record: DispatchRecord) -> Any:
     """`value` validated into the agent's output spec (`str`: the value as text, JSON unless it is one).
 
-    Raises:
-        DispatchOutputError: The value does not fit, naming the rule and both types.
-        OutputError: The value holds what JSON cannot carry (for text, an infinite or NaN number too).
+    `DispatchOutputError` when it does not fit; `OutputError` when it holds what JSON cannot carry.
     """
     rule, agentool, operation = record.rule, record.agentool, record.operation
 

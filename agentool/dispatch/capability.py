@@ -82,33 +82,22 @@ class DispatchCapability(AbstractCapability[Any]):
     """Answer a turn with an agentool when a rule claims it; otherwise let the model answer.
 
     Rules are tried in order; the first that returns a `Dispatch` wins. The answer is validated
-    into the agent's own `output_type` (not one given to a single run; a mismatch raises
-    `DispatchOutputError`), the turn is recorded in the history (see `dispatch_record`), and usage
-    shows no model request. Output validators and other run hooks do not run for a dispatched turn.
-
-    Example:
-        ```python {test="skip"}
-        agent = Agent('openai:gpt-5', capabilities=[DispatchCapability([CommandRule(prefix='/status', ...)])])
-        ```
-
-    Args:
-        rules: The rules, in the order they are tried.
-        agentools: Candidates for rules that find their target (a `JsonRule` without `agentool`);
-            by default every agentool in the registry. A name not registered is a
-            `ConfigurationError` when a rule first asks for them.
-        deps: `'run'` (default) gives the agentool's tools the run's `deps`; `'injector'` lets
-            the injector build the agentool's own deps (typed handles, resources).
-        injector: Runs the agentools (overrides apply); by default the injector in effect at run time.
-        registry: Where targets are looked up; by default the injector's registry, else the one in effect.
-        tracer: Tracer for the `agentool dispatch` span; by default the run's, else the global one.
+    into the agent's own `output_type` (a mismatch raises `DispatchOutputError`), the turn is
+    recorded in the history (see `dispatch_record`), and usage shows no model request. Output
+    validators and other run hooks do not run for a dispatched turn.
     """
 
     rules: Sequence[DispatchRule]
     agentools: Sequence[str] | None = field(default=None, kw_only=True)
+    """Candidates for rules that find their target (a `JsonRule` without `agentool`); default all."""
     deps: DepsSource = field(default='run', kw_only=True)
+    """`'run'` gives the tools the run's `deps`; `'injector'` lets the injector build the agentool's own."""
     injector: AgenToolInjector | None = field(default=None, kw_only=True)
+    """Runs the agentools; by default the injector in effect at run time."""
     registry: AgenToolRegistry | None = field(default=None, kw_only=True)
+    """Where targets are looked up; by default the injector's registry, else the one in effect."""
     tracer: Tracer | None = field(default=None, kw_only=True)
+    """Tracer of the `agentool dispatch` span; by default the run's, else the global one."""
     _counter: _Counter = field(default_factory=_Counter, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

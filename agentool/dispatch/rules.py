@@ -1,8 +1,7 @@
 """Dispatch rules: each looks at a turn's prompt (and deps) and either names an agentool input or declines.
 
-A rule never runs anything: the capability validates and runs the `Dispatch` it returns. A rule
-reads the input limit of the agentool it would send a prompt to (`Candidates`), so that a prompt
-over it is refused, or declined, before it is parsed or matched.
+A rule never runs anything: the capability validates and runs the `Dispatch` it returns. A prompt
+over its target's input limit (`Candidates`) is refused, or declined, before it is parsed.
 """
 
 from __future__ import annotations
@@ -158,24 +157,18 @@ class DispatchRule(ABC):
 
     @abstractmethod
     def match(self, request: DispatchRequest, operations: Mapping[str, Sequence[str]]) -> Dispatch | None:
-        """The agentool input for this turn, or `None` to decline.
+        """The agentool input for this turn, or `None` to decline; `ValueError` if it cannot build one.
 
         `operations` holds each candidate agentool's operations, for rules that find their target.
-
-        Raises:
-            ValueError: The rule matched but cannot build an input from the prompt (invalid input,
-                handled per `on_invalid`).
         """
 
 
 @dataclass(frozen=True, kw_only=True)
 class JsonRule(DispatchRule):
-    """A prompt that is a JSON object goes to an agentool.
+    """A prompt that is a JSON object goes to `agentool`, else to the one it names.
 
-    With `agentool` set, every JSON object goes there. Without it, the object names its target
-    under the key `"agentool"` or by an operation exactly one candidate has. Anything else is
-    declined. A prompt in braces over the target's `max_input_bytes` (without `agentool`, every
-    candidate's) is refused with `InputTooLargeError` before it is parsed.
+    Without `agentool`, the object names its target under the key `"agentool"` or by an operation
+    exactly one candidate has; anything else is declined.
     """
 
     agentool: str | None = None
@@ -238,12 +231,8 @@ class CommandRule(DispatchRule):
     """A command such as `/status 123`, matched by a regex or a prefix, parsed into the agentool's input.
 
     Give `pattern` (matched against the whole stripped prompt; named groups become input fields) or
-    `prefix` (the rest of the prompt is the group `args`). `operation` is added to the input when
-    set. `parse` replaces the default; it returns the input, `None` to decline, or raises
-    `ValueError` (invalid input). A prefix rule without `parse` takes no arguments.
-
-    A prompt over the agentool's `max_input_bytes` is declined unmatched, or refused with
-    `InputTooLargeError` when it starts with a prefix rule's prefix.
+    `prefix` (the rest of the prompt is the group `args`; without `parse` it takes no arguments).
+    `parse` returns the input, `None` to decline, or raises `ValueError` (invalid input).
     """
 
     agentool: str
@@ -364,9 +353,8 @@ def _too_large(
 ) -> InputTooLargeError | None:
     """The error for a prompt over its target's `max_input_bytes` (no target: every candidate's), else `None`.
 
-    Measured as given (whitespace counts), in UTF-8 as the manager counts, and not encoded when the
-    length alone decides (a character is 1 to 4 bytes). A plain mapping (a rule's `match` called in
-    a test) has the default limit.
+    Measured in UTF-8 as the manager counts, not encoded when the length alone decides; a plain
+    mapping (a rule's `match` called in a test) has the default limit.
     """
     agentool = cast('str | None', getattr(rule, 'agentool', None))
     limit = operations.max_input_bytes(agentool) if isinstance(operations, Candidates) else DEFAULT_MAX_INPUT_BYTES
