@@ -1,8 +1,7 @@
 """Bounded text for errors: quoting what a caller sent, cut short, and "did you mean" suggestions.
 
-Every message quotes a caller's value with `quote` (its `repr`) or `clip` (the text itself), and
-every "did you mean" is `suggest` plus `did_you_mean`. Re-exported by `agentool.errors`, whose
-`AgenToolError` bounds its message and `details` with `bounded_message` and `Budget`.
+Re-exported by `agentool.errors`, whose `AgenToolError` bounds its message and `details` with
+`bounded_message` and `Budget`.
 """
 
 from __future__ import annotations

@@ -129,13 +129,8 @@ __all__ = (
 
 
 class AgenToolError(Exception):
-    """Base class of every error agentool raises on purpose; its message and `details` are bounded.
-
-    Attributes:
-        message: The human-readable message (also `str(error)`).
-        agentool: The agentool involved, when there is one.
-        details: Structured facts about the failure, JSON-serialisable.
-    """
+    """Base class of every error agentool raises on purpose: `message` (also `str(error)`), the
+    `agentool` involved if any, and `details`, JSON-serialisable facts; all bounded."""
 
     def __init__(self, message: str, *, agentool: str | None = None, **details: Any) -> None:
         message = bounded_message(str(message))

@@ -43,7 +43,6 @@ class ExposedOperation:
     """One operation of one agentool, as a surface exposes it."""
 
     agentool: str
-    """The agentool's registered name."""
     operation: str
     """The operation value the surface fills in."""
     name: str
@@ -51,7 +50,6 @@ class ExposedOperation:
     route: Route
     """The route, with the operation's metadata (read_only, destructive, max_output_chars, ...)."""
     manager: AgenToolManager
-    """The manager that validates and runs the operation."""
 
     @property
     def tags(self) -> frozenset[str]:

@@ -1,7 +1,7 @@
 """Catalog rendering: what a registry holds, as data, Markdown, a Mermaid graph and OpenAPI.
 
-Every function takes the registry as an argument and imports only the core's data types, so the
-registry can delegate to it (`AgenToolRegistry.export_catalog()`...) without an import circle.
+Every function takes the registry as an argument, so the registry can delegate to it without an
+import circle.
 """
 
 from .data import (

@@ -1,9 +1,7 @@
 """Which input fields an operation uses, and the JSON schema of an input for that operation alone.
 
-The rule is the core's (`agentool.core.definition._requirements`), so a catalog publishes exactly
-what every surface enforces. A required field never advertises a default. JSON has no number for an
-infinite or NaN float, so wherever the catalog holds one it is the string pydantic writes with
-`ser_json_inf_nan='strings'` (`'Infinity'`, `'NaN'`) and reads back.
+The rule is the core's (`operation_requirements`), so a catalog publishes what every surface
+enforces. An infinite or NaN float is the string pydantic writes and reads back (`'Infinity'`).
 """
 
 from __future__ import annotations
@@ -41,11 +39,8 @@ __all__ = (
 
 
 def json_value(value: Any) -> Any:
-    """`value` as JSON data, an infinite or NaN float as a string.
-
-    Never fails, so one odd default cannot stop a whole catalog: bytes that are not UTF-8 are
-    base64, and a value JSON cannot hold at all is its `repr`.
-    """
+    """`value` as JSON data, an infinite or NaN float as a string; never fails, so one odd default
+    cannot stop a whole catalog (bytes that are not UTF-8 are base64, anything else unreadable its `repr`)."""
     for bytes_mode in ('utf8', 'base64'):
         try:
             return from_json(to_json(value, serialize_unknown=True, inf_nan_mode='strings', bytes_mode=bytes_mode))
@@ -234,10 +229,7 @@ def field_property(properties: dict[str, Any], key: str, required: bool, *, null
 
 def field_wording(field: CatalogField, request_schema: dict[str, Any], *, code: Callable[[str], str] = str) -> str:
     """A field's type and requirement as every catalog view words it: `int, optional, default 50`,
-    `str, required` or `str | None, required, may be null`.
-
-    `code` marks up the type and the default (Markdown's inline code in the Markdown catalog).
-    """
+    `str, required` or `str | None, required, may be null`; `code` marks up the type and the default."""
     if not field['required']:
         return f'{code(field["type"])}, optional, default {code(json.dumps(field["default"]))}'
     prop: dict[str, Any] = request_schema.get('properties', {}).get(field['name'], {})

@@ -88,11 +88,9 @@ class CatalogOperation(TypedDict):
     description: str | None
     """The route's description, else the tool's docstring."""
     tool_description: str | None
-    """The tool's docstring."""
     parameters: list[str]
     """The tool's parameter names (without `RunContext`); `[]` when the tool is not known."""
     returns: str | None
-    """The tool's return annotation."""
     fields: list[CatalogField]
     fields_source: FieldsSource
     """How `fields` were found: names matched to the tool, read by the transform, or the whole schema."""

@@ -1,9 +1,8 @@
 """The catalog as an OpenAPI document: 3.0.0 by default, as the architecture guide's, or 3.1.0.
 
 Each agentool gets `POST /agentools/{name}` (its whole input) and each operation
-`POST /agentools/{name}/{operation}` (the input for that operation alone). Shared models live
-once under `components/schemas`; names are percent-encoded in paths; route metadata is under
-`x-agentool`. For 3.0 every schema is rewritten to 3.0's dialect (`agentool.catalog._openapi30`).
+`POST /agentools/{name}/{operation}` (that operation's input); shared models live once under
+`components/schemas`, route metadata under `x-agentool`.
 """
 
 from __future__ import annotations

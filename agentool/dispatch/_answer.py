@@ -123,11 +123,8 @@ def fit_output(value: Any, spec: object, record: DispatchRecord) -> Any:
 
 
 def build_result(ctx: RunContext[Any], prompt: str, output: Any, record: DispatchRecord) -> AgentRunResult[Any]:
-    """The run result of a dispatched turn, with the turn appended to the run's history (`ctx.messages`).
-
-    The history is extended in place, as pydantic-ai asks of a capability, so every view of the run
-    sees the same messages. Usage is the run's, with no model request added.
-    """
+    """The run result of a dispatched turn, the turn appended in place to the run's history
+    (`ctx.messages`), as pydantic-ai asks of a capability; usage is the run's, no model request added."""
     start = len(ctx.messages)
     meta = {'rule': record.rule, 'agentool': record.agentool, 'operation': record.operation}
     request = ModelRequest(parts=[UserPromptPart(prompt)], run_id=ctx.run_id, conversation_id=ctx.conversation_id)

@@ -1,8 +1,7 @@
 """`::: agentool NAME` and `::: agentool NAME.OPERATION` in a hand-written page: its catalog entry in place.
 
-In mkdocstrings' style (`::: identifier` alone on a line), expanded before the page is converted,
-so the entry's headings join the page's table of contents. Lines inside fenced code blocks are
-left alone, so a page can show the directive itself.
+Expanded before the page is converted, so the entry's headings join its table of contents; lines
+inside fenced code blocks are left alone.
 """
 
 from __future__ import annotations

@@ -1,13 +1,13 @@
 """The user's agentools, registered afresh on every build into a registry of their own.
 
-Each build imports the configured modules again (dropped from `sys.modules` first), so `mkdocs
-serve` shows what the code says now, inside a fresh `use_registry()` scope: nothing lands in the
-default registry, and nothing from a previous build lingers.
+Each build drops the configured modules from `sys.modules` and imports them again inside a fresh
+`use_registry()` scope, so `mkdocs serve` shows what the code says now.
 """
 
 from __future__ import annotations
 
 import importlib
+import pkgutil
 import sys
 from collections.abc import Generator
 from contextlib import contextmanager
@@ -86,9 +86,7 @@ def _call(loaded: Loaded, spec: str) -> None:
         return
     before = set(loaded.registry.list_names())
     try:
-        target: object = importlib.import_module(module)
-        for part in attribute.split('.'):
-            target = getattr(target, part)
+        target: object = pkgutil.resolve_name(spec)
         if not callable(target):
             raise TypeError(f'{attribute} is a {type(target).__name__}, not a function')
         target()

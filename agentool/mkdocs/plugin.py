@@ -1,8 +1,6 @@
 """`AgenToolPlugin`: the MkDocs plugin that turns a project's agentools into catalog pages.
 
-Every build imports the configured modules afresh and adds an index with the dependency graph, a
-page per agentool, the JSON catalog and the OpenAPI document. A misconfiguration names the option:
-an error under `mkdocs build --strict`, a warning otherwise.
+A misconfiguration names the option: an error under `mkdocs build --strict`, a warning otherwise.
 """
 
 from __future__ import annotations
