@@ -54,10 +54,8 @@ def clip(text: str, limit: int = QUOTE_CHARS) -> str:
 
 
 def suggest(name: str, known: Iterable[str]) -> list[str]:
-    """Up to three names from `known` close to `name`: similar spellings, then names containing it.
-
-    A name far longer than every known one is close to none, so a megabyte name costs nothing.
-    """
+    """Up to three names from `known` close to `name`: similar spellings, then names containing it
+    (a name far longer than every known one is close to none, so a megabyte name costs nothing)."""
     names = sorted(known)
     if not names or len(name) > 3 * max(map(len, names)):
         return []

@@ -171,11 +171,7 @@ class InputTooLargeError(InvalidInputError):
 
 
 class InputValidationError(InvalidInputError):
-    """The input does not validate against the agentool's input schema.
-
-    Attributes:
-        errors: pydantic's structured error list (`ValidationError.errors()`), JSON-safe.
-    """
+    """The input does not validate against the agentool's input schema; `errors` is pydantic's list, JSON-safe."""
 
     def __init__(
         self, message: str, *, agentool: str | None = None, errors: Sequence[dict[str, Any]] = (), **details: Any
@@ -286,11 +282,7 @@ class DependencyCycleError(DependencyError):
 
 
 class InjectorValidationError(ConfigurationError):
-    """`AgenToolInjector.validate()` found problems; all of them are listed, not only the first.
-
-    Attributes:
-        problems: The errors found, each a typed `AgenToolError`.
-    """
+    """`AgenToolInjector.validate()` found problems; `problems` lists them all, each a typed `AgenToolError`."""
 
     def __init__(self, message: str, *, problems: Sequence[AgenToolError]) -> None:
         self.problems: list[AgenToolError] = list(problems)

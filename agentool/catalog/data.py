@@ -145,8 +145,7 @@ CatalogToolSummary = TypedDict(
 class CatalogDetails(TypedDict):
     """One agentool in `list_detailed()`: the guide's summary form, plus the registration timestamps.
 
-    `operations` are names (see `get_operations` for their details); `examples` is present only
-    when there are some.
+    `operations` are names; `examples` is present only when there are some.
     """
 
     name: str
@@ -178,10 +177,8 @@ class Catalog(TypedDict):
 
 
 def catalog_entry(registry: AgenToolRegistry, name: str) -> CatalogEntry:
-    """The catalog entry of agentool `name`; raises `AgenToolNotFoundError` if there is none.
-
-    Works from the configuration alone, so an agentool that cannot run is described like any other.
-    """
+    """The catalog entry of agentool `name`, from the configuration alone (so one that cannot run is
+    described too); `AgenToolNotFoundError` if there is none."""
     check_registry(registry)
     config = registry.require(name)
     schema = _input_schema(config)

@@ -320,10 +320,8 @@ def _refused(rule: DispatchRule, option: str, expected: str) -> ConfigurationErr
 
 @dataclass(frozen=True, kw_only=True)
 class PredicateRule(DispatchRule):
-    """Any test on the prompt and deps: when `when(request)` holds, `build(request)` is the input.
-
-    `build` defaults to the prompt itself; it may return `None` to decline, or raise `ValueError` (invalid input).
-    """
+    """When `when(request)` holds, `build(request)` (default: the prompt) is the input; `build` may
+    return `None` to decline, or raise `ValueError` (invalid input)."""
 
     agentool: str
     when: Callable[[DispatchRequest], bool]
