@@ -53,6 +53,11 @@ _UNSEEN_CATEGORIES = frozenset({'Zs', 'Mn', 'Me', 'Cn', 'Co'})
 """Categories that show no mark of their own: spaces, combining marks, unassigned and private-use code points."""
 
 
+def replace_refused(text: str, replace: Callable[[str], str]) -> str:
+    """`text` with each character of a `NAME_REFUSED_CATEGORIES` category replaced by `replace(char)`."""
+    return ''.join(replace(char) if unicodedata.category(char) in NAME_REFUSED_CATEGORIES else char for char in text)
+
+
 def _refused_character(text: str) -> str | None:
     """The first character of `text` in a refused category; `str.isprintable` clears most names at C speed."""
     if text.isprintable():

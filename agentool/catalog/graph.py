@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import unicodedata
 from typing import TYPE_CHECKING, NotRequired, TypedDict
 
-from .._options import NAME_REFUSED_CATEGORIES, check_flag
+from .._options import check_flag, replace_refused
 from .data import check_registry, tool_names
 
 if TYPE_CHECKING:
@@ -76,7 +75,4 @@ def _label(text: str) -> str:
 
     Nothing is folded, so `a b`, `a\\nb` and `a\\r\\nb` stay three different labels.
     """
-    refused = NAME_REFUSED_CATEGORIES
-    return ''.join(
-        _ENTITIES.get(char) or (f'#{ord(char)};' if unicodedata.category(char) in refused else char) for char in text
-    )
+    return replace_refused(''.join(_ENTITIES.get(char, char) for char in text), lambda char: f'#{ord(char)};')

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import json
 import re
-import unicodedata
 from typing import TYPE_CHECKING, Any, cast
 
-from .._options import NAME_REFUSED_CATEGORIES, check_limit, check_text
+from .._options import check_limit, check_text, replace_refused
 from ..core.definition import docstring_summary
 from .data import CatalogEntry, CatalogOperation, CatalogTool, export_catalog, field_wording, operation_hints
 
@@ -37,10 +36,7 @@ def _visible(text: str) -> str:
     folded = ' '.join(text.split())
     if folded.isprintable():
         return folded
-    return ''.join(
-        char.encode('unicode_escape').decode('ascii') if unicodedata.category(char) in NAME_REFUSED_CATEGORIES else char
-        for char in folded
-    )
+    return replace_refused(folded, lambda char: char.encode('unicode_escape').decode('ascii'))
 
 
 def _line_start(match: re.Match[str]) -> str:
@@ -84,8 +80,7 @@ def json_block(value: Any) -> str:
     """`value` as indented JSON in a fenced block, control and format characters escaped."""
     text = json.dumps(value, indent=2, ensure_ascii=False)
     # JSON escapes C0 controls only: DEL, C1, format marks and separators are escaped as JSON would.
-    refused = NAME_REFUSED_CATEGORIES
-    text = ''.join(json.dumps(c)[1:-1] if c != '\n' and unicodedata.category(c) in refused else c for c in text)
+    text = '\n'.join(replace_refused(line, lambda char: json.dumps(char)[1:-1]) for line in text.split('\n'))
     longest = max((len(run) for run in re.findall(r'^\s*(`+)', text, flags=re.MULTILINE)), default=0)
     fence = '`' * max(3, longest + 1)
     return f'{fence}json\n{text}\n{fence}'
