@@ -28,8 +28,7 @@ _ARGS_SHOWN = 50
 
 @dataclass(frozen=True, kw_only=True)
 class Report:
-    """What a cassette command did: its lines (one per file it handled, for `prune` and `scrub`) and
-    the errors of the files it could not handle."""
+    """What a cassette command did: its lines, and the errors of the files it could not handle."""
 
     lines: list[str] = field(default_factory=list[str])
     failures: list[AgenToolError] = field(default_factory=list[AgenToolError])
@@ -82,12 +81,7 @@ def _each(files: Sequence[str | os.PathLike[str]], handle: Callable[[str | os.Pa
 
 def show(path: str | os.PathLike[str]) -> str:
     """Each exchange (tools called, text, finish reason; each value cut at `VALUE_CHARS`), then
-    usage totals and cost where known.
-
-    Raises:
-        CassetteError: the file cannot be read, is not a cassette, or holds a response pydantic-ai
-            cannot read; the error names the file.
-    """
+    usage totals and cost where known. A `CassetteError` names the file it cannot read."""
     cassette = Cassette.load(path)
     try:
         found = Trajectory.of(cassette)
@@ -184,8 +178,7 @@ def _unused_indices(model: CassetteModel) -> set[int]:
 
 def prune(paths: Sequence[str | os.PathLike[str]]) -> Report:
     """Drop the exchanges the last replay of each cassette left unused (as the pytest plugin listed
-    them). A file that fails (unreadable, or changed since its list was written) is a failure of
-    the report; the others are still pruned."""
+    them); a file that fails (say, changed since) is a failure of the report."""
     return _each(paths, _prune_one)
 
 
@@ -223,9 +216,7 @@ def _listed(listing: Path, cassette: Cassette) -> set[int]:
 
 def scrub_files(paths: Sequence[str | os.PathLike[str]]) -> Report:
     """Apply the default scrubbing to existing cassettes, rewriting (atomically, mode kept) those
-    that held a secret. A symbolic link's target is scrubbed and named; a file with other hard
-    links is refused (its other names would keep the secret). A file that fails is a failure of
-    the report; the others are still scrubbed."""
+    that held a secret; a file with other hard links is refused (they would keep the secret)."""
     return _each(paths, _scrub_one)
 
 

@@ -1,8 +1,7 @@
 """`AgentDouble`: a scripted model that stands in for any pydantic-ai agent, LLM or not.
 
-The double never validates on the agent's behalf. Drift is caught twice: before a call goes out,
-a cheap check of the tool's JSON schema (works even when the agent allows no retries); anything
-else pydantic-ai's own validators reject comes back as a retry, whose errors the `DriftError` quotes.
+Drift is caught twice: a cheap check of the tool's JSON schema before a call goes out (works with
+no retries allowed), then pydantic-ai's own validators, whose retry the `DriftError` quotes.
 """
 
 from __future__ import annotations
@@ -67,8 +66,8 @@ class AgentDouble(AnsweringModel):
         *scripts: Tried in order for each new run; the first that matches the prompt (and is not
             used up) answers the whole run.
         name: Shown in failure messages and as the model name.
-        profile: The model profile to present (by default tools, JSON schema output, tool output mode).
-        settings: Accepted for interface parity; a double ignores them.
+        profile: By default tools, JSON schema output, tool output mode.
+        settings: Accepted for interface parity; ignored.
 
     Attributes:
         requests: Every request answered (or refused), in order.
@@ -109,19 +108,15 @@ class AgentDouble(AnsweringModel):
         return 'agentool-double'
 
     def uses(self, script: Script) -> int:
-        """How many runs `script` (one of this double's scripts) has answered.
-
-        Raises:
-            ConfigurationError: `script` is not one of this double's scripts.
-        """
-        index = next((i for i, held in enumerate(self.scripts) if held is script), None)
-        if index is None:
-            raise ConfigurationError(
-                f'double {self.name!r} does not hold {script!r}; pass one of double.scripts',
-                option='script',
-                value=repr(script),
-            )
-        return self._uses[index]
+        """How many runs `script` (one of `double.scripts`, else a `ConfigurationError`) has answered."""
+        for held, uses in zip(self.scripts, self._uses, strict=True):
+            if held is script:
+                return uses
+        raise ConfigurationError(
+            f'double {self.name!r} does not hold {script!r}; pass one of double.scripts',
+            option='script',
+            value=repr(script),
+        )
 
     def reset(self) -> None:
         """Forget every request, call and run, so each script can be used again."""
@@ -364,9 +359,10 @@ def _output_feedback_error(where: str, feedback: str) -> DriftError:
     errors = _errors_in(feedback)
     if errors is not None:
         return _validation_error(f'{where}: the agent rejected the scripted output', None, 'validation_error', errors)
-    message = _fenced(feedback)
+    # The feedback wraps the validator's message in a tag pair; show the message itself when there is one.
+    fenced = re.search(r'<([\w:.-]+)>\s*(.*?)\s*</\1>', feedback, re.DOTALL)
     return DriftError(
-        f'{where}: the agent rejected the scripted output: {message}',
+        f'{where}: the agent rejected the scripted output: {fenced.group(2) if fenced else feedback.strip()}',
         tool=None,
         cause='model_retry',
         fields=[],
@@ -390,25 +386,15 @@ def _got(error: dict[str, Any]) -> str:
 
 
 def _error_list(content: object) -> list[dict[str, Any]] | None:
-    if isinstance(content, list):
-        items = cast('list[object]', content)
-        if all(isinstance(item, dict) for item in items):
-            return cast('list[dict[str, Any]]', items)
+    if isinstance(content, list) and all(isinstance(item, dict) for item in cast('list[object]', content)):
+        return cast('list[dict[str, Any]]', content)
     return None
 
 
 def _errors_in(feedback: str) -> list[dict[str, Any]] | None:
     # Output retry feedback reaches the model as text that embeds pydantic's error list as JSON.
     match = re.search(r'\[\s*\{.*\}\s*\]', feedback, re.DOTALL)
-    if match is None:
-        return None
     try:
-        return _error_list(json.loads(match.group()))
+        return None if match is None else _error_list(json.loads(match.group()))
     except ValueError:
         return None
-
-
-def _fenced(feedback: str) -> str:
-    # The feedback wraps the validator's message in a tag pair; show the message itself when there is one.
-    match = re.search(r'<([\w:.-]+)>\s*(.*?)\s*</\1>', feedback, re.DOTALL)
-    return match.group(2) if match else feedback.strip()

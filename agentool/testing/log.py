@@ -1,7 +1,6 @@
 """What a double saw and did: every request it answered, every call it made, and assertions on them.
 
-A failure lists every call made, each argument cut short (a 12 KB argument never hides the calls
-after it), then the expected and the actual side by side, within what an error message keeps.
+A failure lists every call made, each argument cut short, then expected and actual side by side.
 """
 
 from __future__ import annotations
@@ -129,10 +128,6 @@ class CallLog(list[CallRecord]):
         Only the arguments named in `args` are compared (`subset=False` compares them all), each
         with `==`, expected first, so `unittest.mock.ANY` works inside. `trajectory` (lines) is
         what a failure shows as the actual run; by default, the calls made.
-
-        Raises:
-            ExpectationError: the calls made do not fit.
-            ConfigurationError: `tool` is not a string, `args` not a mapping or `times` not a count.
         """
         __tracebackhide__ = True
         check_text('tool', tool)
@@ -218,11 +213,8 @@ def _listed(made: Sequence[str], limit: int) -> str:
 def side_by_side(
     expected: Sequence[str], actual: Sequence[str], *, width: int = 48, rows: int = 30, budget: int | None = None
 ) -> str:
-    """Two columns, `expected | actual`, at most `rows` lines (then a count) and `budget` characters.
-
-    The expected column is as wide as its longest line, up to `width`; the actual column is cut
-    only past a guard, so each call shows every argument name (its values already bounded).
-    """
+    """Two columns, `expected | actual`, at most `rows` lines (then a count) and `budget` characters;
+    the expected column as wide as its longest line, up to `width`."""
     left = [_cell(line, width) for line in expected] or ['(nothing)']
     right = [_cell(line, _ACTUAL_CHARS) for line in actual] or ['(nothing)']
     column = max(len('expected'), *(len(line) for line in left))
