@@ -125,8 +125,6 @@ class AgentDouble(AnsweringModel):
         self._runs.clear()
         self._uses = [0] * len(self.scripts)
 
-    # --- answering ----------------------------------------------------------------------------
-
     async def _respond(self, messages: list[ModelMessage], params: ModelRequestParameters) -> ModelResponse:
         last = messages[-1]
         if not isinstance(last, ModelRequest):  # pragma: no cover - the agent graph always ends with a request
@@ -291,9 +289,6 @@ def prompt_text(content: str | Sequence[UserContent] | None) -> str:
     if content is None or isinstance(content, str):
         return content or ''
     return ''.join(item for item in content if isinstance(item, str))
-
-
-# --- drift: a scripted call or output the agent would not take -------------------------------
 
 
 def _check_call(where: str, tool: str, args: Mapping[str, Any], offered: Sequence[ToolDefinition]) -> None:

@@ -115,8 +115,6 @@ class Trajectory:
             value=shown,
         )
 
-    # --- reading -------------------------------------------------------------------------------
-
     @property
     def requests(self) -> int:
         """How many model requests were made."""
@@ -147,8 +145,6 @@ class Trajectory:
         if self.has_output:
             lines.append(f'output: {quote(self.output)}')
         return lines
-
-    # --- assertions ----------------------------------------------------------------------------
 
     def call_count(self, tool: str) -> int:
         """How many times `tool` was called."""
@@ -204,8 +200,6 @@ def trajectory(source: object, *, output_tools: Iterable[str] = ()) -> Trajector
     """`Trajectory.of(source)`: what a run, a replay, a cassette or a double did, with assertions."""
     return Trajectory.of(source, output_tools=output_tools)
 
-
-# --- building ---------------------------------------------------------------------------------------
 
 _Outputs = Mapping[str, str | None]
 """The output tools known, by name, each with the `outer_typed_dict_key` its arguments wrap the output in."""
