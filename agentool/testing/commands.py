@@ -22,8 +22,7 @@ __all__ = ('Report', 'run', 'show', 'diff', 'prune', 'scrub_files', 'unused_repo
 
 VALUE_CHARS = 160
 """How much of one value (an argument, an output field) `show` prints, as `diff` shows a changed one."""
-_ARGS_SHOWN = 50
-"""How many arguments of one call `show` prints; the rest are counted."""
+_ARGS_SHOWN = 50  # arguments of one call `show` prints; the rest are counted
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -185,11 +185,8 @@ async def replay_recorded(
         tools, model, recorded = _from_messages(list(cast('Sequence[ModelMessage]', messages)))
     else:
         cassette = _cassette(source)
-        tools, model, recorded = (
-            FrozenTools(cassette),
-            CassetteModel(None, cassette=cassette),
-            recorded_prompt(cassette),
-        )
+        tools, model = FrozenTools(cassette), CassetteModel(None, cassette=cassette)
+        recorded = recorded_prompt(cassette)
     with override_allow_model_requests(False), agent.override(model=model):
         prompt = recorded if prompt is None else prompt
         return await agent.run(prompt, deps=deps, capabilities=_capabilities(tools, instrument))

@@ -193,8 +193,7 @@ class CallLog(list[CallRecord]):
         )
 
 
-_CALLS_CHARS = 700
-"""How much of a failure's first line lists the calls made; the table shows them again, one a line."""
+_CALLS_CHARS = 700  # of a failure's first line, listing the calls made (the table shows them again)
 
 
 def _listed(made: Sequence[str], limit: int) -> str:
@@ -233,8 +232,7 @@ def side_by_side(
     return '\n'.join(lines)
 
 
-_ACTUAL_CHARS = 600
-"""A guard on one actual line (a call's bounded arguments fit well within it)."""
+_ACTUAL_CHARS = 600  # a guard on one actual line: a call's bounded arguments fit well within it
 
 
 def _cell(line: str, width: int) -> str:

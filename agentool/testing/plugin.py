@@ -218,9 +218,7 @@ def pytest_runtest_makereport(
     return report
 
 
-_MAX_STEM_BYTES = 120
-"""A longer mapped name is cut (and hashed): with its hash and suffixes it stays under the 255 bytes
-file systems allow."""
+_MAX_STEM_BYTES = 120  # a longer name is cut and hashed: with suffixes, within a file name's 255 bytes
 _HASHED = re.compile(r'-[0-9a-f]{8}\Z')
 
 

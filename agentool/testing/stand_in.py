@@ -17,7 +17,7 @@ from ..core.injector import AgenToolInjector, get_injector
 from ..core.injector._targets import stood_in_for
 from ..core.registry import AgenToolRegistry
 from ..errors import InvalidInputError
-from .double import AgentDouble
+from .double import AgentDouble, prompt_text
 
 __all__ = ('DoubledAgent', 'use_doubles')
 
@@ -77,10 +77,8 @@ def use_doubles(injector: AgenToolInjector | None = None, /, **doubles: AgentDou
 
 def _text(prompt: str | Sequence[UserContent], agentool: str) -> str:
     """The prompt an agentool reads: text as is, text parts joined; other content it refuses."""
-    if isinstance(prompt, str):
-        return prompt
-    if all(isinstance(part, str) for part in prompt):
-        return ''.join(cast('Sequence[str]', prompt))
+    if isinstance(prompt, str) or all(isinstance(part, str) for part in prompt):
+        return prompt_text(prompt)
     raise InvalidInputError(
         f'agentool {agentool!r} takes a JSON text prompt; the prompt contains non-text content', agentool=agentool
     )

@@ -204,8 +204,7 @@ def trajectory(source: object, *, output_tools: Iterable[str] = ()) -> Trajector
 _Outputs = Mapping[str, str | None]
 """The output tools known, by name, each with the `outer_typed_dict_key` its arguments wrap the output in."""
 
-_JSON_TEXT_MODES = ('native', 'prompted')
-"""Output modes whose output is the response's text holding JSON: read as that JSON."""
+_JSON_TEXT_MODES = ('native', 'prompted')  # output modes whose output is text holding JSON
 
 
 def _from_messages(messages: Sequence[ModelMessage], outputs: _Outputs) -> Trajectory:
