@@ -20,8 +20,7 @@ from .trajectory import Trajectory, TrajectoryStep
 
 __all__ = ('Report', 'run', 'show', 'diff', 'prune', 'scrub_files', 'unused_report', 'unused_path')
 
-VALUE_CHARS = 160
-"""How much of one value (an argument, an output field) `show` prints, as `diff` shows a changed one."""
+VALUE_CHARS = 160  # of one value (an argument, an output field) `show` prints, as `diff` shows it
 _ARGS_SHOWN = 50  # arguments of one call `show` prints; the rest are counted
 
 

@@ -21,11 +21,8 @@ from ..errors import ExpectationError
 __all__ = ('CallRecord', 'RequestRecord', 'CallLog', 'Expected', 'side_by_side')
 
 
-ARG_CHARS = 60
-"""How much of each argument's JSON a description keeps; the rest is stated by its length."""
-
-ARGS_SHOWN = 20
-"""How many arguments of one call a description shows; the rest are counted."""
+ARG_CHARS = 60  # of each argument's JSON a description keeps; the rest is stated by its length
+ARGS_SHOWN = 20  # arguments of one call a description shows; the rest are counted
 
 
 @dataclass(kw_only=True)

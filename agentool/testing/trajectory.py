@@ -28,8 +28,7 @@ from .log import ARG_CHARS, ARGS_SHOWN, CallLog, CallRecord, Expected, bounded_a
 
 __all__ = ('TrajectoryStep', 'Trajectory', 'trajectory')
 
-_OUTPUT_TOOL_PREFIX = 'final_result'
-"""pydantic-ai's default output tool name (with a suffix per type of a union): the output, not a tool call."""
+_OUTPUT_TOOL_PREFIX = 'final_result'  # pydantic-ai's default output tool name (a suffix per union member)
 
 
 @dataclass(frozen=True, kw_only=True)
