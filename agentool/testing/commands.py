@@ -92,10 +92,7 @@ def show(path: str | os.PathLike[str]) -> str:
     lines = [f'cassette {os.fspath(path)}: model {model_name}']
     runs = f', {len(cassette.runs)} run(s) ({found.requests} model answer(s))' if cassette.runs else ''
     lines.append(f'{len(cassette.exchanges)} exchange(s){runs}, {len(cassette.tool_calls)} recorded tool result(s)')
-    described = [_step_line(step) for step in found.steps] or ['(no model request)']
-    if found.has_output:
-        described.append(f'output: {quote(found.output)}')
-    lines.extend(f'  {line}' for line in described)
+    lines.extend(f'  {line}' for line in found.describe(width=VALUE_CHARS, count=_ARGS_SHOWN))
     lines.append(f'tokens: {found.input_tokens} in, {found.output_tokens} out')
     cost = found.cost
     lines.append(f'cost: ${cost:.6f}' if cost is not None else 'cost: unknown (no price data for this model)')

@@ -237,12 +237,11 @@ def _cell(line: str, width: int) -> str:
 
 
 def _is_expected(want: object) -> bool:
-    if isinstance(want, str):
-        return True
-    if not (isinstance(want, tuple) and len(cast('tuple[object, ...]', want)) == 2):
-        return False
-    tool, args = cast('tuple[object, object]', want)
-    return isinstance(tool, str) and isinstance(args, Mapping)
+    match want:
+        case str() | tuple((str(), Mapping())):
+            return True
+        case _:
+            return False
 
 
 def _fits(record: CallRecord, tool: str, args: Mapping[str, Any] | None, subset: bool) -> bool:

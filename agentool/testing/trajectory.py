@@ -138,9 +138,9 @@ class Trajectory:
         """The last step's text."""
         return self.steps[-1].text if self.steps else ''
 
-    def describe(self) -> list[str]:
-        """The trajectory, one line per step, then the output."""
-        lines = [step.describe() for step in self.steps] or ['(no model request)']
+    def describe(self, *, width: int = ARG_CHARS, count: int = ARGS_SHOWN) -> list[str]:
+        """The trajectory, one line per step (as `TrajectoryStep.describe`), then the output."""
+        lines = [step.describe(width=width, count=count) for step in self.steps] or ['(no model request)']
         if self.has_output:
             lines.append(f'output: {quote(self.output)}')
         return lines
