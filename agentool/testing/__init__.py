@@ -1,14 +1,8 @@
 """Deterministic test doubles for pydantic-ai agents, record and replay, and a pytest plugin.
 
-- `AgentDouble` plays `Script`s in place of any agent's model; drift from the real agent fails
-  the test with a `DriftError`. `use_doubles` / `DoubledAgent` reach agents run by name.
-- The `Cassette` file: `CassetteModel` records a model's exchanges once and replays them offline;
-  `CassetteTools`, `Recorder` and `Replay` keep and serve tool results beside them.
-- `trajectory(...)` reads what any run did; `diff_runs` names what changed between two.
-- Submodules: `scrub` (secrets), `strategies` (hypothesis, the `testing` extra), `plugin` (pytest,
-  through its entry point), `evals` (pydantic-evals, the `evals` extra).
-
-Nothing in the library imports this package (the CLI's `agentool cassette` aside).
+`AgentDouble` plays `Script`s in place of any agent's model; `CassetteModel` records a model's
+exchanges once and replays them offline; `trajectory(...)` reads what any run did. Submodules:
+`scrub`, `strategies` (hypothesis), `plugin` (pytest), `evals` (pydantic-evals).
 """
 
 from __future__ import annotations

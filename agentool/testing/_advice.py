@@ -1,8 +1,5 @@
-"""What a cassette error tells the user to type to record, in the words of where they are.
-
-A model made by the pytest plugin's `agentool_cassette` fixture takes its mode from the command
-line, so its errors give the pytest command (`--agentool-record-mode=all`); one made in code, the mode.
-"""
+"""What a cassette error tells the user to type to record: the pytest command for a model the
+plugin's fixture made (its mode comes from the command line), else the mode."""
 
 from __future__ import annotations
 
@@ -32,21 +29,17 @@ class RecordAdvice:
 
     def record(self) -> str:
         """How to record a cassette that does not exist yet."""
-        if self.test is None:
-            return 'CassetteModel in mode "once" or "all", or Recorder'
-        return self._command('once')
+        return self._say('CassetteModel in mode "once" or "all", or Recorder', 'once')
 
     def fill(self) -> str:
         """How to record into a cassette that exists but holds nothing to answer with."""
-        if self.test is None:
-            return 'mode "once" or "all"'
-        return self._command('all')
+        return self._say('mode "once" or "all"', 'all')
 
     def rerecord(self, *, keep: bool = True) -> str:
         """How to record again; `keep`: recording only what no longer matches (`new_episodes`) also does."""
         if self.test is None:
             return 'mode "all" (or "new_episodes")' if keep else 'mode "all"'
-        return self._command('all') + (f' (or {_OPTION}=new_episodes)' if keep else '')
+        return self._say('', 'all') + (f' (or {_OPTION}=new_episodes)' if keep else '')
 
     def real_model(self) -> str:
         """Where the real model goes, for a recording mode given none."""
@@ -54,7 +47,10 @@ class RecordAdvice:
             return 'pass the real model as its first argument'
         return 'pass the real model to the agentool_cassette fixture: agentool_cassette(model)'
 
-    def _command(self, mode: str) -> str:
+    def _say(self, in_code: str, mode: str) -> str:
+        """`in_code` for a model made in code; in pytest, the command recording this test in `mode`."""
+        if self.test is None:
+            return in_code
         test = f'{shlex.quote(clip(self.test, 300))} ' if self.test else ''
         return f'pytest {test}{_OPTION}={mode}'
 

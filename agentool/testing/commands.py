@@ -20,16 +20,13 @@ from .trajectory import Trajectory, TrajectoryStep
 
 __all__ = ('Report', 'run', 'show', 'diff', 'prune', 'scrub_files', 'unused_report', 'unused_path')
 
-VALUE_CHARS = 160
-"""How much of one value (an argument, an output field) `show` prints, as `diff` shows a changed one."""
-_ARGS_SHOWN = 50
-"""How many arguments of one call `show` prints; the rest are counted."""
+VALUE_CHARS = 160  # of one value (an argument, an output field) `show` prints, as `diff` shows it
+_ARGS_SHOWN = 50  # arguments of one call `show` prints; the rest are counted
 
 
 @dataclass(frozen=True, kw_only=True)
 class Report:
-    """What a cassette command did: its lines (one per file it handled, for `prune` and `scrub`) and
-    the errors of the files it could not handle."""
+    """What a cassette command did: its lines, and the errors of the files it could not handle."""
 
     lines: list[str] = field(default_factory=list[str])
     failures: list[AgenToolError] = field(default_factory=list[AgenToolError])
@@ -82,12 +79,7 @@ def _each(files: Sequence[str | os.PathLike[str]], handle: Callable[[str | os.Pa
 
 def show(path: str | os.PathLike[str]) -> str:
     """Each exchange (tools called, text, finish reason; each value cut at `VALUE_CHARS`), then
-    usage totals and cost where known.
-
-    Raises:
-        CassetteError: the file cannot be read, is not a cassette, or holds a response pydantic-ai
-            cannot read; the error names the file.
-    """
+    usage totals and cost where known. A `CassetteError` names the file it cannot read."""
     cassette = Cassette.load(path)
     try:
         found = Trajectory.of(cassette)
@@ -100,10 +92,7 @@ def show(path: str | os.PathLike[str]) -> str:
     lines = [f'cassette {os.fspath(path)}: model {model_name}']
     runs = f', {len(cassette.runs)} run(s) ({found.requests} model answer(s))' if cassette.runs else ''
     lines.append(f'{len(cassette.exchanges)} exchange(s){runs}, {len(cassette.tool_calls)} recorded tool result(s)')
-    described = [_step_line(step) for step in found.steps] or ['(no model request)']
-    if found.has_output:
-        described.append(f'output: {quote(found.output)}')
-    lines.extend(f'  {line}' for line in described)
+    lines.extend(f'  {line}' for line in found.describe(width=VALUE_CHARS, count=_ARGS_SHOWN))
     lines.append(f'tokens: {found.input_tokens} in, {found.output_tokens} out')
     cost = found.cost
     lines.append(f'cost: ${cost:.6f}' if cost is not None else 'cost: unknown (no price data for this model)')
@@ -184,8 +173,7 @@ def _unused_indices(model: CassetteModel) -> set[int]:
 
 def prune(paths: Sequence[str | os.PathLike[str]]) -> Report:
     """Drop the exchanges the last replay of each cassette left unused (as the pytest plugin listed
-    them). A file that fails (unreadable, or changed since its list was written) is a failure of
-    the report; the others are still pruned."""
+    them); a file that fails (say, changed since) is a failure of the report."""
     return _each(paths, _prune_one)
 
 
@@ -223,9 +211,7 @@ def _listed(listing: Path, cassette: Cassette) -> set[int]:
 
 def scrub_files(paths: Sequence[str | os.PathLike[str]]) -> Report:
     """Apply the default scrubbing to existing cassettes, rewriting (atomically, mode kept) those
-    that held a secret. A symbolic link's target is scrubbed and named; a file with other hard
-    links is refused (its other names would keep the secret). A file that fails is a failure of
-    the report; the others are still scrubbed."""
+    that held a secret; a file with other hard links is refused (they would keep the secret)."""
     return _each(paths, _scrub_one)
 
 

@@ -1,8 +1,7 @@
 """`AgentDouble`: a scripted model that stands in for any pydantic-ai agent, LLM or not.
 
-The double never validates on the agent's behalf. Drift is caught twice: before a call goes out,
-a cheap check of the tool's JSON schema (works even when the agent allows no retries); anything
-else pydantic-ai's own validators reject comes back as a retry, whose errors the `DriftError` quotes.
+Drift is caught twice: a cheap check of the tool's JSON schema before a call goes out (works with
+no retries allowed), then pydantic-ai's own validators, whose retry the `DriftError` quotes.
 """
 
 from __future__ import annotations
@@ -67,8 +66,8 @@ class AgentDouble(AnsweringModel):
         *scripts: Tried in order for each new run; the first that matches the prompt (and is not
             used up) answers the whole run.
         name: Shown in failure messages and as the model name.
-        profile: The model profile to present (by default tools, JSON schema output, tool output mode).
-        settings: Accepted for interface parity; a double ignores them.
+        profile: By default tools, JSON schema output, tool output mode.
+        settings: Accepted for interface parity; ignored.
 
     Attributes:
         requests: Every request answered (or refused), in order.
@@ -109,19 +108,15 @@ class AgentDouble(AnsweringModel):
         return 'agentool-double'
 
     def uses(self, script: Script) -> int:
-        """How many runs `script` (one of this double's scripts) has answered.
-
-        Raises:
-            ConfigurationError: `script` is not one of this double's scripts.
-        """
-        index = next((i for i, held in enumerate(self.scripts) if held is script), None)
-        if index is None:
-            raise ConfigurationError(
-                f'double {self.name!r} does not hold {script!r}; pass one of double.scripts',
-                option='script',
-                value=repr(script),
-            )
-        return self._uses[index]
+        """How many runs `script` (one of `double.scripts`, else a `ConfigurationError`) has answered."""
+        for held, uses in zip(self.scripts, self._uses, strict=True):
+            if held is script:
+                return uses
+        raise ConfigurationError(
+            f'double {self.name!r} does not hold {script!r}; pass one of double.scripts',
+            option='script',
+            value=repr(script),
+        )
 
     def reset(self) -> None:
         """Forget every request, call and run, so each script can be used again."""
@@ -129,8 +124,6 @@ class AgentDouble(AnsweringModel):
         self.calls.clear()
         self._runs.clear()
         self._uses = [0] * len(self.scripts)
-
-    # --- answering ----------------------------------------------------------------------------
 
     async def _respond(self, messages: list[ModelMessage], params: ModelRequestParameters) -> ModelResponse:
         last = messages[-1]
@@ -219,11 +212,24 @@ class AgentDouble(AnsweringModel):
         output_tools = {tool.name for tool in params.output_tools}
         for part in last.parts:
             if isinstance(part, ToolReturnPart) and part.outcome == 'retried':
-                raise _tool_retry_error(where, part, is_output=part.tool_name in output_tools)
+                # Rejected arguments, a rejected output, or a tool's `ModelRetry`.
+                tool = None if part.tool_name in output_tools else part.tool_name
+                cause = part.retry.cause if part.retry is not None else 'model_retry'
+                raise _rejected(where, tool, cause, _error_list(part.content), str(part.content))
         feedback = [p for p in last.parts if isinstance(p, UserPromptPart)]
         if feedback:
-            # A user-voice part after our own answer in the same run is pydantic-ai's output retry feedback.
-            raise _output_feedback_error(where, prompt_text(feedback[-1].content))
+            # A user-voice part after our own answer in the same run is pydantic-ai's output retry feedback
+            # (on a text, native or prompted output), embedding pydantic's error list as JSON.
+            text = prompt_text(feedback[-1].content)
+            listed = re.search(r'\[\s*\{.*\}\s*\]', text, re.DOTALL)
+            try:
+                errors = None if listed is None else _error_list(json.loads(listed.group()))
+            except ValueError:
+                errors = None
+            # Else the validator's message, in a tag pair: shown without it.
+            fenced = re.search(r'<([\w:.-]+)>\s*(.*?)\s*</\1>', text, re.DOTALL)
+            shown = fenced.group(2) if fenced else text.strip()
+            raise _rejected(where, None, 'model_retry' if errors is None else 'validation_error', errors, text, shown)
 
     async def _play(
         self, run: _Run, key: str, messages: list[ModelMessage], params: ModelRequestParameters
@@ -298,9 +304,6 @@ def prompt_text(content: str | Sequence[UserContent] | None) -> str:
     return ''.join(item for item in content if isinstance(item, str))
 
 
-# --- drift: a scripted call or output the agent would not take -------------------------------
-
-
 def _check_call(where: str, tool: str, args: Mapping[str, Any], offered: Sequence[ToolDefinition]) -> None:
     """Raise `DriftError` when `tool` is not offered, or `args` lack a required field or add an unknown one."""
     definition = next((d for d in offered if d.name == tool), None)
@@ -344,43 +347,23 @@ def _names(fields: list[str]) -> str:
     return f'field {fields[0]!r}' if len(fields) == 1 else f'fields {", ".join(map(repr, fields))}'
 
 
-def _tool_retry_error(where: str, part: ToolReturnPart, *, is_output: bool) -> DriftError:
-    """The `DriftError` for a retried tool return: rejected arguments, a rejected output, or a tool's `ModelRetry`."""
-    cause = part.retry.cause if part.retry is not None else 'model_retry'
-    subject = 'the scripted output' if is_output else f'the scripted call to tool {part.tool_name!r}'
-    tool = None if is_output else part.tool_name
-    errors = _error_list(part.content)
-    if errors is not None:
-        return _validation_error(f'{where}: the agent rejected {subject}', tool, cause, errors)
-    feedback = str(part.content)
-    verb = 'rejected' if is_output else 'asked for a retry of'
-    return DriftError(
-        f'{where}: the agent {verb} {subject}: {feedback}', tool=tool, cause=cause, fields=[], feedback=feedback
-    )
-
-
-def _output_feedback_error(where: str, feedback: str) -> DriftError:
-    """The `DriftError` for retry feedback on a text, native or prompted output."""
-    errors = _errors_in(feedback)
-    if errors is not None:
-        return _validation_error(f'{where}: the agent rejected the scripted output', None, 'validation_error', errors)
-    message = _fenced(feedback)
-    return DriftError(
-        f'{where}: the agent rejected the scripted output: {message}',
-        tool=None,
-        cause='model_retry',
-        fields=[],
-        feedback=feedback,
-    )
-
-
-def _validation_error(prefix: str, tool: str | None, cause: str, errors: list[dict[str, Any]]) -> DriftError:
+def _rejected(
+    where: str, tool: str | None, cause: str, errors: list[dict[str, Any]] | None, feedback: str, shown: str = ''
+) -> DriftError:
+    """The `DriftError` for the agent's retry of a scripted call (`tool`) or output: its validation
+    `errors`, else its `feedback`."""
+    subject = 'the scripted output' if tool is None else f'the scripted call to tool {tool!r}'
+    if errors is None:
+        verb = 'rejected' if tool is None else 'asked for a retry of'
+        said = f'{where}: the agent {verb} {subject}: {shown or feedback}'
+        return DriftError(said, tool=tool, cause=cause, fields=[], feedback=feedback)
     fields = ['.'.join(map(str, error.get('loc', ()))) or '<root>' for error in errors]
     problems = '; '.join(
         f'field {name!r}: {error.get("msg", "invalid")}{_got(error)}'
         for name, error in zip(fields, errors, strict=True)
     )
-    return DriftError(f'{prefix}: {problems}', tool=tool, cause=cause, fields=fields, errors=errors)
+    said = f'{where}: the agent rejected {subject}: {problems}'
+    return DriftError(said, tool=tool, cause=cause, fields=fields, errors=errors)
 
 
 def _got(error: dict[str, Any]) -> str:
@@ -390,25 +373,6 @@ def _got(error: dict[str, Any]) -> str:
 
 
 def _error_list(content: object) -> list[dict[str, Any]] | None:
-    if isinstance(content, list):
-        items = cast('list[object]', content)
-        if all(isinstance(item, dict) for item in items):
-            return cast('list[dict[str, Any]]', items)
+    if isinstance(content, list) and all(isinstance(item, dict) for item in cast('list[object]', content)):
+        return cast('list[dict[str, Any]]', content)
     return None
-
-
-def _errors_in(feedback: str) -> list[dict[str, Any]] | None:
-    # Output retry feedback reaches the model as text that embeds pydantic's error list as JSON.
-    match = re.search(r'\[\s*\{.*\}\s*\]', feedback, re.DOTALL)
-    if match is None:
-        return None
-    try:
-        return _error_list(json.loads(match.group()))
-    except ValueError:
-        return None
-
-
-def _fenced(feedback: str) -> str:
-    # The feedback wraps the validator's message in a tag pair; show the message itself when there is one.
-    match = re.search(r'<([\w:.-]+)>\s*(.*?)\s*</\1>', feedback, re.DOTALL)
-    return match.group(2) if match else feedback.strip()

@@ -1,8 +1,7 @@
 """Recorded runs in pydantic-evals: span trees, datasets, frozen-tools experiments and a drift evaluator.
 
-The spans are made the faithful way: the recording is replayed through the real agent,
-instrumented by pydantic-ai, with the model and every tool call answered from it. Needs the
-`evals` extra.
+Spans come from replaying the recording through the real agent, instrumented by pydantic-ai, with
+the model and every tool call answered from it. Needs the `evals` extra.
 """
 
 from __future__ import annotations
@@ -27,6 +26,7 @@ from pydantic_core import to_jsonable_python
 from .._bounds import quote
 from .._options import check_choice, check_instance
 from ..errors import ConfigurationError, MissingExtraError
+from ._fingerprint import part_contents
 from ._tool_results import ToolAnswers, tool_home
 from .cassette import Cassette, RecordedCall, RecordedToolCall
 from .cassette_model import CassetteModel
@@ -78,9 +78,8 @@ CaseMetadata = dict[str, str]
 class FrozenTools(AbstractCapability[Any]):
     """Answers every function tool call from a recording, matched on tool name and canonical arguments.
 
-    Never on order: a model that makes the recorded calls in another order gets each call's own
-    result. A call that raised `ModelRetry` when recorded (no result, a retry prompt in the next
-    request) raises it again with the recorded message, so retries replay too. Output tools run.
+    Never on order. A call that raised `ModelRetry` when recorded raises it again with the recorded
+    message, so retries replay too. Output tools run.
     """
 
     cassette: Cassette
@@ -150,20 +149,14 @@ def _cassette(source: Cassette | str | os.PathLike[str]) -> Cassette:
 
 
 def recorded_prompt(source: Cassette | str | os.PathLike[str]) -> str:
-    """The prompt of the (first) run a cassette recorded.
-
-    Raises:
-        ConfigurationError: the cassette holds no prompt.
-        CassetteError: a path cannot be read as a cassette.
-    """
+    """The prompt of the (first) run a cassette recorded (a `ConfigurationError` when it holds none)."""
     cassette = _cassette(source)
     if cassette.runs:
         return cassette.runs[0].prompt
     for exchange in cassette.exchanges:
-        for message in cast('list[dict[str, Any]]', exchange.request.get('messages', [])):
-            for part in cast('list[dict[str, Any]]', message.get('parts', [])):
-                if part.get('part_kind') == 'user-prompt' and isinstance(part.get('content'), str):
-                    return part['content']
+        prompts = part_contents(exchange.request.get('messages', []), 'user-prompt')
+        if texts := [content for content in prompts if isinstance(content, str)]:
+            return texts[0]
     raise ConfigurationError('the cassette holds no text prompt to replay', option='source')
 
 
@@ -179,11 +172,8 @@ async def replay_recorded(
     deps: Any = None,
     instrument: InstrumentationSettings | None = None,
 ) -> AgentRunResult[Any]:
-    """Replay a recorded run through `agent`: the model answered as recorded, each tool call by its
-    recorded result (or recorded retry), with model requests blocked.
-
-    Instrumented as the agent is, plus `instrument` when given, so its spans are the ones a live
-    run of the agent emits.
+    """Replay a recorded run through `agent`, model requests blocked: the model answered as recorded,
+    each tool call by its recorded result or retry. Instrumented as the agent is, plus `instrument`.
 
     Raises:
         CassetteMismatchError: the agent now asks the model something the cassette did not record.
@@ -195,11 +185,8 @@ async def replay_recorded(
         tools, model, recorded = _from_messages(list(cast('Sequence[ModelMessage]', messages)))
     else:
         cassette = _cassette(source)
-        tools, model, recorded = (
-            FrozenTools(cassette),
-            CassetteModel(None, cassette=cassette),
-            recorded_prompt(cassette),
-        )
+        tools, model = FrozenTools(cassette), CassetteModel(None, cassette=cassette)
+        recorded = recorded_prompt(cassette)
     with override_allow_model_requests(False), agent.override(model=model):
         prompt = recorded if prompt is None else prompt
         return await agent.run(prompt, deps=deps, capabilities=_capabilities(tools, instrument))
@@ -259,14 +246,9 @@ def recorded_dataset(
     name: str | None = None,
 ) -> Dataset[str, Any, CaseMetadata]:
     """A pydantic-evals `Dataset` of the cassettes in `folder`: a case per `*.json` file, named after
-    it, its prompt as the inputs, its recorded output (JSON data) as the expected output, and the
-    file as `metadata['cassette']`.
-
-    Raises:
-        ConfigurationError: `folder` is not a folder of cassettes, or two hold the same prompt (a
-            task is given the prompt only, so it must name one recording).
-        CassetteError: a file is not a cassette.
-    """
+    it, its prompt as the inputs, its recorded output as the expected output, and the file as
+    `metadata['cassette']`. Two cassettes of one prompt are a `ConfigurationError` (a task gets the
+    prompt only)."""
     cases: list[Case[str, Any, CaseMetadata]] = []
     for prompt, (file, cassette) in _by_prompt(folder).items():
         recorded = trajectory(cassette)
@@ -330,12 +312,11 @@ def frozen_tools_task(
     unrecorded_calls: Unrecorded = 'fail',
     instrument: InstrumentationSettings | None = None,
 ) -> Callable[[str], Awaitable[Any]]:
-    """A task running `agent` with `model` (by default its own: live) while every tool call is
-    answered by `FrozenTools` from the case's cassette in `folder`.
+    """A task running `agent` with `model` (by default its own: live), every tool call answered by
+    `FrozenTools` from the case's cassette in `folder`; returns the output as JSON data.
 
-    A call the recording cannot answer fails the case with an `UnrecordedCallError` naming it (the
-    report's failures), or with `unrecorded_calls='run'` runs the real tool and is listed in the
-    case's `unrecorded` attribute. The task returns the output as JSON data.
+    A call the recording cannot answer fails the case (`UnrecordedCallError`), or with
+    `unrecorded_calls='run'` runs the real tool and is listed in the case's `unrecorded` attribute.
     """
     recordings = _by_prompt(folder)
     check_choice('unrecorded_calls', unrecorded_calls, ('fail', 'run'))
@@ -360,8 +341,7 @@ def _recording(recordings: dict[str, tuple[Path, Cassette]], prompt: str) -> Cas
 class Drift(Evaluator[str, Any, CaseMetadata]):
     """Whether the case's run did what its recording did (`diff_runs`); the reason lists what changed.
 
-    Reads the run's messages from the attribute the tasks above set, and the recording from
-    `metadata['cassette']` (a `recorded_dataset`), else `baseline`.
+    Compares the run the tasks above keep with `baseline`, else the case's `metadata['cassette']`.
     """
 
     baseline: str | None = None

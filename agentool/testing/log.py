@@ -1,7 +1,6 @@
 """What a double saw and did: every request it answered, every call it made, and assertions on them.
 
-A failure lists every call made, each argument cut short (a 12 KB argument never hides the calls
-after it), then the expected and the actual side by side, within what an error message keeps.
+A failure lists every call made, each argument cut short, then expected and actual side by side.
 """
 
 from __future__ import annotations
@@ -22,11 +21,8 @@ from ..errors import ExpectationError
 __all__ = ('CallRecord', 'RequestRecord', 'CallLog', 'Expected', 'side_by_side')
 
 
-ARG_CHARS = 60
-"""How much of each argument's JSON a description keeps; the rest is stated by its length."""
-
-ARGS_SHOWN = 20
-"""How many arguments of one call a description shows; the rest are counted."""
+ARG_CHARS = 60  # of each argument's JSON a description keeps; the rest is stated by its length
+ARGS_SHOWN = 20  # arguments of one call a description shows; the rest are counted
 
 
 @dataclass(kw_only=True)
@@ -129,10 +125,6 @@ class CallLog(list[CallRecord]):
         Only the arguments named in `args` are compared (`subset=False` compares them all), each
         with `==`, expected first, so `unittest.mock.ANY` works inside. `trajectory` (lines) is
         what a failure shows as the actual run; by default, the calls made.
-
-        Raises:
-            ExpectationError: the calls made do not fit.
-            ConfigurationError: `tool` is not a string, `args` not a mapping or `times` not a count.
         """
         __tracebackhide__ = True
         check_text('tool', tool)
@@ -198,8 +190,7 @@ class CallLog(list[CallRecord]):
         )
 
 
-_CALLS_CHARS = 700
-"""How much of a failure's first line lists the calls made; the table shows them again, one a line."""
+_CALLS_CHARS = 700  # of a failure's first line, listing the calls made (the table shows them again)
 
 
 def _listed(made: Sequence[str], limit: int) -> str:
@@ -218,11 +209,8 @@ def _listed(made: Sequence[str], limit: int) -> str:
 def side_by_side(
     expected: Sequence[str], actual: Sequence[str], *, width: int = 48, rows: int = 30, budget: int | None = None
 ) -> str:
-    """Two columns, `expected | actual`, at most `rows` lines (then a count) and `budget` characters.
-
-    The expected column is as wide as its longest line, up to `width`; the actual column is cut
-    only past a guard, so each call shows every argument name (its values already bounded).
-    """
+    """Two columns, `expected | actual`, at most `rows` lines (then a count) and `budget` characters;
+    the expected column as wide as its longest line, up to `width`."""
     left = [_cell(line, width) for line in expected] or ['(nothing)']
     right = [_cell(line, _ACTUAL_CHARS) for line in actual] or ['(nothing)']
     column = max(len('expected'), *(len(line) for line in left))
@@ -241,8 +229,7 @@ def side_by_side(
     return '\n'.join(lines)
 
 
-_ACTUAL_CHARS = 600
-"""A guard on one actual line (a call's bounded arguments fit well within it)."""
+_ACTUAL_CHARS = 600  # a guard on one actual line: a call's bounded arguments fit well within it
 
 
 def _cell(line: str, width: int) -> str:
@@ -250,12 +237,11 @@ def _cell(line: str, width: int) -> str:
 
 
 def _is_expected(want: object) -> bool:
-    if isinstance(want, str):
-        return True
-    if not (isinstance(want, tuple) and len(cast('tuple[object, ...]', want)) == 2):
-        return False
-    tool, args = cast('tuple[object, object]', want)
-    return isinstance(tool, str) and isinstance(args, Mapping)
+    match want:
+        case str() | tuple((str(), Mapping())):
+            return True
+        case _:
+            return False
 
 
 def _fits(record: CallRecord, tool: str, args: Mapping[str, Any] | None, subset: bool) -> bool:

@@ -1,8 +1,7 @@
 """The pytest plugin of `agentool.testing`, loaded through the `pytest11` entry point.
 
-Everything is opt-in, so installing agentool changes no other project's tests. agentool itself is
-imported only when a fixture runs, so a broken import shows up in the tests that use agentool
-rather than at pytest's start.
+Everything is opt-in; agentool is imported only when a fixture runs, so a broken import fails the
+tests that use it rather than pytest's start.
 """
 
 from __future__ import annotations
@@ -121,8 +120,7 @@ def agentool_record_mode(request: pytest.FixtureRequest) -> RecordMode:
 def agentool_cassette_path(request: pytest.FixtureRequest) -> Path:
     """This test's cassette file: `cassettes/<module>/<test name>.json` beside the test module.
 
-    `test_x[a]` is `test_x_a.json`; a short hash of the exact id follows where two ids could share
-    a file (characters replaced, a name cut to fit, or a plain `test_x_a` in the module too).
+    `test_x[a]` is `test_x_a.json`, with a short hash of the exact id where two ids could share a file.
     """
     marker = request.node.get_closest_marker(_MARKER)
     name = marker.kwargs.get('name') if marker is not None else None
@@ -141,8 +139,7 @@ class CassetteFactory:
         """The test's node id: the models' errors give the pytest command that records it."""
         self.models: list[CassetteModel] = []
         """Every model made for this test: at teardown, their unused exchanges fail it."""
-        self._writers: set[Path] = set()
-        """The files a model of this test records to: one model each."""
+        self._writers: set[Path] = set()  # the files a model of this test records to: one model each
 
     def __call__(
         self,
@@ -190,8 +187,7 @@ def agentool_cassette(
 ) -> Iterator[CassetteFactory]:
     """Makes this test's `CassetteModel` (its file and mode from the two fixtures above).
 
-    In replay, exchanges the test never used fail it at teardown, unless
-    `@pytest.mark.agentool_cassette(allow_unused=True)` or `agentool_allow_unused_exchanges = true`.
+    In replay, exchanges the test never used fail it at teardown, unless `allow_unused` (marker or ini).
     """
     factory = CassetteFactory(agentool_cassette_path, agentool_record_mode, test=request.node.nodeid)
     yield factory
@@ -222,9 +218,7 @@ def pytest_runtest_makereport(
     return report
 
 
-_MAX_STEM_BYTES = 120
-"""A longer mapped name is cut (and hashed): with its hash and suffixes it stays under the 255 bytes
-file systems allow."""
+_MAX_STEM_BYTES = 120  # a longer name is cut and hashed: with suffixes, within a file name's 255 bytes
 _HASHED = re.compile(r'-[0-9a-f]{8}\Z')
 
 

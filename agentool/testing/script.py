@@ -1,7 +1,6 @@
 """Scripts for `AgentDouble`: which prompts a script answers, and the steps it plays.
 
-Arguments and outputs may be values, or functions of the run so far (the prompt and the tool
-results), so a script can react to what the real tools returned.
+Arguments and outputs may be functions of the run so far, to react to what the real tools returned.
 """
 
 from __future__ import annotations
@@ -148,11 +147,7 @@ class ScriptRun:
     messages: Sequence[ModelMessage]
 
     def result(self, tool: str) -> Any:
-        """The latest result `tool` returned in this run.
-
-        Raises:
-            ExpectationError: `tool` has not returned in this run.
-        """
+        """The latest result `tool` returned in this run (an `ExpectationError` when it has not)."""
         for record in reversed(self.calls):
             if record.tool == tool and record.returned:
                 return record.result
@@ -164,11 +159,7 @@ class ScriptRun:
         )
 
     def json(self) -> Any:
-        """The prompt parsed as JSON.
-
-        Raises:
-            ExpectationError: the prompt is not JSON.
-        """
+        """The prompt parsed as JSON (an `ExpectationError` when it is not JSON)."""
         try:
             return json.loads(self.prompt)
         except ValueError as error:
@@ -205,12 +196,7 @@ class Call:
             )
 
     def arguments(self, run: ScriptRun) -> dict[str, Any]:
-        """The arguments for this call in `run`.
-
-        Raises:
-            ConfigurationError: the args function returned something that is not a mapping, or the
-                arguments hold a value JSON cannot carry (a model only ever sends JSON).
-        """
+        """The arguments for this call in `run`: a `ConfigurationError` unless a JSON-compatible mapping."""
         args = cast(object, self.args(run) if callable(self.args) else self.args)
         if not isinstance(args, Mapping):
             raise ConfigurationError(
@@ -236,8 +222,7 @@ class Call:
 class Output:
     """The final output of the run: this value (a model instance, a dict, a string...).
 
-    `tool` names the output tool to answer through (say `final_result_Refund` of a union output
-    type); by default the double picks the one the value fits.
+    `tool` names the output tool to answer through (say `final_result_Refund`); by default the one it fits.
     """
 
     value: Any

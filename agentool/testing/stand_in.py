@@ -1,7 +1,6 @@
 """Putting a double in place of an agent that the code under test reaches by name, through the injector.
 
-`agent.override(model=double)` reaches only code holding that agent object; `use_doubles(name=double)`
-reaches every agentool run by name (`injector.run`, `injector.call`, deps handles, delegation).
+Unlike `agent.override(model=double)`, `use_doubles(name=double)` reaches every run by name.
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ from ..core.injector import AgenToolInjector, get_injector
 from ..core.injector._targets import stood_in_for
 from ..core.registry import AgenToolRegistry
 from ..errors import InvalidInputError
-from .double import AgentDouble
+from .double import AgentDouble, prompt_text
 
 __all__ = ('DoubledAgent', 'use_doubles')
 
@@ -26,9 +25,8 @@ __all__ = ('DoubledAgent', 'use_doubles')
 class DoubledAgent(WrapperAgent[Any, Any]):
     """`wrapped` with `double` as its model for every run, however the run is started.
 
-    Its `model` is the double, so the injector never takes the direct path that skips the model.
-    When `wrapped` is an agentool, a prompt is first validated by its manager (looked up in
-    `registry`, by default the one in effect), which raises the agentool's own typed error.
+    Its `model` is the double, so the injector never takes the direct path. An agentool's prompt is
+    first validated by its manager (in `registry`, by default the one in effect): its typed error.
     """
 
     def __init__(
@@ -63,9 +61,6 @@ def use_doubles(injector: AgenToolInjector | None = None, /, **doubles: AgentDou
     """Inside the block, the agents registered under these names answer with these doubles.
 
     An `injector.override(...)` of the injector in effect (by default): task-local, undone on exit.
-
-    Raises:
-        ConfigurationError: a value is not an `AgentDouble` (or `injector` not an injector), checked on entry.
     """
     check_instance('injector', injector, AgenToolInjector, optional=True)
     for name, double in doubles.items():
@@ -82,10 +77,8 @@ def use_doubles(injector: AgenToolInjector | None = None, /, **doubles: AgentDou
 
 def _text(prompt: str | Sequence[UserContent], agentool: str) -> str:
     """The prompt an agentool reads: text as is, text parts joined; other content it refuses."""
-    if isinstance(prompt, str):
-        return prompt
-    if all(isinstance(part, str) for part in prompt):
-        return ''.join(cast('Sequence[str]', prompt))
+    if isinstance(prompt, str) or all(isinstance(part, str) for part in prompt):
+        return prompt_text(prompt)
     raise InvalidInputError(
         f'agentool {agentool!r} takes a JSON text prompt; the prompt contains non-text content', agentool=agentool
     )

@@ -34,6 +34,7 @@ INVALID_KINDS: tuple[InvalidKind, ...] = get_args(InvalidKind)
 """Every kind of invalid input `invalid_inputs` can draw."""
 
 Schema: TypeAlias = dict[str, Any]
+_Given: TypeAlias = Mapping[str, 'st.SearchStrategy[Any]']
 _MAX_TEXT = 20
 _MAX_ITEMS = 4
 # Values of every JSON type: for each field, at least one of them has a type its schema refuses.
@@ -64,10 +65,6 @@ def valid_inputs(
         operation: Only this operation; `None` draws every operation.
         fields: Strategies to use for these fields instead of the schema's (e.g. a non-zero divisor).
         registry: Where to find the agentool; by default the registry in effect when drawing.
-
-    Raises:
-        ConfigurationError: an argument is of the wrong kind, or `fields` names a field the schema
-            does not have (when first drawn from).
     """
     _check_target(agentool, registry)
     overrides = _check_fields(fields)
@@ -101,11 +98,7 @@ def invalid_inputs(
     kinds: Collection[InvalidKind] = INVALID_KINDS,
     registry: AgenToolRegistry | None = None,
 ) -> st.SearchStrategy[str]:
-    """JSON prompts the agentool's input schema refuses, of the given kinds.
-
-    Every drawn prompt is checked to be refused by the schema, so a property test can assert
-    that the agentool raises an `InvalidInputError` for it.
-    """
+    """JSON prompts the agentool's input schema refuses (each checked), of the given kinds."""
     _check_target(agentool, registry)
     chosen = check_string_or_strings('kinds', kinds)
     unknown = sorted(set(chosen) - set(INVALID_KINDS))
@@ -131,9 +124,6 @@ def invalid_inputs(
         return st.one_of(made).filter(lambda text: not _accepts(target, text))
 
     return st.deferred(build)
-
-
-# --- resolving the schema ------------------------------------------------------------------------
 
 
 def _check_target(agentool: object, registry: object) -> None:
@@ -175,29 +165,26 @@ def _accepts(target: _Target, text: str) -> bool:
     return True
 
 
-# --- valid inputs ----------------------------------------------------------------------------------
-
-
-def _valid_for(
-    target: _Target, operation: str | None, overrides: Mapping[str, st.SearchStrategy[Any]]
-) -> st.SearchStrategy[dict[str, Any]]:
+def _valid_for(target: _Target, operation: str | None, overrides: _Given) -> st.SearchStrategy[dict[str, Any]]:
     schema = target.schema.model_json_schema()
     if operation is not None and target.request_schemas is not None:
         schema = target.request_schemas[operation]  # the operation's own fields, as it needs them
-    defs: dict[str, Schema] = schema.get('$defs', {})
-    properties: dict[str, Schema] = schema.get('properties', {})
-    required = set(schema.get('required', []))
-    fixed = {target.operation_field: st.just(operation)} if operation is not None else {}
-
-    def strategy(name: str) -> st.SearchStrategy[Any]:
-        if name in fixed:
-            return fixed[name]
-        return overrides[name] if name in overrides else _from_schema(properties[name], defs)
-
-    must = {name: strategy(name) for name in properties if name in required or name in fixed}
-    may = {name: strategy(name) for name in properties if name not in must}
-    drawn = st.fixed_dictionaries(must, optional=may)
+    fixed = {} if operation is None else {target.operation_field: st.just(operation)}
+    drawn = _object(schema, schema.get('$defs', {}), {**overrides, **fixed}, always=fixed)
     return drawn.filter(lambda value: _accepts(target, json.dumps(value)))
+
+
+def _object(
+    schema: Schema, defs: Mapping[str, Schema], given: _Given, always: Collection[str] = ()
+) -> st.SearchStrategy[dict[str, Any]]:
+    """Dicts of `schema`'s properties, the required ones (and `always`) in each; `given` strategies first."""
+    properties: dict[str, Schema] = schema.get('properties', {})
+    drawn = {name: given[name] if name in given else _from_schema(value, defs) for name, value in properties.items()}
+    must = {*schema.get('required', []), *always}
+    return st.fixed_dictionaries(
+        {name: value for name, value in drawn.items() if name in must},
+        optional={name: value for name, value in drawn.items() if name not in must},
+    )
 
 
 def _from_schema(schema: Schema, defs: Mapping[str, Schema]) -> st.SearchStrategy[Any]:
@@ -241,12 +228,7 @@ def _from_schema(schema: Schema, defs: Mapping[str, Schema]) -> st.SearchStrateg
         low = schema.get('minItems', 0)
         return st.lists(items, min_size=low, max_size=schema.get('maxItems', low + _MAX_ITEMS))
     if kind == 'object' and 'properties' in schema:
-        required = set(schema.get('required', []))
-        props: dict[str, Schema] = schema['properties']
-        return st.fixed_dictionaries(
-            {k: _from_schema(v, defs) for k, v in props.items() if k in required},
-            optional={k: _from_schema(v, defs) for k, v in props.items() if k not in required},
-        )
+        return _object(schema, defs, {})
     if kind == 'object':
         extra: object = schema.get('additionalProperties', {})
         values = _from_schema(cast('Schema', extra), defs) if isinstance(extra, dict) else _json_values()
@@ -289,28 +271,24 @@ def _json_values() -> st.SearchStrategy[Any]:
     )
 
 
-# --- invalid inputs --------------------------------------------------------------------------------
-
-
 def _valid_dicts(
-    target: _Target, operations: tuple[str, ...] | None = None, overrides: Mapping[str, st.SearchStrategy[Any]] = {}
+    target: _Target, operations: tuple[str, ...] | None = None, overrides: _Given | None = None
 ) -> st.SearchStrategy[dict[str, Any]]:
     operations = target.operations if operations is None else operations
     if not operations:  # the operation field takes any string: draw it like any other field
-        return _valid_for(target, None, overrides)
-    return st.one_of([_valid_for(target, op, overrides) for op in operations])
+        return _valid_for(target, None, overrides or {})
+    return st.one_of([_valid_for(target, op, overrides or {}) for op in operations])
 
 
 def _not_json(target: _Target) -> st.SearchStrategy[str]:
-    return st.text(max_size=40).filter(_not_parseable)
+    def unparseable(text: str) -> bool:
+        try:
+            json.loads(text)
+        except ValueError:
+            return True
+        return False
 
-
-def _not_parseable(text: str) -> bool:
-    try:
-        json.loads(text)
-    except ValueError:
-        return True
-    return False
+    return st.text(max_size=40).filter(unparseable)
 
 
 def _not_an_object(target: _Target) -> st.SearchStrategy[str]:
@@ -321,32 +299,25 @@ def _unknown_operation(target: _Target) -> st.SearchStrategy[str] | None:
     if not target.operations:
         return None
     other = st.text(min_size=1, max_size=_MAX_TEXT).filter(lambda op: op not in target.operations)
-    field = target.operation_field
-    return st.tuples(_valid_dicts(target), other).map(lambda pair: json.dumps({**pair[0], field: pair[1]}))
+    return _with(_valid_dicts(target), st.just(target.operation_field), other)
 
 
 def _missing_field(target: _Target) -> st.SearchStrategy[str] | None:
     if target.request_schemas is not None and target.operations:
         # Per operation: drop one of the fields that operation requires (its own needs included).
         made = [
-            st.tuples(_valid_for(target, op, {}), st.sampled_from(needed))
+            _without(_valid_for(target, op, {}), needed)
             for op in target.operations
             if (needed := [k for k in target.request_schemas[op].get('required', []) if k != target.operation_field])
         ]
-        if not made:
-            return None
-        return st.one_of(made).map(lambda pair: json.dumps({k: v for k, v in pair[0].items() if k != pair[1]}))
+        return st.one_of(made) if made else None
     required = sorted(target.schema.model_json_schema().get('required', []))
-    if not required:
-        return None
-    pairs = st.tuples(_valid_dicts(target), st.sampled_from(required))
-    return pairs.map(lambda pair: json.dumps({k: v for k, v in pair[0].items() if k != pair[1]}))
+    return _without(_valid_dicts(target), required) if required else None
 
 
 def _wrong_type(target: _Target) -> st.SearchStrategy[str]:
     names = sorted(target.schema.model_json_schema().get('properties', {}))
-    pairs = st.tuples(_valid_dicts(target), st.sampled_from(names), st.sampled_from(_WRONG_VALUES))
-    return pairs.map(lambda triple: json.dumps({**triple[0], triple[1]: triple[2]}))
+    return _with(_valid_dicts(target), st.sampled_from(names), st.sampled_from(_WRONG_VALUES))
 
 
 def _unknown_field(target: _Target) -> st.SearchStrategy[str] | None:
@@ -355,8 +326,20 @@ def _unknown_field(target: _Target) -> st.SearchStrategy[str] | None:
         return None  # the schema accepts unknown fields
     known = set(schema.get('properties', {}))
     names = st.text(min_size=1, max_size=_MAX_TEXT).filter(lambda name: name not in known)
-    pairs = st.tuples(_valid_dicts(target), names, _json_values())
-    return pairs.map(lambda triple: json.dumps({**triple[0], triple[1]: triple[2]}))
+    return _with(_valid_dicts(target), names, _json_values())
+
+
+def _with(
+    valid: st.SearchStrategy[dict[str, Any]], names: st.SearchStrategy[str], values: st.SearchStrategy[Any]
+) -> st.SearchStrategy[str]:
+    """`valid` dicts, as JSON, with a field drawn from `names` set to a value drawn from `values`."""
+    return st.tuples(valid, names, values).map(lambda drawn: json.dumps({**drawn[0], drawn[1]: drawn[2]}))
+
+
+def _without(valid: st.SearchStrategy[dict[str, Any]], names: list[str]) -> st.SearchStrategy[str]:
+    """`valid` dicts, as JSON, without one of `names`."""
+    pairs = st.tuples(valid, st.sampled_from(names))
+    return pairs.map(lambda pair: json.dumps({k: v for k, v in pair[0].items() if k != pair[1]}))
 
 
 _MAKERS: dict[InvalidKind, Callable[[_Target], st.SearchStrategy[str] | None]] = {

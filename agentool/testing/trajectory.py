@@ -28,8 +28,7 @@ from .log import ARG_CHARS, ARGS_SHOWN, CallLog, CallRecord, Expected, bounded_a
 
 __all__ = ('TrajectoryStep', 'Trajectory', 'trajectory')
 
-_OUTPUT_TOOL_PREFIX = 'final_result'
-"""pydantic-ai's default output tool name (with a suffix per type of a union): the output, not a tool call."""
+_OUTPUT_TOOL_PREFIX = 'final_result'  # pydantic-ai's default output tool name (a suffix per union member)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -52,8 +51,7 @@ class TrajectoryStep:
     """In the provider's currency (USD), where pydantic-ai's price data knows the model."""
 
     def describe(self, *, width: int = ARG_CHARS, count: int = ARGS_SHOWN) -> str:
-        """One line: the tools called, or the text, and the finish reason; each argument cut to `width`,
-        at most `count` of them a call."""
+        """One line: the tools called, or the text, and the finish reason (arguments as `CallRecord.describe`)."""
         said = [call.describe(width=width, count=count) for call in self.calls]
         if self.output_call is not None:
             said.append(f'output {bounded_args(self.output_call, width=width, count=count)}')
@@ -78,13 +76,8 @@ class Trajectory:
     @classmethod
     def of(cls, source: object, *, output_tools: Iterable[str] = ()) -> Trajectory:
         """The trajectory of `source`: an `AgentRunResult`, a list of `ModelMessage`s, a `Cassette`
-        (or its path), a `CassetteModel`, an `AgentDouble`, or anything with `all_messages()`.
-
-        `output_tools` names output tools beyond `final_result...`, for bare messages.
-
-        Raises:
-            ConfigurationError: `source` is none of these.
-        """
+        (or its path), a `CassetteModel`, an `AgentDouble`, or anything with `all_messages()`, else a
+        `ConfigurationError`. `output_tools` names output tools beyond `final_result...`."""
         extra: dict[str, str | None] = dict.fromkeys(output_tools)
         if isinstance(source, Trajectory):
             return source
@@ -121,8 +114,6 @@ class Trajectory:
             value=shown,
         )
 
-    # --- reading -------------------------------------------------------------------------------
-
     @property
     def requests(self) -> int:
         """How many model requests were made."""
@@ -147,14 +138,12 @@ class Trajectory:
         """The last step's text."""
         return self.steps[-1].text if self.steps else ''
 
-    def describe(self) -> list[str]:
-        """The trajectory, one line per step, then the output."""
-        lines = [step.describe() for step in self.steps] or ['(no model request)']
+    def describe(self, *, width: int = ARG_CHARS, count: int = ARGS_SHOWN) -> list[str]:
+        """The trajectory, one line per step (as `TrajectoryStep.describe`), then the output."""
+        lines = [step.describe(width=width, count=count) for step in self.steps] or ['(no model request)']
         if self.has_output:
             lines.append(f'output: {quote(self.output)}')
         return lines
-
-    # --- assertions ----------------------------------------------------------------------------
 
     def call_count(self, tool: str) -> int:
         """How many times `tool` was called."""
@@ -186,8 +175,7 @@ class Trajectory:
             raise self._failure(head, f'{count} model request(s)', expected=count, actual=self.requests)
 
     def output_matches(self, expected: Any) -> bool:
-        """Whether the output is known and equals `expected`: as given (`expected` first, so `ANY`
-        works inside), or in one canonical JSON form (a typed output equals its recorded JSON)."""
+        """Whether the output is known and equals `expected`, as given (`ANY` works inside) or as JSON."""
         return self.has_output and _same(expected, self.output)
 
     def assert_output(self, expected: Any) -> None:
@@ -212,14 +200,10 @@ def trajectory(source: object, *, output_tools: Iterable[str] = ()) -> Trajector
     return Trajectory.of(source, output_tools=output_tools)
 
 
-# --- building ---------------------------------------------------------------------------------------
-
 _Outputs = Mapping[str, str | None]
-"""The output tools known for a source, by name, each with its `outer_typed_dict_key` (the key its
-arguments wrap a non-object output in), `None` when the output is the arguments themselves."""
+"""The output tools known, by name, each with the `outer_typed_dict_key` its arguments wrap the output in."""
 
-_JSON_TEXT_MODES = ('native', 'prompted')
-"""Output modes whose output is the response's text holding JSON: read as that JSON."""
+_JSON_TEXT_MODES = ('native', 'prompted')  # output modes whose output is text holding JSON
 
 
 def _from_messages(messages: Sequence[ModelMessage], outputs: _Outputs) -> Trajectory:
@@ -240,11 +224,8 @@ def _from_messages(messages: Sequence[ModelMessage], outputs: _Outputs) -> Traje
 
 
 def _output_tool(messages: Sequence[ModelMessage], output: object) -> dict[str, str | None]:
-    """The output tool a finished run answered through, named by what its final response holds.
-
-    A run ends on a response with tool calls only through an output tool (or with deferred calls):
-    the one call there, or the call whose arguments are the output (or wrap it under one key).
-    """
+    """The output tool a finished run answered through: the one call of its final response, or the
+    call whose arguments are the output (or wrap it under one key)."""
     final = next((m for m in reversed(messages) if isinstance(m, ModelResponse)), None)
     calls = [] if final is None else [p for p in final.parts if isinstance(p, ToolCallPart)]
     if not calls or isinstance(output, DeferredToolRequests):
@@ -267,7 +248,14 @@ def _from_cassette(cassette: Cassette, outputs: _Outputs, path: str | None, sour
         parameters: dict[str, Any] = exchange.request.get('parameters', {})
         tools: list[dict[str, Any]] = parameters.get('output_tools', [])
         keys = {str(tool.get('name')): tool.get('outer_typed_dict_key') for tool in tools}
-        for record in _add_step(found, _response(exchange, path), {**outputs, **keys}):
+        try:
+            response = exchange.model_response()
+        except (ValidationError, ValueError) as error:
+            where = f'cassette {path!r}' if path is not None else 'the cassette'
+            raise CassetteError(
+                f'{where} holds a response pydantic-ai cannot read: {clip(str(error))}', path=path, reason='invalid'
+            ) from None
+        for record in _add_step(found, response, {**outputs, **keys}):
             if not _answer(record, recorded):
                 pending.setdefault(record.tool, deque()).append(record)
         if parameters.get('output_mode') in _JSON_TEXT_MODES:
@@ -295,8 +283,8 @@ def _add_run(found: Trajectory, run: RecordedRun, recorded: Mapping[tuple[str, s
 def _add_step(
     found: Trajectory, response: ModelResponse, outputs: _Outputs, calls: list[CallRecord] | None = None
 ) -> list[CallRecord]:
-    """Add `response` as the next step of `found`, taking its output if it gave one; return its
-    function tool calls (new records joining `found.calls`, unless a double's own are given)."""
+    """Add `response` as the next step of `found`, with its output; return its function tool calls
+    (new records joining `found.calls`, unless a double's own are given)."""
     if calls is None:
         calls = [
             CallRecord(tool=part.tool_name, args=part.args_as_dict(), call_id=part.tool_call_id)
@@ -355,17 +343,6 @@ def _from_double(double: AgentDouble) -> Trajectory:
     return found
 
 
-def _response(exchange: Exchange, path: str | None) -> ModelResponse:
-    __tracebackhide__ = True
-    try:
-        return exchange.model_response()
-    except (ValidationError, ValueError) as error:
-        where = f'cassette {path!r}' if path is not None else 'the cassette'
-        raise CassetteError(
-            f'{where} holds a response pydantic-ai cannot read: {clip(str(error))}', path=path, reason='invalid'
-        ) from None
-
-
 def _settle(record: CallRecord, result: Any, outcome: str | None = 'success') -> None:
     record.returned, record.result, record.outcome = True, result, outcome
 
@@ -404,8 +381,7 @@ def _parsed(output: object) -> object:
 
 
 def _same(expected: object, actual: object) -> bool:
-    """Equal as given (so `ANY` inside `expected` works), or in the one canonical JSON form (a typed
-    output and its recorded JSON, `2.0` and `2`)."""
+    """Equal as given (so `ANY` inside `expected` works), or in the canonical JSON form (`2.0` and `2`)."""
     if expected == actual:
         return True
     try:
