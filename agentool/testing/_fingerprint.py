@@ -23,7 +23,7 @@ from pydantic_core import to_jsonable_python
 
 from ..errors import CassetteMismatchError
 from ._advice import RecordAdvice
-from ._changes import schema_changes, show_pair
+from ._changes import show_pair, tool_changes
 from ._files import path_detail, place
 from .cassette import Exchange
 
@@ -200,7 +200,7 @@ def drift(sent: Mapping[str, Any], recorded: Mapping[str, Any]) -> list[str]:
     sent_params: dict[str, Any] = sent.get('parameters', {})
     recorded_params: dict[str, Any] = recorded.get('parameters', {})
     for key, label in (('function_tools', 'tool'), ('output_tools', 'output tool')):
-        changes.extend(_tool_changes(label, recorded_params.get(key, []), sent_params.get(key, [])))
+        changes.extend(tool_changes(label, recorded_params.get(key, []), sent_params.get(key, [])))
     for key in sorted(set(sent_params) | set(recorded_params)):
         if key in ('function_tools', 'output_tools', 'instruction_parts'):
             continue
@@ -250,25 +250,6 @@ def part_contents(messages: list[Any], kind: str) -> list[Any]:
 
 def _instructions(messages: list[Any]) -> list[Any]:
     return [message.get('instructions') for message in messages if message.get('kind') == 'request']
-
-
-def _tool_changes(label: str, recorded: list[Any], sent: list[Any]) -> list[str]:
-    before: dict[str, dict[str, Any]] = {tool.get('name'): tool for tool in recorded}
-    after: dict[str, dict[str, Any]] = {tool.get('name'): tool for tool in sent}
-    changes = [f'{label} {name!r} added' for name in after if name not in before]
-    changes += [f'{label} {name!r} removed' for name in before if name not in after]
-    for name in (name for name in after if name in before):
-        for key in sorted(set(before[name]) | set(after[name])):
-            if before[name].get(key) == after[name].get(key):
-                continue
-            if key == 'parameters_json_schema':  # named field by field, not as a window of raw JSON
-                fields = '; '.join(schema_changes(before[name].get(key), after[name].get(key)))
-                changes.append(f'{label} {name!r}: schema changed: {fields}')
-            else:
-                changes.append(
-                    f'{label} {name!r}: {key} changed: {show_pair(before[name].get(key), after[name].get(key))}'
-                )
-    return changes
 
 
 def mismatch(

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -22,37 +23,25 @@ from ..core.request import operation_name
 from ..errors import ConfigurationError
 from ..telemetry import Surface, operation_span
 from ..toolset import METADATA_KEY
-from ._tool_results import ToolAnswers, answered, tool_home
+from ._tool_results import Home, ToolAnswers, answered, tool_home
 from .cassette import RecordedToolCall
 from .cassette_model import CassetteModel
 from .log import CallLog
 
-__all__ = ('CassetteTools',)
+__all__ = ('AnsweringTools', 'CassetteTools')
+
+
+Run = Callable[[], Awaitable[Any]]
+"""Makes the tool call for real."""
 
 
 @dataclass
-class CassetteTools(AbstractCapability[Any]):
-    """Records tool results into `model`'s cassette, or answers tool calls from it.
+class AnsweringTools(AbstractCapability[Any]):
+    """Answers function tool calls from recorded results, noting each in `calls`; a call with no
+    recorded result goes to `_unanswered` (run, record or refuse it)."""
 
-    Example:
-        ```python {test="skip"}
-        model = CassetteModel(real_model, cassette=path, mode='once')
-        result = await agent.run('Weather?', model=model, capabilities=[CassetteTools(model)])
-        ```
-    """
-
-    model: CassetteModel
     calls: CallLog = field(default_factory=CallLog, init=False)
-    """The function tool calls made: answered from the cassette or, while recording, run (each
-    with its result as the cassette writes it, so an assertion holds on both runs)."""
     _answers: ToolAnswers = field(init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        if not isinstance(cast(object, self.model), CassetteModel):
-            raise ConfigurationError(
-                f'CassetteTools needs the CassetteModel it records with; got {quote(self.model)}', option='model'
-            )
-        self._answers = self.model.tool_answers()
 
     async def wrap_tool_execute(
         self,
@@ -66,17 +55,66 @@ class CassetteTools(AbstractCapability[Any]):
         __tracebackhide__ = True  # cassette errors point at the test, not here
         if tool_def.kind != 'function':
             return await handler(args)
-        sent = call.args_as_dict()
-        where = tool_home(ctx, tool_def.name)
-        # Re-recording (`all`, or `once` with no cassette yet) runs every tool afresh.
-        if not (self.model.records and self.model.mode in ('all', 'once')):
+        return await self.answer(ctx, call, tool_def, tool_home(ctx, tool_def.name), lambda: handler(args))
+
+    async def answer(
+        self, ctx: RunContext[Any], call: ToolCallPart, tool_def: ToolDefinition, where: Home, run: Run
+    ) -> Any:
+        """`call`'s recorded result (with the span its live call opened), else what `_unanswered` makes of it."""
+        __tracebackhide__ = True  # cassette errors point at the test, not here
+        if self._replays:
             served = self._answers.serve(call, ctx.run_id, self.calls, where)
             if served is not None:
-                trace_replayed_call(ctx, tool_def, sent)
+                trace_replayed_call(ctx, tool_def, call.args_as_dict())
                 return served.value
-            if not self.model.records:
-                raise self._answers.unrecorded(call.tool_name, sent)
-        result = await handler(args)
+        return await self._unanswered(ctx, call, where, run)
+
+    @property
+    def _replays(self) -> bool:
+        return True
+
+    async def _unanswered(self, ctx: RunContext[Any], call: ToolCallPart, where: Home, run: Run) -> Any:
+        raise NotImplementedError
+
+    @classmethod
+    def get_serialization_name(cls) -> str | None:
+        return None
+
+
+@dataclass
+class CassetteTools(AnsweringTools):
+    """Records tool results into `model`'s cassette, or answers tool calls from it.
+
+    `calls` holds the function tool calls made: answered from the cassette or, while recording,
+    run (each with its result as the cassette writes it, so an assertion holds on both runs).
+
+    Example:
+        ```python {test="skip"}
+        model = CassetteModel(real_model, cassette=path, mode='once')
+        result = await agent.run('Weather?', model=model, capabilities=[CassetteTools(model)])
+        ```
+    """
+
+    model: CassetteModel
+
+    def __post_init__(self) -> None:
+        if not isinstance(cast(object, self.model), CassetteModel):
+            raise ConfigurationError(
+                f'CassetteTools needs the CassetteModel it records with; got {quote(self.model)}', option='model'
+            )
+        self._answers = self.model.tool_answers()
+
+    @property
+    def _replays(self) -> bool:
+        # Re-recording (`all`, or `once` with no cassette yet) runs every tool afresh.
+        return not (self.model.records and self.model.mode in ('all', 'once'))
+
+    async def _unanswered(self, ctx: RunContext[Any], call: ToolCallPart, where: Home, run: Run) -> Any:
+        __tracebackhide__ = True  # cassette errors point at the test, not here
+        sent = call.args_as_dict()
+        if not self.model.records:
+            raise self._answers.unrecorded(call.tool_name, sent)
+        result = await run()
         returns = self._answers.returns.of(where)
         kept = self._keep(ctx, call, result, returns)
         # Logged as a replay will log it (the result as written, as replay types it), so one
@@ -90,10 +128,6 @@ class CassetteTools(AbstractCapability[Any]):
     ) -> RecordedToolCall:
         """Keep a tool's result, scrubbed and redacted like the exchanges (`Recorder` keeps it with its run)."""
         return self.model.keep_tool_call(call.tool_name, call.args_as_dict(), result, returns)
-
-    @classmethod
-    def get_serialization_name(cls) -> str | None:
-        return None
 
 
 _NOT_MEASURED = NoOpMeterProvider()
