@@ -9,7 +9,7 @@ from __future__ import annotations
 from abc import abstractmethod
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic_ai import RunContext
 from pydantic_ai.messages import ModelMessage, ModelResponse
@@ -31,6 +31,9 @@ TOOL_CALLING_PROFILE = ModelProfile(
 
 class AnsweringModel(Model):
     """A model whose response is computed at once by `_respond`; `request_stream` replays it."""
+
+    deterministic: ClassVar[bool] = True
+    """Whether the same request always gets the same answer, so asking again (a retry) is futile."""
 
     async def request(
         self,
@@ -72,4 +75,4 @@ def is_deterministic(model: object) -> bool:
     """Whether `model` (unwrapped: instrumentation wraps it) answers by itself, so no one can retry a call."""
     while isinstance(model, WrapperModel):
         model = model.wrapped
-    return isinstance(model, AnsweringModel)
+    return isinstance(model, AnsweringModel) and model.deterministic

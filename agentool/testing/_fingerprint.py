@@ -1,8 +1,7 @@
 """What a model request is, for a cassette: a normalised view, its fingerprint, and the drift between two.
 
-The view keeps what changes a model's answer and drops what differs between two identical runs:
-timestamps, tool call ids, run and conversation ids, provider response ids, usage, and every
-empty (`null`) field, so a pydantic-ai release that adds a field does not change old fingerprints.
+The view drops what differs between identical runs (timestamps, ids, usage) and every empty field,
+so a pydantic-ai release that adds a field does not change old fingerprints.
 """
 
 from __future__ import annotations
@@ -96,10 +95,8 @@ _KEPT_FROM = 8
 class RequestViews:
     """Fingerprints of a model's requests with each message viewed once while it lives unchanged.
 
-    A run's requests repeat its history, so viewing it afresh each time makes a replay quadratic.
-    Each message's view is kept (as canonical JSON) beside a deep copy of the message; one still
-    equal to its copy is not viewed again. A message that cannot be copied or compared is viewed
-    every time, and so is a short history (copying costs more than viewing it again).
+    A run's requests repeat its history, so viewing it afresh makes a replay quadratic: each view is
+    kept beside a deep copy of its message, and reused while the message equals the copy.
     """
 
     def __init__(self) -> None:
@@ -262,7 +259,7 @@ def mismatch(
     advice: RecordAdvice,
 ) -> CassetteMismatchError:
     """The error for a request matching no exchange: what changed against the closest recorded one,
-    and how to record where the user is (`advice`: a mode, or the pytest option)."""
+    and how to record (`advice`)."""
     if not exchanges:
         return CassetteMismatchError(
             f'cassette {place(path)} holds no exchanges; record it ({advice.fill()})',

@@ -1,7 +1,7 @@
-"""`CassetteTools`: the one capability that keeps tool results in a cassette and answers from them.
+"""`CassetteTools`: the capability that keeps tool results in a cassette and answers from them.
 
-`Replay` and `Recorder` are this capability with their own `CassetteModel`.
-"""
+`Replay` and `Recorder` are it with their own `CassetteModel`; `FrozenTools` and `CassetteToolset`
+answer through `AnsweringTools.answer` too."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from ..core.request import operation_name
 from ..errors import ConfigurationError
 from ..telemetry import Surface, operation_span
 from ..toolset import METADATA_KEY
-from ._tool_results import Home, ToolAnswers, answered, tool_home
+from ._tool_results import Home, ToolAnswers, answered, replayed_result, tool_home
 from .cassette import RecordedToolCall
 from .cassette_model import CassetteModel
 from .log import CallLog
@@ -60,7 +60,7 @@ class AnsweringTools(AbstractCapability[Any]):
     async def answer(
         self, ctx: RunContext[Any], call: ToolCallPart, tool_def: ToolDefinition, where: Home, run: Run
     ) -> Any:
-        """`call`'s recorded result (with the span its live call opened), else what `_unanswered` makes of it."""
+        """`call`'s recorded result (with its live call's span), else what `_unanswered` makes of it."""
         __tracebackhide__ = True  # cassette errors point at the test, not here
         if self._replays:
             served = self._answers.serve(call, ctx.run_id, self.calls, where)
@@ -115,18 +115,18 @@ class CassetteTools(AnsweringTools):
         if not self.model.records:
             raise self._answers.unrecorded(call.tool_name, sent)
         result = await run()
-        returns = self._answers.returns.of(where)
+        returns = self._answers.returns(where)
         kept = self._keep(ctx, call, result, returns)
         # Logged as a replay will log it (the result as written, as replay types it), so one
         # assertion holds for both.
-        typed = self._answers.typed(kept, returns)
+        typed = replayed_result(kept.result, kept.types, kept.annotated, returns)[0]
         self.calls.add(answered(call.tool_name, sent, call.tool_call_id, ctx.run_id, typed))
         return result
 
     def _keep(
         self, ctx: RunContext[Any], call: ToolCallPart, result: Any, returns: TypeAdapter[Any] | None
     ) -> RecordedToolCall:
-        """Keep a tool's result, scrubbed and redacted like the exchanges (`Recorder` keeps it with its run)."""
+        """Keep a tool's result, scrubbed and redacted (`Recorder` keeps it with its run)."""
         return self.model.keep_tool_call(call.tool_name, call.args_as_dict(), result, returns)
 
 
@@ -134,9 +134,8 @@ _NOT_MEASURED = NoOpMeterProvider()
 
 
 def trace_replayed_call(ctx: RunContext[Any], tool_def: ToolDefinition, args: dict[str, Any]) -> None:
-    """The operation span the live call opened (`run_operation`, for an `AgenToolToolset` tool or an
-    agentool agent's manager tool), for its replay: a span query (`HasMatchingSpan`) finds the
-    replayed call as it found the live one. Not measured: the call did not run."""
+    """The operation span the live call opened (an `AgenToolToolset` tool's or an agentool agent's
+    manager tool's), so a span query finds the replayed call too; not measured: it did not run."""
     named = _replayed_operation(ctx, tool_def, args)
     if named is not None:
         agentool, operation, surface = named

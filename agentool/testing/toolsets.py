@@ -29,8 +29,8 @@ from .scrub import scrub as scrub_data
 
 __all__ = ('CassetteToolset', 'ToolsetDouble', 'Answer')
 
+# Arguments are checked against the schema by the model's provider and the tool's owner, not here.
 _ANY_ARGS = SchemaValidator(schema=core_schema.dict_schema(core_schema.str_schema(), core_schema.any_schema()))
-"""Arguments are checked against the schema by the model's provider and by the tool's owner, not here."""
 
 Answer = Callable[[str, dict[str, Any]], Any]
 """Answers any call: `(tool name, arguments) -> result` (or an awaitable of it)."""
@@ -58,7 +58,7 @@ class CassetteToolset(WrapperToolset[Any]):
     name: str
     verify: bool
     calls: CallLog
-    """The tool calls made through it, each with its result as replay gives it, recording or not."""
+    """The tool calls made through it, each with its result as replay gives it."""
     _tools: CassetteTools = field(repr=False)
 
     def __init__(
@@ -294,7 +294,6 @@ def _offered(toolset: AbstractToolset[Any], definition: ToolDefinition) -> Tools
 
 
 async def _forward(toolset: AbstractToolset[Any], name: str, args: dict[str, Any], ctx: RunContext[Any]) -> Any:
-    """`toolset`'s answer to the call, its arguments checked by its own validator."""
     __tracebackhide__ = True
     tool = (await toolset.get_tools(ctx)).get(name)
     if tool is None:
@@ -327,14 +326,12 @@ class _Listed(AbstractToolset[Any]):
 
 
 async def _as_the_agent_sees(tools: dict[str, ToolsetTool[Any]], ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
-    """`tools` with the `toolset_id` the agent stamps on them, so a replay offers the recorded
-    definitions whatever stands in for the toolset."""
+    """`tools` with the `toolset_id` the agent stamps on them, as recorded whatever stands in."""
     return await CombinedToolset([_Listed(tools)]).get_tools(ctx)
 
 
 def _with_ids(recorded: list[dict[str, Any]], cassette: Cassette) -> list[dict[str, Any]]:
-    """`recorded`, each definition given the `toolset_id` the recorded requests show for its tool
-    when it has none (a cassette written before the definitions kept it)."""
+    """`recorded` with the `toolset_id` the recorded requests show where a definition lacks it (older cassettes)."""
     if all('toolset_id' in definition for definition in recorded):
         return recorded
     seen: dict[str, str] = {}
@@ -354,13 +351,13 @@ def _with_ids(recorded: list[dict[str, Any]], cassette: Cassette) -> list[dict[s
 
 
 def _as_recorded(listed: list[dict[str, Any]], recorded: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """`listed` as a cassette recorded before toolset ids were kept would hold it: without them."""
+    """`listed` without toolset ids, where the cassette was recorded before they were kept."""
     if any('toolset_id' in definition for definition in recorded):
         return listed
     return [{key: value for key, value in d.items() if key != 'toolset_id'} for d in listed]
 
 
 def _definition(definition: ToolDefinition) -> dict[str, Any]:
-    """A tool definition as the cassette keeps it: its fields, without the empty ones."""
+    """A tool definition as the cassette keeps it: its non-empty fields."""
     data = cast('dict[str, Any]', to_jsonable_python(definition, fallback=repr))
     return {key: value for key, value in data.items() if value not in (None, {}, [])}
