@@ -10,8 +10,7 @@ import dataclasses
 import json
 import os
 from collections import Counter
-from collections.abc import AsyncGenerator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar, cast, get_args
@@ -30,11 +29,9 @@ from pydantic_ai.messages import (
     ToolCallPart,
 )
 from pydantic_ai.models import (
-    CompletedStreamedResponse,
     KnownModelName,
     Model,
     ModelRequestParameters,
-    StreamedResponse,
     infer_model,
 )
 from pydantic_ai.models.wrapper import WrapperModel
@@ -42,7 +39,7 @@ from pydantic_ai.native_tools import AbstractNativeTool
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import ToolDefinition
 
-from .._answering import AnsweringModel
+from .._answering import Answer, AnsweringModel, OneStepModel, Request
 from ..errors import CassetteError, clip, quote
 from ._advice import RecordAdvice, current_advice
 from ._files import as_path, path_detail, place
@@ -68,7 +65,7 @@ _EMPTY_EXCHANGE: dict[str, Any] = {'fingerprint': '', 'response': {}, 'stream': 
 
 
 @dataclass(init=False)
-class CassetteModel(WrapperModel):
+class CassetteModel(OneStepModel, WrapperModel):
     """A model that records the model it wraps to a cassette, or replays the cassette without it.
 
     Args:
@@ -205,55 +202,25 @@ class CassetteModel(WrapperModel):
         # request seen here keeps its fingerprint the same with and without the wrapped model.
         return None
 
-    async def request(
-        self,
-        messages: list[ModelMessage],
-        model_settings: ModelSettings | None,
-        model_request_parameters: ModelRequestParameters,
-    ) -> ModelResponse:
+    async def _answer(self, request: Request, run_context: RunContext[Any] | None, stream: bool) -> Answer:
         __tracebackhide__ = True  # cassette errors point at the test, not here
-        if self._plays_runs:
-            return await self.wrapped.request(messages, model_settings, model_request_parameters)
-        exchange, view, key = self._find(messages, model_settings, model_request_parameters)
+        if self._plays_runs:  # the double playing the runs answers, as it would alone
+            return await cast(OneStepModel, self.wrapped)._answer(request, run_context, stream)
+        messages, settings, params = request
+        exchange, view, key = self._find(messages, settings, params)
         if exchange is not None:
-            return _typed_placeholders(*_recorded(exchange, self.path, stream=False), model_request_parameters)[0]
-        response = await self._recorder().request(messages, model_settings, model_request_parameters)
-        self._keep(key, view, response, None)
-        return response
-
-    @asynccontextmanager
-    async def request_stream(
-        self,
-        messages: list[ModelMessage],
-        model_settings: ModelSettings | None,
-        model_request_parameters: ModelRequestParameters,
-        run_context: RunContext[Any] | None = None,
-    ) -> AsyncGenerator[StreamedResponse]:
-        __tracebackhide__ = True  # cassette errors point at the test, not here
-        if self._plays_runs:
-            async with self.wrapped.request_stream(
-                messages, model_settings, model_request_parameters, run_context
-            ) as played:
-                yield played
-            return
-        exchange, view, key = self._find(messages, model_settings, model_request_parameters)
-        if exchange is not None:
-            response, played = _typed_placeholders(
-                *_recorded(exchange, self.path, stream=True), model_request_parameters
-            )
-            events = played or []
-        else:
+            response, events = _typed_placeholders(*_recorded(exchange, self.path, stream=stream), params)
+            return response, events or True, params
+        if stream:
             # The live stream is drained before the run sees it, so a recording run and its
             # replays see the very same events.
-            async with self._recorder().request_stream(
-                messages, model_settings, model_request_parameters, run_context
-            ) as stream:
-                events = [event async for event in stream]
-                response = stream.get()
-            self._keep(key, view, response, events)
-        yield CompletedStreamedResponse(
-            response, model_request_parameters=model_request_parameters, replay_events=events or True
-        )
+            async with self._recorder().request_stream(messages, settings, params, run_context) as live:
+                events = [event async for event in live]
+                response = live.get()
+        else:
+            response, events = await self._recorder().request(messages, settings, params), None
+        self._keep(key, view, response, events)
+        return response, events or True, params
 
     def _find(
         self, messages: list[ModelMessage], settings: ModelSettings | None, parameters: ModelRequestParameters
