@@ -323,16 +323,6 @@ class CassetteModel(OneStepModel, WrapperModel):
         cleaned = self.clean({'tool': tool, 'args': args, 'result': None}).get('args')
         return cast('dict[str, Any]', cleaned) if isinstance(cleaned, dict) else args
 
-    def keep_tool_call(
-        self, tool: str, args: dict[str, Any], result: Any, returns: TypeAdapter[Any] | None = None
-    ) -> RecordedToolCall:
-        """Add a tool's result to the cassette (see `written_tool_call`) and save it."""
-        __tracebackhide__ = True  # cassette errors point at the test, not here
-        recorded = self.written_tool_call(tool, args, result, returns)
-        self.cassette.tool_calls.append(recorded)
-        self.save()
-        return recorded
-
     def written_tool_call(
         self, tool: str, args: dict[str, Any], result: Any, returns: TypeAdapter[Any] | None = None
     ) -> RecordedToolCall:

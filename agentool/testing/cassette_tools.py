@@ -126,8 +126,12 @@ class CassetteTools(AnsweringTools):
     def _keep(
         self, ctx: RunContext[Any], call: ToolCallPart, result: Any, returns: TypeAdapter[Any] | None
     ) -> RecordedToolCall:
-        """Keep a tool's result, scrubbed and redacted (`Recorder` keeps it with its run)."""
-        return self.model.keep_tool_call(call.tool_name, call.args_as_dict(), result, returns)
+        """Keep a tool's result, scrubbed and redacted, and save (`Recorder` keeps it with its run)."""
+        __tracebackhide__ = True  # cassette errors point at the test, not here
+        kept = self.model.written_tool_call(call.tool_name, call.args_as_dict(), result, returns)
+        self.model.cassette.tool_calls.append(kept)
+        self.model.save()
+        return kept
 
 
 _NOT_MEASURED = NoOpMeterProvider()
