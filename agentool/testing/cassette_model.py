@@ -207,7 +207,7 @@ class CassetteModel(OneStepModel, WrapperModel):
         if self._plays_runs:  # the double playing the runs answers, as it would alone
             return await cast(OneStepModel, self.wrapped)._answer(request, run_context, stream)
         messages, settings, params = request
-        exchange, view, key = self._find(messages, settings, params)
+        exchange, view, key = self._find(request)
         if exchange is not None:
             response, events = _typed_placeholders(*_recorded(exchange, self.path, stream=stream), params)
             return response, events or True, params
@@ -222,19 +222,17 @@ class CassetteModel(OneStepModel, WrapperModel):
         self._keep(key, view, response, events)
         return response, events or True, params
 
-    def _find(
-        self, messages: list[ModelMessage], settings: ModelSettings | None, parameters: ModelRequestParameters
-    ) -> tuple[Exchange | None, dict[str, Any], str]:
+    def _find(self, request: Request) -> tuple[Exchange | None, dict[str, Any], str]:
         """The recorded exchange (its occurrence counted) or `None` to record, the request's view
         (empty when found by `RequestViews`) and its fingerprint."""
         __tracebackhide__ = True  # cassette errors point at the test, not here
         if not self._records:
             # Replay only: the run's history is viewed once, not at every request. A miss (or a
             # message changed in place) is looked up again from a view made afresh.
-            key = self._views.fingerprint(messages, settings, parameters)
+            key = self._views.fingerprint(*request)
             if recorded := self._by_fingerprint.get(key):
                 return self._take(key, recorded), {}, key
-        view = request_view(messages, settings, parameters)
+        view = request_view(*request)
         key = counted = fingerprint(view)
         recorded = self._by_fingerprint.get(key, [])
         if not recorded and (by_clean := self._clean_index()):
