@@ -28,7 +28,7 @@ from .cassette import RecordedToolCall
 from .cassette_model import CassetteModel
 from .log import CallLog
 
-__all__ = ('AnsweringTools', 'CassetteTools')
+__all__ = ('CassetteTools',)
 
 
 Run = Callable[[], Awaitable[Any]]
