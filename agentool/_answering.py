@@ -1,7 +1,8 @@
-"""A pydantic-ai `Model` that answers each request in one step, streamed or not.
+"""Pydantic-ai `Model`s that answer each request in one step, streamed or not.
 
-`AgenToolModel` and `agentool.testing.AgentDouble` write only `_respond`; streaming replays its
-response (`CompletedStreamedResponse`).
+A `OneStepModel` (`CassetteModel`) writes only `_answer`, an `AnsweringModel` (`AgenToolModel`,
+`agentool.testing.AgentDouble`) only `_respond`; a stream replays the answer
+(`CompletedStreamedResponse`).
 """
 
 from __future__ import annotations
@@ -9,10 +10,10 @@ from __future__ import annotations
 from abc import abstractmethod
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic_ai import RunContext
-from pydantic_ai.messages import ModelMessage, ModelResponse
+from pydantic_ai.messages import ModelMessage, ModelResponse, ModelResponseStreamEvent
 from pydantic_ai.models import CompletedStreamedResponse, Model, ModelRequestParameters, StreamedResponse
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.profiles import ModelProfile
@@ -29,8 +30,14 @@ TOOL_CALLING_PROFILE = ModelProfile(
 """What both models support: tool calls, and every structured output mode (tool output by default)."""
 
 
-class AnsweringModel(Model):
-    """A model whose response is computed at once by `_respond`; `request_stream` replays it."""
+Request = tuple[list[ModelMessage], ModelSettings | None, ModelRequestParameters]
+"""A request as `Model.request` takes it: messages, settings, parameters."""
+Answer = tuple[ModelResponse, 'list[ModelResponseStreamEvent] | bool', ModelRequestParameters]
+"""A response, what a stream of it replays (`replay_events`), and the parameters it answered."""
+
+
+class OneStepModel(Model):
+    """A model whose answer to a request is complete at once (`_answer`); a stream replays it."""
 
     async def request(
         self,
@@ -38,7 +45,8 @@ class AnsweringModel(Model):
         model_settings: ModelSettings | None,
         model_request_parameters: ModelRequestParameters,
     ) -> ModelResponse:
-        return await self._respond(messages, self._prepared(model_settings, model_request_parameters))
+        __tracebackhide__ = True  # cassette errors point at the test, not here
+        return (await self._answer((messages, model_settings, model_request_parameters), None, False))[0]
 
     @asynccontextmanager
     async def request_stream(
@@ -48,9 +56,26 @@ class AnsweringModel(Model):
         model_request_parameters: ModelRequestParameters,
         run_context: RunContext[Any] | None = None,
     ) -> AsyncGenerator[StreamedResponse]:
-        params = self._prepared(model_settings, model_request_parameters)
-        response = await self._respond(messages, params)
-        yield CompletedStreamedResponse(response, model_request_parameters=params, replay_events=True)
+        __tracebackhide__ = True  # cassette errors point at the test, not here
+        request = (messages, model_settings, model_request_parameters)
+        response, events, params = await self._answer(request, run_context, True)
+        yield CompletedStreamedResponse(response, model_request_parameters=params, replay_events=events)
+
+    @abstractmethod
+    async def _answer(self, request: Request, run_context: RunContext[Any] | None, stream: bool) -> Answer:
+        """The answer to `request`, for `request_stream` when `stream`."""
+
+
+class AnsweringModel(OneStepModel):
+    """A model whose response is computed at once by `_respond`."""
+
+    deterministic: ClassVar[bool] = True
+    """Whether the same request always gets the same answer, so asking again (a retry) is futile."""
+
+    async def _answer(self, request: Request, run_context: RunContext[Any] | None, stream: bool) -> Answer:
+        messages, settings, params = request
+        prepared = self._prepared(settings, params)
+        return await self._respond(messages, prepared), True, prepared
 
     def _prepared(self, model_settings: ModelSettings | None, parameters: object) -> ModelRequestParameters:
         """The prepared request parameters; a typed error for anything but `ModelRequestParameters` (say a dict)."""
@@ -72,4 +97,4 @@ def is_deterministic(model: object) -> bool:
     """Whether `model` (unwrapped: instrumentation wraps it) answers by itself, so no one can retry a call."""
     while isinstance(model, WrapperModel):
         model = model.wrapped
-    return isinstance(model, AnsweringModel)
+    return isinstance(model, AnsweringModel) and model.deterministic

@@ -305,4 +305,6 @@ async def test_a_changed_toolset_schema_is_named_by_its_properties(tmp_path: Pat
         await Agent(output_type=str).run(
             'add', model=replay_model, toolsets=[CassetteToolset(after, replay_model, verify=True)]
         )
-    assert caught.value.details['changes'] == ["tool 'add' changed: property `b` removed, `c` added; `a` now required"]
+    assert caught.value.details['changes'] == [
+        "tool 'add': schema changed: property `b` removed, `c` added; `a` now required"
+    ]

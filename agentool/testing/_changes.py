@@ -7,7 +7,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, TypeGuard, cast
 
-__all__ = ('schema_changes', 'show_pair')
+__all__ = ('schema_changes', 'show_pair', 'tool_changes')
 
 
 def show_pair(before: Any, after: Any, *, old: str = 'recorded', new: str = 'sent', limit: int = 160) -> str:
@@ -33,18 +33,36 @@ _MAX_DEPTH = 4
 """How deep nested object properties are named; deeper changes show as their parent's change."""
 
 
-def schema_changes(before: object, after: object, *, old: str = 'recorded', new: str = 'sent') -> list[str]:
+def tool_changes(label: str, recorded: list[Any], sent: list[Any], *, new: str = 'sent') -> list[str]:
+    """What changed from the tool definitions `recorded` to `sent`, one line each; `label` names a
+    tool (`tool`, `output tool`), `new` the side `sent` is (`sent`, `listed`)."""
+    before: dict[str, dict[str, Any]] = {tool.get('name'): tool for tool in recorded}
+    after: dict[str, dict[str, Any]] = {tool.get('name'): tool for tool in sent}
+    changes = [f'{label} {name!r} added' for name in after if name not in before]
+    changes += [f'{label} {name!r} removed' for name in before if name not in after]
+    for name in (name for name in after if name in before):
+        for key in sorted(set(before[name]) | set(after[name])):
+            old_value, new_value = before[name].get(key), after[name].get(key)
+            if old_value == new_value:
+                continue
+            if key == 'parameters_json_schema':  # named field by field, not as a window of raw JSON
+                fields = '; '.join(schema_changes(old_value, new_value, new=new))
+                changes.append(f'{label} {name!r}: schema changed: {fields}')
+            else:
+                changes.append(f'{label} {name!r}: {key} changed: {show_pair(old_value, new_value, new=new)}')
+    return changes
+
+
+def schema_changes(before: object, after: object, *, new: str = 'sent') -> list[str]:
     """What changed from schema `before` to `after`, one phrase each (empty when they are equal)."""
     if before == after:
         return []
     if not (isinstance(before, Mapping) and isinstance(after, Mapping)):
-        return [f'schema {show_pair(before, after, old=old, new=new)}']
-    return _changes(cast('Mapping[str, Any]', before), cast('Mapping[str, Any]', after), '', 0, old, new)
+        return [f'schema {show_pair(before, after, new=new)}']
+    return _changes(cast('Mapping[str, Any]', before), cast('Mapping[str, Any]', after), '', 0, new)
 
 
-def _changes(
-    before: Mapping[str, Any], after: Mapping[str, Any], path: str, depth: int, old: str, new: str
-) -> list[str]:
+def _changes(before: Mapping[str, Any], after: Mapping[str, Any], path: str, depth: int, new: str) -> list[str]:
     changes: list[str] = []
     props_before = _properties(before)
     props_after = _properties(after)
@@ -61,9 +79,9 @@ def _changes(
             continue
         nested = f'{path}{name}.'
         if depth + 1 < _MAX_DEPTH and _is_object(sub_before) and _is_object(sub_after):
-            changes.extend(_changes(sub_before, sub_after, nested, depth + 1, old, new))
+            changes.extend(_changes(sub_before, sub_after, nested, depth + 1, new))
         else:
-            pair = show_pair(sub_before, sub_after, old=old, new=new)
+            pair = show_pair(sub_before, sub_after, new=new)
             changes.append(f'property `{path}{name}` changed: {pair}')
     required_before, required_after = _required(before), _required(after)
     now = [name for name in required_after if name not in required_before and name in props_before]
@@ -75,7 +93,7 @@ def _changes(
     for key in sorted(set(before) | set(after)):
         if key in ('properties', 'required') or before.get(key) == after.get(key):
             continue
-        pair = show_pair(before.get(key, '(absent)'), after.get(key, '(absent)'), old=old, new=new)
+        pair = show_pair(before.get(key, '(absent)'), after.get(key, '(absent)'), new=new)
         changes.append(f'`{path}{key}` changed: {pair}' if path else f'schema `{key}` changed: {pair}')
     return changes
 

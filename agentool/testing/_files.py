@@ -22,9 +22,8 @@ MAX_FILE_BYTES = 64 * 1024 * 1024
 """The largest recording or cassette file read: larger ones are refused before parsing."""
 
 MAX_DEPTH = 200
-"""The deepest nesting of objects and arrays a file may hold, read or written. pydantic serialises
-about 250 levels; past that a cassette could be read but neither shown nor saved, so it is
-refused whole, on both sides, with room for the levels a cassette wraps its data in."""
+"""The deepest nesting a file may hold, read or written: pydantic serialises about 250 levels, so a
+deeper cassette could be read but not saved (room is left for the levels a cassette adds)."""
 
 
 def as_path(path: object) -> Path:
@@ -105,14 +104,13 @@ def _check_depth(data: Any, named: str, path: str) -> None:
 
 
 def dumps(data: Any) -> str:
-    """Diff-friendly JSON: sorted keys, one value a line indented by one space (a deep cassette is
-    a fifth smaller than with two), one trailing newline, non-ASCII kept."""
+    """Diff-friendly JSON: sorted keys, one value a line indented by one space, non-ASCII kept."""
     return json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False, allow_nan=False) + '\n'
 
 
 def write_json(path: Path, data: Any, what: str) -> Path:
-    """Write `data` to `path` whole (parent folders created), or raise and leave `path` as it was.
-    Returns the file written: a symbolic link's target. A new file gets the umask's bits."""
+    """Write `data` to `path` whole (parent folders created), or raise and leave it as it was; returns
+    the file written (a link's target)."""
     __tracebackhide__ = True  # cassette errors point at the test, not here
     _check_depth(data, f'{what} {str(path)!r}', str(path))
     try:
@@ -153,8 +151,7 @@ def _unwritable(what: str, path: Path, reason: str, why: object, **details: Any)
 
 
 def _temporary(path: Path) -> tuple[int, str]:
-    """A new file beside `path`, open for writing: made with mode 0666 so the umask applies, as to
-    any new file (`tempfile.mkstemp` makes 0600)."""
+    """A new file beside `path`, open for writing, mode 0666 less the umask (`mkstemp` makes 0600)."""
     for _ in range(100):
         name = str(path.parent / f'.{path.name}.{secrets.token_hex(6)}.tmp')
         try:

@@ -1,8 +1,7 @@
 """What a model request is, for a cassette: a normalised view, its fingerprint, and the drift between two.
 
-The view keeps what changes a model's answer and drops what differs between two identical runs:
-timestamps, tool call ids, run and conversation ids, provider response ids, usage, and every
-empty (`null`) field, so a pydantic-ai release that adds a field does not change old fingerprints.
+The view drops what differs between identical runs (timestamps, ids, usage) and every empty field,
+so a pydantic-ai release that adds a field does not change old fingerprints.
 """
 
 from __future__ import annotations
@@ -23,7 +22,7 @@ from pydantic_core import to_jsonable_python
 
 from ..errors import CassetteMismatchError
 from ._advice import RecordAdvice
-from ._changes import schema_changes, show_pair
+from ._changes import show_pair, tool_changes
 from ._files import path_detail, place
 from .cassette import Exchange
 
@@ -96,10 +95,8 @@ _KEPT_FROM = 8
 class RequestViews:
     """Fingerprints of a model's requests with each message viewed once while it lives unchanged.
 
-    A run's requests repeat its history, so viewing it afresh each time makes a replay quadratic.
-    Each message's view is kept (as canonical JSON) beside a deep copy of the message; one still
-    equal to its copy is not viewed again. A message that cannot be copied or compared is viewed
-    every time, and so is a short history (copying costs more than viewing it again).
+    A run's requests repeat its history, so viewing it afresh makes a replay quadratic: each view is
+    kept beside a deep copy of its message, and reused while the message equals the copy.
     """
 
     def __init__(self) -> None:
@@ -200,7 +197,7 @@ def drift(sent: Mapping[str, Any], recorded: Mapping[str, Any]) -> list[str]:
     sent_params: dict[str, Any] = sent.get('parameters', {})
     recorded_params: dict[str, Any] = recorded.get('parameters', {})
     for key, label in (('function_tools', 'tool'), ('output_tools', 'output tool')):
-        changes.extend(_tool_changes(label, recorded_params.get(key, []), sent_params.get(key, [])))
+        changes.extend(tool_changes(label, recorded_params.get(key, []), sent_params.get(key, [])))
     for key in sorted(set(sent_params) | set(recorded_params)):
         if key in ('function_tools', 'output_tools', 'instruction_parts'):
             continue
@@ -252,25 +249,6 @@ def _instructions(messages: list[Any]) -> list[Any]:
     return [message.get('instructions') for message in messages if message.get('kind') == 'request']
 
 
-def _tool_changes(label: str, recorded: list[Any], sent: list[Any]) -> list[str]:
-    before: dict[str, dict[str, Any]] = {tool.get('name'): tool for tool in recorded}
-    after: dict[str, dict[str, Any]] = {tool.get('name'): tool for tool in sent}
-    changes = [f'{label} {name!r} added' for name in after if name not in before]
-    changes += [f'{label} {name!r} removed' for name in before if name not in after]
-    for name in (name for name in after if name in before):
-        for key in sorted(set(before[name]) | set(after[name])):
-            if before[name].get(key) == after[name].get(key):
-                continue
-            if key == 'parameters_json_schema':  # named field by field, not as a window of raw JSON
-                fields = '; '.join(schema_changes(before[name].get(key), after[name].get(key)))
-                changes.append(f'{label} {name!r}: schema changed: {fields}')
-            else:
-                changes.append(
-                    f'{label} {name!r}: {key} changed: {show_pair(before[name].get(key), after[name].get(key))}'
-                )
-    return changes
-
-
 def mismatch(
     mode: str,
     key: str,
@@ -281,7 +259,7 @@ def mismatch(
     advice: RecordAdvice,
 ) -> CassetteMismatchError:
     """The error for a request matching no exchange: what changed against the closest recorded one,
-    and how to record where the user is (`advice`: a mode, or the pytest option)."""
+    and how to record (`advice`)."""
     if not exchanges:
         return CassetteMismatchError(
             f'cassette {place(path)} holds no exchanges; record it ({advice.fill()})',

@@ -25,11 +25,8 @@ HISTORY = 'history'
 
 
 def written(exchanges: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The exchanges (as JSON data, each request whole) as the file keeps them.
-
-    Each takes as history the longest run of leading messages it shares with an earlier exchange
-    (the latest such one), found by a digest of every leading run: linear in the data.
-    """
+    """The exchanges (as JSON, each request whole) as the file keeps them: each continues the latest
+    exchange it shares the most leading messages with (found by digests, linear in the data)."""
     runs: dict[bytes, int] = {}  # digest of a run of leading messages -> the latest exchange with it
     requests: list[dict[str, Any] | None] = []
     kept: list[dict[str, Any]] = []
@@ -55,11 +52,7 @@ def written(exchanges: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def read(exchanges: object) -> object:
-    """The file's exchanges with every request whole again; anything not a list of exchanges as given.
-
-    Raises:
-        ValueError: a history naming no earlier exchange, or more messages than that one has.
-    """
+    """The file's exchanges with every request whole; a `ValueError` for a history that does not fit."""
     if not isinstance(exchanges, list):
         return exchanges
     whole: list[Any] = []

@@ -1,10 +1,6 @@
-"""Values JSON writes as text or a list but a live run had as another type, found when recording,
-restored on replay.
-
-A cassette notes each such value by JSON pointer (RFC 6901) and type name, and replay turns it
-back, so `provider_details['timestamp']` is a `datetime` on replay as in the live run. Bytes are
-`bytes` (UTF-8 text) or `base64`; a set is noted only when rebuilt it iterates in the order
-written (a set of numbers): what a replayed tool returns reaches the model's next request.
+"""Values JSON writes as text or a list but the live run had as another type (a `datetime`, bytes,
+a tuple...), noted by JSON pointer (RFC 6901) when recording and restored on replay. A set is noted
+only when rebuilt it iterates in the written order (numbers): it reaches the model's next request.
 """
 
 from __future__ import annotations
@@ -37,8 +33,7 @@ _ADAPTERS: dict[str, TypeAdapter[Any]] = {}
 
 def lost_types(live: object, read_back: object, prefix: str) -> dict[str, str]:
     """Pointers (under `prefix`) to the values of `live` (python-mode data) that `read_back` (its JSON
-    form, or that validated and dumped in python mode again) has as text or a list where `live`
-    had another type this module restores."""
+    form) has as text or a list where `live` had a type this module restores."""
     found: dict[str, str] = {}
     _walk(live, read_back, prefix, found)
     return found
@@ -69,16 +64,14 @@ def _walk(live: object, again: object, pointer: str, found: dict[str, str]) -> N
 
 
 def _keeps_order(items: list[object]) -> bool:
-    """Whether a set rebuilt from `items` iterates in their order in every process: a set of numbers
-    (text hashes differ from process to process), so the model's next request matches the recorded one."""
+    """Whether a set rebuilt from `items` iterates in their order in every process (numbers only)."""
     numbers = all(isinstance(item, int | float) for item in items)
     return numbers and list(set(cast('list[int | float]', items))) == items
 
 
 def restored(data: Any, types: Mapping[str, str], prefix: str) -> Any:
-    """`data` (the JSON found at `prefix`) with each value `types` names under `prefix` turned back into
-    its type; `data` itself is not changed. A pointer leading nowhere, an unknown type name or a
-    value that does not parse (a redaction hook rewrote it) leaves the value as written."""
+    """A copy of `data` (the JSON at `prefix`) with each value `types` names turned back into its type;
+    what does not parse or leads nowhere (a redaction hook rewrote it) stays as written."""
     # The deepest first: a tuple of datetimes gets its datetimes before it becomes a tuple.
     pointers = [p for p in types if p.startswith(f'{prefix}/') or p == prefix]
     for pointer in sorted(pointers, key=lambda p: p.count('/'), reverse=True):

@@ -1,10 +1,8 @@
-"""Secrets of a known vendor shape, found by Yelp's detect-secrets plugins (the regex-based ones).
+"""Secrets of a known vendor shape, found by Yelp's detect-secrets regex plugins (imported on first use).
 
-Left out: the keyword and high-entropy plugins (slow, and an id or a digest is as random as a
-key: the scrubber judges names instead), public IPs (no secret), private keys (the scrubber
-replaces the whole PEM block), and the plugins that only read `name = value` forms (the
-scrubber's own rule catches those names; their patterns scan at under 10 MB/s). Imported on
-first use: detect-secrets takes a fifth of a second to import.
+Left out: keyword and high-entropy plugins (slow, and an id is as random as a key: the scrubber
+judges names), public IPs, private keys (the scrubber takes the whole PEM block) and `name = value`
+plugins (the scrubber's own rule catches those names).
 """
 
 from __future__ import annotations

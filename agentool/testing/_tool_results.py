@@ -1,11 +1,8 @@
 """A tool's result as a cassette writes it, and as replay gives it back: the type the tool returned.
 
-Each value JSON turns into another type is noted by JSON pointer (`_kept_types`). What only a
-class can rebuild (a pydantic model, a dataclass, an enum, a named tuple) is rebuilt through the
-tool's return annotation, noted as `annotated` when, at recording, that gave back exactly the
-live value. A tool without one (`-> Any`, an MCP server's) replays those as their JSON form.
-A call is answered by tool name and canonical arguments (`ToolAnswers`): repeated calls get the
-recorded results in order, past the last the last again.
+Values JSON turns into another type are noted by pointer (`_kept_types`); what only a class rebuilds
+(a model, a dataclass, an enum) goes through the tool's return annotation (`annotated`). Calls are
+answered by tool name and canonical arguments, repeated ones in order (`ToolAnswers`).
 """
 
 from __future__ import annotations
@@ -30,7 +27,6 @@ from .log import CallLog, CallRecord
 
 __all__ = (
     'Home',
-    'Returns',
     'Served',
     'ToolAnswers',
     'answered',
@@ -60,26 +56,6 @@ def tool_home(ctx: RunContext[Any], name: str) -> Home:
     return home(tools.get(name) if tools is not None else None, name)
 
 
-class Returns:
-    """The return annotations of tools (read once per function), as validators of their results."""
-
-    def __init__(self) -> None:
-        self._adapters: dict[Callable[..., Any], TypeAdapter[Any] | None] = {}
-
-    def of(self, where: Home) -> TypeAdapter[Any] | None:
-        """A validator of the tool's return annotation; `None` for no annotated `FunctionToolset` function."""
-        toolset, name = where
-        if not isinstance(toolset, FunctionToolset):
-            return None
-        function_tool = toolset.tools.get(name)
-        if function_tool is None:
-            return None
-        function = function_tool.function
-        if function not in self._adapters:
-            self._adapters[function] = _adapter(function)
-        return self._adapters[function]
-
-
 def _adapter(function: Callable[..., Any]) -> TypeAdapter[Any] | None:
     try:
         annotation = typing.get_type_hints(function, include_extras=True).get('return')
@@ -89,8 +65,7 @@ def _adapter(function: Callable[..., Any]) -> TypeAdapter[Any] | None:
 
 
 def written_result(result: Any, returns: TypeAdapter[Any] | None) -> tuple[Any, dict[str, str], bool]:
-    """`result` as JSON-compatible data, the types it loses (by pointer under `/result`), and
-    whether `returns` (the tool's return annotation) rebuilds it exactly from them."""
+    """`result` as JSON data, the types it loses, and whether `returns` (the annotation) rebuilds it."""
     try:
         data = to_jsonable_python(result, fallback=repr)
     except UnicodeDecodeError:  # bytes that are not UTF-8 text
@@ -122,8 +97,7 @@ def _holds_text_set(value: object) -> bool:
 def replayed_result(
     data: Any, types: Mapping[str, str], annotated: bool, returns: TypeAdapter[Any] | None
 ) -> tuple[Any, str | None]:
-    """The recorded `data` as the tool returned it, and why it could not be (`None` when it was):
-    the annotation that rebuilt it is gone, or no longer fits what was recorded."""
+    """The recorded `data` as the tool returned it, and why it could not be (`None` when it was)."""
     value = restored(data, types, _POINTER)
     if not annotated:
         return value, None
@@ -177,35 +151,30 @@ class ToolAnswers:
     ) -> None:
         self.source = source
         self.path = path
-        self.hint = hint
-        """What to do about a call not recorded (how to record it, where the user is)."""
+        self.hint = hint  # how to record a call that was not
         # Sent arguments are looked up as they were written (scrubbed, redacted), like the records.
         self._clean = clean
         self._results: dict[tuple[str, str], list[RecordedToolCall]] = {}
         self._served: Counter[tuple[str, str]] = Counter()
-        self.returns = Returns()
-        """The tools' return annotations, which rebuild what JSON cannot (models, dataclasses)."""
+        self._adapters: dict[Callable[..., Any], TypeAdapter[Any] | None] = {}
         for call in calls:
-            self.add(call)
+            self._results.setdefault((call.tool, canonical_args(call.args)), []).append(call)
 
-    def add(self, call: RecordedToolCall) -> None:
-        self._results.setdefault((call.tool, canonical_args(call.args)), []).append(call)
-
-    def answer(self, tool: str, args: dict[str, Any], where: Home) -> Served | None:
-        """The next recorded result of this call as the tool returned it; `None` when none was recorded.
+    def serve(self, call: ToolCallPart, run_id: str | None, log: CallLog, where: Home) -> Served | None:
+        """The next recorded result of `call`, noted in `log`; `None` when none was recorded.
 
         Raises:
-            CassetteError: the result was rebuilt through the tool's return annotation when
-                recorded, and that annotation is gone or no longer fits it.
+            CassetteError: the result was recorded through a return annotation now gone or not fitting.
         """
         __tracebackhide__ = True  # cassette errors point at the test, not here
-        key = (tool, canonical_args(args if self._clean is None else self._clean(tool, args)))
+        tool, sent = call.tool_name, call.args_as_dict()
+        key = (tool, canonical_args(sent if self._clean is None else self._clean(tool, sent)))
         results = self._results.get(key)
         if not results:
             return None
         recorded = results[min(self._served[key], len(results) - 1)]
         self._served[key] += 1
-        returns = self.returns.of(where) if recorded.annotated else None
+        returns = self.returns(where) if recorded.annotated else None
         value, problem = replayed_result(recorded.result, recorded.types, recorded.annotated, returns)
         if problem is not None:
             raise CassetteError(
@@ -215,20 +184,20 @@ class ToolAnswers:
                 reason='result',
                 tool=tool,
             )
+        log.add(answered(tool, sent, call.tool_call_id, run_id, value))
         return Served(value)
 
-    def serve(self, call: ToolCallPart, run_id: str | None, log: CallLog, where: Home) -> Served | None:
-        """The next recorded result of `call`, noted in `log`; `None` when none was recorded (see `answer`)."""
-        __tracebackhide__ = True  # cassette errors point at the test, not here
-        sent = call.args_as_dict()
-        served = self.answer(call.tool_name, sent, where)
-        if served is not None:
-            log.add(answered(call.tool_name, sent, call.tool_call_id, run_id, served.value))
-        return served
-
-    def typed(self, recorded: RecordedToolCall, returns: TypeAdapter[Any] | None) -> Any:
-        """What a replay of `recorded` gives (for a log kept while recording, to read as on replay)."""
-        return replayed_result(recorded.result, recorded.types, recorded.annotated, returns)[0]
+    def returns(self, where: Home) -> TypeAdapter[Any] | None:
+        """A validator of the tool's return annotation (which rebuilds what JSON cannot), read once per
+        function; `None` for no annotated `FunctionToolset` function."""
+        toolset, name = where
+        function_tool = toolset.tools.get(name) if isinstance(toolset, FunctionToolset) else None
+        if function_tool is None:
+            return None
+        function = function_tool.function
+        if function not in self._adapters:
+            self._adapters[function] = _adapter(function)
+        return self._adapters[function]
 
     def unrecorded(self, tool: str, args: dict[str, Any]) -> UnrecordedCallError:
         text = canonical_args(args)

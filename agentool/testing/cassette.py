@@ -1,9 +1,8 @@
 """The cassette: what real runs did, one JSON file per test, replayable offline.
 
-It records model *exchanges* (by `CassetteModel`), tool-level *runs* (by `Recorder`), or both,
-with the tools' results (`tool_calls`, by tool name and canonical arguments). The file keeps each
-request as what is new since the exchange it continues (`_history`); in memory every request is
-whole. Files of version 1 and of the older `"agentool-recording"` format load too.
+Model *exchanges* (`CassetteModel`), tool-level *runs* (`Recorder`) and the tools' results. The
+file keeps each request as what is new since the exchange it continues (`_history`); version 1
+and the older `"agentool-recording"` format load too.
 """
 
 from __future__ import annotations
@@ -69,11 +68,9 @@ class RecordedToolCall(RecordedCall):
 
     result: Any = None
     types: dict[str, str] = {}
-    """Values of `result` JSON holds as text or a list but the tool returned as another type, by JSON
-    pointer (`/result/when`) to the type's name (`datetime`, `bytes`, `tuple`...): replay restores them."""
+    """The type names (`datetime`, `bytes`, `tuple`...) JSON lost, by pointer (`/result/when`)."""
     annotated: bool = False
-    """Whether the tool's return annotation rebuilds the result (a pydantic model, a dataclass, an
-    enum) exactly, as checked when it was recorded: replay validates it through the annotation."""
+    """Whether the tool's return annotation rebuilt the result exactly when recorded: replay uses it."""
 
 
 class RecordedRun(BaseModel):
@@ -83,8 +80,7 @@ class RecordedRun(BaseModel):
     steps: list[list[RecordedCall]]
     """The model's tool calls, one list per model response."""
     tool_calls: list[RecordedToolCall] = Field(default_factory=list[RecordedToolCall], exclude=True)
-    """This run's tool results, filled from the cassette's `tool_calls` when it loads or is recorded.
-    Not dumped: results given here that the cassette's list lacks join it when it is saved."""
+    """This run's tool results, from the cassette's `tool_calls` (those it lacks join it on save)."""
     output: Any = None
     """The run's final output, as JSON-compatible data."""
 
@@ -95,8 +91,7 @@ class CassetteInfo(BaseModel):
     model_name: str = ''
     system: str = ''
     profile: dict[str, Any] = {}
-    """The model profile's plain values (flags, modes, templates): they decide how pydantic-ai
-    prepares requests (output mode, native output support), so replay prepares them alike."""
+    """The model profile's plain values, so replay prepares requests (output mode...) alike."""
 
 
 class Exchange(BaseModel):
@@ -111,8 +106,7 @@ class Exchange(BaseModel):
     stream: list[dict[str, Any]] | None = None
     """The stream events of a streamed request, in order; `None` for a plain request."""
     types: dict[str, str] = {}
-    """Values of `response` and `stream` JSON holds as text but the live run had as another type, by
-    JSON pointer (`/response/provider_details/timestamp`) to the type's name: replay restores them."""
+    """The type names JSON lost, by pointer (`/response/provider_details/timestamp`)."""
 
     def model_response(self) -> ModelResponse:
         """The recorded `ModelResponse`, its values of the types the live run had."""
@@ -162,8 +156,7 @@ class Cassette(BaseModel):
     tool_calls: list[RecordedToolCall] = []
     """Tool results, answered by tool name and canonical arguments when a replay runs without tools."""
     toolsets: dict[str, list[dict[str, Any]]] = {}
-    """The tool definitions of each recorded toolset (an MCP server), by name, so a replay needs no
-    server (see `CassetteToolset`); written only when there is one."""
+    """Each recorded toolset's tool definitions, by name, so a replay needs no server (`CassetteToolset`)."""
 
     @model_validator(mode='before')
     @classmethod
@@ -194,11 +187,10 @@ class Cassette(BaseModel):
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Cassette:
-        """Read a cassette file, or a recording of the older format (at most 64 MB, checked before parsing).
+        """Read a cassette file, or a recording of the older format (at most 64 MB).
 
         Raises:
-            CassetteError: the file is missing, too large, unreadable, not JSON, not a cassette or
-                of another version; or the path is not one (empty, a NUL byte).
+            CassetteError: the file or path cannot be read as a cassette of a version this reads.
         """
         __tracebackhide__ = True  # cassette errors point at the test, not here
         file = as_path(path)
@@ -242,11 +234,7 @@ class Cassette(BaseModel):
             ) from None
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the cassette to `path` whole (parent folders created).
-
-        Raises:
-            CassetteError: it cannot be written there, or its data holds text UTF-8 cannot encode.
-        """
+        """Write the cassette to `path` whole (parent folders created); a `CassetteError` if it cannot."""
         __tracebackhide__ = True  # cassette errors point at the test, not here
         # Parts a cassette does not use stay out, so it reads as before they existed.
         data = _without_empty(self.model_dump(mode='json', exclude={'tool_calls'}), 'runs', 'toolsets')
@@ -277,8 +265,7 @@ def _key(*parts: Any) -> str:
 
 
 def _fill_runs(runs: list[RecordedRun], tool_calls: list[RecordedToolCall]) -> None:
-    """Give each run without results the entries of `tool_calls` answering its calls, in order
-    (runs are recorded one after another; a call repeated past its results takes the last)."""
+    """Give each run without results the `tool_calls` answering its calls, in order (past the last, the last)."""
     by_call: dict[str, list[RecordedToolCall]] = {}
     for call in tool_calls:
         by_call.setdefault(_key(call.tool, call.args), []).append(call)
@@ -301,12 +288,8 @@ def canonical_args(args: Mapping[str, Any]) -> str:
 
 
 def canonical(value: Any) -> Any:
-    """`value` as the JSON-compatible data a cassette keeps, integral floats as integers: the one
-    form in which a typed output and its recorded JSON compare equal.
-
-    Raises:
-        ValueError: `value` is nested past pydantic-core's serialisation depth.
-    """
+    """`value` as the JSON data a cassette keeps (integral floats as integers), so a typed output
+    and its recording compare equal; a `ValueError` past pydantic-core's depth."""
     return _normalise(to_jsonable_python(value, fallback=repr))
 
 

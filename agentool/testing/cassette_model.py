@@ -1,7 +1,6 @@
 """`CassetteModel`: record what any pydantic-ai model answers once, replay it offline forever.
 
-Requests are matched by fingerprint and, for identical requests, by how often it has been seen,
-so several agents and concurrent runs replay deterministically.
+Requests are matched by fingerprint, then by occurrence, so concurrent runs replay deterministically.
 """
 
 from __future__ import annotations
@@ -11,8 +10,7 @@ import dataclasses
 import json
 import os
 from collections import Counter
-from collections.abc import AsyncGenerator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar, cast, get_args
@@ -31,11 +29,9 @@ from pydantic_ai.messages import (
     ToolCallPart,
 )
 from pydantic_ai.models import (
-    CompletedStreamedResponse,
     KnownModelName,
     Model,
     ModelRequestParameters,
-    StreamedResponse,
     infer_model,
 )
 from pydantic_ai.models.wrapper import WrapperModel
@@ -43,6 +39,7 @@ from pydantic_ai.native_tools import AbstractNativeTool
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import ToolDefinition
 
+from .._answering import Answer, AnsweringModel, OneStepModel, Request
 from ..errors import CassetteError, clip, quote
 from ._advice import RecordAdvice, current_advice
 from ._files import as_path, path_detail, place
@@ -61,15 +58,14 @@ _MODES: tuple[str, ...] = get_args(RecordMode)
 _Entry = TypeVar('_Entry', bound=BaseModel)
 
 Redactor = Callable[[dict[str, Any]], dict[str, Any]]
-"""Called with each entry's JSON before it is written, after the default scrubbing: a new exchange
-(`fingerprint`, `request`, `response`, `stream`) or a tool call (`tool`, `args`, `result`);
-returns what to keep. The fingerprint is taken before, and a request is matched on its written
-form too, so a redacted cassette still replays."""
+"""Called with each new exchange (`request`, `response`, `stream`...) or tool call (`tool`, `args`,
+`result`) as JSON, after the default scrubbing; returns what to write. A redacted cassette still
+replays: the fingerprint is taken before, and requests are matched on their written form too."""
 _EMPTY_EXCHANGE: dict[str, Any] = {'fingerprint': '', 'response': {}, 'stream': None}
 
 
 @dataclass(init=False)
-class CassetteModel(WrapperModel):
+class CassetteModel(OneStepModel, WrapperModel):
     """A model that records the model it wraps to a cassette, or replays the cassette without it.
 
     Args:
@@ -82,8 +78,7 @@ class CassetteModel(WrapperModel):
         scrub: Replace secrets before anything is written (see `agentool.testing.scrub`).
 
     Raises:
-        CassetteError: an unknown mode, or a cassette file that cannot be read (missing in
-            mode `none`, too large, not a cassette).
+        CassetteError: an unknown mode, or a cassette file that cannot be read (or is missing in `none`).
 
     Example:
         ```python {test="skip"}
@@ -93,8 +88,8 @@ class CassetteModel(WrapperModel):
     """
 
     wrapped: Model
-    """The model a recording mode calls. In replay: the model given (never called), else a stand-in
-    named and profiled as the recorded model, or the `AgentDouble` playing a cassette of runs."""
+    """The model a recording mode calls; in replay the model given (not called), a stand-in for the
+    recorded one, or the `AgentDouble` playing a cassette of runs."""
     cassette: Cassette
     path: Path | None
     """Where the cassette is written; `None` for one kept in memory."""
@@ -102,7 +97,7 @@ class CassetteModel(WrapperModel):
     redact: Redactor | None
     scrub: bool
     advice: RecordAdvice = field(repr=False)
-    """How this model's errors say to record: a mode, or the pytest option in pytest."""
+    """How its errors say to record: a mode, or (in pytest) the pytest option."""
     _records: bool = field(repr=False)
     _plays_runs: bool = field(repr=False)
     _by_fingerprint: dict[str, list[Exchange]] = field(repr=False)
@@ -207,69 +202,37 @@ class CassetteModel(WrapperModel):
         # request seen here keeps its fingerprint the same with and without the wrapped model.
         return None
 
-    async def request(
-        self,
-        messages: list[ModelMessage],
-        model_settings: ModelSettings | None,
-        model_request_parameters: ModelRequestParameters,
-    ) -> ModelResponse:
+    async def _answer(self, request: Request, run_context: RunContext[Any] | None, stream: bool) -> Answer:
         __tracebackhide__ = True  # cassette errors point at the test, not here
-        if self._plays_runs:
-            return await self.wrapped.request(messages, model_settings, model_request_parameters)
-        exchange, view, key = self._find(messages, model_settings, model_request_parameters)
+        if self._plays_runs:  # the double playing the runs answers, as it would alone
+            return await cast(OneStepModel, self.wrapped)._answer(request, run_context, stream)
+        messages, settings, params = request
+        exchange, view, key = self._find(request)
         if exchange is not None:
-            return _typed_placeholders(*_recorded(exchange, self.path, stream=False), model_request_parameters)[0]
-        response = await self._recorder().request(messages, model_settings, model_request_parameters)
-        self._keep(key, view, response, None)
-        return response
-
-    @asynccontextmanager
-    async def request_stream(
-        self,
-        messages: list[ModelMessage],
-        model_settings: ModelSettings | None,
-        model_request_parameters: ModelRequestParameters,
-        run_context: RunContext[Any] | None = None,
-    ) -> AsyncGenerator[StreamedResponse]:
-        __tracebackhide__ = True  # cassette errors point at the test, not here
-        if self._plays_runs:
-            async with self.wrapped.request_stream(
-                messages, model_settings, model_request_parameters, run_context
-            ) as played:
-                yield played
-            return
-        exchange, view, key = self._find(messages, model_settings, model_request_parameters)
-        if exchange is not None:
-            response, played = _typed_placeholders(
-                *_recorded(exchange, self.path, stream=True), model_request_parameters
-            )
-            events = played or []
-        else:
+            response, events = _typed_placeholders(*_recorded(exchange, self.path, stream=stream), params)
+            return response, events or True, params
+        if stream:
             # The live stream is drained before the run sees it, so a recording run and its
             # replays see the very same events.
-            async with self._recorder().request_stream(
-                messages, model_settings, model_request_parameters, run_context
-            ) as stream:
-                events = [event async for event in stream]
-                response = stream.get()
-            self._keep(key, view, response, events)
-        yield CompletedStreamedResponse(
-            response, model_request_parameters=model_request_parameters, replay_events=events or True
-        )
+            async with self._recorder().request_stream(messages, settings, params, run_context) as live:
+                events = [event async for event in live]
+                response = live.get()
+        else:
+            response, events = await self._recorder().request(messages, settings, params), None
+        self._keep(key, view, response, events)
+        return response, events or True, params
 
-    def _find(
-        self, messages: list[ModelMessage], settings: ModelSettings | None, parameters: ModelRequestParameters
-    ) -> tuple[Exchange | None, dict[str, Any], str]:
-        """The exchange recorded for this request (its occurrence counted) or `None` to record it,
-        with the request's view (empty when found by `RequestViews`) and fingerprint."""
+    def _find(self, request: Request) -> tuple[Exchange | None, dict[str, Any], str]:
+        """The recorded exchange (its occurrence counted) or `None` to record, the request's view
+        (empty when found by `RequestViews`) and its fingerprint."""
         __tracebackhide__ = True  # cassette errors point at the test, not here
         if not self._records:
             # Replay only: the run's history is viewed once, not at every request. A miss (or a
             # message changed in place) is looked up again from a view made afresh.
-            key = self._views.fingerprint(messages, settings, parameters)
+            key = self._views.fingerprint(*request)
             if recorded := self._by_fingerprint.get(key):
                 return self._take(key, recorded), {}, key
-        view = request_view(messages, settings, parameters)
+        view = request_view(*request)
         key = counted = fingerprint(view)
         recorded = self._by_fingerprint.get(key, [])
         if not recorded and (by_clean := self._clean_index()):
@@ -297,8 +260,7 @@ class CassetteModel(WrapperModel):
         return exchange
 
     def _clean_index(self) -> dict[str, list[Exchange]]:
-        """The exchanges by the request as written, where that differs from the request as sent
-        (made when first needed: hashing every recorded request is a cost most replays skip)."""
+        """The exchanges by written request where it differs from the sent one (made when first needed)."""
         if self._by_clean is None:
             self._by_clean = {}
             for exchange in self.cassette.exchanges:
@@ -327,11 +289,7 @@ class CassetteModel(WrapperModel):
         )
 
     def clean(self, data: dict[str, Any]) -> dict[str, Any]:
-        """`data` (an exchange or a tool call, as JSON) as it is written: scrubbed, then redacted.
-
-        Raises:
-            CassetteError: the redaction hook returned something other than a dict.
-        """
+        """`data` (an exchange or a tool call, as JSON) as written: scrubbed, then redacted."""
         __tracebackhide__ = True  # cassette errors point at the test, not here
         cleaned = cast('dict[str, Any]', scrub_data(data)) if self.scrub else data
         if self.redact is None:
@@ -363,21 +321,11 @@ class CassetteModel(WrapperModel):
         cleaned = self.clean({'tool': tool, 'args': args, 'result': None}).get('args')
         return cast('dict[str, Any]', cleaned) if isinstance(cleaned, dict) else args
 
-    def keep_tool_call(
-        self, tool: str, args: dict[str, Any], result: Any, returns: TypeAdapter[Any] | None = None
-    ) -> RecordedToolCall:
-        """Add a tool's result to the cassette (see `written_tool_call`) and save it."""
-        __tracebackhide__ = True  # cassette errors point at the test, not here
-        recorded = self.written_tool_call(tool, args, result, returns)
-        self.cassette.tool_calls.append(recorded)
-        self.save()
-        return recorded
-
     def written_tool_call(
         self, tool: str, args: dict[str, Any], result: Any, returns: TypeAdapter[Any] | None = None
     ) -> RecordedToolCall:
-        """A tool's result as the cassette writes it (scrubbed and redacted), not yet kept, with the
-        types its JSON loses (`returns` validates what the tool is annotated to return)."""
+        """A tool's result as the cassette writes it (scrubbed, redacted, its lost types noted), not kept;
+        `returns` validates the tool's return annotation."""
         __tracebackhide__ = True  # cassette errors point at the test, not here
         written, types, annotated = written_result(result, returns)
         data = self.clean({'tool': tool, 'args': args, 'result': written})
@@ -436,9 +384,10 @@ class CassetteModel(WrapperModel):
         self.save()
 
 
-class _RecordedModel(Model):
-    """Stands in for the real model in replay, named and profiled as the recorded one; asked for
-    an answer (recording with no real model), it says the real model is needed."""
+class _RecordedModel(AnsweringModel):
+    """The recorded model's stand-in in replay; asked for an answer, it says a real model is needed."""
+
+    deterministic = False  # it stands for the recorded model, which a retry may ask again
 
     def __init__(self, owner: CassetteModel) -> None:
         super().__init__(profile=restored_profile(owner.cassette.model.profile))
@@ -460,19 +409,12 @@ class _RecordedModel(Model):
             reason='no_model',
         )
 
-    async def request(
-        self,
-        messages: list[ModelMessage],
-        model_settings: ModelSettings | None,
-        model_request_parameters: ModelRequestParameters,
-    ) -> ModelResponse:
-        __tracebackhide__ = True  # cassette errors point at the test, not here
+    async def _respond(self, messages: list[ModelMessage], params: ModelRequestParameters) -> ModelResponse:
         raise self.no_model()
 
 
 def runs_double(runs: list[RecordedRun], name: str = 'replay') -> AgentDouble:
-    """An `AgentDouble` playing a cassette's runs: one script per run, chosen by its exact prompt,
-    making the recorded tool calls, then giving the recorded output."""
+    """An `AgentDouble` playing a cassette's runs: per run, a script chosen by its prompt."""
     prompts = Counter(run.prompt for run in runs)
     scripts: list[Script] = []
     for index, run in enumerate(runs):
@@ -490,9 +432,8 @@ _STAND_INS: dict[str, object] = {'integer': 0, 'number': 0, 'boolean': False}
 def _typed_placeholders(
     response: ModelResponse, events: list[ModelResponseStreamEvent] | None, parameters: ModelRequestParameters
 ) -> tuple[ModelResponse, list[ModelResponseStreamEvent] | None]:
-    """A replayed response (and its stream) with each placeholder standing for a scrubbed number or
-    boolean in a tool call's top-level arguments made `0` or `false`, as the tool's schema wants:
-    `"pin": "<redacted>"` would fail validation and send a retry the cassette never saw."""
+    """A replayed response (and stream) with each placeholder for a scrubbed number or boolean argument
+    made `0` or `false`: `"pin": "<redacted>"` would fail validation, a retry the cassette never saw."""
     tools = {tool.name: tool for tool in (*parameters.function_tools, *parameters.output_tools)}
     if not tools or PLACEHOLDER not in str([part.args for part in response.parts if isinstance(part, ToolCallPart)]):
         return response, events
@@ -543,8 +484,7 @@ def _index_clean(by_clean: dict[str, list[Exchange]], exchange: Exchange) -> Non
 
 
 def _priced(data: dict[str, Any], response: ModelResponse) -> dict[str, Any]:
-    """`data` (the response as JSON) with the cost genai-prices gives the live response, so a
-    replay reports the recorded cost."""
+    """`data` (the response as JSON) with the live response's cost, so a replay reports it."""
     usage = data.get('usage')
     if not isinstance(usage, dict) or cast('dict[str, Any]', usage).get('cost') is not None or not response.model_name:
         return data
@@ -560,8 +500,7 @@ def _priced(data: dict[str, Any], response: ModelResponse) -> dict[str, Any]:
 def _recorded(
     exchange: Exchange, path: Path | None, *, stream: bool
 ) -> tuple[ModelResponse, list[ModelResponseStreamEvent] | None]:
-    """The exchange's response and, for a stream, its events; a `CassetteError` naming the cassette
-    when pydantic-ai cannot read them."""
+    """The exchange's response and, for a stream, its events (a `CassetteError` if unreadable)."""
     __tracebackhide__ = True  # cassette errors point at the test, not here
     try:
         return exchange.model_response(), exchange.stream_events() if stream else None

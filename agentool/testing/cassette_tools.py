@@ -1,10 +1,11 @@
-"""`CassetteTools`: the one capability that keeps tool results in a cassette and answers from them.
+"""`CassetteTools`: the capability that keeps tool results in a cassette and answers from them.
 
-`Replay` and `Recorder` are this capability with their own `CassetteModel`.
-"""
+`Replay` and `Recorder` are it with their own `CassetteModel`; `FrozenTools` and `CassetteToolset`
+answer through `AnsweringTools.answer` too."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -22,7 +23,7 @@ from ..core.request import operation_name
 from ..errors import ConfigurationError
 from ..telemetry import Surface, operation_span
 from ..toolset import METADATA_KEY
-from ._tool_results import ToolAnswers, answered, tool_home
+from ._tool_results import Home, ToolAnswers, answered, replayed_result, tool_home
 from .cassette import RecordedToolCall
 from .cassette_model import CassetteModel
 from .log import CallLog
@@ -30,29 +31,17 @@ from .log import CallLog
 __all__ = ('CassetteTools',)
 
 
+Run = Callable[[], Awaitable[Any]]
+"""Makes the tool call for real."""
+
+
 @dataclass
-class CassetteTools(AbstractCapability[Any]):
-    """Records tool results into `model`'s cassette, or answers tool calls from it.
+class AnsweringTools(AbstractCapability[Any]):
+    """Answers function tool calls from recorded results, noting each in `calls`; a call with no
+    recorded result goes to `_unanswered` (run, record or refuse it)."""
 
-    Example:
-        ```python {test="skip"}
-        model = CassetteModel(real_model, cassette=path, mode='once')
-        result = await agent.run('Weather?', model=model, capabilities=[CassetteTools(model)])
-        ```
-    """
-
-    model: CassetteModel
     calls: CallLog = field(default_factory=CallLog, init=False)
-    """The function tool calls made: answered from the cassette or, while recording, run (each
-    with its result as the cassette writes it, so an assertion holds on both runs)."""
     _answers: ToolAnswers = field(init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        if not isinstance(cast(object, self.model), CassetteModel):
-            raise ConfigurationError(
-                f'CassetteTools needs the CassetteModel it records with; got {quote(self.model)}', option='model'
-            )
-        self._answers = self.model.tool_answers()
 
     async def wrap_tool_execute(
         self,
@@ -66,43 +55,91 @@ class CassetteTools(AbstractCapability[Any]):
         __tracebackhide__ = True  # cassette errors point at the test, not here
         if tool_def.kind != 'function':
             return await handler(args)
-        sent = call.args_as_dict()
-        where = tool_home(ctx, tool_def.name)
-        # Re-recording (`all`, or `once` with no cassette yet) runs every tool afresh.
-        if not (self.model.records and self.model.mode in ('all', 'once')):
+        return await self.answer(ctx, call, tool_def, tool_home(ctx, tool_def.name), lambda: handler(args))
+
+    async def answer(
+        self, ctx: RunContext[Any], call: ToolCallPart, tool_def: ToolDefinition, where: Home, run: Run
+    ) -> Any:
+        """`call`'s recorded result (with its live call's span), else what `_unanswered` makes of it."""
+        __tracebackhide__ = True  # cassette errors point at the test, not here
+        if self._replays:
             served = self._answers.serve(call, ctx.run_id, self.calls, where)
             if served is not None:
-                trace_replayed_call(ctx, tool_def, sent)
+                trace_replayed_call(ctx, tool_def, call.args_as_dict())
                 return served.value
-            if not self.model.records:
-                raise self._answers.unrecorded(call.tool_name, sent)
-        result = await handler(args)
-        returns = self._answers.returns.of(where)
-        kept = self._keep(ctx, call, result, returns)
-        # Logged as a replay will log it (the result as written, as replay types it), so one
-        # assertion holds for both.
-        typed = self._answers.typed(kept, returns)
-        self.calls.add(answered(call.tool_name, sent, call.tool_call_id, ctx.run_id, typed))
-        return result
+        return await self._unanswered(ctx, call, where, run)
 
-    def _keep(
-        self, ctx: RunContext[Any], call: ToolCallPart, result: Any, returns: TypeAdapter[Any] | None
-    ) -> RecordedToolCall:
-        """Keep a tool's result, scrubbed and redacted like the exchanges (`Recorder` keeps it with its run)."""
-        return self.model.keep_tool_call(call.tool_name, call.args_as_dict(), result, returns)
+    @property
+    def _replays(self) -> bool:
+        return True
+
+    async def _unanswered(self, ctx: RunContext[Any], call: ToolCallPart, where: Home, run: Run) -> Any:
+        raise NotImplementedError
 
     @classmethod
     def get_serialization_name(cls) -> str | None:
         return None
 
 
+@dataclass
+class CassetteTools(AnsweringTools):
+    """Records tool results into `model`'s cassette, or answers tool calls from it.
+
+    `calls` holds the function tool calls made: answered from the cassette or, while recording,
+    run (each with its result as the cassette writes it, so an assertion holds on both runs).
+
+    Example:
+        ```python {test="skip"}
+        model = CassetteModel(real_model, cassette=path, mode='once')
+        result = await agent.run('Weather?', model=model, capabilities=[CassetteTools(model)])
+        ```
+    """
+
+    model: CassetteModel
+
+    def __post_init__(self) -> None:
+        if not isinstance(cast(object, self.model), CassetteModel):
+            raise ConfigurationError(
+                f'CassetteTools needs the CassetteModel it records with; got {quote(self.model)}', option='model'
+            )
+        self._answers = self.model.tool_answers()
+
+    @property
+    def _replays(self) -> bool:
+        # Re-recording (`all`, or `once` with no cassette yet) runs every tool afresh.
+        return not (self.model.records and self.model.mode in ('all', 'once'))
+
+    async def _unanswered(self, ctx: RunContext[Any], call: ToolCallPart, where: Home, run: Run) -> Any:
+        __tracebackhide__ = True  # cassette errors point at the test, not here
+        sent = call.args_as_dict()
+        if not self.model.records:
+            raise self._answers.unrecorded(call.tool_name, sent)
+        result = await run()
+        returns = self._answers.returns(where)
+        kept = self._keep(ctx, call, result, returns)
+        # Logged as a replay will log it (the result as written, as replay types it), so one
+        # assertion holds for both.
+        typed = replayed_result(kept.result, kept.types, kept.annotated, returns)[0]
+        self.calls.add(answered(call.tool_name, sent, call.tool_call_id, ctx.run_id, typed))
+        return result
+
+    def _keep(
+        self, ctx: RunContext[Any], call: ToolCallPart, result: Any, returns: TypeAdapter[Any] | None
+    ) -> RecordedToolCall:
+        """Keep a tool's result, scrubbed and redacted, and save (`Recorder` keeps it with its run)."""
+        __tracebackhide__ = True  # cassette errors point at the test, not here
+        kept = self.model.written_tool_call(call.tool_name, call.args_as_dict(), result, returns)
+        self.model.cassette.tool_calls.append(kept)
+        self.model.save()
+        return kept
+
+
 _NOT_MEASURED = NoOpMeterProvider()
 
 
 def trace_replayed_call(ctx: RunContext[Any], tool_def: ToolDefinition, args: dict[str, Any]) -> None:
-    """The operation span the live call opened (`run_operation`, for an `AgenToolToolset` tool or an
-    agentool agent's manager tool), for its replay: a span query (`HasMatchingSpan`) finds the
-    replayed call as it found the live one. Not measured: the call did not run."""
+    """The operation span the live call opened (an `AgenToolToolset` tool's or an agentool agent's
+    manager tool's), so a span query finds the replayed call too; not measured: it did not run."""
     named = _replayed_operation(ctx, tool_def, args)
     if named is not None:
         agentool, operation, surface = named

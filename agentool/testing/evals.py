@@ -15,22 +15,21 @@ from typing import Any, Literal, cast
 
 from pydantic_ai import Agent, ModelMessagesTypeAdapter, ModelRetry, RunContext
 from pydantic_ai.agent import AgentRunResult
-from pydantic_ai.capabilities import AbstractCapability, Instrumentation, WrapToolExecuteHandler
+from pydantic_ai.capabilities import AbstractCapability, Instrumentation
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ToolCallPart, UserPromptPart
 from pydantic_ai.models import Model, override_allow_model_requests
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.instrumented import InstrumentationSettings
-from pydantic_ai.tools import ToolDefinition
 from pydantic_core import to_jsonable_python
 
 from .._bounds import quote
 from .._options import check_choice, check_instance
 from ..errors import ConfigurationError, MissingExtraError
 from ._fingerprint import part_contents
-from ._tool_results import ToolAnswers, tool_home
+from ._tool_results import Home, ToolAnswers
 from .cassette import Cassette, RecordedCall, RecordedToolCall
 from .cassette_model import CassetteModel
-from .cassette_tools import trace_replayed_call
+from .cassette_tools import AnsweringTools, Run
 from .diff import diff_runs
 from .log import CallLog, CallRecord
 from .trajectory import trajectory
@@ -75,7 +74,7 @@ CaseMetadata = dict[str, str]
 
 
 @dataclass
-class FrozenTools(AbstractCapability[Any]):
+class FrozenTools(AnsweringTools):
     """Answers every function tool call from a recording, matched on tool name and canonical arguments.
 
     Never on order. A call that raised `ModelRetry` when recorded raises it again with the recorded
@@ -103,32 +102,14 @@ class FrozenTools(AbstractCapability[Any]):
         for tool, messages in retries.items():
             self._retries.setdefault(tool, deque()).extend(messages)
 
-    async def wrap_tool_execute(
-        self,
-        ctx: RunContext[Any],
-        *,
-        call: ToolCallPart,
-        tool_def: ToolDefinition,
-        args: dict[str, Any],
-        handler: WrapToolExecuteHandler,
-    ) -> Any:
-        if tool_def.kind != 'function':
-            return await handler(args)
-        served = self._answers.serve(call, ctx.run_id, self.calls, tool_home(ctx, tool_def.name))
-        if served is not None:
-            trace_replayed_call(ctx, tool_def, call.args_as_dict())
-            return served.value
+    async def _unanswered(self, ctx: RunContext[Any], call: ToolCallPart, where: Home, run: Run) -> Any:
         if retries := self._retries.get(call.tool_name):
             raise ModelRetry(retries.popleft())
         sent = call.args_as_dict()
         if self.unrecorded_calls == 'fail':
             raise self._answers.unrecorded(call.tool_name, sent)
         self.unrecorded.append(RecordedCall(tool=call.tool_name, args=sent))
-        return await handler(args)
-
-    @classmethod
-    def get_serialization_name(cls) -> str | None:
-        return None
+        return await run()
 
 
 def _retries(calls: Iterable[CallRecord]) -> dict[str, deque[str]]:

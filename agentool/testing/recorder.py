@@ -1,8 +1,4 @@
-"""`Recorder`: record real runs (any model) at the tool level into a cassette.
-
-It only observes, through pydantic-ai's public capability hooks; the cassette is written when
-each run ends.
-"""
+"""`Recorder`: record real runs (any model) at the tool level into a cassette, written as each run ends."""
 
 from __future__ import annotations
 
@@ -38,10 +34,9 @@ class _Pending:
 class Recorder(CassetteTools):
     """Records every run it is added to into the cassette file at `path`.
 
-    Pass it to a run (`agent.run(prompt, capabilities=[recorder])`) or to the agent. The file is
-    rewritten after each run, so it holds exactly this recorder's runs. Only calls whose tool
-    returned are kept (a replay plays the path that worked); a run that fails is not recorded.
-    `model` is the cassette it keeps in memory, not a model to run with.
+    Pass it to a run or to the agent. The file is rewritten after each run with this recorder's
+    runs: only calls whose tool returned, and no run that failed. `model` keeps the cassette in
+    memory; it is not a model to run with.
 
     Args:
         path: Where the cassette is written.

@@ -33,8 +33,7 @@ class Replay(CassetteTools):
     """
 
     recording: Cassette
-    source: str
-    """Where the cassette came from, for messages."""
+    source: str  # where the cassette came from, for messages
 
     def __init__(self, source: Cassette | str | os.PathLike[str], *, name: str = 'replay') -> None:
         __tracebackhide__ = True  # cassette errors point at the test, not here

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Self, cast
 
 from pydantic_ai import RunContext
+from pydantic_ai.messages import ToolCallPart
 from pydantic_ai.models.test import TestModel
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, CombinedToolset, ToolsetTool, WrapperToolset
@@ -17,18 +18,19 @@ from pydantic_core import SchemaValidator, core_schema, to_jsonable_python
 
 from .._options import check_instance, check_instances, check_label, check_text, refuse
 from ..errors import CassetteError, CassetteMismatchError, ConfigurationError, UnrecordedCallError, clip, quote
-from ._changes import schema_changes, show_pair
+from ._changes import tool_changes
 from ._files import path_detail, place
-from ._tool_results import ToolAnswers, answered, home
+from ._tool_results import home
 from .cassette import Cassette
 from .cassette_model import CassetteModel
+from .cassette_tools import CassetteTools
 from .log import CallLog, CallRecord
 from .scrub import scrub as scrub_data
 
 __all__ = ('CassetteToolset', 'ToolsetDouble', 'Answer')
 
+# Arguments are checked against the schema by the model's provider and the tool's owner, not here.
 _ANY_ARGS = SchemaValidator(schema=core_schema.dict_schema(core_schema.str_schema(), core_schema.any_schema()))
-"""Arguments are checked against the schema by the model's provider and by the tool's owner, not here."""
 
 Answer = Callable[[str, dict[str, Any]], Any]
 """Answers any call: `(tool name, arguments) -> result` (or an awaitable of it)."""
@@ -56,8 +58,8 @@ class CassetteToolset(WrapperToolset[Any]):
     name: str
     verify: bool
     calls: CallLog
-    """The tool calls made through it, each with its result as replay gives it, recording or not."""
-    _answers: ToolAnswers = field(repr=False)
+    """The tool calls made through it, each with its result as replay gives it."""
+    _tools: CassetteTools = field(repr=False)
 
     def __init__(
         self, wrapped: AbstractToolset[Any], model: CassetteModel, *, name: str | None = None, verify: bool = False
@@ -68,8 +70,8 @@ class CassetteToolset(WrapperToolset[Any]):
         super().__init__(wrapped)
         self.model, self.verify = model, bool(verify)
         self.name = name or wrapped.id or wrapped.label
-        self.calls = CallLog()
-        self._answers = model.tool_answers()
+        self._tools = CassetteTools(model)
+        self.calls = self._tools.calls
 
     @property
     def id(self) -> str | None:
@@ -128,23 +130,12 @@ class CassetteToolset(WrapperToolset[Any]):
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
     ) -> Any:
         __tracebackhide__ = True
-        if not (self.model.records and self.model.mode in ('all', 'once')):
-            # In replay `tool` is the recorded definition; the wrapped toolset may still hold the function.
-            where = home(tool, name) if tool.toolset is not self else (self.wrapped, name)
-            served = self._answers.answer(name, tool_args, where)
-            if served is not None:
-                self.calls.add(answered(name, tool_args, ctx.tool_call_id, ctx.run_id, served.value))
-                return served.value
-            if not self.model.records:
-                raise self._answers.unrecorded(name, tool_args)
-        result = await self.wrapped.call_tool(name, tool_args, ctx, tool)
-        returns = self._answers.returns.of(home(tool, name))
-        kept = self.model.keep_tool_call(name, tool_args, result, returns)
-        self._answers.add(kept)
-        # Logged as a replay will log it (the result as written, as replay types it), so one
-        # assertion holds for both.
-        self.calls.add(answered(name, tool_args, ctx.tool_call_id, ctx.run_id, self._answers.typed(kept, returns)))
-        return result
+        # In replay `tool` is the recorded definition; the wrapped toolset may still hold the function.
+        where = home(tool, name) if tool.toolset is not self else (self.wrapped, name)
+        call = ToolCallPart(name, tool_args, tool_call_id=ctx.tool_call_id or '')
+        return await self._tools.answer(
+            ctx, call, tool.tool_def, where, lambda: self.wrapped.call_tool(name, tool_args, ctx, tool)
+        )
 
     def _definitions(self, recorded: list[dict[str, Any]]) -> list[ToolDefinition]:
         __tracebackhide__ = True
@@ -159,18 +150,7 @@ class CassetteToolset(WrapperToolset[Any]):
             ) from None
 
     def _changed(self, recorded: list[dict[str, Any]], listed: list[dict[str, Any]]) -> CassetteMismatchError:
-        before = {d['name']: d for d in recorded}
-        after = {d['name']: d for d in listed}
-        changes = [f'tool {name!r} added' for name in after if name not in before]
-        changes += [f'tool {name!r} removed' for name in before if name not in after]
-        for name in (name for name in after if name in before and before[name] != after[name]):
-            old, new = before[name], after[name]
-            fields = schema_changes(old.get('parameters_json_schema'), new.get('parameters_json_schema'), new='listed')
-            rest = [
-                k for k in sorted(set(old) | set(new)) if k != 'parameters_json_schema' and old.get(k) != new.get(k)
-            ]
-            fields += [f'{k} changed: {show_pair(old.get(k), new.get(k), new="listed")}' for k in rest]
-            changes.append(f'tool {name!r} changed: {"; ".join(fields)}')
+        changes = tool_changes('tool', recorded, listed, new='listed')
         lines = '\n'.join(f'  - {line}' for line in changes)
         return CassetteMismatchError(
             f'cassette {place(self.model.path)}: the tools of toolset {self.name!r} changed since they were recorded:\n'
@@ -314,7 +294,6 @@ def _offered(toolset: AbstractToolset[Any], definition: ToolDefinition) -> Tools
 
 
 async def _forward(toolset: AbstractToolset[Any], name: str, args: dict[str, Any], ctx: RunContext[Any]) -> Any:
-    """`toolset`'s answer to the call, its arguments checked by its own validator."""
     __tracebackhide__ = True
     tool = (await toolset.get_tools(ctx)).get(name)
     if tool is None:
@@ -347,14 +326,12 @@ class _Listed(AbstractToolset[Any]):
 
 
 async def _as_the_agent_sees(tools: dict[str, ToolsetTool[Any]], ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
-    """`tools` with the `toolset_id` the agent stamps on them, so a replay offers the recorded
-    definitions whatever stands in for the toolset."""
+    """`tools` with the `toolset_id` the agent stamps on them, as recorded whatever stands in."""
     return await CombinedToolset([_Listed(tools)]).get_tools(ctx)
 
 
 def _with_ids(recorded: list[dict[str, Any]], cassette: Cassette) -> list[dict[str, Any]]:
-    """`recorded`, each definition given the `toolset_id` the recorded requests show for its tool
-    when it has none (a cassette written before the definitions kept it)."""
+    """`recorded` with the `toolset_id` the recorded requests show where a definition lacks it (older cassettes)."""
     if all('toolset_id' in definition for definition in recorded):
         return recorded
     seen: dict[str, str] = {}
@@ -374,13 +351,13 @@ def _with_ids(recorded: list[dict[str, Any]], cassette: Cassette) -> list[dict[s
 
 
 def _as_recorded(listed: list[dict[str, Any]], recorded: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """`listed` as a cassette recorded before toolset ids were kept would hold it: without them."""
+    """`listed` without toolset ids, where the cassette was recorded before they were kept."""
     if any('toolset_id' in definition for definition in recorded):
         return listed
     return [{key: value for key, value in d.items() if key != 'toolset_id'} for d in listed]
 
 
 def _definition(definition: ToolDefinition) -> dict[str, Any]:
-    """A tool definition as the cassette keeps it: its fields, without the empty ones."""
+    """A tool definition as the cassette keeps it: its non-empty fields."""
     data = cast('dict[str, Any]', to_jsonable_python(definition, fallback=repr))
     return {key: value for key, value in data.items() if value not in (None, {}, [])}
