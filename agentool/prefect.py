@@ -30,17 +30,14 @@ from pydantic_ai.capabilities import AbstractCapability
 from ._options import check_instance
 from .core.agent.capability import build_agent
 from .core.registry import AgenToolRegistry
-from .durable import AgenToolDurability, engine_options
-from .errors import MissingExtraError
+from .durable import AgenToolDurability, engine_options, missing_extra
 
 try:
     from prefect.context import TaskRunContext
     from prefect.transactions import get_transaction
     from pydantic_ai.durable_exec.prefect import PrefectDurability
 except ImportError as error:  # pragma: no cover - exercised without the extra
-    raise MissingExtraError(
-        "agentool.prefect needs the 'prefect' extra: pip install 'agentool[prefect]'", extra='prefect'
-    ) from error
+    raise missing_extra('prefect') from error
 
 __all__ = ('capabilities', 'durable', 'unit_key')
 

@@ -33,8 +33,8 @@ from ._options import check_instance
 from .core.agent.capability import build_agent
 from .core.definition import type_name
 from .core.registry import AgenToolRegistry
-from .durable import AgenToolDurability, engine_options
-from .errors import AgenToolError, ConfigurationError, DepsUnavailableError, MissingExtraError, quote
+from .durable import AgenToolDurability, engine_options, missing_extra
+from .errors import AgenToolError, ConfigurationError, DepsUnavailableError, quote
 
 try:
     from pydantic_ai.durable_exec.temporal import TemporalDurability
@@ -43,9 +43,7 @@ try:
     from temporalio.exceptions import ApplicationError
     from temporalio.workflow import ActivityConfig
 except ImportError as error:  # pragma: no cover - exercised without the extra
-    raise MissingExtraError(
-        "agentool.temporal needs the 'temporal' extra: pip install 'agentool[temporal]'", extra='temporal'
-    ) from error
+    raise missing_extra('temporal') from error
 
 __all__ = ('DEFAULT_ACTIVITY_CONFIG', 'capabilities', 'durable', 'unit_key')
 
