@@ -16,9 +16,9 @@ agentool [--import MODULE]... COMMAND ...
 agentools; nothing else is imported implicitly. Errors are one line on stderr and exit status 1
 (2 for usage errors), never a traceback.
 
-`--help` and usage errors answer without importing pydantic-ai: this module imports only the
-standard library and stdlib-only helpers. A new command declares its arguments here with argparse
-alone, and its handler `run_NAME(args) -> int` in `agentool.cli._commands`, imported when it runs.
+`--help` and usage errors need no pydantic-ai: this module imports only the standard library and
+stdlib-only helpers; each command's handler `run_NAME(args)` in `agentool.cli._commands` is
+imported when it runs.
 """
 
 from __future__ import annotations
@@ -33,9 +33,19 @@ from typing import NoReturn
 
 from .._bounds import clip, did_you_mean, suggest
 from .._terminal import error_line, terminal_safe
-from ._errors import MAX_ERROR_LINE, CLIError, UsageError
 
 __all__ = ('main', 'Command', 'COMMANDS', 'CLIError', 'UsageError')
+
+MAX_ERROR_LINE = 1900
+"""The longest error line the command writes, whatever the caller sent."""
+
+
+class CLIError(Exception):
+    """A failure reported as one line on stderr, with exit status 1."""
+
+
+class UsageError(CLIError):
+    """Options that do not go together, found after parsing: one line on stderr, exit status 2."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -243,8 +253,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.flush()  # here, so a reader gone away is met below, not at interpreter exit
         return status
     except BrokenPipeError:
-        # The reader left (`agentool show x | head`): like `cat`, stop quietly, with SIGPIPE's status.
-        _detach_stdout()
+        # The reader left (`agentool show x | head`): like `cat`, stop quietly, with SIGPIPE's status,
+        # stdout at the null device so that the flush at exit does not report it again.
+        with open(os.devnull, 'wb') as null:
+            os.dup2(null.fileno(), sys.stdout.fileno())
         return 141
     except UsageError as error:
         _fail(f'agentool {args.command}: error: {error}')
@@ -256,12 +268,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as error:  # the command's last resort: any other failure is one line and exit status 1
         _fail(f'agentool: error: {type(error).__name__}: {error}')
     return 1
-
-
-def _detach_stdout() -> None:
-    # Stdout at the null device, so the flush at exit does not report the same broken pipe again.
-    with open(os.devnull, 'wb') as null:
-        os.dup2(null.fileno(), sys.stdout.fileno())
 
 
 def _fail(line: str) -> None:
