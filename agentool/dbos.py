@@ -1,17 +1,9 @@
-"""Durable agentools on DBOS: each operation a journaled step, SQLite embedded or Postgres shared.
+"""Durable agentools on DBOS (`pip install 'agentool[dbos]'`): each operation a journaled step.
 
-`pip install 'agentool[dbos]'`. The one-liner, for an agentool agent:
-
-```python {test="skip"}
-from agentool.dbos import durable, launch, run
-
-storage = durable('storage')  # the agentool's agent, with DBOS durability attached
-await launch()  # DBOS on SQLite in the user-data directory (or launch('path.sqlite'), launch('postgresql://...'))
-output = await run(storage, '{"operation": "write", "key": "k", "data": 1}', workflow_id='order-42')
-```
-
-An LLM agent gets the same with `Agent(model, name=..., toolsets=[AgenToolToolset()], capabilities=capabilities())`
-and `register(agent)`. Recovery finds agents by name, so build and register them before `launch()`.
+`durable(name)` builds an agentool's agent, `launch()` starts DBOS (SQLite embedded or Postgres
+shared), `run` and `enqueue` run it as a workflow; an LLM agent takes `capabilities()` and
+`register(agent)`. Agents are found by name on recovery: register them before `launch()`. The
+scaling-out guide shows each step.
 """
 
 from __future__ import annotations
