@@ -1,11 +1,9 @@
 """Who may reach the MCP HTTP app and how fairly: loopback, Host/Origin, tokens, session limits, a graceful stop.
 
 `is_loopback`, `transport_security` and `StaticTokens` configure the SDK's own checks. The SDK
-keeps every session up to a cap, so one process sending `initialize` in a loop could lock every
-other client out: `HttpGuard` admits each new session by the fair rules of the MCP guide (a client
-at its share, or a full server, recycles the idlest session of whoever holds the most, else is
-refused with a `SessionLimitError`), closing a session as its client would (a DELETE through the
-app). It also refuses an `Origin` not among `allowed_origins`, and at shutdown closes idle sessions.
+keeps every session up to a cap, so one client opening sessions in a loop could lock out every
+other: `HttpGuard` admits each new session by the fair rules of the MCP guide (a client at its
+share, or a full server, recycles the idlest session of whoever holds the most, else is refused).
 """
 
 from __future__ import annotations
@@ -16,7 +14,7 @@ import json
 import logging
 import time
 from collections import Counter, OrderedDict
-from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
@@ -28,13 +26,8 @@ from .errors import SessionLimitError
 if TYPE_CHECKING:
     from mcp.server.auth.provider import AccessToken
     from mcp.server.transport_security import TransportSecuritySettings
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-App = Callable[[Scope, Receive, Send], Awaitable[None]]
 Headers = list[tuple[bytes, bytes]]
 
 LOGGER = logging.getLogger('agentool.mcp')
@@ -128,11 +121,12 @@ class SessionTable:
 
 
 class HttpGuard:
-    """ASGI middleware in front of the SDK's app: the rules above; everything else passes through."""
+    """ASGI middleware in front of the SDK's app: the session rules above, `allowed_origins`, and
+    idle sessions closed at shutdown; everything else passes through."""
 
     def __init__(
         self,
-        app: App,
+        app: ASGIApp,
         *,
         path: str,
         table: SessionTable,
@@ -332,9 +326,8 @@ class HttpGuard:
 
 
 def _json_refusals(send: Send) -> Send:
-    """`send`, with each plain-text refusal of the SDK (421, 403, 400, ...) and its OAuth-style 401
-    rewritten as a JSON-RPC error, as the guard's own are: a client parses one shape of error.
-    Other headers (`WWW-Authenticate`) are kept."""
+    """`send`, with the SDK's plain-text refusals (421, 403, 400, ...) and its OAuth-style 401 as
+    JSON-RPC errors (headers such as `WWW-Authenticate` kept): a client parses one shape of error."""
     held: list[Message] = []
     text = bytearray()
 

@@ -1,26 +1,22 @@
-"""Durable agentools on DBOS: each operation a journaled step, SQLite embedded or Postgres shared.
+"""Durable agentools on DBOS (`pip install 'agentool[dbos]'`): each operation a journaled step.
 
-`pip install 'agentool[dbos]'`. The one-liner, for an agentool agent:
-
-```python {test="skip"}
-from agentool.dbos import durable, launch, run
-
-storage = durable('storage')  # the agentool's agent, with DBOS durability attached
-await launch()  # DBOS on SQLite in the user-data directory (or launch('path.sqlite'), launch('postgresql://...'))
-output = await run(storage, '{"operation": "write", "key": "k", "data": 1}', workflow_id='order-42')
-```
-
-An LLM agent gets the same with `Agent(model, name=..., toolsets=[AgenToolToolset()], capabilities=capabilities())`
-and `register(agent)`. Recovery finds agents by name, so build and register them before `launch()`.
+`durable(name)` builds an agentool's agent, `launch()` starts DBOS (SQLite embedded or Postgres
+shared), `run` and `enqueue` run it as a workflow; an LLM agent takes `capabilities()` and
+`register(agent)`. Agents are found by name on recovery: register them before `launch()`. The
+scaling-out guide shows each step.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import sqlite3
+import sys
+import time
 from collections.abc import Generator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, cast
 
@@ -29,13 +25,20 @@ from pydantic_ai import RunContext
 from pydantic_ai.agent import AbstractAgent
 from pydantic_ai.capabilities import AbstractCapability
 
-from ._dbos_support import quiet_input_errors, safe_url, sqlite_engine_kwargs
 from ._options import check_instance, check_limit, check_seconds, check_strings, check_text, refuse
 from .core.agent.capability import build_agent
 from .core.registry import AgenToolRegistry, not_found
 from .core.request import dispatching
-from .durable import CAPABILITY_ID, OPERATION_NAME, AgenToolDurability, UnitDispatcher, engine_options, run_unit
-from .errors import ConfigurationError, MissingExtraError
+from .durable import (
+    CAPABILITY_ID,
+    OPERATION_NAME,
+    AgenToolDurability,
+    UnitDispatcher,
+    engine_options,
+    missing_extra,
+    run_unit,
+)
+from .errors import ConfigurationError, InvalidInputError
 from .paths import user_data_dir
 
 try:
@@ -43,10 +46,10 @@ try:
     from dbos import error as _dbos_errors
     from pydantic_ai.durable_exec import CapabilityOperationId
     from pydantic_ai.durable_exec.dbos import DBOSDurability, DBOSOperationNamer, StepConfig
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
 except ImportError as error:  # pragma: no cover - exercised without the extra
-    raise MissingExtraError(
-        "agentool.dbos needs the 'dbos' extra: pip install 'agentool[dbos]'", extra='dbos'
-    ) from error
+    raise missing_extra('dbos') from error
 
 __all__ = (
     'DATABASE_ENV',
@@ -99,8 +102,8 @@ def _needs_launch(function: str) -> Generator[None]:
 
 
 def unit_key() -> str | None:
-    """DBOS's identity of the step running now (`workflow id:step id`), `None` outside a step: inside
-    an agentool operation, the key `agentool.durable.unit_key()` gives (the same thing)."""
+    """DBOS's identity of the step running now (`workflow id:step id`), `None` outside a step (in an
+    operation, what `agentool.durable.unit_key()` gives)."""
     workflow_id, step_id = DBOS.workflow_id, DBOS.step_id
     return None if workflow_id is None or step_id is None else f'{workflow_id}:{step_id}'
 
@@ -110,9 +113,8 @@ def capabilities(
 ) -> list[AbstractCapability[Any]]:
     """The capabilities that make an agent durable on DBOS: `DBOSDurability` and `AgenToolDurability`.
 
-    Tool calls run one at a time (`parallel_execution_mode='sequential'`), so the order of steps is
-    the same when a workflow is recovered. `step_config` applies to the operation steps (retries).
-    `registry` is where the agent's agentools are registered (by default the one in effect).
+    Tool calls run one at a time, so a recovered workflow's steps come in the same order.
+    `step_config` applies to the operation steps (retries).
     """
     check_instance('step_config', step_config, dict, optional=True)
     return [
@@ -135,9 +137,8 @@ def register(agent: AbstractAgent[Any, Any]) -> AbstractAgent[Any, Any]:
 def durable(
     name: str, *, registry: AgenToolRegistry | None = None, step_config: StepConfig | None = None, **agent_kwargs: Any
 ) -> AbstractAgent[Any, Any]:
-    """Agentool `name`'s agent with DBOS durability, registered for `run`, `enqueue` and recovery.
-
-    `run` answers it as the agentool's lean run in the workflow, its operation the one DBOS step."""
+    """Agentool `name`'s agent with DBOS durability, registered for `run`, `enqueue` and recovery
+    (`run` answers it lean in the workflow, its operation the one DBOS step)."""
     registry, extra = engine_options(registry, agent_kwargs)
     caps = [*capabilities(step_config=step_config, registry=registry), *extra]
     agent = register(build_agent(name, registry, capabilities=caps, **agent_kwargs))
@@ -215,14 +216,14 @@ async def launch(
         if settings == _launched_with:
             return
         raise ConfigurationError(
-            f'DBOS is already launched in this process (on {safe_url(_launched_with["system_database_url"])}) with '
+            f'DBOS is already launched in this process (on {_safe_url(_launched_with["system_database_url"])}) with '
             'other settings: call `agentool.dbos.shutdown()` first',
             reason='already_launched',
-            database=safe_url(url),
+            database=_safe_url(url),
         )
-    if (engine_kwargs := sqlite_engine_kwargs(url)) is not None:
+    if (engine_kwargs := _sqlite_engine_kwargs(url)) is not None:
         config['db_engine_kwargs'] = engine_kwargs
-    quiet_input_errors()
+    _quiet_input_errors()
     try:
         DBOS(config=config)
         DBOS.launch()
@@ -236,9 +237,9 @@ async def launch(
         # DBOS keeps a half-launched instance, which a later `launch` would reuse with these settings.
         DBOS.destroy(destroy_registry=False)
         raise ConfigurationError(
-            f'agentool.dbos.launch() could not start DBOS on {safe_url(url)}: {error}',
+            f'agentool.dbos.launch() could not start DBOS on {_safe_url(url)}: {error}',
             reason='launch_failed',
-            database=safe_url(url),
+            database=_safe_url(url),
         ) from error
     _launched_with.update(settings)
 
@@ -246,13 +247,12 @@ async def launch(
 async def recover(executor_ids: Sequence[str]) -> list[str]:
     """Resume, in this process, the pending workflows of workers that died; returns their workflow ids.
 
-    Without DBOS Conductor, a worker's pending workflows are recovered only when a worker with its
-    executor id restarts; call this on a live worker instead to move them over (what DBOS's admin
-    endpoint `/dbos-workflow-recovery` does). Their completed steps are not run again.
+    Without DBOS Conductor, pending workflows are recovered only when a worker with their executor
+    id restarts; this moves them to a live worker instead. Completed steps are not run again.
     """
-    # DBOS's own recovery entry point (what its admin endpoint calls): unlike the public
-    # `resume_workflow`, it re-enqueues a workflow only while it is still pending on a dead executor,
-    # so two workers recovering the same executor cannot both run it (tests/test_durable_workers.py).
+    # DBOS's own recovery entry point (its admin endpoint's): unlike the public `resume_workflow`,
+    # it re-enqueues a workflow only while it is still pending on a dead executor, so two workers
+    # recovering the same executor cannot both run it (tests/test_durable_workers.py).
     executors = check_strings('executor_ids', executor_ids)
     with _needs_launch('recover'):
         handles = await anyio.to_thread.run_sync(
@@ -300,8 +300,8 @@ class _Answer:
 async def run(agent: AbstractAgent[Any, Any], prompt: str, *, workflow_id: str | None = None) -> Any:
     """Run `agent` on `prompt` as a durable workflow and return its output.
 
-    With `workflow_id`, running it again returns the recorded output instead of running twice, and
-    a run with the id of a workflow being recovered waits for that workflow.
+    Run again with the same `workflow_id`, it returns the recorded output (or waits for the workflow
+    being recovered) instead of running twice.
 
     Raises:
         ConfigurationError: DBOS is not running in this process yet (call `launch` first); an
@@ -361,3 +361,63 @@ async def _start(name: str, prompt: str, *, workflow_id: str | None) -> Workflow
         return await DBOS.retrieve_workflow_async(workflow_id)
     with SetWorkflowID(workflow_id):
         return await DBOS.start_workflow_async(_run_workflow, name, prompt)
+
+
+class _QuietInputErrors(logging.Filter):
+    """DBOS's record of a workflow that ended with a typed input error: one INFO line, no traceback.
+
+    DBOS logs every failed workflow at ERROR with its traceback. A rejected input is the caller's
+    answer (`run` raises it), not a failure of the worker, so it is shown only at INFO.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if not isinstance(error, InvalidInputError):
+            return True
+        record.msg, record.args = f'{record.getMessage()} {type(error).__name__}: {error}', ()
+        record.levelno, record.levelname = logging.INFO, 'INFO'
+        record.exc_info, record.exc_text = None, None
+        return logging.getLogger(record.name).isEnabledFor(logging.INFO)
+
+
+def _quiet_input_errors() -> None:
+    """Install the filter on DBOS's logger (idempotent)."""
+    logger = logging.getLogger('dbos')
+    if not any(isinstance(existing, _QuietInputErrors) for existing in logger.filters):
+        logger.addFilter(_QuietInputErrors())
+
+
+def _safe_url(url: str) -> str:
+    """`url` with its password hidden, for messages."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:  # not parsable: only its scheme
+        return url.partition('://')[0] + '://...'
+
+
+def _sqlite_engine_kwargs(url: str) -> dict[str, Any] | None:
+    # DBOS on Python 3.12+ stamps rows with SQLite's `unixepoch('subsec')`, which SQLite before 3.42
+    # (the system library of many Linux distributions) evaluates to NULL, so DBOS fails to launch.
+    # Its connections get a `unixepoch` that understands the modifier; nothing else changes.
+    if not url.startswith('sqlite') or sys.version_info < (3, 12) or sqlite3.sqlite_version_info >= (3, 42):
+        return None
+    database = make_url(url).database or ':memory:'
+
+    def connect() -> sqlite3.Connection:
+        connection = sqlite3.connect(database, check_same_thread=False)
+        connection.create_function('unixepoch', 1, _unixepoch)
+        return connection
+
+    return {'creator': connect}
+
+
+def _unixepoch(value: object) -> float | int | None:
+    if value == 'subsec':
+        return time.time()
+    if value == 'now':
+        return int(time.time())
+    try:
+        moment = datetime.fromisoformat(str(value))
+    except ValueError:
+        return None  # what SQLite's own unixepoch gives for text it cannot read
+    return int(moment.replace(tzinfo=moment.tzinfo or UTC).timestamp())

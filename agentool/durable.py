@@ -1,17 +1,11 @@
 """Durable agentool operations on any pydantic-ai durability engine (DBOS, Temporal, Prefect).
 
-Attach `AgenToolDurability()` to an agent next to the engine's capability (`DBOSDurability`, ...):
-during a run inside the engine's workflow, each agentool operation the run executes (the manager
-tool's routed call, an `AgenToolToolset` tool, `injector.call` from the workflow's own code)
-becomes one durable unit through pydantic-ai's public `@durable_operation`. After a crash, the
-engine replays a completed unit's recorded result instead of calling the tool again. An agentool's
-own model requests are not units: they are a deterministic function of the operations' results.
+`AgenToolDurability()`, next to the engine's capability, makes each agentool operation of a run in
+the engine's workflow (a routed call, an `AgenToolToolset` tool, `injector.call`) one durable unit
+through pydantic-ai's `@durable_operation`: after a crash, a completed unit's result is replayed. A
+unit that crashed after its side effect runs again: `unit_key()` makes such tools idempotent.
 
-A unit whose tool crashed after its side effect but before the engine recorded the result runs
-again on recovery. Tools with side effects make them idempotent with `unit_key()`, a key that
-stays the same across those re-executions.
-
-The persisted name of the unit (`OPERATION_NAME` within capability `CAPABILITY_ID`) is
+The unit's persisted name (`OPERATION_NAME` within `CAPABILITY_ID`) is
 `{agent name}__capability__agentool.operation` on DBOS, `agent__{agent name}__capability__agentool__operation`
 on Temporal and `Capability: agentool.operation` on Prefect: renaming either strands in-flight workflows.
 """
@@ -39,7 +33,7 @@ from .core.model import AgenToolModel
 from .core.operation import UNSET, Policy, run_operation
 from .core.registry import AgenToolRegistry, get_registry
 from .core.request import dispatching
-from .errors import AgenToolError
+from .errors import AgenToolError, MissingExtraError
 
 __all__ = (
     'AgenToolDurability',
@@ -82,8 +76,8 @@ _UNIT_POLICY = Policy(surface='direct', typed_errors=False)
 def unit_key() -> str | None:
     """The key of the durable unit running this operation, the same on every re-execution of it.
 
-    `None` outside a durable unit or when the engine gives no key. A tool with a side effect records
-    the key with the effect (in one transaction) and skips the effect when the key is already there.
+    `None` outside a unit. A tool records it with its side effect (in one transaction) and skips
+    the effect when the key is already there.
     """
     return _unit_key.get()
 
@@ -121,11 +115,10 @@ class AgenToolDurability(AbstractCapability[Any]):
     async def wrap_model_request(
         self, ctx: RunContext[Any], *, request_context: ModelRequestContext, handler: WrapModelRequestHandler
     ) -> ModelResponse:
-        """An agentool's own model answers here, in the workflow: nothing of it is journaled.
+        """An agentool's own model answers here, unjournaled; an LLM's requests pass through.
 
-        Its answer is a deterministic function of the messages, which a recovered workflow rebuilds
-        from the journaled operations; skipping the handler skips the engine's model-request unit
-        (and later capabilities' request hooks). An LLM's requests pass through.
+        Its answer is a deterministic function of the messages, which a recovery rebuilds from the
+        journaled operations; skipping the handler skips the engine's model-request unit.
         """
         model = request_context.model
         if not isinstance(model, AgenToolModel) or request_context.streaming:
@@ -135,20 +128,14 @@ class AgenToolDurability(AbstractCapability[Any]):
         )
 
     async def resolve_model_id(self, ctx: ModelResolutionContext[Any], *, model_id: str) -> Model | None:
-        """`agentool:NAME` as the agentool's model, wherever the engine rebuilds the run's model.
-
-        A Temporal activity rebuilds the run context's model from its id through the agent's
-        capabilities, then pydantic-ai's `infer_model`, which does not know `agentool:` ids.
-        """
+        """`agentool:NAME` as the agentool's model where the engine rebuilds the run's model from its
+        id (a Temporal activity), which pydantic-ai's `infer_model` does not know."""
         name = parse_model_id(model_id)
         return None if name is None else AgenToolModel(name, registry=self.registry)
 
     async def prepare_tools(self, ctx: RunContext[Any], tool_defs: list[ToolDefinition]) -> list[ToolDefinition]:
-        """The manager tool runs in the workflow, not as an engine's tool unit: its operation is the unit.
-
-        Temporal and Prefect make every function tool call an activity or task of its own, which
-        would replace this capability's unit (no `unit_key()`, another persisted name).
-        """
+        """The manager tool runs in the workflow, its operation the unit: not as a Temporal activity
+        or Prefect task of its own (no `unit_key()`, another persisted name)."""
         return [
             replace(tool_def, metadata={**(tool_def.metadata or {}), **_IN_WORKFLOW})
             if tool_def.name == MANAGER_TOOL_NAME
@@ -194,18 +181,24 @@ class AgenToolDurability(AbstractCapability[Any]):
 UnitRunner = Callable[
     [RunContext[Any] | None, str, str, str, Literal['tool', 'injector'], int], Coroutine[Any, Any, Any]
 ]
-"""Runs one operation as one durable unit: `(ctx, agentool, operation, input as JSON text, via,
-retries)`; its body is `run_unit`."""
+"""Runs one operation as one durable unit: `(ctx, agentool, operation, input as JSON, via, retries)`."""
 
 
 def engine_options(
     registry: AgenToolRegistry | None, agent_kwargs: dict[str, Any]
 ) -> tuple[AgenToolRegistry, list[AbstractCapability[Any]]]:
-    """The registry in effect and the further capabilities (taken out of `agent_kwargs`), checked:
-    what each engine's `durable(name, ...)` starts from."""
+    """The registry in effect and the further capabilities (out of `agent_kwargs`), checked: what
+    each engine's `durable(name, ...)` starts from."""
     check_instance('registry', registry, AgenToolRegistry, optional=True)
     extra = check_instances('capabilities', agent_kwargs.pop('capabilities', ()), AbstractCapability)
     return (get_registry() if registry is None else registry), extra
+
+
+def missing_extra(engine: Literal['dbos', 'temporal', 'prefect']) -> MissingExtraError:
+    """The error for importing `agentool.{engine}` without its extra."""
+    return MissingExtraError(
+        f"agentool.{engine} needs the '{engine}' extra: pip install 'agentool[{engine}]'", extra=engine
+    )
 
 
 async def run_unit(
@@ -218,10 +211,8 @@ async def run_unit(
     registry: AgenToolRegistry | None = None,
     unit_key: UnitKey | None = None,
 ) -> Any:
-    """The body of a durable unit: run one operation (its input as JSON text) with `unit_key()` set.
-
-    An unexpected exception of the tool is retried `retries` times (`Route.retries`, idempotent routes).
-    """
+    """The body of a durable unit: run one operation (its input as JSON text) with `unit_key()` set,
+    retrying the tool's own exception `retries` times (`Route.retries`, idempotent routes)."""
     key = _unit_key.set(None if unit_key is None else unit_key())
     try:
         # Calls made inside the unit belong to it: they run directly (engines cannot nest units).
@@ -258,10 +249,8 @@ async def _run(
 
 @dataclass(frozen=True)
 class UnitDispatcher:
-    """A durable run's dispatcher: hands each operation to `run`, one durable unit each.
-
-    `run_ctx` is the run's context, for calls that come with none (`injector.call`), or `None`.
-    """
+    """A durable run's dispatcher: hands each operation to `run`, one durable unit each; `run_ctx`
+    is the run's context (or `None`), for calls that come with none (`injector.call`)."""
 
     run: UnitRunner
     run_ctx: RunContext[Any] | None

@@ -1,20 +1,20 @@
-"""Registered agentools as an MCP server (the optional `mcp` extra: `pip install 'agentool[mcp]'`).
+"""Registered agentools as an MCP server (the `mcp` extra: `pip install 'agentool[mcp]'`).
 
-Each exposed operation (selected by `agentool.filters`) is one MCP tool with its input schema, an
-output schema when the output is typed, and the route's read-only, destructive and idempotent
-hints. Invalid arguments or a tool exception come back as a tool result with `isError` set (a
-tool exception is also logged, escaped and bounded). The tool list and `server/discover` may be
-cached by every client (`TOOL_LIST_TTL_MS`, `cacheScope: public`): they never change while the
-server runs. The `mcp` package is imported only when a server is built.
+Each selected operation is one MCP tool with its schemas and hints; a failed call is a tool
+result with `isError` set (docs/guides/mcp.md). `mcp` is imported only when a server is built.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Literal, cast
+import os
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, BinaryIO, Literal, cast
 
 import anyio
+import anyio.to_thread
 from opentelemetry.trace import Tracer
 from pydantic import ValidationError
 from pydantic_ai import RunContext
@@ -24,7 +24,6 @@ from ._http_guards import LOGGER
 from ._interface import OperationInterface, build_interfaces
 from ._modules import import_modules
 from ._options import check_choice, check_function, check_limit, check_text, check_tracer, refusals
-from ._stdio_lines import BoundedLines, claimed_stdin
 from .core.model import AgenToolModel
 from .core.operation import Policy, deps_from, run_operation
 from .core.registry import AgenToolRegistry, get_registry
@@ -84,7 +83,7 @@ def create_mcp_server(
     instructions: str | None = None,
     tracer: Tracer | None = None,
 ) -> Server[Any]:
-    """An MCP server (the `mcp` SDK's low-level `Server`) with one tool per selected operation, selected now.
+    """An MCP server (the SDK's low-level `Server`) with one tool per operation selected now.
 
     Args:
         include: Selectors of what to expose (`'storage'`, `'storage.read'`, `'tag:math'`, wildcards).
@@ -96,17 +95,21 @@ def create_mcp_server(
     Raises:
         ConfigurationError: an option of the wrong type, named in the error.
         MissingExtraError: the `mcp` package is not installed.
-        SelectorError: a selector matches nothing (see `agentool.filters.select_operations`).
+        SelectorError: a selector matches nothing.
         ToolNameConflictError: two selected operations would share a tool name.
     """
     check_text('name', name)
     check_text('instructions', instructions, optional=True)
     check_function('deps', deps, optional=True, takes=('agentool',))
     check_tracer('tracer', tracer)
-    _require_mcp()
-    from mcp import MCPError, types
-    from mcp.server.caching import CacheHint
-    from mcp.server.lowlevel import Server
+    try:
+        from mcp import MCPError, types
+        from mcp.server.caching import CacheHint
+        from mcp.server.lowlevel import Server
+    except ImportError as error:
+        raise MissingExtraError(
+            "serving agentools over MCP needs the 'mcp' extra: pip install 'agentool[mcp]'", extra='mcp'
+        ) from error
 
     from . import __version__
 
@@ -164,9 +167,7 @@ def serve(
 ) -> None:
     """Import `modules` (which register agentools), then serve the registry over MCP until SIGINT or SIGTERM.
 
-    This is what `agentool mcp --import MODULE` runs. `modules` is a list of module names (a lone
-    string is refused); `http` says how to serve over Streamable HTTP (by default `HttpOptions()`);
-    `server_options` go to `create_mcp_server`.
+    What `agentool mcp --import MODULE` runs; `server_options` go to `create_mcp_server`.
 
     Raises:
         ConfigurationError: `modules` cannot be imported, or a server option is unknown or wrong.
@@ -195,13 +196,13 @@ async def run_server(
     if problem := refusals(lambda: check_limit('max_line_bytes', max_line_bytes)):
         raise ServingError(problem['max_line_bytes'], option='max_line_bytes', value=quote(max_line_bytes))
     if transport == 'stdio':
-        with claimed_stdin() as source:
-            await _serve_stdio(server, None if source is None else BoundedLines(source, max_line_bytes))
+        with _claimed_stdin() as source:
+            await _serve_stdio(server, None if source is None else _BoundedLines(source, max_line_bytes))
     else:
         await serve_http(server, http or HttpOptions())
 
 
-async def _serve_stdio(server: Server[Any], lines: BoundedLines | None) -> None:
+async def _serve_stdio(server: Server[Any], lines: _BoundedLines | None) -> None:
     from mcp.server.stdio import stdio_server
     from mcp.shared.message import SessionMessage
     from mcp_types import INVALID_REQUEST, ErrorData, JSONRPCError
@@ -343,10 +344,83 @@ _STABLE = ('tools/list', 'server/discover')
 """The results fixed when the server is made (its tools, its name and capabilities)."""
 
 
-def _require_mcp() -> None:
+_CHUNK_BYTES = 64 * 1024
+"""How much of stdin is read at a time: a line is held to its limit plus at most this much."""
+
+
+class _BoundedLines:
+    """stdin's lines (as text), never holding one over `limit` bytes: `refuse(size)` is awaited in its place.
+
+    The SDK would read a whole line, however long, then parse it: past `limit`, the rest of a line
+    is skipped as it arrives (never stored) and the client gets an error.
+    """
+
+    def __init__(self, source: BinaryIO, limit: int) -> None:
+        self._source = source
+        self.limit = limit
+        self.refuse: Callable[[int], Awaitable[None]] | None = None
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return self._lines()
+
+    async def _lines(self) -> AsyncIterator[str]:
+        read = getattr(self._source, 'read1', self._source.read)
+        pending = bytearray()
+        skipped = 0  # bytes of the current line over the limit, thrown away as they come
+        while chunk := await anyio.to_thread.run_sync(read, _CHUNK_BYTES):
+            start = 0
+            while True:
+                newline = chunk.find(b'\n', start)
+                piece = chunk[start : len(chunk) if newline < 0 else newline]
+                if skipped:
+                    skipped += len(piece)
+                elif len(pending) + len(piece) > self.limit:
+                    skipped = len(pending) + len(piece)
+                    pending.clear()
+                else:
+                    pending += piece
+                if newline < 0:
+                    break
+                if skipped:
+                    await self._refused(skipped)
+                    skipped = 0
+                elif pending.strip():
+                    yield pending.decode('utf-8', 'replace')
+                pending.clear()
+                start = newline + 1
+        if skipped:  # the last line, with no newline
+            await self._refused(skipped)
+        elif pending.strip():
+            yield pending.decode('utf-8', 'replace')
+
+    async def _refused(self, size: int) -> None:
+        LOGGER.warning('agentool mcp: refused a stdin line of %d bytes, over the limit of %d', size, self.limit)
+        if self.refuse is not None:
+            await self.refuse(size)
+
+
+@contextmanager
+def _claimed_stdin() -> Generator[BinaryIO | None]:
+    """The protocol's stdin, read from a private duplicate while fd 0 reads the null device (restored on exit).
+
+    A tool reading stdin gets EOF instead of the client's messages. `None` when stdin has no file
+    descriptor (a test's stand-in).
+    """
+    private: int | None = None
     try:
-        import mcp  # noqa: F401  # pyright: ignore[reportUnusedImport]
-    except ImportError as error:
-        raise MissingExtraError(
-            "serving agentools over MCP needs the 'mcp' extra: pip install 'agentool[mcp]'", extra='mcp'
-        ) from error
+        fd = sys.stdin.fileno()
+        private = os.dup(fd)
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, fd)
+        os.close(devnull)
+    except (AttributeError, OSError, ValueError):
+        if private is not None:
+            os.close(private)
+        yield None
+        return
+    reader = os.fdopen(private, 'rb')
+    try:
+        yield reader
+    finally:
+        os.dup2(private, fd)
+        reader.close()

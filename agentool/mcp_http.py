@@ -1,9 +1,8 @@
-"""Serving an MCP server over Streamable HTTP, safely by default.
+"""Serving an MCP server over Streamable HTTP, safely by default (the MCP guide describes each rule).
 
-Loopback by default. With a token, every request needs it (compared in constant time); off
-loopback, serving without one is an `UnsafeServingError` unless `allow_unauthenticated`. Host and
-Origin are validated on loopback (no DNS rebinding), bodies over `max_request_bytes` answered 413
-before parsing, sessions limited fairly, logs escaped and bounded. The MCP guide describes each.
+Loopback by default; off loopback, serving without a token is an `UnsafeServingError` unless
+`allow_unauthenticated`. Host and Origin validated, bodies over `max_request_bytes` answered 413
+before parsing, sessions limited fairly, logs escaped and bounded.
 """
 
 from __future__ import annotations
@@ -195,7 +194,7 @@ class HttpOptions:
         return token
 
     def resolve_tokens(self) -> dict[str, str] | None:
-        """The tokens in effect by name: `tokens`, else `tokens_file`'s, else `resolve_token()`'s, else `None`."""
+        """The tokens in effect by name: `tokens`, else `tokens_file`'s, else `resolve_token()`'s."""
         if self.tokens is not None:
             return dict(self.tokens)
         if self.tokens_file is not None:
@@ -346,8 +345,8 @@ async def serve_http(
 ) -> None:
     """Serve `server` over Streamable HTTP until cancelled, then shut down gracefully.
 
-    Once listening, `announce` gets a line with the URL (by default to stderr) and `task_status` the
-    URL, so `await task_group.start(serve_http, server, options)` returns when clients can connect.
+    Once listening, `announce` gets a line with the URL (by default on stderr) and `task_status` the
+    URL: `await task_group.start(serve_http, server, options)` returns when clients can connect.
 
     Raises:
         UnsafeServingError: see `http_app`.

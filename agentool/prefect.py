@@ -1,23 +1,8 @@
-"""Durable agentools on Prefect: each operation one cached task of the flow the run is in.
+"""Durable agentools on Prefect (`pip install 'agentool[prefect]'`): each operation one cached task.
 
-`pip install 'agentool[prefect]'`. Run the agent inside a `@flow`; a retried flow (or a flow run
-again with the same flow run) reads each completed operation's result from Prefect's result
-storage instead of calling the tool again:
-
-```python {test="skip"}
-from prefect import flow
-
-from agentool.prefect import durable
-
-storage = durable('storage')  # the agentool's agent with Prefect durability
-
-
-@flow(retries=2)
-async def write() -> object:
-    return (await storage.run('{"operation": "write", "key": "k", "data": 1}')).output
-```
-
-An LLM agent gets the same with `Agent(model, name=..., toolsets=[AgenToolToolset()], capabilities=capabilities())`.
+Run a `durable(name)` agent (or an LLM agent with `capabilities()`) inside a `@flow`: a retried
+flow reads each completed operation's result from Prefect's result storage instead of calling the
+tool again. The scaling-out guide shows a flow.
 """
 
 from __future__ import annotations
@@ -30,25 +15,22 @@ from pydantic_ai.capabilities import AbstractCapability
 from ._options import check_instance
 from .core.agent.capability import build_agent
 from .core.registry import AgenToolRegistry
-from .durable import AgenToolDurability, engine_options
-from .errors import MissingExtraError
+from .durable import AgenToolDurability, engine_options, missing_extra
 
 try:
     from prefect.context import TaskRunContext
     from prefect.transactions import get_transaction
     from pydantic_ai.durable_exec.prefect import PrefectDurability
 except ImportError as error:  # pragma: no cover - exercised without the extra
-    raise MissingExtraError(
-        "agentool.prefect needs the 'prefect' extra: pip install 'agentool[prefect]'", extra='prefect'
-    ) from error
+    raise missing_extra('prefect') from error
 
 __all__ = ('capabilities', 'durable', 'unit_key')
 
 
 def unit_key() -> str | None:
-    """Prefect's identity of the task running now: its cache key, the same for the task run again by
-    a retried flow run (whose cached result it would otherwise be), else its task run id; `None`
-    outside a task. Inside an agentool operation it is the key `agentool.durable.unit_key()` gives."""
+    """Prefect's identity of the task running now (`agentool.durable.unit_key()` in an operation): its
+    cache key, the same when a retried flow runs the task again, else its task run id; `None`
+    outside a task."""
     context = TaskRunContext.get()
     if context is None:
         return None
@@ -65,9 +47,8 @@ def capabilities(
     """The capabilities that make an agent durable on Prefect: `PrefectDurability` and `AgenToolDurability`.
 
     `durability` is pydantic-ai's capability configured otherwise (model and tool task configs); the
-    operation's task keeps pydantic-ai's default for capability operations whatever it says (no task
-    retries: `Route(idempotent=True, retries=N)` retries inside the task). `registry` is where the
-    agent's agentools are registered (by default the one in effect).
+    operation's task keeps pydantic-ai's default whatever it says (no task retries:
+    `Route(idempotent=True, retries=N)` retries inside the task).
     """
     check_instance('durability', durability, PrefectDurability, optional=True)
     return [

@@ -1,19 +1,8 @@
-"""Durable agentools on Temporal: each operation one activity, its result typed again in the workflow.
+"""Durable agentools on Temporal (`pip install 'agentool[temporal]'`): each operation one activity.
 
-`pip install 'agentool[temporal]'`. Build the agents at module level (Temporal registers their
-activities with the worker before a workflow runs), import them into the workflow module through
-`workflow.unsafe.imports_passed_through()`, and run them from the workflow:
-
-```python {test="skip"}
-from agentool.temporal import durable
-
-storage = durable('storage')  # the agentool's agent with Temporal durability
-# worker: Worker(client, task_queue=..., workflows=[...], plugins=[AgentPlugin(storage)])
-# workflow: output = (await storage.run('{"operation": "write", "key": "k", "data": 1}')).output
-```
-
-An LLM agent gets the same with `Agent(model, name=..., toolsets=[AgenToolToolset()], capabilities=capabilities())`.
-The client and the worker need pydantic-ai's `PydanticAIPlugin` (its payload converter).
+`durable(name)` builds an agentool's agent (at module level: the worker registers its activities
+with pydantic-ai's `AgentPlugin`); an LLM agent takes `capabilities()`. The client and the worker
+need pydantic-ai's `PydanticAIPlugin`. The scaling-out guide shows a worker and a workflow.
 """
 
 from __future__ import annotations
@@ -33,8 +22,8 @@ from ._options import check_instance
 from .core.agent.capability import build_agent
 from .core.definition import type_name
 from .core.registry import AgenToolRegistry
-from .durable import AgenToolDurability, engine_options
-from .errors import AgenToolError, ConfigurationError, DepsUnavailableError, MissingExtraError, quote
+from .durable import AgenToolDurability, engine_options, missing_extra
+from .errors import AgenToolError, ConfigurationError, DepsUnavailableError, quote
 
 try:
     from pydantic_ai.durable_exec.temporal import TemporalDurability
@@ -43,9 +32,7 @@ try:
     from temporalio.exceptions import ApplicationError
     from temporalio.workflow import ActivityConfig
 except ImportError as error:  # pragma: no cover - exercised without the extra
-    raise MissingExtraError(
-        "agentool.temporal needs the 'temporal' extra: pip install 'agentool[temporal]'", extra='temporal'
-    ) from error
+    raise missing_extra('temporal') from error
 
 __all__ = ('DEFAULT_ACTIVITY_CONFIG', 'capabilities', 'durable', 'unit_key')
 
@@ -60,8 +47,7 @@ runs again elsewhere, at most 3 attempts (`capabilities()` does not retry agento
 
 def unit_key() -> str | None:
     """Temporal's identity of the activity running now (`workflow id:run id:activity id`), the same on
-    every attempt of it; `None` outside an activity. Inside an agentool operation it is the key
-    `agentool.durable.unit_key()` gives."""
+    every attempt; `None` outside an activity (in an operation, `agentool.durable.unit_key()`)."""
     if not activity.in_activity():
         return None
     info = activity.info()
@@ -71,11 +57,10 @@ def unit_key() -> str | None:
 def capabilities(
     *, activity_config: ActivityConfig | None = None, registry: AgenToolRegistry | None = None
 ) -> list[AbstractCapability[Any]]:
-    """The capabilities that make an agent durable on Temporal: `TemporalDurability` and `AgenToolDurability`,
-    and one that makes a typed agentool error raised in the workflow fail the workflow at once.
+    """The capabilities that make an agent durable on Temporal: `TemporalDurability`, `AgenToolDurability`
+    and one that makes a typed agentool error in the workflow fail the workflow at once.
 
-    `activity_config` is every activity's base config (by default `DEFAULT_ACTIVITY_CONFIG`);
-    `registry` is where its agentools are registered (by default the one in effect).
+    `activity_config` is every activity's base config (by default `DEFAULT_ACTIVITY_CONFIG`).
     """
     check_instance('activity_config', activity_config, dict, optional=True)
     config = ActivityConfig(**(DEFAULT_ACTIVITY_CONFIG if activity_config is None else activity_config))
@@ -95,11 +80,8 @@ def capabilities(
 
 
 def _application_error(error: AgenToolError) -> ApplicationError:
-    """`error` as Temporal's failure: not retryable, its class name the `type`, its `details` the one detail.
-
-    Any other exception fails only the workflow *task*, which Temporal retries until the code
-    changes; the same input fails the same way, so the workflow must end at once.
-    """
+    """`error` as Temporal's failure: not retryable, its class name the `type`, its `details` the one
+    detail. Any other exception fails only the workflow *task*, retried until the code changes."""
     details = to_jsonable_python(error.details, fallback=repr)  # the failure itself must serialise
     return ApplicationError(error.message, details, type=type(error).__name__, non_retryable=True)
 
@@ -156,16 +138,11 @@ def _serialises(value: object) -> bool:
 def _typed_errors_not_retried(policy: RetryPolicy | None) -> RetryPolicy:
     """A copy of `policy` that does not retry agentool's typed errors (every class of the hierarchy by
     name: Temporal matches a failure's exact class name)."""
-    policy = RetryPolicy() if policy is None else replace(policy)
-    names = list(policy.non_retryable_error_types or ())
-    pending: list[type[AgenToolError]] = [AgenToolError]
-    while pending:
-        error = pending.pop()
-        pending.extend(error.__subclasses__())
-        if error.__name__ not in names:
-            names.append(error.__name__)
-    policy.non_retryable_error_types = names
-    return policy
+    classes: list[type[AgenToolError]] = [AgenToolError]
+    for error in classes:  # grows as it is walked: the whole hierarchy
+        classes += error.__subclasses__()
+    names = [*((policy and policy.non_retryable_error_types) or ()), *(error.__name__ for error in classes)]
+    return replace(policy or RetryPolicy(), non_retryable_error_types=list(dict.fromkeys(names)))
 
 
 def durable(

@@ -1,9 +1,7 @@
 """`AgenToolToolset`: registered agentools as pydantic-ai tools an LLM agent can call.
 
-Each exposed operation becomes one tool (`storage_read`, ...) whose arguments are the fields that
-operation uses. Arguments are checked against the agentool's input schema (and `max_input_bytes`)
-before the tool runs, so a mistake goes back to the model as pydantic-ai's usual retry prompt. A
-tool's own exception follows pydantic-ai's rules (`ModelRetry` retries, `ToolFailed` reports).
+Each exposed operation is one tool (`storage_read`, ...) taking the fields that operation uses,
+checked (with `max_input_bytes`) before the tool runs: a mistake is pydantic-ai's retry prompt.
 """
 
 from __future__ import annotations
@@ -124,7 +122,7 @@ class AgenToolToolset(AbstractToolset[AgentDepsT]):
 
 
 class _ArgumentsValidator:
-    """pydantic-ai's argument validator for one tool; returns the arguments as given, once the schema accepts them."""
+    """pydantic-ai's argument validator for one tool: the arguments as given, once the schema accepts them."""
 
     def __init__(self, interface: OperationInterface) -> None:
         self._interface = interface

@@ -16,9 +16,9 @@ agentool [--import MODULE]... COMMAND ...
 agentools; nothing else is imported implicitly. Errors are one line on stderr and exit status 1
 (2 for usage errors), never a traceback.
 
-`--help` and usage errors answer without importing pydantic-ai: this module imports only the
-standard library and stdlib-only helpers. A new command declares its arguments here with argparse
-alone, and its handler `run_NAME(args) -> int` in `agentool.cli._commands`, imported when it runs.
+`--help` and usage errors need no pydantic-ai: this module imports only the standard library and
+stdlib-only helpers; each command's handler `run_NAME(args)` in `agentool.cli._commands` is
+imported when it runs.
 """
 
 from __future__ import annotations
@@ -29,13 +29,23 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from .._bounds import clip, did_you_mean, suggest
 from .._terminal import error_line, terminal_safe
-from ._errors import MAX_ERROR_LINE, CLIError, UsageError
 
 __all__ = ('main', 'Command', 'COMMANDS', 'CLIError', 'UsageError')
+
+MAX_ERROR_LINE = 1900
+"""The longest error line the command writes, whatever the caller sent."""
+
+
+class CLIError(Exception):
+    """A failure reported as one line on stderr, with exit status 1."""
+
+
+class UsageError(CLIError):
+    """Options that do not go together, found after parsing: one line on stderr, exit status 2."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -93,46 +103,30 @@ def _configure_mcp(parser: argparse.ArgumentParser) -> None:
     )
     # No defaults (None = not given), so options given with stdio are refused, not ignored; each
     # sets the `HttpOptions` field of its name, which `http_options` maps back to the option.
-    actions = [
-        http.add_argument('--host', help='address to listen on (default: 127.0.0.1, loopback)'),
-        http.add_argument('--port', type=int, help='port (default: 8000; 0 picks a free one)'),
-        http.add_argument(
-            '--token-file', metavar='FILE', help='require this bearer token (default: $AGENTOOL_MCP_TOKEN if set)'
-        ),
-        http.add_argument(
+    number, seconds = {'type': int, 'metavar': 'N'}, {'type': float, 'metavar': 'S'}
+    flags: list[tuple[str, str, dict[str, Any]]] = [
+        ('--host', 'address to listen on (default: 127.0.0.1, loopback)', {}),
+        ('--port', 'port (default: 8000; 0 picks a free one)', {'type': int}),
+        ('--token-file', 'require this bearer token (default: $AGENTOOL_MCP_TOKEN if set)', {'metavar': 'FILE'}),
+        (
             '--allow-unauthenticated',
-            action='store_true',
-            default=None,
-            help='serve without a token on a non-loopback address (a proxy in front must authenticate)',
+            'serve without a token on a non-loopback address (a proxy in front must authenticate)',
+            {'action': 'store_true', 'default': None},
         ),
-        http.add_argument(
-            '--max-request-bytes', type=int, metavar='N', help='larger requests get 413 (default: 1 MiB)'
-        ),
-        http.add_argument('--max-sessions', type=int, metavar='N', help='most sessions open at once (default: 1000)'),
-        http.add_argument(
-            '--max-sessions-per-client',
-            type=int,
-            metavar='N',
-            help='per client (default: 32, or half of a smaller --max-sessions)',
-        ),
-        http.add_argument('--session-idle-timeout', type=float, metavar='S', help='close idle sessions (default: 300)'),
-        http.add_argument('--shutdown-timeout', type=float, metavar='S', help='wait for calls on stop (default: 30)'),
-        http.add_argument(
-            '--allowed-origin', dest='allowed_origins', action='append', metavar='ORIGIN', help='repeatable'
-        ),
-        http.add_argument(
-            '--tokens-file',
-            metavar='FILE',
-            help='named bearer tokens, one NAME TOKEN a line (each name its own client)',
-        ),
-        http.add_argument(
+        ('--max-request-bytes', 'larger requests get 413 (default: 1 MiB)', number),
+        ('--max-sessions', 'most sessions open at once (default: 1000)', number),
+        ('--max-sessions-per-client', 'per client (default: 32, or half of a smaller --max-sessions)', number),
+        ('--session-idle-timeout', 'close idle sessions (default: 300)', seconds),
+        ('--shutdown-timeout', 'wait for calls on stop (default: 30)', seconds),
+        ('--allowed-origin', 'repeatable', {'dest': 'allowed_origins', 'action': 'append', 'metavar': 'ORIGIN'}),
+        ('--tokens-file', 'named bearer tokens, one NAME TOKEN a line (each name its own client)', {'metavar': 'FILE'}),
+        (
             '--trusted-proxy',
-            dest='trusted_proxies',
-            action='append',
-            metavar='ADDR',
-            help='a proxy whose X-Forwarded-For names the client (address or network; repeatable)',
+            'a proxy whose X-Forwarded-For names the client (address or network; repeatable)',
+            {'dest': 'trusted_proxies', 'action': 'append', 'metavar': 'ADDR'},
         ),
     ]
+    actions = [http.add_argument(flag, help=help, **options) for flag, help, options in flags]
     parser.set_defaults(http_options={action.dest: action.option_strings[0] for action in actions})
 
 
@@ -243,8 +237,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.flush()  # here, so a reader gone away is met below, not at interpreter exit
         return status
     except BrokenPipeError:
-        # The reader left (`agentool show x | head`): like `cat`, stop quietly, with SIGPIPE's status.
-        _detach_stdout()
+        # The reader left (`agentool show x | head`): like `cat`, stop quietly, with SIGPIPE's status,
+        # stdout at the null device so that the flush at exit does not report it again.
+        with open(os.devnull, 'wb') as null:
+            os.dup2(null.fileno(), sys.stdout.fileno())
         return 141
     except UsageError as error:
         _fail(f'agentool {args.command}: error: {error}')
@@ -256,12 +252,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as error:  # the command's last resort: any other failure is one line and exit status 1
         _fail(f'agentool: error: {type(error).__name__}: {error}')
     return 1
-
-
-def _detach_stdout() -> None:
-    # Stdout at the null device, so the flush at exit does not report the same broken pipe again.
-    with open(os.devnull, 'wb') as null:
-        os.dup2(null.fileno(), sys.stdout.fileno())
 
 
 def _fail(line: str) -> None:

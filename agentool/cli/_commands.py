@@ -16,9 +16,9 @@ from .._terminal import error_line, terminal_safe
 from ..catalog import catalog_entry, input_schema
 from ..catalog import operations as catalog_operations
 from ..catalog.data import field_wording, operation_hints
-from ..core.registry import get_registry
-from ._call import call, read_stdin
-from ._errors import MAX_ERROR_LINE, CLIError, UsageError
+from ..core.registry import AgenToolRegistry, get_registry
+from ..errors import InputTooLargeError
+from . import MAX_ERROR_LINE, CLIError, UsageError
 
 __all__ = ('run_list', 'run_show', 'run_schema', 'run_call', 'run_catalog', 'run_mcp', 'run_cassette')
 
@@ -130,8 +130,8 @@ def run_call(args: argparse.Namespace) -> int:
     name = _require(args.name)
     config = registry.require(name)
     output_type = config.output_type
-    prompt = read_stdin(name, config.max_input_bytes) if args.input == '-' else args.input
-    output = asyncio.run(call(registry, name, prompt, output_type))
+    prompt = _read_stdin(name, config.max_input_bytes) if args.input == '-' else args.input
+    output = asyncio.run(_call(registry, name, prompt))
     if output_type is None:
         print(terminal_safe(str(output), keep_newlines=True) if sys.stdout.isatty() else output)
     else:
@@ -141,6 +141,41 @@ def run_call(args: argparse.Namespace) -> int:
         check_json_numbers(output, agentool=name, operation=operation)
         print(_json_text(output))
     return 0
+
+
+def _read_stdin(name: str, limit: int) -> str:
+    """Standard input, read no further than one byte past the agentool's `max_input_bytes`, size checked first.
+
+    JSON that is not UTF-8 gets the manager's typed error.
+    """
+    stream = getattr(sys.stdin, 'buffer', None)
+    if stream is None:  # a text stream without bytes underneath (replaced in a program calling `main`)
+        return sys.stdin.read(limit + 1)
+    data: bytes = stream.read(limit + 1)
+    if len(data) > limit:
+        raise InputTooLargeError(
+            f'input to agentool {name!r} on standard input is over the limit of {limit} bytes (max_input_bytes)',
+            agentool=name,
+            size=len(data),
+            limit=limit,
+        )
+    try:
+        return data.decode('utf-8')
+    except UnicodeDecodeError:
+        get_registry().get_manager(name).validate_json(data)  # raises the typed `InvalidJSONError`
+        raise
+
+
+async def _call(registry: AgenToolRegistry, name: str, prompt: str) -> Any:
+    """Run agentool `name` through its agent, with the deps the injector builds (as on every surface)."""
+    from ..core.agent.capability import build_agent
+    from ..core.injector import get_injector
+
+    injector = get_injector()
+    if name not in injector:  # registered without `create_agentool`
+        return (await build_agent(name, registry).run(prompt)).output
+    registry.get_manager(name).validate_json(prompt)  # bad input is reported before any resource is made
+    return (await injector.get(name).run(prompt)).output
 
 
 def run_catalog(args: argparse.Namespace) -> int:
