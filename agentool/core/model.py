@@ -1,9 +1,8 @@
 """`AgenToolModel`: a synthetic model that turns a JSON prompt into one typed tool call.
 
-Phase 1 validates the run's JSON prompt (bad input raises a typed `InvalidInputError` out of
-`agent.run`, with no retry loop) and calls the manager tool; phase 2 turns its return value into
-the final response in the agent's output mode. With no manager tool (a plain
-`Agent('agentool:NAME')`) the model runs the operation itself, with the deps the injector builds.
+It validates the JSON prompt (bad input raises a typed `InvalidInputError`, with no retry loop) and
+calls the manager tool, then turns its return value into the final response in the agent's output
+mode. A plain `Agent('agentool:NAME')` has no manager tool: the model runs the operation itself.
 """
 
 from __future__ import annotations
@@ -27,23 +26,12 @@ from pydantic_ai.usage import RunUsage
 
 from .._answering import TOOL_CALLING_PROFILE, AnsweringModel
 from .._options import check_instance, check_name
-from ..errors import (
-    AgenToolError,
-    ConfigurationError,
-    InvalidInputError,
-    MissingDepsError,
-    ToolFailedError,
-    ToolRetryError,
-)
+from ..errors import AgenToolError, ConfigurationError, InvalidInputError, MissingDepsError
 from .manager import MANAGER_TOOL_NAME, AgenToolManager
 from .operation import Policy, run_operation
 from .output import admits_none, output_response
 from .registry import AgenToolRegistry, get_registry
-from .request import (
-    ToolRaised,
-    call_args,
-    output_retry_error,
-)
+from .request import ToolRaised, call_args, failed_error, output_retry_error, retried_error
 
 __all__ = ('AgenToolModel', 'DETERMINISTIC_RUN')
 
@@ -52,13 +40,8 @@ DETERMINISTIC_RUN = Policy(surface='agent', typed_errors=True)
 
 
 class AgenToolModel(AnsweringModel):
-    """A deterministic model for agentool `name`.
-
-    Args:
-        name: The agentool to run.
-        registry: Where to find it; by default the registry in effect at request time.
-        settings: Model settings (accepted for interface parity; agentool ignores tuning knobs).
-    """
+    """A deterministic model for agentool `name`, read from `registry` (by default the registry in
+    effect at request time); `settings` are accepted for interface parity and ignored."""
 
     def __init__(
         self, name: str, *, registry: AgenToolRegistry | None = None, settings: ModelSettings | None = None
@@ -104,18 +87,11 @@ class AgenToolModel(AnsweringModel):
                 if output_tool is not None and isinstance(content, list):
                     errors = _output_errors(output_tool, cast(list[Any], content))
                     raise output_retry_error(self._name, part.tool_name, errors)
-                raise self._retry_error(part.tool_name, part.model_response_str())
+                raise retried_error(self._name, part.tool_name, part.model_response_str())
         for part in last.parts:
             if isinstance(part, ToolReturnPart) and part.tool_name == MANAGER_TOOL_NAME:
                 if part.outcome != 'success':  # failed, denied or interrupted: never an output
-                    raise ToolFailedError(
-                        f'agentool {self._name!r}: tool {part.tool_name!r} {part.outcome}: '
-                        f'{part.model_response_str(wrap_if_error=False)}',
-                        agentool=self._name,
-                        tool=part.tool_name,
-                        outcome=part.outcome,
-                        feedback=part.model_response_str(wrap_if_error=False),
-                    )
+                    raise failed_error(self._name, part.model_response_str(wrap_if_error=False), part.outcome)
                 if isinstance(part.content, ToolRaised):
                     raise part.content.error  # the tool's own exception, unchanged
                 return self._final(part.content, params, call_id)
@@ -150,18 +126,8 @@ class AgenToolModel(AnsweringModel):
             raise InvalidInputError(f'agentool {self._name!r}: the request has no user prompt', agentool=self._name)
         if _answered_in_run(messages, last):
             # A user-voice part after our own answer in the same run is pydantic-ai's retry feedback.
-            raise self._retry_error(None, _text(prompts[-1], self._name))
+            raise retried_error(self._name, None, _text(prompts[-1], self._name))
         return _text(prompts[-1], self._name)
-
-    def _retry_error(self, tool_name: str | None, feedback: str) -> ToolRetryError:
-        source = f'tool {tool_name!r}' if tool_name else 'the output'
-        return ToolRetryError(
-            f'agentool {self._name!r}: {source} asked the model to retry, which a deterministic model cannot '
-            f'do: {feedback}',
-            agentool=self._name,
-            tool=tool_name,
-            feedback=feedback,
-        )
 
     async def _run_plain(self, manager: AgenToolManager, validated: BaseModel, prompt: str) -> Any:
         ctx = RunContext[Any](deps=None, model=self, usage=RunUsage(), prompt=prompt)

@@ -14,19 +14,24 @@ from pydantic_ai.messages import ToolReturnPart
 from ...errors import ToolFailedError, ToolRetryError
 from ._call_args import MANAGER_TOOL_NAME
 
-__all__ = ('retry_error', 'failed_error', 'output_retry_error', 'ToolRaised')
+__all__ = ('retry_error', 'retried_error', 'failed_error', 'output_retry_error', 'ToolRaised')
 
 
 def retry_error(agentool: str, message: str) -> ToolRetryError:
     """The `ToolRetryError` a run raises when a tool raises `ModelRetry(message)`."""
     # The feedback text is built by the same public message part a run sends back to the model.
     part = ToolReturnPart(MANAGER_TOOL_NAME, message, tool_call_id='agentool', outcome='retried')
-    feedback = part.model_response_str()
+    return retried_error(agentool, MANAGER_TOOL_NAME, part.model_response_str())
+
+
+def retried_error(agentool: str, tool: str | None, feedback: str) -> ToolRetryError:
+    """The `ToolRetryError` for a retry `tool` (`None`: the output) asked for, which a deterministic model
+    cannot make."""
+    source = 'the output' if tool is None else f'tool {tool!r}'
     return ToolRetryError(
-        f'agentool {agentool!r}: tool {MANAGER_TOOL_NAME!r} asked the model to retry, which a deterministic model '
-        f'cannot do: {feedback}',
+        f'agentool {agentool!r}: {source} asked the model to retry, which a deterministic model cannot do: {feedback}',
         agentool=agentool,
-        tool=MANAGER_TOOL_NAME,
+        tool=tool,
         feedback=feedback,
     )
 
@@ -49,13 +54,14 @@ def output_retry_error(agentool: str, tool: str, errors: Iterable[Mapping[str, A
     )
 
 
-def failed_error(agentool: str, message: str) -> ToolFailedError:
-    """The `ToolFailedError` a run raises when a tool raises `ToolFailed(message)`."""
+def failed_error(agentool: str, message: str, outcome: str = 'failed') -> ToolFailedError:
+    """The `ToolFailedError` a run raises when a tool raises `ToolFailed(message)` (or its call ends with
+    another `outcome`: denied, interrupted)."""
     return ToolFailedError(
-        f'agentool {agentool!r}: tool {MANAGER_TOOL_NAME!r} failed: {message}',
+        f'agentool {agentool!r}: tool {MANAGER_TOOL_NAME!r} {outcome}: {message}',
         agentool=agentool,
         tool=MANAGER_TOOL_NAME,
-        outcome='failed',
+        outcome=outcome,
         feedback=message,
     )
 
