@@ -54,7 +54,11 @@ def manager_tool(manager: AgenToolManager, *, deps: DepsProvider | None = None) 
     async def agentool_manager(ctx: RunContext[Any], input: BaseModel) -> Any:
         deterministic = isinstance(ctx.model, AgenToolModel)
         if manager.guarded and not deterministic:
-            _retry_unless_satisfied(manager, input)
+            # An LLM missing its operation's own requirements gets a retry listing the failing fields.
+            try:
+                manager.check_requirements(input)
+            except InputValidationError as error:
+                raise ModelRetry(str(error)) from None
         given = UNSET if ctx.deps is None else ctx.deps
         try:
             result = await run_operation(
@@ -74,15 +78,6 @@ def manager_tool(manager: AgenToolManager, *, deps: DepsProvider | None = None) 
     agentool_manager.__annotations__ = {'ctx': RunContext[Any], 'input': manager.input_schema, 'return': Any}
     description = manager.config.description or f'Run an operation of the {manager.name!r} agentool.'
     return Tool(agentool_manager, takes_ctx=True, name=MANAGER_TOOL_NAME, description=description)
-
-
-def _retry_unless_satisfied(manager: AgenToolManager, input: BaseModel) -> None:
-    """An LLM whose `input` misses its operation's own requirements gets a retry listing the failing
-    fields, as for any argument that fails validation."""
-    try:
-        manager.check_requirements(input)
-    except InputValidationError as error:
-        raise ModelRetry(str(error)) from None
 
 
 def manager_toolset(manager: AgenToolManager) -> FunctionToolset[Any]:
@@ -121,10 +116,8 @@ def parse_model_id(model_id: str) -> str | None:
 
 @dataclass
 class AgenToolCapability(AbstractCapability[Any]):
-    """Brings agentool `name`'s manager tool into any pydantic-ai `Agent`, without patching anything.
-
-    It resolves the model id `agentool:NAME` and contributes the manager toolset, so `deps=`
-    reaches the tools. Pass `'agentool:NAME'` for deterministic runs, or any LLM.
+    """Brings agentool `name`'s manager tool into any pydantic-ai `Agent`: it resolves the model id
+    `agentool:NAME` (deterministic runs; or pass any LLM) and contributes the manager toolset.
 
     Example:
         ```python {test="skip"}

@@ -1,12 +1,8 @@
-"""Lean runs: a capability answers an agentool's plain run itself — validate, route, call — with no agent graph.
+"""Lean runs: a capability answers an agentool's plain run itself — validate, route, call — with no graph.
 
-`LeanRuns.wrap_run` returns the run's result without calling its handler when the run context
-shows a run of the agent's learned shape (`LeanPlan`, taught by the first plain run through the
-graph); otherwise the run takes the graph. The result is an ordinary `AgentRunResult`, validated
-from pydantic-ai's public serialized shape, holding the messages the graph would produce.
-
-A run context does not show run-level `instructions=`, `event_stream_handler=`, or whether the
-run is driven by `run`, `run_stream` or `iter`: such runs want `lean = False`.
+`LeanRuns.wrap_run` returns the result without calling its handler when the run context shows a run of
+the agent's learned shape (`LeanPlan`, from its first plain run through the graph): an `AgentRunResult`
+validated from pydantic-ai's public serialized shape, holding the messages the graph would produce.
 """
 
 from __future__ import annotations
@@ -49,8 +45,8 @@ overridden: ContextVar[frozenset[int]] = ContextVar('agentool_overridden_agents'
 """Ids of the agents whose `override()` is in effect here: their runs take the graph."""
 
 plain_runs: ContextVar[frozenset[int]] = ContextVar('agentool_plain_runs', default=frozenset())
-"""Ids of the agents whose `run` is in progress here with nothing a run context cannot show (no
-`event_stream_handler`, no run-level `instructions`); `iter()` and `run_stream()` take the graph."""
+"""Ids of the agents whose `run` is in progress here with nothing a run context cannot show (see
+`AgenToolAgent.run`); `iter()` and `run_stream()` take the graph."""
 
 _GLOBAL_TRACING = ProxyTracerProvider()
 
@@ -67,7 +63,7 @@ def _result_adapter() -> TypeAdapter[AgentRunResult[Any]]:
 
 @dataclass(frozen=True, eq=False)
 class _Shape:
-    """A run's leaf toolsets (by identity) and the kinds of its leaf capabilities (a run may get fresh instances)."""
+    """A run's leaf toolsets (by identity) and its leaf capabilities' kinds (a run may get fresh instances)."""
 
     toolsets: tuple[AbstractToolset[Any], ...]
     capabilities: tuple[type[AbstractCapability[Any]], ...]
@@ -80,7 +76,7 @@ class _Shape:
 
 @dataclass(kw_only=True, eq=False)
 class LeanRuns(AbstractCapability[Any]):
-    """Answers an `AgenToolAgent`'s plain runs from its `wrap_run`, without the agent graph (see `shape_of`)."""
+    """Answers an `AgenToolAgent`'s plain runs (see `shape_of`) from its `wrap_run`, without the graph."""
 
     model: AgenToolModel
     deps_type: Any = None
@@ -153,8 +149,8 @@ class LeanRuns(AbstractCapability[Any]):
 
 
 def history_allows_lean(history: Sequence[ModelMessage]) -> bool:
-    """Whether a run continuing `history` takes the two steps a lean run reproduces: the history
-    ends with a finished run (output tool returns, or a response without tool calls)."""
+    """Whether `history` ends with a finished run (output tool returns, or a response without tool calls),
+    so a run continuing it takes the two steps a lean run reproduces."""
     if not history:
         return True
     last = history[-1]

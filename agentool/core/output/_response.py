@@ -1,8 +1,5 @@
-"""Turning a tool's return value into a final `ModelResponse` in the output mode a run asks for.
-
-Plain text, a call to one of the output tools, or JSON text for native and prompted modes: the
-shapes are read from the request parameters and JSON schemas pydantic-ai publishes.
-"""
+"""A tool's return value as the final `ModelResponse` in the run's output mode: text, an output tool
+call, or JSON text (native and prompted modes), shaped by the request parameters pydantic-ai publishes."""
 
 from __future__ import annotations
 
@@ -42,9 +39,9 @@ def output_parts(
 ) -> list[ModelResponsePart]:
     """The parts of `output_response`: one output tool call or one text part.
 
-    pydantic-ai reads an empty text as no answer: `None` is answered with one when `none_as_text`;
-    an empty string goes to an output tool it fits, else `OutputError` (`'empty_text'`). A value
-    JSON cannot encode raises `OutputError` (`'not_serialisable'`).
+    pydantic-ai reads an empty text as no answer: `None` is one when `none_as_text`; an empty string
+    goes to an output tool it fits, else `OutputError` (`'empty_text'`), as does a value JSON cannot
+    encode (`'not_serialisable'`).
     """
     jsonable = json_data(value, agentool)
     text_ok = params.allow_text_output and isinstance(value, str) and value != ''
@@ -91,7 +88,7 @@ def admits_none(output_type: Any) -> bool:
 
 _Matcher = Callable[[dict[str, Any], dict[str, Any], Any, Any], bool]
 _MATCHERS: tuple[_Matcher, ...] = (fits_type, fits_shape, fits_loosely)
-"""The value's own type first, then its whole JSON shape, then (as before nested checks) its outer shape."""
+"""The value's own type first, then its whole JSON shape, then its outer shape."""
 
 
 def _tool_for(value: Any, jsonable: Any, params: ModelRequestParameters, agentool: str) -> ToolDefinition:
@@ -161,7 +158,7 @@ def _fit_object(value: Any, jsonable: Any, schema: dict[str, Any], agentool: str
 
 def _branch_data(branch: dict[str, Any], root: dict[str, Any], value: Any) -> list[tuple[dict[str, Any], bool]]:
     """The schemas a union branch's `data` may carry a value as, each with whether it is wrapped in
-    `{"response": ...}` (a value whose own type the branch names is taken unwrapped)."""
+    `{"response": ...}` (not when the branch names the value's own type)."""
     data = resolve(branch.get('properties', {}).get('data', {}), root)
     titled = {**data, 'title': branch.get('title')}
     properties: dict[str, Any] = data.get('properties', {})
