@@ -21,7 +21,6 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models import ModelRequestParameters
 from pydantic_ai.settings import ModelSettings
-from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.usage import RunUsage
 
 from .._answering import TOOL_CALLING_PROFILE, AnsweringModel
@@ -85,8 +84,8 @@ class AgenToolModel(AnsweringModel):
                 output_tool = next((t for t in params.output_tools if t.name == part.tool_name), None)
                 content = cast(Any, part.content)
                 if output_tool is not None and isinstance(content, list):
-                    errors = _output_errors(output_tool, cast(list[Any], content))
-                    raise output_retry_error(self._name, part.tool_name, errors)
+                    errors = cast(list[Any], content)
+                    raise output_retry_error(self._name, part.tool_name, errors, output_tool.outer_typed_dict_key)
                 raise retried_error(self._name, part.tool_name, part.model_response_str())
         for part in last.parts:
             if isinstance(part, ToolReturnPart) and part.tool_name == MANAGER_TOOL_NAME:
@@ -142,16 +141,6 @@ class AgenToolModel(AnsweringModel):
                 'the agent create_agentool returned',
                 **error.details,
             ) from None
-
-
-def _output_errors(tool: ToolDefinition, content: list[Any]) -> list[dict[str, Any]]:
-    """The validation errors of an output tool's retried return, located in the output value."""
-    key = tool.outer_typed_dict_key
-    errors: list[dict[str, Any]] = []
-    for error in content:
-        loc = list(error.get('loc', ()))
-        errors.append({**error, 'loc': loc[1:] if key and loc[:1] == [key] else loc})
-    return errors
 
 
 def _answered_in_run(messages: list[ModelMessage], last: ModelRequest) -> bool:

@@ -1,15 +1,12 @@
-"""Input an agentool refuses, as typed errors (not an object, no such operation, invalid fields),
-and the JSON helpers of input validation."""
+"""The typed errors for input an agentool refuses: not an object, no such operation, invalid fields."""
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
-from pydantic_core import SchemaValidator
+from pydantic import ValidationError
 
 from ...errors import (
     InputValidationError,
@@ -21,41 +18,9 @@ from ...errors import (
     quote,
     suggest,
 )
+from ._json import json_type, loc
 
-__all__ = (
-    'invalid_input',
-    'invalid_json',
-    'json_type',
-    'json_validator',
-    'loc',
-    'not_an_object',
-    'unknown_operation',
-    'unparsable_json',
-)
-
-
-def json_type(value: object) -> str:
-    names: dict[type[object], str] = {
-        dict: 'an object',
-        list: 'an array',
-        str: 'a string',
-        bool: 'a boolean',
-        type(None): 'null',
-    }
-    return names.get(type(value), 'a number' if isinstance(value, int | float) else type(value).__name__)
-
-
-def loc(loc: list[Any]) -> str:
-    return '.'.join(str(part) for part in loc) or '<root>'
-
-
-def json_validator(schema: type[BaseModel]) -> Callable[[str | bytes], BaseModel]:
-    """`schema.model_validate_json` minus its Python wrapper, which costs a direct call a sixth of its time."""
-    validator = schema.__pydantic_validator__
-    if isinstance(validator, SchemaValidator):
-        return validator.validate_json
-    return schema.model_validate_json  # not built yet (forward references): pydantic builds it on first use
-
+__all__ = ('invalid_input', 'invalid_json', 'not_an_object', 'unknown_operation', 'unparsable_json')
 
 _AT = re.compile(r'at line (\d+) column (\d+)$')
 

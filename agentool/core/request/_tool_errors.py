@@ -36,13 +36,18 @@ def retried_error(agentool: str, tool: str | None, feedback: str) -> ToolRetryEr
     )
 
 
-def output_retry_error(agentool: str, tool: str, errors: Iterable[Mapping[str, Any]]) -> ToolRetryError:
+def output_retry_error(
+    agentool: str, tool: str, errors: Iterable[Mapping[str, Any]], key: str | None = None
+) -> ToolRetryError:
     """The `ToolRetryError` a run raises when the output tool `tool` refuses the tool's value.
 
     Built from the validation errors alone, so a graph run and a lean run say the same; `loc` is
-    relative to the output value.
+    relative to the output value (without the output tool's outer `key`).
     """
-    found = [{'type': e['type'], 'loc': list(e['loc']), 'msg': e['msg']} for e in errors]
+    found: list[dict[str, Any]] = []
+    for e in errors:
+        loc = list(e.get('loc', ()))
+        found.append({'type': e['type'], 'loc': loc[1:] if key and loc[:1] == [key] else loc, 'msg': e['msg']})
     problems = '; '.join(f'{".".join(map(str, e["loc"])) or "<output>"}: {e["msg"]}' for e in found)
     return ToolRetryError(
         f'agentool {agentool!r}: the output does not validate as output tool {tool!r} takes it, and a deterministic '
