@@ -25,7 +25,7 @@ from pydantic_ai.usage import RunUsage
 
 from .._answering import TOOL_CALLING_PROFILE, AnsweringModel
 from .._options import check_instance, check_name
-from ..errors import AgenToolError, ConfigurationError, InvalidInputError, MissingDepsError
+from ..errors import ConfigurationError, InvalidInputError, MissingDepsError
 from .manager import MANAGER_TOOL_NAME, AgenToolManager
 from .operation import Policy, run_operation
 from .output import admits_none, output_response
@@ -76,8 +76,7 @@ class AgenToolModel(AnsweringModel):
         if not messages:
             raise InvalidInputError(f'agentool {self._name!r}: no input provided (no messages)', agentool=self._name)
         last = messages[-1]
-        if not isinstance(last, ModelRequest):  # pragma: no cover - the agent graph always ends with a request
-            raise AgenToolError(f'agentool {self._name!r}: expected a request to answer', agentool=self._name)
+        assert isinstance(last, ModelRequest)  # the agent graph always ends with a request
         call_id = f'agentool_{self._name}_{sum(isinstance(m, ModelResponse) for m in messages)}'
         for part in last.parts:
             if isinstance(part, ToolReturnPart) and part.outcome == 'retried':

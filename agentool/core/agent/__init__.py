@@ -116,9 +116,8 @@ def _construction_blocker(agent_kwargs: dict[str, Any]) -> str | None:
         return f'constructor option {extra[0]!r}'
     if len(agent_kwargs.get('tools', ())) != 1:
         return 'tools besides the manager tool'
-    instructions = agent_kwargs.get('instructions')
-    if instructions is None or isinstance(instructions, str):
-        return None
-    if not (isinstance(instructions, Sequence) and all(isinstance(i, str) for i in instructions)):  # pyright: ignore[reportUnknownVariableType]
+    instructions = agent_kwargs.get('instructions') or ()
+    texts = [instructions] if isinstance(instructions, str) else instructions
+    if not (isinstance(texts, Sequence) and all(isinstance(i, str) for i in texts)):  # pyright: ignore[reportUnknownVariableType]
         return 'instructions that are not plain text'
     return None

@@ -96,8 +96,6 @@ class LeanPlan:
     """The framework's answer to an output tool call (one `ToolReturnPart`, `final_return`); `None` in text mode."""
     final_return: MessageTemplate[ToolReturnPart] | None
     usage: MessageTemplate[RunUsage]
-    max_retries: int = 1
-    """The manager tool's `ctx.max_retries`: pydantic-ai's default, as lean agents set no other."""
     readers: dict[str, Callable[[Any], Any]]
     """Output tool name → the output value pydantic-ai would validate from its arguments."""
 

@@ -193,7 +193,7 @@ async def answer(plan: LeanPlan, model: AgenToolModel, ctx: RunContext[Any]) -> 
         tool_call_id=call_id,
         messages=messages,
         run_step=1,
-        max_retries=plan.max_retries,
+        max_retries=1,  # pydantic-ai's default: a lean agent sets no other
     )
     given = UNSET if tool_ctx.deps is None else tool_ctx.deps
     value = await run_operation(DETERMINISTIC_RUN, manager, validated, tool_ctx, deps=given, tracer=ctx.tracer)
