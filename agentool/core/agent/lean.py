@@ -85,7 +85,6 @@ class LeanRuns(AbstractCapability[Any]):
     runs: int = 0
     _plan: LeanPlan | None = field(default=None, repr=False)
     _shape: _Shape | None = field(default=None, repr=False)
-    _learned: bool = field(default=False, repr=False)
 
     @classmethod
     def get_serialization_name(cls) -> str | None:
@@ -110,14 +109,13 @@ class LeanRuns(AbstractCapability[Any]):
             return await answer(plan, self.model, ctx)
         fresh = not ctx.messages and not ctx.usage.has_values()
         result = await handler()
-        if fresh and not self._learned and ctx.agent is not None:
+        if fresh and self._plan is None and ctx.agent is not None:
             # The first plain run shows the agent's shape; a shape we do not know keeps the graph for good.
             found = learn_plan(result, self.model.output_parameters, ctx.agent.output_type)
-            if found != LEARN_FROM_NEXT_RUN:
-                self._learned = True
-                self._plan, self._shape = (found, shape) if isinstance(found, LeanPlan) else (None, None)
-                if self._plan is None:
-                    self.block('its first run took a shape a lean run does not reproduce')
+            if isinstance(found, LeanPlan):
+                self._plan, self._shape = found, shape
+            elif found != LEARN_FROM_NEXT_RUN:
+                self.block('its first run took a shape a lean run does not reproduce')
         return result
 
     def shape_of(self, ctx: RunContext[Any]) -> _Shape | None:
