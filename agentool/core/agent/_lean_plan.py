@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from types import NoneType, UnionType
+from types import NoneType
 from typing import Any, Generic, Literal, TypeVar, cast
 
 from pydantic import TypeAdapter
@@ -30,7 +29,7 @@ from pydantic_core import to_jsonable_python
 
 from ..definition import UNREADABLE
 from ..manager import MANAGER_TOOL_NAME
-from ..output import inner_schema, output_types, resolve
+from ..output import inner_schema, output_members, resolve
 
 __all__ = ('LeanPlan', 'MessageTemplate', 'learn_plan', 'LEARN_FROM_NEXT_RUN')
 
@@ -162,7 +161,7 @@ def learn_plan(
 
 def _readers(params: ModelRequestParameters, output_type: Any) -> dict[str, Callable[[Any], Any]] | None:
     """How to read each output tool's value: validated by its member of the output type, as pydantic-ai does."""
-    if (every := _members(output_type)) is None:
+    if (every := output_members(output_type)) is None:
         return None  # an output function reshapes the output after the model: keep the graph
     tools = params.output_tools
     if not tools:
@@ -186,18 +185,6 @@ def _same_shape(tool: ToolDefinition, member: Any) -> bool:
         return False
     schema, expected = resolve(schema, root), resolve(expected, expected)  # enums and models may be `$ref`s
     return all(schema.get(k) == expected.get(k) for k in ('type', 'title'))
-
-
-def _members(output_type: Any) -> tuple[Any, ...] | None:
-    """The output type's members (markers and lists unwrapped, unions split); `None` with an output function."""
-    if (types := output_types(output_type)) is None:
-        return None
-    members: list[Any] = []
-    for member in types:
-        member = NoneType if member is None else member  # `[None, int]` names the type by its value
-        origin = typing.get_origin(member)
-        members.extend(typing.get_args(member) if origin is typing.Union or origin is UnionType else (member,))
-    return tuple(members)
 
 
 def _reader(member: Any) -> Callable[[Any], Any]:

@@ -43,11 +43,8 @@ _MANAGER_TOOL = Policy(surface='agent', typed_errors=False)
 
 
 def manager_tool(manager: AgenToolManager, *, deps: DepsProvider | None = None) -> Tool[Any]:
-    """The manager as a pydantic-ai `Tool` whose argument schema is exactly the input schema.
-
-    A run that gave no deps of an agentool declaring a `deps_type` gets them from `deps`, by
-    default from the injector in effect.
-    """
+    """The manager as a pydantic-ai `Tool` whose argument schema is exactly the input schema; a run that
+    gave no deps of an agentool declaring a `deps_type` gets them from `deps`, else the injector."""
     deps_type = manager.config.deps_type
     provider = None if deps is None or not declares_deps(deps_type) else (lambda: deps(manager.name, deps_type))
 

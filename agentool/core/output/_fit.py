@@ -1,8 +1,5 @@
-"""Whether a value fits an output JSON schema: by its own type first, then by its JSON shape.
-
-A union's members can share a JSON shape (`float | int` both take `1`), so a value goes where its
-own type is described (a title, an `int` under `integer`) before anywhere its JSON fits.
-"""
+"""Whether a value fits an output JSON schema: where its own type is described first (a title, an
+`int` under `integer`), then where its JSON fits (`float | int` members both take `1`)."""
 
 from __future__ import annotations
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from types import NoneType, UnionType
-from typing import Any, Union, get_args, get_origin
+from types import NoneType
+from typing import Any
 
 from pydantic_ai.messages import ModelResponse, ModelResponsePart, TextPart, ToolCallPart
 from pydantic_ai.models import ModelRequestParameters
@@ -15,7 +15,7 @@ from pydantic_core import to_json, to_jsonable_python
 
 from ...errors import OutputError
 from ._fit import fits_loosely, fits_shape, fits_type, resolve, title_of
-from ._spec import output_types
+from ._spec import output_members
 
 __all__ = ('output_response', 'output_parts', 'admits_none', 'inner_schema', 'json_output_text', 'json_data')
 
@@ -74,16 +74,8 @@ def output_parts(
 
 def admits_none(output_type: Any) -> bool:
     """Whether a run's output of type `output_type` (an output spec, `[None, str]` or `X | None`) may be `None`."""
-    if output_type is NoneType:
-        return True
-    if get_origin(output_type) in (Union, UnionType):
-        return NoneType in get_args(output_type)
-    if output_type is None:
-        return False  # no output type given: the tool's return annotation is used instead
-    members = output_types(output_type)
-    if members is None or members == [output_type]:
-        return False
-    return any(member is None or admits_none(member) for member in members)
+    # No output type given (`None`): the tool's return annotation is used instead.
+    return output_type is not None and NoneType in (output_members(output_type) or ())
 
 
 _Matcher = Callable[[dict[str, Any], dict[str, Any], Any, Any], bool]

@@ -18,7 +18,7 @@ from pydantic_ai import NativeOutput, PromptedOutput, TextOutput, ToolOutput
 
 from ...errors import ConfigurationError
 
-__all__ = ('can_produce', 'check_output_type', 'is_output_spec', 'output_types', 'output_value_type')
+__all__ = ('can_produce', 'check_output_type', 'is_output_spec', 'output_members', 'output_types', 'output_value_type')
 
 _TYPING_MODULES = frozenset({'typing', 'typing_extensions', 'types'})
 """Where the classes of typing forms live (`Any`, `Literal[...]`, `A | B`, a `TypeVar`, a `NewType`)."""
@@ -44,6 +44,18 @@ def output_types(spec: Any) -> list[Any] | None:
     if inspect.isroutine(spec) or isinstance(spec, functools.partial):
         return None  # an output function (a `NewType` or an alias is callable too, but a type)
     return [spec]
+
+
+def output_members(spec: Any) -> tuple[Any, ...] | None:
+    """The types `spec` accepts, unions split (`None` as `NoneType`); `None` with an output function."""
+    if (found := output_types(spec)) is None:
+        return None
+    members: list[Any] = []
+    for member in found:
+        member = types.NoneType if member is None else member  # `[None, int]` names the type by its value
+        origin = get_origin(member)
+        members.extend(get_args(member) if origin is Union or origin is types.UnionType else (member,))
+    return tuple(members)
 
 
 def output_value_type(spec: Any) -> Any:

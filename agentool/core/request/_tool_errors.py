@@ -1,8 +1,5 @@
-"""The typed errors a run raises when the manager tool asks for a retry or reports a failure.
-
-A deterministic model cannot retry, so `ModelRetry` and `ToolFailed` from a tool end the run with
-`ToolRetryError` / `ToolFailedError`, the same on every path.
-"""
+"""The typed errors that end a deterministic run (which cannot retry) when the manager tool asks for
+a retry or reports a failure: `ToolRetryError`, `ToolFailedError`, the same on every path."""
 
 from __future__ import annotations
 
@@ -72,12 +69,8 @@ def failed_error(agentool: str, message: str, outcome: str = 'failed') -> ToolFa
 
 
 class ToolRaised(str):
-    """A tool's own exception, carried through pydantic-ai as the manager tool's return value.
-
-    pydantic-ai would turn a `ValidationError` raised inside a tool into a retry, but a tool's own
-    exception must end a deterministic run unchanged: the manager tool returns it wrapped in this
-    (a `str`, so the framework serialises it like any return) and `AgenToolModel` raises it.
-    """
+    """A tool's own exception, returned by the manager tool (a `str`, serialised like any return) for
+    `AgenToolModel` to raise unchanged: pydantic-ai would turn a raised `ValidationError` into a retry."""
 
     error: BaseException
 
