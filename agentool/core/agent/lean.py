@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from types import NoneType
 from typing import Any
 
 from opentelemetry.trace import NoOpTracer, ProxyTracer, ProxyTracerProvider
@@ -36,7 +35,7 @@ from ..manager import MANAGER_TOOL_NAME
 from ..model import DETERMINISTIC_RUN, AgenToolModel
 from ..operation import UNSET, run_operation
 from ..output import admits_none, output_parts
-from ..request import call_args, output_retry_error
+from ..request import call_args, declares_deps, output_retry_error
 from ._lean_plan import LEARN_FROM_NEXT_RUN, LeanPlan, learn_plan
 
 __all__ = ('LeanRuns', 'history_allows_lean', 'overridden', 'plain_runs')
@@ -51,8 +50,6 @@ plain_runs: ContextVar[frozenset[int]] = ContextVar('agentool_plain_runs', defau
 _GLOBAL_TRACING = ProxyTracerProvider()
 
 _DEFAULT_LIMITS = UsageLimits()
-
-_NO_DEPS = (None, NoneType, object)
 
 
 @functools.cache
@@ -126,7 +123,7 @@ class LeanRuns(AbstractCapability[Any]):
             or type(ctx.prompt) is not str
             or ctx.model is not self.model
             # Deps not given for a deps type: the graph's manager tool builds them (see `manager_tool`).
-            or (ctx.deps is None and self.deps_type not in _NO_DEPS)
+            or (ctx.deps is None and declares_deps(self.deps_type))
             or ctx.metadata is not None
             or (ctx.usage_limits is not None and ctx.usage_limits != _DEFAULT_LIMITS)
             or not isinstance(ctx.tracer, NoOpTracer)  # the run is instrumented: the graph traces it
