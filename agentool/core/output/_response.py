@@ -180,7 +180,7 @@ def _json_text(value: Any, jsonable: Any, agentool: str, *, finite: bool = False
         raise _not_serialisable(value, error, agentool) from None
     if finite and ('Infinity' in text or 'NaN' in text):  # cheap first look; strings may hold the words
         try:
-            json.loads(text, parse_constant=_refuse_constant)
+            json.dumps(jsonable, allow_nan=False)
         except ValueError:
             raise OutputError(
                 f'agentool {agentool!r}: the output value of type {type(value).__name__} holds an infinite or '
@@ -190,10 +190,6 @@ def _json_text(value: Any, jsonable: Any, agentool: str, *, finite: bool = False
                 reason='non_finite_number',
             ) from None
     return text
-
-
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(name)
 
 
 def _not_serialisable(value: Any, error: ValueError, agentool: str) -> OutputError:
