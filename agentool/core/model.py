@@ -28,7 +28,7 @@ from .._options import check_instance, check_name
 from ..errors import ConfigurationError, InvalidInputError, MissingDepsError
 from .manager import MANAGER_TOOL_NAME, AgenToolManager
 from .operation import Policy, run_operation
-from .output import admits_none, output_response
+from .output import output_response
 from .registry import AgenToolRegistry, get_registry
 from .request import ToolRaised, call_args, failed_error, output_retry_error, retried_error
 
@@ -113,9 +113,9 @@ class AgenToolModel(AnsweringModel):
 
     def _final(self, value: Any, params: ModelRequestParameters, call_id: str) -> ModelResponse:
         self.output_parameters = params
-        none_as_text = value is None and admits_none(self.registry.require(self._name).output_type)
+        output_type = self.registry.require(self._name).output_type
         return output_response(
-            value, params, model_name=self._name, agentool=self._name, call_id=call_id, none_as_text=none_as_text
+            value, params, model_name=self._name, agentool=self._name, call_id=call_id, output_type=output_type
         )
 
     def _prompt(self, messages: list[ModelMessage], last: ModelRequest) -> str:

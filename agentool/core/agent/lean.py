@@ -34,7 +34,7 @@ from ...errors import InvalidInputError
 from ..manager import MANAGER_TOOL_NAME
 from ..model import DETERMINISTIC_RUN, AgenToolModel
 from ..operation import UNSET, run_operation
-from ..output import admits_none, output_parts
+from ..output import output_parts
 from ..request import call_args, declares_deps, output_retry_error
 from ._lean_plan import LEARN_FROM_NEXT_RUN, LeanPlan, learn_plan
 
@@ -194,8 +194,7 @@ async def answer(plan: LeanPlan, model: AgenToolModel, ctx: RunContext[Any]) -> 
     value = await run_operation(DETERMINISTIC_RUN, manager, validated, tool_ctx, deps=given, tracer=ctx.tracer)
     returned = ToolReturnPart(MANAGER_TOOL_NAME, value, tool_call_id=call_id, timestamp=now)
     messages.append(plan.request.make(timestamp=now, parts=[returned], **ids))
-    none_as_text = value is None and admits_none(manager.config.output_type)
-    final = output_parts(value, plan.params, agentool=name, call_id=final_id, none_as_text=none_as_text)
+    final = output_parts(value, plan.params, agentool=name, call_id=final_id, output_type=manager.config.output_type)
     messages.append(plan.response.make(timestamp=now, parts=final, **ids))
     call = final[0]
     if isinstance(call, ToolCallPart) and plan.final_request is not None and plan.final_return is not None:

@@ -27,19 +27,19 @@ def output_response(
     model_name: str,
     agentool: str,
     call_id: str,
-    none_as_text: bool = False,
+    output_type: Any = None,
 ) -> ModelResponse:
     """The final response that carries `value` as the run's output."""
-    parts = output_parts(value, params, agentool=agentool, call_id=call_id, none_as_text=none_as_text)
+    parts = output_parts(value, params, agentool=agentool, call_id=call_id, output_type=output_type)
     return ModelResponse(parts=parts, model_name=model_name)
 
 
 def output_parts(
-    value: Any, params: ModelRequestParameters, *, agentool: str, call_id: str, none_as_text: bool = False
+    value: Any, params: ModelRequestParameters, *, agentool: str, call_id: str, output_type: Any = None
 ) -> list[ModelResponsePart]:
     """The parts of `output_response`: one output tool call or one text part.
 
-    pydantic-ai reads an empty text as no answer: `None` is one when `none_as_text`; an empty string
+    pydantic-ai reads an empty text as no answer: `None` is one when `output_type` admits it; an empty string
     goes to an output tool it fits, else `OutputError` (`'empty_text'`), as does a value JSON cannot
     encode (`'not_serialisable'`).
     """
@@ -67,7 +67,7 @@ def output_parts(
         if not value:
             raise _empty_text(agentool)
         return [TextPart(value)]
-    if value is None and none_as_text:
+    if value is None and admits_none(output_type):
         return [TextPart('')]
     return [TextPart(_json_text(value, jsonable, agentool, finite=True))]
 
