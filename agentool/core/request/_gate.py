@@ -67,12 +67,8 @@ class SerialGate:
         if (id(table), id(self._tool)) in held:
             return await start()
         with _GUARD:
-            waiting = table.get(key)
-            if waiting is None:
-                waiting = table[key] = _Held(asyncio.Lock())
-            shared = table.get(shared_key)
-            if shared is None:
-                shared = table[shared_key] = _Held(threading.Lock())
+            waiting = table.get(key) or table.setdefault(key, _Held(asyncio.Lock()))
+            shared = table.get(shared_key) or table.setdefault(shared_key, _Held(threading.Lock()))
             waiting.users += 1
             shared.users += 1
         try:
@@ -86,9 +82,7 @@ class SerialGate:
                     shared.lock.release()
         finally:
             with _GUARD:
-                waiting.users -= 1
-                if not waiting.users:
-                    del table[key]
-                shared.users -= 1
-                if not shared.users:
-                    del table[shared_key]
+                for held_key, held_lock in ((key, waiting), (shared_key, shared)):
+                    held_lock.users -= 1
+                    if not held_lock.users:
+                        del table[held_key]
