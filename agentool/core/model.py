@@ -143,9 +143,9 @@ class AgenToolModel(AnsweringModel):
 
 
 def _answered_in_run(messages: list[ModelMessage], last: ModelRequest) -> bool:
-    if last.run_id is None:
-        return False
-    return any(isinstance(m, ModelResponse) and m.run_id == last.run_id for m in messages[:-1])
+    return last.run_id is not None and any(
+        isinstance(m, ModelResponse) and m.run_id == last.run_id for m in messages[:-1]
+    )
 
 
 def _text(part: UserPromptPart, agentool: str) -> str:
