@@ -90,9 +90,7 @@ def build_agent(
     deps: DepsProvider | None = None,
     **agent_kwargs: Any,
 ) -> AgenToolAgent:
-    """The `AgenToolAgent` of agentool `name` (output `str`, JSON text, when the agentool is untyped).
-
-    `lean=False` among `agent_kwargs` makes every run take the agent graph (see `AgenToolAgent`)."""
+    """The `AgenToolAgent` of agentool `name` (output `str`, JSON text, when the agentool is untyped)."""
     config = registry.require(name)
     return AgenToolAgent(
         AgenToolModel(name, registry=registry),

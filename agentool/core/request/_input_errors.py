@@ -86,9 +86,7 @@ def unparsable_json(agentool: str, data: str | bytes, error: ValidationError, ca
     line, column = int(found[1]), int(found[2])
     # pydantic counts the column in UTF-8 bytes; text input gets it in characters, as `json` gives it.
     raw = data if isinstance(data, bytes) else data.encode()
-    start = 0
-    for _ in range(line - 1):
-        start = raw.index(b'\n', start) + 1
+    start = sum(len(row) + 1 for row in raw.split(b'\n', line - 1)[: line - 1])  # where line `line` starts
     position = start + column - 1
     if isinstance(data, str):
         column = len(raw[start:position].decode(errors='ignore')) + 1
