@@ -68,13 +68,9 @@ def template_of(message: _M) -> MessageTemplate[_M]:
         if not field.init or field.name in _FRESH:
             continue
         value = getattr(message, field.name)
-        if field.default is not dataclasses.MISSING:
-            if value == field.default and type(value) is type(field.default):
-                continue
-        elif field.default_factory is not dataclasses.MISSING:
-            default = field.default_factory()
-            if value == default and type(value) is type(default):
-                continue
+        default = field.default if field.default_factory is dataclasses.MISSING else field.default_factory()
+        if value == default and type(value) is type(default):  # `MISSING` equals no value
+            continue
         (kept if isinstance(value, _ATOMIC) else copied)[field.name] = value
     return MessageTemplate(type(message), kept, copied)
 

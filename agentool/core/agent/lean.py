@@ -66,9 +66,7 @@ class _Shape:
     capabilities: tuple[type[AbstractCapability[Any]], ...]
 
     def matches(self, other: _Shape) -> bool:
-        return self.capabilities == other.capabilities and [id(t) for t in self.toolsets] == [
-            id(t) for t in other.toolsets
-        ]
+        return self.capabilities == other.capabilities and list(map(id, self.toolsets)) == list(map(id, other.toolsets))
 
 
 @dataclass(kw_only=True, eq=False)
