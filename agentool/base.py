@@ -75,13 +75,10 @@ def _non_finite(value: Any) -> tuple[tuple[str | int, ...], float] | None:
     stack: list[tuple[tuple[str | int, ...], Any]] = [((), value)]
     while stack:
         path, item = stack.pop()
-        if type(item) is float:
-            if not math.isfinite(item):
-                return path, item
-        elif isinstance(item, dict):
-            mapping = cast('dict[str, Any]', item)
-            stack.extend(((*path, key), inner) for key, inner in mapping.items())
+        if type(item) is float and not math.isfinite(item):
+            return path, item
+        if isinstance(item, dict):
+            stack.extend(((*path, key), inner) for key, inner in cast('dict[str, Any]', item).items())
         elif isinstance(item, list | tuple):
-            items = cast('list[Any]', item)
-            stack.extend(((*path, index), inner) for index, inner in enumerate(items))
+            stack.extend(((*path, index), inner) for index, inner in enumerate(cast('list[Any]', item)))
     return None

@@ -66,13 +66,11 @@ def create_agentool(
         description: Shown in catalogs and as the manager tool's description.
         deps_type: Type of `ctx.deps` for the tools; a run given no deps gets them built by the
             injector (`MissingDepsError` when it cannot, unless the type admits `None`).
-        output_type: The typed output; inferred when omitted.
         version: Version string for catalogs.
         tags: Tags for catalogs and search.
         dependencies: Names of agentools this one calls.
         examples: Example inputs (and outputs) for docs.
         max_input_bytes: Prompts larger than this are refused before parsing.
-        replace: Replace an agentool already registered under `name`.
         **agent_kwargs: Passed to `pydantic_ai.Agent`.
     """
     check_name(name)

@@ -1,9 +1,8 @@
 """`AgenToolModel`: a synthetic model that turns a JSON prompt into one typed tool call.
 
-Phase 1 validates the run's JSON prompt (bad input raises a typed `InvalidInputError` out of
-`agent.run`, with no retry loop) and calls the manager tool; phase 2 turns its return value into
-the final response in the agent's output mode. With no manager tool (a plain
-`Agent('agentool:NAME')`) the model runs the operation itself, with the deps the injector builds.
+It validates the JSON prompt (bad input raises a typed `InvalidInputError`, with no retry loop) and
+calls the manager tool, then turns its return value into the final response in the agent's output
+mode. A plain `Agent('agentool:NAME')` has no manager tool: the model runs the operation itself.
 """
 
 from __future__ import annotations
@@ -22,28 +21,16 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models import ModelRequestParameters
 from pydantic_ai.settings import ModelSettings
-from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.usage import RunUsage
 
 from .._answering import TOOL_CALLING_PROFILE, AnsweringModel
 from .._options import check_instance, check_name
-from ..errors import (
-    AgenToolError,
-    ConfigurationError,
-    InvalidInputError,
-    MissingDepsError,
-    ToolFailedError,
-    ToolRetryError,
-)
+from ..errors import ConfigurationError, InvalidInputError, MissingDepsError
 from .manager import MANAGER_TOOL_NAME, AgenToolManager
 from .operation import Policy, run_operation
-from .output import admits_none, output_response
+from .output import output_response
 from .registry import AgenToolRegistry, get_registry
-from .request import (
-    ToolRaised,
-    call_args,
-    output_retry_error,
-)
+from .request import ToolRaised, call_args, failed_error, output_retry_error, retried_error
 
 __all__ = ('AgenToolModel', 'DETERMINISTIC_RUN')
 
@@ -52,13 +39,8 @@ DETERMINISTIC_RUN = Policy(surface='agent', typed_errors=True)
 
 
 class AgenToolModel(AnsweringModel):
-    """A deterministic model for agentool `name`.
-
-    Args:
-        name: The agentool to run.
-        registry: Where to find it; by default the registry in effect at request time.
-        settings: Model settings (accepted for interface parity; agentool ignores tuning knobs).
-    """
+    """A deterministic model for agentool `name`, read from `registry` (by default the registry in
+    effect at request time); `settings` are accepted for interface parity and ignored."""
 
     def __init__(
         self, name: str, *, registry: AgenToolRegistry | None = None, settings: ModelSettings | None = None
@@ -94,28 +76,20 @@ class AgenToolModel(AnsweringModel):
         if not messages:
             raise InvalidInputError(f'agentool {self._name!r}: no input provided (no messages)', agentool=self._name)
         last = messages[-1]
-        if not isinstance(last, ModelRequest):  # pragma: no cover - the agent graph always ends with a request
-            raise AgenToolError(f'agentool {self._name!r}: expected a request to answer', agentool=self._name)
+        assert isinstance(last, ModelRequest)  # the agent graph always ends with a request
         call_id = f'agentool_{self._name}_{sum(isinstance(m, ModelResponse) for m in messages)}'
         for part in last.parts:
             if isinstance(part, ToolReturnPart) and part.outcome == 'retried':
                 output_tool = next((t for t in params.output_tools if t.name == part.tool_name), None)
                 content = cast(Any, part.content)
                 if output_tool is not None and isinstance(content, list):
-                    errors = _output_errors(output_tool, cast(list[Any], content))
-                    raise output_retry_error(self._name, part.tool_name, errors)
-                raise self._retry_error(part.tool_name, part.model_response_str())
+                    errors = cast(list[Any], content)
+                    raise output_retry_error(self._name, part.tool_name, errors, output_tool.outer_typed_dict_key)
+                raise retried_error(self._name, part.tool_name, part.model_response_str())
         for part in last.parts:
             if isinstance(part, ToolReturnPart) and part.tool_name == MANAGER_TOOL_NAME:
                 if part.outcome != 'success':  # failed, denied or interrupted: never an output
-                    raise ToolFailedError(
-                        f'agentool {self._name!r}: tool {part.tool_name!r} {part.outcome}: '
-                        f'{part.model_response_str(wrap_if_error=False)}',
-                        agentool=self._name,
-                        tool=part.tool_name,
-                        outcome=part.outcome,
-                        feedback=part.model_response_str(wrap_if_error=False),
-                    )
+                    raise failed_error(self._name, part.model_response_str(wrap_if_error=False), part.outcome)
                 if isinstance(part.content, ToolRaised):
                     raise part.content.error  # the tool's own exception, unchanged
                 return self._final(part.content, params, call_id)
@@ -139,9 +113,9 @@ class AgenToolModel(AnsweringModel):
 
     def _final(self, value: Any, params: ModelRequestParameters, call_id: str) -> ModelResponse:
         self.output_parameters = params
-        none_as_text = value is None and admits_none(self.registry.require(self._name).output_type)
+        output_type = self.registry.require(self._name).output_type
         return output_response(
-            value, params, model_name=self._name, agentool=self._name, call_id=call_id, none_as_text=none_as_text
+            value, params, model_name=self._name, agentool=self._name, call_id=call_id, output_type=output_type
         )
 
     def _prompt(self, messages: list[ModelMessage], last: ModelRequest) -> str:
@@ -150,18 +124,8 @@ class AgenToolModel(AnsweringModel):
             raise InvalidInputError(f'agentool {self._name!r}: the request has no user prompt', agentool=self._name)
         if _answered_in_run(messages, last):
             # A user-voice part after our own answer in the same run is pydantic-ai's retry feedback.
-            raise self._retry_error(None, _text(prompts[-1], self._name))
+            raise retried_error(self._name, None, _text(prompts[-1], self._name))
         return _text(prompts[-1], self._name)
-
-    def _retry_error(self, tool_name: str | None, feedback: str) -> ToolRetryError:
-        source = f'tool {tool_name!r}' if tool_name else 'the output'
-        return ToolRetryError(
-            f'agentool {self._name!r}: {source} asked the model to retry, which a deterministic model cannot '
-            f'do: {feedback}',
-            agentool=self._name,
-            tool=tool_name,
-            feedback=feedback,
-        )
 
     async def _run_plain(self, manager: AgenToolManager, validated: BaseModel, prompt: str) -> Any:
         ctx = RunContext[Any](deps=None, model=self, usage=RunUsage(), prompt=prompt)
@@ -178,20 +142,10 @@ class AgenToolModel(AnsweringModel):
             ) from None
 
 
-def _output_errors(tool: ToolDefinition, content: list[Any]) -> list[dict[str, Any]]:
-    """The validation errors of an output tool's retried return, located in the output value."""
-    key = tool.outer_typed_dict_key
-    errors: list[dict[str, Any]] = []
-    for error in content:
-        loc = list(error.get('loc', ()))
-        errors.append({**error, 'loc': loc[1:] if key and loc[:1] == [key] else loc})
-    return errors
-
-
 def _answered_in_run(messages: list[ModelMessage], last: ModelRequest) -> bool:
-    if last.run_id is None:
-        return False
-    return any(isinstance(m, ModelResponse) and m.run_id == last.run_id for m in messages[:-1])
+    return last.run_id is not None and any(
+        isinstance(m, ModelResponse) and m.run_id == last.run_id for m in messages[:-1]
+    )
 
 
 def _text(part: UserPromptPart, agentool: str) -> str:

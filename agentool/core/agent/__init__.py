@@ -1,10 +1,8 @@
 """`AgenToolAgent`: the pydantic-ai `Agent` of an agentool, whose plain runs skip the agent graph.
 
-An agentool's run is deterministic and always takes the same two steps, so once the agent has
-run through the graph once (which shows the shape of its messages), its plain runs are answered
-by a capability it carries (`agentool.core.agent.lean`, through pydantic-ai's `wrap_run` hook):
-same output, messages, usage and errors, without the graph. Everything that needs the graph still
-gets it: see `lean_blocker` and the model page of the docs.
+Once the agent has run through the graph (which shows the shape of its deterministic two steps), a
+capability it carries (`lean`, through pydantic-ai's `wrap_run` hook) answers its plain runs with the
+same output, messages, usage and errors; anything that needs the graph gets it (`lean_blocker`).
 """
 
 from __future__ import annotations
@@ -44,13 +42,8 @@ class AgenToolAgent(Agent[Any, Any]):
     """The `Agent` `create_agentool` returns: a pydantic-ai `Agent` whose plain runs are lean.
 
     A run is *lean* when it needs nothing but the agentool: a text prompt, optionally `deps` and
-    `message_history`, on an agent built with only the options agentool itself passes (decided by
-    its `LeanRuns` capability from each run's context). Set `lean = False` to force the graph.
-
-    Args:
-        model: The agentool's model.
-        lean: Whether plain runs may skip the graph (`False` for debugging).
-        **agent_kwargs: Passed to `pydantic_ai.Agent`.
+    `message_history`, on an agent built with only the options agentool itself passes. `lean=False`
+    (for debugging) forces the graph; `agent_kwargs` go to `pydantic_ai.Agent`.
     """
 
     def __init__(self, model: AgenToolModel, *, lean: bool = True, **agent_kwargs: Any) -> None:
@@ -123,9 +116,8 @@ def _construction_blocker(agent_kwargs: dict[str, Any]) -> str | None:
         return f'constructor option {extra[0]!r}'
     if len(agent_kwargs.get('tools', ())) != 1:
         return 'tools besides the manager tool'
-    instructions = agent_kwargs.get('instructions')
-    if instructions is None or isinstance(instructions, str):
-        return None
-    if not (isinstance(instructions, Sequence) and all(isinstance(i, str) for i in instructions)):  # pyright: ignore[reportUnknownVariableType]
+    instructions = agent_kwargs.get('instructions') or ()
+    texts = [instructions] if isinstance(instructions, str) else instructions
+    if not (isinstance(texts, Sequence) and all(isinstance(i, str) for i in texts)):  # pyright: ignore[reportUnknownVariableType]
         return 'instructions that are not plain text'
     return None

@@ -1,23 +1,18 @@
-"""What a lean run needs to know about one agent, learned once from a run through the graph.
-
-An agentool's run always takes the same two steps, so one graph run shows everything the agent
-adds around the tool call (system prompt parts, instructions, model name, output mode and tools).
-"""
+"""What a lean run needs to know about one agent, learned once from a run through the graph (which
+shows all the agent adds around the tool call: system prompt parts, instructions, output mode, tools)."""
 
 from __future__ import annotations
 
 import copy
 import dataclasses
-import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from types import NoneType, UnionType
+from types import NoneType
 from typing import Any, Generic, Literal, TypeVar, cast
 
 from pydantic import TypeAdapter
 from pydantic_ai import AgentRunResult
 from pydantic_ai.messages import (
-    ModelMessage,
     ModelRequest,
     ModelResponse,
     ModelResponsePart,
@@ -34,7 +29,7 @@ from pydantic_core import to_jsonable_python
 
 from ..definition import UNREADABLE
 from ..manager import MANAGER_TOOL_NAME
-from ..output import inner_schema, output_types, resolve
+from ..output import inner_schema, output_members, resolve
 
 __all__ = ('LeanPlan', 'MessageTemplate', 'learn_plan', 'LEARN_FROM_NEXT_RUN')
 
@@ -53,8 +48,8 @@ _ATOMIC = (str, int, float, bool, bytes, NoneType)
 
 @dataclass(frozen=True)
 class MessageTemplate(Generic[_M]):
-    """A message, part or usage of the learned run, reduced to its fields that are not at their defaults
-    (a third of `dataclasses.replace`'s cost); mutable ones (`copied`) are deep-copied for each new one."""
+    """A message, part or usage of the learned run, as its fields not at their defaults (a third of
+    `dataclasses.replace`'s cost); mutable ones (`copied`) are deep-copied for each new one."""
 
     kind: type[_M]
     kept: dict[str, Any]
@@ -73,13 +68,9 @@ def template_of(message: _M) -> MessageTemplate[_M]:
         if not field.init or field.name in _FRESH:
             continue
         value = getattr(message, field.name)
-        if field.default is not dataclasses.MISSING:
-            if value == field.default and type(value) is type(field.default):
-                continue
-        elif field.default_factory is not dataclasses.MISSING:
-            default = field.default_factory()
-            if value == default and type(value) is type(default):
-                continue
+        default = field.default if field.default_factory is dataclasses.MISSING else field.default_factory()
+        if value == default and type(value) is type(default):  # `MISSING` equals no value
+            continue
         (kept if isinstance(value, _ATOMIC) else copied)[field.name] = value
     return MessageTemplate(type(message), kept, copied)
 
@@ -100,8 +91,6 @@ class LeanPlan:
     """The framework's answer to an output tool call (one `ToolReturnPart`, `final_return`); `None` in text mode."""
     final_return: MessageTemplate[ToolReturnPart] | None
     usage: MessageTemplate[RunUsage]
-    max_retries: int = 1
-    """The manager tool's `ctx.max_retries`: pydantic-ai's default, as lean agents set no other."""
     readers: dict[str, Callable[[Any], Any]]
     """Output tool name → the output value pydantic-ai would validate from its arguments."""
 
@@ -117,38 +106,48 @@ class LeanPlan:
 def learn_plan(
     result: AgentRunResult[Any], params: ModelRequestParameters | None, output_type: Any
 ) -> LeanPlan | Literal['again'] | None:
-    """The plan for an agent whose fresh run (no history) produced `result`, or `None` if it has another shape.
-
-    A text answer from an agent that also has output tools does not show the framework's return
-    for an output tool: `LEARN_FROM_NEXT_RUN`.
-    """
-    messages = result.all_messages()
+    """The plan for an agent whose fresh run produced `result`, or `None` if it has another shape;
+    `LEARN_FROM_NEXT_RUN` when it answered in text but has output tools (whose return it did not show)."""
     if params is None or result.metadata is not None or params.output_mode not in ('tool', 'text', 'auto'):
         return None
-    if not _two_steps(messages):
-        return None
-    first, response, tool_return, final = messages[:4]
-    assert isinstance(first, ModelRequest)
-    assert isinstance(final, ModelResponse)
-    final_request = final_return = None
-    if not isinstance(final.parts[0], TextPart):
-        last = messages[4] if len(messages) == 5 else None
-        if not (isinstance(last, ModelRequest) and len(last.parts) == 1 and isinstance(last.parts[0], ToolReturnPart)):
+    match result.all_messages():
+        # Request(system…, user) → Response(manager call) → Request(manager return) → Response(final),
+        # then the framework's answer to an output tool call, if the final response is one.
+        case [
+            ModelRequest(parts=[*system, UserPromptPart()]) as first,
+            ModelResponse(parts=[ToolCallPart() as call]) as response,
+            ModelRequest(parts=[ToolReturnPart(outcome='success')]) as tool_return,
+            ModelResponse(parts=[final]),
+            *rest,
+        ] if (
+            call.tool_name == MANAGER_TOOL_NAME
+            and tool_return.instructions == first.instructions
+            and all(isinstance(part, SystemPromptPart) for part in system)
+        ):
+            pass
+        case _:
             return None
-        final_request, final_return = template_of(last), template_of(last.parts[0])
-    elif len(messages) != 4:
-        return None
-    elif params.output_tools:
-        return LEARN_FROM_NEXT_RUN
+    final_request = final_return = None
+    if isinstance(final, TextPart):
+        if rest:
+            return None
+        if params.output_tools:
+            return LEARN_FROM_NEXT_RUN
+    else:
+        match rest:
+            case [ModelRequest(parts=[ToolReturnPart() as done]) as last]:
+                final_request, final_return = template_of(last), template_of(done)
+            case _:
+                return None
     readers = _readers(params, output_type)
     if readers is None:
         return None
     return LeanPlan(
         params=params,
         first_request=template_of(first),
-        system_parts=tuple(template_of(part) for part in first.parts if isinstance(part, SystemPromptPart)),
-        response=template_of(cast(ModelResponse, response)),
-        request=template_of(cast(ModelRequest, tool_return)),
+        system_parts=tuple(template_of(cast(SystemPromptPart, part)) for part in system),
+        response=template_of(response),
+        request=template_of(tool_return),
         final_request=final_request,
         final_return=final_return,
         usage=template_of(result.usage),
@@ -156,33 +155,9 @@ def learn_plan(
     )
 
 
-def _two_steps(messages: Sequence[ModelMessage]) -> bool:
-    """Request(system…, user) → Response(manager call) → Request(manager return) → Response(final)."""
-    if len(messages) not in (4, 5):
-        return False
-    first, response, tool_return, final = messages[:4]
-    if not isinstance(first, ModelRequest) or not first.parts or not isinstance(first.parts[-1], UserPromptPart):
-        return False
-    if not all(isinstance(part, SystemPromptPart) for part in first.parts[:-1]):
-        return False
-    if not (isinstance(response, ModelResponse) and len(response.parts) == 1):
-        return False
-    call = response.parts[0]
-    if not (isinstance(call, ToolCallPart) and call.tool_name == MANAGER_TOOL_NAME):
-        return False
-    if not (isinstance(tool_return, ModelRequest) and len(tool_return.parts) == 1):
-        return False
-    returned = tool_return.parts[0]
-    if not (isinstance(returned, ToolReturnPart) and returned.outcome == 'success'):
-        return False
-    if tool_return.instructions != first.instructions:
-        return False
-    return isinstance(final, ModelResponse) and len(final.parts) == 1
-
-
 def _readers(params: ModelRequestParameters, output_type: Any) -> dict[str, Callable[[Any], Any]] | None:
     """How to read each output tool's value: validated by its member of the output type, as pydantic-ai does."""
-    if (every := _members(output_type)) is None:
+    if (every := output_members(output_type)) is None:
         return None  # an output function reshapes the output after the model: keep the graph
     tools = params.output_tools
     if not tools:
@@ -206,18 +181,6 @@ def _same_shape(tool: ToolDefinition, member: Any) -> bool:
         return False
     schema, expected = resolve(schema, root), resolve(expected, expected)  # enums and models may be `$ref`s
     return all(schema.get(k) == expected.get(k) for k in ('type', 'title'))
-
-
-def _members(output_type: Any) -> tuple[Any, ...] | None:
-    """The output type's members (markers and lists unwrapped, unions split); `None` with an output function."""
-    if (types := output_types(output_type)) is None:
-        return None
-    members: list[Any] = []
-    for member in types:
-        member = NoneType if member is None else member  # `[None, int]` names the type by its value
-        origin = typing.get_origin(member)
-        members.extend(typing.get_args(member) if origin is typing.Union or origin is UnionType else (member,))
-    return tuple(members)
 
 
 def _reader(member: Any) -> Callable[[Any], Any]:

@@ -43,18 +43,19 @@ _MANAGER_TOOL = Policy(surface='agent', typed_errors=False)
 
 
 def manager_tool(manager: AgenToolManager, *, deps: DepsProvider | None = None) -> Tool[Any]:
-    """The manager as a pydantic-ai `Tool` whose argument schema is exactly the input schema.
-
-    A run that gave no deps of an agentool declaring a `deps_type` gets them from `deps`, by
-    default from the injector in effect.
-    """
+    """The manager as a pydantic-ai `Tool` whose argument schema is exactly the input schema; a run that
+    gave no deps of an agentool declaring a `deps_type` gets them from `deps`, else the injector."""
     deps_type = manager.config.deps_type
     provider = None if deps is None or not declares_deps(deps_type) else (lambda: deps(manager.name, deps_type))
 
     async def agentool_manager(ctx: RunContext[Any], input: BaseModel) -> Any:
         deterministic = isinstance(ctx.model, AgenToolModel)
         if manager.guarded and not deterministic:
-            _retry_unless_satisfied(manager, input)
+            # An LLM missing its operation's own requirements gets a retry listing the failing fields.
+            try:
+                manager.check_requirements(input)
+            except InputValidationError as error:
+                raise ModelRetry(str(error)) from None
         given = UNSET if ctx.deps is None else ctx.deps
         try:
             result = await run_operation(
@@ -76,15 +77,6 @@ def manager_tool(manager: AgenToolManager, *, deps: DepsProvider | None = None) 
     return Tool(agentool_manager, takes_ctx=True, name=MANAGER_TOOL_NAME, description=description)
 
 
-def _retry_unless_satisfied(manager: AgenToolManager, input: BaseModel) -> None:
-    """An LLM whose `input` misses its operation's own requirements gets a retry listing the failing
-    fields, as for any argument that fails validation."""
-    try:
-        manager.check_requirements(input)
-    except InputValidationError as error:
-        raise ModelRetry(str(error)) from None
-
-
 def manager_toolset(manager: AgenToolManager) -> FunctionToolset[Any]:
     """A toolset holding only the manager tool of `manager`'s agentool."""
     return FunctionToolset([manager_tool(manager)], id=f'agentool:{manager.name}')
@@ -98,9 +90,7 @@ def build_agent(
     deps: DepsProvider | None = None,
     **agent_kwargs: Any,
 ) -> AgenToolAgent:
-    """The `AgenToolAgent` of agentool `name` (output `str`, JSON text, when the agentool is untyped).
-
-    `lean=False` among `agent_kwargs` makes every run take the agent graph (see `AgenToolAgent`)."""
+    """The `AgenToolAgent` of agentool `name` (output `str`, JSON text, when the agentool is untyped)."""
     config = registry.require(name)
     return AgenToolAgent(
         AgenToolModel(name, registry=registry),
@@ -121,10 +111,8 @@ def parse_model_id(model_id: str) -> str | None:
 
 @dataclass
 class AgenToolCapability(AbstractCapability[Any]):
-    """Brings agentool `name`'s manager tool into any pydantic-ai `Agent`, without patching anything.
-
-    It resolves the model id `agentool:NAME` and contributes the manager toolset, so `deps=`
-    reaches the tools. Pass `'agentool:NAME'` for deterministic runs, or any LLM.
+    """Brings agentool `name`'s manager tool into any pydantic-ai `Agent`: it resolves the model id
+    `agentool:NAME` (deterministic runs; or pass any LLM) and contributes the manager toolset.
 
     Example:
         ```python {test="skip"}

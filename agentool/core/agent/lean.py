@@ -1,12 +1,8 @@
-"""Lean runs: a capability answers an agentool's plain run itself — validate, route, call — with no agent graph.
+"""Lean runs: a capability answers an agentool's plain run itself — validate, route, call — with no graph.
 
-`LeanRuns.wrap_run` returns the run's result without calling its handler when the run context
-shows a run of the agent's learned shape (`LeanPlan`, taught by the first plain run through the
-graph); otherwise the run takes the graph. The result is an ordinary `AgentRunResult`, validated
-from pydantic-ai's public serialized shape, holding the messages the graph would produce.
-
-A run context does not show run-level `instructions=`, `event_stream_handler=`, or whether the
-run is driven by `run`, `run_stream` or `iter`: such runs want `lean = False`.
+`LeanRuns.wrap_run` returns the result without calling its handler when the run context shows a run of
+the agent's learned shape (`LeanPlan`, from its first plain run through the graph): an `AgentRunResult`
+validated from pydantic-ai's public serialized shape, holding the messages the graph would produce.
 """
 
 from __future__ import annotations
@@ -17,7 +13,6 @@ from collections.abc import Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from types import NoneType
 from typing import Any
 
 from opentelemetry.trace import NoOpTracer, ProxyTracer, ProxyTracerProvider
@@ -39,8 +34,8 @@ from ...errors import InvalidInputError
 from ..manager import MANAGER_TOOL_NAME
 from ..model import DETERMINISTIC_RUN, AgenToolModel
 from ..operation import UNSET, run_operation
-from ..output import admits_none, output_parts
-from ..request import call_args, output_retry_error
+from ..output import output_parts
+from ..request import call_args, declares_deps, output_retry_error
 from ._lean_plan import LEARN_FROM_NEXT_RUN, LeanPlan, learn_plan
 
 __all__ = ('LeanRuns', 'history_allows_lean', 'overridden', 'plain_runs')
@@ -49,14 +44,12 @@ overridden: ContextVar[frozenset[int]] = ContextVar('agentool_overridden_agents'
 """Ids of the agents whose `override()` is in effect here: their runs take the graph."""
 
 plain_runs: ContextVar[frozenset[int]] = ContextVar('agentool_plain_runs', default=frozenset())
-"""Ids of the agents whose `run` is in progress here with nothing a run context cannot show (no
-`event_stream_handler`, no run-level `instructions`); `iter()` and `run_stream()` take the graph."""
+"""Ids of the agents whose `run` is in progress here with nothing a run context cannot show (see
+`AgenToolAgent.run`); `iter()` and `run_stream()` take the graph."""
 
 _GLOBAL_TRACING = ProxyTracerProvider()
 
 _DEFAULT_LIMITS = UsageLimits()
-
-_NO_DEPS = (None, NoneType, object)
 
 
 @functools.cache
@@ -67,20 +60,18 @@ def _result_adapter() -> TypeAdapter[AgentRunResult[Any]]:
 
 @dataclass(frozen=True, eq=False)
 class _Shape:
-    """A run's leaf toolsets (by identity) and the kinds of its leaf capabilities (a run may get fresh instances)."""
+    """A run's leaf toolsets (by identity) and its leaf capabilities' kinds (a run may get fresh instances)."""
 
     toolsets: tuple[AbstractToolset[Any], ...]
     capabilities: tuple[type[AbstractCapability[Any]], ...]
 
     def matches(self, other: _Shape) -> bool:
-        return self.capabilities == other.capabilities and [id(t) for t in self.toolsets] == [
-            id(t) for t in other.toolsets
-        ]
+        return self.capabilities == other.capabilities and list(map(id, self.toolsets)) == list(map(id, other.toolsets))
 
 
 @dataclass(kw_only=True, eq=False)
 class LeanRuns(AbstractCapability[Any]):
-    """Answers an `AgenToolAgent`'s plain runs from its `wrap_run`, without the agent graph (see `shape_of`)."""
+    """Answers an `AgenToolAgent`'s plain runs (see `shape_of`) from its `wrap_run`, without the graph."""
 
     model: AgenToolModel
     deps_type: Any = None
@@ -89,7 +80,6 @@ class LeanRuns(AbstractCapability[Any]):
     runs: int = 0
     _plan: LeanPlan | None = field(default=None, repr=False)
     _shape: _Shape | None = field(default=None, repr=False)
-    _learned: bool = field(default=False, repr=False)
 
     @classmethod
     def get_serialization_name(cls) -> str | None:
@@ -114,14 +104,13 @@ class LeanRuns(AbstractCapability[Any]):
             return await answer(plan, self.model, ctx)
         fresh = not ctx.messages and not ctx.usage.has_values()
         result = await handler()
-        if fresh and not self._learned and ctx.agent is not None:
+        if fresh and self._plan is None and ctx.agent is not None:
             # The first plain run shows the agent's shape; a shape we do not know keeps the graph for good.
             found = learn_plan(result, self.model.output_parameters, ctx.agent.output_type)
-            if found != LEARN_FROM_NEXT_RUN:
-                self._learned = True
-                self._plan, self._shape = (found, shape) if isinstance(found, LeanPlan) else (None, None)
-                if self._plan is None:
-                    self.block('its first run took a shape a lean run does not reproduce')
+            if isinstance(found, LeanPlan):
+                self._plan, self._shape = found, shape
+            elif found != LEARN_FROM_NEXT_RUN:
+                self.block('its first run took a shape a lean run does not reproduce')
         return result
 
     def shape_of(self, ctx: RunContext[Any]) -> _Shape | None:
@@ -132,7 +121,7 @@ class LeanRuns(AbstractCapability[Any]):
             or type(ctx.prompt) is not str
             or ctx.model is not self.model
             # Deps not given for a deps type: the graph's manager tool builds them (see `manager_tool`).
-            or (ctx.deps is None and self.deps_type not in _NO_DEPS)
+            or (ctx.deps is None and declares_deps(self.deps_type))
             or ctx.metadata is not None
             or (ctx.usage_limits is not None and ctx.usage_limits != _DEFAULT_LIMITS)
             or not isinstance(ctx.tracer, NoOpTracer)  # the run is instrumented: the graph traces it
@@ -153,8 +142,8 @@ class LeanRuns(AbstractCapability[Any]):
 
 
 def history_allows_lean(history: Sequence[ModelMessage]) -> bool:
-    """Whether a run continuing `history` takes the two steps a lean run reproduces: the history
-    ends with a finished run (output tool returns, or a response without tool calls)."""
+    """Whether `history` ends with a finished run (output tool returns, or a response without tool calls),
+    so a run continuing it takes the two steps a lean run reproduces."""
     if not history:
         return True
     last = history[-1]
@@ -197,14 +186,13 @@ async def answer(plan: LeanPlan, model: AgenToolModel, ctx: RunContext[Any]) -> 
         tool_call_id=call_id,
         messages=messages,
         run_step=1,
-        max_retries=plan.max_retries,
+        max_retries=1,  # pydantic-ai's default: a lean agent sets no other
     )
     given = UNSET if tool_ctx.deps is None else tool_ctx.deps
     value = await run_operation(DETERMINISTIC_RUN, manager, validated, tool_ctx, deps=given, tracer=ctx.tracer)
     returned = ToolReturnPart(MANAGER_TOOL_NAME, value, tool_call_id=call_id, timestamp=now)
     messages.append(plan.request.make(timestamp=now, parts=[returned], **ids))
-    none_as_text = value is None and admits_none(manager.config.output_type)
-    final = output_parts(value, plan.params, agentool=name, call_id=final_id, none_as_text=none_as_text)
+    final = output_parts(value, plan.params, agentool=name, call_id=final_id, output_type=manager.config.output_type)
     messages.append(plan.response.make(timestamp=now, parts=final, **ids))
     call = final[0]
     if isinstance(call, ToolCallPart) and plan.final_request is not None and plan.final_return is not None:

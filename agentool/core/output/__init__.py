@@ -4,11 +4,12 @@ output schema (`_fit`), and the final `ModelResponse` in any output mode (`_resp
 
 from ._fit import resolve
 from ._response import admits_none, inner_schema, json_data, json_output_text, output_parts, output_response
-from ._spec import can_produce, check_output_type, output_types, output_value_type
+from ._spec import can_produce, check_output_type, output_members, output_types, output_value_type
 
 __all__ = (
     'can_produce',
     'check_output_type',
+    'output_members',
     'output_types',
     'output_value_type',
     'resolve',

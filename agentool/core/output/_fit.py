@@ -1,14 +1,11 @@
-"""Whether a value fits an output JSON schema: by its own type first, then by its JSON shape.
-
-A union's members can share a JSON shape (`float | int` both take `1`), and the answer is validated
-as the member whose schema it is sent under: so a value goes where its own type is described (by
-the schema's title, an `int` under `integer`) before anywhere its JSON fits.
-"""
+"""Whether a value fits an output JSON schema: where its own type is described first (a title, an
+`int` under `integer`), then where its JSON fits (`float | int` members both take `1`)."""
 
 from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 from typing import Any, cast
 
 from pydantic import BaseModel
@@ -58,14 +55,13 @@ def fits_type(schema: dict[str, Any], root: dict[str, Any], value: Any, jsonable
     return own is not None and schema.get('type') == own and 'enum' not in schema and 'const' not in schema
 
 
-def fits_shape(schema: dict[str, Any], root: dict[str, Any], value: Any, jsonable: Any) -> bool:
-    """Whether `jsonable` fits `schema`, nested properties and items included."""
-    return _fits(schema, root, jsonable, deep=True)
+def fits_shape(schema: dict[str, Any], root: dict[str, Any], value: Any, jsonable: Any, deep: bool = True) -> bool:
+    """Whether `jsonable` fits `schema`, nested properties and items included (`deep`), else only its
+    outer shape (its JSON type and an object's keys)."""
+    return _fits(schema, root, jsonable, deep=deep)
 
 
-def fits_loosely(schema: dict[str, Any], root: dict[str, Any], value: Any, jsonable: Any) -> bool:
-    """Whether `jsonable`'s outer shape fits `schema` (its JSON type and an object's keys)."""
-    return _fits(schema, root, jsonable, deep=False)
+fits_loosely = functools.partial(fits_shape, deep=False)
 
 
 def _fits(schema: dict[str, Any], root: dict[str, Any], jsonable: Any, *, deep: bool) -> bool:

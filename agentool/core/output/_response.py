@@ -1,15 +1,12 @@
-"""Turning a tool's return value into a final `ModelResponse` in the output mode a run asks for.
-
-Plain text, a call to one of the output tools, or JSON text for native and prompted modes: the
-shapes are read from the request parameters and JSON schemas pydantic-ai publishes.
-"""
+"""A tool's return value as the final `ModelResponse` in the run's output mode: text, an output tool
+call, or JSON text (native and prompted modes), shaped by the request parameters pydantic-ai publishes."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from types import NoneType, UnionType
-from typing import Any, Union, get_args, get_origin
+from types import NoneType
+from typing import Any
 
 from pydantic_ai.messages import ModelResponse, ModelResponsePart, TextPart, ToolCallPart
 from pydantic_ai.models import ModelRequestParameters
@@ -18,7 +15,7 @@ from pydantic_core import to_json, to_jsonable_python
 
 from ...errors import OutputError
 from ._fit import fits_loosely, fits_shape, fits_type, resolve, title_of
-from ._spec import output_types
+from ._spec import output_members
 
 __all__ = ('output_response', 'output_parts', 'admits_none', 'inner_schema', 'json_output_text', 'json_data')
 
@@ -30,21 +27,21 @@ def output_response(
     model_name: str,
     agentool: str,
     call_id: str,
-    none_as_text: bool = False,
+    output_type: Any = None,
 ) -> ModelResponse:
     """The final response that carries `value` as the run's output."""
-    parts = output_parts(value, params, agentool=agentool, call_id=call_id, none_as_text=none_as_text)
+    parts = output_parts(value, params, agentool=agentool, call_id=call_id, output_type=output_type)
     return ModelResponse(parts=parts, model_name=model_name)
 
 
 def output_parts(
-    value: Any, params: ModelRequestParameters, *, agentool: str, call_id: str, none_as_text: bool = False
+    value: Any, params: ModelRequestParameters, *, agentool: str, call_id: str, output_type: Any = None
 ) -> list[ModelResponsePart]:
     """The parts of `output_response`: one output tool call or one text part.
 
-    pydantic-ai reads an empty text as no answer: `None` is answered with one when `none_as_text`;
-    an empty string goes to an output tool it fits, else `OutputError` (`'empty_text'`). A value
-    JSON cannot encode raises `OutputError` (`'not_serialisable'`).
+    pydantic-ai reads an empty text as no answer: `None` is one when `output_type` admits it; an empty string
+    goes to an output tool it fits, else `OutputError` (`'empty_text'`), as does a value JSON cannot
+    encode (`'not_serialisable'`).
     """
     jsonable = json_data(value, agentool)
     text_ok = params.allow_text_output and isinstance(value, str) and value != ''
@@ -70,28 +67,20 @@ def output_parts(
         if not value:
             raise _empty_text(agentool)
         return [TextPart(value)]
-    if value is None and none_as_text:
+    if value is None and admits_none(output_type):
         return [TextPart('')]
     return [TextPart(_json_text(value, jsonable, agentool, finite=True))]
 
 
 def admits_none(output_type: Any) -> bool:
     """Whether a run's output of type `output_type` (an output spec, `[None, str]` or `X | None`) may be `None`."""
-    if output_type is NoneType:
-        return True
-    if get_origin(output_type) in (Union, UnionType):
-        return NoneType in get_args(output_type)
-    if output_type is None:
-        return False  # no output type given: the tool's return annotation is used instead
-    members = output_types(output_type)
-    if members is None or members == [output_type]:
-        return False
-    return any(member is None or admits_none(member) for member in members)
+    # No output type given (`None`): the tool's return annotation is used instead.
+    return output_type is not None and NoneType in (output_members(output_type) or ())
 
 
 _Matcher = Callable[[dict[str, Any], dict[str, Any], Any, Any], bool]
 _MATCHERS: tuple[_Matcher, ...] = (fits_type, fits_shape, fits_loosely)
-"""The value's own type first, then its whole JSON shape, then (as before nested checks) its outer shape."""
+"""The value's own type first, then its whole JSON shape, then its outer shape."""
 
 
 def _tool_for(value: Any, jsonable: Any, params: ModelRequestParameters, agentool: str) -> ToolDefinition:
@@ -161,7 +150,7 @@ def _fit_object(value: Any, jsonable: Any, schema: dict[str, Any], agentool: str
 
 def _branch_data(branch: dict[str, Any], root: dict[str, Any], value: Any) -> list[tuple[dict[str, Any], bool]]:
     """The schemas a union branch's `data` may carry a value as, each with whether it is wrapped in
-    `{"response": ...}` (a value whose own type the branch names is taken unwrapped)."""
+    `{"response": ...}` (not when the branch names the value's own type)."""
     data = resolve(branch.get('properties', {}).get('data', {}), root)
     titled = {**data, 'title': branch.get('title')}
     properties: dict[str, Any] = data.get('properties', {})
@@ -191,7 +180,7 @@ def _json_text(value: Any, jsonable: Any, agentool: str, *, finite: bool = False
         raise _not_serialisable(value, error, agentool) from None
     if finite and ('Infinity' in text or 'NaN' in text):  # cheap first look; strings may hold the words
         try:
-            json.loads(text, parse_constant=_refuse_constant)
+            json.dumps(jsonable, allow_nan=False)
         except ValueError:
             raise OutputError(
                 f'agentool {agentool!r}: the output value of type {type(value).__name__} holds an infinite or '
@@ -201,10 +190,6 @@ def _json_text(value: Any, jsonable: Any, agentool: str, *, finite: bool = False
                 reason='non_finite_number',
             ) from None
     return text
-
-
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(name)
 
 
 def _not_serialisable(value: Any, error: ValueError, agentool: str) -> OutputError:

@@ -1,8 +1,6 @@
-"""Output types: what value an output spec stands for (`NativeOutput(M)`, `[M, str]`, `ToolOutput(M)` all mean `M`s),
-and whether a tool's return annotation can ever give a value an output type accepts, told at creation.
-
-Lax validation converts much (a `dict` to a model, `'5'` to an `int`); only what can never convert
-is refused (`int` under `Plan`). Anything not clearly known (`Any`, a `TypeVar`) can produce anything.
+"""What value an output spec stands for (`NativeOutput(M)`, `[M, str]`, `ToolOutput(M)` all mean `M`s),
+and whether a tool's return annotation can ever give a value an output type accepts (told at creation:
+only what lax validation can never convert is refused, `int` under `Plan`; `Any` produces anything).
 """
 
 from __future__ import annotations
@@ -20,7 +18,7 @@ from pydantic_ai import NativeOutput, PromptedOutput, TextOutput, ToolOutput
 
 from ...errors import ConfigurationError
 
-__all__ = ('can_produce', 'check_output_type', 'is_output_spec', 'output_types', 'output_value_type')
+__all__ = ('can_produce', 'check_output_type', 'is_output_spec', 'output_members', 'output_types', 'output_value_type')
 
 _TYPING_MODULES = frozenset({'typing', 'typing_extensions', 'types'})
 """Where the classes of typing forms live (`Any`, `Literal[...]`, `A | B`, a `TypeVar`, a `NewType`)."""
@@ -48,6 +46,18 @@ def output_types(spec: Any) -> list[Any] | None:
     return [spec]
 
 
+def output_members(spec: Any) -> tuple[Any, ...] | None:
+    """The types `spec` accepts, unions split (`None` as `NoneType`); `None` with an output function."""
+    if (found := output_types(spec)) is None:
+        return None
+    members: list[Any] = []
+    for member in found:
+        member = types.NoneType if member is None else member  # `[None, int]` names the type by its value
+        origin = get_origin(member)
+        members.extend(get_args(member) if origin is Union or origin is types.UnionType else (member,))
+    return tuple(members)
+
+
 def output_value_type(spec: Any) -> Any:
     """One type for the values `spec` accepts (a `Union` of several), or `None` when it cannot be told."""
     types = output_types(spec)
@@ -60,8 +70,7 @@ def output_value_type(spec: Any) -> Any:
 
 
 def is_output_spec(spec: object) -> bool:
-    """Whether `spec` can be an agent's `output_type`, told cheaply (no schema is built): `None`, a class,
-    a typing form, an output marker or function, or a non-empty list of these."""
+    """Whether `spec` can be an agent's `output_type`, told without building a schema."""
     if spec is None or isinstance(spec, type | ToolOutput | NativeOutput | PromptedOutput | TextOutput):
         return True
     if isinstance(spec, Sequence) and not isinstance(spec, str | bytes):
@@ -73,7 +82,7 @@ def is_output_spec(spec: object) -> bool:
 
 
 def check_output_type(output_type: object, *, agentool: str | None = None) -> None:
-    """Raise `ConfigurationError` unless `output_type` can be an output type (cheaply told: see `is_output_spec`)."""
+    """Raise `ConfigurationError` unless `output_type` can be an output type (`is_output_spec`)."""
     if not is_output_spec(output_type):
         raise ConfigurationError(
             'output_type must be a type or typing form pydantic can describe (a class, list[int], A | B, ...), '

@@ -18,7 +18,7 @@ from ._in_effect import (
 from ._input_errors import invalid_input, invalid_json, not_an_object, unknown_operation, unparsable_json
 from ._json import json_type, json_validator, loc
 from ._missing_deps import declares_deps, deps_admit_none, missing_deps_error, type_label
-from ._tool_errors import ToolRaised, failed_error, output_retry_error, retry_error
+from ._tool_errors import ToolRaised, failed_error, output_retry_error, retried_error, retry_error
 from .durability import active_dispatcher, dispatching, is_durable
 
 __all__ = (
@@ -37,6 +37,7 @@ __all__ = (
     'failed_error',
     'output_retry_error',
     'retry_error',
+    'retried_error',
     'context_template',
     'direct_context',
     'Entry',

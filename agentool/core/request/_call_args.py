@@ -1,10 +1,8 @@
 """The arguments of the manager tool call a deterministic run makes: the prompt text, as a rule.
 
-pydantic-ai validates a tool whose one argument is a model in Python mode, even from JSON text,
-and there a *strict* field (`Field(strict=True)`, or a strict model) refuses the JSON form of its
-value (a `datetime` or `UUID` as a string), which `injector.call` and the agentool's own
-validation accept. For an input schema with strict fields the call therefore carries the validated
-input as Python values instead, which validate in both modes; any other schema keeps the text.
+pydantic-ai validates the tool's model argument in Python mode, where a *strict* field refuses the
+JSON form of its value (a `datetime` as a string); so an input schema with strict fields gets the
+validated input as Python values, which validate in both modes.
 """
 
 from __future__ import annotations
@@ -32,11 +30,8 @@ def call_args(prompt: str, validated: BaseModel) -> str | dict[str, Any]:
 
 @functools.cache
 def _python_keys(schema: type[BaseModel]) -> dict[str, str] | None:
-    """Field name -> input key when `schema` needs Python arguments (it has a strict field), else `None`.
-
-    Also `None` when a field is read from several keys or a path, or holds JSON text (`Json[...]`):
-    their values cannot be given back under one key as they were validated; such schemas keep the text.
-    """
+    """Field name -> input key when `schema` has a strict field, else `None`; also `None` when a field's
+    value cannot be given back under one key as validated (several keys, a path, `Json[...]`)."""
     if not _strict_in(schema.__pydantic_core_schema__):
         return None
     keys: dict[str, str] = {}

@@ -1,9 +1,7 @@
 """The `RunContext` a tool gets on the injector's direct path, made with pydantic-ai's constructor.
 
-Building a `RunContext` costs more than the rest of a direct call together, so each agentool gets
-one from the public constructor when it is registered (`context_template`), and every direct call
-takes a shallow copy with its own `deps`, `prompt`, `usage` and `messages` (`direct_context`); the
-other fields are shared, as pydantic-ai shares them between one run's tool calls.
+Building one costs more than the rest of a direct call, so each agentool builds one when registered
+and every direct call takes a shallow copy with its own `deps`, `prompt`, `usage` and `messages`.
 """
 
 from __future__ import annotations
@@ -24,8 +22,7 @@ def context_template(*, model: Model, agent: Agent[Any, Any] | None, tool_name: 
 
 
 def direct_context(template: RunContext[Any], deps: Any, prompt: str | None) -> RunContext[Any]:
-    """A copy of `template` with the call's deps and prompt, and new usage and messages (a tool may
-    add to them)."""
+    """A copy of `template` with the call's deps and prompt, and new usage and messages."""
     ctx = copy.copy(template)
     ctx.deps = deps
     ctx.prompt = prompt

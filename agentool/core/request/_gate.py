@@ -1,12 +1,9 @@
 """One call at a time for a route declared `concurrent_safe=False`, on every surface.
 
-Every surface reaches a tool through `AgenToolManager.invoke`, so the gate sits there. The calls
-that wait for each other are those of one tool function through one injector (they share its
-deps); the table of locks belongs to the injector in effect. A call outside any injector's frame
-waits only for the calls of its own gate.
-
-One injector may serve several event loops at once (threads): the calls of each loop queue on an
-`asyncio.Lock`, and the head of each queue then takes a `threading.Lock` shared by every loop.
+The gate sits in `AgenToolManager.invoke`, which every surface reaches. The calls of one tool
+function through one injector wait for each other (they share its deps), in the lock table of the
+injector in effect. Each event loop's calls queue on an `asyncio.Lock`, whose head then takes a
+`threading.Lock` shared by every loop (one injector may serve several threads).
 """
 
 from __future__ import annotations
@@ -15,6 +12,7 @@ import asyncio
 import threading
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any
 
 from ._in_effect import GateTable, frame
@@ -25,19 +23,16 @@ _GUARD = threading.Lock()
 """Guards the tables' bookkeeping only: one injector may serve several event loops (threads)."""
 
 _held: ContextVar[frozenset[tuple[int, int]]] = ContextVar('agentool_serial_held', default=frozenset())
-"""The gates (table, tool) the running call (and so the calls it makes) holds: a call made from inside one
-never waits for it (a tool delegating to an agentool that routes to the same tool would otherwise wait for
-itself), also on another event loop (a sync tool calling `run_sync` in its worker thread)."""
+"""The gates (table, tool) the running call holds: a call made from inside one never waits for it (a
+tool delegating back to itself would wait forever), on any event loop."""
 
 
+@dataclass(slots=True)
 class _Held:
     """A lock and the count of calls holding or awaiting it (dropped from the table at zero)."""
 
-    __slots__ = ('lock', 'users')
-
-    def __init__(self, lock: Any) -> None:
-        self.lock = lock
-        self.users = 0
+    lock: Any
+    users: int = 0
 
 
 async def _acquire(lock: threading.Lock) -> None:
@@ -54,10 +49,8 @@ async def _acquire(lock: threading.Lock) -> None:
 
 
 class SerialGate:
-    """Runs the calls of one tool one at a time per injector (and event loop).
-
-    A lock exists only while calls hold or await it, so nothing is kept for idle tools or gone injectors.
-    """
+    """Runs the calls of one tool one at a time per injector; a lock exists only while calls hold or
+    await it, so nothing is kept for idle tools or gone injectors."""
 
     __slots__ = ('_own', '_tool')
 
@@ -66,22 +59,16 @@ class SerialGate:
         self._own: GateTable = {}
 
     async def run(self, start: Callable[[], Awaitable[Any]]) -> Any:
-        """Start the call (`start()`) once no other call of this tool holds the gate, and await it.
-
-        Started only then: a call cancelled while it waits never ran its tool (nor its transform).
-        """
+        """Start the call (`start()`) once no other call of this tool holds the gate, and await it (a call
+        cancelled while it waits never ran its tool)."""
         table = self._own if (current := frame.get()) is None else current.injector.serial_calls
         key, shared_key = (id(asyncio.get_running_loop()), id(self._tool)), (0, id(self._tool))
         held = _held.get()
         if (id(table), id(self._tool)) in held:
             return await start()
         with _GUARD:
-            waiting = table.get(key)
-            if waiting is None:
-                waiting = table[key] = _Held(asyncio.Lock())
-            shared = table.get(shared_key)
-            if shared is None:
-                shared = table[shared_key] = _Held(threading.Lock())
+            waiting = table.get(key) or table.setdefault(key, _Held(asyncio.Lock()))
+            shared = table.get(shared_key) or table.setdefault(shared_key, _Held(threading.Lock()))
             waiting.users += 1
             shared.users += 1
         try:
@@ -95,9 +82,7 @@ class SerialGate:
                     shared.lock.release()
         finally:
             with _GUARD:
-                waiting.users -= 1
-                if not waiting.users:
-                    del table[key]
-                shared.users -= 1
-                if not shared.users:
-                    del table[shared_key]
+                for held_key, held_lock in ((key, waiting), (shared_key, shared)):
+                    held_lock.users -= 1
+                    if not held_lock.users:
+                        del table[held_key]

@@ -1,9 +1,7 @@
-"""The injector in effect, as the core's own surfaces reach it without importing the injector.
+"""The injector in effect, reached by the core without importing the injector (which builds on it).
 
-The injector package builds on the core, so the core cannot import it; what the core needs of it
-is named by `InjectorInEffect`. The injector in effect is the task-local `frame`'s, else the
-default injector the registry in effect keeps (`AgenToolRegistry.default_injector`), which
-`get_injector()` creates.
+It is the task-local `frame`'s, else the registry's `default_injector`; `InjectorInEffect` names
+what the core asks of it.
 """
 
 from __future__ import annotations
@@ -24,8 +22,7 @@ __all__ = (
 )
 
 GateTable = dict[tuple[int, int], Any]
-"""Locks by (event loop, tool function), each with the count of calls holding or awaiting it; `(0, tool)` (no
-loop has id 0) holds the lock shared by every loop. One per injector: `InjectorInEffect.serial_calls`."""
+"""An injector's locks by (event loop, tool function) for `SerialGate`; `(0, tool)` is shared by every loop."""
 
 
 class KeepsInjector(Protocol):
@@ -45,9 +42,8 @@ class Frame(NamedTuple):
 
 
 Entry: TypeAlias = 'tuple[Token[Frame | None] | None, Any, bool]'
-"""A frame entered for one call or run, and what `leave` undoes: the token that resets the frame (`None`
-when the call joined the frame in effect), the run scope the call runs in (or `None`) and whether the call
-made that scope, so leaving closes it. (A plain tuple: the direct path makes one per call.)"""
+"""What `leave` undoes: the frame's reset token (`None` when the call joined the frame in effect), the
+run scope (or `None`) and whether the call made it. A plain tuple: the direct path makes one per call."""
 
 
 class InjectorInEffect(Protocol):
@@ -75,8 +71,7 @@ concurrent tasks do not."""
 def injector_in_effect(
     registry: Callable[[], KeepsInjector], make: Callable[[], InjectorInEffect] | None = None
 ) -> InjectorInEffect | None:
-    """The injector of the frame, else the default injector of `registry()` (the one in effect), made by
-    `make` when it has none."""
+    """The frame's injector, else `registry()`'s default one (made by `make` when it has none)."""
     current = frame.get()
     if current is not None:
         return current.injector
@@ -89,8 +84,8 @@ def injector_in_effect(
 
 
 async def leave(entry: Entry, error: BaseException | None) -> None:
-    """Leave a frame entered for a call or run: close the run scope it owns (the one place a run's
-    resources are closed), then restore the frame it found, whatever the closing raises."""
+    """Close the run scope `entry` owns (the one place a run's resources are closed), then restore the
+    frame it found, whatever the closing raises."""
     token, scope, closes = entry
     try:
         if closes and scope is not None and scope.owned:

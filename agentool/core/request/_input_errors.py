@@ -61,10 +61,8 @@ def invalid_input(agentool: str, operation: str | None, errors: list[dict[str, A
 
 
 def unknown_operation(agentool: str, operation: Any, known: list[str]) -> UnknownOperationError:
-    """The error for an operation with no route, listing the `known` ones and those close to it.
-
-    `details['suggestions']` has the close ones, as the message's "did you mean" does.
-    """
+    """The error for an operation with no route, listing the `known` ones and, in its "did you mean" and
+    `details['suggestions']`, those close to it."""
     suggestions = suggest(operation, known) if isinstance(operation, str) else []
     return UnknownOperationError(
         f'agentool {agentool!r} has no operation {quote(operation)}; '
@@ -77,11 +75,8 @@ def unknown_operation(agentool: str, operation: Any, known: list[str]) -> Unknow
 
 
 def unparsable_json(agentool: str, data: str | bytes, error: ValidationError, cause: Exception) -> InvalidJSONError:
-    """The error for JSON the standard library cannot read either (too deep, a huge integer, not UTF-8).
-
-    pydantic's own message says where (`at line L column C`): `details` get `position`, `line` and
-    `column` from it, as for any other invalid JSON.
-    """
+    """The error for JSON the standard library cannot read either (too deep, a huge integer, not UTF-8),
+    with `position`, `line` and `column` from pydantic's message, as for any other invalid JSON."""
     reason = str(error.errors(include_url=False)[0]['msg']) if error.error_count() else str(cause)
     found = _AT.search(reason)
     if found is None:
@@ -91,9 +86,7 @@ def unparsable_json(agentool: str, data: str | bytes, error: ValidationError, ca
     line, column = int(found[1]), int(found[2])
     # pydantic counts the column in UTF-8 bytes; text input gets it in characters, as `json` gives it.
     raw = data if isinstance(data, bytes) else data.encode()
-    start = 0
-    for _ in range(line - 1):
-        start = raw.index(b'\n', start) + 1
+    start = sum(len(row) + 1 for row in raw.split(b'\n', line - 1)[: line - 1])  # where line `line` starts
     position = start + column - 1
     if isinstance(data, str):
         column = len(raw[start:position].decode(errors='ignore')) + 1

@@ -1,9 +1,5 @@
-"""Deps that were not given and cannot be built: `None` when the deps type admits it, else `MissingDepsError`.
-
-One rule for every surface that builds an agentool's deps itself (`agent.run` without `deps=`,
-`injector.run`, `injector.call`, the CLI, MCP): the injector's (`agentool.core.injector`) and the
-core's own surfaces when no injector is in effect (`_in_effect`).
-"""
+"""Deps that were not given and cannot be built: `None` when the deps type admits it, else
+`MissingDepsError`; one rule for every surface that builds an agentool's deps itself."""
 
 from __future__ import annotations
 
@@ -38,16 +34,13 @@ def deps_admit_none(deps_type: Any) -> bool:
         return any(deps_admit_none(member) for member in get_args(deps_type))
     if origin is Annotated:
         return deps_admit_none(get_args(deps_type)[0])
+    # pydantic refuses a config for a type that carries its own (models, dataclasses, TypedDicts).
+    own_config = hasattr(deps_type, '__pydantic_config__') or hasattr(deps_type, '__dataclass_fields__')
     try:
-        TypeAdapter[Any](deps_type, config=None if _is_model(deps_type) else _ANY_TYPE).validate_python(None)
+        TypeAdapter[Any](deps_type, config=None if own_config else _ANY_TYPE).validate_python(None)
     except Exception:  # refused, a type pydantic cannot read, or a validator failing on `None`: not fine
         return False
     return True
-
-
-def _is_model(deps_type: Any) -> bool:
-    # pydantic refuses a config for a type that carries its own (models, dataclasses, TypedDicts).
-    return hasattr(deps_type, '__pydantic_config__') or hasattr(deps_type, '__dataclass_fields__')
 
 
 def missing_deps_error(name: str, deps_type: Any, cause: Exception) -> MissingDepsError:

@@ -1,9 +1,5 @@
-"""The seam durable execution takes over operation calls through (engine-agnostic, no engine imported).
-
-While a durable run is in progress (`agentool.durable.AgenToolDurability` sets it for the run),
-`run_operation` hands each call to the active `OperationDispatcher`, so the run's engine journals
-it as one durable unit. Outside such a run each call pays one context-variable read.
-"""
+"""The seam durable execution takes operation calls over by (no engine imported): while a durable run
+is in progress, `run_operation` hands each call to the active `OperationDispatcher`."""
 
 from __future__ import annotations
 
