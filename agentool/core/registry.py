@@ -32,7 +32,6 @@ from .definition import (
     check_routes,
     configuration_error,
     now,
-    unfillable_defaults,
 )
 from .manager import AgenToolManager
 from .request import InjectorInEffect
@@ -137,9 +136,9 @@ class _Entry:
 
 
 def _entry_for(name: str, config: AgenToolConfig) -> _Entry:
-    routes, problems = check_routes(name, config)
+    routes, problems, warnings = check_routes(name, config)
     manager = None if problems else AgenToolManager(name, config, routes=routes)
-    return _Entry(config, manager, tuple(problems), tuple(unfillable_defaults(config)))
+    return _Entry(config, manager, tuple(problems), tuple(warnings))
 
 
 class AgenToolRegistry:
@@ -190,10 +189,11 @@ class AgenToolRegistry:
             AgenToolNotFoundError: a name that is not registered.
         """
         if isinstance(name_or_config, AgenToolConfig):
-            errors = check_routes('<unregistered>', name_or_config)[1]
-            return [*errors, *(unfillable_defaults(name_or_config) if include_warnings else ())]
-        entry = self._entry(name_or_config)
-        return [*entry.problems, *(entry.warnings if include_warnings else ())]
+            _, errors, warnings = check_routes('<unregistered>', name_or_config)
+        else:
+            entry = self._entry(name_or_config)
+            errors, warnings = entry.problems, entry.warnings
+        return [*errors, *(warnings if include_warnings else ())]
 
     @_RegistryMethod
     def get(self, name: str) -> AgenToolConfig | None:
