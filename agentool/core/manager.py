@@ -61,14 +61,10 @@ class AgenToolManager:
     """Runs one agentool's operations. Built (and checked) once per registration.
 
     An inconsistent configuration is listed in `problems`: the manager can still be inspected, but
-    validating or running input raises one `ConfigurationError` listing every problem.
-
-    A manager is also a tool function: `agent.tool(name='__agentool_manager__')(manager)`
-    registers it, as the architecture guide does.
+    validating or running input raises one `ConfigurationError` listing every problem. A manager is
+    also a tool function: `agent.tool(name='__agentool_manager__')(manager)` registers it, as the guide does.
 
     Args:
-        name: The agentool's name.
-        config: Its configuration.
         tool_functions: The tools operations route to (a list, or a dict of name → function);
             by default `config.tools`.
         routes: Routes already compiled from `config` (the registry's, to avoid a second pass).
@@ -120,7 +116,6 @@ class AgenToolManager:
 
     @property
     def routing_config(self) -> RoutingConfig:
-        """The routing configuration."""
         return self.config.routing_config
 
     def get_tool_schema(self) -> dict[str, Any]:

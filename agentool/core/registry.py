@@ -1,8 +1,7 @@
 """The registry: agentool configurations by name, each with the manager that runs it.
 
-One default instance lives behind `get_registry()`; `use_registry()` swaps in another for a block
-or a task (a `contextvars` scope). Its introspection methods delegate to `agentool.catalog`; the
-configuration types of `agentool.core.definition` are re-exported here, as the guide imports them.
+`get_registry()` is the default one, unless `use_registry()` scopes another to a block or task.
+Introspection delegates to `agentool.catalog`; the configuration types are re-exported, as the guide imports them.
 """
 
 from __future__ import annotations
@@ -231,19 +230,16 @@ class AgenToolRegistry:
 
     @_RegistryMethod
     def update(self, name: str, **changes: Any) -> bool:
-        """Change the catalog metadata of agentool `name` at once; `False` if there is no such agentool.
-
-        Updatable: `description`, `version`, `tags` and `examples`; a failed update changes nothing.
-        To change anything else, create the agentool again with `replace=True`.
+        """Change `description`, `version`, `tags` or `examples` of agentool `name` at once (all or
+        nothing); `False` if there is no such agentool. Anything else: create it again with `replace=True`.
 
         Raises:
             InvalidUpdateError: a field that cannot be updated, or a value of the wrong type.
         """
-        entry = self._entries.get(name) if isinstance(cast(object, name), str) else None
-        if entry is None:
+        if name not in self:
             return False
         checked = {field: checked_update(name, field, value) for field, value in changes.items()}
-        config = dataclasses.replace(entry.config, **checked, updated_at=now())
+        config = dataclasses.replace(self._entries[name].config, **checked, updated_at=now())
         self._entries[name] = _entry_for(name, config)
         return True
 
@@ -256,8 +252,6 @@ class AgenToolRegistry:
     def clear(self) -> None:
         """Remove every agentool."""
         self._entries.clear()
-
-    # --- introspection: thin delegations to the agentool.catalog package ---------------------
 
     @_RegistryMethod
     def list_detailed(self) -> list[catalog.CatalogDetails]:

@@ -31,7 +31,6 @@ __all__ = (
     'CompiledRoute',
     'check_routes',
     'configuration_error',
-    'operation_annotation',
     'tool_list',
 )
 
@@ -43,12 +42,10 @@ class CompiledRoute:
     operation: str
     tool: ToolSignature
     transform: Transform | None
-    matched_fields: tuple[str, ...]
-    """Without a transform: the input fields whose names match the tool's parameters."""
     always_fields: tuple[str, ...] = ()
-    """The matched fields the tool requires: always passed."""
+    """Without a transform: the input fields matching parameters the tool requires, always passed."""
     if_set_fields: tuple[str, ...] = ()
-    """The matched fields the tool has a default for: passed only when the input set them."""
+    """The fields matching parameters the tool has a default for: passed only when the input set them."""
     param_set: frozenset[str] = frozenset()
     positional: Callable[[BaseModel], tuple[Any, ...]] | None = None
     """Reads the matched fields as positional arguments, when they are the tool's leading parameters."""
@@ -129,11 +126,9 @@ def check_routes(
     tools = {tool_name(t) or repr(t): t for t in config.tools}
     # Routes find a tool by name: of two different functions with one name, the last would answer
     # every route to it in silence. (The same function given twice is one tool.)
-    named: dict[str, list[object]] = {}
+    named: dict[str, set[int]] = {}
     for function in config.tools:
-        same = named.setdefault(tool_name(function) or repr(function), [])
-        if all(other is not function for other in same):
-            same.append(function)
+        named.setdefault(tool_name(function) or repr(function), set()).add(id(function))
     problems.extend(
         ConfigProblem(
             kind='duplicate_tool',
@@ -175,8 +170,8 @@ def check_routes(
             spare_all = [f for f in fields if f != operation_field]
             spare = [f for f in spare_all if f not in signature.params]
             defaulted = [p for p in signature.params if p not in fields and p not in signature.required]
-            defaults = inspect.signature(function).parameters
             for parameter in (p for p in defaulted if p not in _bound_keywords(function)):
+                default = inspect.signature(function).parameters[parameter].default
                 meant = _probably_meant(parameter, spare)
                 hint = f'did you mean field {meant!r}? Rename one of them' if meant else f'add a field {parameter!r}'
                 warnings.append(
@@ -185,7 +180,7 @@ def check_routes(
                         severity='warning',
                         message=f'operation {operation!r} has no transform, and no field of {schema_name} '
                         f'fills parameter {parameter!r} of tool {route.tool!r}: every call passes its default '
-                        f'{quote(defaults[parameter].default)}; {hint}, or give the route a transform',
+                        f'{quote(default)}; {hint}, or give the route a transform',
                         operation=operation,
                         tool=route.tool,
                         parameter=parameter,
@@ -217,7 +212,6 @@ def check_routes(
             operation,
             signature,
             route.transform,
-            matched,
             always,
             if_set,
             frozenset(signature.params),

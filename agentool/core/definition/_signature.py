@@ -25,7 +25,6 @@ __all__ = (
     'read_signature',
     'tool_name',
     'type_name',
-    'RESOLVE_HINT',
     'UNRESOLVABLE',
     'UNREADABLE',
     'extract_tool_metadata',
