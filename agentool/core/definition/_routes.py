@@ -1,8 +1,5 @@
-"""Route compilation: an agentool's configuration checked and turned into one `CompiledRoute` per operation.
-
-Done once per registration, so the manager's per-call path is a dict hit plus precomputed field
-tuples (or a positional reader).
-"""
+"""An agentool's configuration checked and compiled, once per registration, into one `CompiledRoute`
+per operation: the manager's call path is then a dict hit plus precomputed field tuples."""
 
 from __future__ import annotations
 
