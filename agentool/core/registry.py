@@ -16,8 +16,8 @@ from types import MethodType
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, Literal, ParamSpec, TypeVar, cast
 
 from .._options import check_instance, check_name
-from ..errors import DuplicateNameError, suggest
-from ._lookup import checked_update, not_found
+from ..errors import ConfigurationError, DuplicateNameError, InvalidUpdateError, quote, suggest
+from ._lookup import not_found
 from .definition import (
     DEFAULT_MAX_INPUT_BYTES,
     AgenToolConfig,
@@ -238,8 +238,18 @@ class AgenToolRegistry:
         """
         if name not in self:
             return False
-        checked = {field: checked_update(name, field, value) for field, value in changes.items()}
-        config = dataclasses.replace(self._entries[name].config, **checked, updated_at=now())
+        if fixed := [field for field in changes if field not in _UPDATABLE]:
+            raise InvalidUpdateError(
+                f'agentool {name!r}: field {quote(fixed[0])} cannot be updated (updatable: {", ".join(_UPDATABLE)}); '
+                'create the agentool again with replace=True to change anything else',
+                agentool=name,
+                field=fixed[0],
+            )
+        try:  # checked as `AgenToolConfig` checks them at creation, reported as the update's own error
+            config = dataclasses.replace(self._entries[name].config, **changes, updated_at=now())
+        except ConfigurationError as error:
+            field = error.details.get('option')
+            raise InvalidUpdateError(f'agentool {name!r}: {error.message}', agentool=name, field=field) from None
         self._entries[name] = _entry_for(name, config)
         return True
 
@@ -326,6 +336,9 @@ class AgenToolRegistry:
             return self._entries[name]
         except (KeyError, TypeError):  # TypeError: a name that cannot be a key (a list...) names nothing
             raise not_found(name, self._entries, note=hidden_by_scope(name, self)) from None
+
+
+_UPDATABLE = ('description', 'version', 'tags', 'examples')
 
 
 def _catalog():
