@@ -15,7 +15,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_ai import ModelRetry, RunContext
 
 from .._answering import is_deterministic
-from .._options import check_name
+from .._options import check_instance, check_name
 from ..errors import (
     AgenToolError,
     InputTooLargeError,
@@ -25,10 +25,10 @@ from ..errors import (
     TransformError,
 )
 from .definition import (
+    AgenToolConfig,
     CompiledRoute,
     Requirements,
     ToolSignature,
-    check_config,
     check_routes,
     configuration_error,
     json_key,
@@ -50,7 +50,7 @@ from .request import (
 )
 
 if TYPE_CHECKING:
-    from .definition import AgenToolConfig, ConfigProblem, RoutingConfig, Transform
+    from .definition import ConfigProblem, RoutingConfig, Transform
 
 __all__ = ('AgenToolManager', 'MANAGER_TOOL_NAME')
 
@@ -78,7 +78,7 @@ class AgenToolManager:
         *,
         routes: Mapping[str, CompiledRoute] | None = None,
     ) -> None:
-        config = check_config(check_name(name), config)  # built by hand as the guide does: a dict is refused here
+        check_instance('config', config, AgenToolConfig, agentool=check_name(name))  # the guide builds one by hand
         if tool_functions is not None:
             config = dataclasses.replace(config, tools=tool_list(name, tool_functions))
         problems: list[ConfigProblem] = []

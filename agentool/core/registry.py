@@ -27,7 +27,6 @@ from .definition import (
     RoutingConfig,
     ToolMetadata,
     Transform,
-    check_config,
     check_routes,
     configuration_error,
     now,
@@ -165,7 +164,7 @@ class AgenToolRegistry:
             DuplicateNameError: `name` is taken and `replace` is false.
             ConfigurationError: a bad name or config, or an input schema that is not a pydantic model.
         """
-        check_config(check_name(name), config)
+        check_instance('config', config, AgenToolConfig, agentool=check_name(name))
         if not replace and name in self._entries:
             raise DuplicateNameError(
                 f'agentool {name!r} is already registered; pass replace=True to replace it', agentool=name

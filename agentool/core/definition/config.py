@@ -42,7 +42,6 @@ __all__ = (
     'now',
     'check_routing',
     'check_tools',
-    'check_config',
 )
 
 DEFAULT_MAX_INPUT_BYTES = 1024 * 1024
@@ -330,9 +329,3 @@ def check_tools(tools: object, *, agentool: str | None = None) -> tuple[Callable
     raise ConfigurationError(
         f'tools must be a list of tool functions; {problem}', agentool=agentool, option='tools', value=shown
     )
-
-
-def check_config(name: str, config: object) -> AgenToolConfig:
-    """`config` if it is an `AgenToolConfig`; else `ConfigurationError` naming agentool `name`."""
-    check_instance('config', config, AgenToolConfig, agentool=name)
-    return cast(AgenToolConfig, config)
