@@ -196,8 +196,7 @@ class AgenToolRegistry:
     @_RegistryMethod
     def get(self, name: str) -> AgenToolConfig | None:
         """The configuration registered under `name`, or `None` (also for a name that is not a string)."""
-        entry = self._entries.get(name) if isinstance(cast(object, name), str) else None
-        return entry.config if entry else None
+        return self._entries[name].config if name in self else None
 
     @_RegistryMethod
     def require(self, name: str) -> AgenToolConfig:
