@@ -120,13 +120,10 @@ class AgenToolManager:
 
     def get_tool_schema(self) -> dict[str, Any]:
         """The JSON schema of the manager tool's arguments: the input schema's, with `properties` and `required`."""
-        json_schema = cast('Callable[[], dict[str, Any]] | None', getattr(self.input_schema, 'model_json_schema', None))
-        if json_schema is None:  # not a pydantic model, nor anything that can describe itself
+        if (json_schema := getattr(self.input_schema, 'model_json_schema', None)) is None:  # not a pydantic model
             self._refuse()
-        schema = dict(json_schema())
-        schema.setdefault('properties', {})
-        schema.setdefault('required', [])
-        return schema
+        schema: dict[str, Any] = json_schema()
+        return {**schema, 'properties': schema.get('properties', {}), 'required': schema.get('required', [])}
 
     @property
     def operations(self) -> list[str]:
