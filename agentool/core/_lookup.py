@@ -1,13 +1,12 @@
-"""Lookups with no state: the one not-found error, raised on every surface, and the checks of `update`."""
+"""The one not-found error, raised on every surface."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .._options import check_examples, check_strings, check_text
-from ..errors import AgenToolNotFoundError, ConfigurationError, InvalidUpdateError, did_you_mean, quote, suggest
+from ..errors import AgenToolNotFoundError, did_you_mean, quote, suggest
 
-__all__ = ('not_found', 'checked_update', 'UPDATABLE')
+__all__ = ('not_found',)
 
 
 def not_found(
@@ -29,26 +28,3 @@ def not_found(
         name=name,
         suggestions=suggestions,
     )
-
-
-UPDATABLE = ('description', 'version', 'tags', 'examples')
-
-
-def checked_update(name: str, field: str, value: object) -> object:
-    """`value` checked (and lists copied) for `update`; raises `InvalidUpdateError` naming the field."""
-    if field not in UPDATABLE:
-        raise InvalidUpdateError(
-            f'agentool {name!r}: field {quote(field)} cannot be updated (updatable: {", ".join(UPDATABLE)}); '
-            'create the agentool again with replace=True to change anything else',
-            agentool=name,
-            field=field,
-        )
-    try:
-        if field == 'tags':
-            return check_strings('tags', value)
-        if field == 'examples':
-            return check_examples(value)
-        check_text(field, value, optional=field == 'description')
-    except ConfigurationError as error:  # the checks `AgenToolConfig` makes, as the update's own error
-        raise InvalidUpdateError(f'agentool {name!r}: {error.message}', agentool=name, field=field) from None
-    return value

@@ -15,7 +15,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_ai import ModelRetry, RunContext
 
 from .._answering import is_deterministic
-from .._options import check_name
+from .._options import check_instance, check_name
 from ..errors import (
     AgenToolError,
     InputTooLargeError,
@@ -25,17 +25,16 @@ from ..errors import (
     TransformError,
 )
 from .definition import (
+    AgenToolConfig,
     CompiledRoute,
     Requirements,
     ToolSignature,
-    attach_requirements,
-    check_config,
     check_routes,
     configuration_error,
     json_key,
     loads,
     merge_errors,
-    requirements_of,
+    operation_requirements,
     tool_list,
 )
 from .output import output_value_type
@@ -51,7 +50,7 @@ from .request import (
 )
 
 if TYPE_CHECKING:
-    from .definition import AgenToolConfig, ConfigProblem, RoutingConfig, Transform
+    from .definition import ConfigProblem, RoutingConfig, Transform
 
 __all__ = ('AgenToolManager', 'MANAGER_TOOL_NAME')
 
@@ -62,14 +61,10 @@ class AgenToolManager:
     """Runs one agentool's operations. Built (and checked) once per registration.
 
     An inconsistent configuration is listed in `problems`: the manager can still be inspected, but
-    validating or running input raises one `ConfigurationError` listing every problem.
-
-    A manager is also a tool function: `agent.tool(name='__agentool_manager__')(manager)`
-    registers it, as the architecture guide does.
+    validating or running input raises one `ConfigurationError` listing every problem. A manager is
+    also a tool function: `agent.tool(name='__agentool_manager__')(manager)` registers it, as the guide does.
 
     Args:
-        name: The agentool's name.
-        config: Its configuration.
         tool_functions: The tools operations route to (a list, or a dict of name → function);
             by default `config.tools`.
         routes: Routes already compiled from `config` (the registry's, to avoid a second pass).
@@ -83,14 +78,14 @@ class AgenToolManager:
         *,
         routes: Mapping[str, CompiledRoute] | None = None,
     ) -> None:
-        config = check_config(check_name(name), config)  # built by hand as the guide does: a dict is refused here
+        check_instance('config', config, AgenToolConfig, agentool=check_name(name))  # the guide builds one by hand
         if tool_functions is not None:
             config = dataclasses.replace(config, tools=tool_list(name, tool_functions))
         problems: list[ConfigProblem] = []
         if routes is not None and tool_functions is None:
             self._routes = dict(routes)
         else:
-            self._routes, problems = check_routes(name, config)
+            self._routes, problems, _ = check_routes(name, config)
         self.problems: tuple[ConfigProblem, ...] = tuple(problems)
         """Why this manager cannot run (`()` when it can); calling it then raises `ConfigurationError`."""
         self.name = name
@@ -105,7 +100,11 @@ class AgenToolManager:
         self.__name__ = MANAGER_TOOL_NAME
         self.__qualname__ = f'{type(self).__qualname__}({name!r})'
         self.__annotations__ = {'ctx': RunContext[Any], 'kwargs': Any, 'return': Any}
-        self._routes = attach_requirements(config, self._routes)
+        for operation, route in self._routes.items():
+            # Only an operation that needs more than the schema checks carries its requirements: the
+            # call path checks the others with one attribute read.
+            if (needs := self._requirements_of(route)).needed or needs.allowed is not None:
+                self._routes[operation] = dataclasses.replace(route, requirements=needs)
         self.guarded = any(route.requirements is not None for route in self._routes.values())
         self.ctx_operations = frozenset(op for op, route in self._routes.items() if route.tool.takes_ctx)
         """The operations whose tool takes a `RunContext`: the only way deps reach a tool."""
@@ -117,18 +116,14 @@ class AgenToolManager:
 
     @property
     def routing_config(self) -> RoutingConfig:
-        """The routing configuration."""
         return self.config.routing_config
 
     def get_tool_schema(self) -> dict[str, Any]:
         """The JSON schema of the manager tool's arguments: the input schema's, with `properties` and `required`."""
-        json_schema = cast('Callable[[], dict[str, Any]] | None', getattr(self.input_schema, 'model_json_schema', None))
-        if json_schema is None:  # not a pydantic model, nor anything that can describe itself
+        if (json_schema := getattr(self.input_schema, 'model_json_schema', None)) is None:  # not a pydantic model
             self._refuse()
-        schema = dict(json_schema())
-        schema.setdefault('properties', {})
-        schema.setdefault('required', [])
-        return schema
+        schema: dict[str, Any] = json_schema()
+        return {**schema, 'properties': schema.get('properties', {}), 'required': schema.get('required', [])}
 
     @property
     def operations(self) -> list[str]:
@@ -147,7 +142,11 @@ class AgenToolManager:
         """What `operation` uses and needs from its input (kept if it needs more than the schema checks)."""
         if (route := self._routes.get(operation)) is None:
             raise unknown_operation(self.name, operation, list(self._routes))
-        return route.requirements or requirements_of(self.config, route.tool, operation)
+        return route.requirements or self._requirements_of(route)
+
+    def _requirements_of(self, route: CompiledRoute) -> Requirements:
+        spec = self.routing_config.operation_map[route.operation]
+        return operation_requirements(self.input_schema, self.operation_field, route.tool, route.operation, spec)
 
     @functools.cached_property
     def keys(self) -> dict[str, str]:
@@ -339,9 +338,9 @@ class AgenToolManager:
                 return route
         raise unknown_operation(self.name, operation, list(self._routes))
 
-    def _route_error(self, error_type: type[_E], route: CompiledRoute, message: str) -> _E:
+    def _route_error(self, error_type: type[_E], route: CompiledRoute, message: str, **details: str) -> _E:
         """An error about one routed call, with the agentool, operation and tool as details."""
-        return error_type(message, agentool=self.name, operation=route.operation, tool=route.tool.name)
+        return error_type(message, agentool=self.name, operation=route.operation, tool=route.tool.name, **details)
 
     def _arguments(self, route: CompiledRoute, transform: Transform, input: BaseModel) -> dict[str, Any]:
         """The keyword arguments the route's `transform` makes of `input`, checked against the tool."""
@@ -373,20 +372,19 @@ class AgenToolManager:
 
     def _check_arguments(self, route: CompiledRoute, kwargs: dict[str, Any]) -> None:
         tool = route.tool
-        problem: tuple[str, str] | None = None
         if missing := sorted(tool.required.difference(kwargs)):
-            problem = (missing[0], 'is required but the transform did not provide it')
+            parameter, problem = missing[0], 'is required but the transform did not provide it'
         elif not tool.accepts_var_kwargs and (unexpected := sorted(set(kwargs).difference(tool.params))):
-            problem = (unexpected[0], 'is not a parameter of the tool')
-        if problem:
-            raise ToolArgumentError(
-                f'agentool {self.name!r}, operation {route.operation!r}: parameter {problem[0]!r} of tool '
-                f'{tool.name!r} {problem[1]}',
-                agentool=self.name,
-                operation=route.operation,
-                tool=tool.name,
-                parameter=problem[0],
-            )
+            parameter, problem = unexpected[0], 'is not a parameter of the tool'
+        else:
+            return
+        raise self._route_error(
+            ToolArgumentError,
+            route,
+            f'agentool {self.name!r}, operation {route.operation!r}: parameter {parameter!r} of tool '
+            f'{tool.name!r} {problem}',
+            parameter=parameter,
+        )
 
 
 async def _settled(pending: Awaitable[Any]) -> Any:

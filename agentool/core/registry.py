@@ -1,8 +1,7 @@
 """The registry: agentool configurations by name, each with the manager that runs it.
 
-One default instance lives behind `get_registry()`; `use_registry()` swaps in another for a block
-or a task (a `contextvars` scope). Its introspection methods delegate to `agentool.catalog`; the
-configuration types of `agentool.core.definition` are re-exported here, as the guide imports them.
+`get_registry()` is the default one, unless `use_registry()` scopes another to a block or task.
+Introspection delegates to `agentool.catalog`; the configuration types are re-exported, as the guide imports them.
 """
 
 from __future__ import annotations
@@ -17,8 +16,8 @@ from types import MethodType
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, Literal, ParamSpec, TypeVar, cast
 
 from .._options import check_instance, check_name
-from ..errors import DuplicateNameError, suggest
-from ._lookup import checked_update, not_found
+from ..errors import ConfigurationError, DuplicateNameError, InvalidUpdateError, quote, suggest
+from ._lookup import not_found
 from .definition import (
     DEFAULT_MAX_INPUT_BYTES,
     AgenToolConfig,
@@ -28,11 +27,9 @@ from .definition import (
     RoutingConfig,
     ToolMetadata,
     Transform,
-    check_config,
     check_routes,
     configuration_error,
     now,
-    unfillable_defaults,
 )
 from .manager import AgenToolManager
 from .request import InjectorInEffect
@@ -137,9 +134,9 @@ class _Entry:
 
 
 def _entry_for(name: str, config: AgenToolConfig) -> _Entry:
-    routes, problems = check_routes(name, config)
+    routes, problems, warnings = check_routes(name, config)
     manager = None if problems else AgenToolManager(name, config, routes=routes)
-    return _Entry(config, manager, tuple(problems), tuple(unfillable_defaults(config)))
+    return _Entry(config, manager, tuple(problems), tuple(warnings))
 
 
 class AgenToolRegistry:
@@ -167,7 +164,7 @@ class AgenToolRegistry:
             DuplicateNameError: `name` is taken and `replace` is false.
             ConfigurationError: a bad name or config, or an input schema that is not a pydantic model.
         """
-        check_config(check_name(name), config)
+        check_instance('config', config, AgenToolConfig, agentool=check_name(name))
         if not replace and name in self._entries:
             raise DuplicateNameError(
                 f'agentool {name!r} is already registered; pass replace=True to replace it', agentool=name
@@ -190,16 +187,16 @@ class AgenToolRegistry:
             AgenToolNotFoundError: a name that is not registered.
         """
         if isinstance(name_or_config, AgenToolConfig):
-            errors = check_routes('<unregistered>', name_or_config)[1]
-            return [*errors, *(unfillable_defaults(name_or_config) if include_warnings else ())]
-        entry = self._entry(name_or_config)
-        return [*entry.problems, *(entry.warnings if include_warnings else ())]
+            _, errors, warnings = check_routes('<unregistered>', name_or_config)
+        else:
+            entry = self._entry(name_or_config)
+            errors, warnings = entry.problems, entry.warnings
+        return [*errors, *(warnings if include_warnings else ())]
 
     @_RegistryMethod
     def get(self, name: str) -> AgenToolConfig | None:
         """The configuration registered under `name`, or `None` (also for a name that is not a string)."""
-        entry = self._entries.get(name) if isinstance(cast(object, name), str) else None
-        return entry.config if entry else None
+        return self._entries[name].config if name in self else None
 
     @_RegistryMethod
     def require(self, name: str) -> AgenToolConfig:
@@ -231,19 +228,26 @@ class AgenToolRegistry:
 
     @_RegistryMethod
     def update(self, name: str, **changes: Any) -> bool:
-        """Change the catalog metadata of agentool `name` at once; `False` if there is no such agentool.
-
-        Updatable: `description`, `version`, `tags` and `examples`; a failed update changes nothing.
-        To change anything else, create the agentool again with `replace=True`.
+        """Change `description`, `version`, `tags` or `examples` of agentool `name` at once (all or
+        nothing); `False` if there is no such agentool. Anything else: create it again with `replace=True`.
 
         Raises:
             InvalidUpdateError: a field that cannot be updated, or a value of the wrong type.
         """
-        entry = self._entries.get(name) if isinstance(cast(object, name), str) else None
-        if entry is None:
+        if name not in self:
             return False
-        checked = {field: checked_update(name, field, value) for field, value in changes.items()}
-        config = dataclasses.replace(entry.config, **checked, updated_at=now())
+        if fixed := [field for field in changes if field not in _UPDATABLE]:
+            raise InvalidUpdateError(
+                f'agentool {name!r}: field {quote(fixed[0])} cannot be updated (updatable: {", ".join(_UPDATABLE)}); '
+                'create the agentool again with replace=True to change anything else',
+                agentool=name,
+                field=fixed[0],
+            )
+        try:  # checked as `AgenToolConfig` checks them at creation, reported as the update's own error
+            config = dataclasses.replace(self._entries[name].config, **changes, updated_at=now())
+        except ConfigurationError as error:
+            field = error.details.get('option')
+            raise InvalidUpdateError(f'agentool {name!r}: {error.message}', agentool=name, field=field) from None
         self._entries[name] = _entry_for(name, config)
         return True
 
@@ -256,8 +260,6 @@ class AgenToolRegistry:
     def clear(self) -> None:
         """Remove every agentool."""
         self._entries.clear()
-
-    # --- introspection: thin delegations to the agentool.catalog package ---------------------
 
     @_RegistryMethod
     def list_detailed(self) -> list[catalog.CatalogDetails]:
@@ -332,6 +334,9 @@ class AgenToolRegistry:
             return self._entries[name]
         except (KeyError, TypeError):  # TypeError: a name that cannot be a key (a list...) names nothing
             raise not_found(name, self._entries, note=hidden_by_scope(name, self)) from None
+
+
+_UPDATABLE = ('description', 'version', 'tags', 'examples')
 
 
 def _catalog():

@@ -28,7 +28,6 @@ __all__ = (
     'FieldsSource',
     'Requirements',
     'operation_requirements',
-    'probe_transform',
     'json_key',
     'merge_errors',
     'loads',

@@ -1,8 +1,5 @@
-"""Route compilation: an agentool's configuration checked and turned into one `CompiledRoute` per operation.
-
-Done once per registration, so the manager's per-call path is a dict hit plus precomputed field
-tuples (or a positional reader).
-"""
+"""An agentool's configuration checked and compiled, once per registration, into one `CompiledRoute`
+per operation: the manager's call path is then a dict hit plus precomputed field tuples."""
 
 from __future__ import annotations
 
@@ -12,7 +9,7 @@ import functools
 import inspect
 import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, cast, get_args, get_origin, get_type_hints
 
 from pydantic import BaseModel
@@ -20,7 +17,7 @@ from pydantic import BaseModel
 from ...errors import ConfigurationError, did_you_mean, quote, suggest
 from ..output import can_produce, output_value_type
 from ..request import SerialGate
-from ._requirements import Requirements, operation_requirements
+from ._requirements import Requirements
 from ._signature import UNRESOLVABLE, ToolSignature, read_signature, tool_name, type_name
 from .config import ConfigProblem, check_tools
 
@@ -28,13 +25,9 @@ if TYPE_CHECKING:
     from .config import AgenToolConfig, Transform
 
 __all__ = (
-    'attach_requirements',
-    'requirements_of',
     'CompiledRoute',
     'check_routes',
-    'unfillable_defaults',
     'configuration_error',
-    'operation_annotation',
     'tool_list',
 )
 
@@ -46,12 +39,10 @@ class CompiledRoute:
     operation: str
     tool: ToolSignature
     transform: Transform | None
-    matched_fields: tuple[str, ...]
-    """Without a transform: the input fields whose names match the tool's parameters."""
     always_fields: tuple[str, ...] = ()
-    """The matched fields the tool requires: always passed."""
+    """Without a transform: the input fields matching parameters the tool requires, always passed."""
     if_set_fields: tuple[str, ...] = ()
-    """The matched fields the tool has a default for: passed only when the input set them."""
+    """The fields matching parameters the tool has a default for: passed only when the input set them."""
     param_set: frozenset[str] = frozenset()
     positional: Callable[[BaseModel], tuple[Any, ...]] | None = None
     """Reads the matched fields as positional arguments, when they are the tool's leading parameters."""
@@ -79,18 +70,23 @@ def configuration_error(name: str, problems: Sequence[ConfigProblem]) -> Configu
     return ConfigurationError(message, agentool=name, problems=[p.as_dict() for p in problems], **fields)
 
 
-def check_routes(name: str, config: AgenToolConfig) -> tuple[dict[str, CompiledRoute], list[ConfigProblem]]:
-    """The routes that compile, and every problem of the configuration (empty when it can run)."""
+def check_routes(
+    name: str, config: AgenToolConfig
+) -> tuple[dict[str, CompiledRoute], list[ConfigProblem], list[ConfigProblem]]:
+    """The routes that compile, every error of the configuration (it can run when there is none) and
+    the warnings: each tool parameter with a default no input field fills (a field `note_id`, a parameter `id`)."""
     problems: list[ConfigProblem] = []
-    input_schema = config.input_schema
+    warnings: list[ConfigProblem] = []
+    input_schema = cast(object, config.input_schema)  # a config built by hand is not type-checked
     operation_field = config.routing_config.operation_field
     routes = config.routing_config.operation_map
-    if not _is_model(input_schema):
+    if not (isinstance(input_schema, type) and issubclass(input_schema, BaseModel)):
         problems.append(
             ConfigProblem(kind='bad_schema', message=f'input_schema {input_schema!r} is not a pydantic model')
         )
-        return {}, problems
+        return {}, problems, warnings
     schema_name = input_schema.__name__
+    fields = input_schema.model_fields
     known, annotation = operation_annotation(input_schema, operation_field)
     if not known:
         problems.append(
@@ -124,14 +120,12 @@ def check_routes(name: str, config: AgenToolConfig) -> tuple[dict[str, CompiledR
             for op in routes
             if op not in producible
         )
-    tools = _tools_by_name(config)
+    tools = {tool_name(t) or repr(t): t for t in config.tools}
     # Routes find a tool by name: of two different functions with one name, the last would answer
     # every route to it in silence. (The same function given twice is one tool.)
-    named: dict[str, list[object]] = {}
+    named: dict[str, set[int]] = {}
     for function in config.tools:
-        same = named.setdefault(tool_name(function) or repr(function), [])
-        if all(other is not function for other in same):
-            same.append(function)
+        named.setdefault(tool_name(function) or repr(function), set()).add(id(function))
     problems.extend(
         ConfigProblem(
             kind='duplicate_tool',
@@ -169,60 +163,60 @@ def check_routes(name: str, config: AgenToolConfig) -> tuple[dict[str, CompiledR
         signature = read_signature(function)
         matched: tuple[str, ...] = ()
         if route.transform is None:
-            fields = input_schema.model_fields
             matched = tuple(p for p in signature.params if p in fields)
-            unfilled = sorted(signature.required - set(matched))
             spare_all = [f for f in fields if f != operation_field]
             spare = [f for f in spare_all if f not in signature.params]
-            problems.extend(
-                _unfillable(operation, route.tool, parameter, schema_name, spare_all, _probably_meant(parameter, spare))
-                for parameter in unfilled
-            )
-            if unfilled:
+            defaulted = [p for p in signature.params if p not in fields and p not in signature.required]
+            for parameter in (p for p in defaulted if p not in _bound_keywords(function)):
+                default = inspect.signature(function).parameters[parameter].default
+                meant = _probably_meant(parameter, spare)
+                hint = f'did you mean field {meant!r}? Rename one of them' if meant else f'add a field {parameter!r}'
+                warnings.append(
+                    ConfigProblem(
+                        kind='unfillable_default',
+                        severity='warning',
+                        message=f'operation {operation!r} has no transform, and no field of {schema_name} '
+                        f'fills parameter {parameter!r} of tool {route.tool!r}: every call passes its default '
+                        f'{quote(default)}; {hint}, or give the route a transform',
+                        operation=operation,
+                        tool=route.tool,
+                        parameter=parameter,
+                        field=meant,
+                    )
+                )
+            if unfilled := sorted(signature.required - set(matched)):
+                # A required parameter no input field fills: the field probably meant, the fields listed once.
+                for parameter in unfilled:
+                    meant = _probably_meant(parameter, spare)
+                    hint = f' (did you mean field {meant!r}?)' if meant else ''
+                    problems.append(
+                        ConfigProblem(
+                            kind='unfillable_parameter',
+                            message=f'operation {operation!r} has no transform, and tool {route.tool!r} requires '
+                            f'parameter {parameter!r}, which is not a field of {schema_name}{hint}',
+                            operation=operation,
+                            tool=route.tool,
+                            parameter=parameter,
+                            field=meant,
+                            note=f'the fields of {schema_name} are {", ".join(map(repr, spare_all))}: rename a '
+                            'parameter or a field to match, or give the route a transform',
+                        )
+                    )
                 continue
         always = tuple(field for field in matched if field in signature.required)
         if_set = tuple(field for field in matched if field not in signature.required)
-        positional = _positional_reader(signature, always) if route.transform is None and not if_set else None
         compiled[operation] = CompiledRoute(
             operation,
             signature,
             route.transform,
-            matched,
             always,
             if_set,
             frozenset(signature.params),
-            positional,
+            _positional_reader(signature, always) if route.transform is None and not if_set else None,
             gate=None if route.concurrent_safe else SerialGate(signature.function),
         )
     problems.extend(_unproducible_outputs(compiled.values(), config.output_type))
-    return compiled, problems
-
-
-def _is_model(schema: object) -> bool:
-    # A config built by hand is not type-checked at runtime.
-    return isinstance(schema, type) and issubclass(schema, BaseModel)
-
-
-def _tools_by_name(config: AgenToolConfig) -> dict[str, Callable[..., Any]]:
-    return {tool_name(t) or repr(t): t for t in config.tools}
-
-
-def _unfillable(
-    operation: str, tool: str, parameter: str, schema_name: str, fields: Iterable[str], meant: str | None
-) -> ConfigProblem:
-    """A required tool parameter no input field fills: the field probably meant, the fields listed once."""
-    hint = f' (did you mean field {meant!r}?)' if meant else ''
-    return ConfigProblem(
-        kind='unfillable_parameter',
-        message=f'operation {operation!r} has no transform, and tool {tool!r} requires parameter {parameter!r}, '
-        f'which is not a field of {schema_name}{hint}',
-        operation=operation,
-        tool=tool,
-        parameter=parameter,
-        field=meant,
-        note=f'the fields of {schema_name} are {", ".join(map(repr, fields))}: rename a parameter or a field to '
-        'match, or give the route a transform',
-    )
+    return compiled, problems, warnings
 
 
 def _unproducible_outputs(routes: Iterable[CompiledRoute], output_type: Any) -> list[ConfigProblem]:
@@ -251,45 +245,6 @@ def _unproducible_outputs(routes: Iterable[CompiledRoute], output_type: Any) -> 
             )
         )
     return problems
-
-
-def unfillable_defaults(config: AgenToolConfig) -> list[ConfigProblem]:
-    """Warnings: each tool parameter with a default no input field fills (a field `note_id`, a parameter `id`)."""
-    input_schema = config.input_schema
-    if not _is_model(input_schema):
-        return []
-    fields = input_schema.model_fields
-    operation_field = config.routing_config.operation_field
-    tools = _tools_by_name(config)
-    warnings: list[ConfigProblem] = []
-    for operation, route in config.routing_config.operation_map.items():
-        function = tools.get(route.tool)
-        if route.transform is not None or function is None:
-            continue
-        signature = read_signature(function)
-        unfilled = [p for p in signature.params if p not in fields and p not in signature.required]
-        unfilled = [p for p in unfilled if p not in _bound_keywords(function)]
-        if not unfilled:
-            continue
-        defaults = inspect.signature(function).parameters
-        spare = [f for f in fields if f != operation_field and f not in signature.params]
-        for parameter in unfilled:
-            meant = _probably_meant(parameter, spare)
-            hint = f'did you mean field {meant!r}? Rename one of them' if meant else f'add a field {parameter!r}'
-            warnings.append(
-                ConfigProblem(
-                    kind='unfillable_default',
-                    severity='warning',
-                    message=f'operation {operation!r} has no transform, and no field of {input_schema.__name__} '
-                    f'fills parameter {parameter!r} of tool {route.tool!r}: every call passes its default '
-                    f'{quote(defaults[parameter].default)}; {hint}, or give the route a transform',
-                    operation=operation,
-                    tool=route.tool,
-                    parameter=parameter,
-                    field=meant,
-                )
-            )
-    return warnings
 
 
 def _bound_keywords(function: object) -> set[str]:
@@ -367,22 +322,3 @@ def tool_list(
                 tool=key,
             )
     return tuple(tool_functions.values())
-
-
-def attach_requirements(config: AgenToolConfig, routes: dict[str, CompiledRoute]) -> dict[str, CompiledRoute]:
-    """The routes, each whose operation needs more than the schema checks carrying its requirements
-    (the call path then checks the others with one attribute read)."""
-    attached = dict(routes)
-    for op, route in routes.items():
-        needs = requirements_of(config, route.tool, op)
-        if needs.needed or needs.allowed is not None:
-            attached[op] = replace(route, requirements=needs)
-    return attached
-
-
-def requirements_of(config: AgenToolConfig, tool: ToolSignature | None, operation: str) -> Requirements:
-    """The requirements of `operation` of the agentool configured by `config`, routed to `tool`."""
-    routing = config.routing_config
-    return operation_requirements(
-        config.input_schema, routing.operation_field, tool, operation, routing.operation_map[operation]
-    )

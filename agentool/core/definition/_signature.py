@@ -25,7 +25,6 @@ __all__ = (
     'read_signature',
     'tool_name',
     'type_name',
-    'RESOLVE_HINT',
     'UNRESOLVABLE',
     'UNREADABLE',
     'extract_tool_metadata',
@@ -107,33 +106,29 @@ def _hints(function: object) -> tuple[dict[str, Any], dict[str, str]]:
     return hints, unresolved
 
 
-def _is_ctx(param: inspect.Parameter, hint: Any) -> bool:
-    return hint is RunContext or get_origin(hint) is RunContext or (hint is None and param.name == 'ctx')
-
-
 _read: weakref.WeakKeyDictionary[Callable[..., Any], tuple[tuple[object, ...], ToolSignature]] = (
     weakref.WeakKeyDictionary()
 )
 """Signatures already read, per plain function: catalog metadata and routes read the same tools."""
 
 
-def _what_it_reads(function: FunctionType) -> tuple[object, ...]:
-    # What `inspect.signature` and `get_type_hints` read: replacing any of them reads the function again.
-    signature = getattr(function, '__signature__', None)
-    return (function.__code__, function.__defaults__, function.__kwdefaults__, function.__annotations__, signature)
-
-
 def read_signature(function: Callable[..., Any]) -> ToolSignature:
     """Inspect `function` once: its context parameter, its keyword parameters and which are required."""
     if type(function) is not FunctionType:  # bound methods, partials, callables: a new object each time
         return _read_signature(function)
-    reads = _what_it_reads(function)
+    # What `inspect.signature` and `get_type_hints` read: replacing any of them reads the function again.
+    declared = getattr(function, '__signature__', None)
+    reads = (function.__code__, function.__defaults__, function.__kwdefaults__, function.__annotations__, declared)
     cached = _read.get(function)
     if cached is not None and all(a is b for a, b in zip(cached[0], reads, strict=True)):
         return cached[1]
     signature = _read_signature(function)
     _read[function] = (reads, signature)
     return signature
+
+
+def _is_ctx(param: inspect.Parameter, hint: Any) -> bool:
+    return hint is RunContext or get_origin(hint) is RunContext or (hint is None and param.name == 'ctx')
 
 
 def _read_signature(function: Callable[..., Any]) -> ToolSignature:

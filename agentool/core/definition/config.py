@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from datetime import UTC, datetime
@@ -41,7 +42,6 @@ __all__ = (
     'now',
     'check_routing',
     'check_tools',
-    'check_config',
 )
 
 DEFAULT_MAX_INPUT_BYTES = 1024 * 1024
@@ -214,21 +214,18 @@ class ConfigProblem:
     """Errors: `no_operation_field`, `empty_operation_map`, `unrouted_operation`, `unproducible_operation`,
     `missing_tool`, `duplicate_tool`, `unfillable_parameter`, `unproducible_output`, `retries_not_idempotent`,
     `bad_schema`. Warning: `unfillable_default`. `field` is the field probably meant, where one is."""
+    severity: Literal['error', 'warning'] = 'error'
     message: str
     operation: str | None = None
     tool: str | None = None
     parameter: str | None = None
     field: str | None = None
-    severity: Literal['error', 'warning'] = 'error'
     note: str | None = None
     """What problems of one kind share (the input's fields, the tools given): said once in the error."""
 
     def as_dict(self) -> dict[str, str | None]:
         """The problem as JSON-ready data."""
-        return {key: getattr(self, key) for key in _PROBLEM_KEYS}
-
-
-_PROBLEM_KEYS = ('kind', 'severity', 'message', 'operation', 'tool', 'parameter', 'field', 'note')
+        return dataclasses.asdict(self)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -332,9 +329,3 @@ def check_tools(tools: object, *, agentool: str | None = None) -> tuple[Callable
     raise ConfigurationError(
         f'tools must be a list of tool functions; {problem}', agentool=agentool, option='tools', value=shown
     )
-
-
-def check_config(name: str, config: object) -> AgenToolConfig:
-    """`config` if it is an `AgenToolConfig`; else `ConfigurationError` naming agentool `name`."""
-    check_instance('config', config, AgenToolConfig, agentool=name)
-    return cast(AgenToolConfig, config)
