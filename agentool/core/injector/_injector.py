@@ -331,28 +331,18 @@ class AgenToolInjector:
             self._overrides.reset(token)
 
     async def run(self, agent_name: str, input_data: Any, **run_kwargs: Any) -> AgentRunResult[Any]:
-        """Run the agent behind `agent_name` on `input_data` with full agent semantics; return the run result.
-
-        `input_data` is a JSON string, a dict, a pydantic model or any value pydantic can serialise.
-        Unless `deps=` is given, the deps are built as on every surface; this run closes their resources.
-        """
-        name = agent_name
-        target = self._target(name)
-        data = serialize_input(name, input_data)
+        """Run the agent behind `agent_name` on `input_data` (JSON text or any value pydantic can
+        serialise) with full agent semantics; deps not given are built as on every surface."""
+        target = self._target(agent_name)
+        data = serialize_input(agent_name, input_data)
         prompt = data if isinstance(data, str) else data.decode()
-        # The same error the model raises, before any resource is made.
-        validated = None if (manager := target.manager) is None else manager.validate_json(prompt)
+        if target.manager is not None:  # a double standing in for an agentool takes only its input
+            target.manager.validate_json(prompt)
         entry = self.enter(target, False)
         try:
-            if 'deps' not in run_kwargs:
-                if not target.needs_deps or (
-                    manager is not None
-                    and validated is not None
-                    and manager.operation_of(validated) not in manager.ctx_operations
-                ):
-                    run_kwargs['deps'] = None  # as `agent.run`: deps are built only for a tool taking a context
-                else:
-                    run_kwargs['deps'] = await self.deps_for(target, target.deps_type, entry[1])
+            # An agentool's deps are the operation sequence's to build; a plain agent's, the wiring's.
+            if target.manager is None and target.needs_deps and run_kwargs.get('deps') is None:
+                run_kwargs['deps'] = await self.deps_for(target, target.deps_type, entry[1])
             result = await target.agent.run(prompt, **run_kwargs)
         except BaseException as error:
             await leave(entry, error)
