@@ -12,7 +12,7 @@ from collections.abc import AsyncGenerator, Callable, Generator
 from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
 from dataclasses import replace
-from typing import Any, TypeVar, cast
+from typing import Any, Literal, TypeVar, cast
 
 from opentelemetry.metrics import MeterProvider
 from opentelemetry.trace import TracerProvider
@@ -36,6 +36,7 @@ from ..request import (
     injector_in_effect,
     leave,
     missing_deps_error,
+    type_label,
 )
 from ..request import frame as _frame
 from ._graph import check_new_edges, cycle_error, dependency_problem, graph_problems, raise_problems
@@ -43,7 +44,6 @@ from ._targets import Target, agent_target, stub_target
 from ._wiring import (
     DepsPlan,
     DepsShape,
-    OwnDeps,
     Provider,
     ResourceScope,
     RunScope,
@@ -51,10 +51,8 @@ from ._wiring import (
     compile_deps,
     deps_shape,
     make_provider,
-    own_deps_form,
     resource_problems,
     run_without_loop,
-    type_label,
 )
 from .handle import AgenToolHandle
 from .serialization import serialize_fallback, serialize_input
@@ -99,8 +97,11 @@ class AgenToolInjector:
         self._scopeless_frames: dict[str, Frame] = {}
         self.serial_calls: GateTable = {}
         """The locks that run a `concurrent_safe=False` tool's calls one at a time."""
-        # Which deps builder a subclass overrides (the guide's `CustomInjector`), found once.
-        self._own_deps: OwnDeps | None = own_deps_form(type(self), AgenToolInjector)
+        # The deps builder a subclass overrides (the guide's `CustomInjector`): the async one if both.
+        cls, base = type(self), AgenToolInjector
+        own_sync = cls.create_deps is not base.create_deps
+        own = 'acreate_deps' if cls.acreate_deps is not base.acreate_deps else 'create_deps' if own_sync else None
+        self._own_deps: Literal['create_deps', 'acreate_deps'] | None = own
         self.kept_deps: dict[Any, Any] = self._kept if self._own_deps is None else {}
         """Kept deps by deps type, read by every surface before `deps_for` (none for a subclass
         building its own)."""

@@ -33,15 +33,12 @@ __all__ = (
     'RunScope',
     'make_provider',
     'resource_problems',
-    'type_label',
     'DepsShape',
     'DepsPlan',
     'deps_shape',
     'compile_deps',
     'build_deps',
     'run_without_loop',
-    'OwnDeps',
-    'own_deps_form',
 )
 
 logger = logging.getLogger('agentool.injector')
@@ -62,7 +59,7 @@ class Slot:
 
     name: str
     key: Any
-    has_default: bool
+    has_default: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -351,12 +348,10 @@ _T = TypeVar('_T')
 
 
 @dataclass(frozen=True, kw_only=True)
-class HandleField:
-    """A field filled with a handle on agentool `agentool`; `output_type` is the declared type argument."""
+class HandleField(Slot):
+    """A field filled with a handle on agentool `agentool`; `key` is its declared output type."""
 
-    field: str
     agentool: str
-    output_type: Any
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -433,9 +428,9 @@ def _handle_field(name: str, hint: Any) -> HandleField | None:
         hint, *metadata = get_args(hint)
         target = next((m.name for m in metadata if isinstance(m, Uses)), name)
     if hint is AgenToolHandle:
-        return HandleField(field=name, agentool=target, output_type=Any)
+        return HandleField(name=name, agentool=target, key=Any)
     if get_origin(hint) is AgenToolHandle:
-        return HandleField(field=name, agentool=target, output_type=get_args(hint)[0])
+        return HandleField(name=name, agentool=target, key=get_args(hint)[0])
     return None
 
 
@@ -491,7 +486,7 @@ def compile_deps(
         return None
     # model_construct keeps identities: a run-scoped resource must be the same object everywhere in the run.
     construct: Callable[..., Any] = deps_type.model_construct if issubclass(deps_type, BaseModel) else deps_type
-    handles = {h.field: handle(h.agentool) for h in shape.handles}
+    handles = {h.name: handle(h.agentool) for h in shape.handles}
     per_run = any(_per_run(node) for _, node in resources)
     return DepsPlan(handles=handles, resources=tuple(resources), construct=construct, per_run=per_run)
 
@@ -553,13 +548,3 @@ async def build_deps(plan: DepsPlan, scope: RunScope) -> Any:
         kwargs[name] = await scope.resolve(node)
     assert plan.construct is not None
     return plan.construct(**kwargs)
-
-
-OwnDeps = Literal['create_deps', 'acreate_deps', 'both']
-"""Which of the deps builders an injector subclass overrides (the guide's `CustomInjector`)."""
-
-
-def own_deps_form(cls: type[Any], base: type[Any]) -> OwnDeps | None:
-    """Which of `base`'s deps builders `cls` overrides: `create_deps`, `acreate_deps`, both, or neither (`None`)."""
-    sync, async_ = cls.create_deps is not base.create_deps, cls.acreate_deps is not base.acreate_deps
-    return ('both' if sync else 'acreate_deps') if async_ else 'create_deps' if sync else None
