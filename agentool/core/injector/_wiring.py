@@ -156,8 +156,7 @@ def compile_resource(key: Any, providers: dict[Any, Provider], *, path: tuple[An
     for parameter in provider.parameters:
         if is_provided(parameter.key, providers):
             argument = compile_resource(parameter.key, providers, path=(*path, key))
-            shorter = argument.provider.factory is not None and argument.provider.scope != 'injector'
-            if provider.scope == 'injector' and shorter:
+            if provider.scope == 'injector' and _per_run(argument):
                 # Made once for the injector's life, it would keep a value its own scope closes after one run.
                 raise DependencyError(
                     f'the factory for {type_label(key)} lives as long as the injector, but its parameter '
@@ -296,7 +295,7 @@ class RunScope:
                     closer()
             except Exception as failure:
                 failures.append(failure)
-        _raise_first(failures)
+        _settle(failures, None)
 
     async def aclose(self, error: BaseException | None) -> None:
         """Close what this scope made, newest first; every closer runs even if one fails.
@@ -315,12 +314,7 @@ class RunScope:
                         await result
                 except Exception as failure:
                     failures.append(failure)
-        if error is None:
-            _raise_first(failures)
-            return
-        for failure in failures:
-            logger.error('closing a resource failed', exc_info=failure)
-            error.add_note(f'closing a resource also failed: {type(failure).__name__}: {failure}')
+        _settle(failures, error)
 
 
 def _sync_closer(value: Any) -> Callable[[], Any] | None:
@@ -334,14 +328,16 @@ def _sync_closer(value: Any) -> Callable[[], Any] | None:
     return cast('Callable[[], Any]', close)
 
 
-def _raise_first(failures: list[Exception]) -> None:
+def _settle(failures: list[Exception], error: BaseException | None) -> None:
+    """Log the cleanup `failures` and note them on the run's `error`; without one, raise the first."""
     if not failures:
         return
-    carrier = failures[0]
-    for failure in failures[1:]:
+    carrier = failures.pop(0) if error is None else error
+    for failure in failures:
         logger.error('closing a resource failed', exc_info=failure)
         carrier.add_note(f'closing a resource also failed: {type(failure).__name__}: {failure}')
-    raise carrier
+    if error is None:
+        raise carrier
 
 
 _T = TypeVar('_T')

@@ -43,11 +43,7 @@ OutputT = TypeVar('OutputT', default=Any)
 
 @dataclass(frozen=True)
 class Uses:
-    """Names the agentool an `AgenToolHandle` field refers to, when it differs from the field's name.
-
-    Raises:
-        ConfigurationError: `name` is not a non-empty string (refused where the field is declared).
-    """
+    """Names the agentool an `AgenToolHandle` field refers to, when it differs from the field's name."""
 
     name: str
 
