@@ -19,7 +19,14 @@ from ..request import type_label
 from ._targets import Target
 from ._wiring import DepsShape
 
-__all__ = ('raise_problems', 'cycle_error', 'dependency_problem', 'graph_problems', 'check_new_edges')
+__all__ = (
+    'raise_problems',
+    'cycle_error',
+    'dependency_problem',
+    'graph_problems',
+    'check_new_edges',
+    'not_an_agentool',
+)
 
 Edges = Callable[[str], Iterable[str]]
 
@@ -60,7 +67,7 @@ def cycle_error(path: list[str]) -> DependencyCycleError:
 
 
 def not_an_agentool(owner: str, dependency: str) -> DependencyError:
-    """`owner` declares `dependency`, which is registered but is not an agentool."""
+    """`owner` declares `dependency`, which is (being) registered but is not an agentool."""
     return DependencyError(
         f'agentool {owner!r} depends on {dependency!r}, which is registered but is not an agentool; '
         'dependencies must name agentools',

@@ -39,7 +39,7 @@ from ..request import (
     type_label,
 )
 from ..request import frame as _frame
-from ._graph import check_new_edges, cycle_error, dependency_problem, graph_problems, raise_problems
+from ._graph import check_new_edges, cycle_error, dependency_problem, graph_problems, not_an_agentool, raise_problems
 from ._targets import Target, agent_target, stub_target
 from ._wiring import (
     DepsPlan,
@@ -151,12 +151,7 @@ class AgenToolInjector:
         if target.manager is not None:
             check_new_edges(name, self._edges_of(target), self._targets, self._edges_of)
         elif dependents := sorted(n for n, t in self._targets.items() if n != name and name in self._edges_of(t)):
-            raise DependencyError(
-                f'agentool {dependents[0]!r} depends on {name!r}, but the agent registered as {name!r} is not an '
-                'agentool; dependencies must name agentools',
-                agentool=dependents[0],
-                dependency=name,
-            )
+            raise not_an_agentool(dependents[0], name)
         self._targets[name] = target
         self._plans.clear()  # a plan may have been given up for want of this agentool
 
