@@ -101,9 +101,9 @@ def graph_problems(
                 problems.append(problem)
         for field in shape_of(target.deps_type).handles:
             other = targets.get(field.agentool)
-            if other is None or other.config is None or field.key is Any:
+            if other is None or other.manager is None or field.key is Any:
                 continue
-            actual = other.config.output_type or str
+            actual = other.manager.config.output_type or str
             if field.key != actual:
                 problems.append(
                     DependencyError(

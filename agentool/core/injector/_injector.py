@@ -508,7 +508,8 @@ class AgenToolInjector:
             del self._kept[deps_type]
 
     def _edges_of(self, target: Target) -> list[str]:
-        return [*target.dependencies, *(h.agentool for h in self._shape(target.deps_type).handles)]
+        declared = () if target.manager is None else target.manager.config.dependencies
+        return [*declared, *(h.agentool for h in self._shape(target.deps_type).handles)]
 
 
 # On every direct call: `tuple.__new__` makes a named tuple at half the cost of its generated `__new__`.

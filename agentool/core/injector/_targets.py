@@ -58,16 +58,6 @@ class Target:
     validate_json: Callable[[str | bytes], BaseModel] = _no_schema
     """The input schema's own JSON validation (the direct path's common case)."""
 
-    @property
-    def config(self) -> AgenToolConfig | None:
-        """The agentool's configuration, when the target is an agentool."""
-        return None if self.manager is None else self.manager.config
-
-    @property
-    def dependencies(self) -> list[str]:
-        """The agentools this target declares it calls (`dependencies=[...]`)."""
-        return [] if self.manager is None else list(self.manager.config.dependencies)
-
 
 def _agentool_of(agent: AbstractAgent[Any, Any]) -> tuple[str, AgenToolRegistry | None] | None:
     model = agent.model

@@ -47,9 +47,7 @@ ResourceScope = Literal['run', 'transient', 'injector']
 """`'run'`: one instance per run, shared by every consumer in it. `'transient'`: a new instance for each consumer.
 `'injector'`: one instance for as long as the injector, made on first use, closed when the injector is cleared."""
 
-_SCOPES: tuple[ResourceScope, ...] = ('run', 'transient', 'injector')
 _POLL_SECONDS = 0.001
-
 _LIVES = {'run': 'for each run', 'transient': 'for each consumer', 'injector': 'once'}
 
 
@@ -101,7 +99,7 @@ def make_provider(
 ) -> Provider:
     """Check `factory` once and record which types its parameters are resolved by (`home`: the
     injector's own scope, where an injector-scoped factory's instance lives)."""
-    if scope not in _SCOPES:
+    if scope not in _LIVES:
         raise ConfigurationError(
             f"resource scope must be 'run', 'transient' or 'injector', got {scope!r}", scope=repr(scope)
         )
@@ -519,7 +517,9 @@ def run_without_loop(coroutine: Coroutine[Any, Any, _T], agentool: str) -> _T:
     except (RuntimeError, DepsUnavailableError) as error:
         # A factory's own failure comes wrapped (`RunScope`): its cause says whether it wanted a loop.
         cause: BaseException | None = error.__cause__ if isinstance(error, DepsUnavailableError) else error
-        if not isinstance(cause, RuntimeError) or not _needs_loop(cause):
+        if not isinstance(cause, RuntimeError) or not (
+            'event loop' in str(cause) or type(cause).__name__ == 'AsyncLibraryNotFoundError'
+        ):
             raise
     else:
         coroutine.close()
@@ -529,10 +529,6 @@ def run_without_loop(coroutine: Coroutine[Any, Any, _T], agentool: str) -> _T:
         f'use `await injector.acreate_deps({agentool!r})`',
         agentool=agentool,
     ) from cause
-
-
-def _needs_loop(error: RuntimeError) -> bool:
-    return 'event loop' in str(error) or type(error).__name__ == 'AsyncLibraryNotFoundError'
 
 
 async def build_deps(plan: DepsPlan, scope: RunScope) -> Any:
