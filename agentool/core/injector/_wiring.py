@@ -1,10 +1,8 @@
 """Typed deps and the resources they are built from: read a `deps_type` once, plan it, build it.
 
-A `deps_type` is filled field by field: `AgenToolHandle` fields get a handle on the agentool they
-name, fields whose type a factory provides get that resource, fields with a default keep it; a
-factory providing the `deps_type` itself makes the whole object. A factory's own parameters are
-resolved by their types too. What a factory made that has `aclose()` or `close()` is closed, newest
-first, when its scope ends: the run's, or for injector-scoped ones the injector's own (`Provider.home`).
+Handle fields get a handle, fields of a provided type that resource (factory parameters alike),
+others their default; a factory of the `deps_type` itself makes the whole object. What factories
+made is closed, newest first, with its scope: the run's, or the injector's (`Provider.home`).
 """
 
 from __future__ import annotations
@@ -143,8 +141,8 @@ def compile_resource(key: Any, providers: dict[Any, Provider], *, path: tuple[An
     """Resolve the providers of `key` and, recursively, of its factory's parameters.
 
     Raises:
-        DependencyCycleError: factories depend on each other in a cycle (`details['path']`).
-        DependencyError: a required parameter's type has no provider.
+        DependencyError: a required parameter's type has no provider, or a cycle
+            (`DependencyCycleError`, `details['path']`).
     """
     if key in path:
         cycle = [type_label(k) for k in (*path[path.index(key) :], key)]
@@ -203,11 +201,8 @@ def is_provided(key: Any, providers: dict[Any, Provider]) -> bool:
 
 
 class RunScope:
-    """What one run owns: its run-scoped instances and everything to close when it ends.
-
-    Every run makes one, so its containers are made on first use (class-level `None` defaults, no
-    `__init__`). The injector keeps one more for injector-scoped instances (`Provider.home`).
-    """
+    """What one run owns: its run-scoped instances and everything to close when it ends (the
+    injector keeps one for its own). Made for every run: its containers only on first use."""
 
     owned: list[Any] | None = None
     """What factories made in this scope that must be closed when it ends; `None` until there is some."""
@@ -296,11 +291,8 @@ class RunScope:
         _settle(failures, None)
 
     async def aclose(self, error: BaseException | None) -> None:
-        """Close what this scope made, newest first; every closer runs even if one fails.
-
-        With `error` (the run failed), cleanup failures are logged and noted on it; without, the
-        first is raised.
-        """
+        """Close what this scope made, newest first, every closer running (see `_settle` for
+        failures: noted on the run's `error`, else the first raised)."""
         owned, self.owned, self._instances = self.owned or [], None, None
         failures: list[Exception] = []
         with anyio.CancelScope(shield=True):  # cleanup must finish even when the run was cancelled
@@ -358,8 +350,8 @@ class DepsShape:
     handles: tuple[HandleField, ...] = ()
     values: tuple[Slot, ...] = ()
     """The other fields: filled by type from a provider, or left to their defaults."""
-    unreadable: str | None = None
-    """Why the fields' type hints could not be read, when they could not."""
+    problem: str | None = None
+    """Why it cannot be filled field by field, when it cannot (a factory may still make it)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -392,10 +384,14 @@ def deps_shape(deps_type: Any) -> DepsShape:
             if f.init
         }
     else:
-        return DepsShape(deps_type=deps_type, kind='opaque')
+        problem = (
+            'is neither a dataclass nor a pydantic model and no factory provides it; provide it with '
+            'injector.provide() or pass deps= explicitly'
+        )
+        return DepsShape(deps_type=deps_type, kind='opaque', problem=problem)
     hints = type_hints(deps_type)
     if hints is None:
-        return DepsShape(deps_type=deps_type, kind='fields', unreadable='its type hints cannot be resolved')
+        return DepsShape(deps_type=deps_type, kind='fields', problem='has type hints that cannot be resolved')
     handles: list[HandleField] = []
     values: list[Slot] = []
     for name, has_default in defaults.items():
@@ -444,19 +440,9 @@ def compile_deps(
     if shape.kind == 'none':
         return None
     label = type_label(deps_type)
-    if shape.kind == 'opaque':
+    if shape.problem:
         found.append(
-            DependencyError(
-                f'agentool {owner!r}: deps_type {label} is neither a dataclass nor a pydantic model and no '
-                'factory provides it; provide it with injector.provide() or pass deps= explicitly',
-                agentool=owner,
-                type=label,
-            )
-        )
-        return None
-    if shape.unreadable:
-        found.append(
-            DependencyError(f'agentool {owner!r}: deps_type {label}: {shape.unreadable}', agentool=owner, type=label)
+            DependencyError(f'agentool {owner!r}: deps_type {label} {shape.problem}', agentool=owner, type=label)
         )
         return None
     before = len(found)
@@ -504,11 +490,8 @@ def _node(
 
 
 def run_without_loop(coroutine: Coroutine[Any, Any, _T], agentool: str) -> _T:
-    """Drive `coroutine` to its end with no event loop: deps whose making never waits build synchronously.
-
-    Raises:
-        DepsUnavailableError: the coroutine needs an event loop (a resource factory awaits I/O).
-    """
+    """Drive `coroutine` to its end with no event loop (deps whose making never waits); raise
+    `DepsUnavailableError` when it needs one (a resource factory awaits I/O)."""
     try:
         while coroutine.send(None) is None:  # a bare yield (`asyncio.sleep(0)`) needs no loop
             pass

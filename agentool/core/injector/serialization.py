@@ -1,7 +1,5 @@
-"""An agentool's input as JSON text: the one conversion every surface that takes Python values uses
-(`serialize_input`); `serialize_to_json_string` and `validate_json_string` are the architecture
-guide's names for it, for code that builds the prompt itself.
-"""
+"""An agentool's input as JSON text (`serialize_input`, used by every surface taking Python
+values), and the architecture guide's two JSON helpers for code that builds the prompt itself."""
 
 from __future__ import annotations
 
