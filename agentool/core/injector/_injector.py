@@ -279,11 +279,9 @@ class AgenToolInjector:
         A replacement is an agent, a (sync or async) function of the validated input, or a value.
         Overrides nest, are undone on exit and reach through delegation.
         """
-        current = self._overrides.get()
-        active = dict(current or {})
+        active = dict(self._overrides.get() or {})
         for name, replacement in replacements.items():
-            replaced = self._targets.get(name)
-            if replaced is None:
+            if (replaced := self._targets.get(name)) is None:
                 raise self._unknown(name)
             if isinstance(replacement, AbstractAgent):
                 agent = cast('AbstractAgent[Any, Any]', replacement)
