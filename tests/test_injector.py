@@ -393,6 +393,21 @@ async def test_call_on_a_plain_agent_runs_it(injector: AgenToolInjector) -> None
     assert await injector.call('llm', 'say hi') == 'hello'
 
 
+async def test_run_of_a_plain_agent_gets_its_deps_from_the_wiring(injector: AgenToolInjector) -> None:
+    @dataclass
+    class Settings:
+        greeting: str = 'hi'
+
+    agent = Agent(TestModel(), deps_type=Settings, output_type=str)
+
+    @agent.tool
+    def greet(ctx: RunContext[Any]) -> str:
+        return ctx.deps.greeting
+
+    injector.register('llm', agent)
+    assert (await injector.run('llm', 'say hi')).output == '{"greet":"hi"}'
+
+
 # --- other forms of agentool agents, and the injector running a tool ----------------------------
 
 

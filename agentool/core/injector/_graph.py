@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from ...errors import (
@@ -15,18 +15,17 @@ from ...errors import (
     quote,
     suggest,
 )
+from ..request import type_label
 from ._targets import Target
-from ._wiring import DepsShape, type_label
+from ._wiring import DepsShape
 
 __all__ = (
     'raise_problems',
-    'all_cycles',
     'cycle_error',
-    'not_an_agentool',
-    'missing_dependency',
     'dependency_problem',
     'graph_problems',
     'check_new_edges',
+    'not_an_agentool',
 )
 
 Edges = Callable[[str], Iterable[str]]
@@ -68,7 +67,7 @@ def cycle_error(path: list[str]) -> DependencyCycleError:
 
 
 def not_an_agentool(owner: str, dependency: str) -> DependencyError:
-    """`owner` declares `dependency`, which is registered but is not an agentool."""
+    """`owner` declares `dependency`, which is (being) registered but is not an agentool."""
     return DependencyError(
         f'agentool {owner!r} depends on {dependency!r}, which is registered but is not an agentool; '
         'dependencies must name agentools',
@@ -77,27 +76,16 @@ def not_an_agentool(owner: str, dependency: str) -> DependencyError:
     )
 
 
-def missing_dependency(owner: str, dependency: str, known: Sequence[str], *, note: str = '') -> DependencyError:
-    """`owner` declares `dependency`, which is not registered; suggests close names from `known`, then
-    `note` (why a name registered elsewhere is not seen)."""
-    suggestions = suggest(dependency, known)
-    return DependencyError(
-        f'agentool {owner!r} depends on {quote(dependency)}, which is not registered with the injector'
-        f'{did_you_mean(suggestions)}{note}',
-        agentool=owner,
-        dependency=dependency,
-        suggestions=suggestions,
-    )
-
-
 def dependency_problem(
     owner: str, dependency: str, targets: Mapping[str, Target], *, note: str = ''
 ) -> DependencyError | None:
-    """Why `owner` cannot depend on `dependency`: not registered, or not an agentool; else `None`."""
-    other = targets.get(dependency)
-    if other is None:
-        return missing_dependency(owner, dependency, list(targets), note=note)
-    return not_an_agentool(owner, dependency) if other.manager is None else None
+    """Why `owner` cannot depend on `dependency`: not registered (with the nearest names, then
+    `note`: why a name registered elsewhere is not seen), or not an agentool; else `None`."""
+    if (other := targets.get(dependency)) is not None:
+        return not_an_agentool(owner, dependency) if other.manager is None else None
+    missing = f'agentool {owner!r} depends on {quote(dependency)}, which is not registered with the injector'
+    hint = did_you_mean(suggestions := suggest(dependency, list(targets)))
+    return DependencyError(missing + hint + note, agentool=owner, dependency=dependency, suggestions=suggestions)
 
 
 def graph_problems(
@@ -113,17 +101,17 @@ def graph_problems(
                 problems.append(problem)
         for field in shape_of(target.deps_type).handles:
             other = targets.get(field.agentool)
-            if other is None or other.config is None or field.output_type is Any:
+            if other is None or other.manager is None or field.key is Any:
                 continue
-            actual = other.config.output_type or str
-            if field.output_type != actual:
+            actual = other.manager.config.output_type or str
+            if field.key != actual:
                 problems.append(
                     DependencyError(
-                        f'agentool {name!r}: deps field {field.field!r} is '
-                        f'AgenToolHandle[{type_label(field.output_type)}] but agentool {field.agentool!r} outputs '
+                        f'agentool {name!r}: deps field {field.name!r} is '
+                        f'AgenToolHandle[{type_label(field.key)}] but agentool {field.agentool!r} outputs '
                         f'{type_label(actual)}',
                         agentool=name,
-                        field=field.field,
+                        field=field.name,
                         dependency=field.agentool,
                     )
                 )

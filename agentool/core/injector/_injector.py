@@ -1,19 +1,9 @@
 """`AgenToolInjector`: run agentools by name, wire their dependencies, swap any of them in tests.
 
-Three things travel with the running task (context variables), never through process globals:
-the injector in effect, the run in progress (its resources and the chain of agentools calling
-each other, which is how a cycle is caught before it recurses) and the overrides entered with
-`injector.override(...)`. So agentools calling each other through the injector share the run's
-resources and see the caller's overrides, while concurrent tasks see only their own.
-
-How long the deps of a call given none live is decided here, in `_supply`:
-
-- **As long as the injector** (the default): one instance per deps type, built on first use from
-  handles, field defaults, provided instances and injector-scoped resources, then kept and shared
-  by every call, so state a tool keeps there persists.
-- **One run**: when a run- or consumer-scoped factory makes the deps or one of their fields, they
-  are built in the run's scope, which closes what the factories made when the run ends.
-- **None**: no deps type, or deps that cannot be built and whose type admits `None`.
+The injector in effect, the run in progress (its resources and call chain) and the overrides travel
+with the task (context variables), so nested calls share a run and concurrent tasks stay apart.
+Deps given none live as long as the injector (kept per deps type), for one run (when a run- or
+consumer-scoped factory makes them or a field), or are `None`: `_supply` decides.
 """
 
 from __future__ import annotations
@@ -22,7 +12,7 @@ from collections.abc import AsyncGenerator, Callable, Generator
 from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
 from dataclasses import replace
-from typing import Any, TypeVar, cast
+from typing import Any, Literal, TypeVar, cast
 
 from opentelemetry.metrics import MeterProvider
 from opentelemetry.trace import TracerProvider
@@ -42,19 +32,18 @@ from ..request import (
     Entry,
     Frame,
     GateTable,
-    declares_deps,
     deps_admit_none,
     injector_in_effect,
     leave,
     missing_deps_error,
+    type_label,
 )
 from ..request import frame as _frame
-from ._graph import check_new_edges, cycle_error, dependency_problem, graph_problems, raise_problems
+from ._graph import check_new_edges, cycle_error, dependency_problem, graph_problems, not_an_agentool, raise_problems
 from ._targets import Target, agent_target, stub_target
 from ._wiring import (
     DepsPlan,
     DepsShape,
-    OwnDeps,
     Provider,
     ResourceScope,
     RunScope,
@@ -62,10 +51,8 @@ from ._wiring import (
     compile_deps,
     deps_shape,
     make_provider,
-    own_deps_form,
     resource_problems,
     run_without_loop,
-    type_label,
 )
 from .handle import AgenToolHandle
 from .serialization import serialize_fallback, serialize_input
@@ -79,13 +66,12 @@ class AgenToolInjector:
     """Runs agentools by name with their dependencies wired; holds agents and resource factories.
 
     Args:
-        registry: Where an agent given as a model string (`Agent('agentool:NAME')`) finds its
-            agentool; by default the registry in effect when it is registered.
-        tracer_provider: Where the direct path's spans go, for every `call`. Without one, a call
-            opens its span only inside a trace in progress, with the global provider's `agentool`
-            tracer, so untraced code pays nothing for telemetry.
-        meter_provider: Where the direct path's metrics go, for every `call`, traced or not (see
-            `operation_span`). Without one, a call is measured only when it opens a span.
+        registry: Where a model-string agent (`Agent('agentool:NAME')`) finds its agentool; by
+            default the registry in effect when it is registered.
+        tracer_provider: Where every `call`'s span goes; without one, only calls inside a trace
+            in progress open a span, so untraced code pays nothing for telemetry.
+        meter_provider: Where every `call`'s metrics go, traced or not; without one, only calls
+            that open a span are measured.
     """
 
     def __init__(
@@ -103,27 +89,29 @@ class AgenToolInjector:
         self._shapes: dict[Any, DepsShape] = {}
         self._plans: dict[Any, DepsPlan | None] = {}
         self._kept: dict[Any, Any] = {}
-        self._injector_scope = RunScope()
-        """Where injector-scoped factories make their one instance; closed by `clear`/`aclear`."""
+        self._injector_scope = RunScope()  # injector-scoped instances; closed by `clear`/`aclear`
         self._policy = Policy(surface='direct', typed_errors=True)
         self.tracer_provider = tracer_provider
         self.meter_provider = meter_provider
         self._overridden = False
         self._scopeless_frames: dict[str, Frame] = {}
         self.serial_calls: GateTable = {}
-        """The locks that run a `concurrent_safe=False` tool's calls through this injector one at a time."""
-        # Which deps builder a subclass overrides (the guide's `CustomInjector`), found once.
-        self._own_deps: OwnDeps | None = own_deps_form(type(self), AgenToolInjector)
+        """The locks that run a `concurrent_safe=False` tool's calls one at a time."""
+        # The deps builder a subclass overrides (the guide's `CustomInjector`): the async one if both.
+        cls, base = type(self), AgenToolInjector
+        own_sync = cls.create_deps is not base.create_deps
+        own = 'acreate_deps' if cls.acreate_deps is not base.acreate_deps else 'create_deps' if own_sync else None
+        self._own_deps: Literal['create_deps', 'acreate_deps'] | None = own
         self.kept_deps: dict[Any, Any] = self._kept if self._own_deps is None else {}
-        """The deps kept for calls given none, by deps type (a subclass building its own keeps none):
-        every surface reads it before asking `deps_for`."""
+        """Kept deps by deps type, read by every surface before `deps_for` (none for a subclass
+        building its own)."""
         self._overrides: ContextVar[dict[str, Target] | None] = ContextVar(
             f'agentool_overrides_{id(self):x}', default=None
         )
 
     @property
     def tracer_provider(self) -> TracerProvider | None:
-        """Where every direct call's span goes; `None`: only calls inside a trace in progress are traced."""
+        """Where every direct call's span goes (see the class)."""
         return self._tracer_provider
 
     @tracer_provider.setter
@@ -136,7 +124,7 @@ class AgenToolInjector:
 
     @property
     def meter_provider(self) -> MeterProvider | None:
-        """Where every direct call's metrics go; `None`: only calls that open a span are measured."""
+        """Where every direct call's metrics go (see the class)."""
         return self._policy.meter_provider
 
     @meter_provider.setter
@@ -145,16 +133,14 @@ class AgenToolInjector:
         self._policy = replace(self._policy, meter_provider=provider)
 
     def register(self, name: str, agent: AbstractAgent[Any, Any], *, replace: bool = False) -> None:
-        """Register `agent` under `name` (`create_agentool` does this for every agentool it creates).
+        """Register `agent` under `name` (`create_agentool` does this for every agentool).
 
         Raises:
             DuplicateNameError: `name` is taken and `replace` is false.
-            DependencyError: an agentool depends on `name` but `agent` is not an agentool, or the
-                agent's own dependencies name a non-agentool.
+            DependencyError: a dependency on or of `agent` names a non-agentool.
             DependencyCycleError: the agent's dependencies close a cycle (`details['path']`).
-            ConfigurationError: `name` is not a non-empty string, or `agent` is not a pydantic-ai agent.
         """
-        check_name(name)  # first: a name that is not a string would break every later listing and lookup
+        check_name(name)  # first: a name that is not a string would break every later lookup
         check_instance('agent', agent, AbstractAgent, agentool=name)
         check_flag('replace', replace)
         if not replace and name in self._targets:
@@ -165,18 +151,12 @@ class AgenToolInjector:
         if target.manager is not None:
             check_new_edges(name, self._edges_of(target), self._targets, self._edges_of)
         elif dependents := sorted(n for n, t in self._targets.items() if n != name and name in self._edges_of(t)):
-            raise DependencyError(
-                f'agentool {dependents[0]!r} depends on {name!r}, but the agent registered as {name!r} is not an '
-                'agentool; dependencies must name agentools',
-                agentool=dependents[0],
-                dependency=name,
-            )
+            raise not_an_agentool(dependents[0], name)
         self._targets[name] = target
         self._plans.clear()  # a plan may have been given up for want of this agentool
 
     def check_dependencies(self, name: str, config: AgenToolConfig) -> None:
-        """Raise the dependency error registering agentool `name` with `config` would cause, if any
-        (dependencies not registered yet are allowed: `validate()` and the first run report them)."""
+        """Raise the error registering `config` as `name` would cause (missing ones are allowed)."""
         edges = [*config.dependencies, *(h.agentool for h in self._shape(config.deps_type).handles)]
         check_new_edges(name, edges, self._targets, self._edges_of)
 
@@ -196,11 +176,7 @@ class AgenToolInjector:
         return isinstance(name, str) and name in self._targets
 
     def handle(self, name: str) -> AgenToolHandle[Any]:
-        """A handle on agentool `name` through this injector; overrides apply when it is called.
-
-        Raises:
-            ConfigurationError: `name` is not a non-empty string.
-        """
+        """A handle on agentool `name` through this injector; overrides apply when it is called."""
         handle = self._handles.get(name) if isinstance(name, str) else None  # pyright: ignore[reportUnnecessaryIsInstance]
         if handle is None:
             check_name(name)
@@ -218,17 +194,11 @@ class AgenToolInjector:
     ) -> None:
         """Provide values of `type_` to deps fields and factory parameters annotated with it.
 
-        Give a `factory` (sync or async; its parameters are themselves resolved by type) or a ready
-        `instance` (shared, never closed: the caller owns it). With `scope='run'` a factory makes one
-        instance per run, closed (`aclose()` or `close()`) when the run ends; with `'transient'`, one
-        per consumer, closed alike; with `'injector'`, one for as long as this injector, closed by
-        `clear()` (`await aclear()` when it closes with an await), whose parameters must be
-        injector-scoped or instances too. A factory that raises fails the call with
-        `DepsUnavailableError`.
-
-        `provide(DepsType, instance=deps)` makes `deps` the instance every surface gets;
-        `provide(DepsType, DepsType)` makes fresh deps for each run. Providing `type_` drops the kept
-        deps it changes.
+        Give a `factory` (sync or async, its parameters resolved by type) or a ready `instance`
+        (shared, never closed). A factory's instance lives per run (`'run'`), per consumer
+        (`'transient'`) or as long as the injector (`'injector'`, closed by `clear`/`aclear`, taking
+        only injector-scoped or instance parameters); what it made is closed (`aclose()`/`close()`)
+        with its scope. `provide(DepsType, instance=deps)` fixes the deps every surface gets.
         """
         check_flag('replace', replace)
         try:
@@ -238,7 +208,7 @@ class AgenToolInjector:
                 f'provide() takes a type to provide values of; got {type_!r}', option='type_', value=repr(type_)
             ) from None
         if cast(object, type_) is None or isinstance(type_, str | bytes | int | float | complex):
-            # A type's name (or any plain value) is never a field's annotation: it would never be looked up.
+            # A type's name (or any plain value) is never a field's annotation: never looked up.
             raise ConfigurationError(
                 f'provide() takes a type to provide values of, not {quote(type_)}'
                 + (' (pass the class itself, not its name)' if isinstance(type_, str) else ''),
@@ -253,18 +223,16 @@ class AgenToolInjector:
             )
         given = None if instance is UNSET else instance
         self._providers[type_] = make_provider(type_, factory, given, scope, home=self._injector_scope)
-        # What the old provider made for the injector's life is closed with it, on `clear`; the next use makes anew.
-        self._injector_scope.forget(type_)
+        self._injector_scope.forget(type_)  # the old instance is still closed on `clear`
         self._plans.clear()
-        # Kept deps built with what `type_` gave before (or without it) are built anew; the others stay.
+        # Kept deps built with what `type_` gave before (or without it) are built anew.
         self._forget_kept(lambda shape: shape.deps_type == type_ or any(v.key == type_ for v in shape.values))
 
     def validate(self) -> None:
-        """Check every registered agent at once: dependencies, cycles, deps fields, factory parameters
-        and handle output types.
+        """Check every registered agent's dependencies, cycles, deps fields, factories and handles.
 
         Raises:
-            InjectorValidationError: listing every problem found (`.problems`), not only the first.
+            InjectorValidationError: listing every problem found (`.problems`).
         """
         problems = graph_problems(self._targets, self._edges_of, self._shape)
         for name in sorted(self._targets):
@@ -274,11 +242,11 @@ class AgenToolInjector:
         raise_problems([*problems, *resource_problems(self._providers)])
 
     def clear(self) -> None:
-        """Forget every agent, factory, plan and kept deps, and close what injector-scoped factories made.
+        """Forget every agent, factory and kept deps; close what injector-scoped factories made.
 
         Raises:
-            ConfigurationError: an injector-scoped resource closes only with an `await`; nothing is
-                cleared: use `await injector.aclear()`.
+            ConfigurationError: a resource closes only with an `await` (nothing is cleared): use
+                `await injector.aclear()`.
         """
         if waiting := self._injector_scope.async_closers():
             raise ConfigurationError(
@@ -290,11 +258,11 @@ class AgenToolInjector:
         self._forget().close()
 
     async def aclear(self) -> None:
-        """`clear()`, closing what injector-scoped factories made with an `await` where it takes one."""
+        """`clear()`, awaiting the closers that need it."""
         await self._forget().aclose(None)
 
     def _forget(self) -> RunScope:
-        """Forget every agent, provider, plan and kept deps; the scope of injector-scoped resources, to be closed."""
+        """Forget everything; the old injector scope, to be closed."""
         for table in (self._targets, self._handles, self._providers, self._shapes, self._plans, self._kept):
             table.clear()
         scope, self._injector_scope = self._injector_scope, RunScope()
@@ -308,15 +276,12 @@ class AgenToolInjector:
     def override(self, **replacements: Any) -> Generator[AgenToolInjector]:
         """Answer for the named agentools with replacements inside the block, in this task only.
 
-        A replacement is an agent, a function taking the validated input model (sync or async), or a
-        value (both checked against the replaced agentool's output type). Overrides nest, are undone on
-        exit and reach through delegation.
+        A replacement is an agent, a (sync or async) function of the validated input, or a value.
+        Overrides nest, are undone on exit and reach through delegation.
         """
-        current = self._overrides.get()
-        active = dict(current or {})
+        active = dict(self._overrides.get() or {})
         for name, replacement in replacements.items():
-            replaced = self._targets.get(name)
-            if replaced is None:
+            if (replaced := self._targets.get(name)) is None:
                 raise self._unknown(name)
             if isinstance(replacement, AbstractAgent):
                 agent = cast('AbstractAgent[Any, Any]', replacement)
@@ -331,28 +296,18 @@ class AgenToolInjector:
             self._overrides.reset(token)
 
     async def run(self, agent_name: str, input_data: Any, **run_kwargs: Any) -> AgentRunResult[Any]:
-        """Run the agent behind `agent_name` on `input_data` with full agent semantics; return the run result.
-
-        `input_data` is a JSON string, a dict, a pydantic model or any value pydantic can serialise.
-        Unless `deps=` is given, the deps are built as on every surface; this run closes their resources.
-        """
-        name = agent_name
-        target = self._target(name)
-        data = serialize_input(name, input_data)
+        """Run the agent behind `agent_name` on `input_data` (JSON text or any value pydantic can
+        serialise) with full agent semantics; deps not given are built as on every surface."""
+        target = self._target(agent_name)
+        data = serialize_input(agent_name, input_data)
         prompt = data if isinstance(data, str) else data.decode()
-        # The same error the model raises, before any resource is made.
-        validated = None if (manager := target.manager) is None else manager.validate_json(prompt)
+        if target.manager is not None:  # a double standing in for an agentool takes only its input
+            target.manager.validate_json(prompt)
         entry = self.enter(target, False)
         try:
-            if 'deps' not in run_kwargs:
-                if not target.needs_deps or (
-                    manager is not None
-                    and validated is not None
-                    and manager.operation_of(validated) not in manager.ctx_operations
-                ):
-                    run_kwargs['deps'] = None  # as `agent.run`: deps are built only for a tool taking a context
-                else:
-                    run_kwargs['deps'] = await self.deps_for(target, target.deps_type, entry[1])
+            # An agentool's deps are the operation sequence's to build; a plain agent's, the wiring's.
+            if target.manager is None and target.needs_deps and run_kwargs.get('deps') is None:
+                run_kwargs['deps'] = await self.deps_for(target, target.deps_type, entry[1])
             result = await target.agent.run(prompt, **run_kwargs)
         except BaseException as error:
             await leave(entry, error)
@@ -363,10 +318,8 @@ class AgenToolInjector:
     async def call(self, name: str, input: Any, *, deps: Any = UNSET) -> Any:
         """The typed output of agentool `name` for `input`, without the pydantic-ai agent graph.
 
-        Equal to `(await run(name, input)).output` with the same validation, routing, deps, overrides
-        and typed errors, at the cost of a direct function call. It returns the tool's own value where
-        a run's output is that value's JSON read back (see the model page). `deps=None` counts as no
-        deps given, as for `run` and `agent.run`.
+        `(await run(name, input)).output` (same validation, routing, deps, overrides and errors) at
+        the cost of a function call; `deps=None` counts as none given, as for `run`.
         """
         if deps is None:
             deps = UNSET
@@ -391,7 +344,7 @@ class AgenToolInjector:
                 data = serialize_input(name, input)  # raises the typed error
         else:
             data = serialize_input(name, input)
-        # The schema's own validation for the common case; any failure goes back to the manager for
+        # The schema's own validation for the common case; a failure goes back to the manager for
         # the typed error a run raises. (A short str needs no encoding to be measured: see `Target`.)
         if len(data) <= (target.max_input_chars if type(data) is str else target.max_input_bytes):
             try:
@@ -407,44 +360,21 @@ class AgenToolInjector:
         return json_output_text(result, name)  # an untyped agentool's run output is its JSON text
 
     def create_deps(self, agent_name: str) -> Any:
-        """The deps `run(agent_name, ...)` would pass, built synchronously as the architecture guide calls it.
+        """The deps `run(agent_name, ...)` would pass, built without an event loop.
 
-        Works whenever building them needs no event loop; use `await acreate_deps(name)` for
-        resources that do. A subclass may override it (or `acreate_deps`) to build deps itself:
-        every surface given no deps then asks it. This base form always builds with the wiring.
+        A subclass may override it (or `acreate_deps`): every surface given no deps then asks it.
 
         Raises:
-            DepsUnavailableError: a resource factory waits on I/O; names the async form to use.
+            DepsUnavailableError: a resource factory awaits I/O: use `acreate_deps`.
         """
         return run_without_loop(self._wired_deps(agent_name), agent_name)
 
     async def acreate_deps(self, agent_name: str) -> Any:
-        """The deps `run(name, ...)` would pass: an instance of the agent's `deps_type`, or `None`.
-
-        Inside a run (or `run_scope()`) its resources belong to that run; outside one, closing
-        them is the caller's job. A subclass overriding only `create_deps` is answered by it here.
-        """
+        """The deps `run(name, ...)` would pass; inside a run (or `run_scope()`) their resources
+        are that run's, else the caller's to close."""
         if self._own_deps == 'create_deps':  # its `super().create_deps()` is the wiring's: no recursion
             return self.create_deps(agent_name)
         return await self._wired_deps(agent_name)
-
-    @asynccontextmanager
-    async def call_deps(self, name: str, deps_type: Any) -> AsyncGenerator[Any]:
-        """The deps of one call of agentool `name` (declared `deps_type`) given none, for the block.
-
-        Yields `None` when `deps_type` declares no deps, or admits `None` and cannot be built.
-        Resources made for them are closed when the block ends (joined to a run in progress).
-
-        Raises:
-            MissingDepsError: `deps_type` cannot be built and does not admit `None`.
-        """
-        if not declares_deps(deps_type):
-            yield None
-            return
-        async with self.run_scope():
-            current = _frame.get()
-            assert current is not None  # the run scope's
-            yield await self.deps_for(name, deps_type, current.scope)
 
     @asynccontextmanager
     async def run_scope(self) -> AsyncGenerator[None]:
@@ -458,12 +388,11 @@ class AgenToolInjector:
         await leave(entry, None)
 
     def enter(self, target: Target | None, builds: bool) -> Entry:
-        """Enter the frame for one call or run (undo with `agentool.core.request.leave`).
+        """Enter the frame of one call or run (undone by `request.leave`).
 
-        A run of `target` is a link of the chain in progress (a repeat is a cycle error) and, when it
-        `needs_run_scope`, runs in the run scope in progress, else its own, which leaving closes. A
-        surface's call (`target` `None`) joins the frame in effect, with a run scope of its own when
-        it `builds` deps and none is in progress.
+        A run of `target` extends the chain (a repeat is a cycle) and joins the run scope in
+        progress, or owns one when it `needs_run_scope`. A surface's call (`target` `None`) joins
+        the frame, owning a run scope only when it `builds` deps and none is in progress.
         """
         current = _frame.get()
         mine = current is not None and current.injector is self
@@ -480,7 +409,7 @@ class AgenToolInjector:
             if closes := (scope is None and target.needs_run_scope):
                 scope = RunScope()
             return (_frame.set(_new(Frame, (self, scope, (*chain, name)))), scope, closes)
-        if not target.needs_run_scope:  # the common direct call: a frame that is always the same, made once
+        if not target.needs_run_scope:  # the common direct call: the same frame, made once
             if (same := self._scopeless_frames.get(target.name)) is None:
                 same = self._scopeless_frames[target.name] = _new(Frame, (self, None, target.chain))
             return (_frame.set(same), None, False)
@@ -488,8 +417,8 @@ class AgenToolInjector:
         return (_frame.set(_new(Frame, (self, scope, target.chain))), scope, True)
 
     async def deps_for(self, target: Target | str, deps_type: Any, scope: RunScope | None) -> Any:
-        """The deps of a call given none of `target` (or of the agentool named so) in run `scope`, on every
-        surface: a subclass's own `create_deps` or `acreate_deps` when it overrides one, else the wiring's.
+        """The deps of a call of `target` (or the agentool named so) given none, in run `scope`:
+        a subclass's own `create_deps`/`acreate_deps`, else the wiring's.
 
         Raises:
             MissingDepsError: they cannot be built and `deps_type` does not admit `None`.
@@ -523,14 +452,14 @@ class AgenToolInjector:
         )
 
     async def _wired_deps(self, name: str) -> Any:
-        """The deps of `name` as the wiring builds them, in the run in progress (else a scope of their own)."""
+        """The wiring's deps of `name`, in the run in progress if any."""
         current = _frame.get()
         scope = current.scope if current is not None and current.injector is self else None
         return await self._supply(self._target(name), scope)
 
     async def _supply(self, target: Target, scope: RunScope | None) -> Any:
-        """The wiring's deps of a call of `target` given none, with the lifetime the module describes
-        (`scope`: the run's; a new one when `None`, which nobody closes: `create_deps` outside a run)."""
+        """The wiring's deps of `target`, with the lifetime the module describes (`scope` `None`:
+        outside a run, a scope nobody closes)."""
         if (kept := self._kept.get(target.deps_type, UNSET)) is not UNSET:
             return kept
         try:
@@ -554,8 +483,10 @@ class AgenToolInjector:
         plan = self._plans.get(target.deps_type, UNSET)
         if plan is UNSET:
             shape = self._shape(target.deps_type)
-            for dependency in shape.handles:  # a handle on a non-agentool is refused now, not at its first use
-                self._require_agentool(target.name, dependency.agentool)
+            for handle in shape.handles:  # a handle on a non-agentool is refused now, not at first use
+                note = hidden_by_scope(handle.agentool, self.registry or get_registry())
+                if (problem := dependency_problem(target.name, handle.agentool, self._targets, note=note)) is not None:
+                    raise problem
             found: list[DependencyError] = []
             plan = compile_deps(target.name, shape, self._providers, self.handle, found)
             if found:
@@ -570,17 +501,13 @@ class AgenToolInjector:
         return shape
 
     def _forget_kept(self, changed: Callable[[DepsShape], bool]) -> None:
-        """Drop the kept deps whose shape the wiring just `changed`: the next call builds them anew."""
+        """Drop the kept deps whose shape `changed`: the next call builds them anew."""
         for deps_type in [t for t in self._kept if changed(self._shape(t))]:
             del self._kept[deps_type]
 
     def _edges_of(self, target: Target) -> list[str]:
-        return [*target.dependencies, *(h.agentool for h in self._shape(target.deps_type).handles)]
-
-    def _require_agentool(self, owner: str, dependency: str) -> None:
-        note = hidden_by_scope(dependency, self.registry or get_registry())
-        if (problem := dependency_problem(owner, dependency, self._targets, note=note)) is not None:
-            raise problem
+        declared = () if target.manager is None else target.manager.config.dependencies
+        return [*declared, *(h.agentool for h in self._shape(target.deps_type).handles)]
 
 
 # On every direct call: `tuple.__new__` makes a named tuple at half the cost of its generated `__new__`.
@@ -589,24 +516,15 @@ _new = cast('Callable[[type[Any], tuple[Any, ...]], Any]', tuple.__new__)  # pyr
 
 def get_injector() -> AgenToolInjector:
     """The injector in effect: the one running the current agentool, else the innermost
-    `use_injector()` scope, else the default injector of the registry in effect.
-
-    Pairing the default injector with the registry keeps them consistent: a fresh registry
-    (`use_registry()`) comes with a fresh injector, and the process default with the process default.
-    """
+    `use_injector()` scope's, else the registry in effect's own (a fresh `use_registry()` comes
+    with a fresh injector)."""
     return cast(AgenToolInjector, injector_in_effect(get_registry, AgenToolInjector))
 
 
 @contextmanager
 def use_injector(injector: AgenToolInjector | None = None) -> Generator[AgenToolInjector]:
-    """Make `injector` (a fresh one by default) the injector in effect inside the block.
-
-    Task-local (a context variable) and restored on exit, even on error.
-
-    Raises:
-        ConfigurationError: `injector` is not an `AgenToolInjector` (checked on entry, as `use_registry`
-            does: otherwise every agentool lookup inside the block would fail somewhere unrelated).
-    """
+    """Make `injector` (a fresh one by default) the injector in effect inside the block, for this
+    task only; restored on exit, even on error."""
     check_instance('injector', injector, AgenToolInjector, optional=True)
     injector = AgenToolInjector() if injector is None else injector
     current = _frame.get()

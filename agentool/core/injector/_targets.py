@@ -1,7 +1,5 @@
-"""What an injector runs for a name: a registered agent, or an override (another agent, a stub).
-
-Everything the direct path needs is worked out here once, so a call does no introspection.
-"""
+"""What an injector runs for a name (a registered agent, or an override: another agent, a stub),
+with everything the direct path needs worked out once, so a call does no introspection."""
 
 from __future__ import annotations
 
@@ -37,41 +35,28 @@ class Target:
     """One runnable thing behind a name, with what the direct path needs precomputed."""
 
     name: str
-    """The name callers use (the registered or overridden name)."""
     agent: AbstractAgent[Any, Any]
     manager: AgenToolManager | None = None
     """The agentool's manager; `None` when the agent is not an agentool."""
     call_manager: AgenToolManager | None = None
-    """The manager `call` routes through without the agent; `None` when only a run gives the output:
-    not an agentool, or an output function in the agent's `output_type` reshapes what the tool returns."""
+    """The manager `call` routes through; `None` when only a run gives the output (not an
+    agentool, or an output function reshapes what the tool returns)."""
     typed_output: bool = True
-    """`False` when the agent's output type is `str`: its run output is then JSON text, so `call` returns that too."""
+    """`False` for an agent whose output is `str` (JSON text), which `call` then returns too."""
     ctx_template: RunContext[Any] | None = None
-    """When a routed tool takes a context: the one every direct-path call copies (see `context_template`);
-    `None` when none does (the manager then reads none)."""
+    """The context every direct call copies, when a routed tool takes one (`context_template`)."""
     deps_type: Any = NoneType
-    """The agent's `deps_type`, which the injector builds when no `deps=` is given."""
     needs_deps: bool = False
-    """Whether there is a `deps_type` to build (precomputed: the direct path reads it on every call)."""
+    """Whether there is a `deps_type` to build (read on every direct call)."""
     needs_run_scope: bool = False
-    """It has deps or declared dependencies: a run of it needs a run scope (its own when none is in progress)."""
+    """It has deps or declared dependencies: a run of it needs a run scope."""
     max_input_bytes: int = 0
     max_input_chars: int = 0
     """A str this long or shorter is within `max_input_bytes` whatever it holds (at most 4 UTF-8 bytes a character)."""
     chain: tuple[str, ...] = ()
     """`(name,)`, the call chain of a call starting here, made once."""
     validate_json: Callable[[str | bytes], BaseModel] = _no_schema
-    """The input schema's own JSON validation, for the direct path's common case."""
-
-    @property
-    def config(self) -> AgenToolConfig | None:
-        """The agentool's configuration, when the target is an agentool."""
-        return None if self.manager is None else self.manager.config
-
-    @property
-    def dependencies(self) -> list[str]:
-        """The agentools this target declares it calls (`dependencies=[...]`)."""
-        return [] if self.manager is None else list(self.manager.config.dependencies)
+    """The input schema's own JSON validation (the direct path's common case)."""
 
 
 def _agentool_of(agent: AbstractAgent[Any, Any]) -> tuple[str, AgenToolRegistry | None] | None:
@@ -87,11 +72,7 @@ def _agentool_of(agent: AbstractAgent[Any, Any]) -> tuple[str, AgenToolRegistry 
 
 def stood_in_for(agent: AbstractAgent[Any, Any], *, registry: AgenToolRegistry | None = None) -> AgenToolManager | None:
     """The manager of the agentool `agent` wraps with a model of its own (a test double), else `None`:
-    such a wrapper answers for the agentool, so it must take only the agentool's input.
-
-    Raises:
-        AgenToolNotFoundError: the wrapped agent runs an agentool its registry does not hold.
-    """
+    such a wrapper answers for the agentool, so it must take only the agentool's input."""
     while isinstance(agent, WrapperAgent):
         agent = agent.wrapped
         if (found := _agentool_of(agent)) is not None:
@@ -123,11 +104,7 @@ def _manager(
 
 def agent_target(name: str, agent: AbstractAgent[Any, Any], *, registry: AgenToolRegistry | None = None) -> Target:
     """The target for `agent` registered (or swapped in) under `name`; an agent standing in for an
-    agentool (`stood_in_for`) keeps its manager, so `run` validates its input, but has no direct path.
-
-    Raises:
-        AgenToolNotFoundError: the agent runs an agentool its registry does not hold.
-    """
+    agentool (`stood_in_for`) keeps its manager, so `run` validates its input, but has no direct path."""
     found = _agentool_of(agent)
     if found is None:
         return _run_only(name, agent, stood_in_for(agent, registry=registry))
@@ -160,11 +137,8 @@ def agent_target(name: str, agent: AbstractAgent[Any, Any], *, registry: AgenToo
 
 
 def stub_target(name: str, replaced: Target, stub: Any) -> Target:
-    """A target answering for agentool `name` with `stub`: a function of the validated input, or a value.
-
-    Built as an agentool with the replaced one's input schema, operations, limits and output type,
-    so validation and errors are exactly the replaced ones.
-    """
+    """A target answering for agentool `name` with `stub` (a function of the validated input, or a
+    value), built with the replaced one's schema, operations, limits and output type."""
     manager = replaced.manager
     if manager is None:
         raise DependencyError(

@@ -1,10 +1,8 @@
 """Typed deps and the resources they are built from: read a `deps_type` once, plan it, build it.
 
-A `deps_type` is filled field by field: `AgenToolHandle` fields get a handle on the agentool they
-name, fields whose type a factory provides get that resource, fields with a default keep it; a
-factory providing the `deps_type` itself makes the whole object. A factory's own parameters are
-resolved by their types too. What a factory made that has `aclose()` or `close()` is closed, newest
-first, when its scope ends: the run's, or for injector-scoped ones the injector's own (`Provider.home`).
+Handle fields get a handle, fields of a provided type that resource (factory parameters alike),
+others their default; a factory of the `deps_type` itself makes the whole object. What factories
+made is closed, newest first, with its scope: the run's, or the injector's (`Provider.home`).
 """
 
 from __future__ import annotations
@@ -33,15 +31,12 @@ __all__ = (
     'RunScope',
     'make_provider',
     'resource_problems',
-    'type_label',
     'DepsShape',
     'DepsPlan',
     'deps_shape',
     'compile_deps',
     'build_deps',
     'run_without_loop',
-    'OwnDeps',
-    'own_deps_form',
 )
 
 logger = logging.getLogger('agentool.injector')
@@ -50,9 +45,7 @@ ResourceScope = Literal['run', 'transient', 'injector']
 """`'run'`: one instance per run, shared by every consumer in it. `'transient'`: a new instance for each consumer.
 `'injector'`: one instance for as long as the injector, made on first use, closed when the injector is cleared."""
 
-_SCOPES: tuple[ResourceScope, ...] = ('run', 'transient', 'injector')
 _POLL_SECONDS = 0.001
-
 _LIVES = {'run': 'for each run', 'transient': 'for each consumer', 'injector': 'once'}
 
 
@@ -62,7 +55,7 @@ class Slot:
 
     name: str
     key: Any
-    has_default: bool
+    has_default: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -104,7 +97,7 @@ def make_provider(
 ) -> Provider:
     """Check `factory` once and record which types its parameters are resolved by (`home`: the
     injector's own scope, where an injector-scoped factory's instance lives)."""
-    if scope not in _SCOPES:
+    if scope not in _LIVES:
         raise ConfigurationError(
             f"resource scope must be 'run', 'transient' or 'injector', got {scope!r}", scope=repr(scope)
         )
@@ -148,8 +141,8 @@ def compile_resource(key: Any, providers: dict[Any, Provider], *, path: tuple[An
     """Resolve the providers of `key` and, recursively, of its factory's parameters.
 
     Raises:
-        DependencyCycleError: factories depend on each other in a cycle (`details['path']`).
-        DependencyError: a required parameter's type has no provider.
+        DependencyError: a required parameter's type has no provider, or a cycle
+            (`DependencyCycleError`, `details['path']`).
     """
     if key in path:
         cycle = [type_label(k) for k in (*path[path.index(key) :], key)]
@@ -159,8 +152,7 @@ def compile_resource(key: Any, providers: dict[Any, Provider], *, path: tuple[An
     for parameter in provider.parameters:
         if is_provided(parameter.key, providers):
             argument = compile_resource(parameter.key, providers, path=(*path, key))
-            shorter = argument.provider.factory is not None and argument.provider.scope != 'injector'
-            if provider.scope == 'injector' and shorter:
+            if provider.scope == 'injector' and _per_run(argument):
                 # Made once for the injector's life, it would keep a value its own scope closes after one run.
                 raise DependencyError(
                     f'the factory for {type_label(key)} lives as long as the injector, but its parameter '
@@ -209,11 +201,8 @@ def is_provided(key: Any, providers: dict[Any, Provider]) -> bool:
 
 
 class RunScope:
-    """What one run owns: its run-scoped instances and everything to close when it ends.
-
-    Every run makes one, so its containers are made on first use (class-level `None` defaults, no
-    `__init__`). The injector keeps one more for injector-scoped instances (`Provider.home`).
-    """
+    """What one run owns: its run-scoped instances and everything to close when it ends (the
+    injector keeps one for its own). Made for every run: its containers only on first use."""
 
     owned: list[Any] | None = None
     """What factories made in this scope that must be closed when it ends; `None` until there is some."""
@@ -299,14 +288,11 @@ class RunScope:
                     closer()
             except Exception as failure:
                 failures.append(failure)
-        _raise_first(failures)
+        _settle(failures, None)
 
     async def aclose(self, error: BaseException | None) -> None:
-        """Close what this scope made, newest first; every closer runs even if one fails.
-
-        With `error` (the run failed), cleanup failures are logged and noted on it; without, the
-        first is raised.
-        """
+        """Close what this scope made, newest first, every closer running (see `_settle` for
+        failures: noted on the run's `error`, else the first raised)."""
         owned, self.owned, self._instances = self.owned or [], None, None
         failures: list[Exception] = []
         with anyio.CancelScope(shield=True):  # cleanup must finish even when the run was cancelled
@@ -318,12 +304,7 @@ class RunScope:
                         await result
                 except Exception as failure:
                     failures.append(failure)
-        if error is None:
-            _raise_first(failures)
-            return
-        for failure in failures:
-            logger.error('closing a resource failed', exc_info=failure)
-            error.add_note(f'closing a resource also failed: {type(failure).__name__}: {failure}')
+        _settle(failures, error)
 
 
 def _sync_closer(value: Any) -> Callable[[], Any] | None:
@@ -337,26 +318,26 @@ def _sync_closer(value: Any) -> Callable[[], Any] | None:
     return cast('Callable[[], Any]', close)
 
 
-def _raise_first(failures: list[Exception]) -> None:
+def _settle(failures: list[Exception], error: BaseException | None) -> None:
+    """Log the cleanup `failures` and note them on the run's `error`; without one, raise the first."""
     if not failures:
         return
-    carrier = failures[0]
-    for failure in failures[1:]:
+    carrier = failures.pop(0) if error is None else error
+    for failure in failures:
         logger.error('closing a resource failed', exc_info=failure)
         carrier.add_note(f'closing a resource also failed: {type(failure).__name__}: {failure}')
-    raise carrier
+    if error is None:
+        raise carrier
 
 
 _T = TypeVar('_T')
 
 
 @dataclass(frozen=True, kw_only=True)
-class HandleField:
-    """A field filled with a handle on agentool `agentool`; `output_type` is the declared type argument."""
+class HandleField(Slot):
+    """A field filled with a handle on agentool `agentool`; `key` is its declared output type."""
 
-    field: str
     agentool: str
-    output_type: Any
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -369,8 +350,8 @@ class DepsShape:
     handles: tuple[HandleField, ...] = ()
     values: tuple[Slot, ...] = ()
     """The other fields: filled by type from a provider, or left to their defaults."""
-    unreadable: str | None = None
-    """Why the fields' type hints could not be read, when they could not."""
+    problem: str | None = None
+    """Why it cannot be filled field by field, when it cannot (a factory may still make it)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -403,10 +384,14 @@ def deps_shape(deps_type: Any) -> DepsShape:
             if f.init
         }
     else:
-        return DepsShape(deps_type=deps_type, kind='opaque')
+        problem = (
+            'is neither a dataclass nor a pydantic model and no factory provides it; provide it with '
+            'injector.provide() or pass deps= explicitly'
+        )
+        return DepsShape(deps_type=deps_type, kind='opaque', problem=problem)
     hints = type_hints(deps_type)
     if hints is None:
-        return DepsShape(deps_type=deps_type, kind='fields', unreadable='its type hints cannot be resolved')
+        return DepsShape(deps_type=deps_type, kind='fields', problem='has type hints that cannot be resolved')
     handles: list[HandleField] = []
     values: list[Slot] = []
     for name, has_default in defaults.items():
@@ -433,9 +418,9 @@ def _handle_field(name: str, hint: Any) -> HandleField | None:
         hint, *metadata = get_args(hint)
         target = next((m.name for m in metadata if isinstance(m, Uses)), name)
     if hint is AgenToolHandle:
-        return HandleField(field=name, agentool=target, output_type=Any)
+        return HandleField(name=name, agentool=target, key=Any)
     if get_origin(hint) is AgenToolHandle:
-        return HandleField(field=name, agentool=target, output_type=get_args(hint)[0])
+        return HandleField(name=name, agentool=target, key=get_args(hint)[0])
     return None
 
 
@@ -455,19 +440,9 @@ def compile_deps(
     if shape.kind == 'none':
         return None
     label = type_label(deps_type)
-    if shape.kind == 'opaque':
+    if shape.problem:
         found.append(
-            DependencyError(
-                f'agentool {owner!r}: deps_type {label} is neither a dataclass nor a pydantic model and no '
-                'factory provides it; provide it with injector.provide() or pass deps= explicitly',
-                agentool=owner,
-                type=label,
-            )
-        )
-        return None
-    if shape.unreadable:
-        found.append(
-            DependencyError(f'agentool {owner!r}: deps_type {label}: {shape.unreadable}', agentool=owner, type=label)
+            DependencyError(f'agentool {owner!r}: deps_type {label} {shape.problem}', agentool=owner, type=label)
         )
         return None
     before = len(found)
@@ -491,7 +466,7 @@ def compile_deps(
         return None
     # model_construct keeps identities: a run-scoped resource must be the same object everywhere in the run.
     construct: Callable[..., Any] = deps_type.model_construct if issubclass(deps_type, BaseModel) else deps_type
-    handles = {h.field: handle(h.agentool) for h in shape.handles}
+    handles = {h.name: handle(h.agentool) for h in shape.handles}
     per_run = any(_per_run(node) for _, node in resources)
     return DepsPlan(handles=handles, resources=tuple(resources), construct=construct, per_run=per_run)
 
@@ -515,11 +490,8 @@ def _node(
 
 
 def run_without_loop(coroutine: Coroutine[Any, Any, _T], agentool: str) -> _T:
-    """Drive `coroutine` to its end with no event loop: deps whose making never waits build synchronously.
-
-    Raises:
-        DepsUnavailableError: the coroutine needs an event loop (a resource factory awaits I/O).
-    """
+    """Drive `coroutine` to its end with no event loop (deps whose making never waits); raise
+    `DepsUnavailableError` when it needs one (a resource factory awaits I/O)."""
     try:
         while coroutine.send(None) is None:  # a bare yield (`asyncio.sleep(0)`) needs no loop
             pass
@@ -528,7 +500,9 @@ def run_without_loop(coroutine: Coroutine[Any, Any, _T], agentool: str) -> _T:
     except (RuntimeError, DepsUnavailableError) as error:
         # A factory's own failure comes wrapped (`RunScope`): its cause says whether it wanted a loop.
         cause: BaseException | None = error.__cause__ if isinstance(error, DepsUnavailableError) else error
-        if not isinstance(cause, RuntimeError) or not _needs_loop(cause):
+        if not isinstance(cause, RuntimeError) or not (
+            'event loop' in str(cause) or type(cause).__name__ == 'AsyncLibraryNotFoundError'
+        ):
             raise
     else:
         coroutine.close()
@@ -540,10 +514,6 @@ def run_without_loop(coroutine: Coroutine[Any, Any, _T], agentool: str) -> _T:
     ) from cause
 
 
-def _needs_loop(error: RuntimeError) -> bool:
-    return 'event loop' in str(error) or type(error).__name__ == 'AsyncLibraryNotFoundError'
-
-
 async def build_deps(plan: DepsPlan, scope: RunScope) -> Any:
     """An instance of the planned deps type, its resources taken from (or made in) `scope`."""
     if plan.whole is not None:
@@ -553,13 +523,3 @@ async def build_deps(plan: DepsPlan, scope: RunScope) -> Any:
         kwargs[name] = await scope.resolve(node)
     assert plan.construct is not None
     return plan.construct(**kwargs)
-
-
-OwnDeps = Literal['create_deps', 'acreate_deps', 'both']
-"""Which of the deps builders an injector subclass overrides (the guide's `CustomInjector`)."""
-
-
-def own_deps_form(cls: type[Any], base: type[Any]) -> OwnDeps | None:
-    """Which of `base`'s deps builders `cls` overrides: `create_deps`, `acreate_deps`, both, or neither (`None`)."""
-    sync, async_ = cls.create_deps is not base.create_deps, cls.acreate_deps is not base.acreate_deps
-    return ('both' if sync else 'acreate_deps') if async_ else 'create_deps' if sync else None

@@ -43,11 +43,7 @@ OutputT = TypeVar('OutputT', default=Any)
 
 @dataclass(frozen=True)
 class Uses:
-    """Names the agentool an `AgenToolHandle` field refers to, when it differs from the field's name.
-
-    Raises:
-        ConfigurationError: `name` is not a non-empty string (refused where the field is declared).
-    """
+    """Names the agentool an `AgenToolHandle` field refers to, when it differs from the field's name."""
 
     name: str
 
@@ -55,6 +51,7 @@ class Uses:
         check_name(self.name)
 
 
+@dataclass(slots=True, repr=False, unsafe_hash=True)
 class AgenToolHandle(Generic[OutputT]):
     """A typed handle on agentool `name`, run through `injector` so overrides and run scopes apply.
 
@@ -62,11 +59,8 @@ class AgenToolHandle(Generic[OutputT]):
     `await handle.run(input)` runs the full pydantic-ai agent and returns its run result.
     """
 
-    __slots__ = ('injector', 'name')
-
-    def __init__(self, name: str, injector: AgenToolInjector) -> None:
-        self.name = name
-        self.injector = injector
+    name: str
+    injector: AgenToolInjector
 
     # A plain method handing back the injector's coroutine: a delegating hop costs no coroutine of its own.
     def call(self, input: Any) -> Coroutine[Any, Any, OutputT]:
@@ -81,12 +75,6 @@ class AgenToolHandle(Generic[OutputT]):
 
     def __repr__(self) -> str:
         return f'AgenToolHandle({self.name!r})'
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, AgenToolHandle) and other.name == self.name and other.injector is self.injector
-
-    def __hash__(self) -> int:
-        return hash((AgenToolHandle, self.name, id(self.injector)))
 
     @classmethod
     def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:

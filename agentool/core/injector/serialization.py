@@ -1,7 +1,5 @@
-"""An agentool's input as JSON text: the one conversion every surface that takes Python values uses
-(`serialize_input`); `serialize_to_json_string` and `validate_json_string` are the architecture
-guide's names for it, for code that builds the prompt itself.
-"""
+"""An agentool's input as JSON text (`serialize_input`, used by every surface taking Python
+values), and the architecture guide's two JSON helpers for code that builds the prompt itself."""
 
 from __future__ import annotations
 
@@ -34,17 +32,12 @@ def _no_constant(name: str) -> NoReturn:
 
 
 def serialize_to_json_string(data: Any) -> str:
-    """`data` as JSON text, as the architecture guide's helper writes it.
-
-    A string that is JSON already comes back unchanged, any other string becomes a JSON string; a
-    pydantic model is its `model_dump_json()` (by alias); other values are `json.dumps` text, with
-    datetimes as ISO 8601 strings and `Decimal`s as exact decimal strings. The text is always
-    RFC 8259 JSON: an infinite or NaN float is refused.
+    """`data` as RFC 8259 JSON text, as the architecture guide's helper writes it: a JSON string
+    unchanged, any other string quoted, a model by alias, datetimes in ISO 8601.
 
     Raises:
-        InvalidInputError: "Cannot serialize ..." for a value JSON cannot represent (it is never
-            silently stringified), `details['reason']` `'not_serialisable'`, or for an infinite or
-            NaN number, `'non_finite_number'`; also a `ValueError`.
+        InvalidInputError: a value JSON cannot represent (`details['reason']` `'not_serialisable'`)
+            or an infinite or NaN number (`'non_finite_number'`); never silently stringified.
     """
     if isinstance(data, str):
         return data if validate_json_string(data) else json.dumps(data)
@@ -57,8 +50,7 @@ def serialize_to_json_string(data: Any) -> str:
             text = json.dumps(to_jsonable_python(data, by_alias=True, fallback=serialize_fallback))
     except (PydanticSerializationError, TypeError, ValueError) as error:
         raise _refused(data, str(error), 'not_serialisable') from None
-    # `json.dumps` writes a non-finite float as `NaN` or `Infinity`, and so does a model configured to
-    # (by default it writes `null`): reading the text back strictly finds them.
+    # `json.dumps` (and a model configured to) writes a non-finite float as `NaN` or `Infinity`.
     if not validate_json_string(text):
         raise _refused(data, 'it holds an infinite or NaN number, which JSON has no number for', 'non_finite_number')
     return text
@@ -90,9 +82,8 @@ def serialize_input(agentool: str, input: Any) -> str | bytes:
             ) from None
     try:
         if isinstance(input, BaseModel):
-            # Its top-level fields left at a plain default are not sent: validation fills them in
-            # again, and sent they would count as given (an operation refuses fields it does not
-            # use). Nested models and `default_factory` values (ids, timestamps) go as they are.
+            # Top-level fields left at a plain default are not sent: sent, they would count as given
+            # (an operation refuses fields it does not use). `default_factory` values (ids) are sent.
             given = input.model_fields_set
             unset = {n for n, f in type(input).model_fields.items() if n not in given and f.default_factory is None}
             # `round_trip`: what reads back as the same value (a `Json[...]` field as its JSON text).
