@@ -58,18 +58,12 @@ def create_agentool(
     (JSON text, `'null'` when every routed tool returns `None`).
 
     Args:
-        name: Unique name; also the model id suffix in `Agent('agentool:NAME')`.
         input_schema: Pydantic model of the JSON input (usually a `BaseOperationInput`).
-        routing_config: Operation → tool (+ optional transform) map.
         tools: The tool functions, sync or async, optionally taking `ctx: RunContext` first.
         system_prompt: Passed to the agent (agentool ignores it when routing).
-        description: Shown in catalogs and as the manager tool's description.
         deps_type: Type of `ctx.deps` for the tools; a run given no deps gets them built by the
             injector (`MissingDepsError` when it cannot, unless the type admits `None`).
-        version: Version string for catalogs.
-        tags: Tags for catalogs and search.
         dependencies: Names of agentools this one calls.
-        examples: Example inputs (and outputs) for docs.
         max_input_bytes: Prompts larger than this are refused before parsing.
         **agent_kwargs: Passed to `pydantic_ai.Agent`.
     """
@@ -130,7 +124,6 @@ def create_agentool(
 
 @cache
 def _agent_options() -> frozenset[str]:
-    """The keyword arguments `agent_kwargs` may hold: `pydantic_ai.Agent`'s (this release's) and `lean`."""
     return frozenset(inspect.signature(Agent.__init__).parameters) - {'self', 'model'} | {'lean'}
 
 
@@ -143,7 +136,6 @@ def _agent(
     explicit_output: bool,
 ) -> AgenToolAgent:
     try:
-        # A run without `deps=` gets the deps the injector in effect builds, as on every other surface.
         return build_agent(name, registry, system_prompt=system_prompt, **agent_kwargs)
     except AgenToolError:
         raise

@@ -60,14 +60,10 @@ _E = TypeVar('_E', bound=AgenToolError)
 class AgenToolManager:
     """Runs one agentool's operations. Built (and checked) once per registration.
 
-    An inconsistent configuration is listed in `problems`: the manager can still be inspected, but
-    validating or running input raises one `ConfigurationError` listing every problem. A manager is
-    also a tool function: `agent.tool(name='__agentool_manager__')(manager)` registers it, as the guide does.
-
-    Args:
-        tool_functions: The tools operations route to (a list, or a dict of name → function);
-            by default `config.tools`.
-        routes: Routes already compiled from `config` (the registry's, to avoid a second pass).
+    A configuration that cannot run can still be inspected; validating or running input then raises
+    one `ConfigurationError` listing every problem. A manager is also a tool function:
+    `agent.tool(name='__agentool_manager__')(manager)` registers it, as the guide does.
+    `tool_functions` (a list, or a dict of name → function) replaces `config.tools`.
     """
 
     def __init__(
@@ -87,7 +83,7 @@ class AgenToolManager:
         else:
             self._routes, problems, _ = check_routes(name, config)
         self.problems: tuple[ConfigProblem, ...] = tuple(problems)
-        """Why this manager cannot run (`()` when it can); calling it then raises `ConfigurationError`."""
+        """Why this manager cannot run (`()` when it can)."""
         self.name = name
         self.config = config
         self.input_schema = config.input_schema
@@ -107,11 +103,8 @@ class AgenToolManager:
                 self._routes[operation] = dataclasses.replace(route, requirements=needs)
         self.guarded = any(route.requirements is not None for route in self._routes.values())
         self.ctx_operations = frozenset(op for op, route in self._routes.items() if route.tool.takes_ctx)
-        """The operations whose tool takes a `RunContext`: the only way deps reach a tool."""
         self.checks_output = config.output_type is not None
-        """Whether tool results are checked against the output type (`check_output`)."""
         self.output_class: type | None = config.output_type if isinstance(config.output_type, type) else None
-        """Results of exactly this class need no check."""
         self._output_adapter: TypeAdapter[Any] | None = None
 
     @property
@@ -135,7 +128,6 @@ class AgenToolManager:
         return operation_name(getattr(input, self.operation_field))
 
     def tool_for(self, operation: str) -> ToolSignature:
-        """The tool an operation routes to."""
         return self._routes[operation].tool
 
     def requirements(self, operation: str) -> Requirements:
@@ -150,7 +142,7 @@ class AgenToolManager:
 
     @functools.cached_property
     def keys(self) -> dict[str, str]:
-        """JSON key -> input field name, in schema order (for error lists; made on first use)."""
+        """JSON key -> input field name, in schema order."""
         return {json_key(name, info): name for name, info in getattr(self.input_schema, 'model_fields', {}).items()}
 
     def check_requirements(self, input: BaseModel, data: Any = None) -> None:
@@ -161,7 +153,6 @@ class AgenToolManager:
         data = input.model_dump(mode='json', by_alias=True, exclude_unset=True) if data is None else data
         raise invalid_input(self.name, needs.operation, needs.problems(input.model_fields_set, data))
 
-    # --- input ---------------------------------------------------------------------------------
     def _refuse(self, data: object = None) -> NoReturn:
         raise configuration_error(self.name, self.problems)
 
@@ -241,8 +232,6 @@ class AgenToolManager:
             errors = merge_errors(self.keys, errors, needs.problems(given, data))
         return invalid_input(self.name, operation if isinstance(operation, str) else None, errors)
 
-    # --- execution ------------------------------------------------------------------------------
-
     async def __call__(self, ctx: RunContext[Any], **kwargs: Any) -> Any:
         """The manager tool's body: validate `kwargs` (refused: a typed error, or a retry for an LLM), route, call."""
         try:
@@ -267,8 +256,6 @@ class AgenToolManager:
         Await the result and pass it through `check_output` unless `checks_output` is false or its type is
         exactly `output_class`: hot paths use this pair to avoid a coroutine of their own.
         """
-        # Every call's hot path (measured against hand-written routing): a plain dict hit, fields read
-        # positionally, and the tool's own coroutine handed back.
         operation = getattr(input, self.operation_field)
         try:
             route = self._routes.get(operation)
@@ -312,9 +299,8 @@ class AgenToolManager:
     def check_output(self, input: BaseModel, result: Any) -> Any:
         """`result` validated against the output type, or `OutputError` naming the operation and tool."""
         if self._output_adapter is None:
-            # Made on first use: most results pass by their class and never need it. An output
-            # spec (`NativeOutput(M)`, `[M, str]`) checks the types inside it; an output function's
-            # result is left to pydantic-ai's output stage.
+            # Made on first use: most results pass by their class. An output function's result is
+            # left to pydantic-ai's output stage.
             if (value_type := output_value_type(self.config.output_type)) is None:
                 return result
             self._output_adapter = TypeAdapter[Any](value_type)
@@ -339,11 +325,9 @@ class AgenToolManager:
         raise unknown_operation(self.name, operation, list(self._routes))
 
     def _route_error(self, error_type: type[_E], route: CompiledRoute, message: str, **details: str) -> _E:
-        """An error about one routed call, with the agentool, operation and tool as details."""
         return error_type(message, agentool=self.name, operation=route.operation, tool=route.tool.name, **details)
 
     def _arguments(self, route: CompiledRoute, transform: Transform, input: BaseModel) -> dict[str, Any]:
-        """The keyword arguments the route's `transform` makes of `input`, checked against the tool."""
         try:
             produced = transform(input)
         except Exception as error:

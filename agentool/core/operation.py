@@ -1,11 +1,7 @@
 """One operation, run the same way from every surface: `run_operation`.
 
-`injector.call` (and so handles and dispatch), the manager tool of an agent run, the plain
-`Agent('agentool:NAME')` model and lean runs, the LLM toolset and the MCP server all end here. Each
-says how it differs in a `Policy` (made once); the steps and their order are this module's:
-durability (a durable route's call is one unit of the run's engine), deps (only for a tool that
-takes a context and was given none), the frame, the call (inside an `operation_span`, except an
-untraced direct call), the policy's errors, and leaving the frame (`request.leave`), also on error.
+Every surface ends here and says how it differs in a `Policy`; the steps and their order are told
+in docs/architecture.md ("The story of a call").
 """
 
 from __future__ import annotations
@@ -84,19 +80,11 @@ async def run_operation(
     data: str | bytes | None = None,
     tracer: Tracer | None = None,
 ) -> Any:
-    """Run the operation `validated` names, with the steps of the module (in that order).
+    """Run the operation `validated` names: durability, deps, the frame, the call, errors, leaving.
 
-    The direct path passes every argument by position (the cheaper call); other surfaces name them.
-
-    Args:
-        ctx: The context the tool gets, deps aside; on the direct path (`data` given) the template
-            every call copies. `None` when no routed tool takes one.
-        deps: The deps given for the call (`UNSET`: none).
-        provider: The surface's own deps for a call given none; else the injector's.
-        host: The injector running the call (its direct path); by default the injector in effect.
-        target: The host's own target, on its direct path (its name, deps type, chain and scope).
-        data: The input as JSON text, on the direct path: a durable unit runs the call from it.
-        tracer: The call's own tracer (a run's `ctx.tracer`), when the policy names none.
+    The direct path (`host`, `target` and `data`, the input as JSON text, given) passes every argument
+    by position; `ctx` is then the template every call copies (`None` when no routed tool takes one).
+    `provider` is the surface's own deps source; `tracer` the run's own, when the policy names none.
     """
     operation: str | None = None  # named when a step needs it (the untraced direct path may not)
     if target is None:
@@ -182,8 +170,7 @@ async def run_operation(
 
 
 def _name(manager: AgenToolManager, target: Any) -> str:
-    """The agentool a call runs: its target's name on the direct path (an override may answer with
-    another agentool's manager), else the manager's."""
+    """The agentool a call runs (on the direct path an override may answer with another's manager)."""
     return manager.name if target is None else target.name
 
 

@@ -1,7 +1,6 @@
 """The registry: agentool configurations by name, each with the manager that runs it.
 
 `get_registry()` is the default one, unless `use_registry()` scopes another to a block or task.
-Introspection delegates to `agentool.catalog`; the configuration types are re-exported, as the guide imports them.
 """
 
 from __future__ import annotations
@@ -60,8 +59,7 @@ _R = TypeVar('_R')
 
 
 class _RegistryMethod(Generic[_P, _R]):
-    """A registry method that also works on the class: `AgenToolRegistry.get('storage')` acts on the
-    registry in effect (looked up at each call), `registry.get('storage')` on that instance."""
+    """A registry method that also works on the class, acting on the registry in effect."""
 
     def __init__(self, method: Callable[Concatenate[AgenToolRegistry, _P], _R]) -> None:
         self._method = method
@@ -89,8 +87,7 @@ class _RegistryMethod(Generic[_P, _R]):
 
 
 class _ConfigsView(MutableMapping[str, AgenToolConfig]):
-    """`AgenToolRegistry._configs`: the guide's name-to-config dict, as a live view of a registry
-    (of the registry in effect on the class); `view[name] = config` registers, replacing."""
+    """`AgenToolRegistry._configs`, the guide's name-to-config dict: a live view; setting registers."""
 
     def __init__(self, registry: AgenToolRegistry | None) -> None:
         self._registry = registry
@@ -149,12 +146,11 @@ class AgenToolRegistry:
     """
 
     _configs = _ConfigsView(None)
-    """The guide's `Dict[str, AgenToolConfig]`: a live mapping view (see `_ConfigsView`)."""
 
     def __init__(self) -> None:
         self._entries: dict[str, _Entry] = {}
         self.default_injector: InjectorInEffect | None = None
-        """The injector `get_injector()` makes for this registry: kept here so the two are collected together."""
+        """The injector `get_injector()` makes for this registry (collected with it)."""
 
     @_RegistryMethod
     def register(self, name: str, config: AgenToolConfig, *, replace: bool = False) -> None:
@@ -181,11 +177,7 @@ class AgenToolRegistry:
     def validate_config(
         self, name_or_config: str | AgenToolConfig, *, include_warnings: bool = True
     ) -> list[ConfigProblem]:
-        """Every problem of a configuration (given, or registered under a name): errors first, then warnings.
-
-        Raises:
-            AgenToolNotFoundError: a name that is not registered.
-        """
+        """Every problem of a configuration (given, or registered under a name): errors first, then warnings."""
         if isinstance(name_or_config, AgenToolConfig):
             _, errors, warnings = check_routes('<unregistered>', name_or_config)
         else:
@@ -228,12 +220,8 @@ class AgenToolRegistry:
 
     @_RegistryMethod
     def update(self, name: str, **changes: Any) -> bool:
-        """Change `description`, `version`, `tags` or `examples` of agentool `name` at once (all or
-        nothing); `False` if there is no such agentool. Anything else: create it again with `replace=True`.
-
-        Raises:
-            InvalidUpdateError: a field that cannot be updated, or a value of the wrong type.
-        """
+        """Change `description`, `version`, `tags` or `examples` of agentool `name`, all or nothing
+        (else `InvalidUpdateError`); `False` if there is no such agentool."""
         if name not in self:
             return False
         if fixed := [field for field in changes if field not in _UPDATABLE]:
@@ -369,11 +357,7 @@ def hidden_by_scope(name: object, registry: AgenToolRegistry) -> str:
 
 @contextmanager
 def use_registry(registry: AgenToolRegistry | None = None) -> Generator[AgenToolRegistry]:
-    """Make `registry` (a fresh empty one by default) the registry in effect inside the block (task-local).
-
-    Raises:
-        ConfigurationError: `registry` is not an `AgenToolRegistry` (checked on entry).
-    """
+    """Make `registry` (a fresh empty one by default) the registry in effect inside the block (task-local)."""
     check_instance('registry', registry, AgenToolRegistry, optional=True)
     registry = AgenToolRegistry() if registry is None else registry
     token = _active_registry.set(registry)

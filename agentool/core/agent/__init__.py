@@ -1,8 +1,7 @@
 """`AgenToolAgent`: the pydantic-ai `Agent` of an agentool, whose plain runs skip the agent graph.
 
-Once the agent has run through the graph (which shows the shape of its deterministic two steps), a
-capability it carries (`lean`, through pydantic-ai's `wrap_run` hook) answers its plain runs with the
-same output, messages, usage and errors; anything that needs the graph gets it (`lean_blocker`).
+After one run through the graph, its `lean` capability answers plain runs alike (same output,
+messages, usage and errors); anything that needs the graph gets it (`lean_blocker`).
 """
 
 from __future__ import annotations
@@ -26,7 +25,6 @@ _LEAN_KWARGS = frozenset(
 
 
 def _blocks_lean(name: str, reason: str) -> Callable[..., Any]:
-    """`pydantic_ai.Agent.<name>`, which then makes the agent's runs take the graph (for `reason`)."""
     registers = getattr(Agent, name)
 
     def method(self: AgenToolAgent, *args: Any, **kwargs: Any) -> Any:
@@ -58,7 +56,7 @@ class AgenToolAgent(Agent[Any, Any]):
 
     @property
     def lean_runs(self) -> int:
-        """How many runs this agent answered lean (a debugging aid: compare with the runs you made)."""
+        """How many runs this agent answered lean (a debugging aid)."""
         return self._lean_runs.runs
 
     @property

@@ -1,5 +1,4 @@
-"""What a lean run needs to know about one agent, learned once from a run through the graph (which
-shows all the agent adds around the tool call: system prompt parts, instructions, output mode, tools)."""
+"""What a lean run needs to know about one agent, learned once from a run through the graph."""
 
 from __future__ import annotations
 
@@ -49,14 +48,13 @@ _ATOMIC = (str, int, float, bool, bytes, NoneType)
 @dataclass(frozen=True)
 class MessageTemplate(Generic[_M]):
     """A message, part or usage of the learned run, as its fields not at their defaults (a third of
-    `dataclasses.replace`'s cost); mutable ones (`copied`) are deep-copied for each new one."""
+    `dataclasses.replace`'s cost); `copied` ones are deep-copied for each new one."""
 
     kind: type[_M]
     kept: dict[str, Any]
     copied: dict[str, Any]
 
     def make(self, **fields: Any) -> _M:
-        """A new one like the template's, with `fields` (parts, ids, timestamp) its own."""
         given = {**self.kept, **copy.deepcopy(self.copied), **fields} if self.copied else {**self.kept, **fields}
         return self.kind(**given)
 
@@ -80,13 +78,11 @@ class LeanPlan:
     """One agent's run shape: templates of its four or five messages and how to read the output."""
 
     params: ModelRequestParameters
-    """The output mode and tools the model was asked to answer in."""
     first_request: MessageTemplate[ModelRequest]
     system_parts: tuple[MessageTemplate[SystemPromptPart], ...]
     """The system prompt parts before the user prompt in a run without history."""
     response: MessageTemplate[ModelResponse]
     request: MessageTemplate[ModelRequest]
-    """A later request of the run (instructions as the framework repeats them)."""
     final_request: MessageTemplate[ModelRequest] | None
     """The framework's answer to an output tool call (one `ToolReturnPart`, `final_return`); `None` in text mode."""
     final_return: MessageTemplate[ToolReturnPart] | None
@@ -172,7 +168,6 @@ def _readers(params: ModelRequestParameters, output_type: Any) -> dict[str, Call
 
 
 def _same_shape(tool: ToolDefinition, member: Any) -> bool:
-    """Whether the JSON type and title of `tool`'s argument schema match `member`'s."""
     root = tool.parameters_json_schema
     schema = inner_schema(tool)
     try:

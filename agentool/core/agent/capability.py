@@ -39,12 +39,11 @@ DepsProvider = Callable[[str, Any], AbstractAsyncContextManager[Any]]
 """Builds the deps of agentool `name` (its `deps_type` second) for one call of a run that gave none."""
 
 _MANAGER_TOOL = Policy(surface='agent', typed_errors=False)
-"""The manager tool in a run: pydantic-ai handles a retry."""
 
 
 def manager_tool(manager: AgenToolManager, *, deps: DepsProvider | None = None) -> Tool[Any]:
-    """The manager as a pydantic-ai `Tool` whose argument schema is exactly the input schema; a run that
-    gave no deps of an agentool declaring a `deps_type` gets them from `deps`, else the injector."""
+    """The manager as a pydantic-ai `Tool` taking the input schema; a run given no deps gets them
+    from `deps`, else from the injector."""
     deps_type = manager.config.deps_type
     provider = None if deps is None or not declares_deps(deps_type) else (lambda: deps(manager.name, deps_type))
 
@@ -78,7 +77,6 @@ def manager_tool(manager: AgenToolManager, *, deps: DepsProvider | None = None) 
 
 
 def manager_toolset(manager: AgenToolManager) -> FunctionToolset[Any]:
-    """A toolset holding only the manager tool of `manager`'s agentool."""
     return FunctionToolset([manager_tool(manager)], id=f'agentool:{manager.name}')
 
 
@@ -105,7 +103,6 @@ def build_agent(
 
 
 def parse_model_id(model_id: str) -> str | None:
-    """The agentool name in an `agentool:NAME` model id, or `None` for any other id."""
     return model_id.removeprefix(MODEL_ID_PREFIX) if model_id.startswith(MODEL_ID_PREFIX) else None
 
 
@@ -125,7 +122,7 @@ class AgenToolCapability(AbstractCapability[Any]):
     registry: AgenToolRegistry | None = field(default=None, kw_only=True)
 
     def __post_init__(self) -> None:
-        # Refused here, not as an AttributeError or a not-found error at the agent's first run.
+        # Refused here, not at the agent's first run.
         check_name(self.name)
         check_instance('registry', self.registry, AgenToolRegistry, optional=True)
 

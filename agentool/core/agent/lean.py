@@ -1,8 +1,7 @@
 """Lean runs: a capability answers an agentool's plain run itself — validate, route, call — with no graph.
 
-`LeanRuns.wrap_run` returns the result without calling its handler when the run context shows a run of
-the agent's learned shape (`LeanPlan`, from its first plain run through the graph): an `AgentRunResult`
-validated from pydantic-ai's public serialized shape, holding the messages the graph would produce.
+`LeanRuns.wrap_run` answers without calling its handler a run of the agent's learned shape
+(`LeanPlan`), with the `AgentRunResult` and messages the graph would produce.
 """
 
 from __future__ import annotations
@@ -44,8 +43,7 @@ overridden: ContextVar[frozenset[int]] = ContextVar('agentool_overridden_agents'
 """Ids of the agents whose `override()` is in effect here: their runs take the graph."""
 
 plain_runs: ContextVar[frozenset[int]] = ContextVar('agentool_plain_runs', default=frozenset())
-"""Ids of the agents whose `run` is in progress here with nothing a run context cannot show (see
-`AgenToolAgent.run`); `iter()` and `run_stream()` take the graph."""
+"""Ids of the agents whose plain `run` is in progress here (`iter()` and `run_stream()` take the graph)."""
 
 _GLOBAL_TRACING = ProxyTracerProvider()
 
@@ -60,7 +58,7 @@ def _result_adapter() -> TypeAdapter[AgentRunResult[Any]]:
 
 @dataclass(frozen=True, eq=False)
 class _Shape:
-    """A run's leaf toolsets (by identity) and its leaf capabilities' kinds (a run may get fresh instances)."""
+    """A run's leaf toolsets (by identity) and its leaf capabilities' classes (instances may be fresh)."""
 
     toolsets: tuple[AbstractToolset[Any], ...]
     capabilities: tuple[type[AbstractCapability[Any]], ...]
@@ -86,7 +84,7 @@ class LeanRuns(AbstractCapability[Any]):
         return None  # part of the agent, not a spec option
 
     def block(self, reason: str) -> None:
-        """Make every later run take the graph, for `reason` (the first reason is kept)."""
+        """Make every later run take the graph, for `reason` (the first one is kept)."""
         if self.blocker is None:
             self.blocker = reason
 
@@ -125,7 +123,6 @@ class LeanRuns(AbstractCapability[Any]):
             or ctx.metadata is not None
             or (ctx.usage_limits is not None and ctx.usage_limits != _DEFAULT_LIMITS)
             or not isinstance(ctx.tracer, NoOpTracer)  # the run is instrumented: the graph traces it
-            # An installed OpenTelemetry tracer provider: the graph traces the run.
             or not isinstance(_GLOBAL_TRACING.get_tracer('agentool'), (ProxyTracer, NoOpTracer))
             or ctx.agent is None
             or id(ctx.agent) in overridden.get()
@@ -142,8 +139,7 @@ class LeanRuns(AbstractCapability[Any]):
 
 
 def history_allows_lean(history: Sequence[ModelMessage]) -> bool:
-    """Whether `history` ends with a finished run (output tool returns, or a response without tool calls),
-    so a run continuing it takes the two steps a lean run reproduces."""
+    """Whether `history` ends with a finished run, so a run continuing it takes the two steps a lean run reproduces."""
     if not history:
         return True
     last = history[-1]

@@ -1,11 +1,8 @@
 """What each operation needs from its input: one rule, read once at creation, enforced on every surface.
 
-An operation **uses** the input fields matching its tool's parameters, or those its transform reads
-(found by calling it with a recording stand-in; every field when it cannot be probed). It **needs**
-those the tool requires, or those without which the transform raises or hands `None` to a parameter
-that cannot take it; only a field whose schema default is `None` can be needed. Under
-`extra='forbid'`, an operation also refuses fields it does not use. The catalog publishes this,
-and `AgenToolManager.check_requirements` enforces it before any tool runs.
+An operation **uses** the fields its tool's parameters match or its transform reads (probed with a
+recording stand-in) and **needs** those it cannot run without; only a field defaulting to `None`
+can be needed. The catalog publishes this; `AgenToolManager.check_requirements` enforces it.
 """
 
 from __future__ import annotations
@@ -34,7 +31,6 @@ __all__ = (
 )
 
 FieldsSource = Literal['matched', 'transform', 'schema']
-"""How an operation's fields were found: matched to tool parameters, read by the transform, or the whole schema."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -43,14 +39,11 @@ class Requirements:
 
     operation: str
     used: frozenset[str]
-    """Fields the operation reads (the operation field excluded)."""
     needed: tuple[str, ...]
     """Fields the operation needs that the schema itself does not require, in schema order."""
     non_null: frozenset[str] = frozenset()
-    """The needed fields that must not be `null` either."""
     source: FieldsSource
     keys: Mapping[str, str]
-    """Field name -> its JSON key, for every field of the schema."""
     allowed: frozenset[str] | None
     """Fields an input may set when the schema forbids unknown fields; `None`: any field of the schema."""
 
@@ -73,7 +66,6 @@ class Requirements:
         return errors
 
     def satisfied_by(self, input: BaseModel) -> bool:
-        """Whether validated `input` meets the requirements."""
         given = input.model_fields_set
         return (
             all(name in given for name in self.needed)
@@ -137,7 +129,7 @@ def merge_errors(
 
 
 def loads(data: str | bytes) -> Any:
-    """`data` parsed by the standard library, or `None` when it cannot be (a lone surrogate pydantic took)."""
+    """`data` parsed by the standard library, or `None` (a lone surrogate pydantic took)."""
     try:
         return json.loads(data)
     except ValueError:
@@ -159,7 +151,6 @@ def _takes_none(tool: ToolSignature, parameter: str) -> bool:
 
 
 def json_key(name: str, info: FieldInfo) -> str:
-    """The JSON key of input field `name`: its (validation) alias when it has one."""
     alias = info.validation_alias if isinstance(info.validation_alias, str) else info.alias
     return name if alias is None else alias
 
@@ -239,9 +230,8 @@ def _needs_value(transform: Transform, operation_field: str, operation: str, fie
 
 
 def probe_transform(transform: Transform, operation_field: str, operation: str) -> set[str] | None:
-    """The attributes `transform` reads from a stand-in input, or `None` when that cannot be known (it
-    raises, or passes the input on). What it raises on a stand-in surfaces as a `TransformError` on a real input.
-    """
+    """The attributes `transform` reads from a stand-in input, or `None` when it raises or passes the
+    input on (what it raises surfaces as a `TransformError` on a real input)."""
     recorder = _Recorder(operation_field, operation)
     try:
         result = cast(object, transform(recorder))

@@ -34,22 +34,20 @@ __all__ = (
 
 @dataclass(frozen=True)
 class CompiledRoute:
-    """One operation's route, resolved at registration: the tool's signature and how to fill its arguments."""
+    """One operation's route, resolved at registration: the tool and how to fill its arguments."""
 
     operation: str
     tool: ToolSignature
     transform: Transform | None
     always_fields: tuple[str, ...] = ()
-    """Without a transform: the input fields matching parameters the tool requires, always passed."""
+    """Without a transform: the fields matching required parameters, always passed."""
     if_set_fields: tuple[str, ...] = ()
-    """The fields matching parameters the tool has a default for: passed only when the input set them."""
+    """The fields matching defaulted parameters: passed only when the input set them."""
     param_set: frozenset[str] = frozenset()
     positional: Callable[[BaseModel], tuple[Any, ...]] | None = None
-    """Reads the matched fields as positional arguments, when they are the tool's leading parameters."""
     requirements: Requirements | None = None
-    """What the operation needs beyond the input schema, when it needs anything (set by the manager)."""
+    """What the operation needs beyond the input schema, if anything (set by the manager)."""
     gate: SerialGate | None = None
-    """For a route declared `concurrent_safe=False`: what makes its calls wait for each other."""
 
 
 def configuration_error(name: str, problems: Sequence[ConfigProblem]) -> ConfigurationError:
@@ -220,7 +218,7 @@ def check_routes(
 
 
 def _unproducible_outputs(routes: Iterable[CompiledRoute], output_type: Any) -> list[ConfigProblem]:
-    """One problem per tool whose return annotation can never give a value of the explicit output type."""
+    """One problem per tool whose return annotation can never fit the explicit output type."""
     wanted = output_value_type(output_type) if output_type is not None else None
     if wanted is None:
         return []
@@ -248,7 +246,6 @@ def _unproducible_outputs(routes: Iterable[CompiledRoute], output_type: Any) -> 
 
 
 def _bound_keywords(function: object) -> set[str]:
-    """The keywords `functools.partial` layers around `function` bind."""
     bound: set[str] = set()
     while isinstance(function, functools.partial):
         partial = cast('functools.partial[Any]', function)
@@ -299,7 +296,7 @@ def _positional_reader(signature: ToolSignature, fields: tuple[str, ...]) -> Cal
 
 
 def _operation_values(annotation: Any) -> list[str] | None:
-    """The operation values a field annotation allows, or `None` when it allows any string."""
+    """The operation values a field annotation allows, or `None` for any string."""
     if get_origin(annotation) is Literal:
         return [str(v) for v in get_args(annotation)]
     if isinstance(annotation, type) and issubclass(annotation, enum.Enum):

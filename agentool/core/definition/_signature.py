@@ -33,14 +33,12 @@ __all__ = (
 )
 
 RESOLVE_HINT = 'define the names it uses at module level (not inside a function, nor only under `if TYPE_CHECKING:`)'
-"""What to do about an annotation that cannot be resolved, for the errors that name one."""
 
 UNRESOLVABLE: tuple[type[Exception], ...] = (NameError, AttributeError, TypeError, SyntaxError)
-"""What `get_type_hints` raises for an annotation it cannot resolve (a name undefined or defined only
-under `TYPE_CHECKING`, a misspelt attribute, a string that is not Python); anything else propagates."""
+"""What `get_type_hints` raises for an annotation it cannot resolve; anything else propagates."""
 
 UNREADABLE: tuple[type[Exception], ...] = (PydanticUserError, PydanticUndefinedAnnotation)
-"""What pydantic raises for a type it cannot build a schema for (or one naming an undefined type)."""
+"""What pydantic raises for a type it cannot build a schema for."""
 
 
 @dataclass(frozen=True)
@@ -52,7 +50,7 @@ class ToolSignature:
     is_async: bool
     takes_ctx: bool
     params: tuple[str, ...]
-    """Keyword-passable parameter names, excluding the context."""
+    """Keyword-passable parameter names, the context excluded."""
     required: frozenset[str]
     accepts_var_kwargs: bool
     hints: dict[str, Any]
@@ -65,7 +63,6 @@ class ToolSignature:
 
 
 def _unwrap(function: object) -> object:
-    """The function a `functools.partial` calls (itself for anything else)."""
     while isinstance(function, functools.partial):
         function = cast('functools.partial[Any]', function).func
     return function
@@ -87,8 +84,7 @@ def tool_name(function: object) -> str | None:
 
 
 def _hints(function: object) -> tuple[dict[str, Any], dict[str, str]]:
-    """The annotations of `function`, resolved (one that cannot be is kept as written, and only it),
-    and why each one that cannot be resolved could not be."""
+    """The annotations of `function`, resolved (else kept as written), and why any could not be."""
     try:
         return get_type_hints(function), {}
     except UNRESOLVABLE:  # some annotation cannot be resolved: resolve each alone, to tell which
@@ -109,7 +105,6 @@ def _hints(function: object) -> tuple[dict[str, Any], dict[str, str]]:
 _read: weakref.WeakKeyDictionary[Callable[..., Any], tuple[tuple[object, ...], ToolSignature]] = (
     weakref.WeakKeyDictionary()
 )
-"""Signatures already read, per plain function: catalog metadata and routes read the same tools."""
 
 
 def read_signature(function: Callable[..., Any]) -> ToolSignature:
@@ -166,8 +161,8 @@ def _read_signature(function: Callable[..., Any]) -> ToolSignature:
 
 
 def _check_context(tool: str, parameter: inspect.Parameter, annotation: object, reason: str) -> None:
-    """Refuse a first parameter that looks like the run context but whose annotation cannot be resolved
-    (taken for an input field, it would fail with a misleading "requires parameter 'ctx'")."""
+    """Refuse a first parameter that looks like the run context but cannot be resolved (taken for an
+    input field, it would fail with a misleading "requires parameter 'ctx'")."""
     written = annotation if isinstance(annotation, str) else None
     if written is None or ('RunContext' not in written and parameter.name != 'ctx'):
         return
@@ -182,8 +177,7 @@ def _check_context(tool: str, parameter: inspect.Parameter, annotation: object, 
 
 
 def type_name(annotation: Any) -> str:
-    """A short, readable name for a type annotation (`float`, `Note | None`, `list[Item]`, `Literal['a']`):
-    the one spelling of a type in metadata, catalogs and errors."""
+    """A short, readable name for a type annotation (`Note | None`), as metadata, catalogs and errors spell it."""
     if isinstance(annotation, str):  # a forward reference that could not be resolved
         return annotation
     origin, args = get_origin(annotation), get_args(annotation)
@@ -218,10 +212,7 @@ def extract_tool_metadata(tool: Callable[..., Any]) -> ToolMetadata:
     """Describe a tool function: name, docstring summary (and full text), async-ness, parameters, return type.
 
     A `functools.partial` is described as its function, less the arguments it binds positionally.
-
-    Raises:
-        ConfigurationError: `tool` is not a function (or a partial of one), or its first parameter's
-            annotation looks like a `RunContext` but cannot be resolved.
+    `ConfigurationError` when `tool` is no function (or partial of one), or an unresolvable `RunContext`.
     """
     signature = read_signature(tool)
     return_annotation = signature.hints.get('return', inspect.Signature.empty)
@@ -247,10 +238,7 @@ def infer_output_type(tools_metadata: Sequence[ToolMetadata]) -> Any:
 
     One pydantic model alongside `dict` annotations gives the model; several types give their union
     in a fixed order. A tool without a return annotation, or annotated `Any`, makes the output untyped.
-
-    Raises:
-        ConfigurationError: `tools_metadata` is not a list of `ToolMetadata`, or a return annotation
-            could not be resolved.
+    An annotation that cannot be resolved raises `ConfigurationError`.
     """
     distinct: dict[str, Any] = {}
     for meta in check_instances('tools_metadata', tools_metadata, ToolMetadata):

@@ -56,11 +56,10 @@ class Route:
     """Where one operation goes: a tool name and an optional transform (else fields are matched by name)."""
 
     tool: str
-    """Name of the tool function the operation calls."""
     transform: Transform | None = None
     """Builds the tool's keyword arguments from the validated input; `None` matches fields by name."""
     description: str | None = None
-    """What the operation does; defaults to the tool's docstring in catalogs."""
+    """Defaults to the tool's docstring summary in catalogs."""
     read_only: bool = False
     """The operation changes nothing (MCP `readOnlyHint`)."""
     idempotent: bool = False
@@ -72,7 +71,6 @@ class Route:
     max_output_chars: int | None = None
     """LLM-facing surfaces truncate longer outputs, with a visible marker."""
     tags: tuple[str, ...] = ()
-    """Tags for catalogs and filters."""
     deprecated: bool = False
     """Still routed, but flagged in catalogs and tool descriptions."""
     retries: int = 0
@@ -104,7 +102,7 @@ class Route:
 
 
 RouteSpec: TypeAlias = str | tuple[str] | tuple[str, Transform | None] | Route
-"""Accepted forms of an `operation_map` value: a tool name, `(tool,)`, `(tool, transform)` or a `Route`."""
+"""An `operation_map` value: a tool name, `(tool,)`, `(tool, transform)` or a `Route`."""
 
 
 def _to_route(operation: str, spec: object) -> Route:
@@ -178,9 +176,8 @@ class RoutingConfig:
     """
 
     operation_field: str
-    """Name of the input field that selects the operation."""
     operation_map: RouteMap
-    """Operation value → route, normalised to `Route` objects; read-only."""
+    """Operation value → route, normalised to `Route` objects."""
 
     def __init__(
         self, operation_field: str = 'operation', operation_map: Mapping[str, RouteSpec] | None = None
@@ -224,7 +221,6 @@ class ConfigProblem:
     """What problems of one kind share (the input's fields, the tools given): said once in the error."""
 
     def as_dict(self) -> dict[str, str | None]:
-        """The problem as JSON-ready data."""
         return dataclasses.asdict(self)
 
 
@@ -239,16 +235,14 @@ class ToolMetadata:
     parameters: list[str] = field(default_factory=list[str])
     """Parameter names, without the `RunContext` parameter."""
     parameter_types: dict[str, str] = field(default_factory=dict[str, str])
-    """Parameter name → its annotation as text, for the annotated parameters."""
     return_type: str | None = None
-    """The return annotation as text (`dict[str, Any]`, never quoted), `None` without one."""
+    """The return annotation as text (`dict[str, Any]`, never quoted)."""
     return_type_annotation: Any = field(default=None, repr=False, compare=False)
-    """The return annotation itself (not a string), used to infer the output type."""
+    """The return annotation itself, used to infer the output type."""
     docstring: str | None = field(default=None, repr=False, compare=False)
-    """The whole docstring, cleaned by `inspect.getdoc`."""
 
     def __post_init__(self) -> None:
-        # Catalogs and docs read every agentool's metadata: a wrong type is refused here, not in each of them.
+        # Catalogs and docs read it: a wrong type is refused here, not in each of them.
         check_text('name', self.name)
         check_label('name', self.name, what='a tool name')
         for option in ('description', 'return_type', 'docstring'):
@@ -266,8 +260,7 @@ def now() -> datetime:
 class AgenToolConfig:
     """Everything that defines one agentool, each field checked when built (`ConfigurationError`).
 
-    The fields up to `updated_at` are the architecture guide's, in its order; agentool's own follow.
-    """
+    The fields up to `updated_at` are the architecture guide's, in its order."""
 
     input_schema: type[BaseModel]
     routing_config: RoutingConfig
@@ -283,7 +276,7 @@ class AgenToolConfig:
     updated_at: datetime = field(default_factory=now)
     _: KW_ONLY
     tools: Sequence[Callable[..., Any]] = ()
-    """The tool functions operations route to, looked up by `__name__`."""
+    """Looked up by `__name__`."""
     deps_type: Any = NoneType
     max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES
 
@@ -303,7 +296,6 @@ class AgenToolConfig:
 
 
 def check_routing(routing_config: object, *, agentool: str | None = None) -> RoutingConfig:
-    """`routing_config` if it is a `RoutingConfig`; else `ConfigurationError` naming what it is."""
     if isinstance(routing_config, RoutingConfig):
         return routing_config
     shown = repr(routing_config)
@@ -317,7 +309,7 @@ def check_routing(routing_config: object, *, agentool: str | None = None) -> Rou
 
 
 def check_tools(tools: object, *, agentool: str | None = None) -> tuple[Callable[..., Any], ...]:
-    """`tools` as a tuple if it is a collection of callables (the tool functions); else `ConfigurationError`."""
+    """`tools` as a tuple of callables; else `ConfigurationError`."""
     shown = repr(tools)
     if isinstance(tools, Iterable) and not isinstance(tools, str | bytes | Mapping):
         items = tuple(cast('Iterable[object]', tools))

@@ -1,9 +1,8 @@
 """`AgenToolInjector`: run agentools by name, wire their dependencies, swap any of them in tests.
 
-The injector in effect, the run in progress (its resources and call chain) and the overrides travel
-with the task (context variables), so nested calls share a run and concurrent tasks stay apart.
-Deps given none live as long as the injector (kept per deps type), for one run (when a run- or
-consumer-scoped factory makes them or a field), or are `None`: `_supply` decides.
+The injector in effect, the run in progress and the overrides travel with the task (context
+variables), so nested calls share a run and concurrent tasks stay apart; `_supply` decides how long
+built deps live.
 """
 
 from __future__ import annotations
@@ -66,12 +65,10 @@ class AgenToolInjector:
     """Runs agentools by name with their dependencies wired; holds agents and resource factories.
 
     Args:
-        registry: Where a model-string agent (`Agent('agentool:NAME')`) finds its agentool; by
-            default the registry in effect when it is registered.
+        registry: Where `Agent('agentool:NAME')` finds its agentool (default: the one in effect).
         tracer_provider: Where every `call`'s span goes; without one, only calls inside a trace
             in progress open a span, so untraced code pays nothing for telemetry.
-        meter_provider: Where every `call`'s metrics go, traced or not; without one, only calls
-            that open a span are measured.
+        meter_provider: Where every `call`'s metrics go; without one, only traced calls are measured.
     """
 
     def __init__(
@@ -103,8 +100,7 @@ class AgenToolInjector:
         own = 'acreate_deps' if cls.acreate_deps is not base.acreate_deps else 'create_deps' if own_sync else None
         self._own_deps: Literal['create_deps', 'acreate_deps'] | None = own
         self.kept_deps: dict[Any, Any] = self._kept if self._own_deps is None else {}
-        """Kept deps by deps type, read by every surface before `deps_for` (none for a subclass
-        building its own)."""
+        """Kept deps by deps type, read before `deps_for` (none for a subclass building its own)."""
         self._overrides: ContextVar[dict[str, Target] | None] = ContextVar(
             f'agentool_overrides_{id(self):x}', default=None
         )
@@ -262,7 +258,6 @@ class AgenToolInjector:
         await self._forget().aclose(None)
 
     def _forget(self) -> RunScope:
-        """Forget everything; the old injector scope, to be closed."""
         for table in (self._targets, self._handles, self._providers, self._shapes, self._plans, self._kept):
             table.clear()
         scope, self._injector_scope = self._injector_scope, RunScope()
@@ -363,9 +358,7 @@ class AgenToolInjector:
         """The deps `run(agent_name, ...)` would pass, built without an event loop.
 
         A subclass may override it (or `acreate_deps`): every surface given no deps then asks it.
-
-        Raises:
-            DepsUnavailableError: a resource factory awaits I/O: use `acreate_deps`.
+        `DepsUnavailableError` when a resource factory awaits I/O: use `acreate_deps`.
         """
         return run_without_loop(self._wired_deps(agent_name), agent_name)
 
@@ -388,12 +381,8 @@ class AgenToolInjector:
         await leave(entry, None)
 
     def enter(self, target: Target | None, builds: bool) -> Entry:
-        """Enter the frame of one call or run (undone by `request.leave`).
-
-        A run of `target` extends the chain (a repeat is a cycle) and joins the run scope in
-        progress, or owns one when it `needs_run_scope`. A surface's call (`target` `None`) joins
-        the frame, owning a run scope only when it `builds` deps and none is in progress.
-        """
+        """Enter the frame of one call or run of `target` (`None`: a surface's call that `builds`
+        deps or not), joining the run in progress; undone by `request.leave`."""
         current = _frame.get()
         mine = current is not None and current.injector is self
         if target is None:
@@ -418,11 +407,7 @@ class AgenToolInjector:
 
     async def deps_for(self, target: Target | str, deps_type: Any, scope: RunScope | None) -> Any:
         """The deps of a call of `target` (or the agentool named so) given none, in run `scope`:
-        a subclass's own `create_deps`/`acreate_deps`, else the wiring's.
-
-        Raises:
-            MissingDepsError: they cannot be built and `deps_type` does not admit `None`.
-        """
+        a subclass's own `create_deps`/`acreate_deps`, else the wiring's (else `MissingDepsError`)."""
         if isinstance(target, str):
             try:
                 target = self._target(target)
@@ -458,8 +443,7 @@ class AgenToolInjector:
         return await self._supply(self._target(name), scope)
 
     async def _supply(self, target: Target, scope: RunScope | None) -> Any:
-        """The wiring's deps of `target`, with the lifetime the module describes (`scope` `None`:
-        outside a run, a scope nobody closes)."""
+        """The wiring's deps of `target`: kept, built per run in `scope`, or `None`."""
         if (kept := self._kept.get(target.deps_type, UNSET)) is not UNSET:
             return kept
         try:
@@ -495,7 +479,6 @@ class AgenToolInjector:
         return plan
 
     def _shape(self, deps_type: Any) -> DepsShape:
-        """What `deps_type` asks for, read once."""
         if (shape := self._shapes.get(deps_type)) is None:
             shape = self._shapes[deps_type] = deps_shape(deps_type)
         return shape
@@ -516,15 +499,13 @@ _new = cast('Callable[[type[Any], tuple[Any, ...]], Any]', tuple.__new__)  # pyr
 
 def get_injector() -> AgenToolInjector:
     """The injector in effect: the one running the current agentool, else the innermost
-    `use_injector()` scope's, else the registry in effect's own (a fresh `use_registry()` comes
-    with a fresh injector)."""
+    `use_injector()` scope's, else the registry in effect's own."""
     return cast(AgenToolInjector, injector_in_effect(get_registry, AgenToolInjector))
 
 
 @contextmanager
 def use_injector(injector: AgenToolInjector | None = None) -> Generator[AgenToolInjector]:
-    """Make `injector` (a fresh one by default) the injector in effect inside the block, for this
-    task only; restored on exit, even on error."""
+    """Make `injector` (a fresh one by default) the injector in effect inside the block, task-local."""
     check_instance('injector', injector, AgenToolInjector, optional=True)
     injector = AgenToolInjector() if injector is None else injector
     current = _frame.get()

@@ -1,8 +1,6 @@
 """Typed deps and the resources they are built from: read a `deps_type` once, plan it, build it.
 
-Handle fields get a handle, fields of a provided type that resource (factory parameters alike),
-others their default; a factory of the `deps_type` itself makes the whole object. What factories
-made is closed, newest first, with its scope: the run's, or the injector's (`Provider.home`).
+What factories made is closed, newest first, with its scope: the run's, or the injector's.
 """
 
 from __future__ import annotations
@@ -42,8 +40,7 @@ __all__ = (
 logger = logging.getLogger('agentool.injector')
 
 ResourceScope = Literal['run', 'transient', 'injector']
-"""`'run'`: one instance per run, shared by every consumer in it. `'transient'`: a new instance for each consumer.
-`'injector'`: one instance for as long as the injector, made on first use, closed when the injector is cleared."""
+"""One instance per run, one per consumer, or one for as long as the injector (closed by `clear`)."""
 
 _POLL_SECONDS = 0.001
 _LIVES = {'run': 'for each run', 'transient': 'for each consumer', 'injector': 'once'}
@@ -95,8 +92,7 @@ def type_hints(obj: Any) -> dict[str, Any] | None:
 def make_provider(
     key: Any, factory: Callable[..., Any] | None, instance: Any, scope: ResourceScope, *, home: RunScope
 ) -> Provider:
-    """Check `factory` once and record which types its parameters are resolved by (`home`: the
-    injector's own scope, where an injector-scoped factory's instance lives)."""
+    """Check `factory` once and record which types its parameters are resolved by."""
     if scope not in _LIVES:
         raise ConfigurationError(
             f"resource scope must be 'run', 'transient' or 'injector', got {scope!r}", scope=repr(scope)
@@ -138,12 +134,8 @@ def _parameters(key: Any, factory: Callable[..., Any]) -> tuple[Slot, ...]:
 
 
 def compile_resource(key: Any, providers: dict[Any, Provider], *, path: tuple[Any, ...] = ()) -> ResourceNode:
-    """Resolve the providers of `key` and, recursively, of its factory's parameters.
-
-    Raises:
-        DependencyError: a required parameter's type has no provider, or a cycle
-            (`DependencyCycleError`, `details['path']`).
-    """
+    """Resolve the providers of `key` and, recursively, of its factory's parameters (else a
+    `DependencyError`: a parameter nothing provides, or a `DependencyCycleError`)."""
     if key in path:
         cycle = [type_label(k) for k in (*path[path.index(key) :], key)]
         raise DependencyCycleError(f'resource factories form a cycle: {" → ".join(cycle)}', path=cycle)
@@ -193,7 +185,6 @@ def resource_problems(providers: dict[Any, Provider]) -> list[DependencyError]:
 
 
 def is_provided(key: Any, providers: dict[Any, Provider]) -> bool:
-    """Whether a provider is registered for `key` (an annotation that is not a valid key names none)."""
     try:
         return key is not None and key in providers
     except TypeError:  # an unhashable annotation can name no provider
@@ -201,11 +192,9 @@ def is_provided(key: Any, providers: dict[Any, Provider]) -> bool:
 
 
 class RunScope:
-    """What one run owns: its run-scoped instances and everything to close when it ends (the
-    injector keeps one for its own). Made for every run: its containers only on first use."""
+    """What one run (or the injector) owns: its instances and what to close when it ends."""
 
     owned: list[Any] | None = None
-    """What factories made in this scope that must be closed when it ends; `None` until there is some."""
     _instances: dict[Any, Any] | None = None
     _pending: dict[Any, tuple[int, anyio.Event | None]] | None = None
     """What is being made, by key: the making thread, and the event its waiters on that thread wait for."""
@@ -245,7 +234,7 @@ class RunScope:
         return instances[provider.key]
 
     def forget(self, key: Any) -> None:
-        """Make the next `resolve` of `key` make a new instance; the old one is still closed with the scope."""
+        """Make the next `resolve` of `key` make a new instance (the old one still closes with the scope)."""
         if self._instances is not None:
             self._instances.pop(key, None)
 
@@ -277,8 +266,7 @@ class RunScope:
         return [type(value).__qualname__ for value in self.owned or () if _sync_closer(value) is None]
 
     def close(self) -> None:
-        """Close what this scope made, newest first, without an event loop; every closer runs, the
-        first failure is raised with the others noted on it."""
+        """`aclose`, without an event loop."""
         owned, self.owned, self._instances = self.owned or [], None, None
         failures: list[Exception] = []
         for value in reversed(owned):
@@ -291,8 +279,7 @@ class RunScope:
         _settle(failures, None)
 
     async def aclose(self, error: BaseException | None) -> None:
-        """Close what this scope made, newest first, every closer running (see `_settle` for
-        failures: noted on the run's `error`, else the first raised)."""
+        """Close what this scope made, newest first, every closer running (failures: `_settle`)."""
         owned, self.owned, self._instances = self.owned or [], None, None
         failures: list[Exception] = []
         with anyio.CancelScope(shield=True):  # cleanup must finish even when the run was cancelled
@@ -342,16 +329,14 @@ class HandleField(Slot):
 
 @dataclass(frozen=True, kw_only=True)
 class DepsShape:
-    """What a `deps_type` asks for, independent of which factories exist."""
+    """What a `deps_type` asks for, whatever factories exist."""
 
     deps_type: Any
     kind: Literal['none', 'fields', 'opaque']
-    """No deps; a dataclass or pydantic model filled field by field; or a type only a factory can make."""
+    """`opaque`: neither a dataclass nor a pydantic model; only a factory can make it."""
     handles: tuple[HandleField, ...] = ()
     values: tuple[Slot, ...] = ()
-    """The other fields: filled by type from a provider, or left to their defaults."""
     problem: str | None = None
-    """Why it cannot be filled field by field, when it cannot (a factory may still make it)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -359,14 +344,11 @@ class DepsPlan:
     """How to build one `deps_type`: resolved providers, nothing left to look up."""
 
     whole: ResourceNode | None = None
-    """The provider that makes the whole deps object, when one provides the `deps_type` itself."""
     handles: dict[str, AgenToolHandle[Any]] = field(default_factory=dict[str, 'AgenToolHandle[Any]'])
-    """The handle fields, made once: a handle is a name and an injector, the same for every run."""
     resources: tuple[tuple[str, ResourceNode], ...] = ()
     construct: Callable[..., Any] | None = None
     per_run: bool = False
-    """A run- or consumer-scoped factory makes them or one of their fields: built for each run, which
-    closes what it made. Otherwise the injector keeps the one instance it built."""
+    """A run- or consumer-scoped factory makes part of them: built per run, else kept by the injector."""
 
 
 def deps_shape(deps_type: Any) -> DepsShape:
@@ -431,8 +413,7 @@ def compile_deps(
     handle: Callable[[str], AgenToolHandle[Any]],
     found: list[DependencyError],
 ) -> DepsPlan | None:
-    """The plan that builds `shape.deps_type` for agentool `owner`; `None` when it has no deps, or
-    when it cannot be built: then every problem is appended to `found`."""
+    """The plan that builds `shape.deps_type` for `owner`; `None` without deps or with problems (in `found`)."""
     deps_type = shape.deps_type
     if is_provided(deps_type, providers):
         whole = _node(owner, deps_type, providers, found, field=None)
@@ -472,7 +453,6 @@ def compile_deps(
 
 
 def _per_run(node: ResourceNode) -> bool:
-    """Whether `node`'s value is made for each run (or consumer), not provided or made once for the injector."""
     return node.provider.factory is not None and node.provider.scope != 'injector'
 
 
@@ -490,8 +470,7 @@ def _node(
 
 
 def run_without_loop(coroutine: Coroutine[Any, Any, _T], agentool: str) -> _T:
-    """Drive `coroutine` to its end with no event loop (deps whose making never waits); raise
-    `DepsUnavailableError` when it needs one (a resource factory awaits I/O)."""
+    """Drive `coroutine` to its end with no event loop; `DepsUnavailableError` when it needs one."""
     try:
         while coroutine.send(None) is None:  # a bare yield (`asyncio.sleep(0)`) needs no loop
             pass
