@@ -21,13 +21,6 @@ class BaseOperationInput(BaseModel):
     Subclasses narrow `operation` to a `Literal` of the operations they route. Unknown fields are
     rejected (`extra='forbid'`), and so are infinite and NaN floats, which JSON has no number for,
     also inside free-form fields (`Any`, `JsonValue`) unless marked `Annotated[Any, AllowInfNan()]`.
-
-    Example:
-        ```python {test="skip"}
-        class StorageInput(BaseOperationInput):
-            operation: Literal['read', 'write']
-            key: str
-        ```
     """
 
     model_config = ConfigDict(extra='forbid', allow_inf_nan=False)
@@ -70,8 +63,8 @@ def _free_form(annotation: Any) -> bool:
 
 
 def _non_finite(value: Any) -> tuple[tuple[str | int, ...], float] | None:
-    """The path to the first infinite or NaN float inside `value`, and that float, or `None` (a loop over
-    a stack: input nested as deep as its size allows cannot overflow)."""
+    """The path to the first infinite or NaN float inside `value`, and that float, or `None` (iterative:
+    deep input cannot overflow)."""
     stack: list[tuple[tuple[str | int, ...], Any]] = [((), value)]
     while stack:
         path, item = stack.pop()

@@ -50,10 +50,8 @@ def create_agentool(
 ) -> AgenToolAgent:
     """Create agentool `name`, register it in the registry and injector in effect and return its `Agent`.
 
-    The agent is an `AgenToolAgent`, whose plain runs skip pydantic-ai's agent graph (`lean=False`
-    forces the graph). The configuration is checked first: its problems raise one
-    `ConfigurationError` listing every one (`details['problems']`), a taken name
-    `DuplicateNameError` unless `replace=True`; creation is atomic. The output type is
+    Its plain runs skip pydantic-ai's agent graph (`lean=False` forces the graph). Creation is
+    atomic: every problem of the configuration raises one `ConfigurationError`. The output type is
     `output_type`, else the one inferred from the routed tools' return annotations, else `str`
     (JSON text, `'null'` when every routed tool returns `None`).
 

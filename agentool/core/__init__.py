@@ -1,8 +1,6 @@
 """The routing core the architecture guide names: what an agentool is and how one request runs.
 
-`definition` (configuration, and what is read from it at creation), `output`, `manager`, `registry`,
-`model`, `agent` (with lean runs and the capability) and `injector` (above all of these). The guide's
-component names are importable from here (`from agentool.core import AgenToolRegistry`).
+The guide's component names are importable from here (`from agentool.core import AgenToolRegistry`).
 """
 
 from .definition import AgenToolConfig, RoutingConfig, ToolMetadata

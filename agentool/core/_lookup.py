@@ -12,8 +12,7 @@ __all__ = ('not_found',)
 def not_found(
     name: object, known: Iterable[str], *, kind: str = 'agentool', place: str = '', note: str = ''
 ) -> AgenToolNotFoundError:
-    """The one error for a name nothing is registered under, on every surface, with suggestions from
-    `known` and then `note`; `details` hold `name` (a bounded `repr` when not a string) and `suggestions`."""
+    """The error for a name nothing is registered under, with suggestions from `known`, then `note`."""
     where = f' {place}' if place else ''
     if not isinstance(name, str):
         return AgenToolNotFoundError(

@@ -159,8 +159,7 @@ class AgenToolManager:
     def validate_json(self, data: str | bytes, *, routed: bool = True) -> BaseModel:
         """Validate a JSON prompt against the input schema, raising a typed `InvalidInputError`.
 
-        `routed=False` validates even when the configuration cannot route (its tools are elsewhere: an
-        agent assembled by hand, as the architecture guide does).
+        `routed=False` validates even when the configuration cannot route (an agent assembled by hand).
         """
         if routed and self.problems:
             self._refuse()

@@ -1,8 +1,7 @@
 """`AgenToolModel`: a synthetic model that turns a JSON prompt into one typed tool call.
 
-It validates the JSON prompt (bad input raises a typed `InvalidInputError`, with no retry loop) and
-calls the manager tool, then turns its return value into the final response in the agent's output
-mode. A plain `Agent('agentool:NAME')` has no manager tool: the model runs the operation itself.
+Bad input raises a typed `InvalidInputError`, with no retry loop. A plain `Agent('agentool:NAME')`
+has no manager tool: the model runs the operation itself.
 """
 
 from __future__ import annotations
@@ -39,8 +38,8 @@ DETERMINISTIC_RUN = Policy(surface='agent', typed_errors=True)
 
 
 class AgenToolModel(AnsweringModel):
-    """A deterministic model for agentool `name`, read from `registry` (by default the registry in
-    effect at request time); `settings` are accepted for interface parity and ignored."""
+    """A deterministic model for agentool `name` (read from `registry`, by default the one in effect
+    at request time); `settings` are accepted for interface parity and ignored."""
 
     def __init__(
         self, name: str, *, registry: AgenToolRegistry | None = None, settings: ModelSettings | None = None
@@ -54,7 +53,6 @@ class AgenToolModel(AnsweringModel):
 
     @property
     def model_name(self) -> str:
-        """The agentool's name."""
         return self._name
 
     @property
@@ -69,7 +67,6 @@ class AgenToolModel(AnsweringModel):
 
     @property
     def registry(self) -> AgenToolRegistry:
-        """The registry this model reads its agentool from."""
         return get_registry() if self._registry is None else self._registry
 
     async def _respond(self, messages: list[ModelMessage], params: ModelRequestParameters) -> ModelResponse:

@@ -53,8 +53,7 @@ class Policy:
 
     surface: Surface
     typed_errors: bool
-    """A tool's `ModelRetry` / `ToolFailed` end the call as agentool's typed errors (a deterministic
-    run cannot retry); otherwise they reach pydantic-ai unchanged."""
+    """A tool's `ModelRetry` / `ToolFailed` end the call as typed errors, else reach pydantic-ai."""
     tracer: Tracer | None = None
     """Where every call's span goes; `None`: the call's own tracer, else the global one."""
     meter_provider: MeterProvider | None = None

@@ -156,9 +156,7 @@ class AgenToolRegistry:
     def register(self, name: str, config: AgenToolConfig, *, replace: bool = False) -> None:
         """Store `config` under `name` (checked, but stored even when it cannot run; see `validate_config`).
 
-        Raises:
-            DuplicateNameError: `name` is taken and `replace` is false.
-            ConfigurationError: a bad name or config, or an input schema that is not a pydantic model.
+        `ConfigurationError` for a bad name or config, or an input schema that is not a pydantic model.
         """
         check_instance('config', config, AgenToolConfig, agentool=check_name(name))
         if not replace and name in self._entries:
@@ -197,12 +195,7 @@ class AgenToolRegistry:
 
     @_RegistryMethod
     def get_manager(self, name: str) -> AgenToolManager:
-        """The manager that runs agentool `name`.
-
-        Raises:
-            AgenToolNotFoundError: no agentool is called `name`.
-            ConfigurationError: it is registered but cannot run (every problem is listed).
-        """
+        """The manager that runs agentool `name`; `ConfigurationError` listing every problem if it cannot run."""
         entry = self._entry(name)
         if entry.manager is None:
             raise configuration_error(name, entry.problems)

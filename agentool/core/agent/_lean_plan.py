@@ -1,4 +1,5 @@
-"""What a lean run needs to know about one agent, learned once from a run through the graph."""
+"""What a lean run needs to know about one agent, learned once from a run through the graph (which
+shows all the agent adds around the tool call)."""
 
 from __future__ import annotations
 

@@ -110,12 +110,7 @@ def parse_model_id(model_id: str) -> str | None:
 class AgenToolCapability(AbstractCapability[Any]):
     """Brings agentool `name`'s manager tool into any pydantic-ai `Agent`: it resolves the model id
     `agentool:NAME` (deterministic runs; or pass any LLM) and contributes the manager toolset.
-
-    Example:
-        ```python {test="skip"}
-        agent = Agent('agentool:storage', capabilities=[AgenToolCapability('storage')], deps_type=Store)
-        result = await agent.run('{"operation": "read", "key": "k"}', deps=store)
-        ```
+    See the model guide.
     """
 
     name: str

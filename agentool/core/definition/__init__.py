@@ -1,6 +1,5 @@
 """What an agentool is: its configuration (`config`), and what agentool reads from it once, at creation:
-tool signatures and metadata (`_signature`), each operation's requirements (`_requirements`) and
-compiled routes (`_routes`). The rest of agentool imports these names from here.
+tool signatures and metadata, each operation's requirements and compiled routes (imported from here).
 """
 
 from . import _requirements, _routes, _signature, config

@@ -76,8 +76,7 @@ class Route:
     retries: int = 0
     """In a durable run, how many more times the tool is called after an unexpected exception; idempotent only."""
     durable: bool = True
-    """In a durable run, the operation is its own journaled unit (a DBOS step); `False` runs it inline
-    (for cheap reads, and operations that only delegate to other agentools)."""
+    """In a durable run, the operation is its own journaled unit; `False` runs it inline (cheap reads)."""
 
     def __post_init__(self) -> None:
         tool, transform, retries = cast(object, self.tool), cast(object, self.transform), cast(object, self.retries)
@@ -164,16 +163,7 @@ class RouteMap(Mapping[str, Route]):
 
 @dataclass(init=False, unsafe_hash=True)
 class RoutingConfig:
-    """Maps each value of the operation field to a tool; read-only once built (`ConfigurationError`).
-
-    Example:
-        ```python {test="skip"}
-        RoutingConfig(operation_map={
-            'read': 'storage_read',                                   # fields matched by name
-            'write': ('storage_write', lambda x: {'key': x.key, 'data': x.data}),
-        })
-        ```
-    """
+    """Maps each value of the operation field to a tool (a `RouteSpec`); read-only once built."""
 
     operation_field: str
     operation_map: RouteMap

@@ -1,10 +1,7 @@
 """The injector: run agentools by name, wire their dependencies, swap any of them in tests.
 
-It sits on the routing core, which finds the injector in effect through `core.request`.
-`_injector` holds `AgenToolInjector` (`call`, `run`, registration, checks, and `enter`/`deps_for`
-for the operation sequence), `_targets` what answers for a name, `_wiring` typed deps and the
-resources they are built from, `_graph` dependency-graph checks, and `serialization` an input as
-JSON text (with the guide's two JSON helpers).
+It sits on the routing core, which finds the injector in effect through `core.request`; its
+modules are mapped in docs/architecture.md.
 """
 
 from ._injector import AgenToolInjector, get_injector, use_injector

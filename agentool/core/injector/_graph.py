@@ -67,7 +67,6 @@ def cycle_error(path: list[str]) -> DependencyCycleError:
 
 
 def not_an_agentool(owner: str, dependency: str) -> DependencyError:
-    """`owner` declares `dependency`, which is (being) registered but is not an agentool."""
     return DependencyError(
         f'agentool {owner!r} depends on {dependency!r}, which is registered but is not an agentool; '
         'dependencies must name agentools',
@@ -79,8 +78,7 @@ def not_an_agentool(owner: str, dependency: str) -> DependencyError:
 def dependency_problem(
     owner: str, dependency: str, targets: Mapping[str, Target], *, note: str = ''
 ) -> DependencyError | None:
-    """Why `owner` cannot depend on `dependency`: not registered (with the nearest names, then
-    `note`: why a name registered elsewhere is not seen), or not an agentool; else `None`."""
+    """Why `owner` cannot depend on `dependency` (not registered, or not an agentool), else `None`."""
     if (other := targets.get(dependency)) is not None:
         return not_an_agentool(owner, dependency) if other.manager is None else None
     missing = f'agentool {owner!r} depends on {quote(dependency)}, which is not registered with the injector'
@@ -91,8 +89,7 @@ def dependency_problem(
 def graph_problems(
     targets: Mapping[str, Target], edges_of: Callable[[Target], list[str]], shape_of: Callable[[Any], DepsShape]
 ) -> list[AgenToolError]:
-    """Every problem of the graph at once: dependencies missing or not agentools, handle fields whose
-    declared output type is not the agentool's, and cycles."""
+    """Every problem of the graph at once: bad dependencies, mistyped handle fields, cycles."""
     problems: list[AgenToolError] = []
     for name in sorted(targets):
         target = targets[name]
@@ -126,8 +123,7 @@ def graph_problems(
 def check_new_edges(
     name: str, edges: list[str], targets: Mapping[str, Target], edges_of: Callable[[Target], list[str]]
 ) -> None:
-    """Raise if `name` depending on `edges` names a registered non-agentool or closes a cycle (names
-    not registered yet are allowed: `validate()` reports them)."""
+    """Raise if `name` depending on `edges` names a registered non-agentool or closes a cycle."""
     for dependency in edges:
         other = targets.get(dependency)
         if other is not None and other.manager is None and dependency != name:

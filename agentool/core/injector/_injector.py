@@ -131,10 +131,8 @@ class AgenToolInjector:
     def register(self, name: str, agent: AbstractAgent[Any, Any], *, replace: bool = False) -> None:
         """Register `agent` under `name` (`create_agentool` does this for every agentool).
 
-        Raises:
-            DuplicateNameError: `name` is taken and `replace` is false.
-            DependencyError: a dependency on or of `agent` names a non-agentool.
-            DependencyCycleError: the agent's dependencies close a cycle (`details['path']`).
+        Raises `DependencyError` when a dependency on or of `agent` names a non-agentool or closes a
+        cycle (`DependencyCycleError`).
         """
         check_name(name)  # first: a name that is not a string would break every later lookup
         check_instance('agent', agent, AbstractAgent, agentool=name)
@@ -190,11 +188,8 @@ class AgenToolInjector:
     ) -> None:
         """Provide values of `type_` to deps fields and factory parameters annotated with it.
 
-        Give a `factory` (sync or async, its parameters resolved by type) or a ready `instance`
-        (shared, never closed). A factory's instance lives per run (`'run'`), per consumer
-        (`'transient'`) or as long as the injector (`'injector'`, closed by `clear`/`aclear`, taking
-        only injector-scoped or instance parameters); what it made is closed (`aclose()`/`close()`)
-        with its scope. `provide(DepsType, instance=deps)` fixes the deps every surface gets.
+        Give a `factory` (sync or async, its parameters resolved by type; what it made is closed with
+        its `scope`) or a ready `instance` (shared, never closed). See the injector guide.
         """
         check_flag('replace', replace)
         try:
@@ -225,11 +220,8 @@ class AgenToolInjector:
         self._forget_kept(lambda shape: shape.deps_type == type_ or any(v.key == type_ for v in shape.values))
 
     def validate(self) -> None:
-        """Check every registered agent's dependencies, cycles, deps fields, factories and handles.
-
-        Raises:
-            InjectorValidationError: listing every problem found (`.problems`).
-        """
+        """Check every registered agent's dependencies, cycles, deps fields, factories and handles;
+        `InjectorValidationError` lists every problem found (`.problems`)."""
         problems = graph_problems(self._targets, self._edges_of, self._shape)
         for name in sorted(self._targets):
             found: list[DependencyError] = []
@@ -240,9 +232,7 @@ class AgenToolInjector:
     def clear(self) -> None:
         """Forget every agent, factory and kept deps; close what injector-scoped factories made.
 
-        Raises:
-            ConfigurationError: a resource closes only with an `await` (nothing is cleared): use
-                `await injector.aclear()`.
+        `ConfigurationError` (nothing cleared) when a resource closes only with an `await`: use `aclear`.
         """
         if waiting := self._injector_scope.async_closers():
             raise ConfigurationError(
@@ -272,7 +262,6 @@ class AgenToolInjector:
         """Answer for the named agentools with replacements inside the block, in this task only.
 
         A replacement is an agent, a (sync or async) function of the validated input, or a value.
-        Overrides nest, are undone on exit and reach through delegation.
         """
         active = dict(self._overrides.get() or {})
         for name, replacement in replacements.items():

@@ -39,24 +39,19 @@ class Target:
     manager: AgenToolManager | None = None
     """The agentool's manager; `None` when the agent is not an agentool."""
     call_manager: AgenToolManager | None = None
-    """The manager `call` routes through; `None` when only a run gives the output (not an
-    agentool, or an output function reshapes what the tool returns)."""
+    """The manager `call` routes through; `None` when only a run gives the output."""
     typed_output: bool = True
-    """`False` for an agent whose output is `str` (JSON text), which `call` then returns too."""
+    """`False` for an agent whose output is JSON text, which `call` then returns too."""
     ctx_template: RunContext[Any] | None = None
     """The context every direct call copies, when a routed tool takes one (`context_template`)."""
     deps_type: Any = NoneType
     needs_deps: bool = False
-    """Whether there is a `deps_type` to build (read on every direct call)."""
     needs_run_scope: bool = False
-    """It has deps or declared dependencies: a run of it needs a run scope."""
     max_input_bytes: int = 0
     max_input_chars: int = 0
     """A str this long or shorter is within `max_input_bytes` whatever it holds (at most 4 UTF-8 bytes a character)."""
     chain: tuple[str, ...] = ()
-    """`(name,)`, the call chain of a call starting here, made once."""
     validate_json: Callable[[str | bytes], BaseModel] = _no_schema
-    """The input schema's own JSON validation (the direct path's common case)."""
 
 
 def _agentool_of(agent: AbstractAgent[Any, Any]) -> tuple[str, AgenToolRegistry | None] | None:
@@ -71,8 +66,7 @@ def _agentool_of(agent: AbstractAgent[Any, Any]) -> tuple[str, AgenToolRegistry 
 
 
 def stood_in_for(agent: AbstractAgent[Any, Any], *, registry: AgenToolRegistry | None = None) -> AgenToolManager | None:
-    """The manager of the agentool `agent` wraps with a model of its own (a test double), else `None`:
-    such a wrapper answers for the agentool, so it must take only the agentool's input."""
+    """The manager of the agentool `agent` wraps with a model of its own (a test double), else `None`."""
     while isinstance(agent, WrapperAgent):
         agent = agent.wrapped
         if (found := _agentool_of(agent)) is not None:
@@ -81,7 +75,6 @@ def stood_in_for(agent: AbstractAgent[Any, Any], *, registry: AgenToolRegistry |
 
 
 def _run_only(name: str, agent: AbstractAgent[Any, Any], manager: AgenToolManager | None) -> Target:
-    """A target only its agent's run answers for; with the `manager` of the agentool it stands in for."""
     needs_deps = declares_deps(agent.deps_type)
     return Target(
         name=name,

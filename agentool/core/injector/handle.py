@@ -1,22 +1,7 @@
 """`AgenToolHandle` and `Uses`: how a typed deps class declares the agentools it calls.
 
-A field typed `AgenToolHandle[Output]` in an agentool's `deps_type` is filled by the injector with a
-handle on the agentool named like the field (or by `Uses('name')` in `Annotated`). A handle holds a
-name, not an agent: every call goes back through the injector, so overrides in effect at call time
-(`injector.override(...)`) reach through it.
-
-Example:
-    ```python {test="skip"}
-    @dataclass
-    class SessionDeps:
-        storage: AgenToolHandle[StorageOutput]                                  # agentool 'storage'
-        crypto: Annotated[AgenToolHandle[CryptoOutput], Uses('crypto_v2')]      # agentool 'crypto_v2'
-        db: Database                                                            # a resource, by type
-
-
-    async def login(ctx: RunContext[SessionDeps], user: str) -> Session:
-        record = await ctx.deps.storage({'operation': 'read', 'key': user})  # typed StorageOutput
-    ```
+A handle holds a name, not an agent: every call goes back through the injector, so overrides in
+effect at call time reach through it. See the injector guide ("Dependencies").
 """
 
 from __future__ import annotations
@@ -55,8 +40,7 @@ class Uses:
 class AgenToolHandle(Generic[OutputT]):
     """A typed handle on agentool `name`, run through `injector` so overrides and run scopes apply.
 
-    `await handle(input)` and `await handle.call(input)` return the typed output on the direct path;
-    `await handle.run(input)` runs the full pydantic-ai agent and returns its run result.
+    `await handle(input)` (or `handle.call`) returns the typed output; `handle.run` the agent's run result.
     """
 
     name: str

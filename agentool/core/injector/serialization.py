@@ -33,11 +33,8 @@ def _no_constant(name: str) -> NoReturn:
 
 def serialize_to_json_string(data: Any) -> str:
     """`data` as RFC 8259 JSON text, as the architecture guide's helper writes it: a JSON string
-    unchanged, any other string quoted, a model by alias, datetimes in ISO 8601.
-
-    Raises:
-        InvalidInputError: a value JSON cannot represent (`details['reason']` `'not_serialisable'`)
-            or an infinite or NaN number (`'non_finite_number'`); never silently stringified.
+    unchanged, any other string quoted, a model by alias, datetimes in ISO 8601. A value JSON cannot
+    represent raises `InvalidInputError` (`details['reason']`), never silently stringified.
     """
     if isinstance(data, str):
         return data if validate_json_string(data) else json.dumps(data)
@@ -106,7 +103,6 @@ _MASK = '**********'
 
 
 def _reveal(value: Any) -> Any:
-    """`value` (a model dumped in python mode) with each secret replaced by its value."""
     if isinstance(value, dict):
         return {key: _reveal(item) for key, item in cast('dict[Any, Any]', value).items()}
     if isinstance(value, list | tuple | set | frozenset):

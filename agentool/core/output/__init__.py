@@ -1,6 +1,5 @@
-"""Output: what an output spec stands for and what can produce it (`_spec`), whether a value fits an
-output schema (`_fit`), and the final `ModelResponse` in any output mode (`_response`).
-"""
+"""Output: what an output spec stands for and what can produce it, whether a value fits an output
+schema, and the final `ModelResponse` in any output mode."""
 
 from ._fit import resolve
 from ._response import admits_none, inner_schema, json_data, json_output_text, output_parts, output_response

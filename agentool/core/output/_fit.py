@@ -56,8 +56,7 @@ def fits_type(schema: dict[str, Any], root: dict[str, Any], value: Any, jsonable
 
 
 def fits_shape(schema: dict[str, Any], root: dict[str, Any], value: Any, jsonable: Any, deep: bool = True) -> bool:
-    """Whether `jsonable` fits `schema`, nested properties and items included (`deep`), else only its
-    outer shape (its JSON type and an object's keys)."""
+    """Whether `jsonable` fits `schema`: nested too (`deep`), else its JSON type and an object's keys."""
     return _fits(schema, root, jsonable, deep=deep)
 
 

@@ -39,9 +39,8 @@ def output_parts(
 ) -> list[ModelResponsePart]:
     """The parts of `output_response`: one output tool call or one text part.
 
-    pydantic-ai reads an empty text as no answer: `None` is one when `output_type` admits it; an empty string
-    goes to an output tool it fits, else `OutputError` (`'empty_text'`), as does a value JSON cannot
-    encode (`'not_serialisable'`).
+    pydantic-ai reads an empty text as no answer: `None` is one when `output_type` admits it; an empty
+    string goes to an output tool it fits, else `OutputError`, as does a value JSON cannot encode.
     """
     jsonable = json_data(value, agentool)
     text_ok = params.allow_text_output and isinstance(value, str) and value != ''

@@ -1,6 +1,5 @@
 """What value an output spec stands for (`NativeOutput(M)`, `[M, str]`, `ToolOutput(M)` all mean `M`s),
-and whether a tool's return annotation can ever give a value an output type accepts (told at creation:
-only what lax validation can never convert is refused, `int` under `Plan`; `Any` produces anything).
+and whether a tool's return annotation can ever give a value an output type accepts (told at creation).
 """
 
 from __future__ import annotations
@@ -82,7 +81,6 @@ def is_output_spec(spec: object) -> bool:
 
 
 def check_output_type(output_type: object, *, agentool: str | None = None) -> None:
-    """Raise `ConfigurationError` unless `output_type` can be an output type (`is_output_spec`)."""
     if not is_output_spec(output_type):
         raise ConfigurationError(
             'output_type must be a type or typing form pydantic can describe (a class, list[int], A | B, ...), '

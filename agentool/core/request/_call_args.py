@@ -15,7 +15,6 @@ from pydantic import BaseModel
 __all__ = ('MANAGER_TOOL_NAME', 'call_args', 'operation_name')
 
 MANAGER_TOOL_NAME = '__agentool_manager__'
-"""Name of the tool whose argument schema is the agentool's input schema."""
 
 
 def call_args(prompt: str, validated: BaseModel) -> str | dict[str, Any]:
@@ -45,7 +44,6 @@ def _python_keys(schema: type[BaseModel]) -> dict[str, str] | None:
 
 
 def _strict_in(node: object) -> bool:
-    """Whether a core schema validates something strictly in lax (Python) mode."""
     if isinstance(node, dict):
         items = cast('dict[str, Any]', node)
         if items.get('strict') is True:

@@ -1,7 +1,6 @@
 """The `RunContext` a tool gets on the injector's direct path, made with pydantic-ai's constructor.
 
-Building one costs more than the rest of a direct call, so each agentool builds one when registered
-and every direct call takes a shallow copy with its own `deps`, `prompt`, `usage` and `messages`.
+Building one costs more than the rest of a direct call: each agentool builds one, calls copy it.
 """
 
 from __future__ import annotations

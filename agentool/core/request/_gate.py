@@ -1,9 +1,7 @@
 """One call at a time for a route declared `concurrent_safe=False`, on every surface.
 
-The gate sits in `AgenToolManager.invoke`, which every surface reaches. The calls of one tool
-function through one injector wait for each other (they share its deps), in the lock table of the
-injector in effect. Each event loop's calls queue on an `asyncio.Lock`, whose head then takes a
-`threading.Lock` shared by every loop (one injector may serve several threads).
+The calls of one tool through one injector wait for each other (they share its deps): each event
+loop's queue on an `asyncio.Lock`, whose head takes a `threading.Lock` shared by every loop.
 """
 
 from __future__ import annotations
@@ -36,7 +34,6 @@ class _Held:
 
 
 async def _acquire(lock: threading.Lock) -> None:
-    """Take `lock` without blocking the event loop: at once when free, else in a worker thread."""
     if lock.acquire(blocking=False):
         return
     waiter = asyncio.ensure_future(asyncio.to_thread(lock.acquire))
@@ -49,8 +46,7 @@ async def _acquire(lock: threading.Lock) -> None:
 
 
 class SerialGate:
-    """Runs the calls of one tool one at a time per injector; a lock exists only while calls hold or
-    await it, so nothing is kept for idle tools or gone injectors."""
+    """Runs the calls of one tool one at a time per injector; a lock exists only while calls use it."""
 
     __slots__ = ('_own', '_tool')
 

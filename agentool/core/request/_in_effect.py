@@ -1,7 +1,6 @@
 """The injector in effect, reached by the core without importing the injector (which builds on it).
 
-It is the task-local `frame`'s, else the registry's `default_injector`; `InjectorInEffect` names
-what the core asks of it.
+It is the task-local `frame`'s, else the registry's `default_injector`.
 """
 
 from __future__ import annotations
@@ -26,8 +25,6 @@ GateTable = dict[tuple[int, int], Any]
 
 
 class KeepsInjector(Protocol):
-    """A registry, as the core sees it: it keeps its default injector (`AgenToolRegistry`)."""
-
     default_injector: InjectorInEffect | None
 
 
@@ -42,30 +39,23 @@ class Frame(NamedTuple):
 
 
 Entry: TypeAlias = 'tuple[Token[Frame | None] | None, Any, bool]'
-"""What `leave` undoes: the frame's reset token (`None` when the call joined the frame in effect), the
-run scope (or `None`) and whether the call made it. A plain tuple: the direct path makes one per call."""
+"""What `leave` undoes: the frame's reset token (`None`: joined), the run scope, whether the call made it."""
 
 
 class InjectorInEffect(Protocol):
     """What the core asks of the injector in effect (`AgenToolInjector` is the one implementation)."""
 
     serial_calls: GateTable
-    """The locks of its `concurrent_safe=False` routes."""
     kept_deps: dict[Any, Any]
     """Deps it keeps by deps type, handed out as they are (read before asking `deps_for`)."""
 
-    def enter(self, target: Any, builds: bool) -> Entry:
-        """Enter the frame for one call: of its own `target` (its direct path), or of a surface's call."""
-        ...
+    def enter(self, target: Any, builds: bool) -> Entry: ...
 
-    async def deps_for(self, target: Any, deps_type: Any, scope: Any) -> Any:
-        """The deps of a call given none of `target` (its own, or an agentool's name), in run `scope`."""
-        ...
+    async def deps_for(self, target: Any, deps_type: Any, scope: Any) -> Any: ...
 
 
 frame: ContextVar[Frame | None] = ContextVar('agentool_injector_frame', default=None)
-"""Travels with the task: agentools calling each other share the run's resources and chain,
-concurrent tasks do not."""
+"""Travels with the task: nested calls share the run's resources and chain, concurrent tasks do not."""
 
 
 def injector_in_effect(
@@ -84,8 +74,7 @@ def injector_in_effect(
 
 
 async def leave(entry: Entry, error: BaseException | None) -> None:
-    """Close the run scope `entry` owns (the one place a run's resources are closed), then restore the
-    frame it found, whatever the closing raises."""
+    """Close the run scope `entry` owns (the one place a run's resources are closed), then restore the frame."""
     token, scope, closes = entry
     try:
         if closes and scope is not None and scope.owned:

@@ -26,7 +26,6 @@ _AT = re.compile(r'at line (\d+) column (\d+)$')
 
 
 def invalid_json(agentool: str, bad: json.JSONDecodeError) -> InvalidJSONError:
-    """The error for input the standard library's parser refuses, with where it stopped."""
     return InvalidJSONError(
         f'input to agentool {agentool!r} is not valid JSON: {bad.msg} at line {bad.lineno} column {bad.colno} '
         f'(char {bad.pos})',
@@ -38,7 +37,6 @@ def invalid_json(agentool: str, bad: json.JSONDecodeError) -> InvalidJSONError:
 
 
 def not_an_object(agentool: str, operation_field: str, value: Any) -> NotAnObjectError:
-    """The error for input that is valid JSON but not an object."""
     kind = json_type(value)
     return NotAnObjectError(
         f'input to agentool {agentool!r} must be a JSON object with an {operation_field!r} field, got {kind}',
@@ -61,8 +59,7 @@ def invalid_input(agentool: str, operation: str | None, errors: list[dict[str, A
 
 
 def unknown_operation(agentool: str, operation: Any, known: list[str]) -> UnknownOperationError:
-    """The error for an operation with no route, listing the `known` ones and, in its "did you mean" and
-    `details['suggestions']`, those close to it."""
+    """The error for an operation with no route, listing the `known` ones and suggesting close ones."""
     suggestions = suggest(operation, known) if isinstance(operation, str) else []
     return UnknownOperationError(
         f'agentool {agentool!r} has no operation {quote(operation)}; '

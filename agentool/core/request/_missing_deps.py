@@ -16,7 +16,6 @@ _ANY_TYPE = ConfigDict(arbitrary_types_allowed=True)
 
 
 def type_label(key: Any) -> str:
-    """A readable name for a type used as a key."""
     return key.__qualname__ if isinstance(key, type) else repr(key).replace('typing.', '')
 
 

@@ -22,8 +22,7 @@ def retry_error(agentool: str, message: str) -> ToolRetryError:
 
 
 def retried_error(agentool: str, tool: str | None, feedback: str) -> ToolRetryError:
-    """The `ToolRetryError` for a retry `tool` (`None`: the output) asked for, which a deterministic model
-    cannot make."""
+    """The `ToolRetryError` for a retry `tool` (`None`: the output) asked a deterministic model for."""
     source = 'the output' if tool is None else f'tool {tool!r}'
     return ToolRetryError(
         f'agentool {agentool!r}: {source} asked the model to retry, which a deterministic model cannot do: {feedback}',
@@ -38,8 +37,7 @@ def output_retry_error(
 ) -> ToolRetryError:
     """The `ToolRetryError` a run raises when the output tool `tool` refuses the tool's value.
 
-    Built from the validation errors alone, so a graph run and a lean run say the same; `loc` is
-    relative to the output value (without the output tool's outer `key`).
+    Built from the validation errors alone, so a graph run and a lean run say the same.
     """
     found: list[dict[str, Any]] = []
     for e in errors:
