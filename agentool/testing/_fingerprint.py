@@ -26,7 +26,7 @@ from ._changes import show_pair, tool_changes
 from ._files import path_detail, place
 from .cassette import Exchange
 
-__all__ = ('RequestViews', 'request_view', 'fingerprint', 'drift', 'mismatch', 'part_contents')
+__all__ = ('RequestViews', 'request_view', 'fingerprint', 'drift', 'mismatch', 'part_contents', 'tool_returns')
 
 _VOLATILE = frozenset(
     {
@@ -243,6 +243,13 @@ def part_contents(messages: list[Any], kind: str) -> list[Any]:
     """The content of each part of `kind` (`user-prompt`...) in messages as a view holds them."""
     parts: list[dict[str, Any]] = [part for message in messages for part in message.get('parts', [])]
     return [part.get('content') for part in parts if part.get('part_kind') == kind]
+
+
+def tool_returns(request: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The tool-return parts of a recorded request's last message: the results it answers with."""
+    messages = cast('list[dict[str, Any]]', request.get('messages') or [])
+    parts = cast('list[dict[str, Any]]', messages[-1].get('parts') or []) if messages else []
+    return [part for part in parts if part.get('part_kind') == 'tool-return']
 
 
 def _instructions(messages: list[Any]) -> list[Any]:

@@ -11,7 +11,7 @@ from typing import Any, cast
 from .._terminal import terminal_safe
 from ..errors import AgenToolError, CassetteError, clip, quote
 from ._files import as_path, read_json, write_json
-from ._fingerprint import part_contents
+from ._fingerprint import part_contents, tool_returns
 from .cassette import Cassette, Exchange
 from .cassette_model import CassetteModel
 from .diff import diff_runs
@@ -158,8 +158,7 @@ def _asked(exchange: Exchange) -> str:
     """What made the exchange: its run's latest user prompt, and the tool results it answered."""
     messages = cast('list[dict[str, Any]]', exchange.request.get('messages') or [])
     prompt = (part_contents(messages, 'user-prompt') or [None])[-1]
-    last = cast('list[dict[str, Any]]', messages[-1].get('parts') or []) if messages else []
-    returned = sorted({str(part.get('tool_name')) for part in last if part.get('part_kind') == 'tool-return'})
+    returned = sorted({str(part.get('tool_name')) for part in tool_returns(exchange.request)})
     said = f'prompt {quote(prompt)}' if prompt is not None else 'no user prompt'
     if returned:
         said += f', after the result of {", ".join(clip(name) for name in returned[:5])}'

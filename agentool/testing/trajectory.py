@@ -21,6 +21,7 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, Text
 from .._bounds import MAX_MESSAGE_CHARS
 from .._options import check_limit
 from ..errors import CassetteError, ConfigurationError, ExpectationError, clip, quote
+from ._fingerprint import tool_returns
 from .cassette import Cassette, Exchange, RecordedRun, canonical, canonical_args
 from .cassette_model import CassetteModel
 from .double import AgentDouble
@@ -357,12 +358,10 @@ def _answer(record: CallRecord, recorded: Mapping[tuple[str, str], Any]) -> bool
 
 def _settle_returns(pending: dict[str, deque[CallRecord]], exchange: Exchange) -> None:
     # A cassette's requests keep tool returns without ids: a return settles the oldest open call of its tool.
-    messages: list[dict[str, Any]] = exchange.request.get('messages', [])
-    if not messages or not pending:
+    if not pending:
         return
-    for part in cast('list[dict[str, Any]]', messages[-1].get('parts', [])):
-        waiting = pending.get(str(part.get('tool_name')))
-        if part.get('part_kind') == 'tool-return' and waiting:
+    for part in tool_returns(exchange.request):
+        if waiting := pending.get(str(part.get('tool_name'))):
             _settle(waiting.popleft(), part.get('content'), part.get('outcome', 'success'))
 
 
