@@ -276,7 +276,6 @@ class AgentDouble(AnsweringModel):
             ) from error
 
     def _through(self, tool: str, value: Any, params: ModelRequestParameters, where: str) -> ModelResponse:
-        """The output as a call of the output tool the script names."""
         definition = next((d for d in params.output_tools if d.name == tool), None)
         if definition is None:
             offered = [d.name for d in params.output_tools]
@@ -350,8 +349,7 @@ def _names(fields: list[str]) -> str:
 def _rejected(
     where: str, tool: str | None, cause: str, errors: list[dict[str, Any]] | None, feedback: str, shown: str = ''
 ) -> DriftError:
-    """The `DriftError` for the agent's retry of a scripted call (`tool`) or output: its validation
-    `errors`, else its `feedback`."""
+    """The `DriftError` for the agent's retry of a scripted call (`tool`) or output."""
     subject = 'the scripted output' if tool is None else f'the scripted call to tool {tool!r}'
     if errors is None:
         verb = 'rejected' if tool is None else 'asked for a retry of'

@@ -46,12 +46,7 @@ class CassetteToolset(WrapperToolset[Any]):
         name: The key of this toolset's tools in the cassette (default: its `id`, else its label).
         verify: In replay, still list the real toolset and fail when its tools changed.
 
-    Example:
-        ```python {test="skip"}
-        model = agentool_cassette(REAL_MODEL)
-        server = CassetteToolset(MCPToolset('server.py'), model)
-        result = await agent.run('Add 2 and 3', model=model, toolsets=[server])
-        ```
+    See "MCP servers and other toolsets, offline" in the record-and-replay guide.
     """
 
     model: CassetteModel
@@ -173,13 +168,6 @@ class ToolsetDouble(AbstractToolset[Any]):
             toolset offering tools of the same names (an `AgenToolToolset`, say). A call neither
             answers is an `UnrecordedCallError`.
         id: The toolset's id (pydantic-ai needs one for durable execution).
-
-    Example:
-        ```python {test="skip"}
-        weather = ToolsetDouble({'forecast': {'type': 'object'}}, answers={'forecast': 'rain'})
-        result = await agent.run('Weather?', toolsets=[weather])
-        weather.calls.assert_called('forecast')
-        ```
     """
 
     definitions: tuple[ToolDefinition, ...]
@@ -331,7 +319,7 @@ async def _as_the_agent_sees(tools: dict[str, ToolsetTool[Any]], ctx: RunContext
 
 
 def _with_ids(recorded: list[dict[str, Any]], cassette: Cassette) -> list[dict[str, Any]]:
-    """`recorded` with the `toolset_id` the recorded requests show where a definition lacks it (older cassettes)."""
+    """`recorded` with the `toolset_id`s the requests show, for older cassettes that lack them."""
     if all('toolset_id' in definition for definition in recorded):
         return recorded
     seen: dict[str, str] = {}
