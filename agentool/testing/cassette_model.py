@@ -58,9 +58,8 @@ _MODES: tuple[str, ...] = get_args(RecordMode)
 _Entry = TypeVar('_Entry', bound=BaseModel)
 
 Redactor = Callable[[dict[str, Any]], dict[str, Any]]
-"""Called with each new exchange (`request`, `response`, `stream`...) or tool call (`tool`, `args`,
-`result`) as JSON, after the default scrubbing; returns what to write. A redacted cassette still
-replays: the fingerprint is taken before, and requests are matched on their written form too."""
+"""Called with each new exchange or tool call as JSON, after the default scrubbing; returns what to
+write. A redacted cassette still replays: see "Secrets and redaction" in the record-and-replay guide."""
 _EMPTY_EXCHANGE: dict[str, Any] = {'fingerprint': '', 'response': {}, 'stream': None}
 
 
@@ -71,25 +70,15 @@ class CassetteModel(OneStepModel, WrapperModel):
     Args:
         wrapped: The real model (a `Model` or model name); `None` is enough to replay. A name is
             made into a model only when recording, so a replay needs neither SDK nor key.
-        cassette: The cassette file (a `str` or `Path`) or a `Cassette` kept in memory.
-        mode: See `RecordMode`; `none` (replay only, the CI default) unless given.
-        redact: Applied to each new exchange and tool call before it is written, after the
-            default scrubbing (see `Redactor`).
+        cassette: The cassette file or a `Cassette` kept in memory.
         scrub: Replace secrets before anything is written (see `agentool.testing.scrub`).
 
     Raises:
         CassetteError: an unknown mode, or a cassette file that cannot be read (or is missing in `none`).
-
-    Example:
-        ```python {test="skip"}
-        model = CassetteModel('openai:gpt-5', cassette='cassettes/weather.json', mode='once')
-        result = await agent.run('Weather in Paris?', model=model)
-        ```
     """
 
     wrapped: Model
-    """The model a recording mode calls; in replay the model given (not called), a stand-in for the
-    recorded one, or the `AgentDouble` playing a cassette of runs."""
+    """The model a recording mode calls; in replay the model given (not called), a stand-in or a runs double."""
     cassette: Cassette
     path: Path | None
     """Where the cassette is written; `None` for one kept in memory."""
@@ -142,7 +131,6 @@ class CassetteModel(OneStepModel, WrapperModel):
         else:
             self.path = as_path(cassette)
             exists = self.path.exists()
-            # In mode 'all' the file is replaced whole by what this model records.
             loaded = Cassette.load(self.path) if exists and mode != 'all' else Cassette()
             if mode == 'none' and not exists:
                 raise CassetteError(
@@ -165,7 +153,6 @@ class CassetteModel(OneStepModel, WrapperModel):
         __tracebackhide__ = True  # cassette errors point at the test, not here
         if self._plays_runs:
             return runs_double(loaded.runs)  # never the model given: in replay it is not called
-        # A model named by string is made only to record: a replay in CI needs neither SDK nor key.
         if given is None or (isinstance(given, str) and not self._records):
             return _RecordedModel(self)
         if isinstance(given, Model):

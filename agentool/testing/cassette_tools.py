@@ -87,12 +87,6 @@ class CassetteTools(AnsweringTools):
 
     `calls` holds the function tool calls made: answered from the cassette or, while recording,
     run (each with its result as the cassette writes it, so an assertion holds on both runs).
-
-    Example:
-        ```python {test="skip"}
-        model = CassetteModel(real_model, cassette=path, mode='once')
-        result = await agent.run('Weather?', model=model, capabilities=[CassetteTools(model)])
-        ```
     """
 
     model: CassetteModel

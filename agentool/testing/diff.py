@@ -40,11 +40,9 @@ class RunDiff:
 
 
 def diff_runs(before: object, after: object) -> RunDiff:
-    """What changed from `before` to `after` (runs, message lists, cassettes or their paths, doubles).
+    """What changed from `before` to `after`: runs, message lists, cassettes or their paths, doubles.
 
-    Raises:
-        ConfigurationError: either side is not something `Trajectory.of` reads.
-        CassetteError: a cassette path cannot be read.
+    A `ConfigurationError` when either side is none of those, a `CassetteError` for an unreadable cassette.
     """
     old, new = Trajectory.of(before), Trajectory.of(after)
     changes = _call_changes(list(old.calls), list(new.calls))

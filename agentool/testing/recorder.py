@@ -32,21 +32,10 @@ class _Pending:
 
 @dataclass(init=False)
 class Recorder(CassetteTools):
-    """Records every run it is added to into the cassette file at `path`.
+    """Records every run it is added to into the cassette file at `path` (`scrub`: secrets replaced).
 
-    Pass it to a run or to the agent. The file is rewritten after each run with this recorder's
-    runs: only calls whose tool returned, and no run that failed. `model` keeps the cassette in
-    memory; it is not a model to run with.
-
-    Args:
-        path: Where the cassette is written.
-        scrub: Replace secrets in known shapes before anything is written (on by default).
-
-    Example:
-        ```python {test="skip"}
-        recorder = Recorder(Path(__file__).parent / 'cassettes' / 'weather.json')
-        await agent.run('Weather in Paris?', capabilities=[recorder])
-        ```
+    The file is rewritten after each run with this recorder's runs: only calls whose tool returned,
+    and no run that failed. `model` keeps the cassette in memory; it is not a model to run with.
     """
 
     path: str | os.PathLike[str]
