@@ -95,8 +95,7 @@ _KEPT_FROM = 8
 class RequestViews:
     """Fingerprints of a model's requests with each message viewed once while it lives unchanged.
 
-    A run's requests repeat its history, so viewing it afresh makes a replay quadratic: each view is
-    kept beside a deep copy of its message, and reused while the message equals the copy.
+    A run's requests repeat its history: each view is kept, and reused while its message equals a copy.
     """
 
     def __init__(self) -> None:
@@ -167,8 +166,7 @@ def _clean(value: Any) -> Any:
 
 
 def _clean_dict(value: dict[str, Any]) -> dict[str, Any]:
-    # Every replayed request is cleaned whole, its history included: text and integers, most of
-    # it, are kept without a call.
+    # Every replayed request is cleaned whole: text and integers, most of it, are kept without a call.
     cleaned: dict[str, Any] = {}
     for key, item in value.items():
         if item is None or key in _VOLATILE:
@@ -265,8 +263,7 @@ def mismatch(
     path: Path | None,
     advice: RecordAdvice,
 ) -> CassetteMismatchError:
-    """The error for a request matching no exchange: what changed against the closest recorded one,
-    and how to record (`advice`)."""
+    """The error for a request matching no exchange: what changed against the closest one, how to record."""
     if not exchanges:
         return CassetteMismatchError(
             f'cassette {place(path)} holds no exchanges; record it ({advice.fill()})',

@@ -115,9 +115,8 @@ def unused_path(cassette: Path) -> Path:
 
 
 def unused_report(models: Sequence[CassetteModel]) -> str:
-    """The failure text for exchanges replays left unused ('' when none), each cassette's list
-    written beside it for `agentool cassette prune` (a stale one removed). Models replaying one
-    file count together: an exchange one of them used is used."""
+    """The failure text for exchanges replays left unused ('' when none), listed beside each cassette for
+    `agentool cassette prune`. Models replaying one file count together."""
     by_path: dict[Path, list[CassetteModel]] = {}
     for model in models:
         if model.path is not None:

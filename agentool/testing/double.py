@@ -62,16 +62,13 @@ class _Run:
 class AgentDouble(AnsweringModel):
     """A deterministic stand-in for an agent's model, driven by scripts.
 
+    Each new run is answered whole by the first script matching its prompt (and not used up).
+    `requests` holds every request answered or refused, `calls` every tool call with its result.
+
     Args:
-        *scripts: Tried in order for each new run; the first that matches the prompt (and is not
-            used up) answers the whole run.
         name: Shown in failure messages and as the model name.
         profile: By default tools, JSON schema output, tool output mode.
         settings: Accepted for interface parity; ignored.
-
-    Attributes:
-        requests: Every request answered (or refused), in order.
-        calls: Every tool call made, with its result once it came back.
     """
 
     def __init__(

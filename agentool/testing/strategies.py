@@ -62,7 +62,6 @@ def valid_inputs(
 
     Args:
         agentool: A registered agentool's name, or an input schema class.
-        operation: Only this operation; `None` draws every operation.
         fields: Strategies to use for these fields instead of the schema's (e.g. a non-zero divisor).
         registry: Where to find the agentool; by default the registry in effect when drawing.
     """

@@ -45,8 +45,6 @@ class CassetteToolset(WrapperToolset[Any]):
         model: The `CassetteModel` whose cassette (and mode) this follows.
         name: The key of this toolset's tools in the cassette (default: its `id`, else its label).
         verify: In replay, still list the real toolset and fail when its tools changed.
-
-    See "MCP servers and other toolsets, offline" in the record-and-replay guide.
     """
 
     model: CassetteModel

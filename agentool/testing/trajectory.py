@@ -41,7 +41,6 @@ class TrajectoryStep:
     calls: tuple[CallRecord, ...]
     """The function tools the model called in this answer."""
     text: str
-    """The answer's text parts, joined."""
     output_call: dict[str, Any] | None = None
     """The output tool's arguments, when the model answered through one."""
     finish_reason: str | None = None
@@ -76,9 +75,9 @@ class Trajectory:
 
     @classmethod
     def of(cls, source: object, *, output_tools: Iterable[str] = ()) -> Trajectory:
-        """The trajectory of `source`: an `AgentRunResult`, a list of `ModelMessage`s, a `Cassette`
-        (or its path), a `CassetteModel`, an `AgentDouble`, or anything with `all_messages()`, else a
-        `ConfigurationError`. `output_tools` names output tools beyond `final_result...`."""
+        """The trajectory of a run, its messages, a cassette (or its path), a `CassetteModel` or `AgentDouble`.
+
+        `output_tools` names output tools beyond `final_result...`."""
         extra: dict[str, str | None] = dict.fromkeys(output_tools)
         if isinstance(source, Trajectory):
             return source
@@ -117,7 +116,6 @@ class Trajectory:
 
     @property
     def requests(self) -> int:
-        """How many model requests were made."""
         return len(self.steps)
 
     @property
@@ -147,7 +145,6 @@ class Trajectory:
         return lines
 
     def call_count(self, tool: str) -> int:
-        """How many times `tool` was called."""
         return self.calls.call_count(tool)
 
     def assert_called(
