@@ -82,22 +82,16 @@ class CassetteInfo(BaseModel):
     model_name: str = ''
     system: str = ''
     profile: dict[str, Any] = {}
-    """The model profile's plain values, so replay prepares requests (output mode...) alike."""
 
 
 class Exchange(BaseModel):
-    """One model request and what the model answered."""
+    """One model request and what the model answered (fields: see "The file" in the record-and-replay guide)."""
 
     fingerprint: str
-    """A hash of `request` before redaction: what the next replay matches on."""
     request: dict[str, Any]
-    """What the model was sent, normalised (see `agentool.testing.cassette`)."""
     response: dict[str, Any]
-    """The `ModelResponse`, as pydantic-ai's `ModelMessagesTypeAdapter` writes it."""
     stream: list[dict[str, Any]] | None = None
-    """The stream events of a streamed request, in order; `None` for a plain request."""
     types: dict[str, str] = {}
-    """The type names JSON lost, by pointer (`/response/provider_details/timestamp`)."""
 
     def model_response(self) -> ModelResponse:
         """The recorded `ModelResponse`, its values of the types the live run had."""

@@ -67,14 +67,9 @@ _EMPTY_EXCHANGE: dict[str, Any] = {'fingerprint': '', 'response': {}, 'stream': 
 class CassetteModel(OneStepModel, WrapperModel):
     """A model that records the model it wraps to a cassette, or replays the cassette without it.
 
-    Args:
-        wrapped: The real model (a `Model` or model name); `None` is enough to replay. A name is
-            made into a model only when recording, so a replay needs neither SDK nor key.
-        cassette: The cassette file or a `Cassette` kept in memory.
-        scrub: Replace secrets before anything is written (see `agentool.testing.scrub`).
-
-    Raises:
-        CassetteError: an unknown mode, or a cassette file that cannot be read (or is missing in `none`).
+    `wrapped` may be `None` to replay; a model name is made into a model only when recording, so a
+    replay needs neither SDK nor key. A `CassetteError` for an unknown mode, or a cassette file that
+    cannot be read (or is missing in mode `none`).
     """
 
     wrapped: Model

@@ -64,11 +64,7 @@ class AgentDouble(AnsweringModel):
 
     Each new run is answered whole by the first script matching its prompt (and not used up).
     `requests` holds every request answered or refused, `calls` every tool call with its result.
-
-    Args:
-        name: Shown in failure messages and as the model name.
-        profile: By default tools, JSON schema output, tool output mode.
-        settings: Accepted for interface parity; ignored.
+    The default `profile` is tools, JSON schema output, tool output mode; `settings` are ignored.
     """
 
     def __init__(

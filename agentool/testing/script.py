@@ -241,11 +241,8 @@ _Step: TypeAlias = tuple[Call, ...] | Output | OutputFrom
 class Script:
     """Steps a double plays for the prompts `when` matches (every prompt when `when` is `None`).
 
-    Args:
-        *steps: Tool calls, then exactly one final `Output` or `OutputFrom`, last.
-        when: Which prompts this script answers: a `Matcher` or a function of the prompt.
-        name: Shown in failure messages; defaults to the script's position and matcher.
-        times: How many runs the script may answer; `None` for any number.
+    `steps` are tool calls, then one final `Output` or `OutputFrom`; `times` bounds the runs it answers;
+    `name` (by default its position and matcher) is shown in failure messages.
     """
 
     __slots__ = ('name', 'steps', 'times', 'when')

@@ -60,10 +60,8 @@ def valid_inputs(
 ) -> st.SearchStrategy[dict[str, Any]]:
     """Inputs (as dicts) that the agentool's input schema accepts, for `operation` or any operation.
 
-    Args:
-        agentool: A registered agentool's name, or an input schema class.
-        fields: Strategies to use for these fields instead of the schema's (e.g. a non-zero divisor).
-        registry: Where to find the agentool; by default the registry in effect when drawing.
+    `agentool` is a registered agentool's name (in `registry`, by default the one in effect when drawing)
+    or an input schema class; `fields` replaces the schema's strategies for those fields.
     """
     _check_target(agentool, registry)
     overrides = _check_fields(fields)

@@ -40,11 +40,8 @@ Answer = Callable[[str, dict[str, Any]], Any]
 class CassetteToolset(WrapperToolset[Any]):
     """Records `wrapped`'s tools and results into `model`'s cassette, or serves them with no server.
 
-    Args:
-        wrapped: The real toolset (an MCP server, say); entered only while `model` records.
-        model: The `CassetteModel` whose cassette (and mode) this follows.
-        name: The key of this toolset's tools in the cassette (default: its `id`, else its label).
-        verify: In replay, still list the real toolset and fail when its tools changed.
+    `wrapped` is entered only while `model` records; `name` keys its tools in the cassette (default: its
+    `id`, else its label); with `verify`, a replay still lists it and fails when its tools changed.
     """
 
     model: CassetteModel
@@ -159,13 +156,9 @@ class CassetteToolset(WrapperToolset[Any]):
 class ToolsetDouble(AbstractToolset[Any]):
     """A toolset with no backend: given tools, scripted answers, and a log of the calls made.
 
-    Args:
-        tools: `ToolDefinition`s (see `from_toolset`), or tool names mapped to argument JSON schemas.
-        answers: Per tool, the result to return, or a function of the arguments (sync or async).
-        answer: Answers every call `answers` does not: a function `(tool name, arguments)`, or a
-            toolset offering tools of the same names (an `AgenToolToolset`, say). A call neither
-            answers is an `UnrecordedCallError`.
-        id: The toolset's id (pydantic-ai needs one for durable execution).
+    `tools` are `ToolDefinition`s or tool names mapped to argument JSON schemas; `answers` gives a tool's
+    result (or a function of its arguments, sync or async); `answer`, a function `(tool name, arguments)`
+    or a toolset, answers the rest, else an `UnrecordedCallError`. `id` is for durable execution.
     """
 
     definitions: tuple[ToolDefinition, ...]
