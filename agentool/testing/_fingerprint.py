@@ -100,8 +100,7 @@ class RequestViews:
 
     def __init__(self) -> None:
         self._seen: dict[int, tuple[weakref.ref[ModelMessage], ModelMessage, str]] = {}
-        # The last request's parameters and settings, and their part of the view: a run's requests
-        # mostly repeat them (compared by value, which costs far less than viewing them).
+        # The last request's parameters and settings with their view: a run's requests mostly repeat them.
         self._rest: tuple[ModelRequestParameters, dict[str, Any], str] | None = None
 
     def fingerprint(

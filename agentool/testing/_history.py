@@ -17,8 +17,7 @@ HISTORY = 'history'
 
 
 def written(exchanges: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The exchanges (as JSON, each request whole) as the file keeps them: each continues the latest
-    exchange it shares the most leading messages with (found by digests, linear in the data)."""
+    """The exchanges as the file keeps them: each continues the latest one it shares most leading messages with."""
     runs: dict[bytes, int] = {}  # digest of a run of leading messages -> the latest exchange with it
     requests: list[dict[str, Any] | None] = []
     kept: list[dict[str, Any]] = []

@@ -73,8 +73,7 @@ def written_result(result: Any, returns: TypeAdapter[Any] | None) -> tuple[Any, 
     types = lost_types(live, data, _POINTER)
     back = restored(data, types, _POINTER)
     annotated = False
-    # A set of text is not rebuilt: in another process it may iterate in another order, and the
-    # model's next request (which holds the result) would no longer match the recorded one.
+    # Not a set of text: another process may iterate it otherwise, and the next request would not match.
     if returns is not None and not _same(back, result) and not _holds_text_set(live):
         try:
             annotated = _same(returns.validate_python(back), result)

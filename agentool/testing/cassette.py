@@ -153,8 +153,7 @@ class Cassette(BaseModel):
 
     @model_validator(mode='after')
     def _gather_tool_calls(self) -> Cassette:
-        # One list of tool results to answer from (the older format kept them per run), and each
-        # run's own results read back from it.
+        # One list of tool results to answer from (the older format kept them per run), read back per run.
         self.tool_calls = self._joined_tool_calls()
         _fill_runs(self.runs, self.tool_calls)
         return self

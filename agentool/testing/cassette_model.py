@@ -1,7 +1,4 @@
-"""`CassetteModel`: record what any pydantic-ai model answers once, replay it offline forever.
-
-Requests are matched by fingerprint, then by occurrence, so concurrent runs replay deterministically.
-"""
+"""`CassetteModel`: record what any pydantic-ai model answers once, replay it offline forever."""
 
 from __future__ import annotations
 
@@ -180,8 +177,7 @@ class CassetteModel(OneStepModel, WrapperModel):
 
     @property
     def settings(self) -> ModelSettings | None:
-        # The wrapped model applies its own settings when it is called; leaving them out of the
-        # request seen here keeps its fingerprint the same with and without the wrapped model.
+        # Left to the wrapped model, so a request's fingerprint is the same with and without it.
         return None
 
     async def _answer(self, request: Request, run_context: RunContext[Any] | None, stream: bool) -> Answer:
@@ -194,8 +190,7 @@ class CassetteModel(OneStepModel, WrapperModel):
             response, events = _typed_placeholders(*_recorded(exchange, self.path, stream=stream), params)
             return response, events or True, params
         if stream:
-            # The live stream is drained before the run sees it, so a recording run and its
-            # replays see the very same events.
+            # Drained before the run sees it, so a recording run and its replays see the same events.
             async with self._recorder().request_stream(messages, settings, params, run_context) as live:
                 events = [event async for event in live]
                 response = live.get()
@@ -209,8 +204,7 @@ class CassetteModel(OneStepModel, WrapperModel):
         (empty when found by `RequestViews`) and its fingerprint."""
         __tracebackhide__ = True  # cassette errors point at the test, not here
         if not self._records:
-            # Replay only: the run's history is viewed once, not at every request. A miss (or a
-            # message changed in place) is looked up again from a view made afresh.
+            # Replay only: a run's history is viewed once; a miss (or a message changed in place) afresh.
             key = self._views.fingerprint(*request)
             if recorded := self._by_fingerprint.get(key):
                 return self._take(key, recorded), {}, key
@@ -218,8 +212,7 @@ class CassetteModel(OneStepModel, WrapperModel):
         key = counted = fingerprint(view)
         recorded = self._by_fingerprint.get(key, [])
         if not recorded and (by_clean := self._clean_index()):
-            # Not as sent: then as written (scrubbed, redacted). A replayed history holds the
-            # placeholders the cassette answered with, so its requests match only that way.
+            # Then as written (scrubbed, redacted): a replayed history holds the cassette's placeholders.
             cleaned = fingerprint(self._written_request(view))
             if cleaned in by_clean:
                 counted, recorded = f'clean:{cleaned}', by_clean[cleaned]

@@ -129,8 +129,7 @@ class AgentDouble(AnsweringModel):
         fresh = last.run_id is None and any(isinstance(p, UserPromptPart) for p in last.parts)
         run = None if fresh else self._runs.get(key)
         if run is None:
-            # A run this double did not start but whose history it answered (one a durable engine
-            # recovered in a new process) resumes at the step its history reached.
+            # A run whose history it answered but did not start (a durable engine's) resumes there.
             done = 0 if fresh else sum(isinstance(m, ModelResponse) and m.run_id == last.run_id for m in messages)
             first = next((m for m in messages if isinstance(m, ModelRequest) and m.run_id == last.run_id), last)
             prompt = _prompt(first if done else last)
@@ -211,8 +210,7 @@ class AgentDouble(AnsweringModel):
                 raise _rejected(where, tool, cause, _error_list(part.content), str(part.content))
         feedback = [p for p in last.parts if isinstance(p, UserPromptPart)]
         if feedback:
-            # A user-voice part after our own answer in the same run is pydantic-ai's output retry feedback
-            # (on a text, native or prompted output), embedding pydantic's error list as JSON.
+            # A user-voice part after our answer is pydantic-ai's output retry feedback (errors as JSON).
             text = prompt_text(feedback[-1].content)
             listed = re.search(r'\[\s*\{.*\}\s*\]', text, re.DOTALL)
             try:

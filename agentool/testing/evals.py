@@ -1,7 +1,4 @@
-"""Recorded runs in pydantic-evals: span trees, datasets, frozen-tools experiments and a drift evaluator.
-
-Spans come from replaying the recording through the real agent. Needs the `evals` extra.
-"""
+"""Recorded runs in pydantic-evals: span trees, datasets, frozen-tools experiments and a drift evaluator."""
 
 from __future__ import annotations
 

@@ -1,7 +1,4 @@
-"""What a double saw and did: every request it answered, every call it made, and assertions on them.
-
-A failure lists every call made, each argument cut short, then expected and actual side by side.
-"""
+"""What a double saw and did: every request it answered, every call it made, and assertions on them."""
 
 from __future__ import annotations
 

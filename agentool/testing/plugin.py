@@ -159,8 +159,7 @@ class CassetteFactory:
         mode = self.mode
         may_record = wrapped is not None and mode != 'none'
         if may_record and path in self._writers:
-            # Two models recording to one file would each write their own exchanges over the other's;
-            # models that only replay may share one (their used exchanges are counted together).
+            # Two models recording to one file would overwrite each other's exchanges; replaying ones may share.
             raise CassetteError(
                 f'this test already has a cassette model recording to {quote(str(path))}; give each further '
                 "recording model its own file with agentool_cassette(model, name='...')",

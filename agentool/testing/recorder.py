@@ -46,8 +46,7 @@ class Recorder(CassetteTools):
             raise refuse('path', 'a file path (a non-empty str or a Path)', path, what='Recorder(path=...)')
         self.path = path
         self._pending = {}
-        # The cassette is kept in memory and written whole when a run ends (a failed run leaves
-        # no trace); mode 'all' runs every tool and keeps its result.
+        # Kept in memory, written whole when a run ends (a failed one leaves no trace); 'all' runs every tool.
         super().__init__(CassetteModel(None, cassette=Cassette(), mode='all', scrub=scrub))
 
     @property

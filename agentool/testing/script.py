@@ -1,7 +1,4 @@
-"""Scripts for `AgentDouble`: which prompts a script answers, and the steps it plays.
-
-Arguments and outputs may be functions of the run so far, to react to what the real tools returned.
-"""
+"""Scripts for `AgentDouble`: which prompts a script answers, and the steps it plays."""
 
 from __future__ import annotations
 

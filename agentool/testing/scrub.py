@@ -100,8 +100,7 @@ _ASSIGNMENT = re.compile(
     rf'|(?P<scheme>{_SCHEME}[ \t]+)?(?P<bare>[^\s"\'`,;&)}}\]\\]++))',
     re.I,
 )
-# A list or an object under a secret's name in text that is not JSON as a whole (JSON cut short,
-# or one piece of a log): all of it goes, to its closing bracket.
+# A list or an object under a secret's name in text that is not whole JSON: all of it, to its closing bracket.
 _CONTAINER = re.compile(rf'{_NAME_END}(?:\\{{0,6}}["\'])?[ \t]*+(?::=|=>|[:=])[ \t]*+(?=[\[{{])', re.I)
 _BRACKET = re.compile(r'"(?:[^"\\\n]|\\.)*+"|[\[\]{}]')
 _WIDEST = 65_536
@@ -187,8 +186,7 @@ def _text_rules(text: str) -> str:
 
 
 def _clean_string(text: str, depth: int) -> str:
-    # A string holding JSON (a tool's arguments, a result, a body) is scrubbed as JSON, so a
-    # secret's name is found at any depth; it is written back only where something changed.
+    # A string holding JSON is scrubbed as JSON (a secret's name found at any depth), rewritten if changed.
     if depth < _DEEPEST and _JSONISH.fullmatch(text):
         try:
             inner: object = json.loads(text)

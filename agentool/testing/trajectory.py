@@ -1,8 +1,4 @@
-"""What an agent did, from any run: a pydantic-ai result or its messages, a replay, a cassette, a double.
-
-Every source reads alike: an output tool's call is the output, never a tool call, and outputs
-compare in one canonical JSON form, so a run and the cassette it recorded give the same trajectory.
-"""
+"""What an agent did, from any run: a pydantic-ai result or its messages, a replay, a cassette, a double."""
 
 from __future__ import annotations
 
