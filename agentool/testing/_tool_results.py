@@ -159,10 +159,8 @@ class ToolAnswers:
             self._results.setdefault((call.tool, canonical_args(call.args)), []).append(call)
 
     def serve(self, call: ToolCallPart, run_id: str | None, log: CallLog, where: Home) -> Served | None:
-        """The next recorded result of `call`, noted in `log`; `None` when none was recorded.
-
-        A `CassetteError` when it was recorded through a return annotation now gone or not fitting.
-        """
+        """The next recorded result of `call`, noted in `log` (`None`: none recorded); a `CassetteError`
+        when it was recorded through a return annotation now gone or not fitting."""
         __tracebackhide__ = True  # cassette errors point at the test, not here
         tool, sent = call.tool_name, call.args_as_dict()
         key = (tool, canonical_args(sent if self._clean is None else self._clean(tool, sent)))

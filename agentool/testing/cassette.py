@@ -139,7 +139,6 @@ class Cassette(BaseModel):
     runs: list[RecordedRun] = []
     """Runs recorded at the tool level (by `Recorder`); written only when there is one."""
     tool_calls: list[RecordedToolCall] = []
-    """Tool results, answered by tool name and canonical arguments when a replay runs without tools."""
     toolsets: dict[str, list[dict[str, Any]]] = {}
     """Each recorded toolset's tool definitions, by name, so a replay needs no server (`CassetteToolset`)."""
 

@@ -40,10 +40,8 @@ class RunDiff:
 
 
 def diff_runs(before: object, after: object) -> RunDiff:
-    """What changed from `before` to `after`: runs, message lists, cassettes or their paths, doubles.
-
-    A `ConfigurationError` when either side is none of those, a `CassetteError` for an unreadable cassette.
-    """
+    """What changed from `before` to `after`: runs, message lists, cassettes or their paths, doubles
+    (else a `ConfigurationError`; a `CassetteError` for an unreadable cassette)."""
     old, new = Trajectory.of(before), Trajectory.of(after)
     changes = _call_changes(list(old.calls), list(new.calls))
     if old.requests != new.requests:

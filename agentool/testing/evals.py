@@ -70,17 +70,14 @@ CaseMetadata = dict[str, str]
 
 @dataclass
 class FrozenTools(AnsweringTools):
-    """Answers every function tool call from a recording by tool name and canonical arguments, never order.
-
-    A call that raised `ModelRetry` when recorded raises it again, so retries replay too.
-    """
+    """Answers every function tool call from a recording by tool name and canonical arguments, never order;
+    a call that raised `ModelRetry` when recorded raises it again."""
 
     cassette: Cassette
     unrecorded_calls: Unrecorded = 'fail'
     source: str = 'the recording'
     calls: CallLog = field(default_factory=CallLog, init=False)
     unrecorded: list[RecordedCall] = field(default_factory=list[RecordedCall], init=False)
-    """The calls the recording could not answer (run for real with `unrecorded_calls='run'`)."""
     _answers: ToolAnswers = field(init=False, repr=False)
     _retries: dict[str, deque[str]] = field(init=False, repr=False)
 
@@ -146,10 +143,8 @@ async def replay_recorded(
     deps: Any = None,
     instrument: InstrumentationSettings | None = None,
 ) -> AgentRunResult[Any]:
-    """Replay a recorded run through `agent`, model requests blocked, model and tools answered as recorded.
-
-    A `CassetteMismatchError` or `UnrecordedCallError` says what the agent now does differently.
-    """
+    """Replay a recorded run through `agent`, model requests blocked, model and tools answered as recorded
+    (a `CassetteMismatchError` or `UnrecordedCallError` says what the agent now does differently)."""
     model: Model
     if isinstance(source, AgentRunResult) or (isinstance(source, Sequence) and not isinstance(source, str)):
         messages = source.all_messages() if isinstance(source, AgentRunResult) else source
@@ -215,10 +210,8 @@ def recorded_dataset(
     evaluators: Sequence[Evaluator[str, Any, CaseMetadata]] = (),
     name: str | None = None,
 ) -> Dataset[str, Any, CaseMetadata]:
-    """A pydantic-evals `Dataset` with a case per cassette in `folder` (see the evaluating guide).
-
-    Two cassettes of one prompt are a `ConfigurationError`: a task gets the prompt only.
-    """
+    """A pydantic-evals `Dataset` with a case per cassette in `folder` (see the evaluating guide); two
+    cassettes of one prompt are a `ConfigurationError`: a task gets the prompt only."""
     cases: list[Case[str, Any, CaseMetadata]] = []
     for prompt, (file, cassette) in _by_prompt(folder).items():
         recorded = trajectory(cassette)
@@ -280,10 +273,8 @@ def frozen_tools_task(
     unrecorded_calls: Unrecorded = 'fail',
     instrument: InstrumentationSettings | None = None,
 ) -> Callable[[str], Awaitable[Any]]:
-    """A task running `agent` live (or with `model`), its tools answered by `FrozenTools` from the case's cassette.
-
-    With `unrecorded_calls='run'` the calls it ran for real are the case's `unrecorded` attribute.
-    """
+    """A task running `agent` live (or with `model`), its tools answered by `FrozenTools` from the case's
+    cassette; with `unrecorded_calls='run'`, the calls it ran for real are its `unrecorded` attribute."""
     recordings = _by_prompt(folder)
     check_choice('unrecorded_calls', unrecorded_calls, ('fail', 'run'))
 

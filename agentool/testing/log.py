@@ -74,7 +74,6 @@ class RequestRecord:
 
     @property
     def tool_names(self) -> list[str]:
-        """Names of the function tools offered."""
         return [tool.name for tool in self.tools]
 
 
@@ -97,11 +96,9 @@ class CallLog(list[CallRecord]):
         return None
 
     def of(self, tool: str) -> list[CallRecord]:
-        """The calls to `tool`, in order."""
         return [record for record in self if record.tool == tool]
 
     def call_count(self, tool: str) -> int:
-        """How many times `tool` was called."""
         return len(self.of(tool))
 
     def assert_called(
@@ -140,7 +137,6 @@ class CallLog(list[CallRecord]):
             )
 
     def assert_not_called(self, tool: str, *, trajectory: Sequence[str] | None = None) -> None:
-        """Assert `tool` was never called."""
         __tracebackhide__ = True
         check_text('tool', tool)
         if self.of(tool):

@@ -80,8 +80,7 @@ SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str], str], ...] = (
         rf'\1{PLACEHOLDER}',
     ),
 )
-"""The fixed secret shapes scrubbed by default: `(name, pattern, replacement)`. Values under a
-secret's name, JSON in strings and detect-secrets' shapes are scrubbed besides (see the module)."""
+"""The fixed secret shapes scrubbed by default, `(name, pattern, replacement)`; names and JSON besides."""
 
 # A header, env, YAML or INI line whose value is bare: all of it to the end of the line.
 _LINE = re.compile(

@@ -31,7 +31,6 @@ InvalidKind: TypeAlias = Literal[
     'not_json', 'not_an_object', 'unknown_operation', 'missing_field', 'wrong_type', 'unknown_field'
 ]
 INVALID_KINDS: tuple[InvalidKind, ...] = get_args(InvalidKind)
-"""Every kind of invalid input `invalid_inputs` can draw."""
 
 Schema: TypeAlias = dict[str, Any]
 _Given: TypeAlias = Mapping[str, 'st.SearchStrategy[Any]']
@@ -334,7 +333,6 @@ def _with(
 
 
 def _without(valid: st.SearchStrategy[dict[str, Any]], names: list[str]) -> st.SearchStrategy[str]:
-    """`valid` dicts, as JSON, without one of `names`."""
     pairs = st.tuples(valid, st.sampled_from(names))
     return pairs.map(lambda pair: json.dumps({k: v for k, v in pair[0].items() if k != pair[1]}))
 

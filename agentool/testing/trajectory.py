@@ -63,7 +63,6 @@ class Trajectory:
 
     steps: list[TrajectoryStep] = field(default_factory=list[TrajectoryStep])
     calls: CallLog = field(default_factory=CallLog)
-    """Every function tool call, in order, with its result when it came back."""
     output: Any = None
     has_output: bool = False
     """Whether the output is known (an unfinished run has none)."""
@@ -71,8 +70,7 @@ class Trajectory:
 
     @classmethod
     def of(cls, source: object, *, output_tools: Iterable[str] = ()) -> Trajectory:
-        """The trajectory of a run, its messages, a cassette (or its path), a `CassetteModel` or `AgentDouble`.
-
+        """The trajectory of a run, its messages, a cassette (or its path), a `CassetteModel` or `AgentDouble`;
         `output_tools` names output tools beyond `final_result...`."""
         extra: dict[str, str | None] = dict.fromkeys(output_tools)
         if isinstance(source, Trajectory):
@@ -151,7 +149,6 @@ class Trajectory:
         self.calls.assert_called(tool, args, times=times, subset=subset, trajectory=self.describe())
 
     def assert_not_called(self, tool: str) -> None:
-        """Assert `tool` was never called."""
         __tracebackhide__ = True
         self.calls.assert_not_called(tool, trajectory=self.describe())
 
@@ -161,7 +158,6 @@ class Trajectory:
         self.calls.assert_order(*expected, subset=subset, trajectory=self.describe())
 
     def assert_requests(self, count: int) -> None:
-        """Assert the run made exactly `count` model requests."""
         __tracebackhide__ = True
         check_limit('count', count, minimum=0)
         if self.requests != count:
