@@ -11,8 +11,7 @@ __all__ = ('schema_changes', 'show_pair', 'tool_changes')
 
 
 def show_pair(before: Any, after: Any, *, old: str = 'recorded', new: str = 'sent', limit: int = 160) -> str:
-    """`<before> recorded, <after> sent` as JSON, each cut to about `limit` characters around their
-    first difference, so both sides show it."""
+    """`<before> recorded, <after> sent` as JSON, each cut around their first difference so both show it."""
     left, right = (json.dumps(value, sort_keys=True, ensure_ascii=False, default=repr) for value in (before, after))
     if len(left) > limit or len(right) > limit:
         first = 0

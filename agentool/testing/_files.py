@@ -22,8 +22,7 @@ MAX_FILE_BYTES = 64 * 1024 * 1024
 """The largest recording or cassette file read: larger ones are refused before parsing."""
 
 MAX_DEPTH = 200
-"""The deepest nesting a file may hold, read or written: pydantic serialises about 250 levels, so a
-deeper cassette could be read but not saved (room is left for the levels a cassette adds)."""
+"""The deepest nesting a file may hold: pydantic serialises about 250 levels, less what a cassette adds."""
 
 
 def as_path(path: object) -> Path:
@@ -109,8 +108,7 @@ def dumps(data: Any) -> str:
 
 
 def write_json(path: Path, data: Any, what: str) -> Path:
-    """Write `data` to `path` whole (parent folders created), or raise and leave it as it was; returns
-    the file written (a link's target)."""
+    """Write `data` to `path` whole, or raise and leave it as it was; the file written (a link's target)."""
     __tracebackhide__ = True  # cassette errors point at the test, not here
     _check_depth(data, f'{what} {str(path)!r}', str(path))
     try:

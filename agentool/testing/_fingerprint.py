@@ -26,7 +26,7 @@ from ._changes import show_pair, tool_changes
 from ._files import path_detail, place
 from .cassette import Exchange
 
-__all__ = ('RequestViews', 'request_view', 'fingerprint', 'drift', 'mismatch', 'part_contents')
+__all__ = ('RequestViews', 'request_view', 'fingerprint', 'drift', 'mismatch', 'part_contents', 'tool_returns')
 
 _VOLATILE = frozenset(
     {
@@ -95,14 +95,12 @@ _KEPT_FROM = 8
 class RequestViews:
     """Fingerprints of a model's requests with each message viewed once while it lives unchanged.
 
-    A run's requests repeat its history, so viewing it afresh makes a replay quadratic: each view is
-    kept beside a deep copy of its message, and reused while the message equals the copy.
+    A run's requests repeat its history: each view is kept, and reused while its message equals a copy.
     """
 
     def __init__(self) -> None:
         self._seen: dict[int, tuple[weakref.ref[ModelMessage], ModelMessage, str]] = {}
-        # The last request's parameters and settings, and their part of the view: a run's requests
-        # mostly repeat them (compared by value, which costs far less than viewing them).
+        # The last request's parameters and settings with their view: a run's requests mostly repeat them.
         self._rest: tuple[ModelRequestParameters, dict[str, Any], str] | None = None
 
     def fingerprint(
@@ -167,8 +165,7 @@ def _clean(value: Any) -> Any:
 
 
 def _clean_dict(value: dict[str, Any]) -> dict[str, Any]:
-    # Every replayed request is cleaned whole, its history included: text and integers, most of
-    # it, are kept without a call.
+    # Every replayed request is cleaned whole: text and integers, most of it, are kept without a call.
     cleaned: dict[str, Any] = {}
     for key, item in value.items():
         if item is None or key in _VOLATILE:
@@ -245,6 +242,13 @@ def part_contents(messages: list[Any], kind: str) -> list[Any]:
     return [part.get('content') for part in parts if part.get('part_kind') == kind]
 
 
+def tool_returns(request: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The tool-return parts of a recorded request's last message: the results it answers with."""
+    messages = cast('list[dict[str, Any]]', request.get('messages') or [])
+    parts = cast('list[dict[str, Any]]', messages[-1].get('parts') or []) if messages else []
+    return [part for part in parts if part.get('part_kind') == 'tool-return']
+
+
 def _instructions(messages: list[Any]) -> list[Any]:
     return [message.get('instructions') for message in messages if message.get('kind') == 'request']
 
@@ -258,8 +262,7 @@ def mismatch(
     path: Path | None,
     advice: RecordAdvice,
 ) -> CassetteMismatchError:
-    """The error for a request matching no exchange: what changed against the closest recorded one,
-    and how to record (`advice`)."""
+    """The error for a request matching no exchange: what changed against the closest one, how to record."""
     if not exchanges:
         return CassetteMismatchError(
             f'cassette {place(path)} holds no exchanges; record it ({advice.fill()})',

@@ -1,15 +1,7 @@
 """A cassette's requests as its file keeps them: each one the exchange it continues, plus what is new.
 
-Every request of a run repeats the run's history so far, so a file keeping each request whole
-grows with the square of the run's length. In the file (format version 2) an exchange whose
-messages begin with those of an earlier exchange says so instead:
-
-    "history": {"exchange": 4, "messages": 9}
-
-reads "the first 9 messages of exchange 4's request (its position in `exchanges`, from 0), then
-the `messages` written here"; every other key of the request left out is exchange 4's. In memory
-every request is whole, and the requests share their history's message objects: read them, do
-not mutate.
+The file's `history` key is described in the record-and-replay guide ("The file"). In memory every
+request is whole, and the requests share their history's message objects: read them, do not mutate.
 """
 
 from __future__ import annotations
@@ -25,8 +17,7 @@ HISTORY = 'history'
 
 
 def written(exchanges: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The exchanges (as JSON, each request whole) as the file keeps them: each continues the latest
-    exchange it shares the most leading messages with (found by digests, linear in the data)."""
+    """The exchanges as the file keeps them: each continues the latest one it shares most leading messages with."""
     runs: dict[bytes, int] = {}  # digest of a run of leading messages -> the latest exchange with it
     requests: list[dict[str, Any] | None] = []
     kept: list[dict[str, Any]] = []

@@ -32,8 +32,7 @@ _ADAPTERS: dict[str, TypeAdapter[Any]] = {}
 
 
 def lost_types(live: object, read_back: object, prefix: str) -> dict[str, str]:
-    """Pointers (under `prefix`) to the values of `live` (python-mode data) that `read_back` (its JSON
-    form) has as text or a list where `live` had a type this module restores."""
+    """Pointers (under `prefix`) to values of `live` that its JSON form `read_back` has as text or a list."""
     found: dict[str, str] = {}
     _walk(live, read_back, prefix, found)
     return found

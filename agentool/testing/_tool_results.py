@@ -1,8 +1,7 @@
 """A tool's result as a cassette writes it, and as replay gives it back: the type the tool returned.
 
 Values JSON turns into another type are noted by pointer (`_kept_types`); what only a class rebuilds
-(a model, a dataclass, an enum) goes through the tool's return annotation (`annotated`). Calls are
-answered by tool name and canonical arguments, repeated ones in order (`ToolAnswers`).
+(a model, a dataclass, an enum) goes through the tool's return annotation (`annotated`).
 """
 
 from __future__ import annotations
@@ -74,8 +73,7 @@ def written_result(result: Any, returns: TypeAdapter[Any] | None) -> tuple[Any, 
     types = lost_types(live, data, _POINTER)
     back = restored(data, types, _POINTER)
     annotated = False
-    # A set of text is not rebuilt: in another process it may iterate in another order, and the
-    # model's next request (which holds the result) would no longer match the recorded one.
+    # Not a set of text: another process may iterate it otherwise, and the next request would not match.
     if returns is not None and not _same(back, result) and not _holds_text_set(live):
         try:
             annotated = _same(returns.validate_python(back), result)
@@ -161,11 +159,8 @@ class ToolAnswers:
             self._results.setdefault((call.tool, canonical_args(call.args)), []).append(call)
 
     def serve(self, call: ToolCallPart, run_id: str | None, log: CallLog, where: Home) -> Served | None:
-        """The next recorded result of `call`, noted in `log`; `None` when none was recorded.
-
-        Raises:
-            CassetteError: the result was recorded through a return annotation now gone or not fitting.
-        """
+        """The next recorded result of `call`, noted in `log` (`None`: none recorded); a `CassetteError`
+        when it was recorded through a return annotation now gone or not fitting."""
         __tracebackhide__ = True  # cassette errors point at the test, not here
         tool, sent = call.tool_name, call.args_as_dict()
         key = (tool, canonical_args(sent if self._clean is None else self._clean(tool, sent)))
@@ -188,8 +183,7 @@ class ToolAnswers:
         return Served(value)
 
     def returns(self, where: Home) -> TypeAdapter[Any] | None:
-        """A validator of the tool's return annotation (which rebuilds what JSON cannot), read once per
-        function; `None` for no annotated `FunctionToolset` function."""
+        """A validator of the tool's return annotation, once per function; `None` when it has none."""
         toolset, name = where
         function_tool = toolset.tools.get(name) if isinstance(toolset, FunctionToolset) else None
         if function_tool is None:
@@ -214,7 +208,6 @@ class ToolAnswers:
 
 
 def answered(tool: str, args: dict[str, Any], call_id: str | None, run_id: str | None, result: Any) -> CallRecord:
-    """The log's record of a call that returned `result`."""
     return CallRecord(
         tool=tool, args=args, call_id=call_id or '', run_id=run_id, returned=True, result=result, outcome='success'
     )

@@ -1,7 +1,6 @@
 """The cassette: what real runs did, one JSON file per test, replayable offline.
 
-Model *exchanges* (`CassetteModel`), tool-level *runs* (`Recorder`) and the tools' results. The
-file keeps each request as what is new since the exchange it continues (`_history`); version 1
+Model *exchanges* (`CassetteModel`), tool-level *runs* (`Recorder`) and the tools' results; version 1
 and the older `"agentool-recording"` format load too.
 """
 
@@ -40,18 +39,11 @@ __all__ = (
 FORMAT = 'agentool-cassette'
 VERSION = 2
 """The version written: 2 keeps each request as what is new since the exchange it continues."""
-# What `Cassette.load` reads: the cassette (version 1 kept each request whole), and the older
-# tool-level recording (its runs only).
+# What `Cassette.load` reads: version 1 kept each request whole; a recording holds runs only.
 _FORMATS = {FORMAT: (1, VERSION), 'agentool-recording': (1,)}
 
 RecordMode = Literal['once', 'none', 'new_episodes', 'all']
-"""How a `CassetteModel` uses its cassette.
-
-- `none`: replay only; a missing cassette or an unmatched request fails (the CI default).
-- `once`: record when the cassette file is missing, else replay only.
-- `new_episodes`: replay what matches, record (and append) the rest.
-- `all`: re-record everything, replacing the cassette.
-"""
+"""How a `CassetteModel` uses its cassette: see "The modes" in the record-and-replay guide."""
 
 _events = TypeAdapter(list[ModelResponseStreamEvent])
 
@@ -82,7 +74,6 @@ class RecordedRun(BaseModel):
     tool_calls: list[RecordedToolCall] = Field(default_factory=list[RecordedToolCall], exclude=True)
     """This run's tool results, from the cassette's `tool_calls` (those it lacks join it on save)."""
     output: Any = None
-    """The run's final output, as JSON-compatible data."""
 
 
 class CassetteInfo(BaseModel):
@@ -91,22 +82,16 @@ class CassetteInfo(BaseModel):
     model_name: str = ''
     system: str = ''
     profile: dict[str, Any] = {}
-    """The model profile's plain values, so replay prepares requests (output mode...) alike."""
 
 
 class Exchange(BaseModel):
-    """One model request and what the model answered."""
+    """One model request and what the model answered (fields: see "The file" in the record-and-replay guide)."""
 
     fingerprint: str
-    """A hash of `request` before redaction: what the next replay matches on."""
     request: dict[str, Any]
-    """What the model was sent, normalised (see `agentool.testing.cassette`)."""
     response: dict[str, Any]
-    """The `ModelResponse`, as pydantic-ai's `ModelMessagesTypeAdapter` writes it."""
     stream: list[dict[str, Any]] | None = None
-    """The stream events of a streamed request, in order; `None` for a plain request."""
     types: dict[str, str] = {}
-    """The type names JSON lost, by pointer (`/response/provider_details/timestamp`)."""
 
     def model_response(self) -> ModelResponse:
         """The recorded `ModelResponse`, its values of the types the live run had."""
@@ -154,14 +139,12 @@ class Cassette(BaseModel):
     runs: list[RecordedRun] = []
     """Runs recorded at the tool level (by `Recorder`); written only when there is one."""
     tool_calls: list[RecordedToolCall] = []
-    """Tool results, answered by tool name and canonical arguments when a replay runs without tools."""
     toolsets: dict[str, list[dict[str, Any]]] = {}
     """Each recorded toolset's tool definitions, by name, so a replay needs no server (`CassetteToolset`)."""
 
     @model_validator(mode='before')
     @classmethod
     def _whole_requests(cls, data: Any) -> Any:
-        # The file keeps each request as what is new since the exchange it continues.
         if not isinstance(data, dict) or 'exchanges' not in data:
             return cast(object, data)
         fields = cast('dict[str, Any]', data)
@@ -169,8 +152,7 @@ class Cassette(BaseModel):
 
     @model_validator(mode='after')
     def _gather_tool_calls(self) -> Cassette:
-        # One list of tool results to answer from (the older format kept them per run), and each
-        # run's own results read back from it.
+        # One list of tool results to answer from (the older format kept them per run), read back per run.
         self.tool_calls = self._joined_tool_calls()
         _fill_runs(self.runs, self.tool_calls)
         return self
@@ -187,11 +169,7 @@ class Cassette(BaseModel):
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Cassette:
-        """Read a cassette file, or a recording of the older format (at most 64 MB).
-
-        Raises:
-            CassetteError: the file or path cannot be read as a cassette of a version this reads.
-        """
+        """Read a cassette file, or an older recording (at most 64 MB); a `CassetteError` when it cannot."""
         __tracebackhide__ = True  # cassette errors point at the test, not here
         file = as_path(path)
         missing = (
@@ -252,7 +230,6 @@ Recording = Cassette
 
 
 def _without_empty(data: dict[str, Any], *keys: str) -> dict[str, Any]:
-    """`data` without those of `keys` whose values are empty."""
     for key in keys:
         if not data.get(key):
             data.pop(key, None)
@@ -282,14 +259,12 @@ def _fill_runs(runs: list[RecordedRun], tool_calls: list[RecordedToolCall]) -> N
 
 
 def canonical_args(args: Mapping[str, Any]) -> str:
-    """Arguments as canonical JSON (sorted keys, no spaces, integral floats as integers): the same
-    arguments give the same text, whatever the key order or whether a number came back as `2.0`."""
+    """Arguments as canonical JSON: the same text whatever the key order or whether `2` came back as `2.0`."""
     return json.dumps(_normalise(to_jsonable_python(args)), sort_keys=True, separators=(',', ':'), ensure_ascii=False)
 
 
 def canonical(value: Any) -> Any:
-    """`value` as the JSON data a cassette keeps (integral floats as integers), so a typed output
-    and its recording compare equal; a `ValueError` past pydantic-core's depth."""
+    """`value` as the JSON a cassette keeps, so a typed output equals its recording (`ValueError` if too deep)."""
     return _normalise(to_jsonable_python(value, fallback=repr))
 
 

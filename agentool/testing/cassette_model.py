@@ -1,7 +1,4 @@
-"""`CassetteModel`: record what any pydantic-ai model answers once, replay it offline forever.
-
-Requests are matched by fingerprint, then by occurrence, so concurrent runs replay deterministically.
-"""
+"""`CassetteModel`: record what any pydantic-ai model answers once, replay it offline forever."""
 
 from __future__ import annotations
 
@@ -58,9 +55,8 @@ _MODES: tuple[str, ...] = get_args(RecordMode)
 _Entry = TypeVar('_Entry', bound=BaseModel)
 
 Redactor = Callable[[dict[str, Any]], dict[str, Any]]
-"""Called with each new exchange (`request`, `response`, `stream`...) or tool call (`tool`, `args`,
-`result`) as JSON, after the default scrubbing; returns what to write. A redacted cassette still
-replays: the fingerprint is taken before, and requests are matched on their written form too."""
+"""Called with each new exchange or tool call as JSON, after the default scrubbing; returns what to
+write. A redacted cassette still replays: see "Secrets and redaction" in the record-and-replay guide."""
 _EMPTY_EXCHANGE: dict[str, Any] = {'fingerprint': '', 'response': {}, 'stream': None}
 
 
@@ -68,28 +64,13 @@ _EMPTY_EXCHANGE: dict[str, Any] = {'fingerprint': '', 'response': {}, 'stream': 
 class CassetteModel(OneStepModel, WrapperModel):
     """A model that records the model it wraps to a cassette, or replays the cassette without it.
 
-    Args:
-        wrapped: The real model (a `Model` or model name); `None` is enough to replay. A name is
-            made into a model only when recording, so a replay needs neither SDK nor key.
-        cassette: The cassette file (a `str` or `Path`) or a `Cassette` kept in memory.
-        mode: See `RecordMode`; `none` (replay only, the CI default) unless given.
-        redact: Applied to each new exchange and tool call before it is written, after the
-            default scrubbing (see `Redactor`).
-        scrub: Replace secrets before anything is written (see `agentool.testing.scrub`).
-
-    Raises:
-        CassetteError: an unknown mode, or a cassette file that cannot be read (or is missing in `none`).
-
-    Example:
-        ```python {test="skip"}
-        model = CassetteModel('openai:gpt-5', cassette='cassettes/weather.json', mode='once')
-        result = await agent.run('Weather in Paris?', model=model)
-        ```
+    `wrapped` may be `None` to replay; a model name is made into a model only when recording, so a
+    replay needs neither SDK nor key. A `CassetteError` for an unknown mode, or a cassette file that
+    cannot be read (or is missing in mode `none`).
     """
 
     wrapped: Model
-    """The model a recording mode calls; in replay the model given (not called), a stand-in for the
-    recorded one, or the `AgentDouble` playing a cassette of runs."""
+    """The model a recording mode calls; in replay the model given (not called), a stand-in or a runs double."""
     cassette: Cassette
     path: Path | None
     """Where the cassette is written; `None` for one kept in memory."""
@@ -142,7 +123,6 @@ class CassetteModel(OneStepModel, WrapperModel):
         else:
             self.path = as_path(cassette)
             exists = self.path.exists()
-            # In mode 'all' the file is replaced whole by what this model records.
             loaded = Cassette.load(self.path) if exists and mode != 'all' else Cassette()
             if mode == 'none' and not exists:
                 raise CassetteError(
@@ -165,7 +145,6 @@ class CassetteModel(OneStepModel, WrapperModel):
         __tracebackhide__ = True  # cassette errors point at the test, not here
         if self._plays_runs:
             return runs_double(loaded.runs)  # never the model given: in replay it is not called
-        # A model named by string is made only to record: a replay in CI needs neither SDK nor key.
         if given is None or (isinstance(given, str) and not self._records):
             return _RecordedModel(self)
         if isinstance(given, Model):
@@ -198,8 +177,7 @@ class CassetteModel(OneStepModel, WrapperModel):
 
     @property
     def settings(self) -> ModelSettings | None:
-        # The wrapped model applies its own settings when it is called; leaving them out of the
-        # request seen here keeps its fingerprint the same with and without the wrapped model.
+        # Left to the wrapped model, so a request's fingerprint is the same with and without it.
         return None
 
     async def _answer(self, request: Request, run_context: RunContext[Any] | None, stream: bool) -> Answer:
@@ -212,8 +190,7 @@ class CassetteModel(OneStepModel, WrapperModel):
             response, events = _typed_placeholders(*_recorded(exchange, self.path, stream=stream), params)
             return response, events or True, params
         if stream:
-            # The live stream is drained before the run sees it, so a recording run and its
-            # replays see the very same events.
+            # Drained before the run sees it, so a recording run and its replays see the same events.
             async with self._recorder().request_stream(messages, settings, params, run_context) as live:
                 events = [event async for event in live]
                 response = live.get()
@@ -227,8 +204,7 @@ class CassetteModel(OneStepModel, WrapperModel):
         (empty when found by `RequestViews`) and its fingerprint."""
         __tracebackhide__ = True  # cassette errors point at the test, not here
         if not self._records:
-            # Replay only: the run's history is viewed once, not at every request. A miss (or a
-            # message changed in place) is looked up again from a view made afresh.
+            # Replay only: a run's history is viewed once; a miss (or a message changed in place) afresh.
             key = self._views.fingerprint(*request)
             if recorded := self._by_fingerprint.get(key):
                 return self._take(key, recorded), {}, key
@@ -236,8 +212,7 @@ class CassetteModel(OneStepModel, WrapperModel):
         key = counted = fingerprint(view)
         recorded = self._by_fingerprint.get(key, [])
         if not recorded and (by_clean := self._clean_index()):
-            # Not as sent: then as written (scrubbed, redacted). A replayed history holds the
-            # placeholders the cassette answered with, so its requests match only that way.
+            # Then as written (scrubbed, redacted): a replayed history holds the cassette's placeholders.
             cleaned = fingerprint(self._written_request(view))
             if cleaned in by_clean:
                 counted, recorded = f'clean:{cleaned}', by_clean[cleaned]

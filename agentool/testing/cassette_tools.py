@@ -37,8 +37,7 @@ Run = Callable[[], Awaitable[Any]]
 
 @dataclass
 class AnsweringTools(AbstractCapability[Any]):
-    """Answers function tool calls from recorded results, noting each in `calls`; a call with no
-    recorded result goes to `_unanswered` (run, record or refuse it)."""
+    """Answers function tool calls from recorded results, noting each in `calls`; else `_unanswered`."""
 
     calls: CallLog = field(default_factory=CallLog, init=False)
     _answers: ToolAnswers = field(init=False, repr=False)
@@ -87,12 +86,6 @@ class CassetteTools(AnsweringTools):
 
     `calls` holds the function tool calls made: answered from the cassette or, while recording,
     run (each with its result as the cassette writes it, so an assertion holds on both runs).
-
-    Example:
-        ```python {test="skip"}
-        model = CassetteModel(real_model, cassette=path, mode='once')
-        result = await agent.run('Weather?', model=model, capabilities=[CassetteTools(model)])
-        ```
     """
 
     model: CassetteModel
@@ -117,8 +110,7 @@ class CassetteTools(AnsweringTools):
         result = await run()
         returns = self._answers.returns(where)
         kept = self._keep(ctx, call, result, returns)
-        # Logged as a replay will log it (the result as written, as replay types it), so one
-        # assertion holds for both.
+        # Logged as a replay logs it (the result as written, then typed): one assertion holds for both.
         typed = replayed_result(kept.result, kept.types, kept.annotated, returns)[0]
         self.calls.add(answered(call.tool_name, sent, call.tool_call_id, ctx.run_id, typed))
         return result
@@ -138,8 +130,7 @@ _NOT_MEASURED = NoOpMeterProvider()
 
 
 def trace_replayed_call(ctx: RunContext[Any], tool_def: ToolDefinition, args: dict[str, Any]) -> None:
-    """The operation span the live call opened (an `AgenToolToolset` tool's or an agentool agent's
-    manager tool's), so a span query finds the replayed call too; not measured: it did not run."""
+    """The operation span the live call opened, so a span query finds the replayed call too (unmeasured)."""
     named = _replayed_operation(ctx, tool_def, args)
     if named is not None:
         agentool, operation, surface = named

@@ -11,7 +11,7 @@ from typing import Any, cast
 from .._terminal import terminal_safe
 from ..errors import AgenToolError, CassetteError, clip, quote
 from ._files import as_path, read_json, write_json
-from ._fingerprint import part_contents
+from ._fingerprint import part_contents, tool_returns
 from .cassette import Cassette, Exchange
 from .cassette_model import CassetteModel
 from .diff import diff_runs
@@ -115,9 +115,8 @@ def unused_path(cassette: Path) -> Path:
 
 
 def unused_report(models: Sequence[CassetteModel]) -> str:
-    """The failure text for exchanges replays left unused ('' when none), each cassette's list
-    written beside it for `agentool cassette prune` (a stale one removed). Models replaying one
-    file count together: an exchange one of them used is used."""
+    """The failure text for exchanges replays left unused ('' when none), listed beside each cassette for
+    `agentool cassette prune`. Models replaying one file count together."""
     by_path: dict[Path, list[CassetteModel]] = {}
     for model in models:
         if model.path is not None:
@@ -158,8 +157,7 @@ def _asked(exchange: Exchange) -> str:
     """What made the exchange: its run's latest user prompt, and the tool results it answered."""
     messages = cast('list[dict[str, Any]]', exchange.request.get('messages') or [])
     prompt = (part_contents(messages, 'user-prompt') or [None])[-1]
-    last = cast('list[dict[str, Any]]', messages[-1].get('parts') or []) if messages else []
-    returned = sorted({str(part.get('tool_name')) for part in last if part.get('part_kind') == 'tool-return'})
+    returned = sorted({str(part.get('tool_name')) for part in tool_returns(exchange.request)})
     said = f'prompt {quote(prompt)}' if prompt is not None else 'no user prompt'
     if returned:
         said += f', after the result of {", ".join(clip(name) for name in returned[:5])}'

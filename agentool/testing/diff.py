@@ -40,12 +40,8 @@ class RunDiff:
 
 
 def diff_runs(before: object, after: object) -> RunDiff:
-    """What changed from `before` to `after` (runs, message lists, cassettes or their paths, doubles).
-
-    Raises:
-        ConfigurationError: either side is not something `Trajectory.of` reads.
-        CassetteError: a cassette path cannot be read.
-    """
+    """What changed from `before` to `after`: runs, message lists, cassettes or their paths, doubles
+    (else a `ConfigurationError`; a `CassetteError` for an unreadable cassette)."""
     old, new = Trajectory.of(before), Trajectory.of(after)
     changes = _call_changes(list(old.calls), list(new.calls))
     if old.requests != new.requests:

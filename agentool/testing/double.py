@@ -62,16 +62,9 @@ class _Run:
 class AgentDouble(AnsweringModel):
     """A deterministic stand-in for an agent's model, driven by scripts.
 
-    Args:
-        *scripts: Tried in order for each new run; the first that matches the prompt (and is not
-            used up) answers the whole run.
-        name: Shown in failure messages and as the model name.
-        profile: By default tools, JSON schema output, tool output mode.
-        settings: Accepted for interface parity; ignored.
-
-    Attributes:
-        requests: Every request answered (or refused), in order.
-        calls: Every tool call made, with its result once it came back.
+    Each new run is answered whole by the first script matching its prompt (and not used up).
+    `requests` holds every request answered or refused, `calls` every tool call with its result.
+    The default `profile` is tools, JSON schema output, tool output mode; `settings` are ignored.
     """
 
     def __init__(
@@ -136,8 +129,7 @@ class AgentDouble(AnsweringModel):
         fresh = last.run_id is None and any(isinstance(p, UserPromptPart) for p in last.parts)
         run = None if fresh else self._runs.get(key)
         if run is None:
-            # A run this double did not start but whose history it answered (one a durable engine
-            # recovered in a new process) resumes at the step its history reached.
+            # A run whose history it answered but did not start (a durable engine's) resumes there.
             done = 0 if fresh else sum(isinstance(m, ModelResponse) and m.run_id == last.run_id for m in messages)
             first = next((m for m in messages if isinstance(m, ModelRequest) and m.run_id == last.run_id), last)
             prompt = _prompt(first if done else last)
@@ -218,8 +210,7 @@ class AgentDouble(AnsweringModel):
                 raise _rejected(where, tool, cause, _error_list(part.content), str(part.content))
         feedback = [p for p in last.parts if isinstance(p, UserPromptPart)]
         if feedback:
-            # A user-voice part after our own answer in the same run is pydantic-ai's output retry feedback
-            # (on a text, native or prompted output), embedding pydantic's error list as JSON.
+            # A user-voice part after our answer is pydantic-ai's output retry feedback (errors as JSON).
             text = prompt_text(feedback[-1].content)
             listed = re.search(r'\[\s*\{.*\}\s*\]', text, re.DOTALL)
             try:
@@ -276,7 +267,6 @@ class AgentDouble(AnsweringModel):
             ) from error
 
     def _through(self, tool: str, value: Any, params: ModelRequestParameters, where: str) -> ModelResponse:
-        """The output as a call of the output tool the script names."""
         definition = next((d for d in params.output_tools if d.name == tool), None)
         if definition is None:
             offered = [d.name for d in params.output_tools]
@@ -350,8 +340,7 @@ def _names(fields: list[str]) -> str:
 def _rejected(
     where: str, tool: str | None, cause: str, errors: list[dict[str, Any]] | None, feedback: str, shown: str = ''
 ) -> DriftError:
-    """The `DriftError` for the agent's retry of a scripted call (`tool`) or output: its validation
-    `errors`, else its `feedback`."""
+    """The `DriftError` for the agent's retry of a scripted call (`tool`) or output."""
     subject = 'the scripted output' if tool is None else f'the scripted call to tool {tool!r}'
     if errors is None:
         verb = 'rejected' if tool is None else 'asked for a retry of'

@@ -1,8 +1,4 @@
-"""Recorded runs in pydantic-evals: span trees, datasets, frozen-tools experiments and a drift evaluator.
-
-Spans come from replaying the recording through the real agent, instrumented by pydantic-ai, with
-the model and every tool call answered from it. Needs the `evals` extra.
-"""
+"""Recorded runs in pydantic-evals: span trees, datasets, frozen-tools experiments and a drift evaluator."""
 
 from __future__ import annotations
 
@@ -66,8 +62,7 @@ MESSAGES_ATTRIBUTE = 'agentool.messages'
 """The evaluation attribute holding a case's run messages (JSON), which `Drift` reads."""
 
 Unrecorded = Literal['fail', 'run']
-"""What `FrozenTools` does with a call the recording cannot answer: fail with an
-`UnrecordedCallError`, or run the real tool (noting the call in `unrecorded`)."""
+"""What `FrozenTools` does with an unrecorded call: fail (`UnrecordedCallError`) or run the real tool."""
 
 CaseMetadata = dict[str, str]
 """A recorded case's metadata: `cassette`, the file it came from."""
@@ -75,19 +70,14 @@ CaseMetadata = dict[str, str]
 
 @dataclass
 class FrozenTools(AnsweringTools):
-    """Answers every function tool call from a recording, matched on tool name and canonical arguments.
-
-    Never on order. A call that raised `ModelRetry` when recorded raises it again with the recorded
-    message, so retries replay too. Output tools run.
-    """
+    """Answers every function tool call from a recording by tool name and canonical arguments, never order;
+    a call that raised `ModelRetry` when recorded raises it again."""
 
     cassette: Cassette
     unrecorded_calls: Unrecorded = 'fail'
     source: str = 'the recording'
     calls: CallLog = field(default_factory=CallLog, init=False)
-    """The calls answered from the recording."""
     unrecorded: list[RecordedCall] = field(default_factory=list[RecordedCall], init=False)
-    """The calls the recording could not answer (run for real with `unrecorded_calls='run'`)."""
     _answers: ToolAnswers = field(init=False, repr=False)
     _retries: dict[str, deque[str]] = field(init=False, repr=False)
 
@@ -113,7 +103,7 @@ class FrozenTools(AnsweringTools):
 
 
 def _retries(calls: Iterable[CallRecord]) -> dict[str, deque[str]]:
-    """The retry messages tools sent back (calls whose outcome is `retried`), per tool, in order."""
+    """The retry messages tools sent back, per tool, in order."""
     retries: dict[str, deque[str]] = {}
     for call in calls:
         if call.outcome == 'retried' and isinstance(call.result, str):
@@ -153,13 +143,8 @@ async def replay_recorded(
     deps: Any = None,
     instrument: InstrumentationSettings | None = None,
 ) -> AgentRunResult[Any]:
-    """Replay a recorded run through `agent`, model requests blocked: the model answered as recorded,
-    each tool call by its recorded result or retry. Instrumented as the agent is, plus `instrument`.
-
-    Raises:
-        CassetteMismatchError: the agent now asks the model something the cassette did not record.
-        UnrecordedCallError: a tool call the recording holds no result for.
-    """
+    """Replay a recorded run through `agent`, model requests blocked, model and tools answered as recorded
+    (a `CassetteMismatchError` or `UnrecordedCallError` says what the agent now does differently)."""
     model: Model
     if isinstance(source, AgentRunResult) or (isinstance(source, Sequence) and not isinstance(source, str)):
         messages = source.all_messages() if isinstance(source, AgentRunResult) else source
@@ -208,8 +193,7 @@ async def span_tree(
     deps: Any = None,
     include_content: bool = True,
 ) -> SpanTree:
-    """The spans pydantic-ai emits for the recorded run (see `replay_recorded`), as a pydantic-evals
-    `SpanTree`, made with a tracer provider of its own: no global one is needed."""
+    """The spans of the replayed run as a pydantic-evals `SpanTree` (a tracer provider of its own)."""
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
@@ -226,10 +210,8 @@ def recorded_dataset(
     evaluators: Sequence[Evaluator[str, Any, CaseMetadata]] = (),
     name: str | None = None,
 ) -> Dataset[str, Any, CaseMetadata]:
-    """A pydantic-evals `Dataset` of the cassettes in `folder`: a case per `*.json` file, named after
-    it, its prompt as the inputs, its recorded output as the expected output, and the file as
-    `metadata['cassette']`. Two cassettes of one prompt are a `ConfigurationError` (a task gets the
-    prompt only)."""
+    """A pydantic-evals `Dataset` with a case per cassette in `folder` (see the evaluating guide); two
+    cassettes of one prompt are a `ConfigurationError`: a task gets the prompt only."""
     cases: list[Case[str, Any, CaseMetadata]] = []
     for prompt, (file, cassette) in _by_prompt(folder).items():
         recorded = trajectory(cassette)
@@ -272,9 +254,7 @@ def replay_task(
     deps: Any = None,
     instrument: InstrumentationSettings | None = None,
 ) -> Callable[[str], Awaitable[Any]]:
-    """The task of a `recorded_dataset`: replays the case's cassette through `agent` (no model
-    request at all) and returns the output as JSON data. Instrument the agent as for a live
-    evaluation, or pass `instrument` (`InstrumentationSettings()`: the global tracer provider)."""
+    """The task of a `recorded_dataset`: the case's cassette replayed through `agent`, its output as JSON."""
     recordings = _by_prompt(folder)
 
     async def replay(prompt: str) -> Any:
@@ -293,12 +273,8 @@ def frozen_tools_task(
     unrecorded_calls: Unrecorded = 'fail',
     instrument: InstrumentationSettings | None = None,
 ) -> Callable[[str], Awaitable[Any]]:
-    """A task running `agent` with `model` (by default its own: live), every tool call answered by
-    `FrozenTools` from the case's cassette in `folder`; returns the output as JSON data.
-
-    A call the recording cannot answer fails the case (`UnrecordedCallError`), or with
-    `unrecorded_calls='run'` runs the real tool and is listed in the case's `unrecorded` attribute.
-    """
+    """A task running `agent` live (or with `model`), its tools answered by `FrozenTools` from the case's
+    cassette; with `unrecorded_calls='run'`, the calls it ran for real are its `unrecorded` attribute."""
     recordings = _by_prompt(folder)
     check_choice('unrecorded_calls', unrecorded_calls, ('fail', 'run'))
 
@@ -320,10 +296,7 @@ def _recording(recordings: dict[str, tuple[Path, Cassette]], prompt: str) -> Cas
 
 @dataclass(repr=False)
 class Drift(Evaluator[str, Any, CaseMetadata]):
-    """Whether the case's run did what its recording did (`diff_runs`); the reason lists what changed.
-
-    Compares the run the tasks above keep with `baseline`, else the case's `metadata['cassette']`.
-    """
+    """Whether the case's run did what its recording (`baseline`, else its cassette) did, per `diff_runs`."""
 
     baseline: str | None = None
     """A cassette path to compare every case with, instead of the case's own."""

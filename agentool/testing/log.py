@@ -1,7 +1,4 @@
-"""What a double saw and did: every request it answered, every call it made, and assertions on them.
-
-A failure lists every call made, each argument cut short, then expected and actual side by side.
-"""
+"""What a double saw and did: every request it answered, every call it made, and assertions on them."""
 
 from __future__ import annotations
 
@@ -36,7 +33,6 @@ class CallRecord:
     returned: bool = False
     """Whether the result came back (it does in the next request of the run)."""
     result: Any = None
-    """What the tool returned (the `ToolReturnPart` content)."""
     outcome: str | None = None
     """The return's outcome: `'success'`, `'retried'`, `'failed'`, `'denied'` or `'interrupted'`."""
 
@@ -60,7 +56,6 @@ class RequestRecord:
 
     run_id: str | None
     prompt: str
-    """The run's prompt (text parts of its user prompt)."""
     instructions: str | None
     system_prompts: tuple[str, ...]
     tools: tuple[ToolDefinition, ...]
@@ -70,7 +65,6 @@ class RequestRecord:
     """The calls whose results arrived with this request."""
     messages: tuple[ModelMessage, ...] = field(repr=False)
     script: str | None = None
-    """The script that answered, when one did."""
     step: int | None = None
     """The script step played, counting from 1."""
     output_mode: str = 'text'
@@ -80,7 +74,6 @@ class RequestRecord:
 
     @property
     def tool_names(self) -> list[str]:
-        """Names of the function tools offered."""
         return [tool.name for tool in self.tools]
 
 
@@ -103,11 +96,9 @@ class CallLog(list[CallRecord]):
         return None
 
     def of(self, tool: str) -> list[CallRecord]:
-        """The calls to `tool`, in order."""
         return [record for record in self if record.tool == tool]
 
     def call_count(self, tool: str) -> int:
-        """How many times `tool` was called."""
         return len(self.of(tool))
 
     def assert_called(
@@ -120,11 +111,10 @@ class CallLog(list[CallRecord]):
         subset: bool = True,
         trajectory: Sequence[str] | None = None,
     ) -> None:
-        """Assert `tool` was called (with `args`, when given), `times` times when given, else at least once.
+        """Assert `tool` was called (with `args`), `times` times when given, else at least once.
 
-        Only the arguments named in `args` are compared (`subset=False` compares them all), each
-        with `==`, expected first, so `unittest.mock.ANY` works inside. `trajectory` (lines) is
-        what a failure shows as the actual run; by default, the calls made.
+        Only the arguments in `args` are compared (all with `subset=False`), expected first so `ANY`
+        works inside. A failure shows `trajectory` as the actual run (by default, the calls made).
         """
         __tracebackhide__ = True
         check_text('tool', tool)
@@ -147,7 +137,6 @@ class CallLog(list[CallRecord]):
             )
 
     def assert_not_called(self, tool: str, *, trajectory: Sequence[str] | None = None) -> None:
-        """Assert `tool` was never called."""
         __tracebackhide__ = True
         check_text('tool', tool)
         if self.of(tool):
@@ -209,8 +198,7 @@ def _listed(made: Sequence[str], limit: int) -> str:
 def side_by_side(
     expected: Sequence[str], actual: Sequence[str], *, width: int = 48, rows: int = 30, budget: int | None = None
 ) -> str:
-    """Two columns, `expected | actual`, at most `rows` lines (then a count) and `budget` characters;
-    the expected column as wide as its longest line, up to `width`."""
+    """Two columns, `expected | actual`, of at most `rows` lines (then a count) and `budget` characters."""
     left = [_cell(line, width) for line in expected] or ['(nothing)']
     right = [_cell(line, _ACTUAL_CHARS) for line in actual] or ['(nothing)']
     column = max(len('expected'), *(len(line) for line in left))

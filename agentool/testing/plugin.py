@@ -97,8 +97,7 @@ def agentool_no_model_requests() -> Iterator[None]:
 
 @pytest.fixture
 def agentool_recording_path(request: pytest.FixtureRequest) -> Path:
-    """The older name of this test's cassette file, `recordings/<test name>.json` beside the test
-    module, kept so recordings made with it are still found."""
+    """The older place of this test's cassette file, `recordings/<test name>.json`, still found."""
     return _file(request, request.path.parent / 'recordings', request.node.name, 'recording')
 
 
@@ -118,10 +117,7 @@ def agentool_record_mode(request: pytest.FixtureRequest) -> RecordMode:
 
 @pytest.fixture
 def agentool_cassette_path(request: pytest.FixtureRequest) -> Path:
-    """This test's cassette file: `cassettes/<module>/<test name>.json` beside the test module.
-
-    `test_x[a]` is `test_x_a.json`, with a short hash of the exact id where two ids could share a file.
-    """
+    """This test's cassette file: `cassettes/<module>/<test name>.json` (see "Strict cassettes")."""
     marker = request.node.get_closest_marker(_MARKER)
     name = marker.kwargs.get('name') if marker is not None else None
     folder = request.path.parent / 'cassettes' / _safe(request.path.stem, 'tests')
@@ -129,8 +125,7 @@ def agentool_cassette_path(request: pytest.FixtureRequest) -> Path:
 
 
 class CassetteFactory:
-    """Call it with the real model (or `None`) for the test's `CassetteModel`; `name=` gives a
-    second model in the same test its own file."""
+    """Call it with the real model (or `None`) for the test's `CassetteModel` (`name=`: its own file)."""
 
     def __init__(self, path: Path, mode: RecordMode, *, test: str | None = None) -> None:
         self.path: Path = path
@@ -164,8 +159,7 @@ class CassetteFactory:
         mode = self.mode
         may_record = wrapped is not None and mode != 'none'
         if may_record and path in self._writers:
-            # Two models recording to one file would each write their own exchanges over the other's;
-            # models that only replay may share one (their used exchanges are counted together).
+            # Two models recording to one file would overwrite each other's exchanges; replaying ones may share.
             raise CassetteError(
                 f'this test already has a cassette model recording to {quote(str(path))}; give each further '
                 "recording model its own file with agentool_cassette(model, name='...')",
@@ -185,10 +179,7 @@ class CassetteFactory:
 def agentool_cassette(
     request: pytest.FixtureRequest, agentool_cassette_path: Path, agentool_record_mode: RecordMode
 ) -> Iterator[CassetteFactory]:
-    """Makes this test's `CassetteModel` (its file and mode from the two fixtures above).
-
-    In replay, exchanges the test never used fail it at teardown, unless `allow_unused` (marker or ini).
-    """
+    """Makes this test's `CassetteModel`; exchanges a replay left unused fail it (see the testing guide)."""
     factory = CassetteFactory(agentool_cassette_path, agentool_record_mode, test=request.node.nodeid)
     yield factory
     marker = request.node.get_closest_marker(_MARKER)

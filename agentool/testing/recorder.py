@@ -32,21 +32,10 @@ class _Pending:
 
 @dataclass(init=False)
 class Recorder(CassetteTools):
-    """Records every run it is added to into the cassette file at `path`.
+    """Records every run it is added to into the cassette file at `path` (`scrub`: secrets replaced).
 
-    Pass it to a run or to the agent. The file is rewritten after each run with this recorder's
-    runs: only calls whose tool returned, and no run that failed. `model` keeps the cassette in
-    memory; it is not a model to run with.
-
-    Args:
-        path: Where the cassette is written.
-        scrub: Replace secrets in known shapes before anything is written (on by default).
-
-    Example:
-        ```python {test="skip"}
-        recorder = Recorder(Path(__file__).parent / 'cassettes' / 'weather.json')
-        await agent.run('Weather in Paris?', capabilities=[recorder])
-        ```
+    The file is rewritten after each run with this recorder's runs: only calls whose tool returned,
+    and no run that failed. `model` keeps the cassette in memory; it is not a model to run with.
     """
 
     path: str | os.PathLike[str]
@@ -57,8 +46,7 @@ class Recorder(CassetteTools):
             raise refuse('path', 'a file path (a non-empty str or a Path)', path, what='Recorder(path=...)')
         self.path = path
         self._pending = {}
-        # The cassette is kept in memory and written whole when a run ends (a failed run leaves
-        # no trace); mode 'all' runs every tool and keeps its result.
+        # Kept in memory, written whole when a run ends (a failed one leaves no trace); 'all' runs every tool.
         super().__init__(CassetteModel(None, cassette=Cassette(), mode='all', scrub=scrub))
 
     @property

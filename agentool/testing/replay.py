@@ -22,14 +22,6 @@ class Replay(CassetteTools):
 
     `model` is its `CassetteModel` (for a cassette of runs, an `AgentDouble` named `name` plays
     them); a call that was not recorded fails with an `UnrecordedCallError`.
-
-    Example:
-        ```python {test="skip"}
-        replay = Replay(Path(__file__).parent / 'cassettes' / 'weather.json')
-        with agent.override(model=replay.model):
-            result = await agent.run('Weather in Paris?', capabilities=[replay])
-        replay.calls.assert_called('geocode', {'city': 'Paris'})
-        ```
     """
 
     recording: Cassette

@@ -1,7 +1,4 @@
-"""Scripts for `AgentDouble`: which prompts a script answers, and the steps it plays.
-
-Arguments and outputs may be functions of the run so far, to react to what the real tools returned.
-"""
+"""Scripts for `AgentDouble`: which prompts a script answers, and the steps it plays."""
 
 from __future__ import annotations
 
@@ -37,9 +34,7 @@ __all__ = (
 class Matcher(Protocol):
     """Decides whether a script answers a prompt."""
 
-    def matches(self, prompt: str) -> bool:
-        """Whether the script answers `prompt`."""
-        ...
+    def matches(self, prompt: str) -> bool: ...
 
     def describe(self) -> str:
         """A short description for failure messages."""
@@ -143,7 +138,6 @@ class ScriptRun:
 
     prompt: str
     calls: Sequence[CallRecord]
-    """The calls the double made in this run, in order; `returned` says whether a result came back."""
     messages: Sequence[ModelMessage]
 
     def result(self, tool: str) -> Any:
@@ -180,7 +174,6 @@ class Call:
 
     tool: str
     args: Args = field(default_factory=dict[str, Any])
-    """A mapping (a dict) of argument name to value, or a function of the run returning one; not JSON text."""
 
     def __post_init__(self) -> None:
         tool, args = cast(object, self.tool), cast(object, self.args)
@@ -220,10 +213,7 @@ class Call:
 
 @dataclass(frozen=True)
 class Output:
-    """The final output of the run: this value (a model instance, a dict, a string...).
-
-    `tool` names the output tool to answer through (say `final_result_Refund`); by default the one it fits.
-    """
+    """The run's final output; `tool` names the output tool to answer through (by default the one it fits)."""
 
     value: Any
     tool: str | None = field(default=None, kw_only=True)
@@ -248,11 +238,8 @@ _Step: TypeAlias = tuple[Call, ...] | Output | OutputFrom
 class Script:
     """Steps a double plays for the prompts `when` matches (every prompt when `when` is `None`).
 
-    Args:
-        *steps: Tool calls, then exactly one final `Output` or `OutputFrom`, last.
-        when: Which prompts this script answers: a `Matcher` or a function of the prompt.
-        name: Shown in failure messages; defaults to the script's position and matcher.
-        times: How many runs the script may answer; `None` for any number.
+    `steps` are tool calls, then one final `Output` or `OutputFrom`; `times` bounds the runs it answers;
+    `name` (by default its position and matcher) is shown in failure messages.
     """
 
     __slots__ = ('name', 'steps', 'times', 'when')
@@ -284,7 +271,6 @@ class Script:
         check_limit('times', times, optional=True)
 
     def matches(self, prompt: str) -> bool:
-        """Whether this script answers `prompt`."""
         return self.when is None or self.when.matches(prompt)
 
     def label(self, index: int) -> str:

@@ -41,7 +41,6 @@ class DoubledAgent(WrapperAgent[Any, Any]):
 
     @property
     def model(self) -> AgentDouble:
-        """The double answering for the wrapped agent."""
         return self.double
 
     @asynccontextmanager

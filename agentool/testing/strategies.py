@@ -31,7 +31,6 @@ InvalidKind: TypeAlias = Literal[
     'not_json', 'not_an_object', 'unknown_operation', 'missing_field', 'wrong_type', 'unknown_field'
 ]
 INVALID_KINDS: tuple[InvalidKind, ...] = get_args(InvalidKind)
-"""Every kind of invalid input `invalid_inputs` can draw."""
 
 Schema: TypeAlias = dict[str, Any]
 _Given: TypeAlias = Mapping[str, 'st.SearchStrategy[Any]']
@@ -60,11 +59,8 @@ def valid_inputs(
 ) -> st.SearchStrategy[dict[str, Any]]:
     """Inputs (as dicts) that the agentool's input schema accepts, for `operation` or any operation.
 
-    Args:
-        agentool: A registered agentool's name, or an input schema class.
-        operation: Only this operation; `None` draws every operation.
-        fields: Strategies to use for these fields instead of the schema's (e.g. a non-zero divisor).
-        registry: Where to find the agentool; by default the registry in effect when drawing.
+    `agentool` is a registered agentool's name (in `registry`, by default the one in effect when drawing)
+    or an input schema class; `fields` replaces the schema's strategies for those fields.
     """
     _check_target(agentool, registry)
     overrides = _check_fields(fields)
@@ -337,7 +333,6 @@ def _with(
 
 
 def _without(valid: st.SearchStrategy[dict[str, Any]], names: list[str]) -> st.SearchStrategy[str]:
-    """`valid` dicts, as JSON, without one of `names`."""
     pairs = st.tuples(valid, st.sampled_from(names))
     return pairs.map(lambda pair: json.dumps({k: v for k, v in pair[0].items() if k != pair[1]}))
 

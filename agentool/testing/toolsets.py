@@ -40,18 +40,8 @@ Answer = Callable[[str, dict[str, Any]], Any]
 class CassetteToolset(WrapperToolset[Any]):
     """Records `wrapped`'s tools and results into `model`'s cassette, or serves them with no server.
 
-    Args:
-        wrapped: The real toolset (an MCP server, say); entered only while `model` records.
-        model: The `CassetteModel` whose cassette (and mode) this follows.
-        name: The key of this toolset's tools in the cassette (default: its `id`, else its label).
-        verify: In replay, still list the real toolset and fail when its tools changed.
-
-    Example:
-        ```python {test="skip"}
-        model = agentool_cassette(REAL_MODEL)
-        server = CassetteToolset(MCPToolset('server.py'), model)
-        result = await agent.run('Add 2 and 3', model=model, toolsets=[server])
-        ```
+    `wrapped` is entered only while `model` records; `name` keys its tools in the cassette (default: its
+    `id`, else its label); with `verify`, a replay still lists it and fails when its tools changed.
     """
 
     model: CassetteModel
@@ -166,20 +156,9 @@ class CassetteToolset(WrapperToolset[Any]):
 class ToolsetDouble(AbstractToolset[Any]):
     """A toolset with no backend: given tools, scripted answers, and a log of the calls made.
 
-    Args:
-        tools: `ToolDefinition`s (see `from_toolset`), or tool names mapped to argument JSON schemas.
-        answers: Per tool, the result to return, or a function of the arguments (sync or async).
-        answer: Answers every call `answers` does not: a function `(tool name, arguments)`, or a
-            toolset offering tools of the same names (an `AgenToolToolset`, say). A call neither
-            answers is an `UnrecordedCallError`.
-        id: The toolset's id (pydantic-ai needs one for durable execution).
-
-    Example:
-        ```python {test="skip"}
-        weather = ToolsetDouble({'forecast': {'type': 'object'}}, answers={'forecast': 'rain'})
-        result = await agent.run('Weather?', toolsets=[weather])
-        weather.calls.assert_called('forecast')
-        ```
+    `tools` are `ToolDefinition`s or tool names mapped to argument JSON schemas; `answers` gives a tool's
+    result (or a function of its arguments, sync or async); `answer`, a function `(tool name, arguments)`
+    or a toolset, answers the rest, else an `UnrecordedCallError`. `id` is for durable execution.
     """
 
     definitions: tuple[ToolDefinition, ...]
@@ -331,7 +310,7 @@ async def _as_the_agent_sees(tools: dict[str, ToolsetTool[Any]], ctx: RunContext
 
 
 def _with_ids(recorded: list[dict[str, Any]], cassette: Cassette) -> list[dict[str, Any]]:
-    """`recorded` with the `toolset_id` the recorded requests show where a definition lacks it (older cassettes)."""
+    """`recorded` with the `toolset_id`s the requests show, for older cassettes that lack them."""
     if all('toolset_id' in definition for definition in recorded):
         return recorded
     seen: dict[str, str] = {}

@@ -1,8 +1,4 @@
-"""What an agent did, from any run: a pydantic-ai result or its messages, a replay, a cassette, a double.
-
-Every source reads alike: an output tool's call is the output, never a tool call, and outputs
-compare in one canonical JSON form, so a run and the cassette it recorded give the same trajectory.
-"""
+"""What an agent did, from any run: a pydantic-ai result or its messages, a replay, a cassette, a double."""
 
 from __future__ import annotations
 
@@ -21,6 +17,7 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, Text
 from .._bounds import MAX_MESSAGE_CHARS
 from .._options import check_limit
 from ..errors import CassetteError, ConfigurationError, ExpectationError, clip, quote
+from ._fingerprint import tool_returns
 from .cassette import Cassette, Exchange, RecordedRun, canonical, canonical_args
 from .cassette_model import CassetteModel
 from .double import AgentDouble
@@ -40,7 +37,6 @@ class TrajectoryStep:
     calls: tuple[CallRecord, ...]
     """The function tools the model called in this answer."""
     text: str
-    """The answer's text parts, joined."""
     output_call: dict[str, Any] | None = None
     """The output tool's arguments, when the model answered through one."""
     finish_reason: str | None = None
@@ -67,7 +63,6 @@ class Trajectory:
 
     steps: list[TrajectoryStep] = field(default_factory=list[TrajectoryStep])
     calls: CallLog = field(default_factory=CallLog)
-    """Every function tool call, in order, with its result when it came back."""
     output: Any = None
     has_output: bool = False
     """Whether the output is known (an unfinished run has none)."""
@@ -75,9 +70,8 @@ class Trajectory:
 
     @classmethod
     def of(cls, source: object, *, output_tools: Iterable[str] = ()) -> Trajectory:
-        """The trajectory of `source`: an `AgentRunResult`, a list of `ModelMessage`s, a `Cassette`
-        (or its path), a `CassetteModel`, an `AgentDouble`, or anything with `all_messages()`, else a
-        `ConfigurationError`. `output_tools` names output tools beyond `final_result...`."""
+        """The trajectory of a run, its messages, a cassette (or its path), a `CassetteModel` or `AgentDouble`;
+        `output_tools` names output tools beyond `final_result...`."""
         extra: dict[str, str | None] = dict.fromkeys(output_tools)
         if isinstance(source, Trajectory):
             return source
@@ -116,7 +110,6 @@ class Trajectory:
 
     @property
     def requests(self) -> int:
-        """How many model requests were made."""
         return len(self.steps)
 
     @property
@@ -146,7 +139,6 @@ class Trajectory:
         return lines
 
     def call_count(self, tool: str) -> int:
-        """How many times `tool` was called."""
         return self.calls.call_count(tool)
 
     def assert_called(
@@ -157,7 +149,6 @@ class Trajectory:
         self.calls.assert_called(tool, args, times=times, subset=subset, trajectory=self.describe())
 
     def assert_not_called(self, tool: str) -> None:
-        """Assert `tool` was never called."""
         __tracebackhide__ = True
         self.calls.assert_not_called(tool, trajectory=self.describe())
 
@@ -167,7 +158,6 @@ class Trajectory:
         self.calls.assert_order(*expected, subset=subset, trajectory=self.describe())
 
     def assert_requests(self, count: int) -> None:
-        """Assert the run made exactly `count` model requests."""
         __tracebackhide__ = True
         check_limit('count', count, minimum=0)
         if self.requests != count:
@@ -357,12 +347,10 @@ def _answer(record: CallRecord, recorded: Mapping[tuple[str, str], Any]) -> bool
 
 def _settle_returns(pending: dict[str, deque[CallRecord]], exchange: Exchange) -> None:
     # A cassette's requests keep tool returns without ids: a return settles the oldest open call of its tool.
-    messages: list[dict[str, Any]] = exchange.request.get('messages', [])
-    if not messages or not pending:
+    if not pending:
         return
-    for part in cast('list[dict[str, Any]]', messages[-1].get('parts', [])):
-        waiting = pending.get(str(part.get('tool_name')))
-        if part.get('part_kind') == 'tool-return' and waiting:
+    for part in tool_returns(exchange.request):
+        if waiting := pending.get(str(part.get('tool_name'))):
             _settle(waiting.popleft(), part.get('content'), part.get('outcome', 'success'))
 
 
