@@ -1,7 +1,7 @@
 """Registered agentools as an MCP server (the `mcp` extra: `pip install 'agentool[mcp]'`).
 
-Each selected operation is one MCP tool with its schemas and hints; a failed call is a tool
-result with `isError` set (docs/guides/mcp.md). `mcp` is imported only when a server is built.
+Each selected operation is one MCP tool (docs/guides/mcp.md); `mcp` is imported only when a
+server is built.
 """
 
 from __future__ import annotations
@@ -85,15 +85,11 @@ def create_mcp_server(
 ) -> Server[Any]:
     """An MCP server (the SDK's low-level `Server`) with one tool per operation selected now.
 
-    Args:
-        include: Selectors of what to expose (`'storage'`, `'storage.read'`, `'tag:math'`, wildcards).
-        exclude: Selectors of what never to expose; wins over `include`.
-        deps: Gives each agentool's `ctx.deps`; by default the injector in effect builds them per call.
-        instructions: Instructions for clients; by default a list of the agentools served.
-        tracer: Where `operation_span`s go; by default the global tracer provider's `agentool` tracer.
+    `include`/`exclude` are `agentool.filters` selectors. By default the injector in effect
+    builds each call's deps, `instructions` lists the agentools served and spans go to the
+    global `agentool` tracer.
 
     Raises:
-        ConfigurationError: an option of the wrong type, named in the error.
         MissingExtraError: the `mcp` package is not installed.
         SelectorError: a selector matches nothing.
         ToolNameConflictError: two selected operations would share a tool name.
@@ -167,12 +163,8 @@ def serve(
 ) -> None:
     """Import `modules` (which register agentools), then serve the registry over MCP until SIGINT or SIGTERM.
 
-    What `agentool mcp --import MODULE` runs; `server_options` go to `create_mcp_server`.
-
-    Raises:
-        ConfigurationError: `modules` cannot be imported, or a server option is unknown or wrong.
-        MissingExtraError: the `mcp` package is not installed.
-        ServingError: see `agentool.mcp_http.serve_http`.
+    What `agentool mcp --import MODULE` runs; `server_options` go to `create_mcp_server`, and
+    errors are theirs and `agentool.mcp_http.serve_http`'s.
     """
     _check_server_options(server_options)
     _check_transport(transport, http)
@@ -250,7 +242,6 @@ def _unreadable(error: Exception) -> Any:
 
 
 def _check_server_options(options: dict[str, Any]) -> None:
-    """Refuse an option `serve` would pass to `create_mcp_server` that it does not take."""
     own = ('registry', 'include', 'exclude')  # taken by `serve` itself
     known = [name for name in inspect.signature(create_mcp_server).parameters if name not in own]
     for option, value in options.items():
@@ -340,19 +331,14 @@ def _tool(interface: OperationInterface) -> types.Tool:
     )
 
 
-_STABLE = ('tools/list', 'server/discover')
-"""The results fixed when the server is made (its tools, its name and capabilities)."""
-
-
-_CHUNK_BYTES = 64 * 1024
-"""How much of stdin is read at a time: a line is held to its limit plus at most this much."""
+_STABLE = ('tools/list', 'server/discover')  # fixed when the server is made
+_CHUNK_BYTES = 64 * 1024  # stdin read at a time: a line is held to its limit plus at most this
 
 
 class _BoundedLines:
     """stdin's lines (as text), never holding one over `limit` bytes: `refuse(size)` is awaited in its place.
 
-    The SDK would read a whole line, however long, then parse it: past `limit`, the rest of a line
-    is skipped as it arrives (never stored) and the client gets an error.
+    The SDK would read a whole line, however long; past `limit`, the rest is skipped as it arrives.
     """
 
     def __init__(self, source: BinaryIO, limit: int) -> None:
@@ -401,10 +387,9 @@ class _BoundedLines:
 
 @contextmanager
 def _claimed_stdin() -> Generator[BinaryIO | None]:
-    """The protocol's stdin, read from a private duplicate while fd 0 reads the null device (restored on exit).
+    """The protocol's stdin, from a private duplicate while fd 0 reads the null device (so a tool gets EOF).
 
-    A tool reading stdin gets EOF instead of the client's messages. `None` when stdin has no file
-    descriptor (a test's stand-in).
+    `None` when stdin has no file descriptor (a test's stand-in).
     """
     private: int | None = None
     try:

@@ -168,15 +168,9 @@ def operation_span(
 ) -> AbstractContextManager[Span]:
     """Run the block inside a gen_ai span `execute_tool {agentool}.{operation}`, measured.
 
-    On the `agent` and `toolset` surfaces the span sits inside pydantic-ai's own `execute_tool` span
-    for the same call, so it leaves out `gen_ai.tool.name` (pydantic-evals counts the call once). An
-    exception escaping the block is recorded and re-raised. With a meter provider (`meter_provider`,
-    else the global one) the block also counts in the `agentool.operation.calls`, `.duration`
-    (seconds) and, when it raises, `.errors` (with `error.type`) instruments.
-
-    `tracer` replaces the global one (a no-op tracer counts as none); `attributes` are extra span
-    attributes, never the span's own. Arguments are checked on every call, traced or not, so a
-    mistake shows before tracing is turned on (`ConfigurationError`).
+    The telemetry guide gives the span's attributes and the `agentool.operation.*` instruments.
+    `tracer` and `meter_provider` replace the global ones; `attributes` are extra span attributes,
+    never the span's own. Arguments are checked on every call, traced or not.
     """
     check_text('agentool', agentool)
     check_text('operation', operation)

@@ -30,8 +30,8 @@ METADATA_KEY = 'agentool'
 DepsFunc = Callable[[RunContext[Any], str], Any]
 """Gives the deps for agentool `name` (second argument) from the LLM run's context (sync or async)."""
 
+# A tool's `ModelRetry` and `ToolFailed` reach pydantic-ai, which retries or reports them.
 _TOOLSET = Policy(surface='toolset', typed_errors=False)
-"""An LLM's tools: a tool's `ModelRetry` and `ToolFailed` reach pydantic-ai, which retries or reports them."""
 
 
 class AgenToolToolset(AbstractToolset[AgentDepsT]):
@@ -44,14 +44,11 @@ class AgenToolToolset(AbstractToolset[AgentDepsT]):
         ```
 
     Args:
-        include: Selectors of what to expose (`'storage'`, `'storage.read'`, `'tag:math'`, wildcards).
-        exclude: Selectors of what never to expose; wins over `include`.
         deps: Gives each agentool's deps from the run context; by default the run's, else the injector's.
         max_retries: Retries allowed per tool; by default the agent's.
         id: The toolset's id (needed for durable execution).
 
     Raises:
-        ConfigurationError: an option of the wrong type, named in the error.
         SelectorError: a selector without wildcards matches nothing.
         ToolNameConflictError: two selected operations would get the same tool name.
     """
