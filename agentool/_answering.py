@@ -1,8 +1,7 @@
 """Pydantic-ai `Model`s that answer each request in one step, streamed or not.
 
-A `OneStepModel` (`CassetteModel`) writes only `_answer`, an `AnsweringModel` (`AgenToolModel`,
-`agentool.testing.AgentDouble`) only `_respond`; a stream replays the answer
-(`CompletedStreamedResponse`).
+A `OneStepModel` writes only `_answer`, an `AnsweringModel` only `_respond`; a stream replays the
+answer (`CompletedStreamedResponse`).
 """
 
 from __future__ import annotations

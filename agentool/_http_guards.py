@@ -1,9 +1,7 @@
 """Who may reach the MCP HTTP app and how fairly: loopback, Host/Origin, tokens, session limits, a graceful stop.
 
-`is_loopback`, `transport_security` and `StaticTokens` configure the SDK's own checks. The SDK
-keeps every session up to a cap, so one client opening sessions in a loop could lock out every
-other: `HttpGuard` admits each new session by the fair rules of the MCP guide (a client at its
-share, or a full server, recycles the idlest session of whoever holds the most, else is refused).
+`is_loopback`, `transport_security` and `StaticTokens` configure the SDK's own checks; `HttpGuard`
+admits each new session by the fair rules of the MCP guide, so no client can lock out the others.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """One exposed operation as a tool: its arguments schema, argument validation, output schema and text.
 
-Shared by the LLM toolset and the MCP server. The arguments are the catalog's fields for the
-operation (the surface fills in the operation field); a call is refused here exactly when
-`agent.run` refuses the same input, with the same list of failing fields.
+Shared by the LLM toolset and the MCP server: a call is refused here exactly when `agent.run`
+refuses the same input, with the same failing fields.
 """
 
 from __future__ import annotations
@@ -143,8 +142,7 @@ class OperationInterface:
         )
 
     def validation_error(self, error: InvalidInputError) -> ValidationError:
-        """`error` as pydantic's `ValidationError` (one error of type `input_too_large` and the like, without
-        the input, which may be too large to repeat), for a surface that reports only those (the toolset)."""
+        """`error` as pydantic's `ValidationError` (type `input_too_large` and the like, without the input)."""
         kind = re.sub(r'(?<=[a-z])(?=[A-Z])', '_', type(error).__name__.removesuffix('Error')).lower()
         details = cast('dict[str, Any]', to_jsonable_python(error.details))
         custom = PydanticCustomError(cast(LiteralString, kind), cast(LiteralString, error.message), details)
@@ -169,14 +167,12 @@ class OperationInterface:
         return {RESULT_KEY: jsonable} if self.output_wrapped else jsonable
 
     def check_json(self, value: Any) -> None:
-        """Raise `OutputError` when the output holds a float JSON has no number for (infinite or NaN), which
-        a client would reject as not fitting the published output schema."""
+        """Raise `OutputError` when the output holds an infinite or NaN float, which no client would accept."""
         check_json_numbers(value, agentool=self.exposed.agentool, operation=self.exposed.operation)
 
 
 def check_json_numbers(value: Any, *, agentool: str, operation: str | None) -> None:
-    """Raise `OutputError` naming `agentool` and `operation` when `value` cannot be carried as JSON
-    (an infinite or NaN float, or a value that cannot be serialised at all)."""
+    """Raise `OutputError` when `value` cannot be carried as JSON (an infinite or NaN float, say)."""
     if isinstance(value, str):
         return
     try:

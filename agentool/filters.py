@@ -1,7 +1,7 @@
 """Which agentool operations a surface exposes, and under which tool names.
 
-A selector is `'NAME'`, `'NAME.OPERATION'` or `'tag:TAG'`, shell wildcards allowed; one without
-wildcards that matches nothing raises `SelectorError`, so a typo never exposes everything or nothing.
+A selector without wildcards that matches nothing raises `SelectorError`, so a typo never exposes
+everything or nothing.
 """
 
 from __future__ import annotations
@@ -66,10 +66,7 @@ def is_exposed(
     include: Selectors | None = None,
     exclude: Selectors = (),
 ) -> bool:
-    """The selection rule for one operation: exclude wins, include is an allowlist, else not deprecated.
-
-    `tags` are the agentool's own tags; the route's are added.
-    """
+    """The selection rule for one operation: exclude wins, include is an allowlist, else not deprecated."""
     check_text('agentool', agentool)
     check_text('operation', operation)
     check_instance('route', route, Route)
@@ -166,8 +163,7 @@ def _matches(selector: str, agentool: str, operation: str, tags: frozenset[str])
 def check_selector(registry: AgenToolRegistry, selector: str, *, option: str = 'include') -> None:
     """Refuse `selector` (`SelectorError`) when it has no wildcard and matches nothing in `registry`.
 
-    Every registered agentool counts, those that cannot run included: a catalog (the MkDocs
-    plugin) describes them, where `select_operations` exposes only the runnable ones.
+    Agentools that cannot run count too: a catalog describes them.
     """
     check_instance('registry', registry, AgenToolRegistry)
     check_text(option, selector)

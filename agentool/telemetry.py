@@ -1,7 +1,6 @@
 """OpenTelemetry spans and metrics for agentool operations that run outside pydantic-ai's own instrumentation.
 
-Every operation, on every surface, runs inside an `operation_span`; only `opentelemetry-api` is
-needed, and with no tracer or meter provider it is a shared no-op (see the telemetry guide).
+Only `opentelemetry-api` is needed; with no tracer or meter provider it is a shared no-op.
 """
 
 from __future__ import annotations

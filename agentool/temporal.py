@@ -1,7 +1,6 @@
 """Durable agentools on Temporal (`pip install 'agentool[temporal]'`): each operation one activity.
 
-`durable(name)` builds an agentool's agent (at module level: the worker registers its activities
-with pydantic-ai's `AgentPlugin`); an LLM agent takes `capabilities()`. The client and the worker
+Build `durable(name)` at module level (the worker registers its activities); client and worker
 need pydantic-ai's `PydanticAIPlugin`. The scaling-out guide shows a worker and a workflow.
 """
 
@@ -46,8 +45,7 @@ runs again elsewhere, at most 3 attempts (`capabilities()` does not retry agento
 
 
 def unit_key() -> str | None:
-    """Temporal's identity of the activity running now (`workflow id:run id:activity id`), the same on
-    every attempt; `None` outside an activity (in an operation, `agentool.durable.unit_key()`)."""
+    """Temporal's identity of the activity running now, the same on every attempt; `None` outside one."""
     if not activity.in_activity():
         return None
     info = activity.info()
@@ -57,11 +55,8 @@ def unit_key() -> str | None:
 def capabilities(
     *, activity_config: ActivityConfig | None = None, registry: AgenToolRegistry | None = None
 ) -> list[AbstractCapability[Any]]:
-    """The capabilities that make an agent durable on Temporal: `TemporalDurability`, `AgenToolDurability`
-    and one that makes a typed agentool error in the workflow fail the workflow at once.
-
-    `activity_config` is every activity's base config (by default `DEFAULT_ACTIVITY_CONFIG`).
-    """
+    """`TemporalDurability`, `AgenToolDurability` and one that fails the workflow at once on a typed
+    agentool error; `activity_config` defaults to `DEFAULT_ACTIVITY_CONFIG`."""
     check_instance('activity_config', activity_config, dict, optional=True)
     config = ActivityConfig(**(DEFAULT_ACTIVITY_CONFIG if activity_config is None else activity_config))
     policy = config.get('retry_policy')
@@ -152,10 +147,7 @@ def durable(
     activity_config: ActivityConfig | None = None,
     **agent_kwargs: Any,
 ) -> AbstractAgent[Any, Any]:
-    """Agentool `name`'s agent with Temporal durability: its operation one activity in a workflow.
-
-    Build it at module level; register it with the worker with pydantic-ai's `AgentPlugin(agent)`.
-    """
+    """Agentool `name`'s agent with Temporal durability (register it with `AgentPlugin(agent)`)."""
     registry, extra = engine_options(registry, agent_kwargs)
     caps = [*capabilities(activity_config=activity_config, registry=registry), *extra]
     return build_agent(name, registry, capabilities=caps, **agent_kwargs)

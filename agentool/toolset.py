@@ -1,7 +1,7 @@
 """`AgenToolToolset`: registered agentools as pydantic-ai tools an LLM agent can call.
 
-Each exposed operation is one tool (`storage_read`, ...) taking the fields that operation uses,
-checked (with `max_input_bytes`) before the tool runs: a mistake is pydantic-ai's retry prompt.
+Each exposed operation is one tool taking the fields that operation uses, checked before the tool
+runs: a mistake is pydantic-ai's retry prompt.
 """
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
 """Which input fields an operation uses, and the JSON schema of an input for that operation alone.
 
-The rule is the core's (`operation_requirements`), so a catalog publishes what every surface
-enforces. An infinite or NaN float is the string pydantic writes and reads back (`'Infinity'`).
+The rule is the core's (`operation_requirements`), so a catalog publishes what every surface enforces.
 """
 
 from __future__ import annotations

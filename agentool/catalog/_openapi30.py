@@ -1,7 +1,7 @@
 """JSON schemas as pydantic writes them (JSON Schema 2020-12) rewritten to OpenAPI 3.0's dialect.
 
-Only schema positions are rewritten (a property may be called `const`); the rules are listed in the
-guide "Catalogs and the CLI". What 3.0 cannot say is loosened, never tightened.
+Only schema positions are rewritten; what 3.0 cannot say is loosened, never tightened (the
+catalogs guide lists the rules).
 """
 
 from __future__ import annotations

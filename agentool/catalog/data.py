@@ -1,7 +1,6 @@
 """The catalog: what a registry holds, as JSON-serialisable data in a deterministic order.
 
-Agentools are sorted by name; operations keep their routing order, fields their input-schema
-order, tools the order they were given. Only `generated_at` depends on time.
+Agentools are sorted by name, everything else keeps its given order; only `generated_at` depends on time.
 """
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
 """The catalog as Markdown, in the architecture guide's layout, with every piece of user-supplied text escaped.
 
-Names, descriptions, docstrings, tags and types render as the literal text they are (no emphasis,
-links, headings, lists, HTML or tables come out of them); schemas and examples are JSON in fenced blocks.
+User text renders as the literal text it is; schemas and examples are JSON in fenced blocks.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """The catalog as an OpenAPI document: 3.0.0 by default, as the architecture guide's, or 3.1.0.
 
-Each agentool gets `POST /agentools/{name}` (its whole input) and each operation
-`POST /agentools/{name}/{operation}` (that operation's input); shared models live once under
-`components/schemas`, route metadata under `x-agentool`.
+`POST /agentools/{name}` per agentool and `POST /agentools/{name}/{operation}` per operation;
+shared models under `components/schemas`, route metadata under `x-agentool`.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """The run result of a dispatched turn: the answer in the agent's output type, and the turn in the history.
 
-The turn is a `ModelRequest` (the prompt) and a `ModelResponse` (the answer as text), so a model
-continuing the conversation sees it; the response's `provider_name` is `DISPATCH_PROVIDER` and
-`metadata[DISPATCH_METADATA_KEY]` holds the rule, agentool and operation (`dispatch_record` reads it).
+The turn is a `ModelRequest` and a `ModelResponse` (the answer as text) marked with
+`DISPATCH_PROVIDER` and `metadata[DISPATCH_METADATA_KEY]` (`dispatch_record` reads it).
 """
 
 from __future__ import annotations
@@ -79,7 +78,7 @@ def _type_name(spec: object) -> str:
 def fit_output(value: Any, spec: object, record: DispatchRecord) -> Any:
     """`value` validated into the agent's output spec (`str`: the value as text, JSON unless it is one).
 
-    `DispatchOutputError` when it does not fit; `OutputError` when it holds what JSON cannot carry.
+    `DispatchOutputError` when it does not fit; `OutputError` when JSON cannot carry it.
     """
     rule, agentool, operation = record.rule, record.agentool, record.operation
 
@@ -123,8 +122,7 @@ def fit_output(value: Any, spec: object, record: DispatchRecord) -> Any:
 
 
 def build_result(ctx: RunContext[Any], prompt: str, output: Any, record: DispatchRecord) -> AgentRunResult[Any]:
-    """The run result of a dispatched turn, the turn appended in place to the run's history
-    (`ctx.messages`), as pydantic-ai asks of a capability; usage is the run's, no model request added."""
+    """The run result of a dispatched turn, the turn appended in place to `ctx.messages`."""
     start = len(ctx.messages)
     meta = {'rule': record.rule, 'agentool': record.agentool, 'operation': record.operation}
     request = ModelRequest(parts=[UserPromptPart(prompt)], run_id=ctx.run_id, conversation_id=ctx.conversation_id)

@@ -81,10 +81,8 @@ class _Counter:
 class DispatchCapability(AbstractCapability[Any]):
     """Answer a turn with an agentool when a rule claims it; otherwise let the model answer.
 
-    Rules are tried in order; the first that returns a `Dispatch` wins. The answer is validated
-    into the agent's own `output_type` (a mismatch raises `DispatchOutputError`), the turn is
-    recorded in the history (see `dispatch_record`), and usage shows no model request. Output
-    validators and other run hooks do not run for a dispatched turn.
+    The first rule that returns a `Dispatch` wins; its answer is validated into the agent's
+    `output_type` (`DispatchOutputError`). Output validators and run hooks do not run for it.
     """
 
     rules: Sequence[DispatchRule]
@@ -110,11 +108,9 @@ class DispatchCapability(AbstractCapability[Any]):
 
     @property
     def counts(self) -> DispatchCounts:
-        """Turns dispatched vs sent to the model so far (a snapshot)."""
         return self._counter.snapshot()
 
     def reset_counts(self) -> None:
-        """Start counting from zero."""
         self._counter.reset()
 
     @classmethod

@@ -1,7 +1,6 @@
 """Dispatch rules: each looks at a turn's prompt (and deps) and either names an agentool input or declines.
 
-A rule never runs anything: the capability validates and runs the `Dispatch` it returns. A prompt
-over its target's input limit (`Candidates`) is refused, or declined, before it is parsed.
+A rule never runs anything: the capability validates and runs the `Dispatch` it returns.
 """
 
 from __future__ import annotations
@@ -232,7 +231,6 @@ class CommandRule(DispatchRule):
 
     Give `pattern` (matched against the whole stripped prompt; named groups become input fields) or
     `prefix` (the rest of the prompt is the group `args`; without `parse` it takes no arguments).
-    `parse` returns the input, `None` to decline, or raises `ValueError` (invalid input).
     """
 
     agentool: str
@@ -320,8 +318,7 @@ def _refused(rule: DispatchRule, option: str, expected: str) -> ConfigurationErr
 
 @dataclass(frozen=True, kw_only=True)
 class PredicateRule(DispatchRule):
-    """When `when(request)` holds, `build(request)` (default: the prompt) is the input; `build` may
-    return `None` to decline, or raise `ValueError` (invalid input)."""
+    """When `when(request)` holds, `build(request)` (default: the prompt) is the input, or `None`."""
 
     agentool: str
     when: Callable[[DispatchRequest], bool]
@@ -351,8 +348,7 @@ def _too_large(
 ) -> InputTooLargeError | None:
     """The error for a prompt over its target's `max_input_bytes` (no target: every candidate's), else `None`.
 
-    Measured in UTF-8 as the manager counts, not encoded when the length alone decides; a plain
-    mapping (a rule's `match` called in a test) has the default limit.
+    A plain mapping (a rule's `match` called in a test) has the default limit.
     """
     agentool = cast('str | None', getattr(rule, 'agentool', None))
     limit = operations.max_input_bytes(agentool) if isinstance(operations, Candidates) else DEFAULT_MAX_INPUT_BYTES

@@ -1,7 +1,7 @@
 """The user's agentools, registered afresh on every build into a registry of their own.
 
-Each build drops the configured modules from `sys.modules` and imports them again inside a fresh
-`use_registry()` scope, so `mkdocs serve` shows what the code says now.
+Each build reimports the configured modules in a fresh `use_registry()` scope, so `mkdocs serve`
+shows what the code says now.
 """
 
 from __future__ import annotations
