@@ -119,8 +119,7 @@ class SessionTable:
 
 
 class HttpGuard:
-    """ASGI middleware in front of the SDK's app: the session rules above, `allowed_origins`, and
-    idle sessions closed at shutdown; everything else passes through."""
+    """ASGI middleware in front of the SDK's app: session limits, `allowed_origins`, a graceful stop."""
 
     def __init__(
         self,
@@ -400,8 +399,7 @@ def is_loopback(host: str) -> bool:
 def transport_security(host: str, port: int) -> TransportSecuritySettings | None:
     """Host and Origin checks for a loopback `host` listening on `port` (`0`: any port); `None` elsewhere.
 
-    The SDK turns its checks on only for the exact strings `127.0.0.1`, `localhost` and `::1`;
-    every other spelling of loopback (`127.0.0.2`, `LOCALHOST`) would let a rebound page through.
+    The SDK checks only the exact strings `127.0.0.1`, `localhost` and `::1`, not `127.0.0.2`.
     """
     from mcp.server.transport_security import TransportSecuritySettings
 

@@ -74,10 +74,7 @@ class OperationInterface:
         )
 
     def validate(self, arguments: Mapping[str, Any], *, context: Any = None) -> BaseModel:
-        """The agentool's validated input; pydantic's `ValidationError` lists every failing field.
-
-        `InvalidInputError` for an input over `max_input_bytes`, or one JSON cannot carry.
-        """
+        """The agentool's validated input: `ValidationError` lists every failing field, else `InvalidInputError`."""
         manager = self.exposed.manager
         # The operation field is the surface's to set; everything else is checked as `agent.run` checks it.
         surface: list[dict[str, Any]] = []
@@ -85,8 +82,7 @@ class OperationInterface:
             value = arguments[self._operation_key]
             surface.append({'type': 'extra_forbidden', 'loc': [self._operation_key], 'msg': _EXTRA, 'input': value})
         data = {**arguments, self._operation_key: self.exposed.operation}
-        # The size a run measures: the JSON text `injector.run` makes of this dict, in UTF-8 bytes; over the
-        # limit, or not JSON at all, the manager and `serialize_input` raise exactly the error the run raises.
+        # Measured as a run measures it, so over the limit, or not JSON, raises the run's own error.
         try:
             text = to_json(data, by_alias=True, fallback=serialize_fallback)
         except PydanticSerializationError:
@@ -112,9 +108,8 @@ class OperationInterface:
         return validated
 
     def _as_sent(self, error: dict[str, Any], arguments: Mapping[str, Any]) -> dict[str, Any]:
-        # An error about the whole object (a missing field, a model validator) quotes the object pydantic
-        # validated: the caller's arguments plus the operation this surface filled in. A retry prompt
-        # must quote only what the model sent: the filled-in key is left out (or is the model's own value).
+        # An error about the whole object quotes what pydantic validated, with the operation this surface
+        # filled in: a retry prompt must quote only what the model sent.
         loc, given = tuple(error['loc']), error.get('input')
         whole = loc == () or (len(loc) == 1 and error['type'] == 'missing')
         if whole and isinstance(given, dict) and self._operation_key in given:

@@ -182,8 +182,7 @@ async def launch(
         application_version: Only workflows of the same version are recovered: keep it stable.
         worker_concurrency: How many queued runs this process works on at once (`None`: no limit).
 
-    Raises:
-        ConfigurationError: a bad option (named); DBOS launched already with other settings, or failed to start.
+    `ConfigurationError` for a bad option, DBOS launched with other settings, or a failed start.
     """
     check_text('app_name', app_name)
     check_text('application_version', application_version)
@@ -237,9 +236,8 @@ async def launch(
 
 async def recover(executor_ids: Sequence[str]) -> list[str]:
     """Resume, in this process, the pending workflows of workers that died; returns their workflow ids."""
-    # DBOS's own recovery entry point (its admin endpoint's): unlike the public `resume_workflow`,
-    # it re-enqueues a workflow only while it is still pending on a dead executor, so two workers
-    # recovering the same executor cannot both run it (tests/test_durable_workers.py).
+    # DBOS's own recovery entry point: unlike `resume_workflow`, it re-enqueues a workflow only while
+    # it is pending on a dead executor, so two workers recovering it cannot both run it.
     executors = check_strings('executor_ids', executor_ids)
     with _needs_launch('recover'):
         handles = await anyio.to_thread.run_sync(
@@ -288,10 +286,8 @@ async def run(agent: AbstractAgent[Any, Any], prompt: str, *, workflow_id: str |
     """Run `agent` on `prompt` as a durable workflow and return its output.
 
     Run again with the same `workflow_id`, it returns the recorded output (or waits for the workflow
-    being recovered) instead of running twice.
-
-    Raises:
-        ConfigurationError: DBOS not launched; a wrong argument; `workflow_id` taken by another run.
+    being recovered) instead of running twice. `ConfigurationError` before `launch`, for a wrong
+    argument, or for a `workflow_id` another run took.
     """
     name = _checked(agent, prompt, workflow_id)
     with _needs_launch('run'):
@@ -350,10 +346,7 @@ async def _start(name: str, prompt: str, *, workflow_id: str | None) -> Workflow
 
 
 class _QuietInputErrors(logging.Filter):
-    """DBOS's record of a workflow that ended with a typed input error: one INFO line, no traceback.
-
-    A rejected input is the caller's answer (`run` raises it), not a failure of the worker.
-    """
+    """DBOS's record of a workflow failed by a typed input error (the caller's answer): one INFO line."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         error = record.exc_info[1] if record.exc_info else None
@@ -379,9 +372,8 @@ def _safe_url(url: str) -> str:
 
 
 def _sqlite_engine_kwargs(url: str) -> dict[str, Any] | None:
-    # DBOS on Python 3.12+ stamps rows with SQLite's `unixepoch('subsec')`, which SQLite before 3.42
-    # (the system library of many Linux distributions) evaluates to NULL, so DBOS fails to launch.
-    # Its connections get a `unixepoch` that understands the modifier; nothing else changes.
+    # DBOS on Python 3.12+ stamps rows with `unixepoch('subsec')`, which SQLite before 3.42 (many
+    # Linux distributions') evaluates to NULL: its connections get a `unixepoch` that understands it.
     if not url.startswith('sqlite') or sys.version_info < (3, 12) or sqlite3.sqlite_version_info >= (3, 42):
         return None
     database = make_url(url).database or ':memory:'

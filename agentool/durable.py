@@ -104,11 +104,7 @@ class AgenToolDurability(AbstractCapability[Any]):
     async def wrap_model_request(
         self, ctx: RunContext[Any], *, request_context: ModelRequestContext, handler: WrapModelRequestHandler
     ) -> ModelResponse:
-        """An agentool's own model answers here, unjournaled; an LLM's requests pass through.
-
-        Its answer is a deterministic function of the messages, which recovery rebuilds from the
-        journaled operations.
-        """
+        """An agentool's own model answers here, unjournaled (recovery rebuilds its messages); an LLM's pass."""
         model = request_context.model
         if not isinstance(model, AgenToolModel) or request_context.streaming:
             return await handler(request_context)
@@ -222,8 +218,7 @@ async def _run(
         injector = _caller.get()
         return await (get_injector() if injector is None else injector).call(agentool, input)
     manager = (get_registry() if registry is None else registry).get_manager(agentool)
-    # In this process the caller's input model itself, which the JSON text may not restore
-    # exactly (a masked `SecretStr`, an excluded field), and the caller's context.
+    # In this process the caller's own input model, which the JSON may not restore (a `SecretStr`).
     given = _input.get()
     if given is not None:
         return await manager.execute(given[1], given[0])
@@ -249,8 +244,7 @@ class UnitDispatcher:
         # The model-string form's context, made for the tool, lacks the engine's capability: use the run's.
         unit_ctx = ctx if self.run_ctx is None or ctx.root_capability is not None else self.run_ctx
         if self.run_ctx is not None and unit_ctx.deps is not self.run_ctx.deps:
-            # Deps the injector built for this call do not travel: an engine running the unit
-            # elsewhere builds them there (`_run`).
+            # Deps the injector built for this call do not travel: `_run` builds them where it runs.
             unit_ctx = replace(unit_ctx, deps=None)
         try:
             result = await self.run(unit_ctx, manager.name, operation, data, 'tool', retries)

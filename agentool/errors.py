@@ -328,7 +328,4 @@ class CassetteError(DoubleError):
 
 
 class CassetteMismatchError(CassetteError):
-    """A model request matches nothing the cassette holds; the message names what changed.
-
-    `details` has `fingerprint`, `changes` (against the closest recorded request) and `path`.
-    """
+    """A model request matches nothing the cassette holds; `details` has `fingerprint`, `changes`, `path`."""

@@ -93,9 +93,7 @@ def select_operations(
     prefix: str = '',
     separator: str = '_',
 ) -> list[ExposedOperation]:
-    """The operations of `registry` (default: the registry in effect) that a surface should expose.
-
-    Agentools come in name order, operations in routing order, so the result is stable.
+    """The operations of `registry` (default: the one in effect) to expose, in a stable order.
 
     Raises:
         SelectorError: a selector without wildcards matches no agentool, operation or tag.
@@ -161,10 +159,7 @@ def _matches(selector: str, agentool: str, operation: str, tags: frozenset[str])
 
 
 def check_selector(registry: AgenToolRegistry, selector: str, *, option: str = 'include') -> None:
-    """Refuse `selector` (`SelectorError`) when it has no wildcard and matches nothing in `registry`.
-
-    Agentools that cannot run count too: a catalog describes them.
-    """
+    """Refuse `selector` (`SelectorError`) when it has no wildcard and matches nothing, runnable or not."""
     check_instance('registry', registry, AgenToolRegistry)
     check_text(option, selector)
     check_text('option', option)

@@ -85,14 +85,9 @@ def create_mcp_server(
 ) -> Server[Any]:
     """An MCP server (the SDK's low-level `Server`) with one tool per operation selected now.
 
-    `include`/`exclude` are `agentool.filters` selectors. By default the injector in effect
-    builds each call's deps, `instructions` lists the agentools served and spans go to the
-    global `agentool` tracer.
-
-    Raises:
-        MissingExtraError: the `mcp` package is not installed.
-        SelectorError: a selector matches nothing.
-        ToolNameConflictError: two selected operations would share a tool name.
+    Selection is `agentool.filters.select_operations` (and raises as it does); without the `mcp`
+    package, `MissingExtraError`. By default the injector in effect builds each call's deps,
+    `instructions` lists the agentools served and spans go to the global `agentool` tracer.
     """
     check_text('name', name)
     check_text('instructions', instructions, optional=True)
@@ -182,8 +177,7 @@ async def run_server(
 ) -> None:
     """Serve `server` over `transport` until the client disconnects (stdio) or the task is cancelled.
 
-    Over stdio, a line longer than `max_line_bytes` is answered with a JSON-RPC error, never parsed.
-    """
+    Over stdio, a line over `max_line_bytes` is answered with a JSON-RPC error, never parsed."""
     _check_transport(transport, http)
     if problem := refusals(lambda: check_limit('max_line_bytes', max_line_bytes)):
         raise ServingError(problem['max_line_bytes'], option='max_line_bytes', value=quote(max_line_bytes))
@@ -336,10 +330,7 @@ _CHUNK_BYTES = 64 * 1024  # stdin read at a time: a line is held to its limit pl
 
 
 class _BoundedLines:
-    """stdin's lines (as text), never holding one over `limit` bytes: `refuse(size)` is awaited in its place.
-
-    The SDK would read a whole line, however long; past `limit`, the rest is skipped as it arrives.
-    """
+    """stdin's lines (as text), never holding one over `limit` bytes: `refuse(size)` is awaited in its place."""
 
     def __init__(self, source: BinaryIO, limit: int) -> None:
         self._source = source
@@ -387,10 +378,7 @@ class _BoundedLines:
 
 @contextmanager
 def _claimed_stdin() -> Generator[BinaryIO | None]:
-    """The protocol's stdin, from a private duplicate while fd 0 reads the null device (so a tool gets EOF).
-
-    `None` when stdin has no file descriptor (a test's stand-in).
-    """
+    """The protocol's stdin, duplicated while fd 0 reads the null device (a tool gets EOF); else `None`."""
     private: int | None = None
     try:
         fd = sys.stdin.fileno()

@@ -1,8 +1,8 @@
-"""Serving an MCP server over Streamable HTTP, safely by default (the MCP guide describes each rule).
+"""Serving an MCP server over Streamable HTTP, safely by default.
 
 Loopback by default; off loopback, serving without a token is an `UnsafeServingError` unless
 `allow_unauthenticated`. Host and Origin validated, bodies over `max_request_bytes` answered 413
-before parsing, sessions limited fairly, logs escaped and bounded.
+before parsing, sessions limited fairly, logs escaped and bounded (the MCP guide gives each rule).
 """
 
 from __future__ import annotations
@@ -83,9 +83,7 @@ class HttpOptions:
 
     `tokens` (or `tokens_file`, one `NAME TOKEN` a line) replaces `token`: any one is accepted,
     and each name is a client of its own for the session limits. `port=0` picks a free port.
-
-    Raises:
-        ServingError: an option of the wrong type or out of range; `details['options']` names each one.
+    A bad option is a `ServingError` whose `details['options']` names each one.
     """
 
     host: str = '127.0.0.1'
@@ -152,10 +150,7 @@ class HttpOptions:
             object.__setattr__(self, 'tokens', dict(self.tokens))  # a copy: later edits to the caller's change nothing
 
     def resolve_token(self) -> str | None:
-        """The token in effect: `token`, else `token_file`'s content, else `$AGENTOOL_MCP_TOKEN`, else `None`.
-
-        A `ServingError` when the token file cannot be read, or the token is empty or unsendable.
-        """
+        """The token in effect: `token`, `token_file`'s, `$AGENTOOL_MCP_TOKEN` or `None`; `ServingError` if unusable."""
         if self.token is not None:
             token, source = self.token, 'token'
         elif self.token_file is not None:
@@ -237,10 +232,7 @@ class HttpOptions:
 
 
 def http_app(server: Server[Any], options: HttpOptions = HttpOptions()) -> Starlette:
-    """The ASGI app serving `server` at `options.path`, with authentication, Host/Origin checks and the size limit.
-
-    Raises `UnsafeServingError` for no token off loopback (unless `allow_unauthenticated`).
-    """
+    """The ASGI app serving `server` at `options.path`, with the checks of this module's rules."""
     return _app(server, options, _checked_tokens(server, options), options.port)
 
 

@@ -32,8 +32,7 @@ def unit_key() -> str | None:
     context = TaskRunContext.get()
     if context is None:
         return None
-    # The task runs in a transaction keyed by its cache policy's key (the task run's own
-    # `cache_key` is only filled in once it completes).
+    # The transaction's key is the cache key (the task run's `cache_key` is set only once it completes).
     transaction = get_transaction()
     key = None if transaction is None else transaction.key
     return key or str(context.task_run.id)

@@ -103,8 +103,6 @@ def in_trace() -> bool:
 
 
 class _Instruments:
-    """The three operation instruments of one meter provider."""
-
     def __init__(self, provider: MeterProvider) -> None:
         meter = provider.get_meter(METER_NAME)
         self.calls: Counter = meter.create_counter(CALLS_METRIC, unit='{call}', description='agentool operation calls')

@@ -75,8 +75,7 @@ def capabilities(
 
 
 def _application_error(error: AgenToolError) -> ApplicationError:
-    """`error` as Temporal's failure: not retryable, its class name the `type`, its `details` the one
-    detail. Any other exception fails only the workflow *task*, retried until the code changes."""
+    """`error` as Temporal's non-retryable failure (any other exception would retry the workflow task)."""
     details = to_jsonable_python(error.details, fallback=repr)  # the failure itself must serialise
     return ApplicationError(error.message, details, type=type(error).__name__, non_retryable=True)
 
@@ -97,8 +96,7 @@ class _WorkflowFailures(AbstractCapability[Any]):
 
 
 def _unserialisable_deps(deps: object) -> DepsUnavailableError | None:
-    """The error naming the field of `deps` an activity cannot receive (as `to_json`, Temporal's pydantic
-    payload converter, serialises it); `None` when they serialise."""
+    """The error naming the field of `deps` an activity cannot receive; `None` when they serialise."""
     if deps is None or _serialises(deps):
         return None
     names: list[str] = (
@@ -131,8 +129,7 @@ def _serialises(value: object) -> bool:
 
 
 def _typed_errors_not_retried(policy: RetryPolicy | None) -> RetryPolicy:
-    """A copy of `policy` that does not retry agentool's typed errors (every class of the hierarchy by
-    name: Temporal matches a failure's exact class name)."""
+    """A copy of `policy` that does not retry agentool's typed errors (each class by its exact name)."""
     classes: list[type[AgenToolError]] = [AgenToolError]
     for error in classes:  # grows as it is walked: the whole hierarchy
         classes += error.__subclasses__()

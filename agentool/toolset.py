@@ -37,20 +37,14 @@ _TOOLSET = Policy(surface='toolset', typed_errors=False)
 class AgenToolToolset(AbstractToolset[AgentDepsT]):
     """A toolset with one tool per selected agentool operation, selected once by `agentool.filters`.
 
-    Example:
-        ```python {test="skip"}
-        agent = Agent('openai:gpt-5', toolsets=[AgenToolToolset(include=['storage'])], deps_type=Store)
-        result = await agent.run('Save my notes', deps=Store())
-        ```
+    The LLM toolset guide shows it in use: `Agent(model, toolsets=[AgenToolToolset(include=[...])])`.
 
     Args:
         deps: Gives each agentool's deps from the run context; by default the run's, else the injector's.
         max_retries: Retries allowed per tool; by default the agent's.
         id: The toolset's id (needed for durable execution).
 
-    Raises:
-        SelectorError: a selector without wildcards matches nothing.
-        ToolNameConflictError: two selected operations would get the same tool name.
+    Selection raises as `agentool.filters.select_operations` does.
     """
 
     def __init__(

@@ -58,8 +58,7 @@ def schema_30(schema: object) -> dict[str, Any]:
 def _take_null(source: dict[str, Any]) -> bool:
     """Say `null` in 3.0's words (in place); whether `source` itself is now `nullable`.
 
-    Any union but one typed alternative keeps `null` as a branch of its own: `nullable` beside a
-    `$ref` or a composition would not reach into it.
+    `null` stays a branch of its own beside a `$ref` or a composition, which `nullable` would not reach.
     """
     nullable = False
     for key in ('anyOf', 'oneOf'):

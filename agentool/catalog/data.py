@@ -176,8 +176,7 @@ class Catalog(TypedDict):
 
 
 def catalog_entry(registry: AgenToolRegistry, name: str) -> CatalogEntry:
-    """The catalog entry of agentool `name`, from the configuration alone (so one that cannot run is
-    described too); `AgenToolNotFoundError` if there is none."""
+    """The catalog entry of agentool `name`, from its configuration (one that cannot run is described)."""
     check_registry(registry)
     config = registry.require(name)
     schema = _input_schema(config)

@@ -86,10 +86,7 @@ def json_block(value: Any) -> str:
 
 
 def markdown_docs(registry: AgenToolRegistry, *, title: str | None = 'AgenTool Registry Documentation') -> str:
-    """Markdown documentation of every agentool in `registry`, sorted by name, in the guide's layout.
-
-    `title` is the level-1 heading; `None` leaves it out.
-    """
+    """Markdown documentation of every agentool in `registry`, sorted by name, under heading `title`."""
     catalog = export_catalog(registry)  # checks the registry
     check_text('title', title, optional=True)
     lines: list[str] = [f'# {escape(title)}', ''] if title else []

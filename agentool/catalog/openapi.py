@@ -57,8 +57,7 @@ def openapi_spec(
     check_text('version', version)
     check_text('description', description, optional=True)
     check_choice('openapi_version', openapi_version, OPENAPI_VERSIONS, why=' (this generator writes no other)')
-    # Each schema is rewritten where it is made, so the rewrite sees schemas only; 3.1 takes them as
-    # pydantic writes them (JSON Schema 2020-12), copied.
+    # Rewritten where each schema is made, so the rewrite sees schemas only; 3.1 takes them as they are.
     dialect: Callable[[dict[str, Any]], dict[str, Any]] = schema_30 if openapi_version == '3.0.0' else dict[str, Any]
     entries = export_catalog(registry)['agentools']
     inputs, outputs, components = _schemas(registry, [entry['name'] for entry in entries])

@@ -85,8 +85,7 @@ def _configure_mcp(parser: argparse.ArgumentParser) -> None:
     http = parser.add_argument_group(
         'streamable-http', 'serving over HTTP at http://HOST:PORT/mcp (only with --transport streamable-http)'
     )
-    # No defaults (None = not given), so options given with stdio are refused, not ignored; each
-    # sets the `HttpOptions` field of its name, which `http_options` maps back to the option.
+    # No defaults (None = not given), so options given with stdio are refused, not ignored.
     number, seconds = {'type': int, 'metavar': 'N'}, {'type': float, 'metavar': 'S'}
     flags: list[tuple[str, str, dict[str, Any]]] = [
         ('--host', 'address to listen on (default: 127.0.0.1, loopback)', {}),
@@ -219,8 +218,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.flush()  # here, so a reader gone away is met below, not at interpreter exit
         return status
     except BrokenPipeError:
-        # The reader left (`agentool show x | head`): like `cat`, stop quietly, with SIGPIPE's status,
-        # stdout at the null device so that the flush at exit does not report it again.
+        # The reader left (`agentool show x | head`): stop quietly like `cat`, stdout at the null device.
         with open(os.devnull, 'wb') as null:
             os.dup2(null.fileno(), sys.stdout.fileno())
         return 141

@@ -151,8 +151,7 @@ class DispatchCapability(AbstractCapability[Any]):
                     if target not in registry:
                         raise unknown_target(rule_name, target, registry.list_names())
                     manager = registry.get_manager(target)
-                    # The JSON text the injector makes of a dict or a model, checked as it checks it (size
-                    # first, then the schema): an input it would refuse is refused here, under `on_invalid`.
+                    # Checked as the injector checks it: an input it would refuse is refused under `on_invalid`.
                     data = serialize_input(target, found.input)
                     operation = manager.operation_of(manager.validate_json(data))
                 except ValueError as error:  # invalid input: refused unread (too large), unreadable, or invalid
@@ -198,7 +197,6 @@ class DispatchCapability(AbstractCapability[Any]):
 
 
 def _sequence_of(value: object, item_type: type) -> bool:
-    """Whether `value` is a list-like (not a string) whose items are all `item_type`s."""
     if not isinstance(value, Sequence) or isinstance(value, str | bytes):
         return False
     return all(isinstance(item, item_type) for item in cast('Sequence[object]', value))

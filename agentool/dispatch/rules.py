@@ -216,8 +216,7 @@ class JsonRule(DispatchRule):
                 operation=operation,
                 candidates=matches,
             )
-        # The object without its `"agentool"` key, whatever that held (`null`, a number...); the text
-        # itself when it had none (the injector validates text on its fast path).
+        # The object without its `"agentool"` key; the text itself when it had none (the fast path).
         return Dispatch(agentool=matches[0], input=value if keyed else text)
 
 
@@ -346,10 +345,7 @@ class PredicateRule(DispatchRule):
 def _too_large(
     rule: DispatchRule, request: DispatchRequest, operations: Mapping[str, Sequence[str]], what: str
 ) -> InputTooLargeError | None:
-    """The error for a prompt over its target's `max_input_bytes` (no target: every candidate's), else `None`.
-
-    A plain mapping (a rule's `match` called in a test) has the default limit.
-    """
+    """The error for a prompt over its target's `max_input_bytes` (no target: every candidate's), else `None`."""
     agentool = cast('str | None', getattr(rule, 'agentool', None))
     limit = operations.max_input_bytes(agentool) if isinstance(operations, Candidates) else DEFAULT_MAX_INPUT_BYTES
     prompt = request.prompt

@@ -27,7 +27,6 @@ class Problem:
     """A misconfiguration: the plugin option at fault and what is wrong."""
 
     key: str
-    """The option of the plugin's configuration (`modules`, `callables`, `include`...)."""
     message: str
 
 
@@ -43,7 +42,6 @@ class Loaded:
     """The files and package folders of the loaded modules (what `mkdocs serve` watches)."""
 
     def report(self, key: str, message: str) -> None:
-        """Record a problem with plugin option `key`."""
         self.problems.append(Problem(key=key, message=message))
 
 
