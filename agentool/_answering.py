@@ -30,7 +30,6 @@ TOOL_CALLING_PROFILE = ModelProfile(
 
 
 Request = tuple[list[ModelMessage], ModelSettings | None, ModelRequestParameters]
-"""A request as `Model.request` takes it: messages, settings, parameters."""
 Answer = tuple[ModelResponse, 'list[ModelResponseStreamEvent] | bool', ModelRequestParameters]
 """A response, what a stream of it replays (`replay_events`), and the parameters it answered."""
 

@@ -64,10 +64,8 @@ class SessionTable:
     idle_timeout: float
     sessions: OrderedDict[str, _Session] = field(default_factory=OrderedDict[str, _Session])
     per_client: Counter[Client] = field(default_factory=Counter[Client])
-    evicted: int = 0
-    """How many idle sessions were closed to make room for new ones."""
-    refused: int = 0
-    """How many new sessions were refused (`SessionLimitError`)."""
+    evicted: int = 0  # idle sessions closed to make room
+    refused: int = 0  # new sessions refused (`SessionLimitError`)
 
     @property
     def open(self) -> int:

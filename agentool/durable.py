@@ -68,10 +68,7 @@ _UNIT_POLICY = Policy(surface='direct', typed_errors=False)
 
 
 def unit_key() -> str | None:
-    """The key of the durable unit running this operation, the same on every re-execution of it.
-
-    `None` outside a unit. A tool records it with its side effect and skips the effect when it is there.
-    """
+    """The key of the durable unit running this operation, the same on every re-execution; else `None`."""
     return _unit_key.get()
 
 
@@ -79,10 +76,7 @@ def unit_key() -> str | None:
 class AgenToolDurability(AbstractCapability[Any]):
     """Makes every agentool operation of the agent's runs one durable unit of the run's engine.
 
-    Args:
-        unit_key: The engine's key of the running unit (the engine modules pass theirs).
-        unit_failure: What the unit raises for a typed agentool error, when the engine needs its
-            own form to carry the error's type and details (by default the error itself).
+    `unit_key` and `unit_failure` are the engine's (`UnitKey`, `UnitFailure`); the engine modules pass theirs.
     """
 
     id: str | None = CAPABILITY_ID

@@ -48,7 +48,6 @@ class ExposedOperation:
     name: str
     """The tool name clients call it by (`{prefix}{agentool}{separator}{operation}`)."""
     route: Route
-    """The route, with the operation's metadata (read_only, destructive, max_output_chars, ...)."""
     manager: AgenToolManager
 
     @property

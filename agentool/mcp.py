@@ -158,8 +158,7 @@ def serve(
 ) -> None:
     """Import `modules` (which register agentools), then serve the registry over MCP until SIGINT or SIGTERM.
 
-    What `agentool mcp --import MODULE` runs; `server_options` go to `create_mcp_server`, and
-    errors are theirs and `agentool.mcp_http.serve_http`'s.
+    What `agentool mcp --import MODULE` runs; `server_options` (and errors) as `create_mcp_server`'s.
     """
     _check_server_options(server_options)
     _check_transport(transport, http)

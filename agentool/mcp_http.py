@@ -320,7 +320,7 @@ async def serve_http(
 
     Once listening, `announce` gets a line with the URL (by default on stderr) and `task_status` the
     URL: `await task_group.start(serve_http, server, options)` returns when clients can connect.
-    Raises as `http_app`, and `ServingError` when the address cannot be listened on.
+    `UnsafeServingError` as the module says; `ServingError` when the address cannot be listened on.
     """
     with without_working_directory():  # nothing the server imports comes from the working directory
         import uvicorn

@@ -43,8 +43,7 @@ def capabilities(
 ) -> list[AbstractCapability[Any]]:
     """`PrefectDurability` (or `durability`, configured otherwise) and `AgenToolDurability`.
 
-    The operation's task keeps pydantic-ai's default config (no task retries: `Route.retries` retries
-    inside the task).
+    The operation's task keeps pydantic-ai's default config: `Route.retries` retries inside it.
     """
     check_instance('durability', durability, PrefectDurability, optional=True)
     return [

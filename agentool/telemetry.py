@@ -165,9 +165,7 @@ def operation_span(
 ) -> AbstractContextManager[Span]:
     """Run the block inside a gen_ai span `execute_tool {agentool}.{operation}`, measured.
 
-    The telemetry guide gives the span's attributes and the `agentool.operation.*` instruments.
-    `tracer` and `meter_provider` replace the global ones; `attributes` are extra span attributes,
-    never the span's own. Arguments are checked on every call, traced or not.
+    The telemetry guide gives its attributes and instruments; `attributes` add to them, never replace.
     """
     check_text('agentool', agentool)
     check_text('operation', operation)

@@ -114,7 +114,6 @@ class CatalogTool(TypedDict):
     parameter_types: dict[str, str]
     return_type: str | None
     operations: list[str]
-    """The operations routed to this tool."""
 
 
 class CatalogEntry(TypedDict):
@@ -261,11 +260,7 @@ def export_catalog(registry: AgenToolRegistry) -> Catalog:
 
 
 def search(registry: AgenToolRegistry, tags: Sequence[str] | None = None, name_pattern: str | None = None) -> list[str]:
-    """Names of the agentools that match every criterion given, sorted.
-
-    `tags` matches an agentool carrying any of them (on itself or a route). `name_pattern` is a
-    case-insensitive substring, or a shell pattern when it contains `*`, `?` or `[`.
-    """
+    """Names of the agentools that match every criterion given, sorted (see "The registry" page)."""
     check_registry(registry)
     wanted: set[str] = set() if tags is None else set(check_string_or_strings('tags', tags))
     check_text('name_pattern', name_pattern, optional=True)

@@ -26,7 +26,6 @@ OpenAPIVersion = Literal['3.0.0', '3.1.0']
 OPENAPI_VERSION: OpenAPIVersion = '3.0.0'
 """The default OpenAPI version, the architecture guide's."""
 OPENAPI_VERSIONS: tuple[OpenAPIVersion, ...] = get_args(OpenAPIVersion)
-"""The versions the generator writes."""
 
 _REF_PREFIX = '#/components/schemas/'
 _ERROR_SCHEMA: dict[str, Any] = {

@@ -21,7 +21,6 @@ from .._terminal import error_line, terminal_safe
 __all__ = ('main', 'Command', 'COMMANDS', 'CLIError', 'UsageError')
 
 MAX_ERROR_LINE = 1900
-"""The longest error line the command writes."""
 
 
 class CLIError(Exception):

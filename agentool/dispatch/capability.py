@@ -44,7 +44,6 @@ class DispatchCounts:
     errors: int = 0
     """Turns a rule claimed that ended in a typed error."""
     by_rule: Mapping[str, int] = field(default_factory=dict[str, int])
-    """Dispatched turns per rule name."""
 
 
 class _Counter:
@@ -79,10 +78,9 @@ class _Counter:
 
 @dataclass
 class DispatchCapability(AbstractCapability[Any]):
-    """Answer a turn with an agentool when a rule claims it; otherwise let the model answer.
+    """Answer a turn with an agentool when a rule claims it (the first to); otherwise let the model answer.
 
-    The first rule that returns a `Dispatch` wins; its answer is validated into the agent's
-    `output_type` (`DispatchOutputError`). Output validators and run hooks do not run for it.
+    The answer is validated into the agent's `output_type`; the dispatch guide gives the rest.
     """
 
     rules: Sequence[DispatchRule]

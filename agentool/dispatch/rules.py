@@ -123,11 +123,7 @@ class Dispatch:
 
 @dataclass(frozen=True, kw_only=True)
 class DispatchRule(ABC):
-    """Base of every rule: a name for telemetry and counters, and the choice on invalid input.
-
-    A rule of your own implements `match`; its name defaults to its class name in snake case,
-    without a trailing `Rule` (`class TicketRule` is `'ticket'`).
-    """
+    """Base of every rule (a rule of your own implements `match`; the dispatch guide shows how)."""
 
     name: str = ''
     """Shown in spans, counters and errors; a rule derives one from its settings (or its class) when empty."""
@@ -164,11 +160,7 @@ class DispatchRule(ABC):
 
 @dataclass(frozen=True, kw_only=True)
 class JsonRule(DispatchRule):
-    """A prompt that is a JSON object goes to `agentool`, else to the one it names.
-
-    Without `agentool`, the object names its target under the key `"agentool"` or by an operation
-    exactly one candidate has; anything else is declined.
-    """
+    """A prompt that is a JSON object goes to `agentool`, else to the one it names (the dispatch guide)."""
 
     agentool: str | None = None
     operation_field: str = 'operation'
@@ -226,10 +218,9 @@ Parser = Callable[[re.Match[str]], Mapping[str, Any] | BaseModel | str | None]
 
 @dataclass(frozen=True, kw_only=True)
 class CommandRule(DispatchRule):
-    """A command such as `/status 123`, matched by a regex or a prefix, parsed into the agentool's input.
+    """A command such as `/status 123`, matched by `pattern` or `prefix`, parsed into the agentool's input.
 
-    Give `pattern` (matched against the whole stripped prompt; named groups become input fields) or
-    `prefix` (the rest of the prompt is the group `args`; without `parse` it takes no arguments).
+    The dispatch guide gives what each form claims and passes on.
     """
 
     agentool: str
