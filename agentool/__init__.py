@@ -1,9 +1,7 @@
 """agentool: deterministic, typed tool routing on pydantic-ai.
 
-`import agentool` first checks that the installed pydantic-ai is a supported release (raising
-`PydanticAIVersionError` if not; see `agentool._compat`), then installs one documented hook (see
-`agentool.model_strings`) so that `Agent('agentool:NAME')` resolves. `agentool.testing` and
-`agentool.mcp` are not imported here; `docs/architecture.md` maps the layers.
+`import agentool` checks the installed pydantic-ai release (`agentool._compat`), then installs the
+`agentool:NAME` model-string hook (`agentool.model_strings`); `docs/architecture.md` maps the layers.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """Pydantic-ai `Model`s that answer each request in one step, streamed or not.
 
-A `OneStepModel` (`CassetteModel`) writes only `_answer`, an `AnsweringModel` (`AgenToolModel`,
-`agentool.testing.AgentDouble`) only `_respond`; a stream replays the answer
-(`CompletedStreamedResponse`).
+A `OneStepModel` writes only `_answer`, an `AnsweringModel` only `_respond`; a stream replays the
+answer (`CompletedStreamedResponse`).
 """
 
 from __future__ import annotations
@@ -31,7 +30,6 @@ TOOL_CALLING_PROFILE = ModelProfile(
 
 
 Request = tuple[list[ModelMessage], ModelSettings | None, ModelRequestParameters]
-"""A request as `Model.request` takes it: messages, settings, parameters."""
 Answer = tuple[ModelResponse, 'list[ModelResponseStreamEvent] | bool', ModelRequestParameters]
 """A response, what a stream of it replays (`replay_events`), and the parameters it answered."""
 

@@ -1,7 +1,6 @@
 """Bounded text for errors: quoting what a caller sent, cut short, and "did you mean" suggestions.
 
-Re-exported by `agentool.errors`, whose `AgenToolError` bounds its message and `details` with
-`bounded_message` and `Budget`.
+Re-exported by `agentool.errors`, whose `AgenToolError` bounds its text with these.
 """
 
 from __future__ import annotations

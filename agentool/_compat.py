@@ -1,9 +1,8 @@
 """The supported pydantic-ai releases, and the one place where their differences may live.
 
 The floor, 2.60.0, is the first release where a retried tool call comes back as
-`ToolReturnPart(outcome='retried')`. Through the newest tested release (`.ci/matrix.py`) nothing
-branches on the version; a shim for a changed seam goes here, its canary in tests/test_compat.py.
-Importing this module checks the installed release (`PydanticAIVersionError`).
+`ToolReturnPart(outcome='retried')`. A shim for a changed seam goes here, its canary in
+tests/test_compat.py. Importing this module checks the installed release.
 """
 
 from __future__ import annotations
@@ -41,10 +40,7 @@ _PRE_RELEASE = re.compile(r'\d+\.\d+(?:\.\d+)?[-_.]?(?:a|b|c|rc|alpha|beta|pre|p
 
 
 def check_pydantic_ai(version: str = PYDANTIC_AI_VERSION) -> None:
-    """Raise `PydanticAIVersionError` unless `version` is within `SUPPORTED`.
-
-    As for the requirement, a pre-release or dev release of the floor (`2.60.0rc1`) comes before it.
-    """
+    """Raise `PydanticAIVersionError` unless `version` is within `SUPPORTED` (`2.60.0rc1` is not)."""
     parsed = parse_version(version)
     if parsed is None or not MINIMUM <= parsed < BELOW or (parsed == MINIMUM and _PRE_RELEASE.match(version)):
         raise PydanticAIVersionError(

@@ -1,9 +1,7 @@
 """Who may reach the MCP HTTP app and how fairly: loopback, Host/Origin, tokens, session limits, a graceful stop.
 
-`is_loopback`, `transport_security` and `StaticTokens` configure the SDK's own checks. The SDK
-keeps every session up to a cap, so one client opening sessions in a loop could lock out every
-other: `HttpGuard` admits each new session by the fair rules of the MCP guide (a client at its
-share, or a full server, recycles the idlest session of whoever holds the most, else is refused).
+`is_loopback`, `transport_security` and `StaticTokens` configure the SDK's own checks; `HttpGuard`
+admits each new session by the fair rules of the MCP guide, so no client can lock out the others.
 """
 
 from __future__ import annotations
@@ -66,10 +64,8 @@ class SessionTable:
     idle_timeout: float
     sessions: OrderedDict[str, _Session] = field(default_factory=OrderedDict[str, _Session])
     per_client: Counter[Client] = field(default_factory=Counter[Client])
-    evicted: int = 0
-    """How many idle sessions were closed to make room for new ones."""
-    refused: int = 0
-    """How many new sessions were refused (`SessionLimitError`)."""
+    evicted: int = 0  # idle sessions closed to make room
+    refused: int = 0  # new sessions refused (`SessionLimitError`)
 
     @property
     def open(self) -> int:
@@ -121,8 +117,7 @@ class SessionTable:
 
 
 class HttpGuard:
-    """ASGI middleware in front of the SDK's app: the session rules above, `allowed_origins`, and
-    idle sessions closed at shutdown; everything else passes through."""
+    """ASGI middleware in front of the SDK's app: session limits, `allowed_origins`, a graceful stop."""
 
     def __init__(
         self,
@@ -402,8 +397,7 @@ def is_loopback(host: str) -> bool:
 def transport_security(host: str, port: int) -> TransportSecuritySettings | None:
     """Host and Origin checks for a loopback `host` listening on `port` (`0`: any port); `None` elsewhere.
 
-    The SDK turns its checks on only for the exact strings `127.0.0.1`, `localhost` and `::1`;
-    every other spelling of loopback (`127.0.0.2`, `LOCALHOST`) would let a rebound page through.
+    The SDK checks only the exact strings `127.0.0.1`, `localhost` and `::1`, not `127.0.0.2`.
     """
     from mcp.server.transport_security import TransportSecuritySettings
 

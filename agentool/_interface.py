@@ -1,8 +1,7 @@
 """One exposed operation as a tool: its arguments schema, argument validation, output schema and text.
 
-Shared by the LLM toolset and the MCP server. The arguments are the catalog's fields for the
-operation (the surface fills in the operation field); a call is refused here exactly when
-`agent.run` refuses the same input, with the same list of failing fields.
+Shared by the LLM toolset and the MCP server: a call is refused here exactly when `agent.run`
+refuses the same input, with the same failing fields.
 """
 
 from __future__ import annotations
@@ -75,10 +74,7 @@ class OperationInterface:
         )
 
     def validate(self, arguments: Mapping[str, Any], *, context: Any = None) -> BaseModel:
-        """The agentool's validated input; pydantic's `ValidationError` lists every failing field.
-
-        `InvalidInputError` for an input over `max_input_bytes`, or one JSON cannot carry.
-        """
+        """The agentool's validated input: `ValidationError` lists every failing field, else `InvalidInputError`."""
         manager = self.exposed.manager
         # The operation field is the surface's to set; everything else is checked as `agent.run` checks it.
         surface: list[dict[str, Any]] = []
@@ -86,8 +82,7 @@ class OperationInterface:
             value = arguments[self._operation_key]
             surface.append({'type': 'extra_forbidden', 'loc': [self._operation_key], 'msg': _EXTRA, 'input': value})
         data = {**arguments, self._operation_key: self.exposed.operation}
-        # The size a run measures: the JSON text `injector.run` makes of this dict, in UTF-8 bytes; over the
-        # limit, or not JSON at all, the manager and `serialize_input` raise exactly the error the run raises.
+        # Measured as a run measures it, so over the limit, or not JSON, raises the run's own error.
         try:
             text = to_json(data, by_alias=True, fallback=serialize_fallback)
         except PydanticSerializationError:
@@ -113,9 +108,8 @@ class OperationInterface:
         return validated
 
     def _as_sent(self, error: dict[str, Any], arguments: Mapping[str, Any]) -> dict[str, Any]:
-        # An error about the whole object (a missing field, a model validator) quotes the object pydantic
-        # validated: the caller's arguments plus the operation this surface filled in. A retry prompt
-        # must quote only what the model sent: the filled-in key is left out (or is the model's own value).
+        # An error about the whole object quotes what pydantic validated, with the operation this surface
+        # filled in: a retry prompt must quote only what the model sent.
         loc, given = tuple(error['loc']), error.get('input')
         whole = loc == () or (len(loc) == 1 and error['type'] == 'missing')
         if whole and isinstance(given, dict) and self._operation_key in given:
@@ -143,8 +137,7 @@ class OperationInterface:
         )
 
     def validation_error(self, error: InvalidInputError) -> ValidationError:
-        """`error` as pydantic's `ValidationError` (one error of type `input_too_large` and the like, without
-        the input, which may be too large to repeat), for a surface that reports only those (the toolset)."""
+        """`error` as pydantic's `ValidationError` (type `input_too_large` and the like, without the input)."""
         kind = re.sub(r'(?<=[a-z])(?=[A-Z])', '_', type(error).__name__.removesuffix('Error')).lower()
         details = cast('dict[str, Any]', to_jsonable_python(error.details))
         custom = PydanticCustomError(cast(LiteralString, kind), cast(LiteralString, error.message), details)
@@ -169,14 +162,12 @@ class OperationInterface:
         return {RESULT_KEY: jsonable} if self.output_wrapped else jsonable
 
     def check_json(self, value: Any) -> None:
-        """Raise `OutputError` when the output holds a float JSON has no number for (infinite or NaN), which
-        a client would reject as not fitting the published output schema."""
+        """Raise `OutputError` when the output holds an infinite or NaN float, which no client would accept."""
         check_json_numbers(value, agentool=self.exposed.agentool, operation=self.exposed.operation)
 
 
 def check_json_numbers(value: Any, *, agentool: str, operation: str | None) -> None:
-    """Raise `OutputError` naming `agentool` and `operation` when `value` cannot be carried as JSON
-    (an infinite or NaN float, or a value that cannot be serialised at all)."""
+    """Raise `OutputError` when `value` cannot be carried as JSON (an infinite or NaN float, say)."""
     if isinstance(value, str):
         return
     try:

@@ -13,11 +13,7 @@ from .errors import ConfigurationError
 
 
 def import_modules(modules: object, *, option: str = 'modules') -> None:
-    """Import each of `modules` (a list of names; a lone string is refused, it is not a list).
-
-    A module that cannot be imported, whatever it raised, is a `ConfigurationError` whose `details`
-    have `module` and `cause`.
-    """
+    """Import each of `modules`; a failure, whatever it raised, is a `ConfigurationError`."""
     for module in check_strings(option, modules):
         try:
             importlib.import_module(module)
@@ -30,10 +26,7 @@ def import_modules(modules: object, *, option: str = 'modules') -> None:
 
 @contextmanager
 def without_working_directory() -> Generator[None]:
-    """`sys.path` without the working directory inside the block, for the server's own imports.
-
-    An optional dependency the server probes for (`httptools`) must never be a `./httptools.py`.
-    """
+    """`sys.path` without the working directory inside the block: `httptools` is never `./httptools.py`."""
     here = os.getcwd()
     saved = list(sys.path)
     sys.path[:] = [entry for entry in saved if entry not in ('', '.', here)]

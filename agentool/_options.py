@@ -1,8 +1,7 @@
 """The one family of option checks: each refuses a value with a `ConfigurationError` naming the option.
 
-Run only where a value enters (`create_agentool`, `AgenToolConfig`, `Route`, the registry, serving
-options, the CLI); code given a checked value does not check it again. Every message reads
-`OPTION must be EXPECTED; got VALUE`, the value quoted and bounded.
+Run only where a value enters; code given a checked value does not check it again. Every message
+reads `OPTION must be EXPECTED; got VALUE`, the value quoted and bounded.
 """
 
 from __future__ import annotations
@@ -243,10 +242,7 @@ def check_url_path(option: str, value: object) -> None:
 
 
 def check_origins(option: str, value: object) -> None:
-    """Refuse unless `value` is a tuple or list of what browsers send as `Origin`.
-
-    One with a path, a query or credentials would never match a request, refusing every browser.
-    """
+    """Refuse unless `value` is a tuple or list of what browsers send as `Origin` (no path or query)."""
     example = "origins such as 'https://app.example.com'"
     if not isinstance(value, tuple | list):
         raise refuse(option, f'a tuple of {example}', value)

@@ -61,8 +61,7 @@ class SafeLogRecords(logging.Filter):
 
 
 def _traceback(error: TracebackException) -> list[str]:
-    """`error`'s traceback as `traceback` writes it, each line terminal-safe; an exception's text is
-    escaped whole (its line breaks too), so it never starts a line that reads as another log record."""
+    """`error`'s traceback, terminal-safe; its text escaped whole, so no line reads as another record."""
     lines: list[str] = []
     if error.__cause__ is not None:
         lines += [*_traceback(error.__cause__), '', _CAUSE, '']

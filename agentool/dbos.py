@@ -1,9 +1,7 @@
 """Durable agentools on DBOS (`pip install 'agentool[dbos]'`): each operation a journaled step.
 
-`durable(name)` builds an agentool's agent, `launch()` starts DBOS (SQLite embedded or Postgres
-shared), `run` and `enqueue` run it as a workflow; an LLM agent takes `capabilities()` and
-`register(agent)`. Agents are found by name on recovery: register them before `launch()`. The
-scaling-out guide shows each step.
+`durable(name)` builds the agent, `launch()` starts DBOS, `run`/`enqueue` run it as a workflow;
+agents are found by name on recovery, so register them before `launch()` (the scaling-out guide).
 """
 
 from __future__ import annotations
@@ -82,13 +80,12 @@ QUEUE_NAME = 'agentool'
 _agents: dict[str, AbstractAgent[Any, Any]] = {}
 _answers: dict[str, _Answer] = {}  # by agent name: how `run` answers the agents `durable` built
 _OPERATION = CapabilityOperationId(CAPABILITY_ID, operation=OPERATION_NAME)
-_launched_with: dict[str, Any] = {}
-"""The settings of the launch in effect (empty until `launch`, and after `shutdown`)."""
+_launched_with: dict[str, Any] = {}  # the launch in effect; empty before `launch`, after `shutdown`
 
 
 @contextmanager
 def _needs_launch(function: str) -> Generator[None]:
-    """Turn DBOS's error for a call made before DBOS runs into a `ConfigurationError` saying what to do."""
+    """DBOS's error for a call before `launch` as a `ConfigurationError` saying what to do."""
     try:
         yield
     except _dbos_errors.DBOSException as error:
@@ -102,8 +99,7 @@ def _needs_launch(function: str) -> Generator[None]:
 
 
 def unit_key() -> str | None:
-    """DBOS's identity of the step running now (`workflow id:step id`), `None` outside a step (in an
-    operation, what `agentool.durable.unit_key()` gives)."""
+    """DBOS's identity of the step running now (`workflow id:step id`), `None` outside a step."""
     workflow_id, step_id = DBOS.workflow_id, DBOS.step_id
     return None if workflow_id is None or step_id is None else f'{workflow_id}:{step_id}'
 
@@ -111,10 +107,9 @@ def unit_key() -> str | None:
 def capabilities(
     *, step_config: StepConfig | None = None, registry: AgenToolRegistry | None = None
 ) -> list[AbstractCapability[Any]]:
-    """The capabilities that make an agent durable on DBOS: `DBOSDurability` and `AgenToolDurability`.
+    """`DBOSDurability` and `AgenToolDurability`: what makes an agent durable on DBOS.
 
     Tool calls run one at a time, so a recovered workflow's steps come in the same order.
-    `step_config` applies to the operation steps (retries).
     """
     check_instance('step_config', step_config, dict, optional=True)
     return [
@@ -137,8 +132,7 @@ def register(agent: AbstractAgent[Any, Any]) -> AbstractAgent[Any, Any]:
 def durable(
     name: str, *, registry: AgenToolRegistry | None = None, step_config: StepConfig | None = None, **agent_kwargs: Any
 ) -> AbstractAgent[Any, Any]:
-    """Agentool `name`'s agent with DBOS durability, registered for `run`, `enqueue` and recovery
-    (`run` answers it lean in the workflow, its operation the one DBOS step)."""
+    """Agentool `name`'s agent with DBOS durability, registered for `run`, `enqueue` and recovery."""
     registry, extra = engine_options(registry, agent_kwargs)
     caps = [*capabilities(step_config=step_config, registry=registry), *extra]
     agent = register(build_agent(name, registry, capabilities=caps, **agent_kwargs))
@@ -183,16 +177,12 @@ async def launch(
     """Configure DBOS and launch it; pending workflows of this executor are recovered now.
 
     Args:
-        database: A path (SQLite) or a database URL; by default `default_database_path()`.
-        executor_id: This process's identity among workers sharing a Postgres database; DBOS
-            recovers the workflows of the executor that restarts with the same id.
-        application_version: Only workflows of the same version are recovered; keep it stable
-            across restarts of the same code.
+        database: A path (SQLite) or a database URL (`database_url`).
+        executor_id: This worker's identity; a restart with the same id recovers its workflows.
+        application_version: Only workflows of the same version are recovered: keep it stable.
         worker_concurrency: How many queued runs this process works on at once (`None`: no limit).
-        polling_interval: How often (seconds) this worker looks for queued runs.
 
-    Raises:
-        ConfigurationError: a bad option (named); DBOS launched already with other settings, or failed to start.
+    `ConfigurationError` for a bad option, DBOS launched with other settings, or a failed start.
     """
     check_text('app_name', app_name)
     check_text('application_version', application_version)
@@ -245,14 +235,9 @@ async def launch(
 
 
 async def recover(executor_ids: Sequence[str]) -> list[str]:
-    """Resume, in this process, the pending workflows of workers that died; returns their workflow ids.
-
-    Without DBOS Conductor, pending workflows are recovered only when a worker with their executor
-    id restarts; this moves them to a live worker instead. Completed steps are not run again.
-    """
-    # DBOS's own recovery entry point (its admin endpoint's): unlike the public `resume_workflow`,
-    # it re-enqueues a workflow only while it is still pending on a dead executor, so two workers
-    # recovering the same executor cannot both run it (tests/test_durable_workers.py).
+    """Resume, in this process, the pending workflows of workers that died; returns their workflow ids."""
+    # DBOS's own recovery entry point: unlike `resume_workflow`, it re-enqueues a workflow only while
+    # it is pending on a dead executor, so two workers recovering it cannot both run it.
     executors = check_strings('executor_ids', executor_ids)
     with _needs_launch('recover'):
         handles = await anyio.to_thread.run_sync(
@@ -282,8 +267,8 @@ async def _run_workflow(agent_name: str, prompt: str) -> Any:
 
 @dataclass(frozen=True)
 class _Answer:
-    """How `run` answers a `durable(name)` agent: its operation is the one journaled step, named as
-    the agent's capability step; its model requests run in the workflow, unjournaled."""
+    """How `run` answers a `durable(name)` agent: its operation the one journaled step, named as
+    the capability's; its model requests run in the workflow, unjournaled."""
 
     agent: AbstractAgent[Any, Any]
     options: StepOptions
@@ -301,11 +286,8 @@ async def run(agent: AbstractAgent[Any, Any], prompt: str, *, workflow_id: str |
     """Run `agent` on `prompt` as a durable workflow and return its output.
 
     Run again with the same `workflow_id`, it returns the recorded output (or waits for the workflow
-    being recovered) instead of running twice.
-
-    Raises:
-        ConfigurationError: DBOS is not running in this process yet (call `launch` first); an
-            argument of the wrong type; or `workflow_id` is the id of a run of another agent or prompt.
+    being recovered) instead of running twice. `ConfigurationError` before `launch`, for a wrong
+    argument, or for a `workflow_id` another run took.
     """
     name = _checked(agent, prompt, workflow_id)
     with _needs_launch('run'):
@@ -328,7 +310,7 @@ async def enqueue(
 
 
 def _checked(agent: AbstractAgent[Any, Any], prompt: str, workflow_id: str | None) -> str:
-    """The name of `agent` (registered now); `ConfigurationError` for an argument of the wrong type."""
+    """The name of `agent`, registered now."""
     check_instance('agent', agent, AbstractAgent)
     check_text('prompt', prompt)
     check_text('workflow_id', workflow_id, optional=True, blank=False)
@@ -364,11 +346,7 @@ async def _start(name: str, prompt: str, *, workflow_id: str | None) -> Workflow
 
 
 class _QuietInputErrors(logging.Filter):
-    """DBOS's record of a workflow that ended with a typed input error: one INFO line, no traceback.
-
-    DBOS logs every failed workflow at ERROR with its traceback. A rejected input is the caller's
-    answer (`run` raises it), not a failure of the worker, so it is shown only at INFO.
-    """
+    """DBOS's record of a workflow failed by a typed input error (the caller's answer): one INFO line."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         error = record.exc_info[1] if record.exc_info else None
@@ -381,14 +359,12 @@ class _QuietInputErrors(logging.Filter):
 
 
 def _quiet_input_errors() -> None:
-    """Install the filter on DBOS's logger (idempotent)."""
     logger = logging.getLogger('dbos')
     if not any(isinstance(existing, _QuietInputErrors) for existing in logger.filters):
         logger.addFilter(_QuietInputErrors())
 
 
 def _safe_url(url: str) -> str:
-    """`url` with its password hidden, for messages."""
     try:
         return make_url(url).render_as_string(hide_password=True)
     except ArgumentError:  # not parsable: only its scheme
@@ -396,9 +372,8 @@ def _safe_url(url: str) -> str:
 
 
 def _sqlite_engine_kwargs(url: str) -> dict[str, Any] | None:
-    # DBOS on Python 3.12+ stamps rows with SQLite's `unixepoch('subsec')`, which SQLite before 3.42
-    # (the system library of many Linux distributions) evaluates to NULL, so DBOS fails to launch.
-    # Its connections get a `unixepoch` that understands the modifier; nothing else changes.
+    # DBOS on Python 3.12+ stamps rows with `unixepoch('subsec')`, which SQLite before 3.42 (many
+    # Linux distributions') evaluates to NULL: its connections get a `unixepoch` that understands it.
     if not url.startswith('sqlite') or sys.version_info < (3, 12) or sqlite3.sqlite_version_info >= (3, 42):
         return None
     database = make_url(url).database or ':memory:'

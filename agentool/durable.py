@@ -1,13 +1,8 @@
 """Durable agentool operations on any pydantic-ai durability engine (DBOS, Temporal, Prefect).
 
-`AgenToolDurability()`, next to the engine's capability, makes each agentool operation of a run in
-the engine's workflow (a routed call, an `AgenToolToolset` tool, `injector.call`) one durable unit
-through pydantic-ai's `@durable_operation`: after a crash, a completed unit's result is replayed. A
-unit that crashed after its side effect runs again: `unit_key()` makes such tools idempotent.
-
-The unit's persisted name (`OPERATION_NAME` within `CAPABILITY_ID`) is
-`{agent name}__capability__agentool.operation` on DBOS, `agent__{agent name}__capability__agentool__operation`
-on Temporal and `Capability: agentool.operation` on Prefect: renaming either strands in-flight workflows.
+`AgenToolDurability()`, next to the engine's capability, makes each agentool operation of a run
+one durable unit (pydantic-ai's `@durable_operation`); the scaling-out guide gives the persisted
+names (`OPERATION_NAME` within `CAPABILITY_ID`: renaming either strands in-flight workflows).
 """
 
 from __future__ import annotations
@@ -61,24 +56,19 @@ UnitKey = Callable[[], str | None]
 UnitFailure = Callable[[AgenToolError], BaseException]
 """The exception a unit raises for a typed agentool error (Temporal: a non-retryable `ApplicationError`)."""
 
-_IN_WORKFLOW = {'temporal': False, 'prefect': False}
-"""Tool metadata that keeps a function tool out of Temporal activities and Prefect tasks (pydantic-ai's keys)."""
+_IN_WORKFLOW = {'temporal': False, 'prefect': False}  # pydantic-ai's keys: no activity, no task
 
 _unit_key: ContextVar[str | None] = ContextVar('agentool_unit_key', default=None)
 _caller: ContextVar[AgenToolInjector | None] = ContextVar('agentool_durable_caller', default=None)
+# The unit's validated input and its tool's context, for an engine running the unit in this process.
 _input: ContextVar[tuple[BaseModel, RunContext[Any]] | None] = ContextVar('agentool_durable_input', default=None)
-"""The unit's validated input and its tool's context, for an engine running the unit in this process."""
 
 _UNIT_POLICY = Policy(surface='direct', typed_errors=False)
 """A unit's call elsewhere: traced only inside a trace in progress; a `ModelRetry` reaches the engine as raised."""
 
 
 def unit_key() -> str | None:
-    """The key of the durable unit running this operation, the same on every re-execution of it.
-
-    `None` outside a unit. A tool records it with its side effect (in one transaction) and skips
-    the effect when the key is already there.
-    """
+    """The key of the durable unit running this operation, the same on every re-execution; else `None`."""
     return _unit_key.get()
 
 
@@ -86,14 +76,7 @@ def unit_key() -> str | None:
 class AgenToolDurability(AbstractCapability[Any]):
     """Makes every agentool operation of the agent's runs one durable unit of the run's engine.
 
-    Args:
-        registry: Where the manager tool's agentools are registered; by default the one in effect.
-        unit_key: The engine's key of the running unit (the engine modules pass theirs).
-        unit_failure: What the unit raises for a typed agentool error, when the engine needs it in its
-            own form to carry the error's type and details (by default the error itself).
-
-    Raises:
-        ConfigurationError: an option of the wrong type, named in the error.
+    `unit_key` and `unit_failure` are the engine's (`UnitKey`, `UnitFailure`); the engine modules pass theirs.
     """
 
     id: str | None = CAPABILITY_ID
@@ -115,11 +98,7 @@ class AgenToolDurability(AbstractCapability[Any]):
     async def wrap_model_request(
         self, ctx: RunContext[Any], *, request_context: ModelRequestContext, handler: WrapModelRequestHandler
     ) -> ModelResponse:
-        """An agentool's own model answers here, unjournaled; an LLM's requests pass through.
-
-        Its answer is a deterministic function of the messages, which a recovery rebuilds from the
-        journaled operations; skipping the handler skips the engine's model-request unit.
-        """
+        """An agentool's own model answers here, unjournaled (recovery rebuilds its messages); an LLM's pass."""
         model = request_context.model
         if not isinstance(model, AgenToolModel) or request_context.streaming:
             return await handler(request_context)
@@ -128,14 +107,12 @@ class AgenToolDurability(AbstractCapability[Any]):
         )
 
     async def resolve_model_id(self, ctx: ModelResolutionContext[Any], *, model_id: str) -> Model | None:
-        """`agentool:NAME` as the agentool's model where the engine rebuilds the run's model from its
-        id (a Temporal activity), which pydantic-ai's `infer_model` does not know."""
+        """`agentool:NAME` as the agentool's model where the engine rebuilds a model from its id."""
         name = parse_model_id(model_id)
         return None if name is None else AgenToolModel(name, registry=self.registry)
 
     async def prepare_tools(self, ctx: RunContext[Any], tool_defs: list[ToolDefinition]) -> list[ToolDefinition]:
-        """The manager tool runs in the workflow, its operation the unit: not as a Temporal activity
-        or Prefect task of its own (no `unit_key()`, another persisted name)."""
+        """The manager tool runs in the workflow (its operation is the unit), not as an activity or task."""
         return [
             replace(tool_def, metadata={**(tool_def.metadata or {}), **_IN_WORKFLOW})
             if tool_def.name == MANAGER_TOOL_NAME
@@ -187,8 +164,7 @@ UnitRunner = Callable[
 def engine_options(
     registry: AgenToolRegistry | None, agent_kwargs: dict[str, Any]
 ) -> tuple[AgenToolRegistry, list[AbstractCapability[Any]]]:
-    """The registry in effect and the further capabilities (out of `agent_kwargs`), checked: what
-    each engine's `durable(name, ...)` starts from."""
+    """The registry in effect and the extra capabilities popped from `agent_kwargs`, checked."""
     check_instance('registry', registry, AgenToolRegistry, optional=True)
     extra = check_instances('capabilities', agent_kwargs.pop('capabilities', ()), AbstractCapability)
     return (get_registry() if registry is None else registry), extra
@@ -211,8 +187,8 @@ async def run_unit(
     registry: AgenToolRegistry | None = None,
     unit_key: UnitKey | None = None,
 ) -> Any:
-    """The body of a durable unit: run one operation (its input as JSON text) with `unit_key()` set,
-    retrying the tool's own exception `retries` times (`Route.retries`, idempotent routes)."""
+    """The body of a durable unit: one operation with `unit_key()` set, retrying the tool's own
+    exception `retries` times (`Route.retries`)."""
     key = _unit_key.set(None if unit_key is None else unit_key())
     try:
         # Calls made inside the unit belong to it: they run directly (engines cannot nest units).
@@ -236,8 +212,7 @@ async def _run(
         injector = _caller.get()
         return await (get_injector() if injector is None else injector).call(agentool, input)
     manager = (get_registry() if registry is None else registry).get_manager(agentool)
-    # In this process the caller's input model itself, which the JSON text may not restore
-    # exactly (a masked `SecretStr`, an excluded field), and the caller's context.
+    # In this process the caller's own input model, which the JSON may not restore (a `SecretStr`).
     given = _input.get()
     if given is not None:
         return await manager.execute(given[1], given[0])
@@ -249,8 +224,7 @@ async def _run(
 
 @dataclass(frozen=True)
 class UnitDispatcher:
-    """A durable run's dispatcher: hands each operation to `run`, one durable unit each; `run_ctx`
-    is the run's context (or `None`), for calls that come with none (`injector.call`)."""
+    """A durable run's dispatcher: each operation to `run`, one unit each; `run_ctx` for calls without one."""
 
     run: UnitRunner
     run_ctx: RunContext[Any] | None
@@ -264,8 +238,7 @@ class UnitDispatcher:
         # The model-string form's context, made for the tool, lacks the engine's capability: use the run's.
         unit_ctx = ctx if self.run_ctx is None or ctx.root_capability is not None else self.run_ctx
         if self.run_ctx is not None and unit_ctx.deps is not self.run_ctx.deps:
-            # Deps the injector built for this call do not travel: an engine running the unit
-            # elsewhere builds them there (`_run`).
+            # Deps the injector built for this call do not travel: `_run` builds them where it runs.
             unit_ctx = replace(unit_ctx, deps=None)
         try:
             result = await self.run(unit_ctx, manager.name, operation, data, 'tool', retries)
@@ -288,7 +261,7 @@ class UnitDispatcher:
 
 
 def typed_result(manager: AgenToolManager, input: BaseModel, result: Any) -> Any:
-    """`result` as the agentool's output type again, after an engine that journals JSON returned it as data."""
+    """`result` as the agentool's output type again, after an engine journaled it as JSON."""
     if not manager.checks_output or type(result) is manager.output_class:
         return result
     return manager.check_output(input, result)

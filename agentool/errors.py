@@ -1,8 +1,7 @@
 """The one exception hierarchy of agentool.
 
-Every error agentool raises on purpose is an `AgenToolError`. Each carries a message that names
-the agentool, the operation and the field involved, and the same facts as structured `details`
-so callers can branch on them without parsing text. Text is bounded whatever a caller sent.
+Every error agentool raises on purpose is an `AgenToolError`: a bounded message naming what is
+involved, and the same facts as structured `details` to branch on.
 
 The tree (a built-in in brackets is a second base, see below):
 
@@ -49,10 +48,8 @@ The tree (a built-in in brackets is a second base, see below):
             └── CassetteMismatchError
 
 Every class has one agentool parent, so `except` on any node catches exactly its subtree. A
-built-in is a second base only where code that knows nothing of agentool catches it for the same
-failure: `ValueError` for a value that cannot be used, `LookupError` for a name that finds nothing,
-`ImportError` for an import that cannot work, and `AssertionError` for a test double's finding
-(so pytest reports a test failure).
+built-in is a second base where code unaware of agentool catches it for the same failure
+(`AssertionError`: pytest reports a double's finding as a test failure).
 """
 
 from __future__ import annotations
@@ -129,8 +126,7 @@ __all__ = (
 
 
 class AgenToolError(Exception):
-    """Base class of every error agentool raises on purpose: `message` (also `str(error)`), the
-    `agentool` involved if any, and `details`, JSON-serialisable facts; all bounded."""
+    """Base of every error agentool raises: `message`, the `agentool` if any, JSON-safe `details`."""
 
     def __init__(self, message: str, *, agentool: str | None = None, **details: Any) -> None:
         message = bounded_message(str(message))
@@ -225,19 +221,13 @@ class ToolFailedError(AgenToolError):
 
 
 class DepsUnavailableError(AgenToolError):
-    """Dependencies cannot be had where they were asked for.
-
-    The plain `Agent('agentool:NAME')` form cannot receive `deps` (add
-    `capabilities=[AgenToolCapability(NAME)]`); `injector.create_deps` met an async resource
-    factory (use `acreate_deps`); or, on Temporal, the deps cannot be sent to an activity.
-    """
+    """Dependencies cannot be had where they were asked for (the message says what to use instead)."""
 
 
 class MissingDepsError(DepsUnavailableError):
     """An agentool declares a `deps_type`, no deps were given, and the injector cannot build them.
 
-    Raised on every surface instead of handing the tools `None`. `details` has `deps_type`,
-    `reason` and, when one is to blame, the `field` and `type` the injector could not fill.
+    `details` has `deps_type`, `reason` and, if to blame, the `field` and `type` left unfilled.
     """
 
 
@@ -309,10 +299,7 @@ class DoubleError(AgenToolError, AssertionError):
 
 
 class DriftError(DoubleError):
-    """A scripted step no longer fits the agent: an unknown tool, refused arguments or output, a retry.
-
-    `details` has `tool` (`None` for the output), `cause`, `fields` and pydantic-ai's `errors`.
-    """
+    """A scripted step no longer fits the agent; `details` has `tool`, `cause`, `fields`, `errors`."""
 
 
 class ScriptExhaustedError(DoubleError):
@@ -341,8 +328,4 @@ class CassetteError(DoubleError):
 
 
 class CassetteMismatchError(CassetteError):
-    """A model request matches nothing the cassette holds (and the mode does not record it).
-
-    The message names what changed against the closest recorded request; `details` has
-    `fingerprint`, `changes` and `path`.
-    """
+    """A model request matches nothing the cassette holds; `details` has `fingerprint`, `changes`, `path`."""

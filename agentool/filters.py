@@ -1,7 +1,7 @@
 """Which agentool operations a surface exposes, and under which tool names.
 
-A selector is `'NAME'`, `'NAME.OPERATION'` or `'tag:TAG'`, shell wildcards allowed; one without
-wildcards that matches nothing raises `SelectorError`, so a typo never exposes everything or nothing.
+A selector without wildcards that matches nothing raises `SelectorError`, so a typo never exposes
+everything or nothing.
 """
 
 from __future__ import annotations
@@ -48,7 +48,6 @@ class ExposedOperation:
     name: str
     """The tool name clients call it by (`{prefix}{agentool}{separator}{operation}`)."""
     route: Route
-    """The route, with the operation's metadata (read_only, destructive, max_output_chars, ...)."""
     manager: AgenToolManager
 
     @property
@@ -66,10 +65,7 @@ def is_exposed(
     include: Selectors | None = None,
     exclude: Selectors = (),
 ) -> bool:
-    """The selection rule for one operation: exclude wins, include is an allowlist, else not deprecated.
-
-    `tags` are the agentool's own tags; the route's are added.
-    """
+    """The selection rule for one operation: exclude wins, include is an allowlist, else not deprecated."""
     check_text('agentool', agentool)
     check_text('operation', operation)
     check_instance('route', route, Route)
@@ -96,9 +92,7 @@ def select_operations(
     prefix: str = '',
     separator: str = '_',
 ) -> list[ExposedOperation]:
-    """The operations of `registry` (default: the registry in effect) that a surface should expose.
-
-    Agentools come in name order, operations in routing order, so the result is stable.
+    """The operations of `registry` (default: the one in effect) to expose, in a stable order.
 
     Raises:
         SelectorError: a selector without wildcards matches no agentool, operation or tag.
@@ -164,11 +158,7 @@ def _matches(selector: str, agentool: str, operation: str, tags: frozenset[str])
 
 
 def check_selector(registry: AgenToolRegistry, selector: str, *, option: str = 'include') -> None:
-    """Refuse `selector` (`SelectorError`) when it has no wildcard and matches nothing in `registry`.
-
-    Every registered agentool counts, those that cannot run included: a catalog (the MkDocs
-    plugin) describes them, where `select_operations` exposes only the runnable ones.
-    """
+    """Refuse `selector` (`SelectorError`) when it has no wildcard and matches nothing, runnable or not."""
     check_instance('registry', registry, AgenToolRegistry)
     check_text(option, selector)
     check_text('option', option)

@@ -1,7 +1,7 @@
 """Registered agentools as an MCP server (the `mcp` extra: `pip install 'agentool[mcp]'`).
 
-Each selected operation is one MCP tool with its schemas and hints; a failed call is a tool
-result with `isError` set (docs/guides/mcp.md). `mcp` is imported only when a server is built.
+Each selected operation is one MCP tool (docs/guides/mcp.md); `mcp` is imported only when a
+server is built.
 """
 
 from __future__ import annotations
@@ -85,18 +85,9 @@ def create_mcp_server(
 ) -> Server[Any]:
     """An MCP server (the SDK's low-level `Server`) with one tool per operation selected now.
 
-    Args:
-        include: Selectors of what to expose (`'storage'`, `'storage.read'`, `'tag:math'`, wildcards).
-        exclude: Selectors of what never to expose; wins over `include`.
-        deps: Gives each agentool's `ctx.deps`; by default the injector in effect builds them per call.
-        instructions: Instructions for clients; by default a list of the agentools served.
-        tracer: Where `operation_span`s go; by default the global tracer provider's `agentool` tracer.
-
-    Raises:
-        ConfigurationError: an option of the wrong type, named in the error.
-        MissingExtraError: the `mcp` package is not installed.
-        SelectorError: a selector matches nothing.
-        ToolNameConflictError: two selected operations would share a tool name.
+    Selection is `agentool.filters.select_operations` (and raises as it does); without the `mcp`
+    package, `MissingExtraError`. By default the injector in effect builds each call's deps,
+    `instructions` lists the agentools served and spans go to the global `agentool` tracer.
     """
     check_text('name', name)
     check_text('instructions', instructions, optional=True)
@@ -167,12 +158,7 @@ def serve(
 ) -> None:
     """Import `modules` (which register agentools), then serve the registry over MCP until SIGINT or SIGTERM.
 
-    What `agentool mcp --import MODULE` runs; `server_options` go to `create_mcp_server`.
-
-    Raises:
-        ConfigurationError: `modules` cannot be imported, or a server option is unknown or wrong.
-        MissingExtraError: the `mcp` package is not installed.
-        ServingError: see `agentool.mcp_http.serve_http`.
+    What `agentool mcp --import MODULE` runs; `server_options` (and errors) as `create_mcp_server`'s.
     """
     _check_server_options(server_options)
     _check_transport(transport, http)
@@ -190,8 +176,7 @@ async def run_server(
 ) -> None:
     """Serve `server` over `transport` until the client disconnects (stdio) or the task is cancelled.
 
-    Over stdio, a line longer than `max_line_bytes` is answered with a JSON-RPC error, never parsed.
-    """
+    Over stdio, a line over `max_line_bytes` is answered with a JSON-RPC error, never parsed."""
     _check_transport(transport, http)
     if problem := refusals(lambda: check_limit('max_line_bytes', max_line_bytes)):
         raise ServingError(problem['max_line_bytes'], option='max_line_bytes', value=quote(max_line_bytes))
@@ -250,7 +235,6 @@ def _unreadable(error: Exception) -> Any:
 
 
 def _check_server_options(options: dict[str, Any]) -> None:
-    """Refuse an option `serve` would pass to `create_mcp_server` that it does not take."""
     own = ('registry', 'include', 'exclude')  # taken by `serve` itself
     known = [name for name in inspect.signature(create_mcp_server).parameters if name not in own]
     for option, value in options.items():
@@ -340,20 +324,12 @@ def _tool(interface: OperationInterface) -> types.Tool:
     )
 
 
-_STABLE = ('tools/list', 'server/discover')
-"""The results fixed when the server is made (its tools, its name and capabilities)."""
-
-
-_CHUNK_BYTES = 64 * 1024
-"""How much of stdin is read at a time: a line is held to its limit plus at most this much."""
+_STABLE = ('tools/list', 'server/discover')  # fixed when the server is made
+_CHUNK_BYTES = 64 * 1024  # stdin read at a time: a line is held to its limit plus at most this
 
 
 class _BoundedLines:
-    """stdin's lines (as text), never holding one over `limit` bytes: `refuse(size)` is awaited in its place.
-
-    The SDK would read a whole line, however long, then parse it: past `limit`, the rest of a line
-    is skipped as it arrives (never stored) and the client gets an error.
-    """
+    """stdin's lines (as text), never holding one over `limit` bytes: `refuse(size)` is awaited in its place."""
 
     def __init__(self, source: BinaryIO, limit: int) -> None:
         self._source = source
@@ -401,11 +377,7 @@ class _BoundedLines:
 
 @contextmanager
 def _claimed_stdin() -> Generator[BinaryIO | None]:
-    """The protocol's stdin, read from a private duplicate while fd 0 reads the null device (restored on exit).
-
-    A tool reading stdin gets EOF instead of the client's messages. `None` when stdin has no file
-    descriptor (a test's stand-in).
-    """
+    """The protocol's stdin, duplicated while fd 0 reads the null device (a tool gets EOF); else `None`."""
     private: int | None = None
     try:
         fd = sys.stdin.fileno()

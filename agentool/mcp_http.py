@@ -1,8 +1,8 @@
-"""Serving an MCP server over Streamable HTTP, safely by default (the MCP guide describes each rule).
+"""Serving an MCP server over Streamable HTTP, safely by default.
 
 Loopback by default; off loopback, serving without a token is an `UnsafeServingError` unless
 `allow_unauthenticated`. Host and Origin validated, bodies over `max_request_bytes` answered 413
-before parsing, sessions limited fairly, logs escaped and bounded.
+before parsing, sessions limited fairly, logs escaped and bounded (the MCP guide gives each rule).
 """
 
 from __future__ import annotations
@@ -68,8 +68,7 @@ DEFAULT_MAX_REQUEST_BYTES = 1024 * 1024
 DEFAULT_SESSIONS_PER_CLIENT = 32
 """One client's share of the sessions unless told otherwise (less when `max_sessions` is small)."""
 
-_ONE_TOKEN = 'agentool-bearer'
-"""The name a single token's holders are known by (to the SDK's auth context)."""
+_ONE_TOKEN = 'agentool-bearer'  # a single token's holders, as the SDK's auth context knows them
 
 MAX_TOKEN_FILE_BYTES = 4096
 """Largest token file read; a longer one (or `/dev/zero`) is refused, not read whole."""
@@ -80,28 +79,11 @@ MAX_TOKENS_FILE_BYTES = 64 * 1024
 
 @dataclass(frozen=True, kw_only=True)
 class HttpOptions:
-    """Where and how to serve over Streamable HTTP.
+    """Where and how to serve over Streamable HTTP; the MCP guide describes each option.
 
-    Args:
-        host: The address to listen on; `127.0.0.1` by default. An IPv6 address may be bracketed (`[::1]`).
-        port: The TCP port; `0` picks a free one (the startup line says which).
-        token: The bearer token clients must send (`token_file` or `$AGENTOOL_MCP_TOKEN` keep it out of code).
-        token_file: A file whose content (surrounding whitespace removed) is the token.
-        tokens: Several bearer tokens by name (`{'alice': '...', 'ci': '...'}`), instead of `token`:
-            any one is accepted, and each name is a client of its own for the session limits.
-        tokens_file: A file of named tokens, one `NAME TOKEN` a line (blank lines and `#` comments skipped).
-        allow_unauthenticated: Serve without a token off loopback (a proxy in front authenticates).
-        max_sessions: Most MCP sessions open at once (the MCP guide gives the fair rules at the cap).
-        max_sessions_per_client: Most sessions one client (its address, and its token's name with
-            `tokens`) has open, below `max_sessions`. `None`: 32, or half of a small `max_sessions`.
-        shutdown_timeout: Seconds a stop waits for calls in flight; each still running then is cut.
-        allowed_origins: Browser origins (`https://app.example.com`) allowed off loopback; another
-            `Origin` is answered 403. Empty (the default): not checked off loopback.
-        trusted_proxies: Addresses or networks (`10.0.0.5`, `10.0.0.0/24`) of proxies whose
-            `X-Forwarded-For` names the client; empty (the default): no one's is believed.
-
-    Raises:
-        ServingError: an option of the wrong type or out of range; `details['options']` names each one.
+    `tokens` (or `tokens_file`, one `NAME TOKEN` a line) replaces `token`: any one is accepted,
+    and each name is a client of its own for the session limits. `port=0` picks a free port.
+    A bad option is a `ServingError` whose `details['options']` names each one.
     """
 
     host: str = '127.0.0.1'
@@ -168,11 +150,7 @@ class HttpOptions:
             object.__setattr__(self, 'tokens', dict(self.tokens))  # a copy: later edits to the caller's change nothing
 
     def resolve_token(self) -> str | None:
-        """The token in effect: `token`, else `token_file`'s content, else `$AGENTOOL_MCP_TOKEN`, else `None`.
-
-        Raises:
-            ServingError: the token file cannot be read, or the token is empty or unsendable.
-        """
+        """The token in effect: `token`, `token_file`'s, `$AGENTOOL_MCP_TOKEN` or `None`; `ServingError` if unusable."""
         if self.token is not None:
             token, source = self.token, 'token'
         elif self.token_file is not None:
@@ -254,12 +232,7 @@ class HttpOptions:
 
 
 def http_app(server: Server[Any], options: HttpOptions = HttpOptions()) -> Starlette:
-    """The ASGI app serving `server` at `options.path`, with authentication, Host/Origin checks and the size limit.
-
-    Raises:
-        UnsafeServingError: no token, a non-loopback host and not `allow_unauthenticated`.
-        ServingError: the token file cannot be read, or the token is empty.
-    """
+    """The ASGI app serving `server` at `options.path`, with the checks of this module's rules."""
     return _app(server, options, _checked_tokens(server, options), options.port)
 
 
@@ -347,10 +320,7 @@ async def serve_http(
 
     Once listening, `announce` gets a line with the URL (by default on stderr) and `task_status` the
     URL: `await task_group.start(serve_http, server, options)` returns when clients can connect.
-
-    Raises:
-        UnsafeServingError: see `http_app`.
-        ServingError: the address cannot be listened on, or the token cannot be read.
+    `UnsafeServingError` as the module says; `ServingError` when the address cannot be listened on.
     """
     with without_working_directory():  # nothing the server imports comes from the working directory
         import uvicorn
@@ -393,7 +363,6 @@ async def serve_http(
 
 
 async def _serve(uv: uvicorn.Server, listener: socket.socket, url: str, task_status: TaskStatus[str]) -> None:
-    """Run `uv` on `listener` until cancelled (then a graceful stop); `task_status` gets `url` once listening."""
     async with anyio.create_task_group() as group:
 
         async def run() -> None:

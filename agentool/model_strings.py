@@ -1,7 +1,7 @@
 """The `agentool:NAME` model-string hook for plain `Agent('agentool:NAME')`.
 
-`import agentool` wraps the public `pydantic_ai.models.infer_model` (`uninstall()` restores it).
-Prefer `Agent(capabilities=[AgenToolCapability(NAME)])`, which patches nothing and carries `deps`.
+`import agentool` wraps the public `pydantic_ai.models.infer_model` (`uninstall()` restores it);
+`AgenToolCapability(NAME)` patches nothing and carries `deps`.
 """
 
 from __future__ import annotations

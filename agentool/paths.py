@@ -10,11 +10,7 @@ __all__ = ('user_data_dir',)
 
 
 def user_data_dir() -> Path:
-    """`agentool/` in the user-data directory; not created here.
-
-    Linux: `$XDG_DATA_HOME` (when absolute) or `~/.local/share`; macOS: `~/Library/Application Support`;
-    Windows: `%LOCALAPPDATA%`.
-    """
+    """`agentool/` in the platform's user-data directory; not created here."""
     if sys.platform == 'win32':
         base = Path(os.environ.get('LOCALAPPDATA') or Path.home() / 'AppData' / 'Local')
     elif sys.platform == 'darwin':

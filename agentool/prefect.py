@@ -1,8 +1,7 @@
 """Durable agentools on Prefect (`pip install 'agentool[prefect]'`): each operation one cached task.
 
-Run a `durable(name)` agent (or an LLM agent with `capabilities()`) inside a `@flow`: a retried
-flow reads each completed operation's result from Prefect's result storage instead of calling the
-tool again. The scaling-out guide shows a flow.
+A retried flow reads each completed operation's result from Prefect's result storage instead of
+calling the tool again (the scaling-out guide shows a flow).
 """
 
 from __future__ import annotations
@@ -28,14 +27,12 @@ __all__ = ('capabilities', 'durable', 'unit_key')
 
 
 def unit_key() -> str | None:
-    """Prefect's identity of the task running now (`agentool.durable.unit_key()` in an operation): its
-    cache key, the same when a retried flow runs the task again, else its task run id; `None`
-    outside a task."""
+    """Prefect's identity of the task running now: its cache key (the same when a retried flow runs
+    the task again), else its task run id; `None` outside a task."""
     context = TaskRunContext.get()
     if context is None:
         return None
-    # The task runs in a transaction keyed by its cache policy's key (the task run's own
-    # `cache_key` is only filled in once it completes).
+    # The transaction's key is the cache key (the task run's `cache_key` is set only once it completes).
     transaction = get_transaction()
     key = None if transaction is None else transaction.key
     return key or str(context.task_run.id)
@@ -44,11 +41,9 @@ def unit_key() -> str | None:
 def capabilities(
     *, durability: PrefectDurability[Any] | None = None, registry: AgenToolRegistry | None = None
 ) -> list[AbstractCapability[Any]]:
-    """The capabilities that make an agent durable on Prefect: `PrefectDurability` and `AgenToolDurability`.
+    """`PrefectDurability` (or `durability`, configured otherwise) and `AgenToolDurability`.
 
-    `durability` is pydantic-ai's capability configured otherwise (model and tool task configs); the
-    operation's task keeps pydantic-ai's default whatever it says (no task retries:
-    `Route(idempotent=True, retries=N)` retries inside the task).
+    The operation's task keeps pydantic-ai's default config: `Route.retries` retries inside it.
     """
     check_instance('durability', durability, PrefectDurability, optional=True)
     return [

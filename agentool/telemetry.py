@@ -1,7 +1,6 @@
 """OpenTelemetry spans and metrics for agentool operations that run outside pydantic-ai's own instrumentation.
 
-Every operation, on every surface, runs inside an `operation_span`; only `opentelemetry-api` is
-needed, and with no tracer or meter provider it is a shared no-op (see the telemetry guide).
+Only `opentelemetry-api` is needed; with no tracer or meter provider it is a shared no-op.
 """
 
 from __future__ import annotations
@@ -104,8 +103,6 @@ def in_trace() -> bool:
 
 
 class _Instruments:
-    """The three operation instruments of one meter provider."""
-
     def __init__(self, provider: MeterProvider) -> None:
         meter = provider.get_meter(METER_NAME)
         self.calls: Counter = meter.create_counter(CALLS_METRIC, unit='{call}', description='agentool operation calls')
@@ -168,15 +165,7 @@ def operation_span(
 ) -> AbstractContextManager[Span]:
     """Run the block inside a gen_ai span `execute_tool {agentool}.{operation}`, measured.
 
-    On the `agent` and `toolset` surfaces the span sits inside pydantic-ai's own `execute_tool` span
-    for the same call, so it leaves out `gen_ai.tool.name` (pydantic-evals counts the call once). An
-    exception escaping the block is recorded and re-raised. With a meter provider (`meter_provider`,
-    else the global one) the block also counts in the `agentool.operation.calls`, `.duration`
-    (seconds) and, when it raises, `.errors` (with `error.type`) instruments.
-
-    `tracer` replaces the global one (a no-op tracer counts as none); `attributes` are extra span
-    attributes, never the span's own. Arguments are checked on every call, traced or not, so a
-    mistake shows before tracing is turned on (`ConfigurationError`).
+    The telemetry guide gives its attributes and instruments; `attributes` add to them, never replace.
     """
     check_text('agentool', agentool)
     check_text('operation', operation)

@@ -1,7 +1,6 @@
 """Durable agentools on Temporal (`pip install 'agentool[temporal]'`): each operation one activity.
 
-`durable(name)` builds an agentool's agent (at module level: the worker registers its activities
-with pydantic-ai's `AgentPlugin`); an LLM agent takes `capabilities()`. The client and the worker
+Build `durable(name)` at module level (the worker registers its activities); client and worker
 need pydantic-ai's `PydanticAIPlugin`. The scaling-out guide shows a worker and a workflow.
 """
 
@@ -46,8 +45,7 @@ runs again elsewhere, at most 3 attempts (`capabilities()` does not retry agento
 
 
 def unit_key() -> str | None:
-    """Temporal's identity of the activity running now (`workflow id:run id:activity id`), the same on
-    every attempt; `None` outside an activity (in an operation, `agentool.durable.unit_key()`)."""
+    """Temporal's identity of the activity running now, the same on every attempt; `None` outside one."""
     if not activity.in_activity():
         return None
     info = activity.info()
@@ -57,11 +55,8 @@ def unit_key() -> str | None:
 def capabilities(
     *, activity_config: ActivityConfig | None = None, registry: AgenToolRegistry | None = None
 ) -> list[AbstractCapability[Any]]:
-    """The capabilities that make an agent durable on Temporal: `TemporalDurability`, `AgenToolDurability`
-    and one that makes a typed agentool error in the workflow fail the workflow at once.
-
-    `activity_config` is every activity's base config (by default `DEFAULT_ACTIVITY_CONFIG`).
-    """
+    """`TemporalDurability`, `AgenToolDurability` and one that fails the workflow at once on a typed
+    agentool error; `activity_config` defaults to `DEFAULT_ACTIVITY_CONFIG`."""
     check_instance('activity_config', activity_config, dict, optional=True)
     config = ActivityConfig(**(DEFAULT_ACTIVITY_CONFIG if activity_config is None else activity_config))
     policy = config.get('retry_policy')
@@ -80,8 +75,7 @@ def capabilities(
 
 
 def _application_error(error: AgenToolError) -> ApplicationError:
-    """`error` as Temporal's failure: not retryable, its class name the `type`, its `details` the one
-    detail. Any other exception fails only the workflow *task*, retried until the code changes."""
+    """`error` as Temporal's non-retryable failure (any other exception would retry the workflow task)."""
     details = to_jsonable_python(error.details, fallback=repr)  # the failure itself must serialise
     return ApplicationError(error.message, details, type=type(error).__name__, non_retryable=True)
 
@@ -102,8 +96,7 @@ class _WorkflowFailures(AbstractCapability[Any]):
 
 
 def _unserialisable_deps(deps: object) -> DepsUnavailableError | None:
-    """The error naming the field of `deps` an activity cannot receive (as `to_json`, Temporal's pydantic
-    payload converter, serialises it); `None` when they serialise."""
+    """The error naming the field of `deps` an activity cannot receive; `None` when they serialise."""
     if deps is None or _serialises(deps):
         return None
     names: list[str] = (
@@ -136,8 +129,7 @@ def _serialises(value: object) -> bool:
 
 
 def _typed_errors_not_retried(policy: RetryPolicy | None) -> RetryPolicy:
-    """A copy of `policy` that does not retry agentool's typed errors (every class of the hierarchy by
-    name: Temporal matches a failure's exact class name)."""
+    """A copy of `policy` that does not retry agentool's typed errors (each class by its exact name)."""
     classes: list[type[AgenToolError]] = [AgenToolError]
     for error in classes:  # grows as it is walked: the whole hierarchy
         classes += error.__subclasses__()
@@ -152,10 +144,7 @@ def durable(
     activity_config: ActivityConfig | None = None,
     **agent_kwargs: Any,
 ) -> AbstractAgent[Any, Any]:
-    """Agentool `name`'s agent with Temporal durability: its operation one activity in a workflow.
-
-    Build it at module level; register it with the worker with pydantic-ai's `AgentPlugin(agent)`.
-    """
+    """Agentool `name`'s agent with Temporal durability (register it with `AgentPlugin(agent)`)."""
     registry, extra = engine_options(registry, agent_kwargs)
     caps = [*capabilities(activity_config=activity_config, registry=registry), *extra]
     return build_agent(name, registry, capabilities=caps, **agent_kwargs)

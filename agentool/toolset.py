@@ -1,7 +1,7 @@
 """`AgenToolToolset`: registered agentools as pydantic-ai tools an LLM agent can call.
 
-Each exposed operation is one tool (`storage_read`, ...) taking the fields that operation uses,
-checked (with `max_input_bytes`) before the tool runs: a mistake is pydantic-ai's retry prompt.
+Each exposed operation is one tool taking the fields that operation uses, checked before the tool
+runs: a mistake is pydantic-ai's retry prompt.
 """
 
 from __future__ import annotations
@@ -30,30 +30,21 @@ METADATA_KEY = 'agentool'
 DepsFunc = Callable[[RunContext[Any], str], Any]
 """Gives the deps for agentool `name` (second argument) from the LLM run's context (sync or async)."""
 
+# A tool's `ModelRetry` and `ToolFailed` reach pydantic-ai, which retries or reports them.
 _TOOLSET = Policy(surface='toolset', typed_errors=False)
-"""An LLM's tools: a tool's `ModelRetry` and `ToolFailed` reach pydantic-ai, which retries or reports them."""
 
 
 class AgenToolToolset(AbstractToolset[AgentDepsT]):
     """A toolset with one tool per selected agentool operation, selected once by `agentool.filters`.
 
-    Example:
-        ```python {test="skip"}
-        agent = Agent('openai:gpt-5', toolsets=[AgenToolToolset(include=['storage'])], deps_type=Store)
-        result = await agent.run('Save my notes', deps=Store())
-        ```
+    The LLM toolset guide shows it in use: `Agent(model, toolsets=[AgenToolToolset(include=[...])])`.
 
     Args:
-        include: Selectors of what to expose (`'storage'`, `'storage.read'`, `'tag:math'`, wildcards).
-        exclude: Selectors of what never to expose; wins over `include`.
         deps: Gives each agentool's deps from the run context; by default the run's, else the injector's.
         max_retries: Retries allowed per tool; by default the agent's.
         id: The toolset's id (needed for durable execution).
 
-    Raises:
-        ConfigurationError: an option of the wrong type, named in the error.
-        SelectorError: a selector without wildcards matches nothing.
-        ToolNameConflictError: two selected operations would get the same tool name.
+    Selection raises as `agentool.filters.select_operations` does.
     """
 
     def __init__(

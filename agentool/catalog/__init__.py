@@ -1,6 +1,6 @@
 """Catalog rendering: what a registry holds, as data, Markdown, a Mermaid graph and OpenAPI.
 
-Every function takes the registry as an argument, so the registry can delegate to it without an
+Every function takes the registry as an argument, so the registry can delegate here without an
 import circle.
 """
 

@@ -1,7 +1,6 @@
 """Which input fields an operation uses, and the JSON schema of an input for that operation alone.
 
-The rule is the core's (`operation_requirements`), so a catalog publishes what every surface
-enforces. An infinite or NaN float is the string pydantic writes and reads back (`'Infinity'`).
+The rule is the core's (`operation_requirements`), so a catalog publishes what every surface enforces.
 """
 
 from __future__ import annotations
@@ -39,8 +38,7 @@ __all__ = (
 
 
 def json_value(value: Any) -> Any:
-    """`value` as JSON data, an infinite or NaN float as a string; never fails, so one odd default
-    cannot stop a whole catalog (bytes that are not UTF-8 are base64, anything else unreadable its `repr`)."""
+    """`value` as JSON data (an infinite float a string, odd bytes base64, else its `repr`); never fails."""
     for bytes_mode in ('utf8', 'base64'):
         try:
             return from_json(to_json(value, serialize_unknown=True, inf_nan_mode='strings', bytes_mode=bytes_mode))
@@ -99,10 +97,7 @@ def operation_fields(
     route: Route,
     properties: dict[str, Any],
 ) -> tuple[list[CatalogField], FieldsSource, list[str]]:
-    """The fields `op` uses (schema order), how they were found, and the keys that must not be null.
-
-    `tool` is `None` when the configuration does not give the tool: then every field is listed.
-    """
+    """The fields `op` uses (schema order; all without a `tool`), how found, and the non-null keys."""
     needs = operation_requirements(input_schema, operation_field, tool, op, route)
     fields: list[CatalogField] = []
     for field_name, info in input_schema.model_fields.items():
@@ -116,7 +111,6 @@ def operation_fields(
 
 
 def _without_none(annotation: Any) -> Any:
-    """`annotation` without its `None` branch: `str | None` -> `str`."""
     origin, args = get_origin(annotation), get_args(annotation)
     if origin is Annotated:
         return _without_none(args[0])
@@ -191,8 +185,7 @@ def operation_request_schema(
         derived['description'] = description
     if '$defs' in schema:
         derived['$defs'] = schema['$defs']
-    # A copy: the input schema is computed once per agentool, and a caller editing one operation's
-    # schema must not edit the entry's input schema or another operation's.
+    # A copy: a caller editing one operation's schema must not edit the shared input schema.
     return copy.deepcopy(derived)
 
 

@@ -1,7 +1,7 @@
 """JSON schemas as pydantic writes them (JSON Schema 2020-12) rewritten to OpenAPI 3.0's dialect.
 
-Only schema positions are rewritten (a property may be called `const`); the rules are listed in the
-guide "Catalogs and the CLI". What 3.0 cannot say is loosened, never tightened.
+Only schema positions are rewritten; what 3.0 cannot say is loosened, never tightened (the
+catalogs guide lists the rules).
 """
 
 from __future__ import annotations
@@ -58,8 +58,7 @@ def schema_30(schema: object) -> dict[str, Any]:
 def _take_null(source: dict[str, Any]) -> bool:
     """Say `null` in 3.0's words (in place); whether `source` itself is now `nullable`.
 
-    Any union but one typed alternative keeps `null` as a branch of its own: `nullable` beside a
-    `$ref` or a composition would not reach into it.
+    `null` stays a branch of its own beside a `$ref` or a composition, which `nullable` would not reach.
     """
     nullable = False
     for key in ('anyOf', 'oneOf'):

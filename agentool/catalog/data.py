@@ -1,7 +1,6 @@
 """The catalog: what a registry holds, as JSON-serialisable data in a deterministic order.
 
-Agentools are sorted by name; operations keep their routing order, fields their input-schema
-order, tools the order they were given. Only `generated_at` depends on time.
+Agentools are sorted by name, everything else keeps its given order; only `generated_at` depends on time.
 """
 
 from __future__ import annotations
@@ -115,7 +114,6 @@ class CatalogTool(TypedDict):
     parameter_types: dict[str, str]
     return_type: str | None
     operations: list[str]
-    """The operations routed to this tool."""
 
 
 class CatalogEntry(TypedDict):
@@ -177,8 +175,7 @@ class Catalog(TypedDict):
 
 
 def catalog_entry(registry: AgenToolRegistry, name: str) -> CatalogEntry:
-    """The catalog entry of agentool `name`, from the configuration alone (so one that cannot run is
-    described too); `AgenToolNotFoundError` if there is none."""
+    """The catalog entry of agentool `name`, from its configuration (one that cannot run is described)."""
     check_registry(registry)
     config = registry.require(name)
     schema = _input_schema(config)
@@ -263,11 +260,7 @@ def export_catalog(registry: AgenToolRegistry) -> Catalog:
 
 
 def search(registry: AgenToolRegistry, tags: Sequence[str] | None = None, name_pattern: str | None = None) -> list[str]:
-    """Names of the agentools that match every criterion given, sorted.
-
-    `tags` matches an agentool carrying any of them (on itself or a route). `name_pattern` is a
-    case-insensitive substring, or a shell pattern when it contains `*`, `?` or `[`.
-    """
+    """Names of the agentools that match every criterion given, sorted (see "The registry" page)."""
     check_registry(registry)
     wanted: set[str] = set() if tags is None else set(check_string_or_strings('tags', tags))
     check_text('name_pattern', name_pattern, optional=True)

@@ -66,13 +66,9 @@ _ENTITIES = {
     '#': '#35;', '"': '#quot;', '<': '#lt;', '>': '#gt;', '&': '#amp;', '`': '#96;',
     '%': '#37;', '{': '#123;', '}': '#125;', "'": '#39;',
 }  # fmt: skip
-"""Mermaid syntax inside a quoted label, as entity codes: quotes, HTML, and `%%{...}%%` (a directive
-anywhere would reconfigure the whole diagram)."""
+"""Mermaid syntax as entity codes: quotes, HTML, and `%%{...}%%` (a directive reconfigures a diagram)."""
 
 
 def _label(text: str) -> str:
-    """`text` safe inside a quoted Mermaid label: syntax and every control or format character as entity codes.
-
-    Nothing is folded, so `a b`, `a\\nb` and `a\\r\\nb` stay three different labels.
-    """
+    """`text` safe inside a quoted Mermaid label, unfolded: every control or format character an entity."""
     return replace_refused(''.join(_ENTITIES.get(char, char) for char in text), lambda char: f'#{ord(char)};')

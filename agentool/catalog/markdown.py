@@ -1,7 +1,6 @@
 """The catalog as Markdown, in the architecture guide's layout, with every piece of user-supplied text escaped.
 
-Names, descriptions, docstrings, tags and types render as the literal text they are (no emphasis,
-links, headings, lists, HTML or tables come out of them); schemas and examples are JSON in fenced blocks.
+User text renders as the literal text it is; schemas and examples are JSON in fenced blocks.
 """
 
 from __future__ import annotations
@@ -87,10 +86,7 @@ def json_block(value: Any) -> str:
 
 
 def markdown_docs(registry: AgenToolRegistry, *, title: str | None = 'AgenTool Registry Documentation') -> str:
-    """Markdown documentation of every agentool in `registry`, sorted by name, in the guide's layout.
-
-    `title` is the level-1 heading; `None` leaves it out.
-    """
+    """Markdown documentation of every agentool in `registry`, sorted by name, under heading `title`."""
     catalog = export_catalog(registry)  # checks the registry
     check_text('title', title, optional=True)
     lines: list[str] = [f'# {escape(title)}', ''] if title else []

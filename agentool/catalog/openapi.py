@@ -1,8 +1,7 @@
 """The catalog as an OpenAPI document: 3.0.0 by default, as the architecture guide's, or 3.1.0.
 
-Each agentool gets `POST /agentools/{name}` (its whole input) and each operation
-`POST /agentools/{name}/{operation}` (that operation's input); shared models live once under
-`components/schemas`, route metadata under `x-agentool`.
+`POST /agentools/{name}` per agentool and `POST /agentools/{name}/{operation}` per operation;
+shared models under `components/schemas`, route metadata under `x-agentool`.
 """
 
 from __future__ import annotations
@@ -27,7 +26,6 @@ OpenAPIVersion = Literal['3.0.0', '3.1.0']
 OPENAPI_VERSION: OpenAPIVersion = '3.0.0'
 """The default OpenAPI version, the architecture guide's."""
 OPENAPI_VERSIONS: tuple[OpenAPIVersion, ...] = get_args(OpenAPIVersion)
-"""The versions the generator writes."""
 
 _REF_PREFIX = '#/components/schemas/'
 _ERROR_SCHEMA: dict[str, Any] = {
@@ -58,8 +56,7 @@ def openapi_spec(
     check_text('version', version)
     check_text('description', description, optional=True)
     check_choice('openapi_version', openapi_version, OPENAPI_VERSIONS, why=' (this generator writes no other)')
-    # Each schema is rewritten where it is made, so the rewrite sees schemas only; 3.1 takes them as
-    # pydantic writes them (JSON Schema 2020-12), copied.
+    # Rewritten where each schema is made, so the rewrite sees schemas only; 3.1 takes them as they are.
     dialect: Callable[[dict[str, Any]], dict[str, Any]] = schema_30 if openapi_version == '3.0.0' else dict[str, Any]
     entries = export_catalog(registry)['agentools']
     inputs, outputs, components = _schemas(registry, [entry['name'] for entry in entries])

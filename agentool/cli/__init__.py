@@ -1,24 +1,8 @@
 """The `agentool` command line: look at a registry, call an agentool, write catalogs.
 
-```text
-agentool [--import MODULE]... COMMAND ...
-
-  list                      registered agentools (--tag, --match, --json)
-  show NAME                 one agentool: operations, fields, metadata (--json)
-  schema NAME               input JSON schema (--operation OP, --output)
-  call NAME JSON            run it through its agent; print the typed output as JSON
-  catalog --format F        json | markdown | mermaid | openapi, to stdout or -o FILE
-  mcp                       serve the agentools over MCP (needs the `mcp` extra)
-  cassette ACTION FILE...   show | diff A B | prune | scrub: review and clean cassettes
-```
-
-`--import MODULE` (repeatable, before or after the command) imports the modules that register
-agentools; nothing else is imported implicitly. Errors are one line on stderr and exit status 1
-(2 for usage errors), never a traceback.
-
-`--help` and usage errors need no pydantic-ai: this module imports only the standard library and
-stdlib-only helpers; each command's handler `run_NAME(args)` in `agentool.cli._commands` is
-imported when it runs.
+The catalogs guide describes each command. `--help` and usage errors need no pydantic-ai: this
+module imports only the standard library and stdlib-only helpers; each command's handler
+`run_NAME(args)` in `agentool.cli._commands` is imported when it runs.
 """
 
 from __future__ import annotations
@@ -37,7 +21,6 @@ from .._terminal import error_line, terminal_safe
 __all__ = ('main', 'Command', 'COMMANDS', 'CLIError', 'UsageError')
 
 MAX_ERROR_LINE = 1900
-"""The longest error line the command writes, whatever the caller sent."""
 
 
 class CLIError(Exception):
@@ -50,7 +33,7 @@ class UsageError(CLIError):
 
 @dataclass(frozen=True, kw_only=True)
 class Command:
-    """One subcommand: its name, one-line help, how to declare its arguments and how to run it."""
+    """One subcommand: its name, help line, argument declarations and handler."""
 
     name: str
     help: str
@@ -101,8 +84,7 @@ def _configure_mcp(parser: argparse.ArgumentParser) -> None:
     http = parser.add_argument_group(
         'streamable-http', 'serving over HTTP at http://HOST:PORT/mcp (only with --transport streamable-http)'
     )
-    # No defaults (None = not given), so options given with stdio are refused, not ignored; each
-    # sets the `HttpOptions` field of its name, which `http_options` maps back to the option.
+    # No defaults (None = not given), so options given with stdio are refused, not ignored.
     number, seconds = {'type': int, 'metavar': 'N'}, {'type': float, 'metavar': 'S'}
     flags: list[tuple[str, str, dict[str, Any]]] = [
         ('--host', 'address to listen on (default: 127.0.0.1, loopback)', {}),
@@ -169,7 +151,6 @@ class _Parser(argparse.ArgumentParser):
         if match := re.search(r"invalid choice: '(.*?)' \(choose from (.*)\)", message):
             choices = re.findall(r"'([^']*)'", match.group(2)) or [c.strip() for c in match.group(2).split(',')]
             message += did_you_mean(suggest(match.group(1), choices)).replace('; did', ' -- did')
-        # One line like every other error, without argparse's usage block: the usage is one `--help` away.
         shown = clip(terminal_safe(message), MAX_ERROR_LINE - 100)  # an argument's ESC or CR is shown, not obeyed
         self.exit(2, f"{self.prog}: error: {shown} (see '{self.prog} --help')\n")
 
@@ -198,9 +179,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _load_package() -> None:
-    # The console script (`agentool_cli`) leaves `agentool/__init__.py` unrun so that `--help` and usage
-    # errors need no pydantic-ai; run it now, before any command uses the library (it checks the
-    # pydantic-ai release, raising the typed `PydanticAIVersionError`). A no-op when imported normally.
+    # The console script (`agentool_cli`) leaves `agentool/__init__.py` unrun so that `--help`
+    # needs no pydantic-ai; run it now, before any command uses the library.
     package = sys.modules['agentool']
     if getattr(package, '__agentool_deferred__', False):  # the name `agentool_cli.DEFERRED` sets
         delattr(package, '__agentool_deferred__')
@@ -237,8 +217,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.flush()  # here, so a reader gone away is met below, not at interpreter exit
         return status
     except BrokenPipeError:
-        # The reader left (`agentool show x | head`): like `cat`, stop quietly, with SIGPIPE's status,
-        # stdout at the null device so that the flush at exit does not report it again.
+        # The reader left (`agentool show x | head`): stop quietly like `cat`, stdout at the null device.
         with open(os.devnull, 'wb') as null:
             os.dup2(null.fileno(), sys.stdout.fileno())
         return 141

@@ -144,10 +144,7 @@ def run_call(args: argparse.Namespace) -> int:
 
 
 def _read_stdin(name: str, limit: int) -> str:
-    """Standard input, read no further than one byte past the agentool's `max_input_bytes`, size checked first.
-
-    JSON that is not UTF-8 gets the manager's typed error.
-    """
+    """Standard input, read no further than one byte past the agentool's `max_input_bytes`."""
     stream = getattr(sys.stdin, 'buffer', None)
     if stream is None:  # a text stream without bytes underneath (replaced in a program calling `main`)
         return sys.stdin.read(limit + 1)

@@ -1,8 +1,7 @@
 """Dispatch before the model: rules that let an agentool answer a turn instead of an LLM.
 
-`DispatchCapability(rules)` goes on any pydantic-ai agent: the first rule that claims a turn's
-prompt (`JsonRule`, `CommandRule`, `PredicateRule`) names an agentool input, answered in the
-agent's output type with no model request. The guide is `docs/guides/dispatch.md`.
+`DispatchCapability(rules)` goes on any pydantic-ai agent: the first rule that claims a turn
+names an agentool input, answered with no model request (`docs/guides/dispatch.md`).
 """
 
 from __future__ import annotations

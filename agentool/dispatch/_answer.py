@@ -1,8 +1,7 @@
 """The run result of a dispatched turn: the answer in the agent's output type, and the turn in the history.
 
-The turn is a `ModelRequest` (the prompt) and a `ModelResponse` (the answer as text), so a model
-continuing the conversation sees it; the response's `provider_name` is `DISPATCH_PROVIDER` and
-`metadata[DISPATCH_METADATA_KEY]` holds the rule, agentool and operation (`dispatch_record` reads it).
+The turn is a `ModelRequest` and a `ModelResponse` (the answer as text) marked with
+`DISPATCH_PROVIDER` and `metadata[DISPATCH_METADATA_KEY]` (`dispatch_record` reads it).
 """
 
 from __future__ import annotations
@@ -77,10 +76,7 @@ def _type_name(spec: object) -> str:
 
 
 def fit_output(value: Any, spec: object, record: DispatchRecord) -> Any:
-    """`value` validated into the agent's output spec (`str`: the value as text, JSON unless it is one).
-
-    `DispatchOutputError` when it does not fit; `OutputError` when it holds what JSON cannot carry.
-    """
+    """`value` validated into the agent's output spec (`str`: as text), else `DispatchOutputError`."""
     rule, agentool, operation = record.rule, record.agentool, record.operation
 
     def refused(message: str, errors: list[Any]) -> DispatchOutputError:
@@ -108,8 +104,7 @@ def fit_output(value: Any, spec: object, record: DispatchRecord) -> Any:
                 return adapter.validate_python(value)
             except ValidationError:
                 return adapter.validate_json(value)  # an untyped agentool answers with JSON text
-        # The answer's JSON data, as a model would send it: it fits whatever that fits (a dataclass,
-        # a `TypedDict`, `dict[str, Any]`...), not only a type with the answer's own attributes.
+        # The answer's JSON data, as a model would send it: it fits whatever that fits (a `TypedDict`).
         return adapter.validate_python(json_data(value, agentool))
     except OutputError as error:  # the answer holds what JSON cannot carry
         error.details.update(rule=rule, operation=operation)
@@ -123,8 +118,7 @@ def fit_output(value: Any, spec: object, record: DispatchRecord) -> Any:
 
 
 def build_result(ctx: RunContext[Any], prompt: str, output: Any, record: DispatchRecord) -> AgentRunResult[Any]:
-    """The run result of a dispatched turn, the turn appended in place to the run's history
-    (`ctx.messages`), as pydantic-ai asks of a capability; usage is the run's, no model request added."""
+    """The run result of a dispatched turn, the turn appended in place to `ctx.messages`."""
     start = len(ctx.messages)
     meta = {'rule': record.rule, 'agentool': record.agentool, 'operation': record.operation}
     request = ModelRequest(parts=[UserPromptPart(prompt)], run_id=ctx.run_id, conversation_id=ctx.conversation_id)
@@ -152,6 +146,5 @@ def build_result(ctx: RunContext[Any], prompt: str, output: Any, record: Dispatc
 
 @cache
 def _result_adapter() -> TypeAdapter[AgentRunResult[Any]]:
-    # Built on first dispatch, not at import: the schema of a run result (every message type) takes
-    # a noticeable part of a second to build.
+    # Built on first dispatch, not at import: a run result's schema takes a part of a second to build.
     return TypeAdapter(AgentRunResult[Any])

@@ -44,7 +44,6 @@ class DispatchCounts:
     errors: int = 0
     """Turns a rule claimed that ended in a typed error."""
     by_rule: Mapping[str, int] = field(default_factory=dict[str, int])
-    """Dispatched turns per rule name."""
 
 
 class _Counter:
@@ -79,12 +78,9 @@ class _Counter:
 
 @dataclass
 class DispatchCapability(AbstractCapability[Any]):
-    """Answer a turn with an agentool when a rule claims it; otherwise let the model answer.
+    """Answer a turn with an agentool when a rule claims it (the first to); otherwise let the model answer.
 
-    Rules are tried in order; the first that returns a `Dispatch` wins. The answer is validated
-    into the agent's own `output_type` (a mismatch raises `DispatchOutputError`), the turn is
-    recorded in the history (see `dispatch_record`), and usage shows no model request. Output
-    validators and other run hooks do not run for a dispatched turn.
+    The answer is validated into the agent's `output_type`; the dispatch guide gives the rest.
     """
 
     rules: Sequence[DispatchRule]
@@ -110,11 +106,9 @@ class DispatchCapability(AbstractCapability[Any]):
 
     @property
     def counts(self) -> DispatchCounts:
-        """Turns dispatched vs sent to the model so far (a snapshot)."""
         return self._counter.snapshot()
 
     def reset_counts(self) -> None:
-        """Start counting from zero."""
         self._counter.reset()
 
     @classmethod
@@ -155,8 +149,7 @@ class DispatchCapability(AbstractCapability[Any]):
                     if target not in registry:
                         raise unknown_target(rule_name, target, registry.list_names())
                     manager = registry.get_manager(target)
-                    # The JSON text the injector makes of a dict or a model, checked as it checks it (size
-                    # first, then the schema): an input it would refuse is refused here, under `on_invalid`.
+                    # Checked as the injector checks it: an input it would refuse is refused under `on_invalid`.
                     data = serialize_input(target, found.input)
                     operation = manager.operation_of(manager.validate_json(data))
                 except ValueError as error:  # invalid input: refused unread (too large), unreadable, or invalid
@@ -202,7 +195,6 @@ class DispatchCapability(AbstractCapability[Any]):
 
 
 def _sequence_of(value: object, item_type: type) -> bool:
-    """Whether `value` is a list-like (not a string) whose items are all `item_type`s."""
     if not isinstance(value, Sequence) or isinstance(value, str | bytes):
         return False
     return all(isinstance(item, item_type) for item in cast('Sequence[object]', value))

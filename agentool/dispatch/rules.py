@@ -1,7 +1,6 @@
 """Dispatch rules: each looks at a turn's prompt (and deps) and either names an agentool input or declines.
 
-A rule never runs anything: the capability validates and runs the `Dispatch` it returns. A prompt
-over its target's input limit (`Candidates`) is refused, or declined, before it is parsed.
+A rule never runs anything: the capability validates and runs the `Dispatch` it returns.
 """
 
 from __future__ import annotations
@@ -124,11 +123,7 @@ class Dispatch:
 
 @dataclass(frozen=True, kw_only=True)
 class DispatchRule(ABC):
-    """Base of every rule: a name for telemetry and counters, and the choice on invalid input.
-
-    A rule of your own implements `match`; its name defaults to its class name in snake case,
-    without a trailing `Rule` (`class TicketRule` is `'ticket'`).
-    """
+    """Base of every rule (a rule of your own implements `match`; the dispatch guide shows how)."""
 
     name: str = ''
     """Shown in spans, counters and errors; a rule derives one from its settings (or its class) when empty."""
@@ -165,11 +160,7 @@ class DispatchRule(ABC):
 
 @dataclass(frozen=True, kw_only=True)
 class JsonRule(DispatchRule):
-    """A prompt that is a JSON object goes to `agentool`, else to the one it names.
-
-    Without `agentool`, the object names its target under the key `"agentool"` or by an operation
-    exactly one candidate has; anything else is declined.
-    """
+    """A prompt that is a JSON object goes to `agentool`, else to the one it names (the dispatch guide)."""
 
     agentool: str | None = None
     operation_field: str = 'operation'
@@ -217,8 +208,7 @@ class JsonRule(DispatchRule):
                 operation=operation,
                 candidates=matches,
             )
-        # The object without its `"agentool"` key, whatever that held (`null`, a number...); the text
-        # itself when it had none (the injector validates text on its fast path).
+        # The object without its `"agentool"` key; the text itself when it had none (the fast path).
         return Dispatch(agentool=matches[0], input=value if keyed else text)
 
 
@@ -228,11 +218,9 @@ Parser = Callable[[re.Match[str]], Mapping[str, Any] | BaseModel | str | None]
 
 @dataclass(frozen=True, kw_only=True)
 class CommandRule(DispatchRule):
-    """A command such as `/status 123`, matched by a regex or a prefix, parsed into the agentool's input.
+    """A command such as `/status 123`, matched by `pattern` or `prefix`, parsed into the agentool's input.
 
-    Give `pattern` (matched against the whole stripped prompt; named groups become input fields) or
-    `prefix` (the rest of the prompt is the group `args`; without `parse` it takes no arguments).
-    `parse` returns the input, `None` to decline, or raises `ValueError` (invalid input).
+    The dispatch guide gives what each form claims and passes on.
     """
 
     agentool: str
@@ -320,8 +308,7 @@ def _refused(rule: DispatchRule, option: str, expected: str) -> ConfigurationErr
 
 @dataclass(frozen=True, kw_only=True)
 class PredicateRule(DispatchRule):
-    """When `when(request)` holds, `build(request)` (default: the prompt) is the input; `build` may
-    return `None` to decline, or raise `ValueError` (invalid input)."""
+    """When `when(request)` holds, `build(request)` (default: the prompt) is the input, or `None`."""
 
     agentool: str
     when: Callable[[DispatchRequest], bool]
@@ -349,11 +336,7 @@ class PredicateRule(DispatchRule):
 def _too_large(
     rule: DispatchRule, request: DispatchRequest, operations: Mapping[str, Sequence[str]], what: str
 ) -> InputTooLargeError | None:
-    """The error for a prompt over its target's `max_input_bytes` (no target: every candidate's), else `None`.
-
-    Measured in UTF-8 as the manager counts, not encoded when the length alone decides; a plain
-    mapping (a rule's `match` called in a test) has the default limit.
-    """
+    """The error for a prompt over its target's `max_input_bytes` (no target: every candidate's), else `None`."""
     agentool = cast('str | None', getattr(rule, 'agentool', None))
     limit = operations.max_input_bytes(agentool) if isinstance(operations, Candidates) else DEFAULT_MAX_INPUT_BYTES
     prompt = request.prompt

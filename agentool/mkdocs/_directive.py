@@ -1,7 +1,6 @@
 """`::: agentool NAME` and `::: agentool NAME.OPERATION` in a hand-written page: its catalog entry in place.
 
-Expanded before the page is converted, so the entry's headings join its table of contents; lines
-inside fenced code blocks are left alone.
+Expanded before the page is converted, so the entry's headings join its table of contents.
 """
 
 from __future__ import annotations

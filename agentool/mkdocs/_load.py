@@ -1,7 +1,7 @@
 """The user's agentools, registered afresh on every build into a registry of their own.
 
-Each build drops the configured modules from `sys.modules` and imports them again inside a fresh
-`use_registry()` scope, so `mkdocs serve` shows what the code says now.
+Each build reimports the configured modules in a fresh `use_registry()` scope, so `mkdocs serve`
+shows what the code says now.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ class Problem:
     """A misconfiguration: the plugin option at fault and what is wrong."""
 
     key: str
-    """The option of the plugin's configuration (`modules`, `callables`, `include`...)."""
     message: str
 
 
@@ -43,7 +42,6 @@ class Loaded:
     """The files and package folders of the loaded modules (what `mkdocs serve` watches)."""
 
     def report(self, key: str, message: str) -> None:
-        """Record a problem with plugin option `key`."""
         self.problems.append(Problem(key=key, message=message))
 
 

@@ -1,7 +1,7 @@
 """The catalog the plugin publishes: which agentools and operations, and each generated file's text.
 
 Selection is `agentool.filters`' rule, except that without `include` deprecated operations are
-documented too (a catalog describes what exists). User text goes through the catalog's escaping.
+documented too (a catalog describes what exists).
 """
 
 from __future__ import annotations
