@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import pytest
+from mcp import Client
 from opentelemetry.metrics import NoOpMeterProvider
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import HistogramDataPoint, InMemoryMetricReader
@@ -27,11 +28,10 @@ from agentool import (
     InputValidationError,
     InvalidInputError,
     JsonRule,
-    RoutingConfig,
     ToolFailedError,
-    create_agentool,
 )
 from agentool.dispatch import DISPATCH_PROVIDER, CommandRule, DispatchCapability
+from agentool.mcp import create_mcp_server
 from agentool.telemetry import (
     AGENTOOL_ATTRIBUTE,
     CALLS_METRIC,
@@ -53,7 +53,7 @@ from agentool.telemetry import (
 from agentool.toolset import AgenToolToolset
 from examples.calculator import create_calculator
 from examples.support_assistant import Ticket, TicketDesk, create_tickets
-from tests.agentools import make_calc, python_env, run_python
+from tests.agentools import agentool, make_calc, python_env, run_python
 from tests.notes_agentool import create_notes
 
 
@@ -206,11 +206,6 @@ async def test_toolset_calls_get_an_operation_span_inside_the_tool_span(
 
 
 async def test_mcp_calls_get_an_operation_span(exporter: InMemorySpanExporter, tracer: Tracer) -> None:
-    pytest.importorskip('mcp')
-    from mcp import Client
-
-    from agentool.mcp import create_mcp_server
-
     create_calculator()
     async with Client(create_mcp_server(tracer=tracer)) as client:
         result = await client.call_tool('calculator_divide', {'a': 1, 'b': 0})
@@ -400,7 +395,7 @@ async def test_nested_agentool_calls_become_children_of_the_callers_span(
         return await injector.call('calc', {'operation': 'add', 'a': a, 'b': a})
 
     injector.register('calc', make_calc())
-    outer = create_agentool('outer', OuterInput, RoutingConfig(operation_map={'twice': 'twice'}), [twice])
+    outer = agentool('outer', OuterInput, {'twice': twice})
     injector.register('outer', outer)
     assert await injector.call('outer', {'operation': 'twice', 'a': 2}) == 4.0
     spans = by_name(exporter)
