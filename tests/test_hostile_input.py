@@ -573,11 +573,8 @@ async def test_bytes_that_are_not_utf8_report_line_and_column() -> None:
     create_calculator()
     with pytest.raises(InvalidJSONError) as caught:
         await get_injector().call('calculator', b'{"operation":\n "\xff"}')
-    assert {k: caught.value.details[k] for k in ('position', 'line', 'column')} == {
-        'position': 16,
-        'line': 2,
-        'column': 3,
-    }
+    details = caught.value.details
+    assert (details['position'], details['line'], details['column']) == (16, 2, 3)
 
 
 # --- dispatch --------------------------------------------------------------------------------------
@@ -621,12 +618,9 @@ async def tickets() -> list[Ticket]:
 
 def _dispatch_agentools() -> None:
     """`notes` (limited to 1,000 bytes), `big` (a megabyte) and `answers`, which the rules below reach."""
-    routes = RoutingConfig(operation_map={'say': 'say', 'ping': 'ping'})
-    create_agentool('notes', NotesInput, routes, [say, ping], max_input_bytes=1000, replace=True)
-    big = RoutingConfig(operation_map={'shout': 'shout'})
-    create_agentool('big', BigInput, big, [shout], max_input_bytes=MB, replace=True)
-    answers = RoutingConfig(operation_map={'ticket': 'ticket', 'odd': 'odd', 'tickets': 'tickets'})
-    create_agentool('answers', AnswerInput, answers, [ticket, odd, tickets], replace=True)
+    agentool('notes', NotesInput, {'say': say, 'ping': ping}, max_input_bytes=1000, replace=True)
+    agentool('big', BigInput, {'shout': shout}, max_input_bytes=MB, replace=True)
+    agentool('answers', AnswerInput, {'ticket': ticket, 'odd': odd, 'tickets': tickets}, replace=True)
 
 
 class Model:
@@ -1550,7 +1544,6 @@ CREATE: dict[str, Callable[[], Any]] = {
     'sessions': lambda: (create_storage(replace=True), create_sessions(replace=True)),
     'todo': lambda: create_todo(),
 }
-PROPERTY_SURFACES = ('agent.run', 'model string', 'injector.call', 'cli', 'mcp', 'toolset', 'double')
 _INPUT_ERRORS = ('invalid input for agentool', 'input to agentool', 'has no operation')
 _NOISE: tuple[Any, ...] = (None, 'x', 0, 1.5, True, [], {'k': 1})
 
