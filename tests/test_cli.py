@@ -127,16 +127,9 @@ def agentool_process(
     """`python -m agentool ARGS...` as a new process."""
     # This checkout first on the path: from another directory, `-m agentool` would find whichever
     # agentool is installed in the environment instead.
-    path = os.pathsep.join(filter(None, [str(ROOT), env.get('PYTHONPATH')]))
-    return subprocess.run(
-        [sys.executable, '-m', 'agentool', *args],
-        cwd=cwd,
-        env={**env, 'PYTHONPATH': path},
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    command = [sys.executable, '-m', 'agentool', *args]
+    env = {**env, 'PYTHONPATH': os.pathsep.join(filter(None, [str(ROOT), env.get('PYTHONPATH')]))}
+    return subprocess.run(command, cwd=cwd, env=env, input=stdin, capture_output=True, text=True, timeout=120)
 
 
 def calc(cli: Cli, *args: str, stdin: str | None = None, cwd: Path = ROOT) -> Run:
@@ -285,14 +278,9 @@ def test_import_failures_are_reported(cli: Cli, tools_dir: Path) -> None:
 
 def test_a_reader_that_goes_away_ends_the_command_quietly() -> None:
     """`agentool show x | head`: the pipe closes before the output is written; no error, SIGPIPE's status."""
-    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get('PYTHONPATH')]))
-    process = subprocess.Popen(
-        [sys.executable, '-m', 'agentool', '--import', 'examples.calculator', 'show', 'calculator'],
-        cwd=ROOT,
-        env={**os.environ, 'PYTHONPATH': path},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    command = [sys.executable, '-m', 'agentool', '--import', 'examples.calculator', 'show', 'calculator']
+    env = {**os.environ, 'PYTHONPATH': os.pathsep.join(filter(None, [str(ROOT), os.environ.get('PYTHONPATH')]))}
+    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert process.stdout is not None
     process.stdout.close()  # long before the command has its answer ready
     _, err = process.communicate(timeout=120)
@@ -304,9 +292,8 @@ def test_console_script() -> None:
     script = Path(sys.executable).parent / 'agentool'
     if not script.exists():
         pytest.skip('the agentool console script is not installed in this environment')
-    run = subprocess.run(
-        [str(script), '--import', 'examples.calculator', 'list'], cwd=ROOT, capture_output=True, text=True, timeout=120
-    )
+    command = [str(script), '--import', 'examples.calculator', 'list']
+    run = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     assert run.stdout.startswith('calculator')
 
@@ -431,9 +418,8 @@ print('LOADED', loaded, 'STATUS', status, file=sys.stderr)
 
 
 def _probe(*args: str) -> tuple[list[str], int, str]:
-    run = subprocess.run(
-        [sys.executable, '-c', _PROBE, *args], cwd=ROOT, capture_output=True, text=True, timeout=60, check=False
-    )
+    command = [sys.executable, '-c', _PROBE, *args]
+    run = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=60, check=False)
     *lines, report = run.stderr.strip().splitlines()
     assert report.startswith('LOADED '), run.stderr
     loaded, status = report.removeprefix('LOADED ').split(' STATUS ')

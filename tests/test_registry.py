@@ -180,9 +180,8 @@ async def test_register_stores_a_config_that_cannot_run() -> None:
     class Plain(BaseModel):
         value: str
 
-    AgenToolRegistry.register(
-        'described', AgenToolConfig(input_schema=Plain, routing_config=RoutingConfig(), tags=['x'])
-    )
+    config = AgenToolConfig(input_schema=Plain, routing_config=RoutingConfig(), tags=['x'])
+    AgenToolRegistry.register('described', config)
     assert AgenToolRegistry.list_names() == ['described']
     assert AgenToolRegistry.search(tags=['x']) == ['described']
     assert [entry['name'] for entry in AgenToolRegistry.export_catalog()['agentools']] == ['described']
@@ -306,19 +305,14 @@ async def test_operation_from_a_computed_field() -> None:
     agent = create_agentool('fetch', _Fetch, routing, [weather, news])
     result = await agent.run('{"source": "news", "action": "fetch", "city": "Oslo"}')
     assert result.output == 'quiet in Oslo'
+    routing = RoutingConfig(operation_field='route', operation_map={'fetch:weather': 'weather'})
     with pytest.raises(ConfigurationError, match=r"operation 'fetch:news' of _Fetch\.route has no route"):
-        create_agentool(
-            'fetch2',
-            _Fetch,
-            RoutingConfig(operation_field='route', operation_map={'fetch:weather': 'weather'}),
-            [weather],
-        )
+        create_agentool('fetch2', _Fetch, routing, [weather])
 
 
 async def test_operation_from_a_property() -> None:
-    routing = RoutingConfig(
-        operation_field='op', operation_map={'get_weather': ('weather', lambda x: {'city': 'Rome'})}
-    )
+    operation_map = {'get_weather': ('weather', lambda x: {'city': 'Rome'})}
+    routing = RoutingConfig(operation_field='op', operation_map=operation_map)
     agent = create_agentool('prop', _Prop, routing, [weather])
     assert (await agent.run('{"verb": "get", "target": "weather"}')).output == 'sunny in Rome'
     with pytest.raises(UnknownOperationError, match="no operation 'get_news'"):
