@@ -61,11 +61,13 @@ class Alert(BaseModel):
     level: int
 
 
+MODEL = 'anthropic:claude-sonnet-4-5'
+"""A real model name, never reached: each test replaces it with a double."""
+
+
 def weather_agent(output_type: Any = Forecast) -> Agent[None, Any]:
     """An LLM-style agent with two tools; its real model is never reached in these tests."""
-    agent: Agent[None, Any] = Agent(
-        'anthropic:claude-sonnet-4-5', defer_model_check=True, output_type=output_type, instructions='Weather bot.'
-    )
+    agent: Agent[None, Any] = Agent(MODEL, defer_model_check=True, output_type=output_type, instructions='Weather bot.')
 
     @agent.tool_plain
     def geocode(city: str) -> dict[str, float]:
@@ -107,9 +109,8 @@ async def test_parallel_calls_in_one_step_and_async_output_function() -> None:
     async def summary(run: ScriptRun) -> Forecast:
         return Forecast(city=run.prompt, summary=str(len(run.calls)), temp_c=run.result('weather')['temp_c'])
 
-    double = AgentDouble(
-        Script([Call('geocode', {'city': 'Oslo'}), Call('weather', {'lat': 1, 'lon': 2})], OutputFrom(summary))
-    )
+    both = [Call('geocode', {'city': 'Oslo'}), Call('weather', {'lat': 1, 'lon': 2})]
+    double = AgentDouble(Script(both, OutputFrom(summary)))
     with agent.override(model=double):
         result = await agent.run('Oslo')
     assert result.output == Forecast(city='Oslo', summary='2', temp_c=21.5)
@@ -194,9 +195,8 @@ async def test_times_makes_a_queue_and_exhaustion_fails_clearly() -> None:
 
 async def test_unexpected_prompt_names_the_prompt_and_the_scripts() -> None:
     agent = weather_agent(str)
-    double = AgentDouble(
-        Script(Output('x'), when=Prompt('hi')), Script(Output('y'), when=Predicate(str.isdigit, description='digits'))
-    )
+    digits = Predicate(str.isdigit, description='digits')
+    double = AgentDouble(Script(Output('x'), when=Prompt('hi')), Script(Output('y'), when=digits))
     with agent.override(model=double), pytest.raises(UnexpectedPromptError) as caught:
         await agent.run('bye')
     scripts = "#1 (prompt 'hi'), #2 (digits)"
@@ -383,9 +383,8 @@ async def test_a_tool_asking_for_a_retry_fails_the_test_with_its_message() -> No
 
 async def test_union_outputs_pick_the_matching_output_tool() -> None:
     agent = weather_agent(Forecast | Alert)
-    double = AgentDouble(
-        Script(Output(Alert(level=3)), when=Regex('alert')), Script(Output({'city': 'P', 'summary': 's', 'temp_c': 2}))
-    )
+    forecast = Script(Output({'city': 'P', 'summary': 's', 'temp_c': 2}))
+    double = AgentDouble(Script(Output(Alert(level=3)), when=Regex('alert')), forecast)
     with agent.override(model=double):
         assert (await agent.run('alert')).output == Alert(level=3)
         assert (await agent.run('forecast')).output == Forecast(city='P', summary='s', temp_c=2)
@@ -663,9 +662,7 @@ async def plan(city: str) -> str:
 def register_agents(injector: AgenToolInjector) -> Agent[None, Any]:
     """A `weather` LLM agent (never reached for real here) and a `trip` agentool that delegates to it."""
     # `deps_type=NoneType`: the injector builds deps for any other `deps_type` (a plain Agent's is `object`).
-    weather: Agent[None, Outlook] = Agent(
-        'anthropic:claude-sonnet-4-5', defer_model_check=True, output_type=Outlook, deps_type=NoneType
-    )
+    weather: Agent[None, Outlook] = Agent(MODEL, defer_model_check=True, output_type=Outlook, deps_type=NoneType)
 
     @weather.tool_plain
     def station(city: str) -> dict[str, float]:
@@ -724,7 +721,7 @@ async def test_drift_from_a_doubled_agentool_fails_with_the_field(agentool_injec
 
 
 async def test_a_doubled_agent_keeps_its_tools_and_output_type() -> None:
-    weather: Agent[None, Outlook] = Agent('anthropic:claude-sonnet-4-5', defer_model_check=True, output_type=Outlook)
+    weather: Agent[None, Outlook] = Agent(MODEL, defer_model_check=True, output_type=Outlook)
     double = AgentDouble(Script(Call('nowhere'), Output(None)))
     doubled = DoubledAgent(weather, double)
     assert doubled.model is double
