@@ -34,6 +34,7 @@ from agentool.errors import (
 from agentool.mcp import create_mcp_server
 from agentool.toolset import AgenToolToolset
 from tests.agentools import GreeterDeps, Greeting, PingInput, agentool, call_then_answer, make_greeter, ping
+from tests.surface_callers import over_mcp
 
 
 @dataclass
@@ -784,9 +785,7 @@ async def test_an_overriding_create_deps_is_the_source_of_deps_on_every_surface(
         expected = 'db://who' if kind is SyncInjector else 'async://who'
         for surface, run in surfaces(injector, agent, 'who').items():
             assert await run() == expected, surface
-        async with McpClient(create_mcp_server()) as client:  # pyright: ignore[reportArgumentType]
-            result = await client.call_tool('who_who', {})
-        assert result.structured_content == {'result': expected}
+        assert await over_mcp('who_who', {}) == expected
         # Asked directly, the async form gives what the surfaces got (with only `create_deps`
         # overridden, it answers with that); the sync base form is always the wiring's.
         assert (await injector.acreate_deps('who')) == Conn(expected)
@@ -965,9 +964,7 @@ async def test_a_subclass_is_the_source_of_deps_on_every_surface() -> None:
         assert await custom.handle('who')({'operation': 'ping'}) == 'async'
         agent = Agent(call_then_answer('who_ping', {}), toolsets=[AgenToolToolset()])
         assert (await agent.run('hi')).output == 'async'
-        async with McpClient(create_mcp_server()) as client:  # pyright: ignore[reportArgumentType]
-            result = await client.call_tool('who_ping', {})
-        assert result.structured_content == {'result': 'async'}
+        assert await over_mcp('who_ping', {}) == 'async'
         assert await custom.call('plain', {'operation': 'ping'}) == 'pong'  # never asked: no deps_type
         assert await custom.call('who', {'operation': 'ping'}, deps=Tenant(name='given')) == 'given'  # given deps win
     assert custom.asked == ['async who'] * 6
