@@ -224,10 +224,8 @@ async def test_close_lets_queued_writes_finish(tmp_path: Path) -> None:
 async def test_many_concurrent_writes_through_the_agent(any_store: SQLiteStore) -> None:
     deps = StorageDeps(store=any_store)
     agent = create_storage()
-    keyed = [
-        agent.run(json.dumps({'operation': 'write', 'key': f'k{i:03d}', 'data': i}), deps=deps) for i in range(200)
-    ]
-    same = [agent.run(json.dumps({'operation': 'write', 'key': 'shared', 'data': i}), deps=deps) for i in range(50)]
+    keyed = [agent.run(write(f'k{i:03d}', i), deps=deps) for i in range(200)]
+    same = [agent.run(write('shared', i), deps=deps) for i in range(50)]
     outputs = [r.output for r in await asyncio.gather(*keyed, *same)]
     writes = [o for o in outputs if isinstance(o, WriteResult)]
     assert len(writes) == 250

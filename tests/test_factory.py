@@ -337,11 +337,7 @@ def test_an_output_type_that_cannot_be_used_is_a_configuration_error(
 def test_bad_options_are_refused_naming_the_option(
     registry: AgenToolRegistry, kwargs: dict[str, Any], option: str, message: str
 ) -> None:
-    arguments: dict[str, Any] = {
-        'routing_config': PAIR,
-        'tools': [first, second],
-        **kwargs,
-    }
+    arguments: dict[str, Any] = {'routing_config': PAIR, 'tools': [first, second], **kwargs}
     with pytest.raises(ConfigurationError, match=message) as caught:
         create_agentool('pair', PairInput, **arguments)
     assert caught.value.details['option'] == option
