@@ -721,22 +721,16 @@ PROMPT = '{"operation": "who"}'
 def surfaces(injector: AgenToolInjector, agent: AgenToolAgent, name: str) -> dict[str, Callable[[], Awaitable[Any]]]:
     """Every way to get agentool `name`'s output without giving it deps."""
 
-    async def agent_run() -> Any:
-        return (await agent.run(PROMPT)).output
-
-    async def injector_run() -> Any:
-        return (await injector.run(name, {'operation': 'who'})).output
-
-    async def handle_run() -> Any:
-        return (await injector.handle(name).run({'operation': 'who'})).output
+    async def output(run: Awaitable[Any]) -> Any:
+        return (await run).output
 
     return {
-        'agent.run': agent_run,
-        'agent.run again': agent_run,  # a later run, which a lean agent could answer without the graph
-        'injector.run': injector_run,
+        'agent.run': lambda: output(agent.run(PROMPT)),
+        'agent.run again': lambda: output(agent.run(PROMPT)),  # a later run: a lean agent may skip the graph
+        'injector.run': lambda: output(injector.run(name, {'operation': 'who'})),
         'injector.call': lambda: injector.call(name, {'operation': 'who'}),
         'handle': lambda: injector.handle(name)({'operation': 'who'}),
-        'handle.run': handle_run,
+        'handle.run': lambda: output(injector.handle(name).run({'operation': 'who'})),
     }
 
 
