@@ -3,7 +3,7 @@
 Fixtures live in `conftest.py`; what is here is plain code: agentools (`create_storage`,
 `make_calc`, `make_greeter`, `make_rich`, `create_odd`, the `PingInput`/`ping`, `EchoInput`/`echo`
 and `NotesInput`/`say` pieces), the scripted `advisor` agent of the testing tests, and helpers
-(`lean`, `call_then_answer`, `run_with`, `run_python`).
+(`agentool`, `lean`, `call_then_answer`, `run_with`, `run_python`).
 """
 
 from __future__ import annotations
@@ -304,6 +304,16 @@ def run_python(script: str, *, cwd: Path | None = None, env: dict[str, str] | No
     )
     assert done.returncode == 0, done.stderr
     return done.stdout
+
+
+# --- an agentool from its operations' tools ---------------------------------------------------
+
+
+def agentool(name: str, schema: type[BaseModel], routes: dict[str, Any], **options: Any) -> AgenToolAgent:
+    """`create_agentool` routing each operation to the tool function given for it (by that function's name)."""
+    operation_map = {operation: tool.__name__ for operation, tool in routes.items()}
+    tools = list(dict.fromkeys(routes.values()))
+    return lean(create_agentool(name, schema, RoutingConfig(operation_map=operation_map), tools, **options))
 
 
 # --- a two-operation calculator ---------------------------------------------------------------

@@ -127,20 +127,13 @@ def agentool_process(
     """`python -m agentool ARGS...` as a new process."""
     # This checkout first on the path: from another directory, `-m agentool` would find whichever
     # agentool is installed in the environment instead.
-    path = os.pathsep.join(filter(None, [str(ROOT), env.get('PYTHONPATH')]))
-    return subprocess.run(
-        [sys.executable, '-m', 'agentool', *args],
-        cwd=cwd,
-        env={**env, 'PYTHONPATH': path},
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    command = [sys.executable, '-m', 'agentool', *args]
+    env = {**env, 'PYTHONPATH': os.pathsep.join(filter(None, [str(ROOT), env.get('PYTHONPATH')]))}
+    return subprocess.run(command, cwd=cwd, env=env, input=stdin, capture_output=True, text=True, timeout=120)
 
 
-def calc(cli: Cli, *args: str, stdin: str | None = None) -> Run:
-    return cli('--import', 'examples.calculator', *args, stdin=stdin)
+def calc(cli: Cli, *args: str, stdin: str | None = None, cwd: Path = ROOT) -> Run:
+    return cli('--import', 'examples.calculator', *args, stdin=stdin, cwd=cwd)
 
 
 def assert_error(run: Run | subprocess.CompletedProcess[str], *fragments: str, status: int = 1) -> None:
@@ -285,14 +278,9 @@ def test_import_failures_are_reported(cli: Cli, tools_dir: Path) -> None:
 
 def test_a_reader_that_goes_away_ends_the_command_quietly() -> None:
     """`agentool show x | head`: the pipe closes before the output is written; no error, SIGPIPE's status."""
-    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get('PYTHONPATH')]))
-    process = subprocess.Popen(
-        [sys.executable, '-m', 'agentool', '--import', 'examples.calculator', 'show', 'calculator'],
-        cwd=ROOT,
-        env={**os.environ, 'PYTHONPATH': path},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    command = [sys.executable, '-m', 'agentool', '--import', 'examples.calculator', 'show', 'calculator']
+    env = {**os.environ, 'PYTHONPATH': os.pathsep.join(filter(None, [str(ROOT), os.environ.get('PYTHONPATH')]))}
+    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert process.stdout is not None
     process.stdout.close()  # long before the command has its answer ready
     _, err = process.communicate(timeout=120)
@@ -304,9 +292,8 @@ def test_console_script() -> None:
     script = Path(sys.executable).parent / 'agentool'
     if not script.exists():
         pytest.skip('the agentool console script is not installed in this environment')
-    run = subprocess.run(
-        [str(script), '--import', 'examples.calculator', 'list'], cwd=ROOT, capture_output=True, text=True, timeout=120
-    )
+    command = [str(script), '--import', 'examples.calculator', 'list']
+    run = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     assert run.stdout.startswith('calculator')
 
@@ -325,8 +312,6 @@ def test_console_script() -> None:
 def test_http_options_with_stdio_are_a_usage_error(
     options: list[str], named: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from agentool.cli import main
-
     assert main(['--import', 'examples.calculator', 'mcp', *options]) == 2
     err = capsys.readouterr().err
     assert err == (f'agentool mcp: error: {named} only apply to --transport streamable-http (the transport is stdio)\n')
@@ -407,39 +392,14 @@ def test_a_process_reads_stdin_and_exits_with_each_status(tools_dir: Path) -> No
     # Status 2 from a process: below (usage errors through the console script's path).
 
 
-CLI_MODULE = """
-from typing import Literal
-from agentool import BaseOperationInput, RoutingConfig, create_agentool
-
-class In(BaseOperationInput):
-    operation: Literal['add']
-    a: float = 0
-
-async def add(a: float) -> float:
-    return a + 1
-
-create_agentool('calc', In, RoutingConfig(operation_map={'add': 'add'}), [add])
-"""
-
-
 @pytest.mark.parametrize('fmt', ['json', 'mermaid'])
-def test_catalog_title_with_a_format_that_has_none_is_a_usage_error(
-    fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_catalog_title_with_a_format_that_has_none_is_a_usage_error(cli: Cli, fmt: str, tmp_path: Path) -> None:
     """Refused, not ignored (as `mcp` refuses HTTP options with stdio), and nothing is written."""
-    monkeypatch.chdir(tmp_path)
-    name = f'catalog_title_{fmt}'
-    (tmp_path / f'{name}.py').write_text(textwrap.dedent(CLI_MODULE))
-    monkeypatch.syspath_prepend(str(tmp_path))
-    status = main(['--import', name, 'catalog', '--format', fmt, '--title', 'Ours', '-o', 'out.txt'])
-    err = capsys.readouterr().err
-    assert status == 2
-    assert err.count('\n') == 1
-    assert '--title' in err
-    assert fmt in err
-    assert sorted(p.name for p in tmp_path.iterdir()) == [f'{name}.py']
-    assert main(['--import', name, 'catalog', '--format', 'markdown', '--title', 'Ours']) == 0
-    assert capsys.readouterr().out.startswith('# Ours\n')
+    run = calc(cli, 'catalog', '--format', fmt, '--title', 'Ours', '-o', 'out.txt', cwd=tmp_path)
+    assert_error(run, '--title', fmt, status=2)
+    assert run.stderr.count('\n') == 1
+    assert list(tmp_path.iterdir()) == []
+    assert calc(cli, 'catalog', '--format', 'markdown', '--title', 'Ours').stdout.startswith('# Ours\n')
 
 
 # The console script's own code path (`agentool_cli.main`), run in a fresh interpreter that then
@@ -458,9 +418,8 @@ print('LOADED', loaded, 'STATUS', status, file=sys.stderr)
 
 
 def _probe(*args: str) -> tuple[list[str], int, str]:
-    run = subprocess.run(
-        [sys.executable, '-c', _PROBE, *args], cwd=ROOT, capture_output=True, text=True, timeout=60, check=False
-    )
+    command = [sys.executable, '-c', _PROBE, *args]
+    run = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=60, check=False)
     *lines, report = run.stderr.strip().splitlines()
     assert report.startswith('LOADED '), run.stderr
     loaded, status = report.removeprefix('LOADED ').split(' STATUS ')
@@ -552,43 +511,38 @@ def test_a_module_in_the_working_directory_does_not_shadow_the_standard_library(
     assert 'shadowed' not in capsys.readouterr().err
 
 
-@pytest.mark.parametrize(
-    ('flag', 'value', 'option'),
-    [
-        ('--max-sessions', '0', 'max_sessions'),
-        ('--max-sessions-per-client', '-1', 'max_sessions_per_client'),
-        ('--session-idle-timeout', 'nan', 'session_idle_timeout'),
-        ('--shutdown-timeout', 'inf', 'shutdown_timeout'),
-        ('--allowed-origin', 'not-an-origin', 'allowed_origins'),
-    ],
-)
+LIMITS = [
+    ('--max-sessions', '0', '5', 'max_sessions'),
+    ('--max-sessions-per-client', '-1', '2', 'max_sessions_per_client'),
+    ('--session-idle-timeout', 'nan', '1', 'session_idle_timeout'),
+    ('--shutdown-timeout', 'inf', '1', 'shutdown_timeout'),
+    ('--allowed-origin', 'not-an-origin', 'https://a.example', 'allowed_origins'),
+]
+"""Each HTTP serving limit: its flag, a bad value, a good one, and the option it sets."""
+
+
+@pytest.mark.parametrize(('flag', 'bad', 'good', 'option'), LIMITS)
 def test_a_bad_limit_is_one_error_line_naming_it(
-    flag: str, value: str, option: str, capsys: pytest.CaptureFixture[str]
+    flag: str, bad: str, good: str, option: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(['mcp', '--transport', 'streamable-http', flag, value]) == 1
+    assert main(['mcp', '--transport', 'streamable-http', flag, bad]) == 1
     err = capsys.readouterr().err
     assert err.count('\n') == 1
     assert f'invalid HTTP serving options: {option} must be' in err
 
 
-@pytest.mark.parametrize(
-    'flags',
-    [
-        ['--max-sessions', '5'],
-        ['--max-sessions-per-client', '2'],
-        ['--session-idle-timeout', '1'],
-        ['--shutdown-timeout', '1'],
-        ['--allowed-origin', 'https://a.example'],
-    ],
-)
+@pytest.mark.parametrize(('flag', 'bad', 'good', 'option'), LIMITS)
 def test_http_limits_without_the_http_transport_are_a_usage_error(
-    flags: list[str], capsys: pytest.CaptureFixture[str]
+    flag: str, bad: str, good: str, option: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(['mcp', *flags]) == 2
-    assert f'{flags[0]} only apply to --transport streamable-http' in capsys.readouterr().err
+    assert main(['mcp', flag, good]) == 2
+    assert f'{flag} only apply to --transport streamable-http' in capsys.readouterr().err
 
 
 HUGE = '{"operation": "add", "a": 1, "b": 2, "x": ' + '[' * 15_000_000 + ']' * 15_000_000 + '}'
+
+
+REFUSED = "agentool: error: input to agentool 'calculator' "
 
 
 def stdin(monkeypatch: pytest.MonkeyPatch, raw: bytes) -> io.BytesIO:
@@ -597,31 +551,28 @@ def stdin(monkeypatch: pytest.MonkeyPatch, raw: bytes) -> io.BytesIO:
     return buffer
 
 
+@pytest.mark.parametrize(
+    ('raw', 'status', 'printed'),
+    [
+        (HUGE.encode(), 1, "agentool: error: input to agentool 'calculator' on standard input is over the limit"),
+        (
+            b'{"operation": "add", "a": 1, "b": "\xff"}',
+            1,
+            "agentool: error: input to agentool 'calculator' is not valid JSON",
+        ),
+        (b'{"operation": "add", "a": 1, "b": 2}', 0, '3.0\n'),
+    ],
+    ids=['over the limit', 'not UTF-8', 'within the limit'],
+)
 def test_stdin_is_read_no_further_than_the_limit(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    raw: bytes, status: int, printed: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     create_calculator()
-    raw = stdin(monkeypatch, HUGE.encode())
-    assert main(['call', 'calculator', '-']) == 1
-    assert raw.tell() <= 1024 * 1024 + 1 + io.DEFAULT_BUFFER_SIZE  # the rest was never read
-    err = capsys.readouterr().err
-    assert err.startswith("agentool: error: input to agentool 'calculator' on standard input is over the limit")
-
-
-def test_stdin_that_is_not_utf8_is_a_typed_error(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    create_calculator()
-    stdin(monkeypatch, b'{"operation": "add", "a": 1, "b": "\xff"}')
-    assert main(['call', 'calculator', '-']) == 1
-    assert capsys.readouterr().err.startswith("agentool: error: input to agentool 'calculator' is not valid JSON")
-
-
-def test_stdin_within_the_limit_is_called(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    create_calculator()
-    stdin(monkeypatch, json.dumps({'operation': 'add', 'a': 1, 'b': 2}).encode())
-    assert main(['call', 'calculator', '-']) == 0
-    assert capsys.readouterr().out.strip() == '3.0'
+    buffer = stdin(monkeypatch, raw)
+    assert main(['call', 'calculator', '-']) == status
+    assert buffer.tell() <= 1024 * 1024 + 1 + io.DEFAULT_BUFFER_SIZE  # the rest was never read
+    out, err = capsys.readouterr()
+    assert (out or err).startswith(printed)
 
 
 ESC = '\x1b'

@@ -21,6 +21,7 @@ import sys
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine
 from pathlib import Path
+from subprocess import PIPE
 from typing import Any
 
 import pytest
@@ -48,7 +49,7 @@ from examples.storage import (
     default_store,
     use_store,
 )
-from tests.agentools import ROOT
+from tests.agentools import ROOT, run_python
 
 WRITER = Path(__file__).resolve().parent / 'storage_crash_writer.py'
 
@@ -223,10 +224,8 @@ async def test_close_lets_queued_writes_finish(tmp_path: Path) -> None:
 async def test_many_concurrent_writes_through_the_agent(any_store: SQLiteStore) -> None:
     deps = StorageDeps(store=any_store)
     agent = create_storage()
-    keyed = [
-        agent.run(json.dumps({'operation': 'write', 'key': f'k{i:03d}', 'data': i}), deps=deps) for i in range(200)
-    ]
-    same = [agent.run(json.dumps({'operation': 'write', 'key': 'shared', 'data': i}), deps=deps) for i in range(50)]
+    keyed = [agent.run(write(f'k{i:03d}', i), deps=deps) for i in range(200)]
+    same = [agent.run(write('shared', i), deps=deps) for i in range(50)]
     outputs = [r.output for r in await asyncio.gather(*keyed, *same)]
     writes = [o for o in outputs if isinstance(o, WriteResult)]
     assert len(writes) == 250
@@ -252,11 +251,8 @@ async def test_the_event_loop_keeps_running_during_a_blocked_write(tmp_path: Pat
     with sqlite3.connect(path, isolation_level=None) as holder:
         holder.execute('BEGIN IMMEDIATE')  # another writer holds the lock
         write = asyncio.create_task(blocked.write('k', 1))
-        ticks = 0
-        for _ in range(10):
+        for _ in range(10):  # the loop runs on while the write waits for the lock
             await asyncio.sleep(0.01)
-            ticks += 1
-        assert ticks == 10
         assert not write.done()
         holder.execute('COMMIT')
     assert await write == WriteResult(key='k', created=True)
@@ -344,7 +340,6 @@ def test_default_path_honours_the_environment(monkeypatch: pytest.MonkeyPatch, t
 
 
 _PLAIN_RUN = """
-import sys
 from pydantic_ai import Agent
 import examples.storage
 print(Agent('agentool:storage').run_sync(sys.argv[1]).output)
@@ -360,10 +355,7 @@ def test_plain_agent_without_scope_uses_the_embedded_default(tmp_path: Path) -> 
     env.pop('XDG_DATA_HOME', None)
 
     def plain(prompt: str) -> Any:
-        done = subprocess.run(
-            [sys.executable, '-c', _PLAIN_RUN, prompt], cwd=cwd, env=env, capture_output=True, text=True, check=True
-        )
-        return json.loads(done.stdout)
+        return json.loads(run_python(_PLAIN_RUN.replace('sys.argv[1]', repr(prompt)), cwd=cwd, env=env))
 
     assert plain('{"operation": "write", "key": "k", "data": "v"}')['created'] is True
     assert plain('{"operation": "read", "key": "k"}') == {'operation': 'read', 'key': 'k', 'found': True, 'data': 'v'}
@@ -382,13 +374,8 @@ def test_sigkill_at_a_random_moment_loses_no_reported_write(tmp_path: Path) -> N
     reported: list[str] = []
     for round_ in range(5):  # five kills at different moments, on the same database
         kill_after = rng.randint(1, 1999)
-        writer = subprocess.Popen(
-            [sys.executable, str(WRITER), str(path), '2000', f'r{round_}-'],
-            cwd=tmp_path,
-            env=_env(),
-            stdout=subprocess.PIPE,
-            text=True,
-        )
+        command = [sys.executable, str(WRITER), str(path), '2000', f'r{round_}-']
+        writer = subprocess.Popen(command, cwd=tmp_path, env=_env(), stdout=PIPE, text=True)
         assert writer.stdout is not None
         lines: list[str] = []
         for line in writer.stdout:
@@ -511,10 +498,8 @@ async def test_list_by_prefix_is_exact_for_any_prefix(prefix: str) -> None:
 async def test_list_by_a_prefix_holding_nul_through_the_agent(scoped_store: SQLiteStore) -> None:
     for key in ('a\x00b', 'a\x00c', 'ab'):
         await scoped_store.write(key, 1)
-    agent = create_storage(replace=True)
-    listed = (
-        await agent.run(json.dumps({'operation': 'list', 'prefix': 'a\x00'}), deps=StorageDeps(store=scoped_store))
-    ).output
+    deps = StorageDeps(store=scoped_store)
+    listed = await run(deps, operation='list', prefix='a\x00')
     assert isinstance(listed, ListResult)
     assert listed.keys == ['a\x00b', 'a\x00c']
 
@@ -591,16 +576,10 @@ ROUNDS = 20 if HEAVY else 2
 def test_processes_open_and_write_one_new_file_together(tmp_path: Path, round_: int) -> None:
     path = tmp_path / f'round-{round_}' / 'store.sqlite3'
     start_at = time.time() + 1.5  # after every interpreter has started and imported the store
-    writers = [
-        subprocess.Popen(
-            [sys.executable, str(WRITER), str(path), str(WRITES), f'p{n}-', str(start_at)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=_env(),
-        )
-        for n in range(PROCESSES)
+    commands = [
+        [sys.executable, str(WRITER), str(path), str(WRITES), f'p{n}-', str(start_at)] for n in range(PROCESSES)
     ]
+    writers = [subprocess.Popen(command, stdout=PIPE, stderr=PIPE, text=True, env=_env()) for command in commands]
     acknowledged: list[str] = []
     failures: list[str] = []
     for writer in writers:
@@ -634,15 +613,18 @@ async def test_stores_of_one_process_open_one_new_file_together(tmp_path: Path) 
 Run = Callable[[str], Coroutine[Any, Any, Any]]
 
 
-class SignallingStore(SQLiteStore):
-    """A store that says when a write has reached it, i.e. when the storage tool is running."""
+class HookedStore(SQLiteStore):
+    """A store that says when a write has reached it (the storage tool is running), and calls
+    `on_write(key, data)` then, so a test can cancel right then."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         super().__init__(path)
         self.writing = asyncio.Event()
+        self.on_write: Callable[[str, Any], None] = lambda key, data: None
 
     async def write(self, key: str, data: object) -> WriteResult:
         self.writing.set()
+        self.on_write(key, data)
         return await super().write(key, data)
 
 
@@ -676,8 +658,8 @@ def value_for(i: int) -> JsonValue:
 
 
 @pytest.fixture
-async def file_store(tmp_path: Path) -> AsyncIterator[SignallingStore]:
-    store = SignallingStore(tmp_path / 'store.sqlite3')
+async def file_store(tmp_path: Path) -> AsyncIterator[HookedStore]:
+    store = HookedStore(tmp_path / 'store.sqlite3')
     await store.exists('warm-up')  # the database and its schema exist before any test writes
     yield store
     await store.aclose()
@@ -694,7 +676,7 @@ def assert_no_lock_left(path: str) -> None:
 
 
 @pytest.mark.parametrize('surface', SURFACES)
-async def test_a_run_cancelled_mid_write_settles_committed_or_not(file_store: SignallingStore, surface: str) -> None:
+async def test_a_run_cancelled_mid_write_settles_committed_or_not(file_store: HookedStore, surface: str) -> None:
     run = surfaces(file_store)[surface]
     with sqlite3.connect(file_store.path, isolation_level=None) as holder:
         holder.execute('BEGIN IMMEDIATE')  # another writer holds the lock: the write blocks inside the tool
@@ -717,7 +699,7 @@ async def test_a_run_cancelled_mid_write_settles_committed_or_not(file_store: Si
 
 
 @pytest.mark.parametrize('surface', SURFACES)
-async def test_a_timeout_mid_write_raises_timeout_error_and_settles(file_store: SignallingStore, surface: str) -> None:
+async def test_a_timeout_mid_write_raises_timeout_error_and_settles(file_store: HookedStore, surface: str) -> None:
     """`asyncio.timeout` turns the cancellation into `TimeoutError` only if it propagates unchanged."""
     run = surfaces(file_store)[surface]
     with sqlite3.connect(file_store.path, isolation_level=None) as holder:
@@ -729,18 +711,6 @@ async def test_a_timeout_mid_write_raises_timeout_error_and_settles(file_store: 
     stored = await file_store.read('k')
     assert not stored.found or stored.data == value_for(3)
     assert_no_lock_left(file_store.path)
-
-
-class HookedStore(SQLiteStore):
-    """A store that calls `on_write(key, data)` as each write reaches it, so a test can cancel right then."""
-
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        super().__init__(path)
-        self.on_write: Callable[[str, Any], None] = lambda key, data: None
-
-    async def write(self, key: str, data: object) -> WriteResult:
-        self.on_write(key, data)
-        return await super().write(key, data)
 
 
 @pytest.mark.parametrize('path', ['memory', 'file'])

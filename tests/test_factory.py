@@ -35,7 +35,6 @@ from agentool import (
     get_registry,
     infer_output_type,
     use_injector,
-    use_registry,
 )
 from agentool.cli import main
 from agentool.toolset import AgenToolToolset
@@ -56,6 +55,9 @@ async def first(x: int) -> int:
 
 async def second(ctx: RunContext[Any], y: int, scale: int = 10) -> int:
     return y * scale
+
+
+PAIR = RoutingConfig(operation_map={'first': 'first', 'second': 'second'})
 
 
 def test_route_to_a_missing_tool_is_refused() -> None:
@@ -80,23 +82,22 @@ def test_two_different_tools_with_one_name_are_refused_rather_than_one_shadowing
     assert create_agentool('pair', PairInput, routing, [first, first])  # the same function twice is one tool
 
 
-def test_literal_operation_without_route_is_refused() -> None:
-    with pytest.raises(ConfigurationError, match=r"operation 'second' of PairInput\.operation has no route"):
-        create_agentool('pair', PairInput, RoutingConfig(operation_map={'first': 'first'}), [first])
+class NoOp(BaseModel):
+    x: int
 
 
-def test_route_the_schema_cannot_produce_is_refused() -> None:
-    routes = {'first': 'first', 'second': 'second', 'third': 'first'}
-    with pytest.raises(ConfigurationError, match=r"routes 'third', which PairInput\.operation cannot produce"):
-        create_agentool('pair', PairInput, RoutingConfig(operation_map=routes), [first, second])
-
-
-def test_missing_operation_field_is_refused() -> None:
-    class NoOp(BaseModel):
-        x: int
-
-    with pytest.raises(ConfigurationError, match="no operation field 'operation'"):
-        create_agentool('pair', NoOp, RoutingConfig(operation_map={'first': 'first'}), [first])
+@pytest.mark.parametrize(
+    ('schema', 'routes', 'message'),
+    [
+        (PairInput, {'first': 'first'}, r"operation 'second' of PairInput\.operation has no route"),
+        (PairInput, {**PAIR.operation_map, 'third': 'first'}, r"'third', which PairInput\.operation cannot produce"),
+        (NoOp, {'first': 'first'}, "no operation field 'operation'"),
+    ],
+    ids=['literal operation without a route', 'route the schema cannot produce', 'no operation field'],
+)
+def test_routes_that_do_not_fit_the_schema_are_refused(schema: type[BaseModel], routes: Any, message: str) -> None:
+    with pytest.raises(ConfigurationError, match=message):
+        create_agentool('pair', schema, RoutingConfig(operation_map=routes), [first, second])
 
 
 def test_malformed_route_spec_is_refused() -> None:
@@ -105,12 +106,11 @@ def test_malformed_route_spec_is_refused() -> None:
 
 
 def test_duplicate_name_is_refused_unless_replace(registry: AgenToolRegistry) -> None:
-    routes = RoutingConfig(operation_map={'first': 'first', 'second': 'second'})
-    create_agentool('pair', PairInput, routes, [first, second])
+    create_agentool('pair', PairInput, PAIR, [first, second])
     created = registry.require('pair').created_at
     with pytest.raises(DuplicateNameError, match="'pair' is already registered"):
-        create_agentool('pair', PairInput, routes, [first, second])
-    create_agentool('pair', PairInput, routes, [first, second], version='2.0.0', replace=True)
+        create_agentool('pair', PairInput, PAIR, [first, second])
+    create_agentool('pair', PairInput, PAIR, [first, second], version='2.0.0', replace=True)
     config = registry.require('pair')
     assert config.version == '2.0.0'
     assert config.created_at == created
@@ -119,12 +119,8 @@ def test_duplicate_name_is_refused_unless_replace(registry: AgenToolRegistry) ->
 
 
 async def test_default_transform_passes_matching_fields_and_keeps_tool_defaults() -> None:
-    agent = create_agentool(
-        'pair',
-        PairInput,
-        RoutingConfig(operation_map={'first': ('first',), 'second': ('second', None)}),
-        [first, second],
-    )
+    routes = RoutingConfig(operation_map={'first': ('first',), 'second': ('second', None)})
+    agent = create_agentool('pair', PairInput, routes, [first, second])
     assert (await agent.run('{"operation": "first", "x": 7}')).output == 7
     assert (await agent.run('{"operation": "second", "y": 3}')).output == 30
 
@@ -153,9 +149,8 @@ def test_operation_field_name_is_configurable() -> None:
         action: Literal['first']
         x: int
 
-    agent = create_agentool(
-        'act', ActionInput, RoutingConfig(operation_field='action', operation_map={'first': 'first'}), [first]
-    )
+    routes = RoutingConfig(operation_field='action', operation_map={'first': 'first'})
+    agent = create_agentool('act', ActionInput, routes, [first])
     assert agent.run_sync('{"action": "first", "x": 3}').output == 3
 
 
@@ -229,9 +224,8 @@ async def test_union_of_models_gives_each_operation_its_own_typed_output() -> No
     class ABInput(BaseOperationInput):
         operation: Literal['a', 'b']
 
-    agent = create_agentool(
-        'ab', ABInput, RoutingConfig(operation_map={'a': 'returns_a', 'b': 'returns_b'}), [returns_b, returns_a]
-    )
+    routes = RoutingConfig(operation_map={'a': 'returns_a', 'b': 'returns_b'})
+    agent = create_agentool('ab', ABInput, routes, [returns_b, returns_a])
     assert (await agent.run('{"operation": "a"}')).output == A(a=1)
     assert (await agent.run('{"operation": "b"}')).output == B(b='x')
 
@@ -259,12 +253,9 @@ async def test_explicit_output_type_wins_and_coerces() -> None:
 def test_a_name_that_is_not_a_string_is_refused_before_anything_is_stored(
     registry: AgenToolRegistry, name: Any
 ) -> None:
-    create_agentool(
-        'pair', PairInput, RoutingConfig(operation_map={'first': 'first', 'second': 'second'}), [first, second]
-    )
-    routes = RoutingConfig(operation_map={'first': 'first', 'second': 'second'})
+    create_agentool('pair', PairInput, PAIR, [first, second])
     with pytest.raises(ConfigurationError, match='agentool name must be a non-empty string') as caught:
-        create_agentool(name, PairInput, routes, [first, second])
+        create_agentool(name, PairInput, PAIR, [first, second])
     assert caught.value.details == {'option': 'name', 'value': repr(name)}
     with pytest.raises(ConfigurationError, match='agentool name must be a non-empty string'):
         registry.register(name, registry.require('pair'))
@@ -277,25 +268,23 @@ def test_a_name_that_is_not_a_string_is_refused_before_anything_is_stored(
 
 
 def test_a_failed_creation_leaves_the_registry_and_injector_as_they_were(registry: AgenToolRegistry) -> None:
-    routes = RoutingConfig(operation_map={'first': 'first', 'second': 'second'})
     with use_injector() as injector:
         with pytest.raises(ConfigurationError, match='toolsets') as caught:
-            create_agentool('pair', PairInput, routes, [first, second], toolsets=5)  # pydantic-ai refuses it late
+            create_agentool('pair', PairInput, PAIR, [first, second], toolsets=5)  # pydantic-ai refuses it late
         assert caught.value.details['options'] == ['toolsets']
         assert 'pair' not in registry
         assert 'pair' not in injector
-        agent = create_agentool('pair', PairInput, routes, [first, second], version='1.0.0')
+        agent = create_agentool('pair', PairInput, PAIR, [first, second], version='1.0.0')
         before = registry.require('pair')
         with pytest.raises(ConfigurationError, match='toolsets'):
-            create_agentool('pair', PairInput, routes, [first, second], version='2.0.0', toolsets=5, replace=True)
+            create_agentool('pair', PairInput, PAIR, [first, second], version='2.0.0', toolsets=5, replace=True)
         assert registry.require('pair') is before  # the replaced agentool is back, as it was
         assert agent.run_sync('{"operation": "first", "x": 3}').output == 3
 
 
 def test_unknown_agent_options_are_refused() -> None:
-    routes = RoutingConfig(operation_map={'first': 'first', 'second': 'second'})
     with pytest.raises(ConfigurationError, match="unknown option 'bogus'") as caught:
-        create_agentool('pair', PairInput, routes, [first, second], bogus=1)
+        create_agentool('pair', PairInput, PAIR, [first, second], bogus=1)
     assert caught.value.details['options'] == ['bogus']
 
 
@@ -320,9 +309,8 @@ _REFUSED_BY_PYDANTIC_AI = r'pydantic_ai.Agent cannot be built with output_type='
 def test_an_output_type_that_cannot_be_used_is_a_configuration_error(
     registry: AgenToolRegistry, output_type: Any, message: str
 ) -> None:
-    routes = RoutingConfig(operation_map={'first': 'first', 'second': 'second'})
     with pytest.raises(ConfigurationError, match=message) as caught:
-        create_agentool('pair', PairInput, routes, [first, second], output_type=output_type)
+        create_agentool('pair', PairInput, PAIR, [first, second], output_type=output_type)
     details = caught.value.details
     assert details.get('option') == 'output_type' or details.get('options') == ['output_type']
     assert 'pair' not in registry  # nothing left behind
@@ -349,11 +337,7 @@ def test_an_output_type_that_cannot_be_used_is_a_configuration_error(
 def test_bad_options_are_refused_naming_the_option(
     registry: AgenToolRegistry, kwargs: dict[str, Any], option: str, message: str
 ) -> None:
-    arguments: dict[str, Any] = {
-        'routing_config': RoutingConfig(operation_map={'first': 'first', 'second': 'second'}),
-        'tools': [first, second],
-        **kwargs,
-    }
+    arguments: dict[str, Any] = {'routing_config': PAIR, 'tools': [first, second], **kwargs}
     with pytest.raises(ConfigurationError, match=message) as caught:
         create_agentool('pair', PairInput, **arguments)
     assert caught.value.details['option'] == option
@@ -444,19 +428,11 @@ def _prefixed(prefix: str, text: str) -> str:
 
 
 async def test_bound_methods_and_partials_are_tools() -> None:
-    agent = lean(
-        create_agentool(
-            'methods',
-            EchoInput,
-            RoutingConfig(operation_map={'echo': 'method'}),
-            [Service('svc').method],
-            deps_type=Any,
-        )
-    )
+    method = RoutingConfig(operation_map={'echo': 'method'})
+    agent = create_agentool('methods', EchoInput, method, [Service('svc').method], deps_type=Any)
     assert (await agent.run('{"operation": "echo", "text": "a"}', deps=1)).output == 'svc a 1'
-    partial = create_agentool(
-        'partial', EchoInput, RoutingConfig(operation_map={'echo': '_prefixed'}), [functools.partial(_prefixed, 'p')]
-    )
+    prefixed = RoutingConfig(operation_map={'echo': '_prefixed'})
+    partial = create_agentool('partial', EchoInput, prefixed, [functools.partial(_prefixed, 'p')])
     assert (await partial.run('{"operation": "echo", "text": "b"}')).output == 'p:b'
 
 
@@ -506,31 +482,28 @@ def test_a_callable_object_with_an_async_call_is_described_as_async() -> None:
 
 async def test_a_tool_returning_an_awaitable_has_the_awaited_output_type() -> None:
     assert extract_tool_metadata(_dropped_async).return_type_annotation is float
-    with use_registry():
-        agent = _create_adder('dropped')
-        assert agent.output_type is float
-        assert (await agent.run('{"operation": "add", "a": 1, "b": 2}')).output == 3.0
+    agent = _create_adder('dropped')
+    assert agent.output_type is float
+    assert (await agent.run('{"operation": "add", "a": 1, "b": 2}')).output == 3.0
 
 
 @pytest.mark.parametrize('deps_type', [5, 'Deps', EchoInput(operation='echo', text='x')])
 def test_create_agentool_refuses_a_deps_type_that_is_not_a_type(deps_type: Any) -> None:
-    with use_registry(), pytest.raises(ConfigurationError, match='deps_type must be a type') as caught:
+    with pytest.raises(ConfigurationError, match='deps_type must be a type') as caught:
         _create_adder('bad_deps', deps_type=deps_type)
     assert caught.value.details['option'] == 'deps_type'
 
 
 @pytest.mark.parametrize('deps_type', [None, Any, dict[str, int], int | None, EchoInput])
 def test_create_agentool_takes_any_type_form_as_deps_type(deps_type: Any) -> None:
-    with use_registry():
-        _create_adder('deps_ok', deps_type=deps_type)
+    _create_adder('deps_ok', deps_type=deps_type)
 
 
 def test_the_lean_switch_takes_only_a_flag() -> None:
-    with use_registry():
-        agent = lean(_create_adder('flag'))
-        with pytest.raises(ConfigurationError, match='lean must be True or False'):
-            agent.lean = 'no'  # pyright: ignore[reportAttributeAccessIssue]
-        assert agent.lean is True
+    agent = lean(_create_adder('flag'))
+    with pytest.raises(ConfigurationError, match='lean must be True or False'):
+        agent.lean = 'no'  # pyright: ignore[reportAttributeAccessIssue]
+    assert agent.lean is True
 
 
 def test_routes_without_a_transform_pass_only_the_fields_matching_the_tools_parameters() -> None:
@@ -585,12 +558,10 @@ async def test_a_sync_tool_runs_in_a_worker_thread_and_its_docstring_describes_t
 
 
 def test_a_route_to_a_missing_tool_suggests_the_nearest() -> None:
-    with pytest.raises(
-        ConfigurationError, match=r"routes to tool 'frist', which is not among the tools given; did you mean 'first'\?"
-    ) as caught:
-        create_agentool(
-            'pair', PairInput, RoutingConfig(operation_map={'first': 'frist', 'second': 'second'}), [first, second]
-        )
+    routes = RoutingConfig(operation_map={'first': 'frist', 'second': 'second'})
+    message = r"routes to tool 'frist', which is not among the tools given; did you mean 'first'\?"
+    with pytest.raises(ConfigurationError, match=message) as caught:
+        create_agentool('pair', PairInput, routes, [first, second])
     assert caught.value.message.endswith("the tools given: 'first', 'second'")
 
 

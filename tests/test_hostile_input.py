@@ -1,33 +1,15 @@
-"""Hostile and oversized input on every surface: one matrix, then what a matrix cannot hold, then fuzzing.
+"""Hostile and oversized input on every surface: one matrix, what a matrix cannot hold, then fuzzing.
 
-The matrix: each input in `CASES` (too large, too deep, not JSON, not an object, an unknown operation,
-a missing, extra or mistyped field, control characters, non-finite numbers, a megabyte name) through
-each surface of tests/surface_callers.py. The reference is `injector.call` on the same input (JSON text
-for the prompt surfaces, the dict for the argument surfaces); every surface must refuse exactly when it
-refuses, with the same error class and message (the CLI prints the message, MCP and the toolset carry
-it in their own envelopes), the same structured details where the surface hands over the error, text
-within a fixed bound, and the tool never reached. Size is checked first: an input over
-`max_input_bytes` is refused as too large whatever else is wrong with it, before anything parses it
-(30 MB of nesting would take seconds and gigabytes to parse).
+The matrix: each input in `CASES` through each surface of tests/surface_callers.py must be refused
+exactly when `injector.call` refuses it (same error class, message and details where the surface hands
+them over), within a fixed bound, and never reach the tool. Size is checked first, before anything
+parses the input (30 MB of nesting would take seconds and gigabytes to parse).
 
-After the matrix: each agentool has its own limit (also after a replacement and under an override),
-fuzzed to be refused exactly when the UTF-8 size exceeds it; infinite and NaN numbers never reach a
-tool through a free-form field unless the field opts in (raw JSON over HTTP too); bad input ends
-`agent.run` at once, before any tool call, with the position of JSON that cannot be read.
-
-Dispatch: a prompt a rule would claim is measured before it is parsed or matched; an error quotes a
-bounded part of the prompt; a dispatched answer fits the output type exactly when a model's answer
-with the same data would; inputs JSON cannot carry (a lone surrogate), an input a rule builds over
-`max_input_bytes`, a model instance a rule builds end as the agentool itself ends for that input (its
-typed error, with `details['rule']`), and `JsonRule` declines text that cannot be JSON.
-
-Fuzzing (the hostile families: megabyte names, control characters, non-finite numbers, huge integers,
-deep nesting, oversized payloads): every dispatched turn and every surface's answer is a result or a
-typed `AgenToolError` within a fixed bound (a message at most 2,000 characters, the CLI's output for a
-failed call under 2,000, an MCP error reply under 4,000); the JSON boundary fuzzed for four input
-shapes; and a payload is accepted by one surface if and only if it is accepted by all, for every
-example agentool. Short by default; `AGENTOOL_FUZZ=1` (`make fuzz`) runs many more examples with
-bigger payloads. Run with `-s` to see, per surface, the cases, refusals, longest error and slowest refusal.
+Then: per-agentool limits; non-finite numbers; errors at once, with the position of unreadable JSON;
+dispatch measuring a prompt before parsing it, with bounded errors and answers that fit the output
+type. Fuzzing (hostile families on every surface, a typed bounded answer; acceptance alike on all
+surfaces for every example agentool) is short by default; `AGENTOOL_FUZZ=1` (`make fuzz`) runs more.
+Run with `-s` to see, per surface, the cases, refusals, longest error and slowest refusal.
 """
 
 from __future__ import annotations
@@ -94,7 +76,7 @@ from agentool.testing.strategies import invalid_inputs, valid_inputs
 from examples.calculator import create_calculator
 from examples.sessions import create_sessions
 from examples.storage import MEMORY, SQLiteStore, create_storage
-from tests.agentools import NotesInput, ping, say
+from tests.agentools import NotesInput, agentool, ping, say
 from tests.mcp_asgi import open_session, running, send
 from tests.surface_callers import ARGS_SURFACES, TEXT_SURFACES, Outcome, Refused, llm_tool_call
 from tests.todo_agentool import create_todo
@@ -591,11 +573,8 @@ async def test_bytes_that_are_not_utf8_report_line_and_column() -> None:
     create_calculator()
     with pytest.raises(InvalidJSONError) as caught:
         await get_injector().call('calculator', b'{"operation":\n "\xff"}')
-    assert {k: caught.value.details[k] for k in ('position', 'line', 'column')} == {
-        'position': 16,
-        'line': 2,
-        'column': 3,
-    }
+    details = caught.value.details
+    assert (details['position'], details['line'], details['column']) == (16, 2, 3)
 
 
 # --- dispatch --------------------------------------------------------------------------------------
@@ -639,12 +618,9 @@ async def tickets() -> list[Ticket]:
 
 def _dispatch_agentools() -> None:
     """`notes` (limited to 1,000 bytes), `big` (a megabyte) and `answers`, which the rules below reach."""
-    routes = RoutingConfig(operation_map={'say': 'say', 'ping': 'ping'})
-    create_agentool('notes', NotesInput, routes, [say, ping], max_input_bytes=1000, replace=True)
-    big = RoutingConfig(operation_map={'shout': 'shout'})
-    create_agentool('big', BigInput, big, [shout], max_input_bytes=MB, replace=True)
-    answers = RoutingConfig(operation_map={'ticket': 'ticket', 'odd': 'odd', 'tickets': 'tickets'})
-    create_agentool('answers', AnswerInput, answers, [ticket, odd, tickets], replace=True)
+    agentool('notes', NotesInput, {'say': say, 'ping': ping}, max_input_bytes=1000, replace=True)
+    agentool('big', BigInput, {'shout': shout}, max_input_bytes=MB, replace=True)
+    agentool('answers', AnswerInput, {'ticket': ticket, 'odd': odd, 'tickets': tickets}, replace=True)
 
 
 class Model:
@@ -751,30 +727,25 @@ async def test_a_long_command_with_a_prefix_rules_prefix_is_refused_as_too_large
 # --- bounded errors ------------------------------------------------------------------------------
 
 
-async def test_an_unknown_megabyte_agentool_name_is_not_repeated_in_full() -> None:
-    name = 'n' * 1_000_000
-    agent, _, _ = make(JsonRule())
-    with pytest.raises(DispatchTargetError) as caught:
-        await agent.run('{"agentool": "' + name + '", "operation": "ping"}')
-    error = caught.value
-    assert len(error.message) < 2000
-    assert error.details['target'] == clip(name)
-    assert error.details['target_length'] == len(name)
-    assert len(repr(error.details)) < 2000
-
-
 class Named(DispatchRule):
     def match(self, request: Any, operations: Any) -> Dispatch | None:
-        return Dispatch(agentool='m' * 1_000_000, input={'operation': 'ping'})
+        return Dispatch(agentool='n' * 1_000_000, input={'operation': 'ping'})
 
 
-async def test_a_rule_naming_a_megabyte_agentool_gets_a_bounded_error() -> None:
-    agent, _, _ = make(Named())
+@pytest.mark.parametrize(
+    ('rule', 'prompt'),
+    [(JsonRule(), '{"agentool": "' + 'n' * 1_000_000 + '", "operation": "ping"}'), (Named(), 'anything')],
+    ids=['unknown in the prompt', 'named by a rule'],
+)
+async def test_a_megabyte_agentool_name_is_not_repeated_in_full(rule: DispatchRule, prompt: str) -> None:
+    agent, _, _ = make(rule)
     with pytest.raises(DispatchTargetError) as caught:
-        await agent.run('anything')
-    assert len(caught.value.message) < 2000
-    assert caught.value.details['target_length'] == 1_000_000
-    assert len(repr(caught.value.details)) < 2000
+        await agent.run(prompt)
+    error = caught.value
+    assert len(error.message) < 2000
+    assert error.details['target'] == clip('n' * 1_000_000)
+    assert error.details['target_length'] == 1_000_000
+    assert len(repr(error.details)) < 2000
 
 
 async def test_a_parse_error_quoting_the_whole_prompt_is_cut() -> None:
@@ -899,11 +870,17 @@ LONE = '\ud800'
 """A lone surrogate: a valid Python `str` character that UTF-8, hence JSON text, cannot hold."""
 
 
-async def refusal(input: Any) -> InvalidInputError:
-    """The typed error the agentool itself gives for `input`, through the injector."""
-    with pytest.raises(InvalidInputError) as caught:
+async def refused_as_the_agentool_refuses(
+    agent: Agent[None, Any], prompt: str, input: Any, rule: str, kind: type[InvalidInputError] = InvalidInputError
+) -> None:
+    """`agent.run(prompt)` ends with the typed error (a `kind`) the agentool gives for `input`, naming `rule`."""
+    with pytest.raises(InvalidInputError) as expected:
         await get_injector().call('notes', input)
-    return caught.value
+    with pytest.raises(kind) as caught:
+        await agent.run(prompt)
+    assert type(caught.value) is type(expected.value)
+    assert caught.value.message == expected.value.message
+    assert caught.value.details == {**expected.value.details, 'rule': rule}
 
 
 @pytest.mark.parametrize('rule', [JsonRule(agentool='notes'), JsonRule()], ids=['named', 'by-operation'])
@@ -919,12 +896,7 @@ async def test_a_json_rule_declines_a_prompt_with_a_lone_surrogate(rule: JsonRul
 async def test_a_predicate_rule_passing_such_a_prompt_on_gets_the_agentools_error() -> None:
     prompt = f'{{"operation": "say", "text": "{LONE}"}}'
     agent, model, _ = make(PredicateRule(name='all', agentool='notes', when=lambda r: True))
-    expected = await refusal(prompt)
-    with pytest.raises(InputValidationError) as caught:
-        await agent.run(prompt)
-    assert type(caught.value) is type(expected)
-    assert caught.value.message == expected.message
-    assert caught.value.details == {**expected.details, 'rule': 'all'}
+    await refused_as_the_agentool_refuses(agent, prompt, prompt, 'all', InputValidationError)
     assert model.calls == 0
 
 
@@ -933,12 +905,7 @@ SAY = r'/say (?P<text>.*)'
 
 async def test_a_command_capturing_a_lone_surrogate_gets_the_agentools_error_naming_the_rule() -> None:
     agent, model, capability = make(CommandRule(name='say', pattern=SAY, agentool='notes', operation='say'))
-    expected = await refusal({'text': LONE, 'operation': 'say'})
-    with pytest.raises(InvalidInputError) as caught:
-        await agent.run(f'/say {LONE}')
-    assert type(caught.value) is type(expected)
-    assert caught.value.message == expected.message
-    assert caught.value.details == {**expected.details, 'rule': 'say'}
+    await refused_as_the_agentool_refuses(agent, f'/say {LONE}', {'text': LONE, 'operation': 'say'}, 'say')
     assert (model.calls, capability.counts.errors) == (0, 1)
 
 
@@ -959,11 +926,9 @@ async def test_an_input_a_rule_builds_over_max_input_bytes_is_invalid_input(on_i
     )
     long = 'y' * 990
     if on_invalid == 'raise':
-        expected = await refusal({'text': long, 'operation': 'say'})
-        with pytest.raises(InputTooLargeError) as caught:
-            await agent.run(f'/say {long}')
-        assert caught.value.message == expected.message
-        assert caught.value.details == {**expected.details, 'rule': 'say'}
+        await refused_as_the_agentool_refuses(
+            agent, f'/say {long}', {'text': long, 'operation': 'say'}, 'say', InputTooLargeError
+        )
     else:
         assert (await agent.run(f'/say {long}')).output == 'model'
         assert capability.counts.fell_through == 1
@@ -977,11 +942,7 @@ async def test_a_model_a_rule_builds_is_checked_like_any_other_input() -> None:
     built = NotesInput(operation='say')
     rule = PredicateRule(name='model', agentool='notes', when=lambda r: True, build=lambda r: built)
     agent, model, _ = make(rule)
-    expected = await refusal(built)
-    with pytest.raises(InputValidationError) as caught:
-        await agent.run('anything')
-    assert caught.value.message == expected.message
-    assert caught.value.details['rule'] == 'model'
+    await refused_as_the_agentool_refuses(agent, 'anything', built, 'model', InputValidationError)
     assert model.calls == 0
 
 
@@ -1026,21 +987,8 @@ def agents() -> Iterator[list[Agent[None, Any]]]:
     In a registry of their own: `notes` and `answers` here differ from the other tests' (a common limit).
     """
     with use_registry():
-        create_agentool(
-            'notes',
-            NotesInput,
-            RoutingConfig(operation_map={'say': 'say', 'ping': 'ping'}),
-            [say, ping],
-            max_input_bytes=LIMIT,
-        )
-        routes = dict.fromkeys(ANSWERS, 'answer')
-        create_agentool(
-            'answers',
-            AnswersInput,
-            RoutingConfig(operation_map=routes),
-            [answer],
-            max_input_bytes=LIMIT,
-        )
+        agentool('notes', NotesInput, {'say': say, 'ping': ping}, max_input_bytes=LIMIT)
+        agentool('answers', AnswersInput, dict.fromkeys(ANSWERS, answer), max_input_bytes=LIMIT)
         rules = [
             JsonRule(),
             CommandRule(pattern=r'/say (?P<text>.+)', agentool='notes', operation='say'),
@@ -1596,7 +1544,6 @@ CREATE: dict[str, Callable[[], Any]] = {
     'sessions': lambda: (create_storage(replace=True), create_sessions(replace=True)),
     'todo': lambda: create_todo(),
 }
-PROPERTY_SURFACES = ('agent.run', 'model string', 'injector.call', 'cli', 'mcp', 'toolset', 'double')
 _INPUT_ERRORS = ('invalid input for agentool', 'input to agentool', 'has no operation')
 _NOISE: tuple[Any, ...] = (None, 'x', 0, 1.5, True, [], {'k': 1})
 

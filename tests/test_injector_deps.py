@@ -21,7 +21,7 @@ from mcp import Client as McpClient
 from pydantic import BaseModel, ConfigDict
 from pydantic_ai import Agent, RunContext
 
-from agentool import AgenToolHandle, BaseOperationInput, ConfigurationError, RoutingConfig, Uses, create_agentool
+from agentool import AgenToolHandle, BaseOperationInput, ConfigurationError, Uses
 from agentool.core.agent import AgenToolAgent
 from agentool.core.injector import AgenToolInjector, get_injector, use_injector
 from agentool.errors import (
@@ -33,7 +33,8 @@ from agentool.errors import (
 )
 from agentool.mcp import create_mcp_server
 from agentool.toolset import AgenToolToolset
-from tests.agentools import GreeterDeps, Greeting, PingInput, call_then_answer, make_greeter, ping
+from tests.agentools import GreeterDeps, Greeting, PingInput, agentool, call_then_answer, make_greeter, ping
+from tests.surface_callers import over_mcp
 
 
 @dataclass
@@ -105,15 +106,9 @@ async def session_get(ctx: RunContext[SessionDeps], key: str) -> str:
 
 
 def create_layers() -> None:
-    create_agentool(
-        'store', KeyInput, RoutingConfig(operation_map={'get': 'store_get'}), [store_get], deps_type=StoreDeps
-    )
-    create_agentool(
-        'cache', KeyInput, RoutingConfig(operation_map={'get': 'cache_get'}), [cache_get], deps_type=CacheDeps
-    )
-    create_agentool(
-        'session', KeyInput, RoutingConfig(operation_map={'get': 'session_get'}), [session_get], deps_type=SessionDeps
-    )
+    agentool('store', KeyInput, {'get': store_get}, deps_type=StoreDeps)
+    agentool('cache', KeyInput, {'get': cache_get}, deps_type=CacheDeps)
+    agentool('session', KeyInput, {'get': session_get}, deps_type=SessionDeps)
 
 
 def provide_db(injector: AgenToolInjector, made: list[Database], events: list[str]) -> None:
@@ -182,14 +177,7 @@ async def test_resources_are_closed_newest_first_even_when_the_tool_fails(inject
         raise LookupError(key)
 
     create_layers()
-    create_agentool(
-        'session',
-        KeyInput,
-        RoutingConfig(operation_map={'get': 'failing'}),
-        [failing],
-        deps_type=SessionDeps,
-        replace=True,
-    )
+    agentool('session', KeyInput, {'get': failing}, deps_type=SessionDeps, replace=True)
     provide_db(injector, [], events)
     injector.provide(Client, lambda: Client(events))
     for how in (injector.run, injector.call):
@@ -265,9 +253,7 @@ async def peek(ctx: RunContext[Handmade | None]) -> str:
 async def test_deps_the_type_lets_be_none_are_none_on_every_surface_when_they_cannot_be_built(
     injector: AgenToolInjector,
 ) -> None:
-    agent = create_agentool(
-        'peek', OneOp, RoutingConfig(operation_map={'peek': 'peek'}), [peek], deps_type=Handmade | None
-    )
+    agent = agentool('peek', OneOp, {'peek': peek}, deps_type=Handmade | None)
     assert (await agent.run('{"operation": "peek"}')).output == 'None'
     assert await injector.call('peek', {'operation': 'peek'}) == 'None'
     assert (await injector.run('peek', {'operation': 'peek'})).output == 'None'
@@ -303,7 +289,7 @@ def test_provide_refuses_a_type_name_or_a_plain_value_that_no_field_could_ever_b
 
 
 def create_ping(name: str, dependencies: list[str]) -> None:
-    create_agentool(name, PingInput, RoutingConfig(operation_map={'ping': 'ping'}), [ping], dependencies=dependencies)
+    agentool(name, PingInput, {'ping': ping}, dependencies=dependencies)
 
 
 @pytest.mark.parametrize(
@@ -329,7 +315,7 @@ class LoopDeps:
 def test_handle_fields_are_dependencies_too(injector: AgenToolInjector) -> None:
     create_ping('other', ['loop'])
     with pytest.raises(DependencyCycleError) as caught:
-        create_agentool('loop', PingInput, RoutingConfig(operation_map={'ping': 'ping'}), [ping], deps_type=LoopDeps)
+        agentool('loop', PingInput, {'ping': ping}, deps_type=LoopDeps)
     assert caught.value.details['path'] == ['loop', 'other', 'loop']
 
 
@@ -369,9 +355,7 @@ def test_validate_reports_every_problem_at_once(injector: AgenToolInjector) -> N
 
     injector.provide(Client, needs_url)  # a factory parameter no factory provides
     create_ping('pinger', ['stroe'])  # a typo
-    create_agentool(
-        'misdeclared', PingInput, RoutingConfig(operation_map={'ping': 'ping'}), [ping], deps_type=MisdeclaredDeps
-    )
+    agentool('misdeclared', PingInput, {'ping': ping}, deps_type=MisdeclaredDeps)
     with pytest.raises(InjectorValidationError) as caught:
         injector.validate()
     problems = {(type(p).__name__, p.details.get('agentool'), p.details.get('dependency') or p.details.get('field'))
@@ -427,9 +411,21 @@ async def reading_tool(ctx: RunContext[NeedsUnprovided]) -> str:
     return type(ctx.deps).__name__
 
 
-async def test_deps_are_built_only_for_a_tool_taking_a_context_on_every_surface(injector: AgenToolInjector) -> None:
-    routing = RoutingConfig(operation_map={'plain': 'plain_tool', 'reads': 'reading_tool'})
-    agent = create_agentool('mixed', MixedInput, routing, [plain_tool, reading_tool], deps_type=NeedsUnprovided)
+class MixedOperation(enum.Enum):
+    PLAIN = 'plain'
+    READS = 'reads'
+
+
+class MixedEnumInput(BaseOperationInput):
+    operation: MixedOperation
+
+
+@pytest.mark.parametrize('schema', [MixedInput, MixedEnumInput], ids=['literal', 'enum'])
+async def test_deps_are_built_only_for_a_tool_taking_a_context_on_every_surface(
+    injector: AgenToolInjector, schema: type[BaseOperationInput]
+) -> None:
+    routes = {'plain': plain_tool, 'reads': reading_tool}
+    agent = agentool('mixed', schema, routes, deps_type=NeedsUnprovided)
     plain, reads = '{"operation": "plain"}', '{"operation": "reads"}'
     # A tool that takes no context cannot read deps: none are built, so none can be missing.
     assert await injector.call('mixed', plain) == 'plain'
@@ -441,26 +437,6 @@ async def test_deps_are_built_only_for_a_tool_taking_a_context_on_every_surface(
             await surface
         messages.add(raised.value.message)
     assert len(messages) == 1  # the same error on every surface
-
-
-class MixedOperation(enum.Enum):
-    PLAIN = 'plain'
-    READS = 'reads'
-
-
-class MixedEnumInput(BaseOperationInput):
-    operation: MixedOperation
-
-
-async def test_deps_are_built_only_for_a_tool_taking_a_context_when_operations_are_an_enum(
-    injector: AgenToolInjector,
-) -> None:
-    routing = RoutingConfig(operation_map={'plain': 'plain_tool', 'reads': 'reading_tool'})
-    create_agentool('mixed', MixedEnumInput, routing, [plain_tool, reading_tool], deps_type=NeedsUnprovided)
-    assert await injector.call('mixed', {'operation': 'plain'}) == 'plain'
-    assert (await injector.run('mixed', {'operation': 'plain'})).output == 'plain'
-    with pytest.raises(MissingDepsError):
-        await injector.call('mixed', {'operation': 'reads'})
 
 
 class FactoryAnnotationError(Exception):
@@ -547,11 +523,9 @@ async def outer_wait(ctx: RunContext[OuterDeps]) -> bool:
 def make_layers(injector: AgenToolInjector) -> None:
     EVENTS.clear()
     SEEN.clear()
-    ops = {'go': 'inner_go', 'fail': 'inner_go', 'wait': 'inner_go'}
-    create_agentool('inner', StepInput, RoutingConfig(operation_map=ops), [inner_go], deps_type=InnerDeps)
-    ops = {'go': 'outer_go', 'fail': 'outer_fail', 'wait': 'outer_wait'}
-    tools = [outer_go, outer_fail, outer_wait]
-    create_agentool('outer', StepInput, RoutingConfig(operation_map=ops), tools, deps_type=OuterDeps)
+    agentool('inner', StepInput, dict.fromkeys(('go', 'fail', 'wait'), inner_go), deps_type=InnerDeps)
+    routes = {'go': outer_go, 'fail': outer_fail, 'wait': outer_wait}
+    agentool('outer', StepInput, routes, deps_type=OuterDeps)
     injector.provide(Pool, Pool)
     injector.provide(Repo, Repo)
     injector.validate()
@@ -574,23 +548,21 @@ async def test_run_scoped_resources_are_shared_in_a_run_and_closed_newest_first(
 
 
 @pytest.mark.parametrize('surface', ['call', 'run'])
-async def test_resources_are_closed_when_the_tool_fails_and_the_error_is_unchanged(
-    injector: AgenToolInjector, surface: str
+@pytest.mark.parametrize(
+    ('operation', 'error', 'match'),
+    [('fail', KeyError, 'the tool failed'), ('wait', asyncio.CancelledError, None)],
+    ids=['the tool fails, its error unchanged', 'the run is cancelled'],
+)
+async def test_resources_are_closed_when_the_tool_fails_or_the_run_is_cancelled(
+    injector: AgenToolInjector, surface: str, operation: str, error: type[BaseException], match: str | None
 ) -> None:
     make_layers(injector)
-    with pytest.raises(KeyError, match='the tool failed'):
-        await getattr(injector, surface)('outer', {'operation': 'fail'})
-    assert EVENTS == MADE_AND_CLOSED
-
-
-@pytest.mark.parametrize('surface', ['call', 'run'])
-async def test_resources_are_closed_when_the_run_is_cancelled(injector: AgenToolInjector, surface: str) -> None:
-    make_layers(injector)
     WAITING.append(asyncio.Event())
-    task = asyncio.create_task(getattr(injector, surface)('outer', {'operation': 'wait'}))
-    await WAITING[-1].wait()
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
+    task = asyncio.create_task(getattr(injector, surface)('outer', {'operation': operation}))
+    if operation == 'wait':
+        await WAITING[-1].wait()
+        task.cancel()
+    with pytest.raises(error, match=match):
         await task
     assert EVENTS == MADE_AND_CLOSED
 
@@ -650,8 +622,8 @@ async def ping_b() -> str:
 async def test_an_undeclared_cycle_is_reported_with_its_path_not_a_recursion_error(
     injector: AgenToolInjector, surface: str
 ) -> None:
-    create_agentool('cyc_a', PingInput, RoutingConfig(operation_map={'ping': 'ping_a'}), [ping_a])
-    create_agentool('cyc_b', PingInput, RoutingConfig(operation_map={'ping': 'ping_b'}), [ping_b])
+    agentool('cyc_a', PingInput, {'ping': ping_a})
+    agentool('cyc_b', PingInput, {'ping': ping_b})
     with pytest.raises(DependencyCycleError) as caught:
         await getattr(injector, surface)('cyc_a', {'operation': 'ping'})
     assert caught.value.details['path'] == ['cyc_a', 'cyc_b', 'cyc_a']
@@ -677,15 +649,14 @@ async def test_deps_given_up_as_none_are_built_once_their_dependency_is_register
 ) -> None:
     # Before the fix, the `None` was kept after `later` was registered ("until the wiring changes
     # (`provide`, `register`)" said the code; only `provide` forgot it).
-    ops = RoutingConfig(operation_map={'ping': 'use_later'})
-    create_agentool('user', PingInput, ops, [use_later], deps_type=LaterDeps | None)
+    agentool('user', PingInput, {'ping': use_later}, deps_type=LaterDeps | None)
 
     async def ask() -> str:
         output = await getattr(injector, surface)('user', {'operation': 'ping'})
         return output if surface == 'call' else output.output
 
     assert await ask() == 'none'
-    create_agentool('later', PingInput, RoutingConfig(operation_map={'ping': 'later_ping'}), [later_ping])
+    agentool('later', PingInput, {'ping': later_ping})
     assert await ask() == 'later'
     injector.unregister('later')
     assert await ask() == 'none'
@@ -697,13 +668,7 @@ async def peek_optional(ctx: RunContext[Greeting | None]) -> str:
 
 async def test_an_optional_deps_type_is_built_when_the_injector_can(injector: AgenToolInjector) -> None:
     # `Store | None`: a `Store` when it can be built, `None` only when it cannot.
-    agent = create_agentool(
-        'peek',
-        PingInput,
-        RoutingConfig(operation_map={'ping': 'peek_optional'}),
-        [peek_optional],
-        deps_type=Greeting | None,
-    )
+    agent = agentool('peek', PingInput, {'ping': peek_optional}, deps_type=Greeting | None)
     assert await injector.call('peek', {'operation': 'ping'}) == 'none'
     injector.provide(Greeting, Greeting)
     assert await injector.call('peek', {'operation': 'ping'}) == 'hello'
@@ -718,7 +683,7 @@ def test_a_tool_taking_a_context_reads_deps() -> None:
     async def get(ctx: RunContext[dict[str, str]]) -> str:
         return ctx.deps['k']
 
-    agent = create_agentool('depsy', DepsInput, RoutingConfig(operation_map={'get': 'get'}), [get], deps_type=dict)
+    agent = agentool('depsy', DepsInput, {'get': get}, deps_type=dict)
     assert agent.run_sync('{"operation": "get"}', deps={'k': 'v'}).output == 'v'
 
 
@@ -750,29 +715,22 @@ async def plain() -> str:
     return 'no deps'
 
 
-ROUTES = RoutingConfig(operation_map={'who': 'who'})
 PROMPT = '{"operation": "who"}'
 
 
 def surfaces(injector: AgenToolInjector, agent: AgenToolAgent, name: str) -> dict[str, Callable[[], Awaitable[Any]]]:
     """Every way to get agentool `name`'s output without giving it deps."""
 
-    async def agent_run() -> Any:
-        return (await agent.run(PROMPT)).output
-
-    async def injector_run() -> Any:
-        return (await injector.run(name, {'operation': 'who'})).output
-
-    async def handle_run() -> Any:
-        return (await injector.handle(name).run({'operation': 'who'})).output
+    async def output(run: Awaitable[Any]) -> Any:
+        return (await run).output
 
     return {
-        'agent.run': agent_run,
-        'agent.run again': agent_run,  # a later run, which a lean agent could answer without the graph
-        'injector.run': injector_run,
+        'agent.run': lambda: output(agent.run(PROMPT)),
+        'agent.run again': lambda: output(agent.run(PROMPT)),  # a later run: a lean agent may skip the graph
+        'injector.run': lambda: output(injector.run(name, {'operation': 'who'})),
         'injector.call': lambda: injector.call(name, {'operation': 'who'}),
         'handle': lambda: injector.handle(name)({'operation': 'who'}),
-        'handle.run': handle_run,
+        'handle.run': lambda: output(injector.handle(name).run({'operation': 'who'})),
     }
 
 
@@ -817,13 +775,11 @@ async def test_an_overriding_create_deps_is_the_source_of_deps_on_every_surface(
 ) -> None:
     injector = kind()
     with use_injector(injector):
-        agent = create_agentool('who', WhoInput, ROUTES, [who], deps_type=Conn, lean=lean)
+        agent = agentool('who', WhoInput, {'who': who}, deps_type=Conn, lean=lean)
         expected = 'db://who' if kind is SyncInjector else 'async://who'
         for surface, run in surfaces(injector, agent, 'who').items():
             assert await run() == expected, surface
-        async with McpClient(create_mcp_server()) as client:  # pyright: ignore[reportArgumentType]
-            result = await client.call_tool('who_who', {})
-        assert result.structured_content == {'result': expected}
+        assert await over_mcp('who_who', {}) == expected
         # Asked directly, the async form gives what the surfaces got (with only `create_deps`
         # overridden, it answers with that); the sync base form is always the wiring's.
         assert (await injector.acreate_deps('who')) == Conn(expected)
@@ -842,7 +798,7 @@ async def test_an_overriding_create_deps_is_the_source_of_deps_on_every_surface(
 async def test_the_subclass_is_not_asked_for_an_agentool_without_a_deps_type(lean: bool) -> None:
     injector = SyncInjector()
     with use_injector(injector):
-        agent = create_agentool('plain', WhoInput, RoutingConfig(operation_map={'who': 'plain'}), [plain], lean=lean)
+        agent = agentool('plain', WhoInput, {'who': plain}, lean=lean)
         for surface, run in surfaces(injector, agent, 'plain').items():
             assert await run() == 'no deps', surface
     assert injector.asked == []
@@ -895,8 +851,7 @@ async def test_an_override_building_on_the_wiring_through_super(kind: type[AgenT
 
     with use_injector(injector):
         injector.provide(ClosingPool, pool)
-        routes = RoutingConfig(operation_map={'who': 'who_wired'})
-        agent = create_agentool('who', WhoInput, routes, [who_wired], deps_type=Wired, lean=lean)
+        agent = agentool('who', WhoInput, {'who': who_wired}, deps_type=Wired, lean=lean)
         for surface, run in surfaces(injector, agent, 'who').items():
             assert await run() == 'wired+who', surface
         # Each surface made its pool in the run it started, and that run closed it.
@@ -945,8 +900,7 @@ async def test_deps_that_cannot_be_built_raise_the_same_error_on_every_surface(
 ) -> None:
     injector = kind()
     with use_injector(injector):
-        routes = RoutingConfig(operation_map={'who': tool.__name__})
-        agent = create_agentool('n', WhoInput, routes, [tool], deps_type=deps_type, lean=lean)
+        agent = agentool('n', WhoInput, {'who': tool}, deps_type=deps_type, lean=lean)
         errors: dict[str, MissingDepsError] = {}
         for surface, run in surfaces(injector, agent, 'n').items():
             with pytest.raises(MissingDepsError) as caught:
@@ -996,19 +950,15 @@ async def test_a_subclass_is_the_source_of_deps_on_every_surface() -> None:
     custom = TenantInjector()
     custom.asked = []
     with use_injector(custom):
-        who = create_agentool(
-            'who', PingInput, RoutingConfig(operation_map={'ping': 'whoami'}), [whoami], deps_type=Tenant
-        )
-        create_agentool('plain', PingInput, RoutingConfig(operation_map={'ping': 'plain_ping'}), [plain_ping])
+        who = agentool('who', PingInput, {'ping': whoami}, deps_type=Tenant)
+        agentool('plain', PingInput, {'ping': plain_ping})
         assert await custom.call('who', {'operation': 'ping'}) == 'async'  # both overridden: the async one
         assert (await custom.run('who', {'operation': 'ping'})).output == 'async'
         assert (await who.run('{"operation": "ping"}')).output == 'async'
         assert await custom.handle('who')({'operation': 'ping'}) == 'async'
         agent = Agent(call_then_answer('who_ping', {}), toolsets=[AgenToolToolset()])
         assert (await agent.run('hi')).output == 'async'
-        async with McpClient(create_mcp_server()) as client:  # pyright: ignore[reportArgumentType]
-            result = await client.call_tool('who_ping', {})
-        assert result.structured_content == {'result': 'async'}
+        assert await over_mcp('who_ping', {}) == 'async'
         assert await custom.call('plain', {'operation': 'ping'}) == 'pong'  # never asked: no deps_type
         assert await custom.call('who', {'operation': 'ping'}, deps=Tenant(name='given')) == 'given'  # given deps win
     assert custom.asked == ['async who'] * 6

@@ -17,7 +17,7 @@ import enum
 import itertools
 import json
 from functools import partial
-from typing import Any, Literal, NewType, cast
+from typing import Any, Literal, NewType, cast, get_type_hints
 
 import pytest
 from mcp import Client
@@ -91,14 +91,7 @@ EXPECTED: dict[str, Any] = {
     'mapping': {'k': [1, {'n': None}]},
     'word': 'hello world',
 }
-OUTPUT_TYPES: dict[str, Any] = {
-    'point': Point,
-    'label': Label,
-    'number': float,
-    'items': list[int],
-    'mapping': dict[str, Any],
-    'word': str,
-}
+OUTPUT_TYPES: dict[str, Any] = {tool.__name__: get_type_hints(tool)['return'] for tool in TOOLS}
 
 
 def _shapes() -> None:
@@ -106,17 +99,13 @@ def _shapes() -> None:
 
 
 @pytest.mark.parametrize('operation', list(EXPECTED))
-@pytest.mark.parametrize('wrapper', ['plain', 'tool', 'native', 'prompted'])
-async def test_each_output_mode_gives_the_typed_value(operation: str, wrapper: str) -> None:
+@pytest.mark.parametrize(
+    'wrapper', [None, ToolOutput, NativeOutput, PromptedOutput], ids=['plain', 'tool', 'native', 'prompted']
+)
+async def test_each_output_mode_gives_the_typed_value(operation: str, wrapper: Any) -> None:
     _shapes()
     base = OUTPUT_TYPES[operation]
-    output_type: Any = {
-        'plain': base,
-        'tool': ToolOutput(base),
-        'native': NativeOutput(base),
-        'prompted': PromptedOutput(base),
-    }[wrapper]
-    agent = Agent('agentool:shapes', output_type=output_type)
+    agent = Agent('agentool:shapes', output_type=base if wrapper is None else wrapper(base))
     result = await agent.run(f'{{"operation": "{operation}"}}')
     assert result.output == EXPECTED[operation]
 
@@ -184,13 +173,8 @@ def test_an_output_type_a_tool_might_return_is_accepted(returns: Any, output_typ
         return None
 
     tool.__annotations__['return'] = returns
-    create_agentool(
-        'maybe',
-        ShapeInput,
-        RoutingConfig(operation_map=dict.fromkeys(OUTPUT_TYPES, 'tool')),
-        [tool],
-        output_type=output_type,
-    )
+    routes = RoutingConfig(operation_map=dict.fromkeys(OUTPUT_TYPES, 'tool'))
+    create_agentool('maybe', ShapeInput, routes, [tool], output_type=output_type)
     assert 'maybe' in get_registry()
 
 
@@ -290,11 +274,8 @@ def _go_agent(probe: Any, warm: Any, annotation: Any, output_type: Any = None) -
         return warm if n else probe
 
     go.__annotations__['return'] = annotation
-    agent = create_agentool(
-        f'shapes_{next(_names)}', GoInput, RoutingConfig(operation_map={'go': 'go'}), [go], output_type=output_type
-    )
-    assert isinstance(agent, AgenToolAgent)
-    return agent
+    routes = RoutingConfig(operation_map={'go': 'go'})
+    return lean(create_agentool(f'shapes_{next(_names)}', GoInput, routes, [go], output_type=output_type))
 
 
 async def _every_go_path(agent: AgenToolAgent, *, lean_plan: bool = True) -> list[Any]:
@@ -423,14 +404,7 @@ async def test_tools_returning_only_none_make_an_untyped_agentool() -> None:
     agent = _agent('forget', forget)
     assert agent.output_type is str
     prompt = '{"operation": "say"}'
-    seen: list[Any] = []
-    agent.lean = False
-    seen.append((await agent.run(prompt)).output)
-    agent.lean = True
-    seen.append((await agent.run(prompt)).output)
-    seen.append((await Agent('agentool:forget').run(prompt)).output)
-    seen.append(await get_injector().call('forget', prompt))
-    assert seen == ['null'] * 4
+    assert await every_path(agent, prompt, warm=prompt) == ['null'] * 4
 
 
 async def test_a_none_and_a_text_tool_make_an_optional_output() -> None:
@@ -470,9 +444,8 @@ async def fine(ctx: RunContext[Any]) -> int:
 
 @pytest.mark.parametrize('lean', [False, True])
 async def test_a_validation_error_inside_a_tool_propagates_unchanged(lean: bool) -> None:
-    agent = create_agentool(
-        'check', TextInput, RoutingConfig(operation_map={'say': 'check_item', 'other': 'fine'}), [check_item, fine]
-    )
+    routing = RoutingConfig(operation_map={'say': 'check_item', 'other': 'fine'})
+    agent = create_agentool('check', TextInput, routing, [check_item, fine])
     await agent.run('{"operation": "other"}')
     agent.lean = lean
     _RAISED.clear()
@@ -624,11 +597,12 @@ async def two(x: int) -> int:
     return -x
 
 
+ONE_TWO = RoutingConfig(operation_map={'1': 'one', '2': 'two'})
+
+
 async def test_literal_int_operations_route_on_every_path() -> None:
     """`Literal[1, 2]` is accepted at creation (routes '1', '2'); valid input must then run, not fail as unknown."""
-    agent = lean(
-        create_agentool('numbered', NumberedInput, RoutingConfig(operation_map={'1': 'one', '2': 'two'}), [one, two])
-    )
+    agent = lean(create_agentool('numbered', NumberedInput, ONE_TWO, [one, two]))
     assert (await agent.run('{"operation": 2, "x": 3}')).output == -3
     outcome = await differential(agent, '{"operation": 1, "x": 5}')
     assert outcome.result is not None
@@ -650,7 +624,7 @@ class IntEnumInput(BaseModel):
 
 
 async def test_int_enum_operations_route() -> None:
-    agent = create_agentool('int_enum', IntEnumInput, RoutingConfig(operation_map={'1': 'one', '2': 'two'}), [one, two])
+    agent = create_agentool('int_enum', IntEnumInput, ONE_TWO, [one, two])
     assert (await agent.run('{"operation": 2, "x": 3}')).output == -3
     with pytest.raises(InputValidationError):
         await agent.run('{"operation": 5}')
@@ -660,9 +634,8 @@ async def test_a_raising_transform_is_a_transform_error_on_both_paths() -> None:
     def broken(x: EchoInput) -> dict[str, Any]:
         raise KeyError('missing')
 
-    agent = lean(
-        create_agentool('transform', EchoInput, RoutingConfig(operation_map={'echo': ('echo', broken)}), [echo])
-    )
+    routes = RoutingConfig(operation_map={'echo': ('echo', broken)})
+    agent = lean(create_agentool('transform', EchoInput, routes, [echo]))
     with pytest.raises(TransformError) as raised:
         await agent.run('{"operation": "echo"}')
     assert raised.value.details == {'agentool': 'transform', 'operation': 'echo', 'tool': 'echo'}
@@ -673,10 +646,11 @@ class _UntypedInput(BaseOperationInput):
     operation: Literal['inf', 'nan', 'text', 'odd']
 
 
+_UNTYPED = {'inf': {'v': float('inf')}, 'nan': [float('nan')], 'text': {'v': 'Infinity NaN'}, 'odd': object()}
+
+
 async def _untyped(operation: str) -> Any:
-    return {'inf': {'v': float('inf')}, 'nan': [float('nan')], 'text': {'v': 'Infinity NaN'}, 'odd': object()}[
-        operation
-    ]
+    return _UNTYPED[operation]
 
 
 @pytest.mark.parametrize('lean', [True, False])
@@ -684,12 +658,8 @@ async def test_an_untyped_output_json_cannot_carry_is_refused_on_every_path(
     injector: AgenToolInjector, lean: bool
 ) -> None:
     # An untyped agentool's output is JSON text: `{"v":Infinity}` would be text no JSON parser takes.
-    agent = create_agentool(
-        'untyped',
-        _UntypedInput,
-        RoutingConfig(operation_map=dict.fromkeys(('inf', 'nan', 'text', 'odd'), '_untyped')),
-        [_untyped],
-    )
+    routes = RoutingConfig(operation_map=dict.fromkeys(_UNTYPED, '_untyped'))
+    agent = create_agentool('untyped', _UntypedInput, routes, [_untyped])
     agent.lean = lean
     text = json.dumps({'operation': 'text'})
     assert (await agent.run(text)).output == '{"v":"Infinity NaN"}'  # the first run shows a lean run its shape
@@ -717,9 +687,4 @@ def test_a_tool_output_that_does_not_fit_its_type_is_a_typed_output_error() -> N
 
 def test_no_llm_no_tokens() -> None:
     result = make_calc().run_sync('{"operation": "add", "a": 1, "b": 2}')
-    assert (result.usage.input_tokens, result.usage.output_tokens, result.usage.requests) == (
-        0,
-        0,
-        result.usage.requests,
-    )
-    assert result.usage.total_tokens == 0
+    assert (result.usage.input_tokens, result.usage.output_tokens, result.usage.total_tokens) == (0, 0, 0)

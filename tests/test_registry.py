@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
 from datetime import datetime
 from typing import Any, Literal
 
 import jsonschema
 import pytest
 from pydantic import BaseModel, Field, computed_field
+from pydantic_ai import Agent
 
 from agentool import (
     AgenToolConfig,
@@ -25,9 +24,11 @@ from agentool import (
     CatalogOperation,
     CatalogTool,
     ConfigurationError,
+    InputValidationError,
     InvalidUpdateError,
     Route,
     RoutingConfig,
+    UnknownOperationError,
     create_agentool,
     get_injector,
     get_registry,
@@ -35,9 +36,10 @@ from agentool import (
     use_registry,
 )
 from agentool.core.manager import AgenToolManager
-from examples.calculator import create_calculator
+from agentool.core.registry import ToolMetadata
+from examples.calculator import CalculatorInput, create_calculator
 from tests import agentools as shared
-from tests.agentools import ROOT, create_storage, echo_routing
+from tests.agentools import ROOT, create_storage, echo_routing, run_python
 
 _READS: dict[str, tuple[Any, ...]] = {
     'get': ('echo',),
@@ -68,10 +70,11 @@ async def echo(text: str) -> str:
     return text
 
 
-def _echo_config() -> AgenToolConfig:
-    return AgenToolConfig(
-        input_schema=EchoInput, routing_config=RoutingConfig(operation_map={'echo': 'echo'}), tools=[echo]
-    )
+ECHO = RoutingConfig(operation_map={'echo': 'echo'})
+
+
+def _echo_config(**options: Any) -> AgenToolConfig:
+    return AgenToolConfig(input_schema=EchoInput, routing_config=ECHO, tools=[echo], **options)
 
 
 def test_class_calls_act_on_the_registry_in_effect(registry: AgenToolRegistry) -> None:
@@ -177,9 +180,8 @@ async def test_register_stores_a_config_that_cannot_run() -> None:
     class Plain(BaseModel):
         value: str
 
-    AgenToolRegistry.register(
-        'described', AgenToolConfig(input_schema=Plain, routing_config=RoutingConfig(), tags=['x'])
-    )
+    config = AgenToolConfig(input_schema=Plain, routing_config=RoutingConfig(), tags=['x'])
+    AgenToolRegistry.register('described', config)
     assert AgenToolRegistry.list_names() == ['described']
     assert AgenToolRegistry.search(tags=['x']) == ['described']
     assert [entry['name'] for entry in AgenToolRegistry.export_catalog()['agentools']] == ['described']
@@ -194,9 +196,7 @@ async def test_register_stores_a_config_that_cannot_run() -> None:
 
 
 async def test_running_a_stored_config_that_cannot_run_raises_the_problems() -> None:
-    from pydantic_ai import Agent
-
-    config = AgenToolConfig(input_schema=EchoInput, routing_config=RoutingConfig(operation_map={'echo': 'echo'}))
+    config = AgenToolConfig(input_schema=EchoInput, routing_config=ECHO)
     AgenToolRegistry.register('toolless', config)
     with pytest.raises(ConfigurationError, match="routes to tool 'echo', which is not among the tools given"):
         await Agent('agentool:toolless').run('{"operation": "echo", "text": "hi"}')
@@ -258,15 +258,13 @@ def test_operation_map_is_read_only() -> None:
 
 
 def test_manager_as_the_guide_constructs_it() -> None:
-    config = AgenToolConfig(input_schema=EchoInput, routing_config=RoutingConfig(operation_map={'echo': 'echo'}))
+    config = AgenToolConfig(input_schema=EchoInput, routing_config=ECHO)
     manager = AgenToolManager('echo', config, [echo])
     assert manager.operations == ['echo']
     assert manager.config.tools == (echo,)
 
 
 async def test_manager_call_validates_keyword_arguments() -> None:
-    from agentool import InputValidationError
-
     manager = AgenToolManager('echo', _echo_config())
     ctx: Any = None
     assert await manager(ctx, operation='echo', text='hi') == 'hi'
@@ -307,23 +305,16 @@ async def test_operation_from_a_computed_field() -> None:
     agent = create_agentool('fetch', _Fetch, routing, [weather, news])
     result = await agent.run('{"source": "news", "action": "fetch", "city": "Oslo"}')
     assert result.output == 'quiet in Oslo'
+    routing = RoutingConfig(operation_field='route', operation_map={'fetch:weather': 'weather'})
     with pytest.raises(ConfigurationError, match=r"operation 'fetch:news' of _Fetch\.route has no route"):
-        create_agentool(
-            'fetch2',
-            _Fetch,
-            RoutingConfig(operation_field='route', operation_map={'fetch:weather': 'weather'}),
-            [weather],
-        )
+        create_agentool('fetch2', _Fetch, routing, [weather])
 
 
 async def test_operation_from_a_property() -> None:
-    routing = RoutingConfig(
-        operation_field='op', operation_map={'get_weather': ('weather', lambda x: {'city': 'Rome'})}
-    )
+    operation_map = {'get_weather': ('weather', lambda x: {'city': 'Rome'})}
+    routing = RoutingConfig(operation_field='op', operation_map=operation_map)
     agent = create_agentool('prop', _Prop, routing, [weather])
     assert (await agent.run('{"verb": "get", "target": "weather"}')).output == 'sunny in Rome'
-    from agentool import UnknownOperationError
-
     with pytest.raises(UnknownOperationError, match="no operation 'get_news'"):
         await agent.run('{"verb": "get", "target": "news"}')
 
@@ -368,7 +359,7 @@ def test_a_schema_that_is_not_a_model_is_refused_with_a_typed_error() -> None:
 
 
 def test_tool_functions_as_a_dict_must_be_keyed_by_name() -> None:
-    config = AgenToolConfig(input_schema=EchoInput, routing_config=RoutingConfig(operation_map={'echo': 'echo'}))
+    config = AgenToolConfig(input_schema=EchoInput, routing_config=ECHO)
     assert AgenToolManager('echo', config, {'echo': echo}).operations == ['echo']
     with pytest.raises(ConfigurationError, match="tool_functions key 'say' is not the name of its function 'echo'"):
         AgenToolManager('echo', config, {'say': echo})
@@ -376,20 +367,14 @@ def test_tool_functions_as_a_dict_must_be_keyed_by_name() -> None:
 
 def test_naive_timestamps_are_read_as_local_time() -> None:
     naive = datetime(2024, 5, 6, 7, 8, 9)
-    config = AgenToolConfig(
-        input_schema=EchoInput,
-        routing_config=RoutingConfig(operation_map={'echo': 'echo'}),
-        tools=[echo],
-        created_at=naive,
-        updated_at=datetime.now(),
-    )
+    config = _echo_config(created_at=naive, updated_at=datetime.now())
     assert config.created_at == naive.astimezone()
     assert config.created_at.utcoffset() is not None
     assert config.updated_at.utcoffset() is not None
     AgenToolRegistry.register('echo', config)
     assert AgenToolRegistry.require('echo').created_at == naive.astimezone()
     with pytest.raises(ConfigurationError, match='created_at must be a datetime') as caught:
-        AgenToolConfig(EchoInput, RoutingConfig(operation_map={'echo': 'echo'}), created_at='2024-05-06')  # type: ignore[arg-type]
+        AgenToolConfig(EchoInput, ECHO, created_at='2024-05-06')  # type: ignore[arg-type]
     assert caught.value.details['option'] == 'created_at'
 
 
@@ -448,8 +433,6 @@ def test_a_scope_refuses_what_it_cannot_put_in_effect(use: Any, option: str) -> 
 
 
 def test_tool_metadata_is_built_by_keyword_as_the_coming_from_the_guide_page_says() -> None:
-    from agentool.core.registry import ToolMetadata
-
     meta = ToolMetadata(name='read', description='Read.', is_async=True, parameters=['key'])
     assert (meta.parameter_types, meta.return_type) == ({}, None)
     with pytest.raises(TypeError):
@@ -569,12 +552,8 @@ def test_list_detailed_adds_timestamps_to_catalog_entries(registry: AgenToolRegi
         'params': ['a', 'b'],
         'description': entry['tools'][0]['description'],
     }
-    assert (calculator['description'], calculator['version'], calculator['tags']) == (
-        entry['description'],
-        entry['version'],
-        entry['tags'],
-    )
-    assert (calculator['input_schema'], calculator['output_type']) == (entry['input_schema'], entry['output_type'])
+    for key in ('description', 'version', 'tags', 'input_schema', 'output_type'):
+        assert calculator[key] == entry[key], key
     assert calculator.get('examples') == entry['examples']
     assert 'examples' not in detailed[1]  # storage has none: the key is left out, as in the guide
     json.dumps(detailed)
@@ -599,8 +578,6 @@ def test_search_by_tags_name_pattern_and_both(registry: AgenToolRegistry) -> Non
 
 def test_get_schema_is_the_input_json_schema(registry: AgenToolRegistry) -> None:
     create_calculator()
-    from examples.calculator import CalculatorInput
-
     assert _schema(registry, 'calculator') == CalculatorInput.model_json_schema()
 
 
@@ -836,8 +813,7 @@ def test_code_that_never_asks_uses_the_default_registry() -> None:
         'assert get_registry() is default and default.list_names() == ["calculator"]\n'
         'print("ok")\n'
     )
-    run = subprocess.run([sys.executable, '-c', code], cwd=ROOT, capture_output=True, text=True, timeout=60)
-    assert run.stdout.strip() == 'ok', run.stderr
+    assert run_python(code).strip() == 'ok'
 
 
 async def test_agent_keeps_its_registry_outside_the_scope_and_across_tasks() -> None:
@@ -887,8 +863,7 @@ def test_a_lookup_a_scope_hides_says_the_scope_hides_it() -> None:
         'except AgenToolNotFoundError as error:\n'
         '    print(error.message)\n'
     )
-    run = subprocess.run([sys.executable, '-c', code], cwd=ROOT, capture_output=True, text=True, timeout=120)
-    scoped_registry, scoped_injector, unscoped = run.stdout.strip().splitlines()
+    scoped_registry, scoped_injector, unscoped = run_python(code).strip().splitlines()
     hint = "'calculator' is registered in the default registry, which this scoped one hides"
     assert scoped_registry.startswith("no agentool named 'calculator' is registered; ")
     assert hint in scoped_registry
@@ -957,8 +932,6 @@ def test_update_description_may_be_cleared(registry: AgenToolRegistry) -> None:
 def test_unregister_removes_one(registry: AgenToolRegistry) -> None:
     create_calculator()
     registry.update('calculator', tags=['x'])
-    from tests.agentools import create_storage
-
     create_storage()
     assert registry.unregister('calculator') is True
     assert registry.list_names() == ['storage']

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import pytest
+from mcp import Client
 from opentelemetry.metrics import NoOpMeterProvider
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import HistogramDataPoint, InMemoryMetricReader
@@ -27,11 +28,10 @@ from agentool import (
     InputValidationError,
     InvalidInputError,
     JsonRule,
-    RoutingConfig,
     ToolFailedError,
-    create_agentool,
 )
-from agentool.dispatch import DISPATCH_PROVIDER, CommandRule, DispatchCapability
+from agentool.dispatch import DISPATCH_PROVIDER, CommandRule, DispatchCapability, dispatch_record
+from agentool.mcp import create_mcp_server
 from agentool.telemetry import (
     AGENTOOL_ATTRIBUTE,
     CALLS_METRIC,
@@ -53,7 +53,7 @@ from agentool.telemetry import (
 from agentool.toolset import AgenToolToolset
 from examples.calculator import create_calculator
 from examples.support_assistant import Ticket, TicketDesk, create_tickets
-from tests.agentools import make_calc, python_env, run_python
+from tests.agentools import agentool, make_calc, python_env, run_python
 from tests.notes_agentool import create_notes
 
 
@@ -206,11 +206,6 @@ async def test_toolset_calls_get_an_operation_span_inside_the_tool_span(
 
 
 async def test_mcp_calls_get_an_operation_span(exporter: InMemorySpanExporter, tracer: Tracer) -> None:
-    pytest.importorskip('mcp')
-    from mcp import Client
-
-    from agentool.mcp import create_mcp_server
-
     create_calculator()
     async with Client(create_mcp_server(tracer=tracer)) as client:
         result = await client.call_tool('calculator_divide', {'a': 1, 'b': 0})
@@ -400,7 +395,7 @@ async def test_nested_agentool_calls_become_children_of_the_callers_span(
         return await injector.call('calc', {'operation': 'add', 'a': a, 'b': a})
 
     injector.register('calc', make_calc())
-    outer = create_agentool('outer', OuterInput, RoutingConfig(operation_map={'twice': 'twice'}), [twice])
+    outer = agentool('outer', OuterInput, {'twice': twice})
     injector.register('outer', outer)
     assert await injector.call('outer', {'operation': 'twice', 'a': 2}) == 4.0
     spans = by_name(exporter)
@@ -566,11 +561,8 @@ async def test_a_failing_toolset_call_is_recorded_on_its_operation_span_and_prop
     provider: TracerProvider, exporter: InMemorySpanExporter
 ) -> None:
     make_calc()
-    agent = Agent(
-        _scripted([ToolCallPart('calc_div', {'a': 1, 'b': 0})], 'done'),
-        toolsets=[AgenToolToolset()],
-        capabilities=_instrumented(provider),
-    )
+    model = _scripted([ToolCallPart('calc_div', {'a': 1, 'b': 0})], 'done')
+    agent = Agent(model, toolsets=[AgenToolToolset()], capabilities=_instrumented(provider))
     with pytest.raises(ZeroDivisionError):
         await agent.run('go')
     span = by_name(exporter)['execute_tool calc.div']
@@ -733,11 +725,8 @@ async def test_each_decision_gets_a_span_inside_the_agent_run(
 ) -> None:
     create_tickets()
     rule = CommandRule(name='status', pattern=r'/status\s+(?P<ticket_id>\S+)', agentool='tickets', operation='status')
-    agent = Agent(
-        TestModel(),
-        deps_type=TicketDesk,
-        capabilities=[Instrumentation(InstrumentationSettings(tracer_provider=provider)), DispatchCapability([rule])],
-    )
+    capabilities = [*_instrumented(provider), DispatchCapability([rule])]
+    agent = Agent(TestModel(), deps_type=TicketDesk, capabilities=capabilities)
     desk = TicketDesk(tickets={1: Ticket(id=1, subject='s', status='open')})
     await agent.run('/status 1', deps=desk)
     await agent.run('hello', deps=desk)
@@ -765,14 +754,8 @@ def _dispatch_decisions(provider: TracerProvider, exporter: InMemorySpanExporter
     def llm(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         return ModelResponse(parts=[TextPart('free text')])
 
-    agent = Agent(
-        FunctionModel(llm),
-        output_type=str,
-        capabilities=[
-            DispatchCapability([JsonRule(name='json', agentool='calc')]),
-            Instrumentation(InstrumentationSettings(tracer_provider=provider)),
-        ],
-    )
+    capabilities = [DispatchCapability([JsonRule(name='json', agentool='calc')]), *_instrumented(provider)]
+    agent = Agent(FunctionModel(llm), output_type=str, capabilities=capabilities)
     agent.run_sync('{"operation": "add", "a": 1, "b": 2}')
     agent.run_sync('hello')
     with pytest.raises(ZeroDivisionError):
@@ -808,6 +791,4 @@ def test_a_dispatch_whose_tool_raises_records_the_operation_it_ran(
 )
 def test_dispatch_record_of_a_response_with_an_incomplete_record_is_none(metadata: dict[str, Any]) -> None:
     """A history loaded from storage may hold anything: reading it never raises a KeyError."""
-    from agentool.dispatch import dispatch_record
-
     assert dispatch_record(ModelResponse(parts=[], provider_name=DISPATCH_PROVIDER, metadata=metadata)) is None

@@ -61,11 +61,13 @@ class Alert(BaseModel):
     level: int
 
 
+MODEL = 'anthropic:claude-sonnet-4-5'
+"""A real model name, never reached: each test replaces it with a double."""
+
+
 def weather_agent(output_type: Any = Forecast) -> Agent[None, Any]:
     """An LLM-style agent with two tools; its real model is never reached in these tests."""
-    agent: Agent[None, Any] = Agent(
-        'anthropic:claude-sonnet-4-5', defer_model_check=True, output_type=output_type, instructions='Weather bot.'
-    )
+    agent: Agent[None, Any] = Agent(MODEL, defer_model_check=True, output_type=output_type, instructions='Weather bot.')
 
     @agent.tool_plain
     def geocode(city: str) -> dict[str, float]:
@@ -107,9 +109,8 @@ async def test_parallel_calls_in_one_step_and_async_output_function() -> None:
     async def summary(run: ScriptRun) -> Forecast:
         return Forecast(city=run.prompt, summary=str(len(run.calls)), temp_c=run.result('weather')['temp_c'])
 
-    double = AgentDouble(
-        Script([Call('geocode', {'city': 'Oslo'}), Call('weather', {'lat': 1, 'lon': 2})], OutputFrom(summary))
-    )
+    both = [Call('geocode', {'city': 'Oslo'}), Call('weather', {'lat': 1, 'lon': 2})]
+    double = AgentDouble(Script(both, OutputFrom(summary)))
     with agent.override(model=double):
         result = await agent.run('Oslo')
     assert result.output == Forecast(city='Oslo', summary='2', temp_c=21.5)
@@ -123,11 +124,8 @@ async def test_every_request_is_recorded() -> None:
     with agent.override(model=double):
         await agent.run('Weather in Paris?')
     first, second, third = double.requests
-    assert (first.prompt, first.instructions, first.tool_names) == (
-        'Weather in Paris?',
-        'Weather bot.',
-        ['geocode', 'weather'],
-    )
+    assert (first.prompt, first.instructions) == ('Weather in Paris?', 'Weather bot.')
+    assert first.tool_names == ['geocode', 'weather']
     assert [t.name for t in first.output_tools] == ['final_result']
     assert (first.script, first.step, first.tool_results) == ("'paris'", 1, ())
     assert [(c.tool, c.result) for c in second.tool_results] == [('geocode', {'lat': 48.85, 'lon': 2.35})]
@@ -148,9 +146,8 @@ async def test_assertion_helpers_pass_and_fail_with_the_calls_made() -> None:
     calls.assert_not_called('forecast')
     calls.assert_order('geocode', ('weather', {'lat': 48.85, 'lon': 2.35}), 'geocode')
     assert calls.call_count('weather') == 2
-    with pytest.raises(
-        ExpectationError, match=r"tool 'geocode' was not called with \{\"city\":\"Rome\"\}; calls made: geocode"
-    ):
+    not_with = r"tool 'geocode' was not called with \{\"city\":\"Rome\"\}; calls made: geocode"
+    with pytest.raises(ExpectationError, match=not_with):
         calls.assert_called('geocode', {'city': 'Rome'})
     with pytest.raises(ExpectationError, match=r"tool 'weather' was called 2 time\(s\), expected 1"):
         calls.assert_called('weather', times=1)
@@ -187,10 +184,8 @@ async def test_times_makes_a_queue_and_exhaustion_fails_clearly() -> None:
     with agent.override(model=double):
         assert (await agent.run('a')).output == 'one'
         assert (await agent.run('b')).output == 'two'
-        with pytest.raises(
-            ScriptExhaustedError,
-            match=r"double 'queue': every script for prompt 'c' is used up .*'second' answered 1 of 1",
-        ):
+        used_up = r"double 'queue': every script for prompt 'c' is used up .*'second' answered 1 of 1"
+        with pytest.raises(ScriptExhaustedError, match=used_up):
             await agent.run('c')
     assert (double.uses(first), double.uses(second)) == (1, 1)
     double.reset()
@@ -200,14 +195,12 @@ async def test_times_makes_a_queue_and_exhaustion_fails_clearly() -> None:
 
 async def test_unexpected_prompt_names_the_prompt_and_the_scripts() -> None:
     agent = weather_agent(str)
-    double = AgentDouble(
-        Script(Output('x'), when=Prompt('hi')), Script(Output('y'), when=Predicate(str.isdigit, description='digits'))
-    )
+    digits = Predicate(str.isdigit, description='digits')
+    double = AgentDouble(Script(Output('x'), when=Prompt('hi')), Script(Output('y'), when=digits))
     with agent.override(model=double), pytest.raises(UnexpectedPromptError) as caught:
         await agent.run('bye')
-    assert (
-        str(caught.value) == "double 'double': no script matches prompt 'bye' (scripts: #1 (prompt 'hi'), #2 (digits))"
-    )
+    scripts = "#1 (prompt 'hi'), #2 (digits)"
+    assert str(caught.value) == f"double 'double': no script matches prompt 'bye' (scripts: {scripts})"
     assert caught.value.details['prompt'] == 'bye'
     assert double.requests[0].script is None
 
@@ -390,9 +383,8 @@ async def test_a_tool_asking_for_a_retry_fails_the_test_with_its_message() -> No
 
 async def test_union_outputs_pick_the_matching_output_tool() -> None:
     agent = weather_agent(Forecast | Alert)
-    double = AgentDouble(
-        Script(Output(Alert(level=3)), when=Regex('alert')), Script(Output({'city': 'P', 'summary': 's', 'temp_c': 2}))
-    )
+    forecast = Script(Output({'city': 'P', 'summary': 's', 'temp_c': 2}))
+    double = AgentDouble(Script(Output(Alert(level=3)), when=Regex('alert')), forecast)
     with agent.override(model=double):
         assert (await agent.run('alert')).output == Alert(level=3)
         assert (await agent.run('forecast')).output == Forecast(city='P', summary='s', temp_c=2)
@@ -670,9 +662,7 @@ async def plan(city: str) -> str:
 def register_agents(injector: AgenToolInjector) -> Agent[None, Any]:
     """A `weather` LLM agent (never reached for real here) and a `trip` agentool that delegates to it."""
     # `deps_type=NoneType`: the injector builds deps for any other `deps_type` (a plain Agent's is `object`).
-    weather: Agent[None, Outlook] = Agent(
-        'anthropic:claude-sonnet-4-5', defer_model_check=True, output_type=Outlook, deps_type=NoneType
-    )
+    weather: Agent[None, Outlook] = Agent(MODEL, defer_model_check=True, output_type=Outlook, deps_type=NoneType)
 
     @weather.tool_plain
     def station(city: str) -> dict[str, float]:
@@ -731,7 +721,7 @@ async def test_drift_from_a_doubled_agentool_fails_with_the_field(agentool_injec
 
 
 async def test_a_doubled_agent_keeps_its_tools_and_output_type() -> None:
-    weather: Agent[None, Outlook] = Agent('anthropic:claude-sonnet-4-5', defer_model_check=True, output_type=Outlook)
+    weather: Agent[None, Outlook] = Agent(MODEL, defer_model_check=True, output_type=Outlook)
     double = AgentDouble(Script(Call('nowhere'), Output(None)))
     doubled = DoubledAgent(weather, double)
     assert doubled.model is double
@@ -778,10 +768,11 @@ def create_probe() -> Agent[Any, float]:
     return create_agentool('probe', ProbeInput, routes, [probe_add], output_type=float, max_input_bytes=100)
 
 
-async def refusal(run: Any) -> InvalidInputError:
+async def refusal(run: Any) -> tuple[type[InvalidInputError], str, dict[str, Any]]:
+    """The typed error `run` ends with, as its class, message and details."""
     with pytest.raises(InvalidInputError) as caught:
         await run
-    return caught.value
+    return type(caught.value), caught.value.message, caught.value.details
 
 
 @pytest.mark.parametrize('prompt', PROBE_INPUTS)
@@ -800,8 +791,7 @@ async def test_a_doubled_agentool_refuses_what_the_agentool_refuses(
             await refusal(agentool_injector.run('probe', prompt)),
             await refusal(agentool_injector.get('probe').run(prompt)),
         ]
-    for error in refused:
-        assert (type(error), error.message, error.details) == (type(expected), expected.message, expected.details)
+    assert refused == [expected] * 3
     assert double.requests == []
 
 
@@ -822,9 +812,7 @@ async def test_a_doubled_agentool_reads_its_prompt_as_the_agentool_does(agentool
     doubled = DoubledAgent(probe, AgentDouble(Script(Output(1.0)), name='probe'))
     assert (await doubled.run(['{"operation": "add",', ' "a": 1}'])).output == 1.0  # text parts, joined
     image = [ImageUrl('https://example.com/a.png')]
-    expected = await refusal(probe.run(image))
-    error = await refusal(doubled.run(image))
-    assert (type(error), error.message, error.details) == (type(expected), expected.message, expected.details)
+    assert await refusal(doubled.run(image)) == await refusal(probe.run(image))
 
 
 def city_double(city: str) -> AgentDouble:

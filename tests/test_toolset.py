@@ -33,6 +33,7 @@ from agentool.filters import TOOL_NAME_PATTERN, is_exposed, select_operations
 from agentool.mcp import create_mcp_server
 from agentool.toolset import METADATA_KEY, AgenToolToolset
 from examples.calculator import create_calculator
+from tests.agentools import agentool
 from tests.notes_agentool import Notes, create_notes
 
 Script = Callable[[list[ModelMessage], AgentInfo], ModelResponse]
@@ -216,16 +217,13 @@ async def test_model_retry_raised_by_a_tool_follows_pydantic_ai() -> None:
     assert [(p.outcome, p.content) for p in returns(seen[3])] == [('success', 'exists')]
 
 
-async def test_long_output_is_truncated_with_a_visible_marker() -> None:
-    notes = {'alpha': 'x' * 40}
+@pytest.mark.parametrize('text', ['x' * 40, 'b'], ids=['long: truncated with a visible marker', 'short: unchanged'])
+async def test_long_output_is_truncated_with_a_visible_marker(text: str) -> None:
+    notes = {'alpha': text}
     (part,) = returns((await run_notes([ToolCallPart('notes_dump', {})], 'ok', deps=notes))[1])
     full = json.dumps(notes, sort_keys=True)
-    assert part.content == f'{full[:20]}\n[... truncated: showing 20 of {len(full)} characters (max_output_chars=20)]'
-
-
-async def test_short_output_is_returned_unchanged() -> None:
-    seen = await run_notes([ToolCallPart('notes_dump', {})], 'ok', deps={'a': 'b'})
-    assert returns(seen[1])[0].content == '{"a": "b"}'
+    marker = f'\n[... truncated: showing 20 of {len(full)} characters (max_output_chars=20)]'
+    assert part.content == (full if len(full) <= 20 else full[:20] + marker)
 
 
 async def test_prefix_and_separator_shape_tool_names() -> None:
@@ -261,9 +259,8 @@ def test_bad_options_are_refused_at_construction_naming_the_option(options: dict
 
 def test_a_prefix_making_invalid_tool_names_is_refused_at_construction() -> None:
     create_notes()
-    with pytest.raises(
-        InvalidToolNameError, match=r"tool name 'my tool notes_get' .* must match \^\[a-zA-Z0-9_-\]\{1,64\}\$"
-    ):
+    refused = r"tool name 'my tool notes_get' .* must match \^\[a-zA-Z0-9_-\]\{1,64\}\$"
+    with pytest.raises(InvalidToolNameError, match=refused):
         AgenToolToolset('notes.get', prefix='my tool ')
 
 
@@ -330,8 +327,6 @@ async def test_the_retry_prompt_quotes_only_what_the_model_sent() -> None:
 
 
 async def test_the_deps_function_is_asked_only_for_a_tool_that_takes_a_context() -> None:
-    from pydantic_ai.models.test import TestModel
-
     create_notes()
     asked: list[str] = []
 
@@ -376,20 +371,16 @@ async def note_boom(key: str) -> str:
     raise ZeroDivisionError('tool bug')
 
 
+NOTE_ROUTES = {
+    'put': Route(tool='note_put', concurrent_safe=False),
+    'get': Route(tool='note_get', max_output_chars=10),
+    'boom': 'note_boom',
+}
+
+
 def make_notes() -> None:
-    create_agentool(
-        'notes',
-        NoteInput,
-        RoutingConfig(
-            operation_map={
-                'put': Route(tool='note_put', concurrent_safe=False),
-                'get': Route(tool='note_get', max_output_chars=10),
-                'boom': 'note_boom',
-            }
-        ),
-        [note_put, note_get, note_boom],
-        max_input_bytes=120,
-    )
+    routes = RoutingConfig(operation_map=NOTE_ROUTES)
+    create_agentool('notes', NoteInput, routes, [note_put, note_get, note_boom], max_input_bytes=120)
 
 
 def calling(*calls: tuple[str, dict[str, Any]]) -> tuple[FunctionModel, list[ToolReturnPart]]:
@@ -555,21 +546,16 @@ def old() -> str:
     return 'o'
 
 
+ROUTES = {
+    'read': Route(tool='read', read_only=True, tags=('safe',)),
+    'write': 'write',
+    'purge': Route(tool='purge', destructive=True),
+    'old': Route(tool='old', deprecated=True),
+}
+
+
 def make(name: str, *, tags: list[str] | None = None) -> None:
-    create_agentool(
-        name=name,
-        input_schema=Input,
-        routing_config=RoutingConfig(
-            operation_map={
-                'read': Route(tool='read', read_only=True, tags=('safe',)),
-                'write': 'write',
-                'purge': Route(tool='purge', destructive=True),
-                'old': Route(tool='old', deprecated=True),
-            }
-        ),
-        tools=[read, write, purge, old],
-        tags=tags,
-    )
+    create_agentool(name, Input, RoutingConfig(operation_map=ROUTES), [read, write, purge, old], tags=tags)
 
 
 def names(**kwargs: object) -> list[str]:
@@ -631,9 +617,7 @@ def test_tool_names_that_collide_are_an_error_not_shadowing() -> None:
     class Other(BaseOperationInput):
         operation: Literal['read_write']
 
-    create_agentool(  # 'kv' + '_' + 'read_write'
-        name='kv', input_schema=Other, routing_config=RoutingConfig(operation_map={'read_write': 'read'}), tools=[read]
-    )
+    agentool('kv', Other, {'read_write': read})  # 'kv' + '_' + 'read_write'
     with pytest.raises(ToolNameConflictError, match="tool name 'kv_read_write' would expose both") as caught:
         select_operations()
     assert isinstance(caught.value, ConfigurationError)
@@ -685,9 +669,8 @@ def test_an_agentool_name_outside_the_rule_can_be_left_out() -> None:
     with pytest.raises(InvalidToolNameError, match=re.escape("tool name 'my.kv_read'")):
         select_operations()
     assert {op.agentool for op in select_operations(exclude=['my.kv'])} == {'kv'}
-    assert [op.name for op in select_operations(include=['kv.read'], prefix='x' * 58, separator='')] == [
-        'x' * 58 + 'kvread'  # 64 characters: the longest allowed
-    ]
+    (longest,) = select_operations(include=['kv.read'], prefix='x' * 58, separator='')
+    assert longest.name == 'x' * 58 + 'kvread'  # 64 characters: the longest allowed
 
 
 @pytest.mark.parametrize(
