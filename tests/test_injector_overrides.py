@@ -72,29 +72,13 @@ async def handle_lookup(ctx: RunContext[HandleDeps], key: str) -> str:
 
 
 def create_system() -> None:
-    create_agentool('back', LookupInput, RoutingConfig(operation_map={'lookup': 'back_lookup'}), [back_lookup])
-    create_agentool('mock_back', LookupInput, RoutingConfig(operation_map={'lookup': 'mock_lookup'}), [mock_lookup])
-    create_agentool(
-        'front',
-        LookupInput,
-        RoutingConfig(operation_map={'lookup': 'front_lookup'}),
-        [front_lookup],
-        dependencies=['back'],
-    )
-    create_agentool(
-        'front_run',
-        LookupInput,
-        RoutingConfig(operation_map={'lookup': 'front_run_lookup'}),
-        [front_run_lookup],
-        dependencies=['back'],
-    )
-    create_agentool(
-        'front_handle',
-        LookupInput,
-        RoutingConfig(operation_map={'lookup': 'handle_lookup'}),
-        [handle_lookup],
-        deps_type=HandleDeps,
-    )
+    """`back` and its stand-in `mock_back`; `front`, `front_run` and `front_handle` delegating to `back`."""
+    fronts = {'front': front_lookup, 'front_run': front_run_lookup}
+    for name, tool in {'back': back_lookup, 'mock_back': mock_lookup, **fronts}.items():
+        routing = RoutingConfig(operation_map={'lookup': tool.__name__})
+        create_agentool(name, LookupInput, routing, [tool], dependencies=['back'] if name in fronts else None)
+    routing = RoutingConfig(operation_map={'lookup': 'handle_lookup'})
+    create_agentool('front_handle', LookupInput, routing, [handle_lookup], deps_type=HandleDeps)
 
 
 _KEY = {'operation': 'lookup', 'key': 'k'}
@@ -142,9 +126,6 @@ async def test_a_plain_agent_may_replace_an_agentool(injector: AgenToolInjector)
     llm = Agent(TestModel(custom_output_text='from a model'))
     with injector.override(front=llm):
         assert await injector.call('front', _KEY) == 'from a model'
-
-
-# --- task-local, nestable, undone on error -----------------------------------------------------
 
 
 def test_overriding_an_unknown_name_fails(injector: AgenToolInjector) -> None:
