@@ -184,12 +184,12 @@ async def test_only_an_agent_can_replace_a_plain_agent(injector: AgenToolInjecto
         pass
 
 
+async def greet_u1() -> str:
+    return await get_injector().call('greeter', {'operation': 'greet', 'user': 'u1'})
+
+
 async def test_overrides_nest_are_undone_on_error_and_reach_through_handles(injector: AgenToolInjector) -> None:
     make_greeter()
-
-    async def greet_u1() -> str:
-        return await injector.call('greeter', {'operation': 'greet', 'user': 'u1'})
-
     with injector.override(kv='Outer'):
         assert await greet_u1() == 'hello Outer'
         inner: list[str] = []
@@ -215,18 +215,18 @@ async def test_overrides_are_task_local(injector: AgenToolInjector) -> None:
         with injector.override(kv='Mock'):
             entered.set()
             await done.wait()
-            return await injector.call('greeter', {'operation': 'greet', 'user': 'u1'})
+            return await greet_u1()
 
     task = asyncio.create_task(overriding())
     await entered.wait()
-    assert await injector.call('greeter', {'operation': 'greet', 'user': 'u1'}) == 'hello Ada'
+    assert await greet_u1() == 'hello Ada'
     done.set()
     assert await task == 'hello Mock'
 
     async def worker(i: int) -> str:
         with injector.override(kv=f'n{i}'):
             await asyncio.sleep(0)
-            return await injector.call('greeter', {'operation': 'greet', 'user': 'u1'})
+            return await greet_u1()
 
     assert await asyncio.gather(*(worker(i) for i in range(30))) == [f'hello n{i}' for i in range(30)]
 
