@@ -15,7 +15,7 @@ import threading
 from collections.abc import Generator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
@@ -26,6 +26,7 @@ pytest.importorskip('mcp')
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.types import Tool
 
+from agentool import BaseOperationInput, RoutingConfig, create_agentool
 from agentool.errors import ConfigurationError, InvalidToolNameError, SelectorError, ServingError
 from agentool.mcp import META_KEY, create_mcp_server, run_server, serve
 from agentool.mcp_http import HttpOptions
@@ -396,14 +397,6 @@ def test_an_endless_line_is_never_held_whole() -> None:
         assert server.wait(timeout=60) == 0
 
 
-PEEKER = """
-import sys
-from typing import Literal
-
-from tests.mcp_asgi import INITIALIZE
-from agentool import BaseOperationInput, RoutingConfig, create_agentool
-
-
 class PeekInput(BaseOperationInput):
     operation: Literal['peek']
 
@@ -412,12 +405,12 @@ def peek() -> str:
     return repr(sys.stdin.read())
 
 
-create_agentool('peeker', PeekInput, RoutingConfig(operation_map={'peek': 'peek'}), [peek])
-"""
+def create_peeker() -> None:
+    create_agentool('peeker', PeekInput, RoutingConfig(operation_map={'peek': 'peek'}), [peek])
 
 
 def test_a_tool_reading_stdin_gets_nothing_of_the_protocol(tmp_path: Path) -> None:
-    (tmp_path / 'peeker_module.py').write_text(PEEKER)
+    (tmp_path / 'peeker_module.py').write_text('from tests.test_mcp import create_peeker\n\ncreate_peeker()\n')
     messages = [
         INITIALIZE,
         {'jsonrpc': '2.0', 'method': 'notifications/initialized'},
