@@ -143,9 +143,9 @@ def test_a_version_1_file_loads_with_every_request_whole() -> None:
     assert len(loaded.tool_calls) == 2
 
 
-def version_1_agent(model: Any, executed: list[str]) -> Agent[None, str]:
-    """The agent the version-1 file was recorded with; `executed` lists the tools really run."""
-    agent = Agent(model, output_type=str, instructions='Answer about the weather.')
+def weather_agent(model: Any, executed: list[str], output_type: Any = str) -> Agent[None, Any]:
+    """The agent the version-1 file and the old recording were made with; `executed` lists real tool runs."""
+    agent = Agent(model, output_type=output_type, instructions='Answer about the weather.')
 
     @agent.tool_plain
     def geocode(city: str) -> dict[str, float]:
@@ -164,7 +164,7 @@ def version_1_agent(model: Any, executed: list[str]) -> Agent[None, str]:
 
 async def test_a_version_1_file_replays_its_runs_and_is_rewritten_as_version_2(tmp_path: Path) -> None:
     model, executed = CassetteModel(None, cassette=VERSION_1), []
-    agent = version_1_agent(model, executed)
+    agent = weather_agent(model, executed)
     with override_allow_model_requests(False):
         # The first run was recorded with its tool results, the streamed one without.
         result = await agent.run('What is the weather in Paris?', capabilities=[CassetteTools(model)])
@@ -286,25 +286,6 @@ class Forecast(BaseModel):
     temp_c: float
 
 
-def weather_agent(executed: list[str]) -> Agent[None, Forecast]:
-    """The agent the old recording was made with; `executed` counts real tool runs."""
-    agent: Agent[None, Forecast] = Agent('test', output_type=Forecast)
-
-    @agent.tool_plain
-    def geocode(city: str) -> dict[str, float]:
-        """Coordinates of a city."""
-        executed.append('geocode')
-        return {'lat': 48.85, 'lon': 2.35}
-
-    @agent.tool_plain
-    def weather(lat: float, lon: float) -> dict[str, float]:
-        """Temperature at coordinates."""
-        executed.append('weather')
-        return {'temp_c': 21.5}
-
-    return agent
-
-
 def test_an_old_recording_file_loads_as_a_cassette_of_runs() -> None:
     assert json.loads(OLD_RECORDING.read_text())['format'] == 'agentool-recording'
     for loaded in (Cassette.load(OLD_RECORDING), Recording.load(OLD_RECORDING)):
@@ -322,7 +303,7 @@ def test_an_old_recording_file_loads_as_a_cassette_of_runs() -> None:
 
 async def test_replay_plays_an_old_recording_offline_without_its_tools() -> None:
     executed: list[str] = []
-    agent = weather_agent(executed)
+    agent = weather_agent(None, executed, Forecast)
     replay = Replay(OLD_RECORDING)
     assert isinstance(replay.model, CassetteModel)
     assert isinstance(replay.model.wrapped, AgentDouble)  # the runs are played through the agent's validators

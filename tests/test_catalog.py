@@ -4,12 +4,8 @@ checked. Also `generate_dependency_graph` (data) and `generate_mermaid_graph` (M
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
 import re
-import subprocess
-import sys
 from collections.abc import Callable
 from datetime import datetime
 from enum import Enum
@@ -26,10 +22,11 @@ from agentool import (
     ConfigurationError,
     RoutingConfig,
     create_agentool,
+    get_injector,
     use_registry,
 )
 from examples.calculator import create_calculator
-from tests.agentools import ROOT, PingInput, create_odd, create_storage, ping
+from tests.agentools import PingInput, create_odd, create_storage, ping, python_env, run_python
 
 
 def _build(order: list[str]) -> str:
@@ -246,17 +243,7 @@ print(json.dumps([f['default'] for f in fields if f['name'] == 'tags']))
 @pytest.mark.filterwarnings('ignore::pydantic.json_schema.PydanticJsonSchemaWarning')
 def test_a_set_default_is_listed_in_the_same_order_by_every_process(registry: AgenToolRegistry) -> None:
     """Equal definitions give equal catalogs: a set default does not follow the process's hash seed."""
-    outputs = {
-        subprocess.run(
-            [sys.executable, '-W', 'ignore', '-c', SET_DEFAULT],
-            cwd=ROOT,
-            env={**os.environ, 'PYTHONHASHSEED': seed},
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-        for seed in ('1', '2', '3')
-    }
+    outputs = {run_python(SET_DEFAULT, env={**python_env(), 'PYTHONHASHSEED': seed}) for seed in ('1', '2', '3')}
     assert outputs == {'[["alpha", "beta", "delta", "epsilon", "gamma"]]\n'}
     create_odd()
     schema = registry.export_catalog()['agentools'][0]['input_schema']
@@ -274,7 +261,9 @@ async def greet(who: str, nick: str | None = None) -> str:
     return f'hi {who}'
 
 
-def test_a_field_with_alias_choices_is_listed_under_the_key_the_schema_gives_it(registry: AgenToolRegistry) -> None:
+async def test_a_field_with_alias_choices_is_listed_under_the_key_the_schema_gives_it(
+    registry: AgenToolRegistry,
+) -> None:
     """pydantic names such a property by its first one-key choice; the catalog and OpenAPI use that key too."""
     create_agentool('greeter', ChoiceInput, RoutingConfig(operation_map={'greet': 'greet'}), [greet])
     schema = registry.get_schema('greeter')
@@ -289,13 +278,7 @@ def test_a_field_with_alias_choices_is_listed_under_the_key_the_schema_gives_it(
     spec = registry.generate_api_spec(openapi_version='3.1.0')
     body = spec['paths']['/agentools/greeter/greet']['post']['requestBody']['content']['application/json']['schema']
     assert list(body['properties']) == ['operation', 'name', 'nickname']
-    assert asyncio.run(registry_call('greeter', {'operation': 'greet', 'name': 'ada'})) == 'hi ada'
-
-
-async def registry_call(name: str, data: dict[str, Any]) -> Any:
-    from agentool import get_injector
-
-    return await get_injector().call(name, data)
+    assert await get_injector().call('greeter', {'operation': 'greet', 'name': 'ada'}) == 'hi ada'
 
 
 class _Opaque:  # a class pydantic has no schema for
@@ -359,10 +342,8 @@ def test_mermaid_graph(registry: AgenToolRegistry) -> None:
         '    a1 -.-> a1_t1["pong()"]',
         '    classDef missing stroke-dasharray: 5 5',
     ]
-    assert (
-        registry.generate_mermaid_graph(include_tools=False).splitlines()[-1]
-        == '    classDef missing stroke-dasharray: 5 5'
-    )
+    without_tools = registry.generate_mermaid_graph(include_tools=False).splitlines()
+    assert without_tools[-1] == '    classDef missing stroke-dasharray: 5 5'
 
 
 def test_mermaid_labels_are_escaped(registry: AgenToolRegistry) -> None:
@@ -384,10 +365,8 @@ def test_mermaid_labels_keep_spacing_apart(registry: AgenToolRegistry) -> None:
     # Control characters are refused in names; a label keeps the spaces it is given, never folds them.
     make('a b')
     make('a  b')
-    assert registry.generate_mermaid_graph(include_tools=False).splitlines()[1:3] == [
-        '    a0("a  b")',
-        '    a1("a b")',
-    ]
+    lines = registry.generate_mermaid_graph(include_tools=False).splitlines()
+    assert lines[1:3] == ['    a0("a  b")', '    a1("a b")']
 
 
 def test_empty_graph(registry: AgenToolRegistry) -> None:

@@ -21,8 +21,6 @@ from agentool import (
     Route,
     RoutingConfig,
     create_agentool,
-    get_registry,
-    use_registry,
 )
 from agentool.catalog.openapi import openapi_spec
 from examples.calculator import create_calculator
@@ -117,16 +115,9 @@ def test_one_path_per_agentool_and_per_operation(registry: AgenToolRegistry) -> 
     create_calculator()
     create_orders()
     spec = registry.generate_api_spec()
-    assert list(spec['paths']) == [
-        '/agentools/calculator',
-        '/agentools/calculator/add',
-        '/agentools/calculator/subtract',
-        '/agentools/calculator/multiply',
-        '/agentools/calculator/divide',
-        '/agentools/orders',
-        '/agentools/orders/place',
-        '/agentools/orders/cancel',
-    ]
+    calculator = [f'calculator{op}' for op in ('', '/add', '/subtract', '/multiply', '/divide')]
+    paths = [f'/agentools/{path}' for path in [*calculator, 'orders', 'orders/place', 'orders/cancel']]
+    assert list(spec['paths']) == paths
     operation_ids = [path['post']['operationId'] for path in spec['paths'].values()]
     assert operation_ids[:2] == ['execute_calculator', 'calculator_add']
     assert len(set(operation_ids)) == len(operation_ids)
@@ -384,19 +375,15 @@ async def _level_op() -> int:
     return 0
 
 
-def test_an_operation_that_is_not_text_is_published_as_the_value_to_send() -> None:
+def test_an_operation_that_is_not_text_is_published_as_the_value_to_send(registry: AgenToolRegistry) -> None:
     # Routes name operations by text; a client following the schema must send the number itself.
-    with use_registry():
-        create_agentool('ints', _IntOps, RoutingConfig(operation_map={'1': '_int_op', '2': '_int_op'}), [_int_op])
-        create_agentool(
-            'levels', _EnumOps, RoutingConfig(operation_map={'1': '_level_op', '2': '_level_op'}), [_level_op]
-        )
-        registry = get_registry()
-        for name in ('ints', 'levels'):
-            operations = registry.get_operations(name)
-            assert operations is not None
-            schema = operations['1']['request_schema']
-            assert schema['properties']['operation'].items() >= {'const': 1, 'type': 'integer'}.items()
-            _IntOps.model_validate({'operation': schema['properties']['operation']['const']})
-        spec = openapi_spec(registry)
-        assert '"const":"1"' not in json.dumps(spec, separators=(',', ':'))
+    create_agentool('ints', _IntOps, RoutingConfig(operation_map={'1': '_int_op', '2': '_int_op'}), [_int_op])
+    create_agentool('levels', _EnumOps, RoutingConfig(operation_map={'1': '_level_op', '2': '_level_op'}), [_level_op])
+    for name in ('ints', 'levels'):
+        operations = registry.get_operations(name)
+        assert operations is not None
+        schema = operations['1']['request_schema']
+        assert schema['properties']['operation'].items() >= {'const': 1, 'type': 'integer'}.items()
+        _IntOps.model_validate({'operation': schema['properties']['operation']['const']})
+    spec = openapi_spec(registry)
+    assert '"const":"1"' not in json.dumps(spec, separators=(',', ':'))

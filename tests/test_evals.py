@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -10,16 +9,19 @@ from typing import Any
 
 import pytest
 
-from tests.agentools import ROOT
+from tests.agentools import ROOT, call_then_answer, make_calc, python_env
 
 pytest.importorskip('pydantic_evals')
 
+from pydantic_ai import Agent
+from pydantic_ai.capabilities import Instrumentation
 from pydantic_ai.messages import TextPart, ToolCallPart
 from pydantic_ai.models.instrumented import InstrumentationSettings
-from pydantic_evals.evaluators import EqualsExpected
+from pydantic_evals.evaluators import EqualsExpected, EvaluatorContext, HasMatchingSpan
 
+from agentool import AgenToolModel, AgenToolToolset
 from agentool.errors import ConfigurationError, UnrecordedCallError
-from agentool.testing import Cassette
+from agentool.testing import Cassette, CassetteModel, CassetteTools
 from agentool.testing.evals import (
     Drift,
     FrozenTools,
@@ -48,9 +50,8 @@ pytestmark = pytest.mark.seam  # pydantic-evals pins its pydantic-ai: the matrix
 
 def _scenario(name: str, folder: Path) -> str:
     # A process of its own: the scenario sets the global tracer provider pydantic-evals reads spans from.
-    env = {**os.environ, 'PYTHONPATH': str(ROOT)}
-    script = ROOT / 'tests' / 'evals_agents.py'
-    out = subprocess.run([sys.executable, str(script), name, str(folder)], env=env, capture_output=True, text=True)
+    command = [sys.executable, str(ROOT / 'tests' / 'evals_agents.py'), name, str(folder)]
+    out = subprocess.run(command, env=python_env(), capture_output=True, text=True)
     assert out.returncode == 0, out.stderr[-3000:]
     return out.stdout
 
@@ -220,9 +221,6 @@ def test_a_recording_is_a_cassette_or_its_path() -> None:
 async def _operation_spans_live_and_replayed(agent: Any, inner: Any, prompt: str, path: Path) -> tuple[Any, ...]:
     """An instrumented run recorded to `path`, then its replay: the `execute_tool calc.*` spans of each
     (name, surface), and the replay's span tree."""
-    from pydantic_ai.capabilities import Instrumentation
-
-    from agentool.testing import CassetteModel, CassetteTools
 
     def operations(spans: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
         return sorted(span for span in spans if span[0].startswith('execute_tool calc.'))
@@ -239,17 +237,10 @@ async def _operation_spans_live_and_replayed(agent: Any, inner: Any, prompt: str
 
 
 async def test_a_replayed_agentool_tool_call_shows_the_operation_span_of_the_live_call(tmp_path: Path) -> None:
-    from pydantic_ai import Agent
-    from pydantic_evals.evaluators import EvaluatorContext, HasMatchingSpan
-
-    from agentool import AgenToolToolset, use_registry
-    from tests.agentools import call_then_answer, make_calc
-
-    with use_registry():
-        make_calc()
-        agent = Agent(toolsets=[AgenToolToolset(['calc'])])
-        inner = call_then_answer('calc_add', {'a': 2, 'b': 3})
-        live, replayed, tree = await _operation_spans_live_and_replayed(agent, inner, '2 + 3?', tmp_path / 'add.json')
+    make_calc()
+    agent = Agent(toolsets=[AgenToolToolset(['calc'])])
+    inner = call_then_answer('calc_add', {'a': 2, 'b': 3})
+    live, replayed, tree = await _operation_spans_live_and_replayed(agent, inner, '2 + 3?', tmp_path / 'add.json')
     assert live == replayed == [('execute_tool calc.add', 'toolset')]
     query = HasMatchingSpan(query={'name_equals': 'execute_tool calc.add'})
     ctx: EvaluatorContext[Any, Any, Any] = EvaluatorContext(
@@ -267,13 +258,7 @@ async def test_a_replayed_agentool_tool_call_shows_the_operation_span_of_the_liv
 
 
 async def test_a_replayed_agentool_agent_run_shows_the_operation_span_of_its_manager_tool(tmp_path: Path) -> None:
-    from agentool import AgenToolModel, use_registry
-    from tests.agentools import make_calc
-
-    with use_registry():
-        agent = make_calc()
-        prompt = '{"operation": "add", "a": 2, "b": 3}'
-        live, replayed, _ = await _operation_spans_live_and_replayed(
-            agent, AgenToolModel('calc'), prompt, tmp_path / 'calc.json'
-        )
+    prompt = '{"operation": "add", "a": 2, "b": 3}'
+    path = tmp_path / 'calc.json'
+    live, replayed, _ = await _operation_spans_live_and_replayed(make_calc(), AgenToolModel('calc'), prompt, path)
     assert live == replayed == [('execute_tool calc.add', 'agent')]

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
-import subprocess
-import sys
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -51,7 +48,7 @@ from examples.storage import (
     create_storage,
     use_store,
 )
-from tests.agentools import ROOT
+from tests.agentools import python_env, run_python
 
 START = datetime(2030, 1, 1, 12, 0, tzinfo=UTC)
 SessionsAgent: TypeAlias = Agent[SessionsDeps | None, SessionsResult]
@@ -127,9 +124,8 @@ async def test_every_operation_gives_its_typed_output(ask: Ask, clock: ManualClo
     assert isinstance(renewed, SessionRenewResult)
     assert renewed.status == 'active'
     assert renewed.session == session.model_copy(update={'expires_at': START + timedelta(seconds=1200)})
-    assert await ask(operation='get', session_id=session.id) == SessionGetResult(
-        session_id=session.id, status='active', session=renewed.session
-    )
+    active = SessionGetResult(session_id=session.id, status='active', session=renewed.session)
+    assert await ask(operation='get', session_id=session.id) == active
 
     assert await ask(operation='delete', session_id=session.id) == SessionDeleteResult(
         session_id=session.id, deleted=True
@@ -137,9 +133,8 @@ async def test_every_operation_gives_its_typed_output(ask: Ask, clock: ManualClo
     assert await stored(store, session.id) == 'absent'
     missing = SessionGetResult(session_id=session.id, status='missing')
     assert await ask(operation='get', session_id=session.id) == missing
-    assert await ask(operation='delete', session_id=session.id) == SessionDeleteResult(
-        session_id=session.id, deleted=False
-    )
+    gone = SessionDeleteResult(session_id=session.id, deleted=False)
+    assert await ask(operation='delete', session_id=session.id) == gone
 
 
 async def test_sessions_get_distinct_ids(ask: Ask, clock: ManualClock) -> None:
@@ -345,16 +340,8 @@ async def test_overrides_are_undone_after_the_block(ask: Ask, clock: ManualClock
 
 
 def test_importing_the_module_registers_sessions_and_storage(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if k not in {'AGENTOOL_STORAGE_PATH', 'XDG_DATA_HOME'}}
-    env |= {'PYTHONPATH': os.pathsep.join(filter(None, [str(ROOT), env.get('PYTHONPATH')])), 'HOME': str(tmp_path)}
-    done = subprocess.run(
-        [sys.executable, '-m', 'agentool', '--import', 'examples.sessions', 'list'],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stderr
-    assert [line.split()[0] for line in done.stdout.splitlines()] == ['sessions', 'storage']
+    env = {k: v for k, v in python_env().items() if k not in {'AGENTOOL_STORAGE_PATH', 'XDG_DATA_HOME'}}
+    script = "from agentool.cli import main\nraise SystemExit(main(['--import', 'examples.sessions', 'list']))"
+    listed = run_python(script, cwd=tmp_path, env={**env, 'HOME': str(tmp_path)})
+    assert [line.split()[0] for line in listed.splitlines()] == ['sessions', 'storage']
     assert list(tmp_path.iterdir()) == []  # no I/O at import

@@ -37,7 +37,6 @@ from agentool import (
 from agentool.core.injector import (
     AgenToolInjector,
     serialize_to_json_string,
-    use_injector,
     validate_json_string,
 )
 
@@ -205,67 +204,52 @@ async def now(ctx: RunContext[TimedDeps]) -> str:
     return type(ctx.deps.clock).__name__
 
 
-def test_create_deps_is_synchronous() -> None:
-    with use_injector() as injector:
-        create_agentool('timed', TimeInput, RoutingConfig(operation_map={'now': 'now'}), [now], deps_type=TimedDeps)
-        injector.provide(Clock, Clock)
-        deps = injector.create_deps('timed')
-        assert isinstance(deps, TimedDeps)
-        assert isinstance(deps.clock, Clock)
+def create_timed(injector: AgenToolInjector, clock: Any) -> None:
+    create_agentool('timed', TimeInput, RoutingConfig(operation_map={'now': 'now'}), [now], deps_type=TimedDeps)
+    injector.provide(Clock, clock)
 
 
-async def test_create_deps_inside_a_running_loop_and_with_async_factories() -> None:
+async def slow_clock() -> Clock:
+    await asyncio.sleep(0.001)
+    return Clock()
+
+
+def test_create_deps_is_synchronous(injector: AgenToolInjector) -> None:
+    create_timed(injector, Clock)
+    deps = injector.create_deps('timed')
+    assert isinstance(deps, TimedDeps)
+    assert isinstance(deps.clock, Clock)
+
+
+async def test_create_deps_inside_a_running_loop_and_with_async_factories(injector: AgenToolInjector) -> None:
     async def make_clock() -> Clock:
         return Clock()  # an async factory that never waits still builds synchronously
 
-    with use_injector() as injector:
-        create_agentool('timed', TimeInput, RoutingConfig(operation_map={'now': 'now'}), [now], deps_type=TimedDeps)
-        injector.provide(Clock, make_clock)
-        assert isinstance(injector.create_deps('timed').clock, Clock)
-        assert isinstance((await injector.acreate_deps('timed')).clock, Clock)
+    create_timed(injector, make_clock)
+    assert isinstance(injector.create_deps('timed').clock, Clock)
+    assert isinstance((await injector.acreate_deps('timed')).clock, Clock)
 
 
-async def test_create_deps_names_the_async_form_when_a_factory_waits() -> None:
-    async def slow_clock() -> Clock:
-        await asyncio.sleep(0.001)
-        return Clock()
-
-    injector = AgenToolInjector()
-    with use_injector(injector):
-        create_agentool('timed', TimeInput, RoutingConfig(operation_map={'now': 'now'}), [now], deps_type=TimedDeps)
-        injector.provide(Clock, slow_clock)
-        with pytest.raises(DepsUnavailableError, match=r"use `await injector.acreate_deps\('timed'\)`"):
-            injector.create_deps('timed')
-        assert isinstance((await injector.acreate_deps('timed')).clock, Clock)
+async def test_create_deps_names_the_async_form_when_a_factory_waits(injector: AgenToolInjector) -> None:
+    create_timed(injector, slow_clock)
+    with pytest.raises(DepsUnavailableError, match=r"use `await injector.acreate_deps\('timed'\)`"):
+        injector.create_deps('timed')
+    assert isinstance((await injector.acreate_deps('timed')).clock, Clock)
 
 
-def test_create_deps_without_a_loop_when_a_factory_waits() -> None:
-    async def slow_clock() -> Clock:
-        await asyncio.sleep(0.001)
-        return Clock()
-
-    with use_injector() as injector:
-        create_agentool('timed', TimeInput, RoutingConfig(operation_map={'now': 'now'}), [now], deps_type=TimedDeps)
-        injector.provide(Clock, slow_clock)
-        with pytest.raises(DepsUnavailableError) as caught:
-            injector.create_deps('timed')
-        assert caught.value.details == {'agentool': 'timed'}
-        assert json.dumps(caught.value.details)
+def test_create_deps_without_a_loop_when_a_factory_waits(injector: AgenToolInjector) -> None:
+    create_timed(injector, slow_clock)
+    with pytest.raises(DepsUnavailableError) as caught:
+        injector.create_deps('timed')
+    assert caught.value.details == {'agentool': 'timed'}
+    assert json.dumps(caught.value.details)
 
 
 def test_the_guides_component_names_import_from_agentool_core() -> None:
     from agentool import core
 
-    assert (core.AgenToolRegistry, core.AgenToolManager, core.AgenToolModel) == (
-        agentool.AgenToolRegistry,
-        agentool.AgenToolManager,
-        agentool.AgenToolModel,
-    )
-    assert (core.AgenToolConfig, core.RoutingConfig, core.ToolMetadata) == (
-        agentool.AgenToolConfig,
-        agentool.RoutingConfig,
-        agentool.ToolMetadata,
-    )
+    names = ['AgenToolRegistry', 'AgenToolManager', 'AgenToolModel', 'AgenToolConfig', 'RoutingConfig', 'ToolMetadata']
+    assert [getattr(core, name) for name in names] == [getattr(agentool, name) for name in names]
 
 
 class StorageInput(BaseOperationInput):

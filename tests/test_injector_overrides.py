@@ -72,29 +72,13 @@ async def handle_lookup(ctx: RunContext[HandleDeps], key: str) -> str:
 
 
 def create_system() -> None:
-    create_agentool('back', LookupInput, RoutingConfig(operation_map={'lookup': 'back_lookup'}), [back_lookup])
-    create_agentool('mock_back', LookupInput, RoutingConfig(operation_map={'lookup': 'mock_lookup'}), [mock_lookup])
-    create_agentool(
-        'front',
-        LookupInput,
-        RoutingConfig(operation_map={'lookup': 'front_lookup'}),
-        [front_lookup],
-        dependencies=['back'],
-    )
-    create_agentool(
-        'front_run',
-        LookupInput,
-        RoutingConfig(operation_map={'lookup': 'front_run_lookup'}),
-        [front_run_lookup],
-        dependencies=['back'],
-    )
-    create_agentool(
-        'front_handle',
-        LookupInput,
-        RoutingConfig(operation_map={'lookup': 'handle_lookup'}),
-        [handle_lookup],
-        deps_type=HandleDeps,
-    )
+    """`back` and its stand-in `mock_back`; `front`, `front_run` and `front_handle` delegating to `back`."""
+    fronts = {'front': front_lookup, 'front_run': front_run_lookup}
+    for name, tool in {'back': back_lookup, 'mock_back': mock_lookup, **fronts}.items():
+        routing = RoutingConfig(operation_map={'lookup': tool.__name__})
+        create_agentool(name, LookupInput, routing, [tool], dependencies=['back'] if name in fronts else None)
+    routing = RoutingConfig(operation_map={'lookup': 'handle_lookup'})
+    create_agentool('front_handle', LookupInput, routing, [handle_lookup], deps_type=HandleDeps)
 
 
 _KEY = {'operation': 'lookup', 'key': 'k'}
@@ -142,9 +126,6 @@ async def test_a_plain_agent_may_replace_an_agentool(injector: AgenToolInjector)
     llm = Agent(TestModel(custom_output_text='from a model'))
     with injector.override(front=llm):
         assert await injector.call('front', _KEY) == 'from a model'
-
-
-# --- task-local, nestable, undone on error -----------------------------------------------------
 
 
 def test_overriding_an_unknown_name_fails(injector: AgenToolInjector) -> None:
@@ -203,12 +184,12 @@ async def test_only_an_agent_can_replace_a_plain_agent(injector: AgenToolInjecto
         pass
 
 
+async def greet_u1() -> str:
+    return await get_injector().call('greeter', {'operation': 'greet', 'user': 'u1'})
+
+
 async def test_overrides_nest_are_undone_on_error_and_reach_through_handles(injector: AgenToolInjector) -> None:
     make_greeter()
-
-    async def greet_u1() -> str:
-        return await injector.call('greeter', {'operation': 'greet', 'user': 'u1'})
-
     with injector.override(kv='Outer'):
         assert await greet_u1() == 'hello Outer'
         inner: list[str] = []
@@ -234,18 +215,18 @@ async def test_overrides_are_task_local(injector: AgenToolInjector) -> None:
         with injector.override(kv='Mock'):
             entered.set()
             await done.wait()
-            return await injector.call('greeter', {'operation': 'greet', 'user': 'u1'})
+            return await greet_u1()
 
     task = asyncio.create_task(overriding())
     await entered.wait()
-    assert await injector.call('greeter', {'operation': 'greet', 'user': 'u1'}) == 'hello Ada'
+    assert await greet_u1() == 'hello Ada'
     done.set()
     assert await task == 'hello Mock'
 
     async def worker(i: int) -> str:
         with injector.override(kv=f'n{i}'):
             await asyncio.sleep(0)
-            return await injector.call('greeter', {'operation': 'greet', 'user': 'u1'})
+            return await greet_u1()
 
     assert await asyncio.gather(*(worker(i) for i in range(30))) == [f'hello n{i}' for i in range(30)]
 

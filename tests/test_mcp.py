@@ -9,22 +9,24 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import subprocess
 import sys
 import threading
+from collections.abc import Generator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
-from tests.agentools import ROOT
+from tests.agentools import ROOT, python_env, run_python
 
 pytest.importorskip('mcp')
 
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.types import Tool
 
+from agentool import BaseOperationInput, RoutingConfig, create_agentool
 from agentool.errors import ConfigurationError, InvalidToolNameError, SelectorError, ServingError
 from agentool.mcp import META_KEY, create_mcp_server, run_server, serve
 from agentool.mcp_http import HttpOptions
@@ -56,16 +58,9 @@ async def tools_by_name(client: Client) -> dict[str, Tool]:
 async def test_one_tool_per_operation_with_hints_and_schemas(client: Client) -> None:
     async with client:
         tools = await tools_by_name(client)
-        assert list(tools) == [
-            'calculator_add',
-            'calculator_subtract',
-            'calculator_multiply',
-            'calculator_divide',
-            'notes_get',
-            'notes_put',
-            'notes_dump',
-            'notes_check',
-        ]  # notes.old is deprecated, so not served by default
+        calculator = ['calculator_add', 'calculator_subtract', 'calculator_multiply', 'calculator_divide']
+        # notes.old is deprecated, so not served by default
+        assert list(tools) == [*calculator, 'notes_get', 'notes_put', 'notes_dump', 'notes_check']
         get, put = tools['notes_get'], tools['notes_put']
         hints = [
             (t.annotations.read_only_hint, t.annotations.destructive_hint, t.annotations.idempotent_hint)
@@ -280,7 +275,7 @@ async def test_run_server_refuses_http_options_with_stdio_and_an_unknown_transpo
 
 async def test_cli_serves_over_stdio(tmp_path: Path) -> None:
     args = ['-m', 'agentool', '--import', 'examples.calculator', 'mcp', '--include', 'calculator.add']
-    env = {**os.environ, 'PYTHONPATH': str(ROOT), 'PYTHONDONTWRITEBYTECODE': '1'}
+    env = {**python_env(), 'PYTHONDONTWRITEBYTECODE': '1'}
     params = StdioServerParameters(command=sys.executable, args=args, env=env, cwd=tmp_path)
     async with Client(params) as client:
         assert [tool.name for tool in (await client.list_tools()).tools] == ['calculator_add']
@@ -305,11 +300,7 @@ def test_agentool_imports_without_the_mcp_extra(tmp_path: Path) -> None:
         "    assert isinstance(error, ImportError) and error.details == {'extra': 'mcp'}, error.details\n"
         '    print(error)\n'
     )
-    env = {**os.environ, 'PYTHONPATH': str(ROOT)}
-    out = subprocess.run(
-        [sys.executable, '-c', script], cwd=tmp_path, env=env, capture_output=True, text=True, check=True
-    )
-    assert "needs the 'mcp' extra: pip install 'agentool[mcp]'" in out.stdout
+    assert "needs the 'mcp' extra: pip install 'agentool[mcp]'" in run_python(script, cwd=tmp_path)
 
 
 async def test_the_deps_function_is_asked_only_for_a_tool_that_takes_a_context() -> None:
@@ -350,24 +341,16 @@ async def test_run_server_refuses_a_line_limit_that_is_not_a_positive_int(limit:
 HUGE = 30 * 1024 * 1024
 
 
-def _server(module: str = 'tests.todo_cli', cwd: Path = ROOT) -> subprocess.Popen[bytes]:
-    """`agentool mcp` over stdio, serving what `module` registers."""
-    return subprocess.Popen(
-        [sys.executable, '-m', 'agentool', '--import', module, 'mcp'],
-        cwd=cwd,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env={**os.environ, 'PYTHONPATH': str(ROOT)},
-    )
-
-
-def _stop(server: subprocess.Popen[bytes]) -> None:
-    server.kill()
-    server.wait()
-    for pipe in (server.stdin, server.stdout, server.stderr):
-        if pipe is not None:
-            pipe.close()
+@contextmanager
+def _server(module: str = 'tests.todo_cli', cwd: Path = ROOT) -> Generator[subprocess.Popen[bytes]]:
+    """`agentool mcp` over stdio, serving what `module` registers; killed on leaving."""
+    pipe = subprocess.PIPE
+    command = [sys.executable, '-m', 'agentool', '--import', module, 'mcp']
+    with subprocess.Popen(command, cwd=cwd, stdin=pipe, stdout=pipe, stderr=pipe, env=python_env()) as server:
+        try:
+            yield server
+        finally:
+            server.kill()
 
 
 def _send(server: subprocess.Popen[bytes], data: bytes) -> None:
@@ -389,8 +372,7 @@ def _peak_kib(server: subprocess.Popen[bytes]) -> int:
 
 @pytest.mark.skipif(not Path('/proc/self/status').exists(), reason='reads the peak memory from /proc')
 def test_an_oversized_line_is_refused_unparsed_and_the_server_goes_on() -> None:
-    server = _server()
-    try:
+    with _server() as server:
         _send(server, json.dumps(INITIALIZE).encode() + b'\n')
         assert _answer(server)['result']['serverInfo']['name'] == 'agentool'
         before = _peak_kib(server)
@@ -403,29 +385,16 @@ def test_an_oversized_line_is_refused_unparsed_and_the_server_goes_on() -> None:
         _send(server, b'{"jsonrpc": "2.0", "id": 3, "method": "ping"}\n')
         assert _answer(server) == {'jsonrpc': '2.0', 'id': 3, 'result': {}}
         assert _peak_kib(server) - before < 10 * 1024  # a 30 MB line held (or parsed) would show here
-    finally:
-        _stop(server)
 
 
 def test_an_endless_line_is_never_held_whole() -> None:
-    server = _server()
-    try:
+    with _server() as server:
         _send(server, b'{"jsonrpc": "2.0", "id": 2, "method": "ping", "params": "' + b'b' * HUGE)  # no newline
         assert server.stdin is not None
         server.stdin.close()  # end of input: the refusal comes, then the server ends
         refused = _answer(server)
         assert 'is over the limit' in refused['error']['message']
         assert server.wait(timeout=60) == 0
-    finally:
-        _stop(server)
-
-
-PEEKER = """
-import sys
-from typing import Literal
-
-from tests.mcp_asgi import INITIALIZE
-from agentool import BaseOperationInput, RoutingConfig, create_agentool
 
 
 class PeekInput(BaseOperationInput):
@@ -436,27 +405,26 @@ def peek() -> str:
     return repr(sys.stdin.read())
 
 
-create_agentool('peeker', PeekInput, RoutingConfig(operation_map={'peek': 'peek'}), [peek])
-"""
+def create_peeker() -> None:
+    create_agentool('peeker', PeekInput, RoutingConfig(operation_map={'peek': 'peek'}), [peek])
 
 
 def test_a_tool_reading_stdin_gets_nothing_of_the_protocol(tmp_path: Path) -> None:
-    (tmp_path / 'peeker_module.py').write_text(PEEKER)
+    (tmp_path / 'peeker_module.py').write_text('from tests.test_mcp import create_peeker\n\ncreate_peeker()\n')
     messages = [
         INITIALIZE,
         {'jsonrpc': '2.0', 'method': 'notifications/initialized'},
         {'jsonrpc': '2.0', 'id': 2, 'method': 'tools/call', 'params': {'name': 'peeker_peek', 'arguments': {}}},
         {'jsonrpc': '2.0', 'id': 3, 'method': 'ping'},
     ]
-    server = _server('peeker_module', tmp_path)
-    watchdog = threading.Timer(60, server.kill)  # a stolen message would leave an answer missing
-    watchdog.start()
-    try:
-        _send(server, b''.join(json.dumps(message).encode() + b'\n' for message in messages))
-        answers = {answer['id']: answer for answer in (_answer(server) for _ in range(3))}
-    finally:
-        watchdog.cancel()
-        _stop(server)
+    with _server('peeker_module', tmp_path) as server:
+        watchdog = threading.Timer(60, server.kill)  # a stolen message would leave an answer missing
+        watchdog.start()
+        try:
+            _send(server, b''.join(json.dumps(message).encode() + b'\n' for message in messages))
+            answers = {answer['id']: answer for answer in (_answer(server) for _ in range(3))}
+        finally:
+            watchdog.cancel()
     assert answers[2]['result']['content'][0]['text'] == "''"  # the null device, not the client's messages
     assert answers[3] == {'jsonrpc': '2.0', 'id': 3, 'result': {}}
 
@@ -466,13 +434,10 @@ def test_a_tool_reading_stdin_gets_nothing_of_the_protocol(tmp_path: Path) -> No
     [(b'garbage', -32700), (b'{"jsonrpc": "2.0", "id": 5', -32700), (b'[1, 2]', -32600), (b'{"id": 7}', -32600)],
 )
 def test_a_line_that_is_not_a_message_is_answered_with_a_json_rpc_error(line: bytes, code: int) -> None:
-    server = _server()
-    try:
+    with _server() as server:
         _send(server, line + b'\n' + json.dumps(INITIALIZE).encode() + b'\n')
         refused = _answer(server)
         assert refused['id'] is None
         assert refused['error']['code'] == code
         assert 'not read' in refused['error']['message']
         assert _answer(server)['id'] == 1  # and the server goes on
-    finally:
-        _stop(server)

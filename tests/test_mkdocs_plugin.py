@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 import logging
 import sys
-import textwrap
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -306,19 +306,11 @@ def test_every_build_imports_the_modules_afresh_and_serve_watches_them(tmp_path:
     module.write_text(module.read_text().replace('DESCRIPTION_MARK', 'changed since the last build'))
     config = _build(root)
     assert 'changed since the last build' in _html(root, 'agentools/stock/index.html')
-
-    class Server:
-        def __init__(self) -> None:
-            self.watched: list[str] = []
-
-        def watch(self, path: str) -> None:
-            self.watched.append(path)
-
     plugin = config.plugins['agentool']
     assert isinstance(plugin, AgenToolPlugin)
-    server = Server()
-    plugin.on_serve(server, config=config, builder=None)  # pyright: ignore[reportArgumentType]
-    assert server.watched == [str(module)]
+    watched: list[str] = []
+    plugin.on_serve(SimpleNamespace(watch=watched.append), config=config, builder=None)  # pyright: ignore[reportArgumentType]
+    assert watched == [str(module)]
 
 
 @pytest.mark.parametrize(
@@ -344,15 +336,7 @@ def test_a_list_option_given_one_string_is_a_config_error(tmp_path: Path) -> Non
 def test_the_directive_skips_fenced_code(tmp_path: Path) -> None:
     from agentool.mkdocs._directive import expand
 
-    text = textwrap.dedent(
-        """
-        ````md
-        ```
-        ::: agentool a
-        ````
-        ::: agentool b
-        """
-    )
+    text = '\n````md\n```\n::: agentool a\n````\n::: agentool b\n'
     reported: list[str] = []
     assert expand(text, {}, reported.append).count('::: agentool') == 1
     assert reported == ["::: agentool 'b': no agentool or operation of that name is in the catalog"]

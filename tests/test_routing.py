@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 import pytest
 from pydantic import BaseModel, model_validator
-from pydantic_ai import ModelRetry, RunContext
+from pydantic_ai import ModelRetry, RunContext, ToolFailed
 
 from agentool import (
     BaseOperationInput,
@@ -15,9 +15,11 @@ from agentool import (
     OutputError,
     RoutingConfig,
     ToolArgumentError,
+    ToolFailedError,
     ToolRetryError,
     TransformError,
     create_agentool,
+    get_injector,
     get_registry,
 )
 from tests.agentools import StorageOutput, Store, create_storage
@@ -78,6 +80,10 @@ async def picky(value: int) -> int:
     raise ModelRetry('value must be even')
 
 
+async def tool(value: int) -> int:
+    return value
+
+
 @pytest.mark.parametrize(
     ('tool', 'error', 'message'),
     [(explode, BoomError, 'bad 3'), (explode_sync, BoomError, 'sync 3'), (picky, ToolRetryError, 'value must be even')],
@@ -90,9 +96,6 @@ async def test_what_a_tool_raises_ends_the_run(tool: Any, error: type[Exception]
 
 
 async def test_transform_that_raises_is_a_typed_error_with_the_cause() -> None:
-    async def tool(value: int) -> int:
-        return value
-
     def bad(x: Any) -> dict[str, Any]:
         raise KeyError('missing')
 
@@ -104,9 +107,6 @@ async def test_transform_that_raises_is_a_typed_error_with_the_cause() -> None:
 
 
 async def test_transform_returning_a_non_mapping_is_a_typed_error() -> None:
-    async def tool(value: int) -> int:
-        return value
-
     agent = create_agentool('t', OpInput, RoutingConfig(operation_map={'go': ('tool', lambda x: [x.value])}), [tool])  # pyright: ignore[reportArgumentType]
     with pytest.raises(TransformError, match='returned list, expected a dict'):
         await agent.run('{"operation": "go"}')
@@ -120,9 +120,6 @@ async def test_transform_returning_a_non_mapping_is_a_typed_error() -> None:
     ],
 )
 async def test_transform_result_must_fit_the_tool_signature(transform: Any, parameter: str, problem: str) -> None:
-    async def tool(value: int) -> int:
-        return value
-
     agent = create_agentool('t', OpInput, RoutingConfig(operation_map={'go': ('tool', transform)}), [tool])
     with pytest.raises(ToolArgumentError, match=f"parameter '{parameter}' of tool 'tool' {problem}") as caught:
         await agent.run('{"operation": "go"}')
@@ -152,9 +149,6 @@ async def test_output_that_does_not_fit_the_output_type_is_a_typed_error() -> No
 
 
 async def test_output_validator_retry_ends_the_run_with_a_typed_error() -> None:
-    async def tool(value: int) -> int:
-        return value
-
     agent = create_agentool('r', OpInput, RoutingConfig(operation_map={'go': 'tool'}), [tool])
 
     @agent.output_validator
@@ -169,10 +163,6 @@ async def test_output_validator_retry_ends_the_run_with_a_typed_error() -> None:
 
 
 async def test_tool_failed_is_a_typed_error_in_run_and_call() -> None:
-    from pydantic_ai import ToolFailed
-
-    from agentool import ToolFailedError, get_injector
-
     async def gone(value: int) -> str:
         raise ToolFailed(f'resource {value} is gone')
 

@@ -214,8 +214,7 @@ async def test_every_refusal_before_the_protocol_is_a_json_rpc_error() -> None:
             assert response.status_code == status, headers
             assert response.headers['content-type'] == 'application/json'
             body = response.json()
-            assert body['jsonrpc'] == '2.0'
-            assert body['id'] is None
+            assert (body['jsonrpc'], body['id']) == ('2.0', None)
             assert named in body['error']['message']
             assert body['error']['data'] == {'status': status}
 
@@ -230,28 +229,13 @@ async def test_a_401_for_a_missing_or_wrong_token_is_a_json_rpc_error_keeping_ww
             assert response.headers['content-type'] == 'application/json'
             assert response.headers['www-authenticate'].startswith('Bearer'), sent
             body = response.json()
-            assert body['jsonrpc'] == '2.0'
-            assert body['id'] is None
+            assert (body['jsonrpc'], body['id']) == ('2.0', None)
             assert body['error']['data'] == {'status': 401, 'error': 'invalid_token'}
             assert 'the-token' not in response.text
 
 
 HOSTILE = '\x1b]0;pwned\x07\x1b[2J\x9b2J\r\nFAKE LOG LINE'
-SHOUTY = """
-from agentool import BaseOperationInput, RoutingConfig, create_agentool
-
-
-class ShoutInput(BaseOperationInput):
-    operation: str = 'shout'
-    text: str = ''
-
-
-async def shout(text: str) -> str:
-    raise RuntimeError(text)
-
-
-create_agentool('shout', ShoutInput, RoutingConfig(operation_map={'shout': 'shout'}), [shout])
-"""
+SHOUTY = 'from tests.test_serving_security import create_shout\n\ncreate_shout()\n'
 
 
 def _unsafe(text: str) -> list[str]:
@@ -396,11 +380,15 @@ async def shout(text: str) -> str:
     raise RuntimeError(text)
 
 
+def create_shout() -> None:
+    create_agentool('shout', ShoutInput, RoutingConfig(operation_map={'shout': 'shout'}), [shout])
+
+
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=st.text(alphabet=st.characters(codec='utf-8'), max_size=3000))
 def test_a_tool_error_is_always_one_terminal_safe_line(capsys: pytest.CaptureFixture[str], text: str) -> None:
     with use_registry(AgenToolRegistry()), use_injector(AgenToolInjector()):
-        create_agentool('shout', ShoutInput, RoutingConfig(operation_map={'shout': 'shout'}), [shout])
+        create_shout()
         capsys.readouterr()
         assert main(['call', 'shout', '{"operation": "shout", "text": ' + json.dumps(text) + '}']) == 1
     err = capsys.readouterr().err

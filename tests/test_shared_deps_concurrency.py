@@ -67,13 +67,8 @@ async def read(ctx: RunContext[Counter]) -> int:
 
 
 def create_counter(name: str = 'counter', **options: Any) -> Agent[Any, int]:
-    routing = RoutingConfig(
-        operation_map={
-            'bump': Route(tool='bump', concurrent_safe=False),
-            'abump': Route(tool='abump', concurrent_safe=False),
-            'read': 'read',
-        }
-    )
+    unsafe = {name: Route(tool=name, concurrent_safe=False) for name in ('bump', 'abump')}
+    routing = RoutingConfig(operation_map={**unsafe, 'read': 'read'})
     return create_agentool(name, CounterInput, routing, [bump, abump, read], deps_type=Counter, **options)
 
 
