@@ -648,31 +648,24 @@ def _lookup(executed: list[int]) -> Tool[Any]:
     return Tool(lookup, description=f'Look things up. Deploy with {CORPUS[0].text}')
 
 
-def _lookup_agent(executed: list[int]) -> Agent[None, str]:
-    return Agent(output_type=str, tools=[_lookup(executed)])
-
-
 def _scan(path: Path) -> list[dict[str, Any]]:
     # detect-secrets as a user runs it on a repository, all plugins on. A cassette's fingerprints
     # are digests (hex, high entropy) by design: those lines alone are excluded.
+    scan = ['scan', '--all-files', '--exclude-lines', r'^\s*"fingerprint": "[0-9a-f]{32}",?$', str(path)]
     scanned = subprocess.run(
-        [
-            sys.executable,
-            '-m',
-            'detect_secrets',
-            'scan',
-            '--all-files',
-            '--exclude-lines',
-            r'^\s*"fingerprint": "[0-9a-f]{32}",?$',
-            str(path),
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=path.parent,
+        [sys.executable, '-m', 'detect_secrets', *scan], capture_output=True, text=True, check=True, cwd=path.parent
     )
     results: dict[str, list[dict[str, Any]]] = json.loads(scanned.stdout)['results']
     return [finding for findings in results.values() for finding in findings]
+
+
+def _assert_clean(path: Path) -> None:
+    """No value of the corpus is in the file's bytes, and detect-secrets finds nothing there."""
+    written = path.read_bytes()
+    for secret in CORPUS:
+        for value in secret.values:
+            assert value.encode() not in written, secret.shape
+    assert _scan(path) == []
 
 
 def test_the_corpus_is_deterministic_varied_and_found_by_the_scanner_unscrubbed(tmp_path: Path) -> None:
@@ -691,15 +684,12 @@ async def test_no_secret_of_the_corpus_reaches_a_cassette_and_the_cassette_repla
     path = tmp_path / 'corpus.json'
     live: list[int] = []
     model = CassetteModel(FunctionModel(_model), cassette=path, mode='once')
-    recorded = await _lookup_agent(live).run('look it up', model=model, capabilities=[CassetteTools(model)])
+    agent = Agent(output_type=str, tools=[_lookup(live)])
+    recorded = await agent.run('look it up', model=model, capabilities=[CassetteTools(model)])
     assert recorded.output == f'Found these:\n{TEXT}'
     assert len(live) == 3
-    written = path.read_bytes()
-    for secret in CORPUS:
-        for value in secret.values:
-            assert value.encode() not in written, secret.shape
-    assert b'PRIVATE KEY' not in written
-    assert _scan(path) == []
+    _assert_clean(path)
+    assert b'PRIVATE KEY' not in path.read_bytes()
     cassette = Cassette.load(path)
     assert len(cassette.exchanges) == 4
     assert len(cassette.tool_calls) == 3
@@ -707,7 +697,8 @@ async def test_no_secret_of_the_corpus_reaches_a_cassette_and_the_cassette_repla
     offline: list[int] = []
     with override_allow_model_requests(False):
         replay = CassetteModel(None, cassette=path)
-        replayed = await _lookup_agent(offline).run('look it up', model=replay, capabilities=[CassetteTools(replay)])
+        agent = Agent(output_type=str, tools=[_lookup(offline)])
+        replayed = await agent.run('look it up', model=replay, capabilities=[CassetteTools(replay)])
     assert offline == []  # every tool result came from the cassette
     assert replay.unused_exchanges() == []
     assert replayed.output.startswith('Found these:\n')
@@ -732,11 +723,7 @@ async def test_no_secret_of_the_corpus_reaches_a_cassette_from_a_stream_or_a_rec
     toolset = CassetteToolset(FunctionToolset([_lookup([])]), model, name='corpus')
     async with Agent(output_type=str).run_stream('look it up', model=model, toolsets=[toolset]) as result:
         assert await result.get_output() == f'Found these:\n{TEXT}'
-    written = path.read_bytes()
-    for secret in CORPUS:
-        for value in secret.values:
-            assert value.encode() not in written, secret.shape
-    assert _scan(path) == []
+    _assert_clean(path)
     cassette = Cassette.load(path)
     assert cassette.toolsets['corpus'][0]['description'].startswith('Look things up. Deploy with ')
     assert any(exchange.stream for exchange in cassette.exchanges)
