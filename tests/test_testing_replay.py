@@ -50,31 +50,24 @@ class Forecast(BaseModel):
     temp_c: float
 
 
-class Tools:
-    """The agent's tools, counting real executions."""
-
-    def __init__(self) -> None:
-        self.executed: list[str] = []
-
-    def attach(self, agent: Agent[None, Any]) -> None:
-        @agent.tool_plain
-        def geocode(city: str) -> dict[str, float]:
-            """Coordinates of a city."""
-            self.executed.append('geocode')
-            return {'lat': 48.85, 'lon': 2.35}
-
-        @agent.tool_plain
-        def weather(lat: float, lon: float) -> dict[str, float]:
-            """Temperature at coordinates."""
-            self.executed.append('weather')
-            return {'temp_c': 21.5}
-
-
-def make_agent(output_type: Any = Forecast) -> tuple[Agent[None, Any], Tools]:
+def make_agent(output_type: Any = Forecast) -> tuple[Agent[None, Any], list[str]]:
+    """The agent with its tools, and the list of the tools' real executions."""
     agent: Agent[None, Any] = Agent('anthropic:claude-sonnet-4-5', defer_model_check=True, output_type=output_type)
-    tools = Tools()
-    tools.attach(agent)
-    return agent, tools
+    executed: list[str] = []
+
+    @agent.tool_plain
+    def geocode(city: str) -> dict[str, float]:
+        """Coordinates of a city."""
+        executed.append('geocode')
+        return {'lat': 48.85, 'lon': 2.35}
+
+    @agent.tool_plain
+    def weather(lat: float, lon: float) -> dict[str, float]:
+        """Temperature at coordinates."""
+        executed.append('weather')
+        return {'temp_c': 21.5}
+
+    return agent, executed
 
 
 def llm(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -128,12 +121,12 @@ async def test_recorder_writes_the_path_that_worked(tmp_path: Path) -> None:
 
 
 async def test_replay_runs_offline_without_real_tools(recorded: Path) -> None:
-    agent, tools = make_agent()
+    agent, executed = make_agent()
     replay = Replay(recorded)
     with override_allow_model_requests(False), agent.override(model=replay.model):
         result = await agent.run('Weather in Paris?', capabilities=[replay])
     assert result.output == Forecast(city='Paris', temp_c=21.5)
-    assert tools.executed == []
+    assert executed == []
     replay.calls.assert_order(('geocode', {'city': 'Paris'}), ('weather', {'lat': 48.85, 'lon': 2.35}))
 
 
@@ -146,7 +139,7 @@ async def test_replay_streams(recorded: Path) -> None:
 
 
 async def test_a_call_that_was_not_recorded_fails_clearly(recorded: Path) -> None:
-    agent, tools = make_agent()
+    agent, executed = make_agent()
     replay = Replay(recorded)
     double = AgentDouble(Script(Call('weather', {'lat': 1, 'lon': 2}), Output(None)))
     with agent.override(model=double), pytest.raises(UnrecordedCallError) as caught:
@@ -155,7 +148,7 @@ async def test_a_call_that_was_not_recorded_fails_clearly(recorded: Path) -> Non
         f'replay: tool \'weather\' was called with {{"lat":1,"lon":2}}, which cassette {str(recorded)!r} '
         'does not hold; recorded calls of \'weather\': {"lat":48.85,"lon":2.35}'
     )
-    assert tools.executed == []
+    assert executed == []
 
 
 async def test_tool_outputs_are_keyed_by_canonical_arguments(recorded: Path) -> None:
@@ -512,6 +505,21 @@ def _toolset(names: list[str], *, annotated: bool = True) -> FunctionToolset[Any
     return toolset
 
 
+async def _record_tools(path: Path, names: list[str], *toolsets: Any) -> tuple[Any, CassetteTools]:
+    """A run that calls `get_NAME` for each name, recorded into `path` with the tools' results."""
+    model = CassetteModel(FunctionModel(_calls(names)), cassette=path, mode='once')
+    recording = CassetteTools(model)
+    return await Agent().run('go', toolsets=list(toolsets), model=model, capabilities=[recording]), recording
+
+
+async def _replay_tools(path: Path, *toolsets: Any) -> tuple[Any, CassetteTools]:
+    """The run of `_record_tools` again, offline, every tool result served from the cassette."""
+    model = CassetteModel(None, cassette=path)
+    replay = CassetteTools(model)
+    with override_allow_model_requests(False):
+        return await Agent().run('go', toolsets=list(toolsets), model=model, capabilities=[replay]), replay
+
+
 def _same(replayed: Any, live: Any) -> bool:
     return type(replayed) is type(live) and replayed == live
 
@@ -522,13 +530,8 @@ def _results(calls: Any) -> dict[str, Any]:
 
 async def test_cassette_tools_replay_each_result_as_the_type_the_tool_returned(tmp_path: Path) -> None:
     path, names = tmp_path / 'c.json', list(RESULTS)
-    model = CassetteModel(FunctionModel(_calls(names)), cassette=path, mode='once')
-    recording = CassetteTools(model)
-    live = await Agent().run('go', toolsets=[_toolset(names)], model=model, capabilities=[recording])
-    with override_allow_model_requests(False):
-        model = CassetteModel(None, cassette=path)
-        replay = CassetteTools(model)
-        replayed = await Agent().run('go', toolsets=[_toolset(names)], model=model, capabilities=[replay])
+    live, recording = await _record_tools(path, names, _toolset(names))
+    replayed, replay = await _replay_tools(path, _toolset(names))
     offline = _results(replay.calls)
     for name, (_, value) in RESULTS.items():
         assert _same(offline[name], value), name
@@ -538,11 +541,8 @@ async def test_cassette_tools_replay_each_result_as_the_type_the_tool_returned(t
 
 
 async def test_the_cassette_notes_what_json_loses_and_stays_readable(tmp_path: Path) -> None:
-    path = tmp_path / 'c.json'
-    model = CassetteModel(FunctionModel(_calls(['bytes', 'binary', 'set', 'model'])), cassette=path, mode='once')
-    await Agent().run(
-        'go', toolsets=[_toolset(['bytes', 'binary', 'set', 'model'])], model=model, capabilities=[CassetteTools(model)]
-    )
+    path, names = tmp_path / 'c.json', ['bytes', 'binary', 'set', 'model']
+    await _record_tools(path, names, _toolset(names))
     written = {call['tool']: call for call in json.loads(path.read_text())['tool_calls']}
     assert written['get_bytes']['result'] == 'plain text'  # UTF-8 bytes stay text (and are scrubbed as text)
     assert written['get_bytes']['types'] == {'/result': 'bytes'}
@@ -582,13 +582,8 @@ async def test_a_cassette_toolset_over_functions_replays_their_types(tmp_path: P
 async def test_without_a_return_annotation_a_class_replays_as_its_json(tmp_path: Path) -> None:
     # What only a class can rebuild needs the annotation; values of known kinds do not.
     path, names = tmp_path / 'c.json', ['model', 'datetime', 'tuple']
-    model = CassetteModel(FunctionModel(_calls(names)), cassette=path, mode='once')
-    await Agent().run(
-        'go', toolsets=[_toolset(names, annotated=False)], model=model, capabilities=[CassetteTools(model)]
-    )
-    model = CassetteModel(None, cassette=path)
-    replay = CassetteTools(model)
-    await Agent().run('go', toolsets=[_toolset(names, annotated=False)], model=model, capabilities=[replay])
+    await _record_tools(path, names, _toolset(names, annotated=False))
+    _, replay = await _replay_tools(path, _toolset(names, annotated=False))
     replayed = _results(replay.calls)
     assert replayed['model'] == {
         'value': decimal.Decimal('2.5'),
@@ -619,12 +614,9 @@ async def test_a_scrubbed_secret_keeps_the_model_type(tmp_path: Path) -> None:
         return Login(user='ann', api_key='sk-' + 'a1B2' * 12, since=datetime.date(2020, 1, 1))
 
     path = tmp_path / 'c.json'
-    model = CassetteModel(FunctionModel(_calls(['login'])), cassette=path, mode='once')
-    await Agent(tools=[get_login]).run('go', model=model, capabilities=[CassetteTools(model)])
+    await _record_tools(path, ['login'], FunctionToolset([get_login]))
     assert 'a1B2' not in path.read_text()
-    model = CassetteModel(None, cassette=path)
-    replay = CassetteTools(model)
-    await Agent(tools=[get_login]).run('go', model=model, capabilities=[replay])
+    _, replay = await _replay_tools(path, FunctionToolset([get_login]))
     (call,) = replay.calls
     assert type(call.result) is Login
     assert (call.result.user, call.result.since) == ('ann', datetime.date(2020, 1, 1))
@@ -639,12 +631,9 @@ async def test_a_set_of_text_replays_as_a_list_in_the_order_the_model_saw(tmp_pa
         return names
 
     path = tmp_path / 'c.json'
-    model = CassetteModel(FunctionModel(_calls(['names'])), cassette=path, mode='once')
-    await Agent(tools=[get_names]).run('go', model=model, capabilities=[CassetteTools(model)])
+    await _record_tools(path, ['names'], FunctionToolset([get_names]))
     written = Cassette.load(path).tool_calls[0]
-    model = CassetteModel(None, cassette=path)
-    replay = CassetteTools(model)
-    await Agent(tools=[get_names]).run('go', model=model, capabilities=[replay])
+    _, replay = await _replay_tools(path, FunctionToolset([get_names]))
     assert _results(replay.calls)['names'] == written.result
     assert set(written.result) == names
 
