@@ -430,12 +430,8 @@ async def test_an_answer_that_does_not_fit_is_a_typed_error_naming_the_rule_and_
     with pytest.raises(DispatchOutputError, match=r"rule 'json:summer'.*Sum.*output_type int") as caught:
         await agent.run('{"operation": "sum", "a": 2, "b": 2}')
     details = caught.value.details
-    assert (details['rule'], details['operation'], details['output_type'], details['value_type']) == (
-        'json:summer',
-        'sum',
-        'int',
-        'Sum',
-    )
+    assert (details['rule'], details['operation']) == ('json:summer', 'sum')
+    assert (details['output_type'], details['value_type']) == ('int', 'Sum')
     assert details['errors']
     assert capability.counts.errors == 1
 
