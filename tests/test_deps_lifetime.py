@@ -339,9 +339,8 @@ async def _greet(ctx: RunContext[_Greeting]) -> str:
 
 
 async def test_call_given_deps_none_builds_the_deps_as_run_does(injector: AgenToolInjector) -> None:
-    create_agentool(
-        'greeter', _GreetInput, RoutingConfig(operation_map={'greet': '_greet'}), [_greet], deps_type=_Greeting
-    )
+    routing = RoutingConfig(operation_map={'greet': '_greet'})
+    create_agentool('greeter', _GreetInput, routing, [_greet], deps_type=_Greeting)
     prompt = '{"operation": "greet"}'
     assert (await injector.run('greeter', prompt, deps=None)).output == 'hello'
     assert await injector.call('greeter', prompt, deps=None) == 'hello'
@@ -350,12 +349,11 @@ async def test_call_given_deps_none_builds_the_deps_as_run_does(injector: AgenTo
 async def test_an_agentool_no_injector_holds_gets_missing_deps_or_none_on_the_core_surfaces() -> None:
     # Registered through the registry alone, in a registry no injector was ever made for.
     with use_registry() as registry:
+        routing = RoutingConfig(operation_map={'add': 'tally_add', 'count': 'tally_count'})
         for name, deps_type in (('bare', TallyDeps), ('lenient', TallyDeps | None)):
-            routing = RoutingConfig(operation_map={'add': 'tally_add', 'count': 'tally_count'})
-            config = AgenToolConfig(
-                input_schema=TallyInput, routing_config=routing, tools=(tally_add, tally_count), deps_type=deps_type
+            registry.register(
+                name, AgenToolConfig(TallyInput, routing, tools=(tally_add, tally_count), deps_type=deps_type)
             )
-            registry.register(name, config)
         with pytest.raises(MissingDepsError, match='registered with no injector') as caught:
             await Agent('agentool:bare', capabilities=[AgenToolCapability('bare')], output_type=int).run(COUNT)
         assert caught.value.details['agentool'] == 'bare'
@@ -553,9 +551,8 @@ async def pool_id(ctx: RunContext[PoolDeps]) -> int:
 
 
 async def test_an_injector_scoped_factory_cannot_take_a_run_scoped_resource() -> None:
-    create_agentool(
-        'pooled', PingInput, RoutingConfig(operation_map={'ping': 'pool_id'}), [pool_id], deps_type=PoolDeps
-    )
+    routing = RoutingConfig(operation_map={'ping': 'pool_id'})
+    create_agentool('pooled', PingInput, routing, [pool_id], deps_type=PoolDeps)
     injector = get_injector()
     injector.provide(Settings, Settings)
     injector.provide(Pool, Pool, scope='injector')
