@@ -39,6 +39,7 @@ from pydantic_ai.usage import RequestUsage
 from agentool.errors import CassetteError, CassetteMismatchError
 from agentool.testing import Cassette, CassetteModel, Recording, Replay
 from tests._cassette_stable import stable
+from tests.agentools import call_then_answer
 
 pytestmark = pytest.mark.seam  # CassetteModel is a pydantic-ai WrapperModel: the matrix runs it on every release
 
@@ -178,11 +179,6 @@ async def test_deferred_approval_and_continuation_replay(tmp_path: Path) -> None
     def delete(path: str) -> str:
         return f'deleted {path}'
 
-    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        if len(messages) == 1:
-            return ModelResponse(parts=[ToolCallPart('delete', {'path': '/a'}, tool_call_id='c1')])
-        return ModelResponse(parts=[TextPart('done')])
-
     async def both(cassette: CassetteModel) -> tuple[Any, Any]:
         first = await agent.run('delete /a', model=cassette)
         assert isinstance(first.output, DeferredToolRequests)
@@ -190,8 +186,9 @@ async def test_deferred_approval_and_continuation_replay(tmp_path: Path) -> None
         second = await agent.run(model=cassette, message_history=first.all_messages(), deferred_tool_results=results)
         return first, second
 
-    recorded, replayed = await _record_and_replay(both, FunctionModel(model), tmp_path / 'c.json')
-    assert replayed[1].output == recorded[1].output == 'done'
+    model = call_then_answer('delete', {'path': '/a'})
+    recorded, replayed = await _record_and_replay(both, model, tmp_path / 'c.json')
+    assert replayed[1].output == recorded[1].output == 'deleted /a'
     assert stable(replayed[1].all_messages()) == stable(recorded[1].all_messages())
 
 
@@ -368,11 +365,6 @@ class _Shaping(FunctionModel):
 
 
 async def test_a_wrapped_models_own_request_shaping_stays_out_of_the_fingerprint(tmp_path: Path) -> None:
-    def answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        if len(messages) == 1:
-            return ModelResponse(parts=[ToolCallPart('double', {'n': 2})])
-        return ModelResponse(parts=[TextPart('4')])
-
     agent = Agent(output_type=str)
 
     @agent.tool_plain
@@ -381,18 +373,33 @@ async def test_a_wrapped_models_own_request_shaping_stays_out_of_the_fingerprint
         return n * 2
 
     # The replay has no wrapped model to shape the request: it matches only if recording did not either.
-    await _round_trip(agent, _Shaping(answer), tmp_path / 'c.json')
+    answer = call_then_answer('double', {'n': 2}).function
+    assert answer is not None
+    _, replayed = await _round_trip(agent, _Shaping(answer), tmp_path / 'c.json')
+    assert replayed.output == '4'
 
 
-def _priced(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-    """An answer genai-prices can price (gpt-4o from OpenAI), with reported usage."""
-    usage = RequestUsage(input_tokens=1000, output_tokens=100)
-    return ModelResponse(parts=[TextPart('hi')], model_name='gpt-4o', provider_name='openai', usage=usage)
+class _PricedModel(Model):
+    """A model genai-prices knows (gpt-4o from OpenAI), answering with reported usage."""
+
+    @property
+    def model_name(self) -> str:
+        return 'gpt-4o'
+
+    @property
+    def system(self) -> str:
+        return 'openai'
+
+    async def request(
+        self, messages: list[ModelMessage], model_settings: Any, model_request_parameters: ModelRequestParameters
+    ) -> ModelResponse:
+        usage = RequestUsage(input_tokens=1000, output_tokens=100)
+        return ModelResponse(parts=[TextPart('hi')], model_name='gpt-4o', provider_name='openai', usage=usage)
 
 
 async def test_a_replay_reports_the_recorded_cost(tmp_path: Path) -> None:
     path = tmp_path / 'priced.json'
-    live = await Agent().run('x', model=CassetteModel(FunctionModel(_priced), cassette=path, mode='once'))
+    live = await Agent().run('x', model=CassetteModel(_PricedModel(), cassette=path, mode='once'))
     assert live.usage.cost is not None
     replayed = await Agent().run('x', model=CassetteModel(None, cassette=path))
     assert replayed.usage.cost == live.usage.cost
