@@ -61,12 +61,7 @@ def test_each_common_secret_shape_is_replaced(secret: str, kept: str) -> None:
 def test_scrubbing_is_idempotent_and_leaves_ordinary_text_alone() -> None:
     data = {'prompt': f'key {OPENAI_KEY}', 'api_token': TOKEN, 'max_tokens': 100, 'text': 'Token counting is fun'}
     once = scrub(data)
-    assert once == {
-        'prompt': 'key sk-<redacted>',
-        'api_token': '<redacted>',
-        'max_tokens': 100,
-        'text': 'Token counting is fun',
-    }
+    assert once == data | {'prompt': 'key sk-<redacted>', 'api_token': '<redacted>'}
     assert scrub(once) == once
     assert data['api_token'] == TOKEN  # a new value: the caller's data is left alone
 
@@ -83,14 +78,14 @@ def _answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
     return ModelResponse(parts=[TextPart('logged in')])
 
 
-def _agent(executed: list[str]) -> Agent[None, str]:
+def _agent(executed: list[str], result: dict[str, Any] | None = None) -> Agent[None, str]:
     agent = Agent(output_type=str)
 
     @agent.tool_plain
-    def login(user: str, password: str) -> dict[str, str]:
+    def login(user: str, password: str) -> dict[str, Any]:
         """Log in."""
         executed.append(user)
-        return {'user': user, 'api_token': TOKEN, 'note': f'header {BEARER}'}
+        return result or {'user': user, 'api_token': TOKEN, 'note': f'header {BEARER}'}
 
     return agent
 
@@ -238,25 +233,9 @@ async def test_a_repr_secret_and_a_numeric_secret_in_a_tool_result_never_reach_t
     tmp_path: Path,
 ) -> None:
     path = tmp_path / 'c.json'
-
-    def answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        if sum(isinstance(m, ModelResponse) for m in messages) == 0:
-            return ModelResponse(parts=[ToolCallPart('session', {'user': 'ada'})])
-        return ModelResponse(parts=[TextPart('ready')])
-
-    def agent(executed: list[str]) -> Agent[None, str]:
-        made = Agent(output_type=str)
-
-        @made.tool_plain
-        def session(user: str) -> dict[str, Any]:
-            """Open a session."""
-            executed.append(user)
-            return {'shown': f"Session(user='ada', api_key='{SHORT}')", 'pin': 4321, 'password': 12345678}
-
-        return made
-
-    model = CassetteModel(FunctionModel(answer), cassette=path, mode='once')
-    await agent([]).run('open', model=model, capabilities=[CassetteTools(model)])
+    session = {'shown': f"Session(user='ada', api_key='{SHORT}')", 'pin': 4321, 'password': 12345678}
+    model = CassetteModel(FunctionModel(_answer), cassette=path, mode='once')
+    await _agent([], session).run('open', model=model, capabilities=[CassetteTools(model)])
     text = path.read_text()
     for secret in (SHORT, '4321', '12345678'):
         assert secret not in text
@@ -266,7 +245,8 @@ async def test_a_repr_secret_and_a_numeric_secret_in_a_tool_result_never_reach_t
         with override_allow_model_requests(False):
             replay = CassetteModel(None, cassette=path)
             capabilities = [CassetteTools(replay)] if tools else []
-            assert (await agent(executed).run('open', model=replay, capabilities=capabilities)).output == 'ready'
+            result = await _agent(executed, session).run('open', model=replay, capabilities=capabilities)
+            assert result.output == 'logged in'
         assert executed == ([] if tools else ['ada'])
         assert replay.unused_exchanges() == []
 
@@ -344,12 +324,8 @@ def test_every_value_inside_a_list_or_object_under_a_secret_name_becomes_the_pla
     }
     cleaned = scrub(data)
     assert cleaned == data | {
-        'private_key': {
-            'kty': '<redacted>',
-            'd': '<redacted>',
-            'size': '<redacted>',
-            'nested': [{'x': '<redacted>'}, '<redacted>', None],
-        },
+        'private_key': dict.fromkeys(['kty', 'd', 'size'], '<redacted>')
+        | {'nested': [{'x': '<redacted>'}, '<redacted>', None]},
         'client_secret': ['<redacted>', '<redacted>'],
         'outer': {'password': {'current': '<redacted>', 'previous': ['<redacted>']}},
     }
