@@ -60,8 +60,7 @@ class Point(BaseModel):
     y: int
 
 
-class EchoInput(BaseOperationInput):
-    operation: Literal['echo']
+class Echoed(BaseModel):
     when: datetime
     day: date
     amount: Decimal
@@ -73,16 +72,10 @@ class EchoInput(BaseOperationInput):
     extra: dict[str, Any] = Field(default_factory=dict[str, Any])
 
 
-class Echoed(BaseModel):
-    when: datetime
-    day: date
-    amount: Decimal
-    ident: UUID
-    color: Color
-    path: PurePosixPath
-    tags: set[str]
-    point: Point
-    extra: dict[str, Any]
+class EchoInput(BaseOperationInput, Echoed):
+    """The fields `echo` answers with, and the operation."""
+
+    operation: Literal['echo']
 
 
 async def echo(
@@ -338,9 +331,8 @@ def explode(input: Any) -> dict[str, Any]:
 
 async def test_a_transform_problem_is_typed_on_both_paths(injector: AgenToolInjector) -> None:
     operations = ('add', 'div', 'retry', 'bad_output', 'bad_transform')
-    create_agentool(
-        'broken', CalcInput, RoutingConfig(operation_map=dict.fromkeys(operations, ('add', explode))), [add]
-    )
+    routing = RoutingConfig(operation_map=dict.fromkeys(operations, ('add', explode)))
+    create_agentool('broken', CalcInput, routing, [add])
     for how in (injector.run, injector.call):
         with pytest.raises(TransformError) as caught:
             await how('broken', {'operation': 'div'})
@@ -402,9 +394,8 @@ async def relay_note(text: str) -> Any:
 
 async def test_tools_see_the_injector_running_them(injector: AgenToolInjector) -> None:
     create_agentool('notes', NoteInput, RoutingConfig(operation_map={'note': 'untyped_note'}), [untyped_note])
-    create_agentool(
-        'relay', NoteInput, RoutingConfig(operation_map={'note': 'relay_note'}), [relay_note], dependencies=['notes']
-    )
+    routing = RoutingConfig(operation_map={'note': 'relay_note'})
+    create_agentool('relay', NoteInput, routing, [relay_note], dependencies=['notes'])
     other = AgenToolInjector()  # not in effect: only running the tool makes it so
     other.register('relay', injector.get('relay'))
     other.register('notes', injector.get('notes'))
@@ -505,9 +496,8 @@ async def test_an_unknown_name_is_not_found_on_call_run_get_and_override(injecto
 async def test_a_model_input_sends_only_the_fields_its_caller_set(injector: AgenToolInjector) -> None:
     # `unused` left at its default is not sent, so the operation does not refuse it as given.
     make_rich()
-    create_agentool(
-        'strict', RichInput, RoutingConfig(operation_map={'echo': 'rich_echo', 'other': 'rich_echo'}), [rich_echo]
-    )
+    routing = RoutingConfig(operation_map={'echo': 'rich_echo', 'other': 'rich_echo'})
+    create_agentool('strict', RichInput, routing, [rich_echo])
     model = RichInput(operation='echo', **RICH)
     assert await injector.call('rich', model) == Rich(**RICH)
     with pytest.raises(InputValidationError) as caught:
