@@ -15,14 +15,15 @@ from typing import Any
 
 import pytest
 from pydantic_ai import Agent
-from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.messages import ModelResponse, TextPart
 from pydantic_ai.models import override_allow_model_requests
-from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.models.function import FunctionModel
 
 from agentool.cli import main
 from agentool.errors import CassetteError
 from agentool.testing import Cassette, CassetteModel, diff_runs, trajectory
 from agentool.testing.commands import prune, scrub_files, show
+from tests.agentools import call_then_answer
 
 KEY = 'sk-proj-' + 'A1b2C3d4E5f6G7h8I9j0K1l2'  # built here, never a real key
 
@@ -121,12 +122,6 @@ def test_prune_reports_each_file_also_when_another_fails(tmp_path: Path) -> None
 # --- show -----------------------------------------------------------------------------------------
 
 
-def _calls_big(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-    if len(messages) == 1:
-        return ModelResponse(parts=[ToolCallPart('store', {'blob': 'x' * 1_000_000, 'name': 'a'})])
-    return ModelResponse(parts=[TextPart('stored')])
-
-
 def test_show_bounds_a_megabyte_argument(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / 'c.json'
     agent = Agent(output_type=str)
@@ -136,13 +131,14 @@ def test_show_bounds_a_megabyte_argument(tmp_path: Path, capsys: pytest.CaptureF
         """Stores a blob."""
         return len(blob)
 
-    agent.run_sync('store it', model=CassetteModel(FunctionModel(_calls_big), cassette=path, mode='once'))
+    model = call_then_answer('store', {'blob': 'x' * 1_000_000, 'name': 'a'})
+    agent.run_sync('store it', model=CassetteModel(model, cassette=path, mode='once'))
     assert main(['cassette', 'show', str(path)]) == 0
     out = capsys.readouterr().out
     assert len(out) < 2_000
     assert '1. store({"blob":"xxxx' in out
     assert '(1,000,002 characters),"name":"a"})' in out  # the value cut, the next argument still shown
-    assert "2. 'stored'" in out
+    assert "2. '1000000'" in out  # the answer: what the tool returned
 
 
 def _unreadable_response(path: Path) -> Path:

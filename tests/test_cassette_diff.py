@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from pydantic_ai import Agent
-from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models import override_allow_model_requests
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.usage import RequestUsage
@@ -15,6 +15,7 @@ from pydantic_ai.usage import RequestUsage
 from agentool.cli import main
 from agentool.errors import CassetteMismatchError
 from agentool.testing import Cassette, CassetteModel, diff_runs
+from tests.agentools import call_then_answer
 
 
 def _model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -100,12 +101,7 @@ async def test_a_mismatch_deep_in_a_tool_result_shows_both_values_and_names_cass
         """Creates an order (a new id each run)."""
         return {'note': 'n' * 400, 'order_id': next(ids)}
 
-    def real(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        if isinstance(messages[-1], ModelRequest) and len(messages) == 1:
-            return ModelResponse(parts=[ToolCallPart('create_order', {})])
-        return ModelResponse(parts=[TextPart('done')])
-
-    await agent.run('order', model=CassetteModel(FunctionModel(real), cassette=path, mode='once'))
+    await agent.run('order', model=CassetteModel(call_then_answer('create_order', {}), cassette=path, mode='once'))
     with override_allow_model_requests(False), pytest.raises(CassetteMismatchError) as caught:
         await agent.run('order', model=CassetteModel(None, cassette=path))
     (change,) = caught.value.details['changes']

@@ -8,10 +8,10 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import pytest
 from pydantic import BaseModel
@@ -39,8 +39,11 @@ from pydantic_ai.usage import RequestUsage
 from agentool.errors import CassetteError, CassetteMismatchError
 from agentool.testing import Cassette, CassetteModel, Recording, Replay
 from tests._cassette_stable import stable
+from tests.agentools import call_then_answer
 
 pytestmark = pytest.mark.seam  # CassetteModel is a pydantic-ai WrapperModel: the matrix runs it on every release
+
+_T = TypeVar('_T')
 
 
 class City(BaseModel):
@@ -53,13 +56,20 @@ def _offline() -> Any:
     return override_allow_model_requests(False)
 
 
+async def _record_and_replay(run: Callable[[CassetteModel], Awaitable[_T]], model: Model, path: Path) -> tuple[_T, _T]:
+    """`run` once recording `model` into `path`, then again replaying it with no model request allowed."""
+    recorded = await run(CassetteModel(model, cassette=path, mode='once'))
+    with _offline():
+        return recorded, await run(CassetteModel(None, cassette=path))
+
+
 async def _round_trip(
-    agent: Agent[Any, Any], model: Model, path: Path, prompt: str = 'go', **run: Any
+    agent: Agent[Any, Any], model: Model, path: Path, prompt: Any = 'go', **run: Any
 ) -> tuple[Any, Any]:
     """Record `agent` on `model`, replay with no wrapped model; both results."""
-    recorded = await agent.run(prompt, model=CassetteModel(model, cassette=path, mode='once'), **run)
-    with _offline():
-        replayed = await agent.run(prompt, model=CassetteModel(None, cassette=path), **run)
+    recorded, replayed = await _record_and_replay(
+        lambda cassette: agent.run(prompt, model=cassette, **run), model, path
+    )
     assert replayed.output == recorded.output
     assert stable(replayed.all_messages()) == stable(recorded.all_messages())
     return recorded, replayed
@@ -137,8 +147,6 @@ def _answer(value: dict[str, Any]) -> FunctionModel:
     def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         if info.output_tools:
             return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, value)])
-        import json
-
         return ModelResponse(parts=[TextPart(json.dumps(value))])
 
     return FunctionModel(model)
@@ -171,38 +179,28 @@ async def test_deferred_approval_and_continuation_replay(tmp_path: Path) -> None
     def delete(path: str) -> str:
         return f'deleted {path}'
 
-    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        if len(messages) == 1:
-            return ModelResponse(parts=[ToolCallPart('delete', {'path': '/a'}, tool_call_id='c1')])
-        return ModelResponse(parts=[TextPart('done')])
-
-    async def both(model: Model | None, mode: Any) -> tuple[Any, Any]:
-        cassette = CassetteModel(model, cassette=tmp_path / 'c.json', mode=mode)
+    async def both(cassette: CassetteModel) -> tuple[Any, Any]:
         first = await agent.run('delete /a', model=cassette)
         assert isinstance(first.output, DeferredToolRequests)
         results = DeferredToolResults(approvals={first.output.approvals[0].tool_call_id: True})
         second = await agent.run(model=cassette, message_history=first.all_messages(), deferred_tool_results=results)
         return first, second
 
-    recorded = await both(FunctionModel(model), 'once')
-    with _offline():
-        replayed = await both(None, 'none')
-    assert replayed[1].output == recorded[1].output == 'done'
+    model = call_then_answer('delete', {'path': '/a'})
+    recorded, replayed = await _record_and_replay(both, model, tmp_path / 'c.json')
+    assert replayed[1].output == recorded[1].output == 'deleted /a'
     assert stable(replayed[1].all_messages()) == stable(recorded[1].all_messages())
 
 
 async def test_message_history_continuation_replays(tmp_path: Path) -> None:
     agent = Agent(output_type=str)
-    path = tmp_path / 'c.json'
-    model = TestModel(custom_output_text='ok')
 
     async def conversation(cassette: CassetteModel) -> Any:
         first = await agent.run('hello', model=cassette)
         return await agent.run('and again', model=cassette, message_history=first.all_messages())
 
-    recorded = await conversation(CassetteModel(model, cassette=path, mode='once'))
-    with _offline():
-        replayed = await conversation(CassetteModel(None, cassette=path))
+    model = TestModel(custom_output_text='ok')
+    recorded, replayed = await _record_and_replay(conversation, model, tmp_path / 'c.json')
     assert stable(replayed.all_messages()) == stable(recorded.all_messages())
     assert len(replayed.all_messages()) == 4
 
@@ -231,22 +229,20 @@ def _streaming_agent() -> Agent[None, str]:
 
 
 async def test_run_stream_replays_the_recorded_deltas(tmp_path: Path) -> None:
-    agent, path = _streaming_agent(), tmp_path / 'c.json'
+    agent = _streaming_agent()
 
     async def deltas(model: CassetteModel) -> tuple[list[str], Any]:
         async with agent.run_stream('weather?', model=model) as stream:
             chunks = [chunk async for chunk in stream.stream_text(delta=True, debounce_by=None)]
         return chunks, stream
 
-    recorded, live = await deltas(CassetteModel(_streaming_model(), cassette=path, mode='once'))
-    with _offline():
-        replayed, again = await deltas(CassetteModel(None, cassette=path))
+    (recorded, live), (replayed, again) = await _record_and_replay(deltas, _streaming_model(), tmp_path / 'c.json')
     assert replayed == recorded == ['It is ', 'sunny ', 'in Paris.']
     assert stable(again.all_messages()) == stable(live.all_messages())
 
 
 async def test_run_stream_events_replays_the_event_sequence(tmp_path: Path) -> None:
-    agent, path = _streaming_agent(), tmp_path / 'c.json'
+    agent = _streaming_agent()
 
     async def events(model: CassetteModel) -> list[Any]:
         seen: list[Any] = []
@@ -255,9 +251,7 @@ async def test_run_stream_events_replays_the_event_sequence(tmp_path: Path) -> N
                 seen.append(_stable_event(event))
         return seen
 
-    recorded = await events(CassetteModel(_streaming_model(), cassette=path, mode='once'))
-    with _offline():
-        replayed = await events(CassetteModel(None, cassette=path))
+    recorded, replayed = await _record_and_replay(events, _streaming_model(), tmp_path / 'c.json')
     assert replayed == recorded
     kinds = [event[0] for event in replayed]
     assert {'part_delta', 'function_tool_call', 'agent_run_result'} <= set(kinds)
@@ -277,7 +271,7 @@ def _stable_event(event: Any) -> Any:
 
 
 async def test_iter_node_streams_replay(tmp_path: Path) -> None:
-    agent, path = _streaming_agent(), tmp_path / 'c.json'
+    agent = _streaming_agent()
 
     async def walk(model: CassetteModel) -> list[Any]:
         seen: list[Any] = []
@@ -290,9 +284,7 @@ async def test_iter_node_streams_replay(tmp_path: Path) -> None:
         seen.append(run.result.output)
         return seen
 
-    recorded = await walk(CassetteModel(_streaming_model(), cassette=path, mode='once'))
-    with _offline():
-        replayed = await walk(CassetteModel(None, cassette=path))
+    recorded, replayed = await _record_and_replay(walk, _streaming_model(), tmp_path / 'c.json')
     assert replayed == recorded
     assert replayed[-1] == 'It is sunny in Paris.'
 
@@ -313,15 +305,9 @@ async def test_native_tools_and_binary_prompts_replay(tmp_path: Path) -> None:
         return ModelResponse(parts=[TextPart(f'saw {tools}')])
 
     image = BinaryContent(b'\x89PNG\r\n\x1a\n', media_type='image/png')
-    prompt = ['What is this?', image]
     path = tmp_path / 'c.json'
-    recording = CassetteModel(FunctionModel(model), cassette=path, mode='once')
-    recorded = await agent.run(prompt, model=recording)
+    recorded, _ = await _round_trip(agent, FunctionModel(model), path, ['What is this?', image])
     assert recorded.output == "saw ['web_search']"
-    with _offline():
-        replayed = await agent.run(prompt, model=CassetteModel(None, cassette=path))
-    assert replayed.output == recorded.output
-    assert stable(replayed.all_messages()) == stable(recorded.all_messages())
     # Stored inline (base64), so a changed image is a changed request.
     other = ['What is this?', BinaryContent(b'GIF89a', media_type='image/gif')]
     with _offline(), pytest.raises(CassetteMismatchError, match='user prompt changed'):
@@ -379,11 +365,6 @@ class _Shaping(FunctionModel):
 
 
 async def test_a_wrapped_models_own_request_shaping_stays_out_of_the_fingerprint(tmp_path: Path) -> None:
-    def answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        if len(messages) == 1:
-            return ModelResponse(parts=[ToolCallPart('double', {'n': 2})])
-        return ModelResponse(parts=[TextPart('4')])
-
     agent = Agent(output_type=str)
 
     @agent.tool_plain
@@ -392,7 +373,10 @@ async def test_a_wrapped_models_own_request_shaping_stays_out_of_the_fingerprint
         return n * 2
 
     # The replay has no wrapped model to shape the request: it matches only if recording did not either.
-    await _round_trip(agent, _Shaping(answer), tmp_path / 'c.json')
+    answer = call_then_answer('double', {'n': 2}).function
+    assert answer is not None
+    _, replayed = await _round_trip(agent, _Shaping(answer), tmp_path / 'c.json')
+    assert replayed.output == '4'
 
 
 class _PricedModel(Model):
@@ -713,21 +697,11 @@ def test_an_unwritable_place_is_typed(tmp_path: Path) -> None:
 
 
 async def test_entering_the_cassette_model_enters_the_wrapped_one() -> None:
-    seen: list[str] = []
-
-    class Tracked(FunctionModel):
-        async def __aenter__(self) -> Tracked:
-            seen.append('enter')
-            return self
-
-        async def __aexit__(self, *exc: object) -> None:
-            seen.append('exit')
-
-    real = Counting()
-    async with CassetteModel(Tracked(real.answer), cassette=Cassette(), mode='all') as model:
-        assert (await _agent().run('a', model=model)).output == 'echo: a #1'
-    assert seen[0] == 'enter'
-    assert seen[-1] == 'exit'
+    real = _Entered()
+    async with CassetteModel(real, cassette=Cassette(), mode='all') as model:
+        assert (real.entered, real.exited) == (1, 0)
+        assert (await _agent().run('a', model=model)).output == 'hello'
+    assert (real.entered, real.exited) == (1, 1)
 
 
 async def test_bad_arguments_are_typed(tmp_path: Path) -> None:

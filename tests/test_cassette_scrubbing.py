@@ -61,12 +61,7 @@ def test_each_common_secret_shape_is_replaced(secret: str, kept: str) -> None:
 def test_scrubbing_is_idempotent_and_leaves_ordinary_text_alone() -> None:
     data = {'prompt': f'key {OPENAI_KEY}', 'api_token': TOKEN, 'max_tokens': 100, 'text': 'Token counting is fun'}
     once = scrub(data)
-    assert once == {
-        'prompt': 'key sk-<redacted>',
-        'api_token': '<redacted>',
-        'max_tokens': 100,
-        'text': 'Token counting is fun',
-    }
+    assert once == data | {'prompt': 'key sk-<redacted>', 'api_token': '<redacted>'}
     assert scrub(once) == once
     assert data['api_token'] == TOKEN  # a new value: the caller's data is left alone
 
@@ -83,14 +78,14 @@ def _answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
     return ModelResponse(parts=[TextPart('logged in')])
 
 
-def _agent(executed: list[str]) -> Agent[None, str]:
+def _agent(executed: list[str], result: dict[str, Any] | None = None) -> Agent[None, str]:
     agent = Agent(output_type=str)
 
     @agent.tool_plain
-    def login(user: str, password: str) -> dict[str, str]:
+    def login(user: str, password: str) -> dict[str, Any]:
         """Log in."""
         executed.append(user)
-        return {'user': user, 'api_token': TOKEN, 'note': f'header {BEARER}'}
+        return result or {'user': user, 'api_token': TOKEN, 'note': f'header {BEARER}'}
 
     return agent
 
@@ -220,27 +215,10 @@ def test_a_repr_secret_inside_json_text_is_replaced() -> None:
 
 
 def test_a_number_or_boolean_under_a_secret_name_becomes_the_placeholder() -> None:
-    data = {
-        'pin': 1234,
-        'password': 12345678,
-        'card-pin': 0,
-        'api_token': True,
-        'client_secret': -1.5e3,
-        'max_tokens': 100,
-        'spin': 3,
-        'pin_count': 2,
-        'secret': None,
-        'args': json.dumps({'pin': 99, 'x': 1}),
-    }
-    cleaned = scrub(data)
-    assert cleaned == data | {
-        'pin': '<redacted>',
-        'password': '<redacted>',
-        'card-pin': '<redacted>',
-        'api_token': '<redacted>',
-        'client_secret': '<redacted>',
-        'args': json.dumps({'pin': '<redacted>', 'x': 1}),
-    }
+    secrets = {'pin': 1234, 'password': 12345678, 'card-pin': 0, 'api_token': True, 'client_secret': -1.5e3}
+    kept = {'max_tokens': 100, 'spin': 3, 'pin_count': 2, 'secret': None}  # no secret's name, or nothing to hide
+    cleaned = scrub(secrets | kept | {'args': json.dumps({'pin': 99, 'x': 1})})
+    assert cleaned == dict.fromkeys(secrets, '<redacted>') | kept | {'args': json.dumps({'pin': '<redacted>', 'x': 1})}
     assert scrub(cleaned) == cleaned
 
 
@@ -255,25 +233,9 @@ async def test_a_repr_secret_and_a_numeric_secret_in_a_tool_result_never_reach_t
     tmp_path: Path,
 ) -> None:
     path = tmp_path / 'c.json'
-
-    def answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        if sum(isinstance(m, ModelResponse) for m in messages) == 0:
-            return ModelResponse(parts=[ToolCallPart('session', {'user': 'ada'})])
-        return ModelResponse(parts=[TextPart('ready')])
-
-    def agent(executed: list[str]) -> Agent[None, str]:
-        made = Agent(output_type=str)
-
-        @made.tool_plain
-        def session(user: str) -> dict[str, Any]:
-            """Open a session."""
-            executed.append(user)
-            return {'shown': f"Session(user='ada', api_key='{SHORT}')", 'pin': 4321, 'password': 12345678}
-
-        return made
-
-    model = CassetteModel(FunctionModel(answer), cassette=path, mode='once')
-    await agent([]).run('open', model=model, capabilities=[CassetteTools(model)])
+    session = {'shown': f"Session(user='ada', api_key='{SHORT}')", 'pin': 4321, 'password': 12345678}
+    model = CassetteModel(FunctionModel(_answer), cassette=path, mode='once')
+    await _agent([], session).run('open', model=model, capabilities=[CassetteTools(model)])
     text = path.read_text()
     for secret in (SHORT, '4321', '12345678'):
         assert secret not in text
@@ -283,7 +245,8 @@ async def test_a_repr_secret_and_a_numeric_secret_in_a_tool_result_never_reach_t
         with override_allow_model_requests(False):
             replay = CassetteModel(None, cassette=path)
             capabilities = [CassetteTools(replay)] if tools else []
-            assert (await agent(executed).run('open', model=replay, capabilities=capabilities)).output == 'ready'
+            result = await _agent(executed, session).run('open', model=replay, capabilities=capabilities)
+            assert result.output == 'logged in'
         assert executed == ([] if tools else ['ada'])
         assert replay.unused_exchanges() == []
 
@@ -361,12 +324,8 @@ def test_every_value_inside_a_list_or_object_under_a_secret_name_becomes_the_pla
     }
     cleaned = scrub(data)
     assert cleaned == data | {
-        'private_key': {
-            'kty': '<redacted>',
-            'd': '<redacted>',
-            'size': '<redacted>',
-            'nested': [{'x': '<redacted>'}, '<redacted>', None],
-        },
+        'private_key': dict.fromkeys(['kty', 'd', 'size'], '<redacted>')
+        | {'nested': [{'x': '<redacted>'}, '<redacted>', None]},
         'client_secret': ['<redacted>', '<redacted>'],
         'outer': {'password': {'current': '<redacted>', 'previous': ['<redacted>']}},
     }
@@ -648,31 +607,24 @@ def _lookup(executed: list[int]) -> Tool[Any]:
     return Tool(lookup, description=f'Look things up. Deploy with {CORPUS[0].text}')
 
 
-def _lookup_agent(executed: list[int]) -> Agent[None, str]:
-    return Agent(output_type=str, tools=[_lookup(executed)])
-
-
 def _scan(path: Path) -> list[dict[str, Any]]:
     # detect-secrets as a user runs it on a repository, all plugins on. A cassette's fingerprints
     # are digests (hex, high entropy) by design: those lines alone are excluded.
+    scan = ['scan', '--all-files', '--exclude-lines', r'^\s*"fingerprint": "[0-9a-f]{32}",?$', str(path)]
     scanned = subprocess.run(
-        [
-            sys.executable,
-            '-m',
-            'detect_secrets',
-            'scan',
-            '--all-files',
-            '--exclude-lines',
-            r'^\s*"fingerprint": "[0-9a-f]{32}",?$',
-            str(path),
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=path.parent,
+        [sys.executable, '-m', 'detect_secrets', *scan], capture_output=True, text=True, check=True, cwd=path.parent
     )
     results: dict[str, list[dict[str, Any]]] = json.loads(scanned.stdout)['results']
     return [finding for findings in results.values() for finding in findings]
+
+
+def _assert_clean(path: Path) -> None:
+    """No value of the corpus is in the file's bytes, and detect-secrets finds nothing there."""
+    written = path.read_bytes()
+    for secret in CORPUS:
+        for value in secret.values:
+            assert value.encode() not in written, secret.shape
+    assert _scan(path) == []
 
 
 def test_the_corpus_is_deterministic_varied_and_found_by_the_scanner_unscrubbed(tmp_path: Path) -> None:
@@ -691,15 +643,12 @@ async def test_no_secret_of_the_corpus_reaches_a_cassette_and_the_cassette_repla
     path = tmp_path / 'corpus.json'
     live: list[int] = []
     model = CassetteModel(FunctionModel(_model), cassette=path, mode='once')
-    recorded = await _lookup_agent(live).run('look it up', model=model, capabilities=[CassetteTools(model)])
+    agent = Agent(output_type=str, tools=[_lookup(live)])
+    recorded = await agent.run('look it up', model=model, capabilities=[CassetteTools(model)])
     assert recorded.output == f'Found these:\n{TEXT}'
     assert len(live) == 3
-    written = path.read_bytes()
-    for secret in CORPUS:
-        for value in secret.values:
-            assert value.encode() not in written, secret.shape
-    assert b'PRIVATE KEY' not in written
-    assert _scan(path) == []
+    _assert_clean(path)
+    assert b'PRIVATE KEY' not in path.read_bytes()
     cassette = Cassette.load(path)
     assert len(cassette.exchanges) == 4
     assert len(cassette.tool_calls) == 3
@@ -707,7 +656,8 @@ async def test_no_secret_of_the_corpus_reaches_a_cassette_and_the_cassette_repla
     offline: list[int] = []
     with override_allow_model_requests(False):
         replay = CassetteModel(None, cassette=path)
-        replayed = await _lookup_agent(offline).run('look it up', model=replay, capabilities=[CassetteTools(replay)])
+        agent = Agent(output_type=str, tools=[_lookup(offline)])
+        replayed = await agent.run('look it up', model=replay, capabilities=[CassetteTools(replay)])
     assert offline == []  # every tool result came from the cassette
     assert replay.unused_exchanges() == []
     assert replayed.output.startswith('Found these:\n')
@@ -732,11 +682,7 @@ async def test_no_secret_of_the_corpus_reaches_a_cassette_from_a_stream_or_a_rec
     toolset = CassetteToolset(FunctionToolset([_lookup([])]), model, name='corpus')
     async with Agent(output_type=str).run_stream('look it up', model=model, toolsets=[toolset]) as result:
         assert await result.get_output() == f'Found these:\n{TEXT}'
-    written = path.read_bytes()
-    for secret in CORPUS:
-        for value in secret.values:
-            assert value.encode() not in written, secret.shape
-    assert _scan(path) == []
+    _assert_clean(path)
     cassette = Cassette.load(path)
     assert cassette.toolsets['corpus'][0]['description'].startswith('Look things up. Deploy with ')
     assert any(exchange.stream for exchange in cassette.exchanges)

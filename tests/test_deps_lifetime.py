@@ -99,33 +99,10 @@ COUNT = '{"operation": "count"}'
 
 
 async def test_add_through_every_surface_then_count_through_every_surface() -> None:
-    lean, graph = create_tally(), create_tally('tally_graph', lean=False)
-    injector = get_injector()
-    adds = [
-        lambda: injector.call('tally', ADD),
-        lambda: lean.run(ADD),
-        lambda: graph.run(ADD),
-        lambda: Agent('agentool:tally', output_type=int).run(ADD),
-        lambda: Agent('agentool:tally', capabilities=[AgenToolCapability('tally')], output_type=int).run(ADD),
-        lambda: Agent(tool_caller('tally_add', {'text': 'x'}), toolsets=[AgenToolToolset(include=['tally'])]).run('go'),
-        lambda: over_mcp('tally_add', {'text': 'x'}),
-        lambda: Agent(TestModel(), capabilities=[DispatchCapability([JsonRule(agentool='tally')])]).run(ADD),
-    ]
-    counts = [
-        lambda: injector.call('tally', COUNT),
-        lambda: lean.run(COUNT),
-        lambda: graph.run(COUNT),
-        lambda: Agent('agentool:tally', output_type=int).run(COUNT),
-        lambda: Agent('agentool:tally', capabilities=[AgenToolCapability('tally')], output_type=int).run(COUNT),
-        lambda: Agent(tool_caller('tally_count', {}), toolsets=[AgenToolToolset(include=['tally'])]).run('go'),
-        lambda: over_mcp('tally_count', {}),
-        lambda: Agent(TestModel(), capabilities=[DispatchCapability([JsonRule(agentool='tally')])]).run(COUNT),
-    ]
+    create_tally()
+    create_tally('tally_graph', lean=False)
     # `tally` and `tally_graph` share the deps type, so they share the instance.
-    for done, add in enumerate(adds, start=1):
-        await add()
-        assert await _counted(counts[done % len(counts)]) == done  # counted through the next surface
-    assert [await _counted(count) for count in counts] == [len(adds)] * len(counts)
+    await _add_then_count_through_every_surface('tally')
 
 
 async def _counted(count: Callable[[], Awaitable[Any]]) -> int:
@@ -362,9 +339,8 @@ async def _greet(ctx: RunContext[_Greeting]) -> str:
 
 
 async def test_call_given_deps_none_builds_the_deps_as_run_does(injector: AgenToolInjector) -> None:
-    create_agentool(
-        'greeter', _GreetInput, RoutingConfig(operation_map={'greet': '_greet'}), [_greet], deps_type=_Greeting
-    )
+    routing = RoutingConfig(operation_map={'greet': '_greet'})
+    create_agentool('greeter', _GreetInput, routing, [_greet], deps_type=_Greeting)
     prompt = '{"operation": "greet"}'
     assert (await injector.run('greeter', prompt, deps=None)).output == 'hello'
     assert await injector.call('greeter', prompt, deps=None) == 'hello'
@@ -373,12 +349,11 @@ async def test_call_given_deps_none_builds_the_deps_as_run_does(injector: AgenTo
 async def test_an_agentool_no_injector_holds_gets_missing_deps_or_none_on_the_core_surfaces() -> None:
     # Registered through the registry alone, in a registry no injector was ever made for.
     with use_registry() as registry:
+        routing = RoutingConfig(operation_map={'add': 'tally_add', 'count': 'tally_count'})
         for name, deps_type in (('bare', TallyDeps), ('lenient', TallyDeps | None)):
-            routing = RoutingConfig(operation_map={'add': 'tally_add', 'count': 'tally_count'})
-            config = AgenToolConfig(
-                input_schema=TallyInput, routing_config=routing, tools=(tally_add, tally_count), deps_type=deps_type
+            registry.register(
+                name, AgenToolConfig(TallyInput, routing, tools=(tally_add, tally_count), deps_type=deps_type)
             )
-            registry.register(name, config)
         with pytest.raises(MissingDepsError, match='registered with no injector') as caught:
             await Agent('agentool:bare', capabilities=[AgenToolCapability('bare')], output_type=int).run(COUNT)
         assert caught.value.details['agentool'] == 'bare'
@@ -427,19 +402,28 @@ def create_notes(name: str = 'notes', **options: Any) -> Agent[Any, int]:
     return create_agentool(name, NotesInput, routing, [notes_add, notes_count], deps_type=NotesDeps, **options)
 
 
-def _surfaces(operation: str, args: dict[str, Any]) -> list[Callable[[], Awaitable[Any]]]:
-    prompt = json.dumps({'operation': operation, **args})
-    lean, graph = get_injector().get('notes'), get_injector().get('notes_graph')
+def _surfaces(name: str, operation: str, args: dict[str, Any]) -> list[Callable[[], Awaitable[Any]]]:
+    """One call of `operation` on agentool `name` through each surface (the lean and graph runs: `name_graph`)."""
+    prompt, tool = json.dumps({'operation': operation, **args}), f'{name}_{operation}'
+    lean, graph = get_injector().get(name), get_injector().get(f'{name}_graph')
     return [
-        lambda: get_injector().call('notes', prompt),
+        lambda: get_injector().call(name, prompt),
         lambda: lean.run(prompt),
         lambda: graph.run(prompt),
-        lambda: Agent('agentool:notes', output_type=int).run(prompt),
-        lambda: Agent('agentool:notes', capabilities=[AgenToolCapability('notes')], output_type=int).run(prompt),
-        lambda: Agent(tool_caller(f'notes_{operation}', args), toolsets=[AgenToolToolset(include=['notes'])]).run('go'),
-        lambda: over_mcp(f'notes_{operation}', args),
-        lambda: Agent(TestModel(), capabilities=[DispatchCapability([JsonRule(agentool='notes')])]).run(prompt),
+        lambda: Agent(f'agentool:{name}', output_type=int).run(prompt),
+        lambda: Agent(f'agentool:{name}', capabilities=[AgenToolCapability(name)], output_type=int).run(prompt),
+        lambda: Agent(tool_caller(tool, args), toolsets=[AgenToolToolset(include=[name])]).run('go'),
+        lambda: over_mcp(tool, args),
+        lambda: Agent(TestModel(), capabilities=[DispatchCapability([JsonRule(agentool=name)])]).run(prompt),
     ]
+
+
+async def _add_then_count_through_every_surface(name: str) -> None:
+    adds, counts = _surfaces(name, 'add', {'text': 'x'}), _surfaces(name, 'count', {})
+    for done, add in enumerate(adds, start=1):
+        await add()
+        assert await _counted(counts[done % len(counts)]) == done  # counted through the next surface
+    assert [await _counted(count) for count in counts] == [len(adds)] * len(counts)
 
 
 async def test_a_run_scoped_connection_forgets_every_write() -> None:
@@ -454,11 +438,7 @@ async def test_an_injector_scoped_connection_keeps_writes_across_runs_and_every_
     create_notes()
     create_notes('notes_graph', lean=False)
     get_injector().provide(Db, Db, scope='injector')
-    adds, counts = _surfaces('add', {'text': 'x'}), _surfaces('count', {})
-    for done, add in enumerate(adds, start=1):
-        await add()
-        assert await _counted(counts[done % len(counts)]) == done  # counted through the next surface
-    assert [await _counted(count) for count in counts] == [len(adds)] * len(counts)
+    await _add_then_count_through_every_surface('notes')
 
 
 async def test_it_is_made_once_under_concurrent_first_use() -> None:
@@ -571,9 +551,8 @@ async def pool_id(ctx: RunContext[PoolDeps]) -> int:
 
 
 async def test_an_injector_scoped_factory_cannot_take_a_run_scoped_resource() -> None:
-    create_agentool(
-        'pooled', PingInput, RoutingConfig(operation_map={'ping': 'pool_id'}), [pool_id], deps_type=PoolDeps
-    )
+    routing = RoutingConfig(operation_map={'ping': 'pool_id'})
+    create_agentool('pooled', PingInput, routing, [pool_id], deps_type=PoolDeps)
     injector = get_injector()
     injector.provide(Settings, Settings)
     injector.provide(Pool, Pool, scope='injector')

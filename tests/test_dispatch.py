@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import pytest
@@ -45,6 +45,7 @@ from agentool.dispatch import (
     CommandRule,
     Dispatch,
     DispatchCapability,
+    DispatchRecord,
     DispatchRequest,
     DispatchRule,
     JsonRule,
@@ -230,14 +231,7 @@ async def test_invalid_input_raises_the_agentools_typed_error_naming_the_rule_by
 
 
 async def test_invalid_input_falls_through_to_the_model_when_the_rule_says_so() -> None:
-    rule = CommandRule(
-        name='add',
-        pattern=r'/add\s+(?P<a>\S+)\s+(?P<b>\S+)',
-        agentool='calc',
-        operation='add',
-        on_invalid='fall_through',
-    )
-    agent, model, capability = make(rule)
+    agent, model, capability = make(replace(ADD, on_invalid='fall_through'))
     assert (await agent.run('/add two 3')).output == 'model: /add two 3'
     assert model.calls == 1
     assert (capability.counts.fell_through, capability.counts.sent_to_model) == (1, 1)
@@ -436,12 +430,8 @@ async def test_an_answer_that_does_not_fit_is_a_typed_error_naming_the_rule_and_
     with pytest.raises(DispatchOutputError, match=r"rule 'json:summer'.*Sum.*output_type int") as caught:
         await agent.run('{"operation": "sum", "a": 2, "b": 2}')
     details = caught.value.details
-    assert (details['rule'], details['operation'], details['output_type'], details['value_type']) == (
-        'json:summer',
-        'sum',
-        'int',
-        'Sum',
-    )
+    assert (details['rule'], details['operation']) == ('json:summer', 'sum')
+    assert (details['output_type'], details['value_type']) == ('int', 'Sum')
     assert details['errors']
     assert capability.counts.errors == 1
 
@@ -611,10 +601,7 @@ async def test_mixed_concurrent_runs_do_not_cross_talk() -> None:
 
 
 async def test_an_output_spec_that_cannot_take_an_answer_is_refused_with_its_cause() -> None:
-    def shout(text: str) -> str:
-        return text.upper()
-
-    agent, model, _ = make(JsonRule(agentool='summer'), output_type=TextOutput(shout))
+    agent, model, _ = make(JsonRule(agentool='summer'), output_type=TextOutput(_shout))
     with pytest.raises(DispatchOutputError, match='cannot take an agentool answer') as caught:
         await agent.run('{"operation": "sum", "a": 2, "b": 2}')
     assert isinstance(caught.value.__cause__, TypeError)  # why, kept for the traceback
@@ -644,10 +631,14 @@ async def list_(ctx: RunContext[Desk], id: int) -> list[Ticket]:
     return [Ticket(id=id, status='open')]
 
 
-def _desk() -> None:
-    create_agentool(
-        'desk', DeskInput, RoutingConfig(operation_map={'get': 'get', 'list': 'list_'}), [get, list_], deps_type=Desk
-    )
+def _desk(
+    output_type: Any = str, *, dispatch: DispatchCapability | None = None, deps_type: Any = Desk
+) -> Agent[Any, Any]:
+    """The `desk` agentool registered, and a model agent in front of it dispatching JSON prompts (or `dispatch`)."""
+    routes = RoutingConfig(operation_map={'get': 'get', 'list': 'list_'})
+    create_agentool('desk', DeskInput, routes, [get, list_], deps_type=Desk)
+    dispatch = dispatch or DispatchCapability([JsonRule(agentool='desk')])
+    return Agent(FunctionModel(_llm), deps_type=deps_type, output_type=output_type, capabilities=[dispatch])
 
 
 def _llm(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -665,21 +656,15 @@ def _summarise(ctx: RunContext[Any], ticket: Ticket) -> str:
 @pytest.mark.parametrize('output_type', [TextOutput(_shout), _summarise], ids=['TextOutput', 'function'])
 def test_an_output_function_cannot_take_a_dispatched_answer(output_type: Any) -> None:
     """An output function is called by the model's run only: a dispatched answer is refused, not passed as text."""
-    _desk()
-    agent = Agent(FunctionModel(_llm), deps_type=Desk, output_type=output_type, capabilities=[_json()])
+    agent = _desk(output_type)
     with pytest.raises(DispatchOutputError, match='output function') as caught:
         agent.run_sync('{"operation": "get"}', deps=Desk())
     assert caught.value.details['rule'] == 'json:desk'
     assert caught.value.details['operation'] == 'get'
 
 
-def _json() -> DispatchCapability:
-    return DispatchCapability([JsonRule(agentool='desk')])
-
-
 def test_the_output_error_names_a_generic_output_type_in_full() -> None:
-    _desk()
-    agent = Agent(FunctionModel(_llm), deps_type=Desk, output_type=list[Ticket], capabilities=[_json()])
+    agent = _desk(list[Ticket])
     with pytest.raises(DispatchOutputError) as caught:
         agent.run_sync('{"operation": "get"}', deps=Desk())
     assert caught.value.details['output_type'] == 'list[Ticket]'
@@ -689,10 +674,10 @@ def test_the_output_error_names_a_generic_output_type_in_full() -> None:
 
 def test_a_run_without_deps_lets_the_injector_build_the_agentools_deps() -> None:
     """As the agentool's own `agent.run(deps=None)`: the tool does not get `None` for its declared deps."""
-    _desk()
-    agent = Agent(FunctionModel(_llm), output_type=Ticket, capabilities=[_json()])
+    agent = _desk(Ticket, deps_type=type(None))
     assert agent.run_sync('{"operation": "get", "id": 3}').output == Ticket(id=3, status='open')
-    typed = Agent(FunctionModel(_llm), deps_type=Desk, output_type=Ticket, capabilities=[_json()])
+    dispatch = DispatchCapability([JsonRule(agentool='desk')])
+    typed = Agent(FunctionModel(_llm), deps_type=Desk, output_type=Ticket, capabilities=[dispatch])
     assert typed.run_sync('{"operation": "get", "id": 3}', deps=Desk(start=10)).output.id == 13
 
 
@@ -701,9 +686,8 @@ def test_a_custom_rule_returning_something_else_is_a_configuration_error() -> No
         def match(self, request: DispatchRequest, operations: Any) -> Any:
             return {'agentool': 'desk', 'input': {'operation': 'get'}}
 
-    _desk()
     dispatch = DispatchCapability([Loose()])
-    agent = Agent(FunctionModel(_llm), deps_type=Desk, capabilities=[dispatch])
+    agent = _desk(dispatch=dispatch)
     with pytest.raises(ConfigurationError, match='must return a Dispatch or None') as caught:
         agent.run_sync('anything', deps=Desk())
     assert caught.value.details['rule'] == 'loose'
@@ -711,8 +695,7 @@ def test_a_custom_rule_returning_something_else_is_a_configuration_error() -> No
 
 
 def test_stream_and_iter_of_a_dispatched_turn() -> None:
-    _desk()
-    agent = Agent(FunctionModel(_llm), deps_type=Desk, output_type=Ticket, capabilities=[_json()])
+    agent = _desk(Ticket)
 
     async def scenario() -> None:
         async with agent.run_stream('{"operation": "get", "id": 2}', deps=Desk()) as stream:
@@ -729,13 +712,7 @@ def test_stream_and_iter_of_a_dispatched_turn() -> None:
 
 
 def test_dispatch_record_survives_a_history_saved_as_json() -> None:
-    from pydantic_ai.messages import ModelMessagesTypeAdapter
-
-    from agentool.dispatch import DispatchRecord, dispatch_record
-
-    _desk()
-    agent = Agent(FunctionModel(_llm), deps_type=Desk, capabilities=[_json()])
-    result = agent.run_sync('{"operation": "get"}', deps=Desk())
+    result = _desk().run_sync('{"operation": "get"}', deps=Desk())
     saved = ModelMessagesTypeAdapter.validate_json(ModelMessagesTypeAdapter.dump_json(result.all_messages()))
     assert [dispatch_record(m) for m in saved] == [
         None,
@@ -746,9 +723,11 @@ def test_dispatch_record_survives_a_history_saved_as_json() -> None:
 def test_agents_built_per_request_do_not_grow_the_output_validator_cache_without_end() -> None:
     from agentool.dispatch import _answer  # pyright: ignore[reportPrivateUsage]
 
-    _desk()
+    routes = RoutingConfig(operation_map={'get': 'get', 'list': 'list_'})
+    create_agentool('desk', DeskInput, routes, [get, list_], deps_type=Desk)
     for _ in range(300):  # a new list spec each time, as an agent built per request has
-        agent = Agent(FunctionModel(_llm), deps_type=Desk, output_type=[Ticket, str], capabilities=[_json()])
+        capability = DispatchCapability([JsonRule(agentool='desk')])
+        agent = Agent(FunctionModel(_llm), deps_type=Desk, output_type=[Ticket, str], capabilities=[capability])
         assert agent.run_sync('{"operation": "get"}', deps=Desk()).output == Ticket(id=1, status='open')
     assert len(_answer._ADAPTERS) <= 256  # pyright: ignore[reportPrivateUsage]
 
@@ -759,13 +738,8 @@ class DraftInput(BaseOperationInput):
 
 def test_an_agentool_that_cannot_run_does_not_break_dispatch_to_the_others(registry: AgenToolRegistry) -> None:
     """Registered for its docs only (no tools), it is refused when a prompt picks it, and only then."""
-    from agentool.core.registry import AgenToolConfig
-
-    _desk()
-    registry.register(
-        'draft', AgenToolConfig(input_schema=DraftInput, routing_config=RoutingConfig(operation_map={'draft': 'nope'}))
-    )
-    agent = Agent(FunctionModel(_llm), deps_type=Desk, capabilities=[DispatchCapability([JsonRule()])])
+    agent = _desk(dispatch=DispatchCapability([JsonRule()]))
+    registry.register('draft', AgenToolConfig(DraftInput, RoutingConfig(operation_map={'draft': 'nope'})))
     assert json.loads(agent.run_sync('{"operation": "get"}', deps=Desk()).output) == {'id': 1, 'status': 'open'}
     assert agent.run_sync('{"note": "no operation"}', deps=Desk()).output == 'from the model'
     with pytest.raises(ConfigurationError, match="'draft'"):

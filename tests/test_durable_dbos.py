@@ -110,14 +110,15 @@ def _env(ledger: Path, **extra: str) -> dict[str, str]:
 
 
 def _worker(database: str, outputs: Path, jobs: list[str], env: dict[str, str], *options: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, '-m', 'tests.durable_worker', database, str(outputs), *jobs, *options],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    command = [sys.executable, '-m', 'tests.durable_worker', database, str(outputs), *jobs, *options]
+    return subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _wait(worker: subprocess.Popen[str], *exits: int) -> int:
+    """The worker's exit status, once it ended with one of `exits` (by default 0, success)."""
+    _, err = worker.communicate(timeout=300)
+    assert worker.returncode in (exits or (0,)), err
+    return worker.returncode
 
 
 def test_crash_and_resume_runs_every_operation_exactly_once(tmp_path: Path) -> None:
@@ -144,20 +145,12 @@ def test_crash_and_resume_runs_every_operation_exactly_once(tmp_path: Path) -> N
             worker.stdout.readline()  # 'launched'
             time.sleep(delay)
             worker.send_signal(signal.SIGKILL)
-        _, err = worker.communicate(timeout=300)
-        if worker.returncode == -signal.SIGKILL:
-            killed += 1
-        else:
-            assert worker.returncode == 0, err
-    finisher = _worker(database, outputs, jobs, _env(ledger))
-    _, err = finisher.communicate(timeout=300)
-    assert finisher.returncode == 0, err
+        killed += _wait(worker, 0, -signal.SIGKILL) == -signal.SIGKILL
+    _wait(_worker(database, outputs, jobs, _env(ledger)))
 
     # Every workflow completed, with the output of an uninterrupted run.
     reference_ledger = tmp_path / 'reference.sqlite'
-    reference = _worker(str(tmp_path / 'reference-dbos.sqlite'), _mkdir(tmp_path / 'ref'), jobs, _env(reference_ledger))
-    _, err = reference.communicate(timeout=300)
-    assert reference.returncode == 0, err
+    _wait(_worker(str(tmp_path / 'reference-dbos.sqlite'), _mkdir(tmp_path / 'ref'), jobs, _env(reference_ledger)))
     for job in jobs:
         assert (outputs / job).read_text() == (tmp_path / 'ref' / job).read_text()
 
@@ -183,14 +176,9 @@ def test_single_operations_resume_after_a_kill_before_and_after_their_effect(tmp
     for count, kill_at in ((1, 'before:1'), (2, 'before:2'), (3, 'after:3'), (4, 'after:5')):
         # Each worker first recovers the job the previous one was killed in, then dies in the next.
         worker = _worker(database, outputs, jobs[:count], _env(ledger, **{KILL_ENV: kill_at}), '--single')
-        _, err = worker.communicate(timeout=300)
-        assert worker.returncode == -signal.SIGKILL, err
-    finisher = _worker(database, outputs, jobs, _env(ledger), '--single')
-    _, err = finisher.communicate(timeout=300)
-    assert finisher.returncode == 0, err
-    reference = _worker(str(tmp_path / 'ref.sqlite'), _mkdir(tmp_path / 'ref'), jobs, _env(tmp_path / 'r'), '--single')
-    _, err = reference.communicate(timeout=300)
-    assert reference.returncode == 0, err
+        _wait(worker, -signal.SIGKILL)
+    _wait(_worker(database, outputs, jobs, _env(ledger), '--single'))
+    _wait(_worker(str(tmp_path / 'ref.sqlite'), _mkdir(tmp_path / 'ref'), jobs, _env(tmp_path / 'r'), '--single'))
     for job in jobs:
         assert (outputs / job).read_text() == (tmp_path / 'ref' / job).read_text()
         assert f'{job}/first' in (outputs / job).read_text()
@@ -298,36 +286,24 @@ def _agent() -> Agent[None, str]:
     return Agent(TestModel(), name='plain')
 
 
-@pytest.mark.parametrize(
-    ('call', 'option'),
-    [
-        (lambda: durable_dbos.run('plain', 'hi'), 'agent'),  # pyright: ignore[reportArgumentType]
-        (lambda: durable_dbos.run(_agent(), 5), 'prompt'),  # pyright: ignore[reportArgumentType]
-        (lambda: durable_dbos.run(_agent(), 'hi', workflow_id=5), 'workflow_id'),  # pyright: ignore[reportArgumentType]
-        (lambda: durable_dbos.run(_agent(), 'hi', workflow_id=''), 'workflow_id'),
-        (lambda: durable_dbos.run(_agent(), 'hi', workflow_id='  '), 'workflow_id'),
-        (lambda: durable_dbos.enqueue(None, 'hi'), 'agent'),  # pyright: ignore[reportArgumentType]
-        (lambda: durable_dbos.enqueue(_agent(), b'hi'), 'prompt'),  # pyright: ignore[reportArgumentType]
-        (lambda: durable_dbos.enqueue(_agent(), 'hi', workflow_id=''), 'workflow_id'),
-        (lambda: durable_dbos.recover('worker-3'), 'executor_ids'),
-        (lambda: durable_dbos.recover(5), 'executor_ids'),  # pyright: ignore[reportArgumentType]
-        (lambda: durable_dbos.recover([5]), 'executor_ids'),  # pyright: ignore[reportArgumentType]
-    ],
-    ids=[
-        'run-agent',
-        'run-prompt',
-        'run-id-int',
-        'run-id-empty',
-        'run-id-blank',
-        'enqueue-agent',
-        'enqueue-prompt',
-        'enqueue-id-empty',
-        'recover-str',
-        'recover-int',
-        'recover-ints',
-    ],
-)
-async def test_bad_arguments_are_refused_by_name(call: Callable[[], Awaitable[object]], option: str) -> None:
+_BAD_CALLS: dict[str, tuple[Callable[[], Awaitable[object]], str]] = {
+    'run-agent': (lambda: durable_dbos.run('plain', 'hi'), 'agent'),  # pyright: ignore[reportArgumentType]
+    'run-prompt': (lambda: durable_dbos.run(_agent(), 5), 'prompt'),  # pyright: ignore[reportArgumentType]
+    'run-id-int': (lambda: durable_dbos.run(_agent(), 'hi', workflow_id=5), 'workflow_id'),  # pyright: ignore[reportArgumentType]
+    'run-id-empty': (lambda: durable_dbos.run(_agent(), 'hi', workflow_id=''), 'workflow_id'),
+    'run-id-blank': (lambda: durable_dbos.run(_agent(), 'hi', workflow_id='  '), 'workflow_id'),
+    'enqueue-agent': (lambda: durable_dbos.enqueue(None, 'hi'), 'agent'),  # pyright: ignore[reportArgumentType]
+    'enqueue-prompt': (lambda: durable_dbos.enqueue(_agent(), b'hi'), 'prompt'),  # pyright: ignore[reportArgumentType]
+    'enqueue-id-empty': (lambda: durable_dbos.enqueue(_agent(), 'hi', workflow_id=''), 'workflow_id'),
+    'recover-str': (lambda: durable_dbos.recover('worker-3'), 'executor_ids'),
+    'recover-int': (lambda: durable_dbos.recover(5), 'executor_ids'),  # pyright: ignore[reportArgumentType]
+    'recover-ints': (lambda: durable_dbos.recover([5]), 'executor_ids'),  # pyright: ignore[reportArgumentType]
+}
+
+
+@pytest.mark.parametrize('case', list(_BAD_CALLS))
+async def test_bad_arguments_are_refused_by_name(case: str) -> None:
+    call, option = _BAD_CALLS[case]
     # Checked before DBOS is asked (it is not running in this process): a wrong argument is named.
     with pytest.raises(ConfigurationError, match=option) as raised:
         await call()
@@ -383,14 +359,8 @@ def _two_calls_at_once(messages: list[ModelMessage], info: AgentInfo) -> ModelRe
 async def test_tool_calls_of_a_dbos_durable_agent_run_one_at_a_time() -> None:
     # The guide: tool calls run one at a time, so a recovered workflow meets its steps in the recorded order.
     CALLS.clear()
-    create_agentool(
-        name='stepper',
-        input_schema=StepInput,
-        routing_config=RoutingConfig(operation_map={'step': 'step_tool'}),
-        tools=[step_tool],
-        output_type=str,
-        replace=True,
-    )
+    routing = RoutingConfig(operation_map={'step': 'step_tool'})
+    create_agentool('stepper', StepInput, routing, [step_tool], output_type=str, replace=True)
     toolset = AgenToolToolset(include=['stepper'])
     parallel = Agent(FunctionModel(_two_calls_at_once), name='parallel', toolsets=[toolset])
     assert (await parallel.run('go')).output == 'done'
@@ -408,14 +378,8 @@ def _scene(name: str, directory: Path) -> dict[str, Any]:
     env = dict(os.environ)
     env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(ROOT), env.get('PYTHONPATH')]))
     env.pop(durable_dbos.DATABASE_ENV, None)
-    child = subprocess.run(
-        [sys.executable, '-m', 'tests.durable_store', name, str(directory)],
-        cwd=work,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    command = [sys.executable, '-m', 'tests.durable_store', name, str(directory)]
+    child = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True, timeout=120)
     assert child.returncode == 0, child.stderr
     results = {(line := json.loads(text))['case']: line for text in child.stdout.splitlines() if text.startswith('{')}
     results['cwd'] = {'case': 'cwd', 'files': sorted(p.name for p in work.iterdir())}

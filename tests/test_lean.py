@@ -102,21 +102,10 @@ async def ctx_tool(ctx: RunContext[dict[str, int]], n: int) -> Any:
     return ctx.deps['base'] + n + len(ctx.prompt or '')
 
 
-ROUTES = RoutingConfig(
-    operation_map={
-        'pair': 'pair',
-        'other': 'other',
-        'scalar': 'scalar',
-        'text': 'text',
-        'fail': 'pair',
-        'retry': 'retry',
-        'failed': 'failed',
-        'sync': 'sync',
-        'boom': 'boom',
-        'ctx': 'ctx_tool',
-    }
-)
 TOOLS = [pair, other, scalar, text, retry, failed, sync, boom, ctx_tool]
+# Each operation routes to the tool of its name, but for two.
+SAME = ['pair', 'other', 'scalar', 'text', 'retry', 'failed', 'sync', 'boom']
+ROUTES = RoutingConfig(operation_map={name: name for name in SAME} | {'fail': 'pair', 'ctx': 'ctx_tool'})
 
 
 CALC = json.dumps({'operation': 'add', 'a': 1, 'b': 1})
@@ -147,11 +136,8 @@ async def test_outputs_messages_usage_and_deps_match_the_graph(output_type: Any,
 
 
 async def test_system_prompt_and_instructions_are_reproduced() -> None:
-    agent = lean(
-        create_agentool(
-            'shapes', ShapeInput, ROUTES, TOOLS, output_type=int, system_prompt=['one', 'two'], instructions='be exact'
-        )
-    )
+    prompts: dict[str, Any] = {'system_prompt': ['one', 'two'], 'instructions': 'be exact'}
+    agent = lean(create_agentool('shapes', ShapeInput, ROUTES, TOOLS, output_type=int, **prompts))
     await warm(agent, prompt('scalar'))
     first = await differential(agent, prompt('scalar', 4))
     assert first.result is not None
@@ -469,17 +455,13 @@ async def test_registering_on_the_agent_makes_its_runs_take_the_graph(
     ],
 )
 async def test_constructor_options_that_need_the_graph_are_decided_once(options: dict[str, Any]) -> None:
-    agent = create_agentool('calc', AddInput, create_calculator_routes(), [add], **options)
+    agent = create_agentool('calc', AddInput, RoutingConfig(operation_map={'add': 'add'}), [add], **options)
     assert isinstance(agent, AgenToolAgent)
     assert not agent.lean
     assert agent.lean_blocker is not None
     for _ in range(2):
         assert (await agent.run(PROMPT)).output == 3.0
     assert agent.lean_runs == 0
-
-
-def create_calculator_routes() -> RoutingConfig:
-    return RoutingConfig(operation_map={'add': 'add'})
 
 
 async def test_a_plain_agent_with_the_capability_is_not_affected() -> None:

@@ -174,6 +174,13 @@ def _pytest(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
     return pytester.runpytest_inprocess('-p', 'no:cacheprovider', *args)
 
 
+def _output(pytester: pytest.Pytester, *args: str, **outcomes: int) -> str:
+    """What an inner run printed, once it ended with exactly the `outcomes` given."""
+    result = _pytest(pytester, *args)
+    result.assert_outcomes(**outcomes)
+    return result.stdout.str()
+
+
 # A "real" model that counts its calls in a file, so the outer test sees whether it was called.
 RECORDED = f"""{HEADER}
 from pathlib import Path
@@ -381,58 +388,49 @@ def test_errors_name_the_pytest_option_for_a_fixture_model_and_the_mode_in_code(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _project(pytester, test_words=TESTS)
-    missing = _pytest(pytester, '-s', 'test_words.py')
-    missing.assert_outcomes(passed=1, failed=3)
-    text = missing.stdout.str()
+    text = _output(pytester, '-s', 'test_words.py', passed=1, failed=3)
     assert 'record it first (pytest test_words.py::test_weather --agentool-record-mode=once)' in text
     assert 'IN CODE:' in text
     assert 'record it first (CassetteModel in mode "once" or "all", or Recorder)' in text
 
     # What the message says to type records the test; then it replays.
-    recorded = _pytest(pytester, 'test_words.py::test_weather', '--agentool-record-mode=once')
-    recorded.assert_outcomes(passed=1)
-    _pytest(pytester, 'test_words.py::test_weather').assert_outcomes(passed=1)
+    _output(pytester, 'test_words.py::test_weather', '--agentool-record-mode=once', passed=1)
+    _output(pytester, 'test_words.py::test_weather', passed=1)
 
     monkeypatch.setenv('PROMPT', 'Rome?')
-    changed = _pytest(pytester, 'test_words.py::test_weather')
-    changed.assert_outcomes(failed=1)
+    changed = _output(pytester, 'test_words.py::test_weather', failed=1)
     assert (
         'Re-record with pytest test_words.py::test_weather --agentool-record-mode=all '
         '(or --agentool-record-mode=new_episodes) if the change is intended.'
-    ) in changed.stdout.str()
-    assert 'mode "all"' not in changed.stdout.str()
+    ) in changed
+    assert 'mode "all"' not in changed
 
     # A tool call the cassette does not hold (its result dropped from the file): the option that records it.
-    tool = _pytest(pytester, 'test_words.py::test_tool', '--agentool-record-mode=once')
-    tool.assert_outcomes(passed=1)
+    _output(pytester, 'test_words.py::test_tool', '--agentool-record-mode=once', passed=1)
     cassette = pytester.path / 'cassettes' / 'test_words' / 'test_tool.json'
     data = json.loads(cassette.read_text())
     assert [call['tool'] for call in data['tool_calls']] == ['lookup']
     data['tool_calls'] = []
     cassette.write_text(json.dumps(data))
-    unrecorded = _pytest(pytester, 'test_words.py::test_tool')
-    unrecorded.assert_outcomes(failed=1)
-    assert 'record it with pytest test_words.py::test_tool --agentool-record-mode=all' in unrecorded.stdout.str()
-
-    no_model = _pytest(pytester, 'test_words.py::test_no_model', '--agentool-record-mode=once')
-    no_model.assert_outcomes(failed=1)
-    assert 'pass the real model to the agentool_cassette fixture' in no_model.stdout.str()
+    unrecorded = _output(pytester, 'test_words.py::test_tool', failed=1)
+    assert 'record it with pytest test_words.py::test_tool --agentool-record-mode=all' in unrecorded
+    no_model = _output(pytester, 'test_words.py::test_no_model', '--agentool-record-mode=once', failed=1)
+    assert 'pass the real model to the agentool_cassette fixture' in no_model
 
 
-def test_a_test_id_that_needs_quoting_is_quoted_for_the_shell(pytester: pytest.Pytester) -> None:
-    pytester.makeini(INI)
-    pytester.makepyfile(
-        test_ids="""
+IDS = """
 import pytest
 
 @pytest.mark.parametrize('city', ["Paris; rm -rf ~"])
 async def test_city(agentool_cassette, city):
     agentool_cassette(None)
 """
-    )
-    result = _pytest(pytester)
-    result.assert_outcomes(failed=1)
-    assert "(pytest 'test_ids.py::test_city[Paris; rm -rf ~]' --agentool-record-mode=once)" in result.stdout.str()
+
+
+def test_a_test_id_that_needs_quoting_is_quoted_for_the_shell(pytester: pytest.Pytester) -> None:
+    _project(pytester, test_ids=IDS)
+    out = _output(pytester, failed=1)
+    assert "(pytest 'test_ids.py::test_city[Paris; rm -rf ~]' --agentool-record-mode=once)" in out
 
 
 TWO_PROMPTS = f"""{HEADER}
@@ -457,12 +455,9 @@ def test_a_replay_leaving_an_exchange_unused_fails_and_prune_drops_it(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _project(pytester, test_weather=TWO_PROMPTS)
-    recorded = _pytest(pytester, '--agentool-record-mode=once')
-    recorded.assert_outcomes(passed=2)
+    _output(pytester, '--agentool-record-mode=once', passed=2)
     monkeypatch.setenv('PROMPTS', 'Paris?')
-    replayed = _pytest(pytester)
-    replayed.assert_outcomes(passed=2, errors=1)
-    text = replayed.stdout.str()
+    text = _output(pytester, passed=2, errors=1)
     assert '1 recorded exchange(s) were never used' in text
     assert "exchange 2 (prompt 'Rome?'): 'sunny'" in text  # the prompt that made it, and its answer
     assert 'pytest test_weather.py::test_weather --agentool-record-mode=all' in text
@@ -521,9 +516,7 @@ async def test_assertion(tmp_path):
 
 def test_cassette_errors_and_failed_assertions_show_no_library_frames(pytester: pytest.Pytester) -> None:
     _project(pytester, test_failing=FAILING)
-    result = _pytest(pytester)
-    result.assert_outcomes(failed=3)
-    text = result.stdout.str()
+    text = _output(pytester, failed=3)
     assert 'user prompt changed: ["Paris?"] recorded, ["Rome?"] sent' in text
     assert "tool 'weather' was not called" in text
     assert 'agentool/testing/' not in text
