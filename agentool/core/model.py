@@ -119,7 +119,9 @@ class AgenToolModel(AnsweringModel):
         prompts = [part for part in last.parts if isinstance(part, UserPromptPart)]
         if not prompts:
             raise InvalidInputError(f'agentool {self._name!r}: the request has no user prompt', agentool=self._name)
-        if _answered_in_run(messages, last):
+        if last.run_id is not None and any(
+            isinstance(m, ModelResponse) and m.run_id == last.run_id for m in messages[:-1]
+        ):
             # A user-voice part after our own answer in the same run is pydantic-ai's retry feedback.
             raise retried_error(self._name, None, _text(prompts[-1], self._name))
         return _text(prompts[-1], self._name)
@@ -137,12 +139,6 @@ class AgenToolModel(AnsweringModel):
                 'the agent create_agentool returned',
                 **error.details,
             ) from None
-
-
-def _answered_in_run(messages: list[ModelMessage], last: ModelRequest) -> bool:
-    return last.run_id is not None and any(
-        isinstance(m, ModelResponse) and m.run_id == last.run_id for m in messages[:-1]
-    )
 
 
 def _text(part: UserPromptPart, agentool: str) -> str:
