@@ -90,7 +90,15 @@ class AgenToolModel(AnsweringModel):
                 if isinstance(part.content, ToolRaised):
                     raise part.content.error  # the tool's own exception, unchanged
                 return self._final(part.content, params, call_id)
-        prompt = self._prompt(messages, last)
+        prompts = [part for part in last.parts if isinstance(part, UserPromptPart)]
+        if not prompts:
+            raise InvalidInputError(f'agentool {self._name!r}: the request has no user prompt', agentool=self._name)
+        prompt = _text(prompts[-1], self._name)
+        if last.run_id is not None and any(
+            isinstance(m, ModelResponse) and m.run_id == last.run_id for m in messages[:-1]
+        ):
+            # A user-voice part after our own answer in the same run is pydantic-ai's retry feedback.
+            raise retried_error(self._name, None, prompt)
         has_manager_tool = any(tool.name == MANAGER_TOOL_NAME for tool in params.function_tools)
         args: str | dict[str, Any] = prompt
         try:
@@ -115,15 +123,6 @@ class AgenToolModel(AnsweringModel):
             value, params, model_name=self._name, agentool=self._name, call_id=call_id, output_type=output_type
         )
 
-    def _prompt(self, messages: list[ModelMessage], last: ModelRequest) -> str:
-        prompts = [part for part in last.parts if isinstance(part, UserPromptPart)]
-        if not prompts:
-            raise InvalidInputError(f'agentool {self._name!r}: the request has no user prompt', agentool=self._name)
-        if _answered_in_run(messages, last):
-            # A user-voice part after our own answer in the same run is pydantic-ai's retry feedback.
-            raise retried_error(self._name, None, _text(prompts[-1], self._name))
-        return _text(prompts[-1], self._name)
-
     async def _run_plain(self, manager: AgenToolManager, validated: BaseModel, prompt: str) -> Any:
         ctx = RunContext[Any](deps=None, model=self, usage=RunUsage(), prompt=prompt)
         try:
@@ -137,12 +136,6 @@ class AgenToolModel(AnsweringModel):
                 'the agent create_agentool returned',
                 **error.details,
             ) from None
-
-
-def _answered_in_run(messages: list[ModelMessage], last: ModelRequest) -> bool:
-    return last.run_id is not None and any(
-        isinstance(m, ModelResponse) and m.run_id == last.run_id for m in messages[:-1]
-    )
 
 
 def _text(part: UserPromptPart, agentool: str) -> str:

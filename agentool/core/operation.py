@@ -114,8 +114,10 @@ async def run_operation(
             if provider is not None:
                 opened = provider()
                 deps, close_deps = await opened.__aenter__(), opened.__aexit__
-            elif host is None:
-                deps = _without_injector(manager.name, deps_type)
+            elif host is None:  # no injector at all: as an injector without the agentool
+                if not deps_admit_none(deps_type):
+                    unknown = AgenToolNotFoundError(f'no injector holds {manager.name!r}', agentool=manager.name)
+                    raise missing_deps_error(manager.name, deps_type, unknown)
             # Kept deps (the common case) are one dict read.
             elif (deps := host.kept_deps.get(deps_type, UNSET)) is UNSET:
                 assert entry is not None
@@ -181,13 +183,6 @@ def _mapped(policy: Policy, agentool: str, error: BaseException) -> BaseExceptio
         if isinstance(error, ToolFailed):
             return failed_error(agentool, error.message)
     return error
-
-
-def _without_injector(name: str, deps_type: Any) -> None:
-    """Deps with no injector at all: `None` when `deps_type` admits it, as an injector without `name`."""
-    if not deps_admit_none(deps_type):
-        unknown = AgenToolNotFoundError(f'no injector holds {name!r}', agentool=name)
-        raise missing_deps_error(name, deps_type, unknown)
 
 
 def deps_from(function: Callable[[], Any]) -> DepsSource:

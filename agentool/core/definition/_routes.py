@@ -219,7 +219,7 @@ def check_routes(
 
 def _unproducible_outputs(routes: Iterable[CompiledRoute], output_type: Any) -> list[ConfigProblem]:
     """One problem per tool whose return annotation can never fit the explicit output type."""
-    wanted = output_value_type(output_type) if output_type is not None else None
+    wanted = output_value_type(output_type)
     if wanted is None:
         return []
     operations: dict[str, list[str]] = {}

@@ -122,10 +122,6 @@ def read_signature(function: Callable[..., Any]) -> ToolSignature:
     return signature
 
 
-def _is_ctx(param: inspect.Parameter, hint: Any) -> bool:
-    return hint is RunContext or get_origin(hint) is RunContext or (hint is None and param.name == 'ctx')
-
-
 def _read_signature(function: Callable[..., Any]) -> ToolSignature:
     name = tool_name(function)
     if name is None or not callable(function):
@@ -142,9 +138,22 @@ def _read_signature(function: Callable[..., Any]) -> ToolSignature:
         ) from None
     hints, unresolved = _hints(_unwrap(function))  # a partial's parameters keep its function's annotations
     parameters = list(signature.parameters.values())
-    if parameters and parameters[0].name in unresolved:
-        _check_context(name, parameters[0], hints[parameters[0].name], unresolved[parameters[0].name])
-    takes_ctx = bool(parameters) and _is_ctx(parameters[0], hints.get(parameters[0].name))
+    takes_ctx = False
+    if parameters:
+        first = parameters[0]
+        hint, reason = hints.get(first.name), unresolved.get(first.name)
+        if reason and isinstance(hint, str) and ('RunContext' in hint or first.name == 'ctx'):
+            # It looks like the run context but cannot be resolved: taken for an input field, it would
+            # fail with a misleading "requires parameter 'ctx'".
+            raise ConfigurationError(
+                f'tool {name!r}: the annotation {hint!r} of its first parameter {first.name!r} cannot be resolved '
+                f'({reason}), so it cannot be told to be the run context; {RESOLVE_HINT}',
+                tool=name,
+                parameter=first.name,
+                annotation=hint,
+                reason=reason,
+            )
+        takes_ctx = hint is RunContext or get_origin(hint) is RunContext or (hint is None and first.name == 'ctx')
     if takes_ctx:
         parameters = parameters[1:]
     keyword = [p for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
@@ -157,22 +166,6 @@ def _read_signature(function: Callable[..., Any]) -> ToolSignature:
         required=frozenset(p.name for p in keyword if p.default is p.empty),
         accepts_var_kwargs=any(p.kind is p.VAR_KEYWORD for p in parameters),
         hints=hints,
-    )
-
-
-def _check_context(tool: str, parameter: inspect.Parameter, annotation: object, reason: str) -> None:
-    """Refuse a first parameter that looks like the run context but cannot be resolved (taken for an
-    input field, it would fail with a misleading "requires parameter 'ctx'")."""
-    written = annotation if isinstance(annotation, str) else None
-    if written is None or ('RunContext' not in written and parameter.name != 'ctx'):
-        return
-    raise ConfigurationError(
-        f'tool {tool!r}: the annotation {written!r} of its first parameter {parameter.name!r} cannot be resolved '
-        f'({reason}), so it cannot be told to be the run context; {RESOLVE_HINT}',
-        tool=tool,
-        parameter=parameter.name,
-        annotation=written,
-        reason=reason,
     )
 
 

@@ -146,7 +146,7 @@ def stub_target(name: str, replaced: Target, stub: Any) -> Target:
         result = produce(input)
         return await result if inspect.isawaitable(result) else result
 
-    routes = {op: Route(tool='agentool_stub', transform=_as_input) for op in manager.operations}
+    routes = {op: Route(tool='agentool_stub', transform=lambda input: {'input': input}) for op in manager.operations}
     # The stub lives in a private registry and no injector: it never shows in the overridden one.
     private = AgenToolRegistry()
     private.register(
@@ -162,7 +162,3 @@ def stub_target(name: str, replaced: Target, stub: Any) -> Target:
         ),
     )
     return agent_target(name, build_agent(name, private), registry=private)
-
-
-def _as_input(input: BaseModel) -> dict[str, Any]:
-    return {'input': input}

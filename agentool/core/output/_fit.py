@@ -10,7 +10,7 @@ from typing import Any, cast
 
 from pydantic import BaseModel
 
-__all__ = ('fits_type', 'fits_shape', 'fits_loosely', 'resolve')
+__all__ = ('resolve',)
 
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
     'object': (dict,),

@@ -133,10 +133,10 @@ def _fit_object(value: Any, jsonable: Any, schema: dict[str, Any], agentool: str
         branches: list[dict[str, Any]] = inner['anyOf']
         for matcher in _MATCHERS:
             for branch in branches:
-                for data_schema, wrapped in _branch_data(branch, schema, value):
-                    if matcher(data_schema, schema, value, jsonable):
-                        data = {'response': jsonable} if wrapped else jsonable
-                        return {'result': {'kind': branch['properties']['kind'].get('const'), 'data': data}}
+                data_schema, wrapped = _branch_data(branch, schema, value)
+                if matcher(data_schema, schema, value, jsonable):
+                    data = {'response': jsonable} if wrapped else jsonable
+                    return {'result': {'kind': branch['properties']['kind'].get('const'), 'data': data}}
         raise OutputError(
             f'agentool {agentool!r}: the output value of type {type(value).__name__} fits no member of the '
             'output union',
@@ -147,15 +147,15 @@ def _fit_object(value: Any, jsonable: Any, schema: dict[str, Any], agentool: str
     return jsonable
 
 
-def _branch_data(branch: dict[str, Any], root: dict[str, Any], value: Any) -> list[tuple[dict[str, Any], bool]]:
-    """The schemas a union branch's `data` may carry a value as, each with whether it is wrapped in
+def _branch_data(branch: dict[str, Any], root: dict[str, Any], value: Any) -> tuple[dict[str, Any], bool]:
+    """The schema a union branch's `data` carries a value as, and whether it is wrapped in
     `{"response": ...}` (not when the branch names the value's own type)."""
     data = resolve(branch.get('properties', {}).get('data', {}), root)
     titled = {**data, 'title': branch.get('title')}
     properties: dict[str, Any] = data.get('properties', {})
     if 'title' in data or list(properties) != ['response'] or title_of(value) == branch.get('title'):
-        return [(titled, False)]
-    return [(properties['response'], True)]
+        return titled, False
+    return properties['response'], True
 
 
 def json_data(value: Any, agentool: str) -> Any:

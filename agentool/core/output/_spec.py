@@ -17,7 +17,7 @@ from pydantic_ai import NativeOutput, PromptedOutput, TextOutput, ToolOutput
 
 from ...errors import ConfigurationError
 
-__all__ = ('can_produce', 'check_output_type', 'is_output_spec', 'output_members', 'output_types', 'output_value_type')
+__all__ = ('can_produce', 'check_output_type', 'output_members', 'output_types', 'output_value_type')
 
 _TYPING_MODULES = frozenset({'typing', 'typing_extensions', 'types'})
 """Where the classes of typing forms live (`Any`, `Literal[...]`, `A | B`, a `TypeVar`, a `NewType`)."""

@@ -14,7 +14,6 @@ __all__ = (
     'Frame',
     'GateTable',
     'InjectorInEffect',
-    'KeepsInjector',
     'frame',
     'injector_in_effect',
     'leave',
