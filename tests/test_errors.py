@@ -26,12 +26,7 @@ from agentool.errors import (
 )
 from examples.calculator import create_calculator
 
-_BUILTINS = {
-    'ValueError': ValueError,
-    'LookupError': LookupError,
-    'ImportError': ImportError,
-    'AssertionError': AssertionError,
-}
+_BUILTINS = {cls.__name__: cls for cls in (ValueError, LookupError, ImportError, AssertionError)}
 _LINE = re.compile(r'^(?P<indent>[ │├└─]*)(?P<name>\w+)(?: \[(?P<builtin>\w+)\])?')
 
 
