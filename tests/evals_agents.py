@@ -186,9 +186,8 @@ async def scenario_live_and_replayed_verdicts_agree(folder: Path) -> None:
     async def live(name: str) -> Any:
         return (await record(agent, name, folder, instrument=settings)).output
 
-    live_report = await Dataset[str, Any, Any](name='live', cases=live_cases, evaluators=_evaluators()).evaluate(
-        live, progress=False
-    )
+    live_dataset = Dataset[str, Any, Any](name='live', cases=live_cases, evaluators=_evaluators())
+    live_report = await live_dataset.evaluate(live, progress=False)
     real_calls = len(agent_calls[id(agent)])
     dataset = recorded_dataset(folder, evaluators=_evaluators())
     replay_report = await dataset.evaluate(replay_task(agent, folder, instrument=settings), progress=False)
@@ -196,10 +195,8 @@ async def scenario_live_and_replayed_verdicts_agree(folder: Path) -> None:
     live_verdicts, replayed = _verdicts(live_report), _verdicts(replay_report)
     assert replayed == live_verdicts, (replayed, live_verdicts)
     # Not vacuous: the evaluators disagree between cases, and the retry's failed attempt shows.
-    assert {verdict['exact'][0] for name, verdict in live_verdicts.items() if name != 'failed cases'} == {
-        True,
-        False,
-    }
+    exact = {verdict['exact'][0] for name, verdict in live_verdicts.items() if name != 'failed cases'}
+    assert exact == {True, False}
     assert live_verdicts['retry']['an_error'][0] is True
     assert live_verdicts['sequential']['an_error'][0] is False
     print(sorted(live_verdicts))

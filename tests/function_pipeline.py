@@ -1,11 +1,8 @@
 """The pipeline of `tests.durable_agentools` driven by a `FunctionModel`, for the Temporal and Prefect tests.
 
-`pipeline_agent(name, capabilities)` is an LLM agent with `AgenToolToolset` whose model appends
-`JOB/first`, runs the delegating `batch_run` (three appends through the injector), appends
-`JOB/last`, then lists the results. It reads only the messages, so any worker process can answer
-any of its requests. Each request it answers appends `JOB:N` (N tool results seen) to the file
-`MODEL_LOG_ENV` names; while the file `FAIL_ENV` names exists, the request after the batch fails
-once (and removes the file).
+Its model reads only the messages, so any worker process can answer any of its requests. Each answer
+appends `JOB:N` (N tool results seen) to the file `MODEL_LOG_ENV` names; while the file `FAIL_ENV`
+names exists, the request after the batch fails once (and removes the file).
 """
 
 from __future__ import annotations
@@ -52,7 +49,8 @@ def _pipeline_model(messages: list[ModelMessage], info: AgentInfo) -> ModelRespo
 
 
 def pipeline_agent(name: str, capabilities: Sequence[AbstractCapability[Any]] = ()) -> Agent[None, str]:
-    """The pipeline's LLM agent (the `ledger` and `batch` agentools must be registered when it runs)."""
+    """An LLM agent appending `JOB/first`, running the delegating `batch_run` (three appends through the
+    injector), appending `JOB/last`, then listing the results (`ledger` and `batch` must be registered)."""
     return Agent(
         FunctionModel(_pipeline_model, model_name='pipeline-llm'),
         name=name,

@@ -1,14 +1,7 @@
-"""Provider-shaped mock servers: real pydantic-ai provider models, official SDKs, no network.
+"""Provider-shaped mock servers, so real pydantic-ai provider models and their official SDKs run end to end offline.
 
-Each `MockServer` answers scripted `Turn`s the way OpenAI Chat Completions, OpenAI Responses or
-Anthropic Messages would, as one JSON body or as an SSE stream when the request asks for one. It is
-served through `httpx2.MockTransport` to the provider's own SDK client, so `OpenAIChatModel`,
-`OpenAIResponsesModel` and `AnthropicModel` run end to end: request building, response parsing and
-stream event handling are the real ones. Requests are checked lightly (endpoint, model, the
-conversation key, a tool result sent back after a tool call) and kept in `requests`.
-
-`refusing_model(kind)` builds the same provider model over a transport that fails every request
-(and counts them in `REFUSED`), to prove a replay never reaches the network.
+A `MockServer` answers scripted `Turn`s as OpenAI Chat Completions, OpenAI Responses or Anthropic Messages would
+(one JSON body, or an SSE stream), through `httpx2.MockTransport` to the provider's own SDK client.
 """
 
 from __future__ import annotations
@@ -44,6 +37,7 @@ _MODEL_NAMES: dict[Kind, str] = {
     'anthropic': 'claude-sonnet-4-6',
 }
 _USAGE_IN, _USAGE_OUT = 11, 7
+_CHAT_USAGE = {'prompt_tokens': _USAGE_IN, 'completion_tokens': _USAGE_OUT, 'total_tokens': _USAGE_IN + _USAGE_OUT}
 
 REFUSED: list[str] = []
 """Every request a refusing transport was sent (`'METHOD url'`): a replay leaves it empty."""
@@ -72,6 +66,7 @@ class MockServer:
         return _build_model(self.kind, httpx2.MockTransport(self.handle))
 
     def handle(self, request: httpx2.Request) -> httpx2.Response:
+        """Checks the request lightly (endpoint, model, conversation, a tool result sent back) and keeps it."""
         assert request.method == 'POST', request.method
         assert request.url.path == _PATHS[self.kind], f'{self.kind}: unexpected endpoint {request.url}'
         body: dict[str, Any] = json.loads(request.content)
@@ -161,7 +156,7 @@ def _chat_body(turn: Turn, index: int) -> dict[str, Any]:
         'created': 1_700_000_000 + index,
         'model': _MODEL_NAMES['openai-chat'],
         'choices': [{'index': 0, 'message': message, 'finish_reason': 'tool_calls' if turn.tool else 'stop'}],
-        'usage': {'prompt_tokens': _USAGE_IN, 'completion_tokens': _USAGE_OUT, 'total_tokens': _USAGE_IN + _USAGE_OUT},
+        'usage': _CHAT_USAGE,
     }
 
 
@@ -190,8 +185,7 @@ def _chat_stream(turn: Turn, index: int) -> Iterator[tuple[str | None, dict[str,
         for piece in _halves(_arguments(turn)):
             yield None, chunk({'tool_calls': [{'index': 0, 'function': {'arguments': piece}}]})
     yield None, chunk({}, finish='tool_calls' if turn.tool else 'stop')
-    total = _USAGE_IN + _USAGE_OUT
-    yield None, chunk({}, usage={'prompt_tokens': _USAGE_IN, 'completion_tokens': _USAGE_OUT, 'total_tokens': total})
+    yield None, chunk({}, usage=_CHAT_USAGE)
     yield None, '[DONE]'
 
 

@@ -85,18 +85,16 @@ def _refused(error: AgenToolError) -> Refused:
     )
 
 
-async def _raising(attempt: Awaitable[Any]) -> Outcome:
+async def _raising(attempt: Callable[[], Awaitable[Any]]) -> Outcome:
+    """What `attempt()` answers, or the `Refused` of the agentool error it raises, on the call or the await."""
     try:
-        return await attempt
+        return await attempt()
     except AgenToolError as error:
         return _refused(error)
 
 
 async def _agent_run(name: str, prompt: str) -> Outcome:
-    async def run() -> Any:
-        return (await get_injector().get(name).run(prompt)).output
-
-    return await _raising(run())
+    return await _raising(lambda: _output(get_injector().get(name).run(prompt)))
 
 
 async def _output(run: Awaitable[Any]) -> Any:
@@ -108,29 +106,26 @@ async def _run_stream(name: str, prompt: str) -> Outcome:
         async with get_injector().get(name).run_stream(prompt) as result:
             return await result.get_output()
 
-    return await _raising(stream())
+    return await _raising(stream)
 
 
 async def _model_string(name: str, prompt: str) -> Outcome:
-    async def run() -> Any:  # the model string is read when the agent is made: a bad name raises there
-        return (await Agent(f'agentool:{name}').run(prompt)).output
-
-    return await _raising(run())
+    # The model string is read when the agent is made: a bad name raises there.
+    return await _raising(lambda: _output(Agent(f'agentool:{name}').run(prompt)))
 
 
 async def _model_string_with_capability(name: str, prompt: str) -> Outcome:
-    async def run() -> Any:
-        return (await Agent(f'agentool:{name}', capabilities=[AgenToolCapability(name)]).run(prompt)).output
-
-    return await _raising(run())
+    return await _raising(
+        lambda: _output(Agent(f'agentool:{name}', capabilities=[AgenToolCapability(name)]).run(prompt))
+    )
 
 
 async def _injector_call(name: str, prompt: str | dict[str, Any]) -> Outcome:
-    return await _raising(get_injector().call(name, prompt))
+    return await _raising(lambda: get_injector().call(name, prompt))
 
 
 async def _injector_run(name: str, prompt: str | dict[str, Any]) -> Outcome:
-    return await _raising(_output(get_injector().run(name, prompt)))
+    return await _raising(lambda: _output(get_injector().run(name, prompt)))
 
 
 def _cli(name: str, prompt: str) -> Outcome:
@@ -162,7 +157,7 @@ async def _dispatch(name: str, prompt: str) -> Outcome:
 
     model = _model_answering(lambda messages: ModelResponse(parts=[TextPart('the model')]))
     agent = Agent(model, capabilities=[DispatchCapability([JsonRule(agentool=name)])])
-    return await _raising(_output(agent.run(prompt)))
+    return await _raising(lambda: _output(agent.run(prompt)))
 
 
 async def _injector_call_dict(name: str, operation: str, args: dict[str, Any]) -> Outcome:
@@ -209,18 +204,16 @@ async def llm_tool_call(tool: str, arguments: str) -> Outcome:
         returned.extend(p for p in messages[-1].parts if isinstance(p, ToolReturnPart))
         return ModelResponse(parts=[TextPart('done')])
 
-    if isinstance(
-        ran := await _raising(Agent(_model_answering(respond), toolsets=[AgenToolToolset()]).run('go')), Refused
-    ):
+    agent = Agent(_model_answering(respond), toolsets=[AgenToolToolset()])
+    if isinstance(ran := await _raising(lambda: agent.run('go')), Refused):
         return ran
     (part,) = returned
     if part.outcome != 'retried':
         return part.content
     errors = cast('list[dict[str, Any]]', part.content)
     text = '\n'.join(str(error['msg']) for error in errors)
-    kind = (
-        'InputTooLargeError' if [error['type'] for error in errors] == ['input_too_large'] else 'InputValidationError'
-    )
+    too_large = [error['type'] for error in errors] == ['input_too_large']
+    kind = 'InputTooLargeError' if too_large else 'InputValidationError'
     return Refused(kind, text, text, errors=errors)
 
 

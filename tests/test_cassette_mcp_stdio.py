@@ -1,8 +1,5 @@
-"""pydantic-ai's own stdio MCP client, recorded with its server and replayed with none.
-
-The toolset is `pydantic_ai.mcp.MCPToolset` over a stdio transport (pydantic-ai V2's `MCPServerStdio`)
-running agentool's own `agentool mcp` server; the tests skip, saying why, where its extra
-(`pydantic-ai-slim[mcp]`: fastmcp-slim 4 on the MCP SDK v2) is not installed.
+"""pydantic-ai's own stdio MCP client (`MCPToolset` running `agentool mcp`), recorded with its server and
+replayed with none; skipped, saying why, where its extra is not installed.
 """
 
 from __future__ import annotations
@@ -28,9 +25,8 @@ _NO_CLIENT = "pydantic-ai's MCP client is not installed: pip install 'pydantic-a
 pydantic_ai_mcp = pytest.importorskip('pydantic_ai.mcp', reason=_NO_CLIENT, exc_type=ImportError)
 transports = pytest.importorskip('fastmcp.client.transports', reason=_NO_CLIENT)
 
+# MCPToolset's default start timeout (5 s) is about what importing agentool takes on a loaded 2-core machine.
 START_SECONDS = 120
-"""How long the server may take to start and answer `initialize`: MCPToolset's default (5 s) is
-about what importing agentool takes on a loaded 2-core machine, so that default made these flaky."""
 
 
 def _server(include: str, cwd: Path) -> AbstractToolset[None]:

@@ -1,11 +1,5 @@
-"""Cassettes recorded through real provider model classes, replayed with no network.
-
-`OpenAIChatModel`, `OpenAIResponsesModel` and `AnthropicModel` run with their official SDK clients
-over provider-shaped mock servers (tests/provider_mocks.py): text, a tool call then an answer,
-thinking, and structured output through an output tool; with `agent.run`, `agent.run_stream` and
-`agent.run_stream_events`. Each run is recorded by `CassetteModel`, then replayed by the same
-provider class over a transport that fails every request, and with no model at all: the output,
-`all_messages()` and the stream's events are those of the plain run, apart from timestamps and run ids.
+"""Cassettes recorded through real provider model classes (their SDKs over tests/provider_mocks.py),
+replayed with no network: the output, messages and stream events are the plain run's, bar timestamps and ids.
 """
 
 from __future__ import annotations
@@ -48,12 +42,12 @@ SCENARIOS: dict[str, tuple[list[Turn], Any]] = {
     ),
     'output-tool': ([Turn(tool='final_result', args={'city': 'Paris', 'temp_c': 21.5})], Forecast),
 }
-EXPECTED_OUTPUT: dict[str, object] = {
-    'text': 'Hello from the model.',
-    'tool': 'It is 21.5 C in Paris.',
-    'thinking': 'Sunny, 21.5 C.',
-    'output-tool': Forecast(city='Paris', temp_c=21.5),
-}
+
+
+def expected_output(scenario: str) -> object:
+    """The scenario's last scripted answer: its text, or the output tool's arguments as the output type."""
+    turns, output_type = SCENARIOS[scenario]
+    return turns[-1].text if output_type is str else output_type(**turns[-1].args)
 
 
 def make_agent(model: Any, output_type: Any) -> tuple[Agent[None, Any], list[str]]:
@@ -93,8 +87,7 @@ async def run_agent(agent: Agent[None, Any], how: str) -> Outcome:
     return Outcome(final.result.output, final.result.all_messages(), [_plain(event) for event in events[:-1]])
 
 
-_VARYING = frozenset({'timestamp', 'run_id', 'conversation_id'})
-"""What differs between two runs of the same conversation: when, and which run (ids made per run)."""
+_VARYING = frozenset({'timestamp', 'run_id', 'conversation_id'})  # what differs between two runs of one conversation
 
 
 def _plain(value: Any) -> Any:
@@ -117,18 +110,15 @@ def check_provider_run(
 ) -> None:
     """The run went through the provider's wire format and back as scripted."""
     turns = SCENARIOS[scenario][0]
-    assert outcome.output == EXPECTED_OUTPUT[scenario]
+    assert outcome.output == expected_output(scenario)
     assert len(server.requests) == len(turns)
     assert all(bool(body.get('stream')) is (how != 'run') for body in server.requests)
     responses = [m for m in outcome.messages if isinstance(m, ModelResponse)]
     assert [r.provider_name for r in responses] == [kind.split('-')[0]] * len(turns)
     # Every scripted part came back as the pydantic-ai part it stands for, in order.
     for response, turn in zip(responses, turns, strict=True):
-        expected: list[type] = []
-        expected += [ThinkingPart] * (turn.thinking is not None)
-        expected += [TextPart] * (turn.text is not None)
-        expected += [ToolCallPart] * (turn.tool is not None)
-        assert [type(part) for part in response.parts] == expected
+        scripted = [(ThinkingPart, turn.thinking), (TextPart, turn.text), (ToolCallPart, turn.tool)]
+        assert [type(part) for part in response.parts] == [kind for kind, given in scripted if given is not None]
         assert (response.usage.input_tokens, response.usage.output_tokens) == (11, 7)
     thinking = [p.content for r in responses for p in r.parts if isinstance(p, ThinkingPart)]
     assert thinking == [t.thinking for t in turns if t.thinking is not None]
@@ -167,7 +157,7 @@ async def test_a_run_recorded_through_the_provider_replays_offline(
     for wrapped in (refusing_model(kind), None):
         agent, called = make_agent(CassetteModel(wrapped, cassette=cassette, mode='none'), output_type)
         replayed = await run_agent(agent, how)
-        assert replayed.output == recorded.output == EXPECTED_OUTPUT[scenario]
+        assert replayed.output == recorded.output == expected_output(scenario)
         assert messages_json(replayed.messages) == messages_json(recorded.messages)
         assert replayed.events == recorded.events
         # The tools still run on replay (only the model is recorded here), with the recorded arguments.

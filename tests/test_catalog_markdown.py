@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import html
 import re
-from html.parser import HTMLParser
 from typing import Literal
 
 import markdown
@@ -26,23 +25,10 @@ def render(text: str) -> str:
     return markdown.markdown(text, extensions=EXTENSIONS)
 
 
-class _Text(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.tags: list[str] = []
-        self.text: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.tags.append(tag)
-
-    def handle_data(self, data: str) -> None:
-        self.text.append(data)
-
-
 def parse(rendered: str) -> tuple[list[str], str]:
-    parser = _Text()
-    parser.feed(rendered)
-    return parser.tags, ''.join(parser.text)
+    """The tags `rendered` opens (named as `HTMLParser` names them), and its text as shown."""
+    tags = re.findall(r'<([a-zA-Z][^\t\n\r\f />\x00]*)', rendered)
+    return [tag.lower() for tag in tags], html.unescape(re.sub(r'<[^>]*>', '', rendered))
 
 
 def folded(text: str) -> str:
@@ -134,16 +120,8 @@ def test_user_text_in_docs_is_escaped(registry: AgenToolRegistry) -> None:
 
 def test_markdown_documents_agentools_operations_and_fields(registry: AgenToolRegistry) -> None:
     create_calculator()
-    create_agentool(
-        'pinger',
-        HostileInput,
-        RoutingConfig(
-            operation_map={
-                '<b>go</b>': Route(tool='hostile_tool', read_only=True, deprecated=True, max_output_chars=10)
-            }
-        ),
-        [hostile_tool],
-    )
+    route = Route(tool='hostile_tool', read_only=True, deprecated=True, max_output_chars=10)
+    create_agentool('pinger', HostileInput, RoutingConfig(operation_map={'<b>go</b>': route}), [hostile_tool])
     docs = registry.generate_markdown_docs(title='Tools')
     assert docs.startswith('# Tools\n\nTotal AgenTools: 2\n')
     assert docs.index('## calculator') < docs.index('## pinger')

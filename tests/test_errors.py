@@ -10,8 +10,9 @@ import re
 from typing import Literal
 
 import pytest
+from mcp import Client, MCPError
 
-from agentool import AgenToolRegistry, errors
+from agentool import AgenToolRegistry, BaseOperationInput, RoutingConfig, create_agentool, errors
 from agentool.cli import main
 from agentool.core.injector import get_injector
 from agentool.errors import (
@@ -24,14 +25,10 @@ from agentool.errors import (
     clip,
     quote,
 )
+from agentool.mcp import create_mcp_server
 from examples.calculator import create_calculator
 
-_BUILTINS = {
-    'ValueError': ValueError,
-    'LookupError': LookupError,
-    'ImportError': ImportError,
-    'AssertionError': AssertionError,
-}
+_BUILTINS = {cls.__name__: cls for cls in (ValueError, LookupError, ImportError, AssertionError)}
 _LINE = re.compile(r'^(?P<indent>[ │├└─]*)(?P<name>\w+)(?: \[(?P<builtin>\w+)\])?')
 
 
@@ -168,10 +165,6 @@ def test_a_cli_usage_error_with_a_megabyte_word_is_short(capsys: pytest.CaptureF
 
 
 async def test_mcp_replies_to_a_megabyte_tool_name_briefly() -> None:
-    from mcp import Client, MCPError
-
-    from agentool.mcp import create_mcp_server
-
     create_calculator()
     async with Client(create_mcp_server()) as client:  # pyright: ignore[reportArgumentType]
         with pytest.raises(MCPError) as caught:
@@ -187,11 +180,6 @@ async def test_mcp_replies_to_a_megabyte_tool_name_briefly() -> None:
 
 
 async def test_mcp_cuts_a_failed_calls_exception_text() -> None:
-    from mcp import Client
-
-    from agentool import BaseOperationInput, RoutingConfig, create_agentool
-    from agentool.mcp import create_mcp_server
-
     class LoudInput(BaseOperationInput):
         operation: Literal['shout']
 

@@ -8,9 +8,9 @@ import pytest
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from pydantic_ai import Agent, ModelRetry, RunContext
+from pydantic_ai.agent import AgentRunResult
 from pydantic_ai.capabilities import Instrumentation
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
@@ -88,13 +88,18 @@ def test_an_injectors_meter_provider_must_be_one() -> None:
         get_injector().meter_provider = object()  # pyright: ignore[reportAttributeAccessIssue]
 
 
-def _llm_calling(arguments: dict[str, Any]) -> FunctionModel:
+async def _add_through_an_llm(provider: TracerProvider) -> tuple[Agent[None, str], AgentRunResult[str]]:
+    """An instrumented LLM agent calling the `calc` agentool's manager tool once to add 1 and 2."""
+
     def answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         if not any(isinstance(part, ToolReturnPart) for message in messages for part in message.parts):
-            return ModelResponse(parts=[ToolCallPart('__agentool_manager__', arguments)])
+            return ModelResponse(parts=[ToolCallPart('__agentool_manager__', {'operation': 'add', 'a': 1, 'b': 2})])
         return ModelResponse(parts=[TextPart('done')])
 
-    return FunctionModel(answer)
+    make_calc()
+    agent = Agent(FunctionModel(answer), capabilities=[AgenToolCapability('calc')])
+    instrumented = Instrumentation(InstrumentationSettings(tracer_provider=provider))
+    return agent, await agent.run('add them', capabilities=[instrumented])
 
 
 def _tool_spans(spans: list[ReadableSpan]) -> list[tuple[str, Any]]:
@@ -106,14 +111,10 @@ def _tool_spans(spans: list[ReadableSpan]) -> list[tuple[str, Any]]:
     )
 
 
-async def test_an_agent_runs_operation_is_an_execute_tool_span_inside_pydantic_ais_own() -> None:
-    make_calc()
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    agent = Agent(_llm_calling({'operation': 'add', 'a': 1, 'b': 2}), capabilities=[AgenToolCapability('calc')])
-    instrumented = Instrumentation(InstrumentationSettings(tracer_provider=provider))
-    assert (await agent.run('add them', capabilities=[instrumented])).output == 'done'
+async def test_an_agent_runs_operation_is_an_execute_tool_span_inside_pydantic_ais_own(
+    exporter: InMemorySpanExporter, provider: TracerProvider
+) -> None:
+    assert (await _add_through_an_llm(provider))[1].output == 'done'
     spans = {span.name: span for span in exporter.get_finished_spans()}
     own, tool = spans['execute_tool calc.add'], spans['execute_tool __agentool_manager__']
     assert own.parent is not None
@@ -126,18 +127,13 @@ async def test_an_agent_runs_operation_is_an_execute_tool_span_inside_pydantic_a
     assert _tool_spans(list(spans.values())) == [('execute_tool __agentool_manager__', '__agentool_manager__')]
 
 
-async def test_an_agentool_run_and_its_replay_show_the_evaluators_the_same_tool_calls() -> None:
+async def test_an_agentool_run_and_its_replay_show_the_evaluators_the_same_tool_calls(
+    exporter: InMemorySpanExporter, provider: TracerProvider
+) -> None:
     pytest.importorskip('pydantic_evals')
     from agentool.testing.evals import span_tree
 
-    make_calc()
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    agent = Agent(_llm_calling({'operation': 'add', 'a': 1, 'b': 2}), capabilities=[AgenToolCapability('calc')])
-    live = await agent.run(
-        'add them', capabilities=[Instrumentation(InstrumentationSettings(tracer_provider=provider))]
-    )
+    agent, live = await _add_through_an_llm(provider)
     replayed = await span_tree(agent, live)
     counted = sorted(
         (node.name, node.attributes[TOOL_NAME_ATTRIBUTE])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import json
+import operator
 import pickle
 import random
 from pathlib import Path
@@ -20,15 +21,18 @@ from examples.calculator import CalculatorInput, create_calculator
 from tests.agentools import ROOT, python_env, run_python
 
 
-async def test_manager_tool_schema_is_the_input_schema() -> None:
-    calculator = create_calculator()
-    offered: list[ToolDefinition] = []
-
+def _spy(offered: list[ToolDefinition]) -> FunctionModel:
     def spy(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         offered.extend(info.function_tools)
         return ModelResponse(parts=[TextPart('done')])
 
-    with calculator.override(model=FunctionModel(spy)):
+    return FunctionModel(spy)
+
+
+async def test_manager_tool_schema_is_the_input_schema() -> None:
+    calculator = create_calculator()
+    offered: list[ToolDefinition] = []
+    with calculator.override(model=_spy(offered)):
         await calculator.run('{}', output_type=str)
     (tool,) = offered
     assert tool.name == MANAGER_TOOL_NAME
@@ -47,12 +51,7 @@ async def test_manager_tool_schema_is_the_input_schema() -> None:
 async def test_capability_toolset_offers_the_same_schema() -> None:
     create_calculator()
     offered: list[ToolDefinition] = []
-
-    def spy(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        offered.extend(info.function_tools)
-        return ModelResponse(parts=[TextPart('done')])
-
-    agent = Agent(FunctionModel(spy), capabilities=[AgenToolCapability('calculator')])
+    agent = Agent(_spy(offered), capabilities=[AgenToolCapability('calculator')])
     await agent.run('hi')
     assert [t.name for t in offered] == [MANAGER_TOOL_NAME]
     assert list(offered[0].parameters_json_schema['properties']) == ['operation', 'a', 'b']
@@ -155,10 +154,8 @@ def test_running_agentools_writes_nothing_to_the_working_directory(tmp_path: Pat
         'print(calculator.run_sync(\'{"operation": "add", "a": 1, "b": 2}\').output)\n'
         'print(Agent(\'agentool:calculator\').run_sync(\'{"operation": "add", "a": 1, "b": 2}\').output)\n'
     )
-    assert run_python(script, cwd=tmp_path, env={**python_env(), 'PYTHONDONTWRITEBYTECODE': '1'}).split() == [
-        '3.0',
-        '3.0',
-    ]
+    printed = run_python(script, cwd=tmp_path, env={**python_env(), 'PYTHONDONTWRITEBYTECODE': '1'})
+    assert printed.split() == ['3.0', '3.0']
     assert list(tmp_path.iterdir()) == []
 
 
@@ -176,10 +173,5 @@ def test_every_error_survives_pickling(name: str) -> None:
     error = _an_error(getattr(errors, name))
     back = pickle.loads(pickle.dumps(error))
     assert type(back) is type(error)
-    assert (str(back), back.message, back.agentool, back.details) == (
-        str(error),
-        error.message,
-        error.agentool,
-        error.details,
-    )
-    assert vars(back).keys() == vars(error).keys()
+    seen = operator.attrgetter('message', 'agentool', 'details')
+    assert (str(back), *seen(back), vars(back).keys()) == (str(error), *seen(error), vars(error).keys())

@@ -1,9 +1,5 @@
-"""The guide "Testing LLM agents with agentool" runs as written: its blocks in order, its printed output checked.
-
-`pytest --update-examples` rewrites the `#>` output comments after a deliberate change. The testing
-guides' pytest examples run under pytest as written: each block with a `title="path"` is written to
-that path in a fresh project, then pytest runs there in a subprocess (for the layout example the
-command line too).
+"""The testing guides run as written: blocks in order with their printed output checked (`pytest
+--update-examples` rewrites the `#>` comments), and each `title="path"` block, written to a fresh project, under pytest.
 """
 
 from __future__ import annotations
@@ -18,7 +14,8 @@ from typing import Any
 import pytest
 from pytest_examples import EvalExample, find_examples
 
-GUIDE = Path(__file__).resolve().parent.parent / 'docs' / 'guides' / 'testing-llm-agents.md'
+DOCS = Path(__file__).resolve().parent.parent / 'docs' / 'guides'
+GUIDE = DOCS / 'testing-llm-agents.md'
 
 
 def test_the_guide_runs_as_written(eval_example: EvalExample) -> None:
@@ -32,9 +29,6 @@ def test_the_guide_runs_as_written(eval_example: EvalExample) -> None:
             namespace = eval_example.run_print_check(example, module_globals=namespace)
     # As the guide says: a drift failure is an AssertionError, so pytest reports it as a test failure.
     assert issubclass(namespace['DriftError'], AssertionError)
-
-
-DOCS = Path(__file__).resolve().parent.parent / 'docs' / 'guides'
 
 
 FENCE = re.compile(r'^```(\w+)[ ]*(\{[^}\n]*\})?\n(.*?)^```', re.MULTILINE | re.DOTALL)
@@ -59,20 +53,14 @@ def _write_titled_blocks(guide: Path, project: Path) -> list[str]:
     return written
 
 
-def _environment() -> dict[str, str]:
-    # The project directory alone decides what is importable (no PYTHONPATH from the outer run).
-    return {k: v for k, v in os.environ.items() if k not in ('PYTHONPATH', 'PYTEST_ADDOPTS', 'PYTEST_PLUGINS')}
+def _python(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`python ARGS` in `project`, which alone decides what is importable (no PYTHONPATH from the outer run)."""
+    env = {k: v for k, v in os.environ.items() if k not in ('PYTHONPATH', 'PYTEST_ADDOPTS', 'PYTEST_PLUGINS')}
+    return subprocess.run([sys.executable, *args], cwd=project, env=env, capture_output=True, text=True, timeout=300)
 
 
 def _pytest(project: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, '-m', 'pytest', '-q', '-p', 'no:cacheprovider'],
-        cwd=project,
-        env=_environment(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return _python(project, '-m', 'pytest', '-q', '-p', 'no:cacheprovider')
 
 
 def _passed(output: str) -> int:
@@ -102,14 +90,7 @@ def test_the_layout_serves_the_command_line_as_shown(tmp_path: Path) -> None:
     command, expected = bash.strip().splitlines()
     assert command.startswith('agentool --import units_agentools call units ')
     payload = command.split(' call units ', 1)[1].strip("'")
-    result = subprocess.run(
-        [sys.executable, '-m', 'agentool', '--import', 'units_agentools', 'call', 'units', payload],
-        cwd=tmp_path,
-        env=_environment(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = _python(tmp_path, '-m', 'agentool', '--import', 'units_agentools', 'call', 'units', payload)
     assert result.returncode == 0, result.stderr
     assert f'# {result.stdout.strip()}' == expected
 

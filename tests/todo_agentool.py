@@ -1,8 +1,5 @@
-"""A small todo agentool built the way the docs recommend.
-
-One input schema whose per-operation fields are optional, routes without transforms, and typed
-deps (`TodoDeps`) with a database the injector provides. The CLI tests import `tests.todo_cli`,
-which registers it (and provides `TodoDB`) at import.
+"""A small todo agentool built the way the docs recommend: optional per-operation fields, routes
+without transforms, typed deps (`TodoDeps`) with a database the injector provides.
 """
 
 from __future__ import annotations
