@@ -77,10 +77,6 @@ async def store_defer(key: str) -> str:
     raise CallDeferred()
 
 
-def retried(tool: str) -> Route:
-    return Route(tool=tool, idempotent=True, retries=2)
-
-
 def create_store(name: str = 'store', *, durable: bool = False) -> Agent[Any, Any]:
     """An agentool with a side effect, a failing tool, and inputs whose JSON form is not the value; `CALLS` emptied."""
     CALLS.clear()
@@ -96,8 +92,8 @@ def create_store(name: str = 'store', *, durable: bool = False) -> Agent[Any, An
                 'secret': 'store_secret',
                 'parse': 'store_parse',
                 'hidden': 'store_hidden',
-                'ask': retried('store_ask'),
-                'defer': retried('store_defer'),
+                'ask': Route(tool='store_ask', idempotent=True, retries=2),
+                'defer': Route(tool='store_defer', idempotent=True, retries=2),
             }
         ),
         tools=[

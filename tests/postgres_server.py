@@ -16,8 +16,6 @@ from pathlib import Path
 
 from tests.temporal_server import free_port
 
-__all__ = ('PostgresUnavailableError', 'postgres_server')
-
 
 class PostgresUnavailableError(RuntimeError):
     """No server binaries, and they could not be installed here."""

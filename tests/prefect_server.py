@@ -13,8 +13,6 @@ from typing import Any
 
 from tests.temporal_server import free_port, server_process
 
-__all__ = ('prefect_server', 'prefect_settings')
-
 
 def _healthy(url: str) -> bool:
     try:

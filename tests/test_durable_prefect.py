@@ -77,9 +77,7 @@ async def _run_flow(agent: str, prompt: str) -> Any:
     return (await _agents[agent].run(prompt)).output
 
 
-@flow(name='agentool-tests-once', persist_result=False)
-async def _once_flow(agent: str, prompt: str) -> Any:
-    return (await _agents[agent].run(prompt)).output
+_once_flow = _run_flow.with_options(name='agentool-tests-once', retries=0)
 
 
 @flow(name='agentool-tests-refused-then-append', persist_result=False)

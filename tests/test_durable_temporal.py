@@ -113,15 +113,10 @@ async def _start(client: Client, queue: str, run: Any, *args: Any, **options: An
 
 async def _activities(handle: WorkflowHandle[Any, Any]) -> list[tuple[str, str]]:
     """(activity type, activity id) of each activity the workflow scheduled, in order."""
-    history = await handle.fetch_history()
-    return [
-        (
-            event.activity_task_scheduled_event_attributes.activity_type.name,
-            event.activity_task_scheduled_event_attributes.activity_id,
-        )
-        for event in history.events
-        if event.HasField('activity_task_scheduled_event_attributes')
-    ]
+    events = (await handle.fetch_history()).events
+    field = 'activity_task_scheduled_event_attributes'
+    scheduled = [event.activity_task_scheduled_event_attributes for event in events if event.HasField(field)]
+    return [(attributes.activity_type.name, attributes.activity_id) for attributes in scheduled]
 
 
 async def _retried(handle: WorkflowHandle[Any, Any]) -> dict[str, int]:
@@ -241,9 +236,8 @@ def _stop(stop: Path, workers: list[subprocess.Popen[str]]) -> None:
 async def test_a_worker_killed_in_an_operation_is_replaced_and_each_effect_happens_once(
     temporal: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kill: str
 ) -> None:
-    # The 3rd append is `batch1`, called by the delegating operation (`Route(durable=False)`) in the
-    # workflow: killed before its commit (nothing happened) or after it (the effect is there, the
-    # activity's result is not), the workflow finishes on a new worker.
+    # Killed in the 3rd append (`batch1`, by the delegating operation) before its commit or after it (the
+    # effect is there, the activity's result is not): the workflow finishes on a new worker.
     expected = await _reference(tmp_path, ['k1'], monkeypatch)
     ledger, models, stop, log = (tmp_path / name for name in ('ledger.sqlite', 'models.log', 'STOP', 'workers.log'))
     create_ledger(ledger)

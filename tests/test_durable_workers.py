@@ -40,8 +40,12 @@ def postgres() -> Iterator[str]:
         yield url
 
 
-def _database(server: str, name: str) -> str:
-    return f'{server.rsplit("/", 1)[0]}/{name}'
+def _paths(server: str, tmp_path: Path, name: str) -> tuple[str, Path, Path]:
+    """The database `name` on the server, the outputs directory and the ledger (in WAL before workers open it)."""
+    outputs, ledger = tmp_path / 'outputs', tmp_path / 'ledger.sqlite'
+    outputs.mkdir()
+    create_ledger(ledger)
+    return f'{server.rsplit("/", 1)[0]}/{name}', outputs, ledger
 
 
 def _start(
@@ -110,10 +114,7 @@ def test_workers_share_the_queue_and_run_each_job_once(
 ) -> None:
     jobs = [f'w{count}-job{n}' for n in range(JOBS)]
     expected = _reference(tmp_path, jobs, monkeypatch)
-    database = _database(postgres, f'agentool_workers_{count}')
-    outputs, ledger = tmp_path / 'outputs', tmp_path / 'ledger.sqlite'
-    outputs.mkdir()
-    create_ledger(ledger)  # in WAL before the workers open it together
+    database, outputs, ledger = _paths(postgres, tmp_path, f'agentool_workers_{count}')
     workers = [_start(database, outputs, ledger, f'worker{n}') for n in range(count)]
     client = DBOSClient(system_database_url=database)
     try:
@@ -135,14 +136,11 @@ def test_a_killed_workers_jobs_finish_on_the_others_without_duplicates(
 ) -> None:
     jobs = [f'kill-job{n}' for n in range(JOBS)]
     expected = _reference(tmp_path, jobs, monkeypatch)
-    database = _database(postgres, 'agentool_workers_kill')
-    outputs, ledger = tmp_path / 'outputs', tmp_path / 'ledger.sqlite'
-    outputs.mkdir()
+    database, outputs, ledger = _paths(postgres, tmp_path, 'agentool_workers_kill')
     # Jobs wait in the middle (after their first step) while `hold` exists, so the victim cannot
     # finish its jobs between being seen busy and being killed.
     hold = tmp_path / 'HOLD'
     hold.touch()
-    create_ledger(ledger)  # in WAL before the workers open it together
     workers = [_start(database, outputs, ledger, f'worker{n}', hold=hold) for n in range(3)]
     client = DBOSClient(system_database_url=database)
     try:
