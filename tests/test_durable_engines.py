@@ -131,13 +131,10 @@ class TestTemporal:
         assert len(added) == 1
         return added[0]
 
-    def _converter(self) -> Any:
-        return self.temporal.PydanticAIPayloadConverter()
-
     def test_the_parameters_survive_the_payload_converter(self) -> None:
         params_type = typing.get_type_hints(self._operation_activity())['params']
         arguments = _arguments()
-        converter = self._converter()
+        converter = self.temporal.PydanticAIPayloadConverter()
         wire = {'arguments': arguments, 'serialized_run_context': {'run_id': 'r'}, 'model_id': None}
         (loaded,) = converter.from_payloads(converter.to_payloads([wire]), [params_type])
         assert type(loaded) is params_type
@@ -148,7 +145,7 @@ class TestTemporal:
     @pytest.mark.parametrize(('operation', 'result'), RESULTS, ids=[operation for operation, _ in RESULTS])
     def test_results_survive_the_payload_converter_as_typed_values(self, operation: str, result: Any) -> None:
         result_type = typing.get_type_hints(self._operation_activity())['return']
-        converter = self._converter()
+        converter = self.temporal.PydanticAIPayloadConverter()
         sent = result_type(value=result, usage_delta=RunUsage(tool_calls=1))
         (received,) = converter.from_payloads(converter.to_payloads([sent]), [result_type])
         assert received.usage_delta == RunUsage(tool_calls=1)
