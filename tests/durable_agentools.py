@@ -1,11 +1,7 @@
-"""A multi-step durable pipeline for the DBOS tests: a ledger with side effects, an agentool that
-delegates to it, and an LLM agent (scripted with the test double) calling both.
+"""A multi-step durable pipeline: a ledger with side effects, an agentool delegating to it, an LLM agent calling both.
 
-The ledger is a SQLite file (`LEDGER_ENV`). Each append commits two rows in one transaction:
-one in `executions` (every time the tool body committed, re-executions included) and, unless its
-durable unit already did, one in `effects` (the side effect, at most once per `unit_key()`).
-`executions` therefore shows how often the engine re-ran a step whose result it had not yet
-recorded, and `effects` shows that the side effect still happened exactly once.
+The ledger is a SQLite file (`LEDGER_ENV`). Each append commits a row in `executions` (re-executions
+included) and, unless its durable unit already did, one in `effects` (at most once per `unit_key()`).
 """
 
 from __future__ import annotations
@@ -28,19 +24,6 @@ from agentool import Route, RoutingConfig, create_agentool, get_injector
 from agentool.durable import unit_key
 from agentool.testing import AgentDouble, Call, OutputFrom, Script, ScriptRun
 from agentool.toolset import AgenToolToolset
-
-__all__ = (
-    'ENTRIES',
-    'HOLD_ENV',
-    'KILL_ENV',
-    'LEDGER_ENV',
-    'STEPS',
-    'expected_entries',
-    'build',
-    'ledger_rows',
-    'create_ledger',
-    'pipeline_prompt',
-)
 
 LEDGER_ENV = 'AGENTOOL_TEST_LEDGER'
 KILL_ENV = 'AGENTOOL_TEST_KILL_AT'
@@ -80,7 +63,7 @@ def _connect(path: str | os.PathLike[str] | None = None) -> sqlite3.Connection:
 
 
 def create_ledger(path: str | os.PathLike[str]) -> None:
-    """Create the ledger at `path` (WAL, tables) before workers open it together."""
+    """The ledger at `path` (WAL, tables), before workers open it together."""
     _connect(path).close()
 
 

@@ -1,8 +1,6 @@
 """The store agentool of the durable tests, and the DBOS scenes that run it in a child process.
 
-`python -m tests.durable_store SCENE DIRECTORY` launches DBOS on a database in DIRECTORY, runs the
-scene's cases and prints one JSON object per case (`test_durable_dbos.py` reads them back), as the
-other DBOS tests run their workers in child processes.
+`python -m tests.durable_store SCENE DIRECTORY` runs the scene on DBOS in DIRECTORY, one JSON line per case.
 """
 
 from __future__ import annotations
@@ -11,6 +9,7 @@ import asyncio
 import json
 import sys
 from collections.abc import Awaitable, Callable, Coroutine
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -78,15 +77,8 @@ async def store_defer(key: str) -> str:
     raise CallDeferred()
 
 
-def retried(tool: str) -> Route:
-    return Route(tool=tool, idempotent=True, retries=2)
-
-
 def create_store(name: str = 'store', *, durable: bool = False) -> Agent[Any, Any]:
-    """An agentool with a side effect, a failing tool, and inputs whose JSON form is not the value.
-
-    `CALLS` starts empty again: it holds what the tools of this store saw.
-    """
+    """An agentool with a side effect, a failing tool, and inputs whose JSON form is not the value; `CALLS` emptied."""
     CALLS.clear()
     return create_agentool(
         name=name,
@@ -100,8 +92,8 @@ def create_store(name: str = 'store', *, durable: bool = False) -> Agent[Any, An
                 'secret': 'store_secret',
                 'parse': 'store_parse',
                 'hidden': 'store_hidden',
-                'ask': retried('store_ask'),
-                'defer': retried('store_defer'),
+                'ask': Route(tool='store_ask', idempotent=True, retries=2),
+                'defer': Route(tool='store_defer', idempotent=True, retries=2),
             }
         ),
         tools=[
@@ -178,17 +170,14 @@ async def _runs(directory: Path) -> None:
         await _case('enqueue', lambda: _result(enqueue(store, '{"operation": "write", "key": "q", "data": 3}')))
         await _case('unit key', lambda: run(store, '{"operation": "key"}', workflow_id='w-key'))
         await _case('nested', lambda: run(store, '{"operation": "nested"}', workflow_id='w-nested'))
-        await _case('invalid json', lambda: run(store, 'not json', workflow_id='w-bad'), steps_of='w-bad')
-        await _case('invalid json again', lambda: run(store, 'not json', workflow_id='w-bad'), steps_of='w-bad')
-        await _case(
-            'unknown operation', lambda: run(store, '{"operation": "nope"}', workflow_id='w-nope'), steps_of='w-nope'
-        )
-        await _case(
-            'invalid input',
-            lambda: run(store, '{"operation": "write", "data": "x"}', workflow_id='w-invalid'),
-            steps_of='w-invalid',
-        )
-        await _case('unknown agentool', lambda: run(missing, write, workflow_id='w-missing'), steps_of='w-missing')
+        for case, agent, prompt, id in (
+            ('invalid json', store, 'not json', 'w-bad'),
+            ('invalid json again', store, 'not json', 'w-bad'),
+            ('unknown operation', store, '{"operation": "nope"}', 'w-nope'),
+            ('invalid input', store, '{"operation": "write", "data": "x"}', 'w-invalid'),
+            ('unknown agentool', missing, write, 'w-missing'),
+        ):
+            await _case(case, partial(run, agent, prompt, workflow_id=id), steps_of=id)
         await _case('tool exception', lambda: run(store, '{"operation": "boom", "key": "x"}'))
         await _case('secret', lambda: run(store, '{"operation": "secret", "token": "s3cr3t"}'))
         await _case('json field', lambda: run(store, json.dumps({'operation': 'parse', 'payload': '{"a": 1}'})))

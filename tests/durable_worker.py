@@ -1,14 +1,9 @@
-"""Child process of the DBOS tests: `python -m tests.durable_worker DATABASE OUTPUTS JOB...`.
+"""Child process of the DBOS tests: `python -m tests.durable_worker DATABASE OUTPUTS JOB... [--queue|--single]`.
 
-Launches DBOS on DATABASE (a SQLite path or a Postgres URL), which recovers this executor's pending
-workflows, then makes sure each JOB's pipeline workflow (`workflow id = JOB`) has run (`agentool.dbos.run` waits
-for a workflow that exists: recovered, or finished in an earlier life). Each
-output goes to OUTPUTS/JOB once the workflow returned. With `--queue`, the jobs are not run here: the
-process is a worker of the DBOS queue until OUTPUTS/STOP appears (and recovers the pending workflows
-of the dead workers a file OUTPUTS/RECOVER.<its executor id> lists). With `--single`, each
-job is instead one ledger append (`JOB/first`): by `Agent('agentool:ledger')` with `capabilities()`
-when JOB starts with `s`, else by `durable('ledger')`. The ledger path comes from the
-environment (`tests.durable_agentools.LEDGER_ENV`); `AGENTOOL_TEST_EXECUTOR` sets the executor id.
+Launches DBOS on DATABASE (SQLite path or Postgres URL), recovering this executor's pending workflows, and
+writes each JOB's pipeline output (`workflow id = JOB`) to OUTPUTS/JOB. `--single`: each JOB is one append
+(`Agent('agentool:ledger')` when JOB starts with `s`, else `durable('ledger')`). `--queue`: a queue worker
+until OUTPUTS/STOP appears, recovering the dead executors OUTPUTS/RECOVER.<its executor id> lists.
 """
 
 from __future__ import annotations

@@ -1,24 +1,20 @@
 """A throwaway PostgreSQL server for the tests: installed if missing, on loopback, in a temporary directory.
 
-`postgres_server()` finds the server binaries (Debian's `postgresql` package: `/usr/lib/postgresql/N/bin`,
-or `initdb` on PATH), installs the package with apt-get when they are missing and the process is root,
-initialises a cluster in a fresh temporary directory (as the `postgres` user when running as root,
-since the server refuses to run as root), starts it on 127.0.0.1 at a free port with trust
-authentication, yields its URL, then stops it and removes the directory.
+The binaries are Debian's `postgresql` package (apt-get installs it when missing and the process is
+root), or `initdb` on PATH; the cluster trusts local connections and runs as `postgres` under root.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 from collections.abc import Generator
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ('PostgresUnavailableError', 'postgres_server')
+from tests.temporal_server import free_port
 
 
 class PostgresUnavailableError(RuntimeError):
@@ -46,12 +42,6 @@ def _install() -> Path:
     return found
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(('127.0.0.1', 0))
-        return int(probe.getsockname()[1])
-
-
 @contextmanager
 def postgres_server() -> Generator[str]:
     """A running server for the block; yields `postgresql://postgres@127.0.0.1:PORT/postgres`."""
@@ -62,26 +52,18 @@ def postgres_server() -> Generator[str]:
         shutil.chown(root, 'postgres', 'postgres')
         as_user = ['runuser', '-u', 'postgres', '--']
     data, log = root / 'data', root / 'server.log'
-    port = _free_port()
+    port = free_port()
+
+    def pg(tool: str, *args: str, check: bool = True) -> None:
+        subprocess.run([*as_user, str(bin_dir / tool), '-D', str(data), *args], check=check, capture_output=True)
+
     try:
-        subprocess.run(
-            [*as_user, str(bin_dir / 'initdb'), '-D', str(data), '-U', 'postgres', '--auth=trust', '-E', 'UTF8'],
-            check=True,
-            capture_output=True,
-        )
+        pg('initdb', '-U', 'postgres', '--auth=trust', '-E', 'UTF8')
         options = f'-c listen_addresses=127.0.0.1 -p {port} -k {root} -c max_connections=300 -c fsync=off'
-        subprocess.run(
-            [*as_user, str(bin_dir / 'pg_ctl'), '-D', str(data), '-l', str(log), '-o', options, '-w', 'start'],
-            check=True,
-            capture_output=True,
-        )
+        pg('pg_ctl', '-l', str(log), '-o', options, '-w', 'start')
         try:
             yield f'postgresql://postgres@127.0.0.1:{port}/postgres'
         finally:
-            subprocess.run(
-                [*as_user, str(bin_dir / 'pg_ctl'), '-D', str(data), '-m', 'fast', '-w', 'stop'],
-                check=False,
-                capture_output=True,
-            )
+            pg('pg_ctl', '-m', 'fast', '-w', 'stop', check=False)
     finally:
         shutil.rmtree(root, ignore_errors=True)

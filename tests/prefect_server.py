@@ -1,10 +1,4 @@
-"""A throwaway Prefect API server for the tests: `prefect server start` on loopback, SQLite in a temp dir.
-
-`prefect_server()` starts the server of the installed `prefect` package (the test extra brings it)
-on 127.0.0.1 at a free port, its home and database in a fresh temporary directory, without its UI
-or analytics; yields its API URL once `/api/health` answers; then stops it and removes the
-directory. `prefect_settings(url, home)` points this process at it (results stored under `home`).
-"""
+"""A throwaway Prefect API server for the tests: `prefect server start` on loopback, SQLite in a temp dir."""
 
 from __future__ import annotations
 
@@ -18,8 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from tests.temporal_server import free_port, server_process
-
-__all__ = ('prefect_server', 'prefect_settings')
 
 
 def _healthy(url: str) -> bool:

@@ -1,13 +1,8 @@
 """Child process of the Prefect kill tests: `python -m tests.prefect_worker OUTPUTS JOB...`.
 
-Runs the pipeline of `tests.function_pipeline` (on the agentools of `tests.durable_agentools`) with
-Prefect durability in one flow run per JOB, against the Prefect server and result storage the
-environment names (`PREFECT_API_URL`, `PREFECT_LOCAL_STORAGE_PATH`). The first life creates JOB's
-flow run, records its id in OUTPUTS/JOB.run, then runs it; each output goes to OUTPUTS/JOB once the
-flow returned. A later life finds the id of a flow run whose process died (the ledger tool SIGKILLs
-it at the point `KILL_ENV` names), marks the run crashed, as Prefect's runner does when a flow run's
-process dies, and runs the *same* flow run again: the tasks it completed (operations and model
-requests) are read back from the result storage, since their cache keys hold the flow run id.
+Runs the pipeline with Prefect durability in one flow run per JOB (its id in OUTPUTS/JOB.run, its output
+in OUTPUTS/JOB). A later life marks a flow run whose process was SIGKILLed crashed, as Prefect's runner
+does, and runs the *same* flow run again: its completed tasks are read back from the result storage.
 """
 
 from __future__ import annotations

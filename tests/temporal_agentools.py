@@ -1,23 +1,8 @@
 """Agents and workflows of the Temporal tests, built at import (Temporal registers activities first).
 
-The ledger and delegating agentools are those of `tests.durable_agentools` (each append commits
-its effect at most once per `unit_key()`, and dies at the kill point `KILL_ENV` names). Here they
-run on Temporal, each agent with `agentool.temporal.capabilities()`:
-
-- `pipeline`: the LLM agent of `tests.function_pipeline` with `AgenToolToolset`, calling
-  `ledger_append`, `batch_run` (an orchestrating operation with `Route(durable=False)` whose three
-  `injector.call`s are units) and `ledger_append` again;
-- `ledger_durable` (`agentool.temporal.durable('ledger')`), `ledger_string` (the model string) and
-  `ledger_explicit` (`AgenToolCapability` + a model string): one append each;
-- `flaky` (`durable('flaky')`): an operation whose first attempt fails, and one raising a typed error;
-- `missing`: the model string of an agentool no worker registered;
-- `clerk` (`durable('clerk')`): an operation reading its deps;
-- `bulk` (`durable('bulk')`): an operation returning as many characters as asked (payload limits).
-
-`PipelineWorkflow` runs the pipeline on a job; `AppendWorkflow` runs one of the single-append agents;
-`DepsWorkflow` runs `clerk` with deps that cannot be sent to an activity (a lock), or with none (the
-worker's injector provides them).
-Worker processes run `python -m tests.temporal_worker` (see there).
+Each agent has `agentool.temporal.capabilities()`: `pipeline` (the ledger pipeline of `tests.function_pipeline`),
+one append by each other form (`SINGLE`), `flaky` (a first attempt failing, a typed error), `missing` (an
+unregistered agentool), `clerk` (reading deps) and `bulk` (payload limits).
 """
 
 from __future__ import annotations
@@ -42,25 +27,6 @@ from agentool import AgenToolCapability, RoutingConfig, ToolArgumentError, creat
 from agentool.durable import unit_key
 from tests.durable_agentools import build
 from tests.function_pipeline import pipeline_agent
-
-__all__ = (
-    'ACTIVITY_CONFIG',
-    'AGENTS',
-    'AppendWorkflow',
-    'Attempt',
-    'bulk_attempts',
-    'ClerkDeps',
-    'DepsWorkflow',
-    'PipelineWorkflow',
-    'SINGLE',
-    'WORKFLOWS',
-    'client',
-    'plugins',
-    'refused_attempts',
-    'register',
-    'unit_keys',
-    'worker',
-)
 
 ACTIVITY_CONFIG = ActivityConfig(
     start_to_close_timeout=timedelta(seconds=30),
@@ -126,12 +92,10 @@ async def bulk_text(size: int) -> str:
     return 'x' * size
 
 
+# What the attempts of `bulk_text`, `flaky_refuse` and `flaky_flake` saw in this process.
 bulk_attempts: list[int] = []
-"""The attempts `bulk_text` saw in this process."""
 refused_attempts: list[int] = []
-"""The attempts `flaky_refuse` saw in this process."""
 unit_keys: list[str | None] = []
-"""The `unit_key()` each attempt of `flaky_flake` saw in this process."""
 
 
 def register() -> None:
@@ -184,7 +148,6 @@ SINGLE: dict[str, Any] = {
     'bulk': durable_temporal.durable('bulk', activity_config=ACTIVITY_CONFIG),
 }
 """The single-append agents by form."""
-AGENTS: list[Any] = [pipeline, *SINGLE.values()]
 
 
 @workflow.defn(name='agentool.tests.pipeline')
@@ -213,14 +176,6 @@ class DepsWorkflow(PydanticAIWorkflow):
         return (await SINGLE['clerk'].run(prompt, deps=deps)).output
 
 
-WORKFLOWS: list[type] = [PipelineWorkflow, AppendWorkflow, DepsWorkflow]
-
-
-def plugins() -> list[Any]:
-    """The worker plugins: each agent's activities."""
-    return [AgentPlugin(agent) for agent in AGENTS]
-
-
 async def client(address: str) -> Client:
     """A client of the server at `address` with pydantic-ai's payload converter."""
     return await Client.connect(address, plugins=[PydanticAIPlugin()])
@@ -229,8 +184,7 @@ async def client(address: str) -> Client:
 async def worker(address: str, task_queue: str, *, identity: str | None = None) -> Worker:
     """A worker of `task_queue` running this module's workflows and its agents' activities.
 
-    The workflow sandbox passes agentool and the tests through: the workflows use the agents this
-    module built at import, with their activities registered (see the scaling-out guide).
+    The sandbox passes agentool and the tests through: the workflows use the agents built at import.
     """
     runner = SandboxedWorkflowRunner(
         restrictions=SandboxRestrictions.default.with_passthrough_modules('agentool', 'tests')
@@ -238,8 +192,8 @@ async def worker(address: str, task_queue: str, *, identity: str | None = None) 
     return Worker(
         await client(address),
         task_queue=task_queue,
-        workflows=WORKFLOWS,
-        plugins=plugins(),
+        workflows=[PipelineWorkflow, AppendWorkflow, DepsWorkflow],
+        plugins=[AgentPlugin(agent) for agent in [pipeline, *SINGLE.values()]],
         workflow_runner=runner,
         identity=identity,
         # No sticky cache: a killed worker's workflow tasks go to the shared queue at once instead of

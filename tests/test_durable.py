@@ -1,7 +1,6 @@
 """The engine-agnostic part of durability: which calls become units, and per-route options.
 
-Outside an engine's workflow the units run inline, so these tests need no engine running; the DBOS
-tests (`test_durable_dbos.py`, `test_durable_workers.py`) check the journal itself.
+Outside an engine's workflow the units run inline, so these tests need no engine running.
 """
 
 from __future__ import annotations
@@ -15,6 +14,7 @@ from pydantic_ai.durable_exec import JSON_CODEC
 
 from agentool import ConfigurationError, OutputError, Route, RoutingConfig, create_agentool, get_injector, get_registry
 from agentool.durable import AgenToolDurability, typed_result, unit_key
+from tests.durable_agentools import LedgerResult, build
 from tests.durable_store import CALLS, create_store
 
 ATTEMPTS: list[str] = []
@@ -46,6 +46,7 @@ async def relay_fetch(key: str, deps: bool) -> str:
 
 
 def _create(*, retries: int, idempotent: bool = True, durable: bool = True) -> None:
+    ATTEMPTS.clear()
     create_agentool(
         name='flaky',
         input_schema=FlakyInput,
@@ -68,11 +69,6 @@ def _create(*, retries: int, idempotent: bool = True, durable: bool = True) -> N
         capabilities=[AgenToolDurability()] if durable else [],
         replace=True,
     )
-
-
-@pytest.fixture(autouse=True)
-def _fresh_attempts() -> None:
-    ATTEMPTS.clear()
 
 
 async def test_a_durable_run_retries_an_idempotent_operation_in_its_unit() -> None:
@@ -121,34 +117,16 @@ def test_retries_need_an_idempotent_route() -> None:
 def test_operation_data_and_results_survive_a_json_journal() -> None:
     # Engines that journal JSON (and Temporal's payload converter) hand a unit's result back as data:
     # the dispatcher makes it the agentool's output type again.
-    class Found(BaseModel):
-        key: str
-        hits: int
-
-    async def find(key: str) -> Found:
-        return Found(key=key, hits=1)
-
-    class FindInput(BaseModel):
-        operation: Literal['find']
-        key: str
-
-    create_agentool(
-        name='finder',
-        input_schema=FindInput,
-        routing_config=RoutingConfig(operation_map={'find': 'find'}),
-        tools=[find],
-        output_type=Found,
-        replace=True,
-    )
-    arguments = {'agentool': 'finder', 'operation': 'find', 'input': '{"key":"k"}', 'via': 'tool', 'retries': 0}
+    build()
+    arguments = {'agentool': 'ledger', 'operation': 'append', 'input': '{"entry":"k"}', 'via': 'tool', 'retries': 0}
     assert JSON_CODEC.load(dict[str, Any], JSON_CODEC.dump(dict[str, Any], arguments)) == arguments
-    manager = get_registry().get_manager('finder')
-    journaled = JSON_CODEC.load(Any, JSON_CODEC.dump(Any, Found(key='k', hits=1)))
-    assert journaled == {'key': 'k', 'hits': 1}
-    input = manager.validate_python({'operation': 'find', 'key': 'k'})
-    assert typed_result(manager, input, journaled) == Found(key='k', hits=1)
+    manager = get_registry().get_manager('ledger')
+    journaled = JSON_CODEC.load(Any, JSON_CODEC.dump(Any, LedgerResult(entry='k', seq=1)))
+    assert journaled == {'entry': 'k', 'seq': 1}
+    input = manager.validate_python({'operation': 'append', 'entry': 'k'})
+    assert typed_result(manager, input, journaled) == LedgerResult(entry='k', seq=1)
     with pytest.raises(OutputError):
-        typed_result(manager, input, {'key': 'k'})
+        typed_result(manager, input, {'entry': 'k'})
 
 
 @pytest.mark.parametrize(
@@ -162,11 +140,9 @@ def test_options_are_checked_at_construction_naming_the_option(options: dict[str
 
 
 def test_the_guides_route_example() -> None:
-    assert (Route(tool='storage_read').durable, Route(tool='order_place', durable=False).durable, unit_key()) == (
-        True,
-        False,
-        None,
-    )
+    assert Route(tool='storage_read').durable
+    assert not Route(tool='order_place', durable=False).durable
+    assert unit_key() is None
 
 
 @pytest.mark.parametrize(
@@ -198,8 +174,6 @@ async def test_a_deferral_is_not_retried_as_a_failure(operation: str, raised: ty
 
 def test_typed_result_passes_an_in_process_result_as_it_is() -> None:
     create_store()
-    from agentool import get_registry
-
     manager = get_registry().get_manager('store')
     input = manager.validate_python({'operation': 'write', 'key': 'k'})
     assert typed_result(manager, input, 'wrote k=0') == 'wrote k=0'

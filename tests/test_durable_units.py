@@ -1,22 +1,15 @@
 """Every form of agentool run on DBOS journals each operation as one step, and nothing else of its own.
 
-The forms: `durable(name)` (its first run through the agent graph, later runs lean), the model string
-`Agent('agentool:NAME', capabilities=capabilities())`, the explicit `AgenToolCapability` form,
-`AgenToolToolset` tools of an LLM agent, and `injector.call` from workflow code (an orchestrating
-operation with `Route(durable=False)`). Inside each operation `agentool.dbos.unit_key()` and
-`agentool.durable.unit_key()` are the same `workflow id:step id`. Also: running a failed workflow's
-id again re-raises its recorded typed error without running anything, and a rejected input is not
-logged as an ERROR traceback under `launch`'s default level.
-
-One child process (`python -m tests.test_durable_units DIRECTORY`) launches DBOS and prints one
-JSON object per case, as the other DBOS tests do.
+The forms: `durable(name)` (first run and a lean one), the model string, `AgenToolCapability`, the
+`AgenToolToolset` tools of an LLM agent, and `injector.call` from an orchestrating operation. Also: a
+failed workflow's id re-raises its recorded error, and a rejected input is not logged as an ERROR.
+One child process (`python -m tests.test_durable_units DIRECTORY`) runs them, one JSON line per case.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -31,12 +24,11 @@ import agentool.dbos as durable_dbos
 import agentool.durable
 from agentool import AgenToolCapability, Route, RoutingConfig, create_agentool, get_injector
 from agentool.toolset import AgenToolToolset
-from tests.agentools import ROOT
+from tests.agentools import python_env
 
 STEP = '__capability__agentool.operation'
 
-KEYS: list[tuple[str | None, str | None]] = []
-"""`(agentool.dbos.unit_key(), agentool.durable.unit_key())` as each `add` saw them."""
+KEYS: list[tuple[str | None, str | None]] = []  # both unit keys, as each operation saw them
 
 
 class CalcInput(BaseModel):
@@ -141,12 +133,10 @@ def _print(**line: Any) -> None:
 @pytest.fixture(scope='module')
 def scene(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     directory = tmp_path_factory.mktemp('units')
-    env = dict(os.environ)
-    env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(ROOT), env.get('PYTHONPATH')]))
     child = subprocess.run(
         [sys.executable, '-m', 'tests.test_durable_units', str(directory)],
         cwd=directory,
-        env=env,
+        env=python_env(),
         capture_output=True,
         text=True,
         timeout=300,

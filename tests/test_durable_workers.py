@@ -1,13 +1,11 @@
 """Scale-out on Postgres: worker processes share one DBOS queue of agentool pipeline runs.
 
-A real PostgreSQL server is started by `tests.postgres_server` (installed with apt-get when
-missing) on loopback with a temporary data directory, and stopped afterwards. Jobs are enqueued
+A real PostgreSQL server (`tests.postgres_server`) runs on loopback for the module; jobs are enqueued
 with `DBOSClient` from this process, which runs no workflow itself.
 """
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -16,10 +14,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from dbos import DBOSClient
+from dbos import DBOSClient, EnqueueOptions
 
 import agentool.dbos as durable_dbos
-from tests.agentools import ROOT
+from tests.agentools import ROOT, python_env
 from tests.durable_agentools import (
     HOLD_ENV,
     LEDGER_ENV,
@@ -42,19 +40,20 @@ def postgres() -> Iterator[str]:
         yield url
 
 
-def _database(server: str, name: str) -> str:
-    return f'{server.rsplit("/", 1)[0]}/{name}'
+def _paths(server: str, tmp_path: Path, name: str) -> tuple[str, Path, Path]:
+    """The database `name` on the server, the outputs directory and the ledger (in WAL before workers open it)."""
+    outputs, ledger = tmp_path / 'outputs', tmp_path / 'ledger.sqlite'
+    outputs.mkdir()
+    create_ledger(ledger)
+    return f'{server.rsplit("/", 1)[0]}/{name}', outputs, ledger
 
 
 def _start(
     database: str, outputs: Path, ledger: Path, executor: str, *, hold: Path | None = None
 ) -> subprocess.Popen[str]:
-    env = dict(os.environ)
+    env = python_env() | {LEDGER_ENV: str(ledger), EXECUTOR_ENV: executor}
     if hold is not None:
         env[HOLD_ENV] = str(hold)
-    env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(ROOT), env.get('PYTHONPATH')]))
-    env[LEDGER_ENV] = str(ledger)
-    env[EXECUTOR_ENV] = executor
     worker = subprocess.Popen(
         [sys.executable, '-m', 'tests.durable_worker', database, str(outputs), '--queue'],
         cwd=ROOT,
@@ -69,17 +68,10 @@ def _start(
 
 
 def _enqueue(client: DBOSClient, jobs: list[str]) -> None:
+    queue, workflow = durable_dbos.QUEUE_NAME, durable_dbos.WORKFLOW_NAME
     for job in jobs:
-        client.enqueue(
-            {
-                'queue_name': durable_dbos.QUEUE_NAME,
-                'workflow_name': durable_dbos.WORKFLOW_NAME,
-                'workflow_id': job,
-                'app_version': 'agentool-1',
-            },
-            'pipeline',
-            pipeline_prompt(job),
-        )
+        options = EnqueueOptions(queue_name=queue, workflow_name=workflow, workflow_id=job, app_version='agentool-1')
+        client.enqueue(options, 'pipeline', pipeline_prompt(job))
 
 
 def _reference(tmp_path: Path, jobs: list[str], monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
@@ -122,10 +114,7 @@ def test_workers_share_the_queue_and_run_each_job_once(
 ) -> None:
     jobs = [f'w{count}-job{n}' for n in range(JOBS)]
     expected = _reference(tmp_path, jobs, monkeypatch)
-    database = _database(postgres, f'agentool_workers_{count}')
-    outputs, ledger = tmp_path / 'outputs', tmp_path / 'ledger.sqlite'
-    outputs.mkdir()
-    create_ledger(ledger)  # in WAL before the workers open it together
+    database, outputs, ledger = _paths(postgres, tmp_path, f'agentool_workers_{count}')
     workers = [_start(database, outputs, ledger, f'worker{n}') for n in range(count)]
     client = DBOSClient(system_database_url=database)
     try:
@@ -147,14 +136,11 @@ def test_a_killed_workers_jobs_finish_on_the_others_without_duplicates(
 ) -> None:
     jobs = [f'kill-job{n}' for n in range(JOBS)]
     expected = _reference(tmp_path, jobs, monkeypatch)
-    database = _database(postgres, 'agentool_workers_kill')
-    outputs, ledger = tmp_path / 'outputs', tmp_path / 'ledger.sqlite'
-    outputs.mkdir()
+    database, outputs, ledger = _paths(postgres, tmp_path, 'agentool_workers_kill')
     # Jobs wait in the middle (after their first step) while `hold` exists, so the victim cannot
     # finish its jobs between being seen busy and being killed.
     hold = tmp_path / 'HOLD'
     hold.touch()
-    create_ledger(ledger)  # in WAL before the workers open it together
     workers = [_start(database, outputs, ledger, f'worker{n}', hold=hold) for n in range(3)]
     client = DBOSClient(system_database_url=database)
     try:
