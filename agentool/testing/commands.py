@@ -16,7 +16,7 @@ from .cassette import Cassette, Exchange
 from .cassette_model import CassetteModel
 from .diff import diff_runs
 from .scrub import scrub
-from .trajectory import Trajectory, TrajectoryStep
+from .trajectory import Trajectory
 
 __all__ = ('Report', 'run', 'show', 'diff', 'prune', 'scrub_files', 'unused_report', 'unused_path')
 
@@ -99,11 +99,6 @@ def show(path: str | os.PathLike[str]) -> str:
     return '\n'.join(lines)
 
 
-def _step_line(step: TrajectoryStep) -> str:
-    # Each value bounded more generously than in an assertion: a cassette may hold megabytes in one argument.
-    return step.describe(width=VALUE_CHARS, count=_ARGS_SHOWN)
-
-
 def diff(before: str | os.PathLike[str], after: str | os.PathLike[str]) -> str:
     """What changed between two cassettes (see `agentool.testing.diff_runs`)."""
     return str(diff_runs(Path(before), Path(after)))
@@ -136,7 +131,8 @@ def unused_report(models: Sequence[CassetteModel]) -> str:
         numbers = sorted(unused)
         steps = Trajectory.of(Cassette(model=group[0].cassette.model, exchanges=[exchanges[i] for i in numbers])).steps
         described = [
-            f'  exchange {n + 1} ({_asked(exchanges[n])}): {_step_line(step).split(". ", 1)[1]}'
+            f'  exchange {n + 1} ({_asked(exchanges[n])}): '
+            + step.describe(width=VALUE_CHARS, count=_ARGS_SHOWN).split('. ', 1)[1]
             for n, step in zip(numbers, steps, strict=True)
         ]
         entries = [{'index': n, 'fingerprint': exchanges[n].fingerprint} for n in numbers]
