@@ -1,9 +1,5 @@
-"""Pydantic-ai `Model`s that answer each request in one step, streamed or not.
-
-A `OneStepModel` (`CassetteModel`) writes only `_answer`, an `AnsweringModel` (`AgenToolModel`,
-`agentool.testing.AgentDouble`) only `_respond`; a stream replays the answer
-(`CompletedStreamedResponse`).
-"""
+"""Pydantic-ai `Model`s answering each request in one step, streamed or not: `CassetteModel`, `AgenToolModel`,
+`AgentDouble`."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""`CassetteTools`: the capability that keeps tool results in a cassette and answers from them.
-
-`Replay` and `Recorder` are it with their own `CassetteModel`; `FrozenTools` and `CassetteToolset`
-answer through `AnsweringTools.answer` too."""
+"""`CassetteTools`: the capability that keeps tool results in a cassette and answers from them (as `Replay`,
+`Recorder`, `FrozenTools` and `CassetteToolset` do)."""
 
 from __future__ import annotations
 
