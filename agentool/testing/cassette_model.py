@@ -38,7 +38,7 @@ from pydantic_ai.tools import ToolDefinition
 
 from .._answering import Answer, AnsweringModel, OneStepModel, Request
 from ..errors import CassetteError, clip, quote
-from ._advice import RecordAdvice, current_advice
+from ._advice import ADVICE, RecordAdvice
 from ._files import as_path, cassette_error, path_detail, place
 from ._fingerprint import RequestViews, fingerprint, mismatch, request_view
 from ._profile import plain_profile, restored_profile
@@ -111,7 +111,7 @@ class CassetteModel(OneStepModel, WrapperModel):
         self.mode = mode
         self.redact = redact
         self.scrub = scrub
-        self.advice = current_advice()
+        self.advice = ADVICE.get()
         if isinstance(cassette, Cassette):
             # An empty cassette in memory counts as missing, for mode 'once'.
             self.path, loaded = None, cassette
@@ -259,7 +259,7 @@ class CassetteModel(OneStepModel, WrapperModel):
             f'cassette {place(self.path)}',
             clean=self._written_args,
             # In pytest the option records it; in code a `Replay` has no mode to change, so no hint.
-            hint=f'record it with {self.advice.rerecord()}' if self.advice.in_pytest else '',
+            hint=f'record it with {self.advice.rerecord()}' if self.advice.test is not None else '',
             path=path_detail(self.path),
         )
 

@@ -18,7 +18,7 @@ from .diff import diff_runs
 from .scrub import scrub
 from .trajectory import Trajectory
 
-__all__ = ('Report', 'run', 'show', 'diff', 'prune', 'scrub_files', 'unused_report', 'unused_path')
+__all__ = ('Report', 'run', 'show', 'prune', 'scrub_files', 'unused_report', 'unused_path')
 
 VALUE_CHARS = 160  # of one value (an argument, an output field) `show` prints, as `diff` shows it
 _ARGS_SHOWN = 50  # arguments of one call `show` prints; the rest are counted
@@ -97,11 +97,6 @@ def show(path: str | os.PathLike[str]) -> str:
     cost = found.cost
     lines.append(f'cost: ${cost:.6f}' if cost is not None else 'cost: unknown (no price data for this model)')
     return '\n'.join(lines)
-
-
-def diff(before: str | os.PathLike[str], after: str | os.PathLike[str]) -> str:
-    """What changed between two cassettes (see `agentool.testing.diff_runs`)."""
-    return str(diff_runs(Path(before), Path(after)))
 
 
 def unused_path(cassette: Path) -> Path:
