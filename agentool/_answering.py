@@ -1,7 +1,6 @@
 """Pydantic-ai `Model`s that answer each request in one step, streamed or not.
 
-A `OneStepModel` writes only `_answer`, an `AnsweringModel` only `_respond`; a stream replays the
-answer (`CompletedStreamedResponse`).
+A `OneStepModel` writes only `_answer`, an `AnsweringModel` only `_respond`.
 """
 
 from __future__ import annotations
@@ -9,7 +8,7 @@ from __future__ import annotations
 from abc import abstractmethod
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from pydantic_ai import RunContext
 from pydantic_ai.messages import ModelMessage, ModelResponse, ModelResponseStreamEvent
@@ -72,19 +71,16 @@ class AnsweringModel(OneStepModel):
 
     async def _answer(self, request: Request, run_context: RunContext[Any] | None, stream: bool) -> Answer:
         messages, settings, params = request
-        prepared = self._prepared(settings, params)
-        return await self._respond(messages, prepared), True, prepared
-
-    def _prepared(self, model_settings: ModelSettings | None, parameters: object) -> ModelRequestParameters:
-        """The prepared request parameters; a typed error for anything but `ModelRequestParameters` (say a dict)."""
-        if not isinstance(parameters, ModelRequestParameters):
+        if not isinstance(cast(object, params), ModelRequestParameters):  # say a dict: a typed error
+            given = type(params).__name__
             raise InvalidInputError(
                 f'{type(self).__name__} {self.model_name!r}: model_request_parameters must be a '
-                f'pydantic_ai.models.ModelRequestParameters, got {type(parameters).__name__}; agent.run builds it',
+                f'pydantic_ai.models.ModelRequestParameters, got {given}; agent.run builds it',
                 model=self.model_name,
-                python_type=type(parameters).__name__,
+                python_type=given,
             )
-        return self.prepare_request(model_settings, parameters)[1]
+        prepared = self.prepare_request(settings, params)[1]
+        return await self._respond(messages, prepared), True, prepared
 
     @abstractmethod
     async def _respond(self, messages: list[ModelMessage], params: ModelRequestParameters) -> ModelResponse:

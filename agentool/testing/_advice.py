@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from .._bounds import clip
 
-__all__ = ('RecordAdvice', 'advising', 'current_advice')
+__all__ = ('ADVICE', 'RecordAdvice', 'advising')
 
 _OPTION = '--agentool-record-mode'
 
@@ -22,10 +22,6 @@ class RecordAdvice:
 
     test: str | None = None
     """The pytest node id of the test whose fixture made the model; `None` in code."""
-
-    @property
-    def in_pytest(self) -> bool:
-        return self.test is not None
 
     def record(self) -> str:
         """How to record a cassette that does not exist yet."""
@@ -56,19 +52,15 @@ class RecordAdvice:
 
 
 _IN_CODE = RecordAdvice()
-_ADVICE: ContextVar[RecordAdvice] = ContextVar('agentool_record_advice', default=_IN_CODE)
-
-
-def current_advice() -> RecordAdvice:
-    """The advice for a model made now: the plugin's while its fixture makes one, else the mode's."""
-    return _ADVICE.get()
+ADVICE: ContextVar[RecordAdvice] = ContextVar('agentool_record_advice', default=_IN_CODE)
+"""The advice for a model made now: the plugin's while its fixture makes one, else the mode's."""
 
 
 @contextmanager
 def advising(advice: RecordAdvice) -> Generator[RecordAdvice]:
     """Models made inside take `advice` (the pytest plugin's fixture, for the models it makes)."""
-    token = _ADVICE.set(advice)
+    token = ADVICE.set(advice)
     try:
         yield advice
     finally:
-        _ADVICE.reset(token)
+        ADVICE.reset(token)

@@ -14,11 +14,8 @@ def show_pair(before: Any, after: Any, *, old: str = 'recorded', new: str = 'sen
     """`<before> recorded, <after> sent` as JSON, each cut around their first difference so both show it."""
     left, right = (json.dumps(value, sort_keys=True, ensure_ascii=False, default=repr) for value in (before, after))
     if len(left) > limit or len(right) > limit:
-        first = 0
         shortest = min(len(left), len(right))
-        while first < shortest and left[first] == right[first]:
-            first += 1
-        start = max(0, first - limit // 4)
+        start = max(0, next((i for i in range(shortest) if left[i] != right[i]), shortest) - limit // 4)
         left, right = _cut(left, start, limit), _cut(right, start, limit)
     return f'{left} {old}, {right} {new}'
 

@@ -16,7 +16,7 @@ from typing import Any, cast
 
 from ..errors import CassetteError, clip, quote
 
-__all__ = ('MAX_FILE_BYTES', 'MAX_DEPTH', 'as_path', 'path_detail', 'place', 'read_json', 'write_json', 'dumps')
+__all__ = ('as_path', 'cassette_error', 'dumps', 'path_detail', 'place', 'read_json', 'write_json')
 
 MAX_FILE_BYTES = 64 * 1024 * 1024
 """The largest recording or cassette file read: larger ones are refused before parsing."""
@@ -46,6 +46,11 @@ def place(path: Path | None) -> str:
 
 def path_detail(path: Path | None) -> str | None:  # for `details['path']`, as the file errors give it
     return str(path) if path is not None else None
+
+
+def cassette_error(path: Path | None, said: str, **details: Any) -> CassetteError:
+    """The `CassetteError` `cassette <path> <said>`, with `details` and the path."""
+    return CassetteError(f'cassette {place(path)} {said}', path=path_detail(path), **details)
 
 
 def read_json(path: Path, what: str, *, missing: str) -> Any:

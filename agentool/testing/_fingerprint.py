@@ -263,26 +263,20 @@ def mismatch(
     advice: RecordAdvice,
 ) -> CassetteMismatchError:
     """The error for a request matching no exchange: what changed against the closest one, how to record."""
+    shown: list[str] = []
     if not exchanges:
-        return CassetteMismatchError(
-            f'cassette {place(path)} holds no exchanges; record it ({advice.fill()})',
-            path=path_detail(path),
-            fingerprint=key,
-            changes=[],
+        said = f'holds no exchanges; record it ({advice.fill()})'
+    else:
+        changes = min((drift(view, exchange.request) for exchange in exchanges), key=lambda found: len(found) or 99)
+        shown = changes[:8] + ([f'... and {len(changes) - 8} more'] if len(changes) > 8 else [])
+        lines = '\n'.join(f'  - {line}' for line in shown) or '  - (no difference in the normalised request)'
+        only_results = all(line.startswith('only the result of tool') for line in changes)
+        hint = (
+            'Replay the tools from the cassette with CassetteTools(model) (record them once with it).'
+            if changes and only_results
+            else f'Re-record with {advice.rerecord()} if the change is intended.'
         )
-    changes = min((drift(view, exchange.request) for exchange in exchanges), key=lambda found: len(found) or 99)
-    shown = changes[:8] + ([f'... and {len(changes) - 8} more'] if len(changes) > 8 else [])
-    lines = '\n'.join(f'  - {line}' for line in shown) or '  - (no difference in the normalised request)'
-    only_results = all(line.startswith('only the result of tool') for line in changes)
-    hint = (
-        'Replay the tools from the cassette with CassetteTools(model) (record them once with it).'
-        if changes and only_results
-        else f'Re-record with {advice.rerecord()} if the change is intended.'
-    )
-    return CassetteMismatchError(
-        f'cassette {place(path)} has no recorded exchange for this request (mode {mode!r}); '
-        f'against the closest recorded request:\n{lines}\n{hint}',
-        path=path_detail(path),
-        fingerprint=key,
-        changes=shown,
-    )
+        said = f'has no recorded exchange for this request (mode {mode!r}); against the closest recorded request:'
+        said += f'\n{lines}\n{hint}'
+    message = f'cassette {place(path)} {said}'
+    return CassetteMismatchError(message, path=path_detail(path), fingerprint=key, changes=shown)

@@ -28,7 +28,7 @@ _NAMES = {kind: name for name, kind in _KINDS.items()}
 _COLLECTIONS: dict[type, str] = {tuple: 'tuple', set: 'set', frozenset: 'frozenset'}
 """Collections JSON writes as lists, by type (exactly: a named tuple is a class, not a `tuple`)."""
 _BY_NAME = {name: kind for kind, name in _COLLECTIONS.items()}
-_ADAPTERS: dict[str, TypeAdapter[Any]] = {}
+_ADAPTERS: dict[str, TypeAdapter[Any]] = {name: TypeAdapter(kind) for name, kind in _KINDS.items()}
 
 
 def lost_types(live: object, read_back: object, prefix: str) -> dict[str, str]:
@@ -109,10 +109,7 @@ def _parsed(value: Any, name: str) -> Any:
             return value.encode('utf-8')
         if name == 'base64':
             return base64.b64decode(value, altchars=b'-_', validate=True)  # pydantic writes the URL-safe alphabet
-        adapter = _ADAPTERS.get(name)
-        if adapter is None:
-            adapter = _ADAPTERS[name] = TypeAdapter(_KINDS[name])
-        return adapter.validate_python(value)
+        return _ADAPTERS[name].validate_python(value)
     except (TypeError, ValueError):  # binascii's and pydantic's errors are ValueErrors
         return cast(Any, value)
 

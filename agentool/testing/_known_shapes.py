@@ -47,11 +47,8 @@ _PLUGINS = (
 
 @functools.cache
 def _plugins() -> tuple[RegexBasedDetector, ...]:
-    found: list[RegexBasedDetector] = []
-    for path in _PLUGINS:
-        module, name = path.split('.')
-        found.append(getattr(importlib.import_module(f'detect_secrets.plugins.{module}'), name)())
-    return tuple(found)
+    named = (path.split('.') for path in _PLUGINS)
+    return tuple(getattr(importlib.import_module(f'detect_secrets.plugins.{module}'), name)() for module, name in named)
 
 
 NEEDED: dict[str, tuple[str, ...]] = {

@@ -38,8 +38,8 @@ from pydantic_ai.tools import ToolDefinition
 
 from .._answering import Answer, AnsweringModel, OneStepModel, Request
 from ..errors import CassetteError, clip, quote
-from ._advice import RecordAdvice, current_advice
-from ._files import as_path, path_detail, place
+from ._advice import ADVICE, RecordAdvice
+from ._files import as_path, cassette_error, path_detail, place
 from ._fingerprint import RequestViews, fingerprint, mismatch, request_view
 from ._profile import plain_profile, restored_profile
 from ._tool_results import ToolAnswers, replayed_result, written_result
@@ -111,7 +111,7 @@ class CassetteModel(OneStepModel, WrapperModel):
         self.mode = mode
         self.redact = redact
         self.scrub = scrub
-        self.advice = current_advice()
+        self.advice = ADVICE.get()
         if isinstance(cassette, Cassette):
             # An empty cassette in memory counts as missing, for mode 'once'.
             self.path, loaded = None, cassette
@@ -259,7 +259,7 @@ class CassetteModel(OneStepModel, WrapperModel):
             f'cassette {place(self.path)}',
             clean=self._written_args,
             # In pytest the option records it; in code a `Replay` has no mode to change, so no hint.
-            hint=f'record it with {self.advice.rerecord()}' if self.advice.in_pytest else '',
+            hint=f'record it with {self.advice.rerecord()}' if self.advice.test is not None else '',
             path=path_detail(self.path),
         )
 
@@ -377,12 +377,9 @@ class _RecordedModel(AnsweringModel):
         return self._owner.cassette.model.system or 'cassette'
 
     def no_model(self) -> CassetteError:
-        return CassetteError(
-            f'cassette {place(self._owner.path)} needs a recording (mode {self._owner.mode!r}) but CassetteModel '
-            f'wraps no model; {self._owner.advice.real_model()}',
-            path=path_detail(self._owner.path),
-            reason='no_model',
-        )
+        owner = self._owner
+        said = f'needs a recording (mode {owner.mode!r}) but CassetteModel wraps no model; {owner.advice.real_model()}'
+        return cassette_error(owner.path, said, reason='no_model')
 
     async def _respond(self, messages: list[ModelMessage], params: ModelRequestParameters) -> ModelResponse:
         raise self.no_model()
@@ -480,8 +477,5 @@ def _recorded(
     try:
         return exchange.model_response(), exchange.stream_events() if stream else None
     except ValueError as error:  # pydantic's ValidationError included
-        raise CassetteError(
-            f'cassette {place(path)} holds a response pydantic-ai cannot read: {clip(str(error))}',
-            path=path_detail(path),
-            reason='invalid',
-        ) from None
+        said = f'holds a response pydantic-ai cannot read: {clip(str(error))}'
+        raise cassette_error(path, said, reason='invalid') from None

@@ -1,7 +1,5 @@
-"""`CassetteTools`: the capability that keeps tool results in a cassette and answers from them.
-
-`Replay` and `Recorder` are it with their own `CassetteModel`; `FrozenTools` and `CassetteToolset`
-answer through `AnsweringTools.answer` too."""
+"""`CassetteTools`: the capability that keeps tool results in a cassette and answers from them (as `Replay`,
+`Recorder`, `FrozenTools` and `CassetteToolset` do)."""
 
 from __future__ import annotations
 
@@ -130,27 +128,19 @@ _NOT_MEASURED = NoOpMeterProvider()
 
 
 def trace_replayed_call(ctx: RunContext[Any], tool_def: ToolDefinition, args: dict[str, Any]) -> None:
-    """The operation span the live call opened, so a span query finds the replayed call too (unmeasured)."""
-    named = _replayed_operation(ctx, tool_def, args)
-    if named is not None:
-        agentool, operation, surface = named
-        with operation_span(agentool, operation, surface=surface, tracer=ctx.tracer, meter_provider=_NOT_MEASURED):
-            pass
-
-
-def _replayed_operation(
-    ctx: RunContext[Any], tool_def: ToolDefinition, args: dict[str, Any]
-) -> tuple[str, str, Surface] | None:
-    """The agentool, operation and surface a replayed call stands for, if it is an agentool's."""
+    """The operation span the live call opened, if it is an agentool's, so a span query finds the replayed
+    call too (unmeasured)."""
+    surface: Surface = 'toolset'
     if tool_def.name == MANAGER_TOOL_NAME:
         model = getattr(ctx.agent, 'model', None)
         if not isinstance(model, AgenToolModel) or (config := model.registry.get(model.name)) is None:
-            return None
-        operation = args.get(config.routing_config.operation_field)
-        return (model.name, operation_name(operation), 'agent') if operation is not None else None
-    found = (tool_def.metadata or {}).get(METADATA_KEY)
-    named = cast(dict[str, Any], found) if isinstance(found, dict) else {}
-    agentool, operation = named.get('agentool'), named.get('operation')
+            return
+        chosen = args.get(config.routing_config.operation_field)
+        agentool, operation, surface = model.name, None if chosen is None else operation_name(chosen), 'agent'
+    else:
+        found = (tool_def.metadata or {}).get(METADATA_KEY)
+        named = cast(dict[str, Any], found) if isinstance(found, dict) else {}
+        agentool, operation = named.get('agentool'), named.get('operation')
     if isinstance(agentool, str) and isinstance(operation, str):
-        return agentool, operation, 'toolset'
-    return None
+        with operation_span(agentool, operation, surface=surface, tracer=ctx.tracer, meter_provider=_NOT_MEASURED):
+            pass

@@ -16,9 +16,9 @@ from .cassette import Cassette, Exchange
 from .cassette_model import CassetteModel
 from .diff import diff_runs
 from .scrub import scrub
-from .trajectory import Trajectory, TrajectoryStep
+from .trajectory import Trajectory
 
-__all__ = ('Report', 'run', 'show', 'diff', 'prune', 'scrub_files', 'unused_report', 'unused_path')
+__all__ = ('Report', 'run', 'show', 'prune', 'scrub_files', 'unused_report', 'unused_path')
 
 VALUE_CHARS = 160  # of one value (an argument, an output field) `show` prints, as `diff` shows it
 _ARGS_SHOWN = 50  # arguments of one call `show` prints; the rest are counted
@@ -99,16 +99,6 @@ def show(path: str | os.PathLike[str]) -> str:
     return '\n'.join(lines)
 
 
-def _step_line(step: TrajectoryStep) -> str:
-    # Each value bounded more generously than in an assertion: a cassette may hold megabytes in one argument.
-    return step.describe(width=VALUE_CHARS, count=_ARGS_SHOWN)
-
-
-def diff(before: str | os.PathLike[str], after: str | os.PathLike[str]) -> str:
-    """What changed between two cassettes (see `agentool.testing.diff_runs`)."""
-    return str(diff_runs(Path(before), Path(after)))
-
-
 def unused_path(cassette: Path) -> Path:
     """Where a replay that left exchanges unused lists them, for `agentool cassette prune`."""
     return cassette.with_name(f'.{cassette.name}.unused')
@@ -136,7 +126,8 @@ def unused_report(models: Sequence[CassetteModel]) -> str:
         numbers = sorted(unused)
         steps = Trajectory.of(Cassette(model=group[0].cassette.model, exchanges=[exchanges[i] for i in numbers])).steps
         described = [
-            f'  exchange {n + 1} ({_asked(exchanges[n])}): {_step_line(step).split(". ", 1)[1]}'
+            f'  exchange {n + 1} ({_asked(exchanges[n])}): '
+            + step.describe(width=VALUE_CHARS, count=_ARGS_SHOWN).split('. ', 1)[1]
             for n, step in zip(numbers, steps, strict=True)
         ]
         entries = [{'index': n, 'fingerprint': exchanges[n].fingerprint} for n in numbers]

@@ -306,20 +306,14 @@ def _check_call(where: str, tool: str, args: Mapping[str, Any], offered: Sequenc
     unknown = [name for name in args if name not in properties] if closed else []
     if missing:
         also = f'; it also passes {_names(unknown)}, which it does not take' if unknown else ''
-        raise DriftError(
-            f'{where} calls tool {tool!r} without its required {_names(missing)}{also}',
-            tool=tool,
-            cause='missing_field',
-            fields=[*missing, *unknown],  # every drifted field, not only the first kind found
-        )
-    if unknown:
+        said, cause = f'without its required {_names(missing)}{also}', 'missing_field'
+    elif unknown:
         known = ', '.join(map(repr, properties)) or 'none'
-        raise DriftError(
-            f'{where} calls tool {tool!r} with {_names(unknown)}, which it does not take (fields: {known})',
-            tool=tool,
-            cause='unknown_field',
-            fields=unknown,
-        )
+        said, cause = f'with {_names(unknown)}, which it does not take (fields: {known})', 'unknown_field'
+    else:
+        return
+    # Every drifted field, not only the first kind found.
+    raise DriftError(f'{where} calls tool {tool!r} {said}', tool=tool, cause=cause, fields=[*missing, *unknown])
 
 
 def _not_offered(said: str, listed: str, offered: list[str], tool: str) -> DriftError:

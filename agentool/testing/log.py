@@ -121,20 +121,14 @@ class CallLog(list[CallRecord]):
         check_instance('args', args, Mapping, optional=True, expected='a mapping of argument names to values')
         check_limit('times', times, optional=True, minimum=0)
         matching = [record for record in self if _fits(record, tool, args, subset)]
-        with_args = f' with {bounded_args(args)}' if args is not None else ''
-        want = f'{tool}({bounded_args(args) if args is not None else "..."})' + (
-            f' x{times}' if times is not None else ''
-        )
+        shown = bounded_args(args) if args is not None else None
+        with_args = f' with {shown}' if shown is not None else ''
+        want = f'{tool}({shown or "..."})' + (f' x{times}' if times is not None else '')
         if times is None and not matching:
             raise self._failure(f'tool {tool!r} was not called{with_args}', tool, [want], trajectory)
         if times is not None and len(matching) != times:
-            raise self._failure(
-                f'tool {tool!r} was called {len(matching)} time(s){with_args}, expected {times}',
-                tool,
-                [want],
-                trajectory,
-                times=times,
-            )
+            said = f'tool {tool!r} was called {len(matching)} time(s){with_args}, expected {times}'
+            raise self._failure(said, tool, [want], trajectory, times=times)
 
     def assert_not_called(self, tool: str, *, trajectory: Sequence[str] | None = None) -> None:
         __tracebackhide__ = True
@@ -155,14 +149,11 @@ class CallLog(list[CallRecord]):
             while position < len(self) and not _fits(self[position], tool, args, subset):
                 position += 1
             if position == len(self):
-                wanted = ' then '.join(_describe_expected(e) for e in expected)
-                raise self._failure(
-                    f'calls were not made in the expected order {wanted}; {_describe_expected(want)} is missing '
-                    'after the calls before it',
-                    tool,
-                    [f'{n}. {_describe_expected(e)}' for n, e in enumerate(expected, start=1)],
-                    trajectory,
-                )
+                described = [_describe_expected(e) for e in expected]
+                said = f'calls were not made in the expected order {" then ".join(described)}; '
+                said += f'{_describe_expected(want)} is missing after the calls before it'
+                listed = [f'{n}. {line}' for n, line in enumerate(described, start=1)]
+                raise self._failure(said, tool, listed, trajectory)
             position += 1
 
     def _failure(

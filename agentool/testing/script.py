@@ -72,10 +72,8 @@ class Regex:
     flags: int = field(default=0, kw_only=True)
 
     def __post_init__(self) -> None:
-        pattern = cast(object, self.pattern)
-        source = cast('re.Pattern[Any]', pattern).pattern if isinstance(pattern, re.Pattern) else pattern
         # A bytes pattern cannot search a text prompt.
-        check_instance('pattern', source, str, expected='a string or a compiled re.Pattern of text')
+        check_instance('pattern', self._source, str, expected='a string or a compiled re.Pattern of text')
         check_instance('flags', cast(object, self.flags), int, expected='re flags (an int)')
         try:
             re.compile(self.pattern, self.flags)  # cached by `re`, so `matches` pays nothing more
@@ -89,7 +87,7 @@ class Regex:
 
     @property
     def _source(self) -> str:
-        return self.pattern if isinstance(self.pattern, str) else self.pattern.pattern
+        return cast(str, getattr(self.pattern, 'pattern', self.pattern))
 
     def matches(self, prompt: str) -> bool:
         return re.search(self.pattern, prompt, self.flags) is not None
@@ -181,34 +179,23 @@ class Call:
             raise refuse('tool', 'a tool name', tool, what='Call(tool=...)')
         if not (isinstance(args, Mapping) or callable(args)):
             hint = ' (parse JSON text first: Call(tool, json.loads(text)))' if isinstance(args, str | bytes) else ''
-            raise ConfigurationError(
-                f'Call({tool!r}) args must be a mapping (a dict) or a function of the run{hint}; got {args!r}',
-                tool=tool,
-                option='args',
-                value=repr(args),
-            )
+            raise self._refused(f'Call({tool!r}) args must be a mapping (a dict) or a function of the run{hint}', args)
 
     def arguments(self, run: ScriptRun) -> dict[str, Any]:
         """The arguments for this call in `run`: a `ConfigurationError` unless a JSON-compatible mapping."""
         args = cast(object, self.args(run) if callable(self.args) else self.args)
         if not isinstance(args, Mapping):
-            raise ConfigurationError(
-                f'the args function of Call({self.tool!r}) must return a mapping (a dict); got {args!r}',
-                tool=self.tool,
-                option='args',
-                value=repr(args),
-            )
+            raise self._refused(f'the args function of Call({self.tool!r}) must return a mapping (a dict)', args)
         arguments = dict(cast('Mapping[str, Any]', args))
         try:
             to_json(arguments)
         except PydanticSerializationError as error:
-            raise ConfigurationError(
-                f'Call({self.tool!r}) args must be JSON-compatible, as a model sends them: {error}',
-                tool=self.tool,
-                option='args',
-                value=repr(arguments),
-            ) from None
+            said = f'Call({self.tool!r}) args must be JSON-compatible, as a model sends them: {error}'
+            raise ConfigurationError(said, tool=self.tool, option='args', value=repr(arguments)) from None
         return arguments
+
+    def _refused(self, said: str, args: object) -> ConfigurationError:
+        return ConfigurationError(f'{said}; got {args!r}', tool=self.tool, option='args', value=repr(args))
 
 
 @dataclass(frozen=True)

@@ -197,8 +197,7 @@ def _from_schema(schema: Schema, defs: Mapping[str, Schema]) -> st.SearchStrateg
         return _from_schema(schema['allOf'][0], defs)
     kind = schema.get('type')
     if isinstance(kind, list):
-        kinds = cast('list[str]', kind)
-        return st.one_of([_from_schema({**schema, 'type': k}, defs) for k in kinds])
+        return st.one_of([_from_schema({**schema, 'type': k}, defs) for k in cast('list[str]', kind)])
     if kind == 'null':
         return st.none()
     if kind == 'boolean':

@@ -17,9 +17,9 @@ from pydantic_ai.usage import RunUsage
 from pydantic_core import SchemaValidator, core_schema, to_jsonable_python
 
 from .._options import check_instance, check_instances, check_label, check_text, refuse
-from ..errors import CassetteError, CassetteMismatchError, ConfigurationError, UnrecordedCallError, clip, quote
+from ..errors import CassetteMismatchError, ConfigurationError, UnrecordedCallError, clip, quote
 from ._changes import tool_changes
-from ._files import path_detail, place
+from ._files import cassette_error, path_detail, place
 from ._tool_results import home
 from .cassette import Cassette
 from .cassette_model import CassetteModel
@@ -96,13 +96,9 @@ class CassetteToolset(WrapperToolset[Any]):
         recorded = self.model.cassette.toolsets.get(self.name)
         if not self._live:
             if recorded is None:
-                raise CassetteError(
-                    f'cassette {place(self.model.path)} holds no tools of toolset {self.name!r}; record it with the '
-                    f'toolset running ({self.model.advice.fill()})',
-                    path=path_detail(self.model.path),
-                    reason='no_toolset',
-                    toolset=self.name,
-                )
+                said = f'holds no tools of toolset {self.name!r}; record it with the toolset running'
+                advice = self.model.advice.fill()
+                raise cassette_error(self.model.path, f'{said} ({advice})', reason='no_toolset', toolset=self.name)
             return {d.name: _offered(self, d) for d in self._definitions(recorded)}
         tools = await self.wrapped.get_tools(ctx)
         listed = [_definition(tool.tool_def) for tool in (await _as_the_agent_sees(tools, ctx)).values()]
@@ -132,12 +128,8 @@ class CassetteToolset(WrapperToolset[Any]):
         try:
             return [ToolDefinition(**definition) for definition in _with_ids(recorded, self.model.cassette)]
         except TypeError as error:  # a field this pydantic-ai does not know, or a name missing
-            raise CassetteError(
-                f'cassette {place(self.model.path)} holds a tool of toolset {self.name!r} pydantic-ai cannot read: '
-                f'{clip(str(error))}',
-                path=path_detail(self.model.path),
-                reason='invalid',
-            ) from None
+            said = f'holds a tool of toolset {self.name!r} pydantic-ai cannot read: {clip(str(error))}'
+            raise cassette_error(self.model.path, said, reason='invalid') from None
 
     def _changed(self, recorded: list[dict[str, Any]], listed: list[dict[str, Any]]) -> CassetteMismatchError:
         changes = tool_changes('tool', recorded, listed, new='listed')
