@@ -671,14 +671,11 @@ async def test_an_optional_deps_type_is_built_when_the_injector_can(injector: Ag
 
 
 def test_a_tool_taking_a_context_reads_deps() -> None:
-    class DepsInput(BaseOperationInput):
-        operation: Literal['get']
-
     async def get(ctx: RunContext[dict[str, str]]) -> str:
         return ctx.deps['k']
 
-    agent = agentool('depsy', DepsInput, {'get': get}, deps_type=dict)
-    assert agent.run_sync('{"operation": "get"}', deps={'k': 'v'}).output == 'v'
+    agent = agentool('depsy', PingInput, {'ping': get}, deps_type=dict)
+    assert agent.run_sync('{"operation": "ping"}', deps={'k': 'v'}).output == 'v'
 
 
 @dataclass
