@@ -1,9 +1,7 @@
 """The injector's wiring: typed deps, resources by type, run scopes, cleanup, cycles and `validate()`.
 
-Also an injector subclass building deps itself (the guide's `CustomInjector`): every surface that
-builds deps when its caller gave none (`injector.run`, `injector.call`, handles, the agent
-`create_agentool` returns, MCP) asks its `create_deps`/`acreate_deps`, and deps that cannot be built
-are one and the same `MissingDepsError`.
+Also an injector subclass building deps itself (the guide's `CustomInjector`), asked by every surface
+that builds deps; deps that cannot be built are one and the same `MissingDepsError` everywhere.
 """
 
 from __future__ import annotations
@@ -242,10 +240,6 @@ class Handmade:
     """Neither a dataclass nor a pydantic model: the injector cannot build it."""
 
 
-class OneOp(BaseOperationInput):
-    operation: Literal['peek']
-
-
 async def peek(ctx: RunContext[Handmade | None]) -> str:
     return repr(ctx.deps)
 
@@ -253,11 +247,11 @@ async def peek(ctx: RunContext[Handmade | None]) -> str:
 async def test_deps_the_type_lets_be_none_are_none_on_every_surface_when_they_cannot_be_built(
     injector: AgenToolInjector,
 ) -> None:
-    agent = agentool('peek', OneOp, {'peek': peek}, deps_type=Handmade | None)
-    assert (await agent.run('{"operation": "peek"}')).output == 'None'
-    assert await injector.call('peek', {'operation': 'peek'}) == 'None'
-    assert (await injector.run('peek', {'operation': 'peek'})).output == 'None'
-    assert await injector.call('peek', {'operation': 'peek'}, deps=Handmade()) != 'None'  # given deps win
+    agent = agentool('peek', PingInput, {'ping': peek}, deps_type=Handmade | None)
+    assert (await agent.run('{"operation": "ping"}')).output == 'None'
+    assert await injector.call('peek', {'operation': 'ping'}) == 'None'
+    assert (await injector.run('peek', {'operation': 'ping'})).output == 'None'
+    assert await injector.call('peek', {'operation': 'ping'}, deps=Handmade()) != 'None'  # given deps win
 
 
 async def test_explicit_deps_are_used_as_given(injector: AgenToolInjector) -> None:
@@ -677,14 +671,11 @@ async def test_an_optional_deps_type_is_built_when_the_injector_can(injector: Ag
 
 
 def test_a_tool_taking_a_context_reads_deps() -> None:
-    class DepsInput(BaseOperationInput):
-        operation: Literal['get']
-
     async def get(ctx: RunContext[dict[str, str]]) -> str:
         return ctx.deps['k']
 
-    agent = agentool('depsy', DepsInput, {'get': get}, deps_type=dict)
-    assert agent.run_sync('{"operation": "get"}', deps={'k': 'v'}).output == 'v'
+    agent = agentool('depsy', PingInput, {'ping': get}, deps_type=dict)
+    assert agent.run_sync('{"operation": "ping"}', deps={'k': 'v'}).output == 'v'
 
 
 @dataclass
@@ -750,7 +741,7 @@ class BothInjector(SyncInjector):
     """Overrides both forms: the surfaces, which are async, ask the async one."""
 
     async def acreate_deps(self, agent_name: str) -> Any:
-        self.asked.append(agent_name)
+        self.asked.append(f'async {agent_name}')
         return Conn(f'async://{agent_name}')
 
 
@@ -780,6 +771,10 @@ async def test_an_overriding_create_deps_is_the_source_of_deps_on_every_surface(
         for surface, run in surfaces(injector, agent, 'who').items():
             assert await run() == expected, surface
         assert await over_mcp('who_who', {}) == expected
+        toolset_agent = Agent(call_then_answer('who_who', {}), toolsets=[AgenToolToolset()])
+        assert (await toolset_agent.run('hi')).output == expected
+        if kind is BothInjector:  # never the sync form
+            assert set(injector.asked) == {'async who'}
         # Asked directly, the async form gives what the surfaces got (with only `create_deps`
         # overridden, it answers with that); the sync base form is always the wiring's.
         assert (await injector.acreate_deps('who')) == Conn(expected)
@@ -795,8 +790,11 @@ async def test_an_overriding_create_deps_is_the_source_of_deps_on_every_surface(
         assert injector.asked == []
 
 
-async def test_the_subclass_is_not_asked_for_an_agentool_without_a_deps_type(lean: bool) -> None:
-    injector = SyncInjector()
+@pytest.mark.parametrize('kind', [SyncInjector, BothInjector])
+async def test_the_subclass_is_not_asked_for_an_agentool_without_a_deps_type(
+    kind: type[SyncInjector], lean: bool
+) -> None:
+    injector = kind()
     with use_injector(injector):
         agent = agentool('plain', WhoInput, {'who': plain}, lean=lean)
         for surface, run in surfaces(injector, agent, 'plain').items():
@@ -919,49 +917,6 @@ async def test_deps_that_cannot_be_built_raise_the_same_error_on_every_surface(
         assert (str(error), error.details) == (message, first.details), surface
     assert result.is_error
     assert message in result.content[0].model_dump()['text']
-
-
-@dataclass
-class Tenant:
-    name: str
-
-
-async def whoami(ctx: RunContext[Tenant]) -> str:
-    return ctx.deps.name
-
-
-async def plain_ping() -> str:
-    return 'pong'
-
-
-class TenantInjector(AgenToolInjector):
-    asked: list[str]
-
-    def create_deps(self, agent_name: str) -> Any:
-        self.asked.append(f'sync {agent_name}')
-        return Tenant(name='sync')
-
-    async def acreate_deps(self, agent_name: str) -> Any:
-        self.asked.append(f'async {agent_name}')
-        return Tenant(name='async')
-
-
-async def test_a_subclass_is_the_source_of_deps_on_every_surface() -> None:
-    custom = TenantInjector()
-    custom.asked = []
-    with use_injector(custom):
-        who = agentool('who', PingInput, {'ping': whoami}, deps_type=Tenant)
-        agentool('plain', PingInput, {'ping': plain_ping})
-        assert await custom.call('who', {'operation': 'ping'}) == 'async'  # both overridden: the async one
-        assert (await custom.run('who', {'operation': 'ping'})).output == 'async'
-        assert (await who.run('{"operation": "ping"}')).output == 'async'
-        assert await custom.handle('who')({'operation': 'ping'}) == 'async'
-        agent = Agent(call_then_answer('who_ping', {}), toolsets=[AgenToolToolset()])
-        assert (await agent.run('hi')).output == 'async'
-        assert await over_mcp('who_ping', {}) == 'async'
-        assert await custom.call('plain', {'operation': 'ping'}) == 'pong'  # never asked: no deps_type
-        assert await custom.call('who', {'operation': 'ping'}, deps=Tenant(name='given')) == 'given'  # given deps win
-    assert custom.asked == ['async who'] * 6
 
 
 async def test_an_async_deps_function_gives_its_deps_not_a_coroutine(injector: AgenToolInjector) -> None:
