@@ -13,6 +13,7 @@ import logging
 import time
 from collections import Counter, OrderedDict
 from collections.abc import Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
@@ -37,8 +38,6 @@ Client = tuple[str, str]
 """Who a client is: its address and the name of the token it sent ('' with one token or none)."""
 
 _SESSION_HEADER = b'mcp-session-id'
-_VERSION_HEADER = b'mcp-protocol-version'
-_FORWARDED_HEADER = b'x-forwarded-for'
 _BODY_HEADERS = (_SESSION_HEADER, b'content-type', b'content-length', b'mcp-protocol-version')
 _SLACK = 1.0
 """Seconds a session is kept here past the SDK's idle timeout, so this table never undercounts it."""
@@ -152,7 +151,7 @@ class HttpGuard:
             return await _answer(send, 403, 'Origin not allowed', {'type': 'ForbiddenOrigin'})
         if scope['path'] != self.path:
             return await self.app(scope, receive, send)
-        version = _header(headers, _VERSION_HEADER)
+        version = _header(headers, b'mcp-protocol-version')
         if version is not None and version not in self._legacy:
             # Routed as the SDK routes it: a sessionless (2026-07-28) exchange holds no session.
             return await self.app(scope, receive, send)
@@ -260,7 +259,7 @@ class HttpGuard:
         address = str((scope.get('client') or ('?', 0))[0])
         if not self._proxies or not self._trusted(address):
             return address
-        hops = b','.join(value for key, value in headers if key == _FORWARDED_HEADER).split(b',')
+        hops = b','.join(value for key, value in headers if key == b'x-forwarded-for').split(b',')
         for hop in reversed(hops):
             address = hop.strip().decode('latin-1')[:_ADDRESS_CHARS]
             if not self._trusted(address):
@@ -404,12 +403,8 @@ def transport_security(host: str, port: int) -> TransportSecuritySettings | None
     if not is_loopback(host):
         return None
     names = {'127.0.0.1', 'localhost', '[::1]', host, host.lower()}
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        pass
-    else:
-        names.add(str(address))
+    with suppress(ValueError):  # a name (localhost) has no canonical address form
+        names.add(str(ipaddress.ip_address(host)))
     names = {f'[{name}]' if ':' in name and not name.startswith('[') else name for name in names}
     where = '*' if port == 0 else str(port)
     hosts = sorted(f'{name}:{where}' for name in names)

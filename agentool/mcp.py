@@ -21,7 +21,7 @@ from pydantic_ai import RunContext
 from pydantic_ai.usage import RunUsage
 
 from ._http_guards import LOGGER
-from ._interface import OperationInterface, build_interfaces
+from ._interface import OperationInterface, build_interfaces, check_json_numbers
 from ._modules import import_modules
 from ._options import check_choice, check_function, check_limit, check_text, check_tracer, refusals
 from .core.model import AgenToolModel
@@ -286,7 +286,7 @@ async def _call(
     provider = None if deps is None else deps_from(lambda: deps(exposed.agentool))
     try:
         result = await run_operation(policy, exposed.manager, input, ctx, provider=provider)
-        interface.check_json(result)
+        check_json_numbers(result, agentool=exposed.agentool, operation=exposed.operation)
     except Exception as error:  # a failed call is the client's tool result (MCP spec), not hidden: logged whole
         LOGGER.exception(
             'tool %r (agentool %r, operation %r) raised', exposed.name, exposed.agentool, exposed.operation
