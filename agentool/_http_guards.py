@@ -39,8 +39,6 @@ Client = tuple[str, str]
 
 _SESSION_HEADER = b'mcp-session-id'
 _BODY_HEADERS = (_SESSION_HEADER, b'content-type', b'content-length', b'mcp-protocol-version')
-_SLACK = 1.0
-"""Seconds a session is kept here past the SDK's idle timeout, so this table never undercounts it."""
 
 
 @dataclass
@@ -92,7 +90,8 @@ class SessionTable:
 
     def expire(self) -> None:
         """Forget the sessions the SDK has closed for idleness."""
-        deadline = time.monotonic() - self.idle_timeout - _SLACK
+        # A second past the SDK's idle timeout, so this table never undercounts its sessions.
+        deadline = time.monotonic() - self.idle_timeout - 1.0
         for session_id, session in list(self.sessions.items()):
             if session.last > deadline:
                 break
@@ -261,7 +260,7 @@ class HttpGuard:
             return address
         hops = b','.join(value for key, value in headers if key == b'x-forwarded-for').split(b',')
         for hop in reversed(hops):
-            address = hop.strip().decode('latin-1')[:_ADDRESS_CHARS]
+            address = hop.strip().decode('latin-1')[:64]  # longer is no address: kept short in logs
             if not self._trusted(address):
                 break
         return address
@@ -332,7 +331,7 @@ def _json_refusals(send: Send) -> Send:
                 held.append(message)
                 return
         elif held and message['type'] == 'http.response.body':
-            text.extend(message.get('body', b'')[: _REFUSAL_TEXT - len(text)])
+            text.extend(message.get('body', b'')[: 500 - len(text)])  # the SDK's refusals are one short line
             if message.get('more_body', False):
                 return
             start = held.pop()
@@ -356,13 +355,6 @@ def _refusal_text(text: bytes, status: int) -> tuple[str, dict[str, Any]]:
             data['error'] = code
         said = fields.get('error_description') or code
     return (said if isinstance(said, str) and said else f'HTTP {status}'), data
-
-
-_ADDRESS_CHARS = 64
-"""How much of a forwarded address is kept (an address is shorter; a longer one is not an address)."""
-
-_REFUSAL_TEXT = 500
-"""How much of a refusal's text is kept in the JSON-RPC error (the SDK's are one short line)."""
 
 
 def _header(headers: Headers, name: bytes) -> bytes | None:

@@ -185,14 +185,13 @@ def check_json_numbers(value: Any, *, agentool: str, operation: str | None) -> N
 
 def build_interfaces(registry: AgenToolRegistry, selected: Sequence[ExposedOperation]) -> dict[str, OperationInterface]:
     """Tool name -> interface for every selected operation (one catalog lookup per agentool)."""
-    described: dict[str, tuple[dict[str, CatalogOperation], dict[str, Any]]] = {}
-    interfaces: dict[str, OperationInterface] = {}
-    for item in selected:
-        if item.agentool not in described:
-            described[item.agentool] = (operations(registry, item.agentool), input_schema(registry, item.agentool))
-        catalog, schema = described[item.agentool]
-        interfaces[item.name] = OperationInterface.build(item, catalog[item.operation], schema)
-    return interfaces
+    names = dict.fromkeys(item.agentool for item in selected)
+    catalogs = {name: operations(registry, name) for name in names}
+    schemas = {name: input_schema(registry, name) for name in names}
+    return {
+        item.name: OperationInterface.build(item, catalogs[item.agentool][item.operation], schemas[item.agentool])
+        for item in selected
+    }
 
 
 def _detail(error: Mapping[str, Any]) -> InitErrorDetails:

@@ -108,7 +108,22 @@ def create_mcp_server(
     policy = Policy(surface='mcp', typed_errors=False, tracer=tracer)
     selected = select_operations(registry, include=include, exclude=exclude, prefix=prefix, separator=separator)
     interfaces = build_interfaces(registry, selected)
-    tools = [_tool(interface) for interface in interfaces.values()]
+    tools = [
+        types.Tool(
+            name=interface.exposed.name,
+            description=interface.description,
+            input_schema=interface.parameters_json_schema,
+            output_schema=interface.output_json_schema,
+            # Every hint is set: MCP's defaults (destructive, not idempotent) would misreport agentool's.
+            annotations=types.ToolAnnotations(
+                read_only_hint=interface.exposed.route.read_only,
+                destructive_hint=interface.exposed.route.destructive,
+                idempotent_hint=interface.exposed.route.idempotent,
+            ),
+            _meta={META_KEY: operation_metadata(interface.exposed)},
+        )
+        for interface in interfaces.values()
+    ]
     if instructions is None:
         served = sorted({op.agentool for op in selected})
         instructions = f'Deterministic agentool operations of: {", ".join(served) or "(none)"}.'
@@ -198,10 +213,9 @@ async def _serve_stdio(server: Server[Any], lines: _BoundedLines | None) -> None
             await write.send(SessionMessage(JSONRPCError(jsonrpc='2.0', id=None, error=error)))
 
         if lines is not None:
-            limit = lines.limit
 
             async def refuse(size: int) -> None:
-                message = f'request of {size} bytes is over the limit of {limit} bytes; not read'
+                message = f'request of {size} bytes is over the limit of {lines.limit} bytes; not read'
                 await answer(ErrorData(code=INVALID_REQUEST, message=message, data={'size': size}))
 
             lines.refuse = refuse
@@ -305,25 +319,6 @@ def _error(message: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(text=message)], is_error=True)
 
 
-def _tool(interface: OperationInterface) -> types.Tool:
-    from mcp import types
-
-    route = interface.exposed.route
-    return types.Tool(
-        name=interface.exposed.name,
-        description=interface.description,
-        input_schema=interface.parameters_json_schema,
-        output_schema=interface.output_json_schema,
-        # Every hint is set: MCP's defaults (destructive, not idempotent) would misreport agentool's.
-        annotations=types.ToolAnnotations(
-            read_only_hint=route.read_only,
-            destructive_hint=route.destructive,
-            idempotent_hint=route.idempotent,
-        ),
-        _meta={META_KEY: operation_metadata(interface.exposed)},
-    )
-
-
 _STABLE = ('tools/list', 'server/discover')  # fixed when the server is made
 _CHUNK_BYTES = 64 * 1024  # stdin read at a time: a line is held to its limit plus at most this
 
@@ -336,10 +331,7 @@ class _BoundedLines:
         self.limit = limit
         self.refuse: Callable[[int], Awaitable[None]] | None = None
 
-    def __aiter__(self) -> AsyncIterator[str]:
-        return self._lines()
-
-    async def _lines(self) -> AsyncIterator[str]:
+    async def __aiter__(self) -> AsyncIterator[str]:
         read = getattr(self._source, 'read1', self._source.read)
         pending = bytearray()
         skipped = 0  # bytes of the current line over the limit, thrown away as they come
