@@ -175,7 +175,16 @@ def serve(
 
     What `agentool mcp --import MODULE` runs; `server_options` (and errors) as `create_mcp_server`'s.
     """
-    _check_server_options(server_options)
+    own = ('registry', 'include', 'exclude')  # taken by `serve` itself
+    known = [name for name in inspect.signature(create_mcp_server).parameters if name not in own]
+    for option, value in server_options.items():
+        if option not in known:
+            raise ConfigurationError(
+                f'unknown option {option!r}; serve takes modules, include, exclude, transport, http and the '
+                f'options of create_mcp_server: {", ".join(known)}',
+                option=option,
+                value=quote(value),
+            )
     _check_transport(transport, http)
     import_modules(modules)
     server = create_mcp_server(registry, include=include, exclude=exclude, **server_options)
@@ -246,19 +255,6 @@ def _unreadable(error: Exception) -> Any:
         code=INVALID_REQUEST,
         message=f'Invalid request: the line is not a JSON-RPC message; not read ({type(error).__name__})',
     )
-
-
-def _check_server_options(options: dict[str, Any]) -> None:
-    own = ('registry', 'include', 'exclude')  # taken by `serve` itself
-    known = [name for name in inspect.signature(create_mcp_server).parameters if name not in own]
-    for option, value in options.items():
-        if option not in known:
-            raise ConfigurationError(
-                f'unknown option {option!r}; serve takes modules, include, exclude, transport, http and the '
-                f'options of create_mcp_server: {", ".join(known)}',
-                option=option,
-                value=quote(value),
-            )
 
 
 def _check_transport(transport: object, http: object) -> None:
