@@ -266,11 +266,10 @@ class HttpGuard:
         return address
 
     def _trusted(self, address: str) -> bool:
-        try:
+        with suppress(ValueError):  # not an address: never a trusted proxy
             parsed = ipaddress.ip_address(address)
-        except ValueError:
-            return False
-        return any(parsed in network for network in self._proxies)
+            return any(parsed in network for network in self._proxies)
+        return False
 
     async def _close(self, session_id: str, session: _Session) -> bool:
         """Close a session as its client would (a DELETE through the app); whether it is gone."""

@@ -304,8 +304,7 @@ def _app(server: Server[Any], options: HttpOptions, tokens: dict[str, str] | Non
 
 
 def _to_stderr(line: str) -> None:
-    sys.stderr.write(line + '\n')
-    sys.stderr.flush()
+    print(line, file=sys.stderr, flush=True)
 
 
 async def serve_http(
