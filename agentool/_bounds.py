@@ -90,10 +90,8 @@ class Budget:
         if depth >= 6:
             return self.bounded(quote(cast(object, value), MAX_DETAIL_CHARS))
         is_dict = isinstance(value, dict)
-        items: list[tuple[Any, Any]] = (
-            list(cast('dict[Any, Any]', value).items())
-            if is_dict
-            else list(enumerate(cast('list[Any] | tuple[Any, ...]', value)))
+        items: list[tuple[Any, Any]] = list(
+            cast('dict[Any, Any]', value).items() if is_dict else enumerate(cast('Sequence[Any]', value))
         )
         kept: list[tuple[Any, Any]] = []
         for key, item in items[:MAX_DETAIL_ITEMS]:

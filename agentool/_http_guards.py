@@ -13,6 +13,7 @@ import logging
 import time
 from collections import Counter, OrderedDict
 from collections.abc import Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
@@ -37,11 +38,7 @@ Client = tuple[str, str]
 """Who a client is: its address and the name of the token it sent ('' with one token or none)."""
 
 _SESSION_HEADER = b'mcp-session-id'
-_VERSION_HEADER = b'mcp-protocol-version'
-_FORWARDED_HEADER = b'x-forwarded-for'
 _BODY_HEADERS = (_SESSION_HEADER, b'content-type', b'content-length', b'mcp-protocol-version')
-_SLACK = 1.0
-"""Seconds a session is kept here past the SDK's idle timeout, so this table never undercounts it."""
 
 
 @dataclass
@@ -93,7 +90,8 @@ class SessionTable:
 
     def expire(self) -> None:
         """Forget the sessions the SDK has closed for idleness."""
-        deadline = time.monotonic() - self.idle_timeout - _SLACK
+        # A second past the SDK's idle timeout, so this table never undercounts its sessions.
+        deadline = time.monotonic() - self.idle_timeout - 1.0
         for session_id, session in list(self.sessions.items()):
             if session.last > deadline:
                 break
@@ -152,7 +150,7 @@ class HttpGuard:
             return await _answer(send, 403, 'Origin not allowed', {'type': 'ForbiddenOrigin'})
         if scope['path'] != self.path:
             return await self.app(scope, receive, send)
-        version = _header(headers, _VERSION_HEADER)
+        version = _header(headers, b'mcp-protocol-version')
         if version is not None and version not in self._legacy:
             # Routed as the SDK routes it: a sessionless (2026-07-28) exchange holds no session.
             return await self.app(scope, receive, send)
@@ -260,19 +258,18 @@ class HttpGuard:
         address = str((scope.get('client') or ('?', 0))[0])
         if not self._proxies or not self._trusted(address):
             return address
-        hops = b','.join(value for key, value in headers if key == _FORWARDED_HEADER).split(b',')
+        hops = b','.join(value for key, value in headers if key == b'x-forwarded-for').split(b',')
         for hop in reversed(hops):
-            address = hop.strip().decode('latin-1')[:_ADDRESS_CHARS]
+            address = hop.strip().decode('latin-1')[:64]  # longer is no address: kept short in logs
             if not self._trusted(address):
                 break
         return address
 
     def _trusted(self, address: str) -> bool:
-        try:
+        with suppress(ValueError):  # not an address: never a trusted proxy
             parsed = ipaddress.ip_address(address)
-        except ValueError:
-            return False
-        return any(parsed in network for network in self._proxies)
+            return any(parsed in network for network in self._proxies)
+        return False
 
     async def _close(self, session_id: str, session: _Session) -> bool:
         """Close a session as its client would (a DELETE through the app); whether it is gone."""
@@ -333,7 +330,7 @@ def _json_refusals(send: Send) -> Send:
                 held.append(message)
                 return
         elif held and message['type'] == 'http.response.body':
-            text.extend(message.get('body', b'')[: _REFUSAL_TEXT - len(text)])
+            text.extend(message.get('body', b'')[: 500 - len(text)])  # the SDK's refusals are one short line
             if message.get('more_body', False):
                 return
             start = held.pop()
@@ -357,13 +354,6 @@ def _refusal_text(text: bytes, status: int) -> tuple[str, dict[str, Any]]:
             data['error'] = code
         said = fields.get('error_description') or code
     return (said if isinstance(said, str) and said else f'HTTP {status}'), data
-
-
-_ADDRESS_CHARS = 64
-"""How much of a forwarded address is kept (an address is shorter; a longer one is not an address)."""
-
-_REFUSAL_TEXT = 500
-"""How much of a refusal's text is kept in the JSON-RPC error (the SDK's are one short line)."""
 
 
 def _header(headers: Headers, name: bytes) -> bytes | None:
@@ -404,12 +394,8 @@ def transport_security(host: str, port: int) -> TransportSecuritySettings | None
     if not is_loopback(host):
         return None
     names = {'127.0.0.1', 'localhost', '[::1]', host, host.lower()}
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        pass
-    else:
-        names.add(str(address))
+    with suppress(ValueError):  # a name (localhost) has no canonical address form
+        names.add(str(ipaddress.ip_address(host)))
     names = {f'[{name}]' if ':' in name and not name.startswith('[') else name for name in names}
     where = '*' if port == 0 else str(port)
     hosts = sorted(f'{name}:{where}' for name in names)

@@ -80,7 +80,8 @@ class OperationInterface:
         surface: list[dict[str, Any]] = []
         if self._operation_key in arguments:
             value = arguments[self._operation_key]
-            surface.append({'type': 'extra_forbidden', 'loc': [self._operation_key], 'msg': _EXTRA, 'input': value})
+            message = 'Extra inputs are not permitted'  # pydantic's own wording for the same refusal
+            surface.append({'type': 'extra_forbidden', 'loc': [self._operation_key], 'msg': message, 'input': value})
         data = {**arguments, self._operation_key: self.exposed.operation}
         # Measured as a run measures it, so over the limit, or not JSON, raises the run's own error.
         try:
@@ -161,10 +162,6 @@ class OperationInterface:
         jsonable = to_jsonable_python(value, by_alias=True)
         return {RESULT_KEY: jsonable} if self.output_wrapped else jsonable
 
-    def check_json(self, value: Any) -> None:
-        """Raise `OutputError` when the output holds an infinite or NaN float, which no client would accept."""
-        check_json_numbers(value, agentool=self.exposed.agentool, operation=self.exposed.operation)
-
 
 def check_json_numbers(value: Any, *, agentool: str, operation: str | None) -> None:
     """Raise `OutputError` when `value` cannot be carried as JSON (an infinite or NaN float, say)."""
@@ -188,17 +185,13 @@ def check_json_numbers(value: Any, *, agentool: str, operation: str | None) -> N
 
 def build_interfaces(registry: AgenToolRegistry, selected: Sequence[ExposedOperation]) -> dict[str, OperationInterface]:
     """Tool name -> interface for every selected operation (one catalog lookup per agentool)."""
-    described: dict[str, tuple[dict[str, CatalogOperation], dict[str, Any]]] = {}
-    interfaces: dict[str, OperationInterface] = {}
-    for item in selected:
-        if item.agentool not in described:
-            described[item.agentool] = (operations(registry, item.agentool), input_schema(registry, item.agentool))
-        catalog, schema = described[item.agentool]
-        interfaces[item.name] = OperationInterface.build(item, catalog[item.operation], schema)
-    return interfaces
-
-
-_EXTRA = 'Extra inputs are not permitted'
+    names = dict.fromkeys(item.agentool for item in selected)
+    catalogs = {name: operations(registry, name) for name in names}
+    schemas = {name: input_schema(registry, name) for name in names}
+    return {
+        item.name: OperationInterface.build(item, catalogs[item.agentool][item.operation], schemas[item.agentool])
+        for item in selected
+    }
 
 
 def _detail(error: Mapping[str, Any]) -> InitErrorDetails:

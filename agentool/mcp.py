@@ -21,7 +21,7 @@ from pydantic_ai import RunContext
 from pydantic_ai.usage import RunUsage
 
 from ._http_guards import LOGGER
-from ._interface import OperationInterface, build_interfaces
+from ._interface import OperationInterface, build_interfaces, check_json_numbers
 from ._modules import import_modules
 from ._options import check_choice, check_function, check_limit, check_text, check_tracer, refusals
 from .core.model import AgenToolModel
@@ -108,7 +108,22 @@ def create_mcp_server(
     policy = Policy(surface='mcp', typed_errors=False, tracer=tracer)
     selected = select_operations(registry, include=include, exclude=exclude, prefix=prefix, separator=separator)
     interfaces = build_interfaces(registry, selected)
-    tools = [_tool(interface) for interface in interfaces.values()]
+    tools = [
+        types.Tool(
+            name=interface.exposed.name,
+            description=interface.description,
+            input_schema=interface.parameters_json_schema,
+            output_schema=interface.output_json_schema,
+            # Every hint is set: MCP's defaults (destructive, not idempotent) would misreport agentool's.
+            annotations=types.ToolAnnotations(
+                read_only_hint=interface.exposed.route.read_only,
+                destructive_hint=interface.exposed.route.destructive,
+                idempotent_hint=interface.exposed.route.idempotent,
+            ),
+            _meta={META_KEY: operation_metadata(interface.exposed)},
+        )
+        for interface in interfaces.values()
+    ]
     if instructions is None:
         served = sorted({op.agentool for op in selected})
         instructions = f'Deterministic agentool operations of: {", ".join(served) or "(none)"}.'
@@ -130,15 +145,12 @@ def create_mcp_server(
             raise MCPError(code=types.INVALID_PARAMS, message=message, data=data)
         return await _call(interface, params.arguments or {}, registry, deps, policy)
 
-    def input_schema(tool_name: str) -> dict[str, Any] | None:
-        interface = interfaces.get(tool_name)
-        return None if interface is None else interface.parameters_json_schema
-
+    input_schemas = {name: interface.parameters_json_schema for name, interface in interfaces.items()}
     return Server(
         name,
         version=__version__,
         instructions=instructions,
-        get_tool_input_schema=input_schema,
+        get_tool_input_schema=input_schemas.get,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
         # The same for every client, whatever its token: a shared cache may keep them too.
@@ -160,7 +172,16 @@ def serve(
 
     What `agentool mcp --import MODULE` runs; `server_options` (and errors) as `create_mcp_server`'s.
     """
-    _check_server_options(server_options)
+    own = ('registry', 'include', 'exclude')  # taken by `serve` itself
+    known = [name for name in inspect.signature(create_mcp_server).parameters if name not in own]
+    for option, value in server_options.items():
+        if option not in known:
+            raise ConfigurationError(
+                f'unknown option {option!r}; serve takes modules, include, exclude, transport, http and the '
+                f'options of create_mcp_server: {", ".join(known)}',
+                option=option,
+                value=quote(value),
+            )
     _check_transport(transport, http)
     import_modules(modules)
     server = create_mcp_server(registry, include=include, exclude=exclude, **server_options)
@@ -198,10 +219,9 @@ async def _serve_stdio(server: Server[Any], lines: _BoundedLines | None) -> None
             await write.send(SessionMessage(JSONRPCError(jsonrpc='2.0', id=None, error=error)))
 
         if lines is not None:
-            limit = lines.limit
 
             async def refuse(size: int) -> None:
-                message = f'request of {size} bytes is over the limit of {limit} bytes; not read'
+                message = f'request of {size} bytes is over the limit of {lines.limit} bytes; not read'
                 await answer(ErrorData(code=INVALID_REQUEST, message=message, data={'size': size}))
 
             lines.refuse = refuse
@@ -232,19 +252,6 @@ def _unreadable(error: Exception) -> Any:
         code=INVALID_REQUEST,
         message=f'Invalid request: the line is not a JSON-RPC message; not read ({type(error).__name__})',
     )
-
-
-def _check_server_options(options: dict[str, Any]) -> None:
-    own = ('registry', 'include', 'exclude')  # taken by `serve` itself
-    known = [name for name in inspect.signature(create_mcp_server).parameters if name not in own]
-    for option, value in options.items():
-        if option not in known:
-            raise ConfigurationError(
-                f'unknown option {option!r}; serve takes modules, include, exclude, transport, http and the '
-                f'options of create_mcp_server: {", ".join(known)}',
-                option=option,
-                value=quote(value),
-            )
 
 
 def _check_transport(transport: object, http: object) -> None:
@@ -286,7 +293,7 @@ async def _call(
     provider = None if deps is None else deps_from(lambda: deps(exposed.agentool))
     try:
         result = await run_operation(policy, exposed.manager, input, ctx, provider=provider)
-        interface.check_json(result)
+        check_json_numbers(result, agentool=exposed.agentool, operation=exposed.operation)
     except Exception as error:  # a failed call is the client's tool result (MCP spec), not hidden: logged whole
         LOGGER.exception(
             'tool %r (agentool %r, operation %r) raised', exposed.name, exposed.agentool, exposed.operation
@@ -305,25 +312,6 @@ def _error(message: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(text=message)], is_error=True)
 
 
-def _tool(interface: OperationInterface) -> types.Tool:
-    from mcp import types
-
-    route = interface.exposed.route
-    return types.Tool(
-        name=interface.exposed.name,
-        description=interface.description,
-        input_schema=interface.parameters_json_schema,
-        output_schema=interface.output_json_schema,
-        # Every hint is set: MCP's defaults (destructive, not idempotent) would misreport agentool's.
-        annotations=types.ToolAnnotations(
-            read_only_hint=route.read_only,
-            destructive_hint=route.destructive,
-            idempotent_hint=route.idempotent,
-        ),
-        _meta={META_KEY: operation_metadata(interface.exposed)},
-    )
-
-
 _STABLE = ('tools/list', 'server/discover')  # fixed when the server is made
 _CHUNK_BYTES = 64 * 1024  # stdin read at a time: a line is held to its limit plus at most this
 
@@ -336,10 +324,7 @@ class _BoundedLines:
         self.limit = limit
         self.refuse: Callable[[int], Awaitable[None]] | None = None
 
-    def __aiter__(self) -> AsyncIterator[str]:
-        return self._lines()
-
-    async def _lines(self) -> AsyncIterator[str]:
+    async def __aiter__(self) -> AsyncIterator[str]:
         read = getattr(self._source, 'read1', self._source.read)
         pending = bytearray()
         skipped = 0  # bytes of the current line over the limit, thrown away as they come

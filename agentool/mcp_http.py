@@ -43,7 +43,6 @@ from ._terminal import SafeLogRecords
 from .errors import ServingError, UnsafeServingError, quote
 
 if TYPE_CHECKING:
-    import uvicorn
     from mcp.server.lowlevel import Server
     from starlette.applications import Starlette
 
@@ -305,8 +304,7 @@ def _app(server: Server[Any], options: HttpOptions, tokens: dict[str, str] | Non
 
 
 def _to_stderr(line: str) -> None:
-    sys.stderr.write(line + '\n')
-    sys.stderr.flush()
+    print(line, file=sys.stderr, flush=True)
 
 
 async def serve_http(
@@ -359,23 +357,19 @@ async def serve_http(
         auth = 'no authentication' if tokens is None else 'bearer token required'
         announce(f'agentool mcp: serving at {url} ({auth}; requests up to {options.max_request_bytes} bytes)')
         with _safe_logs():  # every logger is there now: the app is built, uvicorn's modules loaded
-            await _serve(uv, listener, url, task_status)
+            async with anyio.create_task_group() as group:
 
+                async def run() -> None:
+                    with anyio.CancelScope(shield=True):  # a cancelled caller gets a graceful shutdown
+                        await uv.serve(sockets=[listener])
+                    group.cancel_scope.cancel()  # stopped on its own (a signal): end the wait below
 
-async def _serve(uv: uvicorn.Server, listener: socket.socket, url: str, task_status: TaskStatus[str]) -> None:
-    async with anyio.create_task_group() as group:
-
-        async def run() -> None:
-            with anyio.CancelScope(shield=True):  # a cancelled caller gets a graceful shutdown
-                await uv.serve(sockets=[listener])
-            group.cancel_scope.cancel()  # stopped on its own (a signal): end the wait below
-
-        group.start_soon(run)
-        task_status.started(url)
-        try:
-            await anyio.sleep_forever()
-        finally:
-            uv.should_exit = True
+                group.start_soon(run)
+                task_status.started(url)
+                try:
+                    await anyio.sleep_forever()
+                finally:
+                    uv.should_exit = True
 
 
 @contextmanager

@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
 from typing import Any
 
 import pydantic_ai.models as _models
@@ -20,17 +19,6 @@ __all__ = ('install', 'uninstall', 'is_installed', 'register_agentool_models')
 _MARK = '__agentool_wrapped__'
 
 
-def _wrap(original: Callable[..., _models.Model]) -> Callable[..., _models.Model]:
-    @functools.wraps(original)
-    def infer_model(model: Any, *args: Any, **kwargs: Any) -> _models.Model:
-        if isinstance(model, str) and (name := parse_model_id(model)) is not None:
-            return AgenToolModel(name)
-        return original(model, *args, **kwargs)
-
-    setattr(infer_model, _MARK, True)
-    return infer_model
-
-
 def is_installed() -> bool:
     """Whether `pydantic_ai.models.infer_model` currently resolves `agentool:` ids."""
     return bool(getattr(_models.infer_model, _MARK, False))
@@ -38,8 +26,18 @@ def is_installed() -> bool:
 
 def install() -> None:
     """Wrap `pydantic_ai.models.infer_model` so it resolves `agentool:NAME`. Idempotent."""
-    if not is_installed():
-        _models.infer_model = _wrap(_models.infer_model)
+    if is_installed():
+        return
+    original = _models.infer_model
+
+    @functools.wraps(original)
+    def infer_model(model: Any, *args: Any, **kwargs: Any) -> _models.Model:
+        if isinstance(model, str) and (name := parse_model_id(model)) is not None:
+            return AgenToolModel(name)
+        return original(model, *args, **kwargs)
+
+    setattr(infer_model, _MARK, True)
+    _models.infer_model = infer_model
 
 
 def uninstall() -> None:
