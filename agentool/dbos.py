@@ -16,7 +16,7 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, cast
 
 import anyio.to_thread
 from pydantic_ai import RunContext
@@ -32,6 +32,7 @@ from .durable import (
     OPERATION_NAME,
     AgenToolDurability,
     UnitDispatcher,
+    Via,
     engine_options,
     missing_extra,
     run_unit,
@@ -65,8 +66,6 @@ __all__ = (
     'shutdown',
     'unit_key',
 )
-
-Via = Literal['tool', 'injector']
 
 DATABASE_ENV = 'AGENTOOL_DBOS_DATABASE'
 """Environment variable that sets the default system database (a path or a database URL)."""
