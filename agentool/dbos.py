@@ -12,11 +12,11 @@ import sqlite3
 import sys
 import time
 from collections.abc import Generator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, cast
 
 import anyio.to_thread
 from pydantic_ai import RunContext
@@ -32,6 +32,7 @@ from .durable import (
     OPERATION_NAME,
     AgenToolDurability,
     UnitDispatcher,
+    Via,
     engine_options,
     missing_extra,
     run_unit,
@@ -65,8 +66,6 @@ __all__ = (
     'shutdown',
     'unit_key',
 )
-
-Via = Literal['tool', 'injector']
 
 DATABASE_ENV = 'AGENTOOL_DBOS_DATABASE'
 """Environment variable that sets the default system database (a path or a database URL)."""
@@ -213,7 +212,9 @@ async def launch(
         )
     if (engine_kwargs := _sqlite_engine_kwargs(url)) is not None:
         config['db_engine_kwargs'] = engine_kwargs
-    _quiet_input_errors()
+    logger = logging.getLogger('dbos')
+    if not any(isinstance(existing, _QuietInputErrors) for existing in logger.filters):
+        logger.addFilter(_QuietInputErrors())
     try:
         DBOS(config=config)
         DBOS.launch()
@@ -291,7 +292,7 @@ async def run(agent: AbstractAgent[Any, Any], prompt: str, *, workflow_id: str |
     """
     name = _checked(agent, prompt, workflow_id)
     with _needs_launch('run'):
-        handle = await _start(name, prompt, workflow_id=workflow_id)
+        handle = await _start(name, prompt, workflow_id, queued=False)
     return await handle.get_result(polling_interval_sec=0.1)
 
 
@@ -301,12 +302,7 @@ async def enqueue(
     """Put a run of `agent` on the queue that every launched worker process consumes (errors as `run`)."""
     name = _checked(agent, prompt, workflow_id)
     with _needs_launch('enqueue'):
-        if workflow_id is None:
-            return await DBOS.enqueue_workflow_async(QUEUE_NAME, _run_workflow, name, prompt)
-        if (status := await DBOS.get_workflow_status_async(workflow_id)) is not None:
-            _check_same_run(status, workflow_id, name, prompt)
-        with SetWorkflowID(workflow_id):
-            return await DBOS.enqueue_workflow_async(QUEUE_NAME, _run_workflow, name, prompt)
+        return await _start(name, prompt, workflow_id, queued=True)
 
 
 def _checked(agent: AbstractAgent[Any, Any], prompt: str, workflow_id: str | None) -> str:
@@ -335,13 +331,15 @@ def _check_same_run(status: WorkflowStatus, workflow_id: str, name: str, prompt:
     )
 
 
-async def _start(name: str, prompt: str, *, workflow_id: str | None) -> WorkflowHandleAsync[Any]:
-    if workflow_id is None:
-        return await DBOS.start_workflow_async(_run_workflow, name, prompt)
-    if (status := await DBOS.get_workflow_status_async(workflow_id)) is not None:  # ran, or is being recovered
+async def _start(name: str, prompt: str, workflow_id: str | None, *, queued: bool) -> WorkflowHandleAsync[Any]:
+    """The workflow started, or put on the queue; a taken `workflow_id` must be this run's."""
+    if workflow_id is not None and (status := await DBOS.get_workflow_status_async(workflow_id)) is not None:
         _check_same_run(status, workflow_id, name, prompt)
-        return await DBOS.retrieve_workflow_async(workflow_id)
-    with SetWorkflowID(workflow_id):
+        if not queued:  # ran, or is being recovered (enqueueing it again is a no-op DBOS handles)
+            return await DBOS.retrieve_workflow_async(workflow_id)
+    with nullcontext() if workflow_id is None else SetWorkflowID(workflow_id):
+        if queued:
+            return await DBOS.enqueue_workflow_async(QUEUE_NAME, _run_workflow, name, prompt)
         return await DBOS.start_workflow_async(_run_workflow, name, prompt)
 
 
@@ -356,12 +354,6 @@ class _QuietInputErrors(logging.Filter):
         record.levelno, record.levelname = logging.INFO, 'INFO'
         record.exc_info, record.exc_text = None, None
         return logging.getLogger(record.name).isEnabledFor(logging.INFO)
-
-
-def _quiet_input_errors() -> None:
-    logger = logging.getLogger('dbos')
-    if not any(isinstance(existing, _QuietInputErrors) for existing in logger.filters):
-        logger.addFilter(_QuietInputErrors())
 
 
 def _safe_url(url: str) -> str:

@@ -56,6 +56,9 @@ UnitKey = Callable[[], str | None]
 UnitFailure = Callable[[AgenToolError], BaseException]
 """The exception a unit raises for a typed agentool error (Temporal: a non-retryable `ApplicationError`)."""
 
+Via = Literal['tool', 'injector']
+"""How the operation was called: by the agent's tool call, or through the injector."""
+
 _IN_WORKFLOW = {'temporal': False, 'prefect': False}  # pydantic-ai's keys: no activity, no task
 
 _unit_key: ContextVar[str | None] = ContextVar('agentool_unit_key', default=None)
@@ -127,7 +130,7 @@ class AgenToolDurability(AbstractCapability[Any]):
         agentool: str,
         operation: str,
         input: str,
-        via: Literal['tool', 'injector'],
+        via: Via,
         retries: int = 0,
     ) -> Any:
         """Run one operation (its input as JSON text); the body of the durable unit (see `run_unit`)."""
@@ -139,13 +142,7 @@ class AgenToolDurability(AbstractCapability[Any]):
             raise self.unit_failure(error) from error
 
     async def _unit(
-        self,
-        ctx: RunContext[Any] | None,
-        agentool: str,
-        operation: str,
-        input: str,
-        via: Literal['tool', 'injector'],
-        retries: int,
+        self, ctx: RunContext[Any] | None, agentool: str, operation: str, input: str, via: Via, retries: int
     ) -> Any:
         assert ctx is not None  # the run's context: this capability's dispatcher always has one
         return await self.run_operation(ctx, agentool, operation, input, via, retries)
@@ -155,9 +152,7 @@ class AgenToolDurability(AbstractCapability[Any]):
         return None
 
 
-UnitRunner = Callable[
-    [RunContext[Any] | None, str, str, str, Literal['tool', 'injector'], int], Coroutine[Any, Any, Any]
-]
+UnitRunner = Callable[[RunContext[Any] | None, str, str, str, Via, int], Coroutine[Any, Any, Any]]
 """Runs one operation as one durable unit: `(ctx, agentool, operation, input as JSON, via, retries)`."""
 
 
@@ -181,7 +176,7 @@ async def run_unit(
     ctx: RunContext[Any] | None,
     agentool: str,
     input: str,
-    via: Literal['tool', 'injector'],
+    via: Via,
     retries: int = 0,
     *,
     registry: AgenToolRegistry | None = None,
@@ -233,7 +228,6 @@ class UnitDispatcher:
         # Only the fields the caller set; `round_trip`: a `Json[...]` field as the text it validates from.
         data = input.model_dump_json(by_alias=True, exclude_unset=True, exclude_computed_fields=True, round_trip=True)
         operation = manager.operation_of(input)
-        retries = _retries(manager, operation)
         token = _input.set((input, ctx))
         # The model-string form's context, made for the tool, lacks the engine's capability: use the run's.
         unit_ctx = ctx if self.run_ctx is None or ctx.root_capability is not None else self.run_ctx
@@ -241,7 +235,7 @@ class UnitDispatcher:
             # Deps the injector built for this call do not travel: `_run` builds them where it runs.
             unit_ctx = replace(unit_ctx, deps=None)
         try:
-            result = await self.run(unit_ctx, manager.name, operation, data, 'tool', retries)
+            result = await self.run(unit_ctx, manager.name, operation, data, 'tool', _retries(manager, operation))
         finally:
             _input.reset(token)
         return typed_result(manager, input, result)
@@ -253,8 +247,7 @@ class UnitDispatcher:
         operation = manager.operation_of(input)
         token = _caller.set(injector)
         try:
-            retries = _retries(manager, operation)
-            result = await self.run(self.run_ctx, name, operation, text, 'injector', retries)
+            result = await self.run(self.run_ctx, name, operation, text, 'injector', _retries(manager, operation))
         finally:
             _caller.reset(token)
         return result if isinstance(result, str) else typed_result(manager, input, result)

@@ -65,7 +65,12 @@ def capabilities(
             f"activity_config['retry_policy'] must be a temporalio RetryPolicy; got {type(policy).__name__}",
             option='activity_config',
         )
-    config['retry_policy'] = _typed_errors_not_retried(policy)
+    # Each typed error class by its exact name, the whole hierarchy (the list grows as it is walked).
+    classes: list[type[AgenToolError]] = [AgenToolError]
+    for typed in classes:
+        classes += typed.__subclasses__()
+    names = [*((policy and policy.non_retryable_error_types) or ()), *(typed.__name__ for typed in classes)]
+    config['retry_policy'] = replace(policy or RetryPolicy(), non_retryable_error_types=list(dict.fromkeys(names)))
     try:
         durability = TemporalDurability(activity_config=config)
     except UserError as error:  # pydantic-ai validates the config (a timeout of the wrong type, ...)
@@ -126,15 +131,6 @@ def _serialises(value: object) -> bool:
     except (PydanticSerializationError, TypeError, ValueError):
         return False
     return True
-
-
-def _typed_errors_not_retried(policy: RetryPolicy | None) -> RetryPolicy:
-    """A copy of `policy` that does not retry agentool's typed errors (each class by its exact name)."""
-    classes: list[type[AgenToolError]] = [AgenToolError]
-    for error in classes:  # grows as it is walked: the whole hierarchy
-        classes += error.__subclasses__()
-    names = [*((policy and policy.non_retryable_error_types) or ()), *(error.__name__ for error in classes)]
-    return replace(policy or RetryPolicy(), non_retryable_error_types=list(dict.fromkeys(names)))
 
 
 def durable(

@@ -101,11 +101,26 @@ def operation_fields(
     needs = operation_requirements(input_schema, operation_field, tool, op, route)
     fields: list[CatalogField] = []
     for field_name, info in input_schema.model_fields.items():
-        if field_name == operation_field:
+        if field_name == operation_field or not (field_name in needs.used or info.is_required()):
             continue
-        if field_name in needs.used or info.is_required():
-            required = info.is_required() or field_name in needs.needed
-            fields.append(_field(field_name, info, required, properties, nullable=field_name not in needs.non_null))
+        required = info.is_required() or field_name in needs.needed
+        key = schema_key(field_name, info, properties)
+        default: Any = None
+        if not (required or info.default is PydanticUndefined):
+            # As the input schema writes it (a set sorted, serialisation settings applied), else as JSON data.
+            prop: dict[str, Any] = properties.get(key, {})
+            default = prop['default'] if 'default' in prop else json_value(info.default)
+        # A field the operation needs a value for is typed as the operation takes it: `str`, not `str | None`.
+        annotation = info.annotation if field_name not in needs.non_null else _without_none(info.annotation)
+        fields.append(
+            CatalogField(
+                name=key,
+                type=type_label(annotation),
+                description=info.description,
+                required=required,
+                default=default,
+            )
+        )
     keys = [schema_key(name, input_schema.model_fields[name], properties) for name in needs.non_null]
     return fields, needs.source, keys
 
@@ -130,25 +145,6 @@ def schema_key(name: str, info: FieldInfo, properties: dict[str, Any]) -> str:
     else:
         alias = validation if isinstance(validation, str) else info.alias
     return alias if alias is not None and alias in properties else name
-
-
-def _field(
-    name: str, info: FieldInfo, required: bool, properties: dict[str, Any], *, nullable: bool = True
-) -> CatalogField:
-    key = schema_key(name, info, properties)
-    default: Any = None
-    if not (required or info.default is PydanticUndefined):
-        # As the input schema writes it (a set sorted, serialisation settings applied), else as JSON data.
-        prop: dict[str, Any] = properties.get(key, {})
-        default = prop['default'] if 'default' in prop else json_value(info.default)
-    return CatalogField(
-        name=key,
-        # A field the operation needs a value for is typed as the operation takes it: `str`, not `str | None`.
-        type=type_label(info.annotation if nullable else _without_none(info.annotation)),
-        description=info.description,
-        required=required,
-        default=default,
-    )
 
 
 def operation_request_schema(

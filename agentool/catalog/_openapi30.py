@@ -52,7 +52,17 @@ def schema_30(schema: object) -> dict[str, Any]:
             node['enum'] = [*cast('list[Any]', choices), None]
     if '$ref' in node and len(node) > 1:
         node['allOf'] = [{'$ref': node.pop('$ref')}, *node.get('allOf', [])]
-    return _convert_subschemas(node)
+    for key in ('allOf', 'anyOf', 'oneOf'):
+        if isinstance(branches := node.get(key), list):
+            node[key] = [schema_30(branch) for branch in cast('list[Any]', branches)]
+    for key in ('items', 'not'):
+        if key in node:
+            node[key] = schema_30(node[key])
+    if isinstance(node.get('additionalProperties'), dict):  # a boolean is valid 3.0 there
+        node['additionalProperties'] = schema_30(node['additionalProperties'])
+    if isinstance(properties := node.get('properties'), dict):  # names are data: only the values are schemas
+        node['properties'] = {name: schema_30(value) for name, value in cast('dict[str, Any]', properties).items()}
+    return node
 
 
 def _take_null(source: dict[str, Any]) -> bool:
@@ -136,17 +146,3 @@ def _tuple_items(prefix: list[Any], source: dict[str, Any]) -> Any:
     if len(choices) == 1:
         return choices[0]
     return {'anyOf': choices} if choices else {}
-
-
-def _convert_subschemas(node: dict[str, Any]) -> dict[str, Any]:
-    for key in ('allOf', 'anyOf', 'oneOf'):
-        if isinstance(branches := node.get(key), list):
-            node[key] = [schema_30(branch) for branch in cast('list[Any]', branches)]
-    for key in ('items', 'not'):
-        if key in node:
-            node[key] = schema_30(node[key])
-    if isinstance(node.get('additionalProperties'), dict):  # a boolean is valid 3.0 there
-        node['additionalProperties'] = schema_30(node['additionalProperties'])
-    if isinstance(properties := node.get('properties'), dict):  # names are data: only the values are schemas
-        node['properties'] = {name: schema_30(value) for name, value in cast('dict[str, Any]', properties).items()}
-    return node

@@ -39,10 +39,8 @@ def _visible(text: str) -> str:
 
 
 def _line_start(match: re.Match[str]) -> str:
-    marker = match.group()
-    if marker[-1] in ':=?':
-        return f'&#{ord(marker)};'
-    return f'{marker[:-1]}\\{marker[-1]}'
+    marker = match.group()  # `:`, `=` and `?` are one character, written as an entity
+    return f'&#{ord(marker)};' if marker[-1] in ':=?' else f'{marker[:-1]}\\{marker[-1]}'
 
 
 def escape(text: str, *, line_start: bool = True) -> str:

@@ -129,8 +129,6 @@ def _schemas(registry: AgenToolRegistry, names: list[str]) -> tuple[dict[str, st
         adapters.append(((name, 'input'), 'validation', TypeAdapter[Any](config.input_schema)))
         if (value_type := output_value_type(config.output_type)) is not None:  # the types inside a spec
             adapters.append(((name, 'output'), 'serialization', TypeAdapter[Any](value_type)))
-    if not adapters:
-        return {}, {}, {}
     schemas, definitions = TypeAdapter.json_schemas(
         adapters, ref_template=_REF_PREFIX + '{model}', schema_generator=JsonSchemaGenerator
     )

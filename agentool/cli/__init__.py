@@ -64,16 +64,13 @@ def _configure_call(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('input', metavar='JSON', help="the input, a JSON object ('-' reads it from stdin)")
 
 
-_FORMATS = ('json', 'markdown', 'mermaid', 'openapi')
-_OPENAPI_VERSIONS = ('3.0.0', '3.1.0')
-
-
 def _configure_catalog(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument('--format', '-f', choices=_FORMATS, default='json', help='output format (default: json)')
+    formats = ('json', 'markdown', 'mermaid', 'openapi')
+    parser.add_argument('--format', '-f', choices=formats, default='json', help='output format (default: json)')
     parser.add_argument('--output', '-o', metavar='FILE', help='write to FILE instead of stdout')
     parser.add_argument('--title', help='title of the Markdown document or the OpenAPI info')
     parser.add_argument(
-        '--openapi-version', choices=_OPENAPI_VERSIONS, default=None, help='OpenAPI version (default: 3.0.0)'
+        '--openapi-version', choices=('3.0.0', '3.1.0'), default=None, help='OpenAPI version (default: 3.0.0)'
     )
 
 

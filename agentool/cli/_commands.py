@@ -129,10 +129,9 @@ def run_call(args: argparse.Namespace) -> int:
     registry = get_registry()
     name = _require(args.name)
     config = registry.require(name)
-    output_type = config.output_type
     prompt = _read_stdin(name, config.max_input_bytes) if args.input == '-' else args.input
     output = asyncio.run(_call(registry, name, prompt))
-    if output_type is None:
+    if config.output_type is None:
         print(terminal_safe(str(output), keep_newlines=True) if sys.stdout.isatty() else output)
     else:
         # Printed as JSON, so a float JSON has no number for is refused as on every JSON surface.

@@ -126,7 +126,9 @@ class DispatchCapability(AbstractCapability[Any]):
 
     async def _decide(self, ctx: RunContext[Any], prompt: str, span: Span) -> AgentRunResult[Any] | None:
         request = DispatchRequest(prompt=prompt, deps=ctx.deps, ctx=ctx)
-        registry = self._registry()
+        registry = self.registry
+        if registry is None:
+            registry = (self.injector or get_injector()).registry or get_registry()
         operations = Candidates(registry, self.agentools)
         outcome: DispatchOutcome = 'model'
         rule_name: str | None = None
@@ -186,12 +188,6 @@ class DispatchCapability(AbstractCapability[Any]):
         finally:
             self._counter.add(outcome, rule_name)
             record_dispatch(span, outcome=outcome, rule=rule_name, agentool=target, operation=operation)
-
-    def _registry(self) -> AgenToolRegistry:
-        if self.registry is not None:
-            return self.registry
-        injector = self.injector or get_injector()
-        return injector.registry or get_registry()
 
 
 def _sequence_of(value: object, item_type: type) -> bool:

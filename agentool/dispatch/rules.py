@@ -74,8 +74,6 @@ class Candidates(Mapping[str, Sequence[str]]):
         return max(limits, default=DEFAULT_MAX_INPUT_BYTES)
 
     def __contains__(self, key: object) -> bool:
-        if not isinstance(key, str):
-            return False
         # Every registered agentool is a candidate unless `agentools=` lists them (a short list).
         return key in self._registry if self._names is None else key in self._candidates
 

@@ -107,7 +107,7 @@ def _checked(site: CatalogSite, registry: AgenToolRegistry, key: str, selectors:
 
 
 def _pages(output: str, names: list[str]) -> dict[str, str]:
-    """A file per agentool, named after it where the name is safe in a path, unique whatever the case."""
+    """A file per agentool beside the index, named after it where safe in a path, unique whatever the case."""
     taken = {INDEX.removesuffix('.md')}
     pages: dict[str, str] = {}
     for name in names:
@@ -167,7 +167,7 @@ def _index(site: CatalogSite, graph: str) -> str:
         '| --- | --- | --- | --- |',
     ]
     for name, entry in site.entries.items():
-        link = f'[{escape(name, line_start=False)}]({_relative(site.pages[name], options.output)})'
+        link = f'[{escape(name, line_start=False)}]({site.pages[name].rpartition("/")[2]})'
         operations = ', '.join(
             code(op['name']) + (' (deprecated)' if op['deprecated'] else '') for op in entry['operations']
         )
@@ -186,7 +186,7 @@ def _page(site: CatalogSite, entry: CatalogEntry, users: list[str]) -> str:
         lines += ['## Dependencies', '']
         for label, other in linked:
             page = site.pages.get(other)
-            shown = f'[{escape(other, line_start=False)}]({_relative(page, site.options.output)})' if page else (
+            shown = f'[{escape(other, line_start=False)}]({page.rpartition("/")[2]})' if page else (
                 f'{code(other)} (not in this catalog)'
             )  # fmt: skip
             lines.append(f'- {label}: {shown}')
@@ -196,7 +196,3 @@ def _page(site: CatalogSite, entry: CatalogEntry, users: list[str]) -> str:
         for operation in entry['operations']:
             lines += [f'### {escape(operation["name"])}', '', json_block(operation['request_schema']), '']
     return '\n'.join(lines)
-
-
-def _relative(page: str, output: str) -> str:
-    return page.removeprefix(f'{output}/')

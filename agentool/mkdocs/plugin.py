@@ -60,7 +60,12 @@ class AgenToolPlugin(BasePlugin[AgenToolPluginConfig]):
     def on_config(self, config: MkDocsConfig) -> MkDocsConfig | None:
         self._strict = bool(config.strict)
         plugin = self.config
-        _check_output(plugin.output)
+        output, path = plugin.output, PurePosixPath(plugin.output)
+        if not output.strip() or path.is_absolute() or '..' in path.parts or '\\' in output or path.as_posix() == '.':
+            raise PluginError(
+                f'agentool plugin: plugins.agentool.output must be a folder inside the docs (such as agentools); '
+                f'got {output!r}'
+            )
         try:
             plugin.page_title.format(name='name')
         except (KeyError, IndexError, ValueError, AttributeError) as error:
@@ -75,7 +80,7 @@ class AgenToolPlugin(BasePlugin[AgenToolPluginConfig]):
         site_options = SiteOptions(
             include=None if plugin.include is None else list(plugin.include),
             exclude=list(plugin.exclude),
-            output=PurePosixPath(plugin.output).as_posix(),
+            output=path.as_posix(),
             title=plugin.title,
             page_title=plugin.page_title,
             openapi_version=plugin.openapi_version,
@@ -120,15 +125,6 @@ class AgenToolPlugin(BasePlugin[AgenToolPluginConfig]):
             if self._strict:
                 raise PluginError(f'agentool plugin: {message}')
             _log.warning(message)
-
-
-def _check_output(output: str) -> None:
-    path = PurePosixPath(output)
-    if not output.strip() or path.is_absolute() or '..' in path.parts or '\\' in output or path.as_posix() == '.':
-        raise PluginError(
-            f'agentool plugin: plugins.agentool.output must be a folder inside the docs (such as agentools); '
-            f'got {output!r}'
-        )
 
 
 def _nav_with_pages(nav: list[Any], site: CatalogSite) -> list[Any]:
