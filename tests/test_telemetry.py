@@ -1,6 +1,4 @@
-"""OpenTelemetry: pydantic-ai traces agent runs; `operation_span` traces calls made outside the agent graph;
-dispatch records a span per decision (last section).
-"""
+"""OpenTelemetry: pydantic-ai traces runs, `operation_span` other calls, dispatch a span per decision."""
 
 from __future__ import annotations
 
