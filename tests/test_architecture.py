@@ -1,8 +1,6 @@
-"""The package's shape: imports inside `agentool/` point one way, and no module passes 800 lines
-(a smell guard: modules are cut by concept, never to fit a count).
-
-Imports inside function bodies count (deferring an import to dodge a circular-import error keeps
-the circle); imports under `if TYPE_CHECKING:` do not, since they never run.
+"""The package's shape: imports inside `agentool/` point one way (those in function bodies count:
+deferring one keeps the circle; those under `if TYPE_CHECKING:` never run), and no module passes 800
+lines (a smell guard: modules are cut by concept, never to fit a count).
 """
 
 from __future__ import annotations

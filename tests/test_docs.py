@@ -1,16 +1,10 @@
-"""The docs: their code blocks run, the site builds strictly, the catalog pages are generated.
+"""The docs: code blocks run, the site builds strictly, the catalog pages are generated.
 
-Python blocks of one page run in order in one namespace, as a reader would run them, with their
-`#>` print outputs checked (pytest-examples). `{test="skip"}` skips a block;
-`{requires="module.path"}` skips it until that module exists. Those tests are marked `seam` (the
-compatibility matrix runs them); the rest of the file does not touch pydantic-ai:
-
-- code in the docs fits the page: no line in a fenced block (any language, any page of docs/ and
-  the README) is wider than 88 columns, measured as the reader sees it (without a list's indent);
-- a documented block that fails is reported as a failure naming its page lines, never an
-  INTERNALERROR (pytest-examples' rewritten traceback once made pytest's formatting raise
-  `StopIteration` and took an xdist worker down);
-- the README as a new user meets it: its quickstart and CLI commands run as copied, writing nothing.
+A page's Python blocks run in order in one namespace, their `#>` outputs checked (pytest-examples;
+`{test="skip"}` skips, `{requires="module.path"}` waits for the module); those tests are marked `seam`.
+Also: fenced lines fit 88 columns as the reader sees them; a failing block is a failure naming its
+lines, never an INTERNALERROR (one took an xdist worker down); the README's quickstart and CLI
+commands run as copied, writing nothing.
 """
 
 from __future__ import annotations

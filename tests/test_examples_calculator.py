@@ -1,5 +1,4 @@
-"""The calculator example (`examples/calculator.py`) on every way to run an agent: run, run_sync, streams, iter,
-history, and the plain model string."""
+"""The calculator example on every way to run an agent: run, run_sync, streams, iter, history, model string."""
 
 from __future__ import annotations
 
@@ -52,9 +51,11 @@ def test_run_sync() -> None:
     assert calculator.run_sync('{"operation": "multiply", "a": 2, "b": 4}').output == 8.0
 
 
-async def test_run_stream_gives_the_same_output() -> None:
+@pytest.mark.parametrize('plain', [False, True])
+async def test_run_stream_gives_the_same_output(plain: bool) -> None:
     calculator = create_calculator()
-    async with calculator.run_stream('{"operation": "subtract", "a": 10, "b": 4}') as stream:
+    agent = Agent('agentool:calculator', output_type=float) if plain else calculator
+    async with agent.run_stream('{"operation": "subtract", "a": 10, "b": 4}') as stream:
         assert await stream.get_output() == 6.0
 
 
@@ -91,10 +92,3 @@ async def test_plain_agent_from_model_string_gives_the_same_result() -> None:
     assert json.loads(result.output) == typed.output
     typed_plain = Agent('agentool:calculator', output_type=float)
     assert (await typed_plain.run('{"operation": "divide", "a": 9, "b": 3}')).output == typed.output
-
-
-async def test_plain_agent_streams() -> None:
-    create_calculator()
-    plain = Agent('agentool:calculator', output_type=float)
-    async with plain.run_stream('{"operation": "add", "a": 2, "b": 3}') as stream:
-        assert await stream.get_output() == 5.0

@@ -1,11 +1,5 @@
-"""The storage example (`examples/storage.py`): its operations and store, and its boundary.
-
-Non-finite numbers, any prefix, and paths that cannot be opened; every bad store path is a
-`StoreError` found when the store is made (`SQLiteStore('data/a\\x00b.db')` was accepted and its
-first `read` raised a bare `ValueError`). Several processes open, migrate and write one new store
-file at the same instant (every acknowledged write is in the file; `make fuzz`: 8 x 500 writes, 20
-rounds). Cancelling a run mid-tool propagates as `CancelledError` (or `TimeoutError`), never
-wrapped; every write is committed whole or not applied; the store stays usable.
+"""The storage example (`examples/storage.py`): operations, store and boundary (non-finite numbers, any
+prefix, unopenable paths), processes sharing one new file (`make fuzz`), cancellation never wrapped.
 """
 
 from __future__ import annotations
@@ -193,17 +187,6 @@ async def test_a_lock_held_past_the_timeout_is_a_typed_error_naming_the_path(tmp
     assert isinstance(error.__cause__, sqlite3.OperationalError)
     assert not (await impatient.exists('k')).exists  # the failed write was not applied
     await impatient.aclose()
-
-
-async def test_a_path_that_cannot_be_opened_is_a_typed_error(tmp_path: Path) -> None:
-    directory = tmp_path / 'a-directory'
-    directory.mkdir()
-    unopenable = SQLiteStore(directory)
-    with pytest.raises(StoreError, match='unable to open database file') as raised:
-        await unopenable.read('k')
-    assert raised.value.details['path'] == str(directory)
-    assert raised.value.details['operation'] == 'read'
-    await unopenable.aclose()
 
 
 async def test_close_lets_queued_writes_finish(tmp_path: Path) -> None:
@@ -416,25 +399,22 @@ async def scoped_store() -> AsyncIterator[SQLiteStore]:
     await opened.aclose()
 
 
+@pytest.mark.parametrize('surface', ['runs', 'injector call'])
 @pytest.mark.parametrize('prompt', NON_FINITE)
-async def test_non_finite_data_is_the_typed_input_error_on_runs(scoped_store: SQLiteStore, prompt: str) -> None:
-    # The storage agent's own (lean) run, and the model string's agent (pydantic-ai's graph).
+async def test_non_finite_data_is_the_typed_input_error(scoped_store: SQLiteStore, prompt: str, surface: str) -> None:
+    # Runs: the storage agent's own (lean) run, and the model string's agent (pydantic-ai's graph).
+    deps = StorageDeps(store=scoped_store)
+    nan = {'operation': 'write', 'key': 'k', 'data': [float('nan')]}
+    injector = get_injector()
+    first = (
+        create_storage(replace=True).run(prompt, deps=deps) if surface == 'runs' else injector.call('storage', prompt)
+    )
     with pytest.raises(InputValidationError, match='not a JSON number') as caught:
-        await create_storage(replace=True).run(prompt, deps=StorageDeps(store=scoped_store))
+        await first
     assert caught.value.details['errors'][0]['loc'] == ['data']
+    second = Agent('agentool:storage').run(prompt) if surface == 'runs' else injector.call('storage', nan)
     with pytest.raises(InputValidationError, match='not a JSON number'):
-        await Agent('agentool:storage').run(prompt)
-    assert not (await scoped_store.exists('k')).exists
-
-
-@pytest.mark.parametrize('prompt', NON_FINITE)
-async def test_non_finite_data_is_the_typed_input_error_on_injector_call(
-    scoped_store: SQLiteStore, prompt: str
-) -> None:
-    with pytest.raises(InputValidationError, match='not a JSON number'):
-        await get_injector().call('storage', prompt)
-    with pytest.raises(InputValidationError, match='not a JSON number'):
-        await get_injector().call('storage', {'operation': 'write', 'key': 'k', 'data': [float('nan')]})
+        await second
     assert not (await scoped_store.exists('k')).exists
 
 
@@ -512,14 +492,16 @@ def unopenable_paths(tmp_path: Path) -> list[Path]:
     return [Path('/dev/null/x.db'), Path('/proc/nope/x.db'), directory, afile / 'x.db']
 
 
-async def test_every_path_that_cannot_be_opened_is_a_store_error_naming_it(tmp_path: Path) -> None:
+@pytest.mark.parametrize('operation', ['read', 'write'])
+async def test_every_path_that_cannot_be_opened_is_a_store_error_naming_it(tmp_path: Path, operation: str) -> None:
     for path in unopenable_paths(tmp_path):
         store = SQLiteStore(path)
         with pytest.raises(StoreError) as caught:
-            await store.write('k', 1)
+            await (store.read('k') if operation == 'read' else store.write('k', 1))
         assert caught.value.details['path'] == str(path)
-        assert caught.value.details['operation'] == 'write'
+        assert caught.value.details['operation'] == operation
         assert str(path) in str(caught.value)
+        assert not path.is_dir() or 'unable to open database file' in str(caught.value)
         await store.aclose()
 
 
@@ -614,8 +596,7 @@ Run = Callable[[str], Coroutine[Any, Any, Any]]
 
 
 class HookedStore(SQLiteStore):
-    """A store that says when a write has reached it (the storage tool is running), and calls
-    `on_write(key, data)` then, so a test can cancel right then."""
+    """A store that says when a write has reached it and calls `on_write(key, data)`, to cancel right then."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         super().__init__(path)

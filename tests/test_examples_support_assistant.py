@@ -1,6 +1,4 @@
-"""The support assistant example (`examples/support_assistant.py`): commands answered by dispatch, free text by
-the model, offline; in process and from the command line.
-"""
+"""The support assistant example: commands by dispatch, free text by the model; in process and on the CLI."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""The registry (`agentool/core/registry.py`), section by section: the class API the architecture guide
-calls (a store that accepts any configuration); introspection (get, list_names, list_detailed, search,
-get_schema, get_operations, get_tools_info); `use_registry()` (a fresh registry per block, task-local,
-restored on exit; the default otherwise); changes (atomic update, unregister, clear).
+"""The registry (`agentool/core/registry.py`): the guide's class API, introspection, `use_registry()` scopes
+(fresh, task-local, restored on exit) and changes (atomic update, unregister, clear).
 """
 
 from __future__ import annotations
@@ -9,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import jsonschema
 import pytest
@@ -21,8 +19,6 @@ from agentool import (
     AgenToolNotFoundError,
     AgenToolRegistry,
     BaseOperationInput,
-    CatalogOperation,
-    CatalogTool,
     ConfigurationError,
     InputValidationError,
     InvalidUpdateError,
@@ -40,6 +36,8 @@ from agentool.core.registry import ToolMetadata
 from examples.calculator import CalculatorInput, create_calculator
 from tests import agentools as shared
 from tests.agentools import ROOT, create_storage, echo_routing, run_python
+
+T = TypeVar('T')
 
 _READS: dict[str, tuple[Any, ...]] = {
     'get': ('echo',),
@@ -475,22 +473,9 @@ async def dump(**everything: Any) -> float:
     return 0.0
 
 
-def _operations(registry: AgenToolRegistry, name: str) -> dict[str, CatalogOperation]:
-    operations = registry.get_operations(name)
-    assert operations is not None
-    return operations
-
-
-def _tools(registry: AgenToolRegistry, name: str) -> list[CatalogTool]:
-    tools = registry.get_tools_info(name)
-    assert tools is not None
-    return tools
-
-
-def _schema(registry: AgenToolRegistry, name: str) -> dict[str, Any]:
-    schema = registry.get_schema(name)
-    assert schema is not None
-    return schema
+def _found(value: T | None) -> T:
+    assert value is not None
+    return value
 
 
 def create_shop() -> None:
@@ -578,7 +563,7 @@ def test_search_by_tags_name_pattern_and_both(registry: AgenToolRegistry) -> Non
 
 def test_get_schema_is_the_input_json_schema(registry: AgenToolRegistry) -> None:
     create_calculator()
-    assert _schema(registry, 'calculator') == CalculatorInput.model_json_schema()
+    assert _found(registry.get_schema('calculator')) == CalculatorInput.model_json_schema()
 
 
 @pytest.mark.parametrize('method', ['require', 'get_manager', 'validate_config'])
@@ -604,7 +589,7 @@ def test_lookups_of_unknown_names_answer_none_as_the_guide_does(
 
 def test_operations_without_transform_list_the_matched_fields(registry: AgenToolRegistry) -> None:
     create_shop()
-    price_op = _operations(registry, 'shop')['price']
+    price_op = _found(registry.get_operations('shop'))['price']
     assert price_op['tool'] == 'price'
     assert price_op['fields_source'] == 'matched'
     assert price_op['description'] == price_op['tool_description'] == 'Price of some items.'
@@ -630,16 +615,16 @@ async def read(key: str) -> str:
 
 def test_matched_field_required_by_the_tool(registry: AgenToolRegistry) -> None:
     create_agentool('reader', ReadInput, RoutingConfig(operation_map={'read': 'read'}), [read])
-    (field,) = _operations(registry, 'reader')['read']['fields']
+    (field,) = _found(registry.get_operations('reader'))['read']['fields']
     # Typed as the operation takes it: `read(key: str)` refuses null, as the request schema says.
     assert (field['name'], field['required'], field['type']) == ('key', True, 'str')
-    key_schema = _operations(registry, 'reader')['read']['request_schema']['properties']['key']
+    key_schema = _found(registry.get_operations('reader'))['read']['request_schema']['properties']['key']
     assert key_schema == {'type': 'string', 'title': 'Key'}
 
 
 def test_transform_fields_are_found_by_probing(registry: AgenToolRegistry) -> None:
     create_shop()
-    operations = _operations(registry, 'shop')
+    operations = _found(registry.get_operations('shop'))
     buy_op = operations['buy']
     assert buy_op['fields_source'] == 'transform'
     assert [f['name'] for f in buy_op['fields']] == ['item', 'qty', 'coupon']
@@ -651,7 +636,7 @@ def test_transform_fields_are_found_by_probing(registry: AgenToolRegistry) -> No
 
 def test_transforms_that_cannot_be_probed_list_every_field(registry: AgenToolRegistry) -> None:
     create_shop()
-    operations = _operations(registry, 'shop')
+    operations = _found(registry.get_operations('shop'))
     for name in ('audit', 'dump'):  # one raises, one reads model_dump (not a field)
         assert operations[name]['fields_source'] == 'schema'
         assert [f['name'] for f in operations[name]['fields']] == ['item', 'qty', 'coupon', 'shopNote']
@@ -675,23 +660,23 @@ def test_transform_probe_sees_the_operation_and_survives_computation(registry: A
 
     routes = RoutingConfig(operation_map={'mix': ('mix', transform), 'other': ('mix', transform)})
     create_agentool('mixer', CalcInput, routes, [mix])
-    mix_op = _operations(registry, 'mixer')['mix']
+    mix_op = _found(registry.get_operations('mixer'))['mix']
     assert mix_op['fields_source'] == 'transform'
     assert [f['name'] for f in mix_op['fields']] == ['a', 'b', 'label']  # `c` is only read for 'other'
-    other_op = _operations(registry, 'mixer')['other']
+    other_op = _found(registry.get_operations('mixer'))['other']
     assert [f['name'] for f in other_op['fields']] == ['c', 'label']
 
 
 def test_aliased_fields_use_their_json_key(registry: AgenToolRegistry) -> None:
     create_shop()
-    dump_fields = _operations(registry, 'shop')['dump']['fields']
+    dump_fields = _found(registry.get_operations('shop'))['dump']['fields']
     assert dump_fields[-1]['name'] == 'shopNote'
-    assert 'shopNote' in _schema(registry, 'shop')['properties']
+    assert 'shopNote' in _found(registry.get_schema('shop'))['properties']
 
 
 def test_request_schema_accepts_exactly_the_operations_inputs(registry: AgenToolRegistry) -> None:
     create_shop()
-    schema = _operations(registry, 'shop')['price']['request_schema']
+    schema = _found(registry.get_operations('shop'))['price']['request_schema']
     jsonschema.validate({'operation': 'price', 'item': 'tea', 'qty': 2}, schema)
     for bad in (
         {'operation': 'buy', 'item': 'tea'},  # another operation
@@ -706,7 +691,7 @@ def test_request_schema_accepts_exactly_the_operations_inputs(registry: AgenTool
 
 def test_tools_info(registry: AgenToolRegistry) -> None:
     create_shop()
-    tools = _tools(registry, 'shop')
+    tools = _found(registry.get_tools_info('shop'))
     assert [t['name'] for t in tools] == ['price', 'buy', 'audit', 'dump']
     buy_tool = tools[1]
     assert buy_tool['description'] == 'Buy some items.'
@@ -724,12 +709,12 @@ def test_catalog_entry_content(registry: AgenToolRegistry) -> None:
     assert (entry['version'], entry['tags'], entry['dependencies']) == ('0.3.0', ['retail'], ['calculator', 'ledger'])
     assert entry['examples'] == [{'input': {'operation': 'price', 'item': 'tea'}, 'at': '2024-01-02T03:04:05'}]
     assert entry['operation_field'] == 'operation'
-    assert entry['input_schema'] == _schema(registry, 'shop')
+    assert entry['input_schema'] == _found(registry.get_schema('shop'))
     assert entry['output_type'] == 'float | Receipt'
     assert entry['output_schema'] is not None
     assert 'anyOf' in entry['output_schema']
     assert [op['name'] for op in entry['operations']] == ['price', 'buy', 'audit', 'dump']
-    assert entry['tools'] == _tools(registry, 'shop')
+    assert entry['tools'] == _found(registry.get_tools_info('shop'))
     json.dumps(entry)
 
 
