@@ -6,8 +6,6 @@ from collections.abc import Iterable
 
 from ..errors import AgenToolNotFoundError, did_you_mean, quote, suggest
 
-__all__ = ('not_found',)
-
 
 def not_found(
     name: object, known: Iterable[str], *, kind: str = 'agentool', place: str = '', note: str = ''

@@ -11,8 +11,6 @@ from dataclasses import dataclass
 
 from .._bounds import clip
 
-__all__ = ('ADVICE', 'RecordAdvice', 'advising')
-
 _OPTION = '--agentool-record-mode'
 
 

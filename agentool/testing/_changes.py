@@ -7,8 +7,6 @@ import json
 from collections.abc import Mapping
 from typing import Any, TypeGuard, cast
 
-__all__ = ('schema_changes', 'show_pair', 'tool_changes')
-
 
 def show_pair(before: Any, after: Any, *, old: str = 'recorded', new: str = 'sent', limit: int = 160) -> str:
     """`<before> recorded, <after> sent` as JSON, each cut around their first difference so both show it."""

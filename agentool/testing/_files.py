@@ -16,8 +16,6 @@ from typing import Any, cast
 
 from ..errors import CassetteError, clip, quote
 
-__all__ = ('as_path', 'cassette_error', 'dumps', 'path_detail', 'place', 'read_json', 'write_json')
-
 MAX_FILE_BYTES = 64 * 1024 * 1024
 """The largest recording or cassette file read: larger ones are refused before parsing."""
 

@@ -26,8 +26,6 @@ from ._changes import show_pair, tool_changes
 from ._files import path_detail, place
 from .cassette import Exchange
 
-__all__ = ('RequestViews', 'request_view', 'fingerprint', 'drift', 'mismatch', 'part_contents', 'tool_returns')
-
 _VOLATILE = frozenset(
     {
         'timestamp',

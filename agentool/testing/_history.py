@@ -10,8 +10,6 @@ import hashlib
 import json
 from typing import Any, cast
 
-__all__ = ('HISTORY', 'written', 'read')
-
 HISTORY = 'history'
 """The key of an exchange continuing an earlier one, in the file."""
 

@@ -14,8 +14,6 @@ from typing import Any, cast
 
 from pydantic import TypeAdapter
 
-__all__ = ('lost_types', 'restored')
-
 _KINDS: dict[str, type] = {
     'datetime': datetime.datetime,
     'date': datetime.date,

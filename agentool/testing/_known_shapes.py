@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, cast
 if TYPE_CHECKING:
     from detect_secrets.plugins.base import RegexBasedDetector
 
-__all__ = ('NEEDED', 'known_secrets')
 
 _EDGES = ' \t\r\n"=:'
 """What a pattern may match around a token (a space, a quote, the `=` or `:` before it), not part of it."""

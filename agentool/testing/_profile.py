@@ -8,8 +8,6 @@ from pydantic_ai import native_tools
 from pydantic_ai.native_tools import AbstractNativeTool
 from pydantic_ai.profiles import ModelProfile
 
-__all__ = ('plain_profile', 'restored_profile')
-
 
 def plain_profile(profile: ModelProfile) -> dict[str, Any]:
     """The profile's values JSON can carry (a schema transformer stays behind: it shapes the wire)."""

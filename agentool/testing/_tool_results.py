@@ -25,17 +25,6 @@ from ._kept_types import lost_types, restored
 from .cassette import RecordedToolCall, canonical_args
 from .log import CallLog, CallRecord
 
-__all__ = (
-    'Home',
-    'Served',
-    'ToolAnswers',
-    'answered',
-    'home',
-    'tool_home',
-    'written_result',
-    'replayed_result',
-)
-
 _ANY: TypeAdapter[Any] = TypeAdapter(Any)
 _POINTER = '/result'
 

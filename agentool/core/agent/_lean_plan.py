@@ -31,8 +31,6 @@ from ..definition import UNREADABLE
 from ..manager import MANAGER_TOOL_NAME
 from ..output import inner_schema, output_members, resolve
 
-__all__ = ('LeanPlan', 'learn_plan', 'LEARN_FROM_NEXT_RUN')
-
 LEARN_FROM_NEXT_RUN = 'again'
 """`learn_plan`'s answer when the run was fine but did not show everything: learn from the next one."""
 

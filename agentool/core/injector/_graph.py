@@ -19,15 +19,6 @@ from ..request import type_label
 from ._targets import Target
 from ._wiring import DepsShape
 
-__all__ = (
-    'raise_problems',
-    'cycle_error',
-    'dependency_problem',
-    'graph_problems',
-    'check_new_edges',
-    'not_an_agentool',
-)
-
 Edges = Callable[[str], Iterable[str]]
 
 

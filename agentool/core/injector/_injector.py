@@ -56,8 +56,6 @@ from ._wiring import (
 from .handle import AgenToolHandle
 from .serialization import serialize_fallback, serialize_input
 
-__all__ = ('AgenToolInjector', 'get_injector', 'use_injector')
-
 T = TypeVar('T')
 
 

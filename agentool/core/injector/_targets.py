@@ -23,8 +23,6 @@ from ..output import output_types
 from ..registry import AgenToolConfig, AgenToolRegistry, Route, RoutingConfig, get_registry
 from ..request import context_template, declares_deps
 
-__all__ = ('Target', 'agent_target', 'stood_in_for', 'stub_target')
-
 
 def _no_schema(data: str | bytes) -> BaseModel:
     raise TypeError('not an agentool: there is no input schema to validate against')

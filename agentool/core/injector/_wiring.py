@@ -23,20 +23,6 @@ from ..definition import UNRESOLVABLE
 from ..request import declares_deps, type_label
 from .handle import AgenToolHandle, Uses
 
-__all__ = (
-    'ResourceScope',
-    'Provider',
-    'RunScope',
-    'make_provider',
-    'resource_problems',
-    'DepsShape',
-    'DepsPlan',
-    'deps_shape',
-    'compile_deps',
-    'build_deps',
-    'run_without_loop',
-)
-
 logger = logging.getLogger('agentool.injector')
 
 ResourceScope = Literal['run', 'transient', 'injector']
