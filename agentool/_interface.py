@@ -23,8 +23,6 @@ from .core.registry import AgenToolRegistry
 from .errors import InvalidInputError, OutputError, clip, quote
 from .filters import ExposedOperation
 
-__all__ = ('OperationInterface', 'build_interfaces', 'check_json_numbers', 'ARGUMENTS_ADAPTER', 'RESULT_KEY')
-
 ARGUMENTS_ADAPTER = TypeAdapter[dict[str, Any]](dict[str, Any])
 """Parses raw arguments into a JSON object, with pydantic's own errors for bad JSON or non-objects."""
 

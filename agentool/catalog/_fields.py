@@ -24,18 +24,6 @@ if TYPE_CHECKING:
 
     from ..core.definition import Route, ToolSignature
 
-__all__ = (
-    'CatalogField',
-    'FieldsSource',
-    'JsonSchemaGenerator',
-    'field_wording',
-    'json_value',
-    'operation_fields',
-    'operation_request_schema',
-    'schema_key',
-    'type_label',
-)
-
 
 def json_value(value: Any) -> Any:
     """`value` as JSON data (an infinite float a string, odd bytes base64, else its `repr`); never fails."""

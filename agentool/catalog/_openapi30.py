@@ -9,8 +9,6 @@ from __future__ import annotations
 from operator import ge, le
 from typing import Any, cast
 
-__all__ = ('schema_30',)
-
 _KEYWORDS = frozenset(
     {
         *('title', 'description', 'default', 'example', 'deprecated', 'readOnly', 'writeOnly'),

@@ -20,9 +20,6 @@ from ..core.registry import AgenToolRegistry, get_registry
 from ..errors import InputTooLargeError
 from . import MAX_ERROR_LINE, CLIError, UsageError
 
-__all__ = ('run_list', 'run_show', 'run_schema', 'run_call', 'run_catalog', 'run_mcp', 'run_cassette')
-
-
 _NOTHING_IMPORTED = 'use --import MODULE to import the modules that register them'
 
 

@@ -20,8 +20,6 @@ from ..catalog import type_label
 from ..core.output import json_data, json_output_text, output_value_type
 from ..errors import DispatchOutputError, OutputError
 
-__all__ = ('DISPATCH_PROVIDER', 'DISPATCH_METADATA_KEY', 'DispatchRecord', 'dispatch_record', 'build_result')
-
 DISPATCH_PROVIDER = 'agentool-dispatch'
 """`provider_name` of the response that records a dispatched turn."""
 DISPATCH_METADATA_KEY = 'agentool_dispatch'

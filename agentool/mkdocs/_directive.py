@@ -12,8 +12,6 @@ from .._bounds import did_you_mean, quote, suggest
 from ..catalog import CatalogEntry
 from ..catalog.markdown import agentool_markdown, operation_markdown
 
-__all__ = ('expand',)
-
 _DIRECTIVE = re.compile(r'^::: agentool[ \t]+(?P<target>\S.*?)[ \t]*$')
 _FENCE = re.compile(r'^[ \t]{0,3}(?P<fence>`{3,}|~{3,})')
 

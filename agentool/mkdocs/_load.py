@@ -19,8 +19,6 @@ from .._modules import import_modules
 from ..core.registry import AgenToolRegistry, use_registry
 from ..errors import ConfigurationError
 
-__all__ = ('Problem', 'Loaded', 'load')
-
 
 @dataclass(frozen=True, kw_only=True)
 class Problem:

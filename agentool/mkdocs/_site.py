@@ -20,8 +20,6 @@ from ..errors import SelectorError
 from ..filters import check_selector, is_exposed
 from ._load import Loaded, Problem
 
-__all__ = ('CatalogSite', 'SiteOptions', 'build_site', 'INDEX', 'JSON_CATALOG', 'OPENAPI')
-
 INDEX = 'index.md'
 JSON_CATALOG = 'catalog.json'
 OPENAPI = 'openapi.json'
