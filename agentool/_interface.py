@@ -195,8 +195,7 @@ def build_interfaces(registry: AgenToolRegistry, selected: Sequence[ExposedOpera
 def _detail(error: Mapping[str, Any]) -> InitErrorDetails:
     """One error of a list, as pydantic builds a `ValidationError` from it (type and message kept)."""
     # Without a context pydantic leaves the template as it is: braces in the message need no escaping.
-    message = str(error['msg'])
-    custom = PydanticCustomError(cast(LiteralString, str(error['type'])), cast(LiteralString, message))
+    custom = PydanticCustomError(cast(LiteralString, str(error['type'])), cast(LiteralString, str(error['msg'])))
     return InitErrorDetails(type=custom, loc=tuple(error['loc']), input=error.get('input'))
 
 
