@@ -56,8 +56,7 @@ def _write(text: str, output: str | None) -> None:
 
 def run_list(args: argparse.Namespace) -> int:
     registry = get_registry()
-    names = registry.search(tags=args.tag, name_pattern=args.match)
-    rows = [(name, registry.require(name)) for name in names]
+    rows = [(name, registry.require(name)) for name in registry.search(tags=args.tag, name_pattern=args.match)]
     if args.json:
         summary = [
             {'name': n, 'version': c.version, 'description': c.description, 'tags': c.tags}

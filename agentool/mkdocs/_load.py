@@ -66,8 +66,7 @@ def _import(loaded: Loaded, module: str) -> None:
     except ConfigurationError as error:
         loaded.report('modules', str(error))
         return
-    added = _added(loaded, before, ('modules', f'module {module}'))
-    if not added and not imported_already:
+    if not _added(loaded, before, ('modules', f'module {module}')) and not imported_already:
         loaded.report(
             'modules',
             f'module {quote(module)} registers no agentool when imported; if it registers them '
