@@ -89,8 +89,7 @@ def run_show(args: argparse.Namespace) -> int:
     _line('  operations:')
     for op in entry['operations']:
         _line(f'    {op["name"]} -> {op["tool"]}  {_first_line(op["description"])}'.rstrip())
-        hints = (['deprecated'] if op['deprecated'] else []) + operation_hints(op)
-        if hints:
+        if hints := (['deprecated'] if op['deprecated'] else []) + operation_hints(op):
             _line(f'      hints: {", ".join(hints)}')
         for field in op['fields']:
             wording = field_wording(field, op['request_schema'])  # e.g. 'int, optional, default 50'
