@@ -235,8 +235,7 @@ def _attach_defs(schema: dict[str, Any], defs: Mapping[str, Any]) -> None:
     pending = [schema['properties']]
     while pending:
         for ref in _refs(pending.pop()):
-            name = ref.removeprefix('#/$defs/')
-            if name not in needed and name in defs:
+            if (name := ref.removeprefix('#/$defs/')) not in needed and name in defs:
                 needed[name] = defs[name]
                 pending.append(defs[name])
     if needed:

@@ -55,8 +55,7 @@ def dispatch_record(message: ModelMessage) -> DispatchRecord | None:
 
 def _adapter(spec: object) -> TypeAdapter[Any] | None:
     """A validator for an agent's output spec; `None` when the spec is plain `str`."""
-    cached = _ADAPTERS.get(id(spec))
-    if cached is not None and cached[0] is spec:
+    if (cached := _ADAPTERS.get(id(spec))) is not None and cached[0] is spec:
         return cached[1]
     target = output_value_type(spec)
     if target is None:  # an output function (`TextOutput(f)`, a function): only the model's run calls it

@@ -108,8 +108,7 @@ def _forget(modules: list[str]) -> None:
 def _sources(modules: list[str]) -> list[Path]:
     found: list[Path] = []
     for name in dict.fromkeys(modules):
-        path = getattr(sys.modules.get(name), '__file__', None)
-        if isinstance(path, str):
+        if isinstance(path := getattr(sys.modules.get(name), '__file__', None), str):
             file = Path(path)
             found.append(file.parent if file.name == '__init__.py' else file)
     return found
