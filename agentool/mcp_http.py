@@ -304,7 +304,8 @@ def _app(server: Server[Any], options: HttpOptions, tokens: dict[str, str] | Non
 
 
 def _to_stderr(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
+    sys.stderr.write(f'{line}\n')
+    sys.stderr.flush()
 
 
 async def serve_http(
