@@ -79,8 +79,7 @@ class SessionTable:
         return session
 
     def forget(self, session_id: str) -> None:
-        session = self.sessions.pop(session_id, None)
-        if session is not None:
+        if (session := self.sessions.pop(session_id, None)) is not None:
             self.release(session.client)
 
     def release(self, client: Client) -> None:
@@ -150,8 +149,7 @@ class HttpGuard:
             return await _answer(send, 403, 'Origin not allowed', {'type': 'ForbiddenOrigin'})
         if scope['path'] != self.path:
             return await self.app(scope, receive, send)
-        version = _header(headers, b'mcp-protocol-version')
-        if version is not None and version not in self._legacy:
+        if (version := _header(headers, b'mcp-protocol-version')) is not None and version not in self._legacy:
             # Routed as the SDK routes it: a sessionless (2026-07-28) exchange holds no session.
             return await self.app(scope, receive, send)
         if (session_id := _header(headers, _SESSION_HEADER)) is not None:
@@ -171,8 +169,7 @@ class HttpGuard:
     async def _opening(self, client: Client, scope: Scope, receive: Receive, send: Send) -> None:
         table = self.table
         table.expire()
-        refusal = await self._make_room(client)
-        if refusal is not None:
+        if (refusal := await self._make_room(client)) is not None:
             table.refused += 1
             status = 429 if refusal.details['option'] == 'max_sessions_per_client' else 503
             data = {'type': type(refusal).__name__, 'details': refusal.details}

@@ -23,8 +23,6 @@ from .core.registry import AgenToolRegistry
 from .errors import InvalidInputError, OutputError, clip, quote
 from .filters import ExposedOperation
 
-__all__ = ('OperationInterface', 'build_interfaces', 'check_json_numbers', 'ARGUMENTS_ADAPTER', 'RESULT_KEY')
-
 ARGUMENTS_ADAPTER = TypeAdapter[dict[str, Any]](dict[str, Any])
 """Parses raw arguments into a JSON object, with pydantic's own errors for bad JSON or non-objects."""
 
@@ -197,8 +195,7 @@ def build_interfaces(registry: AgenToolRegistry, selected: Sequence[ExposedOpera
 def _detail(error: Mapping[str, Any]) -> InitErrorDetails:
     """One error of a list, as pydantic builds a `ValidationError` from it (type and message kept)."""
     # Without a context pydantic leaves the template as it is: braces in the message need no escaping.
-    message = str(error['msg'])
-    custom = PydanticCustomError(cast(LiteralString, str(error['type'])), cast(LiteralString, message))
+    custom = PydanticCustomError(cast(LiteralString, str(error['type'])), cast(LiteralString, str(error['msg'])))
     return InitErrorDetails(type=custom, loc=tuple(error['loc']), input=error.get('input'))
 
 
@@ -238,8 +235,7 @@ def _attach_defs(schema: dict[str, Any], defs: Mapping[str, Any]) -> None:
     pending = [schema['properties']]
     while pending:
         for ref in _refs(pending.pop()):
-            name = ref.removeprefix('#/$defs/')
-            if name not in needed and name in defs:
+            if (name := ref.removeprefix('#/$defs/')) not in needed and name in defs:
                 needed[name] = defs[name]
                 pending.append(defs[name])
     if needed:

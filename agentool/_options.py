@@ -207,9 +207,7 @@ def check_strings(option: str, value: object) -> list[str]:
 
 def check_string_or_strings(option: str, value: object) -> list[str]:
     """`value` as a list of strings: one string is a list of one."""
-    if isinstance(value, str):
-        return [value]
-    return check_instances(option, value, str, 'a string or a list of strings')
+    return [value] if isinstance(value, str) else check_instances(option, value, str, 'a string or a list of strings')
 
 
 def check_string_map(option: str, value: object) -> dict[str, str]:

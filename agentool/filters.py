@@ -179,9 +179,7 @@ def _described(registry: AgenToolRegistry, names: list[str]) -> list[_Described]
 
 
 def _check_selector(option: str, selector: str, candidates: list[_Described]) -> None:
-    if _is_pattern(selector):
-        return
-    if any(_matches(selector, name, operation, tags) for name, operation, _, tags in candidates):
+    if _is_pattern(selector) or any(_matches(selector, name, op, tags) for name, op, _, tags in candidates):
         return
     if selector.startswith(TAG_PREFIX):
         known = sorted({TAG_PREFIX + tag for *_, tags in candidates for tag in tags})

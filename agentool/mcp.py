@@ -145,12 +145,11 @@ def create_mcp_server(
             raise MCPError(code=types.INVALID_PARAMS, message=message, data=data)
         return await _call(interface, params.arguments or {}, registry, deps, policy)
 
-    input_schemas = {name: interface.parameters_json_schema for name, interface in interfaces.items()}
     return Server(
         name,
         version=__version__,
         instructions=instructions,
-        get_tool_input_schema=input_schemas.get,
+        get_tool_input_schema={name: interface.parameters_json_schema for name, interface in interfaces.items()}.get,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
         # The same for every client, whatever its token: a shared cache may keep them too.

@@ -336,8 +336,7 @@ async def serve_http(
             await super().shutdown(sockets)
 
     tokens = _checked_tokens(server, options)
-    listener = _listen(options)
-    with listener:  # closed however this ends (uvicorn closes it too on a graceful stop)
+    with _listen(options) as listener:  # closed however this ends (uvicorn closes it too on a graceful stop)
         port = listener.getsockname()[1]
         app = _app(server, options, tokens, port)  # Host and Origin checked against the port listened on
         uv = _Server(

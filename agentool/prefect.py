@@ -55,5 +55,4 @@ def capabilities(
 def durable(name: str, *, registry: AgenToolRegistry | None = None, **agent_kwargs: Any) -> AbstractAgent[Any, Any]:
     """Agentool `name`'s agent with Prefect durability: its operation one task when run in a flow."""
     registry, extra = engine_options(registry, agent_kwargs)
-    caps = [*capabilities(registry=registry), *extra]
-    return build_agent(name, registry, capabilities=caps, **agent_kwargs)
+    return build_agent(name, registry, capabilities=[*capabilities(registry=registry), *extra], **agent_kwargs)

@@ -24,18 +24,6 @@ if TYPE_CHECKING:
 
     from ..core.definition import Route, ToolSignature
 
-__all__ = (
-    'CatalogField',
-    'FieldsSource',
-    'JsonSchemaGenerator',
-    'field_wording',
-    'json_value',
-    'operation_fields',
-    'operation_request_schema',
-    'schema_key',
-    'type_label',
-)
-
 
 def json_value(value: Any) -> Any:
     """`value` as JSON data (an infinite float a string, odd bytes base64, else its `repr`); never fails."""
@@ -191,8 +179,7 @@ _JSON_TYPES: dict[type, str] = {bool: 'boolean', int: 'integer', float: 'number'
 def _operation_constant(schema: dict[str, Any], operation_field: str, operation: str) -> dict[str, Any]:
     """`const` and `type` of `operation` as the input takes it: `1` for a `Literal[1, 2]` or `IntEnum` member."""
     prop: dict[str, Any] = schema.get('properties', {}).get(operation_field, {})
-    ref = prop.get('$ref')
-    if isinstance(ref, str) and ref.startswith('#/$defs/'):
+    if isinstance(ref := prop.get('$ref'), str) and ref.startswith('#/$defs/'):
         prop = schema.get('$defs', {}).get(ref.removeprefix('#/$defs/'), prop)
     members: list[Any] = prop.get('enum', [prop['const']] if 'const' in prop else [])
     for member in members:  # JSON values: a member that is not text is matched by its text

@@ -9,8 +9,6 @@ from __future__ import annotations
 from operator import ge, le
 from typing import Any, cast
 
-__all__ = ('schema_30',)
-
 _KEYWORDS = frozenset(
     {
         *('title', 'description', 'default', 'example', 'deprecated', 'readOnly', 'writeOnly'),
@@ -121,8 +119,7 @@ def _exclusive_bounds(source: dict[str, Any]) -> None:
         value = source.get(exclusive)
         if not isinstance(value, int | float) or isinstance(value, bool):
             continue
-        current = source.get(bound)
-        if current is None or stricter(value, current):
+        if (current := source.get(bound)) is None or stricter(value, current):
             source[bound], source[exclusive] = value, True
         else:  # the inclusive bound is the stricter one: it alone says it
             del source[exclusive]

@@ -199,8 +199,7 @@ def catalog_entry(registry: AgenToolRegistry, name: str) -> CatalogEntry:
 def _output_schema(name: str, value_type: Any) -> dict[str, Any]:
     """The JSON schema of an output type; one pydantic cannot describe is a `ConfigurationError`."""
     try:
-        adapter = TypeAdapter[Any](value_type)
-        return adapter.json_schema(mode='serialization', schema_generator=JsonSchemaGenerator)
+        return TypeAdapter[Any](value_type).json_schema(mode='serialization', schema_generator=JsonSchemaGenerator)
     except UNREADABLE as error:
         raise ConfigurationError(
             f'agentool {name!r}: its output type {type_label(value_type)} has no JSON schema, so no catalog can '

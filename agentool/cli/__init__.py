@@ -209,8 +209,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         _load_package()
         _import_modules([*(args.imports or ()), *getattr(args, 'more_imports', ())])
-        run: Callable[[argparse.Namespace], int] = args.run
-        status = run(args)
+        status: int = args.run(args)
         sys.stdout.flush()  # here, so a reader gone away is met below, not at interpreter exit
         return status
     except BrokenPipeError:

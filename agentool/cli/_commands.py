@@ -20,9 +20,6 @@ from ..core.registry import AgenToolRegistry, get_registry
 from ..errors import InputTooLargeError
 from . import MAX_ERROR_LINE, CLIError, UsageError
 
-__all__ = ('run_list', 'run_show', 'run_schema', 'run_call', 'run_catalog', 'run_mcp', 'run_cassette')
-
-
 _NOTHING_IMPORTED = 'use --import MODULE to import the modules that register them'
 
 
@@ -59,8 +56,7 @@ def _write(text: str, output: str | None) -> None:
 
 def run_list(args: argparse.Namespace) -> int:
     registry = get_registry()
-    names = registry.search(tags=args.tag, name_pattern=args.match)
-    rows = [(name, registry.require(name)) for name in names]
+    rows = [(name, registry.require(name)) for name in registry.search(tags=args.tag, name_pattern=args.match)]
     if args.json:
         summary = [
             {'name': n, 'version': c.version, 'description': c.description, 'tags': c.tags}
@@ -93,8 +89,7 @@ def run_show(args: argparse.Namespace) -> int:
     _line('  operations:')
     for op in entry['operations']:
         _line(f'    {op["name"]} -> {op["tool"]}  {_first_line(op["description"])}'.rstrip())
-        hints = (['deprecated'] if op['deprecated'] else []) + operation_hints(op)
-        if hints:
+        if hints := (['deprecated'] if op['deprecated'] else []) + operation_hints(op):
             _line(f'      hints: {", ".join(hints)}')
         for field in op['fields']:
             wording = field_wording(field, op['request_schema'])  # e.g. 'int, optional, default 50'

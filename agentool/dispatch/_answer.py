@@ -20,8 +20,6 @@ from ..catalog import type_label
 from ..core.output import json_data, json_output_text, output_value_type
 from ..errors import DispatchOutputError, OutputError
 
-__all__ = ('DISPATCH_PROVIDER', 'DISPATCH_METADATA_KEY', 'DispatchRecord', 'dispatch_record', 'build_result')
-
 DISPATCH_PROVIDER = 'agentool-dispatch'
 """`provider_name` of the response that records a dispatched turn."""
 DISPATCH_METADATA_KEY = 'agentool_dispatch'
@@ -57,8 +55,7 @@ def dispatch_record(message: ModelMessage) -> DispatchRecord | None:
 
 def _adapter(spec: object) -> TypeAdapter[Any] | None:
     """A validator for an agent's output spec; `None` when the spec is plain `str`."""
-    cached = _ADAPTERS.get(id(spec))
-    if cached is not None and cached[0] is spec:
+    if (cached := _ADAPTERS.get(id(spec))) is not None and cached[0] is spec:
         return cached[1]
     target = output_value_type(spec)
     if target is None:  # an output function (`TextOutput(f)`, a function): only the model's run calls it

@@ -177,9 +177,8 @@ class DispatchCapability(AbstractCapability[Any]):
                 deps = ctx.deps if self.deps == 'run' else None
                 value = await (self.injector or get_injector()).call(target, data, deps=deps)
                 spec: object = str if ctx.agent is None else ctx.agent.output_type
-                result = build_result(ctx, prompt, fit_output(value, spec, record), record)
-                outcome = 'dispatched'
-                return result
+                outcome = 'dispatched'  # an error building the result is recorded as 'error' below
+                return build_result(ctx, prompt, fit_output(value, spec, record), record)
             rule_name = None
             return None
         except BaseException:

@@ -187,8 +187,7 @@ class JsonRule(DispatchRule):
         if self.agentool is not None:  # the key `"agentool"`, if any, is an ordinary field here
             return Dispatch(agentool=self.agentool, input=text)
         keyed = AGENTOOL_KEY in value
-        named = value.pop(AGENTOOL_KEY, None)
-        if isinstance(named, str):
+        if isinstance(named := value.pop(AGENTOOL_KEY, None), str):
             if named not in operations:  # unknown, or left out by `DispatchCapability(agentools=...)`
                 raise unknown_target(self.label, named, operations, scope=' or not one this dispatch may run')
             return Dispatch(agentool=named, input=value)

@@ -12,8 +12,6 @@ from .._bounds import did_you_mean, quote, suggest
 from ..catalog import CatalogEntry
 from ..catalog.markdown import agentool_markdown, operation_markdown
 
-__all__ = ('expand',)
-
 _DIRECTIVE = re.compile(r'^::: agentool[ \t]+(?P<target>\S.*?)[ \t]*$')
 _FENCE = re.compile(r'^[ \t]{0,3}(?P<fence>`{3,}|~{3,})')
 
@@ -42,8 +40,7 @@ def _entry(target: str, entries: dict[str, CatalogEntry], report: Callable[[str]
         return agentool_markdown(entry, heading_level=2)
     name, _, operation = target.rpartition('.')
     if (entry := entries.get(name)) is not None:
-        found = next((op for op in entry['operations'] if op['name'] == operation), None)
-        if found is not None:
+        if (found := next((op for op in entry['operations'] if op['name'] == operation), None)) is not None:
             return operation_markdown(found)
         problem = f'agentool {quote(name)} documents no operation {quote(operation)}'
         hint = did_you_mean(suggest(operation, [op['name'] for op in entry['operations']]))

@@ -19,8 +19,6 @@ from .._modules import import_modules
 from ..core.registry import AgenToolRegistry, use_registry
 from ..errors import ConfigurationError
 
-__all__ = ('Problem', 'Loaded', 'load')
-
 
 @dataclass(frozen=True, kw_only=True)
 class Problem:
@@ -68,8 +66,7 @@ def _import(loaded: Loaded, module: str) -> None:
     except ConfigurationError as error:
         loaded.report('modules', str(error))
         return
-    added = _added(loaded, before, ('modules', f'module {module}'))
-    if not added and not imported_already:
+    if not _added(loaded, before, ('modules', f'module {module}')) and not imported_already:
         loaded.report(
             'modules',
             f'module {quote(module)} registers no agentool when imported; if it registers them '
@@ -111,8 +108,7 @@ def _forget(modules: list[str]) -> None:
 def _sources(modules: list[str]) -> list[Path]:
     found: list[Path] = []
     for name in dict.fromkeys(modules):
-        path = getattr(sys.modules.get(name), '__file__', None)
-        if isinstance(path, str):
+        if isinstance(path := getattr(sys.modules.get(name), '__file__', None), str):
             file = Path(path)
             found.append(file.parent if file.name == '__init__.py' else file)
     return found

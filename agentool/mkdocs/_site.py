@@ -20,8 +20,6 @@ from ..errors import SelectorError
 from ..filters import check_selector, is_exposed
 from ._load import Loaded, Problem
 
-__all__ = ('CatalogSite', 'SiteOptions', 'build_site', 'INDEX', 'JSON_CATALOG', 'OPENAPI')
-
 INDEX = 'index.md'
 JSON_CATALOG = 'catalog.json'
 OPENAPI = 'openapi.json'
@@ -177,8 +175,7 @@ def _index(site: CatalogSite, graph: str) -> str:
 
 
 def _page(site: CatalogSite, entry: CatalogEntry, users: list[str]) -> str:
-    name = entry['name']
-    title = site.page_title(name)
+    title = site.page_title(entry['name'])
     # JSON is YAML: the title is one quoted scalar whatever it holds.
     lines = ['---', f'title: {json.dumps(title)}', '---', '', agentool_markdown(entry, heading_level=1)]
     linked = [*(('Depends on', dep) for dep in entry['dependencies']), *(('Used by', user) for user in users)]
