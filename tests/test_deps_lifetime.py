@@ -609,5 +609,7 @@ def test_it_is_made_once_when_threads_with_their_own_event_loops_first_use_it_at
         return asyncio.run(injector.call('notes', ADD))
 
     with ThreadPoolExecutor(2) as pool:
-        assert sorted(pool.map(lambda _: add(), range(2))) == [1, 2]
+        counts = list(pool.map(lambda _: add(), range(2)))
+    # one database saw both writes; each thread counts after its own write, maybe after the other's too
+    assert max(counts) == 2
     assert made == [1]
