@@ -300,7 +300,13 @@ def python_env() -> dict[str, str]:
 def run_python(script: str, *, cwd: Path | None = None, env: dict[str, str] | None = None) -> str:
     """Run `script` in a fresh interpreter; what it printed (it must exit cleanly)."""
     done = subprocess.run(
-        [sys.executable, '-c', script], env=env or python_env(), cwd=cwd, capture_output=True, text=True, check=False
+        [sys.executable, '-c', script],
+        env=env or python_env(),
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,  # a safety net for a hung child, far above any loaded machine's time
     )
     assert done.returncode == 0, done.stderr
     return done.stdout
