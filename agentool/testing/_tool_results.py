@@ -7,7 +7,6 @@ Values JSON turns into another type are noted by pointer (`_kept_types`); what o
 from __future__ import annotations
 
 import dataclasses
-import functools
 import typing
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
@@ -45,7 +44,6 @@ def tool_home(ctx: RunContext[Any], name: str) -> Home:
     return home(tools.get(name) if tools is not None else None, name)
 
 
-@functools.lru_cache(maxsize=256)  # once per function: building a validator is the costly part
 def _adapter(function: Callable[..., Any]) -> TypeAdapter[Any] | None:
     try:
         annotation = typing.get_type_hints(function, include_extras=True).get('return')
@@ -145,6 +143,8 @@ class ToolAnswers:
         self._clean = clean
         self._results: dict[tuple[str, str], list[RecordedToolCall]] = {}
         self._served: Counter[tuple[str, str]] = Counter()
+        # once per function and cassette, not module-wide: building a validator is the costly part
+        self._adapters: dict[Callable[..., Any], TypeAdapter[Any] | None] = {}
         for call in calls:
             self._results.setdefault((call.tool, canonical_args(call.args)), []).append(call)
 
@@ -176,7 +176,12 @@ class ToolAnswers:
         """A validator of the tool's return annotation, once per function; `None` when it has none."""
         toolset, name = where
         function_tool = toolset.tools.get(name) if isinstance(toolset, FunctionToolset) else None
-        return None if function_tool is None else _adapter(function_tool.function)
+        if function_tool is None:
+            return None
+        function = function_tool.function
+        if function not in self._adapters:
+            self._adapters[function] = _adapter(function)
+        return self._adapters[function]
 
     def unrecorded(self, tool: str, args: dict[str, Any]) -> UnrecordedCallError:
         text = canonical_args(args)
